@@ -1,0 +1,57 @@
+"""Generate a realistic application log for the benchmark.
+
+Unique INFO lines carry request ids and timestamps (so they never repeat), and about
+30% of the lines fall inside stack-trace blocks of 5-40 lines drawn from a small pool,
+so the same block recurs many times, interleaved with new material.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+
+SERVICES = ["auth", "billing", "search", "gateway", "orders", "users", "cache"]
+ACTIONS = ["GET /api/v1/items", "POST /api/v1/orders", "GET /healthz", "PUT /api/v1/users"]
+
+
+def _stack_trace(rng: random.Random, n: int) -> list[str]:
+    exc = rng.choice(["ValueError", "KeyError", "TimeoutError", "ConnectionResetError"])
+    lines = [f"ERROR Traceback (most recent call last): {exc} in worker {rng.randrange(64)}"]
+    for depth in range(n - 2):
+        mod = rng.choice(SERVICES)
+        lines.append(
+            f'  File "/srv/app/{mod}/handler_{rng.randrange(50)}.py", line {rng.randrange(900)},'
+            f" in process_{depth}"
+        )
+    lines.append(f"{exc}: request failed after {rng.randrange(1, 9)} retries (code {rng.randrange(900)})")
+    return lines
+
+
+def generate(path: Path, n_lines: int, seed: int = 1, trace_share: float = 0.30) -> None:
+    """Write ``n_lines`` lines of about 100 bytes each to ``path``."""
+    rng = random.Random(seed)
+    pool = [_stack_trace(rng, rng.randint(5, 40)) for _ in range(200)]
+    mean_trace = sum(map(len, pool)) / len(pool)
+    # Probability per line of starting a trace so that ~trace_share of lines are traces.
+    p_trace = trace_share / (mean_trace * (1 - trace_share) + trace_share)
+    written = 0
+    sec = 0
+    with path.open("w") as out:
+        while written < n_lines:
+            if rng.random() < p_trace:
+                block = rng.choice(pool)[: n_lines - written]
+                out.write("\n".join(block) + "\n")
+                written += len(block)
+                continue
+            sec += 1
+            out.write(
+                f"2026-11-22T{sec // 3600 % 24:02d}:{sec // 60 % 60:02d}:{sec % 60:02d}.{written % 1000:03d}Z "
+                f"INFO {rng.choice(SERVICES)} {rng.choice(ACTIONS)} "
+                f"request_id={rng.getrandbits(64):016x} took {rng.randrange(1, 999)}ms\n"
+            )
+            written += 1
+
+
+if __name__ == "__main__":
+    generate(Path(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else 1_000_000)

@@ -1,0 +1,233 @@
+"""Command line: parse and validate options into one Config, run, map errors to exits.
+
+No logic beyond that: the work is done by :mod:`seqdedup.api`. Exit status: 0 on
+success, 1 on any error (one line on stderr, nothing on stdout after an argument
+error), 130 on Ctrl-C. A closed output pipe (``| head``) ends the run quietly with 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO, Any, NoReturn
+
+from seqdedup import __version__
+from seqdedup.config import (
+    DEFAULT_CANDIDATES,
+    DEFAULT_HISTORY,
+    DEFAULT_UNIQUE_SEQUENCES,
+    DEFAULT_WINDOW,
+    Config,
+    FilterRule,
+)
+from seqdedup.errors import SeqdedupError, UsageError
+from seqdedup.records import parse_delimiter, parse_hex_delimiter
+
+PROG = "seqdedup"
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+class _OrderedFilter(argparse.Action):
+    """Collect --track/--bypass/--track-file/--bypass-file in command-line order."""
+
+    def __call__(
+        self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+        values: Any, option_string: str | None = None,
+    ) -> None:
+        specs = list(getattr(namespace, "filter_specs", None) or [])
+        specs.append((self.const, values))
+        namespace.filter_specs = specs
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog=PROG,
+        description="Remove repeated sequences of records from a stream.",
+        allow_abbrev=False,
+    )
+    add = parser.add_argument
+    add("input_file", nargs="?", default=None, help="file to read ('-' or none: stdin)")
+    core = parser.add_argument_group("matching")
+    core.add_argument("-w", "--window-size", type=int, default=DEFAULT_WINDOW, metavar="N",
+                      help=f"records per window: shortest repeat detected (default {DEFAULT_WINDOW})")
+    core.add_argument("-m", "--max-history", type=int, default=None, metavar="N",
+                      help=f"windows remembered (default {DEFAULT_HISTORY}; min 100)")
+    core.add_argument("-M", "--unlimited-history", action="store_true",
+                      help="remember everything (default for a named input file)")
+    core.add_argument("-u", "--max-unique-sequences", type=int, default=None, metavar="N",
+                      help=f"sequences kept for counting (default {DEFAULT_UNIQUE_SEQUENCES})")
+    core.add_argument("-U", "--unlimited-unique-sequences", action="store_true")
+    core.add_argument("-c", "--max-candidates", type=int, default=None, metavar="N",
+                      help=f"earlier occurrences followed for attribution (default "
+                           f"{DEFAULT_CANDIDATES}); never changes what is skipped")
+    core.add_argument("-C", "--unlimited-candidates", action="store_true")
+    keys = parser.add_argument_group("keys and records")
+    keys.add_argument("-s", "--skip-chars", type=int, default=0, metavar="N",
+                      help="ignore the first N characters (bytes in byte mode) when comparing")
+    keys.add_argument("-t", "--hash-transform", metavar="CMD",
+                      help="compare records by the output of this shell command")
+    keys.add_argument("-d", "--delimiter", default=None, metavar="STR",
+                      help=r"record delimiter, escapes \n \t \0 \r \\ (default \n)")
+    keys.add_argument("-x", "--delimiter-hex", default=None, metavar="HEX",
+                      help="byte delimiter in hex, e.g. 00 or 0x0d0a (needs --byte-mode)")
+    keys.add_argument("-b", "--byte-mode", action="store_true", help="binary records")
+    filters = parser.add_argument_group("filters (first matching pattern decides)")
+    for option, kind in (("--track", "track"), ("--bypass", "bypass"),
+                         ("--track-file", "track-file"), ("--bypass-file", "bypass-file")):
+        filters.add_argument(option, action=_OrderedFilter, const=kind, dest="filter_specs",
+                             metavar="FILE" if kind.endswith("file") else "REGEX")
+    library = parser.add_argument_group("library")
+    library.add_argument("-r", "--read-sequences", action="append", default=[], metavar="DIR",
+                         help="load sequences from DIR as already seen (repeatable)")
+    library.add_argument("-l", "--library-dir", default=None, metavar="DIR",
+                         help="load sequences from DIR and save what this run saw")
+    output = parser.add_argument_group("output")
+    output.add_argument("-i", "--inverse", action="store_true",
+                        help="emit only the records normal mode skips")
+    output.add_argument("-a", "--annotate", action="store_true",
+                        help="write a marker where duplicates were removed")
+    output.add_argument("--annotation-format", default=None, metavar="TEMPLATE")
+    output.add_argument("-e", "--explain", action="store_true",
+                        help="explain each decision on stderr")
+    output.add_argument("-q", "--quiet", action="store_true", help="no statistics")
+    output.add_argument("-p", "--progress", action="store_true",
+                        help="live progress on a terminal")
+    output.add_argument("--stats-format", choices=("table", "json"), default="table")
+    parser.add_argument("-V", "--version", action="version", version=f"{PROG} {__version__}")
+    return parser
+
+
+def _pick_limit(args: argparse.Namespace, value: str, unlimited: str, default: int,
+                auto_unlimited: bool = False) -> int | None:
+    given, no_limit = getattr(args, value), getattr(args, unlimited)
+    if given is not None and no_limit:
+        raise UsageError(f"--{value.replace('_', '-')} and --{unlimited.replace('_', '-')} "
+                         "cannot be used together")
+    if no_limit or (given is None and auto_unlimited):
+        return None
+    return default if given is None else int(given)
+
+
+def config_from_args(args: argparse.Namespace) -> Config:
+    """Apply every option rule of DESIGN section 11 and build the Config."""
+    if args.delimiter is not None and args.delimiter_hex is not None:
+        raise UsageError("--delimiter and --delimiter-hex cannot be used together")
+    if args.delimiter_hex is not None and not args.byte_mode:
+        raise UsageError("--delimiter-hex requires --byte-mode")
+    if args.delimiter_hex is not None:
+        delimiter = parse_hex_delimiter(args.delimiter_hex)
+    elif args.delimiter is not None:
+        delimiter = parse_delimiter(args.delimiter)
+    else:
+        delimiter = b"\n"
+    named_file = args.input_file not in (None, "-")
+    filter_specs = getattr(args, "filter_specs", None) or []
+    if filter_specs and args.byte_mode:
+        raise UsageError(
+            "--track/--bypass/--track-file/--bypass-file need text mode; "
+            "they cannot be combined with --byte-mode"
+        )
+    return Config(
+        window_size=args.window_size,
+        max_history=_pick_limit(args, "max_history", "unlimited_history", DEFAULT_HISTORY,
+                                auto_unlimited=named_file),
+        max_unique_sequences=_pick_limit(args, "max_unique_sequences",
+                                         "unlimited_unique_sequences", DEFAULT_UNIQUE_SEQUENCES),
+        max_candidates=_pick_limit(args, "max_candidates", "unlimited_candidates",
+                                   DEFAULT_CANDIDATES),
+        skip_chars=args.skip_chars,
+        hash_transform=args.hash_transform,
+        delimiter=delimiter,
+        byte_mode=args.byte_mode,
+        filters=tuple(FilterRule(kind, value) for kind, value in filter_specs),
+        inverse=args.inverse,
+        annotate=args.annotate,
+        annotation_format=args.annotation_format,
+        explain=args.explain,
+        read_sequences=tuple(Path(p) for p in args.read_sequences),
+        library_dir=Path(args.library_dir) if args.library_dir is not None else None,
+    )
+
+
+_NOT_YET = (
+    ("filter_specs", "--track/--bypass/--track-file/--bypass-file"),
+    ("hash_transform", "--hash-transform"),
+    ("inverse", "--inverse"),
+    ("annotate", "--annotate"),
+    ("explain", "--explain"),
+    ("read_sequences", "--read-sequences"),
+    ("library_dir", "--library-dir"),
+)
+
+
+def _open_input(name: str | None, stdin: IO[bytes] | None) -> IO[bytes]:
+    if name in (None, "-"):
+        if stdin is not None:
+            return stdin
+        return sys.stdin.buffer.raw  # type: ignore[attr-defined,no-any-return]
+    assert name is not None
+    if os.path.isdir(name):
+        raise SeqdedupError(f"input '{name}' is a directory, not a file")
+    try:
+        return open(name, "rb", buffering=0)
+    except OSError as exc:
+        raise SeqdedupError(f"cannot open input '{name}': {exc.strerror or exc}") from None
+
+
+def run(args: argparse.Namespace, stdin: IO[bytes] | None, stdout: IO[bytes],
+        stderr: IO[str]) -> int:
+    from seqdedup.api import process_stream
+    from seqdedup.report import write_stats
+
+    config = config_from_args(args)
+    for attr, option in _NOT_YET:
+        if getattr(args, attr, None):
+            raise UsageError(f"{option} is not supported yet")
+    source = _open_input(args.input_file, stdin)
+    try:
+        stats = process_stream(source, stdout, config)
+    finally:
+        if source is not stdin and args.input_file not in (None, "-"):
+            source.close()
+    if not args.quiet:
+        write_stats(stats, config, stderr, args.stats_format)
+    return 0
+
+
+def main(
+    argv: Sequence[str] | None = None,
+    stdin: IO[bytes] | None = None,
+    stdout: IO[bytes] | None = None,
+    stderr: IO[str] | None = None,
+) -> int:
+    """Run seqdedup; return the exit status. Streams are injectable for tests."""
+    err = stderr if stderr is not None else sys.stderr
+    out = stdout if stdout is not None else sys.stdout.buffer
+    try:
+        args = build_parser().parse_args(argv)
+        return run(args, stdin, out, err)
+    except SeqdedupError as exc:
+        err.write(f"{PROG}: {exc}\n")
+        return 1
+    except SystemExit as exc:  # --help, --version
+        return exc.code if isinstance(exc.code, int) else 0
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        if stdout is None:
+            # Keep the interpreter's final flush of stdout from failing noisily.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        return 0
+
+
+def entry_point() -> None:
+    """The ``seqdedup`` console script."""
+    sys.exit(main())

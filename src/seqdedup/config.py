@@ -1,0 +1,87 @@
+"""The immutable configuration every stage reads; validated once, in one place."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from seqdedup.errors import UsageError
+
+MIN_WINDOW = 1
+MIN_HISTORY = 100
+DEFAULT_WINDOW = 10
+DEFAULT_HISTORY = 100_000
+DEFAULT_UNIQUE_SEQUENCES = 10_000
+DEFAULT_CANDIDATES = 100
+
+DEFAULT_ANNOTATION = (
+    "[DUPLICATE: Lines {start}-{end} matched lines {match_start}-{match_end} "
+    "(sequence seen {count} times)]"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class FilterRule:
+    """One entry of the ordered filter list: ``kind`` is "track" or "bypass"."""
+
+    kind: str
+    pattern: str
+    origin: str = ""  # where it came from ("--track", or "file.txt:3"), for messages
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """What the engine needs to know. ``None`` for a limit means unlimited."""
+
+    window_size: int = DEFAULT_WINDOW
+    max_history: int | None = DEFAULT_HISTORY
+    max_unique_sequences: int | None = DEFAULT_UNIQUE_SEQUENCES
+    max_candidates: int | None = DEFAULT_CANDIDATES
+    skip_chars: int = 0
+    hash_transform: str | None = None
+    delimiter: bytes = b"\n"
+    byte_mode: bool = False
+    filters: tuple[FilterRule, ...] = ()
+    inverse: bool = False
+    annotate: bool = False
+    annotation_format: str | None = None
+    explain: bool = False
+    read_sequences: tuple[Path, ...] = ()
+    library_dir: Path | None = None
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self) -> None:
+        """Raise UsageError naming the option for any value the engine cannot honour."""
+        _at_least("--window-size", self.window_size, MIN_WINDOW)
+        if self.max_history is not None:
+            _at_least("--max-history", self.max_history, MIN_HISTORY)
+            if self.max_history < self.window_size:
+                raise UsageError(
+                    f"--max-history ({self.max_history}) must be at least --window-size "
+                    f"({self.window_size}): a shorter history could never match a window"
+                )
+        if self.max_unique_sequences is not None:
+            _at_least("--max-unique-sequences", self.max_unique_sequences, 1)
+        if self.max_candidates is not None:
+            _at_least("--max-candidates", self.max_candidates, 1)
+        _at_least("--skip-chars", self.skip_chars, 0)
+        if not self.delimiter:
+            raise UsageError("--delimiter must not be empty")
+        if self.byte_mode and self.filters:
+            raise UsageError(
+                "--track/--bypass/--track-file/--bypass-file need text mode; "
+                "they cannot be combined with --byte-mode"
+            )
+        if self.annotation_format is not None and not self.annotate:
+            raise UsageError("--annotation-format requires --annotate")
+        if self.hash_transform is not None and not self.hash_transform.strip():
+            raise UsageError("--hash-transform needs a command")
+
+
+def _at_least(option: str, value: int, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise UsageError(f"{option} must be a whole number, got {value!r}")
+    if value < minimum:
+        raise UsageError(f"{option} must be at least {minimum}, got {value}")

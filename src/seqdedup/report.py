@@ -1,0 +1,65 @@
+"""Statistics for people (a rich table) and for programs (JSON); written to stderr.
+
+``rich`` is imported only when a table is printed, so a quiet run starts fast.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    from seqdedup.api import Stats
+    from seqdedup.config import Config
+
+
+def stats_rows(stats: Stats, config: Config) -> list[tuple[str, str]]:
+    """The table rows, in the order DESIGN section 7 gives."""
+    history = "unlimited" if config.max_history is None else f"{config.max_history:,}"
+    return [
+        ("Total lines processed", f"{stats.total:,}"),
+        ("Lines emitted", f"{stats.emitted:,}"),
+        ("Lines skipped", f"{stats.skipped:,}"),
+        ("Redundancy", f"{stats.redundancy_pct:.1f}%"),
+        ("Unique sequences tracked", f"{stats.unique_sequences:,}"),
+        ("Window size", f"{config.window_size:,}"),
+        ("Max history", history),
+    ]
+
+
+def stats_document(stats: Stats, config: Config) -> dict[str, object]:
+    """The JSON statistics document."""
+    return {
+        "statistics": {
+            "lines": {"total": stats.total, "emitted": stats.emitted, "skipped": stats.skipped},
+            "redundancy_pct": round(stats.redundancy_pct, 1),
+            "sequences": {"unique_tracked": stats.unique_sequences},
+        },
+        "configuration": {
+            "window_size": config.window_size,
+            "max_history": "unlimited" if config.max_history is None else config.max_history,
+            "max_unique_sequences": (
+                "unlimited" if config.max_unique_sequences is None else config.max_unique_sequences
+            ),
+            "skip_chars": config.skip_chars,
+            "delimiter": config.delimiter.decode("utf-8", "backslashreplace"),
+            "byte_mode": config.byte_mode,
+        },
+    }
+
+
+def write_stats(stats: Stats, config: Config, stream: TextIO, fmt: str = "table") -> None:
+    """Print the statistics to ``stream`` as a table or as one JSON document."""
+    if fmt == "json":
+        stream.write(json.dumps(stats_document(stats, config), indent=2) + "\n")
+        stream.flush()
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="Deduplication statistics")
+    table.add_column("Metric")
+    table.add_column("Value", justify="right")
+    for name, value in stats_rows(stats, config):
+        table.add_row(name, value)
+    Console(file=stream, highlight=False).print(table)
