@@ -24,7 +24,8 @@ def _stack_trace(rng: random.Random, n: int) -> list[str]:
             f'  File "/srv/app/{mod}/handler_{rng.randrange(50)}.py", line {rng.randrange(900)},'
             f" in process_{depth}"
         )
-    lines.append(f"{exc}: request failed after {rng.randrange(1, 9)} retries (code {rng.randrange(900)})")
+    retries, code = rng.randrange(1, 9), rng.randrange(900)
+    lines.append(f"{exc}: request failed after {retries} retries (code {code})")
     return lines
 
 
@@ -45,10 +46,11 @@ def generate(path: Path, n_lines: int, seed: int = 1, trace_share: float = 0.30)
                 written += len(block)
                 continue
             sec += 1
+            clock = f"{sec // 3600 % 24:02d}:{sec // 60 % 60:02d}:{sec % 60:02d}"
             out.write(
-                f"2026-11-22T{sec // 3600 % 24:02d}:{sec // 60 % 60:02d}:{sec % 60:02d}.{written % 1000:03d}Z "
+                f"2026-11-22T{clock}.{written % 1000:03d}Z "
                 f"INFO {rng.choice(SERVICES)} {rng.choice(ACTIONS)} "
-                f"request_id={rng.getrandbits(64):016x} took {rng.randrange(1, 999)}ms\n"
+                f"request_id={rng.getrandbits(64):016x} took {rng.randrange(1, 999)}ms status=200\n"
             )
             written += 1
 

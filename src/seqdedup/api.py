@@ -12,8 +12,8 @@ from typing import Any, Protocol, overload
 
 from seqdedup.config import Config
 from seqdedup.keys import KeyMaker
-from seqdedup.records import Readable, RecordSplitter, read_chunks
 from seqdedup.matcher import WindowMatcher
+from seqdedup.records import Readable, RecordSplitter, read_chunks
 from seqdedup.sequences import RunCollector, SequenceTable
 
 
@@ -136,7 +136,6 @@ def process_stream(
             sink.write(delimiter)  # a final record without delimiter is written without one
     sink.flush()
     return dedup.stats
-
 
 
 @overload

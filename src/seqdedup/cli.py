@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, Any, NoReturn
+from typing import IO, Any, NoReturn, TextIO
 
 from seqdedup import __version__
 from seqdedup.config import (
@@ -38,8 +38,11 @@ class _OrderedFilter(argparse.Action):
     """Collect --track/--bypass/--track-file/--bypass-file in command-line order."""
 
     def __call__(
-        self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
-        values: Any, option_string: str | None = None,
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
     ) -> None:
         specs = list(getattr(namespace, "filter_specs", None) or [])
         specs.append((self.const, values))
@@ -55,61 +58,134 @@ def build_parser() -> argparse.ArgumentParser:
     add = parser.add_argument
     add("input_file", nargs="?", default=None, help="file to read ('-' or none: stdin)")
     core = parser.add_argument_group("matching")
-    core.add_argument("-w", "--window-size", type=int, default=DEFAULT_WINDOW, metavar="N",
-                      help=f"records per window: shortest repeat detected (default {DEFAULT_WINDOW})")
-    core.add_argument("-m", "--max-history", type=int, default=None, metavar="N",
-                      help=f"windows remembered (default {DEFAULT_HISTORY}; min 100)")
-    core.add_argument("-M", "--unlimited-history", action="store_true",
-                      help="remember everything (default for a named input file)")
-    core.add_argument("-u", "--max-unique-sequences", type=int, default=None, metavar="N",
-                      help=f"sequences kept for counting (default {DEFAULT_UNIQUE_SEQUENCES})")
+    core.add_argument(
+        "-w",
+        "--window-size",
+        type=int,
+        default=DEFAULT_WINDOW,
+        metavar="N",
+        help=f"records per window: shortest repeat found (default {DEFAULT_WINDOW})",
+    )
+    core.add_argument(
+        "-m",
+        "--max-history",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"windows remembered (default {DEFAULT_HISTORY}; min 100)",
+    )
+    core.add_argument(
+        "-M",
+        "--unlimited-history",
+        action="store_true",
+        help="remember everything (default for a named input file)",
+    )
+    core.add_argument(
+        "-u",
+        "--max-unique-sequences",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"sequences kept for counting (default {DEFAULT_UNIQUE_SEQUENCES})",
+    )
     core.add_argument("-U", "--unlimited-unique-sequences", action="store_true")
-    core.add_argument("-c", "--max-candidates", type=int, default=None, metavar="N",
-                      help=f"earlier occurrences followed for attribution (default "
-                           f"{DEFAULT_CANDIDATES}); never changes what is skipped")
+    core.add_argument(
+        "-c",
+        "--max-candidates",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"earlier occurrences followed for attribution (default "
+        f"{DEFAULT_CANDIDATES}); never changes what is skipped",
+    )
     core.add_argument("-C", "--unlimited-candidates", action="store_true")
     keys = parser.add_argument_group("keys and records")
-    keys.add_argument("-s", "--skip-chars", type=int, default=0, metavar="N",
-                      help="ignore the first N characters (bytes in byte mode) when comparing")
-    keys.add_argument("-t", "--hash-transform", metavar="CMD",
-                      help="compare records by the output of this shell command")
-    keys.add_argument("-d", "--delimiter", default=None, metavar="STR",
-                      help=r"record delimiter, escapes \n \t \0 \r \\ (default \n)")
-    keys.add_argument("-x", "--delimiter-hex", default=None, metavar="HEX",
-                      help="byte delimiter in hex, e.g. 00 or 0x0d0a (needs --byte-mode)")
+    keys.add_argument(
+        "-s",
+        "--skip-chars",
+        type=int,
+        default=0,
+        metavar="N",
+        help="ignore the first N characters (bytes in byte mode) when comparing",
+    )
+    keys.add_argument(
+        "-t",
+        "--hash-transform",
+        metavar="CMD",
+        help="compare records by the output of this shell command",
+    )
+    keys.add_argument(
+        "-d",
+        "--delimiter",
+        default=None,
+        metavar="STR",
+        help=r"record delimiter, escapes \n \t \0 \r \\ (default \n)",
+    )
+    keys.add_argument(
+        "-x",
+        "--delimiter-hex",
+        default=None,
+        metavar="HEX",
+        help="byte delimiter in hex, e.g. 00 or 0x0d0a (needs --byte-mode)",
+    )
     keys.add_argument("-b", "--byte-mode", action="store_true", help="binary records")
     filters = parser.add_argument_group("filters (first matching pattern decides)")
-    for option, kind in (("--track", "track"), ("--bypass", "bypass"),
-                         ("--track-file", "track-file"), ("--bypass-file", "bypass-file")):
-        filters.add_argument(option, action=_OrderedFilter, const=kind, dest="filter_specs",
-                             metavar="FILE" if kind.endswith("file") else "REGEX")
+    for option, kind in (
+        ("--track", "track"),
+        ("--bypass", "bypass"),
+        ("--track-file", "track-file"),
+        ("--bypass-file", "bypass-file"),
+    ):
+        filters.add_argument(
+            option,
+            action=_OrderedFilter,
+            const=kind,
+            dest="filter_specs",
+            metavar="FILE" if kind.endswith("file") else "REGEX",
+        )
     library = parser.add_argument_group("library")
-    library.add_argument("-r", "--read-sequences", action="append", default=[], metavar="DIR",
-                         help="load sequences from DIR as already seen (repeatable)")
-    library.add_argument("-l", "--library-dir", default=None, metavar="DIR",
-                         help="load sequences from DIR and save what this run saw")
+    library.add_argument(
+        "-r",
+        "--read-sequences",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="load sequences from DIR as already seen (repeatable)",
+    )
+    library.add_argument(
+        "-l",
+        "--library-dir",
+        default=None,
+        metavar="DIR",
+        help="load sequences from DIR and save what this run saw",
+    )
     output = parser.add_argument_group("output")
-    output.add_argument("-i", "--inverse", action="store_true",
-                        help="emit only the records normal mode skips")
-    output.add_argument("-a", "--annotate", action="store_true",
-                        help="write a marker where duplicates were removed")
+    output.add_argument(
+        "-i", "--inverse", action="store_true", help="emit only the records normal mode skips"
+    )
+    output.add_argument(
+        "-a", "--annotate", action="store_true", help="write a marker where duplicates were removed"
+    )
     output.add_argument("--annotation-format", default=None, metavar="TEMPLATE")
-    output.add_argument("-e", "--explain", action="store_true",
-                        help="explain each decision on stderr")
+    output.add_argument(
+        "-e", "--explain", action="store_true", help="explain each decision on stderr"
+    )
     output.add_argument("-q", "--quiet", action="store_true", help="no statistics")
-    output.add_argument("-p", "--progress", action="store_true",
-                        help="live progress on a terminal")
+    output.add_argument("-p", "--progress", action="store_true", help="live progress on a terminal")
     output.add_argument("--stats-format", choices=("table", "json"), default="table")
     parser.add_argument("-V", "--version", action="version", version=f"{PROG} {__version__}")
     return parser
 
 
-def _pick_limit(args: argparse.Namespace, value: str, unlimited: str, default: int,
-                auto_unlimited: bool = False) -> int | None:
+def _pick_limit(
+    args: argparse.Namespace, value: str, unlimited: str, default: int, auto_unlimited: bool = False
+) -> int | None:
     given, no_limit = getattr(args, value), getattr(args, unlimited)
     if given is not None and no_limit:
-        raise UsageError(f"--{value.replace('_', '-')} and --{unlimited.replace('_', '-')} "
-                         "cannot be used together")
+        raise UsageError(
+            f"--{value.replace('_', '-')} and --{unlimited.replace('_', '-')} "
+            "cannot be used together"
+        )
     if no_limit or (given is None and auto_unlimited):
         return None
     return default if given is None else int(given)
@@ -136,12 +212,15 @@ def config_from_args(args: argparse.Namespace) -> Config:
         )
     return Config(
         window_size=args.window_size,
-        max_history=_pick_limit(args, "max_history", "unlimited_history", DEFAULT_HISTORY,
-                                auto_unlimited=named_file),
-        max_unique_sequences=_pick_limit(args, "max_unique_sequences",
-                                         "unlimited_unique_sequences", DEFAULT_UNIQUE_SEQUENCES),
-        max_candidates=_pick_limit(args, "max_candidates", "unlimited_candidates",
-                                   DEFAULT_CANDIDATES),
+        max_history=_pick_limit(
+            args, "max_history", "unlimited_history", DEFAULT_HISTORY, auto_unlimited=named_file
+        ),
+        max_unique_sequences=_pick_limit(
+            args, "max_unique_sequences", "unlimited_unique_sequences", DEFAULT_UNIQUE_SEQUENCES
+        ),
+        max_candidates=_pick_limit(
+            args, "max_candidates", "unlimited_candidates", DEFAULT_CANDIDATES
+        ),
         skip_chars=args.skip_chars,
         hash_transform=args.hash_transform,
         delimiter=delimiter,
@@ -171,7 +250,8 @@ def _open_input(name: str | None, stdin: IO[bytes] | None) -> IO[bytes]:
     if name in (None, "-"):
         if stdin is not None:
             return stdin
-        return sys.stdin.buffer.raw  # type: ignore[attr-defined,no-any-return]
+        raw: IO[bytes] = sys.stdin.buffer.raw  # type: ignore[union-attr]
+        return raw
     assert name is not None
     if os.path.isdir(name):
         raise SeqdedupError(f"input '{name}' is a directory, not a file")
@@ -181,8 +261,9 @@ def _open_input(name: str | None, stdin: IO[bytes] | None) -> IO[bytes]:
         raise SeqdedupError(f"cannot open input '{name}': {exc.strerror or exc}") from None
 
 
-def run(args: argparse.Namespace, stdin: IO[bytes] | None, stdout: IO[bytes],
-        stderr: IO[str]) -> int:
+def run(
+    args: argparse.Namespace, stdin: IO[bytes] | None, stdout: IO[bytes], stderr: TextIO
+) -> int:
     from seqdedup.api import process_stream
     from seqdedup.report import write_stats
 
@@ -205,7 +286,7 @@ def main(
     argv: Sequence[str] | None = None,
     stdin: IO[bytes] | None = None,
     stdout: IO[bytes] | None = None,
-    stderr: IO[str] | None = None,
+    stderr: TextIO | None = None,
 ) -> int:
     """Run seqdedup; return the exit status. Streams are injectable for tests."""
     err = stderr if stderr is not None else sys.stderr

@@ -184,7 +184,7 @@ class WindowMatcher:
         # Admit the windows that have now ended: those starting at or before end - W.
         admitted = max(0, len(local) - width + 1)
         table = self._table
-        table.update(zip(local[:admitted], range(low, low + admitted)))
+        table.update(zip(local[:admitted], range(low, low + admitted), strict=False))
         self._recent = local[admitted:]
         if len(table) > 2 * self.max_history + 1024:  # type: ignore[operator]
             oldest = end - self.max_history  # type: ignore[operator]

@@ -1,0 +1,94 @@
+"""Benchmark: records/second and peak memory of seqdedup, beside awk '!seen[$0]++'.
+
+Generates (once, cached) a realistic 1,000,000-line log (see genlog.py), then runs the
+installed ``seqdedup`` command file -> file for W=1, 10 and 100 and awk on the same
+file, each as its own process; peak memory is that process's maximum RSS (wait4).
+
+    python benchmarks/bench.py                 # the table in the README
+    python benchmarks/bench.py --stream 5000000  # also: stdin, default history, 5M records
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from genlog import generate
+
+
+def seqdedup() -> list[str]:
+    script = Path(sys.executable).parent / "seqdedup"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "seqdedup"]
+
+
+def measure(cmd: list[str], stdin_path: Path | None, out_path: Path) -> tuple[float, float]:
+    """Run ``cmd``; return (seconds, peak RSS in MB) of that process alone."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    with out_path.open("wb") as out:
+        stdin = stdin_path.open("rb") if stdin_path else subprocess.DEVNULL
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdin=stdin, stdout=out, env=env)
+        _, status, usage = os.wait4(proc.pid, 0)
+        elapsed = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if stdin_path:
+            stdin.close()  # type: ignore[union-attr]
+    if proc.returncode != 0:
+        raise SystemExit(f"{cmd} failed with {proc.returncode}")
+    return elapsed, usage.ru_maxrss / 1024
+
+
+def count_lines(path: Path) -> int:
+    with path.open("rb") as f:
+        return sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lines", type=int, default=1_000_000)
+    parser.add_argument(
+        "--stream",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also run N records through stdin with the default history",
+    )
+    parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()))
+    args = parser.parse_args()
+
+    log = args.workdir / f"seqdedup-bench-{args.lines}.log"
+    if not log.exists():
+        generate(log, args.lines)
+    size_mb = log.stat().st_size / 1e6
+    print(f"input: {log} ({args.lines:,} lines, {size_mb:.1f} MB)")
+    out = args.workdir / "seqdedup-bench.out"
+    rows = []
+    for window in (1, 10, 100):
+        cmd = [*seqdedup(), "-q", "-w", str(window), str(log)]
+        seconds, peak = measure(cmd, None, out)
+        rows.append((f"seqdedup -w {window}", seconds, peak, count_lines(out)))
+    awk = shutil.which("awk")
+    if awk:
+        seconds, peak = measure([awk, "!seen[$0]++", str(log)], None, out)
+        rows.append(("awk '!seen[$0]++'", seconds, peak, count_lines(out)))
+    if args.stream:
+        stream = args.workdir / f"seqdedup-bench-stream-{args.stream}.log"
+        if not stream.exists():
+            generate(stream, args.stream, seed=2)
+        seconds, peak = measure([*seqdedup(), "-q"], stream, out)
+        rows.append((f"stdin, {args.stream:,} records, -w 10", seconds, peak, count_lines(out)))
+    print(f"{'command':36} {'seconds':>8} {'records/s':>12} {'peak MB':>8} {'kept':>10}")
+    for name, seconds, peak, kept in rows:
+        n = args.stream if name.startswith("stdin") else args.lines
+        print(f"{name:36} {seconds:8.2f} {n / seconds:12,.0f} {peak:8.0f} {kept:10,}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,41 @@
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+
+def seqdedup_command() -> list[str]:
+    """The installed console script next to this interpreter (falls back to -m)."""
+    script = Path(sys.executable).parent / "seqdedup"
+    if script.exists():
+        return [str(script)]
+    found = shutil.which("seqdedup")
+    return [found] if found else [sys.executable, "-m", "seqdedup"]
+
+
+def user_env() -> dict[str, str]:
+    """The environment a user has: no PYTHONUNBUFFERED hiding buffering bugs."""
+    env = dict(os.environ)
+    env.pop("PYTHONUNBUFFERED", None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+@pytest.fixture
+def run_cli():
+    def run(args, input_bytes=b"", timeout=60, **kwargs):
+        return subprocess.run(
+            [*seqdedup_command(), *args],
+            input=input_bytes,
+            capture_output=True,
+            timeout=timeout,
+            env=user_env(),
+            **kwargs,
+        )
+
+    return run

@@ -1,0 +1,40 @@
+"""A slow, obviously correct implementation of the skip rule (DESIGN sections 1-3).
+
+Window j (W consecutive tracked records from tracked record j) is a repeat when an
+equal window i ended before j started (i + W <= j) and i is remembered (j - i <= history,
+None meaning unlimited), or when it equals W consecutive records of a library sequence.
+A tracked record is skipped when it lies inside at least one repeat.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+def skipped_flags(
+    keys: Sequence[object],
+    window: int,
+    history: int | None = None,
+    library: Sequence[Sequence[object]] = (),
+) -> list[bool]:
+    """For each key (tracked records only), whether the rule skips it. O(n^2 W)."""
+    n = len(keys)
+    known = {tuple(seq[k : k + window]) for seq in library for k in range(len(seq) - window + 1)}
+    skipped = [False] * n
+    for j in range(n - window + 1):
+        current = list(keys[j : j + window])
+        repeat = tuple(current) in known or any(
+            list(keys[i : i + window]) == current
+            for i in range(j - window + 1)
+            if history is None or j - i <= history
+        )
+        if repeat:
+            for r in range(j, j + window):
+                skipped[r] = True
+    return skipped
+
+
+def kept(keys: Sequence[object], window: int, history: int | None = None) -> list[object]:
+    """The records the rule keeps, in order."""
+    flags = skipped_flags(keys, window, history)
+    return [k for k, s in zip(keys, flags, strict=False) if not s]

@@ -1,0 +1,217 @@
+"""End-to-end tests of the installed ``seqdedup`` command in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import seqdedup_command, user_env
+from oracle import kept
+from seqdedup import __version__
+
+LOG = b"".join(f"{line}\n".encode() for line in ["start", "a", "b", "c", "x", "a", "b", "c", "end"])
+
+
+def test_removes_repeated_block_from_stdin(run_cli):
+    p = run_cli(["-w", "3", "-q"], LOG)
+    assert p.returncode == 0
+    assert p.stdout == b"start\na\nb\nc\nx\nend\n"
+    assert p.stderr == b""
+
+
+def test_file_dash_and_stdin_give_the_same_output(run_cli, tmp_path):
+    path = tmp_path / "in.log"
+    path.write_bytes(LOG)
+    outputs = {
+        run_cli(args, LOG).stdout
+        for args in (["-w", "3", "-q", str(path)], ["-w", "3", "-q", "-"], ["-w", "3", "-q"])
+    }
+    assert len(outputs) == 1
+
+
+def test_statistics_table_and_json_on_stderr(run_cli):
+    p = run_cli(["-w", "3"], LOG)
+    assert b"Total lines processed" in p.stderr and b"Redundancy" in p.stderr
+    assert b"Metric" not in p.stdout
+    p = run_cli(["-w", "3", "--stats-format", "json"], LOG)
+    doc = json.loads(p.stderr)
+    lines = doc["statistics"]["lines"]
+    assert lines == {"total": 9, "emitted": 6, "skipped": 3}
+
+
+def test_named_file_switches_history_to_unlimited(run_cli, tmp_path):
+    path = tmp_path / "in.log"
+    block = b"".join(f"r{i}\n".encode() for i in range(5))
+    path.write_bytes(block + b"".join(f"f{i}\n".encode() for i in range(100_100)) + block)
+    unlimited = run_cli(["-w", "5", "--stats-format", "json", str(path)])
+    assert json.loads(unlimited.stderr)["statistics"]["lines"]["skipped"] == 5
+    limited = run_cli(["-w", "5", "-m", "100", "--stats-format", "json", str(path)])
+    assert json.loads(limited.stderr)["statistics"]["lines"]["skipped"] == 0
+    from_stdin = run_cli(["-w", "5", "--stats-format", "json"], path.read_bytes())
+    assert json.loads(from_stdin.stderr)["statistics"]["lines"]["skipped"] == 0
+
+
+def test_custom_delimiter_and_no_trailing_delimiter(run_cli):
+    p = run_cli(["-w", "1", "-q", "-d", "\\0"], b"a\0b\0a\0c")
+    assert p.stdout == b"a\0b\0c"
+    p = run_cli(["-w", "2", "-q", "-d", "::"], b"a::b::a::b::c::")
+    assert p.stdout == b"a::b::c::"
+
+
+def test_byte_mode_with_hex_delimiter(run_cli):
+    data = b"\x01\xff\xfe\x02\xff\xfe\x01\xff\xfe\x02\xff\xfe"
+    p = run_cli(["-b", "-x", "0xfffe", "-w", "2", "-q"], data)
+    assert p.returncode == 0
+    assert p.stdout == b"\x01\xff\xfe\x02\xff\xfe"
+
+
+def test_invalid_utf8_passes_through_unchanged(run_cli):
+    data = b"\xff\xfe bad\n\xc3\x28\nok\n\xff\xfe bad\n\xc3\x28\n"
+    p = run_cli(["-w", "2", "-q", "-s", "1"], data)
+    assert p.returncode == 0
+    assert p.stdout == b"\xff\xfe bad\n\xc3\x28\nok\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["-w", "0"], "--window-size"),
+        (["-w", "x"], "--window-size"),
+        (["-m", "99"], "--max-history"),
+        (["-w", "200", "-m", "150"], "--window-size"),
+        (["-u", "0"], "--max-unique-sequences"),
+        (["-c", "0"], "--max-candidates"),
+        (["-s", "-1"], "--skip-chars"),
+        (["-m", "1000", "-M"], "--unlimited-history"),
+        (["-u", "10", "-U"], "--unlimited-unique-sequences"),
+        (["-c", "10", "-C"], "--unlimited-candidates"),
+        (["-d", ",", "-b", "-x", "00"], "--delimiter-hex"),
+        (["-x", "00"], "--byte-mode"),
+        (["-b", "-x", "0g"], "--delimiter-hex"),
+        (["--annotation-format", "{start}"], "--annotate"),
+        (["-b", "--track", "x"], "--byte-mode"),
+        (["-b", "--bypass-file", "f"], "--byte-mode"),
+        (["-d", ""], "--delimiter"),
+        (["--no-such-option"], "--no-such-option"),
+        (["--stats-format", "xml"], "--stats-format"),
+    ],
+)
+def test_argument_errors_exit_1_with_one_line_and_no_stdout(run_cli, args, needle):
+    p = run_cli(args, LOG)
+    assert p.returncode == 1
+    assert p.stdout == b""
+    err = p.stderr.decode()
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert needle in err
+
+
+def test_missing_file_and_directory_are_clear_errors(run_cli, tmp_path):
+    for target, words in ((tmp_path / "missing.log", "No such file"), (tmp_path, "directory")):
+        p = run_cli([str(target)])
+        assert p.returncode == 1
+        assert p.stdout == b""
+        assert words in p.stderr.decode() and str(target) in p.stderr.decode()
+        assert p.stderr.decode().count("\n") == 1
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root can read any file")
+def test_unreadable_file(run_cli, tmp_path):
+    path = tmp_path / "secret.log"
+    path.write_bytes(b"x\n")
+    path.chmod(0)
+    p = run_cli([str(path)])
+    assert p.returncode == 1 and b"Permission denied" in p.stderr
+
+
+def test_version(run_cli):
+    p = run_cli(["--version"])
+    assert p.returncode == 0
+    assert p.stdout.decode().strip() == f"seqdedup {__version__}"
+    assert run_cli(["-V"]).stdout == p.stdout
+
+
+def test_matches_oracle_end_to_end(run_cli, tmp_path):
+    import random
+
+    rng = random.Random(3)
+    records = [rng.choice("abcd") for _ in range(2000)]
+    data = "".join(f"{r}\n" for r in records).encode()
+    path = tmp_path / "in.txt"
+    path.write_bytes(data)
+    for window in (1, 2, 3, 5, 12):
+        want = "".join(f"{r}\n" for r in kept(records, window)).encode()
+        assert run_cli(["-q", "-w", str(window), str(path)]).stdout == want
+        want_limited = "".join(f"{r}\n" for r in kept(records, window, 100)).encode()
+        assert run_cli(["-q", "-w", str(window), "-m", "100"], data).stdout == want_limited
+
+
+def _read_line(stream, timeout):
+    ready, _, _ = select.select([stream], [], [], timeout)
+    return stream.readline() if ready else None
+
+
+def test_live_stream_gets_records_before_end_of_input():
+    """Records come out as soon as decidable (W-1 later), while stdin stays open."""
+    proc = subprocess.Popen(
+        [*seqdedup_command(), "-w", "3", "-q"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=user_env(),
+    )
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        got = []
+        for i in range(6):
+            proc.stdin.write(f"line {i}\n".encode())
+            proc.stdin.flush()
+            time.sleep(0.05)
+            if i >= 2:  # record i-2 is decidable once line i arrived
+                started = time.monotonic()
+                line = _read_line(proc.stdout, 10)
+                assert line == f"line {i - 2}\n".encode(), f"nothing after line {i}"
+                got.append(time.monotonic() - started)
+        proc.stdin.close()
+        assert proc.stdout.read() == b"line 4\nline 5\n"
+        assert proc.wait(10) == 0
+    finally:
+        proc.kill()
+
+
+def test_closed_output_pipe_ends_quietly(tmp_path):
+    path = tmp_path / "big.log"
+    path.write_bytes(b"".join(f"unique line {i}\n".encode() for i in range(300_000)))
+    cmd = " ".join(seqdedup_command()) + f" -q {path} | head -1"
+    p = subprocess.run(
+        ["bash", "-o", "pipefail", "-c", cmd], capture_output=True, env=user_env(), timeout=60
+    )
+    assert p.stdout == b"unique line 0\n"
+    assert p.stderr == b""
+    assert p.returncode == 0
+
+
+def test_ctrl_c_exits_130_without_traceback():
+    proc = subprocess.Popen(
+        [*seqdedup_command(), "-q"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=user_env(),
+    )
+    try:
+        assert proc.stdin is not None
+        proc.stdin.write(b"a\nb\n")
+        proc.stdin.flush()
+        time.sleep(0.5)  # let it start and block on reading
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=10)
+        assert proc.returncode == 130
+        assert b"Traceback" not in err
+    finally:
+        proc.kill()

@@ -1,0 +1,108 @@
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from oracle import skipped_flags
+from seqdedup import matcher
+from seqdedup.matcher import WindowMatcher, coefficients, fingerprints_np, fingerprints_py
+
+
+def run_matcher(keys, window, history, chunks, numpy_threshold=None, monkeypatch=None):
+    if numpy_threshold is not None:
+        monkeypatch.setattr(matcher, "NUMPY_MIN_WINDOWS", numpy_threshold)
+    m = WindowMatcher(window, history)
+    hashes = [hash(k) for k in keys]
+    keep: list[bool] = []
+    pos = 0
+    for size in chunks:
+        keep += m.push(hashes[pos : pos + size])
+        pos += size
+    keep += m.push(hashes[pos:])
+    keep += m.finish()
+    return keep
+
+
+keys_strategy = st.integers(1, 5).flatmap(
+    lambda k: st.lists(st.sampled_from("abcde"[:k]), max_size=300)
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    keys=keys_strategy,
+    window=st.integers(1, 12),
+    history=st.one_of(st.none(), st.integers(100, 160)),
+    chunks=st.lists(st.integers(0, 40), max_size=30),
+    numpy_threshold=st.sampled_from([1, 3, 2048]),
+)
+def test_matches_oracle(keys, window, history, chunks, numpy_threshold):
+    mp = pytest.MonkeyPatch()
+    try:
+        keep = run_matcher(keys, window, history, chunks, numpy_threshold, mp)
+    finally:
+        mp.undo()
+    assert keep == [not s for s in skipped_flags(keys, window, history)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    period=st.lists(st.sampled_from("ab"), min_size=1, max_size=4),
+    repeats=st.integers(20, 80),
+    window=st.integers(95, 100),
+)
+def test_history_equal_to_window_edge(period, repeats, window):
+    """History barely above the window forces batches of a few windows."""
+    keys = (period * repeats)[:300]
+    history = 100
+    mp = pytest.MonkeyPatch()
+    try:
+        keep = run_matcher(keys, window, history, [len(keys)], 1, mp)
+    finally:
+        mp.undo()
+    assert keep == [not s for s in skipped_flags(keys, window, history)]
+
+
+def test_history_forgets_old_windows():
+    block = [f"r{i}" for i in range(5)]
+    filler = [f"f{i}" for i in range(200)]
+    keys = block + filler + block
+    assert run_matcher(keys, 5, None, []).count(False) == 5
+    assert run_matcher(keys, 5, 100, []).count(False) == 0
+
+
+def test_library_windows_are_already_seen():
+    m = WindowMatcher(2, None)
+    lib = [hash("x"), hash("y"), hash("z")]
+    m.add_library_windows(m.fingerprints(lib, 2))
+    keep = m.push([hash(k) for k in "ayzb"]) + m.finish()
+    assert keep == [True, False, False, True]
+
+
+@given(st.lists(st.integers(-(2**63), 2**63 - 1), min_size=1, max_size=60), st.integers(1, 20))
+def test_numpy_and_python_fingerprints_agree(hashes, window):
+    coeffs = coefficients(window)
+    count = max(0, len(hashes) - window + 1)
+    if count:
+        assert fingerprints_np(hashes, count, coeffs) == fingerprints_py(hashes, count, coeffs)
+
+
+def test_coefficients_are_odd_and_distinct():
+    values = coefficients(64)
+    assert all(v & 1 for v in values)
+    assert len(set(values)) == 64
+    assert coefficients(3) == values[:3]
+
+
+def test_fewer_records_than_window_are_all_kept():
+    m = WindowMatcher(5, None)
+    assert m.push([1, 2, 1, 2]) == []
+    assert m.finish() == [True] * 4
+
+
+def test_history_table_stays_bounded():
+    m = WindowMatcher(1, 100)
+    for start in range(0, 50_000, 1000):
+        m.push(list(range(start, start + 1000)))
+    assert m.remembered_windows <= 2 * 100 + 1024

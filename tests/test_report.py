@@ -1,0 +1,47 @@
+from __future__ import annotations
+
+import io
+import json
+
+from seqdedup import Config
+from seqdedup.api import Stats
+from seqdedup.report import stats_rows, write_stats
+
+
+def test_table_rows_in_order_with_separators():
+    rows = stats_rows(
+        Stats(total=12345, emitted=12000, skipped=345, unique_sequences=3), Config(max_history=None)
+    )
+    assert [name for name, _ in rows] == [
+        "Total lines processed",
+        "Lines emitted",
+        "Lines skipped",
+        "Redundancy",
+        "Unique sequences tracked",
+        "Window size",
+        "Max history",
+    ]
+    assert rows[0][1] == "12,345"
+    assert rows[3][1] == "2.8%"
+    assert rows[6][1] == "unlimited"
+
+
+def test_table_is_rendered_with_metric_and_value_columns():
+    out = io.StringIO()
+    write_stats(Stats(total=3, emitted=2, skipped=1), Config(), out)
+    text = out.getvalue()
+    assert "Metric" in text and "Value" in text and "100,000" in text
+
+
+def test_json_document():
+    out = io.StringIO()
+    write_stats(
+        Stats(total=4, emitted=3, skipped=1, unique_sequences=1), Config(skip_chars=2), out, "json"
+    )
+    doc = json.loads(out.getvalue())
+    assert doc["statistics"]["lines"] == {"total": 4, "emitted": 3, "skipped": 1}
+    assert doc["statistics"]["redundancy_pct"] == 25.0
+    assert doc["statistics"]["sequences"]["unique_tracked"] == 1
+    assert doc["configuration"]["window_size"] == 10
+    assert doc["configuration"]["max_history"] == 100000
+    assert doc["configuration"]["skip_chars"] == 2

@@ -1,0 +1,35 @@
+from __future__ import annotations
+
+from seqdedup.sequences import RunCollector, SequenceTable
+
+
+def test_counts_start_at_two_and_grow():
+    table = SequenceTable(None)
+    assert table.observe(7) == 2
+    assert table.observe(7) == 3
+    assert table.observe(8) == 2
+    assert table.identified == 2
+
+
+def test_least_recently_seen_is_evicted():
+    table = SequenceTable(2)
+    table.observe(1)
+    table.observe(2)
+    table.observe(1)  # 2 is now the least recently seen
+    table.observe(3)
+    assert len(table) == 2
+    assert table.observe(1) == 4  # kept
+    assert table.observe(2) == 2  # evicted, starts again
+    assert table.identified == 3  # distinct sequences identified, evicted or not
+
+
+def test_runs_span_batches_and_close_on_kept_records():
+    seen: list[int] = []
+    table = SequenceTable(None)
+    table.observe = lambda identity, first_count=2: seen.append(identity) or 2  # type: ignore[method-assign]
+    runs = RunCollector(table)
+    runs.add([True, False, False], [1, 2, 3])
+    runs.add([False, True, False], [4, 5, 6])
+    runs.add([False], [7])
+    runs.finish()
+    assert seen == [hash((2, 3, 4)), hash((6, 7))]
