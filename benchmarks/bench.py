@@ -6,6 +6,9 @@ file, each as its own process; peak memory is that process's maximum RSS (wait4)
 
     python benchmarks/bench.py                 # the table in the README
     python benchmarks/bench.py --stream 5000000  # also: stdin, default history, 5M records
+
+Also prints the memory per distinct window: peak RSS on N all-distinct lines minus the
+peak on 1,000 lines, divided by N.
 """
 
 from __future__ import annotations
@@ -19,8 +22,13 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
-from genlog import generate
+GENLOG = Path(__file__).with_name("genlog.py")
+
+
+def generate(path: Path, lines: int, seed: int = 1) -> None:
+    """Write the log in a child process: ru_maxrss of every later child would include
+    this process's own high-water mark (it survives fork and exec), so it stays small."""
+    subprocess.run([sys.executable, str(GENLOG), str(path), str(lines), str(seed)], check=True)
 
 
 def seqdedup() -> list[str]:
@@ -60,6 +68,13 @@ def main() -> None:
         metavar="N",
         help="also run N records through stdin with the default history",
     )
+    parser.add_argument(
+        "--distinct",
+        type=int,
+        default=2_000_000,
+        metavar="N",
+        help="lines of all-distinct input for the memory-per-window figure",
+    )
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()))
     args = parser.parse_args()
 
@@ -78,6 +93,24 @@ def main() -> None:
     if awk:
         seconds, peak = measure([awk, "!seen[$0]++", str(log)], None, out)
         rows.append(("awk '!seen[$0]++'", seconds, peak, count_lines(out)))
+    if args.distinct:
+        # Memory per distinct window: N all-different lines against a 1,000-line baseline.
+        # The baseline (100,000 lines) already loads numpy and takes the large-batch path.
+        peaks = []
+        sizes = (100_000, args.distinct)
+        for n in sizes:
+            unique = args.workdir / f"seqdedup-bench-unique-{n}.log"
+            if not unique.exists():
+                with unique.open("wb") as f:
+                    for start in range(0, n, 100_000):
+                        stop = min(n, start + 100_000)
+                        f.write(b"".join(b"event %d\n" % i for i in range(start, stop)))
+            peaks.append(measure([*seqdedup(), "-q", str(unique)], None, out)[1])
+        per_window = (peaks[1] - peaks[0]) * 1024 * 1024 / (sizes[1] - sizes[0])
+        print(
+            f"memory per distinct window ({args.distinct:,} unique lines, named file): "
+            f"{per_window:.0f} bytes (peak {peaks[1]:.0f} MB vs {peaks[0]:.0f} MB)"
+        )
     if args.stream:
         stream = args.workdir / f"seqdedup-bench-stream-{args.stream}.log"
         if not stream.exists():

@@ -56,4 +56,5 @@ def generate(path: Path, n_lines: int, seed: int = 1, trace_share: float = 0.30)
 
 
 if __name__ == "__main__":
-    generate(Path(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else 1_000_000)
+    lines = int(sys.argv[2]) if len(sys.argv) > 2 else 1_000_000
+    generate(Path(sys.argv[1]), lines, int(sys.argv[3]) if len(sys.argv) > 3 else 1)

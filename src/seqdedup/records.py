@@ -82,7 +82,14 @@ class RecordSplitter:
     def split(self, chunk: bytes) -> list[bytes]:
         """Return the records completed by ``chunk`` (a delimiter may span chunks)."""
         delimiter = self.delimiter
-        if self._tail:
+        if self._tail and len(delimiter) == 1:
+            # The tail holds no delimiter, so it simply prefixes the chunk's first record.
+            parts = chunk.split(delimiter)
+            if len(parts) == 1:
+                self._tail += chunk
+                return []
+            parts[0] = bytes(self._tail) + parts[0]
+        elif self._tail:
             # A delimiter can start in the tail's last len(delimiter)-1 bytes.
             start = max(0, len(self._tail) - len(delimiter) + 1)
             self._tail += chunk
