@@ -8,11 +8,12 @@ from seqdedup.fptable import FirstStartTable
 
 
 def reference(batches):
+    """A dict, with fingerprint 0 stored as 1 as the table does (0 marks a free slot)."""
     first: dict[int, int] = {}
     out = []
     pos = 0
     for batch in batches:
-        out.append([first.setdefault(k, pos + i) for i, k in enumerate(batch)])
+        out.append([first.setdefault(k or 1, pos + i) for i, k in enumerate(batch)])
         pos += len(batch)
     return out
 
