@@ -89,6 +89,15 @@ def main() -> None:
         cmd = [*seqdedup(), "-q", "-w", str(window), str(log)]
         seconds, peak = measure(cmd, None, out)
         rows.append((f"seqdedup -w {window}", seconds, peak, count_lines(out)))
+    variants = [
+        ("-w 10 --bypass x2 (^DEBUG, healthz)", ["--bypass", "^DEBUG", "--bypass", "healthz"]),
+        ("-w 10 --skip-chars 24", ["--skip-chars", "24"]),
+        ("-w 10 --hash-transform 'cut -c25-'", ["--hash-transform", "cut -c25-"]),
+    ]
+    for name, extra in variants:
+        cmd = [*seqdedup(), "-q", "-w", "10", *extra, str(log)]
+        seconds, peak = measure(cmd, None, out)
+        rows.append((f"seqdedup {name}", seconds, peak, count_lines(out)))
     awk = shutil.which("awk")
     if awk:
         seconds, peak = measure([awk, "!seen[$0]++", str(log)], None, out)
@@ -117,10 +126,10 @@ def main() -> None:
             generate(stream, args.stream, seed=2)
         seconds, peak = measure([*seqdedup(), "-q"], stream, out)
         rows.append((f"stdin, {args.stream:,} records, -w 10", seconds, peak, count_lines(out)))
-    print(f"{'command':36} {'seconds':>8} {'records/s':>12} {'peak MB':>8} {'kept':>10}")
+    print(f"{'command':44} {'seconds':>8} {'records/s':>12} {'peak MB':>8} {'kept':>10}")
     for name, seconds, peak, kept in rows:
         n = args.stream if name.startswith("stdin") else args.lines
-        print(f"{name:36} {seconds:8.2f} {n / seconds:12,.0f} {peak:8.0f} {kept:10,}")
+        print(f"{name:44} {seconds:8.2f} {n / seconds:12,.0f} {peak:8.0f} {kept:10,}")
 
 
 if __name__ == "__main__":

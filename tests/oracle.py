@@ -38,3 +38,36 @@ def kept(keys: Sequence[object], window: int, history: int | None = None) -> lis
     """The records the rule keeps, in order."""
     flags = skipped_flags(keys, window, history)
     return [k for k, s in zip(keys, flags, strict=False) if not s]
+
+
+def reference_output(
+    records: Sequence[str],
+    window: int,
+    history: int | None = None,
+    rules: Sequence[tuple[str, str]] = (),
+    skip_chars: int = 0,
+    transform: object = None,
+) -> list[str]:
+    """What seqdedup writes for text records, filters and keys included.
+
+    rules: (kind, regex) in order; the first that matches (re.search) decides; no match
+    means tracked unless a track rule exists. The key is the record after skip_chars
+    characters, then transform(key) if given. Pass-through records are always written
+    and take no part in matching.
+    """
+    import re
+
+    has_track = any(kind == "track" for kind, _ in rules)
+
+    def tracked(record: str) -> bool:
+        for kind, pattern in rules:
+            if re.search(pattern, record):
+                return kind == "track"
+        return not has_track
+
+    flags = [tracked(r) for r in records]
+    keys = [r[skip_chars:] for r, f in zip(records, flags, strict=False) if f]
+    if transform is not None:
+        keys = [transform(k) for k in keys]  # type: ignore[operator]
+    skip = iter(skipped_flags(keys, window, history))
+    return [r for r, f in zip(records, flags, strict=False) if not (f and next(skip))]

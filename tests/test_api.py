@@ -7,9 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from oracle import kept
 from seqdedup import Config, Deduplicator, UsageError, deduplicate
 from seqdedup.api import process_stream
+
+from oracle import kept
 
 alphabet_lists = st.integers(1, 5).flatmap(
     lambda k: st.lists(st.sampled_from(["a", "b", "c", "d", "e"][:k]), max_size=200)

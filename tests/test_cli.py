@@ -11,9 +11,10 @@ import time
 
 import pytest
 
+from seqdedup import __version__
+
 from conftest import seqdedup_command, user_env
 from oracle import kept
-from seqdedup import __version__
 
 LOG = b"".join(f"{line}\n".encode() for line in ["start", "a", "b", "c", "x", "a", "b", "c", "end"])
 
@@ -215,3 +216,58 @@ def test_ctrl_c_exits_130_without_traceback():
         assert b"Traceback" not in err
     finally:
         proc.kill()
+
+
+def test_filters_from_command_line_and_file_in_order(run_cli, tmp_path):
+    patterns = tmp_path / "bypass.txt"
+    patterns.write_text("# timestamps\n^ts\n")
+    data = b"E1\nts a\nE2\nI\nE1\nts b\nE2\n"
+    p = run_cli(["-w", "2", "-q", "--bypass-file", str(patterns), "--track", "^E"], data)
+    assert p.stdout == b"E1\nts a\nE2\nI\nts b\n"
+    p = run_cli(["-w", "2", "-q", "--track", "^E", "--explain"], data)
+    assert p.stderr.decode().splitlines() == [
+        "EXPLAIN: Line 2 passed through (no track pattern matched)",
+        "EXPLAIN: Line 4 passed through (no track pattern matched)",
+        "EXPLAIN: Line 6 passed through (no track pattern matched)",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--track", "("], "--track: invalid regex '('"),
+        (["--bypass-file", "/nonexistent/p.txt"], "/nonexistent/p.txt"),
+    ],
+)
+def test_filter_errors(run_cli, args, needle):
+    p = run_cli(args, LOG)
+    assert p.returncode == 1 and p.stdout == b""
+    assert needle in p.stderr.decode() and p.stderr.decode().count("\n") == 1
+
+
+def test_bad_regex_in_pattern_file_names_file_and_line(run_cli, tmp_path):
+    patterns = tmp_path / "track.txt"
+    patterns.write_text("^ok\n[unclosed\n")
+    p = run_cli(["--track-file", str(patterns)], LOG)
+    assert p.returncode == 1 and p.stdout == b""
+    assert f"{patterns} line 2" in p.stderr.decode()
+
+
+def test_hash_transform_runs_once_per_batch(run_cli, tmp_path):
+    calls = tmp_path / "calls"
+    records = [f"2026-11-22 10:{i % 60:02d} event {i % 7}" for i in range(2000)]
+    data = "".join(r + "\n" for r in records).encode()
+    command = f"echo x >> {calls}; cut -c18-"
+    p = run_cli(["-w", "3", "-q", "-t", command], data)
+    assert p.returncode == 0
+    launches = len(calls.read_text().splitlines())
+    assert launches < 20  # 8 per-record checks + 1 batch check + one per chunk read
+    expected = records[:7]  # keys repeat with period 7: everything after is a repeat
+    assert p.stdout.decode().splitlines() == expected
+
+
+def test_hash_transform_failure_is_exit_1_with_stderr(run_cli):
+    p = run_cli(["-q", "-t", "echo broken >&2; exit 4"], b"a\nb\n")
+    assert p.returncode == 1
+    assert "broken" in p.stderr.decode() and "exit status 4" in p.stderr.decode()
+    assert "Traceback" not in p.stderr.decode()

@@ -4,9 +4,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from oracle import skipped_flags
 from seqdedup import matcher
 from seqdedup.matcher import WindowMatcher, coefficients, fingerprints_np, fingerprints_py
+
+from oracle import skipped_flags
 
 
 def run_matcher(keys, window, history, chunks, numpy_threshold=None, monkeypatch=None):

@@ -5,15 +5,17 @@ The command line is a thin user of this module; nothing here prints.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import compress
 from typing import Any, Protocol, overload
 
 from seqdedup.config import Config
-from seqdedup.keys import KeyMaker
+from seqdedup.filters import TRACKED, UNMATCHED, FilterList
+from seqdedup.keys import KeyMaker, ShellTransform
 from seqdedup.matcher import WindowMatcher
 from seqdedup.records import Readable, RecordSplitter, read_chunks
+from seqdedup.report import explain_bypassed, explain_unmatched
 from seqdedup.sequences import RunCollector, SequenceTable
 
 
@@ -38,29 +40,44 @@ class Deduplicator:
     Feed records in input order with :meth:`feed`; each call returns the records that
     became decidable and are to be written, in order. Call :meth:`flush` once at the end
     of input for the rest. A record is decidable once ``window_size - 1`` further
-    tracked records have been fed, so output lags input by at most that many records.
+    tracked records have been fed, so output lags input by at most that many tracked
+    records. ``on_explain`` receives one line per explanation (``--explain``), in input
+    order; the engine itself never prints.
 
     >>> d = Deduplicator(window_size=2)
     >>> d.feed([b"a", b"b", b"c", b"a", b"b"]) + d.flush()
     [b'a', b'b', b'c']
     """
 
-    def __init__(self, config: Config | None = None, **options: Any) -> None:
+    def __init__(
+        self,
+        config: Config | None = None,
+        on_explain: Callable[[str], None] | None = None,
+        **options: Any,
+    ) -> None:
         if config is None:
             config = Config(**options)
         elif options:
             raise TypeError("pass either a Config or keyword options, not both")
         self.config = config
         self.stats = Stats()
-        self._keys = KeyMaker(config.skip_chars, config.byte_mode)
+        self._filters = FilterList(config.filters)
+        transform = ShellTransform(config.hash_transform) if config.hash_transform else None
+        self._keys = KeyMaker(config.skip_chars, config.byte_mode, transform)
         self._matcher = WindowMatcher(config.window_size, config.max_history)
         self._sequences = SequenceTable(config.max_unique_sequences)
         self._runs = RunCollector(self._sequences)
-        self._pending: list[bytes] = []  # fed, not yet decided, in input order
-        self._pending_hashes: list[int] = []
+        self._explain = on_explain
+        self._pending: list[bytes] = []  # fed, not yet released, in input order
+        self._pending_hashes: list[int] = []  # key hashes of the pending tracked records
+        # With filters: each pending record's filter decision, and where the tracked
+        # ones stand in _pending.
+        self._pending_decisions: list[int] = []
+        self._tracked_at: list[int] = []
+        self._released = 0  # records released so far (record numbers are 1-based)
         self._finished = False
-        # Whether the last record decided so far was the last thing returned; after
-        # flush() this tells whether the input's final record ends the output.
+        # Whether the last record released so far was written; after flush() this tells
+        # whether the input's final record ends the output.
         self.last_record_written = False
 
     def feed(self, records: Iterable[bytes]) -> list[bytes]:
@@ -68,7 +85,15 @@ class Deduplicator:
         if self._finished:
             raise RuntimeError("feed() after flush(): make a new Deduplicator")
         batch = records if isinstance(records, list) else list(records)
-        hashes = self._keys.hashes(batch)
+        tracked = batch
+        if self._filters:
+            decisions = self._filters.classify(batch)
+            is_tracked = list(map(TRACKED.__eq__, decisions))
+            base = len(self._pending)
+            self._pending_decisions += decisions
+            self._tracked_at += compress(range(base, base + len(batch)), is_tracked)
+            tracked = list(compress(batch, is_tracked))
+        hashes = self._keys.hashes(tracked)
         self._pending += batch
         self._pending_hashes += hashes
         return self._release(self._matcher.push(hashes))
@@ -77,29 +102,56 @@ class Deduplicator:
         """End of input: return every record still held back."""
         if self._finished:
             return []
-        out = self._release(self._matcher.finish())
+        out = self._release(self._matcher.finish(), final=True)
         self._runs.finish()
         self.stats.unique_sequences = self._sequences.identified
         self._finished = True
         return out
 
-    def _release(self, keep: list[bool]) -> list[bytes]:
-        count = len(keep)
-        if not count:
+    def _release(self, keep: list[bool], final: bool = False) -> list[bytes]:
+        """Hand out the records up to the first undecided tracked one."""
+        decided = len(keep)
+        if self._filters:
+            tracked_at = self._tracked_at
+            cut = tracked_at[decided] if decided < len(tracked_at) else len(self._pending)
+            written = [True] * cut  # pass-through records are always written
+            for position, kept_flag in zip(tracked_at, keep, strict=False):
+                written[position] = kept_flag
+            if self._explain is not None:
+                self._explain_filters(self._pending_decisions[:cut])
+            del self._pending_decisions[:cut]
+            self._tracked_at = [position - cut for position in tracked_at[decided:]]
+        else:
+            cut = decided
+            written = keep
+        if not cut:
             return []
-        decided = self._pending[:count]
-        del self._pending[:count]
-        hashes = self._pending_hashes[:count]
-        del self._pending_hashes[:count]
+        records = self._pending[:cut]
+        del self._pending[:cut]
+        hashes = self._pending_hashes[:decided]
+        del self._pending_hashes[:decided]
         self._runs.add(keep, hashes)
-        kept = list(compress(decided, keep))
-        self.last_record_written = keep[-1]
+        out = list(compress(records, written))
         stats = self.stats
-        stats.total += count
-        stats.emitted += len(kept)
-        stats.skipped += count - len(kept)
+        stats.total += cut
+        stats.emitted += len(out)
+        stats.skipped += cut - len(out)
         stats.unique_sequences = self._sequences.identified
-        return kept
+        self._released += cut
+        self.last_record_written = written[-1]
+        return out
+
+    def _explain_filters(self, decisions: list[int]) -> None:
+        assert self._explain is not None
+        rules = self._filters.rules
+        for offset, decision in enumerate(decisions):
+            if decision == TRACKED:
+                continue
+            number = self._released + offset + 1
+            if decision == UNMATCHED:
+                self._explain(explain_unmatched(number))
+            else:
+                self._explain(explain_bypassed(number, rules[decision].pattern))
 
 
 class Writable(Protocol):
@@ -108,7 +160,11 @@ class Writable(Protocol):
 
 
 def process_stream(
-    source: Readable, sink: Writable, config: Config | None = None, **options: Any
+    source: Readable,
+    sink: Writable,
+    config: Config | None = None,
+    on_explain: Callable[[str], None] | None = None,
+    **options: Any,
 ) -> Stats:
     """Deduplicate a byte stream into another; return the statistics.
 
@@ -118,7 +174,7 @@ def process_stream(
     as soon as it is decidable. ``source`` should be unbuffered (see
     :func:`seqdedup.records.read_chunks`).
     """
-    dedup = Deduplicator(config, **options)
+    dedup = Deduplicator(config, on_explain, **options)
     delimiter = dedup.config.delimiter
     splitter = RecordSplitter(delimiter)
     for chunk in read_chunks(source):

@@ -24,6 +24,7 @@ from seqdedup.config import (
     FilterRule,
 )
 from seqdedup.errors import SeqdedupError, UsageError
+from seqdedup.filters import load_pattern_file
 from seqdedup.records import parse_delimiter, parse_hex_delimiter
 
 PROG = "seqdedup"
@@ -225,7 +226,7 @@ def config_from_args(args: argparse.Namespace) -> Config:
         hash_transform=args.hash_transform,
         delimiter=delimiter,
         byte_mode=args.byte_mode,
-        filters=tuple(FilterRule(kind, value) for kind, value in filter_specs),
+        filters=tuple(_expand_filters(filter_specs)),
         inverse=args.inverse,
         annotate=args.annotate,
         annotation_format=args.annotation_format,
@@ -235,12 +236,20 @@ def config_from_args(args: argparse.Namespace) -> Config:
     )
 
 
+def _expand_filters(specs: list[tuple[str, str]]) -> list[FilterRule]:
+    """One ordered list: a pattern file's patterns stand where the file was named."""
+    rules: list[FilterRule] = []
+    for kind, value in specs:
+        if kind.endswith("-file"):
+            rules += load_pattern_file(value, kind.removesuffix("-file"))
+        else:
+            rules.append(FilterRule(kind, value))
+    return rules
+
+
 _NOT_YET = (
-    ("filter_specs", "--track/--bypass/--track-file/--bypass-file"),
-    ("hash_transform", "--hash-transform"),
     ("inverse", "--inverse"),
     ("annotate", "--annotate"),
-    ("explain", "--explain"),
     ("read_sequences", "--read-sequences"),
     ("library_dir", "--library-dir"),
 )
@@ -271,9 +280,13 @@ def run(
     for attr, option in _NOT_YET:
         if getattr(args, attr, None):
             raise UsageError(f"{option} is not supported yet")
+
+    def explain(line: str) -> None:
+        stderr.write(line + "\n")
+
     source = _open_input(args.input_file, stdin)
     try:
-        stats = process_stream(source, stdout, config)
+        stats = process_stream(source, stdout, config, explain if config.explain else None)
     finally:
         if source is not stdin and args.input_file not in (None, "-"):
             source.close()

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from seqdedup.errors import SeqdedupError
+
 Transform = Callable[[list[bytes]], list[bytes]]
 
 
@@ -50,3 +52,71 @@ class KeyMaker:
             else record.decode("utf-8", "surrogateescape")[n:].encode("utf-8", "surrogateescape")
             for record in records
         ]
+
+
+VERIFY_RECORDS = 8  # records checked per-record against the batch run, at the start
+
+
+class ShellTransform:
+    """``--hash-transform CMD``: the key is CMD's output for the record.
+
+    The meaning is per record (CMD run by the shell with the record on stdin, trailing
+    newline of its output dropped), but a process per record costs about a millisecond.
+    So CMD is run once per batch, records one per line, when that gives the same keys:
+    on the first records of the run both ways are compared (same number of output
+    lines, same keys); if they differ the rest of the run uses one process per record.
+    Records containing a newline always go one by one. A failing command raises
+    SeqdedupError with its stderr.
+    """
+
+    def __init__(self, command: str) -> None:
+        self.command = command
+        self.batch_mode: bool | None = None  # None until verified
+
+    def __call__(self, keys: list[bytes]) -> list[bytes]:
+        if not keys:
+            return []
+        if self.batch_mode is None:
+            sample = [key for key in keys[:VERIFY_RECORDS] if b"\n" not in key]
+            if sample:
+                one_by_one = [self._run_one(key) for key in sample]
+                self.batch_mode = self._run_batch(sample) == one_by_one
+        if not self.batch_mode:
+            return [self._run_one(key) for key in keys]
+        lined = [i for i, key in enumerate(keys) if b"\n" not in key]
+        out = list(keys)
+        batch = self._run_batch([keys[i] for i in lined])
+        if batch is None:  # this batch did not come back line for line
+            batch = [self._run_one(keys[i]) for i in lined]
+        for i, key in zip(lined, batch, strict=True):
+            out[i] = key
+        for i, key in enumerate(keys):
+            if b"\n" in key:
+                out[i] = self._run_one(key)
+        return out
+
+    def _run(self, data: bytes) -> bytes:
+        import subprocess
+
+        try:
+            done = subprocess.run(self.command, shell=True, input=data, capture_output=True)
+        except OSError as exc:
+            raise SeqdedupError(f"--hash-transform: cannot run '{self.command}': {exc}") from None
+        if done.returncode != 0:
+            detail = " ".join(done.stderr.decode("utf-8", "replace").split())
+            raise SeqdedupError(
+                f"--hash-transform command '{self.command}' failed with exit status "
+                f"{done.returncode}" + (f": {detail}" if detail else "")
+            )
+        return done.stdout
+
+    def _run_one(self, key: bytes) -> bytes:
+        out = self._run(key + b"\n")
+        return out[:-1] if out.endswith(b"\n") else out
+
+    def _run_batch(self, keys: list[bytes]) -> list[bytes] | None:
+        out = self._run(b"\n".join(keys) + b"\n")
+        lines = out.split(b"\n")
+        if lines[-1] == b"":
+            lines.pop()
+        return lines if len(lines) == len(keys) else None

@@ -170,9 +170,7 @@ class WindowMatcher:
             firsts = self._match_unlimited(fps, start, end)
         else:
             firsts, latest = self._match_limited(_as_list(fps), start, end)
-        in_library = (
-            list(map(self._library.__contains__, _as_list(fps))) if self._library else None
-        )
+        in_library = list(map(self._library.__contains__, _as_list(fps))) if self._library else None
         if len(fps) >= NUMPY_MIN_WINDOWS:
             keep = self._mark_np(start, firsts, latest, in_library)
         else:

@@ -48,6 +48,14 @@ def stats_document(stats: Stats, config: Config) -> dict[str, object]:
     }
 
 
+def explain_bypassed(number: int, pattern: str) -> str:
+    return f"EXPLAIN: Line {number} bypassed (matched bypass pattern '{pattern}')"
+
+
+def explain_unmatched(number: int) -> str:
+    return f"EXPLAIN: Line {number} passed through (no track pattern matched)"
+
+
 def write_stats(stats: Stats, config: Config, stream: TextIO, fmt: str = "table") -> None:
     """Print the statistics to ``stream`` as a table or as one JSON document."""
     if fmt == "json":

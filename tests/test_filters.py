@@ -1,0 +1,100 @@
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from seqdedup import Deduplicator, UsageError, deduplicate
+from seqdedup.config import FilterRule
+from seqdedup.filters import TRACKED, UNMATCHED, FilterList, load_pattern_file
+
+from oracle import reference_output
+
+# Records like "E1", "ts3", "I2": a kind prefix and a small alphabet of bodies.
+records_strategy = st.lists(
+    st.tuples(st.sampled_from(["E", "ts", "I"]), st.sampled_from("123")).map("".join),
+    max_size=150,
+)
+rules_strategy = st.lists(
+    st.tuples(st.sampled_from(["track", "bypass"]), st.sampled_from(["^E", "^ts", "2", "^I"])),
+    max_size=3,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    records=records_strategy,
+    rules=rules_strategy,
+    window=st.integers(1, 6),
+    history=st.sampled_from([None, 100]),
+    skip=st.integers(0, 2),
+)
+def test_filters_and_skip_chars_match_oracle(records, rules, window, history, skip):
+    filters = tuple(FilterRule(kind, pattern) for kind, pattern in rules)
+    out = list(
+        deduplicate(
+            records,
+            window_size=window,
+            max_history=history,
+            filters=filters,
+            skip_chars=skip,
+            batch_size=5,
+        )
+    )
+    assert out == reference_output(records, window, history, rules, skip)
+
+
+def test_bypassed_lines_neither_extend_nor_break_a_window():
+    records = ["E1", "E2", "ts1", "E3", "I1", "E1", "ts2", "E2", "ts3", "E3"]
+    out = list(deduplicate(records, window_size=3, filters=(FilterRule("bypass", "^ts"),)))
+    # Tracked: E1 E2 E3 I1 E1 E2 E3; the second "E1 E2 E3" repeats, the ts lines stay.
+    assert out == ["E1", "E2", "ts1", "E3", "I1", "ts2", "ts3"]
+
+
+def test_first_matching_pattern_decides_in_order():
+    lines = [b"ERROR disk", b"ERROR net", b"INFO"]
+    both = [FilterRule("bypass", "disk"), FilterRule("track", "^ERROR")]
+    assert FilterList(both).classify(lines) == [0, TRACKED, UNMATCHED]
+    reversed_order = [FilterRule("track", "^ERROR"), FilterRule("bypass", "disk")]
+    assert FilterList(reversed_order).classify(lines) == [TRACKED, TRACKED, UNMATCHED]
+    assert FilterList([FilterRule("bypass", "disk")]).classify(lines) == [0, TRACKED, TRACKED]
+
+
+def test_invalid_utf8_is_matched_and_kept_unchanged():
+    records = [b"\xffERROR", b"x", b"\xffERROR", b"x"]
+    d = Deduplicator(window_size=1, filters=(FilterRule("track", "ERROR"),))
+    assert d.feed(records) + d.flush() == [b"\xffERROR", b"x", b"x"]
+
+
+def test_pattern_file_comments_blanks_and_order(tmp_path):
+    path = tmp_path / "p.txt"
+    path.write_text("# comment\n\n^ts\n  # indented comment\nDEBUG\n")
+    rules = load_pattern_file(path, "bypass")
+    assert [r.pattern for r in rules] == ["^ts", "DEBUG"]
+    assert rules[1].origin.endswith("p.txt line 5")
+
+
+def test_bad_patterns_name_file_and_line(tmp_path):
+    path = tmp_path / "p.txt"
+    path.write_text("ok\n(broken\n")
+    with pytest.raises(
+        UsageError, match=r"--track-file: invalid regex '\(broken' in .*p.txt line 2"
+    ):
+        FilterList(load_pattern_file(path, "track"))
+    with pytest.raises(UsageError, match="--bypass-file"):
+        load_pattern_file(tmp_path / "missing.txt", "bypass")
+
+
+def test_explanations_for_filters():
+    lines: list[str] = []
+    d = Deduplicator(
+        window_size=2,
+        on_explain=lines.append,
+        filters=(FilterRule("bypass", "^ts"), FilterRule("track", "^E")),
+    )
+    d.feed([b"E1", b"ts", b"I", b"E2"])
+    d.flush()
+    assert lines == [
+        "EXPLAIN: Line 2 bypassed (matched bypass pattern '^ts')",
+        "EXPLAIN: Line 3 passed through (no track pattern matched)",
+    ]
