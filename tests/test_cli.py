@@ -229,6 +229,7 @@ def test_filters_from_command_line_and_file_in_order(run_cli, tmp_path):
         "EXPLAIN: Line 2 passed through (no track pattern matched)",
         "EXPLAIN: Line 4 passed through (no track pattern matched)",
         "EXPLAIN: Line 6 passed through (no track pattern matched)",
+        "EXPLAIN: Lines 5-7 skipped (duplicate of lines 1-3, seen 2x)",
     ]
 
 

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from seqdedup.sequences import RunCollector, SequenceTable
+from seqdedup.sequences import SequenceTable
 
 
 def test_counts_start_at_two_and_grow():
@@ -21,15 +21,3 @@ def test_least_recently_seen_is_evicted():
     assert table.observe(1) == 4  # kept
     assert table.observe(2) == 2  # evicted, starts again
     assert table.identified == 3  # distinct sequences identified, evicted or not
-
-
-def test_runs_span_batches_and_close_on_kept_records():
-    seen: list[int] = []
-    table = SequenceTable(None)
-    table.observe = lambda identity, first_count=2: seen.append(identity) or 2  # type: ignore[method-assign]
-    runs = RunCollector(table)
-    runs.add([True, False, False], [1, 2, 3])
-    runs.add([False, True, False], [4, 5, 6])
-    runs.add([False], [7])
-    runs.finish()
-    assert seen == [hash((2, 3, 4)), hash((6, 7))]

@@ -5,18 +5,19 @@ The command line is a thin user of this module; nothing here prints.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import compress
 from typing import Any, Protocol, overload
 
-from seqdedup.config import Config
+from seqdedup.config import DEFAULT_ANNOTATION, Config
 from seqdedup.filters import TRACKED, UNMATCHED, FilterList
 from seqdedup.keys import KeyMaker, ShellTransform
 from seqdedup.matcher import WindowMatcher
 from seqdedup.records import Readable, RecordSplitter, read_chunks
-from seqdedup.report import explain_bypassed, explain_unmatched
-from seqdedup.sequences import RunCollector, SequenceTable
+from seqdedup.report import explain_bypassed, explain_skipped, explain_unmatched
+from seqdedup.sequences import Attributor, Piece, SequenceTable
 
 
 @dataclass
@@ -37,12 +38,12 @@ class Stats:
 class Deduplicator:
     """Streaming sequence deduplication over records given as ``bytes``.
 
-    Feed records in input order with :meth:`feed`; each call returns the records that
-    became decidable and are to be written, in order. Call :meth:`flush` once at the end
-    of input for the rest. A record is decidable once ``window_size - 1`` further
-    tracked records have been fed, so output lags input by at most that many tracked
-    records. ``on_explain`` receives one line per explanation (``--explain``), in input
-    order; the engine itself never prints.
+    Feed records in input order with :meth:`feed`; each call returns what became
+    decidable and is to be written, in order: records, and with ``annotate`` the marker
+    records. Call :meth:`flush` once at the end of input for the rest. A record is
+    decidable once ``window_size - 1`` further tracked records have been fed, so output
+    lags input by at most that many tracked records. ``on_explain`` receives one line
+    per explanation (``--explain``), in input order; the engine itself never prints.
 
     >>> d = Deduplicator(window_size=2)
     >>> d.feed([b"a", b"b", b"c", b"a", b"b"]) + d.flush()
@@ -65,23 +66,35 @@ class Deduplicator:
         transform = ShellTransform(config.hash_transform) if config.hash_transform else None
         self._keys = KeyMaker(config.skip_chars, config.byte_mode, transform)
         self._matcher = WindowMatcher(config.window_size, config.max_history)
+        self._matcher.repeat_sources = {}
         self._sequences = SequenceTable(config.max_unique_sequences)
-        self._runs = RunCollector(self._sequences)
+        self._attributor = Attributor(
+            config.window_size,
+            self._sequences,
+            self._matcher.repeat_sources,
+            config.max_candidates,
+            config.max_history,
+        )
         self._explain = on_explain
+        self._annotation = None
+        if config.annotate:
+            self._annotation = config.annotation_format or DEFAULT_ANNOTATION
+        # Markers and explanations must follow a piece's last record and precede what
+        # comes after it, so then nothing past an open piece is released early.
+        self._ordered = config.annotate or on_explain is not None
         self._pending: list[bytes] = []  # fed, not yet released, in input order
-        self._pending_hashes: list[int] = []  # key hashes of the pending tracked records
         # With filters: each pending record's filter decision, and where the tracked
         # ones stand in _pending.
         self._pending_decisions: list[int] = []
         self._tracked_at: list[int] = []
         self._released = 0  # records released so far (record numbers are 1-based)
         self._finished = False
-        # Whether the last record released so far was written; after flush() this tells
-        # whether the input's final record ends the output.
+        # Whether the last thing released was the last released record (not a marker);
+        # after flush() this tells whether the input's final record ends the output.
         self.last_record_written = False
 
     def feed(self, records: Iterable[bytes]) -> list[bytes]:
-        """Add records; return those now decided for output."""
+        """Add records; return those now decided for output (and markers)."""
         if self._finished:
             raise RuntimeError("feed() after flush(): make a new Deduplicator")
         batch = records if isinstance(records, list) else list(records)
@@ -95,63 +108,127 @@ class Deduplicator:
             tracked = list(compress(batch, is_tracked))
         hashes = self._keys.hashes(tracked)
         self._pending += batch
-        self._pending_hashes += hashes
+        self._attributor.append_keys(hashes)
         return self._release(self._matcher.push(hashes))
 
     def flush(self) -> list[bytes]:
-        """End of input: return every record still held back."""
+        """End of input: return everything still held back."""
         if self._finished:
             return []
         out = self._release(self._matcher.finish(), final=True)
-        self._runs.finish()
-        self.stats.unique_sequences = self._sequences.identified
         self._finished = True
         return out
 
     def _release(self, keep: list[bool], final: bool = False) -> list[bytes]:
         """Hand out the records up to the first undecided tracked one."""
         decided = len(keep)
+        first_number = self._released + 1
         if self._filters:
-            tracked_at = self._tracked_at
-            cut = tracked_at[decided] if decided < len(tracked_at) else len(self._pending)
-            written = [True] * cut  # pass-through records are always written
-            for position, kept_flag in zip(tracked_at, keep, strict=False):
-                written[position] = kept_flag
-            if self._explain is not None:
-                self._explain_filters(self._pending_decisions[:cut])
+            tracked_at = self._tracked_at[:decided]
+            numbers = [first_number + position for position in tracked_at]
+        else:
+            tracked_at = None
+            numbers = None
+        pieces = self._attributor.add(keep, numbers)
+        if final:
+            pieces += self._attributor.finish()
+
+        inverse = self.config.inverse
+        if tracked_at is not None:
+            if decided < len(self._tracked_at):
+                cut = self._tracked_at[decided]
+            else:
+                cut = len(self._pending)
+            if self._ordered and self._attributor.open_piece:
+                cut = tracked_at[-1] + 1  # nothing past an open piece yet
+            written = [not inverse] * cut  # pass-through records
+            for position, kept_flag in zip(tracked_at, keep, strict=True):
+                written[position] = kept_flag != inverse
+            decisions = self._pending_decisions[:cut]
             del self._pending_decisions[:cut]
-            self._tracked_at = [position - cut for position in tracked_at[decided:]]
+            self._tracked_at = [position - cut for position in self._tracked_at[decided:]]
         else:
             cut = decided
-            written = keep
-        if not cut:
-            return []
+            written = [not k for k in keep] if inverse else keep
+            decisions = None
         records = self._pending[:cut]
         del self._pending[:cut]
-        hashes = self._pending_hashes[:decided]
-        del self._pending_hashes[:decided]
-        self._runs.add(keep, hashes)
         out = list(compress(records, written))
+
+        normal_kept = cut - keep.count(False)
         stats = self.stats
         stats.total += cut
-        stats.emitted += len(out)
-        stats.skipped += cut - len(out)
+        stats.emitted += normal_kept
+        stats.skipped += cut - normal_kept
         stats.unique_sequences = self._sequences.identified
         self._released += cut
-        self.last_record_written = written[-1]
+        if cut:
+            self.last_record_written = written[-1]
+
+        if self._explain is not None:
+            self._write_explanations(pieces, decisions, first_number)
+        if self._annotation is not None and pieces:
+            out = self._with_markers(out, written, pieces, first_number, tracked_at)
         return out
 
-    def _explain_filters(self, decisions: list[int]) -> None:
+    def _piece_fields(self, piece: Piece) -> dict[str, int]:
+        number = self._attributor.record_number
+        return {
+            "start": number(piece.start),
+            "end": number(piece.end),
+            "match_start": number(piece.source_start),
+            "match_end": number(piece.source_end),
+            "count": piece.count,
+            "window_size": self.config.window_size,
+        }
+
+    def _with_markers(
+        self,
+        out: list[bytes],
+        written: list[bool],
+        pieces: list[Piece],
+        first_number: int,
+        tracked_at: list[int] | None,
+    ) -> list[bytes]:
+        """Put each piece's marker just before the first record written after it."""
+        assert self._annotation is not None
+        written_at = list(compress(range(len(written)), written))
+        merged: list[bytes] = []
+        taken = 0
+        for piece in pieces:
+            fields = self._piece_fields(piece)
+            end_position = fields["end"] - first_number  # negative: before this release
+            index = bisect_right(written_at, end_position)
+            merged += out[taken:index]
+            taken = max(taken, index)
+            merged.append(self._annotation.format(**fields).encode("utf-8", "surrogateescape"))
+        merged += out[taken:]
+        if taken == len(out):
+            self.last_record_written = False  # a marker ends this output
+        return merged
+
+    def _write_explanations(
+        self, pieces: list[Piece], decisions: list[int] | None, first_number: int
+    ) -> None:
+        """Explanations in input order: a piece's stands at its last record."""
         assert self._explain is not None
-        rules = self._filters.rules
-        for offset, decision in enumerate(decisions):
-            if decision == TRACKED:
-                continue
-            number = self._released + offset + 1
-            if decision == UNMATCHED:
-                self._explain(explain_unmatched(number))
-            else:
-                self._explain(explain_bypassed(number, rules[decision].pattern))
+        lines: list[tuple[int, str]] = []
+        for piece in pieces:
+            fields = self._piece_fields(piece)
+            lines.append((fields["end"], explain_skipped(**fields)))
+        if decisions is not None:
+            rules = self._filters.rules
+            for offset, decision in enumerate(decisions):
+                if decision == TRACKED:
+                    continue
+                number = first_number + offset
+                if decision == UNMATCHED:
+                    lines.append((number, explain_unmatched(number)))
+                else:
+                    lines.append((number, explain_bypassed(number, rules[decision].pattern)))
+        lines.sort(key=lambda item: item[0])
+        for _, line in lines:
+            self._explain(line)
 
 
 class Writable(Protocol):

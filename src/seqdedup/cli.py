@@ -248,8 +248,6 @@ def _expand_filters(specs: list[tuple[str, str]]) -> list[FilterRule]:
 
 
 _NOT_YET = (
-    ("inverse", "--inverse"),
-    ("annotate", "--annotate"),
     ("read_sequences", "--read-sequences"),
     ("library_dir", "--library-dir"),
 )

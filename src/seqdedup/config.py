@@ -74,10 +74,35 @@ class Config:
                 "--track/--bypass/--track-file/--bypass-file need text mode; "
                 "they cannot be combined with --byte-mode"
             )
-        if self.annotation_format is not None and not self.annotate:
-            raise UsageError("--annotation-format requires --annotate")
+        if self.annotation_format is not None:
+            if not self.annotate:
+                raise UsageError("--annotation-format requires --annotate")
+            check_template(self.annotation_format)
         if self.hash_transform is not None and not self.hash_transform.strip():
             raise UsageError("--hash-transform needs a command")
+
+
+ANNOTATION_FIELDS = ("start", "end", "match_start", "match_end", "count", "window_size")
+
+
+def check_template(template: str) -> None:
+    """Reject a malformed ``--annotation-format`` or one naming an unknown field."""
+    import string
+
+    try:
+        fields = [name for _, name, _, _ in string.Formatter().parse(template) if name is not None]
+    except ValueError as exc:
+        raise UsageError(f"--annotation-format: malformed template '{template}': {exc}") from None
+    for name in fields:
+        if name not in ANNOTATION_FIELDS:
+            allowed = ", ".join("{" + f + "}" for f in ANNOTATION_FIELDS)
+            raise UsageError(
+                f"--annotation-format: unknown placeholder '{{{name}}}' (use {allowed})"
+            )
+    try:  # format specs such as {start:>6} must also fit integers
+        template.format(**dict.fromkeys(ANNOTATION_FIELDS, 0))
+    except (ValueError, IndexError, KeyError, AttributeError) as exc:
+        raise UsageError(f"--annotation-format: malformed template '{template}': {exc}") from None
 
 
 def _at_least(option: str, value: int, minimum: int) -> None:

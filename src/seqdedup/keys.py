@@ -9,10 +9,12 @@ path produced them; records themselves are never altered.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from seqdedup.errors import SeqdedupError
 
 Transform = Callable[[list[bytes]], list[bytes]]
+LARGE_BATCH = 2048  # from this many records on, hashes come as a numpy array
 
 
 class KeyMaker:
@@ -34,11 +36,18 @@ class KeyMaker:
             keys = self.transform(keys)
         return keys
 
-    def hashes(self, records: Sequence[bytes]) -> list[int]:
-        """Python's 64-bit SipHash of each key (randomised per process, cached by bytes)."""
-        if not self.skip_chars and self.transform is None:
-            return list(map(hash, records))
-        return list(map(hash, self.keys(records)))
+    def hashes(self, records: Sequence[bytes]) -> Any:
+        """Python's 64-bit SipHash of each key (randomised per process, cached by bytes).
+
+        A list for a small batch; for a large one an int64 numpy array, which the
+        matcher and the attributor take without converting each value.
+        """
+        keys = records if not self.skip_chars and self.transform is None else self.keys(records)
+        if len(keys) < LARGE_BATCH:
+            return list(map(hash, keys))
+        import numpy as np
+
+        return np.fromiter(map(hash, keys), dtype=np.int64, count=len(keys))
 
     def _skip(self, records: list[bytes]) -> list[bytes]:
         n = self.skip_chars

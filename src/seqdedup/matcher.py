@@ -42,6 +42,7 @@ SIGN64 = 1 << 63
 NUMPY_MIN_WINDOWS = 2048
 _UNLIMITED_HORIZON = 1 << 61
 _NEVER = -(1 << 62)  # "no admitted occurrence": j - _NEVER exceeds every horizon
+LIBRARY_SOURCE = -1  # the source of a window that repeats a loaded library sequence
 
 
 def coefficients(count: int) -> list[int]:
@@ -73,7 +74,7 @@ def fingerprints_np(hashes: Sequence[int], count: int, coeffs: Sequence[int]) ->
     """The same fingerprints as :func:`fingerprints_py`, vectorised with numpy."""
     import numpy as np
 
-    values = np.array(hashes, dtype=np.int64).view(np.uint64)
+    values = np.asarray(hashes, dtype=np.int64).view(np.uint64)
     factors = np.array(coeffs, dtype=np.int64).view(np.uint64)
     acc = values[:count] * factors[0]
     if len(coeffs) > 1:
@@ -112,7 +113,9 @@ class WindowMatcher:
         self._recent: list[int] = []  # fingerprints of the last W-1 windows, not admitted yet
         self._next = 0  # index of the next window to decide (= next undecided record)
         self._skip_until = -1  # last record covered by a repeat so far
-        self.repeat_windows: list[int] | None = None  # when a list, repeat starts go here
+        # When a dict, every repeat window's start maps to the start of the earlier
+        # window it repeats (LIBRARY_SOURCE for a library match): attribution reads it.
+        self.repeat_sources: dict[int, int] | None = None
 
     # -- state that other stages read -------------------------------------------------
     @property
@@ -131,18 +134,27 @@ class WindowMatcher:
         """Fingerprints of the first ``count`` windows (a list, or an int64 array if large)."""
         if count >= NUMPY_MIN_WINDOWS:
             return fingerprints_np(hashes, count, self._coeffs)
-        return fingerprints_py(hashes, count, self._coeffs)
+        return fingerprints_py(_as_list(hashes), count, self._coeffs)
 
     def add_library_windows(self, fingerprints: Iterable[int]) -> None:
         """Make these windows "already seen" for the whole run, never forgotten."""
         self._library.update(_as_list(fingerprints))
 
     # -- the decision ----------------------------------------------------------------
-    def push(self, hashes: Sequence[int]) -> list[bool]:
-        """Add the key hashes of the next tracked records; return newly decided flags."""
+    def push(self, hashes: Any) -> list[bool]:
+        """Add the key hashes of the next tracked records (a list or an int64 array);
+        return the newly decided flags."""
         width = self.window_size
-        pending: list[int] = self._tail + list(hashes) if self._tail else list(hashes)
+        pending: Any
+        if isinstance(hashes, list):
+            pending = self._tail + hashes if self._tail else hashes
+        else:
+            import numpy as np
+
+            pending = np.concatenate([np.array(self._tail, dtype=np.int64), hashes])
         complete = len(pending) - width + 1
+        if complete < NUMPY_MIN_WINDOWS and not isinstance(pending, list):
+            pending = pending.tolist()
         if complete <= 0:
             self._tail = pending
             return []
@@ -151,7 +163,7 @@ class WindowMatcher:
             stop = min(complete, start + self._batch_limit)
             fps = self.fingerprints(pending[start : stop + width - 1], stop - start)
             keep += self._decide(fps)
-        self._tail = pending[complete:]
+        self._tail = _as_list(pending[complete:])
         return keep
 
     def finish(self) -> list[bool]:
@@ -223,19 +235,23 @@ class WindowMatcher:
     ) -> list[bool]:
         width, horizon = self.window_size, self._horizon
         cover = self._skip_until
-        repeats = self.repeat_windows
+        sources = self.repeat_sources
         keep = []
         for offset, first in enumerate(firsts):
             j = start + offset
-            if (
-                j - first >= width
-                or (latest is not None and j - latest[offset] <= horizon)
-                or (in_library is not None and in_library[offset])
-            ):
-                cover = j + width - 1
-                if repeats is not None:
-                    repeats.append(j)
-            keep.append(j > cover)
+            if j - first >= width:
+                source = first
+            elif latest is not None and j - latest[offset] <= horizon:
+                source = latest[offset]
+            elif in_library is not None and in_library[offset]:
+                source = LIBRARY_SOURCE
+            else:
+                keep.append(j > cover)
+                continue
+            cover = j + width - 1
+            if sources is not None:
+                sources[j] = source
+            keep.append(False)
         self._skip_until = cover
         return keep
 
@@ -246,13 +262,22 @@ class WindowMatcher:
 
         width = self.window_size
         position: Any = np.arange(start, start + len(firsts), dtype=np.int64)
-        repeat_mask = (position - np.asarray(firsts, dtype=np.int64)) >= width
+        first_starts = np.asarray(firsts, dtype=np.int64)
+        repeat_mask = (position - first_starts) >= width
+        source = first_starts
         if latest is not None:
-            repeat_mask |= (position - np.array(latest, dtype=np.int64)) <= self._horizon
+            latest_starts = np.array(latest, dtype=np.int64)
+            by_latest = ~repeat_mask & ((position - latest_starts) <= self._horizon)
+            source = np.where(by_latest, latest_starts, source)
+            repeat_mask |= by_latest
         if in_library is not None:
-            repeat_mask |= np.array(in_library, dtype=bool)
-        if self.repeat_windows is not None:
-            self.repeat_windows.extend(position[repeat_mask].tolist())
+            by_library = ~repeat_mask & np.array(in_library, dtype=bool)
+            source = np.where(by_library, LIBRARY_SOURCE, source)
+            repeat_mask |= by_library
+        if self.repeat_sources is not None:
+            self.repeat_sources.update(
+                zip(position[repeat_mask].tolist(), source[repeat_mask].tolist(), strict=True)
+            )
         # cover[r] = last record covered by a repeat starting at or before r.
         cover = np.where(repeat_mask, position + (width - 1), -1)
         np.maximum.accumulate(cover, out=cover)

@@ -48,6 +48,19 @@ def stats_document(stats: Stats, config: Config) -> dict[str, object]:
     }
 
 
+def explain_skipped(
+    start: int, end: int, match_start: int, match_end: int, count: int, **_: int
+) -> str:
+    if start == end:
+        return (
+            f"EXPLAIN: Line {start} skipped (duplicate of line {match_start}, seen {count}x)"
+        )
+    return (
+        f"EXPLAIN: Lines {start}-{end} skipped "
+        f"(duplicate of lines {match_start}-{match_end}, seen {count}x)"
+    )
+
+
 def explain_bypassed(number: int, pattern: str) -> str:
     return f"EXPLAIN: Line {number} bypassed (matched bypass pattern '{pattern}')"
 

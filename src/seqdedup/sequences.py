@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from array import array
 from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from seqdedup.matcher import LIBRARY_SOURCE
 
 
 class SequenceTable:
@@ -41,41 +46,202 @@ class SequenceTable:
         return count
 
 
-class RunCollector:
-    """Cut the decided tracked records into duplicate runs (maximal skipped stretches).
+@dataclass(frozen=True, slots=True)
+class Piece:
+    """A stretch of skipped tracked records and the earlier stretch it repeats.
 
-    Fed the keep flags and key hashes of decided records in order; calls
-    ``table.observe`` once per completed run. Works per run, not per record: the runs
-    are found with ``list.index`` scans.
+    Indices are tracked-record indices (0-based, inclusive). ``source_start`` is
+    LIBRARY_SOURCE when the piece repeats a loaded library sequence.
     """
 
-    def __init__(self, table: SequenceTable) -> None:
-        self.table = table
-        self._open: list[int] = []  # key hashes of a run still open at the batch end
+    start: int
+    end: int
+    source_start: int
+    count: int
 
-    def add(self, keep: list[bool], hashes: Sequence[int]) -> None:
+    @property
+    def source_end(self) -> int:
+        return self.source_start + self.end - self.start
+
+
+class Attributor:
+    """Cut each duplicate run into pieces, each reported against one earlier occurrence.
+
+    A piece starts at a skipped record r with the candidate sources that the repeat
+    windows covering r point to (the matcher fills ``repeat_sources``), at most
+    ``max_candidates`` of them, earliest first. All candidates are followed while they
+    keep matching; when none matches the next record, the piece ends with the earliest
+    of the longest-matching candidates and a new piece starts there. A kept record or
+    the end of input ends the piece too. Each piece's content is a sequence: its count
+    comes from the sequences table.
+
+    Candidates only decide attribution, never what is skipped. Matching compares key
+    hashes, in slices (C speed), so a whole run that repeats one earlier occurrence
+    costs a few operations, not a Python loop per record.
+    """
+
+    def __init__(
+        self,
+        window_size: int,
+        table: SequenceTable,
+        repeat_sources: dict[int, int],
+        max_candidates: int | None,
+        max_history: int | None,
+    ) -> None:
+        self.window_size = window_size
+        self.table = table
+        self.repeat_sources = repeat_sources
+        self.max_candidates = max_candidates
+        # Key hashes of tracked records; with limited history only the recent part.
+        self._keys = array("q")
+        self._offset = 0  # tracked index of _keys[0]
+        self._keep_back = None if max_history is None else max_history + 2 * window_size
+        self._numbers: array[int] | None = None  # record numbers, when they differ from t+1
+        self._decided = 0  # tracked records seen so far
+        self._piece_start = -1  # -1: no open piece
+        self._candidates: list[int] = []  # sources aligned with _piece_start
+        self._piece_end = -1
+
+    @property
+    def open_piece(self) -> bool:
+        return self._piece_start >= 0
+
+    def record_number(self, tracked: int) -> int:
+        """The 1-based input record number of a tracked record (recent or a source)."""
+        if self._numbers is None:
+            return tracked + 1
+        return self._numbers[tracked - self._offset]
+
+    def append_keys(self, hashes: Any) -> None:
+        """Key hashes of the next tracked records, as they are fed (list or int64 array)."""
+        if isinstance(hashes, list):
+            self._keys.extend(hashes)
+        else:
+            self._keys.frombytes(hashes.tobytes())
+
+    def add(self, keep: Sequence[bool], numbers: Sequence[int] | None = None) -> list[Piece]:
+        """Take the decisions of the next tracked records; return the pieces closed.
+
+        ``numbers`` are their input record numbers, needed when filters let records
+        pass through (otherwise tracked record t is record t + 1).
+        """
+        base = self._decided
         size = len(keep)
+        if numbers is not None:
+            if self._numbers is None:
+                self._numbers = array("q")
+            self._numbers.extend(numbers)
+        self._decided += size
+        closed: list[Piece] = []
         pos = 0
         while pos < size:
+            if self._piece_start < 0:
+                try:
+                    pos = keep.index(False, pos)
+                except ValueError:
+                    break
+                self._open(base + pos, run_start=True)
             try:
-                start = keep.index(False, pos)
-            except ValueError:
-                start = size
-            if start > pos:  # a kept record ends any run left open
-                self.finish()
-            if start == size:
-                return
-            try:
-                stop = keep.index(True, start)
+                stop = keep.index(True, pos)
             except ValueError:
                 stop = size
-            self._open.extend(hashes[start:stop])
-            if stop < size:
-                self.finish()
-            pos = stop
+            pos = self._extend(base + pos, base + stop, closed) - base
+            if pos == stop and stop < size:  # a kept record ends the run
+                closed.append(self._close())
+        self._trim()
+        return closed
 
-    def finish(self) -> None:
-        """Close the open run, if any (a kept record or the end of input ends it)."""
-        if self._open:
-            self.table.observe(hash(tuple(self._open)))
-            self._open = []
+    def finish(self) -> list[Piece]:
+        """End of input: close the open piece, if any."""
+        return [self._close()] if self._piece_start >= 0 else []
+
+    # -- internals ------------------------------------------------------------------
+    def _key_slice(self, start: int, stop: int) -> array[int]:
+        return self._keys[start - self._offset : stop - self._offset]
+
+    def _open(self, record: int, run_start: bool = False) -> None:
+        self._piece_start = record
+        self._piece_end = record - 1
+        if run_start:
+            # The first record of a run is covered by one repeat window only, the one
+            # starting at it (an earlier one would cover the record before too).
+            self._candidates = [self.repeat_sources[record]]
+            return
+        width = self.window_size
+        found = set()
+        for window in range(record - width + 1, record + 1):
+            source = self.repeat_sources.get(window)
+            if source is not None:
+                found.add(source if source == LIBRARY_SOURCE else source + record - window)
+        if not found:  # cannot happen for a skipped record; keep the invariant loud
+            raise AssertionError(f"skipped record {record} is covered by no repeat window")
+        candidates = sorted(found)
+        if self.max_candidates is not None:
+            candidates = candidates[: self.max_candidates]
+        self._candidates = candidates
+
+    def _extend(self, start: int, stop: int, closed: list[Piece]) -> int:
+        """Extend the open piece over skipped records [start, stop); return where it got."""
+        while start < stop:
+            offset = start - self._piece_start
+            if self._candidates == [LIBRARY_SOURCE]:
+                self._piece_end = stop - 1
+                return stop
+            target = self._key_slice(start, stop)
+            survivors = [
+                s
+                for s in self._candidates
+                if s != LIBRARY_SOURCE
+                and self._key_slice(s + offset, s + offset + len(target)) == target
+            ]
+            if survivors:
+                self._candidates = survivors
+                self._piece_end = stop - 1
+                return stop
+            lengths = {s: self._match_length(s + offset, start, stop) for s in self._candidates}
+            best = max(lengths.values())
+            if not best and self._piece_end < self._piece_start:
+                raise AssertionError(f"no candidate matches skipped record {start}")
+            if best:
+                self._candidates = [s for s in self._candidates if lengths[s] == best]
+                self._piece_end = start + best - 1
+                start += best
+            closed.append(self._close())
+            self._open(start)
+        return stop
+
+    def _match_length(self, source: int, start: int, stop: int) -> int:
+        if source == LIBRARY_SOURCE:
+            return 0
+        keys, offset = self._keys, self._offset
+        length = 0
+        while start + length < stop and keys[source + length - offset] == keys[
+            start + length - offset
+        ]:
+            length += 1
+        return length
+
+    def _close(self) -> Piece:
+        start, end = self._piece_start, self._piece_end
+        source = self._candidates[0]
+        identity = hash(self._key_slice(start, end + 1).tobytes())
+        piece = Piece(start, end, source, self.table.observe(identity))
+        self._piece_start = -1
+        return piece
+
+    def _trim(self) -> None:
+        sources = self.repeat_sources
+        horizon = self._decided - self.window_size
+        if len(sources) > 4 * self.window_size + 4096:
+            for window in [w for w in sources if w < horizon]:
+                del sources[window]
+        if self._keep_back is not None and len(self._keys) > 2 * self._keep_back + 65536:
+            oldest = self._decided - self._keep_back
+            if self._piece_start >= 0:  # an open piece and its sources stay readable
+                live = (c for c in self._candidates if c != LIBRARY_SOURCE)
+                oldest = min(oldest, self._piece_start, *live)
+            drop = max(0, oldest - self._offset)
+            del self._keys[:drop]
+            if self._numbers is not None:
+                del self._numbers[:drop]
+            self._offset += drop
