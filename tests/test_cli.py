@@ -272,3 +272,91 @@ def test_hash_transform_failure_is_exit_1_with_stderr(run_cli):
     assert p.returncode == 1
     assert "broken" in p.stderr.decode() and "exit status 4" in p.stderr.decode()
     assert "Traceback" not in p.stderr.decode()
+
+
+def _run_with_stderr_on_pty(args, stdout):
+    import pty
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [*seqdedup_command(), *args],
+        stdin=subprocess.DEVNULL,
+        stdout=stdout,
+        stderr=slave,
+        env=user_env(),
+    )
+    os.close(slave)
+    seen = b""
+    while True:
+        ready, _, _ = select.select([master], [], [], 30)
+        if not ready:
+            break
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # the pty closes when the process exits
+            break
+        if not data:
+            break
+        seen += data
+    os.close(master)
+    assert proc.wait(30) == 0
+    return seen
+
+
+@pytest.fixture(scope="module")
+def big_log(tmp_path_factory):
+    path = tmp_path_factory.mktemp("progress") / "big.log"
+    path.write_bytes(b"".join(b"line %d\n" % (i % 5000) for i in range(400_000)))
+    return path
+
+
+def test_progress_shows_on_a_terminal_and_never_in_stdout(big_log, tmp_path):
+    out_path = tmp_path / "out.txt"
+    with out_path.open("wb") as out:
+        seen = _run_with_stderr_on_pty(["-p", "-w", "3", str(big_log)], out)
+    assert b"records" in seen and b"redundancy" in seen and b"%" in seen
+    assert b"Total lines processed" in seen  # the statistics still follow
+    assert b"records" not in out_path.read_bytes()
+    assert out_path.read_bytes().count(b"\n") == 5000
+
+
+def test_progress_is_off_when_stdout_is_a_pipe(big_log):
+    seen = _run_with_stderr_on_pty(["-p", "-w", "3", "-q", str(big_log)], subprocess.PIPE)
+    assert b"records" not in seen
+
+
+def test_progress_is_off_when_stderr_is_not_a_terminal(run_cli, big_log):
+    p = run_cli(["-p", "-w", "3", "-q", str(big_log)])
+    assert p.returncode == 0 and p.stderr == b""
+
+
+@pytest.mark.parametrize(
+    ("template", "needle"),
+    [
+        ("{nope}", "unknown placeholder '{nope}'"),
+        ("{start", "malformed"),
+        ("{start:q}", "malformed"),
+        ("{0}", "unknown placeholder"),
+    ],
+)
+def test_annotation_template_errors_before_any_output(run_cli, template, needle):
+    p = run_cli(["-a", "--annotation-format", template], LOG)
+    assert p.returncode == 1 and p.stdout == b""
+    assert needle in p.stderr.decode() and p.stderr.decode().count("\n") == 1
+
+
+def test_annotate_inverse_and_explain_end_to_end(run_cli):
+    data = b"a\nb\nx\na\nb\ny\na\nb"
+    p = run_cli(["-w", "2", "-q", "-a"], data)
+    assert p.stdout == (
+        b"a\nb\nx\n[DUPLICATE: Lines 4-5 matched lines 1-2 (sequence seen 2 times)]\n"
+        b"y\n[DUPLICATE: Lines 7-8 matched lines 1-2 (sequence seen 3 times)]\n"
+    )
+    p = run_cli(["-w", "2", "-q", "-i"], data)
+    assert p.stdout == b"a\nb\na\nb"  # the final record keeps its missing delimiter
+    p = run_cli(["-w", "2", "-q", "-e"], data)
+    assert p.stdout == b"a\nb\nx\ny\n"
+    assert p.stderr.decode().splitlines() == [
+        "EXPLAIN: Lines 4-5 skipped (duplicate of lines 1-2, seen 2x)",
+        "EXPLAIN: Lines 7-8 skipped (duplicate of lines 1-2, seen 3x)",
+    ]

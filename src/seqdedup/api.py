@@ -241,6 +241,7 @@ def process_stream(
     sink: Writable,
     config: Config | None = None,
     on_explain: Callable[[str], None] | None = None,
+    on_progress: Callable[[int, Stats], None] | None = None,
     **options: Any,
 ) -> Stats:
     """Deduplicate a byte stream into another; return the statistics.
@@ -249,17 +250,22 @@ def process_stream(
     the delimiter, except a final record that had none in the input. Output is written
     per chunk read and flushed before the next read, so a live stream sees each record
     as soon as it is decidable. ``source`` should be unbuffered (see
-    :func:`seqdedup.records.read_chunks`).
+    :func:`seqdedup.records.read_chunks`). ``on_progress(bytes_read, stats)`` is called
+    after each chunk.
     """
     dedup = Deduplicator(config, on_explain, **options)
     delimiter = dedup.config.delimiter
     splitter = RecordSplitter(delimiter)
+    bytes_read = 0
     for chunk in read_chunks(source):
         out = dedup.feed(splitter.split(chunk))
         if out:
             sink.write(delimiter.join(out))
             sink.write(delimiter)
         sink.flush()
+        if on_progress is not None:
+            bytes_read += len(chunk)
+            on_progress(bytes_read, dedup.stats)
     final = splitter.finish()
     out = dedup.feed([final]) if final is not None else []
     out += dedup.flush()

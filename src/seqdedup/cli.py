@@ -268,11 +268,29 @@ def _open_input(name: str | None, stdin: IO[bytes] | None) -> IO[bytes]:
         raise SeqdedupError(f"cannot open input '{name}': {exc.strerror or exc}") from None
 
 
+def _fileno(stream: IO[bytes]) -> int:
+    try:
+        return stream.fileno()
+    except (OSError, ValueError, AttributeError):
+        return -1
+
+
+def _input_size(source: IO[bytes]) -> int | None:
+    """The size of a regular file, for percent done; None for a pipe or terminal."""
+    import stat
+
+    try:
+        info = os.fstat(source.fileno())
+    except (OSError, ValueError, AttributeError):
+        return None
+    return info.st_size if stat.S_ISREG(info.st_mode) and info.st_size else None
+
+
 def run(
     args: argparse.Namespace, stdin: IO[bytes] | None, stdout: IO[bytes], stderr: TextIO
 ) -> int:
     from seqdedup.api import process_stream
-    from seqdedup.report import write_stats
+    from seqdedup.report import ProgressLine, progress_wanted, write_stats
 
     config = config_from_args(args)
     for attr, option in _NOT_YET:
@@ -282,9 +300,16 @@ def run(
     def explain(line: str) -> None:
         stderr.write(line + "\n")
 
+    explainer = explain if config.explain else None
+
     source = _open_input(args.input_file, stdin)
     try:
-        stats = process_stream(source, stdout, config, explain if config.explain else None)
+        if args.progress and progress_wanted(_fileno(stdout), stderr):
+            size = _input_size(source)
+            with ProgressLine(stderr, size) as progress:
+                stats = process_stream(source, stdout, config, explainer, progress.update)
+        else:
+            stats = process_stream(source, stdout, config, explainer)
     finally:
         if source is not stdin and args.input_file not in (None, "-"):
             source.close()

@@ -48,7 +48,6 @@ class FilterList:
         self._searches = [pattern.search for pattern in compiled]
         self.has_track = any(rule.kind == "track" for rule in self.rules)
 
-
     def __bool__(self) -> bool:
         return bool(self.rules)
 

@@ -5,22 +5,22 @@ equal window i ended before j started (i + W <= j) and i is still remembered
 (j - i <= max_history), or when it occurs in a loaded library sequence. A record is
 skipped when it lies inside at least one repeat.
 
-How it is computed, per batch of windows [s, e):
+How it is computed:
 
 * Each window gets a 64-bit fingerprint, sum(h[j+k] * R[k]) mod 2**64, where h are the
   records' key hashes (SipHash, randomised per process) and R fixed odd constants. It
   is a linear hash with independent coefficients (no polynomial structure to attack);
   two different windows collide with probability about 2**-64.
-* ``_table`` maps the fingerprint of every *admitted* window (one that ended before
-  the batch: i <= s - W) to its latest start, or to 0 when history is unlimited (the
-  position is then never needed, and sharing one int object saves memory).
-* Windows inside the batch and the W-1 before it ("local" windows) are matched with
-  a first-occurrence dictionary: window j has a local match iff the first local
-  occurrence of its fingerprint starts at or before j - W. With limited history the
-  batch is kept short enough (at most N - W + 2 windows) that every local match is
-  within history.
-* Memory: with limited history, entries older than the history are purged whenever
-  the table grows past twice the history, so it stays bounded on endless streams.
+* Unlimited history: the earliest occurrence of a window is the best candidate, so one
+  first-start lookup per window decides (window j repeats iff its fingerprint first
+  started at or before j - W), a batch at a time: a dict for small inputs, the numpy
+  table of :mod:`seqdedup.fptable` from the first large batch on.
+* Limited history: one window at a time, as the rule is stated: admit window j - W,
+  then look up window j's latest admitted start (repeat iff within the history). The
+  table is purged of windows older than the history whenever it passes twice the
+  history, so memory stays bounded on endless streams.
+* When ``repeat_sources`` is a dict, each repeat window's source start goes there for
+  attribution: the earliest occurrence, or the earliest still remembered.
 
 Large batches use numpy for fingerprints and marking; small ones (a live stream, a
 one-line input) use the pure-Python twins, which give identical results and spare the
@@ -30,7 +30,6 @@ numpy import. Nothing here prints or reads.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from itertools import repeat
 from operator import mul
 from typing import TYPE_CHECKING, Any
 
@@ -101,16 +100,13 @@ class WindowMatcher:
         self.window_size = window_size
         self.max_history = max_history
         self._horizon = _UNLIMITED_HORIZON if max_history is None else max_history
-        # With limited history a batch must keep every local match within history.
-        self._batch_limit = (
-            1 << 62 if max_history is None else max(1, max_history - window_size + 2)
-        )
         self._coeffs = coefficients(window_size)
-        self._table: dict[int, int] = {}
+        self._table: dict[int, int] = {}  # unlimited history: fingerprint -> first start
+        self._chains: dict[int, tuple[int, int]] = {}  # limited history, see _decide_limited
         self._first_starts: FirstStartTable | None = None  # replaces _table when large
         self._library: set[int] = set()
         self._tail: list[int] = []  # hashes of the records whose window is not complete
-        self._recent: list[int] = []  # fingerprints of the last W-1 windows, not admitted yet
+        self._recent: list[int] = []  # limited history: the last W windows, not admitted yet
         self._next = 0  # index of the next window to decide (= next undecided record)
         self._skip_until = -1  # last record covered by a repeat so far
         # When a dict, every repeat window's start maps to the start of the earlier
@@ -128,7 +124,7 @@ class WindowMatcher:
         """How many window fingerprints the history currently holds."""
         if self._first_starts is not None:
             return len(self._first_starts)
-        return len(self._table)
+        return len(self._table) + len(self._chains)
 
     def fingerprints(self, hashes: Sequence[int], count: int) -> Any:
         """Fingerprints of the first ``count`` windows (a list, or an int64 array if large)."""
@@ -158,11 +154,7 @@ class WindowMatcher:
         if complete <= 0:
             self._tail = pending
             return []
-        keep: list[bool] = []
-        for start in range(0, complete, self._batch_limit):
-            stop = min(complete, start + self._batch_limit)
-            fps = self.fingerprints(pending[start : stop + width - 1], stop - start)
-            keep += self._decide(fps)
+        keep = self._decide(self.fingerprints(pending, complete))
         self._tail = _as_list(pending[complete:])
         return keep
 
@@ -175,18 +167,16 @@ class WindowMatcher:
         return [first + k > self._skip_until for k in range(count)]
 
     def _decide(self, fps: Any) -> list[bool]:
+        if self.max_history is not None:
+            return self._decide_limited(_as_list(fps))
         start = self._next
         end = start + len(fps)
-        latest: list[int] | None = None
-        if self.max_history is None:
-            firsts = self._match_unlimited(fps, start, end)
-        else:
-            firsts, latest = self._match_limited(_as_list(fps), start, end)
+        firsts = self._match_unlimited(fps, start, end)
         in_library = list(map(self._library.__contains__, _as_list(fps))) if self._library else None
         if len(fps) >= NUMPY_MIN_WINDOWS:
-            keep = self._mark_np(start, firsts, latest, in_library)
+            keep = self._mark_np(start, firsts, in_library)
         else:
-            keep = self._mark_py(start, _as_list(firsts), latest, in_library)
+            keep = self._mark_py(start, _as_list(firsts), in_library)
         self._next = end
         return keep
 
@@ -212,28 +202,57 @@ class WindowMatcher:
             np.asarray(fps, dtype=np.int64), np.arange(start, end, dtype=np.int64)
         )
 
-    def _match_limited(self, fps: list[int], start: int, end: int) -> tuple[list[int], list[int]]:
-        width = self.window_size
-        recent = self._recent
-        local = recent + fps  # windows [low, end)
-        low = start - len(recent)
-        first_seen: dict[int, int] = {}
-        firsts = list(map(first_seen.setdefault, local, range(low, end)))[len(recent) :]
-        latest = list(map(self._table.get, fps, repeat(_NEVER)))
-        # Admit the windows that have now ended: those starting at or before end - W.
-        admitted = max(0, len(local) - width + 1)
-        table = self._table
-        table.update(zip(local[:admitted], range(low, low + admitted), strict=False))
-        self._recent = local[admitted:]
-        if len(table) > 2 * self.max_history + 1024:  # type: ignore[operator]
-            oldest = end - self.max_history  # type: ignore[operator]
-            self._table = {fp: pos for fp, pos in table.items() if pos >= oldest}
-        return firsts, latest
+    def _decide_limited(self, fps: list[int]) -> list[bool]:
+        """The rule as DESIGN states it, one window at a time: admit window j - W, then
+        look window j up.
 
-    def _mark_py(
-        self, start: int, firsts: list[int], latest: list[int] | None, in_library: list[bool] | None
-    ) -> list[bool]:
+        ``_chains`` maps a fingerprint to (first, latest): the latest admitted start
+        decides (repeat iff j - latest <= history); ``first`` starts the chain of
+        occurrences less than a history apart, so while it is within history it is the
+        earliest remembered occurrence, which attribution reports (else the latest).
+        Sequential, so the result never depends on how the input was chunked.
+        """
         width, horizon = self.window_size, self._horizon
+        start = self._next
+        windows = self._recent + fps  # windows [low, end)
+        low = start - len(self._recent)
+        chains = self._chains
+        get = chains.get
+        library = self._library
+        sources = self.repeat_sources
+        cover = self._skip_until
+        keep = []
+        for j, fp in enumerate(fps, start):
+            admitted = j - width
+            if admitted >= low:
+                key = windows[admitted - low]
+                chain = get(key)
+                if chain is None or admitted - chain[1] > horizon:
+                    chains[key] = (admitted, admitted)
+                else:
+                    chains[key] = (chain[0], admitted)
+            chain = get(fp)
+            if chain is None or j - chain[1] > horizon:
+                if not (library and fp in library):
+                    keep.append(j > cover)
+                    continue
+                source = LIBRARY_SOURCE
+            else:
+                source = chain[0] if j - chain[0] <= horizon else chain[1]
+            cover = j + width - 1
+            if sources is not None:
+                sources[j] = source
+            keep.append(False)
+        self._skip_until = cover
+        self._next = start + len(fps)
+        self._recent = windows[-width:]
+        if len(chains) > 2 * horizon + 1024:  # forget what is older than the history
+            oldest = self._next - horizon
+            self._chains = {fp: c for fp, c in chains.items() if c[1] >= oldest}
+        return keep
+
+    def _mark_py(self, start: int, firsts: list[int], in_library: list[bool] | None) -> list[bool]:
+        width = self.window_size
         cover = self._skip_until
         sources = self.repeat_sources
         keep = []
@@ -241,8 +260,6 @@ class WindowMatcher:
             j = start + offset
             if j - first >= width:
                 source = first
-            elif latest is not None and j - latest[offset] <= horizon:
-                source = latest[offset]
             elif in_library is not None and in_library[offset]:
                 source = LIBRARY_SOURCE
             else:
@@ -255,9 +272,7 @@ class WindowMatcher:
         self._skip_until = cover
         return keep
 
-    def _mark_np(
-        self, start: int, firsts: Any, latest: list[int] | None, in_library: list[bool] | None
-    ) -> list[bool]:
+    def _mark_np(self, start: int, firsts: Any, in_library: list[bool] | None) -> list[bool]:
         import numpy as np
 
         width = self.window_size
@@ -265,11 +280,6 @@ class WindowMatcher:
         first_starts = np.asarray(firsts, dtype=np.int64)
         repeat_mask = (position - first_starts) >= width
         source = first_starts
-        if latest is not None:
-            latest_starts = np.array(latest, dtype=np.int64)
-            by_latest = ~repeat_mask & ((position - latest_starts) <= self._horizon)
-            source = np.where(by_latest, latest_starts, source)
-            repeat_mask |= by_latest
         if in_library is not None:
             by_library = ~repeat_mask & np.array(in_library, dtype=bool)
             source = np.where(by_library, LIBRARY_SOURCE, source)

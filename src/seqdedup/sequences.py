@@ -215,9 +215,10 @@ class Attributor:
             return 0
         keys, offset = self._keys, self._offset
         length = 0
-        while start + length < stop and keys[source + length - offset] == keys[
-            start + length - offset
-        ]:
+        while (
+            start + length < stop
+            and keys[source + length - offset] == keys[start + length - offset]
+        ):
             length += 1
         return length
 

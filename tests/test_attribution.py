@@ -1,0 +1,193 @@
+"""Properties of attribution, markers, explanations and inverse mode."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from seqdedup import Deduplicator
+from seqdedup.config import FilterRule
+
+from oracle import skipped_flags
+
+MARKER = "M {start} {end} {match_start} {match_end} {count}"
+
+
+def numbered(keys: list[str]) -> list[bytes]:
+    """Records "00001a": a 5-digit record number, then the key (skip_chars=5 drops it)."""
+    return [f"{n:05d}{k}".encode() for n, k in enumerate(keys, start=1)]
+
+
+def run(records, window, **options):
+    explained: list[str] = []
+    d = Deduplicator(window_size=window, skip_chars=5, on_explain=explained.append, **options)
+    out: list[bytes] = []
+    for k in range(0, len(records), 7):
+        out += d.feed(records[k : k + 7])
+    out += d.flush()
+    return [o.decode() for o in out], explained, d.stats
+
+
+keys_strategy = st.integers(1, 4).flatmap(
+    lambda k: st.lists(st.sampled_from("abcd"[:k]), max_size=160)
+)
+
+
+@settings(max_examples=250, deadline=None)
+@given(
+    keys=keys_strategy,
+    window=st.integers(1, 8),
+    history=st.sampled_from([None, 100]),
+    candidates=st.sampled_from([None, 1, 3]),
+)
+def test_markers_tile_the_skipped_records_with_equal_earlier_sources(
+    keys, window, history, candidates
+):
+    records = numbered(keys)
+    out, explained, stats = run(
+        records,
+        window,
+        max_history=history,
+        annotate=True,
+        annotation_format=MARKER,
+        max_candidates=candidates,
+    )
+    skipped = {n for n, s in enumerate(skipped_flags(keys, window, history), start=1) if s}
+    covered: set[int] = set()
+    last_written = 0
+    for position, line in enumerate(out):
+        if not line.startswith("M "):
+            last_written = int(line[:5])
+            continue
+        start, end, m_start, m_end, count = map(int, line.split()[1:])
+        assert end - start == m_end - m_start >= 0
+        assert m_start < start
+        assert keys[m_start - 1 : m_end] == keys[start - 1 : end]  # same keys
+        assert not covered & set(range(start, end + 1))  # pieces do not overlap
+        covered |= set(range(start, end + 1))
+        assert count >= 2
+        # The marker stands just before the first record written after the piece.
+        assert last_written < start
+        following = [o for o in out[position + 1 :] if not o.startswith("M ")]
+        if following:
+            assert int(following[0][:5]) > end
+    assert covered == skipped
+    assert stats.skipped == len(skipped)
+    assert len(explained) == sum(1 for line in out if line.startswith("M "))
+
+
+@settings(max_examples=150, deadline=None)
+@given(keys=keys_strategy, window=st.integers(1, 6))
+def test_inverse_is_the_exact_complement(keys, window):
+    records = numbered(keys)
+    normal, _, normal_stats = run(records, window)
+    inverse, _, inverse_stats = run(records, window, inverse=True)
+    assert sorted(normal + inverse) == [r.decode() for r in records]
+    assert not set(normal) & set(inverse)
+    assert inverse == [r.decode() for r in records if r.decode() not in set(normal)]
+    assert inverse_stats == normal_stats
+
+
+@settings(max_examples=100, deadline=None)
+@given(keys=keys_strategy, window=st.integers(1, 6), limit=st.integers(1, 3))
+def test_eviction_never_changes_what_is_skipped(keys, window, limit):
+    records = numbered(keys)
+    unbounded, _, _ = run(records, window, max_unique_sequences=None)
+    bounded, _, _ = run(records, window, max_unique_sequences=limit)
+    assert bounded == unbounded
+
+
+def test_counts_grow_by_one_per_repeat():
+    block = ["t1", "t2", "t3"]
+    keys = [*block, "u1", *block, "u2", *block, "u3", *block]
+    out, _, stats = run(numbered(keys), 3, annotate=True, annotation_format=MARKER)
+    counts = [int(line.split()[-1]) for line in out if line.startswith("M ")]
+    assert counts == [2, 3, 4]
+    assert stats.unique_sequences == 1
+
+
+def test_run_without_a_single_source_is_cut_into_pieces():
+    # "a b c" and "c d e" each occurred before, but "a b c d e" never did.
+    keys = ["a", "b", "c", "x", "c", "d", "e", "y", "a", "b", "c", "d", "e"]
+    out, explained, _ = run(numbered(keys), 3, annotate=True)
+    assert [line for line in out if line.startswith("[")] == [
+        "[DUPLICATE: Lines 9-11 matched lines 1-3 (sequence seen 2 times)]",
+        "[DUPLICATE: Lines 12-13 matched lines 6-7 (sequence seen 2 times)]",
+    ]
+    assert explained == [
+        "EXPLAIN: Lines 9-11 skipped (duplicate of lines 1-3, seen 2x)",
+        "EXPLAIN: Lines 12-13 skipped (duplicate of lines 6-7, seen 2x)",
+    ]
+
+
+def test_default_marker_and_explain_texts():
+    keys = ["a", "b", "x", "a", "b", "y", "a"]
+    out, explained, _ = run(numbered(keys), 2, annotate=True)
+    assert out[3] == "[DUPLICATE: Lines 4-5 matched lines 1-2 (sequence seen 2 times)]"
+    assert [line[5:] for line in out if not line.startswith("[")] == ["a", "b", "x", "y", "a"]
+    assert explained == ["EXPLAIN: Lines 4-5 skipped (duplicate of lines 1-2, seen 2x)"]
+    single = Deduplicator(window_size=1, on_explain=(lines := []).append)
+    single.feed([b"a", b"b", b"a"])
+    single.flush()
+    assert lines == ["EXPLAIN: Line 3 skipped (duplicate of line 1, seen 2x)"]
+
+
+def test_markers_count_pass_through_records_and_precede_them():
+    records = [b"E1", b"E2", b"ts", b"E1", b"E2", b"ts", b"I"]
+    d = Deduplicator(window_size=2, annotate=True, filters=(FilterRule("bypass", "^ts"),))
+    out = d.feed(records) + d.flush()
+    assert out == [
+        b"E1",
+        b"E2",
+        b"ts",
+        b"[DUPLICATE: Lines 4-5 matched lines 1-2 (sequence seen 2 times)]",
+        b"ts",
+        b"I",
+    ]
+
+
+def test_marker_at_the_end_and_in_byte_mode():
+    d = Deduplicator(
+        window_size=2,
+        annotate=True,
+        byte_mode=True,
+        delimiter=b"\0",
+        annotation_format="dup {start}-{end} x{count} w{window_size}",
+    )
+    assert d.feed([b"\x01", b"\x02", b"\x01", b"\x02"]) + d.flush() == [
+        b"\x01",
+        b"\x02",
+        b"dup 3-4 x2 w2",
+    ]
+    assert d.last_record_written is False
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    keys=keys_strategy,
+    window=st.integers(1, 6),
+    history=st.sampled_from([None, 100]),
+    sizes=st.lists(st.integers(1, 40), min_size=1, max_size=20),
+)
+def test_markers_do_not_depend_on_how_input_is_chunked(keys, window, history, sizes):
+    records = numbered(keys)
+
+    def annotated(chunks):
+        d = Deduplicator(window_size=window, skip_chars=5, max_history=history, annotate=True)
+        out, pos, k = [], 0, 0
+        while pos < len(records):
+            size = chunks[k % len(chunks)]
+            out += d.feed(records[pos : pos + size])
+            pos, k = pos + size, k + 1
+        return out + d.flush()
+
+    assert annotated(sizes) == annotated([len(records) or 1])
+
+
+@settings(max_examples=100, deadline=None)
+@given(keys=keys_strategy, window=st.integers(1, 6))
+def test_limited_and_unlimited_history_agree_while_nothing_is_forgotten(keys, window):
+    records = numbered(keys[:100])  # shorter than the smallest history
+    unlimited, _, _ = run(records, window, max_history=None, annotate=True)
+    limited, _, _ = run(records, window, max_history=100, annotate=True)
+    assert limited == unlimited
