@@ -73,12 +73,15 @@ def test_history_forgets_old_windows():
     assert run_matcher(keys, 5, 100, []).count(False) == 0
 
 
-def test_library_windows_are_already_seen():
-    m = WindowMatcher(2, None)
+@pytest.mark.parametrize("history", [None, 100])
+def test_library_windows_are_already_seen(history):
+    m = WindowMatcher(2, history)
+    m.repeat_sources = {}
     lib = [hash("x"), hash("y"), hash("z")]
-    m.add_library_windows(m.fingerprints(lib, 2))
+    m.add_library_windows(m.fingerprints(lib, 2), [-5, -4])
     keep = m.push([hash(k) for k in "ayzb"]) + m.finish()
     assert keep == [True, False, False, True]
+    assert m.repeat_sources == {1: -4}  # window "y z" came from library start -4
 
 
 @given(st.lists(st.integers(-(2**63), 2**63 - 1), min_size=1, max_size=60), st.integers(1, 20))

@@ -58,6 +58,23 @@ class FirstStartTable:
         firsts[order] = found[np.cumsum(boundary) - 1]
         return firsts
 
+    def find(self, fingerprints: Array, missing: int = 0) -> Array:
+        """The stored value of each fingerprint, or ``missing``; inserts nothing."""
+        keys = np.where(fingerprints == _EMPTY, 1, fingerprints)
+        table_keys, table_values = self._keys, self._values
+        mask = len(table_keys) - 1
+        result = np.full(len(keys), missing, dtype=np.int64)
+        pending = np.arange(len(keys))
+        slots = keys & mask
+        while pending.size:
+            current = table_keys[slots]
+            hit = current == keys[pending]
+            result[pending[hit]] = table_values[slots[hit]]
+            going_on = ~hit & (current != _EMPTY)  # an empty slot ends the probe: absent
+            pending = pending[going_on]
+            slots = (slots[going_on] + 1) & mask
+        return result
+
     def _find_or_insert(self, keys: Array, values: Array) -> Array:
         """``keys`` distinct; return the stored value of each, inserting missing ones."""
         table_keys, table_values = self._keys, self._values

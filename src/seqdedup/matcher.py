@@ -29,7 +29,7 @@ numpy import. Nothing here prints or reads.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from operator import mul
 from typing import TYPE_CHECKING, Any
 
@@ -40,8 +40,6 @@ MASK64 = (1 << 64) - 1
 SIGN64 = 1 << 63
 NUMPY_MIN_WINDOWS = 2048
 _UNLIMITED_HORIZON = 1 << 61
-_NEVER = -(1 << 62)  # "no admitted occurrence": j - _NEVER exceeds every horizon
-LIBRARY_SOURCE = -1  # the source of a window that repeats a loaded library sequence
 
 
 def coefficients(count: int) -> list[int]:
@@ -104,13 +102,13 @@ class WindowMatcher:
         self._table: dict[int, int] = {}  # unlimited history: fingerprint -> first start
         self._chains: dict[int, tuple[int, int]] = {}  # limited history, see _decide_limited
         self._first_starts: FirstStartTable | None = None  # replaces _table when large
-        self._library: set[int] = set()
+        self._library: FirstStartTable | None = None  # limited history: library windows
         self._tail: list[int] = []  # hashes of the records whose window is not complete
         self._recent: list[int] = []  # limited history: the last W windows, not admitted yet
         self._next = 0  # index of the next window to decide (= next undecided record)
         self._skip_until = -1  # last record covered by a repeat so far
         # When a dict, every repeat window's start maps to the start of the earlier
-        # window it repeats (LIBRARY_SOURCE for a library match): attribution reads it.
+        # window it repeats (negative: a library window): attribution reads it.
         self.repeat_sources: dict[int, int] | None = None
 
     # -- state that other stages read -------------------------------------------------
@@ -132,9 +130,30 @@ class WindowMatcher:
             return fingerprints_np(hashes, count, self._coeffs)
         return fingerprints_py(_as_list(hashes), count, self._coeffs)
 
-    def add_library_windows(self, fingerprints: Iterable[int]) -> None:
-        """Make these windows "already seen" for the whole run, never forgotten."""
-        self._library.update(_as_list(fingerprints))
+    def add_library_windows(self, fingerprints: Any, starts: Any) -> None:
+        """Make these windows "already seen" for the whole run, never forgotten.
+
+        ``starts`` are where they start in the library's key region, negative and at
+        most -W - 1, so that every window of the run lies at least W after them (and
+        attribution can tell a library source by its sign). Call before any push.
+        """
+        import numpy as np
+
+        from seqdedup.fptable import FirstStartTable
+
+        fps = np.asarray(fingerprints, dtype=np.int64)
+        starts = np.asarray(starts, dtype=np.int64)
+        if len(fps) == 0:
+            return
+        assert int(starts.max()) <= -self.window_size - 1
+        if self.max_history is None:  # library windows are just very early windows
+            if self._first_starts is None:
+                self._first_starts = FirstStartTable(len(fps))
+            self._first_starts.first_starts(fps, starts)
+        else:
+            if self._library is None:
+                self._library = FirstStartTable(len(fps))
+            self._library.first_starts(fps, starts)
 
     # -- the decision ----------------------------------------------------------------
     def push(self, hashes: Any) -> list[bool]:
@@ -172,11 +191,10 @@ class WindowMatcher:
         start = self._next
         end = start + len(fps)
         firsts = self._match_unlimited(fps, start, end)
-        in_library = list(map(self._library.__contains__, _as_list(fps))) if self._library else None
         if len(fps) >= NUMPY_MIN_WINDOWS:
-            keep = self._mark_np(start, firsts, in_library)
+            keep = self._mark_np(start, firsts)
         else:
-            keep = self._mark_py(start, _as_list(firsts), in_library)
+            keep = self._mark_py(start, _as_list(firsts))
         self._next = end
         return keep
 
@@ -218,7 +236,11 @@ class WindowMatcher:
         low = start - len(self._recent)
         chains = self._chains
         get = chains.get
-        library = self._library
+        library = None
+        if self._library is not None:
+            import numpy as np
+
+            library = self._library.find(np.asarray(fps, dtype=np.int64)).tolist()
         sources = self.repeat_sources
         cover = self._skip_until
         keep = []
@@ -232,13 +254,13 @@ class WindowMatcher:
                 else:
                     chains[key] = (chain[0], admitted)
             chain = get(fp)
-            if chain is None or j - chain[1] > horizon:
-                if not (library and fp in library):
-                    keep.append(j > cover)
-                    continue
-                source = LIBRARY_SOURCE
-            else:
+            if library is not None and library[j - start] < 0:
+                source = library[j - start]  # library windows come first, never forgotten
+            elif chain is not None and j - chain[1] <= horizon:
                 source = chain[0] if j - chain[0] <= horizon else chain[1]
+            else:
+                keep.append(j > cover)
+                continue
             cover = j + width - 1
             if sources is not None:
                 sources[j] = source
@@ -251,42 +273,33 @@ class WindowMatcher:
             self._chains = {fp: c for fp, c in chains.items() if c[1] >= oldest}
         return keep
 
-    def _mark_py(self, start: int, firsts: list[int], in_library: list[bool] | None) -> list[bool]:
+    def _mark_py(self, start: int, firsts: list[int]) -> list[bool]:
         width = self.window_size
         cover = self._skip_until
         sources = self.repeat_sources
         keep = []
         for offset, first in enumerate(firsts):
             j = start + offset
-            if j - first >= width:
-                source = first
-            elif in_library is not None and in_library[offset]:
-                source = LIBRARY_SOURCE
-            else:
+            if j - first < width:
                 keep.append(j > cover)
                 continue
             cover = j + width - 1
             if sources is not None:
-                sources[j] = source
+                sources[j] = first
             keep.append(False)
         self._skip_until = cover
         return keep
 
-    def _mark_np(self, start: int, firsts: Any, in_library: list[bool] | None) -> list[bool]:
+    def _mark_np(self, start: int, firsts: Any) -> list[bool]:
         import numpy as np
 
         width = self.window_size
         position: Any = np.arange(start, start + len(firsts), dtype=np.int64)
         first_starts = np.asarray(firsts, dtype=np.int64)
         repeat_mask = (position - first_starts) >= width
-        source = first_starts
-        if in_library is not None:
-            by_library = ~repeat_mask & np.array(in_library, dtype=bool)
-            source = np.where(by_library, LIBRARY_SOURCE, source)
-            repeat_mask |= by_library
         if self.repeat_sources is not None:
             self.repeat_sources.update(
-                zip(position[repeat_mask].tolist(), source[repeat_mask].tolist(), strict=True)
+                zip(position[repeat_mask].tolist(), first_starts[repeat_mask].tolist(), strict=True)
             )
         # cover[r] = last record covered by a repeat starting at or before r.
         cover = np.where(repeat_mask, position + (width - 1), -1)

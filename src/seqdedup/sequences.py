@@ -8,8 +8,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from seqdedup.matcher import LIBRARY_SOURCE
-
 
 class SequenceTable:
     """Distinct sequences seen in this run and their counts, least recently seen evicted.
@@ -50,8 +48,8 @@ class SequenceTable:
 class Piece:
     """A stretch of skipped tracked records and the earlier stretch it repeats.
 
-    Indices are tracked-record indices (0-based, inclusive). ``source_start`` is
-    LIBRARY_SOURCE when the piece repeats a loaded library sequence.
+    Indices are tracked-record indices (0-based, inclusive). A negative
+    ``source_start`` lies in the loaded library's key region.
     """
 
     start: int
@@ -95,6 +93,7 @@ class Attributor:
         # Key hashes of tracked records; with limited history only the recent part.
         self._keys = array("q")
         self._offset = 0  # tracked index of _keys[0]
+        self._library_keys = array("q")  # key region of loaded sequences: indices [-len, -1]
         self._keep_back = None if max_history is None else max_history + 2 * window_size
         self._numbers: array[int] | None = None  # record numbers, when they differ from t+1
         self._decided = 0  # tracked records seen so far
@@ -111,6 +110,10 @@ class Attributor:
         if self._numbers is None:
             return tracked + 1
         return self._numbers[tracked - self._offset]
+
+    def set_library_keys(self, region: array[int]) -> None:
+        """The loaded sequences' key hashes, ending at index -1 (before the run)."""
+        self._library_keys = region
 
     def append_keys(self, hashes: Any) -> None:
         """Key hashes of the next tracked records, as they are fed (list or int64 array)."""
@@ -157,7 +160,18 @@ class Attributor:
 
     # -- internals ------------------------------------------------------------------
     def _key_slice(self, start: int, stop: int) -> array[int]:
-        return self._keys[start - self._offset : stop - self._offset]
+        if start >= 0:
+            return self._keys[start - self._offset : stop - self._offset]
+        library = self._library_keys
+        part = library[len(library) + start : len(library) + min(stop, 0)]
+        if stop > 0:
+            part += self._keys[: stop - self._offset]
+        return part
+
+    def _key(self, index: int) -> int:
+        if index >= 0:
+            return self._keys[index - self._offset]
+        return self._library_keys[index]
 
     def _open(self, record: int, run_start: bool = False) -> None:
         self._piece_start = record
@@ -172,7 +186,7 @@ class Attributor:
         for window in range(record - width + 1, record + 1):
             source = self.repeat_sources.get(window)
             if source is not None:
-                found.add(source if source == LIBRARY_SOURCE else source + record - window)
+                found.add(source + record - window)
         if not found:  # cannot happen for a skipped record; keep the invariant loud
             raise AssertionError(f"skipped record {record} is covered by no repeat window")
         candidates = sorted(found)
@@ -184,15 +198,11 @@ class Attributor:
         """Extend the open piece over skipped records [start, stop); return where it got."""
         while start < stop:
             offset = start - self._piece_start
-            if self._candidates == [LIBRARY_SOURCE]:
-                self._piece_end = stop - 1
-                return stop
             target = self._key_slice(start, stop)
             survivors = [
                 s
                 for s in self._candidates
-                if s != LIBRARY_SOURCE
-                and self._key_slice(s + offset, s + offset + len(target)) == target
+                if self._key_slice(s + offset, s + offset + len(target)) == target
             ]
             if survivors:
                 self._candidates = survivors
@@ -211,14 +221,9 @@ class Attributor:
         return stop
 
     def _match_length(self, source: int, start: int, stop: int) -> int:
-        if source == LIBRARY_SOURCE:
-            return 0
-        keys, offset = self._keys, self._offset
+        key = self._key
         length = 0
-        while (
-            start + length < stop
-            and keys[source + length - offset] == keys[start + length - offset]
-        ):
+        while start + length < stop and key(source + length) == key(start + length):
             length += 1
         return length
 
@@ -239,7 +244,7 @@ class Attributor:
         if self._keep_back is not None and len(self._keys) > 2 * self._keep_back + 65536:
             oldest = self._decided - self._keep_back
             if self._piece_start >= 0:  # an open piece and its sources stay readable
-                live = (c for c in self._candidates if c != LIBRARY_SOURCE)
+                live = (c for c in self._candidates if c >= 0)
                 oldest = min(oldest, self._piece_start, *live)
             drop = max(0, oldest - self._offset)
             del self._keys[:drop]
