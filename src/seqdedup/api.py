@@ -11,12 +11,18 @@ from dataclasses import dataclass
 from itertools import compress
 from typing import Any, Protocol, overload
 
-from seqdedup.config import DEFAULT_ANNOTATION, Config
+from seqdedup.config import DEFAULT_ANNOTATION, DEFAULT_LIBRARY_ANNOTATION, Config
 from seqdedup.filters import TRACKED, UNMATCHED, FilterList
 from seqdedup.keys import KeyMaker, ShellTransform
+from seqdedup.library import LibraryWriter, LoadedLibrary, load_library
 from seqdedup.matcher import WindowMatcher
 from seqdedup.records import Readable, RecordSplitter, read_chunks
-from seqdedup.report import explain_bypassed, explain_skipped, explain_unmatched
+from seqdedup.report import (
+    explain_bypassed,
+    explain_skipped,
+    explain_unmatched,
+    stats_document,
+)
 from seqdedup.sequences import Attributor, Piece, SequenceTable
 
 
@@ -28,6 +34,8 @@ class Stats:
     emitted: int = 0
     skipped: int = 0
     unique_sequences: int = 0
+    library_loaded: int | None = None  # None: no library in use
+    library_saved: int | None = None
 
     @property
     def redundancy_pct(self) -> float:
@@ -76,6 +84,14 @@ class Deduplicator:
             config.max_history,
         )
         self._explain = on_explain
+        self._library = LoadedLibrary()
+        self._load_libraries()
+        self._writer: LibraryWriter | None = None
+        if config.library_dir is not None:
+            self._writer = LibraryWriter(config.library_dir)
+            self._matcher.new_material = []
+        self._stretch: list[bytes] = []  # new material not yet staged
+        self._run_records: dict[int, bytes] = {}  # skipped records awaiting their piece
         self._annotation = None
         if config.annotate:
             self._annotation = config.annotation_format or DEFAULT_ANNOTATION
@@ -92,6 +108,21 @@ class Deduplicator:
         # Whether the last thing released was the last released record (not a marker);
         # after flush() this tells whether the input's final record ends the output.
         self.last_record_written = False
+
+    def _load_libraries(self) -> None:
+        config = self.config
+        directories = list(config.read_sequences)
+        if config.library_dir is not None and config.library_dir.exists():
+            directories.append(config.library_dir)
+        if not directories:
+            return
+        sequences = []
+        for directory in directories:
+            sequences += load_library(directory, config.delimiter)
+        self.stats.library_loaded = len(sequences)
+        region, fps, starts = self._library.index(sequences, self._keys, self._matcher)
+        self._matcher.add_library_windows(fps, starts)
+        self._attributor.set_library_keys(region)
 
     def feed(self, records: Iterable[bytes]) -> list[bytes]:
         """Add records; return those now decided for output (and markers)."""
@@ -117,7 +148,27 @@ class Deduplicator:
             return []
         out = self._release(self._matcher.finish(), final=True)
         self._finished = True
+        if self._writer is not None:
+            self._stage(self._stretch, "new")
+            self.stats.library_saved = 0
+            document = stats_document(self.stats, self.config)
+            configuration = document.pop("configuration")
+            assert isinstance(configuration, dict)
+            saved = self._writer.commit(configuration, document)
+            self.stats.library_saved = saved
+            self._writer = None
         return out
+
+    def abort(self) -> None:
+        """The run failed or was cut short: save nothing to the library."""
+        if self._writer is not None:
+            self._writer.discard()
+            self._writer = None
+        self._finished = True
+
+    def _stage(self, records: list[bytes], kind: str) -> None:
+        if records and self._writer is not None:
+            self._writer.add(records, kind)
 
     def _release(self, keep: list[bool], final: bool = False) -> list[bytes]:
         """Hand out the records up to the first undecided tracked one."""
@@ -154,6 +205,13 @@ class Deduplicator:
         records = self._pending[:cut]
         del self._pending[:cut]
         out = list(compress(records, written))
+        if self._writer is not None:
+            tracked_records = (
+                records[:decided]
+                if tracked_at is None
+                else [records[position] for position in tracked_at]
+            )
+            self._save_observed(tracked_records, keep, pieces)
 
         normal_kept = cut - keep.count(False)
         stats = self.stats
@@ -171,16 +229,51 @@ class Deduplicator:
             out = self._with_markers(out, written, pieces, first_number, tracked_at)
         return out
 
-    def _piece_fields(self, piece: Piece) -> dict[str, int]:
+    def _save_observed(self, tracked: list[bytes], keep: list[bool], pieces: list[Piece]) -> None:
+        """Stage new material (records covered by first-seen windows) as stretches, and
+        each repeated piece's content."""
+        flags = self._matcher.new_material
+        assert flags is not None
+        self._matcher.new_material = []
+        stretch = self._stretch
+        for record, is_new in zip(tracked, flags, strict=True):
+            if is_new:
+                stretch.append(record)
+            elif stretch:
+                self._stage(stretch, "new")
+                stretch = self._stretch = []
+        first = self._attributor.decided - len(keep)
+        waiting = self._run_records
+        for offset, kept_flag in enumerate(keep):
+            if not kept_flag:
+                waiting[first + offset] = tracked[offset]
+        for piece in pieces:
+            content = [waiting.pop(t, None) for t in range(piece.start, piece.end + 1)]
+            if None not in content:
+                self._stage(content, "repeat")  # type: ignore[arg-type]
+        if len(waiting) > MAX_BUFFERED_PIECE:  # a huge run: its content is saved as new
+            waiting.clear()  # material where it first occurred; do not hold it here
+
+    def _piece_fields(self, piece: Piece) -> dict[str, Any]:
         number = self._attributor.record_number
-        return {
+        fields: dict[str, Any] = {
             "start": number(piece.start),
             "end": number(piece.end),
-            "match_start": number(piece.source_start),
-            "match_end": number(piece.source_end),
             "count": piece.count,
             "window_size": self.config.window_size,
         }
+        if piece.source_start < 0:
+            name, offset = self._library.locate(piece.source_start)
+            fields.update(
+                sequence=name,
+                match_start=offset + 1,
+                match_end=offset + 1 + piece.end - piece.start,
+            )
+        else:
+            fields.update(
+                match_start=number(piece.source_start), match_end=number(piece.source_end)
+            )
+        return fields
 
     def _with_markers(
         self,
@@ -201,7 +294,10 @@ class Deduplicator:
             index = bisect_right(written_at, end_position)
             merged += out[taken:index]
             taken = max(taken, index)
-            merged.append(self._annotation.format(**fields).encode("utf-8", "surrogateescape"))
+            template = self._annotation
+            if "sequence" in fields and self.config.annotation_format is None:
+                template = DEFAULT_LIBRARY_ANNOTATION
+            merged.append(template.format(**fields).encode("utf-8", "surrogateescape"))
         merged += out[taken:]
         if taken == len(out):
             self.last_record_written = False  # a marker ends this output
@@ -231,6 +327,9 @@ class Deduplicator:
             self._explain(line)
 
 
+MAX_BUFFERED_PIECE = 200_000  # skipped records held for saving one repeated piece
+
+
 class Writable(Protocol):
     def write(self, data: bytes, /) -> object: ...
     def flush(self) -> object: ...
@@ -254,6 +353,19 @@ def process_stream(
     after each chunk.
     """
     dedup = Deduplicator(config, on_explain, **options)
+    try:
+        return _pump(dedup, source, sink, on_progress)
+    except BaseException:
+        dedup.abort()  # a failed or interrupted run saves nothing to the library
+        raise
+
+
+def _pump(
+    dedup: Deduplicator,
+    source: Readable,
+    sink: Writable,
+    on_progress: Callable[[int, Stats], None] | None,
+) -> Stats:
     delimiter = dedup.config.delimiter
     splitter = RecordSplitter(delimiter)
     bytes_read = 0

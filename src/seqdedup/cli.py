@@ -247,10 +247,6 @@ def _expand_filters(specs: list[tuple[str, str]]) -> list[FilterRule]:
     return rules
 
 
-_NOT_YET = (
-    ("read_sequences", "--read-sequences"),
-    ("library_dir", "--library-dir"),
-)
 
 
 def _open_input(name: str | None, stdin: IO[bytes] | None) -> IO[bytes]:
@@ -293,9 +289,6 @@ def run(
     from seqdedup.report import ProgressLine, progress_wanted, write_stats
 
     config = config_from_args(args)
-    for attr, option in _NOT_YET:
-        if getattr(args, attr, None):
-            raise UsageError(f"{option} is not supported yet")
 
     def explain(line: str) -> None:
         stderr.write(line + "\n")

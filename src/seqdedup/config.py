@@ -18,6 +18,10 @@ DEFAULT_ANNOTATION = (
     "[DUPLICATE: Lines {start}-{end} matched lines {match_start}-{match_end} "
     "(sequence seen {count} times)]"
 )
+DEFAULT_LIBRARY_ANNOTATION = (
+    "[DUPLICATE: Lines {start}-{end} matched library sequence {sequence} "
+    "records {match_start}-{match_end} (sequence seen {count} times)]"
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -110,6 +110,11 @@ class WindowMatcher:
         # When a dict, every repeat window's start maps to the start of the earlier
         # window it repeats (negative: a library window): attribution reads it.
         self.repeat_sources: dict[int, int] | None = None
+        # When a list, one flag per decided record goes there: whether a window seen for
+        # the first time (not a repeat) covers it. Those records are the new material a
+        # library saves.
+        self.new_material: list[bool] | None = None
+        self._new_until = -1  # last record covered by a non-repeat window so far
 
     # -- state that other stages read -------------------------------------------------
     @property
@@ -183,6 +188,8 @@ class WindowMatcher:
         count = len(self._tail)
         self._next += count
         self._tail = []
+        if self.new_material is not None:
+            self.new_material += [first + k <= self._new_until for k in range(count)]
         return [first + k > self._skip_until for k in range(count)]
 
     def _decide(self, fps: Any) -> list[bool]:
@@ -266,6 +273,11 @@ class WindowMatcher:
                 sources[j] = source
             keep.append(False)
         self._skip_until = cover
+        if self.new_material is not None:
+            repeats = sources if sources is not None else {}
+            self._note_new_material(
+                start, [j not in repeats for j in range(start, start + len(fps))]
+            )
         self._next = start + len(fps)
         self._recent = windows[-width:]
         if len(chains) > 2 * horizon + 1024:  # forget what is older than the history
@@ -288,7 +300,20 @@ class WindowMatcher:
                 sources[j] = first
             keep.append(False)
         self._skip_until = cover
+        if self.new_material is not None:
+            self._note_new_material(start, [j - f < width for j, f in enumerate(firsts, start)])
         return keep
+
+    def _note_new_material(self, start: int, fresh: list[bool]) -> None:
+        """Flag the records of windows [start, ...) covered by a non-repeat window."""
+        assert self.new_material is not None
+        width, until = self.window_size, self._new_until
+        flags = self.new_material
+        for j, is_fresh in enumerate(fresh, start):
+            if is_fresh:
+                until = j + width - 1
+            flags.append(j <= until)
+        self._new_until = until
 
     def _mark_np(self, start: int, firsts: Any) -> list[bool]:
         import numpy as np
@@ -307,4 +332,10 @@ class WindowMatcher:
         np.maximum(cover, self._skip_until, out=cover)
         self._skip_until = int(cover[-1])
         keep: list[bool] = (position > cover).tolist()
+        if self.new_material is not None:
+            fresh = np.where(repeat_mask, -1, position + (width - 1))
+            np.maximum.accumulate(fresh, out=fresh)
+            np.maximum(fresh, self._new_until, out=fresh)
+            self._new_until = int(fresh[-1])
+            self.new_material += (position <= fresh).tolist()
         return keep

@@ -24,7 +24,14 @@ def stats_rows(stats: Stats, config: Config) -> list[tuple[str, str]]:
         ("Unique sequences tracked", f"{stats.unique_sequences:,}"),
         ("Window size", f"{config.window_size:,}"),
         ("Max history", history),
-    ]
+    ] + (
+        [
+            ("Library sequences loaded", f"{stats.library_loaded or 0:,}"),
+            ("Library sequences saved", f"{stats.library_saved or 0:,}"),
+        ]
+        if stats.library_loaded is not None or stats.library_saved is not None
+        else []
+    )
 
 
 def stats_document(stats: Stats, config: Config) -> dict[str, object]:
@@ -34,6 +41,7 @@ def stats_document(stats: Stats, config: Config) -> dict[str, object]:
             "lines": {"total": stats.total, "emitted": stats.emitted, "skipped": stats.skipped},
             "redundancy_pct": round(stats.redundancy_pct, 1),
             "sequences": {"unique_tracked": stats.unique_sequences},
+            "library": {"loaded": stats.library_loaded or 0, "saved": stats.library_saved or 0},
         },
         "configuration": {
             "window_size": config.window_size,
@@ -49,8 +57,14 @@ def stats_document(stats: Stats, config: Config) -> dict[str, object]:
 
 
 def explain_skipped(
-    start: int, end: int, match_start: int, match_end: int, count: int, **_: int
+    start: int, end: int, match_start: int, match_end: int, count: int, **more: object
 ) -> str:
+    if "sequence" in more:
+        lines = f"Line {start}" if start == end else f"Lines {start}-{end}"
+        return (
+            f"EXPLAIN: {lines} skipped (duplicate of library sequence {more['sequence']} "
+            f"records {match_start}-{match_end}, seen {count}x)"
+        )
     if start == end:
         return f"EXPLAIN: Line {start} skipped (duplicate of line {match_start}, seen {count}x)"
     return (

@@ -102,6 +102,11 @@ class Attributor:
         self._piece_end = -1
 
     @property
+    def decided(self) -> int:
+        """How many tracked records have been taken so far."""
+        return self._decided
+
+    @property
     def open_piece(self) -> bool:
         return self._piece_start >= 0
 

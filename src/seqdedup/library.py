@@ -1,0 +1,293 @@
+"""Sequence libraries (DESIGN section 8): load before a run, save after it.
+
+A library is a directory. It may hold:
+
+* ``seqdedup.sqlite``, the store this module writes: an SQLite database (WAL mode)
+  with one row per sequence (its records, independent of the delimiter) and one row
+  per run (configuration, timestamps, statistics);
+* plain sequence files, each file one sequence whose records are split by the run's
+  delimiter: in a ``sequences/`` sub-folder (the uniqseq layout,
+  ``<blake2b-128 hex>.uniqseq``) or, when the directory has neither the database nor
+  that sub-folder, directly in it. ``.DS_Store``, ``README*``, ``.gitignore`` and
+  ``.keep`` are ignored; one trailing delimiter at the end of a file is dropped.
+
+Saving is atomic and concurrent-safe: during the run, sequences are staged in a
+private temporary SQLite file (so memory stays bounded however much is saved); at the
+end they are copied into the library in one short transaction (``BEGIN IMMEDIATE``,
+with a busy timeout), so a run killed at any moment leaves the library as it was, and
+two runs saving at once both land.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+import sys
+import tempfile
+from array import array
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from hashlib import blake2b
+from pathlib import Path
+from typing import Any
+
+from seqdedup.errors import SeqdedupError
+
+DB_NAME = "seqdedup.sqlite"
+SEQUENCES_DIR = "sequences"
+_IGNORED = {".DS_Store", ".gitignore", ".keep"}
+_DB_FILES = {DB_NAME, DB_NAME + "-wal", DB_NAME + "-shm", DB_NAME + "-journal"}
+BUSY_TIMEOUT_S = 120.0
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS sequences (
+    digest  BLOB PRIMARY KEY,   -- blake2b-128 of the encoded records
+    records BLOB NOT NULL,      -- see encode_records
+    length  INTEGER NOT NULL,   -- number of records
+    kind    TEXT NOT NULL,      -- 'new': first-seen material; 'repeat': a repeated piece
+    count   INTEGER NOT NULL,   -- sightings (pieces: times seen, summed over runs)
+    run_id  INTEGER             -- the run that first saved it
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS runs (
+    id         INTEGER PRIMARY KEY,
+    started    TEXT NOT NULL,
+    finished   TEXT NOT NULL,
+    config     TEXT NOT NULL,   -- JSON
+    statistics TEXT NOT NULL    -- JSON
+);
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class LibrarySequence:
+    """One loaded sequence: ``name`` identifies it in markers and explanations."""
+
+    name: str
+    records: list[bytes]
+
+
+def encode_records(records: list[bytes]) -> bytes:
+    """Count, lengths (little-endian uint32) and contents: no delimiter involved."""
+    lengths = array("I", map(len, records))
+    if sys.byteorder == "big":
+        lengths.byteswap()
+    return len(records).to_bytes(4, "little") + lengths.tobytes() + b"".join(records)
+
+
+def decode_records(blob: bytes) -> list[bytes]:
+    count = int.from_bytes(blob[:4], "little")
+    lengths = array("I")
+    lengths.frombytes(blob[4 : 4 + 4 * count])
+    if sys.byteorder == "big":
+        lengths.byteswap()
+    records = []
+    pos = 4 + 4 * count
+    for length in lengths:
+        records.append(blob[pos : pos + length])
+        pos += length
+    return records
+
+
+def digest_of(encoded: bytes) -> bytes:
+    return blake2b(encoded, digest_size=16).digest()
+
+
+# -- loading -----------------------------------------------------------------------
+def load_library(directory: Path, delimiter: bytes) -> list[LibrarySequence]:
+    """Every sequence the directory holds (database first, then plain files)."""
+    if not directory.exists():
+        raise SeqdedupError(f"library '{directory}' does not exist")
+    if not directory.is_dir():
+        raise SeqdedupError(f"library '{directory}' is not a directory")
+    sequences: list[LibrarySequence] = []
+    database = directory / DB_NAME
+    if database.exists():
+        sequences += _load_database(database)
+    plain = directory / SEQUENCES_DIR
+    if plain.is_dir():
+        sequences += _load_plain(plain, delimiter)
+    elif not database.exists():
+        sequences += _load_plain(directory, delimiter)
+    return sequences
+
+
+def _load_database(path: Path) -> list[LibrarySequence]:
+    try:
+        connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S)
+        try:
+            rows = connection.execute(
+                "SELECT digest, records FROM sequences ORDER BY run_id, digest"
+            ).fetchall()
+        finally:
+            connection.close()
+    except sqlite3.Error as exc:
+        raise SeqdedupError(f"library database '{path}' cannot be read: {exc}") from None
+    try:
+        return [LibrarySequence(digest.hex(), decode_records(blob)) for digest, blob in rows]
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise SeqdedupError(f"library database '{path}' is corrupt: {exc}") from None
+
+
+def _plain_files(directory: Path) -> Iterator[Path]:
+    for entry in sorted(directory.iterdir()):
+        name = entry.name
+        if name in _IGNORED or name in _DB_FILES or name.startswith("README"):
+            continue
+        if entry.is_file():
+            yield entry
+
+
+def _load_plain(directory: Path, delimiter: bytes) -> list[LibrarySequence]:
+    sequences = []
+    for path in _plain_files(directory):
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise SeqdedupError(f"library file '{path}': {exc.strerror or exc}") from None
+        if data.endswith(delimiter):
+            data = data[: -len(delimiter)]
+        if data:
+            sequences.append(LibrarySequence(path.name, data.split(delimiter)))
+    return sequences
+
+
+# -- saving ------------------------------------------------------------------------
+class LibraryWriter:
+    """Stage what a run observed; :meth:`commit` lands it in one transaction."""
+
+    def __init__(self, directory: Path) -> None:
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise SeqdedupError(
+                f"--library-dir '{directory}' cannot be created: {exc.strerror or exc}"
+            ) from None
+        if not directory.is_dir():
+            raise SeqdedupError(f"--library-dir '{directory}' is not a directory")
+        self.directory = directory
+        self.started = _now()
+        fd, name = tempfile.mkstemp(prefix="seqdedup-staging-", suffix=".sqlite")
+        os.close(fd)
+        self._staging_path = name
+        self._staging = sqlite3.connect(name)
+        self._staging.execute("PRAGMA journal_mode=OFF")
+        self._staging.execute("PRAGMA synchronous=OFF")
+        self._staging.execute(
+            "CREATE TABLE staged (digest BLOB, records BLOB, length INTEGER, kind TEXT)"
+        )
+        self._rows: list[tuple[bytes, bytes, int, str]] = []
+
+    def add(self, records: list[bytes], kind: str) -> None:
+        """Stage one sequence (``kind`` 'new' or 'repeat')."""
+        if not records:
+            return
+        encoded = encode_records(records)
+        self._rows.append((digest_of(encoded), encoded, len(records), kind))
+        if len(self._rows) >= 512:
+            self._flush_rows()
+
+    def _flush_rows(self) -> None:
+        self._staging.executemany("INSERT INTO staged VALUES (?, ?, ?, ?)", self._rows)
+        self._rows = []
+
+    def commit(self, config: dict[str, object], statistics: dict[str, object]) -> int:
+        """Land the staged sequences and the run row; return how many sequences the
+        run saved (distinct contents staged)."""
+        self._flush_rows()
+        self._staging.commit()
+        saved = self._staging.execute("SELECT COUNT(DISTINCT digest) FROM staged").fetchone()[0]
+        self._staging.close()
+        statistics = {**statistics, "library_sequences_saved": saved}
+        path = self.directory / DB_NAME
+        try:
+            connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+            try:
+                connection.execute("PRAGMA journal_mode=WAL")
+                connection.executescript(_SCHEMA)
+                connection.execute("ATTACH DATABASE ? AS staging", (self._staging_path,))
+                connection.execute("BEGIN IMMEDIATE")
+                run_id = connection.execute(
+                    "INSERT INTO runs (started, finished, config, statistics) VALUES (?,?,?,?)",
+                    (self.started, _now(), json.dumps(config), json.dumps(statistics)),
+                ).lastrowid
+                connection.execute(
+                    "INSERT INTO sequences (digest, records, length, kind, count, run_id) "
+                    "SELECT digest, records, length, kind, 1, ? FROM staging.staged WHERE true "
+                    "ON CONFLICT(digest) DO UPDATE SET count = count + 1",
+                    (run_id,),
+                )
+                connection.execute("COMMIT")
+                connection.execute("DETACH DATABASE staging")
+            finally:
+                connection.close()
+        except sqlite3.Error as exc:
+            raise SeqdedupError(f"library '{path}' cannot be saved: {exc}") from None
+        finally:
+            self.discard()
+        return int(saved)
+
+    def discard(self) -> None:
+        """Drop what was staged (a failed run saves nothing)."""
+        with contextlib.suppress(sqlite3.Error):
+            self._staging.close()
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self._staging_path)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+# -- the loaded library as the engine sees it ----------------------------------------
+SENTINEL = 0x5EDD_ED5E_DDED_5EDD  # between sequences in the key region; matches no key
+
+
+class LoadedLibrary:
+    """Where loaded sequences sit in the engine's key space.
+
+    All library keys form one region ending at index -1, a sentinel before, between
+    and after the sequences, so that a match never runs from one sequence into the
+    next. A window of a library sequence starting at region index g is given start g:
+    negative and at most -W - 1, so every window of the run repeats it.
+    """
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+        self.starts: list[int] = []  # region index of each sequence's first record
+
+    def index(
+        self, sequences: list[LibrarySequence], keys: Any, matcher: Any
+    ) -> tuple[array[int], Any, Any]:
+        """Return the key region, and every window's fingerprint and start."""
+        import numpy as np
+
+        lengths = [len(sequence.records) for sequence in sequences]
+        records = [record for sequence in sequences for record in sequence.records]
+        hashes = np.asarray(keys.hashes(records), dtype=np.int64)
+        bounds = np.cumsum([0, *lengths])
+        region = np.insert(hashes, bounds, np.int64(SENTINEL))
+        size = len(region)
+        first_records = bounds[:-1] + np.arange(1, len(sequences) + 1)  # after each sentinel
+        self.names = [sequence.name for sequence in sequences]
+        self.starts = (first_records - size).tolist()
+        width = matcher.window_size
+        count = size - width + 1
+        if count <= 0:
+            return array("q", region.tolist()), [], []
+        fps = np.asarray(matcher.fingerprints(region, count), dtype=np.int64)
+        sentinels = np.concatenate([[0], np.cumsum(region == np.int64(SENTINEL))])
+        inside = (sentinels[width : width + count] - sentinels[:count]) == 0
+        starts = np.flatnonzero(inside) - size
+        keys_region = array("q")
+        keys_region.frombytes(region.tobytes())
+        return keys_region, fps[inside], starts
+
+    def locate(self, start: int) -> tuple[str, int]:
+        """The sequence a region index lies in, and the offset inside it."""
+        from bisect import bisect_right
+
+        which = bisect_right(self.starts, start) - 1
+        return self.names[which], start - self.starts[which]

@@ -1,0 +1,160 @@
+"""The sequence library: continuity across runs, stores, plain folders, errors."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from seqdedup import Deduplicator, SeqdedupError
+from seqdedup.library import (
+    DB_NAME,
+    decode_records,
+    encode_records,
+    load_library,
+)
+
+from oracle import skipped_flags
+
+
+def run(records, **options):
+    d = Deduplicator(**options)
+    out = d.feed(records) + d.flush()
+    return out, d.stats
+
+
+def expected(keys, window, history=None, library=()):
+    flags = skipped_flags(keys, window, history, library=library)
+    return [k for k, s in zip(keys, flags, strict=True) if not s]
+
+
+alphabet = st.integers(1, 4).flatmap(
+    lambda k: st.lists(st.sampled_from([b"a", b"b", b"c", b"d"][:k]), max_size=60)
+)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    x=alphabet,
+    y=alphabet,
+    z=alphabet,
+    window=st.integers(1, 5),
+    history=st.sampled_from([None, 100]),
+)
+def test_runs_continue_from_the_library(tmp_path_factory, x, y, z, window, history):
+    library = tmp_path_factory.mktemp("lib") / "L"
+    run(x, window_size=window, library_dir=library)
+    only_read, _ = run(y, window_size=window, max_history=history, read_sequences=(library,))
+    out_y, _ = run(y, window_size=window, max_history=history, library_dir=library)
+    assert out_y == expected(y, window, history, library=[x])
+    assert only_read == out_y
+    out_z, _ = run(z, window_size=window, read_sequences=(library,))
+    assert out_z == expected(z, window, library=[x, y])
+
+
+def test_saves_new_material_compactly_and_counts(tmp_path):
+    library = tmp_path / "L"
+    block = [b"t1", b"t2", b"t3"]
+    records = [b"u1", *block, b"u2", *block, b"u3", *block]
+    _, stats = run(records, window_size=3, library_dir=library)
+    with sqlite3.connect(library / DB_NAME) as db:
+        rows = db.execute("SELECT kind, length, count FROM sequences ORDER BY kind").fetchall()
+        runs = db.execute("SELECT config, statistics FROM runs").fetchall()
+    # New material: records 1-11, covered by first-seen windows (the last window,
+    # "t1 t2 t3" again, is a repeat, so record 12 is not new); the repeated piece
+    # "t1 t2 t3" seen twice in this run.
+    assert rows == [("new", 11, 1), ("repeat", 3, 2)]
+    assert stats.library_saved == len(rows)
+    assert len(runs) == 1 and '"window_size": 3' in runs[0][0]
+
+
+def test_records_are_stored_independently_of_the_delimiter(tmp_path):
+    library = tmp_path / "L"
+    records = [b"a\nb", b"\x00\xff", b"", b"c"]
+    run(records, window_size=2, byte_mode=True, delimiter=b"\0", library_dir=library)
+    out, _ = run(
+        [b"a\nb", b"\x00\xff", b"x"],
+        window_size=2,
+        byte_mode=True,
+        delimiter=b"::",
+        read_sequences=(library,),
+    )
+    assert out == [b"x"]
+    assert decode_records(encode_records(records)) == records
+
+
+def test_plain_folder_written_by_hand(tmp_path):
+    folder = tmp_path / "traces"
+    folder.mkdir()
+    (folder / "timeout.txt").write_bytes(b"Traceback\n  File x\nTimeoutError\n")
+    (folder / "README.md").write_text("my known traces\n")
+    (folder / ".DS_Store").write_bytes(b"\0\0junk")
+    (folder / ".gitignore").write_text("*\n")
+    (folder / ".keep").write_text("")
+    (folder / "latin1.txt").write_bytes(b"caf\xe9\nna\xefve")  # not UTF-8: read as bytes
+    sequences = load_library(folder, b"\n")
+    assert [s.name for s in sequences] == ["latin1.txt", "timeout.txt"]
+    assert sequences[1].records == [b"Traceback", b"  File x", b"TimeoutError"]
+    out, stats = run(
+        [b"start", b"Traceback", b"  File x", b"TimeoutError", b"caf\xe9", b"end"],
+        window_size=2,
+        read_sequences=(folder,),
+    )
+    assert out == [b"start", b"caf\xe9", b"end"]
+    assert stats.library_loaded == 2
+
+
+def test_uniqseq_layout_loads_as_it_is(tmp_path):
+    library = tmp_path / "uniqseq-lib"
+    (library / "sequences").mkdir(parents=True)
+    (library / "metadata-20251125-144204-290932").mkdir()
+    (library / "metadata-20251125-144204-290932" / "config.json").write_text("{}")
+    content = b"Line 1\nLine 2\nLine 3"  # no trailing delimiter
+    (library / "sequences" / "d736e8f24318e94f50d8fea7ae1f6aa4.uniqseq").write_bytes(content)
+    lines: list[str] = []
+    d = Deduplicator(
+        window_size=3, read_sequences=(library,), annotate=True, on_explain=lines.append
+    )
+    out = d.feed([b"x", b"Line 1", b"Line 2", b"Line 3", b"y"]) + d.flush()
+    assert out == [
+        b"x",
+        b"[DUPLICATE: Lines 2-4 matched library sequence "
+        b"d736e8f24318e94f50d8fea7ae1f6aa4.uniqseq records 1-3 (sequence seen 2 times)]",
+        b"y",
+    ]
+    assert lines == [
+        "EXPLAIN: Lines 2-4 skipped (duplicate of library sequence "
+        "d736e8f24318e94f50d8fea7ae1f6aa4.uniqseq records 1-3, seen 2x)"
+    ]
+
+
+def test_library_errors(tmp_path):
+    with pytest.raises(SeqdedupError, match="does not exist"):
+        Deduplicator(read_sequences=(tmp_path / "missing",))
+    a_file = tmp_path / "file"
+    a_file.write_text("x")
+    with pytest.raises(SeqdedupError, match="not a directory"):
+        Deduplicator(read_sequences=(a_file,))
+    with pytest.raises(SeqdedupError, match=r"not a directory|cannot be created"):
+        Deduplicator(library_dir=a_file)
+    corrupt = tmp_path / "corrupt"
+    corrupt.mkdir()
+    (corrupt / DB_NAME).write_bytes(b"this is not a database" * 100)
+    with pytest.raises(SeqdedupError, match="cannot be read"):
+        Deduplicator(read_sequences=(corrupt,))
+
+
+def test_failed_run_saves_nothing(tmp_path):
+    library = tmp_path / "L"
+    run([b"a", b"b"], window_size=1, library_dir=library)
+    d = Deduplicator(window_size=1, library_dir=library)
+    d.feed([b"c", b"d"])
+    d.abort()
+    with sqlite3.connect(library / DB_NAME) as db:
+        assert db.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 1
+    out, _ = run([b"a", b"c"], window_size=1, read_sequences=(library,))
+    assert out == [b"c"]

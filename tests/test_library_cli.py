@@ -1,0 +1,177 @@
+"""The library through the installed command: crashes, concurrency, the workflow."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import sqlite3
+import subprocess
+import time
+
+import pytest
+
+from seqdedup.library import DB_NAME
+
+from conftest import seqdedup_command, user_env
+
+
+def library_state(library):
+    """(runs, sequences, records) of a library, after checking its integrity."""
+    with sqlite3.connect(library / DB_NAME) as db:
+        assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        runs = db.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+        sequences, records = db.execute(
+            "SELECT COUNT(*), COALESCE(SUM(length), 0) FROM sequences"
+        ).fetchone()
+    return runs, sequences, records
+
+
+@pytest.fixture(scope="module")
+def big_input(tmp_path_factory):
+    path = tmp_path_factory.mktemp("big") / "big.log"
+    lines = (f"2026-11-22 request {i} user {i * 7919 % 100003} ok\n" for i in range(300_000))
+    path.write_text("".join(lines))
+    return path
+
+
+@pytest.fixture(scope="module")
+def base_library(tmp_path_factory):
+    library = tmp_path_factory.mktemp("base") / "L"
+    small = library.parent / "small.log"
+    small.write_text("".join(f"old line {i}\n" for i in range(1000)))
+    subprocess.run(
+        [*seqdedup_command(), "-q", "-w", "3", "-l", str(library), str(small)],
+        check=True,
+        env=user_env(),
+    )
+    return library
+
+
+def test_killed_run_leaves_old_or_new_library(tmp_path, big_input, base_library):
+    before = library_state(base_library)
+    complete = tmp_path / "complete"
+    shutil.copytree(base_library, complete)
+    started = time.monotonic()
+    subprocess.run(
+        [*seqdedup_command(), "-q", "-w", "3", "-l", str(complete), str(big_input)],
+        check=True,
+        env=user_env(),
+        stdout=subprocess.DEVNULL,
+    )
+    duration = time.monotonic() - started
+    after = library_state(complete)
+    assert after[0] == before[0] + 1 and after[2] > before[2]
+    outcomes = set()
+    for k in range(12):  # kill points spread over the whole run, the save included
+        library = tmp_path / f"kill{k}"
+        shutil.copytree(base_library, library)
+        proc = subprocess.Popen(
+            [*seqdedup_command(), "-q", "-w", "3", "-l", str(library), str(big_input)],
+            stdout=subprocess.DEVNULL,
+            env=user_env(),
+        )
+        time.sleep(duration * (0.3 + 0.75 * k / 11))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        state = library_state(library)
+        assert state in (before, after), f"kill {k}: half-written library {state}"
+        outcomes.add(state)
+    assert before in outcomes  # some kills landed before the commit
+
+
+def test_two_runs_saving_at_once_both_land(tmp_path, big_input, base_library):
+    library = tmp_path / "L"
+    shutil.copytree(base_library, library)
+    other = tmp_path / "other.log"
+    other.write_text("".join(f"other {i}\n" for i in range(100_000)))
+    procs = [
+        subprocess.Popen(
+            [*seqdedup_command(), "-q", "-w", "1", "-l", str(library), str(path)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            env=user_env(),
+        )
+        for path in (big_input, other)
+    ]
+    for proc in procs:
+        _, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err
+    assert library_state(library)[0] == library_state(base_library)[0] + 2
+    both = tmp_path / "both.log"
+    both.write_bytes(big_input.read_bytes() + other.read_bytes())
+    p = subprocess.run(
+        [*seqdedup_command(), "-q", "-w", "1", "-r", str(library), str(both)],
+        capture_output=True,
+        env=user_env(),
+        check=True,
+    )
+    assert p.stdout == b""  # every record of both runs is in the library
+
+
+def test_novelty_filter_workflow(tmp_path):
+    day1 = tmp_path / "day1.log"
+    day2 = tmp_path / "day2.log"
+    day1.write_text("boot\nconnect db\nERROR timeout\nretry\nok\n")
+    day2.write_text("boot\nconnect db\nERROR disk full\nretry\nERROR disk full\nnew feature\n")
+    library = tmp_path / "L"
+    cmd = " ".join(seqdedup_command())
+    subprocess.run(
+        f"{cmd} -q -w 1 --library-dir {library} {day1}",
+        shell=True,
+        check=True,
+        env=user_env(),
+        stdout=subprocess.DEVNULL,
+    )
+    p = subprocess.run(
+        f"{cmd} -q -w 1 --read-sequences {library} --annotate {day2} | grep -v DUPLICATE",
+        shell=True,
+        capture_output=True,
+        env=user_env(),
+        check=True,
+    )
+    assert p.stdout == b"ERROR disk full\nnew feature\n"
+
+
+def test_library_statistics_rows_and_json(tmp_path):
+    library = tmp_path / "L"
+    data = b"a\nb\nc\na\nb\nc\n"
+    p = subprocess.run(
+        [*seqdedup_command(), "-w", "3", "-l", str(library), "--stats-format", "json"],
+        input=data,
+        capture_output=True,
+        env=user_env(),
+        check=True,
+    )
+    doc = json.loads(p.stderr)
+    assert doc["statistics"]["library"] == {"loaded": 0, "saved": 2}
+    p = subprocess.run(
+        [*seqdedup_command(), "-w", "3", "-r", str(library)],
+        input=data,
+        capture_output=True,
+        env=user_env(),
+        check=True,
+    )
+    table = p.stderr.decode()
+    assert table.index("Max history") < table.index("Library sequences loaded")
+    assert p.stdout == b""
+
+
+@pytest.mark.parametrize("kind", ["missing", "file", "corrupt"])
+def test_library_errors_exit_1_with_one_line(tmp_path, kind, run_cli):
+    target = tmp_path / "lib"
+    if kind == "file":
+        target.write_text("x")
+    elif kind == "corrupt":
+        target.mkdir()
+        (target / DB_NAME).write_bytes(b"garbage" * 1000)
+    p = run_cli(["-r", str(target)], b"a\n")
+    assert p.returncode == 1 and p.stdout == b""
+    assert str(target) in p.stderr.decode() and p.stderr.decode().count("\n") == 1
+
+
+def test_failing_transform_saves_nothing(tmp_path, run_cli):
+    library = tmp_path / "L"
+    p = run_cli(["-q", "-l", str(library), "-t", "exit 2"], b"a\nb\n")
+    assert p.returncode == 1
+    assert not (library / DB_NAME).exists()
