@@ -25,10 +25,51 @@ from pathlib import Path
 GENLOG = Path(__file__).with_name("genlog.py")
 
 
-def generate(path: Path, lines: int, seed: int = 1) -> None:
+def generate(path: Path, lines: int, seed: int = 1, trace_share: float = 0.30) -> None:
     """Write the log in a child process: ru_maxrss of every later child would include
     this process's own high-water mark (it survives fork and exec), so it stays small."""
-    subprocess.run([sys.executable, str(GENLOG), str(path), str(lines), str(seed)], check=True)
+    subprocess.run(
+        [sys.executable, str(GENLOG), str(path), str(lines), str(seed), str(trace_share)],
+        check=True,
+    )
+
+
+def library_figures(workdir: Path, lines: int, out: Path) -> None:
+    """Save and load times of a library holding ``lines`` new records."""
+    import sqlite3
+
+    log = workdir / f"seqdedup-bench-new-{lines}.log"
+    if not log.exists():
+        generate(log, lines, seed=3, trace_share=0.0)  # every line new
+    library = workdir / "seqdedup-bench-library"
+    shutil.rmtree(library, ignore_errors=True)
+    plain, _ = measure([*seqdedup(), "-q", "-w", "10", str(log)], None, out)
+    saving, save_peak = measure(
+        [*seqdedup(), "-q", "-w", "10", "-l", str(library), str(log)], None, out
+    )
+    with sqlite3.connect(library / "seqdedup.sqlite") as db:
+        records, stored = db.execute(
+            "SELECT SUM(length), SUM(LENGTH(records)) FROM sequences"
+        ).fetchone()
+    disk = sum(f.stat().st_size for f in library.iterdir())
+    tiny = workdir / "seqdedup-bench-tiny.log"
+    tiny.write_text("one\ntwo\n")
+    base, _ = measure([*seqdedup(), "-q", "-w", "10", str(tiny)], None, out)
+    loading, load_peak = measure(
+        [*seqdedup(), "-q", "-w", "10", "-r", str(library), str(tiny)], None, out
+    )
+    print(
+        f"library: a run over {lines:,} new lines takes {plain:.2f} s, "
+        f"{saving:.2f} s with --library-dir (+{saving - plain:.2f} s, peak {save_peak:.0f} MB)"
+    )
+    print(
+        f"library: holds {records:,} records; {disk / 1e6:.1f} MB on disk for "
+        f"{log.stat().st_size / 1e6:.1f} MB of input ({stored / 1e6:.1f} MB of records)"
+    )
+    print(
+        f"library: loading it takes {loading - base:.2f} s on top of a {base:.2f} s run "
+        f"(peak {load_peak:.0f} MB)"
+    )
 
 
 def seqdedup() -> list[str]:
@@ -75,6 +116,13 @@ def main() -> None:
         metavar="N",
         help="lines of all-distinct input for the memory-per-window figure",
     )
+    parser.add_argument(
+        "--library",
+        type=int,
+        default=1_000_000,
+        metavar="N",
+        help="new records saved to and loaded from a library (0: skip)",
+    )
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()))
     args = parser.parse_args()
 
@@ -120,6 +168,8 @@ def main() -> None:
             f"memory per distinct window ({args.distinct:,} unique lines, named file): "
             f"{per_window:.0f} bytes (peak {peaks[1]:.0f} MB vs {peaks[0]:.0f} MB)"
         )
+    if args.library:
+        library_figures(args.workdir, args.library, out)
     if args.stream:
         stream = args.workdir / f"seqdedup-bench-stream-{args.stream}.log"
         if not stream.exists():

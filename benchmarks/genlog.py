@@ -57,4 +57,6 @@ def generate(path: Path, n_lines: int, seed: int = 1, trace_share: float = 0.30)
 
 if __name__ == "__main__":
     lines = int(sys.argv[2]) if len(sys.argv) > 2 else 1_000_000
-    generate(Path(sys.argv[1]), lines, int(sys.argv[3]) if len(sys.argv) > 3 else 1)
+    seed = int(sys.argv[3]) if len(sys.argv) > 3 else 1
+    share = float(sys.argv[4]) if len(sys.argv) > 4 else 0.30
+    generate(Path(sys.argv[1]), lines, seed, share)

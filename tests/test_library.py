@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from seqdedup import Deduplicator, SeqdedupError
+from seqdedup import Deduplicator, SeqdedupError, api
 from seqdedup.library import (
     DB_NAME,
     decode_records,
@@ -56,6 +56,16 @@ def test_runs_continue_from_the_library(tmp_path_factory, x, y, z, window, histo
     assert out_z == expected(z, window, library=[x, y])
 
 
+@pytest.mark.parametrize("window", [1, 2, 5, 40])
+def test_long_new_stretches_are_staged_in_overlapping_pieces(tmp_path, monkeypatch, window):
+    monkeypatch.setattr(api, "STRETCH_CHUNK", 3)
+    library = tmp_path / "L"
+    records = [b"r%d" % i for i in range(200)]
+    run(records, window_size=window, library_dir=library)
+    out, _ = run(records, window_size=window, read_sequences=(library,))
+    assert out == []  # every window of the first run is in the library
+
+
 def test_saves_new_material_compactly_and_counts(tmp_path):
     library = tmp_path / "L"
     block = [b"t1", b"t2", b"t3"]
@@ -96,7 +106,7 @@ def test_plain_folder_written_by_hand(tmp_path):
     (folder / ".gitignore").write_text("*\n")
     (folder / ".keep").write_text("")
     (folder / "latin1.txt").write_bytes(b"caf\xe9\nna\xefve")  # not UTF-8: read as bytes
-    sequences = load_library(folder, b"\n")
+    sequences = list(load_library(folder, b"\n"))
     assert [s.name for s in sequences] == ["latin1.txt", "timeout.txt"]
     assert sequences[1].records == [b"Traceback", b"  File x", b"TimeoutError"]
     out, stats = run(

@@ -91,6 +91,7 @@ class Deduplicator:
             self._writer = LibraryWriter(config.library_dir)
             self._matcher.new_material = []
         self._stretch: list[bytes] = []  # new material not yet staged
+        self._stretch_carried = 0  # its first records, already staged with the last piece
         self._run_records: dict[int, bytes] = {}  # skipped records awaiting their piece
         self._annotation = None
         if config.annotate:
@@ -116,11 +117,13 @@ class Deduplicator:
             directories.append(config.library_dir)
         if not directories:
             return
-        sequences = []
-        for directory in directories:
-            sequences += load_library(directory, config.delimiter)
-        self.stats.library_loaded = len(sequences)
+        sequences = (
+            sequence
+            for directory in directories
+            for sequence in load_library(directory, config.delimiter)
+        )
         region, fps, starts = self._library.index(sequences, self._keys, self._matcher)
+        self.stats.library_loaded = len(self._library.names)
         self._matcher.add_library_windows(fps, starts)
         self._attributor.set_library_keys(region)
 
@@ -149,7 +152,8 @@ class Deduplicator:
         out = self._release(self._matcher.finish(), final=True)
         self._finished = True
         if self._writer is not None:
-            self._stage(self._stretch, "new")
+            if len(self._stretch) > self._stretch_carried:
+                self._stage(self._stretch, "new")
             self.stats.library_saved = 0
             document = stats_document(self.stats, self.config)
             configuration = document.pop("configuration")
@@ -236,12 +240,22 @@ class Deduplicator:
         assert flags is not None
         self._matcher.new_material = []
         stretch = self._stretch
+        overlap = self.config.window_size - 1
+        chunk = max(STRETCH_CHUNK, 2 * self.config.window_size)
         for record, is_new in zip(tracked, flags, strict=True):
             if is_new:
                 stretch.append(record)
+                if len(stretch) >= chunk:
+                    # Stage long stretches in pieces overlapping by W-1 records, so that
+                    # every window stays inside one piece and memory stays bounded.
+                    self._stage(stretch, "new")
+                    stretch = self._stretch = stretch[len(stretch) - overlap :]
+                    self._stretch_carried = len(stretch)
             elif stretch:
-                self._stage(stretch, "new")
+                if len(stretch) > self._stretch_carried:
+                    self._stage(stretch, "new")
                 stretch = self._stretch = []
+                self._stretch_carried = 0
         first = self._attributor.decided - len(keep)
         waiting = self._run_records
         for offset, kept_flag in enumerate(keep):
@@ -328,6 +342,7 @@ class Deduplicator:
 
 
 MAX_BUFFERED_PIECE = 200_000  # skipped records held for saving one repeated piece
+STRETCH_CHUNK = 16_384  # new material is staged at least this often (records)
 
 
 class Writable(Protocol):

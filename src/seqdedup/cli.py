@@ -247,8 +247,6 @@ def _expand_filters(specs: list[tuple[str, str]]) -> list[FilterRule]:
     return rules
 
 
-
-
 def _open_input(name: str | None, stdin: IO[bytes] | None) -> IO[bytes]:
     if name in (None, "-"):
         if stdin is not None:

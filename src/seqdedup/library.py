@@ -27,7 +27,7 @@ import sqlite3
 import sys
 import tempfile
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from hashlib import blake2b
@@ -96,39 +96,41 @@ def digest_of(encoded: bytes) -> bytes:
 
 
 # -- loading -----------------------------------------------------------------------
-def load_library(directory: Path, delimiter: bytes) -> list[LibrarySequence]:
-    """Every sequence the directory holds (database first, then plain files)."""
+def load_library(directory: Path, delimiter: bytes) -> Iterator[LibrarySequence]:
+    """Every sequence the directory holds (database first, then plain files), one at a
+    time so that a large library never sits in memory as records. The directory is
+    checked at once; a corrupt database raises when reached."""
     if not directory.exists():
         raise SeqdedupError(f"library '{directory}' does not exist")
     if not directory.is_dir():
         raise SeqdedupError(f"library '{directory}' is not a directory")
-    sequences: list[LibrarySequence] = []
     database = directory / DB_NAME
-    if database.exists():
-        sequences += _load_database(database)
     plain = directory / SEQUENCES_DIR
+    parts: list[Iterator[LibrarySequence]] = []
+    if database.exists():
+        parts.append(_load_database(database))
     if plain.is_dir():
-        sequences += _load_plain(plain, delimiter)
+        parts.append(_load_plain(plain, delimiter))
     elif not database.exists():
-        sequences += _load_plain(directory, delimiter)
-    return sequences
+        parts.append(_load_plain(directory, delimiter))
+    return (sequence for part in parts for sequence in part)
 
 
-def _load_database(path: Path) -> list[LibrarySequence]:
+def _load_database(path: Path) -> Iterator[LibrarySequence]:
     try:
         connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S)
-        try:
-            rows = connection.execute(
-                "SELECT digest, records FROM sequences ORDER BY run_id, digest"
-            ).fetchall()
-        finally:
-            connection.close()
     except sqlite3.Error as exc:
         raise SeqdedupError(f"library database '{path}' cannot be read: {exc}") from None
     try:
-        return [LibrarySequence(digest.hex(), decode_records(blob)) for digest, blob in rows]
+        rows = connection.execute("SELECT digest, records FROM sequences ORDER BY run_id, digest")
+        for digest, blob in rows:
+            yield LibrarySequence(digest.hex(), decode_records(blob))
+    except sqlite3.Error as exc:
+        raise SeqdedupError(f"library database '{path}' cannot be read: {exc}") from None
     except (ValueError, TypeError, AttributeError) as exc:
         raise SeqdedupError(f"library database '{path}' is corrupt: {exc}") from None
+    finally:
+        connection.close()
 
 
 def _plain_files(directory: Path) -> Iterator[Path]:
@@ -140,8 +142,7 @@ def _plain_files(directory: Path) -> Iterator[Path]:
             yield entry
 
 
-def _load_plain(directory: Path, delimiter: bytes) -> list[LibrarySequence]:
-    sequences = []
+def _load_plain(directory: Path, delimiter: bytes) -> Iterator[LibrarySequence]:
     for path in _plain_files(directory):
         try:
             data = path.read_bytes()
@@ -150,8 +151,7 @@ def _load_plain(directory: Path, delimiter: bytes) -> list[LibrarySequence]:
         if data.endswith(delimiter):
             data = data[: -len(delimiter)]
         if data:
-            sequences.append(LibrarySequence(path.name, data.split(delimiter)))
-    return sequences
+            yield LibrarySequence(path.name, data.split(delimiter))
 
 
 # -- saving ------------------------------------------------------------------------
@@ -259,31 +259,52 @@ class LoadedLibrary:
         self.starts: list[int] = []  # region index of each sequence's first record
 
     def index(
-        self, sequences: list[LibrarySequence], keys: Any, matcher: Any
+        self, sequences: Iterable[LibrarySequence], keys: Any, matcher: Any
     ) -> tuple[array[int], Any, Any]:
-        """Return the key region, and every window's fingerprint and start."""
+        """Return the key region, and every window's fingerprint and start.
+
+        Records are hashed a group of sequences at a time and then dropped: only the
+        8-byte key hashes of the whole library stay in memory.
+        """
         import numpy as np
 
-        lengths = [len(sequence.records) for sequence in sequences]
-        records = [record for sequence in sequences for record in sequence.records]
-        hashes = np.asarray(keys.hashes(records), dtype=np.int64)
-        bounds = np.cumsum([0, *lengths])
-        region = np.insert(hashes, bounds, np.int64(SENTINEL))
+        region = array("q", [SENTINEL])
+        firsts: list[int] = []
+        group: list[LibrarySequence] = []
+        grouped = 0
+
+        def hash_group() -> None:
+            hashes = keys.hashes([record for sequence in group for record in sequence.records])
+            hashes = np.asarray(hashes, dtype=np.int64)
+            pos = 0
+            for sequence in group:
+                firsts.append(len(region))
+                region.frombytes(hashes[pos : pos + len(sequence.records)].tobytes())
+                region.append(SENTINEL)
+                pos += len(sequence.records)
+            self.names.extend(sequence.name for sequence in group)
+            group.clear()
+
+        for sequence in sequences:
+            group.append(sequence)
+            grouped += len(sequence.records)
+            if grouped >= 65_536:
+                hash_group()
+                grouped = 0
+        if group:
+            hash_group()
         size = len(region)
-        first_records = bounds[:-1] + np.arange(1, len(sequences) + 1)  # after each sentinel
-        self.names = [sequence.name for sequence in sequences]
-        self.starts = (first_records - size).tolist()
+        self.starts = [first - size for first in firsts]
         width = matcher.window_size
         count = size - width + 1
-        if count <= 0:
-            return array("q", region.tolist()), [], []
-        fps = np.asarray(matcher.fingerprints(region, count), dtype=np.int64)
-        sentinels = np.concatenate([[0], np.cumsum(region == np.int64(SENTINEL))])
+        if count <= 0 or not firsts:
+            return region, [], []
+        values = np.frombuffer(region, dtype=np.int64)
+        fps = np.asarray(matcher.fingerprints(values, count), dtype=np.int64)
+        sentinels = np.concatenate([[0], np.cumsum(values == np.int64(SENTINEL))])
         inside = (sentinels[width : width + count] - sentinels[:count]) == 0
         starts = np.flatnonzero(inside) - size
-        keys_region = array("q")
-        keys_region.frombytes(region.tobytes())
-        return keys_region, fps[inside], starts
+        return region, fps[inside], starts
 
     def locate(self, start: int) -> tuple[str, int]:
         """The sequence a region index lies in, and the offset inside it."""
