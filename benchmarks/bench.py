@@ -37,6 +37,7 @@ def generate(path: Path, lines: int, seed: int = 1, trace_share: float = 0.30) -
 def library_figures(workdir: Path, lines: int, out: Path) -> None:
     """Save and load times of a library holding ``lines`` new records."""
     import sqlite3
+    from contextlib import closing
 
     log = workdir / f"seqdedup-bench-new-{lines}.log"
     if not log.exists():
@@ -47,7 +48,7 @@ def library_figures(workdir: Path, lines: int, out: Path) -> None:
     saving, save_peak = measure(
         [*seqdedup(), "-q", "-w", "10", "-l", str(library), str(log)], None, out
     )
-    with sqlite3.connect(library / "seqdedup.sqlite") as db:
+    with closing(sqlite3.connect(library / "seqdedup.sqlite")) as db:
         records, stored = db.execute(
             "SELECT SUM(length), SUM(LENGTH(records)) FROM sequences"
         ).fetchone()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from contextlib import closing
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -71,7 +72,7 @@ def test_saves_new_material_compactly_and_counts(tmp_path):
     block = [b"t1", b"t2", b"t3"]
     records = [b"u1", *block, b"u2", *block, b"u3", *block]
     _, stats = run(records, window_size=3, library_dir=library)
-    with sqlite3.connect(library / DB_NAME) as db:
+    with closing(sqlite3.connect(library / DB_NAME)) as db:
         rows = db.execute("SELECT kind, length, count FROM sequences ORDER BY kind").fetchall()
         runs = db.execute("SELECT config, statistics FROM runs").fetchall()
     # New material: records 1-11, covered by first-seen windows (the last window,
@@ -164,7 +165,7 @@ def test_failed_run_saves_nothing(tmp_path):
     d = Deduplicator(window_size=1, library_dir=library)
     d.feed([b"c", b"d"])
     d.abort()
-    with sqlite3.connect(library / DB_NAME) as db:
+    with closing(sqlite3.connect(library / DB_NAME)) as db:
         assert db.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 1
     out, _ = run([b"a", b"c"], window_size=1, read_sequences=(library,))
     assert out == [b"c"]

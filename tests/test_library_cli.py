@@ -8,6 +8,7 @@ import signal
 import sqlite3
 import subprocess
 import time
+from contextlib import closing
 
 import pytest
 
@@ -18,7 +19,9 @@ from conftest import seqdedup_command, user_env
 
 def library_state(library):
     """(runs, sequences, records) of a library, after checking its integrity."""
-    with sqlite3.connect(library / DB_NAME) as db:
+    # closing(): a sqlite3 connection used as a context manager is not closed, and
+    # an open one keeps -wal/-shm files that vanish later, under a copy for example.
+    with closing(sqlite3.connect(f"file:{library / DB_NAME}?mode=ro", uri=True)) as db:
         assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         runs = db.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
         sequences, records = db.execute(
