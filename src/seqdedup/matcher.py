@@ -17,8 +17,8 @@ How it is computed:
   table of :mod:`seqdedup.fptable` from the first large batch on.
 * Limited history: one window at a time, as the rule is stated: admit window j - W,
   then look up window j's latest admitted start (repeat iff within the history). The
-  table is purged of windows older than the history whenever it passes twice the
-  history, so memory stays bounded on endless streams.
+  table has two generations, rotated every history-length of windows, so what is
+  older than the history is dropped and memory stays bounded on endless streams.
 * When ``repeat_sources`` is a dict, each repeat window's source start goes there for
   attribution: the earliest occurrence, or the earliest still remembered.
 
@@ -101,6 +101,8 @@ class WindowMatcher:
         self._coeffs = coefficients(window_size)
         self._table: dict[int, int] = {}  # unlimited history: fingerprint -> first start
         self._chains: dict[int, tuple[int, int]] = {}  # limited history, see _decide_limited
+        self._older_chains: dict[int, tuple[int, int]] = {}
+        self._rotated_at = 0
         self._first_starts: FirstStartTable | None = None  # replaces _table when large
         self._library: FirstStartTable | None = None  # limited history: library windows
         self._tail: list[int] = []  # hashes of the records whose window is not complete
@@ -127,7 +129,7 @@ class WindowMatcher:
         """How many window fingerprints the history currently holds."""
         if self._first_starts is not None:
             return len(self._first_starts)
-        return len(self._table) + len(self._chains)
+        return len(self._table) + len(self._chains) + len(self._older_chains)
 
     def fingerprints(self, hashes: Sequence[int], count: int) -> Any:
         """Fingerprints of the first ``count`` windows (a list, or an int64 array if large)."""
@@ -242,7 +244,7 @@ class WindowMatcher:
         windows = self._recent + fps  # windows [low, end)
         low = start - len(self._recent)
         chains = self._chains
-        get = chains.get
+        get, get_older = chains.get, self._older_chains.get
         library = None
         if self._library is not None:
             import numpy as np
@@ -255,12 +257,12 @@ class WindowMatcher:
             admitted = j - width
             if admitted >= low:
                 key = windows[admitted - low]
-                chain = get(key)
+                chain = get(key) or get_older(key)
                 if chain is None or admitted - chain[1] > horizon:
                     chains[key] = (admitted, admitted)
                 else:
                     chains[key] = (chain[0], admitted)
-            chain = get(fp)
+            chain = get(fp) or get_older(fp)
             if library is not None and library[j - start] < 0:
                 source = library[j - start]  # library windows come first, never forgotten
             elif chain is not None and j - chain[1] <= horizon:
@@ -280,9 +282,12 @@ class WindowMatcher:
             )
         self._next = start + len(fps)
         self._recent = windows[-width:]
-        if len(chains) > 2 * horizon + 1024:  # forget what is older than the history
-            oldest = self._next - horizon
-            self._chains = {fp: c for fp, c in chains.items() if c[1] >= oldest}
+        if self._next - self._rotated_at >= horizon:
+            # Two generations, each at least a history long: an entry last written two
+            # rotations ago is older than the history, so dropping it forgets nothing
+            # still remembered, and memory stays bounded without scanning the table.
+            self._older_chains, self._chains = chains, {}
+            self._rotated_at = self._next
         return keep
 
     def _mark_py(self, start: int, firsts: list[int]) -> list[bool]:
