@@ -9,12 +9,11 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import compress
-from typing import Any, Protocol, overload
+from typing import TYPE_CHECKING, Any, Protocol, overload
 
 from seqdedup.config import DEFAULT_ANNOTATION, DEFAULT_LIBRARY_ANNOTATION, Config
 from seqdedup.filters import TRACKED, UNMATCHED, FilterList
 from seqdedup.keys import KeyMaker, ShellTransform
-from seqdedup.library import LibraryWriter, LoadedLibrary, load_library
 from seqdedup.matcher import WindowMatcher
 from seqdedup.records import Readable, RecordSplitter, read_chunks
 from seqdedup.report import (
@@ -24,6 +23,9 @@ from seqdedup.report import (
     stats_document,
 )
 from seqdedup.sequences import Attributor, Piece, SequenceTable
+
+if TYPE_CHECKING:
+    from seqdedup.library import LibraryWriter, LoadedLibrary
 
 
 @dataclass
@@ -84,10 +86,12 @@ class Deduplicator:
             config.max_history,
         )
         self._explain = on_explain
-        self._library = LoadedLibrary()
+        self._library: LoadedLibrary | None = None
         self._load_libraries()
         self._writer: LibraryWriter | None = None
         if config.library_dir is not None:
+            from seqdedup.library import LibraryWriter
+
             self._writer = LibraryWriter(config.library_dir)
             self._matcher.new_material = []
         self._stretch: list[bytes] = []  # new material not yet staged
@@ -117,11 +121,14 @@ class Deduplicator:
             directories.append(config.library_dir)
         if not directories:
             return
+        from seqdedup.library import LoadedLibrary, load_library
+
         sequences = (
             sequence
             for directory in directories
             for sequence in load_library(directory, config.delimiter)
         )
+        self._library = LoadedLibrary()
         region, fps, starts = self._library.index(sequences, self._keys, self._matcher)
         self.stats.library_loaded = len(self._library.names)
         self._matcher.add_library_windows(fps, starts)
@@ -277,6 +284,7 @@ class Deduplicator:
             "window_size": self.config.window_size,
         }
         if piece.source_start < 0:
+            assert self._library is not None
             name, offset = self._library.locate(piece.source_start)
             fields.update(
                 sequence=name,

@@ -11,8 +11,10 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from pathlib import Path
-from typing import IO, Any, NoReturn, TextIO
+from typing import IO, TYPE_CHECKING, Any, NoReturn, TextIO
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 from seqdedup import __version__
 from seqdedup.config import (
@@ -231,9 +233,15 @@ def config_from_args(args: argparse.Namespace) -> Config:
         annotate=args.annotate,
         annotation_format=args.annotation_format,
         explain=args.explain,
-        read_sequences=tuple(Path(p) for p in args.read_sequences),
-        library_dir=Path(args.library_dir) if args.library_dir is not None else None,
+        read_sequences=tuple(_path(p) for p in args.read_sequences),
+        library_dir=_path(args.library_dir) if args.library_dir is not None else None,
     )
+
+
+def _path(name: str) -> Path:
+    from pathlib import Path  # only when a library option is used: start-up stays light
+
+    return Path(name)
 
 
 def _expand_filters(specs: list[tuple[str, str]]) -> list[FilterRule]:

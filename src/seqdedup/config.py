@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from seqdedup.errors import UsageError
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 MIN_WINDOW = 1
 MIN_HISTORY = 100

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from seqdedup.config import FilterRule
 from seqdedup.errors import UsageError
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 TRACKED = -1  # decision for a tracked record
 UNMATCHED = -2  # passed through: no track pattern matched
@@ -23,6 +26,8 @@ UNMATCHED = -2  # passed through: no track pattern matched
 
 def load_pattern_file(path: str | Path, kind: str) -> list[FilterRule]:
     """Read one regex per line; ``#`` comment lines and blank lines are skipped."""
+    from pathlib import Path
+
     option = f"--{kind}-file"
     try:
         text = Path(path).read_bytes().decode("utf-8", "surrogateescape")

@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
@@ -84,6 +83,8 @@ def explain_unmatched(number: int) -> str:
 def write_stats(stats: Stats, config: Config, stream: TextIO, fmt: str = "table") -> None:
     """Print the statistics to ``stream`` as a table or as one JSON document."""
     if fmt == "json":
+        import json
+
         stream.write(json.dumps(stats_document(stats, config), indent=2) + "\n")
         stream.flush()
         return
