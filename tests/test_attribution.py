@@ -191,3 +191,64 @@ def test_limited_and_unlimited_history_agree_while_nothing_is_forgotten(keys, wi
     unlimited, _, _ = run(records, window, max_history=None, annotate=True)
     limited, _, _ = run(records, window, max_history=100, annotate=True)
     assert limited == unlimited
+
+
+filtered_records = st.lists(
+    st.tuples(st.sampled_from(["E", "ts", "E"]), st.sampled_from("12")).map("".join),
+    max_size=80,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    records=filtered_records,
+    window=st.integers(1, 5),
+    sizes=st.lists(st.integers(1, 9), min_size=1, max_size=10),
+    history=st.sampled_from([None, 100]),
+)
+def test_markers_and_explanations_with_pass_through_records(records, window, sizes, history):
+    """Filters, markers and explanations together, fed in arbitrary pieces."""
+    from oracle import reference_output
+
+    numbered_records = [f"{n:05d}{r}".encode() for n, r in enumerate(records, start=1)]
+    explained: list[str] = []
+    d = Deduplicator(
+        window_size=window,
+        skip_chars=5,
+        max_history=history,
+        annotate=True,
+        annotation_format=MARKER,
+        on_explain=explained.append,
+        filters=(FilterRule("bypass", "^.{5}ts"),),
+    )
+    out: list[bytes] = []
+    pos = k = 0
+    while pos < len(numbered_records):
+        size = sizes[k % len(sizes)]
+        out += d.feed(numbered_records[pos : pos + size])
+        pos, k = pos + size, k + 1
+    lines = [o.decode() for o in out + d.flush()]
+    kept = [line for line in lines if not line.startswith("M ")]
+    want = reference_output(
+        [r.decode() for r in numbered_records],
+        window,
+        history,
+        rules=[("bypass", "^.{5}ts")],
+        skip_chars=5,
+    )
+    assert kept == want
+    # Pass-through records inside a piece's range are written in place, before its
+    # marker; tracked records keep the order: none written after a piece precedes it.
+    last_tracked = 0
+    for position, line in enumerate(lines):
+        if not line.startswith("M "):
+            if "ts" not in line:
+                last_tracked = int(line[:5])
+            continue
+        start, end = map(int, line.split()[1:3])
+        assert last_tracked < start
+        following = [x for x in lines[position + 1 :] if not x.startswith("M ")]
+        if following:
+            assert int(following[0][:5]) > end
+    anchors = [int(e.split()[2].split("-")[-1]) for e in explained]
+    assert anchors == sorted(anchors)  # explanations in input order

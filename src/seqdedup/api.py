@@ -202,7 +202,8 @@ class Deduplicator:
             else:
                 cut = len(self._pending)
             if self._ordered and self._attributor.open_piece:
-                cut = tracked_at[-1] + 1  # nothing past an open piece yet
+                # Nothing past an open piece yet: its marker and explanation come first.
+                cut = tracked_at[-1] + 1 if tracked_at else 0
             written = [not inverse] * cut  # pass-through records
             for position, kept_flag in zip(tracked_at, keep, strict=True):
                 written[position] = kept_flag != inverse
