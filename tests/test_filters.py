@@ -98,3 +98,57 @@ def test_explanations_for_filters():
         "EXPLAIN: Line 2 bypassed (matched bypass pattern '^ts')",
         "EXPLAIN: Line 3 passed through (no track pattern matched)",
     ]
+
+
+PATTERNS = [
+    "ERROR",
+    "^ERROR",
+    "^",
+    "",
+    "err.r",
+    r"\s+x",
+    r"\S",
+    r"\w+:",
+    "(?i)error",
+    "^E|x$",
+    "é",
+    r"\d{2}",
+    "a\\.b",
+    "[\x1c]",
+    "^ts ",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    records=st.lists(
+        st.text(alphabet=st.sampled_from("ERORrx é:\x1c\t1234a.bts"), max_size=12).map(
+            lambda t: t.encode("utf-8", "surrogateescape")
+        ),
+        max_size=30,
+    ),
+    rules=st.lists(
+        st.tuples(st.sampled_from(["track", "bypass"]), st.sampled_from(PATTERNS)),
+        min_size=1,
+        max_size=4,
+    ),
+    invalid=st.booleans(),
+)
+def test_fast_paths_agree_with_plain_regex_search(records, rules, invalid):
+    """Literal, anchored-literal and bytes twins decide exactly as re.search on text."""
+    import re
+
+    if invalid:
+        records = [*records, b"\xff\xfe"]  # not UTF-8: the whole batch goes the text way
+    has_track = any(kind == "track" for kind, _ in rules)
+    expected = []
+    for record in records:
+        text = record.decode("utf-8", "surrogateescape")
+        verdict = UNMATCHED if has_track else TRACKED
+        for index, (kind, pattern) in enumerate(rules):
+            if re.search(pattern, text):
+                verdict = TRACKED if kind == "track" else index
+                break
+        expected.append(verdict)
+    filters = FilterList([FilterRule(kind, pattern) for kind, pattern in rules])
+    assert filters.classify(records) == expected

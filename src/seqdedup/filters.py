@@ -11,8 +11,10 @@ invalid UTF-8 never fails and is never altered.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from itertools import compress, repeat
+from operator import not_
+from typing import TYPE_CHECKING, Any
 
 from seqdedup.config import FilterRule
 from seqdedup.errors import UsageError
@@ -50,7 +52,8 @@ class FilterList:
     def __init__(self, rules: Sequence[FilterRule]) -> None:
         self.rules = tuple(rules)
         compiled = [_compile(rule) for rule in self.rules]
-        self._searches = [pattern.search for pattern in compiled]
+        self._text_tests = [_batch_test(pattern.pattern, pattern.search) for pattern in compiled]
+        self._byte_tests = _byte_tests(compiled)
         self.has_track = any(rule.kind == "track" for rule in self.rules)
 
     def __bool__(self) -> bool:
@@ -60,29 +63,73 @@ class FilterList:
         """Per record: TRACKED, UNMATCHED, or the index of the bypass rule that matched.
 
         One pass per pattern over the records still undecided, so the per-record work
-        stays in C (``map`` of the compiled search) rather than in a Python loop.
+        stays in C (``map`` of a compiled search, or of ``in``/``startswith`` for a
+        plain literal) rather than in a Python loop.
         """
-        texts = list(map(_decode, records))
+        texts: Sequence[Any]
+        if self._byte_tests is not None and all(map(bytes.isascii, records)):
+            texts, tests = records, self._byte_tests  # no decoding needed
+        else:
+            texts, tests = list(map(_decode, records)), self._text_tests
         default = UNMATCHED if self.has_track else TRACKED
         decisions = [default] * len(texts)
         undecided: list[int] | None = None  # None: all of them
-        for index, (rule, search) in enumerate(zip(self.rules, self._searches, strict=True)):
+        for index, (rule, test) in enumerate(zip(self.rules, tests, strict=True)):
             if undecided is None:
-                matches = list(map(search, texts))
+                matches = test(texts)
                 positions: Sequence[int] = range(len(texts))
             elif undecided:
-                matches = list(map(search, [texts[i] for i in undecided]))
+                matches = test(list(map(texts.__getitem__, undecided)))
                 positions = undecided
             else:
                 break
             verdict = TRACKED if rule.kind == "track" else index
-            undecided = []
-            for i, match in zip(positions, matches, strict=True):
-                if match is None:
-                    undecided.append(i)
-                else:
-                    decisions[i] = verdict
+            for i in compress(positions, matches):  # usually few
+                decisions[i] = verdict
+            undecided = list(compress(positions, map(not_, matches)))
         return decisions
+
+
+BatchTest = Callable[[Sequence[Any]], list[Any]]  # truthy result: the pattern matches
+_METACHARACTERS = frozenset(".^$*+?{}[]\\|()")
+
+
+def _batch_test(source: Any, search: Callable[[Any], object]) -> BatchTest:
+    """A batch matcher for one pattern: plain literals and ``^literal`` skip the regex
+    engine (``count`` and ``startswith`` give exactly the same answer, faster)."""
+    anchored = source[:1] in ("^", b"^")
+    literal = source[1:] if anchored else source
+    if not any(
+        chr(c) in _METACHARACTERS if isinstance(c, int) else c in _METACHARACTERS for c in literal
+    ):
+        if anchored:
+            return lambda texts: list(map(type(literal).startswith, texts, repeat(literal)))
+        # count, not "in": bytes "in" first tries the operand as an int and pays for a
+        # raised and cleared TypeError on every record.
+        return lambda texts: list(map(type(literal).count, texts, repeat(literal)))
+    return lambda texts: list(map(search, texts))
+
+
+def _byte_tests(patterns: Sequence[re.Pattern[str]]) -> list[BatchTest] | None:
+    """Bytes twins of the patterns, for batches of ASCII records, or None.
+
+    On ASCII text a bytes pattern matches exactly where its str original does, with
+    one exception: str ``\\s`` also matches the ASCII separators \\x1c-\\x1f. So
+    only ASCII patterns without ``\\s``/``\\S`` that compile as bytes get a twin;
+    otherwise every batch is decoded and matched as str.
+    """
+    twins: list[BatchTest] = []
+    for pattern in patterns:
+        source = pattern.pattern
+        if not source.isascii() or "\\s" in source or "\\S" in source:
+            return None
+        encoded = source.encode("ascii")
+        try:
+            twin = re.compile(encoded, pattern.flags & ~re.UNICODE)
+        except re.error:
+            return None
+        twins.append(_batch_test(encoded, twin.search))
+    return twins
 
 
 def _decode(record: bytes) -> str:
