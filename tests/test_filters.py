@@ -5,6 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from seqdedup import Deduplicator, UsageError, deduplicate
+from seqdedup import filters as filters_module
 from seqdedup.config import FilterRule
 from seqdedup.filters import TRACKED, UNMATCHED, FilterList, load_pattern_file
 
@@ -116,13 +117,16 @@ PATTERNS = [
     "a\\.b",
     "[\x1c]",
     "^ts ",
+    "R\nE",  # a literal holding the separator the scan joins records with
+    "^\nE",
+    "RR",
 ]
 
 
 @settings(max_examples=300, deadline=None)
 @given(
     records=st.lists(
-        st.text(alphabet=st.sampled_from("ERORrx é:\x1c\t1234a.bts"), max_size=12).map(
+        st.text(alphabet=st.sampled_from("ERORrx é:\x1c\t\n1234a.bts"), max_size=12).map(
             lambda t: t.encode("utf-8", "surrogateescape")
         ),
         max_size=30,
@@ -133,8 +137,9 @@ PATTERNS = [
         max_size=4,
     ),
     invalid=st.booleans(),
+    scan_from=st.sampled_from([1, 2048]),
 )
-def test_fast_paths_agree_with_plain_regex_search(records, rules, invalid):
+def test_fast_paths_agree_with_plain_regex_search(records, rules, invalid, scan_from):
     """Literal, anchored-literal and bytes twins decide exactly as re.search on text."""
     import re
 
@@ -151,4 +156,6 @@ def test_fast_paths_agree_with_plain_regex_search(records, rules, invalid):
                 break
         expected.append(verdict)
     filters = FilterList([FilterRule(kind, pattern) for kind, pattern in rules])
-    assert filters.classify(records) == expected
+    with pytest.MonkeyPatch.context() as patch:  # 1: whole-batch scanning for literals
+        patch.setattr(filters_module, "SCAN_MIN_RECORDS", scan_from)
+        assert filters.classify(records) == expected

@@ -52,7 +52,7 @@ class FilterList:
     def __init__(self, rules: Sequence[FilterRule]) -> None:
         self.rules = tuple(rules)
         compiled = [_compile(rule) for rule in self.rules]
-        self._text_tests = [_batch_test(pattern.pattern, pattern.search) for pattern in compiled]
+        self._text_tests = [_Test(pattern.pattern, pattern.search) for pattern in compiled]
         self._byte_tests = _byte_tests(compiled)
         self.has_track = any(rule.kind == "track" for rule in self.rules)
 
@@ -62,9 +62,9 @@ class FilterList:
     def classify(self, records: Sequence[bytes]) -> list[int]:
         """Per record: TRACKED, UNMATCHED, or the index of the bypass rule that matched.
 
-        One pass per pattern over the records still undecided, so the per-record work
-        stays in C (``map`` of a compiled search, or of ``in``/``startswith`` for a
-        plain literal) rather than in a Python loop.
+        One pass per pattern over the records still undecided, with the per-record work
+        in C: ``map`` of a compiled search, or for a plain literal one scan of the whole
+        batch (large batches) or ``count``/``startswith`` per record (small ones).
         """
         texts: Sequence[Any]
         if self._byte_tests is not None and all(map(bytes.isascii, records)):
@@ -72,14 +72,16 @@ class FilterList:
         else:
             texts, tests = list(map(_decode, records)), self._text_tests
         default = UNMATCHED if self.has_track else TRACKED
+        if len(texts) >= SCAN_MIN_RECORDS and any(t.literal is not None for t in tests):
+            return self._classify_scanning(texts, tests, default)
         decisions = [default] * len(texts)
         undecided: list[int] | None = None  # None: all of them
         for index, (rule, test) in enumerate(zip(self.rules, tests, strict=True)):
             if undecided is None:
-                matches = test(texts)
+                matches = test.each(texts)
                 positions: Sequence[int] = range(len(texts))
             elif undecided:
-                matches = test(list(map(texts.__getitem__, undecided)))
+                matches = test.each(list(map(texts.__getitem__, undecided)))
                 positions = undecided
             else:
                 break
@@ -89,28 +91,105 @@ class FilterList:
             undecided = list(compress(positions, map(not_, matches)))
         return decisions
 
+    def _classify_scanning(
+        self, texts: Sequence[Any], tests: list[_Test], default: int
+    ) -> list[int]:
+        import numpy as np
 
-BatchTest = Callable[[Sequence[Any]], list[Any]]  # truthy result: the pattern matches
+        batch = _Batch(texts)
+        decisions = np.full(len(texts), default, dtype=np.int64)
+        open_ = np.ones(len(texts), dtype=bool)
+        for index, (rule, test) in enumerate(zip(self.rules, tests, strict=True)):
+            if test.literal is not None:
+                hits = test.scan(batch) & open_
+            else:
+                candidates = np.flatnonzero(open_)
+                if not len(candidates):
+                    break
+                found = test.each(list(map(texts.__getitem__, candidates.tolist())))
+                hits = np.zeros(len(texts), dtype=bool)
+                hits[candidates[np.fromiter(map(bool, found), bool, len(found))]] = True
+            decisions[hits] = TRACKED if rule.kind == "track" else index
+            open_ &= ~hits
+        result: list[int] = decisions.tolist()
+        return result
+
+
+SCAN_MIN_RECORDS = 2048  # from this batch size on, literals scan the joined batch
+
+
+class _Batch:
+    """A batch joined into one string, each record preceded by a newline, with the
+    offsets of each record, so a literal is found by scanning the whole batch."""
+
+    def __init__(self, texts: Sequence[Any]) -> None:
+        import numpy as np
+
+        separator = texts[0][:0] + ("\n" if isinstance(texts[0], str) else b"\n")
+        self.separator = separator
+        self.joined = separator + separator.join(texts)
+        lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+        self.starts = np.cumsum(lengths + 1) - lengths  # after each separator
+        self.ends = self.starts + lengths
+        self.size = len(texts)
+
+
+class _Test:
+    """How one pattern is matched: a compiled search, or a plain (``^``) literal."""
+
+    def __init__(self, source: Any, search: Callable[[Any], object]) -> None:
+        anchored = source[:1] in ("^", b"^")
+        literal = source[1:] if anchored else source
+        plain = not any(
+            chr(c) in _METACHARACTERS if isinstance(c, int) else c in _METACHARACTERS
+            for c in literal
+        )
+        self.search = search
+        self.anchored = anchored
+        self.literal = literal if plain else None
+
+    def each(self, texts: Sequence[Any]) -> list[Any]:
+        """A truthy value per text that the pattern matches."""
+        literal = self.literal
+        if literal is None:
+            return list(map(self.search, texts))
+        if self.anchored:
+            return list(map(type(literal).startswith, texts, repeat(literal)))
+        # count, not "in": bytes "in" first tries the operand as an int and pays for a
+        # raised and cleared TypeError on every record.
+        return list(map(type(literal).count, texts, repeat(literal)))
+
+    def scan(self, batch: _Batch) -> Any:
+        """Which records of the batch contain (or start with) the literal."""
+        import numpy as np
+
+        literal = self.literal
+        hits = np.zeros(batch.size, dtype=bool)
+        if not literal:
+            hits[:] = True  # "" and "^" match every record
+            return hits
+        needle = batch.separator + literal if self.anchored else literal
+        find, found = batch.joined.find, []
+        at = find(needle)
+        while at >= 0:
+            found.append(at)
+            at = find(needle, at + 1)
+        if found:
+            position = np.array(found, dtype=np.int64) + (
+                len(batch.separator) if self.anchored else 0
+            )
+            record = np.searchsorted(batch.starts, position, side="right") - 1
+            inside = (record >= 0) & (position + len(literal) <= batch.ends[record])
+            if self.anchored:
+                inside &= position == batch.starts[record]
+            hits[record[inside]] = True
+        return hits
+
+
 _METACHARACTERS = frozenset(".^$*+?{}[]\\|()")
 
 
-def _batch_test(source: Any, search: Callable[[Any], object]) -> BatchTest:
-    """A batch matcher for one pattern: plain literals and ``^literal`` skip the regex
-    engine (``count`` and ``startswith`` give exactly the same answer, faster)."""
-    anchored = source[:1] in ("^", b"^")
-    literal = source[1:] if anchored else source
-    if not any(
-        chr(c) in _METACHARACTERS if isinstance(c, int) else c in _METACHARACTERS for c in literal
-    ):
-        if anchored:
-            return lambda texts: list(map(type(literal).startswith, texts, repeat(literal)))
-        # count, not "in": bytes "in" first tries the operand as an int and pays for a
-        # raised and cleared TypeError on every record.
-        return lambda texts: list(map(type(literal).count, texts, repeat(literal)))
-    return lambda texts: list(map(search, texts))
-
-
-def _byte_tests(patterns: Sequence[re.Pattern[str]]) -> list[BatchTest] | None:
+def _byte_tests(patterns: Sequence[re.Pattern[str]]) -> list[_Test] | None:
     """Bytes twins of the patterns, for batches of ASCII records, or None.
 
     On ASCII text a bytes pattern matches exactly where its str original does, with
@@ -118,7 +197,7 @@ def _byte_tests(patterns: Sequence[re.Pattern[str]]) -> list[BatchTest] | None:
     only ASCII patterns without ``\\s``/``\\S`` that compile as bytes get a twin;
     otherwise every batch is decoded and matched as str.
     """
-    twins: list[BatchTest] = []
+    twins: list[_Test] = []
     for pattern in patterns:
         source = pattern.pattern
         if not source.isascii() or "\\s" in source or "\\S" in source:
@@ -128,7 +207,7 @@ def _byte_tests(patterns: Sequence[re.Pattern[str]]) -> list[BatchTest] | None:
             twin = re.compile(encoded, pattern.flags & ~re.UNICODE)
         except re.error:
             return None
-        twins.append(_batch_test(encoded, twin.search))
+        twins.append(_Test(encoded, twin.search))
     return twins
 
 
