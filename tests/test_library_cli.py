@@ -66,13 +66,16 @@ def test_killed_run_leaves_old_or_new_library(tmp_path, big_input, base_library)
     after = library_state(complete)
     assert after[0] == before[0] + 1 and after[2] > before[2]
     outcomes = set()
+    staging = tmp_path / "staging"  # a killed run cannot remove its staging file
+    staging.mkdir()
+    env = {**user_env(), "TMPDIR": str(staging)}
     for k in range(12):  # kill points spread over the whole run, the save included
         library = tmp_path / f"kill{k}"
         shutil.copytree(base_library, library)
         proc = subprocess.Popen(
             [*seqdedup_command(), "-q", "-w", "3", "-l", str(library), str(big_input)],
             stdout=subprocess.DEVNULL,
-            env=user_env(),
+            env=env,
         )
         time.sleep(duration * (0.3 + 0.75 * k / 11))
         proc.send_signal(signal.SIGKILL)

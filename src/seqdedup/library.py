@@ -26,6 +26,7 @@ import os
 import sqlite3
 import sys
 import tempfile
+import weakref
 from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -173,6 +174,8 @@ class LibraryWriter:
         os.close(fd)
         self._staging_path = name
         self._staging = sqlite3.connect(name)
+        # Dropped without commit() or discard(): still remove the file (not after kill -9).
+        self._cleanup = weakref.finalize(self, _remove_staging, self._staging, name)
         self._staging.execute("PRAGMA journal_mode=OFF")
         self._staging.execute("PRAGMA synchronous=OFF")
         self._staging.execute(
@@ -231,10 +234,14 @@ class LibraryWriter:
 
     def discard(self) -> None:
         """Drop what was staged (a failed run saves nothing)."""
-        with contextlib.suppress(sqlite3.Error):
-            self._staging.close()
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self._staging_path)
+        self._cleanup()
+
+
+def _remove_staging(connection: sqlite3.Connection, path: str) -> None:
+    with contextlib.suppress(sqlite3.Error):
+        connection.close()
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
 
 
 def _now() -> str:
