@@ -28,6 +28,7 @@ class FirstStartTable:
         bits = max(_MIN_BITS, (2 * max(expected, 1)).bit_length())
         self._keys: Array = np.zeros(1 << bits, dtype=np.int64)
         self._values: Array = np.zeros(1 << bits, dtype=np.int64)
+        self._shift = np.uint64(64 - bits)
         self.size = 0
 
     def __len__(self) -> int:
@@ -44,7 +45,9 @@ class FirstStartTable:
         fingerprint wins, as if the batch had been inserted one by one.
         """
         keys = np.where(fingerprints == _EMPTY, 1, fingerprints)
-        order = np.argsort(keys, kind="stable")
+        # Sorted as unsigned, the keys' home slots (their high bits) ascend: probing then
+        # walks the table in address order, which the memory system prefetches well.
+        order = np.argsort(keys.view(np.uint64), kind="stable")
         ordered = keys[order]
         boundary = np.empty(len(ordered), dtype=bool)
         boundary[:1] = True
@@ -65,7 +68,7 @@ class FirstStartTable:
         mask = len(table_keys) - 1
         result = np.full(len(keys), missing, dtype=np.int64)
         pending = np.arange(len(keys))
-        slots = keys & mask
+        slots = self._home(keys)
         while pending.size:
             current = table_keys[slots]
             hit = current == keys[pending]
@@ -81,7 +84,7 @@ class FirstStartTable:
         mask = len(table_keys) - 1
         result = values.copy()
         pending = np.arange(len(keys))
-        slots = keys & mask
+        slots = self._home(keys)
         while pending.size:
             wanted = keys[pending]
             current = table_keys[slots]
@@ -103,13 +106,37 @@ class FirstStartTable:
             slots = (slots[~settled] + 1) & mask
         return result
 
+    def _home(self, keys: Array) -> Array:
+        """A key's home slot: its top bits (well mixed in these fingerprints)."""
+        return (keys.view(np.uint64) >> self._shift).astype(np.int64)
+
     def _reserve(self, needed: int) -> None:
         if 2 * needed <= len(self._keys):
             return
-        old_keys, old_values = self._keys, self._values
-        used = old_keys != _EMPTY
+        used = self._keys != _EMPTY
+        old_keys, old_values = self._keys[used], self._values[used]
         bits = (2 * needed).bit_length()
         self._keys = np.zeros(1 << bits, dtype=np.int64)
         self._values = np.zeros(1 << bits, dtype=np.int64)
-        self.size = 0
-        self._find_or_insert(old_keys[used], old_values[used])
+        self._shift = np.uint64(64 - bits)
+        self.size = len(old_keys)
+        self._place_sorted(old_keys, old_values)
+
+    def _place_sorted(self, keys: Array, values: Array) -> None:
+        """Insert distinct keys into an empty table in one vectorised pass.
+
+        Sorted (as unsigned), their home slots ascend, and linear probing puts the i-th
+        at max(home[i], slot[i-1] + 1) = i + max over k <= i of (home[k] - k). The old
+        table holds its keys almost in this order already, so the stable sort (timsort)
+        is nearly linear. Keys that would run past the end wrap round by probing.
+        """
+        order = np.argsort(keys.view(np.uint64), kind="stable")
+        keys, values = keys[order], values[order]
+        index = np.arange(len(keys), dtype=np.int64)
+        slots = np.maximum.accumulate(self._home(keys) - index) + index
+        fits = slots < len(self._keys)
+        self._keys[slots[fits]] = keys[fits]
+        self._values[slots[fits]] = values[fits]
+        if not fits.all():
+            self.size -= int((~fits).sum())
+            self._find_or_insert(keys[~fits], values[~fits])
