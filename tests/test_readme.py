@@ -15,6 +15,7 @@ from conftest import user_env
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
 BLOCKS = re.findall(r"```console\n\$ (.+?)\n(.*?)```", README, flags=re.DOTALL)
+PYTHON = re.findall(r"```python\n(.*?)```", README, flags=re.DOTALL)
 
 
 def test_readme_has_console_examples():
@@ -30,3 +31,10 @@ def test_console_example(command, expected):
     )
     assert p.returncode == 0, p.stderr
     assert p.stdout + p.stderr == expected
+
+
+@pytest.mark.parametrize("code", PYTHON)
+def test_python_example(code, monkeypatch):
+    assert PYTHON
+    monkeypatch.chdir(ROOT)
+    exec(compile(code, "README.md", "exec"), {})

@@ -55,6 +55,11 @@ class Deduplicator:
     lags input by at most that many tracked records. ``on_explain`` receives one line
     per explanation (``--explain``), in input order; the engine itself never prints.
 
+    Libraries named in the config (``read_sequences``, ``library_dir``) are loaded
+    when the object is made; with ``library_dir``, :meth:`flush` saves what the run
+    observed. Call :meth:`abort` instead when a run fails or is cut short: nothing is
+    saved then.
+
     >>> d = Deduplicator(window_size=2)
     >>> d.feed([b"a", b"b", b"c", b"a", b"b"]) + d.flush()
     [b'a', b'b', b'c']
@@ -101,7 +106,7 @@ class Deduplicator:
         if config.annotate:
             self._annotation = config.annotation_format or DEFAULT_ANNOTATION
         # Markers and explanations must follow a piece's last record and precede what
-        # comes after it, so then nothing past an open piece is released early.
+        # comes after it: with them on, nothing past an open piece is released early.
         self._ordered = config.annotate or on_explain is not None
         self._pending: list[bytes] = []  # fed, not yet released, in input order
         # With filters: each pending record's filter decision, and where the tracked
