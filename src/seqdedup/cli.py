@@ -52,14 +52,17 @@ class _OrderedFilter(argparse.Action):
         namespace.filter_specs = specs
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str = PROG, many_inputs: bool = False) -> argparse.ArgumentParser:
     parser = _Parser(
-        prog=PROG,
+        prog=prog,
         description="Remove repeated sequences of records from a stream.",
         allow_abbrev=False,
     )
     add = parser.add_argument
-    add("input_file", nargs="?", default=None, help="file to read ('-' or none: stdin)")
+    if many_inputs:
+        add("input_files", nargs="+", metavar="FILE", help="files to read, in this order")
+    else:
+        add("input_file", nargs="?", default=None, help="file to read ('-' or none: stdin)")
     core = parser.add_argument_group("matching")
     core.add_argument(
         "-w",
@@ -206,7 +209,7 @@ def config_from_args(args: argparse.Namespace) -> Config:
         delimiter = parse_delimiter(args.delimiter)
     else:
         delimiter = b"\n"
-    named_file = args.input_file not in (None, "-")
+    named_file = getattr(args, "input_file", None) not in (None, "-")
     filter_specs = getattr(args, "filter_specs", None) or []
     if filter_specs and args.byte_mode:
         raise UsageError(

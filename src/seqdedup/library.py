@@ -156,6 +156,38 @@ def _load_plain(directory: Path, delimiter: bytes) -> Iterator[LibrarySequence]:
 
 
 # -- saving ------------------------------------------------------------------------
+class StagingFile:
+    """A private SQLite file collecting sequences before they land in a library."""
+
+    def __init__(self, path: str) -> None:
+        self.connection = sqlite3.connect(path)
+        self.connection.execute("PRAGMA journal_mode=OFF")
+        self.connection.execute("PRAGMA synchronous=OFF")
+        self.connection.execute(
+            "CREATE TABLE IF NOT EXISTS staged "
+            "(digest BLOB, records BLOB, length INTEGER, kind TEXT)"
+        )
+        self._rows: list[tuple[bytes, bytes, int, str]] = []
+
+    def add(self, records: list[bytes], kind: str) -> None:
+        if not records:
+            return
+        encoded = encode_records(records)
+        self._rows.append((digest_of(encoded), encoded, len(records), kind))
+        if len(self._rows) >= 512:
+            self.flush()
+
+    def flush(self) -> None:
+        if self._rows:
+            self.connection.executemany("INSERT INTO staged VALUES (?, ?, ?, ?)", self._rows)
+            self._rows = []
+        self.connection.commit()
+
+    def close(self) -> None:
+        self.flush()
+        self.connection.close()
+
+
 class LibraryWriter:
     """Stage what a run observed; :meth:`commit` lands it in one transaction."""
 
@@ -173,28 +205,25 @@ class LibraryWriter:
         fd, name = tempfile.mkstemp(prefix="seqdedup-staging-", suffix=".sqlite")
         os.close(fd)
         self._staging_path = name
-        self._staging = sqlite3.connect(name)
+        self._file = StagingFile(name)
+        self._staging = self._file.connection
         # Dropped without commit() or discard(): still remove the file (not after kill -9).
         self._cleanup = weakref.finalize(self, _remove_staging, self._staging, name)
-        self._staging.execute("PRAGMA journal_mode=OFF")
-        self._staging.execute("PRAGMA synchronous=OFF")
-        self._staging.execute(
-            "CREATE TABLE staged (digest BLOB, records BLOB, length INTEGER, kind TEXT)"
-        )
-        self._rows: list[tuple[bytes, bytes, int, str]] = []
 
     def add(self, records: list[bytes], kind: str) -> None:
         """Stage one sequence (``kind`` 'new' or 'repeat')."""
-        if not records:
-            return
-        encoded = encode_records(records)
-        self._rows.append((digest_of(encoded), encoded, len(records), kind))
-        if len(self._rows) >= 512:
-            self._flush_rows()
+        self._file.add(records, kind)
+
+    def absorb(self, path: Path) -> None:
+        """Take in what another staging file holds (written by a :class:`StagingFile`)."""
+        self._file.flush()
+        self._staging.execute("ATTACH DATABASE ? AS other", (str(path),))
+        self._staging.execute("INSERT INTO staged SELECT * FROM other.staged")
+        self._staging.commit()
+        self._staging.execute("DETACH DATABASE other")
 
     def _flush_rows(self) -> None:
-        self._staging.executemany("INSERT INTO staged VALUES (?, ?, ?, ?)", self._rows)
-        self._rows = []
+        self._file.flush()
 
     def commit(self, config: dict[str, object], statistics: dict[str, object]) -> int:
         """Land the staged sequences and the run row; return how many sequences the

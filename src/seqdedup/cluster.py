@@ -1,0 +1,578 @@
+"""seqdedup over many files on Dask (DESIGN section 13): ``seqdedup-dask``.
+
+Meaning: an ordered list of files is processed as if ``seqdedup --library-dir L`` ran
+over each file in turn: each file its own stream (windows never span two files), with
+unlimited history inside a file, and every window of an earlier file or of a loaded
+library counting as already seen. Output: one file per input file, same name, in the
+output folder; statistics per file and for the whole set; optionally a library saved.
+
+The skip decision is a map-reduce on Dask collections (no scheduler, sockets or pools
+of our own):
+
+1. Files are cut into partitions at record boundaries (``block_size`` bytes each). A
+   first pass over every partition counts its tracked records and returns the key
+   hashes of its first W-1 tracked records, so that each partition knows the W-1
+   records after it that its last windows need (the overlap).
+2. Every window becomes a row (fingerprint, position), position = file rank << 40 |
+   tracked index. Key hashes are blake2b-64 (stable across workers, unlike Python's
+   per-process ``hash``); window fingerprints are the engine's linear combination.
+3. A group-by minimum gives each fingerprint's first position (library windows count
+   as position -1); a merge brings it back to every window. Window (k, j) repeats iff
+   its first occurrence is in the library, in an earlier file, or in file k at or
+   before j - W: exactly the single-machine rule.
+4. Repeat windows are shuffled to their partition; a last pass over each partition
+   writes its kept records (or, with ``inverse``, its skipped ones) and stages its new
+   material (records covered by first-seen windows) for the library.
+
+Only what applies to a set of files is offered: window size, skip-chars, filters,
+delimiter and byte mode, inverse, library load and save. Attribution (markers,
+explanations, the sequences table) is the single-machine tool's job.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import uuid
+from dataclasses import dataclass, field
+from hashlib import blake2b
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from seqdedup.config import Config
+from seqdedup.errors import SeqdedupError
+
+FILE_SHIFT = 40  # position = file rank << 40 | tracked index within the file
+INDEX_MASK = (1 << FILE_SHIFT) - 1
+DEFAULT_BLOCK_SIZE = 64 << 20
+
+
+@dataclass(frozen=True)
+class Part:
+    """A byte range of one input file, cut at a record boundary."""
+
+    number: int  # among all partitions of the job, in file order
+    rank: int  # the file's place in the input order
+    path: str
+    start: int
+    end: int
+    last: bool  # the file's last partition
+
+
+@dataclass
+class FileStats:
+    """Counts for one input file (the same meaning as seqdedup's statistics)."""
+
+    path: str
+    total: int = 0
+    emitted: int = 0
+    skipped: int = 0
+
+    @property
+    def redundancy_pct(self) -> float:
+        return 100.0 * self.skipped / self.total if self.total else 0.0
+
+
+@dataclass
+class JobStats:
+    files: list[FileStats] = field(default_factory=list)
+    library_loaded: int = 0
+    library_saved: int = 0
+
+    @property
+    def total(self) -> int:
+        return sum(f.total for f in self.files)
+
+    @property
+    def emitted(self) -> int:
+        return sum(f.emitted for f in self.files)
+
+    @property
+    def skipped(self) -> int:
+        return sum(f.skipped for f in self.files)
+
+
+# -- partitioning ------------------------------------------------------------------
+def _self_overlapping(delimiter: bytes) -> bool:
+    return any(delimiter[:k] == delimiter[-k:] for k in range(1, len(delimiter)))
+
+
+def plan_parts(paths: list[str], delimiter: bytes, block_size: int) -> list[Part]:
+    """Cut each file into partitions that start right after a delimiter.
+
+    A delimiter that can overlap itself ("aa" in "aaa") has no position-independent
+    boundaries, so such files stay whole.
+    """
+    parts: list[Part] = []
+    splittable = not _self_overlapping(delimiter)
+    for rank, path in enumerate(paths):
+        size = os.path.getsize(path)
+        bounds = [0]
+        if splittable:
+            with open(path, "rb") as f:
+                at = block_size
+                while at < size:
+                    boundary = _next_boundary(f, at, delimiter)
+                    if boundary is None or boundary >= size:
+                        break
+                    bounds.append(boundary)
+                    at = boundary + block_size
+        bounds.append(size)
+        for k in range(len(bounds) - 1):
+            parts.append(
+                Part(len(parts), rank, path, bounds[k], bounds[k + 1], k == len(bounds) - 2)
+            )
+    return parts
+
+
+def _next_boundary(f: BinaryIO, at: int, delimiter: bytes) -> int | None:
+    start = max(0, at - len(delimiter) + 1)
+    f.seek(start)
+    data = b""
+    while True:
+        more = f.read(1 << 16)
+        if not more:
+            return None
+        data += more
+        found = data.find(delimiter)
+        if found >= 0:
+            return start + found + len(delimiter)
+        keep = len(delimiter) - 1
+        start += len(data) - keep
+        data = data[len(data) - keep :] if keep else b""
+
+
+# -- per-partition work (runs on the workers) ----------------------------------------
+def stable_hash(key: bytes) -> int:
+    return int.from_bytes(blake2b(key, digest_size=8).digest(), "little", signed=True)
+
+
+@dataclass(frozen=True)
+class Reader:
+    """Reads a partition into records, tracked flags and key hashes."""
+
+    delimiter: bytes
+    skip_chars: int
+    byte_mode: bool
+    filters: tuple[Any, ...]
+
+    def records(self, part: Part) -> tuple[list[bytes], bool]:
+        """The partition's records, and whether the file's final record lacks a
+        delimiter (only possible in its last partition)."""
+        with open(part.path, "rb") as f:
+            f.seek(part.start)
+            data = f.read(part.end - part.start)
+        if not data:
+            return [], False
+        records = data.split(self.delimiter)
+        tail = records.pop()
+        if tail:
+            records.append(tail)
+        return records, bool(tail)
+
+    def tracked(self, records: list[bytes]) -> list[bool]:
+        if not self.filters:
+            return [True] * len(records)
+        from seqdedup.filters import TRACKED, FilterList
+
+        return [d == TRACKED for d in FilterList(self.filters).classify(records)]
+
+    def hashes(self, tracked_records: list[bytes]) -> list[int]:
+        from seqdedup.keys import KeyMaker
+
+        keys = KeyMaker(self.skip_chars, self.byte_mode).keys(tracked_records)
+        return list(map(stable_hash, keys))
+
+
+def scan_part(reader: Reader, part: Part, window: int) -> dict[str, Any]:
+    """First pass: counts, and the key hashes of the first W-1 tracked records."""
+    records, _ = reader.records(part)
+    flags = reader.tracked(records)
+    tracked = [r for r, f in zip(records, flags, strict=True) if f]
+    return {
+        "records": len(records),
+        "tracked": len(tracked),
+        "head": reader.hashes(tracked[: window - 1]),
+        "head_records": tracked[: window - 1],
+    }
+
+
+def part_windows(reader: Reader, part: Part, window: int, offset: int, lookahead: list[int]) -> Any:
+    """Second pass: one row per window starting in the partition."""
+    import numpy as np
+    import pandas as pd
+
+    from seqdedup.matcher import coefficients, fingerprints_np
+
+    records, _ = reader.records(part)
+    flags = reader.tracked(records)
+    hashes = reader.hashes([r for r, f in zip(records, flags, strict=True) if f])
+    values = hashes + lookahead
+    count = max(0, min(len(hashes), len(values) - window + 1))
+    if count == 0:
+        return _empty_windows()
+    fps = np.asarray(fingerprints_np(values, count, coefficients(window)), dtype=np.int64)
+    positions = (part.rank << FILE_SHIFT) + offset + np.arange(count, dtype=np.int64)
+    return pd.DataFrame(
+        {"fp": fps, "pos": positions, "part": np.full(count, part.number, dtype=np.int64)}
+    )
+
+
+def _empty_windows() -> Any:
+    import numpy as np
+    import pandas as pd
+
+    empty = np.zeros(0, dtype=np.int64)
+    return pd.DataFrame({"fp": empty, "pos": empty, "part": empty})
+
+
+@dataclass(frozen=True)
+class WriteJob:
+    """What the last pass needs for one partition."""
+
+    part: Part
+    offset: int  # tracked index of the partition's first tracked record in its file
+    windows: int  # windows starting in the partition
+    earlier_windows: tuple[tuple[int, int], ...]  # (offset, windows) of parts reaching in
+    lookahead_records: tuple[bytes, ...]  # the W-1 tracked records after it, for saving
+    out_path: str
+    staging_path: str | None
+
+
+def write_part(
+    reader: Reader, job: WriteJob, window: int, inverse: bool, repeats: list[Any]
+) -> dict[str, int]:
+    """Last pass: write the partition's output and stage its new material."""
+    import numpy as np
+
+    records, final_open = reader.records(job.part)
+    flags = reader.tracked(records)
+    tracked = [r for r, f in zip(records, flags, strict=True) if f]
+    n = len(tracked)
+    repeat_starts = np.concatenate(
+        [np.asarray(frame["pos"], dtype=np.int64) & INDEX_MASK for frame in repeats]
+        or [np.zeros(0, dtype=np.int64)]
+    )
+    # Every window that covers a record of this partition: those starting in the
+    # earlier partitions that reach in, and its own. Local start = start - offset.
+    starts = np.concatenate(
+        [
+            np.arange(first, first + count, dtype=np.int64)
+            for first, count in (*job.earlier_windows, (job.offset, job.windows))
+        ]
+    )
+    is_repeat = np.isin(starts, repeat_starts)
+    local = starts - job.offset
+    skipped = _covered(local[is_repeat], window, n)
+    new = _covered(local[~is_repeat], window, n + window - 1)  # lookahead records too
+    keep = ~skipped
+    written: list[bytes] = []
+    last_written = False
+    t = 0
+    for record, is_tracked in zip(records, flags, strict=True):
+        if is_tracked:
+            last_written = bool(keep[t]) != inverse
+            t += 1
+        else:
+            last_written = not inverse
+        if last_written:
+            written.append(record)
+    delimiter = reader.delimiter
+    with open(job.out_path, "wb") as out:
+        if written:
+            out.write(delimiter.join(written))
+            if not (final_open and last_written):  # a final record keeps no delimiter
+                out.write(delimiter)
+    if job.staging_path is not None:
+        _stage_new_material(job, tracked, new, window)
+    emitted = len(records) - int(skipped.sum())
+    return {"records": len(records), "emitted": emitted, "skipped": int(skipped.sum())}
+
+
+def _covered(window_starts: Any, window: int, size: int) -> Any:
+    """Which of ``size`` records lie inside at least one of these windows."""
+    import numpy as np
+
+    lo = np.clip(window_starts, 0, size)
+    hi = np.clip(window_starts + window, 0, size)
+    edges = np.zeros(size + 1, dtype=np.int64)
+    np.add.at(edges, lo, 1)
+    np.add.at(edges, hi, -1)
+    return np.cumsum(edges[:size]) > 0
+
+
+def _stage_new_material(job: WriteJob, tracked: list[bytes], new: Any, window: int) -> None:
+    from seqdedup.library import StagingFile
+
+    extended = tracked + list(job.lookahead_records)
+    staging = StagingFile(job.staging_path)  # type: ignore[arg-type]
+    stretch: list[bytes] = []
+    for index, record in enumerate(extended):
+        if index < len(new) and new[index]:
+            stretch.append(record)
+        elif stretch:
+            staging.add(stretch, "new")
+            stretch = []
+    if stretch:
+        staging.add(stretch, "new")
+    staging.close()
+
+
+# -- the job -----------------------------------------------------------------------
+def deduplicate_files(
+    paths: list[str | Path],
+    output_dir: str | Path,
+    config: Config | None = None,
+    scheduler: str | None = None,
+    block_size: int = DEFAULT_BLOCK_SIZE,
+    **options: Any,
+) -> JobStats:
+    """Deduplicate ``paths`` in order into ``output_dir`` (see the module docstring).
+
+    ``scheduler``: ``None`` for Dask's default (or the active distributed Client),
+    ``"sync"`` for the synchronous scheduler, ``"local"`` for a local cluster, or the
+    address of a running distributed scheduler (``tcp://host:8786``).
+    """
+    try:
+        import dask
+        import dask.dataframe as dd
+        from dask import delayed
+    except ImportError:
+        raise SeqdedupError(
+            "the Dask engine needs the optional extra: pip install 'seqdedup[dask]'"
+        ) from None
+    config = config or Config(max_history=None, **options)
+    if config.hash_transform or config.annotate or config.explain:
+        raise SeqdedupError(
+            "the Dask engine does not support --hash-transform, --annotate or --explain"
+        )
+    width = config.window_size
+    files = [str(p) for p in paths]
+    for path in files:
+        if not os.path.isfile(path):
+            raise SeqdedupError(f"cannot read input '{path}': not a readable file")
+        if not os.access(path, os.R_OK):
+            raise SeqdedupError(f"cannot read input '{path}': permission denied")
+    names = [os.path.basename(p) for p in files]
+    if len(set(names)) != len(names):
+        raise SeqdedupError("input files must have distinct names (outputs use the same names)")
+    out_dir = Path(output_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    reader = Reader(config.delimiter, config.skip_chars, config.byte_mode, config.filters)
+    parts = plan_parts(files, config.delimiter, block_size)
+
+    with _scheduler(scheduler) as compute_kwargs:
+        scans = dask.compute(
+            *[delayed(scan_part)(reader, part, width) for part in parts], **compute_kwargs
+        )
+        offsets, lookaheads, lookahead_records, reach = _overlaps(parts, scans, width)
+        library_frame, loaded = _library_windows(config, reader, width)
+        frames = [
+            delayed(part_windows)(
+                reader, part, width, offsets[part.number], lookaheads[part.number]
+            )
+            for part in parts
+        ]
+        meta = _empty_windows()
+        windows = dd.from_delayed(frames, meta=meta)
+        if library_frame is not None:
+            windows = dd.concat([windows, dd.from_pandas(library_frame, npartitions=1)])
+        # Spread over as many partitions as the input, so that no single task holds
+        # every distinct window and the merge below is a shuffle join, not a broadcast.
+        spread = max(1, windows.npartitions)
+        first = windows.groupby("fp")["pos"].min(split_out=spread).rename("first").to_frame()
+        joined = windows.merge(first, left_on="fp", right_index=True, how="left")
+        pos, first_pos = joined["pos"], joined["first"]
+        pos_file, first_file = pos // (1 << FILE_SHIFT), first_pos // (1 << FILE_SHIFT)
+        repeat = (
+            (first_pos < 0)
+            | (first_file < pos_file)
+            | ((first_file == pos_file) & (pos - first_pos >= width))
+        )
+        repeats = joined[repeat & (joined["part"] >= 0)][["part", "pos"]]
+        divisions = [*range(len(parts)), max(len(parts) - 1, 0)]
+        by_part = repeats.set_index("part", divisions=divisions).to_delayed()
+
+        staging_dir = None
+        if config.library_dir is not None:
+            staging_dir = Path(tempfile.mkdtemp(prefix="seqdedup-dask-staging-"))
+        jobs = []
+        parts_dir = out_dir / f".seqdedup-parts-{uuid.uuid4().hex}"
+        parts_dir.mkdir()
+        for part in parts:
+            earlier = tuple((offsets[q], scans[q]["tracked"]) for q in reach[part.number])
+            job = WriteJob(
+                part=part,
+                offset=offsets[part.number],
+                windows=_window_count(
+                    scans[part.number]["tracked"], lookaheads[part.number], width
+                ),
+                earlier_windows=earlier,
+                lookahead_records=tuple(lookahead_records[part.number]),
+                out_path=str(parts_dir / f"{part.number}"),
+                staging_path=None if staging_dir is None else str(staging_dir / f"{part.number}"),
+            )
+            frames_needed = [by_part[q] for q in (*reach[part.number], part.number)]
+            jobs.append(delayed(write_part)(reader, job, width, config.inverse, frames_needed))
+        counts = dask.compute(*jobs, **compute_kwargs)
+
+    stats = JobStats(files=[FileStats(path) for path in files], library_loaded=loaded)
+    for part, count in zip(parts, counts, strict=True):
+        file_stats = stats.files[part.rank]
+        file_stats.total += count["records"]
+        file_stats.emitted += count["emitted"]
+        file_stats.skipped += count["skipped"]
+    for rank, name in enumerate(names):
+        with open(out_dir / name, "wb") as out:
+            for part in parts:
+                if part.rank == rank:
+                    with open(parts_dir / f"{part.number}", "rb") as piece:
+                        shutil.copyfileobj(piece, out, 1 << 20)
+    shutil.rmtree(parts_dir)
+    if staging_dir is not None:
+        stats.library_saved = _save_library(config, staging_dir, stats)
+    return stats
+
+
+def _window_count(tracked: int, lookahead: list[int], width: int) -> int:
+    return max(0, min(tracked, tracked + len(lookahead) - width + 1))
+
+
+def _overlaps(
+    parts: list[Part], scans: tuple[dict[str, Any], ...], width: int
+) -> tuple[dict[int, int], dict[int, list[int]], dict[int, list[bytes]], dict[int, list[int]]]:
+    """Per partition: tracked offset in its file, the next W-1 tracked key hashes and
+    records, and the earlier partitions whose windows can reach into it."""
+    offsets: dict[int, int] = {}
+    lookaheads: dict[int, list[int]] = {}
+    records: dict[int, list[bytes]] = {}
+    reach: dict[int, list[int]] = {}
+    by_file: dict[int, list[Part]] = {}
+    for part in parts:
+        by_file.setdefault(part.rank, []).append(part)
+    for file_parts in by_file.values():
+        running = 0
+        for k, part in enumerate(file_parts):
+            offsets[part.number] = running
+            running += scans[part.number]["tracked"]
+            ahead: list[int] = []
+            ahead_records: list[bytes] = []
+            for later in file_parts[k + 1 :]:
+                if len(ahead) >= width - 1:
+                    break
+                ahead += scans[later.number]["head"]
+                ahead_records += scans[later.number]["head_records"]
+            lookaheads[part.number] = ahead[: width - 1]
+            records[part.number] = ahead_records[: width - 1]
+            needed, earlier = width - 1, list[int]()
+            for previous in reversed(file_parts[:k]):
+                if needed <= 0:
+                    break
+                earlier.insert(0, previous.number)
+                needed -= scans[previous.number]["tracked"]
+            reach[part.number] = earlier
+    return offsets, lookaheads, records, reach
+
+
+def _library_windows(config: Config, reader: Reader, width: int) -> tuple[Any, int]:
+    """Windows of the loaded libraries, at position -1 (before everything)."""
+    directories = list(config.read_sequences)
+    if config.library_dir is not None and config.library_dir.exists():
+        directories.append(config.library_dir)
+    if not directories:
+        return None, 0
+    import numpy as np
+    import pandas as pd
+
+    from seqdedup.library import load_library
+    from seqdedup.matcher import coefficients, fingerprints_np
+
+    coeffs = coefficients(width)
+    fps: list[Any] = []
+    loaded = 0
+    for directory in directories:
+        for sequence in load_library(directory, config.delimiter):
+            loaded += 1
+            hashes = reader.hashes(sequence.records)
+            count = len(hashes) - width + 1
+            if count > 0:
+                fps.append(np.asarray(fingerprints_np(hashes, count, coeffs), dtype=np.int64))
+    values = np.concatenate(fps) if fps else np.zeros(0, dtype=np.int64)
+    frame = pd.DataFrame(
+        {
+            "fp": values,
+            "pos": np.full(len(values), -1, dtype=np.int64),
+            "part": np.full(len(values), -1, dtype=np.int64),
+        }
+    )
+    return frame, loaded
+
+
+def _save_library(config: Config, staging_dir: Path, stats: JobStats) -> int:
+    from seqdedup.library import LibraryWriter
+
+    assert config.library_dir is not None
+    writer = LibraryWriter(config.library_dir)
+    try:
+        for staged in sorted(staging_dir.iterdir(), key=lambda p: int(p.name)):
+            writer.absorb(staged)
+        document: dict[str, object] = {
+            "statistics": {
+                "lines": {"total": stats.total, "emitted": stats.emitted, "skipped": stats.skipped},
+                "files": [
+                    {"path": f.path, "total": f.total, "skipped": f.skipped} for f in stats.files
+                ],
+            }
+        }
+        configuration = {
+            "window_size": config.window_size,
+            "engine": "dask",
+            "skip_chars": config.skip_chars,
+        }
+        return writer.commit(configuration, document)
+    finally:
+        writer.discard()
+        shutil.rmtree(staging_dir, ignore_errors=True)
+
+
+class _scheduler:
+    """Pick the Dask scheduler; a "local" cluster is started and stopped here."""
+
+    def __init__(self, name: str | None) -> None:
+        self.name = name
+        self._client: Any = None
+        self._cluster: Any = None
+
+    def __enter__(self) -> dict[str, Any]:
+        if self.name is None:
+            return {}
+        if self.name in ("sync", "synchronous"):
+            return {"scheduler": "synchronous"}
+        try:
+            from distributed import Client, LocalCluster
+        except ImportError:
+            raise SeqdedupError(
+                "a distributed scheduler needs the optional extra: pip install 'seqdedup[dask]'"
+            ) from None
+        import logging
+
+        # Dask's p2p shuffle reports every shuffle at WARNING level; that is not news.
+        logging.getLogger("distributed.shuffle").setLevel(logging.ERROR)
+        try:
+            if self.name == "local":
+                self._cluster = LocalCluster(
+                    n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+                )
+                self._client = Client(self._cluster)
+            else:
+                self._client = Client(self.name, timeout=10)
+        except (OSError, TimeoutError) as exc:
+            raise SeqdedupError(f"cannot reach the Dask scheduler '{self.name}': {exc}") from None
+        return {"scheduler": self._client}
+
+    def __exit__(self, *exc: object) -> None:
+        if self._client is not None:
+            self._client.close()
+        if self._cluster is not None:
+            self._cluster.close()

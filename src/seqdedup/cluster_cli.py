@@ -1,0 +1,127 @@
+"""``seqdedup-dask``: the Dask engine from the command line (see :mod:`seqdedup.cluster`).
+
+Same option names as ``seqdedup`` where they apply; one output file per input file in
+``--output-dir``; statistics per file and for the whole set on stderr.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import TextIO
+
+from seqdedup.cli import build_parser, config_from_args
+from seqdedup.errors import SeqdedupError, UsageError
+
+PROG = "seqdedup-dask"
+_NOT_HERE = {
+    "hash_transform": "--hash-transform",
+    "annotate": "--annotate",
+    "explain": "--explain",
+    "progress": "--progress",
+    "max_history": "--max-history",
+    "unlimited_history": "--unlimited-history",
+}
+
+
+def main(argv: Sequence[str] | None = None, stderr: TextIO | None = None) -> int:
+    err = stderr if stderr is not None else sys.stderr
+    parser = build_parser(PROG, many_inputs=True)
+    cluster = parser.add_argument_group("cluster")
+    cluster.add_argument(
+        "--output-dir",
+        required=True,
+        metavar="DIR",
+        help="where each input file's output goes, under the same name",
+    )
+    cluster.add_argument(
+        "--scheduler",
+        default="local",
+        metavar="local|sync|ADDRESS",
+        help="a local 2-worker cluster (default), the synchronous "
+        "scheduler, or a running scheduler's address",
+    )
+    cluster.add_argument(
+        "--block-size",
+        type=int,
+        default=64 << 20,
+        metavar="BYTES",
+        help="partition size (default 64 MiB)",
+    )
+    try:
+        args = parser.parse_args(argv)
+        for attr, option in _NOT_HERE.items():
+            if getattr(args, attr, None):
+                raise UsageError(f"{option} is not supported by {PROG}")
+        if args.block_size < 1:
+            raise UsageError("--block-size must be at least 1")
+        config = config_from_args(args)
+        from seqdedup.cluster import deduplicate_files
+
+        stats = deduplicate_files(
+            args.input_files,
+            args.output_dir,
+            config,
+            scheduler=args.scheduler,
+            block_size=args.block_size,
+        )
+    except SeqdedupError as exc:
+        err.write(f"{PROG}: {exc}\n")
+        return 1
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 0
+    except KeyboardInterrupt:
+        return 130
+    if not args.quiet:
+        _write_stats(stats, args.stats_format, err)
+    return 0
+
+
+def _write_stats(stats: object, fmt: str, stream: TextIO) -> None:
+    from seqdedup.cluster import JobStats
+
+    assert isinstance(stats, JobStats)
+    rows = [(f.path, f.total, f.emitted, f.skipped, f.redundancy_pct) for f in stats.files]
+    total = stats.total
+    redundancy = 100.0 * stats.skipped / total if total else 0.0
+    if fmt == "json":
+        import json
+
+        document = {
+            "statistics": {
+                "lines": {"total": total, "emitted": stats.emitted, "skipped": stats.skipped},
+                "redundancy_pct": round(redundancy, 1),
+                "library": {"loaded": stats.library_loaded, "saved": stats.library_saved},
+                "files": [
+                    {
+                        "path": path,
+                        "lines": {"total": t, "emitted": e, "skipped": s},
+                        "redundancy_pct": round(r, 1),
+                    }
+                    for path, t, e, s, r in rows
+                ],
+            }
+        }
+        stream.write(json.dumps(document, indent=2) + "\n")
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="Deduplication statistics")
+    for name in ("File", "Total lines", "Emitted", "Skipped", "Redundancy"):
+        table.add_column(name, justify="left" if name == "File" else "right")
+    for path, t, e, s, r in rows:
+        table.add_row(path, f"{t:,}", f"{e:,}", f"{s:,}", f"{r:.1f}%")
+    table.add_row(
+        "all files",
+        f"{total:,}",
+        f"{stats.emitted:,}",
+        f"{stats.skipped:,}",
+        f"{redundancy:.1f}%",
+        style="bold",
+    )
+    Console(file=stream, highlight=False).print(table)
+
+
+def entry_point() -> None:
+    sys.exit(main())

@@ -1,0 +1,183 @@
+"""The Dask engine gives exactly the output of sequential runs sharing a library."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+pytest.importorskip("dask")
+pytest.importorskip("distributed")
+
+from seqdedup.api import process_stream
+from seqdedup.cluster import deduplicate_files
+from seqdedup.config import FilterRule
+
+from conftest import user_env
+
+records = st.lists(st.sampled_from(["a", "b", "c", "ts 1", "d"]), max_size=50)
+file_sets = st.lists(
+    st.tuples(records, st.booleans()).map(
+        lambda rt: "".join(f"{r}\n" for r in rt[0])[: -1 if rt[1] and rt[0] else None]
+    ),
+    min_size=1,
+    max_size=4,
+)
+
+
+def write_files(directory: Path, contents: list[str]) -> list[Path]:
+    directory.mkdir(parents=True)
+    paths = []
+    for k, text in enumerate(contents):
+        path = directory / f"part{k}.log"
+        path.write_text(text)
+        paths.append(path)
+    return paths
+
+
+def sequential(paths, library, **options):
+    """What `seqdedup --library-dir L` over each file in turn writes."""
+    outputs = []
+    for path in paths:
+        sink = io.BytesIO()
+        with open(path, "rb", buffering=0) as source:
+            process_stream(source, sink, max_history=None, library_dir=library, **options)
+        outputs.append(sink.getvalue())
+    return outputs
+
+
+options_strategy = st.fixed_dictionaries(
+    {
+        "window_size": st.integers(1, 4),
+        "skip_chars": st.sampled_from([0, 1]),
+        "inverse": st.booleans(),
+        "filters": st.sampled_from([(), (FilterRule("bypass", "^ts"),)]),
+    }
+)
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    contents=file_sets,
+    options=options_strategy,
+    block=st.integers(1, 24),
+    preload=st.one_of(st.none(), records),
+)
+def test_matches_sequential_runs(tmp_path_factory, contents, options, block, preload):
+    base = tmp_path_factory.mktemp("job")
+    paths = write_files(base / "in", contents)
+    seq_lib, dask_lib = base / "seq-lib", base / "dask-lib"
+    if preload is not None:  # both start from the same library
+        for library in (seq_lib, dask_lib):
+            sequential(
+                [write_files(library.with_suffix(".pre"), ["\n".join(preload)])[0]],
+                library,
+                window_size=options["window_size"],
+            )
+    want = sequential(paths, seq_lib, **options)
+    stats = deduplicate_files(
+        paths, base / "out", scheduler="sync", block_size=block, library_dir=dask_lib, **options
+    )
+    got = [(base / "out" / p.name).read_bytes() for p in paths]
+    assert got == want
+    assert stats.total == sum(len(c.splitlines()) for c in contents)
+    # The libraries the two saved hold the same windows for these options, so a new
+    # file sees them alike. (Sequential runs also store each repeated piece, for its
+    # count; the Dask engine stores new material only.)
+    probe = write_files(base / "probe", ["\n".join(["a", "b", "c", "ts 1", "d", "a", "c"])])
+    assert sequential(probe, None, read_sequences=(seq_lib,), **options) == sequential(
+        probe, None, read_sequences=(dask_lib,), **options
+    )
+
+
+@pytest.fixture(scope="module")
+def local_cluster():
+    from distributed import LocalCluster
+
+    cluster = LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    )
+    try:
+        yield cluster.scheduler_address
+    finally:
+        cluster.close()
+
+
+@settings(
+    max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(contents=file_sets, window=st.integers(1, 4), block=st.integers(1, 24))
+def test_matches_sequential_runs_on_a_local_cluster(
+    tmp_path_factory, local_cluster, contents, window, block
+):
+    base = tmp_path_factory.mktemp("cluster")
+    paths = write_files(base / "in", contents)
+    want = sequential(paths, base / "seq-lib", window_size=window)
+    deduplicate_files(
+        paths,
+        base / "out",
+        scheduler=local_cluster,
+        block_size=block,
+        window_size=window,
+        library_dir=base / "dask-lib",
+    )
+    assert [(base / "out" / p.name).read_bytes() for p in paths] == want
+
+
+def test_custom_delimiter_and_byte_mode(tmp_path):
+    paths = write_files(tmp_path / "in", [])
+    first, second = tmp_path / "in" / "x.bin", tmp_path / "in" / "y.bin"
+    first.write_bytes(b"\x01\xff\xfe\x02\xff\xfe\x01\xff\xfe\x02")
+    second.write_bytes(b"\x02\xff\xfe\x03\xff\xfe\x01\xff\xfe\x02\xff\xfe")
+    paths = [first, second]
+    options = {"window_size": 2, "byte_mode": True, "delimiter": b"\xff\xfe"}
+    want = sequential(paths, tmp_path / "lib", **options)
+    deduplicate_files(paths, tmp_path / "out", scheduler="sync", block_size=3, **options)
+    assert [(tmp_path / "out" / p.name).read_bytes() for p in paths] == want
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[bytes]:
+    script = Path(sys.executable).parent / "seqdedup-dask"
+    return subprocess.run([str(script), *args], capture_output=True, env=user_env(), timeout=120)
+
+
+def test_command_line(tmp_path):
+    paths = write_files(tmp_path / "in", ["a\nb\nc\n", "x\na\nb\nc\ny\n"])
+    p = _cli(
+        "-w",
+        "3",
+        "--scheduler",
+        "sync",
+        "--stats-format",
+        "json",
+        "--output-dir",
+        str(tmp_path / "out"),
+        *map(str, paths),
+    )
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "out" / "part1.log").read_bytes() == b"x\ny\n"
+    assert b'"skipped": 3' in p.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["missing.log"], "missing.log"),
+        (["--scheduler", "tcp://127.0.0.1:9", "IN"], "cannot reach the Dask scheduler"),
+        (["-a", "IN"], "--annotate is not supported"),
+        (["-w", "0", "IN"], "--window-size"),
+    ],
+)
+def test_command_line_errors(tmp_path, args, needle):
+    (tmp_path / "in.log").write_text("a\n")
+    args = [str(tmp_path / "in.log") if a == "IN" else a for a in args]
+    p = _cli("--output-dir", str(tmp_path / "out"), *args)
+    assert p.returncode == 1
+    assert needle in p.stderr.decode() and p.stderr.decode().count("\n") == 1
