@@ -181,3 +181,13 @@ def test_command_line_errors(tmp_path, args, needle):
     p = _cli("--output-dir", str(tmp_path / "out"), *args)
     assert p.returncode == 1
     assert needle in p.stderr.decode() and p.stderr.decode().count("\n") == 1
+
+
+def test_missing_extra_is_a_clear_error(tmp_path, monkeypatch):
+    from seqdedup import SeqdedupError
+
+    (tmp_path / "in.log").write_text("a\n")
+    for name in ("dask", "dask.dataframe"):
+        monkeypatch.setitem(sys.modules, name, None)  # as if not installed
+    with pytest.raises(SeqdedupError, match=r"pip install 'seqdedup\[dask\]'"):
+        deduplicate_files([tmp_path / "in.log"], tmp_path / "out", scheduler="sync")
