@@ -211,7 +211,7 @@ def config_from_args(args: argparse.Namespace) -> Config:
         delimiter = b"\n"
     named_file = getattr(args, "input_file", None) not in (None, "-")
     filter_specs = getattr(args, "filter_specs", None) or []
-    if filter_specs and args.byte_mode:
+    if filter_specs and args.byte_mode:  # before any pattern file is read (Config checks later)
         raise UsageError(
             "--track/--bypass/--track-file/--bypass-file need text mode; "
             "they cannot be combined with --byte-mode"

@@ -222,14 +222,10 @@ class LibraryWriter:
         self._staging.commit()
         self._staging.execute("DETACH DATABASE other")
 
-    def _flush_rows(self) -> None:
-        self._file.flush()
-
     def commit(self, config: dict[str, object], statistics: dict[str, object]) -> int:
         """Land the staged sequences and the run row; return how many sequences the
         run saved (distinct contents staged)."""
-        self._flush_rows()
-        self._staging.commit()
+        self._file.flush()  # commits
         saved = self._staging.execute("SELECT COUNT(DISTINCT digest) FROM staged").fetchone()[0]
         self._staging.close()
         statistics = {**statistics, "library_sequences_saved": saved}
