@@ -11,10 +11,11 @@ from dataclasses import dataclass
 from itertools import compress
 from typing import TYPE_CHECKING, Any, Protocol, overload
 
+from seqdedup import kernel
 from seqdedup.config import DEFAULT_ANNOTATION, DEFAULT_LIBRARY_ANNOTATION, Config
 from seqdedup.filters import TRACKED, UNMATCHED, FilterList
 from seqdedup.keys import KeyMaker, ShellTransform
-from seqdedup.matcher import WindowMatcher
+from seqdedup.matcher import Matcher, make_matcher
 from seqdedup.records import Readable, RecordSplitter, read_chunks
 from seqdedup.report import (
     explain_bypassed,
@@ -25,6 +26,7 @@ from seqdedup.report import (
 from seqdedup.sequences import Attributor, Piece, SequenceTable
 
 if TYPE_CHECKING:
+    from seqdedup._kernel import Matcher as ChunkMatcher
     from seqdedup.library import LibraryWriter, LoadedLibrary
 
 
@@ -79,14 +81,44 @@ class Deduplicator:
         self.stats = Stats()
         self._filters = FilterList(config.filters)
         transform = ShellTransform(config.hash_transform) if config.hash_transform else None
-        self._keys = KeyMaker(config.skip_chars, config.byte_mode, transform)
-        self._matcher = WindowMatcher(config.window_size, config.max_history)
-        self._matcher.repeat_sources = {}
+        engine = kernel.load()
+        self.engine = "python" if engine is None else "c"
+        self._keys = KeyMaker(config.skip_chars, config.byte_mode, transform, engine, kernel.SEED)
+        # The kernel's chunk path (raw bytes in, kept bytes out, no Python object per
+        # record) serves every run that needs nothing per record from Python: no
+        # filters, transform, markers, explanations or library saving.
+        chunk_path = (
+            engine is not None
+            and not self._filters
+            and transform is None
+            and not config.annotate
+            and on_explain is None
+            and config.library_dir is None
+        )
+        self._chunks: ChunkMatcher | None = None
+        if chunk_path:
+            assert engine is not None
+            self._chunks = engine.Matcher(
+                config.window_size,
+                config.max_history,
+                seed=kernel.SEED,
+                delimiter=config.delimiter,
+                skip_chars=config.skip_chars,
+                byte_mode=config.byte_mode,
+                inverse=config.inverse,
+            )
+        self._matcher: Matcher = (
+            self._chunks
+            if self._chunks is not None
+            else make_matcher(config.window_size, config.max_history, engine)
+        )
+        repeat_sources: dict[int, int] = {}
+        self._matcher.repeat_sources = repeat_sources
         self._sequences = SequenceTable(config.max_unique_sequences)
         self._attributor = Attributor(
             config.window_size,
             self._sequences,
-            self._matcher.repeat_sources,
+            repeat_sources,
             config.max_candidates,
             config.max_history,
         )
@@ -115,6 +147,8 @@ class Deduplicator:
         self._tracked_at: list[int] = []
         self._released = 0  # records released so far (record numbers are 1-based)
         self._finished = False
+        self._splitter: RecordSplitter | None = None  # feed_bytes() without the chunk path
+        self._fed: str | None = None  # "records" or "bytes": the two cannot be mixed
         # Whether the last thing released was the last released record (not a marker);
         # after flush() this tells whether the input's final record ends the output.
         self.last_record_written = False
@@ -139,10 +173,70 @@ class Deduplicator:
         self._matcher.add_library_windows(fps, starts)
         self._attributor.set_library_keys(region)
 
+    def _start(self, how: str) -> None:
+        if self._finished:
+            raise RuntimeError("feed after flush: make a new Deduplicator")
+        if self._fed is None:
+            self._fed = how
+        elif self._fed != how:
+            raise RuntimeError("feed() and feed_bytes() cannot be mixed in one run")
+
+    def feed_bytes(self, chunk: bytes) -> bytes:
+        """Add raw input (any cut, split on the delimiter here); return the output
+        bytes now decided: each kept record followed by the delimiter."""
+        self._start("bytes")
+        if self._chunks is not None:
+            out, hashes, runs, decided, kept = self._chunks.feed_chunk(chunk)
+            self._account(hashes, runs, decided, kept)
+            return out
+        if self._splitter is None:
+            self._splitter = RecordSplitter(self.config.delimiter)
+        return self._joined(self._feed(self._splitter.split(chunk)), final=False)
+
+    def flush_bytes(self) -> bytes:
+        """End of raw input: the rest of the output. A final record that had no
+        delimiter in the input is written without one."""
+        if self._finished:
+            return b""
+        self._fed = self._fed or "bytes"
+        if self._chunks is not None:
+            chunk_out, hashes, runs, decided, kept = self._chunks.finish_chunks()
+            self._account(hashes, runs, decided, kept)
+            self._attributor.finish()
+            self.stats.unique_sequences = self._sequences.identified
+            self._finished = True
+            return chunk_out
+        final = self._splitter.finish() if self._splitter is not None else None
+        out = self._feed([final]) if final is not None else []
+        out += self.flush()
+        return self._joined(out, final=final is not None)
+
+    def _joined(self, out: list[bytes], final: bool) -> bytes:
+        if not out:
+            return b""
+        delimiter = self.config.delimiter
+        joined = delimiter.join(out)
+        if final and self.last_record_written:
+            return joined  # the input's final record had no delimiter
+        return joined + delimiter
+
+    def _account(self, hashes: bytes, runs: list[tuple[int, int]], decided: int, kept: int) -> None:
+        """Book what the kernel's chunk path decided: attribution and statistics."""
+        self._attributor.append_keys(hashes)
+        self._attributor.add_runs(decided, runs)
+        stats = self.stats
+        stats.total += decided
+        stats.emitted += kept
+        stats.skipped += decided - kept
+        stats.unique_sequences = self._sequences.identified
+        self._released += decided
+
     def feed(self, records: Iterable[bytes]) -> list[bytes]:
         """Add records; return those now decided for output (and markers)."""
-        if self._finished:
-            raise RuntimeError("feed() after flush(): make a new Deduplicator")
+        self._start("records")
+        return self._feed(records)
+
+    def _feed(self, records: Iterable[bytes]) -> list[bytes]:
         batch = records if isinstance(records, list) else list(records)
         tracked = batch
         if self._filters:
@@ -161,6 +255,8 @@ class Deduplicator:
         """End of input: return everything still held back."""
         if self._finished:
             return []
+        if self._fed == "bytes" and self._chunks is not None:
+            raise RuntimeError("after feed_bytes(), end with flush_bytes()")
         out = self._release(self._matcher.finish(), final=True)
         self._finished = True
         if self._writer is not None:
@@ -395,25 +491,18 @@ def _pump(
     sink: Writable,
     on_progress: Callable[[int, Stats], None] | None,
 ) -> Stats:
-    delimiter = dedup.config.delimiter
-    splitter = RecordSplitter(delimiter)
     bytes_read = 0
     for chunk in read_chunks(source):
-        out = dedup.feed(splitter.split(chunk))
+        out = dedup.feed_bytes(chunk)
         if out:
-            sink.write(delimiter.join(out))
-            sink.write(delimiter)
+            sink.write(out)
         sink.flush()
         if on_progress is not None:
             bytes_read += len(chunk)
             on_progress(bytes_read, dedup.stats)
-    final = splitter.finish()
-    out = dedup.feed([final]) if final is not None else []
-    out += dedup.flush()
+    out = dedup.flush_bytes()
     if out:
-        sink.write(delimiter.join(out))
-        if final is None or not dedup.last_record_written:
-            sink.write(delimiter)  # a final record without delimiter is written without one
+        sink.write(out)
     sink.flush()
     return dedup.stats
 

@@ -9,6 +9,7 @@ path produced them; records themselves are never altered.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from types import ModuleType
 from typing import Any
 
 from seqdedup.errors import SeqdedupError
@@ -21,11 +22,18 @@ class KeyMaker:
     """Compute the key hash of each record of a batch."""
 
     def __init__(
-        self, skip_chars: int = 0, byte_mode: bool = False, transform: Transform | None = None
+        self,
+        skip_chars: int = 0,
+        byte_mode: bool = False,
+        transform: Transform | None = None,
+        kernel: ModuleType | None = None,
+        seed: int = 0,
     ) -> None:
         self.skip_chars = skip_chars
         self.byte_mode = byte_mode
         self.transform = transform
+        self.kernel = kernel  # the compiled kernel hashes keys when given
+        self.seed = seed
 
     def keys(self, records: Sequence[bytes]) -> list[bytes]:
         """The comparison key of each record, in order."""
@@ -37,11 +45,17 @@ class KeyMaker:
         return keys
 
     def hashes(self, records: Sequence[bytes]) -> Any:
-        """Python's 64-bit SipHash of each key (randomised per process, cached by bytes).
+        """A 64-bit hash of each key.
 
-        A list for a small batch; for a large one an int64 numpy array, which the
-        matcher and the attributor take without converting each value.
+        With the kernel: XXH64 with the run's seed, as ``bytes`` of native int64 (the
+        kernel skips characters itself). Without: Python's SipHash (randomised per
+        process), a list for a small batch and an int64 numpy array for a large one;
+        the matcher and the attributor take every form without converting each value.
         """
+        if self.kernel is not None:
+            if self.transform is None:
+                return self.kernel.hash_records(records, self.seed, self.skip_chars, self.byte_mode)
+            return self.kernel.hash_records(self.keys(records), self.seed)
         keys = records if not self.skip_chars and self.transform is None else self.keys(records)
         if len(keys) < LARGE_BATCH:
             return list(map(hash, keys))

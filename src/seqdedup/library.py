@@ -70,6 +70,15 @@ class LibrarySequence:
     records: list[bytes]
 
 
+def int64_array(values: Any) -> array[int]:
+    """Hashes or fingerprints in any engine's form (list, int64 bytes or numpy array)."""
+    if isinstance(values, list):
+        return array("q", values)
+    out = array("q")
+    out.frombytes(values if isinstance(values, bytes) else values.tobytes())
+    return out
+
+
 def encode_records(records: list[bytes]) -> bytes:
     """Count, lengths (little-endian uint32) and contents: no delimiter involved."""
     lengths = array("I", map(len, records))
@@ -292,26 +301,25 @@ class LoadedLibrary:
 
     def index(
         self, sequences: Iterable[LibrarySequence], keys: Any, matcher: Any
-    ) -> tuple[array[int], Any, Any]:
+    ) -> tuple[array[int], array[int], array[int]]:
         """Return the key region, and every window's fingerprint and start.
 
         Records are hashed a group of sequences at a time and then dropped: only the
         8-byte key hashes of the whole library stay in memory.
         """
-        import numpy as np
-
         region = array("q", [SENTINEL])
         firsts: list[int] = []
+        lengths: list[int] = []
         group: list[LibrarySequence] = []
         grouped = 0
 
         def hash_group() -> None:
-            hashes = keys.hashes([record for sequence in group for record in sequence.records])
-            hashes = np.asarray(hashes, dtype=np.int64)
+            hashes = int64_array(keys.hashes([r for sequence in group for r in sequence.records]))
             pos = 0
             for sequence in group:
                 firsts.append(len(region))
-                region.frombytes(hashes[pos : pos + len(sequence.records)].tobytes())
+                lengths.append(len(sequence.records))
+                region.extend(hashes[pos : pos + len(sequence.records)])
                 region.append(SENTINEL)
                 pos += len(sequence.records)
             self.names.extend(sequence.name for sequence in group)
@@ -329,14 +337,16 @@ class LoadedLibrary:
         self.starts = [first - size for first in firsts]
         width = matcher.window_size
         count = size - width + 1
+        fps, starts = array("q"), array("q")
         if count <= 0 or not firsts:
-            return region, [], []
-        values = np.frombuffer(region, dtype=np.int64)
-        fps = np.asarray(matcher.fingerprints(values, count), dtype=np.int64)
-        sentinels = np.concatenate([[0], np.cumsum(values == np.int64(SENTINEL))])
-        inside = (sentinels[width : width + count] - sentinels[:count]) == 0
-        starts = np.flatnonzero(inside) - size
-        return region, fps[inside], starts
+            return region, fps, starts
+        every = int64_array(matcher.fingerprints(region, count))
+        for first, length in zip(firsts, lengths, strict=True):
+            inside = length - width + 1  # windows that lie within this sequence
+            if inside > 0:
+                fps.extend(every[first : first + inside])
+                starts.extend(range(first - size, first - size + inside))
+        return region, fps, starts
 
     def locate(self, start: int) -> tuple[str, int]:
         """The sequence a region index lies in, and the offset inside it."""

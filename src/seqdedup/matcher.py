@@ -25,13 +25,18 @@ How it is computed:
 Large batches use numpy for fingerprints and marking; small ones (a live stream, a
 one-line input) use the pure-Python twins, which give identical results and spare the
 numpy import. Nothing here prints or reads.
+
+This class is the pure-Python engine. The compiled kernel's ``Matcher`` (see
+``_kernel.c``) computes exactly the same rule with the same interface;
+:func:`make_matcher` picks one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from operator import mul
-from typing import TYPE_CHECKING, Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from seqdedup.fptable import FirstStartTable
@@ -80,6 +85,37 @@ def fingerprints_np(hashes: Sequence[int], count: int, coeffs: Sequence[int]) ->
             np.multiply(values[k : k + count], factors[k], out=term)
             acc += term
     return acc.view(np.int64)
+
+
+class Matcher(Protocol):
+    """What the other stages use of a matcher, whichever engine provides it."""
+
+    repeat_sources: dict[int, int] | None
+    new_material: list[bool] | None
+
+    @property
+    def window_size(self) -> int: ...
+    @property
+    def max_history(self) -> int | None: ...
+    @property
+    def decided(self) -> int: ...
+    @property
+    def remembered_windows(self) -> int: ...
+    def push(self, hashes: Any) -> list[bool]: ...
+    def finish(self) -> list[bool]: ...
+    def fingerprints(self, hashes: Any, count: int) -> Any: ...
+    def add_library_windows(self, fingerprints: Any, starts: Any) -> None: ...
+
+
+def make_matcher(
+    window_size: int, max_history: int | None, kernel: ModuleType | None, **chunk_options: Any
+) -> Matcher:
+    """The kernel's matcher when ``kernel`` is given (``chunk_options``: delimiter,
+    skip_chars, byte_mode, inverse, seed, for its chunk path), else the Python one."""
+    if kernel is None:
+        return WindowMatcher(window_size, max_history)
+    matcher: Matcher = kernel.Matcher(window_size, max_history, **chunk_options)
+    return matcher
 
 
 def _as_list(values: Any) -> list[int]:
@@ -253,6 +289,7 @@ class WindowMatcher:
         sources = self.repeat_sources
         cover = self._skip_until
         keep = []
+        fresh: list[bool] = []  # per window: not a repeat
         for j, fp in enumerate(fps, start):
             admitted = j - width
             if admitted >= low:
@@ -269,17 +306,16 @@ class WindowMatcher:
                 source = chain[0] if j - chain[0] <= horizon else chain[1]
             else:
                 keep.append(j > cover)
+                fresh.append(True)
                 continue
             cover = j + width - 1
             if sources is not None:
                 sources[j] = source
             keep.append(False)
+            fresh.append(False)
         self._skip_until = cover
         if self.new_material is not None:
-            repeats = sources if sources is not None else {}
-            self._note_new_material(
-                start, [j not in repeats for j in range(start, start + len(fps))]
-            )
+            self._note_new_material(start, fresh)
         self._next = start + len(fps)
         self._recent = windows[-width:]
         if self._next - self._rotated_at >= horizon:

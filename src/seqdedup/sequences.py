@@ -121,9 +121,12 @@ class Attributor:
         self._library_keys = region
 
     def append_keys(self, hashes: Any) -> None:
-        """Key hashes of the next tracked records, as they are fed (list or int64 array)."""
+        """Key hashes of the next tracked records, as they are fed: a list, native
+        int64 ``bytes`` (the kernel's) or an int64 numpy array."""
         if isinstance(hashes, list):
             self._keys.extend(hashes)
+        elif isinstance(hashes, bytes):
+            self._keys.frombytes(hashes)
         else:
             self._keys.frombytes(hashes.tobytes())
 
@@ -133,28 +136,39 @@ class Attributor:
         ``numbers`` are their input record numbers, needed when filters let records
         pass through (otherwise tracked record t is record t + 1).
         """
-        base = self._decided
-        size = len(keep)
         if numbers is not None:
             if self._numbers is None:
                 self._numbers = array("q")
             self._numbers.extend(numbers)
+        base, size = self._decided, len(keep)
+        runs = []
+        pos = 0
+        while True:
+            try:
+                start = keep.index(False, pos)
+            except ValueError:
+                break
+            try:
+                pos = keep.index(True, start)
+            except ValueError:
+                pos = size
+            runs.append((base + start, base + pos))
+        return self.add_runs(size, runs)
+
+    def add_runs(self, size: int, runs: Sequence[tuple[int, int]]) -> list[Piece]:
+        """Take the next ``size`` tracked records, given as their runs of skipped
+        records ``(start, stop)`` (tracked indices, half-open, in order); return the
+        pieces closed."""
+        base = self._decided
         self._decided += size
         closed: list[Piece] = []
-        pos = 0
-        while pos < size:
+        if self._piece_start >= 0 and size and not (runs and runs[0][0] == base):
+            closed.append(self._close())  # a kept record ends the run left open
+        for start, stop in runs:
             if self._piece_start < 0:
-                try:
-                    pos = keep.index(False, pos)
-                except ValueError:
-                    break
-                self._open(base + pos, run_start=True)
-            try:
-                stop = keep.index(True, pos)
-            except ValueError:
-                stop = size
-            pos = self._extend(base + pos, base + stop, closed) - base
-            if pos == stop and stop < size:  # a kept record ends the run
+                self._open(start, run_start=True)
+            self._extend(start, stop, closed)
+            if stop < base + size:  # a kept record ends the run
                 closed.append(self._close())
         self._trim()
         return closed

@@ -1,0 +1,1202 @@
+/*
+ * seqdedup._kernel: the per-record work of the window engine, in C.
+ *
+ * One job: turn key hashes (or a raw chunk of input) into keep/skip decisions by the
+ * exact window rule, without a Python object per record on the common path.
+ *
+ *   - XXH64 (implemented from its published specification) hashes each record's key;
+ *   - a window's fingerprint is sum(h[j+k] * R[k]) mod 2^64 over its W key hashes,
+ *     R[k] fixed odd constants (splitmix64): the same definition as the Python engine;
+ *   - unlimited history: an open-addressing table maps a fingerprint to the start of
+ *     its first window; window j repeats iff that start is <= j - W;
+ *   - limited history: the rule window by window (admit j - W, look up j), in two
+ *     table generations rotated every history-length, so memory stays bounded;
+ *   - the chunk path splits a chunk on the delimiter in place and writes the kept
+ *     records as contiguous ranges of the input.
+ *
+ * Everything runs under the GIL; every allocation is checked and every size that
+ * could overflow is checked before it is used.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH(addr) __builtin_prefetch(addr)
+#else
+#define PREFETCH(addr) ((void)0)
+#endif
+
+/* ---------------------------------------------------------------------------------
+ * XXH64, from the xxHash specification (v0.1.1). Little-endian reads via memcpy so
+ * unaligned input and big-endian hosts are both correct.
+ */
+static const uint64_t XXP1 = 0x9E3779B185EBCA87ULL;
+static const uint64_t XXP2 = 0xC2B2AE3D27D4EB4FULL;
+static const uint64_t XXP3 = 0x165667B19E3779F9ULL;
+static const uint64_t XXP4 = 0x85EBCA77C2B2AE63ULL;
+static const uint64_t XXP5 = 0x27D4EB2F165667C5ULL;
+
+static inline uint64_t rotl64(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+
+static inline uint64_t read64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
+    return v;
+}
+
+static inline uint32_t read32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
+           ((uint32_t)p[3] << 24);
+}
+
+static inline uint64_t xx_round(uint64_t acc, uint64_t lane)
+{
+    acc += lane * XXP2;
+    acc = rotl64(acc, 31);
+    return acc * XXP1;
+}
+
+static inline uint64_t xx_merge(uint64_t acc, uint64_t val)
+{
+    acc ^= xx_round(0, val);
+    return acc * XXP1 + XXP4;
+}
+
+static uint64_t xxh64(const unsigned char *p, size_t len, uint64_t seed)
+{
+    const unsigned char *end = p + len;
+    uint64_t h;
+    if (len >= 32) {
+        uint64_t v1 = seed + XXP1 + XXP2, v2 = seed + XXP2, v3 = seed, v4 = seed - XXP1;
+        const unsigned char *limit = end - 32;
+        do {
+            v1 = xx_round(v1, read64(p));
+            v2 = xx_round(v2, read64(p + 8));
+            v3 = xx_round(v3, read64(p + 16));
+            v4 = xx_round(v4, read64(p + 24));
+            p += 32;
+        } while (p <= limit);
+        h = rotl64(v1, 1) + rotl64(v2, 7) + rotl64(v3, 12) + rotl64(v4, 18);
+        h = xx_merge(h, v1);
+        h = xx_merge(h, v2);
+        h = xx_merge(h, v3);
+        h = xx_merge(h, v4);
+    } else {
+        h = seed + XXP5;
+    }
+    h += (uint64_t)len;
+    while ((size_t)(end - p) >= 8) {
+        h ^= xx_round(0, read64(p));
+        h = rotl64(h, 27) * XXP1 + XXP4;
+        p += 8;
+    }
+    if ((size_t)(end - p) >= 4) {
+        h ^= (uint64_t)read32(p) * XXP1;
+        h = rotl64(h, 23) * XXP2 + XXP3;
+        p += 4;
+    }
+    while (p < end) {
+        h ^= (uint64_t)(*p) * XXP5;
+        h = rotl64(h, 11) * XXP1;
+        p++;
+    }
+    h ^= h >> 33;
+    h *= XXP2;
+    h ^= h >> 29;
+    h *= XXP3;
+    h ^= h >> 32;
+    return h;
+}
+
+/* ---------------------------------------------------------------------------------
+ * --skip-chars in text mode counts characters as Python's UTF-8 decoder with
+ * surrogateescape does: a valid sequence is one character, every byte of an invalid
+ * one is a character of its own.
+ */
+static size_t utf8_sequence_length(const unsigned char *p, size_t avail)
+{
+    unsigned char c = p[0];
+    if (c < 0x80) return 1;
+    if (c >= 0xC2 && c <= 0xDF) return (avail >= 2 && (p[1] & 0xC0) == 0x80) ? 2 : 0;
+    if (c >= 0xE0 && c <= 0xEF) {
+        unsigned char lo = (c == 0xE0) ? 0xA0 : 0x80, hi = (c == 0xED) ? 0x9F : 0xBF;
+        if (avail < 3 || p[1] < lo || p[1] > hi || (p[2] & 0xC0) != 0x80) return 0;
+        return 3;
+    }
+    if (c >= 0xF0 && c <= 0xF4) {
+        unsigned char lo = (c == 0xF0) ? 0x90 : 0x80, hi = (c == 0xF4) ? 0x8F : 0xBF;
+        if (avail < 4 || p[1] < lo || p[1] > hi || (p[2] & 0xC0) != 0x80 ||
+            (p[3] & 0xC0) != 0x80)
+            return 0;
+        return 4;
+    }
+    return 0;
+}
+
+/* Byte offset at which the key starts after skipping `skip` characters (or bytes). */
+static size_t key_offset(const unsigned char *p, size_t len, uint64_t skip, int byte_mode)
+{
+    if (byte_mode) return skip < (uint64_t)len ? (size_t)skip : len;
+    size_t i = 0;
+    while (skip > 0 && i < len) {
+        size_t step = utf8_sequence_length(p + i, len - i);
+        i += step ? step : 1;
+        skip--;
+    }
+    return i;
+}
+
+/* ---------------------------------------------------------------------------------
+ * Open-addressing table keyed by 64-bit fingerprints, linear probing. A slot is
+ * `stride` int64s: the key then stride-1 values. Key 0 marks an empty slot, so the
+ * fingerprint 0 is kept beside the slots.
+ */
+typedef struct {
+    int64_t *slots;
+    size_t cap; /* a power of two, or 0 before the first insertion */
+    size_t size;
+    int shift;
+    int stride;
+    int has_zero;
+    int64_t zero_values[2];
+} Table;
+
+#define TABLE_MIN_BITS 4
+
+static inline size_t table_home(const Table *t, uint64_t key)
+{
+    return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> t->shift);
+}
+
+static int64_t *table_find(Table *t, uint64_t key)
+{
+    if (key == 0) return t->has_zero ? t->zero_values : NULL;
+    if (t->cap == 0) return NULL;
+    size_t mask = t->cap - 1, i = table_home(t, key);
+    for (;;) {
+        int64_t *slot = t->slots + i * (size_t)t->stride;
+        uint64_t k = (uint64_t)slot[0];
+        if (k == key) return slot + 1;
+        if (k == 0) return NULL;
+        i = (i + 1) & mask;
+    }
+}
+
+static inline void table_prefetch(const Table *t, uint64_t key)
+{
+    if (t->cap) PREFETCH(t->slots + table_home(t, key) * (size_t)t->stride);
+}
+
+/* Rebuild with 2^bits slots. Returns -1 (with MemoryError set) on failure. */
+static int table_resize(Table *t, int bits)
+{
+    size_t cap = (size_t)1 << bits;
+    size_t stride = (size_t)t->stride;
+    if (cap > SIZE_MAX / stride / sizeof(int64_t)) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    int64_t *slots = PyMem_Calloc(cap * stride, sizeof(int64_t));
+    if (slots == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    int64_t *old = t->slots;
+    size_t old_cap = t->cap;
+    t->slots = slots;
+    t->cap = cap;
+    t->shift = 64 - bits;
+    size_t mask = cap - 1;
+    for (size_t s = 0; s < old_cap; s++) {
+        const int64_t *src = old + s * stride;
+        if (src[0] == 0) continue;
+        size_t i = table_home(t, (uint64_t)src[0]);
+        while (slots[i * stride] != 0) i = (i + 1) & mask;
+        memcpy(slots + i * stride, src, stride * sizeof(int64_t));
+    }
+    PyMem_Free(old);
+    return 0;
+}
+
+/* The values of `key`, inserting it (values zeroed, *created = 1) if absent; NULL with
+ * MemoryError set if the table cannot grow. Keeps the load at most 3/4. */
+static int64_t *table_upsert(Table *t, uint64_t key, int *created)
+{
+    *created = 0;
+    if (key == 0) {
+        if (!t->has_zero) {
+            t->has_zero = 1;
+            t->zero_values[0] = t->zero_values[1] = 0;
+            *created = 1;
+        }
+        return t->zero_values;
+    }
+    if ((t->size + 1) * 4 > t->cap * 3) {
+        int bits = TABLE_MIN_BITS;
+        while (((size_t)1 << bits) * 3 < (t->size + 1) * 4) {
+            if (bits >= (int)(sizeof(size_t) * 8 - 2)) {
+                PyErr_NoMemory();
+                return NULL;
+            }
+            bits++;
+        }
+        if (table_resize(t, bits) < 0) return NULL;
+    }
+    size_t mask = t->cap - 1, i = table_home(t, key);
+    size_t stride = (size_t)t->stride;
+    for (;;) {
+        int64_t *slot = t->slots + i * stride;
+        uint64_t k = (uint64_t)slot[0];
+        if (k == key) return slot + 1;
+        if (k == 0) {
+            slot[0] = (int64_t)key;
+            t->size++;
+            *created = 1;
+            return slot + 1;
+        }
+        i = (i + 1) & mask;
+    }
+}
+
+static size_t table_len(const Table *t) { return t->size + (size_t)t->has_zero; }
+
+static void table_clear(Table *t)
+{
+    if (t->size && t->slots) memset(t->slots, 0, t->cap * (size_t)t->stride * sizeof(int64_t));
+    t->size = 0;
+    t->has_zero = 0;
+}
+
+static void table_free(Table *t)
+{
+    PyMem_Free(t->slots);
+    t->slots = NULL;
+    t->cap = t->size = 0;
+    t->has_zero = 0;
+}
+
+/* ---------------------------------------------------------------------------------
+ * Growable arrays.
+ */
+static int grow(void **data, size_t *cap, size_t needed, size_t item)
+{
+    if (needed <= *cap) return 0;
+    size_t want = *cap ? *cap : 16;
+    while (want < needed) {
+        if (want > SIZE_MAX / 2) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        want *= 2;
+    }
+    if (want > SIZE_MAX / item) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    void *fresh = PyMem_Realloc(*data, want * item);
+    if (fresh == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    *data = fresh;
+    *cap = want;
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------
+ * The matcher.
+ */
+typedef struct {
+    PyObject_HEAD
+    Py_ssize_t width;     /* W */
+    int64_t horizon;      /* max history; INT64_MAX when unlimited */
+    int limited;
+    uint64_t *coeffs;     /* W coefficients, made at the first complete window */
+    /* hashes of the records whose window is not complete yet (at most W-1) */
+    uint64_t *tail;
+    size_t tail_len, tail_cap;
+    /* limited history: fingerprints of the last W windows, not admitted yet */
+    uint64_t *recent;
+    size_t recent_len, recent_cap;
+    int64_t next;         /* index of the next window to decide (= next undecided record) */
+    int64_t cover;        /* last record covered by a repeat so far */
+    int64_t new_until;    /* last record covered by a first-seen window so far */
+    int64_t rotated_at;
+    Table first;          /* unlimited: fingerprint -> first start (stride 2) */
+    Table chains[2];      /* limited: fingerprint -> (first, latest) (stride 3) */
+    int current;          /* which of chains[] is the current generation */
+    Table library;        /* limited: library fingerprint -> start (stride 2) */
+    PyObject *repeat_sources; /* dict or None */
+    PyObject *new_material;   /* list or None */
+    /* chunk path */
+    unsigned char *delim;
+    size_t delim_len;
+    uint64_t skip;
+    int byte_mode;
+    int inverse;
+    uint64_t seed;
+    unsigned char *buf;   /* undecided complete records, then the incomplete tail */
+    size_t buf_len, buf_cap;
+    size_t tail_start;    /* start of the incomplete record in buf */
+    size_t scan_from;     /* where the delimiter search resumes */
+    size_t *rec_start, *rec_end; /* undecided complete records, oldest first */
+    size_t rec_len, rec_cap, rec_end_cap;
+    int final_without_delimiter; /* the last pending record had no delimiter */
+    int chunks_finished;
+} Matcher;
+
+static uint64_t *make_coefficients(Py_ssize_t count)
+{
+    if ((size_t)count > SIZE_MAX / sizeof(uint64_t)) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    uint64_t *out = PyMem_Malloc((size_t)count * sizeof(uint64_t) + 1);
+    if (out == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    uint64_t state = 0x9E3779B97F4A7C15ULL;
+    for (Py_ssize_t k = 0; k < count; k++) {
+        state += 0x9E3779B97F4A7C15ULL;
+        uint64_t z = state;
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+        out[k] = (z ^ (z >> 31)) | 1;
+    }
+    return out;
+}
+
+static int ensure_coefficients(Matcher *m)
+{
+    if (m->coeffs == NULL) m->coeffs = make_coefficients(m->width);
+    return m->coeffs ? 0 : -1;
+}
+
+static inline uint64_t fingerprint(const uint64_t *h, const uint64_t *coeffs, Py_ssize_t width)
+{
+    uint64_t acc = 0;
+    for (Py_ssize_t k = 0; k < width; k++) acc += h[k] * coeffs[k];
+    return acc;
+}
+
+static int note_source(Matcher *m, int64_t window, int64_t source)
+{
+    if (m->repeat_sources == Py_None) return 0;
+    PyObject *key = PyLong_FromLongLong(window);
+    PyObject *value = key ? PyLong_FromLongLong(source) : NULL;
+    int rc = (key && value) ? PyDict_SetItem(m->repeat_sources, key, value) : -1;
+    Py_XDECREF(key);
+    Py_XDECREF(value);
+    return rc;
+}
+
+static int note_new(Matcher *m, int flag)
+{
+    if (m->new_material == Py_None) return 0;
+    return PyList_Append(m->new_material, flag ? Py_True : Py_False);
+}
+
+/* Decide windows next .. next+count-1 from their fingerprints; keep[k] for record
+ * next+k. Unlimited history. */
+static int decide_unlimited(Matcher *m, const uint64_t *fps, size_t count, unsigned char *keep)
+{
+    const int64_t width = m->width;
+    int64_t cover = m->cover;
+    enum { AHEAD = 8 };
+    for (size_t k = 0; k < count; k++) {
+        if (k + AHEAD < count) table_prefetch(&m->first, fps[k + AHEAD]);
+        int64_t j = m->next + (int64_t)k;
+        int created;
+        int64_t *v = table_upsert(&m->first, fps[k], &created);
+        if (v == NULL) return -1;
+        if (created) v[0] = j;
+        int64_t first = v[0];
+        if (j - first < width) {
+            keep[k] = j > cover;
+            m->new_until = j + width - 1;
+        } else {
+            cover = j + width - 1;
+            keep[k] = 0;
+            if (note_source(m, j, first) < 0) return -1;
+        }
+        if (note_new(m, j <= m->new_until) < 0) return -1;
+    }
+    m->cover = cover;
+    return 0;
+}
+
+/* The same under limited history: `all` holds the fingerprints of windows
+ * low .. next+count-1 (the last recent ones first). */
+static int decide_limited(Matcher *m, const uint64_t *all, int64_t low, size_t count,
+                          unsigned char *keep)
+{
+    const int64_t width = m->width, horizon = m->horizon;
+    int64_t cover = m->cover;
+    for (size_t k = 0; k < count; k++) {
+        int64_t j = m->next + (int64_t)k;
+        Table *cur = &m->chains[m->current], *old = &m->chains[1 - m->current];
+        int64_t admitted = j - width;
+        if (admitted >= low) {
+            uint64_t key = all[admitted - low];
+            int64_t *chain = table_find(cur, key);
+            if (chain == NULL) chain = table_find(old, key);
+            int64_t first = admitted;
+            if (chain != NULL && admitted - chain[1] <= horizon) first = chain[0];
+            int created;
+            int64_t *slot = table_upsert(cur, key, &created);
+            if (slot == NULL) return -1;
+            slot[0] = first;
+            slot[1] = admitted;
+        }
+        uint64_t fp = all[j - low];
+        int64_t *lib = m->library.cap || m->library.has_zero ? table_find(&m->library, fp) : NULL;
+        int64_t *chain = table_find(cur, fp);
+        if (chain == NULL) chain = table_find(old, fp);
+        int repeat = 1;
+        int64_t source = 0;
+        if (lib != NULL) {
+            source = lib[0]; /* library windows come first and are never forgotten */
+        } else if (chain != NULL && j - chain[1] <= horizon) {
+            source = (j - chain[0] <= horizon) ? chain[0] : chain[1];
+        } else {
+            repeat = 0;
+        }
+        if (repeat) {
+            cover = j + width - 1;
+            keep[k] = 0;
+            if (note_source(m, j, source) < 0) return -1;
+        } else {
+            keep[k] = j > cover;
+            m->new_until = j + width - 1;
+        }
+        if (note_new(m, j <= m->new_until) < 0) return -1;
+        if (j + 1 - m->rotated_at >= horizon) {
+            /* Two generations, each a history long: whatever was last written two
+             * rotations ago is older than the history, so dropping it forgets nothing
+             * still remembered. */
+            table_clear(old);
+            m->current = 1 - m->current;
+            m->rotated_at = j + 1;
+        }
+    }
+    m->cover = cover;
+    return 0;
+}
+
+/* Take `n` more hashes; decide every window completed. On success *keep_out holds one
+ * flag per decided record (PyMem, caller frees) and *count_out their number. */
+static int push_core(Matcher *m, const uint64_t *hashes, size_t n, unsigned char **keep_out,
+                     size_t *count_out)
+{
+    *keep_out = NULL;
+    *count_out = 0;
+    size_t width = (size_t)m->width;
+    if (n > SIZE_MAX / 2 - m->tail_len) return (void)PyErr_NoMemory(), -1;
+    size_t total = m->tail_len + n;
+    if (total > SIZE_MAX / 2 / sizeof(uint64_t)) return (void)PyErr_NoMemory(), -1;
+    if (total < width) { /* no window completes: everything waits in the tail */
+        if (grow((void **)&m->tail, &m->tail_cap, total, sizeof(uint64_t)) < 0) return -1;
+        if (n) memcpy(m->tail + m->tail_len, hashes, n * sizeof(uint64_t));
+        m->tail_len = total;
+        return 0;
+    }
+    if (ensure_coefficients(m) < 0) return -1;
+    size_t count = total - width + 1;
+    uint64_t *all = PyMem_Malloc(total * sizeof(uint64_t));
+    size_t recent = m->limited ? m->recent_len : 0;
+    uint64_t *fps = PyMem_Malloc((recent + count) * sizeof(uint64_t));
+    unsigned char *keep = PyMem_Malloc(count);
+    if (all == NULL || fps == NULL || keep == NULL) {
+        PyMem_Free(all);
+        PyMem_Free(fps);
+        PyMem_Free(keep);
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (m->tail_len) memcpy(all, m->tail, m->tail_len * sizeof(uint64_t));
+    if (n) memcpy(all + m->tail_len, hashes, n * sizeof(uint64_t));
+    if (recent) memcpy(fps, m->recent, recent * sizeof(uint64_t));
+    for (size_t k = 0; k < count; k++)
+        fps[recent + k] = fingerprint(all + k, m->coeffs, m->width);
+    int rc;
+    if (m->limited) {
+        rc = decide_limited(m, fps, m->next - (int64_t)recent, count, keep);
+        if (rc == 0) { /* keep the last W fingerprints for admission */
+            size_t have = recent + count, keep_n = have < width ? have : width;
+            rc = grow((void **)&m->recent, &m->recent_cap, keep_n, sizeof(uint64_t));
+            if (rc == 0) {
+                memmove(m->recent, fps + have - keep_n, keep_n * sizeof(uint64_t));
+                m->recent_len = keep_n;
+            }
+        }
+    } else {
+        rc = decide_unlimited(m, fps, count, keep);
+    }
+    if (rc == 0) {
+        size_t rest = total - count; /* = W - 1 */
+        rc = grow((void **)&m->tail, &m->tail_cap, rest, sizeof(uint64_t));
+        if (rc == 0) {
+            memcpy(m->tail, all + count, rest * sizeof(uint64_t));
+            m->tail_len = rest;
+            m->next += (int64_t)count;
+        }
+    }
+    PyMem_Free(all);
+    PyMem_Free(fps);
+    if (rc < 0) {
+        PyMem_Free(keep);
+        return -1;
+    }
+    *keep_out = keep;
+    *count_out = count;
+    return 0;
+}
+
+/* End of input: the records left (no window starts at them). */
+static int finish_core(Matcher *m, unsigned char **keep_out, size_t *count_out)
+{
+    size_t count = m->tail_len;
+    unsigned char *keep = PyMem_Malloc(count + 1);
+    if (keep == NULL) return (void)PyErr_NoMemory(), -1;
+    for (size_t k = 0; k < count; k++) {
+        int64_t j = m->next + (int64_t)k;
+        keep[k] = j > m->cover;
+        if (note_new(m, j <= m->new_until) < 0) {
+            PyMem_Free(keep);
+            return -1;
+        }
+    }
+    m->next += (int64_t)count;
+    m->tail_len = 0;
+    *keep_out = keep;
+    *count_out = count;
+    return 0;
+}
+
+static PyObject *flags_to_list(const unsigned char *keep, size_t count)
+{
+    PyObject *list = PyList_New((Py_ssize_t)count);
+    if (list == NULL) return NULL;
+    for (size_t k = 0; k < count; k++) {
+        PyObject *flag = keep[k] ? Py_True : Py_False;
+        Py_INCREF(flag);
+        PyList_SET_ITEM(list, (Py_ssize_t)k, flag);
+    }
+    return list;
+}
+
+/* A buffer of native int64/uint64 values. */
+static int get_hashes(PyObject *obj, Py_buffer *view)
+{
+    if (PyObject_GetBuffer(obj, view, PyBUF_SIMPLE) < 0) return -1;
+    if (view->len % 8) {
+        PyBuffer_Release(view);
+        PyErr_SetString(PyExc_ValueError, "hashes must be a buffer of 8-byte integers");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *Matcher_push(Matcher *m, PyObject *arg)
+{
+    Py_buffer view;
+    if (get_hashes(arg, &view) < 0) return NULL;
+    unsigned char *keep;
+    size_t count;
+    /* copy: the buffer may not be 8-byte aligned */
+    size_t n = (size_t)view.len / 8;
+    uint64_t *hashes = PyMem_Malloc(n * sizeof(uint64_t) + 1);
+    if (hashes == NULL) {
+        PyBuffer_Release(&view);
+        return PyErr_NoMemory();
+    }
+    if (n) memcpy(hashes, view.buf, n * sizeof(uint64_t));
+    PyBuffer_Release(&view);
+    int rc = push_core(m, hashes, n, &keep, &count);
+    PyMem_Free(hashes);
+    if (rc < 0) return NULL;
+    PyObject *out = flags_to_list(keep, count);
+    PyMem_Free(keep);
+    return out;
+}
+
+static PyObject *Matcher_finish(Matcher *m, PyObject *Py_UNUSED(ignored))
+{
+    unsigned char *keep;
+    size_t count;
+    if (finish_core(m, &keep, &count) < 0) return NULL;
+    PyObject *out = flags_to_list(keep, count);
+    PyMem_Free(keep);
+    return out;
+}
+
+static PyObject *Matcher_fingerprints(Matcher *m, PyObject *args)
+{
+    PyObject *obj;
+    Py_ssize_t count;
+    if (!PyArg_ParseTuple(args, "On", &obj, &count)) return NULL;
+    Py_buffer view;
+    if (get_hashes(obj, &view) < 0) return NULL;
+    Py_ssize_t n = view.len / 8;
+    if (count < 0 || (count > 0 && count + m->width - 1 > n)) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "not enough hashes for that many windows");
+        return NULL;
+    }
+    if (ensure_coefficients(m) < 0) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    uint64_t *h = PyMem_Malloc((size_t)n * sizeof(uint64_t) + 1);
+    PyObject *out = PyBytes_FromStringAndSize(NULL, count * 8);
+    if (h == NULL || out == NULL) {
+        PyBuffer_Release(&view);
+        PyMem_Free(h);
+        Py_XDECREF(out);
+        return PyErr_NoMemory();
+    }
+    if (n) memcpy(h, view.buf, (size_t)n * sizeof(uint64_t));
+    PyBuffer_Release(&view);
+    char *dst = PyBytes_AS_STRING(out);
+    for (Py_ssize_t k = 0; k < count; k++) {
+        uint64_t fp = fingerprint(h + k, m->coeffs, m->width);
+        memcpy(dst + 8 * k, &fp, 8);
+    }
+    PyMem_Free(h);
+    return out;
+}
+
+static PyObject *Matcher_add_library_windows(Matcher *m, PyObject *args)
+{
+    PyObject *fps_obj, *starts_obj;
+    if (!PyArg_ParseTuple(args, "OO", &fps_obj, &starts_obj)) return NULL;
+    if (m->next != 0 || m->tail_len != 0) {
+        PyErr_SetString(PyExc_RuntimeError, "library windows must be added before any push");
+        return NULL;
+    }
+    Py_buffer fps, starts;
+    if (get_hashes(fps_obj, &fps) < 0) return NULL;
+    if (get_hashes(starts_obj, &starts) < 0) {
+        PyBuffer_Release(&fps);
+        return NULL;
+    }
+    PyObject *result = NULL;
+    if (fps.len != starts.len) {
+        PyErr_SetString(PyExc_ValueError, "fingerprints and starts differ in length");
+        goto done;
+    }
+    Table *table = m->limited ? &m->library : &m->first;
+    Py_ssize_t n = fps.len / 8;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        uint64_t fp;
+        int64_t start;
+        memcpy(&fp, (const char *)fps.buf + 8 * k, 8);
+        memcpy(&start, (const char *)starts.buf + 8 * k, 8);
+        if (start > -(int64_t)m->width - 1) {
+            PyErr_SetString(PyExc_ValueError, "library starts must be at most -W - 1");
+            goto done;
+        }
+        int created;
+        int64_t *v = table_upsert(table, fp, &created);
+        if (v == NULL) goto done;
+        if (created) v[0] = start; /* the earliest library window wins */
+    }
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    PyBuffer_Release(&fps);
+    PyBuffer_Release(&starts);
+    return result;
+}
+
+/* ---- the chunk path ------------------------------------------------------------- */
+
+static const unsigned char *find_delimiter(const unsigned char *p, const unsigned char *end,
+                                           const unsigned char *delim, size_t dlen)
+{
+    if (dlen == 1) return memchr(p, delim[0], (size_t)(end - p));
+    while ((size_t)(end - p) >= dlen) {
+        const unsigned char *hit = memchr(p, delim[0], (size_t)(end - p) - dlen + 1);
+        if (hit == NULL) return NULL;
+        if (memcmp(hit + 1, delim + 1, dlen - 1) == 0) return hit;
+        p = hit + 1;
+    }
+    return NULL;
+}
+
+static inline uint64_t record_hash(const Matcher *m, const unsigned char *p, size_t len)
+{
+    size_t off = m->skip ? key_offset(p, len, m->skip, m->byte_mode) : 0;
+    return xxh64(p + off, len - off, m->seed);
+}
+
+/* Turn the decided records (the oldest `count` pending ones) into the output, the
+ * skipped runs and the counts; then drop them from the pending records. */
+static PyObject *emit(Matcher *m, const unsigned char *keep, size_t count, PyObject *hashes,
+                      int64_t first_index)
+{
+    size_t dlen = m->delim_len, total = 0, kept = 0;
+    for (size_t k = 0; k < count; k++) {
+        kept += keep[k];
+        if ((keep[k] != 0) != (m->inverse != 0)) {
+            int bare = m->final_without_delimiter && k + 1 == m->rec_len;
+            total += m->rec_end[k] - m->rec_start[k] + (bare ? 0 : dlen);
+        }
+    }
+    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)total);
+    PyObject *runs = PyList_New(0);
+    if (out == NULL || runs == NULL) goto fail;
+    char *dst = PyBytes_AS_STRING(out);
+    size_t k = 0;
+    while (k < count) { /* kept records leave as contiguous ranges of the input */
+        int written = (keep[k] != 0) != (m->inverse != 0);
+        size_t stop = k;
+        while (stop < count && ((keep[stop] != 0) != (m->inverse != 0)) == written) stop++;
+        if (written) {
+            int bare = m->final_without_delimiter && stop == m->rec_len;
+            size_t from = m->rec_start[k], to = m->rec_end[stop - 1] + (bare ? 0 : dlen);
+            memcpy(dst, m->buf + from, to - from);
+            dst += to - from;
+        }
+        k = stop;
+    }
+    for (k = 0; k < count;) { /* runs of skipped records, as tracked indices */
+        if (keep[k]) {
+            k++;
+            continue;
+        }
+        size_t stop = k;
+        while (stop < count && !keep[stop]) stop++;
+        PyObject *run = Py_BuildValue("(LL)", (long long)(first_index + (int64_t)k),
+                                      (long long)(first_index + (int64_t)stop));
+        if (run == NULL || PyList_Append(runs, run) < 0) {
+            Py_XDECREF(run);
+            goto fail;
+        }
+        Py_DECREF(run);
+        k = stop;
+    }
+    size_t rest = m->rec_len - count;
+    memmove(m->rec_start, m->rec_start + count, rest * sizeof(size_t));
+    memmove(m->rec_end, m->rec_end + count, rest * sizeof(size_t));
+    m->rec_len = rest;
+    return Py_BuildValue("(NONnn)", out, hashes, runs, (Py_ssize_t)count, (Py_ssize_t)kept);
+fail:
+    Py_XDECREF(out);
+    Py_XDECREF(runs);
+    return NULL;
+}
+
+static PyObject *Matcher_feed_chunk(Matcher *m, PyObject *arg)
+{
+    if (m->delim == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "the chunk path needs a delimiter");
+        return NULL;
+    }
+    if (m->chunks_finished) {
+        PyErr_SetString(PyExc_RuntimeError, "feed_chunk() after finish_chunks()");
+        return NULL;
+    }
+    Py_buffer chunk;
+    if (PyObject_GetBuffer(arg, &chunk, PyBUF_SIMPLE) < 0) return NULL;
+    /* Drop what was decided: keep the pending records and the incomplete tail. */
+    size_t base = m->rec_len ? m->rec_start[0] : m->tail_start;
+    if (base) {
+        memmove(m->buf, m->buf + base, m->buf_len - base);
+        m->buf_len -= base;
+        m->tail_start -= base;
+        m->scan_from -= base;
+        for (size_t k = 0; k < m->rec_len; k++) {
+            m->rec_start[k] -= base;
+            m->rec_end[k] -= base;
+        }
+    }
+    size_t add = (size_t)chunk.len;
+    if (add > SIZE_MAX - m->buf_len - 1 ||
+        grow((void **)&m->buf, &m->buf_cap, m->buf_len + add + 1, 1) < 0) {
+        PyBuffer_Release(&chunk);
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        return NULL;
+    }
+    if (add) memcpy(m->buf + m->buf_len, chunk.buf, add);
+    PyBuffer_Release(&chunk);
+    m->buf_len += add;
+
+    size_t first_new = m->rec_len, dlen = m->delim_len;
+    const unsigned char *end = m->buf + m->buf_len;
+    const unsigned char *p = m->buf + m->scan_from;
+    for (;;) {
+        const unsigned char *hit = find_delimiter(p, end, m->delim, dlen);
+        if (hit == NULL) break;
+        if (grow((void **)&m->rec_start, &m->rec_cap, m->rec_len + 1, sizeof(size_t)) < 0 ||
+            grow((void **)&m->rec_end, &m->rec_end_cap, m->rec_len + 1, sizeof(size_t)) < 0)
+            return NULL;
+        m->rec_start[m->rec_len] = m->tail_start;
+        m->rec_end[m->rec_len] = (size_t)(hit - m->buf);
+        m->rec_len++;
+        m->tail_start = (size_t)(hit - m->buf) + dlen;
+        p = hit + dlen;
+    }
+    m->scan_from = m->buf_len >= dlen - 1 ? m->buf_len - (dlen - 1) : 0;
+    if (m->scan_from < m->tail_start) m->scan_from = m->tail_start;
+
+    size_t n = m->rec_len - first_new;
+    PyObject *hashes = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * 8));
+    if (hashes == NULL) return NULL;
+    uint64_t *h = PyMem_Malloc(n * sizeof(uint64_t) + 1);
+    if (h == NULL) {
+        Py_DECREF(hashes);
+        return PyErr_NoMemory();
+    }
+    for (size_t k = 0; k < n; k++) {
+        size_t i = first_new + k;
+        h[k] = record_hash(m, m->buf + m->rec_start[i], m->rec_end[i] - m->rec_start[i]);
+    }
+    if (n) memcpy(PyBytes_AS_STRING(hashes), h, n * 8);
+    int64_t first_index = m->next;
+    unsigned char *keep;
+    size_t count;
+    int rc = push_core(m, h, n, &keep, &count);
+    PyMem_Free(h);
+    if (rc < 0) {
+        Py_DECREF(hashes);
+        return NULL;
+    }
+    PyObject *result = emit(m, keep, count, hashes, first_index);
+    PyMem_Free(keep);
+    Py_DECREF(hashes);
+    return result;
+}
+
+static PyObject *Matcher_finish_chunks(Matcher *m, PyObject *Py_UNUSED(ignored))
+{
+    if (m->delim == NULL || m->chunks_finished) {
+        PyErr_SetString(PyExc_RuntimeError, "finish_chunks() needs an unfinished chunk path");
+        return NULL;
+    }
+    m->chunks_finished = 1;
+    PyObject *hashes;
+    unsigned char *keep = NULL, *rest_keep = NULL;
+    size_t count = 0, rest = 0;
+    int64_t first_index = m->next;
+    if (m->tail_start < m->buf_len) { /* a final record without a delimiter */
+        if (grow((void **)&m->rec_start, &m->rec_cap, m->rec_len + 1, sizeof(size_t)) < 0 ||
+            grow((void **)&m->rec_end, &m->rec_end_cap, m->rec_len + 1, sizeof(size_t)) < 0)
+            return NULL;
+        m->rec_start[m->rec_len] = m->tail_start;
+        m->rec_end[m->rec_len] = m->buf_len;
+        m->rec_len++;
+        m->tail_start = m->buf_len;
+        m->final_without_delimiter = 1;
+        uint64_t h = record_hash(m, m->buf + m->rec_start[m->rec_len - 1],
+                                 m->buf_len - m->rec_start[m->rec_len - 1]);
+        hashes = PyBytes_FromStringAndSize((const char *)&h, 8);
+        if (hashes == NULL || push_core(m, &h, 1, &keep, &count) < 0) {
+            Py_XDECREF(hashes);
+            return NULL;
+        }
+    } else {
+        hashes = PyBytes_FromStringAndSize(NULL, 0);
+        if (hashes == NULL) return NULL;
+    }
+    if (finish_core(m, &rest_keep, &rest) < 0) {
+        PyMem_Free(keep);
+        Py_DECREF(hashes);
+        return NULL;
+    }
+    unsigned char *all = PyMem_Malloc(count + rest + 1);
+    if (all == NULL) {
+        PyMem_Free(keep);
+        PyMem_Free(rest_keep);
+        Py_DECREF(hashes);
+        return PyErr_NoMemory();
+    }
+    if (count) memcpy(all, keep, count);
+    if (rest) memcpy(all + count, rest_keep, rest);
+    PyMem_Free(keep);
+    PyMem_Free(rest_keep);
+    PyObject *result = emit(m, all, count + rest, hashes, first_index);
+    PyMem_Free(all);
+    Py_DECREF(hashes);
+    return result;
+}
+
+/* ---- type plumbing ----------------------------------------------------------- */
+
+static int Matcher_init(Matcher *m, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"window_size", "max_history", "seed",  "delimiter",
+                             "skip_chars",  "byte_mode",   "inverse", NULL};
+    Py_ssize_t width;
+    PyObject *history = Py_None;
+    unsigned long long seed = 0, skip = 0;
+    Py_buffer delim = {0};
+    int byte_mode = 0, inverse = 0;
+    if (m->width) {
+        PyErr_SetString(PyExc_RuntimeError, "Matcher is already initialised");
+        return -1;
+    }
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "n|OKz*Kpp", kwlist, &width, &history, &seed,
+                                     &delim, &skip, &byte_mode, &inverse))
+        return -1;
+    int rc = -1;
+    if (width < 1) {
+        PyErr_SetString(PyExc_ValueError, "window_size must be at least 1");
+        goto done;
+    }
+    m->width = width;
+    m->horizon = INT64_MAX;
+    if (history != Py_None) {
+        long long value = PyLong_AsLongLong(history);
+        if (value == -1 && PyErr_Occurred()) goto done;
+        if (value < width) {
+            PyErr_SetString(PyExc_ValueError, "max_history must be at least window_size");
+            goto done;
+        }
+        m->horizon = value;
+        m->limited = 1;
+    }
+    m->seed = seed;
+    m->skip = skip;
+    m->byte_mode = byte_mode;
+    m->inverse = inverse;
+    if (delim.buf != NULL) {
+        if (delim.len == 0) {
+            PyErr_SetString(PyExc_ValueError, "the delimiter must not be empty");
+            goto done;
+        }
+        m->delim = PyMem_Malloc((size_t)delim.len);
+        if (m->delim == NULL) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        memcpy(m->delim, delim.buf, (size_t)delim.len);
+        m->delim_len = (size_t)delim.len;
+    }
+    m->cover = -1;
+    m->new_until = -1;
+    m->first.stride = 2;
+    m->library.stride = 2;
+    m->chains[0].stride = m->chains[1].stride = 3;
+    rc = 0;
+done:
+    if (delim.buf != NULL) PyBuffer_Release(&delim);
+    return rc;
+}
+
+static PyObject *Matcher_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    Matcher *m = (Matcher *)type->tp_alloc(type, 0);
+    if (m == NULL) return NULL;
+    m->repeat_sources = Py_None;
+    m->new_material = Py_None;
+    Py_INCREF(Py_None);
+    Py_INCREF(Py_None);
+    return (PyObject *)m;
+}
+
+static void Matcher_dealloc(Matcher *m)
+{
+    Py_CLEAR(m->repeat_sources);
+    Py_CLEAR(m->new_material);
+    PyMem_Free(m->coeffs);
+    PyMem_Free(m->tail);
+    PyMem_Free(m->recent);
+    table_free(&m->first);
+    table_free(&m->chains[0]);
+    table_free(&m->chains[1]);
+    table_free(&m->library);
+    PyMem_Free(m->delim);
+    PyMem_Free(m->buf);
+    PyMem_Free(m->rec_start);
+    PyMem_Free(m->rec_end);
+    Py_TYPE(m)->tp_free((PyObject *)m);
+}
+
+static PyObject *get_repeat_sources(Matcher *m, void *c)
+{
+    Py_INCREF(m->repeat_sources);
+    return m->repeat_sources;
+}
+
+static int set_repeat_sources(Matcher *m, PyObject *value, void *c)
+{
+    if (value == NULL || (value != Py_None && !PyDict_Check(value))) {
+        PyErr_SetString(PyExc_TypeError, "repeat_sources must be a dict or None");
+        return -1;
+    }
+    Py_INCREF(value);
+    Py_SETREF(m->repeat_sources, value);
+    return 0;
+}
+
+static PyObject *get_new_material(Matcher *m, void *c)
+{
+    Py_INCREF(m->new_material);
+    return m->new_material;
+}
+
+static int set_new_material(Matcher *m, PyObject *value, void *c)
+{
+    if (value == NULL || (value != Py_None && !PyList_Check(value))) {
+        PyErr_SetString(PyExc_TypeError, "new_material must be a list or None");
+        return -1;
+    }
+    Py_INCREF(value);
+    Py_SETREF(m->new_material, value);
+    return 0;
+}
+
+static PyObject *get_decided(Matcher *m, void *c) { return PyLong_FromLongLong(m->next); }
+
+static PyObject *get_window_size(Matcher *m, void *c) { return PyLong_FromSsize_t(m->width); }
+
+static PyObject *get_max_history(Matcher *m, void *c)
+{
+    if (!m->limited) Py_RETURN_NONE;
+    return PyLong_FromLongLong(m->horizon);
+}
+
+static PyObject *get_remembered(Matcher *m, void *c)
+{
+    size_t n = table_len(&m->first) + table_len(&m->chains[0]) + table_len(&m->chains[1]);
+    return PyLong_FromSize_t(n);
+}
+
+static PyObject *get_table_bytes(Matcher *m, void *c)
+{
+    size_t n = 0;
+    const Table *tables[] = {&m->first, &m->chains[0], &m->chains[1], &m->library};
+    for (size_t i = 0; i < 4; i++) n += tables[i]->cap * (size_t)tables[i]->stride * 8;
+    return PyLong_FromSize_t(n);
+}
+
+static PyGetSetDef Matcher_getset[] = {
+    {"repeat_sources", (getter)get_repeat_sources, (setter)set_repeat_sources,
+     "dict: repeat window start -> start of the earlier window it repeats, or None", NULL},
+    {"new_material", (getter)get_new_material, (setter)set_new_material,
+     "list: per decided record, whether a first-seen window covers it, or None", NULL},
+    {"decided", (getter)get_decided, NULL, "how many tracked records have been decided", NULL},
+    {"window_size", (getter)get_window_size, NULL, "W", NULL},
+    {"max_history", (getter)get_max_history, NULL, "the history, None if unlimited", NULL},
+    {"remembered_windows", (getter)get_remembered, NULL, "fingerprints held in history", NULL},
+    {"table_bytes", (getter)get_table_bytes, NULL, "bytes held by the window tables", NULL},
+    {NULL}};
+
+static PyMethodDef Matcher_methods[] = {
+    {"push", (PyCFunction)Matcher_push, METH_O,
+     "push(hashes) -> list[bool]: add key hashes (a buffer of int64); newly decided flags"},
+    {"finish", (PyCFunction)Matcher_finish, METH_NOARGS,
+     "finish() -> list[bool]: decide the records left at end of input"},
+    {"fingerprints", (PyCFunction)Matcher_fingerprints, METH_VARARGS,
+     "fingerprints(hashes, count) -> bytes: int64 fingerprints of the first count windows"},
+    {"add_library_windows", (PyCFunction)Matcher_add_library_windows, METH_VARARGS,
+     "add_library_windows(fingerprints, starts): windows seen for the whole run"},
+    {"feed_chunk", (PyCFunction)Matcher_feed_chunk, METH_O,
+     "feed_chunk(chunk) -> (output, hashes, skipped_runs, decided, kept)"},
+    {"finish_chunks", (PyCFunction)Matcher_finish_chunks, METH_NOARGS,
+     "finish_chunks() -> the same, for the rest at end of input"},
+    {NULL}};
+
+static PyTypeObject MatcherType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "seqdedup._kernel.Matcher",
+    .tp_basicsize = sizeof(Matcher),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "The exact window engine: key hashes or raw chunks in, decisions out.",
+    .tp_new = Matcher_new,
+    .tp_init = (initproc)Matcher_init,
+    .tp_dealloc = (destructor)Matcher_dealloc,
+    .tp_methods = Matcher_methods,
+    .tp_getset = Matcher_getset,
+};
+
+/* ---- module functions ------------------------------------------------------------ */
+
+static PyObject *kernel_xxh64(PyObject *self, PyObject *args)
+{
+    Py_buffer data;
+    unsigned long long seed = 0;
+    if (!PyArg_ParseTuple(args, "y*|K", &data, &seed)) return NULL;
+    uint64_t h = xxh64(data.buf, (size_t)data.len, seed);
+    PyBuffer_Release(&data);
+    return PyLong_FromUnsignedLongLong(h);
+}
+
+static PyObject *kernel_hash_records(PyObject *self, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"records", "seed", "skip_chars", "byte_mode", NULL};
+    PyObject *records;
+    unsigned long long seed = 0, skip = 0;
+    int byte_mode = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|KKp", kwlist, &records, &seed, &skip,
+                                     &byte_mode))
+        return NULL;
+    PyObject *seq = PySequence_Fast(records, "records must be a sequence of bytes");
+    if (seq == NULL) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject *out = PyBytes_FromStringAndSize(NULL, n * 8);
+    if (out == NULL) {
+        Py_DECREF(seq);
+        return NULL;
+    }
+    char *dst = PyBytes_AS_STRING(out);
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (!PyBytes_Check(items[i])) {
+            PyErr_SetString(PyExc_TypeError, "records must be bytes");
+            Py_DECREF(seq);
+            Py_DECREF(out);
+            return NULL;
+        }
+        const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(items[i]);
+        size_t len = (size_t)PyBytes_GET_SIZE(items[i]);
+        size_t off = skip ? key_offset(p, len, skip, byte_mode) : 0;
+        uint64_t h = xxh64(p + off, len - off, seed);
+        memcpy(dst + 8 * i, &h, 8);
+    }
+    Py_DECREF(seq);
+    return out;
+}
+
+static PyObject *kernel_key_offset(PyObject *self, PyObject *args)
+{
+    Py_buffer data;
+    unsigned long long skip;
+    int byte_mode = 0;
+    if (!PyArg_ParseTuple(args, "y*K|p", &data, &skip, &byte_mode)) return NULL;
+    size_t off = key_offset(data.buf, (size_t)data.len, skip, byte_mode);
+    PyBuffer_Release(&data);
+    return PyLong_FromSize_t(off);
+}
+
+static PyMethodDef kernel_methods[] = {
+    {"xxh64", kernel_xxh64, METH_VARARGS, "xxh64(data, seed=0) -> int: XXH64 of data"},
+    {"hash_records", (PyCFunction)(void (*)(void))kernel_hash_records,
+     METH_VARARGS | METH_KEYWORDS,
+     "hash_records(records, seed=0, skip_chars=0, byte_mode=False) -> bytes of int64"},
+    {"key_offset", kernel_key_offset, METH_VARARGS,
+     "key_offset(record, skip_chars, byte_mode=False) -> where the key starts"},
+    {NULL}};
+
+static struct PyModuleDef kernel_module = {
+    PyModuleDef_HEAD_INIT, "seqdedup._kernel",
+    "The compiled core of seqdedup's window engine.", -1, kernel_methods};
+
+PyMODINIT_FUNC PyInit__kernel(void)
+{
+    if (PyType_Ready(&MatcherType) < 0) return NULL;
+    PyObject *module = PyModule_Create(&kernel_module);
+    if (module == NULL) return NULL;
+    Py_INCREF(&MatcherType);
+    if (PyModule_AddObject(module, "Matcher", (PyObject *)&MatcherType) < 0) {
+        Py_DECREF(&MatcherType);
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
+}

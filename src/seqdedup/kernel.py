@@ -1,0 +1,43 @@
+"""Which engine runs: the compiled kernel (``seqdedup._kernel``) or pure Python.
+
+The kernel is optional at install time. It is used whenever it can be imported, unless
+``SEQDEDUP_ENGINE=python`` asks for the pure-Python engine; ``SEQDEDUP_ENGINE=c``
+makes a missing kernel an error instead of a silent fallback. Both engines give
+byte-identical results.
+"""
+
+from __future__ import annotations
+
+import os
+from types import ModuleType
+
+from seqdedup.errors import SeqdedupError
+
+# Record keys are hashed with this per-process random seed (as Python randomises its
+# own hash), so no input can be crafted to collide.
+SEED = int.from_bytes(os.urandom(8), "little")
+
+
+def load() -> ModuleType | None:
+    """The kernel module, or None when the pure-Python engine is to run."""
+    wanted = os.environ.get("SEQDEDUP_ENGINE", "").strip().lower()
+    if wanted == "python":
+        return None
+    try:
+        from seqdedup import _kernel
+    except ImportError:  # not built (no compiler at install time, another interpreter)
+        if wanted == "c":
+            raise SeqdedupError(
+                "SEQDEDUP_ENGINE=c but the compiled kernel is not installed "
+                "(reinstall with a C compiler, or unset SEQDEDUP_ENGINE)"
+            ) from None
+        return None
+    return _kernel
+
+
+def engine_name() -> str:
+    """``"c"`` or ``"python"``: the engine a run started now would use."""
+    try:
+        return "c" if load() is not None else "python"
+    except SeqdedupError:
+        return "none (SEQDEDUP_ENGINE=c, kernel missing)"
