@@ -347,6 +347,11 @@ typedef struct {
     size_t rec_len, rec_cap, rec_end_cap;
     int final_without_delimiter; /* the last pending record had no delimiter */
     int chunks_finished;
+    /* scratch, grown as needed and reused: fresh large blocks cost page faults */
+    uint64_t *scratch_hashes, *scratch_windows, *scratch_fps;
+    size_t scratch_hashes_cap, scratch_windows_cap, scratch_fps_cap;
+    unsigned char *keep;  /* decisions of the records decided by the last call */
+    size_t keep_cap;
 } Matcher;
 
 static uint64_t *make_coefficients(Py_ssize_t count)
@@ -488,13 +493,10 @@ static int decide_limited(Matcher *m, const uint64_t *all, int64_t low, size_t c
     return 0;
 }
 
-/* Take `n` more hashes; decide every window completed. On success *keep_out holds one
- * flag per decided record (PyMem, caller frees) and *count_out their number. */
-static int push_core(Matcher *m, const uint64_t *hashes, size_t n, unsigned char **keep_out,
-                     size_t *count_out)
+/* Take `n` more hashes; decide every window completed. The flags of the decided
+ * records go to m->keep from index `at` on; returns their number, or -1 on error. */
+static Py_ssize_t push_core(Matcher *m, const uint64_t *hashes, size_t n, size_t at)
 {
-    *keep_out = NULL;
-    *count_out = 0;
     size_t width = (size_t)m->width;
     if (n > SIZE_MAX / 2 - m->tail_len) return (void)PyErr_NoMemory(), -1;
     size_t total = m->tail_len + n;
@@ -507,75 +509,64 @@ static int push_core(Matcher *m, const uint64_t *hashes, size_t n, unsigned char
     }
     if (ensure_coefficients(m) < 0) return -1;
     size_t count = total - width + 1;
-    uint64_t *all = PyMem_Malloc(total * sizeof(uint64_t));
     size_t recent = m->limited ? m->recent_len : 0;
-    uint64_t *fps = PyMem_Malloc((recent + count) * sizeof(uint64_t));
-    unsigned char *keep = PyMem_Malloc(count);
-    if (all == NULL || fps == NULL || keep == NULL) {
-        PyMem_Free(all);
-        PyMem_Free(fps);
-        PyMem_Free(keep);
-        PyErr_NoMemory();
+    if (grow((void **)&m->scratch_windows, &m->scratch_windows_cap, total, sizeof(uint64_t)) < 0 ||
+        grow((void **)&m->scratch_fps, &m->scratch_fps_cap, recent + count, sizeof(uint64_t)) < 0 ||
+        count > SIZE_MAX - at || grow((void **)&m->keep, &m->keep_cap, at + count, 1) < 0) {
+        if (!PyErr_Occurred()) PyErr_NoMemory();
         return -1;
     }
+    uint64_t *all = m->scratch_windows, *fps = m->scratch_fps;
+    unsigned char *keep = m->keep + at;
     if (m->tail_len) memcpy(all, m->tail, m->tail_len * sizeof(uint64_t));
     if (n) memcpy(all + m->tail_len, hashes, n * sizeof(uint64_t));
     if (recent) memcpy(fps, m->recent, recent * sizeof(uint64_t));
     for (size_t k = 0; k < count; k++)
         fps[recent + k] = fingerprint(all + k, m->coeffs, m->width);
-    int rc;
     if (m->limited) {
-        rc = decide_limited(m, fps, m->next - (int64_t)recent, count, keep);
-        if (rc == 0) { /* keep the last W fingerprints for admission */
-            size_t have = recent + count, keep_n = have < width ? have : width;
-            rc = grow((void **)&m->recent, &m->recent_cap, keep_n, sizeof(uint64_t));
-            if (rc == 0) {
-                memmove(m->recent, fps + have - keep_n, keep_n * sizeof(uint64_t));
-                m->recent_len = keep_n;
-            }
-        }
-    } else {
-        rc = decide_unlimited(m, fps, count, keep);
-    }
-    if (rc == 0) {
-        size_t rest = total - count; /* = W - 1 */
-        rc = grow((void **)&m->tail, &m->tail_cap, rest, sizeof(uint64_t));
-        if (rc == 0) {
-            memcpy(m->tail, all + count, rest * sizeof(uint64_t));
-            m->tail_len = rest;
-            m->next += (int64_t)count;
-        }
-    }
-    PyMem_Free(all);
-    PyMem_Free(fps);
-    if (rc < 0) {
-        PyMem_Free(keep);
+        if (decide_limited(m, fps, m->next - (int64_t)recent, count, keep) < 0) return -1;
+        /* keep the last W fingerprints for admission */
+        size_t have = recent + count, keep_n = have < width ? have : width;
+        if (grow((void **)&m->recent, &m->recent_cap, keep_n, sizeof(uint64_t)) < 0) return -1;
+        memmove(m->recent, fps + have - keep_n, keep_n * sizeof(uint64_t));
+        m->recent_len = keep_n;
+    } else if (decide_unlimited(m, fps, count, keep) < 0) {
         return -1;
     }
-    *keep_out = keep;
-    *count_out = count;
-    return 0;
+    size_t rest = total - count; /* = W - 1 */
+    if (grow((void **)&m->tail, &m->tail_cap, rest, sizeof(uint64_t)) < 0) return -1;
+    memcpy(m->tail, all + count, rest * sizeof(uint64_t));
+    m->tail_len = rest;
+    m->next += (int64_t)count;
+    return (Py_ssize_t)count;
 }
 
-/* End of input: the records left (no window starts at them). */
-static int finish_core(Matcher *m, unsigned char **keep_out, size_t *count_out)
+/* End of input: the records left (no window starts at them), flags from m->keep[at]. */
+static Py_ssize_t finish_core(Matcher *m, size_t at)
 {
     size_t count = m->tail_len;
-    unsigned char *keep = PyMem_Malloc(count + 1);
-    if (keep == NULL) return (void)PyErr_NoMemory(), -1;
+    if (count > SIZE_MAX - at || grow((void **)&m->keep, &m->keep_cap, at + count + 1, 1) < 0) {
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        return -1;
+    }
     for (size_t k = 0; k < count; k++) {
         int64_t j = m->next + (int64_t)k;
-        keep[k] = j > m->cover;
-        if (note_new(m, j <= m->new_until) < 0) {
-            PyMem_Free(keep);
-            return -1;
-        }
+        m->keep[at + k] = j > m->cover;
+        if (note_new(m, j <= m->new_until) < 0) return -1;
     }
     m->next += (int64_t)count;
     m->tail_len = 0;
-    *keep_out = keep;
-    *count_out = count;
-    return 0;
+    return (Py_ssize_t)count;
+}
+
+/* The hashes of a buffer, copied to aligned scratch (a buffer may be unaligned). */
+static uint64_t *scratch_copy(Matcher *m, const Py_buffer *view)
+{
+    size_t n = (size_t)view->len / 8;
+    if (grow((void **)&m->scratch_hashes, &m->scratch_hashes_cap, n + 1, sizeof(uint64_t)) < 0)
+        return NULL;
+    if (n) memcpy(m->scratch_hashes, view->buf, n * sizeof(uint64_t));
+    return m->scratch_hashes;
 }
 
 static PyObject *flags_to_list(const unsigned char *keep, size_t count)
@@ -606,33 +597,18 @@ static PyObject *Matcher_push(Matcher *m, PyObject *arg)
 {
     Py_buffer view;
     if (get_hashes(arg, &view) < 0) return NULL;
-    unsigned char *keep;
-    size_t count;
-    /* copy: the buffer may not be 8-byte aligned */
+    uint64_t *hashes = scratch_copy(m, &view);
     size_t n = (size_t)view.len / 8;
-    uint64_t *hashes = PyMem_Malloc(n * sizeof(uint64_t) + 1);
-    if (hashes == NULL) {
-        PyBuffer_Release(&view);
-        return PyErr_NoMemory();
-    }
-    if (n) memcpy(hashes, view.buf, n * sizeof(uint64_t));
     PyBuffer_Release(&view);
-    int rc = push_core(m, hashes, n, &keep, &count);
-    PyMem_Free(hashes);
-    if (rc < 0) return NULL;
-    PyObject *out = flags_to_list(keep, count);
-    PyMem_Free(keep);
-    return out;
+    if (hashes == NULL) return NULL;
+    Py_ssize_t count = push_core(m, hashes, n, 0);
+    return count < 0 ? NULL : flags_to_list(m->keep, (size_t)count);
 }
 
 static PyObject *Matcher_finish(Matcher *m, PyObject *Py_UNUSED(ignored))
 {
-    unsigned char *keep;
-    size_t count;
-    if (finish_core(m, &keep, &count) < 0) return NULL;
-    PyObject *out = flags_to_list(keep, count);
-    PyMem_Free(keep);
-    return out;
+    Py_ssize_t count = finish_core(m, 0);
+    return count < 0 ? NULL : flags_to_list(m->keep, (size_t)count);
 }
 
 static PyObject *Matcher_fingerprints(Matcher *m, PyObject *args)
@@ -643,7 +619,7 @@ static PyObject *Matcher_fingerprints(Matcher *m, PyObject *args)
     Py_buffer view;
     if (get_hashes(obj, &view) < 0) return NULL;
     Py_ssize_t n = view.len / 8;
-    if (count < 0 || (count > 0 && count + m->width - 1 > n)) {
+    if (count < 0 || (count > 0 && (n < m->width || count > n - (m->width - 1)))) {
         PyBuffer_Release(&view);
         PyErr_SetString(PyExc_ValueError, "not enough hashes for that many windows");
         return NULL;
@@ -652,22 +628,16 @@ static PyObject *Matcher_fingerprints(Matcher *m, PyObject *args)
         PyBuffer_Release(&view);
         return NULL;
     }
-    uint64_t *h = PyMem_Malloc((size_t)n * sizeof(uint64_t) + 1);
-    PyObject *out = PyBytes_FromStringAndSize(NULL, count * 8);
-    if (h == NULL || out == NULL) {
-        PyBuffer_Release(&view);
-        PyMem_Free(h);
-        Py_XDECREF(out);
-        return PyErr_NoMemory();
-    }
-    if (n) memcpy(h, view.buf, (size_t)n * sizeof(uint64_t));
+    uint64_t *h = scratch_copy(m, &view);
     PyBuffer_Release(&view);
+    if (h == NULL) return NULL;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, count * 8);
+    if (out == NULL) return NULL;
     char *dst = PyBytes_AS_STRING(out);
     for (Py_ssize_t k = 0; k < count; k++) {
         uint64_t fp = fingerprint(h + k, m->coeffs, m->width);
         memcpy(dst + 8 * k, &fp, 8);
     }
-    PyMem_Free(h);
     return out;
 }
 
@@ -846,29 +816,18 @@ static PyObject *Matcher_feed_chunk(Matcher *m, PyObject *arg)
     if (m->scan_from < m->tail_start) m->scan_from = m->tail_start;
 
     size_t n = m->rec_len - first_new;
-    PyObject *hashes = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * 8));
-    if (hashes == NULL) return NULL;
-    uint64_t *h = PyMem_Malloc(n * sizeof(uint64_t) + 1);
-    if (h == NULL) {
-        Py_DECREF(hashes);
-        return PyErr_NoMemory();
-    }
+    if (grow((void **)&m->scratch_hashes, &m->scratch_hashes_cap, n + 1, sizeof(uint64_t)) < 0)
+        return NULL;
+    uint64_t *h = m->scratch_hashes;
     for (size_t k = 0; k < n; k++) {
         size_t i = first_new + k;
         h[k] = record_hash(m, m->buf + m->rec_start[i], m->rec_end[i] - m->rec_start[i]);
     }
-    if (n) memcpy(PyBytes_AS_STRING(hashes), h, n * 8);
+    PyObject *hashes = PyBytes_FromStringAndSize((const char *)h, (Py_ssize_t)(n * 8));
+    if (hashes == NULL) return NULL;
     int64_t first_index = m->next;
-    unsigned char *keep;
-    size_t count;
-    int rc = push_core(m, h, n, &keep, &count);
-    PyMem_Free(h);
-    if (rc < 0) {
-        Py_DECREF(hashes);
-        return NULL;
-    }
-    PyObject *result = emit(m, keep, count, hashes, first_index);
-    PyMem_Free(keep);
+    Py_ssize_t count = push_core(m, h, n, 0);
+    PyObject *result = count < 0 ? NULL : emit(m, m->keep, (size_t)count, hashes, first_index);
     Py_DECREF(hashes);
     return result;
 }
@@ -881,8 +840,7 @@ static PyObject *Matcher_finish_chunks(Matcher *m, PyObject *Py_UNUSED(ignored))
     }
     m->chunks_finished = 1;
     PyObject *hashes;
-    unsigned char *keep = NULL, *rest_keep = NULL;
-    size_t count = 0, rest = 0;
+    Py_ssize_t count = 0;
     int64_t first_index = m->next;
     if (m->tail_start < m->buf_len) { /* a final record without a delimiter */
         if (grow((void **)&m->rec_start, &m->rec_cap, m->rec_len + 1, sizeof(size_t)) < 0 ||
@@ -896,32 +854,15 @@ static PyObject *Matcher_finish_chunks(Matcher *m, PyObject *Py_UNUSED(ignored))
         uint64_t h = record_hash(m, m->buf + m->rec_start[m->rec_len - 1],
                                  m->buf_len - m->rec_start[m->rec_len - 1]);
         hashes = PyBytes_FromStringAndSize((const char *)&h, 8);
-        if (hashes == NULL || push_core(m, &h, 1, &keep, &count) < 0) {
-            Py_XDECREF(hashes);
-            return NULL;
-        }
+        if (hashes == NULL) return NULL;
+        count = push_core(m, &h, 1, 0);
     } else {
         hashes = PyBytes_FromStringAndSize(NULL, 0);
         if (hashes == NULL) return NULL;
     }
-    if (finish_core(m, &rest_keep, &rest) < 0) {
-        PyMem_Free(keep);
-        Py_DECREF(hashes);
-        return NULL;
-    }
-    unsigned char *all = PyMem_Malloc(count + rest + 1);
-    if (all == NULL) {
-        PyMem_Free(keep);
-        PyMem_Free(rest_keep);
-        Py_DECREF(hashes);
-        return PyErr_NoMemory();
-    }
-    if (count) memcpy(all, keep, count);
-    if (rest) memcpy(all + count, rest_keep, rest);
-    PyMem_Free(keep);
-    PyMem_Free(rest_keep);
-    PyObject *result = emit(m, all, count + rest, hashes, first_index);
-    PyMem_Free(all);
+    Py_ssize_t rest = count < 0 ? -1 : finish_core(m, (size_t)count);
+    PyObject *result =
+        rest < 0 ? NULL : emit(m, m->keep, (size_t)(count + rest), hashes, first_index);
     Py_DECREF(hashes);
     return result;
 }
@@ -1015,6 +956,10 @@ static void Matcher_dealloc(Matcher *m)
     PyMem_Free(m->buf);
     PyMem_Free(m->rec_start);
     PyMem_Free(m->rec_end);
+    PyMem_Free(m->scratch_hashes);
+    PyMem_Free(m->scratch_windows);
+    PyMem_Free(m->scratch_fps);
+    PyMem_Free(m->keep);
     Py_TYPE(m)->tp_free((PyObject *)m);
 }
 
@@ -1184,8 +1129,12 @@ static PyMethodDef kernel_methods[] = {
     {NULL}};
 
 static struct PyModuleDef kernel_module = {
-    PyModuleDef_HEAD_INIT, "seqdedup._kernel",
-    "The compiled core of seqdedup's window engine.", -1, kernel_methods};
+    PyModuleDef_HEAD_INIT,
+    .m_name = "seqdedup._kernel",
+    .m_doc = "The compiled core of seqdedup's window engine.",
+    .m_size = -1,
+    .m_methods = kernel_methods,
+};
 
 PyMODINIT_FUNC PyInit__kernel(void)
 {
