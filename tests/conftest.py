@@ -34,8 +34,34 @@ def run_cli():
             input=input_bytes,
             capture_output=True,
             timeout=timeout,
-            env=user_env(),
+            env=kwargs.pop("env", None) or user_env(),
             **kwargs,
         )
 
     return run
+
+
+def kernel_built() -> bool:
+    try:
+        from seqdedup import _kernel  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+# Without a compiler (SEQDEDUP_NO_EXTENSION=1 at install) only the Python engine exists.
+ENGINES = ["c", "python"] if kernel_built() or not os.environ.get("SEQDEDUP_NO_EXTENSION") else [
+    "python"
+]
+
+
+@pytest.fixture(scope="module", params=ENGINES)
+def engine(request):
+    """Run the module's tests once per engine (SEQDEDUP_ENGINE, read at each run)."""
+    before = os.environ.get("SEQDEDUP_ENGINE")
+    os.environ["SEQDEDUP_ENGINE"] = request.param
+    yield request.param
+    if before is None:
+        os.environ.pop("SEQDEDUP_ENGINE", None)
+    else:
+        os.environ["SEQDEDUP_ENGINE"] = before

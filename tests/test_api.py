@@ -107,3 +107,7 @@ def test_config_validation_names_the_option():
         Config(window_size=200, max_history=150)
     with pytest.raises(TypeError):
         Deduplicator(Config(), window_size=3)
+
+
+# Every test here runs once per engine (compiled kernel and pure Python).
+pytestmark = pytest.mark.usefixtures("engine")

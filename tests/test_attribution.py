@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -252,3 +253,7 @@ def test_markers_and_explanations_with_pass_through_records(records, window, siz
             assert int(following[0][:5]) > end
     anchors = [int(e.split()[2].split("-")[-1]) for e in explained]
     assert anchors == sorted(anchors)  # explanations in input order
+
+
+# Every test here runs once per engine (compiled kernel and pure Python).
+pytestmark = pytest.mark.usefixtures("engine")

@@ -133,7 +133,7 @@ def test_unreadable_file(run_cli, tmp_path):
 def test_version(run_cli):
     p = run_cli(["--version"])
     assert p.returncode == 0
-    assert p.stdout.decode().strip() == f"seqdedup {__version__}"
+    assert p.stdout.decode().startswith(f"seqdedup {__version__} (engine: ")
     assert run_cli(["-V"]).stdout == p.stdout
 
 

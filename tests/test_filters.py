@@ -159,3 +159,7 @@ def test_fast_paths_agree_with_plain_regex_search(records, rules, invalid, scan_
     with pytest.MonkeyPatch.context() as patch:  # 1: whole-batch scanning for literals
         patch.setattr(filters_module, "SCAN_MIN_RECORDS", scan_from)
         assert filters.classify(records) == expected
+
+
+# Every test here runs once per engine (compiled kernel and pure Python).
+pytestmark = pytest.mark.usefixtures("engine")

@@ -169,3 +169,7 @@ def test_failed_run_saves_nothing(tmp_path):
         assert db.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 1
     out, _ = run([b"a", b"c"], window_size=1, read_sequences=(library,))
     assert out == [b"c"]
+
+
+# Every test here runs once per engine (compiled kernel and pure Python).
+pytestmark = pytest.mark.usefixtures("engine")

@@ -181,3 +181,7 @@ def test_failing_transform_saves_nothing(tmp_path, run_cli):
     p = run_cli(["-q", "-l", str(library), "-t", "exit 2"], b"a\nb\n")
     assert p.returncode == 1
     assert not (library / DB_NAME).exists()
+
+
+# Every test here runs once per engine (compiled kernel and pure Python).
+pytestmark = pytest.mark.usefixtures("engine")

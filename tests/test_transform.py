@@ -48,3 +48,7 @@ def test_transform_applies_after_skip_chars():
     records = ["xx1:a", "yy2:a"]
     out = list(deduplicate(records, window_size=1, skip_chars=2, hash_transform="cut -c3-"))
     assert out == ["xx1:a"]
+
+
+# Every test here runs once per engine (compiled kernel and pure Python).
+pytestmark = pytest.mark.usefixtures("engine")

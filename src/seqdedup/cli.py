@@ -52,6 +52,16 @@ class _OrderedFilter(argparse.Action):
         namespace.filter_specs = specs
 
 
+class _Version(argparse.Action):
+    """``seqdedup <version> (engine: c|python)``; the engine is looked up only when asked."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        from seqdedup.kernel import engine_name
+
+        sys.stdout.write(f"{parser.prog} {__version__} (engine: {engine_name()})\n")
+        parser.exit()
+
+
 def build_parser(prog: str = PROG, many_inputs: bool = False) -> argparse.ArgumentParser:
     parser = _Parser(
         prog=prog,
@@ -179,7 +189,9 @@ def build_parser(prog: str = PROG, many_inputs: bool = False) -> argparse.Argume
     output.add_argument("-q", "--quiet", action="store_true", help="no statistics")
     output.add_argument("-p", "--progress", action="store_true", help="live progress on a terminal")
     output.add_argument("--stats-format", choices=("table", "json"), default="table")
-    parser.add_argument("-V", "--version", action="version", version=f"{PROG} {__version__}")
+    parser.add_argument(
+        "-V", "--version", action=_Version, nargs=0, help="print the version and the engine"
+    )
     return parser
 
 

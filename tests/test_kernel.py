@@ -1,0 +1,308 @@
+"""The compiled kernel against the oracle, the Python engine and published test vectors."""
+
+from __future__ import annotations
+
+import io
+import itertools
+import os
+import sqlite3
+import sys
+from contextlib import closing
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from seqdedup import __version__, kernel
+from seqdedup.api import Deduplicator, process_stream
+from seqdedup.config import Config
+from seqdedup.matcher import WindowMatcher, coefficients, fingerprints_py
+
+from conftest import kernel_built, user_env
+from oracle import skipped_flags
+
+if not kernel_built():
+    if os.environ.get("SEQDEDUP_NO_EXTENSION"):
+        pytest.skip("installed without the compiled kernel", allow_module_level=True)
+    raise AssertionError(
+        "the compiled kernel was not built: install with a C compiler, or set "
+        "SEQDEDUP_NO_EXTENSION=1 to test the pure-Python engine alone"
+    )
+
+from seqdedup import _kernel
+
+# -- XXH64 -----------------------------------------------------------------------------
+
+# From the xxHash reference implementation's documentation and sanity tests.
+XXH64_VECTORS = [
+    (b"", 0, 0xEF46DB3751D8E999),
+    (b"a", 0, 0xD24EC4F1A98C6E5B),
+    (b"abc", 0, 0x44BC2CF5AD770999),
+]
+
+
+@pytest.mark.parametrize(("data", "seed", "expected"), XXH64_VECTORS)
+def test_xxh64_published_vectors(data, seed, expected):
+    assert _kernel.xxh64(data, seed) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.binary(max_size=200), seed=st.integers(0, 2**64 - 1))
+def test_xxh64_equals_the_reference_library(data, seed):
+    xxhash = pytest.importorskip("xxhash")
+    assert _kernel.xxh64(data, seed) == xxhash.xxh64_intdigest(data, seed)
+
+
+def test_hash_records_is_xxh64_of_each_key():
+    records = [b"", b"abc", b"x" * 100]
+    raw = _kernel.hash_records(records, 7)
+    values = [
+        int.from_bytes(raw[i : i + 8], "little" if sys.byteorder == "little" else "big")
+        for i in range(0, len(raw), 8)
+    ]
+    assert values == [_kernel.xxh64(r, 7) for r in records]
+
+
+# -- skip-chars ------------------------------------------------------------------------
+
+utf8ish = st.lists(
+    st.one_of(
+        st.text(max_size=3).map(lambda t: t.encode("utf-8", "surrogatepass")),
+        st.binary(max_size=3),
+        st.sampled_from([b"\xe2\x82", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xc0\xaf"]),
+    ),
+    max_size=6,
+).map(b"".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(record=utf8ish, skip=st.integers(0, 12))
+def test_key_offset_counts_characters_as_python_decodes_them(record, skip):
+    text = record.decode("utf-8", "surrogateescape")
+    want = text[skip:].encode("utf-8", "surrogateescape")
+    assert record[_kernel.key_offset(record, skip) :] == want
+    assert _kernel.key_offset(record, skip, True) == min(skip, len(record))
+
+
+# -- the matcher, record by record ----------------------------------------------------
+
+keys_strategy = st.integers(1, 5).flatmap(
+    lambda k: st.lists(st.sampled_from("abcde"[:k]), max_size=300)
+)
+
+
+def drive(m, hashes, chunks):
+    form = pack if isinstance(m, _kernel.Matcher) else list  # each engine's own input
+    keep: list[bool] = []
+    pos = 0
+    for size in chunks:
+        keep += m.push(form(hashes[pos : pos + size]))
+        pos += size
+    keep += m.push(form(hashes[pos:]))
+    return keep + m.finish()
+
+
+def pack(values):
+    from array import array
+
+    return array("q", values).tobytes()
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    keys=keys_strategy,
+    window=st.integers(1, 12),
+    history=st.one_of(st.none(), st.integers(100, 160)),
+    chunks=st.lists(st.integers(0, 40), max_size=30),
+    library=st.lists(st.lists(st.sampled_from("abcde"), max_size=15), max_size=3),
+)
+def test_kernel_matcher_equals_python_matcher_and_oracle(keys, window, history, chunks, library):
+    """Decisions, repeat sources and new-material flags, library windows included."""
+    hashes = [hash(k) for k in keys]
+    engines = [_kernel.Matcher(window, history), WindowMatcher(window, history)]
+    results = []
+    for m in engines:
+        m.repeat_sources, m.new_material = {}, []
+        region = [hash(None)]
+        fps, starts = [], []
+        for sequence in library:
+            first = len(region)
+            region += [hash(k) for k in sequence] + [hash(None)]
+            count = len(sequence) - window + 1
+            if count > 0:
+                seq_hashes = [hash(k) for k in sequence]
+                fps += fingerprints_py(seq_hashes, count, coefficients(window))
+                starts += range(first, first + count)
+        if fps:
+            form = pack if isinstance(m, _kernel.Matcher) else list
+            m.add_library_windows(form(fps), form([s - len(region) for s in starts]))
+        keep = drive(m, hashes, chunks)
+        results.append((keep, m.repeat_sources, m.new_material, m.decided))
+    assert results[0] == results[1]
+    assert results[0][0] == [not s for s in skipped_flags(keys, window, history, library)]
+
+
+@given(st.lists(st.integers(-(2**63), 2**63 - 1), min_size=1, max_size=60), st.integers(1, 20))
+def test_kernel_fingerprints_are_the_python_definition(hashes, window):
+    count = len(hashes) - window + 1
+    if count > 0:
+        raw = _kernel.Matcher(window).fingerprints(pack(hashes), count)
+        got = [
+            int.from_bytes(raw[i : i + 8], sys.byteorder, signed=True)
+            for i in range(0, len(raw), 8)
+        ]
+        assert got == fingerprints_py(hashes, count, coefficients(window))
+
+
+def test_history_table_stays_bounded():
+    m = _kernel.Matcher(1, 100)
+    for start in range(0, 200_000, 1000):
+        m.push(pack(range(start, start + 1000)))
+    assert m.remembered_windows <= 2 * 100
+    assert m.table_bytes <= 2 * 3 * 8 * 512
+
+
+def test_bad_arguments_are_errors_not_crashes():
+    with pytest.raises(ValueError):
+        _kernel.Matcher(0)
+    with pytest.raises(ValueError):
+        _kernel.Matcher(5, 4)
+    with pytest.raises(ValueError):
+        _kernel.Matcher(2, None, delimiter=b"")
+    m = _kernel.Matcher(3)
+    with pytest.raises(ValueError):
+        m.push(b"1234567")  # not whole int64s
+    with pytest.raises(ValueError):
+        m.fingerprints(pack([1, 2]), 1)  # a window needs 3
+    with pytest.raises(RuntimeError):
+        m.feed_chunk(b"a\n")  # made without a delimiter
+    m.push(pack([1]))
+    with pytest.raises(RuntimeError):
+        m.add_library_windows(pack([1]), pack([-9]))  # after a push
+    c = _kernel.Matcher(1, None, delimiter=b"\n")
+    c.finish_chunks()
+    with pytest.raises(RuntimeError):
+        c.feed_chunk(b"a\n")
+
+
+# -- whole runs: the chunk path and every option, both engines --------------------------
+
+records_strategy = st.lists(
+    st.one_of(st.sampled_from(["a", "b", "c", "", "ab"]), st.just("é"), st.just("x" * 70)),
+    max_size=120,
+)
+
+
+class Chunked(io.RawIOBase):
+    def __init__(self, data: bytes, cuts: list[int]):
+        edges = sorted({0, len(data), *(c for c in cuts if c < len(data))})
+        self.parts = [data[a:b] for a, b in itertools.pairwise(edges)]
+
+    def read(self, size=-1):
+        return self.parts.pop(0) if self.parts else b""
+
+
+def run_engine(engine, data, cuts, **options):
+    before = os.environ.get("SEQDEDUP_ENGINE")
+    os.environ["SEQDEDUP_ENGINE"] = engine
+    try:
+        sink = io.BytesIO()
+        explained: list[str] = []
+        on_explain = explained.append if options.pop("explain", False) else None
+        stats = process_stream(Chunked(data, cuts), sink, on_explain=on_explain, **options)
+        return sink.getvalue(), stats, explained
+    finally:
+        if before is None:
+            os.environ.pop("SEQDEDUP_ENGINE")
+        else:
+            os.environ["SEQDEDUP_ENGINE"] = before
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    records=records_strategy,
+    window=st.integers(1, 6),
+    history=st.sampled_from([None, 100]),
+    delimiter=st.sampled_from([b"\n", b"\0", b"||", b"aa", b"\r\n", b"aba"]),
+    trailing=st.booleans(),
+    cuts=st.lists(st.integers(0, 600), max_size=12),
+    inverse=st.booleans(),
+    skip=st.sampled_from([0, 1, 3]),
+    byte_mode=st.booleans(),
+    extra=st.sampled_from(["", "annotate", "explain", "bypass"]),
+)
+def test_both_engines_give_identical_runs(
+    records, window, history, delimiter, trailing, cuts, inverse, skip, byte_mode, extra
+):
+    data = delimiter.join(r.encode() for r in records) + (delimiter if trailing else b"")
+    options = dict(
+        window_size=window,
+        max_history=history,
+        delimiter=delimiter,
+        inverse=inverse,
+        skip_chars=skip,
+        byte_mode=byte_mode,
+    )
+    if extra == "annotate":
+        options["annotate"] = True
+    elif extra == "explain":
+        options["explain"] = True
+    elif extra == "bypass" and not byte_mode:
+        from seqdedup.config import FilterRule
+
+        options["filters"] = (FilterRule("bypass", "^b"),)
+    c_out, c_stats, c_explained = run_engine("c", data, cuts, **options)
+    py_out, py_stats, py_explained = run_engine("python", data, cuts, **options)
+    assert c_out == py_out
+    assert c_stats == py_stats
+    assert c_explained == py_explained
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    first=records_strategy,
+    second=records_strategy,
+    window=st.integers(1, 4),
+    cuts=st.lists(st.integers(0, 600), max_size=6),
+)
+def test_both_engines_save_and_load_identical_libraries(
+    tmp_path_factory, first, second, window, cuts
+):
+    saved = []
+    for engine in ("c", "python"):
+        library = tmp_path_factory.mktemp(f"lib-{engine}")
+        outputs = []
+        for records in (first, second):
+            data = b"\n".join(r.encode() for r in records) + b"\n"
+            out, stats, _ = run_engine(
+                engine, data, cuts, window_size=window, library_dir=library, annotate=True
+            )
+            outputs.append((out, stats))
+        with closing(sqlite3.connect(library / "seqdedup.sqlite")) as db:
+            rows = sorted(db.execute("SELECT digest, records, length, kind, count FROM sequences"))
+        saved.append((outputs, rows))
+    assert saved[0] == saved[1]
+
+
+def test_records_longer_than_a_chunk_and_split_delimiters():
+    data = b"x" * 5000 + b"--" + b"y" + b"--" + b"x" * 5000 + b"--" + b"y" + b"--"
+    cuts = list(range(1, len(data), 7))
+    out, stats, _ = run_engine("c", data, cuts, window_size=2, delimiter=b"--")
+    assert out == b"x" * 5000 + b"--y--"
+    assert (stats.total, stats.skipped) == (4, 2)
+
+
+def test_feed_and_feed_bytes_cannot_be_mixed():
+    d = Deduplicator(window_size=2)
+    d.feed_bytes(b"a\n")
+    with pytest.raises(RuntimeError):
+        d.feed([b"b"])
+
+
+def test_engine_is_named(run_cli):
+    env = {k: v for k, v in user_env().items() if k != "SEQDEDUP_ENGINE"}
+    p = run_cli(["--version"], env=env)
+    assert p.stdout.decode().strip() == f"seqdedup {__version__} (engine: c)"
+    p = run_cli(["--version"], env={**env, "SEQDEDUP_ENGINE": "python"})
+    assert p.stdout.decode().strip() == f"seqdedup {__version__} (engine: python)"
+    assert Deduplicator(Config()).engine == kernel.engine_name()
