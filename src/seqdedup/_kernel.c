@@ -535,7 +535,7 @@ static Py_ssize_t push_core(Matcher *m, const uint64_t *hashes, size_t n, size_t
     }
     size_t rest = total - count; /* = W - 1 */
     if (grow((void **)&m->tail, &m->tail_cap, rest, sizeof(uint64_t)) < 0) return -1;
-    memcpy(m->tail, all + count, rest * sizeof(uint64_t));
+    if (rest) memcpy(m->tail, all + count, rest * sizeof(uint64_t)); /* tail is NULL at W=1 */
     m->tail_len = rest;
     m->next += (int64_t)count;
     return (Py_ssize_t)count;
@@ -752,8 +752,10 @@ static PyObject *emit(Matcher *m, const unsigned char *keep, size_t count, PyObj
         k = stop;
     }
     size_t rest = m->rec_len - count;
-    memmove(m->rec_start, m->rec_start + count, rest * sizeof(size_t));
-    memmove(m->rec_end, m->rec_end + count, rest * sizeof(size_t));
+    if (rest && count) {
+        memmove(m->rec_start, m->rec_start + count, rest * sizeof(size_t));
+        memmove(m->rec_end, m->rec_end + count, rest * sizeof(size_t));
+    }
     m->rec_len = rest;
     return Py_BuildValue("(NONnn)", out, hashes, runs, (Py_ssize_t)count, (Py_ssize_t)kept);
 fail:

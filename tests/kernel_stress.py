@@ -1,0 +1,146 @@
+"""Random inputs through every entry point of a kernel build, checked against the oracle.
+
+Run as ``python kernel_stress.py PATH_TO_KERNEL_SO ITERATIONS``, for example on a build
+made with AddressSanitizer (see test_kernel_memory.py): any out-of-bounds access, use
+after free or undefined behaviour then ends the process with a report.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import random
+import sys
+from array import array
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from oracle import skipped_flags
+
+
+def load(path: str):
+    spec = importlib.util.spec_from_file_location("stress._kernel", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def expected_output(records, final_bare, delimiter, window, history, inverse, keys):
+    skipped = skipped_flags(keys, window, history)
+    out = []
+    for index, (record, skip) in enumerate(zip(records, skipped, strict=True)):
+        if skip == inverse:
+            bare = final_bare and index == len(records) - 1
+            out.append(record + (b"" if bare else delimiter))
+    return b"".join(out)
+
+
+def chunk_run(kernel, rng: random.Random) -> None:
+    delimiter = rng.choice([b"\n", b"\0", b"--", b"aa", b"\r\n", b"aba"])
+    alphabet = [b"a", b"b", b"", b"ab", b"\xff\xfe", b"x" * rng.choice([1, 300, 5000])]
+    records = [rng.choice(alphabet) for _ in range(rng.randint(0, 80))]
+    trailing = rng.random() < 0.5 or not records
+    data = delimiter.join(records) + (delimiter if trailing else b"")
+    # Splitting decides what the records are (a delimiter like "aa" can eat into them).
+    if data:
+        records = data.split(delimiter)
+        if records[-1] == b"":
+            records.pop()
+            final_bare = False
+        else:
+            final_bare = True
+    else:
+        records, final_bare = [], False
+    window = rng.randint(1, 6)
+    history = rng.choice([None, window, 100])
+    inverse = rng.random() < 0.3
+    skip = rng.choice([0, 0, 1, 2])
+    byte_mode = rng.random() < 0.5
+    m = kernel.Matcher(
+        window,
+        history,
+        seed=rng.getrandbits(64),
+        delimiter=delimiter,
+        skip_chars=skip,
+        byte_mode=byte_mode,
+        inverse=inverse,
+    )
+    m.repeat_sources = {}
+    cuts = sorted(rng.sample(range(len(data) + 1), min(len(data) + 1, rng.randint(0, 12))))
+    out = []
+    decided = 0
+    for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True):
+        piece = m.feed_chunk(data[a:b])
+        out.append(piece[0])
+        decided += piece[3]
+    piece = m.finish_chunks()
+    out.append(piece[0])
+    decided += piece[3]
+
+    def key(record: bytes) -> bytes:
+        if byte_mode:
+            return record[skip:]
+        return record.decode("utf-8", "surrogateescape")[skip:].encode("utf-8", "surrogateescape")
+
+    keys = [key(r) for r in records]
+    want = expected_output(records, final_bare, delimiter, window, history, inverse, keys)
+    assert b"".join(out) == want, (records, delimiter, window, history, cuts)
+    assert decided == len(records)
+
+
+def push_run(kernel, rng: random.Random) -> None:
+    window = rng.randint(1, 8)
+    history = rng.choice([None, window, max(window, 100)])
+    keys = [rng.choice("abc") for _ in range(rng.randint(0, 300))]
+    library = [[rng.choice("abc") for _ in range(rng.randint(0, 12))] for _ in range(3)]
+    m = kernel.Matcher(window, history)
+    m.repeat_sources, m.new_material = {}, []
+    region: list[int] = []
+    fps, starts = array("q"), array("q")
+    for sequence in library:
+        first = len(region) + 1
+        region += [0] + [hash(k) for k in sequence]
+        count = len(sequence) - window + 1
+        if count > 0:
+            fps.frombytes(m.fingerprints(array("q", [hash(k) for k in sequence]), count))
+            starts.extend(range(first, first + count))
+    size = len(region) + 1
+    m.add_library_windows(fps, array("q", (s - size - window for s in starts)))
+    keep: list[bool] = []
+    pos = 0
+    while pos < len(keys):
+        step = rng.randint(0, 40)
+        keep += m.push(array("q", (hash(k) for k in keys[pos : pos + step])))
+        pos += step
+    keep += m.finish()
+    assert keep == [not s for s in skipped_flags(keys, window, history, library)]
+    assert len(m.new_material) == len(keys)
+
+
+def odd_calls(kernel, rng: random.Random) -> None:
+    blob = rng.randbytes(rng.randint(0, 100))
+    kernel.xxh64(blob, rng.getrandbits(64))
+    kernel.key_offset(blob, rng.randint(0, 200), rng.random() < 0.5)
+    kernel.hash_records([blob, b"", blob[:3]], 1, rng.randint(0, 5), rng.random() < 0.5)
+    m = kernel.Matcher(3)
+    for bad in (b"1234567", array("q", [1, 2])):
+        with contextlib.suppress(ValueError):
+            m.fingerprints(bad, 1)
+    with contextlib.suppress(ValueError):
+        m.push(b"123")
+
+
+def main() -> None:
+    kernel = load(sys.argv[1])
+    iterations = int(sys.argv[2])
+    rng = random.Random(int(sys.argv[3]) if len(sys.argv) > 3 else 1)
+    for _ in range(iterations):
+        chunk_run(kernel, rng)
+        push_run(kernel, rng)
+        odd_calls(kernel, rng)
+    print(f"kernel stress: {iterations} iterations, all equal to the oracle")
+
+
+if __name__ == "__main__":
+    main()
