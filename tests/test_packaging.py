@@ -1,0 +1,63 @@
+"""Installing without a working C compiler still gives a working seqdedup."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import user_env
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_install_without_a_compiler_runs_the_python_engine(tmp_path):
+    source = tmp_path / "source"
+    source.mkdir()
+    for name in ("pyproject.toml", "setup.py", "README.md"):
+        shutil.copy(ROOT / name, source / name)
+    shutil.copytree(
+        ROOT / "src", source / "src", ignore=shutil.ignore_patterns("*.so", "__pycache__")
+    )
+    target = tmp_path / "site"
+    env = user_env()
+    env.update(CC="false", LDSHARED="false")  # every compiler call fails
+    install = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "--target",
+            str(target),
+            str(source),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert install.returncode == 0, install.stdout[-2000:] + install.stderr[-2000:]
+    assert not list(target.rglob("_kernel*.so")), "the extension should not have been built"
+    # -S: only the stdlib and the fresh install, not this environment's site-packages.
+    run_env = user_env()
+    run_env["PYTHONPATH"] = str(target)
+    run_env.pop("SEQDEDUP_ENGINE", None)
+    version = subprocess.run(
+        [sys.executable, "-S", "-m", "seqdedup", "--version"],
+        capture_output=True,
+        text=True,
+        env=run_env,
+        timeout=60,
+    )
+    assert version.stdout.strip().endswith("(engine: python)"), version.stderr
+    run = subprocess.run(
+        [sys.executable, "-S", "-m", "seqdedup", "-q", "-w", "2"],
+        input=b"a\nb\nc\na\nb\nd\n",
+        capture_output=True,
+        env=run_env,
+        timeout=60,
+    )
+    assert (run.returncode, run.stdout) == (0, b"a\nb\nc\nd\n"), run.stderr
