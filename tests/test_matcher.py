@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from seqdedup import matcher
+from seqdedup import kernel, matcher
 from seqdedup.matcher import WindowMatcher, coefficients, fingerprints_np, fingerprints_py
 
 from oracle import skipped_flags
@@ -112,3 +112,34 @@ def test_history_table_stays_bounded():
     for start in range(0, 50_000, 1000):
         m.push(list(range(start, start + 1000)))
     assert m.remembered_windows <= 2 * 100 + 1024
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    keys=keys_strategy,
+    window=st.integers(1, 8),
+    history=st.one_of(st.none(), st.integers(100, 130)),
+    chunks=st.lists(st.integers(0, 40), max_size=20),
+    library=st.lists(st.sampled_from("abcde"), max_size=12),
+)
+def test_python_engine_without_numpy(keys, window, history, chunks, library):
+    """The core install has no numpy: every large-batch path falls back to dicts."""
+    mp = pytest.MonkeyPatch()
+    try:
+        mp.setattr(kernel, "_numpy", False)
+        mp.setattr(matcher, "NUMPY_MIN_WINDOWS", 1)
+        m = WindowMatcher(window, history)
+        count = len(library) - window + 1
+        if count > 0:
+            lib = [hash(k) for k in library]
+            m.add_library_windows(m.fingerprints(lib, count), list(range(-count - window, -window)))
+        keep: list[bool] = []
+        pos = 0
+        for size in chunks:
+            keep += m.push([hash(k) for k in keys[pos : pos + size]])
+            pos += size
+        keep += m.push([hash(k) for k in keys[pos:]]) + m.finish()
+        assert "numpy" not in type(m.fingerprints([1] * window, 1)).__module__
+    finally:
+        mp.undo()
+    assert keep == [not s for s in skipped_flags(keys, window, history, [library])]

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from seqdedup.config import FilterRule
 from seqdedup.errors import UsageError
+from seqdedup.kernel import numpy_available
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -72,7 +73,11 @@ class FilterList:
         else:
             texts, tests = list(map(_decode, records)), self._text_tests
         default = UNMATCHED if self.has_track else TRACKED
-        if len(texts) >= SCAN_MIN_RECORDS and any(t.literal is not None for t in tests):
+        if (
+            len(texts) >= SCAN_MIN_RECORDS
+            and any(t.literal is not None for t in tests)
+            and numpy_available()
+        ):
             return self._classify_scanning(texts, tests, default)
         decisions = [default] * len(texts)
         undecided: list[int] | None = None  # None: all of them

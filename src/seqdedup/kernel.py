@@ -41,3 +41,18 @@ def engine_name() -> str:
         return "c" if load() is not None else "python"
     except SeqdedupError:
         return "none (SEQDEDUP_ENGINE=c, kernel missing)"
+
+
+_numpy: bool | None = None
+
+
+def numpy_available() -> bool:
+    """Whether numpy can be imported (looked up once, without importing it). The
+    Python engine uses it for large batches when it is there; the core install does
+    not require it."""
+    global _numpy
+    if _numpy is None:
+        from importlib.util import find_spec
+
+        _numpy = find_spec("numpy") is not None
+    return _numpy

@@ -13,6 +13,7 @@ from types import ModuleType
 from typing import Any
 
 from seqdedup.errors import SeqdedupError
+from seqdedup.kernel import numpy_available
 
 Transform = Callable[[list[bytes]], list[bytes]]
 LARGE_BATCH = 2048  # from this many records on, hashes come as a numpy array
@@ -57,7 +58,7 @@ class KeyMaker:
                 return self.kernel.hash_records(records, self.seed, self.skip_chars, self.byte_mode)
             return self.kernel.hash_records(self.keys(records), self.seed)
         keys = records if not self.skip_chars and self.transform is None else self.keys(records)
-        if len(keys) < LARGE_BATCH:
+        if len(keys) < LARGE_BATCH or not numpy_available():
             return list(map(hash, keys))
         import numpy as np
 

@@ -34,9 +34,12 @@ This class is the pure-Python engine. The compiled kernel's ``Matcher`` (see
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import repeat
 from operator import mul
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol
+
+from seqdedup.kernel import numpy_available
 
 if TYPE_CHECKING:
     from seqdedup.fptable import FirstStartTable
@@ -141,6 +144,7 @@ class WindowMatcher:
         self._rotated_at = 0
         self._first_starts: FirstStartTable | None = None  # replaces _table when large
         self._library: FirstStartTable | None = None  # limited history: library windows
+        self._library_dict: dict[int, int] = {}  # the same, when numpy is not installed
         self._tail: list[int] = []  # hashes of the records whose window is not complete
         self._recent: list[int] = []  # limited history: the last W windows, not admitted yet
         self._next = 0  # index of the next window to decide (= next undecided record)
@@ -169,7 +173,7 @@ class WindowMatcher:
 
     def fingerprints(self, hashes: Sequence[int], count: int) -> Any:
         """Fingerprints of the first ``count`` windows (a list, or an int64 array if large)."""
-        if count >= NUMPY_MIN_WINDOWS:
+        if count >= NUMPY_MIN_WINDOWS and numpy_available():
             return fingerprints_np(hashes, count, self._coeffs)
         return fingerprints_py(_as_list(hashes), count, self._coeffs)
 
@@ -180,6 +184,14 @@ class WindowMatcher:
         most -W - 1, so that every window of the run lies at least W after them (and
         attribution can tell a library source by its sign). Call before any push.
         """
+        if not numpy_available():
+            # Without numpy: the dict of first starts, or a dict of library windows.
+            pairs = zip(_as_list(fingerprints), _as_list(starts), strict=True)
+            table = self._table if self.max_history is None else self._library_dict
+            for fingerprint, start in pairs:
+                assert start <= -self.window_size - 1
+                table.setdefault(fingerprint, start)
+            return
         import numpy as np
 
         from seqdedup.fptable import FirstStartTable
@@ -236,7 +248,7 @@ class WindowMatcher:
         start = self._next
         end = start + len(fps)
         firsts = self._match_unlimited(fps, start, end)
-        if len(fps) >= NUMPY_MIN_WINDOWS:
+        if len(fps) >= NUMPY_MIN_WINDOWS and numpy_available():
             keep = self._mark_np(start, firsts)
         else:
             keep = self._mark_py(start, _as_list(firsts))
@@ -247,8 +259,8 @@ class WindowMatcher:
         # Unlimited history: the earliest occurrence is the best candidate, so the first
         # start of each fingerprint ever seen decides. A dict serves small inputs; from
         # the first large batch on, the numpy table (faster, 4x smaller) takes over.
-        if self._first_starts is None and len(fps) < NUMPY_MIN_WINDOWS:
-            return list(map(self._table.setdefault, fps, range(start, end)))
+        if self._first_starts is None and (len(fps) < NUMPY_MIN_WINDOWS or not numpy_available()):
+            return list(map(self._table.setdefault, _as_list(fps), range(start, end)))
         import numpy as np
 
         from seqdedup.fptable import FirstStartTable
@@ -286,6 +298,8 @@ class WindowMatcher:
             import numpy as np
 
             library = self._library.find(np.asarray(fps, dtype=np.int64)).tolist()
+        elif self._library_dict:
+            library = list(map(self._library_dict.get, fps, repeat(0)))
         sources = self.repeat_sources
         cover = self._skip_until
         keep = []
