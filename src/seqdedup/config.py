@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from seqdedup.errors import UsageError
 
@@ -27,8 +26,7 @@ DEFAULT_LIBRARY_ANNOTATION = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class FilterRule:
+class FilterRule(NamedTuple):
     """One entry of the ordered filter list: ``kind`` is "track" or "bypass"."""
 
     kind: str
@@ -36,9 +34,7 @@ class FilterRule:
     origin: str = ""  # where it came from ("--track", or "file.txt:3"), for messages
 
 
-@dataclass(frozen=True, slots=True)
-class Config:
-    """What the engine needs to know. ``None`` for a limit means unlimited."""
+class _ConfigFields(NamedTuple):
 
     window_size: int = DEFAULT_WINDOW
     max_history: int | None = DEFAULT_HISTORY
@@ -56,8 +52,21 @@ class Config:
     read_sequences: tuple[Path, ...] = ()
     library_dir: Path | None = None
 
-    def __post_init__(self) -> None:
+
+
+class Config(_ConfigFields):
+    """What the engine needs to know. ``None`` for a limit means unlimited.
+
+    Immutable, and validated when made. (A NamedTuple, not a dataclass: importing
+    dataclasses costs more start-up time than a one-line run of the whole tool.)
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Config:
+        self = super().__new__(cls, *args, **kwargs)
         self.validate()
+        return self
 
     def validate(self) -> None:
         """Raise UsageError naming the option for any value the engine cannot honour."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 from array import array
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 
@@ -44,7 +43,6 @@ class SequenceTable:
         return count
 
 
-@dataclass(frozen=True, slots=True)
 class Piece:
     """A stretch of skipped tracked records and the earlier stretch it repeats.
 
@@ -52,10 +50,16 @@ class Piece:
     ``source_start`` lies in the loaded library's key region.
     """
 
-    start: int
-    end: int
-    source_start: int
-    count: int
+    __slots__ = ("count", "end", "source_start", "start")
+
+    def __init__(self, start: int, end: int, source_start: int, count: int) -> None:
+        self.start = start
+        self.end = end
+        self.source_start = source_start
+        self.count = count
+
+    def __repr__(self) -> str:
+        return f"Piece({self.start}, {self.end}, {self.source_start}, {self.count})"
 
     @property
     def source_end(self) -> int:
