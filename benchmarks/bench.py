@@ -1,8 +1,10 @@
 """Benchmark: records/second and peak memory of seqdedup, beside awk '!seen[$0]++'.
 
 Generates (once, cached) a realistic 1,000,000-line log (see genlog.py), then runs the
-installed ``seqdedup`` command file -> file for W=1, 10 and 100 and awk on the same
-file, each as its own process; peak memory is that process's maximum RSS (wait4).
+installed ``seqdedup`` command file -> file for W=1, 10 and 100, with options, with the
+pure-Python engine (SEQDEDUP_ENGINE=python), and awk and ``LC_ALL=C sort -u`` on the
+same file, each as its own process: the median time of --repeat runs, and the largest
+peak memory (maximum RSS, from wait4). Start-up is the median of 10 one-line runs.
 
     python benchmarks/bench.py                 # the table in the README
     python benchmarks/bench.py --stream 5000000  # also: stdin, default history, 5M records
@@ -16,6 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -78,9 +81,27 @@ def seqdedup() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "seqdedup"]
 
 
-def measure(cmd: list[str], stdin_path: Path | None, out_path: Path) -> tuple[float, float]:
+REPEAT = 3
+
+
+def measure(
+    cmd: list[str], stdin_path: Path | None, out_path: Path, env_extra: dict[str, str] | None = None
+) -> tuple[float, float]:
+    """Run ``cmd`` REPEAT times; return (median seconds, largest peak RSS in MB)."""
+    runs = [measure_once(cmd, stdin_path, out_path, env_extra) for _ in range(REPEAT)]
+    return statistics.median(r[0] for r in runs), max(r[1] for r in runs)
+
+
+def measure_once(
+    cmd: list[str], stdin_path: Path | None, out_path: Path, env_extra: dict[str, str] | None
+) -> tuple[float, float]:
     """Run ``cmd``; return (seconds, peak RSS in MB) of that process alone."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE", "SEQDEDUP_ENGINE")
+    }
+    env.update(env_extra or {})
     with out_path.open("wb") as out:
         stdin = stdin_path.open("rb") if stdin_path else subprocess.DEVNULL
         start = time.perf_counter()
@@ -125,7 +146,10 @@ def main() -> None:
         help="new records saved to and loaded from a library (0: skip)",
     )
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()))
+    parser.add_argument("--repeat", type=int, default=3, help="runs per row (median)")
     args = parser.parse_args()
+    global REPEAT
+    REPEAT = args.repeat
 
     log = args.workdir / f"seqdedup-bench-{args.lines}.log"
     if not log.exists():
@@ -139,6 +163,7 @@ def main() -> None:
         seconds, peak = measure(cmd, None, out)
         rows.append((f"seqdedup -w {window}", seconds, peak, count_lines(out)))
     variants = [
+        ("-w 10 --annotate", ["--annotate"]),
         ("-w 10 --bypass x2 (^DEBUG, healthz)", ["--bypass", "^DEBUG", "--bypass", "healthz"]),
         ("-w 10 --skip-chars 24", ["--skip-chars", "24"]),
         ("-w 10 --hash-transform 'cut -c25-'", ["--hash-transform", "cut -c25-"]),
@@ -147,10 +172,36 @@ def main() -> None:
         cmd = [*seqdedup(), "-q", "-w", "10", *extra, str(log)]
         seconds, peak = measure(cmd, None, out)
         rows.append((f"seqdedup {name}", seconds, peak, count_lines(out)))
+    for window in (1, 10):
+        cmd = [*seqdedup(), "-q", "-w", str(window), str(log)]
+        seconds, peak = measure(cmd, None, out, {"SEQDEDUP_ENGINE": "python"})
+        rows.append((f"seqdedup -w {window}, Python engine", seconds, peak, count_lines(out)))
     awk = shutil.which("awk")
     if awk:
         seconds, peak = measure([awk, "!seen[$0]++", str(log)], None, out)
-        rows.append(("awk '!seen[$0]++'", seconds, peak, count_lines(out)))
+        rows.append(
+            (
+                f"awk '!seen[$0]++' ({Path(os.path.realpath(awk)).name})",
+                seconds,
+                peak,
+                count_lines(out),
+            )
+        )
+    sort = shutil.which("sort")
+    if sort:
+        env_c = {"LC_ALL": "C"}
+        seconds, peak = measure([sort, "-u", str(log)], None, out, env_c)
+        rows.append(("LC_ALL=C sort -u (unordered)", seconds, peak, count_lines(out)))
+    small = args.workdir / "seqdedup-bench-100000.log"
+    if not small.exists():
+        generate(small, 100_000)
+    seconds, peak = measure([*seqdedup(), "-q", "-w", "10", str(small)], None, out)
+    print(f"100,000-line file, -w 10, whole process: {seconds:.3f} s (peak {peak:.0f} MB)")
+    one = args.workdir / "seqdedup-bench-one.log"
+    one.write_bytes(b"a\n")
+    starts = sorted(measure_once([*seqdedup(), "-q"], one, out, None)[0] for _ in range(10))
+    median_ms = statistics.median(starts) * 1000
+    print(f"start-up: printf 'a\\n' | seqdedup -q, median of 10: {median_ms:.0f} ms")
     if args.distinct:
         # Memory per distinct window: N all-different lines against a 1,000-line baseline.
         # The baseline (100,000 lines) already loads numpy and takes the large-batch path.

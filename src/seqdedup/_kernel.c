@@ -442,9 +442,16 @@ static int decide_limited(Matcher *m, const uint64_t *all, int64_t low, size_t c
 {
     const int64_t width = m->width, horizon = m->horizon;
     int64_t cover = m->cover;
+    enum { AHEAD = 8 };
     for (size_t k = 0; k < count; k++) {
         int64_t j = m->next + (int64_t)k;
         Table *cur = &m->chains[m->current], *old = &m->chains[1 - m->current];
+        if (k + AHEAD < count) { /* the probes coming up: the table is larger than cache */
+            uint64_t ahead = all[j + AHEAD - low];
+            table_prefetch(cur, ahead);
+            table_prefetch(old, ahead);
+            if (j + AHEAD - width >= low) table_prefetch(cur, all[j + AHEAD - width - low]);
+        }
         int64_t admitted = j - width;
         if (admitted >= low) {
             uint64_t key = all[admitted - low];
