@@ -66,7 +66,6 @@ def chunk_run(kernel, rng: random.Random) -> None:
         byte_mode=byte_mode,
         inverse=inverse,
     )
-    m.repeat_sources = {}
     cuts = sorted(rng.sample(range(len(data) + 1), min(len(data) + 1, rng.randint(0, 12))))
     out = []
     decided = 0
@@ -95,7 +94,7 @@ def push_run(kernel, rng: random.Random) -> None:
     keys = [rng.choice("abc") for _ in range(rng.randint(0, 300))]
     library = [[rng.choice("abc") for _ in range(rng.randint(0, 12))] for _ in range(3)]
     m = kernel.Matcher(window, history)
-    m.repeat_sources, m.new_material = {}, []
+    m.new_material = []
     region: list[int] = []
     fps, starts = array("q"), array("q")
     for sequence in library:
@@ -111,7 +110,10 @@ def push_run(kernel, rng: random.Random) -> None:
     pos = 0
     while pos < len(keys):
         step = rng.randint(0, 40)
-        keep += m.push(array("q", (hash(k) for k in keys[pos : pos + step])))
+        flags = m.push(array("q", (hash(k) for k in keys[pos : pos + step])))
+        for w in range(max(0, len(keep) - window + 1), len(keep) + len(flags)):
+            m.source(w)  # every window attribution may ask for is readable
+        keep += flags
         pos += step
     keep += m.finish()
     assert keep == [not s for s in skipped_flags(keys, window, history, library)]

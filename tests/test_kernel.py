@@ -91,15 +91,26 @@ keys_strategy = st.integers(1, 5).flatmap(
 )
 
 
-def drive(m, hashes, chunks):
+def drive(m, hashes, chunks, sources=None):
+    """Push in the given chunks; after each call, read the sources of every window
+    covering the records it decided (what attribution may ask for)."""
     form = pack if isinstance(m, _kernel.Matcher) else list  # each engine's own input
     keep: list[bool] = []
+
+    def take(flags):
+        if sources is not None:
+            window = m.window_size
+            for w in range(max(0, len(keep) - window + 1), len(keep) + len(flags)):
+                sources[w] = m.source(w)
+        keep.extend(flags)
+
     pos = 0
     for size in chunks:
-        keep += m.push(form(hashes[pos : pos + size]))
+        take(m.push(form(hashes[pos : pos + size])))
         pos += size
-    keep += m.push(form(hashes[pos:]))
-    return keep + m.finish()
+    take(m.push(form(hashes[pos:])))
+    take(m.finish())
+    return keep
 
 
 def pack(values):
@@ -122,7 +133,7 @@ def test_kernel_matcher_equals_python_matcher_and_oracle(keys, window, history, 
     engines = [_kernel.Matcher(window, history), WindowMatcher(window, history)]
     results = []
     for m in engines:
-        m.repeat_sources, m.new_material = {}, []
+        m.new_material = []
         region = [hash(None)]
         fps, starts = [], []
         for sequence in library:
@@ -136,8 +147,9 @@ def test_kernel_matcher_equals_python_matcher_and_oracle(keys, window, history, 
         if fps:
             form = pack if isinstance(m, _kernel.Matcher) else list
             m.add_library_windows(form(fps), form([s - len(region) for s in starts]))
-        keep = drive(m, hashes, chunks)
-        results.append((keep, m.repeat_sources, m.new_material, m.decided))
+        sources: dict[int, int | None] = {}
+        keep = drive(m, hashes, chunks, sources)
+        results.append((keep, sources, m.new_material, m.decided))
     assert results[0] == results[1]
     assert results[0][0] == [not s for s in skipped_flags(keys, window, history, library)]
 

@@ -330,7 +330,11 @@ typedef struct {
     Table chains[2];      /* limited: fingerprint -> (first, latest) (stride 3) */
     int current;          /* which of chains[] is the current generation */
     Table library;        /* limited: library fingerprint -> start (stride 2) */
-    PyObject *repeat_sources; /* dict or None */
+    /* sources of the recent windows (the last W-1 before the last call and those it
+     * decided), NO_SOURCE for windows that are not repeats: attribution reads them */
+    int64_t *sources;
+    size_t sources_len, sources_cap;
+    int64_t sources_base; /* window index of sources[0] */
     PyObject *new_material;   /* list or None */
     /* chunk path */
     unsigned char *delim;
@@ -389,15 +393,29 @@ static inline uint64_t fingerprint(const uint64_t *h, const uint64_t *coeffs, Py
     return acc;
 }
 
-static int note_source(Matcher *m, int64_t window, int64_t source)
+#define NO_SOURCE INT64_MIN
+
+static inline void note_source(Matcher *m, int64_t window, int64_t source)
 {
-    if (m->repeat_sources == Py_None) return 0;
-    PyObject *key = PyLong_FromLongLong(window);
-    PyObject *value = key ? PyLong_FromLongLong(source) : NULL;
-    int rc = (key && value) ? PyDict_SetItem(m->repeat_sources, key, value) : -1;
-    Py_XDECREF(key);
-    Py_XDECREF(value);
-    return rc;
+    m->sources[window - m->sources_base] = source;
+}
+
+/* Keep the sources of the last W-1 windows and make room for `count` more. */
+static int prepare_sources(Matcher *m, size_t count)
+{
+    size_t keep = m->sources_len < (size_t)m->width - 1 ? m->sources_len : (size_t)m->width - 1;
+    if (keep && keep < m->sources_len)
+        memmove(m->sources, m->sources + m->sources_len - keep, keep * sizeof(int64_t));
+    m->sources_base = m->next - (int64_t)keep;
+    m->sources_len = keep;
+    if (count > SIZE_MAX - keep ||
+        grow((void **)&m->sources, &m->sources_cap, keep + count, sizeof(int64_t)) < 0) {
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        return -1;
+    }
+    for (size_t k = 0; k < count; k++) m->sources[keep + k] = NO_SOURCE;
+    m->sources_len = keep + count;
+    return 0;
 }
 
 static int note_new(Matcher *m, int flag)
@@ -427,7 +445,7 @@ static int decide_unlimited(Matcher *m, const uint64_t *fps, size_t count, unsig
         } else {
             cover = j + width - 1;
             keep[k] = 0;
-            if (note_source(m, j, first) < 0) return -1;
+            note_source(m, j, first);
         }
         if (note_new(m, j <= m->new_until) < 0) return -1;
     }
@@ -481,7 +499,7 @@ static int decide_limited(Matcher *m, const uint64_t *all, int64_t low, size_t c
         if (repeat) {
             cover = j + width - 1;
             keep[k] = 0;
-            if (note_source(m, j, source) < 0) return -1;
+            note_source(m, j, source);
         } else {
             keep[k] = j > cover;
             m->new_until = j + width - 1;
@@ -523,6 +541,7 @@ static Py_ssize_t push_core(Matcher *m, const uint64_t *hashes, size_t n, size_t
         if (!PyErr_Occurred()) PyErr_NoMemory();
         return -1;
     }
+    if (prepare_sources(m, count) < 0) return -1;
     uint64_t *all = m->scratch_windows, *fps = m->scratch_fps;
     unsigned char *keep = m->keep + at;
     if (m->tail_len) memcpy(all, m->tail, m->tail_len * sizeof(uint64_t));
@@ -943,16 +962,14 @@ static PyObject *Matcher_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
     Matcher *m = (Matcher *)type->tp_alloc(type, 0);
     if (m == NULL) return NULL;
-    m->repeat_sources = Py_None;
     m->new_material = Py_None;
-    Py_INCREF(Py_None);
     Py_INCREF(Py_None);
     return (PyObject *)m;
 }
 
 static void Matcher_dealloc(Matcher *m)
 {
-    Py_CLEAR(m->repeat_sources);
+    PyMem_Free(m->sources);
     Py_CLEAR(m->new_material);
     PyMem_Free(m->coeffs);
     PyMem_Free(m->tail);
@@ -972,21 +989,15 @@ static void Matcher_dealloc(Matcher *m)
     Py_TYPE(m)->tp_free((PyObject *)m);
 }
 
-static PyObject *get_repeat_sources(Matcher *m, void *c)
+static PyObject *Matcher_source(Matcher *m, PyObject *arg)
 {
-    Py_INCREF(m->repeat_sources);
-    return m->repeat_sources;
-}
-
-static int set_repeat_sources(Matcher *m, PyObject *value, void *c)
-{
-    if (value == NULL || (value != Py_None && !PyDict_Check(value))) {
-        PyErr_SetString(PyExc_TypeError, "repeat_sources must be a dict or None");
-        return -1;
+    long long window = PyLong_AsLongLong(arg);
+    if (window == -1 && PyErr_Occurred()) return NULL;
+    if (window >= m->sources_base && window - m->sources_base < (int64_t)m->sources_len) {
+        int64_t source = m->sources[window - m->sources_base];
+        if (source != NO_SOURCE) return PyLong_FromLongLong(source);
     }
-    Py_INCREF(value);
-    Py_SETREF(m->repeat_sources, value);
-    return 0;
+    Py_RETURN_NONE;
 }
 
 static PyObject *get_new_material(Matcher *m, void *c)
@@ -1031,8 +1042,6 @@ static PyObject *get_table_bytes(Matcher *m, void *c)
 }
 
 static PyGetSetDef Matcher_getset[] = {
-    {"repeat_sources", (getter)get_repeat_sources, (setter)set_repeat_sources,
-     "dict: repeat window start -> start of the earlier window it repeats, or None", NULL},
     {"new_material", (getter)get_new_material, (setter)set_new_material,
      "list: per decided record, whether a first-seen window covers it, or None", NULL},
     {"decided", (getter)get_decided, NULL, "how many tracked records have been decided", NULL},
@@ -1045,6 +1054,9 @@ static PyGetSetDef Matcher_getset[] = {
 static PyMethodDef Matcher_methods[] = {
     {"push", (PyCFunction)Matcher_push, METH_O,
      "push(hashes) -> list[bool]: add key hashes (a buffer of int64); newly decided flags"},
+    {"source", (PyCFunction)Matcher_source, METH_O,
+     "source(window) -> int | None: start of the earlier window a recent repeat window "
+     "repeats (negative: a library window); None if it is not a repeat"},
     {"finish", (PyCFunction)Matcher_finish, METH_NOARGS,
      "finish() -> list[bool]: decide the records left at end of input"},
     {"fingerprints", (PyCFunction)Matcher_fingerprints, METH_VARARGS,

@@ -144,13 +144,11 @@ class Deduplicator:
             if self._chunks is not None
             else make_matcher(config.window_size, config.max_history, engine)
         )
-        repeat_sources: dict[int, int] = {}
-        self._matcher.repeat_sources = repeat_sources
         self._sequences = SequenceTable(config.max_unique_sequences)
         self._attributor = Attributor(
             config.window_size,
             self._sequences,
-            repeat_sources,
+            self._matcher.source,
             config.max_candidates,
             config.max_history,
         )

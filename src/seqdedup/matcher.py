@@ -19,8 +19,8 @@ How it is computed:
   then look up window j's latest admitted start (repeat iff within the history). The
   table has two generations, rotated every history-length of windows, so what is
   older than the history is dropped and memory stays bounded on endless streams.
-* When ``repeat_sources`` is a dict, each repeat window's source start goes there for
-  attribution: the earliest occurrence, or the earliest still remembered.
+* Each recent repeat window's source start is kept for attribution (``source()``):
+  the earliest occurrence, or the earliest still remembered.
 
 Large batches use numpy for fingerprints and marking; small ones (a live stream, a
 one-line input) use the pure-Python twins, which give identical results and spare the
@@ -93,7 +93,6 @@ def fingerprints_np(hashes: Sequence[int], count: int, coeffs: Sequence[int]) ->
 class Matcher(Protocol):
     """What the other stages use of a matcher, whichever engine provides it."""
 
-    repeat_sources: dict[int, int] | None
     new_material: list[bool] | None
 
     @property
@@ -106,6 +105,7 @@ class Matcher(Protocol):
     def remembered_windows(self) -> int: ...
     def push(self, hashes: Any) -> list[bool]: ...
     def finish(self) -> list[bool]: ...
+    def source(self, window: int) -> int | None: ...
     def fingerprints(self, hashes: Any, count: int) -> Any: ...
     def add_library_windows(self, fingerprints: Any, starts: Any) -> None: ...
 
@@ -149,9 +149,9 @@ class WindowMatcher:
         self._recent: list[int] = []  # limited history: the last W windows, not admitted yet
         self._next = 0  # index of the next window to decide (= next undecided record)
         self._skip_until = -1  # last record covered by a repeat so far
-        # When a dict, every repeat window's start maps to the start of the earlier
-        # window it repeats (negative: a library window): attribution reads it.
-        self.repeat_sources: dict[int, int] | None = None
+        # Every recent repeat window's start maps to the start of the earlier window it
+        # repeats (negative: a library window): attribution reads it through source().
+        self.repeat_sources: dict[int, int] | None = {}
         # When a list, one flag per decided record goes there: whether a window seen for
         # the first time (not a repeat) covers it. Those records are the new material a
         # library saves.
@@ -211,10 +211,23 @@ class WindowMatcher:
             self._library.first_starts(fps, starts)
 
     # -- the decision ----------------------------------------------------------------
+    def source(self, window: int) -> int | None:
+        """The start of the earlier window that repeat window ``window`` repeats
+        (negative: a library window), or None if it is not a repeat. Answered for the
+        windows that cover the records decided by the last push or finish."""
+        return None if self.repeat_sources is None else self.repeat_sources.get(window)
+
     def push(self, hashes: Any) -> list[bool]:
         """Add the key hashes of the next tracked records (a list or an int64 array);
         return the newly decided flags."""
         width = self.window_size
+        sources = self.repeat_sources
+        if sources is not None and len(sources) > 4 * width + 4096:
+            # Attribution has read the records decided so far: only windows that can
+            # cover the records decided next are still needed.
+            oldest = self._next - width + 1
+            for window in [w for w in sources if w < oldest]:
+                del sources[window]
         pending: Any
         if isinstance(hashes, list):
             pending = self._tail + hashes if self._tail else hashes

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from array import array
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 
@@ -70,7 +70,7 @@ class Attributor:
     """Cut each duplicate run into pieces, each reported against one earlier occurrence.
 
     A piece starts at a skipped record r with the candidate sources that the repeat
-    windows covering r point to (the matcher fills ``repeat_sources``), at most
+    windows covering r point to (the matcher's ``source``), at most
     ``max_candidates`` of them, earliest first. All candidates are followed while they
     keep matching; when none matches the next record, the piece ends with the earliest
     of the longest-matching candidates and a new piece starts there. A kept record or
@@ -86,13 +86,13 @@ class Attributor:
         self,
         window_size: int,
         table: SequenceTable,
-        repeat_sources: dict[int, int],
+        source_of: Callable[[int], int | None],
         max_candidates: int | None,
         max_history: int | None,
     ) -> None:
         self.window_size = window_size
         self.table = table
-        self.repeat_sources = repeat_sources
+        self.source_of = source_of
         self.max_candidates = max_candidates
         # Key hashes of tracked records; with limited history only the recent part.
         self._keys = array("q")
@@ -202,12 +202,14 @@ class Attributor:
         if run_start:
             # The first record of a run is covered by one repeat window only, the one
             # starting at it (an earlier one would cover the record before too).
-            self._candidates = [self.repeat_sources[record]]
+            first = self.source_of(record)
+            assert first is not None, f"skipped record {record} starts no repeat window"
+            self._candidates = [first]
             return
         width = self.window_size
         found = set()
         for window in range(record - width + 1, record + 1):
-            source = self.repeat_sources.get(window)
+            source = self.source_of(window)
             if source is not None:
                 found.add(source + record - window)
         if not found:  # cannot happen for a skipped record; keep the invariant loud
@@ -259,11 +261,6 @@ class Attributor:
         return piece
 
     def _trim(self) -> None:
-        sources = self.repeat_sources
-        horizon = self._decided - self.window_size
-        if len(sources) > 4 * self.window_size + 4096:
-            for window in [w for w in sources if w < horizon]:
-                del sources[window]
         if self._keep_back is not None and len(self._keys) > 2 * self._keep_back + 65536:
             oldest = self._decided - self._keep_back
             if self._piece_start >= 0:  # an open piece and its sources stay readable
