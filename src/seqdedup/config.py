@@ -35,6 +35,7 @@ class FilterRule(NamedTuple):
 
 
 class _ConfigFields(NamedTuple):
+    """The fields of :class:`Config`, with their defaults."""
 
     window_size: int = DEFAULT_WINDOW
     max_history: int | None = DEFAULT_HISTORY
@@ -51,7 +52,6 @@ class _ConfigFields(NamedTuple):
     explain: bool = False
     read_sequences: tuple[Path, ...] = ()
     library_dir: Path | None = None
-
 
 
 class Config(_ConfigFields):
