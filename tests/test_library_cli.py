@@ -18,10 +18,10 @@ from conftest import seqdedup_command, user_env
 
 
 def library_state(library):
-    """(runs, sequences, records) of a library, after checking its integrity."""
-    # closing(): a sqlite3 connection used as a context manager is not closed, and
-    # an open one keeps -wal/-shm files that vanish later, under a copy for example.
-    with closing(sqlite3.connect(f"file:{library / DB_NAME}?mode=ro", uri=True)) as db:
+    """(runs, sequences, records) of a library, after checking its integrity, as the
+    next run sees it: a read-write open rolls back what a killed save left half done."""
+    # closing(): a sqlite3 connection used as a context manager is not closed.
+    with closing(sqlite3.connect(f"file:{library / DB_NAME}?mode=rw", uri=True)) as db:
         assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         runs = db.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
         sequences, records = db.execute(
@@ -80,7 +80,15 @@ def test_killed_run_leaves_old_or_new_library(tmp_path, big_input, base_library)
         time.sleep(duration * (0.3 + 0.75 * k / 11))
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-        state = library_state(library)
+        # The next run reads it (rolling back a save killed mid-commit) ...
+        reader = subprocess.run(
+            [*seqdedup_command(), "-q", "-r", str(library), "-"],
+            input=b"old line 1\nnew\n",
+            capture_output=True,
+            env=user_env(),
+        )
+        assert (reader.returncode, reader.stdout) == (0, b"old line 1\nnew\n"), reader.stderr
+        state = library_state(library)  # ... and finds it as before or as after the run
         assert state in (before, after), f"kill {k}: half-written library {state}"
         outcomes.add(state)
     assert before in outcomes  # some kills landed before the commit

@@ -22,7 +22,7 @@ from seqdedup.report import (
     explain_unmatched,
     stats_document,
 )
-from seqdedup.sequences import Attributor, Piece, SequenceTable
+from seqdedup.sequences import Attributor, Piece, SequenceTable, runs_of
 
 if TYPE_CHECKING:
     from seqdedup._kernel import Matcher as ChunkMatcher
@@ -290,8 +290,7 @@ class Deduplicator:
         out = self._release(self._matcher.finish(), final=True)
         self._finished = True
         if self._writer is not None:
-            if len(self._stretch) > self._stretch_carried:
-                self._stage(self._stretch, "new")
+            self._end_stretch()
             self.stats.library_saved = 0
             document = stats_document(self.stats, self.config)
             configuration = document.pop("configuration")
@@ -378,34 +377,48 @@ class Deduplicator:
         flags = self._matcher.new_material
         assert flags is not None
         self._matcher.new_material = []
-        stretch = self._stretch
-        overlap = self.config.window_size - 1
-        chunk = max(STRETCH_CHUNK, 2 * self.config.window_size)
-        for record, is_new in zip(tracked, flags, strict=True):
-            if is_new:
-                stretch.append(record)
-                if len(stretch) >= chunk:
-                    # Stage long stretches in pieces overlapping by W-1 records, so that
-                    # every window stays inside one piece and memory stays bounded.
-                    self._stage(stretch, "new")
-                    stretch = self._stretch = stretch[len(stretch) - overlap :]
-                    self._stretch_carried = len(stretch)
-            elif stretch:
-                if len(stretch) > self._stretch_carried:
-                    self._stage(stretch, "new")
-                stretch = self._stretch = []
-                self._stretch_carried = 0
+        ended = 0  # where the stretch was last extended (a gap before a run ends it)
+        for start, stop in runs_of(flags, True):
+            if start > ended:
+                self._end_stretch()
+            self._extend_stretch(tracked[start:stop])
+            ended = stop
+        if ended < len(flags):
+            self._end_stretch()
         first = self._attributor.decided - len(keep)
         waiting = self._run_records
-        for offset, kept_flag in enumerate(keep):
-            if not kept_flag:
-                waiting[first + offset] = tracked[offset]
+        for start, stop in runs_of(keep, False):
+            waiting.update(
+                zip(range(first + start, first + stop), tracked[start:stop], strict=True)
+            )
         for piece in pieces:
             content = [waiting.pop(t, None) for t in range(piece.start, piece.end + 1)]
             if None not in content:
                 self._stage(content, "repeat")  # type: ignore[arg-type]
         if len(waiting) > MAX_BUFFERED_PIECE:  # a huge run: its content is saved as new
             waiting.clear()  # material where it first occurred; do not hold it here
+
+    def _extend_stretch(self, records: list[bytes]) -> None:
+        """Add new material to the current stretch. Long stretches are staged in pieces
+        overlapping by W-1 records, so that every window stays inside one piece and
+        memory stays bounded."""
+        chunk = max(STRETCH_CHUNK, 2 * self.config.window_size)
+        overlap = self.config.window_size - 1
+        while records:
+            room = chunk - len(self._stretch)
+            self._stretch += records[:room]
+            records = records[room:]
+            if len(self._stretch) >= chunk:
+                self._stage(self._stretch, "new")
+                self._stretch = self._stretch[len(self._stretch) - overlap :]
+                self._stretch_carried = len(self._stretch)
+
+    def _end_stretch(self) -> None:
+        """A record that is not new material ends the stretch: stage what is not yet."""
+        if len(self._stretch) > self._stretch_carried:
+            self._stage(self._stretch, "new")
+        self._stretch = []
+        self._stretch_carried = 0
 
     def _piece_fields(self, piece: Piece) -> dict[str, Any]:
         number = self._attributor.record_number

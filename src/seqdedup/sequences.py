@@ -8,6 +8,24 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 
+def runs_of(flags: Sequence[bool], value: bool) -> list[tuple[int, int]]:
+    """The maximal runs ``(start, stop)`` (half-open) of ``value`` in ``flags``, found
+    with ``index`` (C speed) rather than a loop per flag."""
+    runs: list[tuple[int, int]] = []
+    size = len(flags)
+    pos = 0
+    while True:
+        try:
+            start = flags.index(value, pos)
+        except ValueError:
+            return runs
+        try:
+            pos = flags.index(not value, start)
+        except ValueError:
+            pos = size
+        runs.append((start, pos))
+
+
 class SequenceTable:
     """Distinct sequences seen in this run and their counts, least recently seen evicted.
 
@@ -144,20 +162,9 @@ class Attributor:
             if self._numbers is None:
                 self._numbers = array("q")
             self._numbers.extend(numbers)
-        base, size = self._decided, len(keep)
-        runs = []
-        pos = 0
-        while True:
-            try:
-                start = keep.index(False, pos)
-            except ValueError:
-                break
-            try:
-                pos = keep.index(True, start)
-            except ValueError:
-                pos = size
-            runs.append((base + start, base + pos))
-        return self.add_runs(size, runs)
+        base = self._decided
+        runs = [(base + start, base + stop) for start, stop in runs_of(keep, False)]
+        return self.add_runs(len(keep), runs)
 
     def add_runs(self, size: int, runs: Sequence[tuple[int, int]]) -> list[Piece]:
         """Take the next ``size`` tracked records, given as their runs of skipped
