@@ -1,4 +1,4 @@
-"""A slow, obviously correct implementation of the skip rule (DESIGN sections 1-3).
+"""A slow, obviously correct implementation of the skip rule (docs/engine.md).
 
 Window j (W consecutive tracked records from tracked record j) is a repeat when an
 equal window i ended before j started (i + W <= j) and i is remembered (j - i <= history,

@@ -210,7 +210,7 @@ def _pick_limit(
 
 
 def config_from_args(args: argparse.Namespace) -> Config:
-    """Apply every option rule of DESIGN section 11 and build the Config."""
+    """Apply every option rule (README: Options, Errors) and build the Config."""
     if args.delimiter is not None and args.delimiter_hex is not None:
         raise UsageError("--delimiter and --delimiter-hex cannot be used together")
     if args.delimiter_hex is not None and not args.byte_mode:

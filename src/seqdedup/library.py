@@ -1,4 +1,4 @@
-"""Sequence libraries (DESIGN section 8): load before a run, save after it.
+"""Sequence libraries (README: The library): load before a run, save after it.
 
 A library is a directory. It may hold:
 

@@ -1,4 +1,4 @@
-"""The exact window engine (DESIGN sections 2-3): the only hot loop.
+"""The exact window engine (docs/engine.md): the only hot loop.
 
 Window j (the W tracked records starting at tracked record j) is a *repeat* when an
 equal window i ended before j started (i + W <= j) and i is still remembered
@@ -291,7 +291,7 @@ class WindowMatcher:
         )
 
     def _decide_limited(self, fps: list[int]) -> list[bool]:
-        """The rule as DESIGN states it, one window at a time: admit window j - W, then
+        """The rule as written, one window at a time: admit window j - W, then
         look window j up.
 
         ``_chains`` maps a fingerprint to (first, latest): the latest admitted start

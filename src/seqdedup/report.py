@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 
 def stats_rows(stats: Stats, config: Config) -> list[tuple[str, str]]:
-    """The table rows, in the order DESIGN section 7 gives."""
+    """The table rows, in the order the README gives."""
     history = "unlimited" if config.max_history is None else f"{config.max_history:,}"
     return [
         ("Total lines processed", f"{stats.total:,}"),
