@@ -50,9 +50,9 @@ def kernel_built() -> bool:
 
 
 # Without a compiler (SEQDEDUP_NO_EXTENSION=1 at install) only the Python engine exists.
-ENGINES = ["c", "python"] if kernel_built() or not os.environ.get("SEQDEDUP_NO_EXTENSION") else [
-    "python"
-]
+ENGINES = (
+    ["c", "python"] if kernel_built() or not os.environ.get("SEQDEDUP_NO_EXTENSION") else ["python"]
+)
 
 
 @pytest.fixture(scope="module", params=ENGINES)

@@ -133,8 +133,19 @@ def odd_calls(kernel, rng: random.Random) -> None:
         m.push(b"123")
 
 
+def big_run(kernel) -> None:
+    """A table past the size where it is mapped and given back while it doubles."""
+    m = kernel.Matcher(1)
+    n = 200_000
+    keys = array("q", ((k * 0x9E3779B97F4A7C15 + 1) % 2**63 for k in range(n)))
+    assert m.push(keys) == [True] * n
+    assert m.push(keys[::-1]) == [False] * n
+    assert m.source(n) == n - 1 and m.source(2 * n - 1) == 0
+
+
 def main() -> None:
     kernel = load(sys.argv[1])
+    big_run(kernel)
     iterations = int(sys.argv[2])
     rng = random.Random(int(sys.argv[3]) if len(sys.argv) > 3 else 1)
     for _ in range(iterations):

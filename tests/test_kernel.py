@@ -318,3 +318,17 @@ def test_engine_is_named(run_cli):
     p = run_cli(["--version"], env={**env, "SEQDEDUP_ENGINE": "python"})
     assert p.stdout.decode().strip() == f"seqdedup {__version__} (engine: python)"
     assert Deduplicator(Config()).engine == kernel.engine_name()
+
+
+def test_large_table_keeps_every_first_start_through_growth():
+    """Past the size where the table is mapped and given back as it doubles."""
+    m = _kernel.Matcher(1)
+    n = 300_000
+    keys = [(k * 0x9E3779B97F4A7C15 + 1) % 2**63 for k in range(n)]
+    assert m.push(pack(keys)) == [True] * n
+    assert m.table_bytes >= 1 << 20
+    again = list(reversed(keys[: n // 2]))
+    assert m.push(pack(again)) == [False] * len(again)
+    assert [m.source(n + k) for k in range(0, len(again), 997)] == [
+        n // 2 - 1 - k for k in range(0, len(again), 997)
+    ]

@@ -22,6 +22,12 @@
 #include <stdint.h>
 #include <string.h>
 
+#if defined(__linux__) || defined(__APPLE__)
+#include <sys/mman.h>
+#include <unistd.h>
+#define HAVE_MMAP 1
+#endif
+
 #if defined(__GNUC__) || defined(__clang__)
 #define PREFETCH(addr) __builtin_prefetch(addr)
 #else
@@ -280,6 +286,175 @@ static void table_free(Table *t)
 }
 
 /* ---------------------------------------------------------------------------------
+ * The first-start table of unlimited history: the one structure that grows with the
+ * input, so its slots are packed: 13 bytes, the 64-bit fingerprint then the start in
+ * 40 bits (offset by FT_BIAS so that negative library starts fit). Kept at most 3/4
+ * full. Large tables live in their own mappings, and while the table doubles the old
+ * one is returned to the system as it is read, so a doubling never holds both whole.
+ */
+#define FT_SLOT 13
+#define FT_BIAS ((int64_t)1 << 39)
+#define FT_MMAP_MIN ((size_t)1 << 20)
+
+typedef struct {
+    unsigned char *slots;
+    size_t cap, size;
+    int shift;
+    int mapped; /* slots come from mmap, not PyMem */
+    int has_zero;
+    int64_t zero_start;
+} FirstTable;
+
+static inline uint64_t ft_key(const unsigned char *slot)
+{
+    uint64_t key;
+    memcpy(&key, slot, 8);
+    return key;
+}
+
+static inline int64_t ft_start(const unsigned char *slot)
+{
+    uint64_t v = (uint64_t)slot[8] | ((uint64_t)slot[9] << 8) | ((uint64_t)slot[10] << 16) |
+                 ((uint64_t)slot[11] << 24) | ((uint64_t)slot[12] << 32);
+    return (int64_t)v - FT_BIAS;
+}
+
+static inline void ft_set(unsigned char *slot, uint64_t key, int64_t start)
+{
+    uint64_t v = (uint64_t)(start + FT_BIAS);
+    memcpy(slot, &key, 8);
+    for (int b = 0; b < 5; b++) slot[8 + b] = (unsigned char)(v >> (8 * b));
+}
+
+static inline size_t ft_home(const FirstTable *t, uint64_t key)
+{
+    return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> t->shift);
+}
+
+static inline void ft_prefetch(const FirstTable *t, uint64_t key)
+{
+    if (t->cap) PREFETCH(t->slots + ft_home(t, key) * FT_SLOT);
+}
+
+/* Zeroed memory for `bytes`; sets *mapped. NULL on failure (no exception set). */
+static unsigned char *ft_alloc(size_t bytes, int *mapped)
+{
+#ifdef HAVE_MMAP
+    if (bytes >= FT_MMAP_MIN) {
+        void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANON, -1, 0);
+        *mapped = 1;
+        return p == MAP_FAILED ? NULL : p;
+    }
+#endif
+    *mapped = 0;
+    return PyMem_Calloc(bytes, 1);
+}
+
+static void ft_release(unsigned char *slots, size_t bytes, int mapped)
+{
+    if (slots == NULL) return;
+#ifdef HAVE_MMAP
+    if (mapped) {
+        munmap(slots, bytes);
+        return;
+    }
+#endif
+    (void)bytes;
+    (void)mapped;
+    PyMem_Free(slots);
+}
+
+static int ft_resize(FirstTable *t, int bits)
+{
+    size_t cap = (size_t)1 << bits;
+    if (cap > SIZE_MAX / FT_SLOT) return (void)PyErr_NoMemory(), -1;
+    int mapped;
+    unsigned char *slots = ft_alloc(cap * FT_SLOT, &mapped);
+    if (slots == NULL) return (void)PyErr_NoMemory(), -1;
+    unsigned char *old = t->slots;
+    size_t old_cap = t->cap;
+    int old_mapped = t->mapped;
+    t->slots = slots;
+    t->cap = cap;
+    t->shift = 64 - bits;
+    t->mapped = mapped;
+    size_t mask = cap - 1;
+#ifdef HAVE_MMAP
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), freed = 0;
+#endif
+    for (size_t s = 0; s < old_cap; s++) {
+        const unsigned char *src = old + s * FT_SLOT;
+        uint64_t key = ft_key(src);
+        if (key != 0) {
+            size_t i = ft_home(t, key);
+            while (ft_key(slots + i * FT_SLOT) != 0) i = (i + 1) & mask;
+            memcpy(slots + i * FT_SLOT, src, FT_SLOT);
+        }
+#ifdef HAVE_MMAP
+        /* Give back each few megabytes of the old table once read. */
+        size_t done = (s + 1) * FT_SLOT;
+        if (old_mapped && done - freed >= ((size_t)4 << 20)) {
+            size_t upto = done / page * page;
+            if (upto > freed) madvise(old + freed, upto - freed, MADV_DONTNEED);
+            freed = upto;
+        }
+#endif
+    }
+    ft_release(old, old_cap * FT_SLOT, old_mapped);
+    return 0;
+}
+
+/* The first start of `key`, inserting `start` for it if it is new. */
+static int ft_first_start(FirstTable *t, uint64_t key, int64_t start, int64_t *first)
+{
+    if (start < -FT_BIAS || start >= FT_BIAS) {
+        PyErr_SetString(PyExc_OverflowError,
+                        "more than 2^39 records in one run with unlimited history");
+        return -1;
+    }
+    if (key == 0) {
+        if (!t->has_zero) {
+            t->has_zero = 1;
+            t->zero_start = start;
+        }
+        *first = t->zero_start;
+        return 0;
+    }
+    if ((t->size + 1) * 4 > t->cap * 3) {
+        int bits = 4;
+        while (((size_t)1 << bits) * 3 < (t->size + 1) * 4) {
+            if (bits >= (int)(sizeof(size_t) * 8 - 6)) return (void)PyErr_NoMemory(), -1;
+            bits++;
+        }
+        if (ft_resize(t, bits) < 0) return -1;
+    }
+    size_t mask = t->cap - 1, i = ft_home(t, key);
+    for (;;) {
+        unsigned char *slot = t->slots + i * FT_SLOT;
+        uint64_t k = ft_key(slot);
+        if (k == key) {
+            *first = ft_start(slot);
+            return 0;
+        }
+        if (k == 0) {
+            ft_set(slot, key, start);
+            t->size++;
+            *first = start;
+            return 0;
+        }
+        i = (i + 1) & mask;
+    }
+}
+
+static void ft_free(FirstTable *t)
+{
+    ft_release(t->slots, t->cap * FT_SLOT, t->mapped);
+    t->slots = NULL;
+    t->cap = t->size = 0;
+    t->has_zero = 0;
+}
+
+/* ---------------------------------------------------------------------------------
  * Growable arrays.
  */
 static int grow(void **data, size_t *cap, size_t needed, size_t item)
@@ -326,7 +501,7 @@ typedef struct {
     int64_t cover;        /* last record covered by a repeat so far */
     int64_t new_until;    /* last record covered by a first-seen window so far */
     int64_t rotated_at;
-    Table first;          /* unlimited: fingerprint -> first start (stride 2) */
+    FirstTable first;     /* unlimited: fingerprint -> first start */
     Table chains[2];      /* limited: fingerprint -> (first, latest) (stride 3) */
     int current;          /* which of chains[] is the current generation */
     Table library;        /* limited: library fingerprint -> start (stride 2) */
@@ -432,13 +607,10 @@ static int decide_unlimited(Matcher *m, const uint64_t *fps, size_t count, unsig
     int64_t cover = m->cover;
     enum { AHEAD = 8 };
     for (size_t k = 0; k < count; k++) {
-        if (k + AHEAD < count) table_prefetch(&m->first, fps[k + AHEAD]);
+        if (k + AHEAD < count) ft_prefetch(&m->first, fps[k + AHEAD]);
         int64_t j = m->next + (int64_t)k;
-        int created;
-        int64_t *v = table_upsert(&m->first, fps[k], &created);
-        if (v == NULL) return -1;
-        if (created) v[0] = j;
-        int64_t first = v[0];
+        int64_t first;
+        if (ft_first_start(&m->first, fps[k], j, &first) < 0) return -1;
         if (j - first < width) {
             keep[k] = j > cover;
             m->new_until = j + width - 1;
@@ -686,7 +858,6 @@ static PyObject *Matcher_add_library_windows(Matcher *m, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "fingerprints and starts differ in length");
         goto done;
     }
-    Table *table = m->limited ? &m->library : &m->first;
     Py_ssize_t n = fps.len / 8;
     for (Py_ssize_t k = 0; k < n; k++) {
         uint64_t fp;
@@ -697,10 +868,16 @@ static PyObject *Matcher_add_library_windows(Matcher *m, PyObject *args)
             PyErr_SetString(PyExc_ValueError, "library starts must be at most -W - 1");
             goto done;
         }
-        int created;
-        int64_t *v = table_upsert(table, fp, &created);
-        if (v == NULL) goto done;
-        if (created) v[0] = start; /* the earliest library window wins */
+        /* the earliest library window wins */
+        if (m->limited) {
+            int created;
+            int64_t *v = table_upsert(&m->library, fp, &created);
+            if (v == NULL) goto done;
+            if (created) v[0] = start;
+        } else {
+            int64_t first;
+            if (ft_first_start(&m->first, fp, start, &first) < 0) goto done;
+        }
     }
     result = Py_None;
     Py_INCREF(result);
@@ -949,7 +1126,6 @@ static int Matcher_init(Matcher *m, PyObject *args, PyObject *kwds)
     }
     m->cover = -1;
     m->new_until = -1;
-    m->first.stride = 2;
     m->library.stride = 2;
     m->chains[0].stride = m->chains[1].stride = 3;
     rc = 0;
@@ -974,7 +1150,7 @@ static void Matcher_dealloc(Matcher *m)
     PyMem_Free(m->coeffs);
     PyMem_Free(m->tail);
     PyMem_Free(m->recent);
-    table_free(&m->first);
+    ft_free(&m->first);
     table_free(&m->chains[0]);
     table_free(&m->chains[1]);
     table_free(&m->library);
@@ -1029,15 +1205,16 @@ static PyObject *get_max_history(Matcher *m, void *c)
 
 static PyObject *get_remembered(Matcher *m, void *c)
 {
-    size_t n = table_len(&m->first) + table_len(&m->chains[0]) + table_len(&m->chains[1]);
+    size_t n = m->first.size + (size_t)m->first.has_zero + table_len(&m->chains[0]) +
+               table_len(&m->chains[1]);
     return PyLong_FromSize_t(n);
 }
 
 static PyObject *get_table_bytes(Matcher *m, void *c)
 {
-    size_t n = 0;
-    const Table *tables[] = {&m->first, &m->chains[0], &m->chains[1], &m->library};
-    for (size_t i = 0; i < 4; i++) n += tables[i]->cap * (size_t)tables[i]->stride * 8;
+    size_t n = m->first.cap * FT_SLOT;
+    const Table *tables[] = {&m->chains[0], &m->chains[1], &m->library};
+    for (size_t i = 0; i < 3; i++) n += tables[i]->cap * (size_t)tables[i]->stride * 8;
     return PyLong_FromSize_t(n);
 }
 
