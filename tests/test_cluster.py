@@ -61,6 +61,7 @@ options_strategy = st.fixed_dictionaries(
 )
 
 
+@pytest.mark.usefixtures("engine")  # each engine hashes its own way
 @settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -110,6 +111,7 @@ def local_cluster():
         cluster.close()
 
 
+@pytest.mark.usefixtures("engine")  # each engine hashes its own way
 @settings(
     max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )

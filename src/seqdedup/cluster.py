@@ -144,8 +144,38 @@ def _next_boundary(f: BinaryIO, at: int, delimiter: bytes) -> int | None:
 
 
 # -- per-partition work (runs on the workers) ----------------------------------------
+# Every worker must hash alike, so the Dask engine's seed is fixed (not per process).
+CLUSTER_SEED = 0x5EDD_ED00_C1A5_7E12
+
+
 def stable_hash(key: bytes) -> int:
     return int.from_bytes(blake2b(key, digest_size=8).digest(), "little", signed=True)
+
+
+def _kernel_module() -> Any:
+    """The compiled kernel on this worker; the client chose it for the whole job."""
+    try:
+        from seqdedup import _kernel
+    except ImportError:
+        raise SeqdedupError(
+            "a Dask worker has no compiled seqdedup kernel but the job uses it: install "
+            "seqdedup with its kernel on every worker, or run with SEQDEDUP_ENGINE=python"
+        ) from None
+    return _kernel
+
+
+def window_fingerprints(engine: str, hashes: list[int], count: int, window: int) -> Any:
+    """The int64 fingerprints of the first ``count`` windows, by the job's engine."""
+    import numpy as np
+
+    if engine == "c":
+        from array import array
+
+        raw = _kernel_module().Matcher(window).fingerprints(array("q", hashes), count)
+        return np.frombuffer(raw, dtype=np.int64)
+    from seqdedup.matcher import coefficients, fingerprints_np
+
+    return np.asarray(fingerprints_np(hashes, count, coefficients(window)), dtype=np.int64)
 
 
 @dataclass(frozen=True)
@@ -156,6 +186,7 @@ class Reader:
     skip_chars: int
     byte_mode: bool
     filters: tuple[Any, ...]
+    engine: str = "python"  # "c": the compiled kernel hashes (the same on every worker)
 
     def records(self, part: Part) -> tuple[list[bytes], bool]:
         """The partition's records, and whether the file's final record lacks a
@@ -182,6 +213,12 @@ class Reader:
         from seqdedup.keys import KeyMaker
 
         keys = KeyMaker(self.skip_chars, self.byte_mode).keys(tracked_records)
+        if self.engine == "c":
+            from array import array
+
+            values = array("q")
+            values.frombytes(_kernel_module().hash_records(keys, CLUSTER_SEED))
+            return values.tolist()
         return list(map(stable_hash, keys))
 
 
@@ -203,8 +240,6 @@ def part_windows(reader: Reader, part: Part, window: int, offset: int, lookahead
     import numpy as np
     import pandas as pd
 
-    from seqdedup.matcher import coefficients, fingerprints_np
-
     records, _ = reader.records(part)
     flags = reader.tracked(records)
     hashes = reader.hashes([r for r, f in zip(records, flags, strict=True) if f])
@@ -212,7 +247,7 @@ def part_windows(reader: Reader, part: Part, window: int, offset: int, lookahead
     count = max(0, min(len(hashes), len(values) - window + 1))
     if count == 0:
         return _empty_windows()
-    fps = np.asarray(fingerprints_np(values, count, coefficients(window)), dtype=np.int64)
+    fps = window_fingerprints(reader.engine, values, count, window)
     positions = (part.rank << FILE_SHIFT) + offset + np.arange(count, dtype=np.int64)
     return pd.DataFrame(
         {"fp": fps, "pos": positions, "part": np.full(count, part.number, dtype=np.int64)}
@@ -359,7 +394,10 @@ def deduplicate_files(
         raise SeqdedupError("input files must have distinct names (outputs use the same names)")
     out_dir = Path(output_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    reader = Reader(config.delimiter, config.skip_chars, config.byte_mode, config.filters)
+    from seqdedup import kernel
+
+    engine = "python" if kernel.load() is None else "c"
+    reader = Reader(config.delimiter, config.skip_chars, config.byte_mode, config.filters, engine)
     parts = plan_parts(files, config.delimiter, block_size)
 
     with _scheduler(scheduler) as compute_kwargs:
@@ -486,9 +524,7 @@ def _library_windows(config: Config, reader: Reader, width: int) -> tuple[Any, i
     import pandas as pd
 
     from seqdedup.library import load_library
-    from seqdedup.matcher import coefficients, fingerprints_np
 
-    coeffs = coefficients(width)
     fps: list[Any] = []
     loaded = 0
     for directory in directories:
@@ -497,7 +533,7 @@ def _library_windows(config: Config, reader: Reader, width: int) -> tuple[Any, i
             hashes = reader.hashes(sequence.records)
             count = len(hashes) - width + 1
             if count > 0:
-                fps.append(np.asarray(fingerprints_np(hashes, count, coeffs), dtype=np.int64))
+                fps.append(window_fingerprints(reader.engine, hashes, count, width))
     values = np.concatenate(fps) if fps else np.zeros(0, dtype=np.int64)
     frame = pd.DataFrame(
         {
