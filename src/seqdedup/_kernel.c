@@ -645,14 +645,12 @@ static int decide_limited(Matcher *m, const uint64_t *all, int64_t low, size_t c
         int64_t admitted = j - width;
         if (admitted >= low) {
             uint64_t key = all[admitted - low];
-            int64_t *chain = table_find(cur, key);
-            if (chain == NULL) chain = table_find(old, key);
-            int64_t first = admitted;
-            if (chain != NULL && admitted - chain[1] <= horizon) first = chain[0];
             int created;
-            int64_t *slot = table_upsert(cur, key, &created);
+            int64_t *slot = table_upsert(cur, key, &created); /* one probe if present */
             if (slot == NULL) return -1;
-            slot[0] = first;
+            const int64_t *chain = created ? table_find(old, key) : slot;
+            /* a chain goes on while occurrences are less than a history apart */
+            slot[0] = (chain != NULL && admitted - chain[1] <= horizon) ? chain[0] : admitted;
             slot[1] = admitted;
         }
         uint64_t fp = all[j - low];
