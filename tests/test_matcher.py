@@ -10,10 +10,14 @@ from seqdedup.matcher import WindowMatcher, coefficients, fingerprints_np, finge
 from oracle import skipped_flags
 
 
-def run_matcher(keys, window, history, chunks, numpy_threshold=None, monkeypatch=None):
+def run_matcher(keys, window, history, chunks, numpy_threshold=None, monkeypatch=None, library=()):
     if numpy_threshold is not None:
         monkeypatch.setattr(matcher, "NUMPY_MIN_WINDOWS", numpy_threshold)
     m = WindowMatcher(window, history)
+    count = len(library) - window + 1
+    if count > 0:  # one library sequence, its windows just before the run
+        fps = m.fingerprints([hash(k) for k in library], count)
+        m.add_library_windows(fps, list(range(-count - window, -window)))
     hashes = [hash(k) for k in keys]
     keep: list[bool] = []
     pos = 0
@@ -127,18 +131,8 @@ def test_python_engine_without_numpy(keys, window, history, chunks, library):
     mp = pytest.MonkeyPatch()
     try:
         mp.setattr(kernel, "_numpy", False)
-        mp.setattr(matcher, "NUMPY_MIN_WINDOWS", 1)
+        keep = run_matcher(keys, window, history, chunks, 1, mp, library)
         m = WindowMatcher(window, history)
-        count = len(library) - window + 1
-        if count > 0:
-            lib = [hash(k) for k in library]
-            m.add_library_windows(m.fingerprints(lib, count), list(range(-count - window, -window)))
-        keep: list[bool] = []
-        pos = 0
-        for size in chunks:
-            keep += m.push([hash(k) for k in keys[pos : pos + size]])
-            pos += size
-        keep += m.push([hash(k) for k in keys[pos:]]) + m.finish()
         assert "numpy" not in type(m.fingerprints([1] * window, 1)).__module__
     finally:
         mp.undo()

@@ -64,28 +64,21 @@ def test_install_without_a_compiler_runs_the_python_engine(tmp_path):
     # A large input takes every large-batch path; here without numpy (no site-packages).
     lines = b"".join(b"event %d\n" % (i % 1500) for i in range(6000))
     library = tmp_path / "library"
+
+    def seqdedup(*args, bare=True):
+        python = [sys.executable, "-S"] if bare else [sys.executable]
+        return subprocess.run(
+            [*python, "-m", "seqdedup", "-q", *args],
+            input=lines,
+            capture_output=True,
+            env=run_env if bare else user_env(),
+            timeout=120,
+        )
+
     for args in (["-w", "3"], ["-w", "3", "-m", "500"], ["-w", "3", "--bypass", "^event 1"]):
-        first = subprocess.run(
-            [sys.executable, "-S", "-m", "seqdedup", "-q", *args, "-l", str(library)],
-            input=lines,
-            capture_output=True,
-            env=run_env,
-            timeout=120,
-        )
+        first = seqdedup(*args, "-l", str(library))
         assert first.returncode == 0, first.stderr
-        installed = subprocess.run(
-            [sys.executable, "-m", "seqdedup", "-q", *args, "-r", str(library)],
-            input=lines,
-            capture_output=True,
-            env=user_env(),
-            timeout=120,
-        )
-        fallback = subprocess.run(
-            [sys.executable, "-S", "-m", "seqdedup", "-q", *args, "-r", str(library)],
-            input=lines,
-            capture_output=True,
-            env=run_env,
-            timeout=120,
-        )
+        installed = seqdedup(*args, "-r", str(library), bare=False)
+        fallback = seqdedup(*args, "-r", str(library))
         assert fallback.returncode == 0, fallback.stderr
         assert fallback.stdout == installed.stdout

@@ -254,12 +254,16 @@ class Deduplicator:
         """Book what the kernel's chunk path decided: attribution and statistics."""
         self._attributor.append_keys(hashes)
         self._attributor.add_runs(decided, runs)
+        self._count(decided, kept)
+
+    def _count(self, released: int, kept: int) -> None:
+        """Statistics for ``released`` more records, ``kept`` of them kept (normal mode)."""
         stats = self.stats
-        stats.total += decided
+        stats.total += released
         stats.emitted += kept
-        stats.skipped += decided - kept
+        stats.skipped += released - kept
         stats.unique_sequences = self._sequences.identified
-        self._released += decided
+        self._released += released
 
     def feed(self, records: Iterable[bytes]) -> list[bytes]:
         """Add records; return those now decided for output (and markers)."""
@@ -355,13 +359,7 @@ class Deduplicator:
             )
             self._save_observed(tracked_records, keep, pieces)
 
-        normal_kept = cut - keep.count(False)
-        stats = self.stats
-        stats.total += cut
-        stats.emitted += normal_kept
-        stats.skipped += cut - normal_kept
-        stats.unique_sequences = self._sequences.identified
-        self._released += cut
+        self._count(cut, cut - keep.count(False))
         if cut:
             self.last_record_written = written[-1]
 
