@@ -4,7 +4,7 @@ import io
 import json
 
 from seqdedup import Config
-from seqdedup.api import Stats
+from seqdedup.report import Stats
 from seqdedup.report import stats_rows, write_stats
 
 

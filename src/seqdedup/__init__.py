@@ -4,9 +4,10 @@ Importing the package is cheap (no numpy, no rich): heavy modules load only when
 large batch or a statistics table needs them.
 """
 
-from seqdedup.api import Deduplicator, Stats, deduplicate
+from seqdedup.api import Deduplicator, deduplicate
 from seqdedup.config import Config
 from seqdedup.errors import SeqdedupError, UsageError
+from seqdedup.report import Stats
 
 __version__ = "0.1.0"
 

@@ -8,8 +8,57 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
-    from seqdedup.api import Stats
     from seqdedup.config import Config
+
+
+class Stats:
+    """Counts of one run. ``total == emitted + skipped`` always.
+
+    A plain slotted class rather than a dataclass: importing dataclasses costs more
+    start-up time than a one-line run of the whole tool.
+    """
+
+    __slots__ = (
+        "emitted",
+        "library_loaded",
+        "library_saved",
+        "skipped",
+        "total",
+        "unique_sequences",
+    )
+
+    def __init__(
+        self,
+        total: int = 0,
+        emitted: int = 0,
+        skipped: int = 0,
+        unique_sequences: int = 0,
+        library_loaded: int | None = None,  # None: no library in use
+        library_saved: int | None = None,
+    ) -> None:
+        self.total = total
+        self.emitted = emitted
+        self.skipped = skipped
+        self.unique_sequences = unique_sequences
+        self.library_loaded = library_loaded
+        self.library_saved = library_saved
+
+    def _values(self) -> tuple[int | None, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Stats) and self._values() == other._values()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"Stats({fields})"
+
+    @property
+    def redundancy_pct(self) -> float:
+        """Share of records skipped, in percent."""
+        return 100.0 * self.skipped / self.total if self.total else 0.0
 
 
 def stats_rows(stats: Stats, config: Config) -> list[tuple[str, str]]:
