@@ -4,8 +4,7 @@ import io
 import json
 
 from seqdedup import Config
-from seqdedup.report import Stats
-from seqdedup.report import stats_rows, write_stats
+from seqdedup.report import Stats, stats_rows, write_stats
 
 
 def test_table_rows_in_order_with_separators():
