@@ -7,6 +7,7 @@ import os
 import select
 import signal
 import subprocess
+import sys
 import time
 
 import pytest
@@ -360,3 +361,33 @@ def test_annotate_inverse_and_explain_end_to_end(run_cli):
         "EXPLAIN: Lines 4-5 skipped (duplicate of lines 1-2, seen 2x)",
         "EXPLAIN: Lines 7-8 skipped (duplicate of lines 1-2, seen 3x)",
     ]
+
+
+@pytest.mark.parametrize("option", ["-w", "-m", "-u", "-c", "-s"])
+def test_values_beyond_64_bits_are_a_clear_error(run_cli, tmp_path, option):
+    source = tmp_path / "t.txt"
+    source.write_bytes(b"a\nb\n")
+    p = run_cli([option, "99999999999999999999", str(source)])
+    assert p.returncode == 1 and p.stdout == b""
+    assert b"Traceback" not in p.stderr and b"at most" in p.stderr
+
+
+PEAK_OF = (
+    "import resource, subprocess, sys;"
+    "done = subprocess.run(sys.argv[1:], capture_output=True);"
+    "sys.stdout.buffer.write(done.stdout);"
+    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr)"
+)
+
+
+@pytest.mark.parametrize("engine", ["c", "python"])
+def test_a_window_far_larger_than_the_input_allocates_nothing_for_it(tmp_path, engine):
+    source = tmp_path / "t.txt"
+    source.write_bytes(b"a\nb\na\nb\n")
+    env = {**user_env(), "SEQDEDUP_ENGINE": engine}
+    command = [*seqdedup_command(), "-q", "-w", str(2**63 - 1), str(source)]
+    p = subprocess.run(
+        [sys.executable, "-c", PEAK_OF, *command], capture_output=True, env=env, timeout=60
+    )
+    assert p.stdout == b"a\nb\na\nb\n", p.stderr
+    assert int(p.stderr.split()[-1]) < 100_000  # KB: nothing in proportion to W

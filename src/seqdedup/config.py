@@ -121,8 +121,13 @@ def check_template(template: str) -> None:
         raise UsageError(f"--annotation-format: malformed template '{template}': {exc}") from None
 
 
+MAX_VALUE = 2**63 - 1  # larger counts mean nothing, and the C kernel holds 64-bit integers
+
+
 def _at_least(option: str, value: int, minimum: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int):
         raise UsageError(f"{option} must be a whole number, got {value!r}")
     if value < minimum:
         raise UsageError(f"{option} must be at least {minimum}, got {value}")
+    if value > MAX_VALUE:
+        raise UsageError(f"{option} must be at most {MAX_VALUE:,}, got {value}")

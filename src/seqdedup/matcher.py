@@ -137,7 +137,7 @@ class WindowMatcher:
         self.window_size = window_size
         self.max_history = max_history
         self._horizon = _UNLIMITED_HORIZON if max_history is None else max_history
-        self._coeffs = coefficients(window_size)
+        self._coeffs: list[int] | None = None  # made at the first complete window
         self._table: dict[int, int] = {}  # unlimited history: fingerprint -> first start
         self._chains: dict[int, tuple[int, int]] = {}  # limited history, see _decide_limited
         self._older_chains: dict[int, tuple[int, int]] = {}
@@ -173,6 +173,8 @@ class WindowMatcher:
 
     def fingerprints(self, hashes: Sequence[int], count: int) -> Any:
         """Fingerprints of the first ``count`` windows (a list, or an int64 array if large)."""
+        if self._coeffs is None:  # not before: memory follows the records held, not W
+            self._coeffs = coefficients(self.window_size)
         if count >= NUMPY_MIN_WINDOWS and numpy_available():
             return fingerprints_np(hashes, count, self._coeffs)
         return fingerprints_py(_as_list(hashes), count, self._coeffs)

@@ -176,6 +176,16 @@ class Attributor:
         if self._piece_start >= 0 and size and not (runs and runs[0][0] == base):
             closed.append(self._close())  # a kept record ends the run left open
         for start, stop in runs:
+            if self._piece_start < 0 and stop < base + size:
+                # The common case, a run that one earlier occurrence covers whole: what
+                # _open, _extend and _close would do, in one step.
+                source = self.source_of(start)
+                assert source is not None, f"skipped record {start} starts no repeat window"
+                keys = self._key_slice(start, stop)
+                if self._key_slice(source, source + stop - start) == keys:
+                    count = self.table.observe(hash(keys.tobytes()))
+                    closed.append(Piece(start, stop - 1, source, count))
+                    continue
             if self._piece_start < 0:
                 self._open(start, run_start=True)
             self._extend(start, stop, closed)
