@@ -173,3 +173,34 @@ def test_failed_run_saves_nothing(tmp_path):
 
 # Every test here runs once per engine (compiled kernel and pure Python).
 pytestmark = pytest.mark.usefixtures("engine")
+
+
+OLD_LAYOUT = """
+CREATE TABLE sequences (digest BLOB PRIMARY KEY, records BLOB NOT NULL,
+    length INTEGER NOT NULL, kind TEXT NOT NULL, count INTEGER NOT NULL, run_id INTEGER
+) WITHOUT ROWID;
+CREATE TABLE runs (id INTEGER PRIMARY KEY, started TEXT NOT NULL, finished TEXT NOT NULL,
+    config TEXT NOT NULL, statistics TEXT NOT NULL);
+"""
+
+
+def test_a_library_made_with_the_earlier_table_layout_loads_and_saves(tmp_path):
+    import sqlite3
+    from contextlib import closing
+
+    from seqdedup.library import DB_NAME, digest_of, encode_records
+
+    library = tmp_path / "old"
+    library.mkdir()
+    encoded = encode_records([b"x", b"y"])
+    with closing(sqlite3.connect(library / DB_NAME)) as db:
+        db.executescript(OLD_LAYOUT)
+        db.execute(
+            "INSERT INTO sequences VALUES (?, ?, 2, 'new', 1, NULL)", (digest_of(encoded), encoded)
+        )
+        db.commit()
+    d = Deduplicator(window_size=2, library_dir=library)
+    assert d.feed([b"x", b"y", b"z", b"x", b"y"]) + d.flush() == [b"z"]
+    with closing(sqlite3.connect(library / DB_NAME)) as db:
+        rows = db.execute("SELECT count FROM sequences WHERE records = ?", (encoded,)).fetchall()
+    assert rows == [(3,)]  # seen twice more in this run: counted, not stored again
