@@ -86,7 +86,7 @@ def seqdedup() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "seqdedup"]
 
 
-REPEAT = 3
+REPEAT = 5
 
 
 def measure(
@@ -151,7 +151,7 @@ def main() -> None:
         help="new records saved to and loaded from a library (0: skip)",
     )
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()))
-    parser.add_argument("--repeat", type=int, default=3, help="runs per row (median)")
+    parser.add_argument("--repeat", type=int, default=5, help="runs per row (median)")
     args = parser.parse_args()
     global REPEAT
     REPEAT = args.repeat
