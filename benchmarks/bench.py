@@ -177,6 +177,14 @@ def main() -> None:
         cmd = [*seqdedup(), "-q", "-w", "10", *extra, str(log)]
         seconds, peak = measure(cmd, None, out)
         rows.append((f"seqdedup {name}", seconds, peak, count_lines(out)))
+    ab = args.workdir / f"seqdedup-bench-ab-{args.lines}.log"
+    if not ab.exists():  # short repetitive records: one long run cut into many pieces
+        import random
+
+        rng = random.Random(5)
+        ab.write_bytes(b"".join(rng.choice((b"a\n", b"b\n")) for _ in range(args.lines)))
+    seconds, peak = measure([*seqdedup(), "-q", "-w", "12", str(ab)], None, out)
+    rows.append((f"-w 12 on {args.lines:,} random a/b lines", seconds, peak, count_lines(out)))
     for window in (1, 10):
         cmd = [*seqdedup(), "-q", "-w", str(window), str(log)]
         seconds, peak = measure(cmd, None, out, {"SEQDEDUP_ENGINE": "python"})

@@ -257,3 +257,30 @@ def test_markers_and_explanations_with_pass_through_records(records, window, siz
 
 # Every test here runs once per engine (compiled kernel and pure Python).
 pytestmark = pytest.mark.usefixtures("engine")
+
+
+def test_attribution_work_grows_linearly_on_short_repetitive_records(monkeypatch):
+    """Random a/b records make one long duplicate run cut into many pieces; the key
+    comparisons attribution makes must grow with the input, not with its square."""
+    import random
+
+    from seqdedup.sequences import Attributor
+
+    compared = [0]
+    original = Attributor._key_slice
+
+    def counting(self, start, stop):
+        compared[0] += max(0, stop - start)
+        return original(self, start, stop)
+
+    monkeypatch.setattr(Attributor, "_key_slice", counting)
+    work = []
+    for n in (12000, 48000):  # past the first thousands, where matches still lengthen
+        rng = random.Random(5)
+        records = [rng.choice([b"a", b"b"]) for _ in range(n)]
+        compared[0] = 0
+        d = Deduplicator(window_size=12, max_history=None, annotate=True)
+        d.feed(records)
+        d.flush()
+        work.append(compared[0])
+    assert work[1] < 8 * work[0], work  # 4x the input: here ~5.7x; quadratic was ~16x

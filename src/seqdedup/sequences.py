@@ -208,11 +208,6 @@ class Attributor:
             part += self._keys[: stop - self._offset]
         return part
 
-    def _key(self, index: int) -> int:
-        if index >= 0:
-            return self._keys[index - self._offset]
-        return self._library_keys[index]
-
     def _open(self, record: int, run_start: bool = False) -> None:
         self._piece_start = record
         self._piece_end = record - 1
@@ -240,16 +235,6 @@ class Attributor:
         """Extend the open piece over skipped records [start, stop); return where it got."""
         while start < stop:
             offset = start - self._piece_start
-            target = self._key_slice(start, stop)
-            survivors = [
-                s
-                for s in self._candidates
-                if self._key_slice(s + offset, s + offset + len(target)) == target
-            ]
-            if survivors:
-                self._candidates = survivors
-                self._piece_end = stop - 1
-                return stop
             lengths = {s: self._match_length(s + offset, start, stop) for s in self._candidates}
             best = max(lengths.values())
             if not best and self._piece_end < self._piece_start:
@@ -258,15 +243,35 @@ class Attributor:
                 self._candidates = [s for s in self._candidates if lengths[s] == best]
                 self._piece_end = start + best - 1
                 start += best
+            if start == stop:  # the piece may go on with the next records
+                return stop
             closed.append(self._close())
             self._open(start)
         return stop
 
     def _match_length(self, source: int, start: int, stop: int) -> int:
-        key = self._key
-        length = 0
-        while start + length < stop and key(source + length) == key(start + length):
-            length += 1
+        """How many records from ``start`` (before ``stop``) equal those from ``source``.
+
+        Galloping: blocks of doubling size compared as slices (C speed), then a binary
+        search inside the first block that differs. The cost follows the length of the
+        match, not of the run: a long run cut into many pieces stays linear.
+        """
+        key_slice = self._key_slice
+        length, block, total = 0, 16, stop - start
+        while length < total:
+            size = min(block, total - length)
+            at, where = source + length, start + length
+            if key_slice(at, at + size) != key_slice(where, where + size):
+                low, high = 0, size - 1  # the first difference lies in [low, high]
+                while low < high:
+                    middle = (low + high) // 2
+                    if key_slice(at, at + middle + 1) == key_slice(where, where + middle + 1):
+                        low = middle + 1
+                    else:
+                        high = middle
+                return length + low
+            length += size
+            block *= 2
         return length
 
     def _close(self) -> Piece:
