@@ -204,3 +204,28 @@ def test_a_library_made_with_the_earlier_table_layout_loads_and_saves(tmp_path):
     with closing(sqlite3.connect(library / DB_NAME)) as db:
         rows = db.execute("SELECT count FROM sequences WHERE records = ?", (encoded,)).fetchall()
     assert rows == [(3,)]  # seen twice more in this run: counted, not stored again
+
+
+def test_a_failed_save_loses_no_output(tmp_path, monkeypatch):
+    """The whole output is written and flushed before the library is saved: a save
+    that fails (a full disk, a read-only library) is exit 1 with one line, and the
+    output is complete."""
+    import io
+
+    from seqdedup import cli
+    from seqdedup.library import LibraryWriter
+
+    def failing_commit(self, config, statistics):
+        self.discard()
+        raise SeqdedupError("library 'L' cannot be saved: database or disk is full")
+
+    monkeypatch.setattr(LibraryWriter, "commit", failing_commit)
+    source = tmp_path / "in.txt"
+    source.write_bytes(b"".join(b"%d\n" % i for i in range(5000)))
+    stdout, stderr = io.BytesIO(), io.StringIO()
+    status = cli.main(
+        ["-q", "-w", "3", "-l", str(tmp_path / "L"), str(source)], None, stdout, stderr
+    )
+    assert status == 1
+    assert stdout.getvalue() == source.read_bytes()  # every record, the last W-1 too
+    assert stderr.getvalue().count("\n") == 1 and "cannot be saved" in stderr.getvalue()

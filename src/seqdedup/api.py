@@ -174,9 +174,9 @@ class Deduplicator:
             self._splitter = RecordSplitter(self.config.delimiter)
         return self._joined(self._feed(self._splitter.split(chunk)), final=False)
 
-    def flush_bytes(self) -> bytes:
+    def flush_bytes(self, save: bool = True) -> bytes:
         """End of raw input: the rest of the output. A final record that had no
-        delimiter in the input is written without one."""
+        delimiter in the input is written without one. ``save`` as for :meth:`flush`."""
         if self._finished:
             return b""
         self._fed = self._fed or "bytes"
@@ -189,7 +189,7 @@ class Deduplicator:
             return chunk_out
         final = self._splitter.finish() if self._splitter is not None else None
         out = self._feed([final]) if final is not None else []
-        out += self.flush()
+        out += self.flush(save)
         return self._joined(out, final=final is not None)
 
     def _joined(self, out: list[bytes], final: bool) -> bytes:
@@ -236,24 +236,37 @@ class Deduplicator:
         self._attributor.append_keys(hashes)
         return self._release(self._matcher.push(hashes))
 
-    def flush(self) -> list[bytes]:
-        """End of input: return everything still held back."""
+    def flush(self, save: bool = True) -> list[bytes]:
+        """End of input: return everything still held back.
+
+        With ``library_dir``, the library is saved here too, unless ``save=False``:
+        then write the output first and call :meth:`save` after it, so that a failed
+        save never costs output (what the command line does).
+        """
         if self._finished:
             return []
         if self._fed == "bytes" and self._chunks is not None:
             raise RuntimeError("after feed_bytes(), end with flush_bytes()")
         out = self._release(self._matcher.finish(), final=True)
         self._finished = True
-        if self._writer is not None:
-            self._end_stretch()
-            self.stats.library_saved = 0
-            document = stats_document(self.stats, self.config)
-            configuration = document.pop("configuration")
-            assert isinstance(configuration, dict)
-            saved = self._writer.commit(configuration, document)
-            self.stats.library_saved = saved
-            self._writer = None
+        if save:
+            self.save()
         return out
+
+    def save(self) -> None:
+        """Save what the run observed into ``library_dir`` (after :meth:`flush` or
+        :meth:`flush_bytes` with ``save=False``); nothing to do without a library."""
+        if self._writer is None:
+            return
+        if not self._finished:
+            raise RuntimeError("save() comes after flush()")
+        self._end_stretch()
+        self.stats.library_saved = 0
+        document = stats_document(self.stats, self.config)
+        configuration = document.pop("configuration")
+        assert isinstance(configuration, dict)
+        writer, self._writer = self._writer, None
+        self.stats.library_saved = writer.commit(configuration, document)
 
     def abort(self) -> None:
         """The run failed or was cut short: save nothing to the library."""
@@ -492,10 +505,11 @@ def _pump(
         if on_progress is not None:
             bytes_read += len(chunk)
             on_progress(bytes_read, dedup.stats)
-    out = dedup.flush_bytes()
+    out = dedup.flush_bytes(save=False)
     if out:
         sink.write(out)
     sink.flush()
+    dedup.save()  # only now: a failed save must not cost any output
     return dedup.stats
 
 
