@@ -229,3 +229,21 @@ def test_a_failed_save_loses_no_output(tmp_path, monkeypatch):
     assert status == 1
     assert stdout.getvalue() == source.read_bytes()  # every record, the last W-1 too
     assert stderr.getvalue().count("\n") == 1 and "cannot be saved" in stderr.getvalue()
+
+
+def test_staging_holds_a_bounded_number_of_bytes(tmp_path):
+    """Stretches of large records go to the staging file by bytes, not only by rows."""
+    import sqlite3
+    from contextlib import closing
+
+    from seqdedup.library import STAGE_BYTES, StagingFile
+
+    staging = StagingFile(str(tmp_path / "staging.sqlite"))
+    stretch = [b"x" * 1000] * 1000  # about 1 MB per staged row
+    for _ in range(40):
+        staging.add(stretch, "new")
+        held = sum(len(row[1]) for row in staging._rows)
+        assert held < STAGE_BYTES + 1_100_000
+    staging.close()
+    with closing(sqlite3.connect(tmp_path / "staging.sqlite")) as db:
+        assert db.execute("SELECT COUNT(*) FROM staged").fetchone()[0] == 40

@@ -171,6 +171,10 @@ def _load_plain(directory: Path, delimiter: bytes) -> Iterator[LibrarySequence]:
 
 
 # -- saving ------------------------------------------------------------------------
+STAGE_ROWS = 512  # staged rows held in memory before they go to the staging file
+STAGE_BYTES = 8 << 20  # ... or this many bytes of them
+
+
 class StagingFile:
     """A private SQLite file collecting sequences before they land in a library."""
 
@@ -183,19 +187,23 @@ class StagingFile:
             "(digest BLOB, records BLOB, length INTEGER, kind TEXT)"
         )
         self._rows: list[tuple[bytes, bytes, int, str]] = []
+        self._bytes = 0  # of the rows held
 
     def add(self, records: list[bytes], kind: str) -> None:
         if not records:
             return
         encoded = encode_records(records)
         self._rows.append((digest_of(encoded), encoded, len(records), kind))
-        if len(self._rows) >= 512:
+        self._bytes += len(encoded)
+        # Bounded by bytes as well as rows: one row can hold a stretch of megabytes.
+        if len(self._rows) >= STAGE_ROWS or self._bytes >= STAGE_BYTES:
             self.flush()
 
     def flush(self) -> None:
         if self._rows:
             self.connection.executemany("INSERT INTO staged VALUES (?, ?, ?, ?)", self._rows)
             self._rows = []
+            self._bytes = 0
         self.connection.commit()
 
     def close(self) -> None:
