@@ -193,3 +193,57 @@ def test_failing_transform_saves_nothing(tmp_path, run_cli):
 
 # Every test here runs once per engine (compiled kernel and pure Python).
 pytestmark = pytest.mark.usefixtures("engine")
+
+
+def staging_files(library):
+    return sorted(p.name for p in library.iterdir() if p.name.startswith(".seqdedup-staging-"))
+
+
+def start_live_run(library):
+    """A -l run reading from a pipe held open: it stays in the middle of its run."""
+    proc = subprocess.Popen(
+        [*seqdedup_command(), "-q", "-w", "2", "-l", str(library), "-"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=user_env(),
+    )
+    proc.stdin.write(b"".join(b"live %d\n" % i for i in range(1000)))
+    proc.stdin.flush()
+    deadline = time.monotonic() + 30
+    while not staging_files(library) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert staging_files(library), "the run never started staging"
+    return proc
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_terminated_run_saves_nothing_and_cleans_up(tmp_path, base_library, signum):
+    library = tmp_path / "L"
+    shutil.copytree(base_library, library)
+    before = library_state(library)
+    proc = start_live_run(library)
+    proc.send_signal(signum)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 128 + signum, err
+    assert b"Traceback" not in err
+    assert library_state(library) == before
+    assert staging_files(library) == []
+
+
+def test_staging_left_by_a_killed_run_is_removed_by_the_next(tmp_path, base_library):
+    library = tmp_path / "L"
+    shutil.copytree(base_library, library)
+    proc = start_live_run(library)
+    left = staging_files(library)
+    proc.kill()
+    proc.communicate(timeout=30)
+    assert staging_files(library) == left  # SIGKILL: nothing could clean up
+    subprocess.run(
+        [*seqdedup_command(), "-q", "-l", str(library), "-"],
+        input=b"next\n",
+        check=True,
+        capture_output=True,
+        env=user_env(),
+    )
+    assert staging_files(library) == []

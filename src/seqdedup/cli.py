@@ -2,7 +2,8 @@
 
 No logic beyond that: the work is done by :mod:`seqdedup.api`. Exit status: 0 on
 success, 1 on any error (one line on stderr, nothing on stdout after an argument
-error), 130 on Ctrl-C. A closed output pipe (``| head``) ends the run quietly with 0.
+error), 130 on Ctrl-C, 128 + N on SIGTERM or SIGHUP (nothing saved). A closed output
+pipe (``| head``) ends the run quietly with 0.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from seqdedup.config import (
     Config,
     FilterRule,
 )
-from seqdedup.errors import SeqdedupError, UsageError
+from seqdedup.errors import SeqdedupError, Terminated, UsageError, stop_on_termination_signals
 from seqdedup.filters import load_pattern_file
 from seqdedup.records import parse_delimiter, parse_hex_delimiter
 
@@ -351,6 +352,8 @@ def main(
         return exc.code if isinstance(exc.code, int) else 0
     except KeyboardInterrupt:
         return 130
+    except Terminated as exc:
+        return 128 + exc.signum
     except BrokenPipeError:
         if stdout is None:
             # Keep the interpreter's final flush of stdout from failing noisily.
@@ -361,4 +364,5 @@ def main(
 
 def entry_point() -> None:
     """The ``seqdedup`` console script."""
+    stop_on_termination_signals()
     sys.exit(main())

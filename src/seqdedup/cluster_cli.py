@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from seqdedup.cli import build_parser, config_from_args
-from seqdedup.errors import SeqdedupError, UsageError
+from seqdedup.errors import SeqdedupError, Terminated, UsageError, stop_on_termination_signals
 
 PROG = "seqdedup-dask"
 _NOT_HERE = {
@@ -72,6 +72,8 @@ def main(argv: Sequence[str] | None = None, stderr: TextIO | None = None) -> int
         return exc.code if isinstance(exc.code, int) else 0
     except KeyboardInterrupt:
         return 130
+    except Terminated as exc:
+        return 128 + exc.signum
     if not args.quiet:
         _write_stats(stats, args.stats_format, err)
     return 0
@@ -124,4 +126,5 @@ def _write_stats(stats: object, fmt: str, stream: TextIO) -> None:
 
 
 def entry_point() -> None:
+    stop_on_termination_signals()
     sys.exit(main())

@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import socket
 import sqlite3
 import sys
 import tempfile
@@ -152,7 +153,7 @@ def _load_database(path: Path) -> Iterator[LibrarySequence]:
 def _plain_files(directory: Path) -> Iterator[Path]:
     for entry in sorted(directory.iterdir()):
         name = entry.name
-        if name in _IGNORED or name in _DB_FILES or name.startswith("README"):
+        if name in _IGNORED or name in _DB_FILES or name.startswith(("README", STAGING_PREFIX)):
             continue
         if entry.is_file():
             yield entry
@@ -225,7 +226,10 @@ class LibraryWriter:
             raise SeqdedupError(f"--library-dir '{directory}' is not a directory")
         self.directory = directory
         self.started = _now()
-        fd, name = tempfile.mkstemp(prefix="seqdedup-staging-", suffix=".sqlite")
+        # Staged inside the library: a run killed outright (SIGKILL) leaves its file
+        # where the next run on this host finds it and removes it.
+        remove_stale_staging(directory)
+        fd, name = tempfile.mkstemp(prefix=_staging_prefix(os.getpid()), dir=directory)
         os.close(fd)
         self._staging_path = name
         self._file = StagingFile(name)
@@ -286,6 +290,35 @@ class LibraryWriter:
     def discard(self) -> None:
         """Drop what was staged (a failed run saves nothing)."""
         self._cleanup()
+
+
+STAGING_PREFIX = ".seqdedup-staging-"
+
+
+def _host_prefix() -> str:
+    host = "".join(c if c.isalnum() else "_" for c in socket.gethostname()) or "host"
+    return f"{STAGING_PREFIX}{host}-"
+
+
+def _staging_prefix(pid: int) -> str:
+    """Staging files are named for the host and the process that writes them."""
+    return f"{_host_prefix()}{pid}-"
+
+
+def remove_stale_staging(directory: Path) -> None:
+    """Remove staging files left in ``directory`` by runs of this host that are gone."""
+    prefix = _host_prefix()
+    for path in directory.glob(prefix + "*"):
+        pid_text = path.name[len(prefix) :].split("-", 1)[0]
+        if not pid_text.isdigit():
+            continue
+        try:
+            os.kill(int(pid_text), 0)
+        except ProcessLookupError:  # that run is gone: its save never happened
+            with contextlib.suppress(OSError):
+                path.unlink()
+        except OSError:  # alive (another user's): not ours to judge
+            continue
 
 
 def _remove_staging(connection: sqlite3.Connection, path: str) -> None:
