@@ -391,3 +391,17 @@ def test_a_window_far_larger_than_the_input_allocates_nothing_for_it(tmp_path, e
     )
     assert p.stdout == b"a\nb\na\nb\n", p.stderr
     assert int(p.stderr.split()[-1]) < 100_000  # KB: nothing in proportion to W
+
+
+def test_a_read_error_names_the_file(run_cli):
+    p = run_cli(["-q", "/proc/self/mem"])  # reading it from offset 0 is an I/O error
+    assert p.returncode == 1 and p.stdout == b""
+    assert p.stderr.decode().strip() == "seqdedup: cannot read '/proc/self/mem': Input/output error"
+
+
+def test_a_window_above_the_default_history_says_where_the_history_comes_from(run_cli):
+    p = run_cli(["-q", "-w", "1000000"], b"a\n")
+    assert p.returncode == 1 and p.stdout == b""
+    message = p.stderr.decode()
+    assert "default history" in message and "--max-history" in message
+    assert run_cli(["-q", "-w", "1000000", "-M"], b"a\n").stdout == b"a\n"

@@ -247,3 +247,30 @@ def test_staging_holds_a_bounded_number_of_bytes(tmp_path):
     staging.close()
     with closing(sqlite3.connect(tmp_path / "staging.sqlite")) as db:
         assert db.execute("SELECT COUNT(*) FROM staged").fetchone()[0] == 40
+
+
+def test_a_staging_failure_is_one_line(tmp_path, monkeypatch):
+    """A full disk or an unwritable library while staging: exit 1, one line, no
+    traceback, and nothing left behind."""
+    import io
+
+    from seqdedup import cli
+    from seqdedup.library import StagingFile
+
+    def full(self, records, kind):
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(StagingFile, "add", full)
+    source = tmp_path / "in.txt"
+    source.write_bytes(b"".join(b"%d\n" % i for i in range(100)))
+    library = tmp_path / "L"
+    stderr = io.StringIO()
+    status = cli.main(
+        ["-q", "-w", "3", "-l", str(library), str(source)], None, io.BytesIO(), stderr
+    )
+    assert status == 1
+    assert stderr.getvalue() == (
+        f"seqdedup: library '{library}': cannot stage this run's sequences: "
+        "database or disk is full\n"
+    )
+    assert [p.name for p in library.iterdir()] == []

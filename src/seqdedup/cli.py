@@ -229,11 +229,18 @@ def config_from_args(args: argparse.Namespace) -> Config:
             "--track/--bypass/--track-file/--bypass-file need text mode; "
             "they cannot be combined with --byte-mode"
         )
+    max_history = _pick_limit(
+        args, "max_history", "unlimited_history", DEFAULT_HISTORY, auto_unlimited=named_file
+    )
+    if args.max_history is None and max_history is not None and args.window_size > max_history:
+        raise UsageError(  # the user never gave -m: say where the history comes from
+            f"--window-size {args.window_size} is larger than the default history of "
+            f"{DEFAULT_HISTORY:,} windows on standard input: raise it with "
+            "--max-history N, or use --unlimited-history"
+        )
     return Config(
         window_size=args.window_size,
-        max_history=_pick_limit(
-            args, "max_history", "unlimited_history", DEFAULT_HISTORY, auto_unlimited=named_file
-        ),
+        max_history=max_history,
         max_unique_sequences=_pick_limit(
             args, "max_unique_sequences", "unlimited_unique_sequences", DEFAULT_UNIQUE_SEQUENCES
         ),

@@ -229,32 +229,56 @@ class LibraryWriter:
         # Staged inside the library: a run killed outright (SIGKILL) leaves its file
         # where the next run on this host finds it and removes it.
         remove_stale_staging(directory)
-        fd, name = tempfile.mkstemp(prefix=_staging_prefix(os.getpid()), dir=directory)
-        os.close(fd)
+        with self._staging_errors():
+            fd, name = tempfile.mkstemp(prefix=_staging_prefix(os.getpid()), dir=directory)
+            os.close(fd)
+            try:
+                self._file = StagingFile(name)
+            except BaseException:
+                os.unlink(name)
+                raise
         self._staging_path = name
-        self._file = StagingFile(name)
         self._staging = self._file.connection
         # Dropped without commit() or discard(): still remove the file (not after kill -9).
         self._cleanup = weakref.finalize(self, _remove_staging, self._staging, name)
 
+    @contextlib.contextmanager
+    def _staging_errors(self) -> Iterator[None]:
+        """A failure to stage (a full disk, an unwritable library) is one line."""
+        try:
+            yield
+        except (sqlite3.Error, OSError) as exc:
+            detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            raise SeqdedupError(
+                f"library '{self.directory}': cannot stage this run's sequences: {detail}"
+            ) from None
+
     def add(self, records: list[bytes], kind: str) -> None:
         """Stage one sequence (``kind`` 'new' or 'repeat')."""
-        self._file.add(records, kind)
+        with self._staging_errors():
+            self._file.add(records, kind)
 
     def absorb(self, path: Path) -> None:
         """Take in what another staging file holds (written by a :class:`StagingFile`)."""
-        self._file.flush()
-        self._staging.execute("ATTACH DATABASE ? AS other", (str(path),))
-        self._staging.execute("INSERT INTO staged SELECT * FROM other.staged")
-        self._staging.commit()
-        self._staging.execute("DETACH DATABASE other")
+        with self._staging_errors():
+            self._file.flush()
+            self._staging.execute("ATTACH DATABASE ? AS other", (str(path),))
+            self._staging.execute("INSERT INTO staged SELECT * FROM other.staged")
+            self._staging.commit()
+            self._staging.execute("DETACH DATABASE other")
 
     def commit(self, config: dict[str, object], statistics: dict[str, object]) -> int:
         """Land the staged sequences and the run row; return how many sequences the
         run saved (distinct contents staged)."""
-        self._file.flush()  # commits
-        saved = self._staging.execute("SELECT COUNT(DISTINCT digest) FROM staged").fetchone()[0]
-        self._staging.close()
+        try:
+            with self._staging_errors():
+                self._file.flush()  # commits
+                query = "SELECT COUNT(DISTINCT digest) FROM staged"
+                saved = self._staging.execute(query).fetchone()[0]
+                self._staging.close()
+        except BaseException:
+            self.discard()
+            raise
         statistics = {**statistics, "library_sequences_saved": saved}
         path = self.directory / DB_NAME
         try:

@@ -48,6 +48,16 @@ class Readable(Protocol):
     def read(self, size: int = -1, /) -> bytes | None: ...
 
 
+def describe(source: object) -> str:
+    """How to name an input in a message: its path, or standard input."""
+    name = getattr(source, "name", None)
+    if isinstance(name, str) and name not in ("<stdin>", "-"):
+        return f"'{name}'"
+    if name in (0, "<stdin>", "-"):
+        return "standard input"
+    return "the input"
+
+
 def read_chunks(source: Readable, size: int = READ_SIZE) -> Iterator[bytes]:
     """Yield what ``source`` has, as soon as it has anything, until end of input.
 
@@ -59,9 +69,9 @@ def read_chunks(source: Readable, size: int = READ_SIZE) -> Iterator[bytes]:
         try:
             chunk = source.read(size)
         except IsADirectoryError:
-            raise SeqdedupError("input is a directory") from None
+            raise SeqdedupError(f"{describe(source)} is a directory") from None
         except OSError as exc:
-            raise SeqdedupError(f"cannot read input: {exc.strerror or exc}") from None
+            raise SeqdedupError(f"cannot read {describe(source)}: {exc.strerror or exc}") from None
         if chunk is None:  # non-blocking source with nothing ready
             continue
         if not chunk:
