@@ -405,3 +405,20 @@ def test_a_window_above_the_default_history_says_where_the_history_comes_from(ru
     message = p.stderr.decode()
     assert "default history" in message and "--max-history" in message
     assert run_cli(["-q", "-w", "1000000", "-M"], b"a\n").stdout == b"a\n"
+
+
+@pytest.mark.parametrize(
+    "template", ["", "{start:>99999999999}", "{start:>{end}}", "{count:.5000f}"]
+)
+def test_annotation_templates_that_cannot_make_a_marker_line(run_cli, template):
+    p = run_cli(["-q", "-w", "2", "--annotate", "--annotation-format", template], b"a\nb\na\nb\n")
+    assert p.returncode == 1 and p.stdout == b""
+    assert b"--annotation-format" in p.stderr and b"Traceback" not in p.stderr
+    assert p.stderr.count(b"\n") == 1
+
+
+def test_annotation_field_widths_up_to_the_limit_work(run_cli):
+    p = run_cli(
+        ["-q", "-w", "2", "--annotate", "--annotation-format", "[{start:>8}]"], b"a\nb\na\nb\n"
+    )
+    assert p.stdout == b"a\nb\n[       3]\n"

@@ -101,14 +101,32 @@ class Config(_ConfigFields):
 ANNOTATION_FIELDS = ("start", "end", "match_start", "match_end", "count", "window_size")
 
 
+MAX_FIELD_WIDTH = 1000  # a marker is one line, not a memory bomb
+
+
 def check_template(template: str) -> None:
-    """Reject a malformed ``--annotation-format`` or one naming an unknown field."""
+    """Reject a malformed ``--annotation-format``, an empty one, one naming an unknown
+    field, or one whose field widths or precisions exceed MAX_FIELD_WIDTH."""
+    import re
     import string
 
+    if not template:
+        raise UsageError(
+            "--annotation-format must not be empty (to write no markers, leave out --annotate)"
+        )
     try:
-        fields = [name for _, name, _, _ in string.Formatter().parse(template) if name is not None]
+        parsed = list(string.Formatter().parse(template))
     except ValueError as exc:
         raise UsageError(f"--annotation-format: malformed template '{template}': {exc}") from None
+    fields = [name for _, name, _, _ in parsed if name is not None]
+    for _, name, spec, _ in parsed:
+        if spec and (
+            "{" in spec or any(int(n) > MAX_FIELD_WIDTH for n in re.findall(r"\d+", spec))
+        ):
+            raise UsageError(
+                f"--annotation-format: the format of '{{{name}}}' ('{spec}') may not nest "
+                f"fields or ask for more than {MAX_FIELD_WIDTH} characters"
+            )
     for name in fields:
         if name not in ANNOTATION_FIELDS:
             allowed = ", ".join("{" + f + "}" for f in ANNOTATION_FIELDS)
