@@ -422,3 +422,23 @@ def test_annotation_field_widths_up_to_the_limit_work(run_cli):
         ["-q", "-w", "2", "--annotate", "--annotation-format", "[{start:>8}]"], b"a\nb\na\nb\n"
     )
     assert p.stdout == b"a\nb\n[       3]\n"
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("library", [False, True])
+def test_a_full_disk_is_one_line_and_saves_nothing(tmp_path, library):
+    source = tmp_path / "t.txt"
+    source.write_bytes(b"".join(b"%d\n" % (i % 50) for i in range(300)))
+    extra = ["-l", str(tmp_path / "L")] if library else []
+    with open("/dev/full", "wb") as full:
+        p = subprocess.run(
+            [*seqdedup_command(), "-q", "-w", "2", *extra, str(source)],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            env=user_env(),
+            timeout=60,
+        )
+    assert p.returncode == 1
+    assert p.stderr == b"seqdedup: cannot write output: No space left on device\n"
+    if library:
+        assert list((tmp_path / "L").iterdir()) == []  # no save, no staging left

@@ -9,9 +9,10 @@ pipe (``| head``) ends the run quietly with 0.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import IO, TYPE_CHECKING, Any, NoReturn, TextIO
 
 if TYPE_CHECKING:
@@ -311,6 +312,32 @@ def _input_size(source: IO[bytes]) -> int | None:
     return info.st_size if stat.S_ISREG(info.st_mode) and info.st_size else None
 
 
+class _Output:
+    """Standard output as the run writes it: a failure to write (a full disk, an I/O
+    error) is one clear line and the run saves nothing; a closed pipe stays a quiet end."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self._stream = stream
+
+    def write(self, data: bytes) -> object:
+        with self._errors():
+            return self._stream.write(data)
+
+    def flush(self) -> object:
+        with self._errors():
+            return self._stream.flush()
+
+    @staticmethod
+    @contextlib.contextmanager
+    def _errors() -> Iterator[None]:
+        try:
+            yield
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise SeqdedupError(f"cannot write output: {exc.strerror or exc}") from None
+
+
 def run(
     args: argparse.Namespace, stdin: IO[bytes] | None, stdout: IO[bytes], stderr: TextIO
 ) -> int:
@@ -325,13 +352,14 @@ def run(
     explainer = explain if config.explain else None
 
     source = _open_input(args.input_file, stdin)
+    sink = _Output(stdout)
     try:
         if args.progress and progress_wanted(_fileno(stdout), stderr):
             size = _input_size(source)
             with ProgressLine(stderr, size) as progress:
-                stats = process_stream(source, stdout, config, explainer, progress.update)
+                stats = process_stream(source, sink, config, explainer, progress.update)
         else:
-            stats = process_stream(source, stdout, config, explainer)
+            stats = process_stream(source, sink, config, explainer)
     finally:
         if source is not stdin and args.input_file not in (None, "-"):
             source.close()
