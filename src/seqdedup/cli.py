@@ -335,7 +335,17 @@ class _Output:
         except BrokenPipeError:
             raise
         except OSError as exc:
-            raise SeqdedupError(f"cannot write output: {exc.strerror or exc}") from None
+            raise OutputError(f"cannot write output: {exc.strerror or exc}") from None
+
+
+class OutputError(SeqdedupError):
+    """Standard output cannot be written."""
+
+
+def _silence_stdout() -> None:
+    """Keep the interpreter's final flush of stdout from failing again (noisily)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
 
 
 def run(
@@ -382,6 +392,8 @@ def main(
         return run(args, stdin, out, err)
     except SeqdedupError as exc:
         err.write(f"{PROG}: {exc}\n")
+        if isinstance(exc, OutputError) and stdout is None:
+            _silence_stdout()
         return 1
     except SystemExit as exc:  # --help, --version
         return exc.code if isinstance(exc.code, int) else 0
@@ -391,9 +403,7 @@ def main(
         return 128 + exc.signum
     except BrokenPipeError:
         if stdout is None:
-            # Keep the interpreter's final flush of stdout from failing noisily.
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
+            _silence_stdout()
         return 0
 
 
