@@ -131,6 +131,10 @@ def odd_calls(kernel, rng: random.Random) -> None:
             m.fingerprints(bad, 1)
     with contextlib.suppress(ValueError):
         m.push(b"123")
+    mixed = kernel.Matcher(2, None, delimiter=b"\n")
+    mixed.push(array("q", [1, 2, 3]))
+    with contextlib.suppress(RuntimeError):
+        mixed.finish_chunks()
 
 
 def big_run(kernel) -> None:

@@ -309,6 +309,23 @@ def test_feed_and_feed_bytes_cannot_be_mixed():
     d.feed_bytes(b"a\n")
     with pytest.raises(RuntimeError):
         d.feed([b"b"])
+    d = Deduplicator(window_size=3)
+    d.feed([b"a", b"b"])
+    with pytest.raises(RuntimeError):
+        d.flush_bytes()  # the records fed never went through the chunk path
+
+
+def test_the_kernel_keeps_push_and_the_chunk_path_apart():
+    m = _kernel.Matcher(3, None, delimiter=b"\n")
+    m.push(pack([1, 2, 3, 4]))
+    for call in (lambda: m.feed_chunk(b"a\n"), m.finish_chunks):
+        with pytest.raises(RuntimeError):
+            call()
+    c = _kernel.Matcher(3, None, delimiter=b"\n")
+    c.feed_chunk(b"a\nb\n")
+    for call in (lambda: c.push(pack([1])), c.finish):
+        with pytest.raises(RuntimeError):
+            call()
 
 
 def test_engine_is_named(run_cli):

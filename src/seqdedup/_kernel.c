@@ -526,6 +526,7 @@ typedef struct {
     size_t rec_len, rec_cap, rec_end_cap;
     int final_without_delimiter; /* the last pending record had no delimiter */
     int chunks_finished;
+    int fed_by;           /* 0: nothing yet; 1: push(); 2: the chunk path (never both) */
     /* scratch, grown as needed and reused: fresh large blocks cost page faults */
     uint64_t *scratch_hashes, *scratch_windows, *scratch_fps;
     size_t scratch_hashes_cap, scratch_windows_cap, scratch_fps_cap;
@@ -789,8 +790,20 @@ static int get_hashes(PyObject *obj, Py_buffer *view)
     return 0;
 }
 
+/* push() and the chunk path keep different records: one matcher takes one of them. */
+static int fed_by(Matcher *m, int how)
+{
+    if (m->fed_by != 0 && m->fed_by != how) {
+        PyErr_SetString(PyExc_RuntimeError, "push() and feed_chunk() cannot be mixed");
+        return -1;
+    }
+    m->fed_by = how;
+    return 0;
+}
+
 static PyObject *Matcher_push(Matcher *m, PyObject *arg)
 {
+    if (fed_by(m, 1) < 0) return NULL;
     Py_buffer view;
     if (get_hashes(arg, &view) < 0) return NULL;
     uint64_t *hashes = scratch_copy(m, &view);
@@ -803,6 +816,7 @@ static PyObject *Matcher_push(Matcher *m, PyObject *arg)
 
 static PyObject *Matcher_finish(Matcher *m, PyObject *Py_UNUSED(ignored))
 {
+    if (fed_by(m, 1) < 0) return NULL;
     Py_ssize_t count = finish_core(m, 0);
     return count < 0 ? NULL : flags_to_list(m->keep, (size_t)count);
 }
@@ -912,6 +926,10 @@ static PyObject *emit(Matcher *m, const unsigned char *keep, size_t count, PyObj
                       int64_t first_index)
 {
     size_t dlen = m->delim_len, total = 0, kept = 0;
+    if (count > m->rec_len) { /* cannot happen while push() and chunks are kept apart */
+        PyErr_SetString(PyExc_RuntimeError, "more decisions than pending records");
+        return NULL;
+    }
     for (size_t k = 0; k < count; k++) {
         kept += keep[k];
         if ((keep[k] != 0) != (m->inverse != 0)) {
@@ -975,6 +993,7 @@ static PyObject *Matcher_feed_chunk(Matcher *m, PyObject *arg)
         PyErr_SetString(PyExc_RuntimeError, "feed_chunk() after finish_chunks()");
         return NULL;
     }
+    if (fed_by(m, 2) < 0) return NULL;
     Py_buffer chunk;
     if (PyObject_GetBuffer(arg, &chunk, PyBUF_SIMPLE) < 0) return NULL;
     /* Drop what was decided: keep the pending records and the incomplete tail. */
@@ -1041,6 +1060,7 @@ static PyObject *Matcher_finish_chunks(Matcher *m, PyObject *Py_UNUSED(ignored))
         PyErr_SetString(PyExc_RuntimeError, "finish_chunks() needs an unfinished chunk path");
         return NULL;
     }
+    if (fed_by(m, 2) < 0) return NULL;
     m->chunks_finished = 1;
     PyObject *hashes;
     Py_ssize_t count = 0;

@@ -179,7 +179,9 @@ class Deduplicator:
         delimiter in the input is written without one. ``save`` as for :meth:`flush`."""
         if self._finished:
             return b""
-        self._fed = self._fed or "bytes"
+        if self._fed == "records":
+            raise RuntimeError("after feed(), end with flush()")
+        self._fed = "bytes"
         if self._chunks is not None:
             chunk_out, hashes, runs, decided, kept = self._chunks.finish_chunks()
             self._account(hashes, runs, decided, kept)
