@@ -241,6 +241,16 @@ def main() -> None:
             generate(stream, args.stream, seed=2)
         seconds, peak = measure([*seqdedup(), "-q"], stream, out)
         rows.append((f"stdin, {args.stream:,} records, -w 10", seconds, peak, count_lines(out)))
+        distinct = args.workdir / f"seqdedup-bench-unique-{args.stream}.log"
+        if not distinct.exists():
+            with distinct.open("wb") as f:
+                for start in range(0, args.stream, 100_000):
+                    stop = min(args.stream, start + 100_000)
+                    f.write(b"".join(b"event %d\n" % i for i in range(start, stop)))
+        seconds, peak = measure([*seqdedup(), "-q"], distinct, out)
+        rows.append(
+            (f"stdin, {args.stream:,} distinct lines, -w 10", seconds, peak, count_lines(out))
+        )
     print(f"{'command':44} {'seconds':>8} {'records/s':>12} {'peak MB':>8} {'kept':>10}")
     for name, seconds, peak, kept in rows:
         n = args.stream if name.startswith("stdin") else args.lines
