@@ -274,3 +274,34 @@ def test_a_staging_failure_is_one_line(tmp_path, monkeypatch):
         "database or disk is full\n"
     )
     assert [p.name for p in library.iterdir()] == []
+
+
+def test_plain_files_beside_the_database_and_in_sub_folders_are_read(tmp_path):
+    library = tmp_path / "L"
+    first = Deduplicator(window_size=2, library_dir=library)
+    first.feed([b"saved one", b"saved two"])
+    first.flush()
+    (library / "known-trace.txt").write_bytes(b"Traceback\n  at f\n  at g\n")
+    (library / "team" / "deeper").mkdir(parents=True)
+    (library / "team" / "deeper" / "retry.log").write_bytes(b"retry 1\nretry 2\n")
+    (library / ".hidden").write_bytes(b"h1\nh2\n")  # hidden: not a sequence
+    (library / "loop").symlink_to(library, target_is_directory=True)  # not followed
+    (library / "self").symlink_to(library / "self")  # a link loop: skipped
+    d = Deduplicator(window_size=2, read_sequences=(library,), annotate=True)
+    out = d.feed(
+        [b"saved one", b"saved two", b"Traceback", b"  at f", b"retry 1", b"retry 2", b"h1", b"h2"]
+    )
+    out += d.flush()
+    assert [r for r in out if not r.startswith(b"[DUPLICATE")] == [b"h1", b"h2"]
+    markers = b"\n".join(r for r in out if r.startswith(b"[DUPLICATE"))
+    assert b"known-trace.txt" in markers and b"retry.log" in markers
+
+
+def test_an_empty_database_file_is_an_empty_library(tmp_path):
+    library = tmp_path / "L"
+    library.mkdir()
+    (library / "seqdedup.sqlite").write_bytes(b"")
+    d = Deduplicator(window_size=1, library_dir=library)
+    assert d.feed([b"a", b"a"]) + d.flush() == [b"a"]
+    again = Deduplicator(window_size=1, read_sequences=(library,))
+    assert again.feed([b"a", b"b"]) + again.flush() == [b"b"]  # the run above was saved

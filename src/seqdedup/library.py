@@ -8,16 +8,16 @@ A library is a directory. It may hold:
   with one row per sequence (its records, independent of the delimiter) and one row
   per run (configuration, timestamps, statistics);
 * plain sequence files, each file one sequence whose records are split by the run's
-  delimiter: in a ``sequences/`` sub-folder (the uniqseq layout,
-  ``<blake2b-128 hex>.uniqseq``) or, when the directory has neither the database nor
-  that sub-folder, directly in it. ``.DS_Store``, ``README*``, ``.gitignore`` and
-  ``.keep`` are ignored; one trailing delimiter at the end of a file is dropped.
+  delimiter, anywhere in the directory or its sub-folders: beside the database, or in
+  a ``sequences/`` sub-folder (the uniqseq layout, ``<blake2b-128 hex>.uniqseq``).
+  Hidden files (``.DS_Store``, ``.gitignore``, ``.keep``, staging files) and
+  ``README*`` are not sequences; one trailing delimiter at the end of a file is dropped.
 
 Saving is atomic and concurrent-safe: during the run, sequences are staged in a
-private temporary SQLite file (so memory stays bounded however much is saved); at the
-end they are copied into the library in one short transaction (``BEGIN IMMEDIATE``,
-with a busy timeout), so a run killed at any moment leaves the library as it was, and
-two runs saving at once both land.
+private SQLite file in the library directory (so memory stays bounded however much is
+saved); at the end they are copied into the library in one short transaction (``BEGIN
+IMMEDIATE``, with a busy timeout), so a run killed at any moment leaves the library as
+it was, and two runs saving at once both land.
 """
 
 from __future__ import annotations
@@ -41,8 +41,6 @@ from typing import Any
 from seqdedup.errors import SeqdedupError
 
 DB_NAME = "seqdedup.sqlite"
-SEQUENCES_DIR = "sequences"
-_IGNORED = {".DS_Store", ".gitignore", ".keep"}
 _DB_FILES = {DB_NAME, DB_NAME + "-wal", DB_NAME + "-shm", DB_NAME + "-journal"}
 BUSY_TIMEOUT_S = 120.0
 
@@ -112,22 +110,19 @@ def digest_of(encoded: bytes) -> bytes:
 
 # -- loading -----------------------------------------------------------------------
 def load_library(directory: Path, delimiter: bytes) -> Iterator[LibrarySequence]:
-    """Every sequence the directory holds (database first, then plain files), one at a
-    time so that a large library never sits in memory as records. The directory is
-    checked at once; a corrupt database raises when reached."""
+    """Every sequence the directory holds: the database's first, then every plain file
+    in the directory and its sub-folders (``sequences/`` of the uniqseq layout among
+    them), one at a time so that a large library never sits in memory as records. The
+    directory is checked at once; a corrupt database raises when reached."""
     if not directory.exists():
         raise SeqdedupError(f"library '{directory}' does not exist")
     if not directory.is_dir():
         raise SeqdedupError(f"library '{directory}' is not a directory")
     database = directory / DB_NAME
-    plain = directory / SEQUENCES_DIR
     parts: list[Iterator[LibrarySequence]] = []
     if database.exists():
         parts.append(_load_database(database))
-    if plain.is_dir():
-        parts.append(_load_plain(plain, delimiter))
-    elif not database.exists():
-        parts.append(_load_plain(directory, delimiter))
+    parts.append(_load_plain(directory, delimiter))
     return (sequence for part in parts for sequence in part)
 
 
@@ -139,6 +134,9 @@ def _load_database(path: Path) -> Iterator[LibrarySequence]:
     except sqlite3.Error as exc:
         raise SeqdedupError(f"library database '{path}' cannot be read: {exc}") from None
     try:
+        exists = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sequences'"
+        if connection.execute(exists).fetchone() is None:
+            return  # an empty database (a 0-byte file, say): no sequences yet
         rows = connection.execute("SELECT digest, records FROM sequences ORDER BY run_id, digest")
         for digest, blob in rows:
             yield LibrarySequence(digest.hex(), decode_records(blob))
@@ -151,12 +149,18 @@ def _load_database(path: Path) -> Iterator[LibrarySequence]:
 
 
 def _plain_files(directory: Path) -> Iterator[Path]:
-    for entry in sorted(directory.iterdir()):
-        name = entry.name
-        if name in _IGNORED or name in _DB_FILES or name.startswith(("README", STAGING_PREFIX)):
-            continue
-        if entry.is_file():
-            yield entry
+    """Regular files below ``directory``, in name order, sub-folders included (linked
+    folders are not followed, so a link loop ends nothing). Hidden files (``.DS_Store``,
+    ``.gitignore``, ``.keep``, staging files), ``README*`` and the database are not
+    sequences."""
+    for root, folders, files in os.walk(directory, followlinks=False):
+        folders[:] = sorted(f for f in folders if not f.startswith("."))
+        for name in sorted(files):
+            if name.startswith((".", "README")) or name in _DB_FILES:
+                continue
+            path = Path(root, name)
+            if path.is_file():  # a link to a file counts; a broken or looping one not
+                yield path
 
 
 def _load_plain(directory: Path, delimiter: bytes) -> Iterator[LibrarySequence]:
