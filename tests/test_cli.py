@@ -442,3 +442,33 @@ def test_a_full_disk_is_one_line_and_saves_nothing(tmp_path, library):
     assert p.stderr == b"seqdedup: cannot write output: No space left on device\n"
     if library:
         assert list((tmp_path / "L").iterdir()) == []  # no save, no staging left
+
+
+def run_in_shell(command_tail, input_bytes=b""):
+    """Run seqdedup through sh, which can start it with standard streams closed."""
+    import shlex
+
+    command = " ".join(shlex.quote(part) for part in seqdedup_command())
+    return subprocess.run(
+        ["sh", "-c", f"exec {command} {command_tail}"],
+        input=input_bytes,
+        capture_output=True,
+        env=user_env(),
+        timeout=60,
+    )
+
+
+def test_closed_standard_streams(tmp_path):
+    source = tmp_path / "t.txt"
+    source.write_bytes(b"a\nb\na\nb\nc\n")
+    # stderr closed: the records only, never the statistics, in the output
+    p = run_in_shell(f"-w 2 {source} 2>&-")
+    assert (p.returncode, p.stdout) == (0, b"a\nb\nc\n")
+    # stdout closed: nowhere to write, said on stderr
+    p = run_in_shell(f"-w 2 {source} >&-")
+    assert p.returncode == 1
+    assert p.stderr == b"seqdedup: standard output is closed: nowhere to write the records\n"
+    # stdin closed and no file named
+    p = run_in_shell("-w 2 <&-")
+    assert p.returncode == 1
+    assert p.stderr == b"seqdedup: standard input is closed: name an input file\n"

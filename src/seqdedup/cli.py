@@ -283,6 +283,8 @@ def _open_input(name: str | None, stdin: IO[bytes] | None) -> IO[bytes]:
     if name in (None, "-"):
         if stdin is not None:
             return stdin
+        if sys.stdin is None:  # started with standard input closed (<&-)
+            raise SeqdedupError("standard input is closed: name an input file")
         raw: IO[bytes] = sys.stdin.buffer.raw  # type: ignore[union-attr]
         return raw
     assert name is not None
@@ -385,7 +387,12 @@ def main(
     stderr: TextIO | None = None,
 ) -> int:
     """Run seqdedup; return the exit status. Streams are injectable for tests."""
-    err = stderr if stderr is not None else sys.stderr
+    # Started with standard error closed (2>&-): messages and statistics go nowhere,
+    # never into the output. With standard output closed (>&-): an error, said on stderr.
+    err = stderr if stderr is not None else (sys.stderr or open(os.devnull, "w"))  # noqa: SIM115
+    if stdout is None and sys.stdout is None:
+        err.write(f"{PROG}: standard output is closed: nowhere to write the records\n")
+        return 1
     out = stdout if stdout is not None else sys.stdout.buffer
     try:
         args = build_parser().parse_args(argv)
