@@ -193,3 +193,19 @@ def test_missing_extra_is_a_clear_error(tmp_path, monkeypatch):
         monkeypatch.setitem(sys.modules, name, None)  # as if not installed
     with pytest.raises(SeqdedupError, match=r"pip install 'seqdedup\[dask\]'"):
         deduplicate_files([tmp_path / "in.log"], tmp_path / "out", scheduler="sync")
+
+
+def test_output_dir_never_overwrites_an_input(tmp_path):
+    source = tmp_path / "in.log"
+    source.write_bytes(b"a\nb\na\nb\n")
+    (tmp_path / "link").symlink_to(tmp_path, target_is_directory=True)
+    (tmp_path / "afile").write_bytes(b"")
+    for output_dir, needle in (
+        (tmp_path, "would overwrite the input"),
+        (tmp_path / "link", "would overwrite the input"),  # the same file by another path
+        (tmp_path / "afile", "is not a directory"),
+    ):
+        p = _cli("-w", "2", "--output-dir", str(output_dir), str(source))
+        assert p.returncode == 1, p.stderr
+        assert needle in p.stderr.decode() and p.stderr.decode().count("\n") == 1
+        assert source.read_bytes() == b"a\nb\na\nb\n"

@@ -143,6 +143,26 @@ def _next_boundary(f: BinaryIO, at: int, delimiter: bytes) -> int | None:
         data = data[len(data) - keep :] if keep else b""
 
 
+def _check_outputs(out_dir: Path, files: list[str], names: list[str]) -> None:
+    """The output directory must be one, and no output may be one of the inputs (the
+    same file by device and inode, whatever the path), before anything is written."""
+    if out_dir.exists() and not out_dir.is_dir():
+        raise SeqdedupError(f"--output-dir '{out_dir}' exists and is not a directory")
+    for path, name in zip(files, names, strict=True):
+        target = out_dir / name
+        if target.exists() and os.path.samefile(path, target):
+            raise SeqdedupError(
+                f"--output-dir '{out_dir}' would overwrite the input '{path}' with its "
+                "own output: choose another directory"
+            )
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SeqdedupError(
+            f"--output-dir '{out_dir}' cannot be created: {exc.strerror or exc}"
+        ) from None
+
+
 # -- per-partition work (runs on the workers) ----------------------------------------
 # Every worker must hash alike, so the Dask engine's seed is fixed (not per process).
 CLUSTER_SEED = 0x5EDD_ED00_C1A5_7E12
@@ -393,7 +413,7 @@ def deduplicate_files(
     if len(set(names)) != len(names):
         raise SeqdedupError("input files must have distinct names (outputs use the same names)")
     out_dir = Path(output_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    _check_outputs(out_dir, files, names)
     from seqdedup import kernel
 
     engine = "python" if kernel.load() is None else "c"
