@@ -88,9 +88,12 @@ class ShellTransform:
     newline of its output dropped), but a process per record costs about a millisecond.
     So CMD is run once per batch, records one per line, when that gives the same keys:
     on the first records of the run both ways are compared (same number of output
-    lines, same keys); if they differ the rest of the run uses one process per record.
-    Records containing a newline always go one by one. A failing command raises
-    SeqdedupError with its stderr.
+    lines, same keys), and every batch is run a second time in a shuffled order, where
+    each output line must follow its record. A command whose output depends on the
+    order or on other lines (sort, tac, nl, uniq) fails one of these checks, even on
+    input that happens to be sorted, and the rest of the run uses one process per
+    record. Records containing a newline always go one by one. A failing command
+    raises SeqdedupError with its stderr.
     """
 
     def __init__(self, command: str) -> None:
@@ -110,6 +113,9 @@ class ShellTransform:
         lined = [i for i, key in enumerate(keys) if b"\n" not in key]
         out = list(keys)
         batch = self._run_batch([keys[i] for i in lined])
+        if batch is not None and not self._follows_records(keys, lined, batch):
+            self.batch_mode = False  # order-dependent after all: per record from now on
+            return [self._run_one(key) for key in keys]
         if batch is None:  # this batch did not come back line for line
             batch = [self._run_one(keys[i]) for i in lined]
         for i, key in zip(lined, batch, strict=True):
@@ -118,6 +124,22 @@ class ShellTransform:
             if b"\n" in key:
                 out[i] = self._run_one(key)
         return out
+
+    def _follows_records(self, keys: list[bytes], lined: list[int], batch: list[bytes]) -> bool:
+        """Whether the batch's output lines follow their records when the batch is run
+        again in a shuffled order (a fixed shuffle, so runs are reproducible)."""
+        if len(lined) < 2:
+            return True
+        import random
+
+        order = list(range(len(lined)))
+        random.Random(len(lined)).shuffle(order)
+        if order == sorted(order):
+            order.reverse()
+        shuffled = self._run_batch([keys[lined[k]] for k in order])
+        return shuffled is not None and all(
+            line == batch[k] for line, k in zip(shuffled, order, strict=True)
+        )
 
     def _run(self, data: bytes) -> bytes:
         import subprocess
