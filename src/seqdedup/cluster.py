@@ -146,8 +146,8 @@ def _next_boundary(f: BinaryIO, at: int, delimiter: bytes) -> int | None:
 def _check_outputs(out_dir: Path, files: list[str], names: list[str]) -> None:
     """The output directory must be one, and no output may be one of the inputs (the
     same file by device and inode, whatever the path), before anything is written."""
-    if out_dir.exists() and not out_dir.is_dir():
-        raise SeqdedupError(f"--output-dir '{out_dir}' exists and is not a directory")
+    from seqdedup.library import make_directory
+
     for path, name in zip(files, names, strict=True):
         target = out_dir / name
         if target.exists() and os.path.samefile(path, target):
@@ -155,12 +155,7 @@ def _check_outputs(out_dir: Path, files: list[str], names: list[str]) -> None:
                 f"--output-dir '{out_dir}' would overwrite the input '{path}' with its "
                 "own output: choose another directory"
             )
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise SeqdedupError(
-            f"--output-dir '{out_dir}' cannot be created: {exc.strerror or exc}"
-        ) from None
+    make_directory(out_dir, "--output-dir")
 
 
 # -- per-partition work (runs on the workers) ----------------------------------------

@@ -216,18 +216,24 @@ class StagingFile:
         self.connection.close()
 
 
+def make_directory(directory: Path, option: str) -> None:
+    """Create the directory an option names (and its parents); one line if it cannot
+    be, or if the name is taken by something else."""
+    if directory.exists() and not directory.is_dir():
+        raise SeqdedupError(f"{option} '{directory}' exists and is not a directory")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SeqdedupError(
+            f"{option} '{directory}' cannot be created: {exc.strerror or exc}"
+        ) from None
+
+
 class LibraryWriter:
     """Stage what a run observed; :meth:`commit` lands it in one transaction."""
 
     def __init__(self, directory: Path) -> None:
-        try:
-            directory.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise SeqdedupError(
-                f"--library-dir '{directory}' cannot be created: {exc.strerror or exc}"
-            ) from None
-        if not directory.is_dir():
-            raise SeqdedupError(f"--library-dir '{directory}' is not a directory")
+        make_directory(directory, "--library-dir")
         self.directory = directory
         self.started = _now()
         # Staged inside the library: a run killed outright (SIGKILL) leaves its file
