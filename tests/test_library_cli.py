@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
+import shlex
 import shutil
 import signal
 import sqlite3
 import subprocess
+import sys
+import tempfile
 import time
 from contextlib import closing
+from pathlib import Path
 
 import pytest
 
@@ -247,3 +252,108 @@ def test_staging_left_by_a_killed_run_is_removed_by_the_next(tmp_path, base_libr
         env=user_env(),
     )
     assert staging_files(library) == []
+
+
+# -- libraries this user cannot write (a shared /shared/lib, read-only storage) ------
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+needs_root = pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("setpriv") is None,
+    reason="running as another user needs root and setpriv",
+)
+
+
+@pytest.fixture
+def shared_dir():
+    """A world-readable folder (pytest's own temp folders are private to their owner)."""
+    folder = Path(tempfile.mkdtemp(prefix="seqdedup-shared-"))
+    folder.chmod(0o755)
+    yield folder
+    shutil.rmtree(folder)
+
+
+def make_shared_library(folder, journal_mode):
+    """A library saved by this user, readable by all, in the given journal mode (WAL
+    is what libraries of seqdedup's first releases used)."""
+    log = folder / "f.log"
+    log.write_text("".join(f"line {i % 700}\n" for i in range(1000)) + "new\n")
+    old = folder / "old.log"
+    old.write_text("".join(f"line {i}\n" for i in range(300)))
+    library = folder / "L"
+    subprocess.run([*seqdedup_command(), "-q", "-w", "3", "-l", str(library), str(old)], check=True)
+    with closing(sqlite3.connect(library / DB_NAME)) as db:
+        assert db.execute(f"PRAGMA journal_mode={journal_mode}").fetchone()[0] == journal_mode
+    for path in (library, *library.iterdir()):
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    return library, log
+
+
+def read_with(prefix, library, log):
+    return subprocess.run(
+        [*prefix, *seqdedup_command(), "-q", "-w", "3", "-r", str(library), str(log)],
+        capture_output=True,
+        env=user_env(),
+        timeout=60,
+    )
+
+
+@needs_root
+@pytest.mark.parametrize("journal_mode", ["delete", "wal"])
+def test_another_user_reads_a_library_it_cannot_write(shared_dir, journal_mode):
+    library, log = make_shared_library(shared_dir, journal_mode)
+    owner = read_with([], library, log)
+    assert owner.returncode == 0, owner.stderr
+    # The library's 300 lines are skipped: only the 400 lines past them and 'new' remain.
+    assert owner.stdout.count(b"\n") == 401
+    other = read_with(NOBODY, library, log)
+    assert (other.returncode, other.stderr) == (0, b"")
+    assert other.stdout == owner.stdout
+
+
+def read_only_mount_works():
+    probe = subprocess.run(
+        ["unshare", "-m", "sh", "-c", "mount --bind / /mnt && mount -o remount,bind,ro /mnt"],
+        capture_output=True,
+    )
+    return probe.returncode == 0
+
+
+@pytest.mark.skipif(
+    shutil.which("unshare") is None or not read_only_mount_works(),
+    reason="a private read-only mount needs unshare and CAP_SYS_ADMIN",
+)
+@pytest.mark.parametrize("journal_mode", ["delete", "wal"])
+def test_library_on_read_only_storage(shared_dir, journal_mode):
+    library, log = make_shared_library(shared_dir, journal_mode)
+    expected = read_with([], library, log)
+    mount = f"mount --bind {library} {library} && mount -o remount,bind,ro {library} && "
+    command = " ".join(map(shlex.quote, [*seqdedup_command(), "-q", "-w", "3", "-r"]))
+    on_ro = subprocess.run(
+        ["unshare", "-m", "sh", "-c", f"{mount}{command} {library} {log}"],
+        capture_output=True,
+        env=user_env(),
+        timeout=60,
+    )
+    assert (on_ro.returncode, on_ro.stderr) == (0, b"")
+    assert on_ro.stdout == expected.stdout
+    assert on_ro.stdout.count(b"\n") == 401
+
+
+@needs_root
+def test_unfinished_save_is_a_clear_error_for_a_reader_who_cannot_roll_it_back(shared_dir):
+    library, log = make_shared_library(shared_dir, "delete")
+    # A writer killed in the middle of a transaction leaves a hot journal.
+    interrupted = (
+        "import os, sqlite3, sys\n"
+        "db = sqlite3.connect(sys.argv[1]); db.execute('PRAGMA cache_size=1')\n"
+        "db.execute('BEGIN'); db.execute('CREATE TABLE junk (x)')\n"
+        "for _ in range(2000): db.execute('INSERT INTO junk VALUES (?)', (os.urandom(500),))\n"
+        "os._exit(1)\n"
+    )
+    subprocess.run([sys.executable, "-c", interrupted, str(library / DB_NAME)])
+    assert (library / (DB_NAME + "-journal")).stat().st_size > 0
+    other = read_with(NOBODY, library, log)
+    assert other.returncode == 1 and other.stdout == b""
+    assert other.stderr.count(b"\n") == 1 and b"unfinished save" in other.stderr
+    # The owner's next run rolls it back; then everyone reads the library again.
+    assert read_with([], library, log).stdout.count(b"\n") == 401
+    assert read_with(NOBODY, library, log).stdout.count(b"\n") == 401

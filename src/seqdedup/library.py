@@ -127,16 +127,10 @@ def load_library(directory: Path, delimiter: bytes) -> Iterator[LibrarySequence]
 
 
 def _load_database(path: Path) -> Iterator[LibrarySequence]:
+    connection = _open_for_reading(path)
+    if connection is None:
+        return  # an empty database (a 0-byte file, say): no sequences yet
     try:
-        # mode=rw, not ro: a save killed mid-commit leaves a hot journal that only a
-        # writable connection rolls back (SQLite opens a write-protected file read-only).
-        connection = sqlite3.connect(f"file:{path}?mode=rw", uri=True, timeout=BUSY_TIMEOUT_S)
-    except sqlite3.Error as exc:
-        raise SeqdedupError(f"library database '{path}' cannot be read: {exc}") from None
-    try:
-        exists = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sequences'"
-        if connection.execute(exists).fetchone() is None:
-            return  # an empty database (a 0-byte file, say): no sequences yet
         rows = connection.execute("SELECT digest, records FROM sequences ORDER BY run_id, digest")
         for digest, blob in rows:
             yield LibrarySequence(digest.hex(), decode_records(blob))
@@ -146,6 +140,54 @@ def _load_database(path: Path) -> Iterator[LibrarySequence]:
         raise SeqdedupError(f"library database '{path}' is corrupt: {exc}") from None
     finally:
         connection.close()
+
+
+def _uri(path: Path, query: str) -> str:
+    """An SQLite URI for any file name (``?``, ``#`` and ``%`` are quoted)."""
+    return f"{path.absolute().as_uri()}?{query}"
+
+
+_HAS_SEQUENCES = "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'sequences'"
+
+
+def _open_for_reading(path: Path) -> sqlite3.Connection | None:
+    """A connection to a library database that may be another user's or on read-only
+    storage; None for a database without sequences (a 0-byte file, say)."""
+    try:
+        # mode=rw first: a save killed mid-commit leaves a hot journal that only a
+        # writable connection rolls back (SQLite falls back to reading a file it may
+        # not write).
+        connection = sqlite3.connect(_uri(path, "mode=rw"), uri=True, timeout=BUSY_TIMEOUT_S)
+        try:
+            has_table = connection.execute(_HAS_SEQUENCES).fetchone()[0]
+        except sqlite3.Error:
+            connection.close()
+            raise
+    except sqlite3.Error as exc:
+        # A library in WAL mode (written by seqdedup 0.1's first releases) needs a
+        # writable -shm file beside it; on storage this user cannot write, read the main
+        # file as it stands, unless an unfinished save or unmerged WAL says it is not
+        # whole.
+        pending = [
+            side.name
+            for side in (path.with_name(path.name + "-journal"), path.with_name(path.name + "-wal"))
+            if side.is_file() and side.stat().st_size > 0
+        ]
+        if pending:
+            raise SeqdedupError(
+                f"library database '{path}' cannot be read: {exc}; it holds an "
+                f"unfinished save ({', '.join(pending)}) that only a user who can write "
+                "the library can roll back (any seqdedup run of theirs on it does)"
+            ) from None
+        try:
+            connection = sqlite3.connect(_uri(path, "mode=ro&immutable=1"), uri=True)
+            has_table = connection.execute(_HAS_SEQUENCES).fetchone()[0]
+        except sqlite3.Error as exc2:
+            raise SeqdedupError(f"library database '{path}' cannot be read: {exc2}") from None
+    if not has_table:
+        connection.close()
+        return None
+    return connection
 
 
 def _plain_files(directory: Path) -> Iterator[Path]:
