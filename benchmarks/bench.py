@@ -61,6 +61,11 @@ def library_figures(workdir: Path, lines: int, out: Path) -> None:
             "SELECT SUM(length), SUM(LENGTH(records)) FROM sequences"
         ).fetchone()
     disk = sum(f.stat().st_size for f in library.iterdir())
+    # The same log again: the library must not grow with what it already holds.
+    again, _ = measure_once(
+        [*seqdedup(), "-q", "-w", "10", "-l", str(library), str(log)], None, out, None
+    )
+    grown = sum(f.stat().st_size for f in library.iterdir()) - disk
     tiny = workdir / "seqdedup-bench-tiny.log"
     tiny.write_text("one\ntwo\n")
     base, _ = measure([*seqdedup(), "-q", "-w", "10", str(tiny)], None, out)
@@ -78,6 +83,10 @@ def library_figures(workdir: Path, lines: int, out: Path) -> None:
     print(
         f"library: loading it takes {loading - base:.2f} s on top of a {base:.2f} s run "
         f"(peak {load_peak:.0f} MB)"
+    )
+    print(
+        f"library: the same log again with --library-dir takes {again:.2f} s and adds "
+        f"{grown / 1e6:.1f} MB"
     )
 
 

@@ -15,6 +15,8 @@ from array import array
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+from seqdedup.library import encode_records
+
 from oracle import skipped_flags
 
 
@@ -124,7 +126,17 @@ def odd_calls(kernel, rng: random.Random) -> None:
     blob = rng.randbytes(rng.randint(0, 100))
     kernel.xxh64(blob, rng.getrandbits(64))
     kernel.key_offset(blob, rng.randint(0, 200), rng.random() < 0.5)
-    kernel.hash_records([blob, b"", blob[:3]], 1, rng.randint(0, 5), rng.random() < 0.5)
+    skip, byte_mode = rng.randint(0, 5), rng.random() < 0.5
+    records = [blob, b"", blob[:3]]
+    hashes = kernel.hash_records(records, 1, skip, byte_mode)
+    encoded = encode_records(records)
+    assert kernel.hash_encoded(encoded, 1, skip, byte_mode) == hashes
+    # A library row cut, grown or with a wrong count is refused, never over-read.
+    damaged = bytearray(encoded[: rng.randint(0, len(encoded))] + rng.randbytes(rng.randint(0, 3)))
+    if len(damaged) >= 4 and rng.random() < 0.5:
+        damaged[rng.randrange(4)] = rng.randrange(256)
+    with contextlib.suppress(ValueError):
+        kernel.hash_encoded(bytes(damaged), 1, skip, byte_mode)
     m = kernel.Matcher(3)
     for bad in (b"1234567", array("q", [1, 2])):
         with contextlib.suppress(ValueError):

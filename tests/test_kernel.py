@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from seqdedup import __version__, kernel
 from seqdedup.api import Deduplicator, process_stream
 from seqdedup.config import Config
+from seqdedup.library import encode_records
 from seqdedup.matcher import WindowMatcher, coefficients, fingerprints_py
 
 from conftest import kernel_built, user_env
@@ -61,6 +62,18 @@ def test_hash_records_is_xxh64_of_each_key():
         for i in range(0, len(raw), 8)
     ]
     assert values == [_kernel.xxh64(r, 7) for r in records]
+
+
+@settings(max_examples=300, deadline=None)
+@given(records=st.lists(st.binary(max_size=20), max_size=8), skip=st.integers(0, 4), cut=st.data())
+def test_hash_encoded_equals_hash_records_and_refuses_damaged_rows(records, skip, cut):
+    encoded = encode_records(records)
+    assert _kernel.hash_encoded(encoded, 3, skip) == _kernel.hash_records(records, 3, skip)
+    shorter = cut.draw(st.integers(0, len(encoded) - 1))
+    with pytest.raises(ValueError):
+        _kernel.hash_encoded(encoded[:shorter], 3)
+    with pytest.raises(ValueError):
+        _kernel.hash_encoded(encoded + b"x", 3)
 
 
 # -- skip-chars ------------------------------------------------------------------------

@@ -57,6 +57,31 @@ def test_runs_continue_from_the_library(tmp_path_factory, x, y, z, window, histo
     assert out_z == expected(z, window, library=[x, y])
 
 
+def library_rows(library):
+    with closing(sqlite3.connect(library / DB_NAME)) as db:
+        return db.execute("SELECT digest, length FROM sequences ORDER BY digest").fetchall()
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(x=alphabet, y=alphabet, window=st.integers(1, 5))
+def test_what_the_library_holds_is_not_saved_again(tmp_path_factory, x, y, window):
+    library = tmp_path_factory.mktemp("lib") / "L"
+    run(x, window_size=window, library_dir=library)
+    after_one = library_rows(library)
+    again, stats = run(x, window_size=window, library_dir=library)
+    assert library_rows(library) == after_one  # the same input twice: nothing new
+    assert stats.library_saved == 0
+    assert again == expected(x, window, library=[x])
+    # A run that also reads another library saves what it took from there, so that
+    # the library it saves to stands on its own.
+    other = tmp_path_factory.mktemp("lib") / "M"
+    run(y, window_size=window, read_sequences=(library,), library_dir=other)
+    out, _ = run(x + y, window_size=window, read_sequences=(other,))
+    assert out == expected(x + y, window, library=[y])
+
+
 @pytest.mark.parametrize("window", [1, 2, 5, 40])
 def test_long_new_stretches_are_staged_in_overlapping_pieces(tmp_path, monkeypatch, window):
     monkeypatch.setattr(api, "STRETCH_CHUNK", 3)

@@ -1324,6 +1324,48 @@ static PyObject *kernel_hash_records(PyObject *self, PyObject *args, PyObject *k
     return out;
 }
 
+/* Key hashes straight from a library row (library.encode_records: uint32 count, count
+ * uint32 lengths, the records), without a Python object per record. Every length is
+ * checked against what the blob holds: a corrupt row is a ValueError, never a read
+ * past its end. */
+static PyObject *kernel_hash_encoded(PyObject *self, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"encoded", "seed", "skip_chars", "byte_mode", NULL};
+    Py_buffer blob;
+    unsigned long long seed = 0, skip = 0;
+    int byte_mode = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*|KKp", kwlist, &blob, &seed, &skip,
+                                     &byte_mode))
+        return NULL;
+    const unsigned char *base = blob.buf;
+    size_t size = (size_t)blob.len;
+    PyObject *out = NULL;
+    if (size < 4) goto corrupt;
+    uint32_t count = read32(base);
+    if ((size - 4) / 4 < count) goto corrupt;
+    size_t pos = 4 + 4 * (size_t)count; /* first record */
+    out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)count * 8);
+    if (out == NULL) goto done;
+    char *dst = PyBytes_AS_STRING(out);
+    for (uint32_t i = 0; i < count; i++) {
+        size_t len = read32(base + 4 + 4 * (size_t)i);
+        if (len > size - pos) goto corrupt;
+        const unsigned char *p = base + pos;
+        size_t off = skip ? key_offset(p, len, skip, byte_mode) : 0;
+        uint64_t h = xxh64(p + off, len - off, seed);
+        memcpy(dst + 8 * (size_t)i, &h, 8);
+        pos += len;
+    }
+    if (pos != size) goto corrupt;
+    goto done;
+corrupt:
+    Py_CLEAR(out);
+    PyErr_SetString(PyExc_ValueError, "encoded records: lengths do not match the data");
+done:
+    PyBuffer_Release(&blob);
+    return out;
+}
+
 static PyObject *kernel_key_offset(PyObject *self, PyObject *args)
 {
     Py_buffer data;
@@ -1340,6 +1382,10 @@ static PyMethodDef kernel_methods[] = {
     {"hash_records", (PyCFunction)(void (*)(void))kernel_hash_records,
      METH_VARARGS | METH_KEYWORDS,
      "hash_records(records, seed=0, skip_chars=0, byte_mode=False) -> bytes of int64"},
+    {"hash_encoded", (PyCFunction)(void (*)(void))kernel_hash_encoded,
+     METH_VARARGS | METH_KEYWORDS,
+     "hash_encoded(encoded, seed=0, skip_chars=0, byte_mode=False) -> bytes of int64: "
+     "the key hashes of a library row's records"},
     {"key_offset", kernel_key_offset, METH_VARARGS,
      "key_offset(record, skip_chars, byte_mode=False) -> where the key starts"},
     {NULL}};

@@ -27,7 +27,7 @@ from seqdedup.sequences import Attributor, Piece, SequenceTable, runs_of
 
 if TYPE_CHECKING:
     from seqdedup._kernel import Matcher as ChunkMatcher
-    from seqdedup.library import LibraryWriter, LoadedLibrary
+    from seqdedup.library import LibraryWriter, LoadedLibrary, Stretches
 
 
 class Deduplicator:
@@ -107,13 +107,17 @@ class Deduplicator:
         self._library: LoadedLibrary | None = None
         self._load_libraries()
         self._writer: LibraryWriter | None = None
+        self._new_stretches: Stretches | None = None  # new material, staged as it comes
+        self._whole_runs: Stretches | None = None  # duplicate runs (see _save_observed)
         if config.library_dir is not None:
-            from seqdedup.library import LibraryWriter
+            from seqdedup.library import LibraryWriter, Stretches
 
             self._writer = LibraryWriter(config.library_dir)
             self._matcher.new_material = []
-        self._stretch: list[bytes] = []  # new material not yet staged
-        self._stretch_carried = 0  # its first records, already staged with the last piece
+            window = config.window_size
+            self._new_stretches = Stretches(self._writer, "new", window, STRETCH_CHUNK)
+            if config.read_sequences:
+                self._whole_runs = Stretches(self._writer, "repeat", window, STRETCH_CHUNK)
         self._run_records: dict[int, bytes] = {}  # skipped records awaiting their piece
         self._annotation = None
         if config.annotate:
@@ -146,7 +150,9 @@ class Deduplicator:
         sequences = (
             sequence
             for directory in directories
-            for sequence in load_library(directory, config.delimiter)
+            for sequence in load_library(
+                directory, config.delimiter, held=directory == config.library_dir
+            )
         )
         self._library = LoadedLibrary()
         region, fps, starts = self._library.index(sequences, self._keys, self._matcher)
@@ -262,7 +268,9 @@ class Deduplicator:
             return
         if not self._finished:
             raise RuntimeError("save() comes after flush()")
-        self._end_stretch()
+        for stretches in (self._new_stretches, self._whole_runs):
+            if stretches is not None:
+                stretches.end()
         self.stats.library_saved = 0
         document = stats_document(self.stats, self.config)
         configuration = document.pop("configuration")
@@ -337,52 +345,36 @@ class Deduplicator:
 
     def _save_observed(self, tracked: list[bytes], keep: list[bool], pieces: list[Piece]) -> None:
         """Stage new material (records covered by first-seen windows) as stretches, and
-        each repeated piece's content."""
+        each repeated piece's content, unless the library holds it already."""
         flags = self._matcher.new_material
-        assert flags is not None
+        writer = self._writer
+        assert flags is not None and writer is not None and self._new_stretches is not None
         self._matcher.new_material = []
-        ended = 0  # where the stretch was last extended (a gap before a run ends it)
-        for start, stop in runs_of(flags, True):
-            if start > ended:
-                self._end_stretch()
-            self._extend_stretch(tracked[start:stop])
-            ended = stop
-        if ended < len(flags):
-            self._end_stretch()
+        self._new_stretches.add(tracked, flags, True)
+        if self._whole_runs is not None:
+            # Other libraries are loaded: a window across two pieces may repeat one of
+            # them, and the library saved to must hold it too. Keep duplicate runs whole.
+            self._whole_runs.add(tracked, keep, False)
         first = self._attributor.decided - len(keep)
         waiting = self._run_records
-        for start, stop in runs_of(keep, False):
-            waiting.update(
-                zip(range(first + start, first + stop), tracked[start:stop], strict=True)
-            )
+        if self._whole_runs is None:
+            for start, stop in runs_of(keep, False):
+                waiting.update(
+                    zip(range(first + start, first + stop), tracked[start:stop], strict=True)
+                )
         for piece in pieces:
             content = [waiting.pop(t, None) for t in range(piece.start, piece.end + 1)]
-            if None not in content:
+            if piece.source_start < 0:
+                assert self._library is not None
+                digest = self._library.held_digest(piece.source_start)
+                if digest is not None:  # the library already holds it: count, not save
+                    if digest:
+                        writer.seen(digest)
+                    continue
+            if self._whole_runs is None and None not in content:
                 self._stage(content, "repeat")  # type: ignore[arg-type]
         if len(waiting) > MAX_BUFFERED_PIECE:  # a huge run: its content is saved as new
             waiting.clear()  # material where it first occurred; do not hold it here
-
-    def _extend_stretch(self, records: list[bytes]) -> None:
-        """Add new material to the current stretch. Long stretches are staged in pieces
-        overlapping by W-1 records, so that every window stays inside one piece and
-        memory stays bounded."""
-        chunk = max(STRETCH_CHUNK, 2 * self.config.window_size)
-        overlap = self.config.window_size - 1
-        while records:
-            room = chunk - len(self._stretch)
-            self._stretch += records[:room]
-            records = records[room:]
-            if len(self._stretch) >= chunk:
-                self._stage(self._stretch, "new")
-                self._stretch = self._stretch[len(self._stretch) - overlap :]
-                self._stretch_carried = len(self._stretch)
-
-    def _end_stretch(self) -> None:
-        """A record that is not new material ends the stretch: stage what is not yet."""
-        if len(self._stretch) > self._stretch_carried:
-            self._stage(self._stretch, "new")
-        self._stretch = []
-        self._stretch_carried = 0
 
     def _piece_fields(self, piece: Piece) -> dict[str, Any]:
         number = self._attributor.record_number

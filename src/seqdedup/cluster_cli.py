@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from seqdedup.cli import build_parser, config_from_args
-from seqdedup.errors import SeqdedupError, Terminated, UsageError, stop_on_termination_signals
+from seqdedup.errors import UsageError, exit_status, stop_on_termination_signals
 
 PROG = "seqdedup-dask"
 _NOT_HERE = {
@@ -48,7 +48,8 @@ def main(argv: Sequence[str] | None = None, stderr: TextIO | None = None) -> int
         metavar="BYTES",
         help="partition size (default 64 MiB)",
     )
-    try:
+
+    def body() -> int:
         args = parser.parse_args(argv)
         for attr, option in _NOT_HERE.items():
             if getattr(args, attr, None):
@@ -65,18 +66,11 @@ def main(argv: Sequence[str] | None = None, stderr: TextIO | None = None) -> int
             scheduler=args.scheduler,
             block_size=args.block_size,
         )
-    except SeqdedupError as exc:
-        err.write(f"{PROG}: {exc}\n")
-        return 1
-    except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else 0
-    except KeyboardInterrupt:
-        return 130
-    except Terminated as exc:
-        return 128 + exc.signum
-    if not args.quiet:
-        _write_stats(stats, args.stats_format, err)
-    return 0
+        if not args.quiet:
+            _write_stats(stats, args.stats_format, err)
+        return 0
+
+    return exit_status(PROG, body, err)
 
 
 def _write_stats(stats: object, fmt: str, stream: TextIO) -> None:

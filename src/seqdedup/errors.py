@@ -1,4 +1,9 @@
-"""The one error type of seqdedup; the CLI maps it to exit status 1 in one place."""
+"""The one error type of seqdedup; the CLIs map it to exit status 1 in one place."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TextIO
 
 
 class SeqdedupError(Exception):
@@ -28,3 +33,19 @@ def stop_on_termination_signals() -> None:
     for name in ("SIGTERM", "SIGHUP"):
         if hasattr(signal, name):  # not every platform has SIGHUP
             signal.signal(getattr(signal, name), terminate)
+
+
+def exit_status(prog: str, body: Callable[[], int], stderr: TextIO) -> int:
+    """Run a command's body; turn what ends it into an exit status: a SeqdedupError is
+    one line and 1, Ctrl-C 130, SIGTERM/SIGHUP 128 + N, --help/--version their own."""
+    try:
+        return body()
+    except SeqdedupError as exc:
+        stderr.write(f"{prog}: {exc}\n")
+        return 1
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 0
+    except KeyboardInterrupt:
+        return 130
+    except Terminated as exc:
+        return 128 + exc.signum

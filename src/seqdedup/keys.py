@@ -64,6 +64,17 @@ class KeyMaker:
 
         return np.fromiter(map(hash, keys), dtype=np.int64, count=len(keys))
 
+    def hash_encoded(self, encoded: bytes) -> bytes | None:
+        """The key hashes of a library row's records (``library.encode_records``), as
+        int64 bytes, when the kernel can take them straight from the row; else None
+        (decode the records and call :meth:`hashes`)."""
+        if self.kernel is None or self.transform is not None:
+            return None
+        result: bytes = self.kernel.hash_encoded(
+            encoded, self.seed, self.skip_chars, self.byte_mode
+        )
+        return result
+
     def _skip(self, records: list[bytes]) -> list[bytes]:
         n = self.skip_chars
         if self.byte_mode:

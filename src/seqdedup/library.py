@@ -31,17 +31,18 @@ import sys
 import tempfile
 import weakref
 from array import array
+from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from hashlib import blake2b
 from pathlib import Path
 from typing import Any
 
 from seqdedup.errors import SeqdedupError
+from seqdedup.sequences import runs_of
 
 DB_NAME = "seqdedup.sqlite"
-_DB_FILES = {DB_NAME, DB_NAME + "-wal", DB_NAME + "-shm", DB_NAME + "-journal"}
+DB_FILES = {DB_NAME, DB_NAME + "-wal", DB_NAME + "-shm", DB_NAME + "-journal"}
 BUSY_TIMEOUT_S = 120.0
 
 _SCHEMA = """
@@ -53,7 +54,8 @@ CREATE TABLE IF NOT EXISTS sequences (
     length  INTEGER NOT NULL,   -- number of records
     kind    TEXT NOT NULL,      -- 'new': first-seen material; 'repeat': a repeated piece
     count   INTEGER NOT NULL,   -- sightings (pieces: times seen, summed over runs)
-    run_id  INTEGER             -- the run that first saved it
+    run_id  INTEGER,            -- the run that first saved it
+    last_run INTEGER            -- the last run that saved or matched it (NULL: run_id)
 );
 CREATE TABLE IF NOT EXISTS runs (
     id         INTEGER PRIMARY KEY,
@@ -65,12 +67,42 @@ CREATE TABLE IF NOT EXISTS runs (
 """
 
 
-@dataclass(frozen=True, slots=True)
 class LibrarySequence:
-    """One loaded sequence: ``name`` identifies it in markers and explanations."""
+    """One loaded sequence: ``name`` identifies it in markers and explanations;
+    ``digest`` is its key in a database; ``held`` says it is in the library the run
+    saves to (so a repeat of it need not be saved again).
 
-    name: str
-    records: list[bytes]
+    A database row stays encoded (:func:`encode_records`) until its records are asked
+    for: the compiled kernel hashes it as it is.
+    """
+
+    __slots__ = ("_data", "digest", "held", "name")
+
+    def __init__(
+        self,
+        name: str,
+        data: list[bytes] | bytes,
+        digest: bytes | None = None,
+        held: bool = False,
+    ) -> None:
+        self.name = name
+        self._data = data
+        self.digest = digest
+        self.held = held
+
+    @property
+    def records(self) -> list[bytes]:
+        data = self._data
+        return decode_records(data) if isinstance(data, bytes) else data
+
+    @property
+    def encoded(self) -> bytes | None:
+        """The database row, when the sequence came from one."""
+        return self._data if isinstance(self._data, bytes) else None
+
+    def __len__(self) -> int:
+        data = self._data
+        return int.from_bytes(data[:4], "little") if isinstance(data, bytes) else len(data)
 
 
 def int64_array(values: Any) -> array[int]:
@@ -88,6 +120,16 @@ def encode_records(records: list[bytes]) -> bytes:
     if sys.byteorder == "big":
         lengths.byteswap()
     return len(records).to_bytes(4, "little") + lengths.tobytes() + b"".join(records)
+
+
+def check_encoded(blob: bytes) -> None:
+    """Raise ValueError unless the lengths in ``blob`` add up to what it holds."""
+    count = int.from_bytes(blob[:4], "little")
+    head = 4 + 4 * count
+    lengths = array("I")
+    lengths.frombytes(blob[4:head])
+    if len(blob) < max(head, 4) or sum(lengths) != len(blob) - head:
+        raise ValueError("record lengths do not match the stored data")
 
 
 def decode_records(blob: bytes) -> list[bytes]:
@@ -109,7 +151,9 @@ def digest_of(encoded: bytes) -> bytes:
 
 
 # -- loading -----------------------------------------------------------------------
-def load_library(directory: Path, delimiter: bytes) -> Iterator[LibrarySequence]:
+def load_library(
+    directory: Path, delimiter: bytes, held: bool = False
+) -> Iterator[LibrarySequence]:
     """Every sequence the directory holds: the database's first, then every plain file
     in the directory and its sub-folders (``sequences/`` of the uniqseq layout among
     them), one at a time so that a large library never sits in memory as records. The
@@ -121,19 +165,20 @@ def load_library(directory: Path, delimiter: bytes) -> Iterator[LibrarySequence]
     database = directory / DB_NAME
     parts: list[Iterator[LibrarySequence]] = []
     if database.exists():
-        parts.append(_load_database(database))
-    parts.append(_load_plain(directory, delimiter))
+        parts.append(_load_database(database, held))
+    parts.append(_load_plain(directory, delimiter, held))
     return (sequence for part in parts for sequence in part)
 
 
-def _load_database(path: Path) -> Iterator[LibrarySequence]:
-    connection = _open_for_reading(path)
+def _load_database(path: Path, held: bool) -> Iterator[LibrarySequence]:
+    connection = open_for_reading(path)
     if connection is None:
         return  # an empty database (a 0-byte file, say): no sequences yet
     try:
-        rows = connection.execute("SELECT digest, records FROM sequences ORDER BY run_id, digest")
-        for digest, blob in rows:
-            yield LibrarySequence(digest.hex(), decode_records(blob))
+        # Stored order (no sort: sorting the blobs cost a second per million records).
+        for digest, blob in connection.execute("SELECT digest, records FROM sequences"):
+            check_encoded(blob)
+            yield LibrarySequence(digest.hex(), blob, digest, held)
     except sqlite3.Error as exc:
         raise SeqdedupError(f"library database '{path}' cannot be read: {exc}") from None
     except (ValueError, TypeError, AttributeError) as exc:
@@ -150,7 +195,7 @@ def _uri(path: Path, query: str) -> str:
 _HAS_SEQUENCES = "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'sequences'"
 
 
-def _open_for_reading(path: Path) -> sqlite3.Connection | None:
+def open_for_reading(path: Path) -> sqlite3.Connection | None:
     """A connection to a library database that may be another user's or on read-only
     storage; None for a database without sequences (a 0-byte file, say)."""
     try:
@@ -190,7 +235,7 @@ def _open_for_reading(path: Path) -> sqlite3.Connection | None:
     return connection
 
 
-def _plain_files(directory: Path) -> Iterator[Path]:
+def plain_files(directory: Path) -> Iterator[Path]:
     """Regular files below ``directory``, in name order, sub-folders included (linked
     folders are not followed, so a link loop ends nothing). Hidden files (``.DS_Store``,
     ``.gitignore``, ``.keep``, staging files), ``README*`` and the database are not
@@ -198,15 +243,15 @@ def _plain_files(directory: Path) -> Iterator[Path]:
     for root, folders, files in os.walk(directory, followlinks=False):
         folders[:] = sorted(f for f in folders if not f.startswith("."))
         for name in sorted(files):
-            if name.startswith((".", "README")) or name in _DB_FILES:
+            if name.startswith((".", "README")) or name in DB_FILES:
                 continue
             path = Path(root, name)
             if path.is_file():  # a link to a file counts; a broken or looping one not
                 yield path
 
 
-def _load_plain(directory: Path, delimiter: bytes) -> Iterator[LibrarySequence]:
-    for path in _plain_files(directory):
+def _load_plain(directory: Path, delimiter: bytes, held: bool) -> Iterator[LibrarySequence]:
+    for path in plain_files(directory):
         try:
             data = path.read_bytes()
         except OSError as exc:
@@ -214,7 +259,7 @@ def _load_plain(directory: Path, delimiter: bytes) -> Iterator[LibrarySequence]:
         if data.endswith(delimiter):
             data = data[: -len(delimiter)]
         if data:
-            yield LibrarySequence(path.name, data.split(delimiter))
+            yield LibrarySequence(path.name, data.split(delimiter), held=held)
 
 
 # -- saving ------------------------------------------------------------------------
@@ -258,6 +303,51 @@ class StagingFile:
         self.connection.close()
 
 
+class Stretches:
+    """Runs of consecutive records, each staged as one sequence of ``kind``.
+
+    Long runs are staged in pieces of ``chunk`` records overlapping by W-1, so that
+    every window of the run lies inside one piece and memory stays bounded.
+    """
+
+    def __init__(self, writer: LibraryWriter, kind: str, window_size: int, chunk: int) -> None:
+        self._writer = writer
+        self._kind = kind
+        self._chunk = max(chunk, 2 * window_size)
+        self._overlap = window_size - 1
+        self._records: list[bytes] = []  # the current run, not yet staged
+        self._carried = 0  # its first records, already staged with the last piece
+
+    def add(self, records: list[bytes], flags: list[bool], value: bool) -> None:
+        """Extend the current run with the records whose flag is ``value``; a record
+        whose flag is not ends it."""
+        ended = 0  # where the run was last extended
+        for start, stop in runs_of(flags, value):
+            if start > ended:
+                self.end()
+            self._extend(records[start:stop])
+            ended = stop
+        if ended < len(flags):
+            self.end()
+
+    def _extend(self, records: list[bytes]) -> None:
+        while records:
+            room = self._chunk - len(self._records)
+            self._records += records[:room]
+            records = records[room:]
+            if len(self._records) >= self._chunk:
+                self._writer.add(self._records, self._kind)
+                self._records = self._records[len(self._records) - self._overlap :]
+                self._carried = len(self._records)
+
+    def end(self) -> None:
+        """Stage what of the current run is not staged yet."""
+        if len(self._records) > self._carried:
+            self._writer.add(self._records, self._kind)
+        self._records = []
+        self._carried = 0
+
+
 def make_directory(directory: Path, option: str) -> None:
     """Create the directory an option names (and its parents); one line if it cannot
     be, or if the name is taken by something else."""
@@ -291,6 +381,7 @@ class LibraryWriter:
                 raise
         self._staging_path = name
         self._staging = self._file.connection
+        self._sightings: Counter[bytes] = Counter()  # held sequences repeated by this run
         # Dropped without commit() or discard(): still remove the file (not after kill -9).
         self._cleanup = weakref.finalize(self, _remove_staging, self._staging, name)
 
@@ -309,6 +400,10 @@ class LibraryWriter:
         """Stage one sequence (``kind`` 'new' or 'repeat')."""
         with self._staging_errors():
             self._file.add(records, kind)
+
+    def seen(self, digest: bytes) -> None:
+        """A sequence the library holds was repeated: count it, save nothing."""
+        self._sightings[digest] += 1
 
     def absorb(self, path: Path) -> None:
         """Take in what another staging file holds (written by a :class:`StagingFile`)."""
@@ -343,6 +438,7 @@ class LibraryWriter:
                 connection.executescript(_SCHEMA)
                 connection.execute("ATTACH DATABASE ? AS staging", (self._staging_path,))
                 connection.execute("BEGIN IMMEDIATE")
+                add_last_run(connection)
                 run_id = connection.execute(
                     "INSERT INTO runs (started, finished, config, statistics) VALUES (?,?,?,?)",
                     (self.started, _now(), json.dumps(config), json.dumps(statistics)),
@@ -350,8 +446,12 @@ class LibraryWriter:
                 connection.execute(
                     "INSERT INTO sequences (digest, records, length, kind, count, run_id) "
                     "SELECT digest, records, length, kind, 1, ? FROM staging.staged WHERE true "
-                    "ON CONFLICT(digest) DO UPDATE SET count = count + 1",
-                    (run_id,),
+                    "ON CONFLICT(digest) DO UPDATE SET count = count + 1, last_run = ?",
+                    (run_id, run_id),
+                )
+                connection.executemany(
+                    "UPDATE sequences SET count = count + ?, last_run = ? WHERE digest = ?",
+                    ((times, run_id, digest) for digest, times in self._sightings.items()),
                 )
                 connection.execute("COMMIT")
                 connection.execute("DETACH DATABASE staging")
@@ -366,6 +466,14 @@ class LibraryWriter:
     def discard(self) -> None:
         """Drop what was staged (a failed run saves nothing)."""
         self._cleanup()
+
+
+def add_last_run(connection: sqlite3.Connection) -> None:
+    """Libraries made before ``last_run`` existed gain it (inside the save's transaction,
+    so two runs never both add it)."""
+    columns = {row[1] for row in connection.execute("PRAGMA table_info(sequences)")}
+    if "last_run" not in columns:
+        connection.execute("ALTER TABLE sequences ADD COLUMN last_run INTEGER")
 
 
 STAGING_PREFIX = ".seqdedup-staging-"
@@ -424,6 +532,9 @@ class LoadedLibrary:
     def __init__(self) -> None:
         self.names: list[str] = []
         self.starts: list[int] = []  # region index of each sequence's first record
+        # Per sequence: its database key when held by the library the run saves to (b""
+        # for a held plain file), None when it comes from elsewhere.
+        self.digests: list[bytes | None] = []
 
     def index(
         self, sequences: Iterable[LibrarySequence], keys: Any, matcher: Any
@@ -440,20 +551,29 @@ class LoadedLibrary:
         grouped = 0
 
         def hash_group() -> None:
-            hashes = int64_array(keys.hashes([r for sequence in group for r in sequence.records]))
+            encoded = [keys.hash_encoded(s.encoded) if s.encoded else None for s in group]
+            rest = [s for s, hashed in zip(group, encoded, strict=True) if hashed is None]
+            hashes = int64_array(keys.hashes([r for sequence in rest for r in sequence.records]))
             pos = 0
-            for sequence in group:
+            for sequence, hashed in zip(group, encoded, strict=True):
                 firsts.append(len(region))
-                lengths.append(len(sequence.records))
-                region.extend(hashes[pos : pos + len(sequence.records)])
+                length = len(sequence)
+                lengths.append(length)
+                if hashed is None:
+                    region.extend(hashes[pos : pos + length])
+                    pos += length
+                else:
+                    region.frombytes(hashed)
                 region.append(SENTINEL)
-                pos += len(sequence.records)
             self.names.extend(sequence.name for sequence in group)
+            self.digests.extend(
+                (sequence.digest or b"") if sequence.held else None for sequence in group
+            )
             group.clear()
 
         for sequence in sequences:
             group.append(sequence)
-            grouped += len(sequence.records)
+            grouped += len(sequence)
             if grouped >= 65_536:
                 hash_group()
                 grouped = 0
@@ -476,7 +596,15 @@ class LoadedLibrary:
 
     def locate(self, start: int) -> tuple[str, int]:
         """The sequence a region index lies in, and the offset inside it."""
+        which = self._which(start)
+        return self.names[which], start - self.starts[which]
+
+    def held_digest(self, start: int) -> bytes | None:
+        """The database key (b"" for a plain file) of the sequence a region index lies
+        in, when that sequence is held by the library the run saves to; else None."""
+        return self.digests[self._which(start)]
+
+    def _which(self, start: int) -> int:
         from bisect import bisect_right
 
-        which = bisect_right(self.starts, start) - 1
-        return self.names[which], start - self.starts[which]
+        return bisect_right(self.starts, start) - 1

@@ -1,0 +1,104 @@
+"""``seqdedup-library``: see what a library holds and prune what no run has seen lately
+(see :mod:`seqdedup.library_admin`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from seqdedup.errors import UsageError, exit_status, stop_on_termination_signals
+
+PROG = "seqdedup-library"
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # one line, exit 1 (argparse says 2)
+        raise UsageError(message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog=PROG, description=__doc__.split("(see")[0].strip())
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    info = commands.add_parser("info", help="size, sequences, runs, oldest material")
+    info.add_argument("directory", type=Path, metavar="DIR")
+    info.add_argument("--json", action="store_true", help="one JSON document")
+    prune = commands.add_parser(
+        "prune", help="delete the sequences no run has saved or matched for N days"
+    )
+    prune.add_argument("directory", type=Path, metavar="DIR")
+    prune.add_argument(
+        "--unseen-days", type=float, required=True, metavar="N", help="days (fractions allowed)"
+    )
+    prune.add_argument("--dry-run", action="store_true", help="count, delete nothing")
+    prune.add_argument("--json", action="store_true", help="one JSON document")
+    for sub in (info, prune):
+        sub.error = parser.error  # type: ignore[method-assign]
+    return parser
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / 1e6:,.1f} MB"
+
+
+def _write_info(info: dict[str, Any], out: TextIO) -> None:
+    sequences = info["sequences"]
+    lines = [
+        ("library", info["directory"]),
+        ("database on disk", _megabytes(info["disk_bytes"])),
+        (
+            "sequences",
+            f"{sequences['new'] + sequences['repeat']:,} "
+            f"({sequences['new']:,} new material, {sequences['repeat']:,} repeated pieces)",
+        ),
+        ("records", f"{info['records']:,} ({_megabytes(info['record_bytes'])})"),
+        ("runs", f"{info['runs']:,}"),
+        ("first run started", info["first_run"] or "-"),
+        ("last run finished", info["last_run"] or "-"),
+        ("oldest material last seen", info["oldest_last_seen"] or "-"),
+        ("plain sequence files", f"{info['plain_files']:,} ({_megabytes(info['plain_bytes'])})"),
+    ]
+    width = max(len(name) for name, _ in lines)
+    out.writelines(f"{name:<{width}}  {value}\n" for name, value in lines)
+
+
+def _write_pruned(result: dict[str, Any], out: TextIO) -> None:
+    verb = "would delete" if result["dry_run"] else "deleted"
+    out.write(
+        f"{verb} {result['sequences']:,} sequences ({result['records']:,} records) "
+        f"not seen since {result['cutoff']}; database "
+        f"{_megabytes(result['disk_bytes_before'])} -> {_megabytes(result['disk_bytes_after'])}\n"
+    )
+
+
+def main(
+    argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr: TextIO | None = None
+) -> int:
+    out = stdout if stdout is not None else sys.stdout
+    err = stderr if stderr is not None else sys.stderr
+
+    def body() -> int:
+        args = build_parser().parse_args(argv)
+        from seqdedup.library_admin import describe_library, prune_library
+
+        if args.command == "info":
+            result = describe_library(args.directory)
+        else:
+            result = prune_library(args.directory, args.unseen_days, args.dry_run)
+        if args.json:
+            out.write(json.dumps(result, indent=2) + "\n")
+        elif args.command == "info":
+            _write_info(result, out)
+        else:
+            _write_pruned(result, out)
+        return 0
+
+    return exit_status(PROG, body, err)
+
+
+def entry_point() -> None:
+    stop_on_termination_signals()
+    sys.exit(main())

@@ -1,0 +1,191 @@
+"""Looking after a library: info and prune, in-process and through seqdedup-library."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from contextlib import closing
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from seqdedup import Deduplicator
+from seqdedup.library import DB_NAME, digest_of, encode_records
+from seqdedup.library_admin import describe_library, prune_library
+from test_library import OLD_LAYOUT, expected
+
+from conftest import user_env
+
+pytestmark = pytest.mark.usefixtures("engine")
+
+
+def save(library, records, window=2):
+    d = Deduplicator(window_size=window, library_dir=library)
+    return d.feed(records) + d.flush()
+
+
+def age_runs(library, days):
+    """Make every run so far look ``days`` older."""
+    with closing(sqlite3.connect(library / DB_NAME)) as db:
+        for run_id, started, finished in db.execute("SELECT id, started, finished FROM runs"):
+            older = [
+                (datetime.fromisoformat(t) - timedelta(days=days)).isoformat(timespec="seconds")
+                for t in (started, finished)
+            ]
+            db.execute("UPDATE runs SET started = ?, finished = ? WHERE id = ?", (*older, run_id))
+        db.commit()
+
+
+def rows(library):
+    with closing(sqlite3.connect(library / DB_NAME)) as db:
+        return db.execute("SELECT kind, length, count FROM sequences ORDER BY kind").fetchall()
+
+
+OLD = [b"old%d" % i for i in range(10)]
+SHARED = [b"shared%d" % i for i in range(5)]
+NEW = [b"new%d" % i for i in range(7)]
+
+
+def test_describe_counts_what_the_library_holds(tmp_path):
+    library = tmp_path / "L"
+    save(library, [*OLD, b"x", *OLD[:4]])
+    (library / "trace.txt").write_bytes(b"a\nb\n")
+    info = describe_library(library)
+    held = rows(library)
+    assert info["sequences"] == {
+        "new": sum(1 for kind, _, _ in held if kind == "new"),
+        "repeat": sum(1 for kind, _, _ in held if kind == "repeat"),
+    }
+    assert info["sequences"]["repeat"] == 1  # OLD[:4] repeated once
+    assert (
+        info["records"] == sum(length for _, length, _ in held) == 12 + 4
+    )  # OLD, x, OLD[0] (window 'x old0' is new); the piece
+    assert info["runs"] == 1 and info["plain_files"] == 1 and info["plain_bytes"] == 4
+    assert info["disk_bytes"] == (library / DB_NAME).stat().st_size
+    assert info["oldest_last_seen"] == info["last_run"]
+
+
+def test_prune_drops_only_what_no_recent_run_saw(tmp_path):
+    library = tmp_path / "L"
+    save(library, [*OLD, *SHARED])  # run 1, "ten days ago"
+    save(library, [b"-", *OLD[:3]])  # matches part of run 1's material
+    age_runs(library, 10)
+    save(library, [*SHARED, *NEW])  # run 3, today: sees SHARED again
+    before = describe_library(library)
+    trial = prune_library(library, 5, dry_run=True)
+    assert describe_library(library) == before  # a dry run deletes nothing
+    result = prune_library(library, 5)
+    assert (result["sequences"], result["records"]) == (trial["sequences"], trial["records"])
+    # Run 1's stretch (OLD + SHARED) was matched by run 3, so it stays; run 2's new
+    # stretch "- old0" was last seen ten days ago (its OLD[:3] was counted, not saved).
+    assert result["sequences"] == 1 and result["records"] == 2
+    assert describe_library(library)["records"] == before["records"] - 2
+    # Everything run 3 relied on is still there.
+    d = Deduplicator(window_size=2, read_sequences=(library,))
+    assert d.feed([*OLD, *SHARED, *NEW]) + d.flush() == []
+    assert prune_library(library, 5)["sequences"] == 0
+
+
+def test_prune_everything_gives_the_space_back(tmp_path):
+    library = tmp_path / "L"
+    save(library, [b"line %d with some text" % i for i in range(20_000)])
+    big = (library / DB_NAME).stat().st_size
+    result = prune_library(library, 0, now=datetime.now(UTC) + timedelta(seconds=5))
+    assert result["sequences"] > 0 and result["disk_bytes_before"] == big
+    assert result["disk_bytes_after"] < big / 10
+    assert describe_library(library)["records"] == 0
+    assert save(library, [b"a", b"b", b"a", b"b"]) == [b"a", b"b"]  # still a library
+
+
+def test_prune_an_earlier_layout_library(tmp_path):
+    library = tmp_path / "old"
+    library.mkdir()
+    encoded = encode_records([b"x", b"y"])
+    with closing(sqlite3.connect(library / DB_NAME)) as db:
+        db.executescript(OLD_LAYOUT)
+        db.execute(
+            "INSERT INTO runs VALUES (1, '2020-01-01T00:00:00+00:00', "
+            "'2020-01-01T00:00:00+00:00', '{}', '{}')"
+        )
+        db.execute(
+            "INSERT INTO sequences VALUES (?, ?, 2, 'new', 1, 1)", (digest_of(encoded), encoded)
+        )
+        db.commit()
+    assert describe_library(library)["oldest_last_seen"] == "2020-01-01T00:00:00+00:00"
+    assert prune_library(library, 30)["sequences"] == 1
+    assert describe_library(library)["records"] == 0
+
+
+def test_missing_or_empty_libraries(tmp_path):
+    from seqdedup import SeqdedupError
+
+    with pytest.raises(SeqdedupError, match="does not exist"):
+        describe_library(tmp_path / "nope")
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(SeqdedupError, match="not a directory"):
+        prune_library(tmp_path / "file", 1)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert describe_library(empty)["records"] == 0
+    assert prune_library(empty, 1)["sequences"] == 0
+    with pytest.raises(SeqdedupError, match="0 or more"):
+        prune_library(empty, -1)
+
+
+def library_command():
+    script = Path(sys.executable).parent / "seqdedup-library"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "seqdedup.library_cli"]
+
+
+def run_library(*args):
+    return subprocess.run(
+        [*library_command(), *args], capture_output=True, text=True, env=user_env(), timeout=60
+    )
+
+
+def test_seqdedup_library_command(tmp_path):
+    library = tmp_path / "L"
+    save(library, [*OLD, *OLD])
+    info = run_library("info", str(library))
+    assert info.returncode == 0, info.stderr
+    lines = dict(line.split("  ", 1) for line in info.stdout.splitlines())
+    assert lines["runs"].strip() == "1"
+    assert lines["records"].strip().startswith("21 ")  # stretch (11) + repeated piece (10)
+    document = json.loads(run_library("info", str(library), "--json").stdout)
+    assert document["records"] == 21 and document["runs"] == 1
+    dry = run_library("prune", str(library), "--unseen-days", "0", "--dry-run")
+    assert dry.returncode == 0 and dry.stdout.startswith("would delete ")
+    assert json.loads(run_library("info", str(library), "--json").stdout) == document
+    pruned = json.loads(run_library("prune", str(library), "--unseen-days", "1", "--json").stdout)
+    assert pruned["sequences"] == 0  # the run was seconds ago
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["info", "/nonexistent/L"],
+        ["prune", "/nonexistent/L", "--unseen-days", "1"],
+        ["prune", ".", "--unseen-days", "soon"],
+        ["prune", "."],
+        ["frobnicate"],
+        [],
+    ],
+)
+def test_seqdedup_library_errors_are_one_line(args):
+    result = run_library(*args)
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("seqdedup-library: ")
+
+
+def test_a_run_does_not_grow_a_library_with_what_it_holds(tmp_path):
+    library = tmp_path / "L"
+    log = [b"request %d" % (i % 50) for i in range(400)]
+    save(library, log, window=3)
+    held = rows(library)
+    assert save(library, log, window=3) == expected(log, 3, library=[log])
+    after = rows(library)
+    assert [(kind, length) for kind, length, _ in after] == [(k, n) for k, n, _ in held]
+    assert sum(c for *_, c in after) > sum(c for *_, c in held)  # sightings counted
