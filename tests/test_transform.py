@@ -1,5 +1,11 @@
 from __future__ import annotations
 
+import random
+import signal
+import subprocess
+import time
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -7,6 +13,7 @@ from hypothesis import strategies as st
 from seqdedup import SeqdedupError, deduplicate
 from seqdedup.keys import ShellTransform
 
+from conftest import seqdedup_command, user_env
 from oracle import reference_output
 
 
@@ -16,12 +23,19 @@ def test_line_wise_command_takes_the_batch_path():
     assert transform.batch_mode is True
 
 
-@pytest.mark.parametrize("command", ["tac", "nl -ba", "sort -r"])
-def test_command_that_is_not_line_wise_falls_back_to_per_record(command):
+@pytest.mark.parametrize(
+    ("command", "per_record"),
+    [
+        ("tac", [b"b", b"a", b"c"]),
+        ("nl -ba", [b"     1\tb", b"     1\ta", b"     1\tc"]),
+        ("sort -r", [b"b", b"a", b"c"]),
+    ],
+)
+def test_command_that_is_not_line_wise_falls_back_to_per_record(command, per_record):
     transform = ShellTransform(command)
     keys = transform([b"b", b"a", b"c"])
     assert transform.batch_mode is False
-    assert keys == [ShellTransform(command)._run_one(k) for k in (b"b", b"a", b"c")]
+    assert keys == per_record  # what the command prints for each record alone
 
 
 def test_records_with_newlines_go_one_by_one():
@@ -72,3 +86,109 @@ def test_sort_as_a_transform_matches_the_oracle(records):
     """Per record, `sort` is the identity: the result must be that of no transform."""
     out = list(deduplicate(records, window_size=2, hash_transform="sort", batch_size=40))
     assert out == reference_output(records, 2)
+
+
+# -- commands that hang, flood or leave processes behind --------------------------------
+
+
+def processes_running(marker: str) -> list[str]:
+    """Command lines of live processes containing ``marker`` (from /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                line = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+                state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if marker in line and state != "Z":
+                found.append(line)
+    return found
+
+
+def unique_sleep() -> str:
+    """A sleep whose command line no other process has (a fractional duration)."""
+    return f"sleep 1000.{random.randrange(10**8):08d}"
+
+
+def wait_until(condition, seconds=10.0):
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return condition()
+
+
+def test_a_hanging_command_times_out_and_is_ended():
+    sleep = unique_sleep()
+    transform = ShellTransform(f"{sleep}; cat", timeout=0.5)
+    started = time.monotonic()
+    with pytest.raises(SeqdedupError, match=r"took more than 0.5 s .*--transform-timeout"):
+        transform([b"a", b"b"])
+    assert time.monotonic() - started < 5
+    assert wait_until(lambda: not processes_running(sleep))
+
+
+def test_a_flooding_command_is_stopped_at_a_bound():
+    with pytest.raises(SeqdedupError, match=r"printed more than .* one line per record"):
+        ShellTransform("yes")([b"a", b"b"])
+
+
+def test_large_batches_are_written_and_read_at_once():
+    # Far more than a pipe holds, both ways: writing all before reading would deadlock.
+    records = [b"record %d " % i + b"x" * 200 for i in range(40_000)]
+    transform = ShellTransform("cat")
+    assert transform(records) == records and transform.batch_mode is True
+
+
+def test_what_a_finished_command_left_running_is_ended():
+    sleep = unique_sleep()
+    transform = ShellTransform(f"({sleep} >/dev/null 2>&1 &); cat")
+    assert transform([b"a", b"b"]) == [b"a", b"b"]
+    assert wait_until(lambda: not processes_running(sleep))
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_stopped_run_ends_the_command_too(signum):
+    sleep = unique_sleep()
+    # The command comes through the environment, so that only the sleep itself (not
+    # seqdedup's own command line) shows the marker.
+    proc = subprocess.Popen(
+        [*seqdedup_command(), "-q", "-t", 'eval "$TRANSFORM"'],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**user_env(), "TRANSFORM": f"{sleep}; cat"},
+    )
+    proc.stdin.write(b"a\nb\n")
+    proc.stdin.close()
+    assert wait_until(lambda: processes_running(sleep)), "the transform never started"
+    proc.send_signal(signum)
+    proc.wait(timeout=30)
+    err = proc.stderr.read()
+    proc.stdout.close()
+    proc.stderr.close()
+    assert proc.returncode == (130 if signum == signal.SIGINT else 128 + signum)
+    assert b"Traceback" not in err
+    assert wait_until(lambda: not processes_running(sleep))
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-t", "cat", "--transform-timeout", "-1"], b"--transform-timeout must be 0 or"),
+        (["-t", "cat", "--transform-timeout", "nan"], b"--transform-timeout must be 0 or"),
+        (["--transform-timeout", "5"], b"--transform-timeout requires --hash-transform"),
+        (["-t", "sleep 30", "--transform-timeout", "0.3"], b"took more than 0.3 s"),
+    ],
+)
+def test_transform_limits_on_the_command_line(run_cli, args, message):
+    result = run_cli(["-q", *args], b"a\nb\n")
+    assert result.returncode == 1 and result.stdout == b""
+    assert result.stderr.count(b"\n") == 1 and message in result.stderr
+
+
+def test_no_time_limit_with_zero(run_cli):
+    result = run_cli(
+        ["-q", "-w", "1", "-t", "sleep 0.2; cat", "--transform-timeout", "0"], b"a\na\n"
+    )
+    assert (result.returncode, result.stdout) == (0, b"a\n")

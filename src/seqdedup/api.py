@@ -63,7 +63,11 @@ class Deduplicator:
         self.config = config
         self.stats = Stats()
         self._filters = FilterList(config.filters)
-        transform = ShellTransform(config.hash_transform) if config.hash_transform else None
+        transform = (
+            ShellTransform(config.hash_transform, config.transform_timeout)
+            if config.hash_transform
+            else None
+        )
         engine = kernel.load()
         self.engine = "python" if engine is None else "c"
         self._keys = KeyMaker(config.skip_chars, config.byte_mode, transform, engine, kernel.SEED)

@@ -22,6 +22,7 @@ from seqdedup import __version__
 from seqdedup.config import (
     DEFAULT_CANDIDATES,
     DEFAULT_HISTORY,
+    DEFAULT_TRANSFORM_TIMEOUT,
     DEFAULT_UNIQUE_SEQUENCES,
     DEFAULT_WINDOW,
     Config,
@@ -131,6 +132,13 @@ def build_parser(prog: str = PROG, many_inputs: bool = False) -> argparse.Argume
         "--hash-transform",
         metavar="CMD",
         help="compare records by the output of this shell command",
+    )
+    keys.add_argument(
+        "--transform-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="end a --hash-transform run that takes longer (default 60; 0: no limit)",
     )
     keys.add_argument(
         "-d",
@@ -259,7 +267,21 @@ def config_from_args(args: argparse.Namespace) -> Config:
         explain=args.explain,
         read_sequences=tuple(_path(p) for p in args.read_sequences),
         library_dir=_path(args.library_dir) if args.library_dir is not None else None,
+        transform_timeout=_transform_timeout(args),
     )
+
+
+def _transform_timeout(args: argparse.Namespace) -> float | None:
+    timeout: float | None = args.transform_timeout
+    if timeout is None:
+        return DEFAULT_TRANSFORM_TIMEOUT
+    if args.hash_transform is None:
+        raise UsageError("--transform-timeout requires --hash-transform")
+    if timeout == 0:
+        return None
+    if not 0 < timeout < float("inf"):  # negative, inf or nan
+        raise UsageError(f"--transform-timeout must be 0 or a number of seconds, got {timeout}")
+    return timeout
 
 
 def _path(name: str) -> Path:

@@ -15,6 +15,7 @@ DEFAULT_WINDOW = 10
 DEFAULT_HISTORY = 100_000
 DEFAULT_UNIQUE_SEQUENCES = 10_000
 DEFAULT_CANDIDATES = 100
+DEFAULT_TRANSFORM_TIMEOUT = 60.0  # seconds one run of the --hash-transform command may take
 
 DEFAULT_ANNOTATION = (
     "[DUPLICATE: Lines {start}-{end} matched lines {match_start}-{match_end} "
@@ -52,6 +53,7 @@ class _ConfigFields(NamedTuple):
     explain: bool = False
     read_sequences: tuple[Path, ...] = ()
     library_dir: Path | None = None
+    transform_timeout: float | None = DEFAULT_TRANSFORM_TIMEOUT
 
 
 class Config(_ConfigFields):
@@ -96,6 +98,15 @@ class Config(_ConfigFields):
             check_template(self.annotation_format)
         if self.hash_transform is not None and not self.hash_transform.strip():
             raise UsageError("--hash-transform needs a command")
+        timeout = self.transform_timeout
+        if timeout is not None and (
+            isinstance(timeout, bool)
+            or not isinstance(timeout, int | float)
+            or not 0 < timeout < float("inf")
+        ):
+            raise UsageError(
+                f"--transform-timeout must be a number of seconds above 0, got {timeout!r}"
+            )
 
 
 ANNOTATION_FIELDS = ("start", "end", "match_start", "match_end", "count", "window_size")

@@ -8,12 +8,17 @@ path produced them; records themselves are never altered.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from seqdedup.config import DEFAULT_TRANSFORM_TIMEOUT
 from seqdedup.errors import SeqdedupError
 from seqdedup.kernel import numpy_available
+
+if TYPE_CHECKING:
+    import subprocess
 
 Transform = Callable[[list[bytes]], list[bytes]]
 LARGE_BATCH = 2048  # from this many records on, hashes come as a numpy array
@@ -90,6 +95,10 @@ class KeyMaker:
 
 
 VERIFY_RECORDS = 8  # records checked per-record against the batch run, at the start
+OUTPUT_ALLOWANCE = 1 << 20  # a transform may print this much more than it was given ...
+OUTPUT_PER_BYTE = 16  # ... plus this many bytes per byte of records (then: an error)
+PIPE_CHUNK = 1 << 16
+STDERR_KEPT = 1 << 14  # the last bytes of a failing command's stderr, for its message
 SHUFFLE_CHECK = 64  # records of each batch run again in a shuffled order
 
 
@@ -105,11 +114,14 @@ class ShellTransform:
     order or on other lines (sort, tac, nl, uniq) fails one of these checks, even on
     input that happens to be sorted, and the rest of the run uses one process per
     record. Records containing a newline always go one by one. A failing command
-    raises SeqdedupError with its stderr.
+    raises SeqdedupError with its stderr; so does one that runs longer than ``timeout``
+    seconds or prints far more than it was given (``yes``), after its process group
+    is ended.
     """
 
-    def __init__(self, command: str) -> None:
+    def __init__(self, command: str, timeout: float | None = DEFAULT_TRANSFORM_TIMEOUT) -> None:
         self.command = command
+        self.timeout = timeout  # per run of the command; None: no limit
         self.batch_mode: bool | None = None  # None until verified
 
     def __call__(self, keys: list[bytes]) -> list[bytes]:
@@ -158,16 +170,96 @@ class ShellTransform:
         import subprocess
 
         try:
-            done = subprocess.run(self.command, shell=True, input=data, capture_output=True)
+            # Its own process group (session): on a timeout, too much output, Ctrl-C
+            # or SIGTERM the whole group ends, whatever the shell started.
+            proc = subprocess.Popen(
+                self.command,
+                shell=True,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
         except OSError as exc:
             raise SeqdedupError(f"--hash-transform: cannot run '{self.command}': {exc}") from None
-        if done.returncode != 0:
-            detail = " ".join(done.stderr.decode("utf-8", "replace").split())
+        try:
+            out, err = self._exchange(proc, data)
+        finally:
+            _end_group(proc)
+        if proc.returncode != 0:
+            detail = " ".join(err.decode("utf-8", "replace").split())
             raise SeqdedupError(
                 f"--hash-transform command '{self.command}' failed with exit status "
-                f"{done.returncode}" + (f": {detail}" if detail else "")
+                f"{proc.returncode}" + (f": {detail}" if detail else "")
             )
-        return done.stdout
+        return out
+
+    def _exchange(self, proc: subprocess.Popen[bytes], data: bytes) -> tuple[bytes, bytes]:
+        """Write ``data`` to the command and read its output, both at once (so neither
+        pipe can fill up and stall the other), within the time and size limits."""
+        import os
+        import selectors
+        import subprocess
+        import time
+
+        stdin, stdout, stderr = proc.stdin, proc.stdout, proc.stderr
+        assert stdin is not None and stdout is not None and stderr is not None
+        limit = OUTPUT_ALLOWANCE + OUTPUT_PER_BYTE * len(data)
+        deadline = None if self.timeout is None else time.monotonic() + self.timeout
+        out: list[bytes] = []
+        out_size = 0
+        err = bytearray()
+        view = memoryview(data)
+        with selectors.DefaultSelector() as selector:
+            if data:
+                os.set_blocking(stdin.fileno(), False)
+                selector.register(stdin, selectors.EVENT_WRITE)
+            else:
+                stdin.close()
+            selector.register(stdout, selectors.EVENT_READ)
+            selector.register(stderr, selectors.EVENT_READ)
+            while selector.get_map():
+                wait = None if deadline is None else deadline - time.monotonic()
+                if wait is not None and wait <= 0:
+                    raise self._timed_out()
+                for key, _ in selector.select(wait):
+                    stream = key.fileobj
+                    if stream is stdin:
+                        try:
+                            view = view[os.write(key.fd, view[:PIPE_CHUNK]) :]
+                        except BrokenPipeError:  # it stopped reading: its output decides
+                            view = view[:0]
+                        if not view:
+                            selector.unregister(stdin)
+                            stdin.close()
+                        continue
+                    chunk = os.read(key.fd, PIPE_CHUNK)
+                    if not chunk:
+                        selector.unregister(stream)
+                    elif stream is stdout:
+                        out.append(chunk)
+                        out_size += len(chunk)
+                        if out_size > limit:
+                            raise SeqdedupError(
+                                f"--hash-transform command '{self.command}' printed more than "
+                                f"{limit:,} bytes for {len(data):,} bytes of records; it must "
+                                "print one line per record"
+                            )
+                    else:
+                        err += chunk
+                        del err[:-STDERR_KEPT]
+        wait = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+        try:
+            proc.wait(wait)
+        except subprocess.TimeoutExpired:
+            raise self._timed_out() from None
+        return b"".join(out), bytes(err)
+
+    def _timed_out(self) -> SeqdedupError:
+        return SeqdedupError(
+            f"--hash-transform command '{self.command}' took more than {self.timeout:g} s "
+            "for one batch of records (see --transform-timeout)"
+        )
 
     def _run_one(self, key: bytes) -> bytes:
         out = self._run(key + b"\n")
@@ -179,3 +271,18 @@ class ShellTransform:
         if lines[-1] == b"":
             lines.pop()
         return lines if len(lines) == len(keys) else None
+
+
+def _end_group(proc: subprocess.Popen[bytes]) -> None:
+    """End the command's process group (the shell and anything it started, even what
+    a finished shell left running) and reap the shell."""
+    import os
+    import signal
+
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    for stream in (proc.stdin, proc.stdout, proc.stderr):
+        if stream is not None:
+            with contextlib.suppress(OSError):
+                stream.close()
+    proc.wait()
