@@ -111,3 +111,15 @@ def test_config_validation_names_the_option():
 
 # Every test here runs once per engine (compiled kernel and pure Python).
 pytestmark = pytest.mark.usefixtures("engine")
+
+
+def test_explain_without_a_callback_collects_the_lines():
+    d = Deduplicator(window_size=1, explain=True)
+    assert d.feed([b"a", b"b", b"a"]) + d.flush() == [b"a", b"b"]
+    assert d.explanations == ["EXPLAIN: Line 3 skipped (duplicate of line 1, seen 2x)"]
+    heard: list[str] = []
+    d = Deduplicator(window_size=1, explain=True, on_explain=heard.append)
+    d.feed([b"a", b"a"])
+    d.flush()
+    assert heard == ["EXPLAIN: Line 2 skipped (duplicate of line 1, seen 2x)"]
+    assert d.explanations == []

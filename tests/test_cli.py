@@ -138,6 +138,53 @@ def test_version(run_cli):
     assert run_cli(["-V"]).stdout == p.stdout
 
 
+@pytest.mark.parametrize(
+    ("args", "data", "expected"),
+    [
+        (
+            ["-w", "2", "--delimiter", "---END---"],
+            b"a---END---b---END---a---END---b---END---c",
+            b"a---END---b---END---c",
+        ),
+        (["-w", "2", "-d", "--"], b"x--y--x--y--", b"x--y--"),
+        (
+            ["-w", "1", "--bypass", "-DEBUG-"],
+            b"ok\n-DEBUG- x\nok\n-DEBUG- x\n",
+            b"ok\n-DEBUG- x\n-DEBUG- x\n",
+        ),
+        (["-w", "1", "--bypass", "--"], b"ok\n--\nok\n--\n", b"ok\n--\n--\n"),
+        (["-w", "1", "--", "-"], b"a\na\n", b"a\n"),  # after --, '-' is stdin
+    ],
+)
+def test_option_values_may_start_with_a_dash(run_cli, args, data, expected):
+    result = run_cli(["-q", *args], data)
+    assert (result.returncode, result.stderr) == (0, b"")
+    assert result.stdout == expected
+
+
+def test_every_option_has_a_help_line_and_the_help_ends_with_examples(run_cli):
+    from seqdedup.cli import build_parser
+
+    text = run_cli(["--help"]).stdout.decode()
+    for action in build_parser()._actions:
+        assert action.help, f"{action.option_strings or action.dest} has no help line"
+    assert text.rstrip().splitlines()[-5] == "examples:"
+    assert "--library-dir" in text and "--annotation-format TEMPLATE" in text
+
+
+def test_dask_command_names_itself_and_offers_only_what_it_takes():
+    from pathlib import Path
+
+    script = Path(sys.executable).parent / "seqdedup-dask"
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "seqdedup.cluster_cli"]
+    version = subprocess.run([*command, "-V"], capture_output=True, text=True, env=user_env())
+    assert version.stdout.startswith(f"seqdedup-dask {__version__} (engine: ")
+    text = subprocess.run([*command, "--help"], capture_output=True, text=True).stdout
+    assert "--output-dir" in text
+    for refused in ("--hash-transform", "--annotate", "--explain", "--progress", "--max-history"):
+        assert refused not in text
+
+
 def test_matches_oracle_end_to_end(run_cli, tmp_path):
     import random
 

@@ -39,6 +39,8 @@ class Deduplicator:
     decidable once ``window_size - 1`` further tracked records have been fed, so output
     lags input by at most that many tracked records. ``on_explain`` receives one line
     per explanation (``--explain``), in input order; the engine itself never prints.
+    With ``explain=True`` and no ``on_explain``, the lines collect in
+    :attr:`explanations` (read and clear it between feeds on a long stream).
 
     Libraries named in the config (``read_sequences``, ``library_dir``) are loaded
     when the object is made; with ``library_dir``, :meth:`flush` saves what the run
@@ -62,6 +64,10 @@ class Deduplicator:
             raise TypeError("pass either a Config or keyword options, not both")
         self.config = config
         self.stats = Stats()
+        # explain=True without a callback: the lines wait in .explanations for the caller.
+        self.explanations: list[str] = []
+        if config.explain and on_explain is None:
+            on_explain = self.explanations.append
         self._filters = FilterList(config.filters)
         transform = (
             ShellTransform(config.hash_transform, config.transform_timeout)

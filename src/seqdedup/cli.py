@@ -33,11 +33,66 @@ from seqdedup.filters import load_pattern_file
 from seqdedup.records import parse_delimiter, parse_hex_delimiter
 
 PROG = "seqdedup"
+EXAMPLES = """examples:
+  seqdedup -w 5 app.log > app.dedup.log          drop repeated blocks of 5+ lines
+  tail -f app.log | seqdedup -w 3 -q             a live stream, each line as soon as decided
+  seqdedup -q -w 1 -r yesterday/ --annotate today.log | grep -v DUPLICATE
+                                                 only what the library has never seen"""
+
+
+_DOUBLE_DASH = "\0seqdedup:--\0"  # stands in for an option value of exactly "--"
+
+
+def _restore_double_dash(value: Any) -> Any:
+    if value == _DOUBLE_DASH:
+        return "--"
+    if isinstance(value, list):
+        return [_restore_double_dash(item) for item in value]
+    if isinstance(value, tuple):
+        return tuple(_restore_double_dash(item) for item in value)
+    return value
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise UsageError(message)
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        argv = list(sys.argv[1:] if args is None else args)
+        parsed, rest = super().parse_known_args(self._attach_text_values(argv), namespace)
+        for name, value in vars(parsed).items():
+            setattr(parsed, name, _restore_double_dash(value))
+        return parsed, rest
+
+    def _attach_text_values(self, argv: list[str]) -> list[str]:
+        """``--delimiter ---END---``, ``-d --``, ``--bypass -DEBUG-``: argparse refuses a
+        value that starts with '-'. A text option always takes the next argument as its
+        value, so it is attached (``--delimiter=---END---``) before argparse sees it."""
+        text_options = {
+            option: next((o for o in action.option_strings if o.startswith("--")), option)
+            for action in self._actions
+            if action.nargs is None and action.type is None and action.option_strings
+            for option in action.option_strings
+        }
+        out: list[str] = []
+        position = 0
+        while position < len(argv):
+            token = argv[position]
+            if token == "--":  # the rest are file names
+                return out + argv[position:]
+            value_follows = position + 1 < len(argv)
+            if token in text_options and value_follows and argv[position + 1].startswith("-"):
+                value = argv[position + 1]
+                # argparse drops a value of exactly "--" even when attached: stand-in.
+                value = _DOUBLE_DASH if value == "--" else value
+                out.append(f"{text_options[token]}={value}")
+                position += 2
+                continue
+            out.append(token)
+            position += 1
+        return out
 
 
 class _OrderedFilter(argparse.Action):
@@ -69,6 +124,8 @@ def build_parser(prog: str = PROG, many_inputs: bool = False) -> argparse.Argume
     parser = _Parser(
         prog=prog,
         description="Remove repeated sequences of records from a stream.",
+        epilog=None if many_inputs else EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         allow_abbrev=False,
     )
     add = parser.add_argument
@@ -107,7 +164,12 @@ def build_parser(prog: str = PROG, many_inputs: bool = False) -> argparse.Argume
         metavar="N",
         help=f"sequences kept for counting (default {DEFAULT_UNIQUE_SEQUENCES})",
     )
-    core.add_argument("-U", "--unlimited-unique-sequences", action="store_true")
+    core.add_argument(
+        "-U",
+        "--unlimited-unique-sequences",
+        action="store_true",
+        help="count every distinct repeated sequence (no limit)",
+    )
     core.add_argument(
         "-c",
         "--max-candidates",
@@ -117,7 +179,12 @@ def build_parser(prog: str = PROG, many_inputs: bool = False) -> argparse.Argume
         help=f"earlier occurrences followed for attribution (default "
         f"{DEFAULT_CANDIDATES}); never changes what is skipped",
     )
-    core.add_argument("-C", "--unlimited-candidates", action="store_true")
+    core.add_argument(
+        "-C",
+        "--unlimited-candidates",
+        action="store_true",
+        help="follow every earlier occurrence for attribution (no limit)",
+    )
     keys = parser.add_argument_group("keys and records")
     keys.add_argument(
         "-s",
@@ -156,11 +223,11 @@ def build_parser(prog: str = PROG, many_inputs: bool = False) -> argparse.Argume
     )
     keys.add_argument("-b", "--byte-mode", action="store_true", help="binary records")
     filters = parser.add_argument_group("filters (first matching pattern decides)")
-    for option, kind in (
-        ("--track", "track"),
-        ("--bypass", "bypass"),
-        ("--track-file", "track-file"),
-        ("--bypass-file", "bypass-file"),
+    for option, kind, text in (
+        ("--track", "track", "deduplicate only records matching REGEX"),
+        ("--bypass", "bypass", "pass records matching REGEX through untouched"),
+        ("--track-file", "track-file", "--track each pattern in FILE (one per line, # comments)"),
+        ("--bypass-file", "bypass-file", "--bypass each pattern in FILE"),
     ):
         filters.add_argument(
             option,
@@ -168,6 +235,7 @@ def build_parser(prog: str = PROG, many_inputs: bool = False) -> argparse.Argume
             const=kind,
             dest="filter_specs",
             metavar="FILE" if kind.endswith("file") else "REGEX",
+            help=text,
         )
     library = parser.add_argument_group("library")
     library.add_argument(
@@ -192,13 +260,23 @@ def build_parser(prog: str = PROG, many_inputs: bool = False) -> argparse.Argume
     output.add_argument(
         "-a", "--annotate", action="store_true", help="write a marker where duplicates were removed"
     )
-    output.add_argument("--annotation-format", default=None, metavar="TEMPLATE")
+    output.add_argument(
+        "--annotation-format",
+        default=None,
+        metavar="TEMPLATE",
+        help="marker text with {start} {end} {match_start} {match_end} {count} {window_size}",
+    )
     output.add_argument(
         "-e", "--explain", action="store_true", help="explain each decision on stderr"
     )
     output.add_argument("-q", "--quiet", action="store_true", help="no statistics")
     output.add_argument("-p", "--progress", action="store_true", help="live progress on a terminal")
-    output.add_argument("--stats-format", choices=("table", "json"), default="table")
+    output.add_argument(
+        "--stats-format",
+        choices=("table", "json"),
+        default="table",
+        help="statistics on stderr as a table (default) or JSON",
+    )
     parser.add_argument(
         "-V", "--version", action=_Version, nargs=0, help="print the version and the engine"
     )

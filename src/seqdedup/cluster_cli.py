@@ -6,6 +6,7 @@ Same option names as ``seqdedup`` where they apply; one output file per input fi
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Sequence
 from typing import TextIO
@@ -16,7 +17,9 @@ from seqdedup.errors import UsageError, exit_status, stop_on_termination_signals
 PROG = "seqdedup-dask"
 _NOT_HERE = {
     "hash_transform": "--hash-transform",
+    "transform_timeout": "--transform-timeout",
     "annotate": "--annotate",
+    "annotation_format": "--annotation-format",
     "explain": "--explain",
     "progress": "--progress",
     "max_history": "--max-history",
@@ -27,6 +30,9 @@ _NOT_HERE = {
 def main(argv: Sequence[str] | None = None, stderr: TextIO | None = None) -> int:
     err = stderr if stderr is not None else sys.stderr
     parser = build_parser(PROG, many_inputs=True)
+    for action in parser._actions:  # refused here: parsed (to say so), never offered
+        if action.dest in _NOT_HERE:
+            action.help = argparse.SUPPRESS
     cluster = parser.add_argument_group("cluster")
     cluster.add_argument(
         "--output-dir",
