@@ -71,3 +71,53 @@ def reference_output(
         keys = [transform(k) for k in keys]  # type: ignore[operator]
     skip = iter(skipped_flags(keys, window, history))
     return [r for r, f in zip(records, flags, strict=False) if not (f and next(skip))]
+
+
+def attribution_pieces(
+    keys: Sequence[object], window: int, max_candidates: int | None = None
+) -> list[tuple[int, int, int]]:
+    """The pieces ``(start, end, source)`` (0-based, inclusive) each duplicate run is
+    reported as, with unlimited history and no library. O(n^3 W).
+
+    A piece starting at record p follows these candidate sources: every earlier
+    occurrence i of window p (i + W <= p), when window p is a repeat; and, for each
+    other repeat window j covering p, its earliest occurrence, aligned to p. It
+    extends as far as the best of them matches inside the run, and takes the earliest
+    of those that match that far; the next piece starts where it ended.
+    """
+    n = len(keys)
+    skipped = skipped_flags(keys, window)
+
+    def occurrences(j: int) -> list[int]:
+        return [i for i in range(j - window + 1) if keys[i : i + window] == keys[j : j + window]]
+
+    pieces = []
+    p = 0
+    while p < n:
+        if not skipped[p]:
+            p += 1
+            continue
+        run_end = p
+        while run_end < n and skipped[run_end]:
+            run_end += 1
+        while p < run_end:
+            candidates: set[int] = set()
+            for j in range(max(p - window + 1, 0), min(p, n - window) + 1):
+                found = occurrences(j)
+                if found:
+                    candidates.update(found if j == p else [found[0] + p - j])
+            chosen = sorted(candidates)[:max_candidates]
+
+            lengths = {c: _match(keys, c, p, run_end) for c in chosen}
+            best = max(lengths.values())
+            pieces.append((p, p + best - 1, min(c for c in chosen if lengths[c] == best)))
+            p += best
+    return pieces
+
+
+def _match(keys: Sequence[object], source: int, start: int, stop: int) -> int:
+    """How many records from ``start`` (before ``stop``) equal those from ``source``."""
+    matched = 0
+    while start + matched < stop and keys[source + matched] == keys[start + matched]:
+        matched += 1
+    return matched

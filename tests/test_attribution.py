@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from seqdedup import Deduplicator
 from seqdedup.config import FilterRule
 
-from oracle import skipped_flags
+from oracle import attribution_pieces, skipped_flags
 
 MARKER = "M {start} {end} {match_start} {match_end} {count}"
 
@@ -275,12 +275,45 @@ def test_attribution_work_grows_linearly_on_short_repetitive_records(monkeypatch
 
     monkeypatch.setattr(Attributor, "_key_slice", counting)
     work = []
-    for n in (12000, 48000):  # past the first thousands, where matches still lengthen
+    # Past the first tens of thousands, where each window's occurrences still grow
+    # towards the 5 candidates followed.
+    for n in (24000, 96000):
         rng = random.Random(5)
         records = [rng.choice([b"a", b"b"]) for _ in range(n)]
         compared[0] = 0
-        d = Deduplicator(window_size=12, max_history=None, annotate=True)
+        d = Deduplicator(window_size=12, max_history=None, annotate=True, max_candidates=5)
         d.feed(records)
         d.flush()
         work.append(compared[0])
     assert work[1] < 8 * work[0], work  # 4x the input: here ~5.7x; quadratic was ~16x
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    keys=keys_strategy,
+    window=st.integers(1, 6),
+    candidates=st.sampled_from([None, 1, 2, 3]),
+)
+def test_sources_are_chosen_as_the_oracle_chooses(keys, window, candidates):
+    out, _, _ = run(
+        numbered(keys),
+        window,
+        max_history=None,
+        max_candidates=candidates,
+        annotate=True,
+        annotation_format=MARKER,
+    )
+    pieces = [
+        (int(f[1]) - 1, int(f[2]) - 1, int(f[3]) - 1)
+        for f in (line.split() for line in out)
+        if f[0] == "M"
+    ]
+    assert pieces == attribution_pieces(keys, window, candidates)
+
+
+def test_a_run_follows_every_occurrence_of_its_first_window():
+    keys = list("ABCABCAABCAABCAA")
+    out, _, _ = run(numbered(keys), 3, annotate=True, annotation_format=MARKER)
+    markers = [line for line in out if line.startswith("M ")]
+    # Lines 8-16 repeat lines 4-12 whole; the earliest "ABC" (lines 1-3) only 8-11.
+    assert markers == ["M 4 7 1 4 2", "M 8 16 4 12 2"]

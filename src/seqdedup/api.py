@@ -112,6 +112,7 @@ class Deduplicator:
             self._matcher.source,
             config.max_candidates,
             config.max_history,
+            self._matcher.fingerprints,
         )
         self._explain = on_explain
         self._library: LoadedLibrary | None = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -87,13 +88,19 @@ class Piece:
 class Attributor:
     """Cut each duplicate run into pieces, each reported against one earlier occurrence.
 
-    A piece starts at a skipped record r with the candidate sources that the repeat
-    windows covering r point to (the matcher's ``source``), at most
-    ``max_candidates`` of them, earliest first. All candidates are followed while they
-    keep matching; when none matches the next record, the piece ends with the earliest
-    of the longest-matching candidates and a new piece starts there. A kept record or
-    the end of input ends the piece too. Each piece's content is a sequence: its count
-    comes from the sequences table.
+    A piece starts at a skipped record r with the candidate sources: every remembered
+    earlier occurrence of the window starting at r (when it is a repeat), and the
+    earliest remembered occurrence of each other repeat window covering r (aligned to
+    r); at most ``max_candidates`` of them, earliest first. The matcher knows one
+    occurrence of a window, its earliest remembered (``source``). Every later one is a
+    repeat window, and so lies inside a duplicate run, or overlaps an earlier occurrence
+    (periodic content); the windows of duplicate runs are indexed by fingerprint as they
+    are decided, at most ``max_candidates`` per content, so all are found
+    (:meth:`_occurrences`). All candidates are followed while they keep matching; when
+    none matches the next record, the piece ends with the earliest of the longest-
+    matching candidates and a new piece starts there. A kept record or the end of input
+    ends the piece too. Each piece's content is a sequence: its count comes from the
+    sequences table.
 
     Candidates only decide attribution, never what is skipped. Matching compares key
     hashes, in slices (C speed), so a whole run that repeats one earlier occurrence
@@ -107,6 +114,7 @@ class Attributor:
         source_of: Callable[[int], int | None],
         max_candidates: int | None,
         max_history: int | None,
+        fingerprints: Callable[[Any, int], Any],
     ) -> None:
         self.window_size = window_size
         self.table = table
@@ -122,6 +130,15 @@ class Attributor:
         self._piece_start = -1  # -1: no open piece
         self._candidates: list[int] = []  # sources aligned with _piece_start
         self._piece_end = -1
+        self._history = max_history
+        self._fingerprints = fingerprints  # (key hashes, count) -> window fingerprints
+        # Windows of duplicate runs by fingerprint (the earliest max_candidates each).
+        # With a limited history, two generations, the older dropped every history.
+        self._occurring: dict[int, list[int]] = {}
+        self._occurring_before: dict[int, list[int]] = {}
+        self._generation_end = max_history
+        self._run_start = -1  # where the skipped run reaching the last batch's end began
+        self._indexed = 0  # windows before this start are indexed (or not in a run)
 
     @property
     def decided(self) -> int:
@@ -172,13 +189,14 @@ class Attributor:
         pieces closed."""
         base = self._decided
         self._decided += size
+        self._index_windows(base, size, runs)
         closed: list[Piece] = []
         if self._piece_start >= 0 and size and not (runs and runs[0][0] == base):
             closed.append(self._close())  # a kept record ends the run left open
         for start, stop in runs:
             if self._piece_start < 0 and stop < base + size:
-                # The common case, a run that one earlier occurrence covers whole: what
-                # _open, _extend and _close would do, in one step.
+                # The common case, a run that its window's earliest occurrence covers
+                # whole (no candidate can do better): _open, _extend and _close at once.
                 source = self.source_of(start)
                 assert source is not None, f"skipped record {start} starts no repeat window"
                 keys = self._key_slice(start, stop)
@@ -211,18 +229,17 @@ class Attributor:
     def _open(self, record: int, run_start: bool = False) -> None:
         self._piece_start = record
         self._piece_end = record - 1
-        if run_start:
-            # The first record of a run is covered by one repeat window only, the one
-            # starting at it (an earlier one would cover the record before too).
-            first = self.source_of(record)
-            assert first is not None, f"skipped record {record} starts no repeat window"
-            self._candidates = [first]
-            return
-        width = self.window_size
-        found = set()
-        for window in range(record - width + 1, record + 1):
+        # The first record of a run is covered by one repeat window only, the one
+        # starting at it (an earlier one would cover the record before too).
+        first = record if run_start else max(record - self.window_size + 1, 0)
+        found: set[int] = set()
+        for window in range(first, record + 1):
             source = self.source_of(window)
-            if source is not None:
+            if source is None:
+                continue
+            if window == record:  # the window the piece starts with: all its occurrences
+                found.update(self._occurrences(source, window))
+            else:  # the others (at a cut inside a run): their earliest, aligned
                 found.add(source + record - window)
         if not found:  # cannot happen for a skipped record; keep the invariant loud
             raise AssertionError(f"skipped record {record} is covered by no repeat window")
@@ -231,16 +248,92 @@ class Attributor:
             candidates = candidates[: self.max_candidates]
         self._candidates = candidates
 
+    def _index_windows(self, base: int, size: int, runs: Sequence[tuple[int, int]]) -> None:
+        """Index by fingerprint the windows lying wholly inside the skipped runs of the
+        records [base, base + size): the repeat windows, later occurrences of what
+        the matcher knows the earliest of."""
+        width = self.window_size
+        if self._history is not None and self._generation_end is not None:
+            while base + size > self._generation_end:
+                self._occurring_before = self._occurring
+                self._occurring = {}
+                self._generation_end += self._history
+        cap = sys.maxsize if self.max_candidates is None else self.max_candidates
+        for start, stop in runs:
+            if start == base and self._run_start >= 0:
+                start = self._run_start  # the run goes on from the last batch
+            first = max(start, self._indexed)
+            count = stop - width + 1 - first
+            if count > 0:
+                prints = self._fingerprints(self._key_slice(first, stop), count)
+                occurring = self._occurring
+                get = occurring.get
+                for window, fingerprint in enumerate(_as_ints(prints), start=first):
+                    known = get(fingerprint)
+                    if known is None:
+                        occurring[fingerprint] = [window]
+                    elif len(known) < cap:
+                        known.append(window)
+                self._indexed = first + count
+        if runs and runs[-1][1] == base + size:  # a run reaches the end of this batch
+            last = runs[-1][0]
+            if not (last == base and self._run_start >= 0):
+                self._run_start = last
+        else:
+            self._run_start = -1
+
+    def _occurrences(self, earliest: int, window: int) -> list[int]:
+        """The remembered occurrences of the window at ``earliest`` that end before
+        ``window`` starts, earliest first (at most max_candidates): ``earliest``, the
+        indexed windows of duplicate runs with its content, and where the content is
+        periodic, the occurrences overlapping those."""
+        import heapq
+
+        width = self.window_size
+        limit = self.max_candidates
+        history = self._history
+        pattern = self._key_slice(earliest, earliest + width)
+        fingerprint = _as_ints(self._fingerprints(pattern, 1))[0]
+        indexed = self._occurring.get(fingerprint, []) + self._occurring_before.get(fingerprint, [])
+        periods = [d for d in range(1, width) if pattern[d:] == pattern[: width - d]]
+
+        # Before the window, readable and remembered. (A fingerprint collision would
+        # only add a candidate that matches nothing: following it finds that.)
+        lowest = self._offset if history is None else max(self._offset, window - history)
+        highest = window - width
+
+        def usable(position: int) -> bool:
+            return lowest <= position <= highest
+
+        heap = sorted({earliest, *(p for p in indexed if lowest <= p <= highest)})
+        if not periods:
+            return heap if limit is None else heap[:limit]
+        seen = set(heap)
+        found: list[int] = []
+        # Popped in position order, and a periodic neighbour lies after what it
+        # neighbours: the first ``limit`` popped are the earliest occurrences.
+        while heap and (limit is None or len(found) < limit):
+            position = heapq.heappop(heap)
+            found.append(position)
+            for period in periods:
+                again = position + period
+                if (
+                    again not in seen
+                    and usable(again)
+                    and self._key_slice(again, again + width) == pattern
+                ):
+                    seen.add(again)
+                    heapq.heappush(heap, again)
+        return found
+
     def _extend(self, start: int, stop: int, closed: list[Piece]) -> int:
         """Extend the open piece over skipped records [start, stop); return where it got."""
         while start < stop:
-            offset = start - self._piece_start
-            lengths = {s: self._match_length(s + offset, start, stop) for s in self._candidates}
-            best = max(lengths.values())
+            best, survivors = self._longest(start - self._piece_start, start, stop)
             if not best and self._piece_end < self._piece_start:
                 raise AssertionError(f"no candidate matches skipped record {start}")
             if best:
-                self._candidates = [s for s in self._candidates if lengths[s] == best]
+                self._candidates = survivors
                 self._piece_end = start + best - 1
                 start += best
             if start == stop:  # the piece may go on with the next records
@@ -248,6 +341,42 @@ class Attributor:
             closed.append(self._close())
             self._open(start)
         return stop
+
+    def _longest(self, offset: int, start: int, stop: int) -> tuple[int, list[int]]:
+        """How far from ``start`` (before ``stop``) the best candidates match, and which
+        match that far. Many candidates are narrowed record by record (most drop out
+        within a few records); the last few gallop (:meth:`_match_length`)."""
+        candidates = self._candidates
+        length = 0
+        if len(candidates) > 2 and min(candidates) + offset >= self._offset:
+            # All in this run's readable keys: index them directly (the hot loop).
+            keys, shift = self._keys, offset - self._offset
+            while len(candidates) > 2 and start + length < stop:
+                target = keys[start + length - self._offset]
+                matching = [c for c in candidates if keys[c + shift + length] == target]
+                if not matching:
+                    return length, candidates
+                candidates = matching
+                length += 1
+        key = self._key
+        while len(candidates) > 2 and start + length < stop:
+            target = key(start + length)
+            matching = [c for c in candidates if key(c + offset + length) == target]
+            if not matching:
+                return length, candidates
+            candidates = matching
+            length += 1
+        if start + length == stop:
+            return length, candidates
+        at = start + length
+        lengths = {c: self._match_length(c + offset + length, at, stop) for c in candidates}
+        best = max(lengths.values())
+        return length + best, [c for c in candidates if lengths[c] == best]
+
+    def _key(self, index: int) -> int:
+        if index >= 0:
+            return self._keys[index - self._offset]
+        return self._library_keys[len(self._library_keys) + index]
 
     def _match_length(self, source: int, start: int, stop: int) -> int:
         """How many records from ``start`` (before ``stop``) equal those from ``source``.
@@ -293,3 +422,12 @@ class Attributor:
             if self._numbers is not None:
                 del self._numbers[:drop]
             self._offset += drop
+
+
+def _as_ints(values: Any) -> Sequence[int]:
+    """Fingerprints in any engine's form (a list, int64 bytes, a numpy array)."""
+    if isinstance(values, bytes):
+        out = array("q")
+        out.frombytes(values)
+        return out
+    return values  # type: ignore[no-any-return]
