@@ -382,10 +382,27 @@ class Deduplicator:
                     if digest:
                         writer.seen(digest)
                     continue
-            if self._whole_runs is None and None not in content:
+            if self._whole_runs is None and None not in content and not self._held(piece):
                 self._stage(content, "repeat")  # type: ignore[arg-type]
         if len(waiting) > MAX_BUFFERED_PIECE:  # a huge run: its content is saved as new
             waiting.clear()  # material where it first occurred; do not hold it here
+
+    def _held(self, piece: Piece) -> bool:
+        """Whether every repeat window touching the piece repeats a sequence of the
+        library saved to (then the library holds all of it, whatever source the piece
+        was reported against)."""
+        if self._library is None:
+            return False
+        held = False
+        first = max(piece.start - self.config.window_size + 1, 0)
+        for window in range(first, piece.end + 1):
+            source = self._matcher.source(window)
+            if source is None:
+                continue
+            if source >= 0 or self._library.held_digest(source) is None:
+                return False
+            held = True
+        return held
 
     def _piece_fields(self, piece: Piece) -> dict[str, Any]:
         number = self._attributor.record_number
