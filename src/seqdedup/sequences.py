@@ -62,6 +62,12 @@ class SequenceTable:
         return count
 
 
+INDEX_LIMIT = 1 << 19  # windows indexed for attribution (per history, or in all)
+COPY_BUCKET = 256  # records per bucket of the index of runs copied whole
+SCAN_PER_CANDIDATE = 4  # copy entries looked at per candidate wanted (a work bound)
+LOCKSTEP = 32  # records over which many candidates are narrowed one record at a time
+
+
 class Piece:
     """A stretch of skipped tracked records and the earlier stretch it repeats.
 
@@ -139,6 +145,11 @@ class Attributor:
         self._generation_end = max_history
         self._run_start = -1  # where the skipped run reaching the last batch's end began
         self._indexed = 0  # windows before this start are indexed (or not in a run)
+        self._index_size = 0  # windows indexed (in the current generation)
+        # Runs copied whole from one earlier occurrence, by bucket of source window
+        # start: (first, last, copy): source windows first..last recur at copy + offset.
+        self._copies: dict[int, list[tuple[int, int, int]]] = {}
+        self._copies_floor = 0  # buckets below this one are dropped (limited history)
 
     @property
     def decided(self) -> int:
@@ -189,7 +200,7 @@ class Attributor:
         pieces closed."""
         base = self._decided
         self._decided += size
-        self._index_windows(base, size, runs)
+        self._rotate_index(base + size)
         closed: list[Piece] = []
         if self._piece_start >= 0 and size and not (runs and runs[0][0] == base):
             closed.append(self._close())  # a kept record ends the run left open
@@ -203,12 +214,20 @@ class Attributor:
                 if self._key_slice(source, source + stop - start) == keys:
                     count = self.table.observe(hash(keys.tobytes()))
                     closed.append(Piece(start, stop - 1, source, count))
+                    self._note_copy(start, stop - 1, source)
                     continue
+            self._index_windows(start, stop, base)
             if self._piece_start < 0:
                 self._open(start, run_start=True)
             self._extend(start, stop, closed)
             if stop < base + size:  # a kept record ends the run
                 closed.append(self._close())
+        if runs and runs[-1][1] == base + size:  # a run reaches the end of this batch
+            last = runs[-1][0]
+            if not (last == base and self._run_start >= 0):
+                self._run_start = last
+        else:
+            self._run_start = -1
         self._trim()
         return closed
 
@@ -248,39 +267,58 @@ class Attributor:
             candidates = candidates[: self.max_candidates]
         self._candidates = candidates
 
-    def _index_windows(self, base: int, size: int, runs: Sequence[tuple[int, int]]) -> None:
-        """Index by fingerprint the windows lying wholly inside the skipped runs of the
-        records [base, base + size): the repeat windows, later occurrences of what
-        the matcher knows the earliest of."""
+    def _rotate_index(self, decided: int) -> None:
+        """With a limited history, start a new generation of the window index every
+        history length; the one before the last is dropped."""
+        if self._history is None or self._generation_end is None:
+            return
+        while decided > self._generation_end:
+            self._occurring_before = self._occurring
+            self._occurring = {}
+            self._generation_end += self._history
+            self._index_size = 0
+
+    def _index_windows(self, start: int, stop: int, base: int) -> None:
+        """Index by fingerprint the windows lying wholly inside the skipped run
+        [start, stop) (which may go on from the last batch): later occurrences of what
+        the matcher knows the earliest of. (A run one earlier occurrence covers whole
+        is recorded as a copy instead: :meth:`_note_copy`.)"""
         width = self.window_size
-        if self._history is not None and self._generation_end is not None:
-            while base + size > self._generation_end:
-                self._occurring_before = self._occurring
-                self._occurring = {}
-                self._generation_end += self._history
+        if start == base and self._run_start >= 0:
+            start = self._run_start  # the run goes on from the last batch
+        first = max(start, self._indexed)
+        count = stop - width + 1 - first
+        if count <= 0 or self._index_size + count > INDEX_LIMIT:
+            return  # nothing whole yet, or the index is full (then: copies and earliest)
+        source = self.source_of(start)
+        if source is not None and source < 0:
+            # A run repeating the library: its windows' earliest occurrences are
+            # library sequences, remembered for good; not indexed (memory).
+            return
+        self._index_size += count
         cap = sys.maxsize if self.max_candidates is None else self.max_candidates
-        for start, stop in runs:
-            if start == base and self._run_start >= 0:
-                start = self._run_start  # the run goes on from the last batch
-            first = max(start, self._indexed)
-            count = stop - width + 1 - first
-            if count > 0:
-                prints = self._fingerprints(self._key_slice(first, stop), count)
-                occurring = self._occurring
-                get = occurring.get
-                for window, fingerprint in enumerate(_as_ints(prints), start=first):
-                    known = get(fingerprint)
-                    if known is None:
-                        occurring[fingerprint] = [window]
-                    elif len(known) < cap:
-                        known.append(window)
-                self._indexed = first + count
-        if runs and runs[-1][1] == base + size:  # a run reaches the end of this batch
-            last = runs[-1][0]
-            if not (last == base and self._run_start >= 0):
-                self._run_start = last
-        else:
-            self._run_start = -1
+        prints = self._fingerprints(self._key_slice(first, stop), count)
+        occurring = self._occurring
+        get = occurring.get
+        for window, fingerprint in enumerate(_as_ints(prints), start=first):
+            known = get(fingerprint)
+            if known is None:
+                occurring[fingerprint] = [window]
+            elif len(known) < cap:
+                known.append(window)
+        self._indexed = first + count
+
+    def _note_copy(self, start: int, end: int, source: int) -> None:
+        """Record that records start..end copy source..: the windows inside the source
+        recur inside the copy."""
+        last = source + end - start - self.window_size + 1  # its last whole window
+        if last < source or (source < 0 and self._history is not None):
+            # (Library windows are remembered for good, but on an endless stream with a
+            # limited history an index of their copies would only grow.)
+            return
+        entry = (source, last, start)
+        for bucket in range(source // COPY_BUCKET, last // COPY_BUCKET + 1):
+            self._copies.setdefault(bucket, []).append(entry)
 
     def _occurrences(self, earliest: int, window: int) -> list[int]:
         """The remembered occurrences of the window at ``earliest`` that end before
@@ -306,15 +344,25 @@ class Attributor:
             return lowest <= position <= highest
 
         heap = sorted({earliest, *(p for p in indexed if lowest <= p <= highest)})
-        if not periods:
+        if not periods and not self._copies:
             return heap if limit is None else heap[:limit]
         seen = set(heap)
         found: list[int] = []
-        # Popped in position order, and a periodic neighbour lies after what it
-        # neighbours: the first ``limit`` popped are the earliest occurrences.
+        budget = None if limit is None else SCAN_PER_CANDIDATE * limit
+        # Popped in position order, and a copy or a periodic neighbour lies after what
+        # it comes from: the first ``limit`` popped are the earliest occurrences.
         while heap and (limit is None or len(found) < limit):
             position = heapq.heappop(heap)
             found.append(position)
+            entries: Sequence[tuple[int, int, int]] = self._copies.get(position // COPY_BUCKET, ())
+            if budget is not None:  # a work bound: the earliest copies come first
+                entries = entries[:budget]
+                budget -= len(entries)
+            for first, last, copy in entries:
+                again = copy + position - first
+                if first <= position <= last and again not in seen and usable(again):
+                    seen.add(again)
+                    heapq.heappush(heap, again)
             for period in periods:
                 again = position + period
                 if (
@@ -351,7 +399,7 @@ class Attributor:
         if len(candidates) > 2 and min(candidates) + offset >= self._offset:
             # All in this run's readable keys: index them directly (the hot loop).
             keys, shift = self._keys, offset - self._offset
-            while len(candidates) > 2 and start + length < stop:
+            while len(candidates) > 2 and length < LOCKSTEP and start + length < stop:
                 target = keys[start + length - self._offset]
                 matching = [c for c in candidates if keys[c + shift + length] == target]
                 if not matching:
@@ -359,7 +407,7 @@ class Attributor:
                 candidates = matching
                 length += 1
         key = self._key
-        while len(candidates) > 2 and start + length < stop:
+        while len(candidates) > 2 and length < LOCKSTEP and start + length < stop:
             target = key(start + length)
             matching = [c for c in candidates if key(c + offset + length) == target]
             if not matching:
@@ -422,6 +470,11 @@ class Attributor:
             if self._numbers is not None:
                 del self._numbers[:drop]
             self._offset += drop
+            # Copies of sources that can no longer be read are no use either.
+            floor = self._offset // COPY_BUCKET
+            for bucket in range(self._copies_floor, floor):
+                self._copies.pop(bucket, None)
+            self._copies_floor = max(self._copies_floor, floor)
 
 
 def _as_ints(values: Any) -> Sequence[int]:
