@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_install_without_a_compiler_runs_the_python_engine(tmp_path):
     source = tmp_path / "source"
     source.mkdir()
-    for name in ("pyproject.toml", "setup.py", "README.md"):
+    for name in ("pyproject.toml", "setup.py", "README.md", "LICENSE"):
         shutil.copy(ROOT / name, source / name)
     shutil.copytree(
         ROOT / "src", source / "src", ignore=shutil.ignore_patterns("*.so", "__pycache__")
@@ -41,6 +41,14 @@ def test_install_without_a_compiler_runs_the_python_engine(tmp_path):
     )
     assert install.returncode == 0, install.stdout[-2000:] + install.stderr[-2000:]
     assert not list(target.rglob("_kernel*.so")), "the extension should not have been built"
+    # The metadata: the version as the package says it, an SPDX licence and its text.
+    from seqdedup import __version__
+
+    (dist_info,) = target.glob("seqdedup-*.dist-info")
+    metadata = (dist_info / "METADATA").read_text()
+    assert f"\nVersion: {__version__}\n" in metadata
+    assert "\nLicense-Expression: MIT\n" in metadata
+    assert "MIT License" in next(dist_info.rglob("LICENSE")).read_text()
     # -S: only the stdlib and the fresh install, not this environment's site-packages.
     run_env = user_env()
     run_env["PYTHONPATH"] = str(target)

@@ -16,7 +16,7 @@ def _tool(name: str) -> str:
     local = Path(sys.executable).parent / name
     found = str(local) if local.exists() else shutil.which(name)
     if found is None:
-        pytest.fail(f"{name} is not installed: pip install -e '.[test]'")
+        pytest.fail(f"{name} is not installed: pip install -e '.[dev]'")
     return found
 
 
