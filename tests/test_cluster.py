@@ -172,7 +172,11 @@ def test_command_line(tmp_path):
     ("args", "needle"),
     [
         (["missing.log"], "missing.log"),
-        (["--scheduler", "tcp://127.0.0.1:9", "IN"], "cannot reach the Dask scheduler"),
+        (
+            ["--scheduler", "tcp://127.0.0.1:9", "--connect-timeout", "0.5", "IN"],
+            "cannot reach the Dask scheduler",
+        ),
+        (["--connect-timeout", "0", "IN"], "--connect-timeout must be"),
         (["-a", "IN"], "--annotate is not supported"),
         (["-w", "0", "IN"], "--window-size"),
     ],

@@ -370,19 +370,24 @@ def _stage_new_material(job: WriteJob, tracked: list[bytes], new: Any, window: i
 
 
 # -- the job -----------------------------------------------------------------------
+CONNECT_TIMEOUT = 10.0  # seconds a scheduler named by address has to answer
+
+
 def deduplicate_files(
     paths: list[str | Path],
     output_dir: str | Path,
     config: Config | None = None,
     scheduler: str | None = None,
     block_size: int = DEFAULT_BLOCK_SIZE,
+    connect_timeout: float = CONNECT_TIMEOUT,
     **options: Any,
 ) -> JobStats:
     """Deduplicate ``paths`` in order into ``output_dir`` (see the module docstring).
 
     ``scheduler``: ``None`` for Dask's default (or the active distributed Client),
     ``"sync"`` for the synchronous scheduler, ``"local"`` for a local cluster, or the
-    address of a running distributed scheduler (``tcp://host:8786``).
+    address of a running distributed scheduler (``tcp://host:8786``), which must
+    answer within ``connect_timeout`` seconds.
     """
     try:
         import dask
@@ -415,7 +420,7 @@ def deduplicate_files(
     reader = Reader(config.delimiter, config.skip_chars, config.byte_mode, config.filters, engine)
     parts = plan_parts(files, config.delimiter, block_size)
 
-    with _scheduler(scheduler) as compute_kwargs:
+    with _scheduler(scheduler, connect_timeout) as compute_kwargs:
         scans = dask.compute(
             *[delayed(scan_part)(reader, part, width) for part in parts], **compute_kwargs
         )
@@ -590,8 +595,9 @@ def _save_library(config: Config, staging_dir: Path, stats: JobStats) -> int:
 class _scheduler:
     """Pick the Dask scheduler; a "local" cluster is started and stopped here."""
 
-    def __init__(self, name: str | None) -> None:
+    def __init__(self, name: str | None, connect_timeout: float = 10.0) -> None:
         self.name = name
+        self.connect_timeout = connect_timeout
         self._client: Any = None
         self._cluster: Any = None
 
@@ -617,7 +623,7 @@ class _scheduler:
                 )
                 self._client = Client(self._cluster)
             else:
-                self._client = Client(self.name, timeout=10)
+                self._client = Client(self.name, timeout=self.connect_timeout)
         except (OSError, TimeoutError) as exc:
             raise SeqdedupError(f"cannot reach the Dask scheduler '{self.name}': {exc}") from None
         return {"scheduler": self._client}

@@ -48,6 +48,13 @@ def main(argv: Sequence[str] | None = None, stderr: TextIO | None = None) -> int
         "scheduler, or a running scheduler's address",
     )
     cluster.add_argument(
+        "--connect-timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="how long a scheduler given by address has to answer (default 10)",
+    )
+    cluster.add_argument(
         "--block-size",
         type=int,
         default=64 << 20,
@@ -62,6 +69,8 @@ def main(argv: Sequence[str] | None = None, stderr: TextIO | None = None) -> int
                 raise UsageError(f"{option} is not supported by {PROG}")
         if args.block_size < 1:
             raise UsageError("--block-size must be at least 1")
+        if not 0 < args.connect_timeout < float("inf"):
+            raise UsageError("--connect-timeout must be a number of seconds above 0")
         config = config_from_args(args)
         from seqdedup.cluster import deduplicate_files
 
@@ -71,6 +80,7 @@ def main(argv: Sequence[str] | None = None, stderr: TextIO | None = None) -> int
             config,
             scheduler=args.scheduler,
             block_size=args.block_size,
+            connect_timeout=args.connect_timeout,
         )
         if not args.quiet:
             _write_stats(stats, args.stats_format, err)
