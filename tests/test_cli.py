@@ -30,11 +30,9 @@ def test_removes_repeated_block_from_stdin(run_cli):
 def test_file_dash_and_stdin_give_the_same_output(run_cli, tmp_path):
     path = tmp_path / "in.log"
     path.write_bytes(LOG)
-    outputs = {
-        run_cli(args, LOG).stdout
-        for args in (["-w", "3", "-q", str(path)], ["-w", "3", "-q", "-"], ["-w", "3", "-q"])
-    }
-    assert len(outputs) == 1
+    for args in (["-w", "3", "-q", str(path)], ["-w", "3", "-q", "-"], ["-w", "3", "-q"]):
+        result = run_cli(args, LOG)
+        assert (result.returncode, result.stdout) == (0, b"start\na\nb\nc\nx\nend\n"), args
 
 
 def test_statistics_table_and_json_on_stderr(run_cli):
@@ -216,16 +214,14 @@ def test_live_stream_gets_records_before_end_of_input():
     )
     try:
         assert proc.stdin is not None and proc.stdout is not None
-        got = []
         for i in range(6):
             proc.stdin.write(f"line {i}\n".encode())
             proc.stdin.flush()
             time.sleep(0.05)
-            if i >= 2:  # record i-2 is decidable once line i arrived
-                started = time.monotonic()
+            if i >= 2:  # record i-2 is decidable once line i arrived: it comes out
+                # now, with stdin still open (the 10 s only bounds a failing run)
                 line = _read_line(proc.stdout, 10)
                 assert line == f"line {i - 2}\n".encode(), f"nothing after line {i}"
-                got.append(time.monotonic() - started)
         proc.stdin.close()
         assert proc.stdout.read() == b"line 4\nline 5\n"
         assert proc.wait(10) == 0

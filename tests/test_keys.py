@@ -3,6 +3,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from seqdedup import deduplicate
 from seqdedup.keys import KeyMaker
 
 
@@ -17,9 +18,9 @@ def test_skip_chars_counts_bytes_in_byte_mode():
 
 @given(st.binary(max_size=40), st.integers(0, 10))
 def test_invalid_utf8_never_fails_and_record_is_untouched(record, skip):
-    original = bytes(record)
     key = KeyMaker(skip_chars=skip).keys([record])[0]
-    assert record == original
+    # What is written is the record as read (never its key or a re-encoding of it).
+    assert list(deduplicate([record, record], window_size=1, skip_chars=skip)) == [record]
     text = record.decode("utf-8", "surrogateescape")
     assert key == text[skip:].encode("utf-8", "surrogateescape")
 

@@ -33,8 +33,11 @@ def test_console_example(command, expected):
     assert p.stdout + p.stderr == expected
 
 
+def test_readme_has_python_examples():
+    assert len(PYTHON) >= 1
+
+
 @pytest.mark.parametrize("code", PYTHON)
 def test_python_example(code, monkeypatch):
-    assert PYTHON
     monkeypatch.chdir(ROOT)
     exec(compile(code, "README.md", "exec"), {})
