@@ -5,7 +5,8 @@ from __future__ import annotations
 import sys
 from array import array
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from itertools import islice
 from typing import Any
 
 
@@ -65,7 +66,7 @@ class SequenceTable:
 INDEX_LIMIT = 1 << 19  # windows indexed for attribution (per history, or in all)
 COPY_BUCKET = 256  # records per bucket of the index of runs copied whole
 SCAN_PER_CANDIDATE = 4  # copy entries looked at per candidate wanted (a work bound)
-LOCKSTEP = 32  # records over which many candidates are narrowed one record at a time
+LOCKSTEP = 8  # records compared at once while many candidates are narrowed
 
 
 class Piece:
@@ -146,6 +147,7 @@ class Attributor:
         self._run_start = -1  # where the skipped run reaching the last batch's end began
         self._indexed = 0  # windows before this start are indexed (or not in a run)
         self._index_size = 0  # windows indexed (in the current generation)
+        self._full_occurrences: dict[int, list[int]] = {}  # see _occurrences
         # Runs copied whole from one earlier occurrence, by bucket of source window
         # start: (first, last, copy): source windows first..last recur at copy + offset.
         self._copies: dict[int, list[tuple[int, int, int]]] = {}
@@ -330,6 +332,11 @@ class Attributor:
         width = self.window_size
         limit = self.max_candidates
         history = self._history
+        full = self._full_occurrences.get(earliest)
+        if full is not None and full[-1] + width <= window:
+            # Already the earliest ``limit`` (unlimited history): later copies come
+            # after all of them, so the answer cannot change any more.
+            return full
         pattern = self._key_slice(earliest, earliest + width)
         fingerprint = _as_ints(self._fingerprints(pattern, 1))[0]
         indexed = self._occurring.get(fingerprint, []) + self._occurring_before.get(fingerprint, [])
@@ -345,7 +352,7 @@ class Attributor:
 
         heap = sorted({earliest, *(p for p in indexed if lowest <= p <= highest)})
         if not periods and not self._copies:
-            return heap if limit is None else heap[:limit]
+            return self._remember(earliest, heap if limit is None else heap[:limit])
         seen = set(heap)
         found: list[int] = []
         budget = None if limit is None else SCAN_PER_CANDIDATE * limit
@@ -354,11 +361,12 @@ class Attributor:
         while heap and (limit is None or len(found) < limit):
             position = heapq.heappop(heap)
             found.append(position)
-            entries: Sequence[tuple[int, int, int]] = self._copies.get(position // COPY_BUCKET, ())
+            entries = self._copies.get(position // COPY_BUCKET, [])
+            scan: Iterable[tuple[int, int, int]] = entries
             if budget is not None:  # a work bound: the earliest copies come first
-                entries = entries[:budget]
-                budget -= len(entries)
-            for first, last, copy in entries:
+                scan = islice(entries, budget)
+                budget -= min(len(entries), budget)
+            for first, last, copy in scan:
                 again = copy + position - first
                 if first <= position <= last and again not in seen and usable(again):
                     seen.add(again)
@@ -372,6 +380,13 @@ class Attributor:
                 ):
                     seen.add(again)
                     heapq.heappush(heap, again)
+        return self._remember(earliest, found)
+
+    def _remember(self, earliest: int, found: list[int]) -> list[int]:
+        """Keep a complete answer (``limit`` occurrences, unlimited history)."""
+        limit = self.max_candidates
+        if self._history is None and limit is not None and len(found) >= limit:
+            self._full_occurrences[earliest] = found
         return found
 
     def _extend(self, start: int, stop: int, closed: list[Piece]) -> int:
@@ -392,28 +407,30 @@ class Attributor:
 
     def _longest(self, offset: int, start: int, stop: int) -> tuple[int, list[int]]:
         """How far from ``start`` (before ``stop``) the best candidates match, and which
-        match that far. Many candidates are narrowed record by record (most drop out
-        within a few records); the last few gallop (:meth:`_match_length`)."""
+        match that far. Many candidates are narrowed a block of records at a time (those
+        matching the whole block beat the rest; if none does, record by record inside
+        it); the last few gallop (:meth:`_match_length`)."""
         candidates = self._candidates
         length = 0
-        if len(candidates) > 2 and min(candidates) + offset >= self._offset:
-            # All in this run's readable keys: index them directly (the hot loop).
-            keys, shift = self._keys, offset - self._offset
-            while len(candidates) > 2 and length < LOCKSTEP and start + length < stop:
-                target = keys[start + length - self._offset]
-                matching = [c for c in candidates if keys[c + shift + length] == target]
+        key, key_slice = self._key, self._key_slice
+        while len(candidates) > 2 and start + length < stop:
+            at = start + length
+            step = min(LOCKSTEP, stop - at)
+            target = key_slice(at, at + step)
+            shift = offset + length
+            whole = [c for c in candidates if key_slice(c + shift, c + shift + step) == target]
+            if whole:
+                candidates = whole
+                length += step
+                continue
+            for _ in range(step):  # none matches the whole block: it ends inside
+                wanted = key(start + length)
+                shift = offset + length
+                matching = [c for c in candidates if key(c + shift) == wanted]
                 if not matching:
                     return length, candidates
                 candidates = matching
                 length += 1
-        key = self._key
-        while len(candidates) > 2 and length < LOCKSTEP and start + length < stop:
-            target = key(start + length)
-            matching = [c for c in candidates if key(c + offset + length) == target]
-            if not matching:
-                return length, candidates
-            candidates = matching
-            length += 1
         if start + length == stop:
             return length, candidates
         at = start + length
