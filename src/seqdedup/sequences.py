@@ -5,8 +5,7 @@ from __future__ import annotations
 import sys
 from array import array
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
-from itertools import islice
+from collections.abc import Callable, Sequence
 from typing import Any
 
 
@@ -64,8 +63,6 @@ class SequenceTable:
 
 
 INDEX_LIMIT = 1 << 19  # windows indexed for attribution (per history, or in all)
-COPY_BUCKET = 256  # records per bucket of the index of runs copied whole
-SCAN_PER_CANDIDATE = 4  # copy entries looked at per candidate wanted (a work bound)
 LOCKSTEP = 8  # records compared at once while many candidates are narrowed
 
 
@@ -148,10 +145,6 @@ class Attributor:
         self._indexed = 0  # windows before this start are indexed (or not in a run)
         self._index_size = 0  # windows indexed (in the current generation)
         self._full_occurrences: dict[int, list[int]] = {}  # see _occurrences
-        # Runs copied whole from one earlier occurrence, by bucket of source window
-        # start: (first, last, copy): source windows first..last recur at copy + offset.
-        self._copies: dict[int, list[tuple[int, int, int]]] = {}
-        self._copies_floor = 0  # buckets below this one are dropped (limited history)
 
     @property
     def decided(self) -> int:
@@ -216,7 +209,7 @@ class Attributor:
                 if self._key_slice(source, source + stop - start) == keys:
                     count = self.table.observe(hash(keys.tobytes()))
                     closed.append(Piece(start, stop - 1, source, count))
-                    self._note_copy(start, stop - 1, source)
+                    self._index_windows(start, stop, base)
                     continue
             self._index_windows(start, stop, base)
             if self._piece_start < 0:
@@ -283,19 +276,15 @@ class Attributor:
     def _index_windows(self, start: int, stop: int, base: int) -> None:
         """Index by fingerprint the windows lying wholly inside the skipped run
         [start, stop) (which may go on from the last batch): later occurrences of what
-        the matcher knows the earliest of. (A run one earlier occurrence covers whole
-        is recorded as a copy instead: :meth:`_note_copy`.)"""
+        the matcher knows the earliest of."""
         width = self.window_size
         if start == base and self._run_start >= 0:
             start = self._run_start  # the run goes on from the last batch
         first = max(start, self._indexed)
-        count = stop - width + 1 - first
-        if count <= 0 or self._index_size + count > INDEX_LIMIT:
-            return  # nothing whole yet, or the index is full (then: copies and earliest)
-        source = self.source_of(start)
-        if source is not None and source < 0:
-            # A run repeating the library: its windows' earliest occurrences are
-            # library sequences, remembered for good; not indexed (memory).
+        # Memory: at most INDEX_LIMIT windows, the earliest (per generation). Windows
+        # are taken in order, so the index never depends on how input was cut.
+        count = min(stop - width + 1 - first, INDEX_LIMIT - self._index_size)
+        if count <= 0:
             return
         self._index_size += count
         cap = sys.maxsize if self.max_candidates is None else self.max_candidates
@@ -309,18 +298,6 @@ class Attributor:
             elif len(known) < cap:
                 known.append(window)
         self._indexed = first + count
-
-    def _note_copy(self, start: int, end: int, source: int) -> None:
-        """Record that records start..end copy source..: the windows inside the source
-        recur inside the copy."""
-        last = source + end - start - self.window_size + 1  # its last whole window
-        if last < source or (source < 0 and self._history is not None):
-            # (Library windows are remembered for good, but on an endless stream with a
-            # limited history an index of their copies would only grow.)
-            return
-        entry = (source, last, start)
-        for bucket in range(source // COPY_BUCKET, last // COPY_BUCKET + 1):
-            self._copies.setdefault(bucket, []).append(entry)
 
     def _occurrences(self, earliest: int, window: int) -> list[int]:
         """The remembered occurrences of the window at ``earliest`` that end before
@@ -351,26 +328,15 @@ class Attributor:
             return lowest <= position <= highest
 
         heap = sorted({earliest, *(p for p in indexed if lowest <= p <= highest)})
-        if not periods and not self._copies:
+        if not periods:
             return self._remember(earliest, heap if limit is None else heap[:limit])
         seen = set(heap)
         found: list[int] = []
-        budget = None if limit is None else SCAN_PER_CANDIDATE * limit
-        # Popped in position order, and a copy or a periodic neighbour lies after what
-        # it comes from: the first ``limit`` popped are the earliest occurrences.
+        # Popped in position order, and a periodic neighbour lies after what it
+        # neighbours: the first ``limit`` popped are the earliest occurrences.
         while heap and (limit is None or len(found) < limit):
             position = heapq.heappop(heap)
             found.append(position)
-            entries = self._copies.get(position // COPY_BUCKET, [])
-            scan: Iterable[tuple[int, int, int]] = entries
-            if budget is not None:  # a work bound: the earliest copies come first
-                scan = islice(entries, budget)
-                budget -= min(len(entries), budget)
-            for first, last, copy in scan:
-                again = copy + position - first
-                if first <= position <= last and again not in seen and usable(again):
-                    seen.add(again)
-                    heapq.heappush(heap, again)
             for period in periods:
                 again = position + period
                 if (
@@ -487,11 +453,6 @@ class Attributor:
             if self._numbers is not None:
                 del self._numbers[:drop]
             self._offset += drop
-            # Copies of sources that can no longer be read are no use either.
-            floor = self._offset // COPY_BUCKET
-            for bucket in range(self._copies_floor, floor):
-                self._copies.pop(bucket, None)
-            self._copies_floor = max(self._copies_floor, floor)
 
 
 def _as_ints(values: Any) -> Sequence[int]:
