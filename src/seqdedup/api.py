@@ -5,6 +5,7 @@ The command line is a thin user of this module; nothing here prints.
 
 from __future__ import annotations
 
+import sys
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator
 from itertools import compress
@@ -120,6 +121,7 @@ class Deduplicator:
         self._writer: LibraryWriter | None = None
         self._new_stretches: Stretches | None = None  # new material, staged as it comes
         self._whole_runs: Stretches | None = None  # duplicate runs (see _save_observed)
+        self._held_spans: list[tuple[int, int]] = []  # records held pieces covered
         if config.library_dir is not None:
             from seqdedup.library import LibraryWriter, Stretches
 
@@ -375,33 +377,38 @@ class Deduplicator:
                 )
         for piece in pieces:
             content = [waiting.pop(t, None) for t in range(piece.start, piece.end + 1)]
-            if piece.source_start < 0:
-                assert self._library is not None
-                digest = self._library.held_digest(piece.source_start)
-                if digest is not None:  # the library already holds it: count, not save
-                    if digest:
-                        writer.seen(digest)
-                    continue
-            if self._whole_runs is None and None not in content and not self._held(piece):
+            if self._library is not None and self._held(piece):
+                continue  # the library holds it already: counted, not saved
+            if self._whole_runs is None and None not in content:
                 self._stage(content, "repeat")  # type: ignore[arg-type]
         if len(waiting) > MAX_BUFFERED_PIECE:  # a huge run: its content is saved as new
             waiting.clear()  # material where it first occurred; do not hold it here
 
     def _held(self, piece: Piece) -> bool:
-        """Whether every repeat window touching the piece repeats a sequence of the
-        library saved to (then the library holds all of it, whatever source the piece
-        was reported against)."""
-        if self._library is None:
-            return False
+        """Whether the library saved to holds the piece already: it repeats a held
+        library sequence (that sequence's count goes up), or it repeats records of this
+        run that held pieces covered. (Their windows are library windows, or windows
+        across two pieces, which this run saves as new material or finds elsewhere.)"""
+        spans = self._held_spans
         held = False
-        first = max(piece.start - self.config.window_size + 1, 0)
-        for window in range(first, piece.end + 1):
-            source = self._matcher.source(window)
-            if source is None:
-                continue
-            if source >= 0 or self._library.held_digest(source) is None:
-                return False
-            held = True
+        if piece.source_start < 0:
+            assert self._library is not None and self._writer is not None
+            digest = self._library.held_digest(piece.source_start)
+            if digest is not None:
+                if digest:
+                    self._writer.seen(digest)
+                held = True
+        elif spans:
+            at = bisect_right(spans, (piece.source_start, sys.maxsize)) - 1
+            # (A source overlapping the piece repeats itself: its part before the piece
+            # is what must be held.)
+            end = min(piece.source_end, piece.start - 1)
+            held = at >= 0 and spans[at][0] <= piece.source_start and end <= spans[at][1]
+        if held:
+            if spans and spans[-1][1] + 1 >= piece.start:
+                spans[-1] = (spans[-1][0], piece.end)
+            else:
+                spans.append((piece.start, piece.end))
         return held
 
     def _piece_fields(self, piece: Piece) -> dict[str, Any]:
