@@ -188,10 +188,14 @@ def main() -> None:
         rows.append((f"seqdedup {name}", seconds, peak, count_lines(out)))
     ab = args.workdir / f"seqdedup-bench-ab-{args.lines}.log"
     if not ab.exists():  # short repetitive records: one long run cut into many pieces
-        import random
-
-        rng = random.Random(5)
-        ab.write_bytes(b"".join(rng.choice((b"a\n", b"b\n")) for _ in range(args.lines)))
+        # In a child, like generate(): this process's peak memory would show in every
+        # later measurement (ru_maxrss survives fork and exec).
+        code = (
+            "import random, sys; rng = random.Random(5); n = int(sys.argv[2]); "
+            "open(sys.argv[1], 'wb').write(b''.join(rng.choice((b'a\\n', b'b\\n')) "
+            "for _ in range(n)))"
+        )
+        subprocess.run([sys.executable, "-c", code, str(ab), str(args.lines)], check=True)
     seconds, peak = measure([*seqdedup(), "-q", "-w", "12", str(ab)], None, out)
     rows.append((f"-w 12 on {args.lines:,} random a/b lines", seconds, peak, count_lines(out)))
     for window in (1, 10):

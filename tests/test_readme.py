@@ -41,3 +41,11 @@ def test_readme_has_python_examples():
 def test_python_example(code, monkeypatch):
     monkeypatch.chdir(ROOT)
     exec(compile(code, "README.md", "exec"), {})
+
+
+def test_links_between_the_documents_resolve():
+    documents = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    for document in documents:
+        for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", document.read_text()):
+            assert (document.parent / target).exists(), f"{document.name}: {target}"
+    assert (ROOT / "docs" / "design.md").exists()
