@@ -357,3 +357,52 @@ def test_unfinished_save_is_a_clear_error_for_a_reader_who_cannot_roll_it_back(s
     # The owner's next run rolls it back; then everyone reads the library again.
     assert read_with([], library, log).stdout.count(b"\n") == 401
     assert read_with(NOBODY, library, log).stdout.count(b"\n") == 401
+
+
+@needs_root
+def test_saving_into_a_library_this_user_cannot_write_is_one_line_before_any_output(
+    shared_dir,
+):
+    library, log = make_shared_library(shared_dir, "delete")
+    before = library_state(library)
+    result = subprocess.run(
+        [*NOBODY, *seqdedup_command(), "-q", "-w", "3", "-l", str(library), str(log)],
+        capture_output=True,
+        env=user_env(),
+        timeout=60,
+    )
+    assert (result.returncode, result.stdout) == (1, b"")
+    assert result.stderr.count(b"\n") == 1 and b"cannot stage" in result.stderr
+    assert b"Permission denied" in result.stderr
+    assert library_state(library) == before
+
+
+def test_read_sequences_folder_with_sub_folder_link_loops_and_a_100_mb_file(tmp_path, run_cli):
+    folder = tmp_path / "R"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "sub" / "trace.txt").write_bytes(b"t1\nt2\nt3\n")
+    (folder / "loop").symlink_to("loop")  # a link to itself: no file
+    (folder / "self").symlink_to(".")  # a folder link back up: not followed
+    filler = b"".join(b"filler line %d of a large known sequence\n" % i for i in range(2_300_000))
+    big = folder / "big.txt"
+    big.write_bytes(filler + b"b1\nb2\nb3\n")
+    assert big.stat().st_size > 100_000_000
+    data = b"new\nt1\nt2\nt3\nb1\nb2\nb3\nend\n"
+    result = run_cli(["-q", "-w", "3", "-r", str(folder)], data, timeout=120)
+    assert (result.returncode, result.stderr) == (0, b"")
+    assert result.stdout == b"new\nend\n"
+
+
+@needs_root
+def test_an_unreadable_file_in_a_read_sequences_folder_is_one_line(shared_dir):
+    folder = shared_dir / "R"
+    folder.mkdir(mode=0o755)
+    (folder / "secret.txt").write_bytes(b"a\nb\n")
+    (folder / "secret.txt").chmod(0o600)
+    log = shared_dir / "in.log"
+    log.write_bytes(b"a\nb\nc\n")
+    log.chmod(0o644)
+    result = read_with(NOBODY, folder, log)
+    assert (result.returncode, result.stdout) == (1, b"")
+    assert result.stderr.count(b"\n") == 1
+    assert b"secret.txt" in result.stderr and b"Permission denied" in result.stderr

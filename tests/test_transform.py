@@ -192,3 +192,19 @@ def test_no_time_limit_with_zero(run_cli):
         ["-q", "-w", "1", "-t", "sleep 0.2; cat", "--transform-timeout", "0"], b"a\na\n"
     )
     assert (result.returncode, result.stdout) == (0, b"a\n")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cat; echo extra",  # more lines than records: each record is run alone
+        "printf '\\377\\376'; cat",  # invalid UTF-8 in the keys: they are bytes
+    ],
+)
+def test_odd_transform_output_keeps_the_rule(run_cli, command):
+    data = b"".join(b"%s\n" % k for k in b"a b a b c a b c d".split())
+    plain = run_cli(["-q", "-w", "2"], data)
+    result = run_cli(["-q", "-w", "2", "-t", command], data)
+    assert (result.returncode, result.stderr) == (0, b"")
+    # Both commands keep equal records equal and different ones different.
+    assert result.stdout == plain.stdout == b"a\nb\nc\nd\n"
