@@ -515,3 +515,29 @@ def test_closed_standard_streams(tmp_path):
     p = run_in_shell("-w 2 <&-")
     assert p.returncode == 1
     assert p.stderr == b"seqdedup: standard input is closed: name an input file\n"
+
+
+@pytest.mark.parametrize("engine", ["c", "python"])
+@pytest.mark.parametrize(
+    ("args", "data", "expected"),
+    [
+        (
+            ["-d", ",", "-w", "10"],
+            b"A,B,C,D,E,F,G,H,I,J,A,B,C,D,E,F,G,H,I,J\n",
+            b"A,B,C,D,E,F,G,H,I,J,",
+        ),
+        (["-d", ",", "-w", "1"], b"A,B,A\n", b"A,B,"),
+        (["-d", ",", "-w", "1"], b"A,B,A\r\n", b"A,B,"),
+        (["-d", ",", "-w", "1"], b"A,B,C\n", b"A,B,C\n"),  # written back as read
+        (["-d", ",", "-w", "1", "--bypass", "^Z"], b"A,B,A\n", b"A,B,"),  # record path
+        (["-b", "-d", ",", "-w", "1"], b"A,A\n", b"A,A\n"),  # bytes: the newline is data
+        (["-w", "1"], b"A\nA", b"A\n"),  # newline-delimited: unchanged
+    ],
+)
+def test_a_final_newline_ends_the_last_record_with_another_delimiter(
+    run_cli, engine, args, data, expected
+):
+    env = {**user_env(), "SEQDEDUP_ENGINE": engine}
+    result = run_cli(["-q", *args], data, env=env)
+    assert (result.returncode, result.stderr) == (0, b"")
+    assert result.stdout == expected

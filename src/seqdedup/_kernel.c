@@ -1074,8 +1074,17 @@ static PyObject *Matcher_finish_chunks(Matcher *m, PyObject *Py_UNUSED(ignored))
         m->rec_len++;
         m->tail_start = m->buf_len;
         m->final_without_delimiter = 1;
-        uint64_t h = record_hash(m, m->buf + m->rec_start[m->rec_len - 1],
-                                 m->buf_len - m->rec_start[m->rec_len - 1]);
+        const unsigned char *last = m->buf + m->rec_start[m->rec_len - 1];
+        size_t len = m->buf_len - m->rec_start[m->rec_len - 1];
+        /* Text with another delimiter than a newline: a newline (or CRLF) ending the
+         * input ends the last record; it is not part of its key (it is still written,
+         * as read). */
+        int newline_delimited = m->delim_len == 1 && m->delim[0] == '\n';
+        if (!m->byte_mode && !newline_delimited && len > 0 && last[len - 1] == '\n') {
+            len--;
+            if (len > 0 && last[len - 1] == '\r') len--;
+        }
+        uint64_t h = record_hash(m, last, len);
         hashes = PyBytes_FromStringAndSize((const char *)&h, 8);
         if (hashes == NULL) return NULL;
         count = push_core(m, &h, 1, 0);

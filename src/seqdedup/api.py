@@ -209,17 +209,25 @@ class Deduplicator:
             self._finished = True
             return chunk_out
         final = self._splitter.finish() if self._splitter is not None else None
+        ending = b""
+        if final is not None and not self.config.byte_mode and self.config.delimiter != b"\n":
+            # Text with another delimiter: a newline (or CRLF) that ends the input ends
+            # the last record, and is written back after it as read.
+            stripped = final.removesuffix(b"\n")
+            if stripped != final:
+                stripped = stripped.removesuffix(b"\r")
+                final, ending = stripped, final[len(stripped) :]
         out = self._feed([final]) if final is not None else []
         out += self.flush(save)
-        return self._joined(out, final=final is not None)
+        return self._joined(out, final=final is not None, ending=ending)
 
-    def _joined(self, out: list[bytes], final: bool) -> bytes:
+    def _joined(self, out: list[bytes], final: bool, ending: bytes = b"") -> bytes:
         if not out:
             return b""
         delimiter = self.config.delimiter
         joined = delimiter.join(out)
         if final and self.last_record_written:
-            return joined  # the input's final record had no delimiter
+            return joined + ending  # the input's final record had no delimiter
         return joined + delimiter
 
     def _account(self, hashes: bytes, runs: list[tuple[int, int]], decided: int, kept: int) -> None:
