@@ -317,3 +317,38 @@ def test_a_run_follows_every_occurrence_of_its_first_window():
     markers = [line for line in out if line.startswith("M ")]
     # Lines 8-16 repeat lines 4-12 whole; the earliest "ABC" (lines 1-3) only 8-11.
     assert markers == ["M 4 7 1 4 2", "M 8 16 4 12 2"]
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    keys=st.integers(1, 3).flatmap(
+        lambda k: st.lists(st.sampled_from("abc"[:k]), min_size=150, max_size=400)
+    ),
+    window=st.integers(1, 5),
+    history=st.sampled_from([None, 100]),
+)
+def test_large_batch_paths_and_trimming_against_the_oracle(keys, window, history):
+    """Every file over ~2,000 records takes the large-batch paths (numpy arrays of key
+    hashes and fingerprints) and a long limited-history run trims what attribution
+    holds: with the thresholds lowered, both run on small inputs here."""
+    from seqdedup import keys as keys_module
+    from seqdedup import matcher, sequences
+
+    mp = pytest.MonkeyPatch()
+    try:
+        mp.setattr(matcher, "NUMPY_MIN_WINDOWS", 1)
+        mp.setattr(keys_module, "LARGE_BATCH", 1)
+        mp.setattr(sequences, "TRIM_SLACK", 0)
+        out, _, _ = run(
+            numbered(keys), window, max_history=history, annotate=True, annotation_format=MARKER
+        )
+    finally:
+        mp.undo()
+    flags = skipped_flags(keys, window, history)
+    kept = [line for line in out if not line.startswith("M ")]
+    assert [line[5:] for line in kept] == [k for k, s in zip(keys, flags, strict=True) if not s]
+    for line in out:
+        if line.startswith("M "):
+            start, end, source, source_end = (int(x) for x in line.split()[1:5])
+            assert keys[start - 1 : end] == keys[source - 1 : source_end]
+            assert all(flags[start - 1 : end])

@@ -62,6 +62,7 @@ class SequenceTable:
         return count
 
 
+TRIM_SLACK = 65536  # key hashes held past what a limited history needs, before trimming
 INDEX_LIMIT = 1 << 19  # windows indexed for attribution (per history, or in all)
 LOCKSTEP = 8  # records compared at once while many candidates are narrowed
 
@@ -443,7 +444,7 @@ class Attributor:
         return piece
 
     def _trim(self) -> None:
-        if self._keep_back is not None and len(self._keys) > 2 * self._keep_back + 65536:
+        if self._keep_back is not None and len(self._keys) > 2 * self._keep_back + TRIM_SLACK:
             oldest = self._decided - self._keep_back
             if self._piece_start >= 0:  # an open piece and its sources stay readable
                 live = (c for c in self._candidates if c >= 0)
