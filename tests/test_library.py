@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from seqdedup import Deduplicator, SeqdedupError, api
+from seqdedup import Deduplicator, SeqdedupError, saving
 from seqdedup.library import (
     DB_NAME,
     decode_records,
@@ -84,7 +84,7 @@ def test_what_the_library_holds_is_not_saved_again(tmp_path_factory, x, y, windo
 
 @pytest.mark.parametrize("window", [1, 2, 5, 40])
 def test_long_new_stretches_are_staged_in_overlapping_pieces(tmp_path, monkeypatch, window):
-    monkeypatch.setattr(api, "STRETCH_CHUNK", 3)
+    monkeypatch.setattr(saving, "STRETCH_CHUNK", 3)
     library = tmp_path / "L"
     records = [b"r%d" % i for i in range(200)]
     run(records, window_size=window, library_dir=library)

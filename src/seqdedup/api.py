@@ -5,30 +5,23 @@ The command line is a thin user of this module; nothing here prints.
 
 from __future__ import annotations
 
-import sys
-from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator
 from itertools import compress
 from typing import TYPE_CHECKING, Any, Protocol, overload
 
 from seqdedup import kernel
-from seqdedup.config import DEFAULT_ANNOTATION, DEFAULT_LIBRARY_ANNOTATION, Config
-from seqdedup.filters import TRACKED, UNMATCHED, FilterList
+from seqdedup.config import Config
+from seqdedup.filters import TRACKED, FilterList
 from seqdedup.keys import KeyMaker, ShellTransform
 from seqdedup.matcher import Matcher, make_matcher
 from seqdedup.records import Readable, RecordSplitter, read_chunks
-from seqdedup.report import (
-    Stats,
-    explain_bypassed,
-    explain_skipped,
-    explain_unmatched,
-    stats_document,
-)
-from seqdedup.sequences import Attributor, Piece, SequenceTable, runs_of
+from seqdedup.report import PieceReport, Stats, stats_document
+from seqdedup.sequences import Attributor, SequenceTable
 
 if TYPE_CHECKING:
     from seqdedup._kernel import Matcher as ChunkMatcher
-    from seqdedup.library import LibraryWriter, LoadedLibrary, Stretches
+    from seqdedup.library import LoadedLibrary
+    from seqdedup.saving import RunSaver
 
 
 class Deduplicator:
@@ -115,26 +108,26 @@ class Deduplicator:
             config.max_history,
             self._matcher.fingerprints,
         )
-        self._explain = on_explain
         self._library: LoadedLibrary | None = None
         self._load_libraries()
-        self._writer: LibraryWriter | None = None
-        self._new_stretches: Stretches | None = None  # new material, staged as it comes
-        self._whole_runs: Stretches | None = None  # duplicate runs (see _save_observed)
-        self._held_spans: list[tuple[int, int]] = []  # records held pieces covered
+        self._report = PieceReport(
+            config,
+            self._attributor.record_number,
+            self._library.locate if self._library is not None else None,
+            on_explain,
+            [rule.pattern for rule in self._filters.rules],
+        )
+        self._saver: RunSaver | None = None
         if config.library_dir is not None:
-            from seqdedup.library import LibraryWriter, Stretches
+            from seqdedup import saving
 
-            self._writer = LibraryWriter(config.library_dir)
+            self._saver = saving.RunSaver(
+                config.library_dir,
+                config.window_size,
+                self._library,
+                whole_runs=bool(config.read_sequences),
+            )
             self._matcher.new_material = []
-            window = config.window_size
-            self._new_stretches = Stretches(self._writer, "new", window, STRETCH_CHUNK)
-            if config.read_sequences:
-                self._whole_runs = Stretches(self._writer, "repeat", window, STRETCH_CHUNK)
-        self._run_records: dict[int, bytes] = {}  # skipped records awaiting their piece
-        self._annotation = None
-        if config.annotate:
-            self._annotation = config.annotation_format or DEFAULT_ANNOTATION
         # Markers and explanations must follow a piece's last record and precede what
         # comes after it: with them on, nothing past an open piece is released early.
         self._ordered = config.annotate or on_explain is not None
@@ -285,30 +278,23 @@ class Deduplicator:
     def save(self) -> None:
         """Save what the run observed into ``library_dir`` (after :meth:`flush` or
         :meth:`flush_bytes` with ``save=False``); nothing to do without a library."""
-        if self._writer is None:
+        if self._saver is None:
             return
         if not self._finished:
             raise RuntimeError("save() comes after flush()")
-        for stretches in (self._new_stretches, self._whole_runs):
-            if stretches is not None:
-                stretches.end()
         self.stats.library_saved = 0
         document = stats_document(self.stats, self.config)
         configuration = document.pop("configuration")
         assert isinstance(configuration, dict)
-        writer, self._writer = self._writer, None
-        self.stats.library_saved = writer.commit(configuration, document)
+        saver, self._saver = self._saver, None
+        self.stats.library_saved = saver.commit(configuration, document)
 
     def abort(self) -> None:
         """The run failed or was cut short: save nothing to the library."""
-        if self._writer is not None:
-            self._writer.discard()
-            self._writer = None
+        if self._saver is not None:
+            self._saver.discard()
+            self._saver = None
         self._finished = True
-
-    def _stage(self, records: list[bytes], kind: str) -> None:
-        if records and self._writer is not None:
-            self._writer.add(records, kind)
 
     def _release(self, keep: list[bool], final: bool = False) -> list[bytes]:
         """Hand out the records up to the first undecided tracked one."""
@@ -346,155 +332,30 @@ class Deduplicator:
         records = self._pending[:cut]
         del self._pending[:cut]
         out = list(compress(records, written))
-        if self._writer is not None:
+        if self._saver is not None:
             tracked_records = (
                 records[:decided]
                 if tracked_at is None
                 else [records[position] for position in tracked_at]
             )
-            self._save_observed(tracked_records, keep, pieces)
+            new_material = self._matcher.new_material
+            assert new_material is not None
+            self._matcher.new_material = []
+            first = self._attributor.decided - len(keep)
+            self._saver.observe(tracked_records, keep, new_material, first, pieces)
 
         self._count(cut, cut - keep.count(False))
         if cut:
             self.last_record_written = written[-1]
 
-        if self._explain is not None:
-            self._write_explanations(pieces, decisions, first_number)
-        if self._annotation is not None and pieces:
-            out = self._with_markers(out, written, pieces, first_number, tracked_at)
+        report = self._report
+        if report.explain is not None:
+            report.explain_all(pieces, decisions, first_number)
+        if report.annotation is not None and pieces:
+            out, marker_last = report.with_markers(out, written, pieces, first_number)
+            if marker_last:
+                self.last_record_written = False  # a marker ends this output
         return out
-
-    def _save_observed(self, tracked: list[bytes], keep: list[bool], pieces: list[Piece]) -> None:
-        """Stage new material (records covered by first-seen windows) as stretches, and
-        each repeated piece's content, unless the library holds it already."""
-        flags = self._matcher.new_material
-        writer = self._writer
-        assert flags is not None and writer is not None and self._new_stretches is not None
-        self._matcher.new_material = []
-        self._new_stretches.add(tracked, flags, True)
-        if self._whole_runs is not None:
-            # Other libraries are loaded: a window across two pieces may repeat one of
-            # them, and the library saved to must hold it too. Keep duplicate runs whole.
-            self._whole_runs.add(tracked, keep, False)
-        first = self._attributor.decided - len(keep)
-        waiting = self._run_records
-        if self._whole_runs is None:
-            for start, stop in runs_of(keep, False):
-                waiting.update(
-                    zip(range(first + start, first + stop), tracked[start:stop], strict=True)
-                )
-        for piece in pieces:
-            content = [waiting.pop(t, None) for t in range(piece.start, piece.end + 1)]
-            if self._library is not None and self._held(piece):
-                continue  # the library holds it already: counted, not saved
-            if self._whole_runs is None and None not in content:
-                self._stage(content, "repeat")  # type: ignore[arg-type]
-        if len(waiting) > MAX_BUFFERED_PIECE:  # a huge run: its content is saved as new
-            waiting.clear()  # material where it first occurred; do not hold it here
-
-    def _held(self, piece: Piece) -> bool:
-        """Whether the library saved to holds the piece already: it repeats a held
-        library sequence (that sequence's count goes up), or it repeats records of this
-        run that held pieces covered. (Their windows are library windows, or windows
-        across two pieces, which this run saves as new material or finds elsewhere.)"""
-        spans = self._held_spans
-        held = False
-        if piece.source_start < 0:
-            assert self._library is not None and self._writer is not None
-            digest = self._library.held_digest(piece.source_start)
-            if digest is not None:
-                if digest:
-                    self._writer.seen(digest)
-                held = True
-        elif spans:
-            at = bisect_right(spans, (piece.source_start, sys.maxsize)) - 1
-            # (A source overlapping the piece repeats itself: its part before the piece
-            # is what must be held.)
-            end = min(piece.source_end, piece.start - 1)
-            held = at >= 0 and spans[at][0] <= piece.source_start and end <= spans[at][1]
-        if held:
-            if spans and spans[-1][1] + 1 >= piece.start:
-                spans[-1] = (spans[-1][0], piece.end)
-            else:
-                spans.append((piece.start, piece.end))
-        return held
-
-    def _piece_fields(self, piece: Piece) -> dict[str, Any]:
-        number = self._attributor.record_number
-        fields: dict[str, Any] = {
-            "start": number(piece.start),
-            "end": number(piece.end),
-            "count": piece.count,
-            "window_size": self.config.window_size,
-        }
-        if piece.source_start < 0:
-            assert self._library is not None
-            name, offset = self._library.locate(piece.source_start)
-            fields.update(
-                sequence=name,
-                match_start=offset + 1,
-                match_end=offset + 1 + piece.end - piece.start,
-            )
-        else:
-            fields.update(
-                match_start=number(piece.source_start), match_end=number(piece.source_end)
-            )
-        return fields
-
-    def _with_markers(
-        self,
-        out: list[bytes],
-        written: list[bool],
-        pieces: list[Piece],
-        first_number: int,
-        tracked_at: list[int] | None,
-    ) -> list[bytes]:
-        """Put each piece's marker just before the first record written after it."""
-        assert self._annotation is not None
-        written_at = list(compress(range(len(written)), written))
-        merged: list[bytes] = []
-        taken = 0
-        for piece in pieces:
-            fields = self._piece_fields(piece)
-            end_position = fields["end"] - first_number  # negative: before this release
-            index = bisect_right(written_at, end_position)
-            merged += out[taken:index]
-            taken = max(taken, index)
-            template = self._annotation
-            if "sequence" in fields and self.config.annotation_format is None:
-                template = DEFAULT_LIBRARY_ANNOTATION
-            merged.append(template.format(**fields).encode("utf-8", "surrogateescape"))
-        merged += out[taken:]
-        if taken == len(out):
-            self.last_record_written = False  # a marker ends this output
-        return merged
-
-    def _write_explanations(
-        self, pieces: list[Piece], decisions: list[int] | None, first_number: int
-    ) -> None:
-        """Explanations in input order: a piece's stands at its last record."""
-        assert self._explain is not None
-        lines: list[tuple[int, str]] = []
-        for piece in pieces:
-            fields = self._piece_fields(piece)
-            lines.append((fields["end"], explain_skipped(**fields)))
-        if decisions is not None:
-            rules = self._filters.rules
-            for offset, decision in enumerate(decisions):
-                if decision == TRACKED:
-                    continue
-                number = first_number + offset
-                if decision == UNMATCHED:
-                    lines.append((number, explain_unmatched(number)))
-                else:
-                    lines.append((number, explain_bypassed(number, rules[decision].pattern)))
-        lines.sort(key=lambda item: item[0])
-        for _, line in lines:
-            self._explain(line)
-
-
-MAX_BUFFERED_PIECE = 200_000  # skipped records held for saving one repeated piece
-STRETCH_CHUNK = 16_384  # new material is staged at least this often (records)
 
 
 class Writable(Protocol):

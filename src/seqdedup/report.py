@@ -1,14 +1,20 @@
-"""Statistics for people (a rich table) and for programs (JSON); written to stderr.
+"""What a run reports: statistics for people (a rich table) and for programs (JSON),
+markers and explanations of its pieces, and progress; the text, never the printing of
+records.
 
 ``rich`` is imported only when a table is printed, so a quiet run starts fast.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TextIO
+from bisect import bisect_right
+from collections.abc import Callable, Sequence
+from itertools import compress
+from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
     from seqdedup.config import Config
+    from seqdedup.sequences import Piece
 
 
 class Stats:
@@ -127,6 +133,101 @@ def explain_bypassed(number: int, pattern: str) -> str:
 
 def explain_unmatched(number: int) -> str:
     return f"EXPLAIN: Line {number} passed through (no track pattern matched)"
+
+
+class PieceReport:
+    """Markers (``--annotate``) and explanations (``--explain``) for the pieces
+    attribution closes, with the filter decisions of pass-through records."""
+
+    def __init__(
+        self,
+        config: Config,
+        record_number: Callable[[int], int],
+        locate: Callable[[int], tuple[str, int]] | None,
+        on_explain: Callable[[str], None] | None,
+        filter_patterns: Sequence[str],
+    ) -> None:
+        from seqdedup.config import DEFAULT_ANNOTATION
+
+        self.config = config
+        self._number = record_number  # tracked index -> input record number
+        self._locate = locate  # library region index -> (sequence name, offset)
+        self.explain = on_explain
+        self._patterns = filter_patterns
+        self.annotation = (
+            (config.annotation_format or DEFAULT_ANNOTATION) if config.annotate else None
+        )
+
+    def fields(self, piece: Piece) -> dict[str, Any]:
+        """The placeholders of a piece's marker and explanation."""
+        number = self._number
+        fields: dict[str, Any] = {
+            "start": number(piece.start),
+            "end": number(piece.end),
+            "count": piece.count,
+            "window_size": self.config.window_size,
+        }
+        if piece.source_start < 0:
+            assert self._locate is not None
+            name, offset = self._locate(piece.source_start)
+            fields.update(
+                sequence=name,
+                match_start=offset + 1,
+                match_end=offset + 1 + piece.end - piece.start,
+            )
+        else:
+            fields.update(
+                match_start=number(piece.source_start), match_end=number(piece.source_end)
+            )
+        return fields
+
+    def with_markers(
+        self, out: list[bytes], written: list[bool], pieces: list[Piece], first_number: int
+    ) -> tuple[list[bytes], bool]:
+        """Put each piece's marker just before the first record written after it;
+        return the records and markers, and whether a marker ends them."""
+        from seqdedup.config import DEFAULT_LIBRARY_ANNOTATION
+
+        assert self.annotation is not None
+        written_at = list(compress(range(len(written)), written))
+        merged: list[bytes] = []
+        taken = 0
+        for piece in pieces:
+            fields = self.fields(piece)
+            end_position = fields["end"] - first_number  # negative: before this release
+            index = bisect_right(written_at, end_position)
+            merged += out[taken:index]
+            taken = max(taken, index)
+            template = self.annotation
+            if "sequence" in fields and self.config.annotation_format is None:
+                template = DEFAULT_LIBRARY_ANNOTATION
+            merged.append(template.format(**fields).encode("utf-8", "surrogateescape"))
+        merged += out[taken:]
+        return merged, taken == len(out)
+
+    def explain_all(
+        self, pieces: list[Piece], decisions: list[int] | None, first_number: int
+    ) -> None:
+        """Explanations in input order: a piece's stands at its last record."""
+        from seqdedup.filters import TRACKED, UNMATCHED
+
+        assert self.explain is not None
+        lines: list[tuple[int, str]] = []
+        for piece in pieces:
+            fields = self.fields(piece)
+            lines.append((fields["end"], explain_skipped(**fields)))
+        if decisions is not None:
+            for offset, decision in enumerate(decisions):
+                if decision == TRACKED:
+                    continue
+                number = first_number + offset
+                if decision == UNMATCHED:
+                    lines.append((number, explain_unmatched(number)))
+                else:
+                    lines.append((number, explain_bypassed(number, self._patterns[decision])))
+        lines.sort(key=lambda item: item[0])
+        for _, line in lines:
+            self.explain(line)
 
 
 def write_stats(stats: Stats, config: Config, stream: TextIO, fmt: str = "table") -> None:
