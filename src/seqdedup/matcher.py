@@ -47,7 +47,6 @@ if TYPE_CHECKING:
 MASK64 = (1 << 64) - 1
 SIGN64 = 1 << 63
 NUMPY_MIN_WINDOWS = 2048
-_UNLIMITED_HORIZON = 1 << 61
 
 
 def coefficients(count: int) -> list[int]:
@@ -125,28 +124,159 @@ def _as_list(values: Any) -> list[int]:
     return values if isinstance(values, list) else list(values.tolist())
 
 
+class UnlimitedHistory:
+    """Unlimited history: fingerprint -> first start. The earliest occurrence is the
+    best witness, so window j repeats iff its fingerprint first started at or before
+    j - W. A dict serves small inputs; from the first large batch on, the numpy table
+    of :mod:`seqdedup.fptable` (faster, 4x smaller) takes over."""
+
+    def __init__(self, window_size: int) -> None:
+        self.window_size = window_size
+        self._table: dict[int, int] = {}
+        self._first_starts: FirstStartTable | None = None  # replaces _table when large
+
+    def __len__(self) -> int:
+        return len(self._first_starts) if self._first_starts is not None else len(self._table)
+
+    def add_library(self, fingerprints: Any, starts: Any) -> None:
+        """Library windows are just very early windows."""
+        if not numpy_available():
+            for fingerprint, start in zip(_as_list(fingerprints), _as_list(starts), strict=True):
+                self._table.setdefault(fingerprint, start)
+            return
+        import numpy as np
+
+        from seqdedup.fptable import FirstStartTable
+
+        fps = np.asarray(fingerprints, dtype=np.int64)
+        if self._first_starts is None:
+            self._first_starts = FirstStartTable(len(fps))
+        self._first_starts.first_starts(fps, np.asarray(starts, dtype=np.int64))
+
+    def firsts(self, fps: Any, start: int) -> Any:
+        """The first start of each window's fingerprint, inserting the new ones (a
+        list, or an int64 array for a large batch)."""
+        end = start + len(fps)
+        if self._first_starts is None and (len(fps) < NUMPY_MIN_WINDOWS or not numpy_available()):
+            return list(map(self._table.setdefault, _as_list(fps), range(start, end)))
+        import numpy as np
+
+        from seqdedup.fptable import FirstStartTable
+
+        if self._first_starts is None:
+            self._first_starts = FirstStartTable(len(self._table) + len(fps))
+            if self._table:
+                self._first_starts.first_starts(
+                    np.fromiter(self._table.keys(), np.int64, len(self._table)),
+                    np.fromiter(self._table.values(), np.int64, len(self._table)),
+                )
+            self._table = {}
+        return self._first_starts.first_starts(
+            np.asarray(fps, dtype=np.int64), np.arange(start, end, dtype=np.int64)
+        )
+
+
+class LimitedHistory:
+    """Limited history, the rule as written, one window at a time: admit window j - W,
+    then look window j up.
+
+    ``_chains`` maps a fingerprint to (first, latest): the latest admitted start decides
+    (repeat iff j - latest <= history); ``first`` starts the chain of occurrences less
+    than a history apart, so while it is within history it is the earliest remembered
+    occurrence, which attribution reports (else the latest). Two generations, each at
+    least a history long: an entry last written two rotations ago is older than the
+    history, so dropping it forgets nothing still remembered, and memory stays bounded
+    without scanning the table. Sequential, so nothing depends on how input was cut.
+    """
+
+    def __init__(self, window_size: int, max_history: int) -> None:
+        self.window_size = window_size
+        self.horizon = max_history
+        self._chains: dict[int, tuple[int, int]] = {}
+        self._older_chains: dict[int, tuple[int, int]] = {}
+        self._rotated_at = 0
+        self._recent: list[int] = []  # the last W windows, not admitted yet
+        self._library: FirstStartTable | None = None  # library windows
+        self._library_dict: dict[int, int] = {}  # the same, when numpy is not installed
+
+    def __len__(self) -> int:
+        return len(self._chains) + len(self._older_chains)
+
+    def add_library(self, fingerprints: Any, starts: Any) -> None:
+        """Library windows, never forgotten: a table of their own."""
+        if not numpy_available():
+            for fingerprint, start in zip(_as_list(fingerprints), _as_list(starts), strict=True):
+                self._library_dict.setdefault(fingerprint, start)
+            return
+        import numpy as np
+
+        from seqdedup.fptable import FirstStartTable
+
+        fps = np.asarray(fingerprints, dtype=np.int64)
+        if self._library is None:
+            self._library = FirstStartTable(len(fps))
+        self._library.first_starts(fps, np.asarray(starts, dtype=np.int64))
+
+    def firsts(self, fps: list[int], start: int) -> list[int]:
+        """Per window: the start of the occurrence it repeats, or its own start when it
+        is not a repeat (so that, as for unlimited history, j - first < W means new)."""
+        width, horizon = self.window_size, self.horizon
+        windows = self._recent + fps  # windows [low, end)
+        low = start - len(self._recent)
+        chains = self._chains
+        get, get_older = chains.get, self._older_chains.get
+        library = None
+        if self._library is not None:
+            import numpy as np
+
+            library = self._library.find(np.asarray(fps, dtype=np.int64)).tolist()
+        elif self._library_dict:
+            library = list(map(self._library_dict.get, fps, repeat(0)))
+        firsts = []
+        for j, fp in enumerate(fps, start):
+            admitted = j - width
+            if admitted >= low:
+                key = windows[admitted - low]
+                chain = get(key) or get_older(key)
+                if chain is None or admitted - chain[1] > horizon:
+                    chains[key] = (admitted, admitted)
+                else:
+                    chains[key] = (chain[0], admitted)
+            chain = get(fp) or get_older(fp)
+            if library is not None and library[j - start] < 0:
+                firsts.append(library[j - start])  # library windows come first, for good
+            elif chain is not None and j - chain[1] <= horizon:
+                firsts.append(chain[0] if j - chain[0] <= horizon else chain[1])
+            else:
+                firsts.append(j)
+        self._recent = windows[-width:]
+        end = start + len(fps)
+        if end - self._rotated_at >= horizon:
+            self._older_chains, self._chains = chains, {}
+            self._rotated_at = end
+        return firsts
+
+
 class WindowMatcher:
     """Feed key hashes of tracked records in order; get keep/skip decisions back.
 
     ``push`` returns one flag per newly decidable record (True = keep), oldest first; a
     record is decidable once the window starting at it is complete, i.e. W-1 records
-    later. ``finish`` decides the last W-1 records at end of input.
+    later. ``finish`` decides the last W-1 records at end of input. What the history
+    remembers is :class:`UnlimitedHistory`'s or :class:`LimitedHistory`'s business;
+    both answer, per window, where the occurrence it repeats starts.
     """
 
     def __init__(self, window_size: int, max_history: int | None) -> None:
         self.window_size = window_size
         self.max_history = max_history
-        self._horizon = _UNLIMITED_HORIZON if max_history is None else max_history
         self._coeffs: list[int] | None = None  # made at the first complete window
-        self._table: dict[int, int] = {}  # unlimited history: fingerprint -> first start
-        self._chains: dict[int, tuple[int, int]] = {}  # limited history, see _decide_limited
-        self._older_chains: dict[int, tuple[int, int]] = {}
-        self._rotated_at = 0
-        self._first_starts: FirstStartTable | None = None  # replaces _table when large
-        self._library: FirstStartTable | None = None  # limited history: library windows
-        self._library_dict: dict[int, int] = {}  # the same, when numpy is not installed
+        self._history: UnlimitedHistory | LimitedHistory = (
+            UnlimitedHistory(window_size)
+            if max_history is None
+            else LimitedHistory(window_size, max_history)
+        )
         self._tail: list[int] = []  # hashes of the records whose window is not complete
-        self._recent: list[int] = []  # limited history: the last W windows, not admitted yet
         self._next = 0  # index of the next window to decide (= next undecided record)
         self._skip_until = -1  # last record covered by a repeat so far
         # Every recent repeat window's start maps to the start of the earlier window it
@@ -167,9 +297,7 @@ class WindowMatcher:
     @property
     def remembered_windows(self) -> int:
         """How many window fingerprints the history currently holds."""
-        if self._first_starts is not None:
-            return len(self._first_starts)
-        return len(self._table) + len(self._chains) + len(self._older_chains)
+        return len(self._history)
 
     def fingerprints(self, hashes: Sequence[int], count: int) -> Any:
         """Fingerprints of the first ``count`` windows (a list, or an int64 array if large)."""
@@ -186,31 +314,11 @@ class WindowMatcher:
         most -W - 1, so that every window of the run lies at least W after them (and
         attribution can tell a library source by its sign). Call before any push.
         """
-        if not numpy_available():
-            # Without numpy: the dict of first starts, or a dict of library windows.
-            pairs = zip(_as_list(fingerprints), _as_list(starts), strict=True)
-            table = self._table if self.max_history is None else self._library_dict
-            for fingerprint, start in pairs:
-                assert start <= -self.window_size - 1
-                table.setdefault(fingerprint, start)
+        listed = _as_list(starts)
+        if not listed:
             return
-        import numpy as np
-
-        from seqdedup.fptable import FirstStartTable
-
-        fps = np.asarray(fingerprints, dtype=np.int64)
-        starts = np.asarray(starts, dtype=np.int64)
-        if len(fps) == 0:
-            return
-        assert int(starts.max()) <= -self.window_size - 1
-        if self.max_history is None:  # library windows are just very early windows
-            if self._first_starts is None:
-                self._first_starts = FirstStartTable(len(fps))
-            self._first_starts.first_starts(fps, starts)
-        else:
-            if self._library is None:
-                self._library = FirstStartTable(len(fps))
-            self._library.first_starts(fps, starts)
+        assert max(listed) <= -self.window_size - 1
+        self._history.add_library(fingerprints, starts)
 
     # -- the decision ----------------------------------------------------------------
     def source(self, window: int) -> int | None:
@@ -258,101 +366,17 @@ class WindowMatcher:
         return [first + k > self._skip_until for k in range(count)]
 
     def _decide(self, fps: Any) -> list[bool]:
-        if self.max_history is not None:
-            return self._decide_limited(_as_list(fps))
         start = self._next
-        end = start + len(fps)
-        firsts = self._match_unlimited(fps, start, end)
-        if len(fps) >= NUMPY_MIN_WINDOWS and numpy_available():
+        history = self._history
+        if isinstance(history, LimitedHistory):
+            firsts: Any = history.firsts(_as_list(fps), start)
+        else:
+            firsts = history.firsts(fps, start)
+        if not isinstance(firsts, list):  # a large batch: marked with numpy too
             keep = self._mark_np(start, firsts)
         else:
-            keep = self._mark_py(start, _as_list(firsts))
-        self._next = end
-        return keep
-
-    def _match_unlimited(self, fps: Any, start: int, end: int) -> Any:
-        # Unlimited history: the earliest occurrence is the best candidate, so the first
-        # start of each fingerprint ever seen decides. A dict serves small inputs; from
-        # the first large batch on, the numpy table (faster, 4x smaller) takes over.
-        if self._first_starts is None and (len(fps) < NUMPY_MIN_WINDOWS or not numpy_available()):
-            return list(map(self._table.setdefault, _as_list(fps), range(start, end)))
-        import numpy as np
-
-        from seqdedup.fptable import FirstStartTable
-
-        if self._first_starts is None:
-            self._first_starts = FirstStartTable(len(self._table) + len(fps))
-            if self._table:
-                self._first_starts.first_starts(
-                    np.fromiter(self._table.keys(), np.int64, len(self._table)),
-                    np.fromiter(self._table.values(), np.int64, len(self._table)),
-                )
-            self._table = {}
-        return self._first_starts.first_starts(
-            np.asarray(fps, dtype=np.int64), np.arange(start, end, dtype=np.int64)
-        )
-
-    def _decide_limited(self, fps: list[int]) -> list[bool]:
-        """The rule as written, one window at a time: admit window j - W, then
-        look window j up.
-
-        ``_chains`` maps a fingerprint to (first, latest): the latest admitted start
-        decides (repeat iff j - latest <= history); ``first`` starts the chain of
-        occurrences less than a history apart, so while it is within history it is the
-        earliest remembered occurrence, which attribution reports (else the latest).
-        Sequential, so the result never depends on how the input was chunked.
-        """
-        width, horizon = self.window_size, self._horizon
-        start = self._next
-        windows = self._recent + fps  # windows [low, end)
-        low = start - len(self._recent)
-        chains = self._chains
-        get, get_older = chains.get, self._older_chains.get
-        library = None
-        if self._library is not None:
-            import numpy as np
-
-            library = self._library.find(np.asarray(fps, dtype=np.int64)).tolist()
-        elif self._library_dict:
-            library = list(map(self._library_dict.get, fps, repeat(0)))
-        sources = self.repeat_sources
-        cover = self._skip_until
-        keep = []
-        fresh: list[bool] = []  # per window: not a repeat
-        for j, fp in enumerate(fps, start):
-            admitted = j - width
-            if admitted >= low:
-                key = windows[admitted - low]
-                chain = get(key) or get_older(key)
-                if chain is None or admitted - chain[1] > horizon:
-                    chains[key] = (admitted, admitted)
-                else:
-                    chains[key] = (chain[0], admitted)
-            chain = get(fp) or get_older(fp)
-            if library is not None and library[j - start] < 0:
-                source = library[j - start]  # library windows come first, never forgotten
-            elif chain is not None and j - chain[1] <= horizon:
-                source = chain[0] if j - chain[0] <= horizon else chain[1]
-            else:
-                keep.append(j > cover)
-                fresh.append(True)
-                continue
-            cover = j + width - 1
-            if sources is not None:
-                sources[j] = source
-            keep.append(False)
-            fresh.append(False)
-        self._skip_until = cover
-        if self.new_material is not None:
-            self._note_new_material(start, fresh)
+            keep = self._mark_py(start, firsts)
         self._next = start + len(fps)
-        self._recent = windows[-width:]
-        if self._next - self._rotated_at >= horizon:
-            # Two generations, each at least a history long: an entry last written two
-            # rotations ago is older than the history, so dropping it forgets nothing
-            # still remembered, and memory stays bounded without scanning the table.
-            self._older_chains, self._chains = chains, {}
-            self._rotated_at = self._next
         return keep
 
     def _mark_py(self, start: int, firsts: list[int]) -> list[bool]:
