@@ -44,6 +44,8 @@ def chunk_run(kernel, rng: random.Random) -> None:
     records = [rng.choice(alphabet) for _ in range(rng.randint(0, 80))]
     trailing = rng.random() < 0.5 or not records
     data = delimiter.join(records) + (delimiter if trailing else b"")
+    if not trailing and rng.random() < 0.3:
+        data += rng.choice([b"\n", b"\r\n", b"\r"])  # the input ends with a newline
     # Splitting decides what the records are (a delimiter like "aa" can eat into them).
     if data:
         records = data.split(delimiter)
@@ -85,6 +87,12 @@ def chunk_run(kernel, rng: random.Random) -> None:
         return record.decode("utf-8", "surrogateescape")[skip:].encode("utf-8", "surrogateescape")
 
     keys = [key(r) for r in records]
+    if final_bare and not byte_mode and delimiter != b"\n":
+        # A newline (or CRLF) ending the input is not part of the last record's key.
+        last = records[-1].removesuffix(b"\n")
+        if last != records[-1]:
+            last = last.removesuffix(b"\r")
+        keys[-1] = key(last)
     want = expected_output(records, final_bare, delimiter, window, history, inverse, keys)
     assert b"".join(out) == want, (records, delimiter, window, history, cuts)
     assert decided == len(records)

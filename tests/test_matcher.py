@@ -137,3 +137,46 @@ def test_python_engine_without_numpy(keys, window, history, chunks, library):
     finally:
         mp.undo()
     assert keep == [not s for s in skipped_flags(keys, window, history, [library])]
+
+
+def new_material_oracle(keys, window, history):
+    """Per record: whether a window that is not a repeat covers it."""
+    n = len(keys)
+    covered = [False] * n
+    for j in range(n - window + 1):
+        current = keys[j : j + window]
+        repeat = any(
+            keys[i : i + window] == current
+            for i in range(j - window + 1)
+            if history is None or j - i <= history
+        )
+        if not repeat:
+            for r in range(j, j + window):
+                covered[r] = True
+    return covered
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    keys=keys_strategy,
+    window=st.integers(1, 6),
+    history=st.one_of(st.none(), st.integers(100, 130)),
+    chunks=st.lists(st.integers(0, 40), max_size=20),
+    sources=st.booleans(),
+)
+def test_new_material_flags_with_or_without_sources(keys, window, history, chunks, sources):
+    """What a library saves as new material, with attribution's sources kept or not."""
+    m = WindowMatcher(window, history)
+    m.new_material = []
+    if not sources:
+        m.repeat_sources = None
+    hashes = [hash(k) for k in keys]
+    keep: list[bool] = []
+    pos = 0
+    for size in chunks:
+        keep += m.push(hashes[pos : pos + size])
+        pos += size
+    keep += m.push(hashes[pos:])
+    keep += m.finish()
+    assert keep == [not s for s in skipped_flags(keys, window, history)]
+    assert m.new_material == new_material_oracle(keys, window, history)
