@@ -109,7 +109,13 @@ class Deduplicator:
             self._matcher.fingerprints,
         )
         self._library: LoadedLibrary | None = None
-        self._load_libraries()
+        if config.read_sequences or config.library_dir is not None:
+            from seqdedup.library import load_libraries
+
+            self._library = load_libraries(config, self._keys, self._matcher)
+        if self._library is not None:
+            self.stats.library_loaded = len(self._library.names)
+            self._attributor.set_library_keys(self._library.region)
         self._report = PieceReport(
             config,
             self._attributor.record_number,
@@ -143,28 +149,6 @@ class Deduplicator:
         # Whether the last thing released was the last released record (not a marker);
         # after flush() this tells whether the input's final record ends the output.
         self.last_record_written = False
-
-    def _load_libraries(self) -> None:
-        config = self.config
-        directories = list(config.read_sequences)
-        if config.library_dir is not None and config.library_dir.exists():
-            directories.append(config.library_dir)
-        if not directories:
-            return
-        from seqdedup.library import LoadedLibrary, load_library
-
-        sequences = (
-            sequence
-            for directory in directories
-            for sequence in load_library(
-                directory, config.delimiter, held=directory == config.library_dir
-            )
-        )
-        self._library = LoadedLibrary()
-        region, fps, starts = self._library.index(sequences, self._keys, self._matcher)
-        self.stats.library_loaded = len(self._library.names)
-        self._matcher.add_library_windows(fps, starts)
-        self._attributor.set_library_keys(region)
 
     def _start(self, how: str) -> None:
         if self._finished:

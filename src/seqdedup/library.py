@@ -36,10 +36,13 @@ from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from hashlib import blake2b
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from seqdedup.errors import SeqdedupError
 from seqdedup.sequences import runs_of
+
+if TYPE_CHECKING:
+    from seqdedup.config import Config
 
 DB_NAME = "seqdedup.sqlite"
 DB_FILES = {DB_NAME, DB_NAME + "-wal", DB_NAME + "-shm", DB_NAME + "-journal"}
@@ -520,6 +523,28 @@ def _now() -> str:
 SENTINEL = 0x5EDD_ED5E_DDED_5EDD  # between sequences in the key region; matches no key
 
 
+def load_libraries(config: Config, keys: Any, matcher: Any) -> LoadedLibrary | None:
+    """Load ``read_sequences`` and ``library_dir`` (when it exists) and make every
+    window of theirs already seen by ``matcher``; None when there is nothing to load."""
+    directories = list(config.read_sequences)
+    if config.library_dir is not None and config.library_dir.exists():
+        directories.append(config.library_dir)
+    if not directories:
+        return None
+    sequences = (
+        sequence
+        for directory in directories
+        for sequence in load_library(
+            directory, config.delimiter, held=directory == config.library_dir
+        )
+    )
+    library = LoadedLibrary()
+    region, fps, starts = library.index(sequences, keys, matcher)
+    library.region = region
+    matcher.add_library_windows(fps, starts)
+    return library
+
+
 class LoadedLibrary:
     """Where loaded sequences sit in the engine's key space.
 
@@ -532,6 +557,7 @@ class LoadedLibrary:
     def __init__(self) -> None:
         self.names: list[str] = []
         self.starts: list[int] = []  # region index of each sequence's first record
+        self.region = array("q")  # every sequence's key hashes, see index()
         # Per sequence: its database key when held by the library the run saves to (b""
         # for a held plain file), None when it comes from elsewhere.
         self.digests: list[bytes | None] = []

@@ -90,18 +90,154 @@ class Piece:
         return self.source_start + self.end - self.start
 
 
+KeySlice = Callable[[int, int], "array[int]"]  # (start, stop) -> those records' key hashes
+
+
+class OccurrenceIndex:
+    """Every remembered occurrence of a window, for attribution's candidates.
+
+    The matcher knows one occurrence of a window, its earliest remembered. Every later
+    one is a repeat window, and so lies inside a duplicate run, or overlaps an earlier
+    occurrence (periodic content). So the windows of duplicate runs are indexed by
+    fingerprint as they are decided (the earliest ``max_candidates`` per content, at
+    most INDEX_LIMIT windows, in input order so that nothing depends on how input was
+    cut), and from each occurrence its periodic neighbours are checked.
+    """
+
+    def __init__(
+        self,
+        window_size: int,
+        max_candidates: int | None,
+        max_history: int | None,
+        fingerprints: Callable[[Any, int], Any],
+    ) -> None:
+        self.window_size = window_size
+        self.max_candidates = max_candidates
+        self._history = max_history
+        self._fingerprints = fingerprints  # (key hashes, count) -> window fingerprints
+        # With a limited history, two generations, the older dropped every history.
+        self._occurring: dict[int, list[int]] = {}
+        self._occurring_before: dict[int, list[int]] = {}
+        self._generation_end = max_history
+        self._run_start = -1  # where the skipped run reaching the last batch's end began
+        self._indexed = 0  # windows before this start are indexed (or not in a run)
+        self._index_size = 0  # windows indexed (in the current generation)
+        self._full: dict[int, list[int]] = {}  # complete answers, see find()
+
+    def end_batch(self, runs: Sequence[tuple[int, int]], base: int, size: int) -> None:
+        """Remember where a skipped run that reaches the end of this batch began."""
+        if runs and runs[-1][1] == base + size:
+            last = runs[-1][0]
+            if not (last == base and self._run_start >= 0):
+                self._run_start = last
+        else:
+            self._run_start = -1
+
+    def rotate(self, decided: int) -> None:
+        """With a limited history, start a new generation of the window index every
+        history length; the one before the last is dropped."""
+        if self._history is None or self._generation_end is None:
+            return
+        while decided > self._generation_end:
+            self._occurring_before = self._occurring
+            self._occurring = {}
+            self._generation_end += self._history
+            self._index_size = 0
+
+    def add_run(self, start: int, stop: int, base: int, key_slice: KeySlice) -> None:
+        """Index by fingerprint the windows lying wholly inside the skipped run
+        [start, stop) (which may go on from the last batch): later occurrences of what
+        the matcher knows the earliest of."""
+        width = self.window_size
+        if start == base and self._run_start >= 0:
+            start = self._run_start  # the run goes on from the last batch
+        first = max(start, self._indexed)
+        # Memory: at most INDEX_LIMIT windows, the earliest (per generation). Windows
+        # are taken in order, so the index never depends on how input was cut.
+        count = min(stop - width + 1 - first, INDEX_LIMIT - self._index_size)
+        if count <= 0:
+            return
+        self._index_size += count
+        cap = sys.maxsize if self.max_candidates is None else self.max_candidates
+        prints = self._fingerprints(key_slice(first, stop), count)
+        occurring = self._occurring
+        get = occurring.get
+        for window, fingerprint in enumerate(_as_ints(prints), start=first):
+            known = get(fingerprint)
+            if known is None:
+                occurring[fingerprint] = [window]
+            elif len(known) < cap:
+                known.append(window)
+        self._indexed = first + count
+
+    def find(
+        self, earliest: int, window: int, readable_from: int, key_slice: KeySlice
+    ) -> list[int]:
+        """The remembered occurrences of the window at ``earliest`` that end before
+        ``window`` starts, earliest first (at most max_candidates): ``earliest``, the
+        indexed windows of duplicate runs with its content, and where the content is
+        periodic, the occurrences overlapping those."""
+        import heapq
+
+        width = self.window_size
+        limit = self.max_candidates
+        history = self._history
+        full = self._full.get(earliest)
+        if full is not None and full[-1] + width <= window:
+            # Already the earliest ``limit`` (unlimited history): later copies come
+            # after all of them, so the answer cannot change any more.
+            return full
+        pattern = key_slice(earliest, earliest + width)
+        fingerprint = _as_ints(self._fingerprints(pattern, 1))[0]
+        indexed = self._occurring.get(fingerprint, []) + self._occurring_before.get(fingerprint, [])
+        periods = [d for d in range(1, width) if pattern[d:] == pattern[: width - d]]
+
+        # Before the window, readable and remembered. (A fingerprint collision would
+        # only add a candidate that matches nothing: following it finds that.)
+        lowest = readable_from if history is None else max(readable_from, window - history)
+        highest = window - width
+
+        def usable(position: int) -> bool:
+            return lowest <= position <= highest
+
+        heap = sorted({earliest, *(p for p in indexed if lowest <= p <= highest)})
+        if not periods:
+            return self._remember(earliest, heap if limit is None else heap[:limit])
+        seen = set(heap)
+        found: list[int] = []
+        # Popped in position order, and a periodic neighbour lies after what it
+        # neighbours: the first ``limit`` popped are the earliest occurrences.
+        while heap and (limit is None or len(found) < limit):
+            position = heapq.heappop(heap)
+            found.append(position)
+            for period in periods:
+                again = position + period
+                if (
+                    again not in seen
+                    and usable(again)
+                    and key_slice(again, again + width) == pattern
+                ):
+                    seen.add(again)
+                    heapq.heappush(heap, again)
+        return self._remember(earliest, found)
+
+    def _remember(self, earliest: int, found: list[int]) -> list[int]:
+        """Keep a complete answer (``limit`` occurrences, unlimited history)."""
+        limit = self.max_candidates
+        if self._history is None and limit is not None and len(found) >= limit:
+            self._full[earliest] = found
+        return found
+
+
 class Attributor:
     """Cut each duplicate run into pieces, each reported against one earlier occurrence.
 
     A piece starts at a skipped record r with the candidate sources: every remembered
     earlier occurrence of the window starting at r (when it is a repeat), and the
     earliest remembered occurrence of each other repeat window covering r (aligned to
-    r); at most ``max_candidates`` of them, earliest first. The matcher knows one
-    occurrence of a window, its earliest remembered (``source``). Every later one is a
-    repeat window, and so lies inside a duplicate run, or overlaps an earlier occurrence
-    (periodic content); the windows of duplicate runs are indexed by fingerprint as they
-    are decided, at most ``max_candidates`` per content, so all are found
-    (:meth:`_occurrences`). All candidates are followed while they keep matching; when
+    r); at most ``max_candidates`` of them, earliest first. The matcher knows the
+    earliest (``source``); :class:`OccurrenceIndex` finds the others. All candidates
+    are followed while they keep matching; when
     none matches the next record, the piece ends with the earliest of the longest-
     matching candidates and a new piece starts there. A kept record or the end of input
     ends the piece too. Each piece's content is a sequence: its count comes from the
@@ -135,17 +271,7 @@ class Attributor:
         self._piece_start = -1  # -1: no open piece
         self._candidates: list[int] = []  # sources aligned with _piece_start
         self._piece_end = -1
-        self._history = max_history
-        self._fingerprints = fingerprints  # (key hashes, count) -> window fingerprints
-        # Windows of duplicate runs by fingerprint (the earliest max_candidates each).
-        # With a limited history, two generations, the older dropped every history.
-        self._occurring: dict[int, list[int]] = {}
-        self._occurring_before: dict[int, list[int]] = {}
-        self._generation_end = max_history
-        self._run_start = -1  # where the skipped run reaching the last batch's end began
-        self._indexed = 0  # windows before this start are indexed (or not in a run)
-        self._index_size = 0  # windows indexed (in the current generation)
-        self._full_occurrences: dict[int, list[int]] = {}  # see _occurrences
+        self._occurrences = OccurrenceIndex(window_size, max_candidates, max_history, fingerprints)
 
     @property
     def decided(self) -> int:
@@ -196,7 +322,8 @@ class Attributor:
         pieces closed."""
         base = self._decided
         self._decided += size
-        self._rotate_index(base + size)
+        index = self._occurrences
+        index.rotate(base + size)
         closed: list[Piece] = []
         if self._piece_start >= 0 and size and not (runs and runs[0][0] == base):
             closed.append(self._close())  # a kept record ends the run left open
@@ -210,20 +337,15 @@ class Attributor:
                 if self._key_slice(source, source + stop - start) == keys:
                     count = self.table.observe(hash(keys.tobytes()))
                     closed.append(Piece(start, stop - 1, source, count))
-                    self._index_windows(start, stop, base)
+                    index.add_run(start, stop, base, self._key_slice)
                     continue
-            self._index_windows(start, stop, base)
+            index.add_run(start, stop, base, self._key_slice)
             if self._piece_start < 0:
                 self._open(start, run_start=True)
             self._extend(start, stop, closed)
             if stop < base + size:  # a kept record ends the run
                 closed.append(self._close())
-        if runs and runs[-1][1] == base + size:  # a run reaches the end of this batch
-            last = runs[-1][0]
-            if not (last == base and self._run_start >= 0):
-                self._run_start = last
-        else:
-            self._run_start = -1
+        index.end_batch(runs, base, size)
         self._trim()
         return closed
 
@@ -253,7 +375,7 @@ class Attributor:
             if source is None:
                 continue
             if window == record:  # the window the piece starts with: all its occurrences
-                found.update(self._occurrences(source, window))
+                found.update(self._occurrences.find(source, window, self._offset, self._key_slice))
             else:  # the others (at a cut inside a run): their earliest, aligned
                 found.add(source + record - window)
         if not found:  # cannot happen for a skipped record; keep the invariant loud
@@ -262,99 +384,6 @@ class Attributor:
         if self.max_candidates is not None:
             candidates = candidates[: self.max_candidates]
         self._candidates = candidates
-
-    def _rotate_index(self, decided: int) -> None:
-        """With a limited history, start a new generation of the window index every
-        history length; the one before the last is dropped."""
-        if self._history is None or self._generation_end is None:
-            return
-        while decided > self._generation_end:
-            self._occurring_before = self._occurring
-            self._occurring = {}
-            self._generation_end += self._history
-            self._index_size = 0
-
-    def _index_windows(self, start: int, stop: int, base: int) -> None:
-        """Index by fingerprint the windows lying wholly inside the skipped run
-        [start, stop) (which may go on from the last batch): later occurrences of what
-        the matcher knows the earliest of."""
-        width = self.window_size
-        if start == base and self._run_start >= 0:
-            start = self._run_start  # the run goes on from the last batch
-        first = max(start, self._indexed)
-        # Memory: at most INDEX_LIMIT windows, the earliest (per generation). Windows
-        # are taken in order, so the index never depends on how input was cut.
-        count = min(stop - width + 1 - first, INDEX_LIMIT - self._index_size)
-        if count <= 0:
-            return
-        self._index_size += count
-        cap = sys.maxsize if self.max_candidates is None else self.max_candidates
-        prints = self._fingerprints(self._key_slice(first, stop), count)
-        occurring = self._occurring
-        get = occurring.get
-        for window, fingerprint in enumerate(_as_ints(prints), start=first):
-            known = get(fingerprint)
-            if known is None:
-                occurring[fingerprint] = [window]
-            elif len(known) < cap:
-                known.append(window)
-        self._indexed = first + count
-
-    def _occurrences(self, earliest: int, window: int) -> list[int]:
-        """The remembered occurrences of the window at ``earliest`` that end before
-        ``window`` starts, earliest first (at most max_candidates): ``earliest``, the
-        indexed windows of duplicate runs with its content, and where the content is
-        periodic, the occurrences overlapping those."""
-        import heapq
-
-        width = self.window_size
-        limit = self.max_candidates
-        history = self._history
-        full = self._full_occurrences.get(earliest)
-        if full is not None and full[-1] + width <= window:
-            # Already the earliest ``limit`` (unlimited history): later copies come
-            # after all of them, so the answer cannot change any more.
-            return full
-        pattern = self._key_slice(earliest, earliest + width)
-        fingerprint = _as_ints(self._fingerprints(pattern, 1))[0]
-        indexed = self._occurring.get(fingerprint, []) + self._occurring_before.get(fingerprint, [])
-        periods = [d for d in range(1, width) if pattern[d:] == pattern[: width - d]]
-
-        # Before the window, readable and remembered. (A fingerprint collision would
-        # only add a candidate that matches nothing: following it finds that.)
-        lowest = self._offset if history is None else max(self._offset, window - history)
-        highest = window - width
-
-        def usable(position: int) -> bool:
-            return lowest <= position <= highest
-
-        heap = sorted({earliest, *(p for p in indexed if lowest <= p <= highest)})
-        if not periods:
-            return self._remember(earliest, heap if limit is None else heap[:limit])
-        seen = set(heap)
-        found: list[int] = []
-        # Popped in position order, and a periodic neighbour lies after what it
-        # neighbours: the first ``limit`` popped are the earliest occurrences.
-        while heap and (limit is None or len(found) < limit):
-            position = heapq.heappop(heap)
-            found.append(position)
-            for period in periods:
-                again = position + period
-                if (
-                    again not in seen
-                    and usable(again)
-                    and self._key_slice(again, again + width) == pattern
-                ):
-                    seen.add(again)
-                    heapq.heappush(heap, again)
-        return self._remember(earliest, found)
-
-    def _remember(self, earliest: int, found: list[int]) -> list[int]:
-        """Keep a complete answer (``limit`` occurrences, unlimited history)."""
-        limit = self.max_candidates
-        if self._history is None and limit is not None and len(found) >= limit:
-            self._full_occurrences[earliest] = found
-        return found
 
     def _extend(self, start: int, stop: int, closed: list[Piece]) -> int:
         """Extend the open piece over skipped records [start, stop); return where it got."""
