@@ -17,7 +17,12 @@ Saving is atomic and concurrent-safe: during the run, sequences are staged in a
 private SQLite file in the library directory (so memory stays bounded however much is
 saved); at the end they are copied into the library in one short transaction (``BEGIN
 IMMEDIATE``, with a busy timeout), so a run killed at any moment leaves the library as
-it was, and two runs saving at once both land.
+it was, and two runs saving at once both land. What a run stages is decided in
+:mod:`seqdedup.saving`; a sequence the library holds is not stored again, its count
+and ``last_run`` change instead.
+
+Reading needs no write access (another user's library, read-only storage); see
+:func:`open_for_reading`.
 """
 
 from __future__ import annotations
