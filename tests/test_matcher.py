@@ -18,6 +18,11 @@ def run_matcher(keys, window, history, chunks, numpy_threshold=None, monkeypatch
     if count > 0:  # one library sequence, its windows just before the run
         fps = m.fingerprints([hash(k) for k in library], count)
         m.add_library_windows(fps, list(range(-count - window, -window)))
+    return push_all(m, keys, chunks)
+
+
+def push_all(m, keys, chunks):
+    """Push the keys' hashes in chunks of the given sizes, then the rest; finish."""
     hashes = [hash(k) for k in keys]
     keep: list[bool] = []
     pos = 0
@@ -170,13 +175,6 @@ def test_new_material_flags_with_or_without_sources(keys, window, history, chunk
     m.new_material = []
     if not sources:
         m.repeat_sources = None
-    hashes = [hash(k) for k in keys]
-    keep: list[bool] = []
-    pos = 0
-    for size in chunks:
-        keep += m.push(hashes[pos : pos + size])
-        pos += size
-    keep += m.push(hashes[pos:])
-    keep += m.finish()
+    keep = push_all(m, keys, chunks)
     assert keep == [not s for s in skipped_flags(keys, window, history)]
     assert m.new_material == new_material_oracle(keys, window, history)

@@ -124,6 +124,26 @@ def _as_list(values: Any) -> list[int]:
     return values if isinstance(values, list) else list(values.tolist())
 
 
+def _add_first_starts(
+    small: dict[int, int], large: FirstStartTable | None, fingerprints: Any, starts: Any
+) -> FirstStartTable | None:
+    """Record first starts in the dict (without numpy) or the numpy table (made when
+    missing); return the table."""
+    if not numpy_available():
+        for fingerprint, start in zip(_as_list(fingerprints), _as_list(starts), strict=True):
+            small.setdefault(fingerprint, start)
+        return large
+    import numpy as np
+
+    from seqdedup.fptable import FirstStartTable
+
+    fps = np.asarray(fingerprints, dtype=np.int64)
+    if large is None:
+        large = FirstStartTable(len(fps))
+    large.first_starts(fps, np.asarray(starts, dtype=np.int64))
+    return large
+
+
 class UnlimitedHistory:
     """Unlimited history: fingerprint -> first start. The earliest occurrence is the
     best witness, so window j repeats iff its fingerprint first started at or before
@@ -140,18 +160,9 @@ class UnlimitedHistory:
 
     def add_library(self, fingerprints: Any, starts: Any) -> None:
         """Library windows are just very early windows."""
-        if not numpy_available():
-            for fingerprint, start in zip(_as_list(fingerprints), _as_list(starts), strict=True):
-                self._table.setdefault(fingerprint, start)
-            return
-        import numpy as np
-
-        from seqdedup.fptable import FirstStartTable
-
-        fps = np.asarray(fingerprints, dtype=np.int64)
-        if self._first_starts is None:
-            self._first_starts = FirstStartTable(len(fps))
-        self._first_starts.first_starts(fps, np.asarray(starts, dtype=np.int64))
+        self._first_starts = _add_first_starts(
+            self._table, self._first_starts, fingerprints, starts
+        )
 
     def firsts(self, fps: Any, start: int) -> Any:
         """The first start of each window's fingerprint, inserting the new ones (a
@@ -204,18 +215,7 @@ class LimitedHistory:
 
     def add_library(self, fingerprints: Any, starts: Any) -> None:
         """Library windows, never forgotten: a table of their own."""
-        if not numpy_available():
-            for fingerprint, start in zip(_as_list(fingerprints), _as_list(starts), strict=True):
-                self._library_dict.setdefault(fingerprint, start)
-            return
-        import numpy as np
-
-        from seqdedup.fptable import FirstStartTable
-
-        fps = np.asarray(fingerprints, dtype=np.int64)
-        if self._library is None:
-            self._library = FirstStartTable(len(fps))
-        self._library.first_starts(fps, np.asarray(starts, dtype=np.int64))
+        self._library = _add_first_starts(self._library_dict, self._library, fingerprints, starts)
 
     def firsts(self, fps: list[int], start: int) -> list[int]:
         """Per window: the start of the occurrence it repeats, or its own start when it
