@@ -14,7 +14,7 @@ from seqdedup.config import Config
 from seqdedup.filters import TRACKED, FilterList
 from seqdedup.keys import KeyMaker, ShellTransform
 from seqdedup.matcher import Matcher, make_matcher
-from seqdedup.records import Readable, RecordSplitter, read_chunks
+from seqdedup.records import DecodedChunks, Readable, RecordSplitter
 from seqdedup.report import PieceReport, Stats, stats_document
 from seqdedup.sequences import Attributor, SequenceTable
 
@@ -353,6 +353,7 @@ def process_stream(
     config: Config | None = None,
     on_explain: Callable[[str], None] | None = None,
     on_progress: Callable[[int, Stats], None] | None = None,
+    decompress: bool = False,
     **options: Any,
 ) -> Stats:
     """Deduplicate a byte stream into another; return the statistics.
@@ -362,11 +363,12 @@ def process_stream(
     per chunk read and flushed before the next read, so a live stream sees each record
     as soon as it is decidable. ``source`` should be unbuffered (see
     :func:`seqdedup.records.read_chunks`). ``on_progress(bytes_read, stats)`` is called
-    after each chunk.
+    after each chunk. With ``decompress``, a source that starts with a gzip, bzip2, xz or
+    zstd header is decompressed as it is read (what the command line does).
     """
     dedup = Deduplicator(config, on_explain, **options)
     try:
-        return _pump(dedup, source, sink, on_progress)
+        return _pump(dedup, DecodedChunks(source, decompress), sink, on_progress)
     except BaseException:
         dedup.abort()  # a failed or interrupted run saves nothing to the library
         raise
@@ -374,19 +376,17 @@ def process_stream(
 
 def _pump(
     dedup: Deduplicator,
-    source: Readable,
+    chunks: DecodedChunks,
     sink: Writable,
     on_progress: Callable[[int, Stats], None] | None,
 ) -> Stats:
-    bytes_read = 0
-    for chunk in read_chunks(source):
+    for chunk in chunks:
         out = dedup.feed_bytes(chunk)
         if out:
             sink.write(out)
         sink.flush()
         if on_progress is not None:
-            bytes_read += len(chunk)
-            on_progress(bytes_read, dedup.stats)
+            on_progress(chunks.consumed, dedup.stats)  # bytes of the source itself
     out = dedup.flush_bytes(save=False)
     if out:
         sink.write(out)

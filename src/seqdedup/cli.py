@@ -222,6 +222,11 @@ def build_parser(prog: str = PROG, many_inputs: bool = False) -> argparse.Argume
         help="byte delimiter in hex, e.g. 00 or 0x0d0a (needs --byte-mode)",
     )
     keys.add_argument("-b", "--byte-mode", action="store_true", help="binary records")
+    keys.add_argument(
+        "--no-decompress",
+        action="store_true",
+        help="read gzip/bzip2/xz/zstd input as it is (default: decompress it)",
+    )
     filters = parser.add_argument_group("filters (first matching pattern decides)")
     for option, kind, text in (
         ("--track", "track", "deduplicate only records matching REGEX"),
@@ -464,14 +469,15 @@ def run(
     explainer = explain if config.explain else None
 
     source = _open_input(args.input_file, stdin)
+    decompress = not args.no_decompress
     sink = _Output(stdout)
     try:
         if args.progress and progress_wanted(_fileno(stdout), stderr):
             size = _input_size(source)
             with ProgressLine(stderr, size) as progress:
-                stats = process_stream(source, sink, config, explainer, progress.update)
+                stats = process_stream(source, sink, config, explainer, progress.update, decompress)
         else:
-            stats = process_stream(source, sink, config, explainer)
+            stats = process_stream(source, sink, config, explainer, decompress=decompress)
     finally:
         if source is not stdin and args.input_file not in (None, "-"):
             source.close()

@@ -7,8 +7,8 @@ data is there), so a slow live stream is never held back waiting for a full buff
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from typing import Protocol
+from collections.abc import Callable, Iterator
+from typing import Any, Protocol
 
 from seqdedup.errors import SeqdedupError, UsageError
 
@@ -115,3 +115,183 @@ class RecordSplitter:
         """The final record if the input did not end with a delimiter, else None."""
         tail, self._tail = bytes(self._tail), bytearray()
         return tail or None
+
+
+# -- compressed input ----------------------------------------------------------------
+# Magic numbers: gzip, bzip2 ("BZh", a level, then a block's or the end's magic, so
+# that text starting "BZh" is not taken for it), xz, zstd.
+_MAGIC = (
+    ("gzip", (b"\x1f\x8b",)),
+    (
+        "bzip2",
+        tuple(
+            b"BZh%d%s" % (level, mark)
+            for level in range(1, 10)
+            for mark in (b"1AY&SY", b"\x17rE8P\x90")
+        ),
+    ),
+    ("xz", (b"\xfd7zXZ\x00",)),
+    ("zstd", (b"(\xb5/\xfd",)),
+)
+DECODE_STEP = 1 << 20  # at most this much decompressed output at a time (bounded memory)
+
+
+def _format_of(head: bytes) -> str | None:
+    """The compression format ``head`` starts with; "" while ``head`` is too short to
+    tell but could still be one (wait for more); None for plain input."""
+    undecided = False
+    for name, magics in _MAGIC:
+        for magic in magics:
+            if head.startswith(magic):
+                return name
+            if magic.startswith(head):
+                undecided = True
+    return "" if undecided else None
+
+
+class _Stream:
+    """One format's decompressor, restarted after each member (``cat a.gz b.gz``)."""
+
+    def __init__(self, name: str) -> None:
+        self._new = _decompressor_factory(name)
+        self._decoder = self._new()
+        self._pending = b""  # input not given to the decoder yet
+        self._in_member = False  # input has gone into the current member
+
+    def feed(self, data: bytes) -> Iterator[bytes]:
+        self._pending += data
+        while self._pending or _has_more(self._decoder):
+            decoder = self._decoder
+            given, self._pending = self._pending, b""
+            if given:
+                self._in_member = True
+            out = decoder.decompress(given, DECODE_STEP)
+            self._pending = _leftover(decoder)
+            if out:
+                yield out
+            if decoder.eof:  # a member ended: what follows is the next one
+                self._in_member = False
+                self._pending = bytes(decoder.unused_data) + self._pending
+                self._decoder = self._new()
+                if not self._pending.strip(b"\x00"):
+                    self._pending = b""  # padding after the last member
+            elif not out and not self._pending and not _has_more(decoder):
+                return  # all consumed: wait for more input
+
+    def finish(self) -> Iterator[bytes]:
+        yield from self.feed(b"")
+        if self._in_member:
+            raise EOFError("it is truncated (the input ends inside a compressed stream)")
+
+
+def _leftover(decoder: Any) -> bytes:
+    """Input a decoder has not consumed (zlib keeps it apart; bz2 and lzma inside)."""
+    return bytes(getattr(decoder, "unconsumed_tail", b""))
+
+
+def _has_more(decoder: Any) -> bool:
+    """Whether a decoder holds output it has not given yet (bz2, lzma: needs_input)."""
+    needs = getattr(decoder, "needs_input", None)
+    return needs is False
+
+
+def _decompressor_factory(name: str) -> Callable[[], Any]:
+    if name == "gzip":
+        import zlib
+
+        return lambda: zlib.decompressobj(16 + zlib.MAX_WBITS)
+    if name == "bzip2":
+        import bz2
+
+        return bz2.BZ2Decompressor
+    if name == "xz":
+        import lzma
+
+        return lzma.LZMADecompressor
+    try:
+        from compression import zstd  # type: ignore[import-not-found]  # Python 3.14
+
+        return zstd.ZstdDecompressor  # type: ignore[no-any-return]
+    except ImportError:
+        pass
+    try:
+        import zstandard
+    except ImportError:
+        raise SeqdedupError(
+            "the input is zstd-compressed: install zstd support with "
+            "pip install 'seqdedup[zstd]' (or read it through zstdcat)"
+        ) from None
+    return lambda: _ZstandardDecoder(zstandard)
+
+
+class _ZstandardDecoder:
+    """The ``zstandard`` package behind the interface of the standard decompressors."""
+
+    def __init__(self, zstandard: Any) -> None:
+        self._object = zstandard.ZstdDecompressor().decompressobj()
+        self.unused_data = b""
+
+    @property
+    def eof(self) -> bool:
+        return bool(self._object.eof)
+
+    def decompress(self, data: bytes, max_length: int = -1) -> bytes:
+        out = bytes(self._object.decompress(data))
+        if self._object.eof:
+            self.unused_data = bytes(self._object.unused_data)
+        return out
+
+
+class DecodedChunks:
+    """The chunks of a source, decompressed when it starts with a gzip, bzip2, xz or
+    zstd header (the magic bytes decide, not the name). ``consumed`` counts the
+    source's own bytes read so far (for progress)."""
+
+    def __init__(self, source: Readable, decompress: bool = True, size: int = READ_SIZE) -> None:
+        self._source = source
+        self._decompress = decompress
+        self._size = size
+        self.consumed = 0
+        self.format: str | None = None
+
+    def __iter__(self) -> Iterator[bytes]:
+        chunks = read_chunks(self._source, self._size)
+        if not self._decompress:
+            for chunk in chunks:
+                self.consumed += len(chunk)
+                yield chunk
+            return
+        head = b""
+        for chunk in chunks:  # enough bytes to tell (a plain live stream is not held up)
+            self.consumed += len(chunk)
+            head += chunk
+            kind = _format_of(head)
+            if kind != "":
+                break
+        else:
+            kind = None
+        self.format = kind
+        if kind is None:
+            if head:
+                yield head
+            for chunk in chunks:
+                self.consumed += len(chunk)
+                yield chunk
+            return
+        stream = _Stream(kind)
+        try:
+            yield from stream.feed(head)
+            for chunk in chunks:
+                self.consumed += len(chunk)
+                yield from stream.feed(chunk)
+            yield from stream.finish()
+        except (OSError, EOFError, ValueError) as exc:
+            raise SeqdedupError(
+                f"cannot decompress {describe(self._source)} ({kind}): {exc}"
+            ) from None
+        except Exception as exc:  # zlib.error, lzma.LZMAError, zstd errors
+            if isinstance(exc, SeqdedupError):
+                raise
+            raise SeqdedupError(
+                f"cannot decompress {describe(self._source)} ({kind}): {exc}"
+            ) from None
