@@ -186,6 +186,15 @@ def main() -> None:
         cmd = [*seqdedup(), "-q", "-w", "10", *extra, str(log)]
         seconds, peak = measure(cmd, None, out)
         rows.append((f"seqdedup {name}", seconds, peak, count_lines(out)))
+    packed = args.workdir / f"seqdedup-bench-{args.lines}.log.gz"
+    if not packed.exists():  # compressed input, read in-process and through zcat
+        with log.open("rb") as plain, packed.open("wb") as target:
+            subprocess.run(["gzip", "-1", "-c"], stdin=plain, stdout=target, check=True)
+    seconds, peak = measure([*seqdedup(), "-q", "-w", "10", str(packed)], None, out)
+    rows.append(("seqdedup -w 10 FILE.gz (gzip -1)", seconds, peak, count_lines(out)))
+    pipeline = f"zcat {packed} | {' '.join(seqdedup())} -q -w 10 -M"
+    seconds, peak = measure(["bash", "-c", pipeline], None, out)
+    rows.append(("zcat FILE.gz | seqdedup -w 10 -M", seconds, peak, count_lines(out)))
     ab = args.workdir / f"seqdedup-bench-ab-{args.lines}.log"
     if not ab.exists():  # short repetitive records: one long run cut into many pieces
         # In a child, like generate(): this process's peak memory would show in every
