@@ -352,3 +352,37 @@ def test_large_batch_paths_and_trimming_against_the_oracle(keys, window, history
             start, end, source, source_end = (int(x) for x in line.split()[1:5])
             assert keys[start - 1 : end] == keys[source - 1 : source_end]
             assert all(flags[start - 1 : end])
+
+
+@settings(max_examples=200, deadline=None)
+@given(keys=keys_strategy, window=st.integers(1, 5))
+def test_top_sequences_count_what_the_oracle_repeats(keys, window):
+    """--top: per distinct piece content, repeats and records removed as the oracle's
+    pieces give them (unlimited history, candidates and sequences table)."""
+    d = Deduplicator(
+        window_size=window,
+        skip_chars=5,
+        max_history=None,
+        max_candidates=None,
+        max_unique_sequences=None,
+        top=1000,
+    )
+    d.feed(numbered(keys))
+    d.flush()
+    rows = d.stats.top_sequences
+    assert rows is not None
+    expected: dict[tuple[str, ...], list[int]] = {}
+    for start, end, _ in attribution_pieces(keys, window):
+        content = tuple(keys[start : end + 1])
+        expected.setdefault(content, [0, start])[0] += 1
+    want = sorted(
+        (
+            {"removed": len(content) * repeats, "seen": repeats + 1, "length": len(content)}
+            for content, (repeats, _) in expected.items()
+        ),
+        key=lambda row: -row["removed"],
+    )
+    got = [{k: row[k] for k in ("removed", "seen", "length")} for row in rows]
+    assert sorted(got, key=lambda row: -row["removed"]) == want
+    assert [row["removed"] for row in got] == sorted((row["removed"] for row in got), reverse=True)
+    assert sum(row["removed"] for row in rows) == d.stats.skipped

@@ -541,3 +541,24 @@ def test_a_final_newline_ends_the_last_record_with_another_delimiter(
     result = run_cli(["-q", *args], data, env=env)
     assert (result.returncode, result.stderr) == (0, b"")
     assert result.stdout == expected
+
+
+def test_top_alone_with_quiet_and_in_the_json_document(run_cli):
+    block = b"".join(b"trace line %d\n" % i for i in range(4))
+    data = b"start\n" + block + b"a\n" + block + b"b\n" + block + b"c\nx\nc\nx\nend\n"
+    quiet = run_cli(["-q", "-w", "2", "--top", "5"], data)
+    assert quiet.returncode == 0
+    text = quiet.stderr.decode()
+    assert "Top repeated sequences" in text and "Deduplication statistics" not in text
+    assert "trace line 0" in text and "lines 2-5" in text
+    full = run_cli(["-w", "2", "--top", "1", "--stats-format", "json"], data)
+    document = json.loads(full.stderr)
+    (row,) = document["top_sequences"]
+    assert row == {
+        "removed": 8,
+        "seen": 3,
+        "length": 4,
+        "first_seen": {"lines": [2, 5]},
+        "first_record": "trace line 0",
+    }
+    assert run_cli(["-q", "--top", "-1"], data).returncode == 1

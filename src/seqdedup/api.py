@@ -15,13 +15,16 @@ from seqdedup.filters import TRACKED, FilterList
 from seqdedup.keys import KeyMaker, ShellTransform
 from seqdedup.matcher import Matcher, make_matcher
 from seqdedup.records import DecodedChunks, Readable, RecordSplitter
-from seqdedup.report import PieceReport, Stats, stats_document
-from seqdedup.sequences import Attributor, SequenceTable
+from seqdedup.report import PieceReport, Stats, TopSequences, stats_document
+from seqdedup.sequences import Attributor, PieceContent, SequenceTable
 
 if TYPE_CHECKING:
     from seqdedup._kernel import Matcher as ChunkMatcher
     from seqdedup.library import LoadedLibrary
     from seqdedup.saving import RunSaver
+    from seqdedup.sequences import Piece
+
+TOP_BUFFERED_PIECE = 200_000  # skipped records held to show a piece's first record
 
 
 class Deduplicator:
@@ -81,6 +84,7 @@ class Deduplicator:
             and not config.annotate
             and on_explain is None
             and config.library_dir is None
+            and not config.top  # (it needs the records of each piece)
         )
         self._chunks: ChunkMatcher | None = None
         if chunk_path:
@@ -123,6 +127,11 @@ class Deduplicator:
             on_explain,
             [rule.pattern for rule in self._filters.rules],
         )
+        self._top: TopSequences | None = None
+        self._top_content: PieceContent | None = None
+        if config.top:
+            self._top = TopSequences(config.max_unique_sequences)
+            self._top_content = PieceContent(TOP_BUFFERED_PIECE)
         self._saver: RunSaver | None = None
         if config.library_dir is not None:
             from seqdedup import saving
@@ -149,6 +158,16 @@ class Deduplicator:
         # Whether the last thing released was the last released record (not a marker);
         # after flush() this tells whether the input's final record ends the output.
         self.last_record_written = False
+
+    def _note_top(self, tracked: list[bytes], keep: list[bool], pieces: list[Piece]) -> None:
+        """Count each closed piece for ``--top``, with its first record."""
+        assert self._top is not None and self._top_content is not None
+        content = self._top_content
+        content.add(self._attributor.decided - len(keep), tracked, keep)
+        for piece in pieces:
+            records = content.take(piece)
+            self._top.observe(piece, self._report.fields(piece), records[0] if records else None)
+        content.trim()
 
     def _start(self, how: str) -> None:
         if self._finished:
@@ -255,6 +274,8 @@ class Deduplicator:
             raise RuntimeError("after feed_bytes(), end with flush_bytes()")
         out = self._release(self._matcher.finish(), final=True)
         self._finished = True
+        if self._top is not None:
+            self.stats.top_sequences = self._top.top(self.config.top)
         if save:
             self.save()
         return out
@@ -316,12 +337,16 @@ class Deduplicator:
         records = self._pending[:cut]
         del self._pending[:cut]
         out = list(compress(records, written))
-        if self._saver is not None:
+        tracked_records: list[bytes] = []
+        if self._saver is not None or self._top is not None:
             tracked_records = (
                 records[:decided]
                 if tracked_at is None
                 else [records[position] for position in tracked_at]
             )
+        if self._top is not None:
+            self._note_top(tracked_records, keep, pieces)
+        if self._saver is not None:
             new_material = self._matcher.new_material
             assert new_material is not None
             self._matcher.new_material = []

@@ -275,6 +275,14 @@ def build_parser(prog: str = PROG, many_inputs: bool = False) -> argparse.Argume
         "-e", "--explain", action="store_true", help="explain each decision on stderr"
     )
     output.add_argument("-q", "--quiet", action="store_true", help="no statistics")
+    output.add_argument(
+        "--top",
+        type=int,
+        default=0,
+        metavar="N",
+        help="after the statistics (also with -q), the N repeated sequences that "
+        "removed the most records",
+    )
     output.add_argument("-p", "--progress", action="store_true", help="live progress on a terminal")
     output.add_argument(
         "--stats-format",
@@ -351,6 +359,7 @@ def config_from_args(args: argparse.Namespace) -> Config:
         read_sequences=tuple(_path(p) for p in args.read_sequences),
         library_dir=_path(args.library_dir) if args.library_dir is not None else None,
         transform_timeout=_transform_timeout(args),
+        top=getattr(args, "top", 0),
     )
 
 
@@ -459,7 +468,7 @@ def run(
     args: argparse.Namespace, stdin: IO[bytes] | None, stdout: IO[bytes], stderr: TextIO
 ) -> int:
     from seqdedup.api import process_stream
-    from seqdedup.report import ProgressLine, progress_wanted, write_stats
+    from seqdedup.report import ProgressLine, progress_wanted, write_stats, write_top
 
     config = config_from_args(args)
 
@@ -483,6 +492,8 @@ def run(
             source.close()
     if not args.quiet:
         write_stats(stats, config, stderr, args.stats_format)
+    elif stats.top_sequences is not None:
+        write_top(stats.top_sequences, stderr, args.stats_format)
     return 0
 
 

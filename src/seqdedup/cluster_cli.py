@@ -22,6 +22,7 @@ _NOT_HERE = {
     "annotation_format": "--annotation-format",
     "explain": "--explain",
     "progress": "--progress",
+    "top": "--top",
     "max_history": "--max-history",
     "unlimited_history": "--unlimited-history",
 }

@@ -54,6 +54,7 @@ class _ConfigFields(NamedTuple):
     read_sequences: tuple[Path, ...] = ()
     library_dir: Path | None = None
     transform_timeout: float | None = DEFAULT_TRANSFORM_TIMEOUT
+    top: int = 0  # report the N costliest repeated sequences (0: no report)
 
 
 class Config(_ConfigFields):
@@ -85,6 +86,7 @@ class Config(_ConfigFields):
         if self.max_candidates is not None:
             _at_least("--max-candidates", self.max_candidates, 1)
         _at_least("--skip-chars", self.skip_chars, 0)
+        _at_least("--top", self.top, 0)
         if not self.delimiter:
             raise UsageError("--delimiter must not be empty")
         if self.byte_mode and self.filters:

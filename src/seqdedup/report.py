@@ -29,6 +29,7 @@ class Stats:
         "library_loaded",
         "library_saved",
         "skipped",
+        "top_sequences",
         "total",
         "unique_sequences",
     )
@@ -48,8 +49,9 @@ class Stats:
         self.unique_sequences = unique_sequences
         self.library_loaded = library_loaded
         self.library_saved = library_saved
+        self.top_sequences: list[dict[str, Any]] | None = None  # with --top
 
-    def _values(self) -> tuple[int | None, ...]:
+    def _values(self) -> tuple[object, ...]:
         return tuple(getattr(self, name) for name in self.__slots__)
 
     def __eq__(self, other: object) -> bool:
@@ -230,12 +232,115 @@ class PieceReport:
             self.explain(line)
 
 
+class TopSequences:
+    """The repeated sequences that cost the most (``--top``): for each, the records it
+    removed (its length times its repeats), how often it was seen, its length, where it
+    was first seen and its first record. Kept for the sequences the sequences table
+    keeps (least recently seen evicted past ``limit``), so exact when that is unlimited.
+    """
+
+    def __init__(self, limit: int | None) -> None:
+        from collections import OrderedDict
+
+        self._limit = limit
+        self._entries: OrderedDict[int, dict[str, Any]] = OrderedDict()
+        self._order = 0  # first observation order, for ties
+
+    def observe(self, piece: Piece, fields: dict[str, Any], first_record: bytes | None) -> None:
+        entries = self._entries
+        entry = entries.get(piece.identity)
+        if entry is None:
+            self._order += 1
+            if "sequence" in fields:
+                first_seen: dict[str, Any] = {
+                    "sequence": fields["sequence"],
+                    "records": [fields["match_start"], fields["match_end"]],
+                }
+            else:
+                first_seen = {"lines": [fields["match_start"], fields["match_end"]]}
+            entry = {
+                "length": piece.end - piece.start + 1,
+                "repeats": 0,
+                "first_seen": first_seen,
+                "first_record": first_record,
+                "order": self._order,
+            }
+            entries[piece.identity] = entry
+        else:
+            entries.move_to_end(piece.identity)
+        entry["repeats"] += 1
+        if self._limit is not None and len(entries) > self._limit:
+            entries.popitem(last=False)
+
+    def top(self, count: int) -> list[dict[str, Any]]:
+        """The ``count`` costliest, most records removed first, then first seen first."""
+        ranked = sorted(
+            self._entries.values(), key=lambda e: (-e["length"] * e["repeats"], e["order"])
+        )
+        return [
+            {
+                "removed": entry["length"] * entry["repeats"],
+                "seen": entry["repeats"] + 1,
+                "length": entry["length"],
+                "first_seen": entry["first_seen"],
+                "first_record": (
+                    None
+                    if entry["first_record"] is None
+                    else entry["first_record"].decode("utf-8", "backslashreplace")
+                ),
+            }
+            for entry in ranked[:count]
+        ]
+
+
+def write_top(rows: list[dict[str, Any]], stream: TextIO, fmt: str = "table") -> None:
+    """The ``--top`` report alone (with ``--quiet``): a table, or one JSON document."""
+    if fmt == "json":
+        import json
+
+        stream.write(json.dumps({"top_sequences": rows}, indent=2) + "\n")
+        stream.flush()
+        return
+    from rich.console import Console
+
+    Console(file=stream, highlight=False).print(_top_table(rows))
+
+
+def _top_table(rows: list[dict[str, Any]]) -> Any:
+    from rich.table import Table
+
+    table = Table(title="Top repeated sequences")
+    for name in ("Removed", "Seen", "Length"):
+        table.add_column(name, justify="right")
+    table.add_column("First seen")
+    table.add_column("First record", no_wrap=True, overflow="ellipsis", max_width=60)
+    for row in rows:
+        seen = row["first_seen"]
+        where = (
+            f"library {seen['sequence'][:12]} {seen['records'][0]}-{seen['records'][1]}"
+            if "sequence" in seen
+            else f"lines {seen['lines'][0]}-{seen['lines'][1]}"
+        )
+        first = row["first_record"]
+        table.add_row(
+            f"{row['removed']:,}",
+            f"{row['seen']:,}",
+            f"{row['length']:,}",
+            where,
+            "" if first is None else first,
+        )
+    return table
+
+
 def write_stats(stats: Stats, config: Config, stream: TextIO, fmt: str = "table") -> None:
     """Print the statistics to ``stream`` as a table or as one JSON document."""
     if fmt == "json":
         import json
 
-        stream.write(json.dumps(stats_document(stats, config), indent=2) + "\n")
+        document = stats_document(stats, config)
+        if stats.top_sequences is not None:
+            document["top_sequences"] = stats.top_sequences
+        stream.write(json.dumps(document, indent=2) + "\n")
         stream.flush()
         return
     from rich.console import Console
@@ -246,7 +351,10 @@ def write_stats(stats: Stats, config: Config, stream: TextIO, fmt: str = "table"
     table.add_column("Value", justify="right")
     for name, value in stats_rows(stats, config):
         table.add_row(name, value)
-    Console(file=stream, highlight=False).print(table)
+    console = Console(file=stream, highlight=False)
+    console.print(table)
+    if stats.top_sequences is not None:
+        console.print(_top_table(stats.top_sequences))
 
 
 def progress_wanted(stdout_fd: int, stderr: TextIO) -> bool:

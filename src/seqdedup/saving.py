@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from seqdedup.library import LibraryWriter, Stretches
-from seqdedup.sequences import Piece, runs_of
+from seqdedup.sequences import Piece, PieceContent
 
 if TYPE_CHECKING:
     from seqdedup.library import LoadedLibrary
@@ -39,7 +39,7 @@ class RunSaver:
         self._whole_runs = (
             Stretches(self._writer, "repeat", window_size, STRETCH_CHUNK) if whole_runs else None
         )
-        self._waiting: dict[int, bytes] = {}  # skipped records awaiting their piece
+        self._waiting = PieceContent(MAX_BUFFERED_PIECE)  # records awaiting their piece
         self._held_spans: list[tuple[int, int]] = []  # records held pieces covered
 
     def observe(
@@ -58,18 +58,15 @@ class RunSaver:
             self._whole_runs.add(tracked, keep, False)
         waiting = self._waiting
         if self._whole_runs is None:
-            for start, stop in runs_of(keep, False):
-                waiting.update(
-                    zip(range(first + start, first + stop), tracked[start:stop], strict=True)
-                )
+            waiting.add(first, tracked, keep)
         for piece in pieces:
-            content = [waiting.pop(t, None) for t in range(piece.start, piece.end + 1)]
+            content = waiting.take(piece)
             if self._library is not None and self._held(piece):
                 continue  # the library holds it already: counted, not saved
-            if self._whole_runs is None and None not in content:
-                self._writer.add(content, "repeat")  # type: ignore[arg-type]
-        if len(waiting) > MAX_BUFFERED_PIECE:  # a huge run: its content is saved as new
-            waiting.clear()  # material where it first occurred; do not hold it here
+            if self._whole_runs is None and content is not None:
+                self._writer.add(content, "repeat")
+        # A huge run: its content is saved as new material where it first occurred.
+        waiting.trim()
 
     def _held(self, piece: Piece) -> bool:
         """Whether the library saved to holds the piece already: it repeats a held

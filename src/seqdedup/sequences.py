@@ -62,6 +62,31 @@ class SequenceTable:
         return count
 
 
+class PieceContent:
+    """Skipped records held until the piece they belong to closes (bounded)."""
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._waiting: dict[int, bytes] = {}
+
+    def add(self, first: int, tracked: Sequence[bytes], keep: Sequence[bool]) -> None:
+        """Hold the skipped ones of the tracked records starting at index ``first``."""
+        for start, stop in runs_of(keep, False):
+            self._waiting.update(
+                zip(range(first + start, first + stop), tracked[start:stop], strict=True)
+            )
+
+    def take(self, piece: Piece) -> list[bytes] | None:
+        """The piece's records, or None when some were not held (a huge run)."""
+        content = [self._waiting.pop(t, None) for t in range(piece.start, piece.end + 1)]
+        return None if None in content else content  # type: ignore[return-value]
+
+    def trim(self) -> None:
+        """A run longer than the limit is not held whole: drop what waits."""
+        if len(self._waiting) > self._limit:
+            self._waiting.clear()
+
+
 TRIM_SLACK = 65536  # key hashes held past what a limited history needs, before trimming
 INDEX_LIMIT = 1 << 19  # windows indexed for attribution (per history, or in all)
 LOCKSTEP = 8  # records compared at once while many candidates are narrowed
@@ -74,13 +99,16 @@ class Piece:
     ``source_start`` lies in the loaded library's key region.
     """
 
-    __slots__ = ("count", "end", "source_start", "start")
+    __slots__ = ("count", "end", "identity", "source_start", "start")
 
-    def __init__(self, start: int, end: int, source_start: int, count: int) -> None:
+    def __init__(
+        self, start: int, end: int, source_start: int, count: int, identity: int = 0
+    ) -> None:
         self.start = start
         self.end = end
         self.source_start = source_start
         self.count = count
+        self.identity = identity  # the sequence's key in the sequences table
 
     def __repr__(self) -> str:
         return f"Piece({self.start}, {self.end}, {self.source_start}, {self.count})"
@@ -335,8 +363,9 @@ class Attributor:
                 assert source is not None, f"skipped record {start} starts no repeat window"
                 keys = self._key_slice(start, stop)
                 if self._key_slice(source, source + stop - start) == keys:
-                    count = self.table.observe(hash(keys.tobytes()))
-                    closed.append(Piece(start, stop - 1, source, count))
+                    identity = hash(keys.tobytes())
+                    count = self.table.observe(identity)
+                    closed.append(Piece(start, stop - 1, source, count, identity))
                     index.add_run(start, stop, base, self._key_slice)
                     continue
             index.add_run(start, stop, base, self._key_slice)
@@ -468,7 +497,7 @@ class Attributor:
         start, end = self._piece_start, self._piece_end
         source = self._candidates[0]
         identity = hash(self._key_slice(start, end + 1).tobytes())
-        piece = Piece(start, end, source, self.table.observe(identity))
+        piece = Piece(start, end, source, self.table.observe(identity), identity)
         self._piece_start = -1
         return piece
 
