@@ -562,3 +562,13 @@ def test_top_alone_with_quiet_and_in_the_json_document(run_cli):
         "first_record": "trace line 0",
     }
     assert run_cli(["-q", "--top", "-1"], data).returncode == 1
+
+
+def test_top_table_shortens_only_the_first_record(run_cli):
+    block = b"".join(b"%d " % i + b"y" * 300 + b"\n" for i in range(3))
+    data = b"start\n" + block + b"a\n" + block + b"end\n"
+    text = run_cli(["-q", "-w", "2", "--top", "3"], data).stderr.decode()
+    assert "lines 2-4" in text and "…" in text
+    assert max(len(line) for line in text.splitlines()) <= 80  # the table fits
+    row = next(line for line in text.splitlines() if "lines 2-4" in line)
+    assert [cell.strip() for cell in row.split("│")[1:4]] == ["3", "2", "3"]

@@ -303,17 +303,15 @@ def write_top(rows: list[dict[str, Any]], stream: TextIO, fmt: str = "table") ->
         return
     from rich.console import Console
 
-    Console(file=stream, highlight=False).print(_top_table(rows))
+    console = Console(file=stream, highlight=False)
+    console.print(_top_table(rows, console.width))
 
 
-def _top_table(rows: list[dict[str, Any]]) -> Any:
+def _top_table(rows: list[dict[str, Any]], width: int) -> Any:
+    """The report as a table no wider than ``width``: the first record is shortened."""
     from rich.table import Table
 
-    table = Table(title="Top repeated sequences")
-    for name in ("Removed", "Seen", "Length"):
-        table.add_column(name, justify="right")
-    table.add_column("First seen")
-    table.add_column("First record", no_wrap=True, overflow="ellipsis", max_width=60)
+    cells = []
     for row in rows:
         seen = row["first_seen"]
         where = (
@@ -321,14 +319,20 @@ def _top_table(rows: list[dict[str, Any]]) -> Any:
             if "sequence" in seen
             else f"lines {seen['lines'][0]}-{seen['lines'][1]}"
         )
-        first = row["first_record"]
-        table.add_row(
-            f"{row['removed']:,}",
-            f"{row['seen']:,}",
-            f"{row['length']:,}",
-            where,
-            "" if first is None else first,
-        )
+        numbers = [f"{row[key]:,}" for key in ("removed", "seen", "length")]
+        cells.append([*numbers, where, row["first_record"] or ""])
+    names = ["Removed", "Seen", "Length", "First seen", "First record"]
+    widths = [max([len(name), *(len(cell[k]) for cell in cells)]) for k, name in enumerate(names)]
+    room = max(12, width - sum(widths[:4]) - 3 * len(names) - 1)  # borders and padding
+    widths[4] = min(widths[4], room)
+    table = Table(title="Top repeated sequences", expand=False)
+    for k, name in enumerate(names):
+        table.add_column(name, justify="right" if k < 3 else "left", no_wrap=True, width=widths[k])
+    for cell in cells:
+        text = cell[4]
+        if len(text) > widths[4]:
+            text = text[: widths[4] - 1] + "…"
+        table.add_row(*cell[:4], text)
     return table
 
 
@@ -354,7 +358,7 @@ def write_stats(stats: Stats, config: Config, stream: TextIO, fmt: str = "table"
     console = Console(file=stream, highlight=False)
     console.print(table)
     if stats.top_sequences is not None:
-        console.print(_top_table(stats.top_sequences))
+        console.print(_top_table(stats.top_sequences, console.width))
 
 
 def progress_wanted(stdout_fd: int, stderr: TextIO) -> bool:
