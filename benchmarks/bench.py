@@ -116,17 +116,20 @@ def measure_once(
         if k not in ("PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE", "SEQDEDUP_ENGINE")
     }
     env.update(env_extra or {})
-    with out_path.open("wb") as out:
+    # Reports on stderr (--top) are not the benchmark's output: shown only on failure.
+    with out_path.open("wb") as out, tempfile.TemporaryFile() as errors:
         stdin = stdin_path.open("rb") if stdin_path else subprocess.DEVNULL
         start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdin=stdin, stdout=out, env=env)
+        proc = subprocess.Popen(cmd, stdin=stdin, stdout=out, stderr=errors, env=env)
         _, status, usage = os.wait4(proc.pid, 0)
         elapsed = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(status)
         if stdin_path:
             stdin.close()  # type: ignore[union-attr]
+        errors.seek(0)
+        message = errors.read().decode(errors="replace")
     if proc.returncode != 0:
-        raise SystemExit(f"{cmd} failed with {proc.returncode}")
+        raise SystemExit(f"{cmd} failed with {proc.returncode}: {message}")
     return elapsed, usage.ru_maxrss / 1024
 
 
@@ -178,6 +181,7 @@ def main() -> None:
         rows.append((f"seqdedup -w {window}", seconds, peak, count_lines(out)))
     variants = [
         ("-w 10 --annotate", ["--annotate"]),
+        ("-w 10 --top 20", ["--top", "20"]),
         ("-w 10 --bypass x2 (^DEBUG, healthz)", ["--bypass", "^DEBUG", "--bypass", "healthz"]),
         ("-w 10 --skip-chars 24", ["--skip-chars", "24"]),
         ("-w 10 --hash-transform 'cut -c25-'", ["--hash-transform", "cut -c25-"]),
