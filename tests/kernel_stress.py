@@ -61,6 +61,7 @@ def chunk_run(kernel, rng: random.Random) -> None:
     inverse = rng.random() < 0.3
     skip = rng.choice([0, 0, 1, 2])
     byte_mode = rng.random() < 0.5
+    run_heads = rng.random() < 0.5
     m = kernel.Matcher(
         window,
         history,
@@ -69,17 +70,25 @@ def chunk_run(kernel, rng: random.Random) -> None:
         skip_chars=skip,
         byte_mode=byte_mode,
         inverse=inverse,
+        run_heads=run_heads,
     )
     cuts = sorted(rng.sample(range(len(data) + 1), min(len(data) + 1, rng.randint(0, 12))))
     out = []
     decided = 0
+    runs = []
     for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True):
         piece = m.feed_chunk(data[a:b])
         out.append(piece[0])
+        runs += piece[2]
         decided += piece[3]
     piece = m.finish_chunks()
     out.append(piece[0])
+    runs += piece[2]
     decided += piece[3]
+    for run in runs:  # with run_heads, each run carries its first record as read
+        assert len(run) == (3 if run_heads else 2)
+        if run_heads:
+            assert run[2] == records[run[0]], (run, records)
 
     def key(record: bytes) -> bytes:
         if byte_mode:

@@ -572,3 +572,22 @@ def test_top_table_shortens_only_the_first_record(run_cli):
     assert max(len(line) for line in text.splitlines()) <= 80  # the table fits
     row = next(line for line in text.splitlines() if "lines 2-4" in line)
     assert [cell.strip() for cell in row.split("│")[1:4]] == ["3", "2", "3"]
+
+
+@pytest.mark.parametrize("engine", ["c", "python"])
+def test_top_is_the_same_on_the_chunk_path_and_the_record_path(run_cli, engine):
+    """--annotate sends records one by one; without it the kernel's chunk path runs."""
+    import random
+
+    rng = random.Random(7)
+    data = b"".join(b"%s\n" % rng.choice([b"a", b"b", b"c", b"d"]) for _ in range(3000))
+    env = {**user_env(), "SEQDEDUP_ENGINE": engine}
+    reports = []
+    for extra in ([], ["--annotate"], ["--bypass", "^zzz"]):
+        args = ["-w", "3", "--top", "25", "--stats-format", "json", *extra]
+        result = run_cli(args, data, env=env)
+        assert result.returncode == 0, result.stderr
+        reports.append(json.loads(result.stderr)["top_sequences"])
+    assert reports[0] == reports[1] == reports[2]
+    assert any(row["first_record"] is None for row in reports[0])  # pieces inside runs
+    assert any(row["first_record"] in ("a", "b", "c", "d") for row in reports[0])

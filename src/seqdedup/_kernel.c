@@ -517,6 +517,7 @@ typedef struct {
     uint64_t skip;
     int byte_mode;
     int inverse;
+    int run_heads; /* each skipped run also carries its first record's bytes */
     uint64_t seed;
     unsigned char *buf;   /* undecided complete records, then the incomplete tail */
     size_t buf_len, buf_cap;
@@ -961,8 +962,14 @@ static PyObject *emit(Matcher *m, const unsigned char *keep, size_t count, PyObj
         }
         size_t stop = k;
         while (stop < count && !keep[stop]) stop++;
-        PyObject *run = Py_BuildValue("(LL)", (long long)(first_index + (int64_t)k),
-                                      (long long)(first_index + (int64_t)stop));
+        PyObject *run =
+            m->run_heads
+                ? Py_BuildValue("(LLy#)", (long long)(first_index + (int64_t)k),
+                                (long long)(first_index + (int64_t)stop),
+                                (const char *)m->buf + m->rec_start[k],
+                                (Py_ssize_t)(m->rec_end[k] - m->rec_start[k]))
+                : Py_BuildValue("(LL)", (long long)(first_index + (int64_t)k),
+                                (long long)(first_index + (int64_t)stop));
         if (run == NULL || PyList_Append(runs, run) < 0) {
             Py_XDECREF(run);
             goto fail;
@@ -1103,19 +1110,20 @@ static PyObject *Matcher_finish_chunks(Matcher *m, PyObject *Py_UNUSED(ignored))
 
 static int Matcher_init(Matcher *m, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"window_size", "max_history", "seed",  "delimiter",
-                             "skip_chars",  "byte_mode",   "inverse", NULL};
+    static char *kwlist[] = {"window_size", "max_history", "seed",      "delimiter",
+                             "skip_chars",  "byte_mode",   "inverse",   "run_heads",
+                             NULL};
     Py_ssize_t width;
     PyObject *history = Py_None;
     unsigned long long seed = 0, skip = 0;
     Py_buffer delim = {0};
-    int byte_mode = 0, inverse = 0;
+    int byte_mode = 0, inverse = 0, run_heads = 0;
     if (m->width) {
         PyErr_SetString(PyExc_RuntimeError, "Matcher is already initialised");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "n|OKz*Kpp", kwlist, &width, &history, &seed,
-                                     &delim, &skip, &byte_mode, &inverse))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "n|OKz*Kppp", kwlist, &width, &history, &seed,
+                                     &delim, &skip, &byte_mode, &inverse, &run_heads))
         return -1;
     int rc = -1;
     if (width < 1) {
@@ -1138,6 +1146,7 @@ static int Matcher_init(Matcher *m, PyObject *args, PyObject *kwds)
     m->skip = skip;
     m->byte_mode = byte_mode;
     m->inverse = inverse;
+    m->run_heads = run_heads;
     if (delim.buf != NULL) {
         if (delim.len == 0) {
             PyErr_SetString(PyExc_ValueError, "the delimiter must not be empty");

@@ -1,10 +1,13 @@
 """Types of the compiled kernel (``_kernel.c``)."""
 
 from collections.abc import Sequence
+from typing import Any
 
 from _typeshed import ReadableBuffer
 
-ChunkResult = tuple[bytes, bytes, list[tuple[int, int]], int, int]
+# (output, key hashes, skipped runs (start, stop) or, with run_heads, (start, stop, first
+# record), records decided, records kept)
+ChunkResult = tuple[bytes, bytes, list[Any], int, int]
 
 def xxh64(data: ReadableBuffer, seed: int = 0, /) -> int: ...
 def hash_records(
@@ -36,6 +39,7 @@ class Matcher:
         skip_chars: int = 0,
         byte_mode: bool = False,
         inverse: bool = False,
+        run_heads: bool = False,
     ) -> None: ...
     def push(self, hashes: ReadableBuffer, /) -> list[bool]: ...
     def finish(self) -> list[bool]: ...

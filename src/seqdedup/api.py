@@ -16,15 +16,13 @@ from seqdedup.keys import KeyMaker, ShellTransform
 from seqdedup.matcher import Matcher, make_matcher
 from seqdedup.records import DecodedChunks, Readable, RecordSplitter
 from seqdedup.report import PieceReport, Stats, TopSequences, stats_document
-from seqdedup.sequences import Attributor, PieceContent, SequenceTable
+from seqdedup.sequences import Attributor, RunHeads, SequenceTable, runs_of
 
 if TYPE_CHECKING:
     from seqdedup._kernel import Matcher as ChunkMatcher
     from seqdedup.library import LoadedLibrary
     from seqdedup.saving import RunSaver
     from seqdedup.sequences import Piece
-
-TOP_BUFFERED_PIECE = 200_000  # skipped records held to show a piece's first record
 
 
 class Deduplicator:
@@ -84,7 +82,6 @@ class Deduplicator:
             and not config.annotate
             and on_explain is None
             and config.library_dir is None
-            and not config.top  # (it needs the records of each piece)
         )
         self._chunks: ChunkMatcher | None = None
         if chunk_path:
@@ -97,6 +94,7 @@ class Deduplicator:
                 skip_chars=config.skip_chars,
                 byte_mode=config.byte_mode,
                 inverse=config.inverse,
+                run_heads=bool(config.top),
             )
         self._matcher: Matcher = (
             self._chunks
@@ -128,10 +126,9 @@ class Deduplicator:
             [rule.pattern for rule in self._filters.rules],
         )
         self._top: TopSequences | None = None
-        self._top_content: PieceContent | None = None
+        self._run_heads = RunHeads()  # with --top: each duplicate run's first record
         if config.top:
             self._top = TopSequences(config.max_unique_sequences)
-            self._top_content = PieceContent(TOP_BUFFERED_PIECE)
         self._saver: RunSaver | None = None
         if config.library_dir is not None:
             from seqdedup import saving
@@ -160,14 +157,21 @@ class Deduplicator:
         self.last_record_written = False
 
     def _note_top(self, tracked: list[bytes], keep: list[bool], pieces: list[Piece]) -> None:
-        """Count each closed piece for ``--top``, with its first record."""
-        assert self._top is not None and self._top_content is not None
-        content = self._top_content
-        content.add(self._attributor.decided - len(keep), tracked, keep)
+        """Count each closed piece for ``--top`` (record path)."""
+        base = self._attributor.decided - len(keep)
+        runs = [(base + a, base + b, tracked[a]) for a, b in runs_of(keep, False)]
+        self._run_heads.add(base, len(keep), runs)
+        self._note_pieces(pieces)
+
+    def _note_pieces(self, pieces: list[Piece]) -> None:
+        """``--top``: count each closed piece, with its first record when it starts a
+        duplicate run (the same on the kernel's chunk path and the record path)."""
+        if self._top is None:
+            return
+        heads, observe, fields = self._run_heads, self._top.observe, self._report.fields
         for piece in pieces:
-            records = content.take(piece)
-            self._top.observe(piece, self._report.fields(piece), records[0] if records else None)
-        content.trim()
+            observe(piece, fields, heads.get(piece.start))
+        heads.trim()
 
     def _start(self, how: str) -> None:
         if self._finished:
@@ -200,7 +204,9 @@ class Deduplicator:
         if self._chunks is not None:
             chunk_out, hashes, runs, decided, kept = self._chunks.finish_chunks()
             self._account(hashes, runs, decided, kept)
-            self._attributor.finish()
+            self._note_pieces(self._attributor.finish())
+            if self._top is not None:
+                self.stats.top_sequences = self._top.top(self.config.top)
             self.stats.unique_sequences = self._sequences.identified
             self._finished = True
             return chunk_out
@@ -226,10 +232,16 @@ class Deduplicator:
             return joined + ending  # the input's final record had no delimiter
         return joined + delimiter
 
-    def _account(self, hashes: bytes, runs: list[tuple[int, int]], decided: int, kept: int) -> None:
+    def _account(self, hashes: bytes, runs: list[Any], decided: int, kept: int) -> None:
         """Book what the kernel's chunk path decided: attribution and statistics."""
         self._attributor.append_keys(hashes)
-        self._attributor.add_runs(decided, runs)
+        base = self._attributor.decided
+        if self._top is None:
+            self._attributor.add_runs(decided, runs)
+        else:  # the runs carry their first record
+            self._run_heads.add(base, decided, runs)
+            pieces = self._attributor.add_runs(decided, [(a, b) for a, b, _ in runs])
+            self._note_pieces(pieces)
         self._count(decided, kept)
 
     def _count(self, released: int, kept: int) -> None:

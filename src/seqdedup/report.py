@@ -246,11 +246,19 @@ class TopSequences:
         self._entries: OrderedDict[int, dict[str, Any]] = OrderedDict()
         self._order = 0  # first observation order, for ties
 
-    def observe(self, piece: Piece, fields: dict[str, Any], first_record: bytes | None) -> None:
+    def observe(
+        self,
+        piece: Piece,
+        fields_of: Callable[[Piece], dict[str, Any]],
+        first_record: bytes | None,
+    ) -> None:
+        """Count one piece; a sequence seen for the first time also gets where it was
+        first seen (``fields_of(piece)``: its marker's fields) and its first record."""
         entries = self._entries
         entry = entries.get(piece.identity)
         if entry is None:
             self._order += 1
+            fields = fields_of(piece)
             if "sequence" in fields:
                 first_seen: dict[str, Any] = {
                     "sequence": fields["sequence"],

@@ -87,6 +87,35 @@ class PieceContent:
             self._waiting.clear()
 
 
+class RunHeads:
+    """The first record of each duplicate run, kept until the pieces that start there
+    have closed (``--top`` shows it). Fed per batch: the runs of skipped records with
+    their first record; a run that goes on from the last batch keeps its head."""
+
+    def __init__(self) -> None:
+        self._heads: dict[int, bytes] = {}
+        self._open = -1  # the start of the run reaching the end of the last batch
+
+    def add(self, base: int, size: int, runs: Sequence[tuple[int, int, bytes]]) -> None:
+        for start, _, record in runs:
+            if not (start == base and self._open >= 0):
+                self._heads[start] = record
+        if runs and runs[-1][1] == base + size:
+            last = runs[-1][0]
+            if not (last == base and self._open >= 0):
+                self._open = last
+        else:
+            self._open = -1
+
+    def get(self, start: int) -> bytes | None:
+        return self._heads.get(start)
+
+    def trim(self) -> None:
+        """After the batch's pieces: only the open run's head can still be asked for."""
+        open_head = self._heads.get(self._open)
+        self._heads = {} if open_head is None else {self._open: open_head}
+
+
 TRIM_SLACK = 65536  # key hashes held past what a limited history needs, before trimming
 INDEX_LIMIT = 1 << 19  # windows indexed for attribution (per history, or in all)
 LOCKSTEP = 8  # records compared at once while many candidates are narrowed
