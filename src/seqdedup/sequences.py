@@ -87,6 +87,15 @@ class PieceContent:
             self._waiting.clear()
 
 
+def open_run_start(runs: Sequence[tuple[int, ...]], base: int, size: int, previous: int) -> int:
+    """Where the skipped run reaching the end of the batch [base, base + size) began
+    (``previous`` when it goes on from the batch before), or -1 when none does."""
+    if not runs or runs[-1][1] != base + size:
+        return -1
+    last = runs[-1][0]
+    return previous if last == base and previous >= 0 else last
+
+
 class RunHeads:
     """The first record of each duplicate run, kept until the pieces that start there
     have closed (``--top`` shows it). Fed per batch: the runs of skipped records with
@@ -100,12 +109,7 @@ class RunHeads:
         for start, _, record in runs:
             if not (start == base and self._open >= 0):
                 self._heads[start] = record
-        if runs and runs[-1][1] == base + size:
-            last = runs[-1][0]
-            if not (last == base and self._open >= 0):
-                self._open = last
-        else:
-            self._open = -1
+        self._open = open_run_start(runs, base, size, self._open)
 
     def get(self, start: int) -> bytes | None:
         return self._heads.get(start)
@@ -183,12 +187,7 @@ class OccurrenceIndex:
 
     def end_batch(self, runs: Sequence[tuple[int, int]], base: int, size: int) -> None:
         """Remember where a skipped run that reaches the end of this batch began."""
-        if runs and runs[-1][1] == base + size:
-            last = runs[-1][0]
-            if not (last == base and self._run_start >= 0):
-                self._run_start = last
-        else:
-            self._run_start = -1
+        self._run_start = open_run_start(runs, base, size, self._run_start)
 
     def rotate(self, decided: int) -> None:
         """With a limited history, start a new generation of the window index every
