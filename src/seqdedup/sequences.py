@@ -87,7 +87,7 @@ class PieceContent:
             self._waiting.clear()
 
 
-def open_run_start(runs: Sequence[tuple[int, ...]], base: int, size: int, previous: int) -> int:
+def open_run_start(runs: Sequence[tuple[Any, ...]], base: int, size: int, previous: int) -> int:
     """Where the skipped run reaching the end of the batch [base, base + size) began
     (``previous`` when it goes on from the batch before), or -1 when none does."""
     if not runs or runs[-1][1] != base + size:
