@@ -209,21 +209,28 @@ CREATE TABLE runs (id INTEGER PRIMARY KEY, started TEXT NOT NULL, finished TEXT 
 """
 
 
-def test_a_library_made_with_the_earlier_table_layout_loads_and_saves(tmp_path):
-    import sqlite3
-    from contextlib import closing
+def old_layout_library(folder, finished=None):
+    """A library in the earlier table layout (WITHOUT ROWID, no last_run) holding the
+    sequence x, y; with ``finished``, saved by one run that finished then."""
+    from seqdedup.library import digest_of
 
-    from seqdedup.library import DB_NAME, digest_of, encode_records
-
-    library = tmp_path / "old"
+    library = folder / "old"
     library.mkdir()
     encoded = encode_records([b"x", b"y"])
     with closing(sqlite3.connect(library / DB_NAME)) as db:
         db.executescript(OLD_LAYOUT)
+        if finished is not None:
+            db.execute("INSERT INTO runs VALUES (1, ?, ?, '{}', '{}')", (finished, finished))
         db.execute(
-            "INSERT INTO sequences VALUES (?, ?, 2, 'new', 1, NULL)", (digest_of(encoded), encoded)
+            "INSERT INTO sequences VALUES (?, ?, 2, 'new', 1, ?)",
+            (digest_of(encoded), encoded, None if finished is None else 1),
         )
         db.commit()
+    return library, encoded
+
+
+def test_a_library_made_with_the_earlier_table_layout_loads_and_saves(tmp_path):
+    library, encoded = old_layout_library(tmp_path)
     d = Deduplicator(window_size=2, library_dir=library)
     assert d.feed([b"x", b"y", b"z", b"x", b"y"]) + d.flush() == [b"z"]
     with closing(sqlite3.connect(library / DB_NAME)) as db:

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from seqdedup import Deduplicator
-from seqdedup.library import DB_NAME, digest_of, encode_records
+from seqdedup.library import DB_NAME
 from seqdedup.library_admin import describe_library, prune_library
-from test_library import OLD_LAYOUT, expected
+from test_library import expected, old_layout_library
 
 from conftest import user_env
 
@@ -101,19 +101,7 @@ def test_prune_everything_gives_the_space_back(tmp_path):
 
 
 def test_prune_an_earlier_layout_library(tmp_path):
-    library = tmp_path / "old"
-    library.mkdir()
-    encoded = encode_records([b"x", b"y"])
-    with closing(sqlite3.connect(library / DB_NAME)) as db:
-        db.executescript(OLD_LAYOUT)
-        db.execute(
-            "INSERT INTO runs VALUES (1, '2020-01-01T00:00:00+00:00', "
-            "'2020-01-01T00:00:00+00:00', '{}', '{}')"
-        )
-        db.execute(
-            "INSERT INTO sequences VALUES (?, ?, 2, 'new', 1, 1)", (digest_of(encoded), encoded)
-        )
-        db.commit()
+    library, _ = old_layout_library(tmp_path, finished="2020-01-01T00:00:00+00:00")
     assert describe_library(library)["oldest_last_seen"] == "2020-01-01T00:00:00+00:00"
     assert prune_library(library, 30)["sequences"] == 1
     assert describe_library(library)["records"] == 0
