@@ -17,7 +17,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from seqdedup.library import encode_records
 
-from oracle import skipped_flags
+from oracle import skipped_flags_streams
 
 
 def load(path: str):
@@ -28,34 +28,45 @@ def load(path: str):
     return module
 
 
-def expected_output(records, final_bare, delimiter, window, history, inverse, keys):
-    skipped = skipped_flags(keys, window, history)
-    out = []
-    for index, (record, skip) in enumerate(zip(records, skipped, strict=True)):
-        if skip == inverse:
-            bare = final_bare and index == len(records) - 1
-            out.append(record + (b"" if bare else delimiter))
-    return b"".join(out)
-
-
-def chunk_run(kernel, rng: random.Random) -> None:
-    delimiter = rng.choice([b"\n", b"\0", b"--", b"aa", b"\r\n", b"aba"])
+def make_stream(rng: random.Random, delimiter: bytes, kernel_key):
+    """One input stream: its bytes, its records as split, whether the last had no
+    delimiter, and the records' keys."""
     alphabet = [b"a", b"b", b"", b"ab", b"\xff\xfe", b"x" * rng.choice([1, 300, 5000])]
-    records = [rng.choice(alphabet) for _ in range(rng.randint(0, 80))]
+    records = [rng.choice(alphabet) for _ in range(rng.randint(0, 60))]
     trailing = rng.random() < 0.5 or not records
     data = delimiter.join(records) + (delimiter if trailing else b"")
     if not trailing and rng.random() < 0.3:
         data += rng.choice([b"\n", b"\r\n", b"\r"])  # the input ends with a newline
     # Splitting decides what the records are (a delimiter like "aa" can eat into them).
-    if data:
-        records = data.split(delimiter)
-        if records[-1] == b"":
-            records.pop()
-            final_bare = False
-        else:
-            final_bare = True
-    else:
-        records, final_bare = [], False
+    records = data.split(delimiter) if data else []
+    final_bare = bool(records) and records[-1] != b""
+    if records and not final_bare:
+        records.pop()
+    keys = [kernel_key(r) for r in records]
+    newline_ended = False
+    if final_bare and kernel_key.text and delimiter != b"\n":
+        # A newline (or CRLF) ending the input is not part of the last record's key.
+        last = records[-1].removesuffix(b"\n")
+        newline_ended = last != records[-1]
+        keys[-1] = kernel_key(last.removesuffix(b"\r") if newline_ended else last)
+    return data, records, final_bare, newline_ended, keys
+
+
+class Key:
+    def __init__(self, skip: int, byte_mode: bool) -> None:
+        self.skip, self.text = skip, not byte_mode
+
+    def __call__(self, record: bytes) -> bytes:
+        if not self.text:
+            return record[self.skip :]
+        text = record.decode("utf-8", "surrogateescape")
+        return text[self.skip :].encode("utf-8", "surrogateescape")
+
+
+def chunk_run(kernel, rng: random.Random) -> None:
+    """Several streams (1-3) through the chunk path, each ended by finish_chunks();
+    a stream followed by another gets a delimiter after a bare final record."""
+    delimiter = rng.choice([b"\n", b"\0", b"--", b"aa", b"\r\n", b"aba"])
     window = rng.randint(1, 6)
     history = rng.choice([None, window, 100])
     inverse = rng.random() < 0.3
@@ -72,45 +83,44 @@ def chunk_run(kernel, rng: random.Random) -> None:
         inverse=inverse,
         run_heads=run_heads,
     )
-    cuts = sorted(rng.sample(range(len(data) + 1), min(len(data) + 1, rng.randint(0, 12))))
-    out = []
-    decided = 0
-    runs = []
-    for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True):
-        piece = m.feed_chunk(data[a:b])
-        out.append(piece[0])
-        runs += piece[2]
-        decided += piece[3]
-    piece = m.finish_chunks()
-    out.append(piece[0])
-    runs += piece[2]
-    decided += piece[3]
+    streams = [make_stream(rng, delimiter, Key(skip, byte_mode)) for _ in range(rng.randint(1, 3))]
+    out, runs, decided = [], [], 0
+    for number, (data, _, _, _, _) in enumerate(streams):
+        if number:
+            m.new_stream()
+        cuts = sorted(rng.sample(range(len(data) + 1), min(len(data) + 1, rng.randint(0, 12))))
+        results = [
+            m.feed_chunk(data[a:b]) for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True)
+        ]
+        results.append(m.finish_chunks(delimit_final=number + 1 < len(streams)))
+        for piece in results:
+            out.append(piece[0])
+            runs += piece[2]
+            decided += piece[3]
+    records = [record for stream in streams for record in stream[1]]
     for run in runs:  # with run_heads, each run carries its first record as read
         assert len(run) == (3 if run_heads else 2)
         if run_heads:
             assert run[2] == records[run[0]], (run, records)
-
-    def key(record: bytes) -> bytes:
-        if byte_mode:
-            return record[skip:]
-        return record.decode("utf-8", "surrogateescape")[skip:].encode("utf-8", "surrogateescape")
-
-    keys = [key(r) for r in records]
-    if final_bare and not byte_mode and delimiter != b"\n":
-        # A newline (or CRLF) ending the input is not part of the last record's key.
-        last = records[-1].removesuffix(b"\n")
-        if last != records[-1]:
-            last = last.removesuffix(b"\r")
-        keys[-1] = key(last)
-    want = expected_output(records, final_bare, delimiter, window, history, inverse, keys)
-    assert b"".join(out) == want, (records, delimiter, window, history, cuts)
+    skipped = iter(skipped_flags_streams([s[4] for s in streams], window, history))
+    want = []
+    for number, (_, stream_records, final_bare, newline_ended, _) in enumerate(streams):
+        last_stream = number + 1 == len(streams)
+        for index, record in enumerate(stream_records):
+            if next(skipped) == inverse:
+                bare = final_bare and index + 1 == len(stream_records)
+                bare = bare and (last_stream or newline_ended)
+                want.append(record + (b"" if bare else delimiter))
+    assert b"".join(out) == b"".join(want), (streams, delimiter, window, history)
     assert decided == len(records)
 
 
 def push_run(kernel, rng: random.Random) -> None:
     window = rng.randint(1, 8)
     history = rng.choice([None, window, max(window, 100)])
-    keys = [rng.choice("abc") for _ in range(rng.randint(0, 300))]
+    streams = [
+        [rng.choice("abc") for _ in range(rng.randint(0, 150))] for _ in range(rng.randint(1, 3))
+    ]
     library = [[rng.choice("abc") for _ in range(rng.randint(0, 12))] for _ in range(3)]
     m = kernel.Matcher(window, history)
     m.new_material = []
@@ -126,17 +136,20 @@ def push_run(kernel, rng: random.Random) -> None:
     size = len(region) + 1
     m.add_library_windows(fps, array("q", (s - size - window for s in starts)))
     keep: list[bool] = []
-    pos = 0
-    while pos < len(keys):
-        step = rng.randint(0, 40)
-        flags = m.push(array("q", (hash(k) for k in keys[pos : pos + step])))
-        for w in range(max(0, len(keep) - window + 1), len(keep) + len(flags)):
-            m.source(w)  # every window attribution may ask for is readable
-        keep += flags
-        pos += step
-    keep += m.finish()
-    assert keep == [not s for s in skipped_flags(keys, window, history, library)]
-    assert len(m.new_material) == len(keys)
+    for number, keys in enumerate(streams):
+        if number:
+            m.new_stream()
+        pos = 0
+        while pos < len(keys):
+            step = rng.randint(0, 40)
+            flags = m.push(array("q", (hash(k) for k in keys[pos : pos + step])))
+            for w in range(max(0, len(keep) - window + 1), len(keep) + len(flags)):
+                m.source(w)  # every window attribution may ask for is readable
+            keep += flags
+            pos += step
+        keep += m.finish()
+    assert keep == [not s for s in skipped_flags_streams(streams, window, history, library)]
+    assert len(m.new_material) == sum(map(len, streams))
 
 
 def odd_calls(kernel, rng: random.Random) -> None:
@@ -164,6 +177,12 @@ def odd_calls(kernel, rng: random.Random) -> None:
     mixed.push(array("q", [1, 2, 3]))
     with contextlib.suppress(RuntimeError):
         mixed.finish_chunks()
+    with contextlib.suppress(RuntimeError):
+        mixed.new_stream()  # the tail is not decided yet
+    unfinished = kernel.Matcher(2, None, delimiter=b"\n")
+    unfinished.feed_chunk(b"a\nb")
+    with contextlib.suppress(RuntimeError):
+        unfinished.new_stream()  # before finish_chunks()
 
 
 def big_run(kernel) -> None:

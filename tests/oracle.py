@@ -4,6 +4,9 @@ Window j (W consecutive tracked records from tracked record j) is a repeat when 
 equal window i ended before j started (i + W <= j) and i is remembered (j - i <= history,
 None meaning unlimited), or when it equals W consecutive records of a library sequence.
 A tracked record is skipped when it lies inside at least one repeat.
+
+Several streams (input files) are one run: their records are numbered one after the
+other, and a window is W consecutive records of one stream (none spans two).
 """
 
 from __future__ import annotations
@@ -18,15 +21,36 @@ def skipped_flags(
     library: Sequence[Sequence[object]] = (),
 ) -> list[bool]:
     """For each key (tracked records only), whether the rule skips it. O(n^2 W)."""
-    n = len(keys)
+    return skipped_flags_streams([keys], window, history, library)
+
+
+def window_starts(streams: Sequence[Sequence[object]], window: int) -> list[int]:
+    """Where the windows start, records numbered across the streams: W records of one."""
+    starts: list[int] = []
+    first = 0
+    for stream in streams:
+        starts += range(first, first + len(stream) - window + 1)
+        first += len(stream)
+    return starts
+
+
+def skipped_flags_streams(
+    streams: Sequence[Sequence[object]],
+    window: int,
+    history: int | None = None,
+    library: Sequence[Sequence[object]] = (),
+) -> list[bool]:
+    """For each key of the streams, in order, whether the rule skips it."""
+    keys = [key for stream in streams for key in stream]
     known = {tuple(seq[k : k + window]) for seq in library for k in range(len(seq) - window + 1)}
-    skipped = [False] * n
-    for j in range(n - window + 1):
-        current = list(keys[j : j + window])
+    skipped = [False] * len(keys)
+    starts = window_starts(streams, window)
+    for j in starts:
+        current = keys[j : j + window]
         repeat = tuple(current) in known or any(
-            list(keys[i : i + window]) == current
-            for i in range(j - window + 1)
-            if history is None or j - i <= history
+            keys[i : i + window] == current
+            for i in starts
+            if i + window <= j and (history is None or j - i <= history)
         )
         if repeat:
             for r in range(j, j + window):
@@ -77,7 +101,15 @@ def attribution_pieces(
     keys: Sequence[object], window: int, max_candidates: int | None = None
 ) -> list[tuple[int, int, int]]:
     """The pieces ``(start, end, source)`` (0-based, inclusive) each duplicate run is
-    reported as, with unlimited history and no library. O(n^3 W).
+    reported as, with unlimited history and no library. O(n^3 W)."""
+    return attribution_pieces_streams([keys], window, max_candidates)
+
+
+def attribution_pieces_streams(
+    streams: Sequence[Sequence[object]], window: int, max_candidates: int | None = None
+) -> list[tuple[int, int, int]]:
+    """The same over several streams, records numbered across them. A duplicate run
+    ends with its stream, and a source is followed only inside its own stream.
 
     A piece starting at record p follows these candidate sources: every earlier
     occurrence i of window p (i + W <= p), when window p is a repeat; and, for each
@@ -85,11 +117,19 @@ def attribution_pieces(
     extends as far as the best of them matches inside the run, and takes the earliest
     of those that match that far; the next piece starts where it ended.
     """
+    keys = [key for stream in streams for key in stream]
+    end_of: list[int] = []  # per record, where its stream ends
+    for stream in streams:
+        end_of += [len(end_of) + len(stream)] * len(stream)
     n = len(keys)
-    skipped = skipped_flags(keys, window)
+    skipped = skipped_flags_streams(streams, window)
+    starts = window_starts(streams, window)
+    start_set = set(starts)
 
     def occurrences(j: int) -> list[int]:
-        return [i for i in range(j - window + 1) if keys[i : i + window] == keys[j : j + window]]
+        return [
+            i for i in starts if i + window <= j and keys[i : i + window] == keys[j : j + window]
+        ]
 
     pieces = []
     p = 0
@@ -98,17 +138,17 @@ def attribution_pieces(
             p += 1
             continue
         run_end = p
-        while run_end < n and skipped[run_end]:
+        while run_end < end_of[p] and skipped[run_end]:
             run_end += 1
         while p < run_end:
             candidates: set[int] = set()
-            for j in range(max(p - window + 1, 0), min(p, n - window) + 1):
-                found = occurrences(j)
+            for j in range(max(p - window + 1, 0), p + 1):
+                found = occurrences(j) if j in start_set else []
                 if found:
                     candidates.update(found if j == p else [found[0] + p - j])
             chosen = sorted(candidates)[:max_candidates]
 
-            lengths = {c: _match(keys, c, p, run_end) for c in chosen}
+            lengths = {c: _match(keys, c, p, min(run_end, p + end_of[c] - c)) for c in chosen}
             best = max(lengths.values())
             pieces.append((p, p + best - 1, min(c for c in chosen if lengths[c] == best)))
             p += best

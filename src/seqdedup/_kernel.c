@@ -497,6 +497,7 @@ typedef struct {
     /* limited history: fingerprints of the last W windows, not admitted yet */
     uint64_t *recent;
     size_t recent_len, recent_cap;
+    int64_t recent_end;   /* the window after the last of recent */
     int64_t next;         /* index of the next window to decide (= next undecided record) */
     int64_t cover;        /* last record covered by a repeat so far */
     int64_t new_until;    /* last record covered by a first-seen window so far */
@@ -577,10 +578,12 @@ static inline void note_source(Matcher *m, int64_t window, int64_t source)
     m->sources[window - m->sources_base] = source;
 }
 
-/* Keep the sources of the last W-1 windows and make room for `count` more. */
+/* Keep the sources of the last W-1 windows and make room for `count` more. After a
+ * new stream nothing is kept: the windows before it cannot cover what comes next. */
 static int prepare_sources(Matcher *m, size_t count)
 {
     size_t keep = m->sources_len < (size_t)m->width - 1 ? m->sources_len : (size_t)m->width - 1;
+    if (m->sources_base + (int64_t)m->sources_len != m->next) keep = 0;
     if (keep && keep < m->sources_len)
         memmove(m->sources, m->sources + m->sources_len - keep, keep * sizeof(int64_t));
     m->sources_base = m->next - (int64_t)keep;
@@ -627,6 +630,20 @@ static int decide_unlimited(Matcher *m, const uint64_t *fps, size_t count, unsig
     return 0;
 }
 
+/* Limited history: window `admitted` has ended, later windows may repeat it. A chain
+ * goes on while occurrences are less than a history apart. */
+static int admit(Matcher *m, uint64_t key, int64_t admitted)
+{
+    Table *cur = &m->chains[m->current], *old = &m->chains[1 - m->current];
+    int created;
+    int64_t *slot = table_upsert(cur, key, &created); /* one probe if present */
+    if (slot == NULL) return -1;
+    const int64_t *chain = created ? table_find(old, key) : slot;
+    slot[0] = (chain != NULL && admitted - chain[1] <= m->horizon) ? chain[0] : admitted;
+    slot[1] = admitted;
+    return 0;
+}
+
 /* The same under limited history: `all` holds the fingerprints of windows
  * low .. next+count-1 (the last recent ones first). */
 static int decide_limited(Matcher *m, const uint64_t *all, int64_t low, size_t count,
@@ -644,17 +661,7 @@ static int decide_limited(Matcher *m, const uint64_t *all, int64_t low, size_t c
             table_prefetch(old, ahead);
             if (j + AHEAD - width >= low) table_prefetch(cur, all[j + AHEAD - width - low]);
         }
-        int64_t admitted = j - width;
-        if (admitted >= low) {
-            uint64_t key = all[admitted - low];
-            int created;
-            int64_t *slot = table_upsert(cur, key, &created); /* one probe if present */
-            if (slot == NULL) return -1;
-            const int64_t *chain = created ? table_find(old, key) : slot;
-            /* a chain goes on while occurrences are less than a history apart */
-            slot[0] = (chain != NULL && admitted - chain[1] <= horizon) ? chain[0] : admitted;
-            slot[1] = admitted;
-        }
+        if (j - width >= low && admit(m, all[j - width - low], j - width) < 0) return -1;
         uint64_t fp = all[j - low];
         int64_t *lib = m->library.cap || m->library.has_zero ? table_find(&m->library, fp) : NULL;
         int64_t *chain = table_find(cur, fp);
@@ -728,6 +735,7 @@ static Py_ssize_t push_core(Matcher *m, const uint64_t *hashes, size_t n, size_t
         if (grow((void **)&m->recent, &m->recent_cap, keep_n, sizeof(uint64_t)) < 0) return -1;
         memmove(m->recent, fps + have - keep_n, keep_n * sizeof(uint64_t));
         m->recent_len = keep_n;
+        m->recent_end = m->next + (int64_t)count;
     } else if (decide_unlimited(m, fps, count, keep) < 0) {
         return -1;
     }
@@ -1061,8 +1069,13 @@ static PyObject *Matcher_feed_chunk(Matcher *m, PyObject *arg)
     return result;
 }
 
-static PyObject *Matcher_finish_chunks(Matcher *m, PyObject *Py_UNUSED(ignored))
+/* End of the chunks. With delimit_final, a final record without a delimiter is written
+ * with one (another stream follows), except one that a newline ends in text mode. */
+static PyObject *Matcher_finish_chunks(Matcher *m, PyObject *args, PyObject *kwds)
 {
+    static char *kwlist[] = {"delimit_final", NULL};
+    int delimit_final = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|p", kwlist, &delimit_final)) return NULL;
     if (m->delim == NULL || m->chunks_finished) {
         PyErr_SetString(PyExc_RuntimeError, "finish_chunks() needs an unfinished chunk path");
         return NULL;
@@ -1076,22 +1089,32 @@ static PyObject *Matcher_finish_chunks(Matcher *m, PyObject *Py_UNUSED(ignored))
         if (grow((void **)&m->rec_start, &m->rec_cap, m->rec_len + 1, sizeof(size_t)) < 0 ||
             grow((void **)&m->rec_end, &m->rec_end_cap, m->rec_len + 1, sizeof(size_t)) < 0)
             return NULL;
-        m->rec_start[m->rec_len] = m->tail_start;
-        m->rec_end[m->rec_len] = m->buf_len;
-        m->rec_len++;
-        m->tail_start = m->buf_len;
-        m->final_without_delimiter = 1;
-        const unsigned char *last = m->buf + m->rec_start[m->rec_len - 1];
-        size_t len = m->buf_len - m->rec_start[m->rec_len - 1];
+        size_t first = m->tail_start, len = m->buf_len - first;
         /* Text with another delimiter than a newline: a newline (or CRLF) ending the
          * input ends the last record; it is not part of its key (it is still written,
          * as read). */
         int newline_delimited = m->delim_len == 1 && m->delim[0] == '\n';
-        if (!m->byte_mode && !newline_delimited && len > 0 && last[len - 1] == '\n') {
-            len--;
-            if (len > 0 && last[len - 1] == '\r') len--;
+        size_t key_len = len;
+        if (!m->byte_mode && !newline_delimited && len > 0 && m->buf[first + len - 1] == '\n') {
+            key_len--;
+            if (key_len > 0 && m->buf[first + key_len - 1] == '\r') key_len--;
         }
-        uint64_t h = record_hash(m, last, len);
+        if (delimit_final && key_len == len) { /* written as if the input had it */
+            if (m->delim_len > SIZE_MAX - m->buf_len - 1 ||
+                grow((void **)&m->buf, &m->buf_cap, m->buf_len + m->delim_len + 1, 1) < 0) {
+                if (!PyErr_Occurred()) PyErr_NoMemory();
+                return NULL;
+            }
+            memcpy(m->buf + m->buf_len, m->delim, m->delim_len);
+            m->buf_len += m->delim_len;
+        } else {
+            m->final_without_delimiter = 1;
+        }
+        m->rec_start[m->rec_len] = first;
+        m->rec_end[m->rec_len] = first + len;
+        m->rec_len++;
+        m->tail_start = m->buf_len;
+        uint64_t h = record_hash(m, m->buf + first, key_len);
         hashes = PyBytes_FromStringAndSize((const char *)&h, 8);
         if (hashes == NULL) return NULL;
         count = push_core(m, &h, 1, 0);
@@ -1212,6 +1235,27 @@ static PyObject *Matcher_source(Matcher *m, PyObject *arg)
     Py_RETURN_NONE;
 }
 
+/* After finish() or finish_chunks(): what follows is a new stream. Its windows may
+ * repeat every remembered window of the earlier streams, and none spans the boundary:
+ * the last windows are admitted now (nothing later can overlap them). */
+static PyObject *Matcher_new_stream(Matcher *m, PyObject *Py_UNUSED(ignored))
+{
+    if (m->tail_len || (m->fed_by == 2 && !m->chunks_finished)) {
+        PyErr_SetString(PyExc_RuntimeError, "new_stream() comes after finish()");
+        return NULL;
+    }
+    int64_t first = m->recent_end - (int64_t)m->recent_len;
+    for (size_t k = 0; k < m->recent_len; k++)
+        if (admit(m, m->recent[k], first + (int64_t)k) < 0) return NULL;
+    m->recent_len = 0;
+    /* the chunk path starts empty again */
+    m->chunks_finished = 0;
+    m->final_without_delimiter = 0;
+    m->buf_len = m->tail_start = m->scan_from = 0;
+    m->rec_len = 0;
+    Py_RETURN_NONE;
+}
+
 static PyObject *get_new_material(Matcher *m, void *c)
 {
     Py_INCREF(m->new_material);
@@ -1278,8 +1322,11 @@ static PyMethodDef Matcher_methods[] = {
      "add_library_windows(fingerprints, starts): windows seen for the whole run"},
     {"feed_chunk", (PyCFunction)Matcher_feed_chunk, METH_O,
      "feed_chunk(chunk) -> (output, hashes, skipped_runs, decided, kept)"},
-    {"finish_chunks", (PyCFunction)Matcher_finish_chunks, METH_NOARGS,
-     "finish_chunks() -> the same, for the rest at end of input"},
+    {"finish_chunks", (PyCFunction)(void (*)(void))Matcher_finish_chunks,
+     METH_VARARGS | METH_KEYWORDS,
+     "finish_chunks(delimit_final=False) -> the same, for the rest at end of input"},
+    {"new_stream", (PyCFunction)Matcher_new_stream, METH_NOARGS,
+     "new_stream(): after finish() or finish_chunks(), a new stream follows"},
     {NULL}};
 
 static PyTypeObject MatcherType = {

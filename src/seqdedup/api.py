@@ -155,6 +155,8 @@ class Deduplicator:
         # Whether the last thing released was the last released record (not a marker);
         # after flush() this tells whether the input's final record ends the output.
         self.last_record_written = False
+        # Several input streams: the counts at the start of the current one.
+        self._stream_counted = (0, 0, 0)
 
     def _note_top(self, tracked: list[bytes], keep: list[bool], pieces: list[Piece]) -> None:
         """Count each closed piece for ``--top`` (record path)."""
@@ -169,8 +171,9 @@ class Deduplicator:
         if self._top is None:
             return
         heads, observe, fields = self._run_heads, self._top.observe, self._report.fields
+        named = self._report.streams.named
         for piece in pieces:
-            observe(piece, fields, heads.get(piece.start))
+            observe(piece, fields, heads.get(piece.start), named)
         heads.trim()
 
     def _start(self, how: str) -> None:
@@ -201,16 +204,44 @@ class Deduplicator:
         if self._fed == "records":
             raise RuntimeError("after feed(), end with flush()")
         self._fed = "bytes"
+        out = self._end_bytes(last=True)
+        self._finish(save)
+        return out
+
+    def next_stream_bytes(self) -> bytes:
+        """The raw input of this stream (file) ends; the next begins: return the rest of
+        this one's output. A final record without a delimiter gets one here (the next
+        stream's records follow it), unless a newline ends it in text mode with another
+        delimiter. See :meth:`next_stream`."""
+        self._start("bytes")
+        out = self._end_bytes(last=False)
+        self._begin_stream()
+        return out
+
+    def next_stream(self) -> list[bytes]:
+        """The current input stream ends and the next begins (the next name of
+        ``config.inputs``): return what the end of this one decided.
+
+        The streams are one run: every window of an earlier stream counts as seen
+        (within the history), no window spans two streams, and record numbers in
+        markers and explanations count inside each stream.
+        """
+        self._start("records")
+        out = self._release(self._matcher.finish(), final=True)
+        self._begin_stream()
+        return out
+
+    def _end_bytes(self, last: bool) -> bytes:
+        """Decide the rest of a byte stream; ``last``: nothing follows it."""
         if self._chunks is not None:
-            chunk_out, hashes, runs, decided, kept = self._chunks.finish_chunks()
+            chunk_out, hashes, runs, decided, kept = self._chunks.finish_chunks(
+                delimit_final=not last
+            )
             self._account(hashes, runs, decided, kept)
             self._note_pieces(self._attributor.finish())
-            if self._top is not None:
-                self.stats.top_sequences = self._top.top(self.config.top)
-            self.stats.unique_sequences = self._sequences.identified
-            self._finished = True
             return chunk_out
         final = self._splitter.finish() if self._splitter is not None else None
+        self._splitter = None
         ending = b""
         if final is not None and not self.config.byte_mode and self.config.delimiter != b"\n":
             # Text with another delimiter: a newline (or CRLF) that ends the input ends
@@ -220,8 +251,39 @@ class Deduplicator:
                 stripped = stripped.removesuffix(b"\r")
                 final, ending = stripped, final[len(stripped) :]
         out = self._feed([final]) if final is not None else []
-        out += self.flush(save)
-        return self._joined(out, final=final is not None, ending=ending)
+        out += self._release(self._matcher.finish(), final=True)
+        return self._joined(out, final=final is not None and (last or bool(ending)), ending=ending)
+
+    def _begin_stream(self) -> None:
+        """Everything of the stream that ended is released: start the next one."""
+        self._note_stream()
+        self._matcher.new_stream()
+        self._note_pieces(self._attributor.new_stream())  # (nothing is open any more)
+        self._run_heads = RunHeads()
+        self._report.streams.begin(self._released + 1)
+        if self._saver is not None:
+            self._saver.new_stream(self._attributor.decided)
+
+    def _note_stream(self) -> None:
+        """With several inputs, the counts of the stream that ended."""
+        streams = self._report.streams
+        if not streams.named:
+            return
+        stats = self.stats
+        total, emitted, skipped = self._stream_counted
+        if stats.files is None:
+            stats.files = []
+        stats.files.append(
+            {
+                "name": streams.name(len(stats.files)),
+                "lines": {
+                    "total": stats.total - total,
+                    "emitted": stats.emitted - emitted,
+                    "skipped": stats.skipped - skipped,
+                },
+            }
+        )
+        self._stream_counted = (stats.total, stats.emitted, stats.skipped)
 
     def _joined(self, out: list[bytes], final: bool, ending: bytes = b"") -> bytes:
         if not out:
@@ -285,12 +347,17 @@ class Deduplicator:
         if self._fed == "bytes" and self._chunks is not None:
             raise RuntimeError("after feed_bytes(), end with flush_bytes()")
         out = self._release(self._matcher.finish(), final=True)
+        self._finish(save)
+        return out
+
+    def _finish(self, save: bool) -> None:
         self._finished = True
+        self._note_stream()
         if self._top is not None:
             self.stats.top_sequences = self._top.top(self.config.top)
+        self.stats.unique_sequences = self._sequences.identified
         if save:
             self.save()
-        return out
 
     def save(self) -> None:
         """Save what the run observed into ``library_dir`` (after :meth:`flush` or
@@ -403,33 +470,53 @@ def process_stream(
     after each chunk. With ``decompress``, a source that starts with a gzip, bzip2, xz or
     zstd header is decompressed as it is read (what the command line does).
     """
+    return process_streams([source], sink, config, on_explain, on_progress, decompress, **options)
+
+
+def process_streams(
+    sources: Iterable[Readable],
+    sink: Writable,
+    config: Config | None = None,
+    on_explain: Callable[[str], None] | None = None,
+    on_progress: Callable[[int, Stats], None] | None = None,
+    decompress: bool = False,
+    **options: Any,
+) -> Stats:
+    """Deduplicate several byte streams (files) into one output, in order, as one run:
+    each is its own stream (no window spans two), every window of an earlier one counts
+    as seen. Otherwise as :func:`process_stream`; ``on_progress`` gets the bytes read
+    from all sources so far. ``sources`` is iterated lazily: a generator may open each
+    file when it is asked for it (and close it when asked for the next)."""
     dedup = Deduplicator(config, on_explain, **options)
     try:
-        return _pump(dedup, DecodedChunks(source, decompress), sink, on_progress)
+        upcoming = iter(sources)
+        source = next(upcoming, None)
+        read_before = 0
+        if source is None:  # no input at all: an empty run
+            _write(sink, dedup.flush_bytes(False))
+        while source is not None:
+            chunks = DecodedChunks(source, decompress)
+            for chunk in chunks:
+                _write(sink, dedup.feed_bytes(chunk))
+                if on_progress is not None:  # bytes of the sources themselves
+                    on_progress(read_before + chunks.consumed, dedup.stats)
+            read_before += chunks.consumed
+            source = next(upcoming, None)
+            _write(
+                sink, dedup.next_stream_bytes() if source is not None else dedup.flush_bytes(False)
+            )
+        dedup.save()  # only now: a failed save must not cost any output
+        return dedup.stats
     except BaseException:
         dedup.abort()  # a failed or interrupted run saves nothing to the library
         raise
 
 
-def _pump(
-    dedup: Deduplicator,
-    chunks: DecodedChunks,
-    sink: Writable,
-    on_progress: Callable[[int, Stats], None] | None,
-) -> Stats:
-    for chunk in chunks:
-        out = dedup.feed_bytes(chunk)
-        if out:
-            sink.write(out)
-        sink.flush()
-        if on_progress is not None:
-            on_progress(chunks.consumed, dedup.stats)  # bytes of the source itself
-    out = dedup.flush_bytes(save=False)
+def _write(sink: Writable, out: bytes) -> None:
+    """Write and flush at once: a live stream sees each record as soon as decided."""
     if out:
         sink.write(out)
     sink.flush()
-    dedup.save()  # only now: a failed save must not cost any output
-    return dedup.stats
 
 
 @overload

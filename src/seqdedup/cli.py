@@ -12,7 +12,7 @@ import argparse
 import contextlib
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from typing import IO, TYPE_CHECKING, Any, NoReturn, TextIO
 
 if TYPE_CHECKING:
@@ -132,7 +132,12 @@ def build_parser(prog: str = PROG, many_inputs: bool = False) -> argparse.Argume
     if many_inputs:
         add("input_files", nargs="+", metavar="FILE", help="files to read, in this order")
     else:
-        add("input_file", nargs="?", default=None, help="file to read ('-' or none: stdin)")
+        add(
+            "input_files",
+            nargs="*",
+            metavar="FILE",
+            help="files to read, in this order, as one run ('-' or none: stdin)",
+        )
     core = parser.add_argument_group("matching")
     core.add_argument(
         "-w",
@@ -322,7 +327,11 @@ def config_from_args(args: argparse.Namespace) -> Config:
         delimiter = parse_delimiter(args.delimiter)
     else:
         delimiter = b"\n"
-    named_file = getattr(args, "input_file", None) not in (None, "-")
+    inputs = list(args.input_files) or ["-"]
+    if inputs.count("-") > 1:
+        raise UsageError("standard input ('-') can be named only once")
+    # A named file, or several inputs (one run): nothing is forgotten unless -m is given.
+    named_file = len(inputs) > 1 or inputs[0] != "-"
     filter_specs = getattr(args, "filter_specs", None) or []
     if filter_specs and args.byte_mode:  # before any pattern file is read (Config checks later)
         raise UsageError(
@@ -360,6 +369,7 @@ def config_from_args(args: argparse.Namespace) -> Config:
         library_dir=_path(args.library_dir) if args.library_dir is not None else None,
         transform_timeout=_transform_timeout(args),
         top=getattr(args, "top", 0),
+        inputs=tuple(inputs),
     )
 
 
@@ -410,22 +420,47 @@ def _open_input(name: str | None, stdin: IO[bytes] | None) -> IO[bytes]:
         raise SeqdedupError(f"cannot open input '{name}': {exc.strerror or exc}") from None
 
 
+def _check_inputs(names: Sequence[str], stdin: IO[bytes] | None) -> None:
+    """Every input can be opened: a missing or unreadable one is an error before any
+    output (each is opened again, in turn, when its turn comes)."""
+    for name in names:
+        source = _open_input(name, stdin)
+        if name != "-":
+            source.close()
+
+
+def _sources(names: Sequence[str], stdin: IO[bytes] | None) -> Generator[IO[bytes], None, None]:
+    """The inputs in order, each open only while it is read."""
+    for name in names:
+        source = _open_input(name, stdin)
+        try:
+            yield source
+        finally:
+            if name != "-":
+                source.close()
+
+
+def _inputs_size(names: Sequence[str]) -> int | None:
+    """The bytes of all inputs, for percent done; None if one is not a regular file."""
+    import stat
+
+    total = 0
+    for name in names:
+        try:
+            info = os.stat(name) if name != "-" else os.fstat(0)
+        except OSError:
+            return None
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        total += info.st_size
+    return total or None
+
+
 def _fileno(stream: IO[bytes]) -> int:
     try:
         return stream.fileno()
     except (OSError, ValueError, AttributeError):
         return -1
-
-
-def _input_size(source: IO[bytes]) -> int | None:
-    """The size of a regular file, for percent done; None for a pipe or terminal."""
-    import stat
-
-    try:
-        info = os.fstat(source.fileno())
-    except (OSError, ValueError, AttributeError):
-        return None
-    return info.st_size if stat.S_ISREG(info.st_mode) and info.st_size else None
 
 
 class _Output:
@@ -467,7 +502,7 @@ def _silence_stdout() -> None:
 def run(
     args: argparse.Namespace, stdin: IO[bytes] | None, stdout: IO[bytes], stderr: TextIO
 ) -> int:
-    from seqdedup.api import process_stream
+    from seqdedup.api import process_streams
     from seqdedup.report import ProgressLine, progress_wanted, write_stats, write_top
 
     config = config_from_args(args)
@@ -477,19 +512,19 @@ def run(
 
     explainer = explain if config.explain else None
 
-    source = _open_input(args.input_file, stdin)
+    names = config.inputs
+    _check_inputs(names, stdin)
     decompress = not args.no_decompress
     sink = _Output(stdout)
-    try:
+    with contextlib.closing(_sources(names, stdin)) as sources:
         if args.progress and progress_wanted(_fileno(stdout), stderr):
-            size = _input_size(source)
+            size = None if stdin is not None and "-" in names else _inputs_size(names)
             with ProgressLine(stderr, size) as progress:
-                stats = process_stream(source, sink, config, explainer, progress.update, decompress)
+                stats = process_streams(
+                    sources, sink, config, explainer, progress.update, decompress
+                )
         else:
-            stats = process_stream(source, sink, config, explainer, decompress=decompress)
-    finally:
-        if source is not stdin and args.input_file not in (None, "-"):
-            source.close()
+            stats = process_streams(sources, sink, config, explainer, decompress=decompress)
     if not args.quiet:
         write_stats(stats, config, stderr, args.stats_format)
     elif stats.top_sequences is not None:

@@ -25,6 +25,15 @@ DEFAULT_LIBRARY_ANNOTATION = (
     "[DUPLICATE: Lines {start}-{end} matched library sequence {sequence} "
     "records {match_start}-{match_end} (sequence seen {count} times)]"
 )
+# With several inputs the default texts name the files.
+DEFAULT_FILES_ANNOTATION = (
+    "[DUPLICATE: Lines {start}-{end} of {file} matched lines {match_start}-{match_end} "
+    "of {match_file} (sequence seen {count} times)]"
+)
+DEFAULT_FILES_LIBRARY_ANNOTATION = (
+    "[DUPLICATE: Lines {start}-{end} of {file} matched library sequence {sequence} "
+    "records {match_start}-{match_end} (sequence seen {count} times)]"
+)
 
 
 class FilterRule(NamedTuple):
@@ -55,6 +64,9 @@ class _ConfigFields(NamedTuple):
     library_dir: Path | None = None
     transform_timeout: float | None = DEFAULT_TRANSFORM_TIMEOUT
     top: int = 0  # report the N costliest repeated sequences (0: no report)
+    # Names of the input streams in order (the command line's files): markers,
+    # explanations and statistics name them when there are several.
+    inputs: tuple[str, ...] = ()
 
 
 class Config(_ConfigFields):
@@ -100,6 +112,8 @@ class Config(_ConfigFields):
             check_template(self.annotation_format)
         if self.hash_transform is not None and not self.hash_transform.strip():
             raise UsageError("--hash-transform needs a command")
+        if not isinstance(self.inputs, tuple) or not all(isinstance(n, str) for n in self.inputs):
+            raise UsageError(f"inputs must be a tuple of names, got {self.inputs!r}")
         timeout = self.transform_timeout
         if timeout is not None and (
             isinstance(timeout, bool)
@@ -111,7 +125,9 @@ class Config(_ConfigFields):
             )
 
 
-ANNOTATION_FIELDS = ("start", "end", "match_start", "match_end", "count", "window_size")
+NUMBER_FIELDS = ("start", "end", "match_start", "match_end", "count", "window_size")
+NAME_FIELDS = ("file", "match_file")  # the input a piece lies in, and its source's
+ANNOTATION_FIELDS = NUMBER_FIELDS + NAME_FIELDS
 
 
 MAX_FIELD_WIDTH = 1000  # a marker is one line, not a memory bomb
@@ -147,7 +163,7 @@ def check_template(template: str) -> None:
                 f"--annotation-format: unknown placeholder '{{{name}}}' (use {allowed})"
             )
     try:  # format specs such as {start:>6} must also fit integers
-        template.format(**dict.fromkeys(ANNOTATION_FIELDS, 0))
+        template.format(**dict.fromkeys(NUMBER_FIELDS, 0), **dict.fromkeys(NAME_FIELDS, ""))
     except (ValueError, IndexError, KeyError, AttributeError) as exc:
         raise UsageError(f"--annotation-format: malformed template '{template}': {exc}") from None
 

@@ -104,6 +104,7 @@ class Matcher(Protocol):
     def remembered_windows(self) -> int: ...
     def push(self, hashes: Any) -> list[bool]: ...
     def finish(self) -> list[bool]: ...
+    def new_stream(self) -> None: ...
     def source(self, window: int) -> int | None: ...
     def fingerprints(self, hashes: Any, count: int) -> Any: ...
     def add_library_windows(self, fingerprints: Any, starts: Any) -> None: ...
@@ -207,6 +208,7 @@ class LimitedHistory:
         self._older_chains: dict[int, tuple[int, int]] = {}
         self._rotated_at = 0
         self._recent: list[int] = []  # the last W windows, not admitted yet
+        self._recent_end = 0  # the window after the last of _recent
         self._library: FirstStartTable | None = None  # library windows
         self._library_dict: dict[int, int] = {}  # the same, when numpy is not installed
 
@@ -233,15 +235,10 @@ class LimitedHistory:
         elif self._library_dict:
             library = list(map(self._library_dict.get, fps, repeat(0)))
         firsts = []
+        admit = self._admit
         for j, fp in enumerate(fps, start):
-            admitted = j - width
-            if admitted >= low:
-                key = windows[admitted - low]
-                chain = get(key) or get_older(key)
-                if chain is None or admitted - chain[1] > horizon:
-                    chains[key] = (admitted, admitted)
-                else:
-                    chains[key] = (chain[0], admitted)
+            if j - width >= low:
+                admit(windows[j - width - low], j - width)
             chain = get(fp) or get_older(fp)
             if library is not None and library[j - start] < 0:
                 firsts.append(library[j - start])  # library windows come first, for good
@@ -251,10 +248,28 @@ class LimitedHistory:
                 firsts.append(j)
         self._recent = windows[-width:]
         end = start + len(fps)
+        self._recent_end = end
         if end - self._rotated_at >= horizon:
             self._older_chains, self._chains = chains, {}
             self._rotated_at = end
         return firsts
+
+    def _admit(self, fingerprint: int, start: int) -> None:
+        """Window ``start`` has ended: later windows may repeat it. A chain goes on
+        while occurrences are less than a history apart."""
+        chain = self._chains.get(fingerprint) or self._older_chains.get(fingerprint)
+        if chain is None or start - chain[1] > self.horizon:
+            self._chains[fingerprint] = (start, start)
+        else:
+            self._chains[fingerprint] = (chain[0], start)
+
+    def new_stream(self) -> None:
+        """The stream ended: its last windows need not wait W windows to be admitted
+        (no later window can overlap them), and the next stream's windows start anew."""
+        first = self._recent_end - len(self._recent)
+        for offset, fingerprint in enumerate(self._recent):
+            self._admit(fingerprint, first + offset)
+        self._recent = []
 
 
 class WindowMatcher:
@@ -364,6 +379,14 @@ class WindowMatcher:
         if self.new_material is not None:
             self.new_material += [first + k <= self._new_until for k in range(count)]
         return [first + k > self._skip_until for k in range(count)]
+
+    def new_stream(self) -> None:
+        """After :meth:`finish`: what follows is a new stream. Its windows can repeat
+        every remembered window of the earlier ones, and none spans the boundary."""
+        if self._tail:
+            raise RuntimeError("new_stream() comes after finish()")
+        if isinstance(self._history, LimitedHistory):
+            self._history.new_stream()
 
     def _decide(self, fps: Any) -> list[bool]:
         start = self._next

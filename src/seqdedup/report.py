@@ -26,6 +26,7 @@ class Stats:
 
     __slots__ = (
         "emitted",
+        "files",
         "library_loaded",
         "library_saved",
         "skipped",
@@ -50,6 +51,8 @@ class Stats:
         self.library_loaded = library_loaded
         self.library_saved = library_saved
         self.top_sequences: list[dict[str, Any]] | None = None  # with --top
+        # With several inputs: per input, {"name": ..., "lines": {total, emitted, skipped}}.
+        self.files: list[dict[str, Any]] | None = None
 
     def _values(self) -> tuple[object, ...]:
         return tuple(getattr(self, name) for name in self.__slots__)
@@ -98,6 +101,7 @@ def stats_document(stats: Stats, config: Config) -> dict[str, object]:
             "redundancy_pct": round(stats.redundancy_pct, 1),
             "sequences": {"unique_tracked": stats.unique_sequences},
             "library": {"loaded": stats.library_loaded or 0, "saved": stats.library_saved or 0},
+            **({"files": stats.files} if stats.files is not None else {}),
         },
         "configuration": {
             "window_size": config.window_size,
@@ -113,28 +117,66 @@ def stats_document(stats: Stats, config: Config) -> dict[str, object]:
 
 
 def explain_skipped(
-    start: int, end: int, match_start: int, match_end: int, count: int, **more: object
+    start: int,
+    end: int,
+    match_start: int,
+    match_end: int,
+    count: int,
+    file: str = "",
+    match_file: str = "",
+    named: bool = False,
+    **more: object,
 ) -> str:
+    """A piece's explanation; ``named``: say which input it and its source lie in."""
+    where = f" of {file}" if named else ""
+    lines = f"Line {start}{where}" if start == end else f"Lines {start}-{end}{where}"
     if "sequence" in more:
-        lines = f"Line {start}" if start == end else f"Lines {start}-{end}"
         return (
             f"EXPLAIN: {lines} skipped (duplicate of library sequence {more['sequence']} "
             f"records {match_start}-{match_end}, seen {count}x)"
         )
-    if start == end:
-        return f"EXPLAIN: Line {start} skipped (duplicate of line {match_start}, seen {count}x)"
-    return (
-        f"EXPLAIN: Lines {start}-{end} skipped "
-        f"(duplicate of lines {match_start}-{match_end}, seen {count}x)"
+    source_where = f" of {match_file}" if named else ""
+    source = (
+        f"line {match_start}{source_where}"
+        if start == end
+        else f"lines {match_start}-{match_end}{source_where}"
     )
+    return f"EXPLAIN: {lines} skipped (duplicate of {source}, seen {count}x)"
 
 
-def explain_bypassed(number: int, pattern: str) -> str:
-    return f"EXPLAIN: Line {number} bypassed (matched bypass pattern '{pattern}')"
+def explain_bypassed(line: str, pattern: str) -> str:
+    return f"EXPLAIN: {line} bypassed (matched bypass pattern '{pattern}')"
 
 
-def explain_unmatched(number: int) -> str:
-    return f"EXPLAIN: Line {number} passed through (no track pattern matched)"
+def explain_unmatched(line: str) -> str:
+    return f"EXPLAIN: {line} passed through (no track pattern matched)"
+
+
+class Streams:
+    """The input streams of a run (files, one after another): their names and the
+    run-wide number of each one's first record, to give record numbers per input."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.names = ["(standard input)" if name == "-" else name for name in names]
+        self.named = len(self.names) > 1  # only then do markers and explanations name them
+        self.starts = [1]
+
+    def begin(self, first_number: int) -> None:
+        """The next stream starts at run-wide record number ``first_number``."""
+        self.starts.append(first_number)
+
+    def name(self, index: int) -> str:
+        return self.names[index] if index < len(self.names) else f"input {index + 1}"
+
+    def locate(self, number: int) -> tuple[str, int]:
+        """The stream a run-wide record number lies in, and the number inside it."""
+        index = bisect_right(self.starts, number) - 1
+        return self.name(index), number - self.starts[index] + 1
+
+    def line(self, number: int) -> str:
+        """``Line N`` (with ``of NAME`` when inputs are named) of a run-wide number."""
+        name, local = self.locate(number)
+        return f"Line {local} of {name}" if self.named else f"Line {local}"
 
 
 class PieceReport:
@@ -149,37 +191,56 @@ class PieceReport:
         on_explain: Callable[[str], None] | None,
         filter_patterns: Sequence[str],
     ) -> None:
-        from seqdedup.config import DEFAULT_ANNOTATION
+        from seqdedup import config as defaults
 
         self.config = config
         self._number = record_number  # tracked index -> input record number
         self._locate = locate  # library region index -> (sequence name, offset)
         self.explain = on_explain
         self._patterns = filter_patterns
+        self.streams = Streams(config.inputs)
+        named = self.streams.named
         self.annotation = (
-            (config.annotation_format or DEFAULT_ANNOTATION) if config.annotate else None
+            config.annotation_format
+            or (defaults.DEFAULT_FILES_ANNOTATION if named else defaults.DEFAULT_ANNOTATION)
+            if config.annotate
+            else None
+        )
+        self._library_annotation = (
+            self.annotation
+            if config.annotation_format is not None
+            else defaults.DEFAULT_FILES_LIBRARY_ANNOTATION
+            if named
+            else defaults.DEFAULT_LIBRARY_ANNOTATION
         )
 
     def fields(self, piece: Piece) -> dict[str, Any]:
-        """The placeholders of a piece's marker and explanation."""
-        number = self._number
+        """The placeholders of a piece's marker and explanation (record numbers count
+        inside each input)."""
+        number, locate = self._number, self.streams.locate
+        file, start = locate(number(piece.start))
         fields: dict[str, Any] = {
-            "start": number(piece.start),
-            "end": number(piece.end),
+            "start": start,
+            "end": start + number(piece.end) - number(piece.start),
             "count": piece.count,
             "window_size": self.config.window_size,
+            "file": file,
         }
         if piece.source_start < 0:
             assert self._locate is not None
             name, offset = self._locate(piece.source_start)
             fields.update(
                 sequence=name,
+                match_file=f"library sequence {name}",
                 match_start=offset + 1,
                 match_end=offset + 1 + piece.end - piece.start,
             )
         else:
+            match_file, match_start = locate(number(piece.source_start))
             fields.update(
-                match_start=number(piece.source_start), match_end=number(piece.source_end)
+                match_file=match_file,
+                match_start=match_start,
+                match_end=match_start + number(piece.source_end) - number(piece.source_start),
             )
         return fields
 
@@ -188,21 +249,18 @@ class PieceReport:
     ) -> tuple[list[bytes], bool]:
         """Put each piece's marker just before the first record written after it;
         return the records and markers, and whether a marker ends them."""
-        from seqdedup.config import DEFAULT_LIBRARY_ANNOTATION
-
         assert self.annotation is not None
         written_at = list(compress(range(len(written)), written))
         merged: list[bytes] = []
         taken = 0
         for piece in pieces:
             fields = self.fields(piece)
-            end_position = fields["end"] - first_number  # negative: before this release
+            end_position = self._number(piece.end) - first_number  # negative: before this
             index = bisect_right(written_at, end_position)
             merged += out[taken:index]
             taken = max(taken, index)
-            template = self.annotation
-            if "sequence" in fields and self.config.annotation_format is None:
-                template = DEFAULT_LIBRARY_ANNOTATION
+            template = self._library_annotation if "sequence" in fields else self.annotation
+            assert template is not None
             merged.append(template.format(**fields).encode("utf-8", "surrogateescape"))
         merged += out[taken:]
         return merged, taken == len(out)
@@ -215,18 +273,20 @@ class PieceReport:
 
         assert self.explain is not None
         lines: list[tuple[int, str]] = []
+        named, streams = self.streams.named, self.streams
         for piece in pieces:
             fields = self.fields(piece)
-            lines.append((fields["end"], explain_skipped(**fields)))
+            lines.append((self._number(piece.end), explain_skipped(**fields, named=named)))
         if decisions is not None:
             for offset, decision in enumerate(decisions):
                 if decision == TRACKED:
                     continue
                 number = first_number + offset
                 if decision == UNMATCHED:
-                    lines.append((number, explain_unmatched(number)))
+                    lines.append((number, explain_unmatched(streams.line(number))))
                 else:
-                    lines.append((number, explain_bypassed(number, self._patterns[decision])))
+                    line = streams.line(number)
+                    lines.append((number, explain_bypassed(line, self._patterns[decision])))
         lines.sort(key=lambda item: item[0])
         for _, line in lines:
             self.explain(line)
@@ -251,6 +311,7 @@ class TopSequences:
         piece: Piece,
         fields_of: Callable[[Piece], dict[str, Any]],
         first_record: bytes | None,
+        named: bool = False,
     ) -> None:
         """Count one piece; a sequence seen for the first time also gets where it was
         first seen (``fields_of(piece)``: its marker's fields) and its first record."""
@@ -266,6 +327,8 @@ class TopSequences:
                 }
             else:
                 first_seen = {"lines": [fields["match_start"], fields["match_end"]]}
+                if named:
+                    first_seen["file"] = fields["match_file"]
             entry = {
                 "length": piece.end - piece.start + 1,
                 "repeats": 0,
@@ -326,6 +389,7 @@ def _top_table(rows: list[dict[str, Any]], width: int) -> Any:
             f"library {seen['sequence'][:12]} {seen['records'][0]}-{seen['records'][1]}"
             if "sequence" in seen
             else f"lines {seen['lines'][0]}-{seen['lines'][1]}"
+            + (f" of {seen['file']}" if "file" in seen else "")
         )
         numbers = [f"{row[key]:,}" for key in ("removed", "seen", "length")]
         cells.append([*numbers, where, row["first_record"] or ""])

@@ -41,6 +41,15 @@ class RunSaver:
         )
         self._waiting = PieceContent(MAX_BUFFERED_PIECE)  # records awaiting their piece
         self._held_spans: list[tuple[int, int]] = []  # records held pieces covered
+        self._stream_start = 0  # the current input stream's first tracked record
+
+    def new_stream(self, first: int) -> None:
+        """A new input stream starts at tracked record ``first``: nothing saved spans
+        the boundary (it would make windows that never occurred)."""
+        for stretches in (self._new, self._whole_runs):
+            if stretches is not None:
+                stretches.end()
+        self._stream_start = first
 
     def observe(
         self,
@@ -89,7 +98,7 @@ class RunSaver:
             end = min(piece.source_end, piece.start - 1)
             held = at >= 0 and spans[at][0] <= piece.source_start and end <= spans[at][1]
         if held:
-            if spans and spans[-1][1] + 1 >= piece.start:
+            if spans and spans[-1][1] + 1 >= piece.start and spans[-1][1] >= self._stream_start:
                 spans[-1] = (spans[-1][0], piece.end)
             else:
                 spans.append((piece.start, piece.end))

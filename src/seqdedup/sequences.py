@@ -154,6 +154,17 @@ class Piece:
 KeySlice = Callable[[int, int], "array[int]"]  # (start, stop) -> those records' key hashes
 
 
+def stream_end(stream_ends: Sequence[int], position: int) -> int:
+    """Where the stream holding tracked record ``position`` ends (``stream_ends``: the
+    ends of the earlier streams, in order); sys.maxsize for the current stream and the
+    library region (which its sentinels separate)."""
+    if not stream_ends or position < 0 or position >= stream_ends[-1]:
+        return sys.maxsize
+    from bisect import bisect_right
+
+    return stream_ends[bisect_right(stream_ends, position)]
+
+
 class OccurrenceIndex:
     """Every remembered occurrence of a window, for attribution's candidates.
 
@@ -184,6 +195,11 @@ class OccurrenceIndex:
         self._indexed = 0  # windows before this start are indexed (or not in a run)
         self._index_size = 0  # windows indexed (in the current generation)
         self._full: dict[int, list[int]] = {}  # complete answers, see find()
+        self.stream_ends: list[int] = []  # where each earlier stream ended
+
+    def new_stream(self) -> None:
+        """No skipped run goes on across a stream boundary."""
+        self._run_start = -1
 
     def end_batch(self, runs: Sequence[tuple[int, int]], base: int, size: int) -> None:
         """Remember where a skipped run that reaches the end of this batch began."""
@@ -253,8 +269,10 @@ class OccurrenceIndex:
         lowest = readable_from if history is None else max(readable_from, window - history)
         highest = window - width
 
-        def usable(position: int) -> bool:
-            return lowest <= position <= highest
+        ends = self.stream_ends
+
+        def usable(position: int) -> bool:  # and inside one stream
+            return lowest <= position <= highest and position + width <= stream_end(ends, position)
 
         heap = sorted({earliest, *(p for p in indexed if lowest <= p <= highest)})
         if not periods:
@@ -328,6 +346,8 @@ class Attributor:
         self._candidates: list[int] = []  # sources aligned with _piece_start
         self._piece_end = -1
         self._occurrences = OccurrenceIndex(window_size, max_candidates, max_history, fingerprints)
+        # Where each earlier input stream ended: a source is followed only inside its own.
+        self._stream_ends = self._occurrences.stream_ends
 
     @property
     def decided(self) -> int:
@@ -390,7 +410,10 @@ class Attributor:
                 source = self.source_of(start)
                 assert source is not None, f"skipped record {start} starts no repeat window"
                 keys = self._key_slice(start, stop)
-                if self._key_slice(source, source + stop - start) == keys:
+                if (
+                    source + stop - start <= stream_end(self._stream_ends, source)
+                    and self._key_slice(source, source + stop - start) == keys
+                ):
                     identity = hash(keys.tobytes())
                     count = self.table.observe(identity)
                     closed.append(Piece(start, stop - 1, source, count, identity))
@@ -409,6 +432,14 @@ class Attributor:
     def finish(self) -> list[Piece]:
         """End of input: close the open piece, if any."""
         return [self._close()] if self._piece_start >= 0 else []
+
+    def new_stream(self) -> list[Piece]:
+        """The input stream ended (after its last records were added) and another
+        begins: close the open piece; no piece or source spans the boundary."""
+        closed = self.finish()
+        self._stream_ends.append(self._decided)
+        self._occurrences.new_stream()
+        return closed
 
     # -- internals ------------------------------------------------------------------
     def _key_slice(self, start: int, stop: int) -> array[int]:
@@ -466,12 +497,18 @@ class Attributor:
         candidates = self._candidates
         length = 0
         key, key_slice = self._key, self._key_slice
+        # How many records each candidate has before its stream ends.
+        room = {c: stream_end(self._stream_ends, c) - c for c in candidates}
         while len(candidates) > 2 and start + length < stop:
             at = start + length
             step = min(LOCKSTEP, stop - at)
             target = key_slice(at, at + step)
             shift = offset + length
-            whole = [c for c in candidates if key_slice(c + shift, c + shift + step) == target]
+            whole = [
+                c
+                for c in candidates
+                if shift + step <= room[c] and key_slice(c + shift, c + shift + step) == target
+            ]
             if whole:
                 candidates = whole
                 length += step
@@ -479,7 +516,7 @@ class Attributor:
             for _ in range(step):  # none matches the whole block: it ends inside
                 wanted = key(start + length)
                 shift = offset + length
-                matching = [c for c in candidates if key(c + shift) == wanted]
+                matching = [c for c in candidates if shift < room[c] and key(c + shift) == wanted]
                 if not matching:
                     return length, candidates
                 candidates = matching
@@ -487,7 +524,11 @@ class Attributor:
         if start + length == stop:
             return length, candidates
         at = start + length
-        lengths = {c: self._match_length(c + offset + length, at, stop) for c in candidates}
+        shift = offset + length
+        lengths = {
+            c: self._match_length(c + shift, at, min(stop, at + room[c] - shift))
+            for c in candidates
+        }
         best = max(lengths.values())
         return length + best, [c for c in candidates if lengths[c] == best]
 
