@@ -369,3 +369,24 @@ def test_max_history_applies_across_files(run_cli, tmp_path):
     assert unlimited.stdout == first
     limited = run_cli(["-q", "-w", "5", "-m", "100", "one", "two"], cwd=tmp_path)
     assert limited.stdout == first + first[:20]
+
+
+def test_a_named_pipe_among_files_loses_nothing(run_cli, logs):
+    """Inputs are checked before any output, but a pipe is not opened for that: a
+    writer would lose what it wrote between the check and the reading."""
+    import os
+    import threading
+
+    fifo = logs / "live"
+    os.mkfifo(fifo)
+
+    def write() -> None:
+        with open(fifo, "wb") as pipe:
+            pipe.write(b"boom\n  at f\n  at g\nfresh\n")
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    p = run_cli(["-q", "-w", "3", "a.log", "live"], cwd=logs, timeout=20)
+    writer.join(timeout=20)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == b"start\nboom\n  at f\n  at g\nend\nfresh\n"

@@ -423,10 +423,20 @@ def _open_input(name: str | None, stdin: IO[bytes] | None) -> IO[bytes]:
 def _check_inputs(names: Sequence[str], stdin: IO[bytes] | None) -> None:
     """Every input can be opened: a missing or unreadable one is an error before any
     output (each is opened again, in turn, when its turn comes)."""
+    import stat
+
     for name in names:
-        source = _open_input(name, stdin)
-        if name != "-":
-            source.close()
+        if name == "-":
+            _open_input(name, stdin)  # standard input is there
+            continue
+        try:
+            mode = os.stat(name).st_mode
+        except OSError:
+            mode = 0  # opening says why
+        if stat.S_ISREG(mode) or stat.S_ISDIR(mode) or not mode:
+            _open_input(name, stdin).close()
+        elif not os.access(name, os.R_OK):  # a pipe is not opened twice: data would be lost
+            raise SeqdedupError(f"cannot open input '{name}': Permission denied")
 
 
 def _sources(names: Sequence[str], stdin: IO[bytes] | None) -> Generator[IO[bytes], None, None]:
