@@ -72,29 +72,19 @@ static inline uint64_t xx_merge(uint64_t acc, uint64_t val)
     return acc * XXP1 + XXP4;
 }
 
-static uint64_t xxh64(const unsigned char *p, size_t len, uint64_t seed)
+static inline uint64_t xx_converge(uint64_t v1, uint64_t v2, uint64_t v3, uint64_t v4)
+{
+    uint64_t h = rotl64(v1, 1) + rotl64(v2, 7) + rotl64(v3, 12) + rotl64(v4, 18);
+    h = xx_merge(h, v1);
+    h = xx_merge(h, v2);
+    h = xx_merge(h, v3);
+    return xx_merge(h, v4);
+}
+
+/* The last (len < 32) bytes and the avalanche. */
+static uint64_t xx_tail(uint64_t h, const unsigned char *p, size_t len)
 {
     const unsigned char *end = p + len;
-    uint64_t h;
-    if (len >= 32) {
-        uint64_t v1 = seed + XXP1 + XXP2, v2 = seed + XXP2, v3 = seed, v4 = seed - XXP1;
-        const unsigned char *limit = end - 32;
-        do {
-            v1 = xx_round(v1, read64(p));
-            v2 = xx_round(v2, read64(p + 8));
-            v3 = xx_round(v3, read64(p + 16));
-            v4 = xx_round(v4, read64(p + 24));
-            p += 32;
-        } while (p <= limit);
-        h = rotl64(v1, 1) + rotl64(v2, 7) + rotl64(v3, 12) + rotl64(v4, 18);
-        h = xx_merge(h, v1);
-        h = xx_merge(h, v2);
-        h = xx_merge(h, v3);
-        h = xx_merge(h, v4);
-    } else {
-        h = seed + XXP5;
-    }
-    h += (uint64_t)len;
     while ((size_t)(end - p) >= 8) {
         h ^= xx_round(0, read64(p));
         h = rotl64(h, 27) * XXP1 + XXP4;
@@ -117,6 +107,104 @@ static uint64_t xxh64(const unsigned char *p, size_t len, uint64_t seed)
     h ^= h >> 32;
     return h;
 }
+
+static uint64_t xxh64(const unsigned char *p, size_t len, uint64_t seed)
+{
+    const unsigned char *end = p + len;
+    uint64_t h;
+    if (len >= 32) {
+        uint64_t v1 = seed + XXP1 + XXP2, v2 = seed + XXP2, v3 = seed, v4 = seed - XXP1;
+        const unsigned char *limit = end - 32;
+        do {
+            v1 = xx_round(v1, read64(p));
+            v2 = xx_round(v2, read64(p + 8));
+            v3 = xx_round(v3, read64(p + 16));
+            v4 = xx_round(v4, read64(p + 24));
+            p += 32;
+        } while (p <= limit);
+        h = xx_converge(v1, v2, v3, v4);
+    } else {
+        h = seed + XXP5;
+    }
+    h += (uint64_t)len;
+    return xx_tail(h, p, (size_t)(end - p));
+}
+
+/* The same hash of bytes given in pieces (a normalised key is never held whole). */
+typedef struct {
+    uint64_t v1, v2, v3, v4, seed, total;
+    unsigned char mem[32];
+    size_t memsize;
+} XXState;
+
+static void xx_init(XXState *st, uint64_t seed)
+{
+    st->seed = seed;
+    st->v1 = seed + XXP1 + XXP2;
+    st->v2 = seed + XXP2;
+    st->v3 = seed;
+    st->v4 = seed - XXP1;
+    st->total = 0;
+    st->memsize = 0;
+}
+
+static inline void xx_stripe(XXState *st, const unsigned char *p)
+{
+    st->v1 = xx_round(st->v1, read64(p));
+    st->v2 = xx_round(st->v2, read64(p + 8));
+    st->v3 = xx_round(st->v3, read64(p + 16));
+    st->v4 = xx_round(st->v4, read64(p + 24));
+}
+
+static void xx_update(XXState *st, const unsigned char *p, size_t len)
+{
+    st->total += (uint64_t)len;
+    if (st->memsize + len < 32) {
+        if (len) memcpy(st->mem + st->memsize, p, len);
+        st->memsize += len;
+        return;
+    }
+    if (st->memsize) {
+        size_t fill = 32 - st->memsize;
+        memcpy(st->mem + st->memsize, p, fill);
+        xx_stripe(st, st->mem);
+        p += fill;
+        len -= fill;
+        st->memsize = 0;
+    }
+    while (len >= 32) {
+        xx_stripe(st, p);
+        p += 32;
+        len -= 32;
+    }
+    if (len) memcpy(st->mem, p, len);
+    st->memsize = len;
+}
+
+static uint64_t xx_digest(const XXState *st)
+{
+    uint64_t h = st->total >= 32 ? xx_converge(st->v1, st->v2, st->v3, st->v4) : st->seed + XXP5;
+    return xx_tail(h + st->total, st->mem, st->memsize);
+}
+
+/* Where a normalised key goes: into `out` (room checked by a counting pass), into a
+ * hash, or nowhere (only counted). */
+typedef struct {
+    unsigned char *out;
+    XXState *hash;
+    size_t len; /* bytes produced so far */
+} KeySink;
+
+static inline void sink_put(KeySink *k, const unsigned char *p, size_t n)
+{
+    if (k->out != NULL)
+        memcpy(k->out + k->len, p, n);
+    else if (k->hash != NULL)
+        xx_update(k->hash, p, n);
+    k->len += n;
+}
+
+#include "normalize.h"
 
 /* ---------------------------------------------------------------------------------
  * --skip-chars in text mode counts characters as Python's UTF-8 decoder with
@@ -154,6 +242,20 @@ static size_t key_offset(const unsigned char *p, size_t len, uint64_t skip, int 
         skip--;
     }
     return i;
+}
+
+/* The hash of a record's key: after `skip` characters, normalised with the classes of
+ * `normalize` (0: none), as XXH64 with `seed`. */
+static uint64_t key_hash(const unsigned char *p, size_t len, uint64_t skip, int byte_mode,
+                         unsigned normalize, uint64_t seed)
+{
+    size_t off = skip ? key_offset(p, len, skip, byte_mode) : 0;
+    if (!normalize) return xxh64(p + off, len - off, seed);
+    XXState state;
+    xx_init(&state, seed);
+    KeySink sink = {NULL, &state, 0};
+    normalize_key(p + off, len - off, normalize, &sink);
+    return xx_digest(&state);
 }
 
 /* ---------------------------------------------------------------------------------
@@ -517,6 +619,7 @@ typedef struct {
     size_t delim_len;
     uint64_t skip;
     int byte_mode;
+    unsigned normalize; /* --normalize classes (NORM_*), 0: none */
     int inverse;
     int run_heads; /* each skipped run also carries its first record's bytes */
     uint64_t seed;
@@ -925,8 +1028,7 @@ static const unsigned char *find_delimiter(const unsigned char *p, const unsigne
 
 static inline uint64_t record_hash(const Matcher *m, const unsigned char *p, size_t len)
 {
-    size_t off = m->skip ? key_offset(p, len, m->skip, m->byte_mode) : 0;
-    return xxh64(p + off, len - off, m->seed);
+    return key_hash(p, len, m->skip, m->byte_mode, m->normalize, m->seed);
 }
 
 /* Turn the decided records (the oldest `count` pending ones) into the output, the
@@ -1135,18 +1237,20 @@ static int Matcher_init(Matcher *m, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"window_size", "max_history", "seed",      "delimiter",
                              "skip_chars",  "byte_mode",   "inverse",   "run_heads",
-                             NULL};
+                             "normalize",   NULL};
     Py_ssize_t width;
     PyObject *history = Py_None;
     unsigned long long seed = 0, skip = 0;
     Py_buffer delim = {0};
     int byte_mode = 0, inverse = 0, run_heads = 0;
+    unsigned int normalize = 0;
     if (m->width) {
         PyErr_SetString(PyExc_RuntimeError, "Matcher is already initialised");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "n|OKz*Kppp", kwlist, &width, &history, &seed,
-                                     &delim, &skip, &byte_mode, &inverse, &run_heads))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "n|OKz*KpppI", kwlist, &width, &history, &seed,
+                                     &delim, &skip, &byte_mode, &inverse, &run_heads,
+                                     &normalize))
         return -1;
     int rc = -1;
     if (width < 1) {
@@ -1170,6 +1274,7 @@ static int Matcher_init(Matcher *m, PyObject *args, PyObject *kwds)
     m->byte_mode = byte_mode;
     m->inverse = inverse;
     m->run_heads = run_heads;
+    m->normalize = normalize & NORM_ALL;
     if (delim.buf != NULL) {
         if (delim.len == 0) {
             PyErr_SetString(PyExc_ValueError, "the delimiter must not be empty");
@@ -1355,12 +1460,13 @@ static PyObject *kernel_xxh64(PyObject *self, PyObject *args)
 
 static PyObject *kernel_hash_records(PyObject *self, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"records", "seed", "skip_chars", "byte_mode", NULL};
+    static char *kwlist[] = {"records", "seed", "skip_chars", "byte_mode", "normalize", NULL};
     PyObject *records;
     unsigned long long seed = 0, skip = 0;
     int byte_mode = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|KKp", kwlist, &records, &seed, &skip,
-                                     &byte_mode))
+    unsigned int normalize = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|KKpI", kwlist, &records, &seed, &skip,
+                                     &byte_mode, &normalize))
         return NULL;
     PyObject *seq = PySequence_Fast(records, "records must be a sequence of bytes");
     if (seq == NULL) return NULL;
@@ -1381,8 +1487,7 @@ static PyObject *kernel_hash_records(PyObject *self, PyObject *args, PyObject *k
         }
         const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(items[i]);
         size_t len = (size_t)PyBytes_GET_SIZE(items[i]);
-        size_t off = skip ? key_offset(p, len, skip, byte_mode) : 0;
-        uint64_t h = xxh64(p + off, len - off, seed);
+        uint64_t h = key_hash(p, len, skip, byte_mode, normalize & NORM_ALL, seed);
         memcpy(dst + 8 * i, &h, 8);
     }
     Py_DECREF(seq);
@@ -1395,12 +1500,13 @@ static PyObject *kernel_hash_records(PyObject *self, PyObject *args, PyObject *k
  * past its end. */
 static PyObject *kernel_hash_encoded(PyObject *self, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"encoded", "seed", "skip_chars", "byte_mode", NULL};
+    static char *kwlist[] = {"encoded", "seed", "skip_chars", "byte_mode", "normalize", NULL};
     Py_buffer blob;
     unsigned long long seed = 0, skip = 0;
     int byte_mode = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*|KKp", kwlist, &blob, &seed, &skip,
-                                     &byte_mode))
+    unsigned int normalize = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*|KKpI", kwlist, &blob, &seed, &skip,
+                                     &byte_mode, &normalize))
         return NULL;
     const unsigned char *base = blob.buf;
     size_t size = (size_t)blob.len;
@@ -1416,8 +1522,7 @@ static PyObject *kernel_hash_encoded(PyObject *self, PyObject *args, PyObject *k
         size_t len = read32(base + 4 + 4 * (size_t)i);
         if (len > size - pos) goto corrupt;
         const unsigned char *p = base + pos;
-        size_t off = skip ? key_offset(p, len, skip, byte_mode) : 0;
-        uint64_t h = xxh64(p + off, len - off, seed);
+        uint64_t h = key_hash(p, len, skip, byte_mode, normalize & NORM_ALL, seed);
         memcpy(dst + 8 * (size_t)i, &h, 8);
         pos += len;
     }
@@ -1428,6 +1533,27 @@ corrupt:
     PyErr_SetString(PyExc_ValueError, "encoded records: lengths do not match the data");
 done:
     PyBuffer_Release(&blob);
+    return out;
+}
+
+/* normalize(key, classes) -> bytes: the key with the classes' matches replaced. */
+static PyObject *kernel_normalize(PyObject *self, PyObject *args)
+{
+    Py_buffer data;
+    unsigned int classes;
+    if (!PyArg_ParseTuple(args, "y*I", &data, &classes)) return NULL;
+    const unsigned char *p = data.buf;
+    size_t n = (size_t)data.len;
+    KeySink count = {NULL, NULL, 0};
+    normalize_key(p, n, classes & NORM_ALL, &count);
+    PyObject *out = count.len > (size_t)PY_SSIZE_T_MAX
+                        ? PyErr_NoMemory()
+                        : PyBytes_FromStringAndSize(NULL, (Py_ssize_t)count.len);
+    if (out != NULL) {
+        KeySink write = {(unsigned char *)PyBytes_AS_STRING(out), NULL, 0};
+        normalize_key(p, n, classes & NORM_ALL, &write);
+    }
+    PyBuffer_Release(&data);
     return out;
 }
 
@@ -1446,11 +1572,15 @@ static PyMethodDef kernel_methods[] = {
     {"xxh64", kernel_xxh64, METH_VARARGS, "xxh64(data, seed=0) -> int: XXH64 of data"},
     {"hash_records", (PyCFunction)(void (*)(void))kernel_hash_records,
      METH_VARARGS | METH_KEYWORDS,
-     "hash_records(records, seed=0, skip_chars=0, byte_mode=False) -> bytes of int64"},
+     "hash_records(records, seed=0, skip_chars=0, byte_mode=False, normalize=0) -> bytes of "
+     "int64"},
     {"hash_encoded", (PyCFunction)(void (*)(void))kernel_hash_encoded,
      METH_VARARGS | METH_KEYWORDS,
-     "hash_encoded(encoded, seed=0, skip_chars=0, byte_mode=False) -> bytes of int64: "
+     "hash_encoded(encoded, seed=0, skip_chars=0, byte_mode=False, normalize=0) -> bytes of "
+     "int64: "
      "the key hashes of a library row's records"},
+    {"normalize", kernel_normalize, METH_VARARGS,
+     "normalize(key, classes) -> bytes: the key with each match of the classes replaced"},
     {"key_offset", kernel_key_offset, METH_VARARGS,
      "key_offset(record, skip_chars, byte_mode=False) -> where the key starts"},
     {NULL}};

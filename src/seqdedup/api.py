@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol, overload
 from seqdedup import kernel
 from seqdedup.config import Config
 from seqdedup.filters import TRACKED, FilterList
-from seqdedup.keys import KeyMaker, ShellTransform
+from seqdedup.keys import ShellTransform, key_maker
 from seqdedup.matcher import Matcher, make_matcher
 from seqdedup.records import DecodedChunks, Readable, RecordSplitter
 from seqdedup.report import PieceReport, Stats, TopSequences, stats_document
@@ -71,14 +71,15 @@ class Deduplicator:
         )
         engine = kernel.load()
         self.engine = "python" if engine is None else "c"
-        self._keys = KeyMaker(config.skip_chars, config.byte_mode, transform, engine, kernel.SEED)
+        self._keys = key_maker(config, engine, kernel.SEED, transform)
         # The kernel's chunk path (raw bytes in, kept bytes out, no Python object per
         # record) serves every run that needs nothing per record from Python: no
-        # filters, transform, markers, explanations or library saving.
+        # filters, transform, JSON keys, masks, markers, explanations or library saving
+        # (a --normalize pass it does itself).
         chunk_path = (
             engine is not None
             and not self._filters
-            and transform is None
+            and (self._keys.plain or bool(self._keys.kernel_normalize))
             and not config.annotate
             and on_explain is None
             and config.library_dir is None
@@ -95,6 +96,7 @@ class Deduplicator:
                 byte_mode=config.byte_mode,
                 inverse=config.inverse,
                 run_heads=bool(config.top),
+                normalize=self._keys.kernel_normalize,
             )
         self._matcher: Matcher = (
             self._chunks
@@ -243,13 +245,8 @@ class Deduplicator:
         final = self._splitter.finish() if self._splitter is not None else None
         self._splitter = None
         ending = b""
-        if final is not None and not self.config.byte_mode and self.config.delimiter != b"\n":
-            # Text with another delimiter: a newline (or CRLF) that ends the input ends
-            # the last record, and is written back after it as read.
-            stripped = final.removesuffix(b"\n")
-            if stripped != final:
-                stripped = stripped.removesuffix(b"\r")
-                final, ending = stripped, final[len(stripped) :]
+        if final is not None:
+            final, ending = split_ending(final, self.config)
         out = self._feed([final]) if final is not None else []
         out += self._release(self._matcher.finish(), final=True)
         return self._joined(out, final=final is not None and (last or bool(ending)), ending=ending)
@@ -446,6 +443,18 @@ class Deduplicator:
         return out
 
 
+def split_ending(final: bytes, config: Config) -> tuple[bytes, bytes]:
+    """A final record without a delimiter, and the newline that ends it: in text mode
+    with another delimiter, a newline (or CRLF) that ends the input ends the last record
+    (it is not part of the key, and is written back after it as read)."""
+    if config.byte_mode or config.delimiter == b"\n":
+        return final, b""
+    stripped = final.removesuffix(b"\n")
+    if stripped != final:
+        stripped = stripped.removesuffix(b"\r")
+    return stripped, final[len(stripped) :]
+
+
 class Writable(Protocol):
     def write(self, data: bytes, /) -> object: ...
     def flush(self) -> object: ...
@@ -510,6 +519,41 @@ def process_streams(
     except BaseException:
         dedup.abort()  # a failed or interrupted run saves nothing to the library
         raise
+
+
+def show_keys(
+    sources: Iterable[Readable],
+    sink: Writable,
+    config: Config | None = None,
+    decompress: bool = False,
+    **options: Any,
+) -> int:
+    """Write each record's comparison key instead of the record (``--show-keys``), each
+    followed by the delimiter, to check a normalisation before trusting it. Every record
+    gets its key (filters do not apply); nothing is deduplicated. Returns the number
+    of records."""
+    config = config if config is not None else Config(**options)
+    transform = (
+        ShellTransform(config.hash_transform, config.transform_timeout)
+        if config.hash_transform
+        else None
+    )
+    make = key_maker(config, kernel.load(), kernel.SEED, transform).keys
+    delimiter = config.delimiter
+    count = 0
+    for source in sources:
+        splitter = RecordSplitter(delimiter)
+        for chunk in DecodedChunks(source, decompress):
+            records = splitter.split(chunk)
+            if records:
+                count += len(records)
+                _write(sink, delimiter.join(make(records)) + delimiter)
+        final = splitter.finish()
+        if final is not None:
+            final, _ = split_ending(final, config)  # as when compared
+            count += 1
+            _write(sink, make([final])[0] + delimiter)
+    return count
 
 
 def _write(sink: Writable, out: bytes) -> None:

@@ -95,8 +95,10 @@ class _Parser(argparse.ArgumentParser):
         return out
 
 
-class _OrderedFilter(argparse.Action):
-    """Collect --track/--bypass/--track-file/--bypass-file in command-line order."""
+class _InOrder(argparse.Action):
+    """Collect (kind, value) pairs of several options in command-line order into one
+    list: the filters (--track/--bypass and their files), the key passes (--normalize,
+    --mask)."""
 
     def __call__(
         self,
@@ -105,9 +107,9 @@ class _OrderedFilter(argparse.Action):
         values: Any,
         option_string: str | None = None,
     ) -> None:
-        specs = list(getattr(namespace, "filter_specs", None) or [])
+        specs = list(getattr(namespace, self.dest, None) or [])
         specs.append((self.const, values))
-        namespace.filter_specs = specs
+        setattr(namespace, self.dest, specs)
 
 
 class _Version(argparse.Action):
@@ -200,6 +202,42 @@ def build_parser(prog: str = PROG, many_inputs: bool = False) -> argparse.Argume
         help="ignore the first N characters (bytes in byte mode) when comparing",
     )
     keys.add_argument(
+        "--normalize",
+        action=_InOrder,
+        const="normalize",
+        dest="key_specs",
+        metavar="CLASSES",
+        help="compare with timestamp,uuid,ip,hex,number (or all) replaced by placeholders "
+        "(comma-separated, repeatable)",
+    )
+    keys.add_argument(
+        "--mask",
+        action=_InOrder,
+        const="mask",
+        dest="key_specs",
+        metavar="REGEX",
+        help="compare with every match of REGEX replaced by a placeholder (repeatable)",
+    )
+    keys.add_argument(
+        "--json-key",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="compare JSON-object records by this field only (dotted; repeatable)",
+    )
+    keys.add_argument(
+        "--json-ignore",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="compare JSON-object records without this field (dotted; repeatable)",
+    )
+    keys.add_argument(
+        "--show-keys",
+        action="store_true",
+        help="write each record's comparison key instead of deduplicating",
+    )
+    keys.add_argument(
         "-t",
         "--hash-transform",
         metavar="CMD",
@@ -241,7 +279,7 @@ def build_parser(prog: str = PROG, many_inputs: bool = False) -> argparse.Argume
     ):
         filters.add_argument(
             option,
-            action=_OrderedFilter,
+            action=_InOrder,
             const=kind,
             dest="filter_specs",
             metavar="FILE" if kind.endswith("file") else "REGEX",
@@ -274,7 +312,8 @@ def build_parser(prog: str = PROG, many_inputs: bool = False) -> argparse.Argume
         "--annotation-format",
         default=None,
         metavar="TEMPLATE",
-        help="marker text with {start} {end} {match_start} {match_end} {count} {window_size}",
+        help="marker text with {start} {end} {match_start} {match_end} {count} "
+        "{window_size} {file} {match_file}",
     )
     output.add_argument(
         "-e", "--explain", action="store_true", help="explain each decision on stderr"
@@ -370,6 +409,9 @@ def config_from_args(args: argparse.Namespace) -> Config:
         transform_timeout=_transform_timeout(args),
         top=getattr(args, "top", 0),
         inputs=tuple(inputs),
+        key_steps=tuple(getattr(args, "key_specs", None) or ()),
+        json_key=tuple(args.json_key),
+        json_ignore=tuple(args.json_ignore),
     )
 
 
@@ -526,6 +568,12 @@ def run(
     _check_inputs(names, stdin)
     decompress = not args.no_decompress
     sink = _Output(stdout)
+    if args.show_keys:
+        from seqdedup.api import show_keys
+
+        with contextlib.closing(_sources(names, stdin)) as sources:
+            show_keys(sources, sink, config, decompress)
+        return 0
     with contextlib.closing(_sources(names, stdin)) as sources:
         if args.progress and progress_wanted(_fileno(stdout), stderr):
             size = None if stdin is not None and "-" in names else _inputs_size(names)

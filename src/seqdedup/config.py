@@ -67,6 +67,11 @@ class _ConfigFields(NamedTuple):
     # Names of the input streams in order (the command line's files): markers,
     # explanations and statistics name them when there are several.
     inputs: tuple[str, ...] = ()
+    # Key making (docs: Keys for real logs): ("normalize", "timestamp,uuid") and
+    # ("mask", REGEX) passes in command-line order; JSON fields compared or ignored.
+    key_steps: tuple[tuple[str, str], ...] = ()
+    json_key: tuple[str, ...] = ()
+    json_ignore: tuple[str, ...] = ()
 
 
 class Config(_ConfigFields):
@@ -82,6 +87,9 @@ class Config(_ConfigFields):
         self = super().__new__(cls, *args, **kwargs)
         self.validate()
         return self
+
+    def _validate_keys(self) -> None:
+        _validate_key_options(self)
 
     def validate(self) -> None:
         """Raise UsageError naming the option for any value the engine cannot honour."""
@@ -112,6 +120,8 @@ class Config(_ConfigFields):
             check_template(self.annotation_format)
         if self.hash_transform is not None and not self.hash_transform.strip():
             raise UsageError("--hash-transform needs a command")
+        if self.key_steps or self.json_key or self.json_ignore:
+            self._validate_keys()
         if not isinstance(self.inputs, tuple) or not all(isinstance(n, str) for n in self.inputs):
             raise UsageError(f"inputs must be a tuple of names, got {self.inputs!r}")
         timeout = self.transform_timeout
@@ -128,6 +138,30 @@ class Config(_ConfigFields):
 NUMBER_FIELDS = ("start", "end", "match_start", "match_end", "count", "window_size")
 NAME_FIELDS = ("file", "match_file")  # the input a piece lies in, and its source's
 ANNOTATION_FIELDS = NUMBER_FIELDS + NAME_FIELDS
+
+
+def _validate_key_options(config: Config) -> None:
+    """Class names, mask expressions and JSON paths (imported only when used)."""
+    from seqdedup.jsonkeys import JsonSelector
+    from seqdedup.normalize import KeySteps
+
+    if (config.json_key or config.json_ignore) and config.byte_mode:
+        raise UsageError("--json-key/--json-ignore need text mode; not with --byte-mode")
+    KeySteps(config.key_steps)
+    JsonSelector(config.json_key, config.json_ignore)
+
+
+def key_settings(config: Config) -> dict[str, object]:
+    """What makes a run's keys, as a library records it: a library is only used by
+    runs that make keys the same way."""
+    return {
+        "skip_chars": config.skip_chars,
+        "byte_mode": config.byte_mode,
+        "hash_transform": config.hash_transform,
+        "steps": [list(step) for step in config.key_steps],
+        "json_key": list(config.json_key),
+        "json_ignore": list(config.json_ignore),
+    }
 
 
 MAX_FIELD_WIDTH = 1000  # a marker is one line, not a memory bomb

@@ -1,7 +1,10 @@
 """Records -> keys -> 64-bit key hashes.
 
-A key is what a record is compared by: the record after ``skip_chars`` leading
-characters (bytes in byte mode) are dropped, then, with a hash transform, the
+A key is what a record is compared by, made in this order: ``skip_chars`` leading
+characters (bytes in byte mode) are dropped; with ``--json-key``/``--json-ignore`` a
+JSON object becomes the canonical text of the fields compared (:mod:`seqdedup.jsonkeys`);
+``--normalize`` and ``--mask`` passes replace what differs between copies
+(:mod:`seqdedup.normalize`), in command-line order; then, with a hash transform, the
 command's output for it. Keys are always bytes, so equal text gives equal keys whatever
 path produced them; records themselves are never altered.
 """
@@ -20,6 +23,10 @@ from seqdedup.kernel import numpy_available
 if TYPE_CHECKING:
     import subprocess
 
+    from seqdedup.config import Config
+    from seqdedup.jsonkeys import JsonSelector
+    from seqdedup.normalize import KeySteps
+
 Transform = Callable[[list[bytes]], list[bytes]]
 LARGE_BATCH = 2048  # from this many records on, hashes come as a numpy array
 
@@ -34,18 +41,32 @@ class KeyMaker:
         transform: Transform | None = None,
         kernel: ModuleType | None = None,
         seed: int = 0,
+        steps: KeySteps | None = None,
+        json: JsonSelector | None = None,
     ) -> None:
         self.skip_chars = skip_chars
         self.byte_mode = byte_mode
         self.transform = transform
         self.kernel = kernel  # the compiled kernel hashes keys when given
         self.seed = seed
+        self.steps = steps if steps else None
+        self.json = json
+        # One normalisation pass and nothing else done in Python: the kernel normalises
+        # while it hashes (and on its chunk path).
+        self.kernel_normalize = (
+            steps.only_normalize if steps and json is None and transform is None else 0
+        )
+        self.plain = transform is None and json is None and self.steps is None
 
     def keys(self, records: Sequence[bytes]) -> list[bytes]:
         """The comparison key of each record, in order."""
         keys: list[bytes] = list(records)
         if self.skip_chars:
             keys = self._skip(keys)
+        if self.json is not None:
+            keys = self.json(keys)
+        if self.steps is not None:
+            keys = self.steps.apply(keys)
         if self.transform is not None:
             keys = self.transform(keys)
         return keys
@@ -59,10 +80,12 @@ class KeyMaker:
         the matcher and the attributor take every form without converting each value.
         """
         if self.kernel is not None:
-            if self.transform is None:
-                return self.kernel.hash_records(records, self.seed, self.skip_chars, self.byte_mode)
+            if self.plain or self.kernel_normalize:
+                return self.kernel.hash_records(
+                    records, self.seed, self.skip_chars, self.byte_mode, self.kernel_normalize
+                )
             return self.kernel.hash_records(self.keys(records), self.seed)
-        keys = records if not self.skip_chars and self.transform is None else self.keys(records)
+        keys = records if not self.skip_chars and self.plain else self.keys(records)
         if len(keys) < LARGE_BATCH or not numpy_available():
             return list(map(hash, keys))
         import numpy as np
@@ -73,10 +96,10 @@ class KeyMaker:
         """The key hashes of a library row's records (``library.encode_records``), as
         int64 bytes, when the kernel can take them straight from the row; else None
         (decode the records and call :meth:`hashes`)."""
-        if self.kernel is None or self.transform is not None:
+        if self.kernel is None or not (self.plain or self.kernel_normalize):
             return None
         result: bytes = self.kernel.hash_encoded(
-            encoded, self.seed, self.skip_chars, self.byte_mode
+            encoded, self.seed, self.skip_chars, self.byte_mode, self.kernel_normalize
         )
         return result
 
@@ -92,6 +115,22 @@ class KeyMaker:
             else record.decode("utf-8", "surrogateescape")[n:].encode("utf-8", "surrogateescape")
             for record in records
         ]
+
+
+def key_maker(
+    config: Config, kernel: ModuleType | None, seed: int, transform: Transform | None = None
+) -> KeyMaker:
+    """The KeyMaker of a run's configuration (the hash ``transform`` made by the caller)."""
+    steps = json = None
+    if config.key_steps:
+        from seqdedup.normalize import KeySteps
+
+        steps = KeySteps(config.key_steps, kernel)
+    if config.json_key or config.json_ignore:
+        from seqdedup.jsonkeys import JsonSelector
+
+        json = JsonSelector(config.json_key, config.json_ignore)
+    return KeyMaker(config.skip_chars, config.byte_mode, transform, kernel, seed, steps, json)
 
 
 VERIFY_RECORDS = 8  # records checked per-record against the batch run, at the start
