@@ -14,7 +14,7 @@ if os.environ.get("SEQDEDUP_NO_EXTENSION", "") in ("", "0"):
         Extension(
             "seqdedup._kernel",
             ["src/seqdedup/_kernel.c"],
-            depends=["src/seqdedup/normalize.h"],
+            depends=["src/seqdedup/normalize.h", "src/seqdedup/jsonkey.h"],
             optional=True,
             extra_compile_args=["-std=c99"] if os.name != "nt" else [],
         )

@@ -55,8 +55,44 @@ def generate(path: Path, n_lines: int, seed: int = 1, trace_share: float = 0.30)
             written += 1
 
 
+def generate_json(path: Path, n_lines: int, seed: int = 1, trace_share: float = 0.30) -> None:
+    """The same log as JSON lines (a structured logger's output): every line an object
+    with its own timestamp and request id, the message as in the text log (the access
+    lines' durations make them new); a stack trace is a run of objects whose ``msg``
+    repeats while ``ts`` and ``trace_id`` change."""
+    import json
+
+    rng = random.Random(seed)
+    pool = [_stack_trace(rng, rng.randint(5, 40)) for _ in range(200)]
+    mean_trace = sum(map(len, pool)) / len(pool)
+    p_trace = trace_share / (mean_trace * (1 - trace_share) + trace_share)
+    written = 0
+    with path.open("w") as out:
+        while written < n_lines:
+            sec = written // 7
+            ts = f"2026-11-22T{sec // 3600 % 24:02d}:{sec // 60 % 60:02d}:{sec % 60:02d}Z"
+            if rng.random() < p_trace:
+                block = rng.choice(pool)[: n_lines - written]
+                trace = f"{rng.getrandbits(64):016x}"
+                for line in block:
+                    entry = {"ts": ts, "level": "error", "trace_id": trace, "msg": line}
+                    out.write(json.dumps(entry) + "\n")
+                written += len(block)
+                continue
+            entry = {
+                "ts": ts,
+                "level": "info",
+                "service": rng.choice(SERVICES),
+                "msg": f"{rng.choice(ACTIONS)} took {rng.randrange(1, 999)}ms status=200",
+                "request_id": f"{rng.getrandbits(64):016x}",
+            }
+            out.write(json.dumps(entry) + "\n")
+            written += 1
+
+
 if __name__ == "__main__":
     lines = int(sys.argv[2]) if len(sys.argv) > 2 else 1_000_000
     seed = int(sys.argv[3]) if len(sys.argv) > 3 else 1
     share = float(sys.argv[4]) if len(sys.argv) > 4 else 0.30
-    generate(Path(sys.argv[1]), lines, seed, share)
+    make = generate_json if len(sys.argv) > 5 and sys.argv[5] == "json" else generate
+    make(Path(sys.argv[1]), lines, seed, share)

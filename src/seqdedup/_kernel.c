@@ -205,6 +205,7 @@ static inline void sink_put(KeySink *k, const unsigned char *p, size_t n)
 }
 
 #include "normalize.h"
+#include "jsonkey.h"
 
 /* ---------------------------------------------------------------------------------
  * --skip-chars in text mode counts characters as Python's UTF-8 decoder with
@@ -1557,6 +1558,116 @@ static PyObject *kernel_normalize(PyObject *self, PyObject *args)
     return out;
 }
 
+/* json_keys(records, paths) -> list: per record its --json-key key (bytes), the record
+ * itself when it is compared as text, or None when Python must decide (jsonkey.h).
+ * paths: (text, components) pairs, sorted by text, at most JK_MAX_PATHS. */
+static PyObject *kernel_json_keys(PyObject *self, PyObject *args)
+{
+    PyObject *records, *path_list;
+    if (!PyArg_ParseTuple(args, "OO", &records, &path_list)) return NULL;
+    PyObject *rec = PySequence_Fast(records, "records must be a sequence of bytes");
+    if (rec == NULL) return NULL;
+    PyObject *pths = PySequence_Fast(path_list, "paths must be a sequence");
+    PyObject *out = NULL;
+    const unsigned char **parts = NULL;
+    size_t *part_lens = NULL;
+    unsigned char *buf = NULL;
+    JkPath paths[JK_MAX_PATHS];
+    const unsigned char *names[JK_MAX_PATHS];
+    size_t name_lens[JK_MAX_PATHS];
+    if (pths == NULL) goto done;
+    Py_ssize_t npaths = PySequence_Fast_GET_SIZE(pths);
+    if (npaths < 1 || npaths > JK_MAX_PATHS) {
+        PyErr_SetString(PyExc_ValueError, "json_keys needs 1 to 64 paths");
+        goto done;
+    }
+    size_t total_parts = 0, extra = 2;
+    for (Py_ssize_t p = 0; p < npaths; p++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(pths, p);
+        if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 2 ||
+            !PyBytes_Check(PyTuple_GET_ITEM(item, 0)) || !PyTuple_Check(PyTuple_GET_ITEM(item, 1)) ||
+            PyTuple_GET_SIZE(PyTuple_GET_ITEM(item, 1)) < 1 ||
+            PyTuple_GET_SIZE(PyTuple_GET_ITEM(item, 1)) > JK_MAX_DEPTH) {
+            PyErr_SetString(PyExc_TypeError, "a path is (bytes, tuple of 1 to 64 bytes)");
+            goto done;
+        }
+        total_parts += (size_t)PyTuple_GET_SIZE(PyTuple_GET_ITEM(item, 1));
+        extra += (size_t)PyBytes_GET_SIZE(PyTuple_GET_ITEM(item, 0)) + 4;
+    }
+    parts = PyMem_Malloc(total_parts * sizeof *parts + 1);
+    part_lens = PyMem_Malloc(total_parts * sizeof *part_lens + 1);
+    if (parts == NULL || part_lens == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    size_t at = 0;
+    for (Py_ssize_t p = 0; p < npaths; p++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(pths, p);
+        PyObject *components = PyTuple_GET_ITEM(item, 1);
+        paths[p].parts = parts + at;
+        paths[p].part_lens = part_lens + at;
+        paths[p].depth = (size_t)PyTuple_GET_SIZE(components);
+        for (Py_ssize_t c = 0; c < PyTuple_GET_SIZE(components); c++) {
+            PyObject *part = PyTuple_GET_ITEM(components, c);
+            if (!PyBytes_Check(part)) {
+                PyErr_SetString(PyExc_TypeError, "path components must be bytes");
+                goto done;
+            }
+            parts[at] = (const unsigned char *)PyBytes_AS_STRING(part);
+            part_lens[at++] = (size_t)PyBytes_GET_SIZE(part);
+        }
+        names[p] = (const unsigned char *)PyBytes_AS_STRING(PyTuple_GET_ITEM(item, 0));
+        name_lens[p] = (size_t)PyBytes_GET_SIZE(PyTuple_GET_ITEM(item, 0));
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(rec);
+    out = PyList_New(n);
+    if (out == NULL) goto done;
+    size_t cap = 0;
+    for (Py_ssize_t r = 0; r < n; r++) {
+        PyObject *record = PySequence_Fast_GET_ITEM(rec, r);
+        if (!PyBytes_Check(record)) {
+            PyErr_SetString(PyExc_TypeError, "records must be bytes");
+            Py_CLEAR(out);
+            goto done;
+        }
+        size_t len = (size_t)PyBytes_GET_SIZE(record);
+        if (len > SIZE_MAX - extra - 1) {
+            PyErr_NoMemory();
+            Py_CLEAR(out);
+            goto done;
+        }
+        if (grow((void **)&buf, &cap, len + extra + 1, 1) < 0) {
+            Py_CLEAR(out);
+            goto done;
+        }
+        size_t key_len = 0;
+        int kind = json_key((const unsigned char *)PyBytes_AS_STRING(record), len, paths, names,
+                            name_lens, (size_t)npaths, buf, &key_len);
+        PyObject *key;
+        if (kind == JK_TEXT) {
+            key = record;
+            Py_INCREF(key);
+        } else if (kind == JK_KEY) {
+            key = PyBytes_FromStringAndSize((const char *)buf, (Py_ssize_t)key_len);
+            if (key == NULL) {
+                Py_CLEAR(out);
+                goto done;
+            }
+        } else {
+            key = Py_None;
+            Py_INCREF(key);
+        }
+        PyList_SET_ITEM(out, r, key);
+    }
+done:
+    PyMem_Free(parts);
+    PyMem_Free(part_lens);
+    PyMem_Free(buf);
+    Py_XDECREF(pths);
+    Py_DECREF(rec);
+    return out;
+}
+
 static PyObject *kernel_key_offset(PyObject *self, PyObject *args)
 {
     Py_buffer data;
@@ -1581,6 +1692,9 @@ static PyMethodDef kernel_methods[] = {
      "the key hashes of a library row's records"},
     {"normalize", kernel_normalize, METH_VARARGS,
      "normalize(key, classes) -> bytes: the key with each match of the classes replaced"},
+    {"json_keys", kernel_json_keys, METH_VARARGS,
+     "json_keys(records, paths) -> list: each record's --json-key key, the record itself "
+     "(compared as text) or None (for Python to decide)"},
     {"key_offset", kernel_key_offset, METH_VARARGS,
      "key_offset(record, skip_chars, byte_mode=False) -> where the key starts"},
     {NULL}};

@@ -79,31 +79,77 @@ def _drop(value: Any, path: Path) -> None:
         del container[int(last)]
 
 
-class JsonSelector:
-    """Turn records into their JSON keys; ``as_text`` lists the batch positions of the
-    last call's records that were compared as text (not a JSON object)."""
+def _kernel_paths(paths: list[tuple[str, Path]]) -> list[tuple[bytes, tuple[bytes, ...]]] | None:
+    """The paths as the kernel's ``json_keys`` takes them, sorted by text; None when it
+    cannot take them (an array index, a character JSON would escape, too many)."""
 
-    def __init__(self, keys: Sequence[str] = (), ignore: Sequence[str] = ()) -> None:
+    def plain(text: str) -> bool:
+        return text.isascii() and text.isprintable() and '"' not in text and "\\" not in text
+
+    if len(paths) > 64 or not all(
+        plain(text) and len(path) <= 64 and not any(part.isdigit() for part in path)
+        for text, path in paths
+    ):
+        return None
+    return [(text.encode(), tuple(part.encode() for part in path)) for text, path in paths]
+
+
+class JsonSelector:
+    """Turn records into their JSON keys. With ``track_text``, ``as_text`` lists the
+    batch positions of the last call's records that were compared as text (not a JSON
+    object), for ``--explain``.
+
+    With the compiled kernel, ``--json-key`` keys come from the record's text where
+    that is certain (``jsonkey.h``: plain ASCII objects with simple chosen values, and
+    lines that are no JSON object); the rest are parsed here."""
+
+    def __init__(
+        self,
+        keys: Sequence[str] = (),
+        ignore: Sequence[str] = (),
+        kernel: Any = None,
+        track_text: bool = False,
+    ) -> None:
         if keys and ignore:
             raise UsageError("--json-key and --json-ignore cannot be used together")
-        self.key_paths = [(text, parse_path(text, "--json-key")) for text in keys]
+        unique = dict.fromkeys(keys)  # a path named twice is one field
+        self.key_paths = sorted((text, parse_path(text, "--json-key")) for text in unique)
         self.ignore_paths = [parse_path(text, "--json-ignore") for text in ignore]
         self._loads, self._dumps = _codec()
+        self.track_text = track_text
         self.as_text: list[int] = []
+        self._fast: Callable[[list[bytes]], list[bytes | None]] | None = None
+        fast_paths = _kernel_paths(self.key_paths) if self.key_paths else None
+        if kernel is not None and fast_paths is not None:
+            json_keys = kernel.json_keys
+            self._fast = lambda records: json_keys(records, fast_paths)
 
     def __call__(self, records: list[bytes]) -> list[bytes]:
+        if self._fast is None:
+            keys = self._parse(records)
+        else:
+            found = self._fast(records)
+            left = [position for position, key in enumerate(found) if key is None]
+            if left:
+                parsed = self._parse([records[position] for position in left])
+                for position, key in zip(left, parsed, strict=True):
+                    found[position] = key
+            keys = found  # type: ignore[assignment]  # no None is left
+        if self.track_text:  # a record compared as text is its own key, the same object
+            self.as_text = [p for p, (k, r) in enumerate(zip(keys, records, strict=True)) if k is r]
+        return keys
+
+    def _parse(self, records: list[bytes]) -> list[bytes]:
         loads, dumps = self._loads, self._dumps
         keys = []
-        as_text = []
         key_paths, ignore_paths = self.key_paths, self.ignore_paths
-        for position, record in enumerate(records):
+        for record in records:
             try:
                 value = loads(record)
             except (ValueError, RecursionError):  # invalid (orjson's is a ValueError), too deep
                 value = None
             if not isinstance(value, dict):
                 keys.append(record)
-                as_text.append(position)
                 continue
             if key_paths:
                 chosen = {}
@@ -116,5 +162,4 @@ class JsonSelector:
                 for path in ignore_paths:
                     _drop(value, path)
                 keys.append(dumps(value))
-        self.as_text = as_text
         return keys

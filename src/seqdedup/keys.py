@@ -129,7 +129,7 @@ def key_maker(
     if config.json_key or config.json_ignore:
         from seqdedup.jsonkeys import JsonSelector
 
-        json = JsonSelector(config.json_key, config.json_ignore)
+        json = JsonSelector(config.json_key, config.json_ignore, kernel, config.explain)
     return KeyMaker(config.skip_chars, config.byte_mode, transform, kernel, seed, steps, json)
 
 
