@@ -81,6 +81,7 @@ def test_matches_sequential_runs(tmp_path_factory, contents, options, block, pre
                 [write_files(library.with_suffix(".pre"), ["\n".join(preload)])[0]],
                 library,
                 window_size=options["window_size"],
+                skip_chars=options["skip_chars"],  # a library is used with its own keys
             )
     want = sequential(paths, seq_lib, **options)
     stats = deduplicate_files(

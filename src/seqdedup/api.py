@@ -150,6 +150,7 @@ class Deduplicator:
         # ones stand in _pending.
         self._pending_decisions: list[int] = []
         self._tracked_at: list[int] = []
+        self._as_text: list[int] = []  # --explain: record numbers compared as text
         self._released = 0  # records released so far (record numbers are 1-based)
         self._finished = False
         self._splitter: RecordSplitter | None = None  # feed_bytes() without the chunk path
@@ -320,14 +321,20 @@ class Deduplicator:
     def _feed(self, records: Iterable[bytes]) -> list[bytes]:
         batch = records if isinstance(records, list) else list(records)
         tracked = batch
+        base = len(self._pending)
         if self._filters:
             decisions = self._filters.classify(batch)
             is_tracked = list(map(TRACKED.__eq__, decisions))
-            base = len(self._pending)
             self._pending_decisions += decisions
             self._tracked_at += compress(range(base, base + len(batch)), is_tracked)
             tracked = list(compress(batch, is_tracked))
         hashes = self._keys.hashes(tracked)
+        json = self._keys.json
+        if json is not None and json.track_text and json.as_text:
+            # --explain: which records were compared as text (not a JSON object)
+            at = self._tracked_at[len(self._tracked_at) - len(tracked) :] if self._filters else None
+            first = self._released + 1 + (0 if at is not None else base)
+            self._as_text += [first + (at[i] if at is not None else i) for i in json.as_text]
         self._pending += batch
         self._attributor.append_keys(hashes)
         return self._release(self._matcher.push(hashes))
@@ -435,7 +442,12 @@ class Deduplicator:
 
         report = self._report
         if report.explain is not None:
-            report.explain_all(pieces, decisions, first_number)
+            as_text: list[int] = []
+            if self._as_text:
+                last = first_number + cut - 1
+                as_text = [n for n in self._as_text if n <= last]
+                del self._as_text[: len(as_text)]
+            report.explain_all(pieces, decisions, first_number, as_text)
         if report.annotation is not None and pieces:
             out, marker_last = report.with_markers(out, written, pieces, first_number)
             if marker_last:

@@ -40,7 +40,7 @@ from hashlib import blake2b
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from seqdedup.config import Config
+from seqdedup.config import Config, key_settings
 from seqdedup.errors import SeqdedupError
 
 FILE_SHIFT = 40  # position = file rank << 40 | tracked index within the file
@@ -202,6 +202,9 @@ class Reader:
     byte_mode: bool
     filters: tuple[Any, ...]
     engine: str = "python"  # "c": the compiled kernel hashes (the same on every worker)
+    key_steps: tuple[tuple[str, str], ...] = ()  # --normalize/--mask, in order
+    json_key: tuple[str, ...] = ()
+    json_ignore: tuple[str, ...] = ()
 
     def records(self, part: Part) -> tuple[list[bytes], bool]:
         """The partition's records, and whether the file's final record lacks a
@@ -227,7 +230,18 @@ class Reader:
     def hashes(self, tracked_records: list[bytes]) -> list[int]:
         from seqdedup.keys import KeyMaker
 
-        keys = KeyMaker(self.skip_chars, self.byte_mode).keys(tracked_records)
+        steps = json = None
+        kernel = _kernel_module() if self.engine == "c" else None
+        if self.key_steps:
+            from seqdedup.normalize import KeySteps
+
+            steps = KeySteps(self.key_steps, kernel)
+        if self.json_key or self.json_ignore:
+            from seqdedup.jsonkeys import JsonSelector
+
+            json = JsonSelector(self.json_key, self.json_ignore, kernel)
+        maker = KeyMaker(self.skip_chars, self.byte_mode, steps=steps, json=json)
+        keys = maker.keys(tracked_records)
         if self.engine == "c":
             from array import array
 
@@ -417,7 +431,16 @@ def deduplicate_files(
     from seqdedup import kernel
 
     engine = "python" if kernel.load() is None else "c"
-    reader = Reader(config.delimiter, config.skip_chars, config.byte_mode, config.filters, engine)
+    reader = Reader(
+        config.delimiter,
+        config.skip_chars,
+        config.byte_mode,
+        config.filters,
+        engine,
+        config.key_steps,
+        config.json_key,
+        config.json_ignore,
+    )
     parts = plan_parts(files, config.delimiter, block_size)
 
     with _scheduler(scheduler, connect_timeout) as compute_kwargs:
@@ -548,7 +571,7 @@ def _library_windows(config: Config, reader: Reader, width: int) -> tuple[Any, i
     fps: list[Any] = []
     loaded = 0
     for directory in directories:
-        for sequence in load_library(directory, config.delimiter):
+        for sequence in load_library(directory, config.delimiter, keys=key_settings(config)):
             loaded += 1
             hashes = reader.hashes(sequence.records)
             count = len(hashes) - width + 1
@@ -585,6 +608,7 @@ def _save_library(config: Config, staging_dir: Path, stats: JobStats) -> int:
             "window_size": config.window_size,
             "engine": "dask",
             "skip_chars": config.skip_chars,
+            "keys": key_settings(config),
         }
         return writer.commit(configuration, document)
     finally:

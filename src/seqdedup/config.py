@@ -152,16 +152,40 @@ def _validate_key_options(config: Config) -> None:
 
 
 def key_settings(config: Config) -> dict[str, object]:
-    """What makes a run's keys, as a library records it: a library is only used by
-    runs that make keys the same way."""
+    """What makes a run's keys, as a library records it (a library is used only by runs
+    that make keys the same way). Normalisation passes in canonical form, so that
+    ``--normalize uuid,ip`` and ``--normalize ip --normalize uuid`` agree."""
+    steps: list[list[str]] = []
+    if config.key_steps:
+        from seqdedup.normalize import KeySteps, class_names
+
+        for step in KeySteps(config.key_steps).passes:
+            if isinstance(step, int):
+                steps.append(["normalize", ",".join(class_names(step))])
+            else:
+                steps.append(["mask", step.pattern])
     return {
         "skip_chars": config.skip_chars,
-        "byte_mode": config.byte_mode,
         "hash_transform": config.hash_transform,
-        "steps": [list(step) for step in config.key_steps],
-        "json_key": list(config.json_key),
-        "json_ignore": list(config.json_ignore),
+        "steps": steps,
+        "json_key": sorted(set(config.json_key)),
+        "json_ignore": sorted(set(config.json_ignore)),
     }
+
+
+def describe_key_settings(settings: dict[str, object]) -> str:
+    """Key settings as the options that make them."""
+    parts = []
+    if settings.get("skip_chars"):
+        parts.append(f"--skip-chars {settings['skip_chars']}")
+    for kind, value in settings.get("steps") or []:  # type: ignore[attr-defined]
+        parts.append(f"--{kind} {value}")
+    for option in ("json_key", "json_ignore"):
+        for path in settings.get(option) or []:  # type: ignore[attr-defined]
+            parts.append(f"--{option.replace('_', '-')} {path}")
+    if settings.get("hash_transform"):
+        parts.append(f"--hash-transform '{settings['hash_transform']}'")
+    return " ".join(parts) or "no key options"
 
 
 MAX_FIELD_WIDTH = 1000  # a marker is one line, not a memory bomb

@@ -160,12 +160,16 @@ def digest_of(encoded: bytes) -> bytes:
 
 # -- loading -----------------------------------------------------------------------
 def load_library(
-    directory: Path, delimiter: bytes, held: bool = False
+    directory: Path,
+    delimiter: bytes,
+    held: bool = False,
+    keys: dict[str, object] | None = None,
 ) -> Iterator[LibrarySequence]:
     """Every sequence the directory holds: the database's first, then every plain file
     in the directory and its sub-folders (``sequences/`` of the uniqseq layout among
     them), one at a time so that a large library never sits in memory as records. The
-    directory is checked at once; a corrupt database raises when reached."""
+    directory is checked at once; a corrupt database raises when reached, and so does
+    one saved by runs that made keys otherwise than ``keys`` (``config.key_settings``)."""
     if not directory.exists():
         raise SeqdedupError(f"library '{directory}' does not exist")
     if not directory.is_dir():
@@ -173,16 +177,20 @@ def load_library(
     database = directory / DB_NAME
     parts: list[Iterator[LibrarySequence]] = []
     if database.exists():
-        parts.append(_load_database(database, held))
+        parts.append(_load_database(database, held, keys))
     parts.append(_load_plain(directory, delimiter, held))
     return (sequence for part in parts for sequence in part)
 
 
-def _load_database(path: Path, held: bool) -> Iterator[LibrarySequence]:
+def _load_database(
+    path: Path, held: bool, keys: dict[str, object] | None
+) -> Iterator[LibrarySequence]:
     connection = open_for_reading(path)
     if connection is None:
         return  # an empty database (a 0-byte file, say): no sequences yet
     try:
+        if keys is not None:
+            _check_key_settings(connection, path, keys)
         # Stored order (no sort: sorting the blobs cost a second per million records).
         for digest, blob in connection.execute("SELECT digest, records FROM sequences"):
             check_encoded(blob)
@@ -193,6 +201,31 @@ def _load_database(path: Path, held: bool) -> Iterator[LibrarySequence]:
         raise SeqdedupError(f"library database '{path}' is corrupt: {exc}") from None
     finally:
         connection.close()
+
+
+def _check_key_settings(
+    connection: sqlite3.Connection, path: Path, keys: dict[str, object]
+) -> None:
+    """A library's windows are keys made one way: used with keys made another way it
+    would not hold what its runs saw (a finer key tells apart records a coarser one
+    saved as one). Runs saved before the settings were recorded are not checked."""
+    from seqdedup.config import describe_key_settings
+
+    try:
+        configs = connection.execute("SELECT DISTINCT config FROM runs").fetchall()
+    except sqlite3.OperationalError:  # no runs table: nothing recorded
+        return
+    for (text,) in configs:
+        try:
+            saved = json.loads(text).get("keys")
+        except (ValueError, AttributeError):
+            saved = None
+        if isinstance(saved, dict) and saved != keys:
+            raise SeqdedupError(
+                f"library '{path.parent}' was saved with keys made by "
+                f"{describe_key_settings(saved)}, this run makes them with "
+                f"{describe_key_settings(keys)}: use the same key options, or another library"
+            )
 
 
 def _uri(path: Path, query: str) -> str:
@@ -536,11 +569,14 @@ def load_libraries(config: Config, keys: Any, matcher: Any) -> LoadedLibrary | N
         directories.append(config.library_dir)
     if not directories:
         return None
+    from seqdedup.config import key_settings
+
+    keys_made = key_settings(config)
     sequences = (
         sequence
         for directory in directories
         for sequence in load_library(
-            directory, config.delimiter, held=directory == config.library_dir
+            directory, config.delimiter, held=directory == config.library_dir, keys=keys_made
         )
     )
     library = LoadedLibrary()

@@ -95,6 +95,8 @@ def stats_rows(stats: Stats, config: Config) -> list[tuple[str, str]]:
 
 def stats_document(stats: Stats, config: Config) -> dict[str, object]:
     """The JSON statistics document."""
+    from seqdedup.config import key_settings
+
     return {
         "statistics": {
             "lines": {"total": stats.total, "emitted": stats.emitted, "skipped": stats.skipped},
@@ -112,6 +114,7 @@ def stats_document(stats: Stats, config: Config) -> dict[str, object]:
             "skip_chars": config.skip_chars,
             "delimiter": config.delimiter.decode("utf-8", "backslashreplace"),
             "byte_mode": config.byte_mode,
+            "keys": key_settings(config),
         },
     }
 
@@ -266,14 +269,23 @@ class PieceReport:
         return merged, taken == len(out)
 
     def explain_all(
-        self, pieces: list[Piece], decisions: list[int] | None, first_number: int
+        self,
+        pieces: list[Piece],
+        decisions: list[int] | None,
+        first_number: int,
+        as_text: Sequence[int] = (),
     ) -> None:
-        """Explanations in input order: a piece's stands at its last record."""
+        """Explanations in input order: a piece's stands at its last record. ``as_text``:
+        record numbers of records that JSON keys compare as text."""
         from seqdedup.filters import TRACKED, UNMATCHED
 
         assert self.explain is not None
-        lines: list[tuple[int, str]] = []
         named, streams = self.streams.named, self.streams
+        # (a record's own line before the piece that ends at it)
+        lines = [
+            (number, f"EXPLAIN: {streams.line(number)} compared as text (not a JSON object)")
+            for number in as_text
+        ]
         for piece in pieces:
             fields = self.fields(piece)
             lines.append((self._number(piece.end), explain_skipped(**fields, named=named)))
