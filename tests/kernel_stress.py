@@ -185,8 +185,83 @@ def odd_calls(kernel, rng: random.Random) -> None:
         unfinished.new_stream()  # before finish_chunks()
 
 
+JSONISH = [
+    b"{",
+    b"}",
+    b"[",
+    b"]",
+    b'"',
+    b"\\",
+    b"/",
+    b":",
+    b",",
+    b" ",
+    b"msg",
+    b"e",
+    b"t",
+    b"1",
+    b"-",
+    b"0",
+    b".",
+    b"e5",
+    b"true",
+    b"null",
+    b"N",
+    b"\\u",
+    b"\\n",
+    b"\xff",
+    b"\x00",
+]
+NORMALISH = [
+    b"2026-11-22",
+    b"T",
+    b"09:00:01",
+    b"Nov",
+    b" ",
+    b"::",
+    b":",
+    b"fe80",
+    b"10.0.0.7",
+    b"0x",
+    b"dead",
+    b"1",
+    b".",
+    b"-",
+    b"+0000",
+    b"[",
+    b"/",
+    b"\xe9",
+]
+
+
+def key_calls(kernel, rng: random.Random) -> None:
+    """normalize and json_keys on random text, every class and path set: any
+    out-of-bounds read of the scanners ends the process under AddressSanitizer."""
+    text = b"".join(rng.choice(NORMALISH) for _ in range(rng.randint(0, 30)))
+    bits = rng.randint(0, 31)
+    normalized = kernel.normalize(text, bits)
+    assert kernel.hash_records([text], 7, 0, False, bits) == kernel.hash_records([normalized], 7)
+    paths = sorted(
+        {
+            (p.encode(), tuple(x.encode() for x in p.split(".")))
+            for p in rng.sample(["msg", "e.t", "t", "e.t.msg", "1"], rng.randint(1, 3))
+        }
+    )
+    lines = [b"".join(rng.choice(JSONISH) for _ in range(rng.randint(0, 40))) for _ in range(5)]
+    lines += [
+        b'{"msg": "a\\/b", "e": {"t": -12, "t": "x"}, "t": [1, {"a": null}]}',
+        b'{"e":' * 5000 + b"1" + b"}" * 5000,  # deeper than the scanner goes
+        b"[" * 5000,
+    ]
+    for line, key in zip(lines, kernel.json_keys(lines, paths), strict=True):
+        assert key is None or key is line or key.startswith(b"{")
+
+
 def big_run(kernel) -> None:
-    """A table past the size where it is mapped and given back while it doubles."""
+    """A table past the size where it is mapped and given back while it doubles; JSON
+    nested deeper than any C stack would take if the scanner followed it."""
+    deep = b'{"e":' * 500_000 + b"1" + b"}" * 500_000
+    assert kernel.json_keys([deep], [(b"e.e", (b"e", b"e"))]) == [None]
     m = kernel.Matcher(1)
     n = 200_000
     keys = array("q", ((k * 0x9E3779B97F4A7C15 + 1) % 2**63 for k in range(n)))
@@ -204,6 +279,7 @@ def main() -> None:
         chunk_run(kernel, rng)
         push_run(kernel, rng)
         odd_calls(kernel, rng)
+        key_calls(kernel, rng)
     print(f"kernel stress: {iterations} iterations, all equal to the oracle")
 
 

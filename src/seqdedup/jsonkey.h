@@ -132,6 +132,10 @@ static int jk_value(JkScan *j, size_t depth, uint64_t active);
 /* An object at j->i; `active`: the paths whose first `depth` components led here. */
 static int jk_object(JkScan *j, size_t depth, uint64_t active)
 {
+    if (depth > JK_MAX_DEPTH) { /* a deep nest is the parsers' to judge (and our stack's) */
+        j->defer = 1;
+        return 0;
+    }
     j->i++; /* '{' */
     jk_blank(j);
     if (j->i < j->n && j->s[j->i] == '}') {

@@ -1,0 +1,289 @@
+"""--normalize and --mask (README: Keys for real logs): each class on what it matches and
+what it deliberately leaves alone, the kernel's scanner against the regular expressions,
+and the written bytes never changed."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from seqdedup import Deduplicator, UsageError, kernel
+from seqdedup.library import encode_records
+from seqdedup.normalize import ALL, CLASSES, KeySteps, normalize_py, parse_classes
+
+from conftest import kernel_built
+from oracle import skipped_flags
+
+EXAMPLES = [
+    # timestamp
+    ("timestamp", "2026-11-22T09:00:01Z GET", "<TIMESTAMP> GET"),
+    ("timestamp", "2026-11-22 09:00:01.123+01:00 x", "<TIMESTAMP> x"),
+    ("timestamp", "2026-11-22T09:00:01,5-0500", "<TIMESTAMP>"),
+    ("timestamp", "day 2026-11-22 ends", "day <TIMESTAMP> ends"),
+    ("timestamp", "Nov 22 09:00:01 host sshd", "<TIMESTAMP> host sshd"),
+    ("timestamp", "Nov  2 09:00:01.5 host", "<TIMESTAMP> host"),
+    (
+        "timestamp",
+        '1.2.3.4 - - [22/Nov/2026:09:00:01 +0000] "GET"',
+        '1.2.3.4 - - [<TIMESTAMP>] "GET"',
+    ),
+    ("timestamp", "at 9:00:01.123: done", "at <TIMESTAMP>: done"),
+    ("timestamp", "ts=09:00:01", "ts=<TIMESTAMP>"),
+    # ... and not
+    ("timestamp", "12026-11-22", "12026-11-22"),  # a digit before it
+    ("timestamp", "09:00 sharp", "09:00 sharp"),  # no seconds
+    ("timestamp", "123:45:67", "123:45:67"),
+    ("timestamp", "10.11.12.13", "10.11.12.13"),  # looks like a time, is an address
+    ("timestamp", "Novel 22 09:00:01", "Novel 22 <TIMESTAMP>"),  # no month name
+    # uuid
+    ("uuid", "id=123e4567-e89b-12d3-a456-426614174000.", "id=<UUID>."),
+    ("uuid", "123E4567-E89B-12D3-A456-426614174000", "<UUID>"),
+    ("uuid", "123e4567-e89b-12d3-a456-42661417400", "123e4567-e89b-12d3-a456-42661417400"),
+    ("uuid", "x123e4567-e89b-12d3-a456-426614174000", "x123e4567-e89b-12d3-a456-426614174000"),
+    # hex
+    ("hex", "at 0x7fff5fbff8c8 in f", "at <HEX> in f"),
+    ("hex", "request_id=efa81e587ea1ad2e took", "request_id=<HEX> took"),
+    ("hex", "commit 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b", "commit <HEX>"),
+    ("hex", "order 12345678", "order <HEX>"),  # 8 or more digits count
+    ("hex", "deadbeef cafebabe", "deadbeef cafebabe"),  # no digit: a word
+    ("hex", "abc1234", "abc1234"),  # 7 hex digits
+    ("hex", "0xZZ", "0xZZ"),
+    # ip
+    ("ip", "dialing 10.0.0.7:9000 now", "dialing <IP> now"),
+    ("ip", "from 192.168.1.1.", "from <IP>."),
+    ("ip", "fe80::1 and ::1", "<IP> and <IP>"),
+    ("ip", "2001:db8:85a3::8a2e:370:7334", "<IP>"),
+    ("ip", "2001:0db8:85a3:0000:0000:8a2e:0370:7334", "<IP>"),
+    ("ip", "1.2.3.4.5", "1.2.3.4.5"),  # five groups: a version, not an address
+    ("ip", "std::vector", "std::vector"),
+    ("ip", "mac 00:1a:2b:3c:4d:5e", "mac 00:1a:2b:3c:4d:5e"),  # six groups
+    ("ip", "12:30:45", "12:30:45"),  # a time, not an IPv6 address
+    ("ip", "1.2.3", "1.2.3"),
+    # number
+    ("number", "took 550ms status=200", "took <NUMBER>ms status=<NUMBER>"),
+    ("number", "pi 3.14, e 2.718.", "pi <NUMBER>, e <NUMBER>."),
+    ("number", "delta -5", "delta -<NUMBER>"),
+    ("number", 'File "handler_17.py", line 88', 'File "handler_<NUMBER>.py", line <NUMBER>'),
+    ("number", "version 1.2.3", "version 1.2.3"),  # a version string stays
+    ("number", "x86 v2 sha256", "x86 v2 sha256"),  # digits inside words stay
+    # the classes together: a timestamp is one placeholder, not six numbers
+    (
+        "all",
+        "2026-11-22T10:00:01.123Z INFO id=5f3a9c21e0 from 10.0.0.7 took 12ms v1.2.3",
+        "<TIMESTAMP> INFO id=<HEX> from <IP> took <NUMBER>ms v1.2.3",
+    ),
+    (
+        "timestamp,number",
+        "Nov 22 09:00:01 retry 3 of 5",
+        "<TIMESTAMP> retry <NUMBER> of <NUMBER>",
+    ),
+    ("uuid,hex", "123e4567-e89b-12d3-a456-426614174000", "<UUID>"),
+]
+
+
+def implementations():
+    found = [("python", normalize_py)]
+    engine = kernel.load()
+    if engine is not None:
+        found.append(("c", engine.normalize))
+    return found
+
+
+@pytest.mark.parametrize(("classes", "text", "expected"), EXAMPLES)
+def test_each_class_on_what_it_matches_and_what_it_leaves(classes, text, expected):
+    bits = parse_classes(classes)
+    for name, normalize in implementations():
+        assert normalize(text.encode(), bits).decode() == expected, name
+
+
+def test_class_names():
+    assert parse_classes("all") == ALL
+    assert parse_classes(" Timestamp , uuid") == CLASSES["timestamp"] | CLASSES["uuid"]
+    with pytest.raises(UsageError, match="unknown class 'dates'"):
+        parse_classes("timestamp,dates")
+
+
+# Pieces that meet at random: digits, hex letters, separators, month names, the
+# beginnings and ends of every class.
+PIECES = [
+    *"0123456789afAFgxXZT :-.,/+[]_=\t",
+    "::",
+    "  ",
+    "2026",
+    "12",
+    "Nov",
+    "Jan",
+    "Dec",
+    "Novel",
+    "0x",
+    "dead",
+    "beef",
+    "123e4567",
+    "e89b",
+    "fe80",
+    "10.0.0.7",
+    "09:00:01",
+    "2026-11-22",
+    ".123",
+    "+0000",
+    "\u00e9",
+    "\udcff",
+]
+texts = st.lists(st.sampled_from(PIECES), max_size=16).map(
+    lambda parts: "".join(parts).encode("utf-8", "surrogateescape")
+)
+
+
+@pytest.mark.skipif(not kernel_built(), reason="needs the compiled kernel")
+@settings(max_examples=3000, deadline=None)
+@given(text=texts, bits=st.integers(1, ALL))
+def test_the_kernel_scanner_is_the_regular_expressions(text, bits):
+    from seqdedup import _kernel
+
+    assert _kernel.normalize(text, bits) == normalize_py(text, bits)
+
+
+@pytest.mark.skipif(not kernel_built(), reason="needs the compiled kernel")
+def test_the_kernel_hashes_the_normalised_key_in_pieces():
+    """The kernel hashes a normalised key as it makes it (never holding it whole): the
+    same as XXH64 of the key, for keys of every length around its 32-byte stripes."""
+    from seqdedup import _kernel
+
+    rng = random.Random(5)
+    for _ in range(400):
+        text = "".join(rng.choice(PIECES) for _ in range(rng.randint(0, 60))).encode(
+            "utf-8", "surrogateescape"
+        )
+        bits, seed, skip = rng.randint(0, ALL), rng.getrandbits(64), rng.randint(0, 3)
+        key = normalize_py(
+            text.decode("utf-8", "surrogateescape")[skip:].encode("utf-8", "surrogateescape"), bits
+        )
+        hashed = _kernel.hash_records([text], seed, skip, False, bits)
+        assert hashed == _kernel.hash_records([key], seed)
+        assert _kernel.hash_encoded(encode_records([text]), seed, skip, False, bits) == hashed
+
+
+# A record template with slots, and values of each class to fill them: a copy has the
+# same forms (``form``), other values.
+def _clock(rng: random.Random) -> str:
+    return f"{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}:{rng.randint(0, 59):02d}"
+
+
+def _timestamp(rng: random.Random, form: int) -> str:
+    day = rng.randint(1, 28)
+    return [
+        f"2026-11-{day:02d}T{_clock(rng)}.{rng.randint(0, 999):03d}Z",
+        f"Nov {day:2d} {_clock(rng)}",
+        f"[{day:02d}/Nov/2026:{_clock(rng)} +0000]",
+    ][form % 3]
+
+
+FILLERS = {
+    "timestamp": _timestamp,
+    "uuid": lambda rng, form: "-".join(f"{rng.getrandbits(4 * n):0{n}x}" for n in (8, 4, 4, 4, 12)),
+    "hex": lambda rng, form: (
+        f"{rng.getrandbits(64) | 1 << 60:016x}" if form % 2 else f"0x{rng.getrandbits(32):x}"
+    ),
+    "ip": lambda rng, form: (
+        ".".join(str(rng.randint(0, 255)) for _ in range(4))
+        + (f":{rng.randint(1, 65535)}" if form % 2 else "")
+    ),
+    "number": lambda rng, form: (
+        str(rng.randint(0, 10**6)) if form % 2 else f"{rng.randint(0, 999)}.{rng.randint(0, 999)}"
+    ),
+}
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    words=st.lists(
+        st.sampled_from(["GET", "retry", "failed:", "id=", "from", "(", ")", "took"]), max_size=6
+    ),
+    slots=st.lists(
+        st.tuples(st.sampled_from(sorted(FILLERS)), st.integers(0, 5)), min_size=1, max_size=5
+    ),
+    seeds=st.tuples(st.integers(0, 2**32), st.integers(0, 2**32)),
+)
+def test_copies_with_other_ids_and_times_get_equal_keys(words, slots, seeds):
+    def record(seed: int) -> bytes:
+        """The words with a value of each slot's class and form after every other word."""
+        rng = random.Random(seed)
+        parts = [*words]
+        for place, (slot, form) in enumerate(slots):
+            parts.insert(min(2 * place, len(parts)), FILLERS[slot](rng, form))
+        return " ".join(parts).encode()
+
+    one, other = record(seeds[0]), record(seeds[1])
+    bits = parse_classes(",".join(slot for slot, _ in slots))
+    for name, normalize in implementations():
+        assert normalize(one, bits) == normalize(other, bits), (name, one, other)
+
+
+records_strategy = st.lists(
+    st.sampled_from(["a 1", "a 2", "b 0x1f", "b 0x2e", "c", "t 09:00:01", "t 10:11:12", "d"]),
+    max_size=80,
+)
+
+
+@pytest.mark.usefixtures("engine")
+class TestInTheEngine:
+    @settings(max_examples=200, deadline=None)
+    @given(
+        records=records_strategy,
+        window=st.integers(1, 5),
+        classes=st.sampled_from(["all", "number", "hex,timestamp"]),
+        cuts=st.lists(st.integers(1, 40), min_size=1, max_size=6),
+        by_bytes=st.booleans(),
+    )
+    def test_the_written_bytes_are_the_records_the_oracle_keeps(
+        self, records, window, classes, cuts, by_bytes
+    ):
+        """Normalised keys decide; the output is the original records, byte for byte
+        (the kernel's chunk path with feed_bytes, the record path with feed)."""
+        bits = parse_classes(classes)
+        skipped = skipped_flags([normalize_py(r.encode(), bits) for r in records], window)
+        want = [r.encode() for r, s in zip(records, skipped, strict=True) if not s]
+        d = Deduplicator(window_size=window, key_steps=(("normalize", classes),))
+        if by_bytes:
+            data = b"".join(r.encode() + b"\n" for r in records)
+            out, at = b"", 0
+            for size in cuts * (len(data) // sum(cuts) + 1):
+                out += d.feed_bytes(data[at : at + size])
+                at += size
+            out += d.flush_bytes()
+            assert out == b"".join(r + b"\n" for r in want)
+        else:
+            assert d.feed([r.encode() for r in records]) + d.flush() == want
+
+    def test_masks_and_normalisation_in_command_line_order(self):
+        records = [b"job 7 user=ann", b"job 8 user=bob"]
+        # number first: both become "job <NUMBER> user=..." and the mask then hides the user
+        d = Deduplicator(
+            window_size=1,
+            key_steps=(("normalize", "number"), ("mask", r"user=\w+")),
+        )
+        assert d.feed(records) + d.flush() == records[:1]
+        # a mask that eats the number first leaves nothing for number to do
+        d = Deduplicator(window_size=1, key_steps=(("mask", r"job \d"),))
+        assert d.feed(records) + d.flush() == records  # the users differ
+
+    def test_a_mask_on_text_keeps_invalid_bytes(self):
+        d = Deduplicator(window_size=1, key_steps=(("mask", "é+"),))
+        records = [b"x \xff \xc3\xa9\xc3\xa9", b"x \xff \xc3\xa9", b"x \xfe \xc3\xa9"]
+        assert d.feed(records) + d.flush() == [records[0], records[2]]
+
+
+def test_consecutive_normalize_options_are_one_pass():
+    steps = KeySteps((("normalize", "uuid"), ("normalize", "number"), ("mask", "x")))
+    assert steps.passes[0] == CLASSES["uuid"] | CLASSES["number"]
+    assert len(steps.passes) == 2
+    assert KeySteps((("normalize", "ip"),)).only_normalize == CLASSES["ip"]
+    assert KeySteps((("mask", "x"),)).only_normalize == 0
+
+
+def test_an_invalid_mask_is_a_usage_error():
+    with pytest.raises(UsageError, match=r"--mask: invalid regular expression '\('"):
+        Deduplicator(key_steps=(("mask", "("),))
