@@ -20,7 +20,7 @@ from seqdedup.config import FilterRule
 
 from conftest import user_env
 
-records = st.lists(st.sampled_from(["a", "b", "c", "ts 1", "d"]), max_size=50)
+records = st.lists(st.sampled_from(["a", "b", "c", "ts 1", "ts 22", "d"]), max_size=50)
 file_sets = st.lists(
     st.tuples(records, st.booleans()).map(
         lambda rt: "".join(f"{r}\n" for r in rt[0])[: -1 if rt[1] and rt[0] else None]
@@ -57,6 +57,7 @@ options_strategy = st.fixed_dictionaries(
         "skip_chars": st.sampled_from([0, 1]),
         "inverse": st.booleans(),
         "filters": st.sampled_from([(), (FilterRule("bypass", "^ts"),)]),
+        "key_steps": st.sampled_from([(), (("normalize", "number"),)]),
     }
 )
 
@@ -82,6 +83,7 @@ def test_matches_sequential_runs(tmp_path_factory, contents, options, block, pre
                 library,
                 window_size=options["window_size"],
                 skip_chars=options["skip_chars"],  # a library is used with its own keys
+                key_steps=options["key_steps"],
             )
     want = sequential(paths, seq_lib, **options)
     stats = deduplicate_files(
@@ -184,10 +186,51 @@ def test_command_line(tmp_path):
     assert b'"skipped": 3' in p.stderr
 
 
+def test_command_line_with_key_options(tmp_path):
+    """--normalize and --json-key make the keys on the workers as in seqdedup."""
+    paths = write_files(
+        tmp_path / "in",
+        ["job 1 ok\njob 2 ok\n", "job 7 ok\njob 8 ok\nend 3\n"],
+    )
+    p = _cli(
+        "-w",
+        "2",
+        "--scheduler",
+        "sync",
+        "-q",
+        "--normalize",
+        "number",
+        "--output-dir",
+        str(tmp_path / "out"),
+        *map(str, paths),
+    )
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "out" / "part1.log").read_bytes() == b"end 3\n"
+    lines = [f'{{"t": {n}, "msg": "retry"}}' for n in range(4)]
+    paths = write_files(
+        tmp_path / "json", ["\n".join(lines[:2]) + "\n", "\n".join(lines[2:]) + "\n"]
+    )
+    p = _cli(
+        "-w",
+        "2",
+        "--scheduler",
+        "sync",
+        "-q",
+        "--json-key",
+        "msg",
+        "--output-dir",
+        str(tmp_path / "out2"),
+        *map(str, paths),
+    )
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "out2" / "part1.log").read_bytes() == b""
+
+
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
         (["missing.log"], "missing.log"),
+        (["--show-keys", "IN"], "--show-keys is not supported"),
         (
             ["--scheduler", "tcp://127.0.0.1:9", "--connect-timeout", "0.5", "IN"],
             "cannot reach the Dask scheduler",

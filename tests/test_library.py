@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from contextlib import closing
 
@@ -337,3 +338,66 @@ def test_an_empty_database_file_is_an_empty_library(tmp_path):
     assert d.feed([b"a", b"a"]) + d.flush() == [b"a"]
     again = Deduplicator(window_size=1, read_sequences=(library,))
     assert again.feed([b"a", b"b"]) + again.flush() == [b"b"]  # the run above was saved
+
+
+# -- key settings ------------------------------------------------------------------------
+noisy = st.lists(st.sampled_from([b"a 1", b"a 2", b"b 0x1f", b"b 0xee", b"c", b"d 9"]), max_size=50)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(x=noisy, y=noisy, window=st.integers(1, 4))
+def test_a_library_saved_with_a_normalisation_matches_the_same_keys_later(
+    tmp_path_factory, x, y, window
+):
+    """X saved with --normalize, then Y read against it with the same keys, skips what
+    one run over X then Y skips (each its own stream)."""
+    from seqdedup.normalize import normalize_py, parse_classes
+
+    from oracle import skipped_flags_streams
+
+    steps = (("normalize", "number,hex"),)
+    library = tmp_path_factory.mktemp("lib") / "L"
+    run(x, window_size=window, library_dir=library, key_steps=steps)
+    out, _ = run(y, window_size=window, read_sequences=(library,), key_steps=steps)
+    bits = parse_classes("number,hex")
+    flags = skipped_flags_streams(
+        [[normalize_py(r, bits) for r in x], [normalize_py(r, bits) for r in y]], window
+    )
+    assert out == [r for r, s in zip(y, flags[len(x) :], strict=True) if not s]
+
+
+def test_a_library_is_refused_to_runs_that_make_keys_otherwise(tmp_path):
+    library = tmp_path / "L"
+    run([b"a 1", b"b 2"], window_size=1, library_dir=library, key_steps=(("normalize", "number"),))
+    # The same settings, written otherwise: accepted.
+    same = (("normalize", "number"), ("normalize", "number"))
+    assert run([b"a 7"], window_size=1, read_sequences=(library,), key_steps=same)[0] == []
+    for options, named in [
+        ({}, "no key options"),
+        ({"skip_chars": 2}, "--skip-chars 2"),
+        ({"key_steps": (("normalize", "all"),)}, "--normalize timestamp,uuid,ip,hex,number"),
+        ({"key_steps": (("mask", "[0-9]"),)}, "--mask [0-9]"),
+        ({"json_key": ("msg",)}, "--json-key msg"),
+    ]:
+        with pytest.raises(SeqdedupError) as raised:
+            Deduplicator(window_size=1, read_sequences=(library,), **options)
+        message = str(raised.value)
+        assert "saved with keys made by --normalize number" in message
+        assert f"this run makes them with {named}" in message
+
+
+def test_libraries_saved_before_key_settings_were_recorded_are_read(tmp_path):
+    library = tmp_path / "L"
+    run([b"a 1"], window_size=1, library_dir=library)
+    with closing(sqlite3.connect(library / "seqdedup.sqlite")) as db:
+        rows = db.execute("SELECT id, config FROM runs").fetchall()
+        for row_id, text in rows:
+            config = json.loads(text)
+            assert config["keys"]["steps"] == []  # recorded now
+            del config["keys"]
+            db.execute("UPDATE runs SET config = ? WHERE id = ?", (json.dumps(config), row_id))
+        db.commit()
+    steps = (("normalize", "number"),)
+    assert run([b"a 2"], window_size=1, read_sequences=(library,), key_steps=steps)[0] == []

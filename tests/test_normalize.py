@@ -287,3 +287,42 @@ def test_consecutive_normalize_options_are_one_pass():
 def test_an_invalid_mask_is_a_usage_error():
     with pytest.raises(UsageError, match=r"--mask: invalid regular expression '\('"):
         Deduplicator(key_steps=(("mask", "("),))
+
+
+# -- the installed command ------------------------------------------------------------
+EXAMPLE = "examples/requests.log"  # retry blocks that differ only in ids, times, addresses
+
+
+def test_blocks_that_differ_only_in_ids_and_times_are_dropped(run_cli):
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    plain = run_cli(["-q", "-w", "4", EXAMPLE], cwd=root)
+    assert plain.stdout == (root / EXAMPLE).read_bytes()  # nothing repeats byte for byte
+    p = run_cli(["-q", "-w", "4", "--normalize", "all", EXAMPLE], cwd=root)
+    lines = (root / EXAMPLE).read_bytes().splitlines(keepends=True)
+    # Lines 7-11 (a request and a failed payment) repeat 2-6, lines 13-16 repeat 3-6.
+    assert p.stdout == b"".join(lines[:6] + lines[11:12] + lines[16:])
+    keys = run_cli(["--show-keys", "--normalize", "all", EXAMPLE], cwd=root)
+    assert keys.stdout.splitlines()[2] == (
+        b"<TIMESTAMP> WARN  gateway  req=<HEX> POST /payments from <IP> -> upstream timeout "
+        b"after <NUMBER>ms"
+    )
+    assert len(keys.stdout.splitlines()) == len(lines)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--normalize", "timestamp,dates"], "--normalize: unknown class 'dates'"),
+        (["--mask", "a("], "--mask: invalid regular expression 'a('"),
+        (["--json-key", "a", "--json-ignore", "b"], "cannot be used together"),
+        (["--json-key", "a", "-b"], "need text mode"),
+    ],
+)
+def test_bad_key_options_are_one_line_and_no_output(run_cli, args, message):
+    p = run_cli(args, input_bytes=b"x\n")
+    assert p.returncode == 1
+    assert p.stdout == b""
+    assert message in p.stderr.decode()
+    assert len(p.stderr.splitlines()) == 1

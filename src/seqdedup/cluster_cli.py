@@ -25,6 +25,7 @@ _NOT_HERE = {
     "top": "--top",
     "max_history": "--max-history",
     "unlimited_history": "--unlimited-history",
+    "show_keys": "--show-keys",
 }
 
 
