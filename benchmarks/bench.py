@@ -1,7 +1,8 @@
 """Benchmark: records/second and peak memory of seqdedup, beside awk '!seen[$0]++'.
 
-Generates (once, cached) a realistic 1,000,000-line log (see genlog.py), then runs the
-installed ``seqdedup`` command file -> file for W=1, 10 and 100, with options, with the
+Generates (once, cached) a realistic 1,000,000-line log and the same log as JSON lines
+(see genlog.py), then runs the installed ``seqdedup`` command file -> file for W=1, 10
+and 100, with options (key options on both logs, the log cut into four files), with the
 pure-Python engine (SEQDEDUP_ENGINE=python), and awk and ``LC_ALL=C sort -u`` on the
 same file, each as its own process: the median time of --repeat runs, and the largest
 peak memory (maximum RSS, from wait4). Start-up is the median of 10 one-line runs.
@@ -28,11 +29,14 @@ from pathlib import Path
 GENLOG = Path(__file__).with_name("genlog.py")
 
 
-def generate(path: Path, lines: int, seed: int = 1, trace_share: float = 0.30) -> None:
+def generate(
+    path: Path, lines: int, seed: int = 1, trace_share: float = 0.30, json: bool = False
+) -> None:
     """Write the log in a child process: ru_maxrss of every later child would include
     this process's own high-water mark (it survives fork and exec), so it stays small."""
     subprocess.run(
-        [sys.executable, str(GENLOG), str(path), str(lines), str(seed), str(trace_share)],
+        [sys.executable, str(GENLOG), str(path), str(lines), str(seed), str(trace_share)]
+        + (["json"] if json else []),
         check=True,
     )
 
@@ -185,11 +189,37 @@ def main() -> None:
         ("-w 10 --bypass x2 (^DEBUG, healthz)", ["--bypass", "^DEBUG", "--bypass", "healthz"]),
         ("-w 10 --skip-chars 24", ["--skip-chars", "24"]),
         ("-w 10 --hash-transform 'cut -c25-'", ["--hash-transform", "cut -c25-"]),
+        ("-w 10 --normalize timestamp,uuid,hex", ["--normalize", "timestamp,uuid,hex"]),
+        ("-w 10 --normalize all", ["--normalize", "all"]),
+        ("-w 10 --mask 'request_id=\\w+'", ["--mask", r"request_id=\w+"]),
     ]
     for name, extra in variants:
         cmd = [*seqdedup(), "-q", "-w", "10", *extra, str(log)]
         seconds, peak = measure(cmd, None, out)
         rows.append((f"seqdedup {name}", seconds, peak, count_lines(out)))
+    jsonl = args.workdir / f"seqdedup-bench-json-{args.lines}.log"
+    if not jsonl.exists():  # the same log as JSON lines
+        generate(jsonl, args.lines, json=True)
+    for name, extra in [
+        ("-w 10 on the JSON log", []),
+        ("-w 10 --json-key msg (JSON log)", ["--json-key", "msg"]),
+        (
+            "-w 10 --json-ignore ts,request_id,trace_id",
+            ["--json-ignore", "ts", "--json-ignore", "request_id", "--json-ignore", "trace_id"],
+        ),
+    ]:
+        seconds, peak = measure([*seqdedup(), "-q", "-w", "10", *extra, str(jsonl)], None, out)
+        rows.append((f"seqdedup {name}", seconds, peak, count_lines(out)))
+    parts = []  # the log as four files, one run
+    with log.open("rb") as whole:
+        lines = whole.readlines()
+    for k in range(4):
+        part = args.workdir / f"seqdedup-bench-{args.lines}.part{k}.log"
+        part.write_bytes(b"".join(lines[k * len(lines) // 4 : (k + 1) * len(lines) // 4]))
+        parts.append(str(part))
+    del lines
+    seconds, peak = measure([*seqdedup(), "-q", "-w", "10", *parts], None, out)
+    rows.append(("seqdedup -w 10 on the log as 4 files", seconds, peak, count_lines(out)))
     packed = args.workdir / f"seqdedup-bench-{args.lines}.log.gz"
     if not packed.exists():  # compressed input, read in-process and through zcat
         with log.open("rb") as plain, packed.open("wb") as target:
