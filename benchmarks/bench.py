@@ -177,6 +177,14 @@ def main() -> None:
         generate(log, args.lines)
     size_mb = log.stat().st_size / 1e6
     print(f"input: {log} ({args.lines:,} lines, {size_mb:.1f} MB)")
+    parts = [str(args.workdir / f"seqdedup-bench-{args.lines}.part{k}.log") for k in range(4)]
+    if not all(map(os.path.exists, parts)):  # the log as four files (in a child, as above)
+        code = (
+            "import sys; lines = open(sys.argv[1], 'rb').readlines(); n = len(lines); "
+            "[open(p, 'wb').write(b''.join(lines[k * n // 4 : (k + 1) * n // 4])) "
+            "for k, p in enumerate(sys.argv[2:])]"
+        )
+        subprocess.run([sys.executable, "-c", code, str(log), *parts], check=True)
     out = args.workdir / "seqdedup-bench.out"
     rows = []
     for window in (1, 10, 100):
@@ -210,14 +218,6 @@ def main() -> None:
     ]:
         seconds, peak = measure([*seqdedup(), "-q", "-w", "10", *extra, str(jsonl)], None, out)
         rows.append((f"seqdedup {name}", seconds, peak, count_lines(out)))
-    parts = []  # the log as four files, one run
-    with log.open("rb") as whole:
-        lines = whole.readlines()
-    for k in range(4):
-        part = args.workdir / f"seqdedup-bench-{args.lines}.part{k}.log"
-        part.write_bytes(b"".join(lines[k * len(lines) // 4 : (k + 1) * len(lines) // 4]))
-        parts.append(str(part))
-    del lines
     seconds, peak = measure([*seqdedup(), "-q", "-w", "10", *parts], None, out)
     rows.append(("seqdedup -w 10 on the log as 4 files", seconds, peak, count_lines(out)))
     packed = args.workdir / f"seqdedup-bench-{args.lines}.log.gz"

@@ -237,16 +237,18 @@ class TestInTheEngine:
         classes=st.sampled_from(["all", "number", "hex,timestamp"]),
         cuts=st.lists(st.integers(1, 40), min_size=1, max_size=6),
         by_bytes=st.booleans(),
+        inverse=st.booleans(),
     )
     def test_the_written_bytes_are_the_records_the_oracle_keeps(
-        self, records, window, classes, cuts, by_bytes
+        self, records, window, classes, cuts, by_bytes, inverse
     ):
         """Normalised keys decide; the output is the original records, byte for byte
-        (the kernel's chunk path with feed_bytes, the record path with feed)."""
+        (the kernel's chunk path with feed_bytes, the record path with feed), in normal
+        and inverse mode."""
         bits = parse_classes(classes)
         skipped = skipped_flags([normalize_py(r.encode(), bits) for r in records], window)
-        want = [r.encode() for r, s in zip(records, skipped, strict=True) if not s]
-        d = Deduplicator(window_size=window, key_steps=(("normalize", classes),))
+        want = [r.encode() for r, s in zip(records, skipped, strict=True) if s == inverse]
+        d = Deduplicator(window_size=window, key_steps=(("normalize", classes),), inverse=inverse)
         if by_bytes:
             data = b"".join(r.encode() + b"\n" for r in records)
             out, at = b"", 0
