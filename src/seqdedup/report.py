@@ -163,6 +163,7 @@ class Streams:
         self.names = ["(standard input)" if name == "-" else name for name in names]
         self.named = len(self.names) > 1  # only then do markers and explanations name them
         self.starts = [1]
+        self._first = self.name(0)
 
     def begin(self, first_number: int) -> None:
         """The next stream starts at run-wide record number ``first_number``."""
@@ -173,6 +174,8 @@ class Streams:
 
     def locate(self, number: int) -> tuple[str, int]:
         """The stream a run-wide record number lies in, and the number inside it."""
+        if len(self.starts) == 1:  # one stream (so far): the numbers are its own
+            return self._first, number
         index = bisect_right(self.starts, number) - 1
         return self.name(index), number - self.starts[index] + 1
 
@@ -221,10 +224,11 @@ class PieceReport:
         """The placeholders of a piece's marker and explanation (record numbers count
         inside each input)."""
         number, locate = self._number, self.streams.locate
-        file, start = locate(number(piece.start))
+        first = number(piece.start)
+        file, start = locate(first)
         fields: dict[str, Any] = {
             "start": start,
-            "end": start + number(piece.end) - number(piece.start),
+            "end": start + number(piece.end) - first,
             "count": piece.count,
             "window_size": self.config.window_size,
             "file": file,
@@ -239,11 +243,12 @@ class PieceReport:
                 match_end=offset + 1 + piece.end - piece.start,
             )
         else:
-            match_file, match_start = locate(number(piece.source_start))
+            source = number(piece.source_start)
+            match_file, match_start = locate(source)
             fields.update(
                 match_file=match_file,
                 match_start=match_start,
-                match_end=match_start + number(piece.source_end) - number(piece.source_start),
+                match_end=match_start + number(piece.source_end) - source,
             )
         return fields
 
