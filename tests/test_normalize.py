@@ -289,6 +289,13 @@ def test_consecutive_normalize_options_are_one_pass():
 def test_an_invalid_mask_is_a_usage_error():
     with pytest.raises(UsageError, match=r"--mask: invalid regular expression '\('"):
         Deduplicator(key_steps=(("mask", "("),))
+    with pytest.raises(UsageError, match="matches the empty string"):
+        Deduplicator(key_steps=(("mask", "[0-9]*"),))
+    for steps in ((("normalize", 5),), (("normalize",),), ("normalize",)):
+        with pytest.raises(UsageError, match="a \\(kind, text\\) pair"):
+            Deduplicator(key_steps=steps)
+    with pytest.raises(UsageError, match="--json-key: paths are a sequence of text"):
+        Deduplicator(json_key="msg")
 
 
 # -- the installed command ------------------------------------------------------------

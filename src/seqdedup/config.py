@@ -148,6 +148,9 @@ def _validate_key_options(config: Config) -> None:
     if (config.json_key or config.json_ignore) and config.byte_mode:
         raise UsageError("--json-key/--json-ignore need text mode; not with --byte-mode")
     KeySteps(config.key_steps)
+    for option, paths in (("--json-key", config.json_key), ("--json-ignore", config.json_ignore)):
+        if isinstance(paths, str) or not all(isinstance(path, str) for path in paths):
+            raise UsageError(f"{option}: paths are a sequence of text, got {paths!r}")
     JsonSelector(config.json_key, config.json_ignore)
 
 

@@ -122,9 +122,15 @@ def normalize_py(key: bytes, bits: int) -> bytes:
 
 def compile_mask(pattern: str) -> re.Pattern[str]:
     try:
-        return re.compile(pattern)
+        compiled = re.compile(pattern)
     except re.error as exc:
         raise UsageError(f"--mask: invalid regular expression '{pattern}': {exc}") from None
+    if compiled.match(""):
+        raise UsageError(
+            f"--mask: '{pattern}' matches the empty string, so it would mark every position "
+            "(use + rather than *)"
+        )
+    return compiled
 
 
 class KeySteps:
@@ -135,7 +141,14 @@ class KeySteps:
     def __init__(self, steps: Sequence[tuple[str, str]], kernel: object = None) -> None:
         # A normalisation pass is its class bits; a mask pass its expression.
         self.passes: list[int | re.Pattern[str]] = []
-        for kind, value in steps:
+        for step in steps:
+            if not (
+                isinstance(step, tuple | list)
+                and len(step) == 2
+                and all(isinstance(part, str) for part in step)
+            ):
+                raise UsageError(f"key_steps: each step is a (kind, text) pair, got {step!r}")
+            kind, value = step
             if kind == "normalize":
                 bits = parse_classes(value)
                 if self.passes and isinstance(self.passes[-1], int):
