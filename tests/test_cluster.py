@@ -186,44 +186,29 @@ def test_command_line(tmp_path):
     assert b'"skipped": 3' in p.stderr
 
 
-def test_command_line_with_key_options(tmp_path):
+_RETRIES = [f'{{"t": {n}, "msg": "retry"}}\n' for n in range(4)]
+
+
+@pytest.mark.parametrize(
+    ("options", "contents", "second_output"),
+    [
+        (
+            ["--normalize", "number"],
+            ["job 1 ok\njob 2 ok\n", "job 7 ok\njob 8 ok\nend 3\n"],
+            b"end 3\n",
+        ),
+        (["--json-key", "msg"], ["".join(_RETRIES[:2]), "".join(_RETRIES[2:])], b""),
+    ],
+)
+def test_command_line_with_key_options(tmp_path, options, contents, second_output):
     """--normalize and --json-key make the keys on the workers as in seqdedup."""
-    paths = write_files(
-        tmp_path / "in",
-        ["job 1 ok\njob 2 ok\n", "job 7 ok\njob 8 ok\nend 3\n"],
-    )
+    paths = write_files(tmp_path / "in", contents)
+    out = tmp_path / "out"
     p = _cli(
-        "-w",
-        "2",
-        "--scheduler",
-        "sync",
-        "-q",
-        "--normalize",
-        "number",
-        "--output-dir",
-        str(tmp_path / "out"),
-        *map(str, paths),
+        "-w", "2", "--scheduler", "sync", "-q", *options, "--output-dir", str(out), *map(str, paths)
     )
     assert p.returncode == 0, p.stderr
-    assert (tmp_path / "out" / "part1.log").read_bytes() == b"end 3\n"
-    lines = [f'{{"t": {n}, "msg": "retry"}}' for n in range(4)]
-    paths = write_files(
-        tmp_path / "json", ["\n".join(lines[:2]) + "\n", "\n".join(lines[2:]) + "\n"]
-    )
-    p = _cli(
-        "-w",
-        "2",
-        "--scheduler",
-        "sync",
-        "-q",
-        "--json-key",
-        "msg",
-        "--output-dir",
-        str(tmp_path / "out2"),
-        *map(str, paths),
-    )
-    assert p.returncode == 0, p.stderr
-    assert (tmp_path / "out2" / "part1.log").read_bytes() == b""
+    assert (out / "part1.log").read_bytes() == second_output
 
 
 @pytest.mark.parametrize(
