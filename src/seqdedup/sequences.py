@@ -271,8 +271,10 @@ class OccurrenceIndex:
 
         ends = self.stream_ends
 
-        def usable(position: int) -> bool:  # and inside one stream
-            return lowest <= position <= highest and position + width <= stream_end(ends, position)
+        def usable(position: int) -> bool:
+            return lowest <= position <= highest and (
+                not ends or position + width <= stream_end(ends, position)  # in one stream
+            )
 
         heap = sorted({earliest, *(p for p in indexed if lowest <= p <= highest)})
         if not periods:
@@ -411,9 +413,9 @@ class Attributor:
                 assert source is not None, f"skipped record {start} starts no repeat window"
                 keys = self._key_slice(start, stop)
                 if (
-                    source + stop - start <= stream_end(self._stream_ends, source)
-                    and self._key_slice(source, source + stop - start) == keys
-                ):
+                    not self._stream_ends
+                    or source + stop - start <= stream_end(self._stream_ends, source)
+                ) and self._key_slice(source, source + stop - start) == keys:
                     identity = hash(keys.tobytes())
                     count = self.table.observe(identity)
                     closed.append(Piece(start, stop - 1, source, count, identity))
@@ -498,7 +500,12 @@ class Attributor:
         length = 0
         key, key_slice = self._key, self._key_slice
         # How many records each candidate has before its stream ends.
-        room = {c: stream_end(self._stream_ends, c) - c for c in candidates}
+        ends = self._stream_ends
+        room = (
+            {c: stream_end(ends, c) - c for c in candidates}
+            if ends
+            else dict.fromkeys(candidates, sys.maxsize)
+        )
         while len(candidates) > 2 and start + length < stop:
             at = start + length
             step = min(LOCKSTEP, stop - at)
