@@ -390,3 +390,20 @@ def test_a_named_pipe_among_files_loses_nothing(run_cli, logs):
     writer.join(timeout=20)
     assert p.returncode == 0, p.stderr
     assert p.stdout == b"start\nboom\n  at f\n  at g\nend\nfresh\n"
+
+
+def test_top_says_in_which_input_a_sequence_was_first_seen():
+    d = Deduplicator(window_size=2, top=3, inputs=("a.log", "b.log"))
+    d.feed([b"x", b"p", b"q"])
+    d.next_stream()
+    d.feed([b"p", b"q", b"y"])
+    d.flush()
+    assert d.stats.top_sequences == [
+        {
+            "removed": 2,
+            "seen": 2,
+            "length": 2,
+            "first_seen": {"lines": [2, 3], "file": "a.log"},
+            "first_record": "p",
+        }
+    ]
