@@ -255,6 +255,9 @@ def key_calls(kernel, rng: random.Random) -> None:
     ]
     for line, key in zip(lines, kernel.json_keys(lines, paths), strict=True):
         assert key is None or key is line or key.startswith(b"{")
+    names = sorted({path[0] for path in paths})
+    for line, key in zip(lines, kernel.json_keys(lines, names, ignore=True), strict=True):
+        assert key is None or key is line or len(key) <= len(line)
 
 
 def big_run(kernel) -> None:

@@ -1558,30 +1558,109 @@ static PyObject *kernel_normalize(PyObject *self, PyObject *args)
     return out;
 }
 
-/* json_keys(records, paths) -> list: per record its --json-key key (bytes), the record
- * itself when it is compared as text, or None when Python must decide (jsonkey.h).
- * paths: (text, components) pairs, sorted by text, at most JK_MAX_PATHS. */
-static PyObject *kernel_json_keys(PyObject *self, PyObject *args)
+/* What json_keys makes: --json-key keys from `paths`, or (ignore) --json-ignore keys
+ * without the members named in `names`. */
+typedef struct {
+    int ignore;
+    JkPath paths[JK_MAX_PATHS];
+    const unsigned char *names[JK_MAX_PATHS];
+    size_t name_lens[JK_MAX_PATHS];
+    size_t count;
+    size_t extra; /* key bytes beyond the record's length, at most */
+} JkRequest;
+
+/* The key of each record: bytes, the record itself (compared as text) or None. */
+static PyObject *json_keys_of(PyObject *rec, const JkRequest *req)
 {
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(rec);
+    PyObject *out = PyList_New(n);
+    unsigned char *buf = NULL;
+    size_t cap = 0;
+    if (out == NULL) return NULL;
+    for (Py_ssize_t r = 0; r < n; r++) {
+        PyObject *record = PySequence_Fast_GET_ITEM(rec, r);
+        if (!PyBytes_Check(record)) {
+            PyErr_SetString(PyExc_TypeError, "records must be bytes");
+            goto fail;
+        }
+        size_t len = (size_t)PyBytes_GET_SIZE(record);
+        if (len > SIZE_MAX - req->extra - 1) {
+            PyErr_NoMemory();
+            goto fail;
+        }
+        if (grow((void **)&buf, &cap, len + req->extra + 1, 1) < 0) goto fail;
+        const unsigned char *text = (const unsigned char *)PyBytes_AS_STRING(record);
+        size_t key_len = 0;
+        int kind = req->ignore ? json_ignore_key(text, len, req->names, req->name_lens,
+                                                 req->count, buf, &key_len)
+                               : json_key(text, len, req->paths, req->names, req->name_lens,
+                                          req->count, buf, &key_len);
+        PyObject *key;
+        if (kind == JK_TEXT) {
+            key = record;
+            Py_INCREF(key);
+        } else if (kind == JK_KEY) {
+            key = PyBytes_FromStringAndSize((const char *)buf, (Py_ssize_t)key_len);
+            if (key == NULL) goto fail;
+        } else {
+            key = Py_None;
+            Py_INCREF(key);
+        }
+        PyList_SET_ITEM(out, r, key);
+    }
+    PyMem_Free(buf);
+    return out;
+fail:
+    PyMem_Free(buf);
+    Py_DECREF(out);
+    return NULL;
+}
+
+/* json_keys(records, paths, ignore=False) -> list: per record its key (bytes), the
+ * record itself when it is compared as text, or None when Python must decide
+ * (jsonkey.h). --json-key: paths are (text, components) pairs sorted by text; with
+ * ignore, the names of the one-component --json-ignore paths. At most 64. */
+static PyObject *kernel_json_keys(PyObject *self, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"records", "paths", "ignore", NULL};
     PyObject *records, *path_list;
-    if (!PyArg_ParseTuple(args, "OO", &records, &path_list)) return NULL;
+    int ignore = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|p", kwlist, &records, &path_list, &ignore))
+        return NULL;
     PyObject *rec = PySequence_Fast(records, "records must be a sequence of bytes");
     if (rec == NULL) return NULL;
     PyObject *pths = PySequence_Fast(path_list, "paths must be a sequence");
     PyObject *out = NULL;
     const unsigned char **parts = NULL;
     size_t *part_lens = NULL;
-    unsigned char *buf = NULL;
-    JkPath paths[JK_MAX_PATHS];
-    const unsigned char *names[JK_MAX_PATHS];
-    size_t name_lens[JK_MAX_PATHS];
-    if (pths == NULL) goto done;
-    Py_ssize_t npaths = PySequence_Fast_GET_SIZE(pths);
-    if (npaths < 1 || npaths > JK_MAX_PATHS) {
-        PyErr_SetString(PyExc_ValueError, "json_keys needs 1 to 64 paths");
+    JkRequest *req = PyMem_Calloc(1, sizeof *req); /* too large for the stack's comfort */
+    if (req == NULL) {
+        PyErr_NoMemory();
         goto done;
     }
-    size_t total_parts = 0, extra = 2;
+    if (pths == NULL) goto done;
+    Py_ssize_t npaths = PySequence_Fast_GET_SIZE(pths);
+    if (npaths > JK_MAX_PATHS || (!ignore && npaths < 1)) {
+        PyErr_SetString(PyExc_ValueError, "json_keys takes at most 64 paths (and one key path)");
+        goto done;
+    }
+    req->ignore = ignore;
+    req->count = (size_t)npaths;
+    req->extra = 2;
+    if (ignore) {
+        for (Py_ssize_t p = 0; p < npaths; p++) {
+            PyObject *name = PySequence_Fast_GET_ITEM(pths, p);
+            if (!PyBytes_Check(name)) {
+                PyErr_SetString(PyExc_TypeError, "ignored names must be bytes");
+                goto done;
+            }
+            req->names[p] = (const unsigned char *)PyBytes_AS_STRING(name);
+            req->name_lens[p] = (size_t)PyBytes_GET_SIZE(name);
+        }
+        out = json_keys_of(rec, req);
+        goto done;
+    }
+    size_t total_parts = 0;
     for (Py_ssize_t p = 0; p < npaths; p++) {
         PyObject *item = PySequence_Fast_GET_ITEM(pths, p);
         if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 2 ||
@@ -1592,7 +1671,7 @@ static PyObject *kernel_json_keys(PyObject *self, PyObject *args)
             goto done;
         }
         total_parts += (size_t)PyTuple_GET_SIZE(PyTuple_GET_ITEM(item, 1));
-        extra += (size_t)PyBytes_GET_SIZE(PyTuple_GET_ITEM(item, 0)) + 4;
+        req->extra += (size_t)PyBytes_GET_SIZE(PyTuple_GET_ITEM(item, 0)) + 4;
     }
     parts = PyMem_Malloc(total_parts * sizeof *parts + 1);
     part_lens = PyMem_Malloc(total_parts * sizeof *part_lens + 1);
@@ -1604,9 +1683,9 @@ static PyObject *kernel_json_keys(PyObject *self, PyObject *args)
     for (Py_ssize_t p = 0; p < npaths; p++) {
         PyObject *item = PySequence_Fast_GET_ITEM(pths, p);
         PyObject *components = PyTuple_GET_ITEM(item, 1);
-        paths[p].parts = parts + at;
-        paths[p].part_lens = part_lens + at;
-        paths[p].depth = (size_t)PyTuple_GET_SIZE(components);
+        req->paths[p].parts = parts + at;
+        req->paths[p].part_lens = part_lens + at;
+        req->paths[p].depth = (size_t)PyTuple_GET_SIZE(components);
         for (Py_ssize_t c = 0; c < PyTuple_GET_SIZE(components); c++) {
             PyObject *part = PyTuple_GET_ITEM(components, c);
             if (!PyBytes_Check(part)) {
@@ -1616,53 +1695,14 @@ static PyObject *kernel_json_keys(PyObject *self, PyObject *args)
             parts[at] = (const unsigned char *)PyBytes_AS_STRING(part);
             part_lens[at++] = (size_t)PyBytes_GET_SIZE(part);
         }
-        names[p] = (const unsigned char *)PyBytes_AS_STRING(PyTuple_GET_ITEM(item, 0));
-        name_lens[p] = (size_t)PyBytes_GET_SIZE(PyTuple_GET_ITEM(item, 0));
+        req->names[p] = (const unsigned char *)PyBytes_AS_STRING(PyTuple_GET_ITEM(item, 0));
+        req->name_lens[p] = (size_t)PyBytes_GET_SIZE(PyTuple_GET_ITEM(item, 0));
     }
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(rec);
-    out = PyList_New(n);
-    if (out == NULL) goto done;
-    size_t cap = 0;
-    for (Py_ssize_t r = 0; r < n; r++) {
-        PyObject *record = PySequence_Fast_GET_ITEM(rec, r);
-        if (!PyBytes_Check(record)) {
-            PyErr_SetString(PyExc_TypeError, "records must be bytes");
-            Py_CLEAR(out);
-            goto done;
-        }
-        size_t len = (size_t)PyBytes_GET_SIZE(record);
-        if (len > SIZE_MAX - extra - 1) {
-            PyErr_NoMemory();
-            Py_CLEAR(out);
-            goto done;
-        }
-        if (grow((void **)&buf, &cap, len + extra + 1, 1) < 0) {
-            Py_CLEAR(out);
-            goto done;
-        }
-        size_t key_len = 0;
-        int kind = json_key((const unsigned char *)PyBytes_AS_STRING(record), len, paths, names,
-                            name_lens, (size_t)npaths, buf, &key_len);
-        PyObject *key;
-        if (kind == JK_TEXT) {
-            key = record;
-            Py_INCREF(key);
-        } else if (kind == JK_KEY) {
-            key = PyBytes_FromStringAndSize((const char *)buf, (Py_ssize_t)key_len);
-            if (key == NULL) {
-                Py_CLEAR(out);
-                goto done;
-            }
-        } else {
-            key = Py_None;
-            Py_INCREF(key);
-        }
-        PyList_SET_ITEM(out, r, key);
-    }
+    out = json_keys_of(rec, req);
 done:
+    PyMem_Free(req);
     PyMem_Free(parts);
     PyMem_Free(part_lens);
-    PyMem_Free(buf);
     Py_XDECREF(pths);
     Py_DECREF(rec);
     return out;
@@ -1692,9 +1732,10 @@ static PyMethodDef kernel_methods[] = {
      "the key hashes of a library row's records"},
     {"normalize", kernel_normalize, METH_VARARGS,
      "normalize(key, classes) -> bytes: the key with each match of the classes replaced"},
-    {"json_keys", kernel_json_keys, METH_VARARGS,
-     "json_keys(records, paths) -> list: each record's --json-key key, the record itself "
-     "(compared as text) or None (for Python to decide)"},
+    {"json_keys", (PyCFunction)(void (*)(void))kernel_json_keys, METH_VARARGS | METH_KEYWORDS,
+     "json_keys(records, paths, ignore=False) -> list: each record's --json-key (or, with "
+     "ignore, --json-ignore) key, the record itself (compared as text) or None (for Python "
+     "to decide)"},
     {"key_offset", kernel_key_offset, METH_VARARGS,
      "key_offset(record, skip_chars, byte_mode=False) -> where the key starts"},
     {NULL}};

@@ -261,6 +261,21 @@ static int jk_value(JkScan *j, size_t depth, uint64_t active)
     }
 }
 
+/* Copy a chosen value: inside a string "\/" becomes "/", the rest stays. */
+static size_t jk_copy_value(const unsigned char *s, size_t start, size_t end, unsigned char *out)
+{
+    size_t o = 0;
+    for (size_t k = start; k < end; k++) {
+        if (s[k] == '\\') {
+            if (s[k + 1] != '/') out[o++] = '\\';
+            out[o++] = s[++k];
+            continue;
+        }
+        out[o++] = s[k];
+    }
+    return o;
+}
+
 /* Decide record s[0..n): JK_TEXT (compared as its text), JK_KEY (*out_len bytes of key
  * written to out, room for n + 3 * npaths + total path length + 2), or JK_DEFER. */
 static int json_key(const unsigned char *s, size_t n, const JkPath *paths,
@@ -304,14 +319,126 @@ static int json_key(const unsigned char *s, size_t n, const JkPath *paths,
         o += name_lens[p];
         out[o++] = '"';
         out[o++] = ':';
-        for (size_t k = j.start[p]; k < j.end[p]; k++) {
-            if (s[k] == '\\') { /* inside a string: "\/" is "/", the rest stay */
-                if (s[k + 1] != '/') out[o++] = '\\';
-                out[o++] = s[++k];
-                continue;
+        o += jk_copy_value(s, j.start[p], j.end[p], out + o);
+    }
+    out[o++] = '}';
+    *out_len = o;
+    return JK_KEY;
+}
+
+/* --json-ignore: a flat object is its members sorted by name, without those named in
+ * `drop` (the one-component paths; a longer path can only reach into a nested value,
+ * and every nested value is deferred). A nested value, an escaped name or more than
+ * JK_MAX_MEMBERS members: JK_DEFER. The key is at most n bytes. */
+#define JK_MAX_MEMBERS 256
+
+typedef struct {
+    size_t name, name_len, start, end;
+} JkMember;
+
+static int jk_names_hold(const unsigned char *const *names, const size_t *lens, size_t count,
+                         const unsigned char *name, size_t len)
+{
+    for (size_t k = 0; k < count; k++)
+        if (lens[k] == len && memcmp(names[k], name, len) == 0) return 1;
+    return 0;
+}
+
+static int json_ignore_key(const unsigned char *s, size_t n, const unsigned char *const *drop,
+                           const size_t *drop_lens, size_t ndrop, unsigned char *out,
+                           size_t *out_len)
+{
+    JkScan j;
+    memset(&j, 0, sizeof j);
+    j.s = s;
+    j.n = n;
+    jk_blank(&j);
+    if (j.i == n) return JK_TEXT;
+    if (s[j.i] != '{') return (s[j.i] >= 0x20 && s[j.i] < 0x7f) ? JK_TEXT : JK_DEFER;
+    for (size_t k = j.i; k < n; k++)
+        if (s[k] >= 0x80) return JK_DEFER;
+    JkMember members[JK_MAX_MEMBERS];
+    size_t count = 0;
+    j.i++;
+    jk_blank(&j);
+    if (j.i < n && s[j.i] == '}') {
+        j.i++;
+    } else {
+        for (;;) {
+            if (j.i >= n || s[j.i] != '"') return JK_DEFER;
+            size_t name = j.i + 1;
+            int plain;
+            if (!jk_string(&j, &plain) || !plain) return JK_DEFER;
+            size_t name_len = j.i - 1 - name;
+            jk_blank(&j);
+            if (j.i >= n || s[j.i] != ':') return JK_DEFER;
+            j.i++;
+            jk_blank(&j);
+            if (j.i >= n) return JK_DEFER;
+            size_t start = j.i;
+            unsigned char c = s[j.i];
+            int simple = 1;
+            if (c == '{' || c == '[') return JK_DEFER; /* nested: the parsers sort it */
+            if (c == '"') {
+                if (!jk_string(&j, &plain)) return JK_DEFER;
+            } else if (c == '-' || (c >= '0' && c <= '9')) {
+                if (!jk_number(&j, &simple)) return JK_DEFER;
+            } else if (!jk_value(&j, 1, 0)) {
+                return JK_DEFER;
             }
-            out[o++] = s[k];
+            if (j.defer || !simple) return JK_DEFER;
+            if (!jk_names_hold(drop, drop_lens, ndrop, s + name, name_len)) {
+                /* a later member of the same name replaces the earlier */
+                size_t m = 0;
+                while (m < count && !(members[m].name_len == name_len &&
+                                      memcmp(s + members[m].name, s + name, name_len) == 0))
+                    m++;
+                if (m == count) {
+                    if (count == JK_MAX_MEMBERS) return JK_DEFER;
+                    count++;
+                }
+                members[m].name = name;
+                members[m].name_len = name_len;
+                members[m].start = start;
+                members[m].end = j.i;
+            }
+            jk_blank(&j);
+            if (j.i >= n) return JK_DEFER;
+            if (s[j.i] == '}') {
+                j.i++;
+                break;
+            }
+            if (s[j.i] != ',') return JK_DEFER;
+            j.i++;
+            jk_blank(&j);
         }
+    }
+    jk_blank(&j);
+    if (j.i != n) return JK_DEFER;
+    /* sort by name (insertion sort: objects are small) */
+    for (size_t a = 1; a < count; a++) {
+        JkMember key = members[a];
+        size_t b = a;
+        while (b > 0) {
+            const JkMember *prev = &members[b - 1];
+            size_t common = prev->name_len < key.name_len ? prev->name_len : key.name_len;
+            int order = memcmp(s + prev->name, s + key.name, common);
+            if (order < 0 || (order == 0 && prev->name_len <= key.name_len)) break;
+            members[b] = members[b - 1];
+            b--;
+        }
+        members[b] = key;
+    }
+    size_t o = 0;
+    out[o++] = '{';
+    for (size_t m = 0; m < count; m++) {
+        if (m) out[o++] = ',';
+        out[o++] = '"';
+        memcpy(out + o, s + members[m].name, members[m].name_len);
+        o += members[m].name_len;
+        out[o++] = '"';
+        out[o++] = ':';
+        o += jk_copy_value(s, members[m].start, members[m].end, out + o);
     }
     out[o++] = '}';
     *out_len = o;

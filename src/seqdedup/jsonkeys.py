@@ -79,13 +79,15 @@ def _drop(value: Any, path: Path) -> None:
         del container[int(last)]
 
 
+def _plain(text: str) -> bool:
+    """Text the kernel can compare and write as JSON as it is."""
+    return text.isascii() and text.isprintable() and '"' not in text and "\\" not in text
+
+
 def _kernel_paths(paths: list[tuple[str, Path]]) -> list[tuple[bytes, tuple[bytes, ...]]] | None:
     """The paths as the kernel's ``json_keys`` takes them, sorted by text; None when it
     cannot take them (an array index, a character JSON would escape, too many)."""
-
-    def plain(text: str) -> bool:
-        return text.isascii() and text.isprintable() and '"' not in text and "\\" not in text
-
+    plain = _plain
     if len(paths) > 64 or not all(
         plain(text) and len(path) <= 64 and not any(part.isdigit() for part in path)
         for text, path in paths
@@ -99,9 +101,9 @@ class JsonSelector:
     batch positions of the last call's records that were compared as text (not a JSON
     object), for ``--explain``.
 
-    With the compiled kernel, ``--json-key`` keys come from the record's text where
-    that is certain (``jsonkey.h``: plain ASCII objects with simple chosen values, and
-    lines that are no JSON object); the rest are parsed here."""
+    With the compiled kernel, keys come from the record's text where that is certain
+    (``jsonkey.h``: plain ASCII objects with simple chosen values, for ``--json-ignore``
+    flat ones, and lines that are no JSON object); the rest are parsed here."""
 
     def __init__(
         self,
@@ -119,10 +121,18 @@ class JsonSelector:
         self.track_text = track_text
         self.as_text: list[int] = []
         self._fast: Callable[[list[bytes]], list[bytes | None]] | None = None
-        fast_paths = _kernel_paths(self.key_paths) if self.key_paths else None
-        if kernel is not None and fast_paths is not None:
-            json_keys = kernel.json_keys
-            self._fast = lambda records: json_keys(records, fast_paths)
+        if kernel is None:
+            return
+        json_keys = kernel.json_keys
+        if self.key_paths:
+            fast_paths = _kernel_paths(self.key_paths)
+            if fast_paths is not None:
+                self._fast = lambda records: json_keys(records, fast_paths)
+        elif len(ignore) <= 64 and all(_plain(text) for text in ignore):
+            # One-component paths are dropped there; a longer one reaches into a nested
+            # value, which the kernel leaves to the parser anyway.
+            names = sorted({path[0].encode() for path in self.ignore_paths if len(path) == 1})
+            self._fast = lambda records: json_keys(records, names, ignore=True)
 
     def __call__(self, records: list[bytes]) -> list[bytes]:
         if self._fast is None:
