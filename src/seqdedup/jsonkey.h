@@ -1,5 +1,6 @@
-/* --json-key on the fast path: the key of a JSON-object record, made from its text
- * without building Python objects. Included by _kernel.c; plain C99, no Python.
+/* --json-key and --json-ignore on the fast path: the key of a JSON-object record, made
+ * from its text without building Python objects. Included by _kernel.c; plain C99, no
+ * Python. (json_ignore_key, at the end, is the --json-ignore half.)
  *
  * The key is what seqdedup/jsonkeys.py makes: {"path":value,...} with the paths in
  * sorted order, compact, a path the record lacks left out. This scanner only answers
