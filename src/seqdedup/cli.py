@@ -568,13 +568,12 @@ def run(
     _check_inputs(names, stdin)
     decompress = not args.no_decompress
     sink = _Output(stdout)
-    if args.show_keys:
-        from seqdedup.api import show_keys
-
-        with contextlib.closing(_sources(names, stdin)) as sources:
-            show_keys(sources, sink, config, decompress)
-        return 0
     with contextlib.closing(_sources(names, stdin)) as sources:
+        if args.show_keys:
+            from seqdedup.api import show_keys
+
+            show_keys(sources, sink, config, decompress)
+            return 0
         if args.progress and progress_wanted(_fileno(stdout), stderr):
             size = None if stdin is not None and "-" in names else _inputs_size(names)
             with ProgressLine(stderr, size) as progress:

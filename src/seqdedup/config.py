@@ -88,9 +88,6 @@ class Config(_ConfigFields):
         self.validate()
         return self
 
-    def _validate_keys(self) -> None:
-        _validate_key_options(self)
-
     def validate(self) -> None:
         """Raise UsageError naming the option for any value the engine cannot honour."""
         _at_least("--window-size", self.window_size, MIN_WINDOW)
@@ -121,7 +118,7 @@ class Config(_ConfigFields):
         if self.hash_transform is not None and not self.hash_transform.strip():
             raise UsageError("--hash-transform needs a command")
         if self.key_steps or self.json_key or self.json_ignore:
-            self._validate_keys()
+            _validate_key_options(self)
         if not isinstance(self.inputs, tuple) or not all(isinstance(n, str) for n in self.inputs):
             raise UsageError(f"inputs must be a tuple of names, got {self.inputs!r}")
         timeout = self.transform_timeout
