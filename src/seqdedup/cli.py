@@ -12,7 +12,7 @@ import argparse
 import contextlib
 import os
 import sys
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Generator, Sequence
 from typing import IO, TYPE_CHECKING, Any, NoReturn, TextIO
 
 if TYPE_CHECKING:
@@ -31,6 +31,7 @@ from seqdedup.config import (
 from seqdedup.errors import SeqdedupError, Terminated, UsageError, stop_on_termination_signals
 from seqdedup.filters import load_pattern_file
 from seqdedup.records import parse_delimiter, parse_hex_delimiter
+from seqdedup.sinks import Messages, Output, OutputError, silence_stdout
 
 PROG = "seqdedup"
 EXAMPLES = """examples:
@@ -508,49 +509,6 @@ def _inputs_size(names: Sequence[str]) -> int | None:
     return total or None
 
 
-def _fileno(stream: IO[bytes]) -> int:
-    try:
-        return stream.fileno()
-    except (OSError, ValueError, AttributeError):
-        return -1
-
-
-class _Output:
-    """Standard output as the run writes it: a failure to write (a full disk, an I/O
-    error) is one clear line and the run saves nothing; a closed pipe stays a quiet end."""
-
-    def __init__(self, stream: IO[bytes]) -> None:
-        self._stream = stream
-
-    def write(self, data: bytes) -> object:
-        with self._errors():
-            return self._stream.write(data)
-
-    def flush(self) -> object:
-        with self._errors():
-            return self._stream.flush()
-
-    @staticmethod
-    @contextlib.contextmanager
-    def _errors() -> Iterator[None]:
-        try:
-            yield
-        except BrokenPipeError:
-            raise
-        except OSError as exc:
-            raise OutputError(f"cannot write output: {exc.strerror or exc}") from None
-
-
-class OutputError(SeqdedupError):
-    """Standard output cannot be written."""
-
-
-def _silence_stdout() -> None:
-    """Keep the interpreter's final flush of stdout from failing again (noisily)."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-
-
 def run(
     args: argparse.Namespace, stdin: IO[bytes] | None, stdout: IO[bytes], stderr: TextIO
 ) -> int:
@@ -567,14 +525,14 @@ def run(
     names = config.inputs
     _check_inputs(names, stdin)
     decompress = not args.no_decompress
-    sink = _Output(stdout)
+    sink = Output(stdout)
     with contextlib.closing(_sources(names, stdin)) as sources:
         if args.show_keys:
             from seqdedup.api import show_keys
 
             show_keys(sources, sink, config, decompress)
             return 0
-        if args.progress and progress_wanted(_fileno(stdout), stderr):
+        if args.progress and progress_wanted(sink.fd, stderr):
             size = None if stdin is not None and "-" in names else _inputs_size(names)
             with ProgressLine(stderr, size) as progress:
                 stats = process_streams(
@@ -596,9 +554,11 @@ def main(
     stderr: TextIO | None = None,
 ) -> int:
     """Run seqdedup; return the exit status. Streams are injectable for tests."""
-    # Started with standard error closed (2>&-): messages and statistics go nowhere,
-    # never into the output. With standard output closed (>&-): an error, said on stderr.
-    err = stderr if stderr is not None else (sys.stderr or open(os.devnull, "w"))  # noqa: SIM115
+    # Standard error closed at the start (2>&-) or by its reader later (2>&1 | head):
+    # messages and statistics are dropped, never mixed into the output nor allowed to
+    # cut it short. With standard output closed (>&-): an error, said on stderr.
+    opened = stderr if stderr is not None else sys.stderr
+    err: TextIO = Messages(opened if opened is not None else open(os.devnull, "w"))  # type: ignore[assignment]  # noqa: SIM115
     if stdout is None and sys.stdout is None:
         err.write(f"{PROG}: standard output is closed: nowhere to write the records\n")
         return 1
@@ -609,7 +569,7 @@ def main(
     except SeqdedupError as exc:
         err.write(f"{PROG}: {exc}\n")
         if isinstance(exc, OutputError) and stdout is None:
-            _silence_stdout()
+            silence_stdout()
         return 1
     except SystemExit as exc:  # --help, --version
         return exc.code if isinstance(exc.code, int) else 0
@@ -619,7 +579,7 @@ def main(
         return 128 + exc.signum
     except BrokenPipeError:
         if stdout is None:
-            _silence_stdout()
+            silence_stdout()
         return 0
 
 

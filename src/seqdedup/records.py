@@ -72,11 +72,24 @@ def read_chunks(source: Readable, size: int = READ_SIZE) -> Iterator[bytes]:
             raise SeqdedupError(f"{describe(source)} is a directory") from None
         except OSError as exc:
             raise SeqdedupError(f"cannot read {describe(source)}: {exc.strerror or exc}") from None
-        if chunk is None:  # non-blocking source with nothing ready
+        if chunk is None:  # a non-blocking source with nothing ready: wait, do not spin
+            _wait_readable(source)
             continue
         if not chunk:
             return
         yield chunk
+
+
+def _wait_readable(source: Readable) -> None:
+    import select
+
+    fileno = getattr(source, "fileno", None)
+    if fileno is None:  # an object without a descriptor: nothing to wait on but time
+        import time
+
+        time.sleep(0.01)
+        return
+    select.select([fileno()], [], [])
 
 
 class RecordSplitter:

@@ -1,0 +1,132 @@
+"""Faults a user or an adversary can cause: nothing is lost, nothing is wrong, nothing
+crashes. Each test runs the installed command as a user does (no PYTHONUNBUFFERED)."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shlex
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ENGINES, seqdedup_command, user_env
+from oracle import kept
+
+SEQDEDUP = " ".join(shlex.quote(part) for part in seqdedup_command())
+
+
+@pytest.fixture(scope="module")
+def repeats_log(tmp_path_factory):
+    """A log with many short repeats: many explanations, a few MB of output."""
+    path = tmp_path_factory.mktemp("faults") / "repeats.log"
+    lines = (b"line %d of the log\n" % (i * 7919 % 150001) for i in range(200_000))
+    path.write_bytes(b"".join(lines))
+    return path
+
+
+def first_copies(path):
+    """What -w 1 keeps on a named file: each record's first copy (awk '!seen[$0]++');
+    the oracle agrees (test below) and is too slow for 200,000 lines."""
+    records = path.read_bytes().split(b"\n")[:-1]
+    return b"".join(r + b"\n" for r in dict.fromkeys(records))
+
+
+def test_first_copies_is_the_oracle_at_window_1(tmp_path):
+    path = tmp_path / "small.log"
+    path.write_bytes(b"".join(b"%d\n" % (i * 7 % 13) for i in range(300)))
+    records = path.read_bytes().split(b"\n")[:-1]
+    assert first_copies(path) == b"".join(r + b"\n" for r in kept(records, 1))
+
+
+def engine_env(engine):
+    return dict(user_env(), SEQDEDUP_ENGINE=engine)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("library", [False, True])
+def test_a_closed_stderr_loses_no_record(tmp_path, repeats_log, engine, library):
+    out = tmp_path / "out"
+    extra = f"-l {tmp_path / 'L'}" if library else ""
+    command = f"{SEQDEDUP} -w 1 -e {extra} {repeats_log} 2>&1 >{out} | head -1"
+    p = subprocess.run(
+        ["bash", "-c", command + "; echo ${PIPESTATUS[0]} >&2"],
+        capture_output=True,
+        env=engine_env(engine),
+        timeout=120,
+    )
+    assert p.stdout.startswith(b"EXPLAIN: ")
+    assert p.stderr == b"0\n"
+    assert out.read_bytes() == first_copies(repeats_log)
+    if library:  # the run completed, so it saved: a second run over it drops everything
+        again = subprocess.run(
+            [*seqdedup_command(), "-q", "-w", "1", "-r", str(tmp_path / "L"), str(repeats_log)],
+            capture_output=True,
+            env=engine_env(engine),
+            timeout=120,
+        )
+        assert (again.returncode, again.stdout) == (0, b"")
+
+
+def _nonblocking_pipe():
+    read_end, write_end = os.pipe()
+    flags = fcntl.fcntl(write_end, fcntl.F_GETFL)
+    fcntl.fcntl(write_end, fcntl.F_SETFL, flags | os.O_NONBLOCK)
+    return read_end, write_end
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_non_blocking_stdout_gets_every_byte(tmp_path, repeats_log, engine):
+    read_end, write_end = _nonblocking_pipe()
+    library = tmp_path / "L"
+    proc = subprocess.Popen(
+        [*seqdedup_command(), "-q", "-w", "1", "-l", str(library), str(repeats_log)],
+        stdout=write_end,
+        stderr=subprocess.PIPE,
+        env=engine_env(engine),
+    )
+    os.close(write_end)
+    import time
+
+    time.sleep(0.5)  # let the pipe fill while nobody reads
+    received = bytearray()
+    with os.fdopen(read_end, "rb") as reader:
+        while chunk := reader.read(1 << 16):
+            received += chunk
+    _, err = proc.communicate(timeout=120)
+    assert (proc.returncode, err) == (0, b"")
+    assert bytes(received) == first_copies(repeats_log)
+    assert len(received) > 1 << 20  # far more than a pipe holds
+
+
+def test_a_non_blocking_stdin_is_waited_on_not_polled(tmp_path):
+    """A parent that set O_NONBLOCK on our stdin: the run waits for input without
+    spinning (CPU time stays near zero while the input is idle)."""
+    read_end, write_end = os.pipe()
+    flags = fcntl.fcntl(read_end, fcntl.F_GETFL)
+    fcntl.fcntl(read_end, fcntl.F_SETFL, flags | os.O_NONBLOCK)
+    proc = subprocess.Popen(
+        [*seqdedup_command(), "-q", "-w", "1"],
+        stdin=read_end,
+        stdout=subprocess.PIPE,
+        env=user_env(),
+    )
+    os.close(read_end)
+    import time
+
+    os.write(write_end, b"a\nb\na\n")
+    time.sleep(1.5)  # idle input: a busy loop would burn about 1.5 s of CPU here
+    from pathlib import Path
+
+    fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+    cpu_seconds = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    os.write(write_end, b"c\n")
+    os.close(write_end)
+    out, _ = proc.communicate(timeout=30)
+    assert (proc.returncode, out) == (0, b"a\nb\nc\n")
+    assert cpu_seconds < 0.8  # start-up and a few reads, not a spin
+
+
+if sys.platform != "linux":  # pragma: no cover
+    pytestmark = pytest.mark.skip(reason="pipes with O_NONBLOCK, /proc")
