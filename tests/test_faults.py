@@ -130,3 +130,22 @@ def test_a_non_blocking_stdin_is_waited_on_not_polled(tmp_path):
 
 if sys.platform != "linux":  # pragma: no cover
     pytestmark = pytest.mark.skip(reason="pipes with O_NONBLOCK, /proc")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_failure_while_staging_costs_no_output(tmp_path, engine):
+    """``ulimit -f`` stops the staging file half-way: the whole output is still written,
+    then exit 1 with one line, and the library is as it was (here: empty)."""
+    source = tmp_path / "big.txt"
+    source.write_bytes(b"".join(b"new line %d\n" % i for i in range(1_000_000)))  # 17 MB
+    library = tmp_path / "L"
+    command = f"ulimit -f 1000; exec {SEQDEDUP} -q -w 3 -l {library} {source}"
+    p = subprocess.run(
+        ["bash", "-c", command], capture_output=True, env=engine_env(engine), timeout=120
+    )
+    assert p.stdout == source.read_bytes()
+    assert p.returncode == 1
+    assert p.stderr.count(b"\n") == 1
+    assert p.stderr.startswith(b"seqdedup: library '")
+    assert b"cannot stage this run's sequences" in p.stderr
+    assert list(library.iterdir()) == []

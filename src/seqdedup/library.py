@@ -423,6 +423,7 @@ class LibraryWriter:
         self._staging_path = name
         self._staging = self._file.connection
         self._sightings: Counter[bytes] = Counter()  # held sequences repeated by this run
+        self.failure: SeqdedupError | None = None  # staging failed: commit() says so
         # Dropped without commit() or discard(): still remove the file (not after kill -9).
         self._cleanup = weakref.finalize(self, _remove_staging, self._staging, name)
 
@@ -438,9 +439,19 @@ class LibraryWriter:
             ) from None
 
     def add(self, records: list[bytes], kind: str) -> None:
-        """Stage one sequence (``kind`` 'new' or 'repeat')."""
-        with self._staging_errors():
-            self._file.add(records, kind)
+        """Stage one sequence (``kind`` 'new' or 'repeat').
+
+        A failure to stage (a full disk, ``ulimit -f``) must not cost the run its
+        output: staging stops, the run goes on, and :meth:`commit` reports the failure
+        (exit 1 after the complete output, the library unchanged)."""
+        if self.failure is not None:
+            return
+        try:
+            with self._staging_errors():
+                self._file.add(records, kind)
+        except SeqdedupError as exc:
+            self.failure = exc
+            self.discard()
 
     def seen(self, digest: bytes) -> None:
         """A sequence the library holds was repeated: count it, save nothing."""
@@ -459,6 +470,8 @@ class LibraryWriter:
         """Land the staged sequences and the run row; return how many sequences the
         run saved (distinct contents staged)."""
         try:
+            if self.failure is not None:
+                raise self.failure
             with self._staging_errors():
                 self._file.flush()  # commits
                 query = "SELECT COUNT(DISTINCT digest) FROM staged"
