@@ -241,19 +241,26 @@ def test_closed_output_pipe_ends_quietly(tmp_path):
     assert p.returncode == 0
 
 
+def _default_sigint():
+    """The child starts with Ctrl-C's default action, whatever the parent ignores
+    (a shell running tests in the background ignores SIGINT, and children inherit it)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_exits_130_without_traceback():
     proc = subprocess.Popen(
-        [*seqdedup_command(), "-q"],
+        [*seqdedup_command(), "-q", "-w", "1"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=user_env(),
+        preexec_fn=_default_sigint,
     )
     try:
         assert proc.stdin is not None
         proc.stdin.write(b"a\nb\n")
         proc.stdin.flush()
-        time.sleep(0.5)  # let it start and block on reading
+        assert _read_line(proc.stdout, 30) == b"a\n"  # started, and now waits for input
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=10)
         assert proc.returncode == 130

@@ -3,9 +3,11 @@ crashes. Each test runs the installed command as a user does (no PYTHONUNBUFFERE
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import shlex
+import signal
 import subprocess
 import sys
 
@@ -149,3 +151,69 @@ def test_a_failure_while_staging_costs_no_output(tmp_path, engine):
     assert p.stderr.startswith(b"seqdedup: library '")
     assert b"cannot stage this run's sequences" in p.stderr
     assert list(library.iterdir()) == []
+
+
+SIGNAL_AT_COMMIT = """
+import os, signal, sys
+from seqdedup import cli, library
+where = sys.argv.pop(1)
+signum = getattr(signal, sys.argv.pop(1))
+if where == "after":  # the signal arrives the moment the library has committed
+    committed = library.settle
+    def settle():
+        committed()
+        os.kill(os.getpid(), signum)
+    library.settle = settle
+else:  # ... or just before the commit
+    begin = library.add_last_run
+    def add_last_run(connection):
+        os.kill(os.getpid(), signum)
+        begin(connection)
+    library.add_last_run = add_last_run
+sys.argv[0] = "seqdedup"
+cli.entry_point()
+"""
+
+
+def runs_saved(library):
+    import sqlite3
+
+    path = library / "seqdedup.sqlite"
+    if not path.exists():
+        return 0
+    with contextlib.closing(sqlite3.connect(path)) as connection:
+        return connection.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+
+
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGHUP", "SIGINT"])
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_a_signal_at_the_commit_reports_what_happened_to_the_library(tmp_path, signame, where):
+    source = tmp_path / "in.log"
+    source.write_bytes(b"a\nb\na\nb\nc\n")
+    library = tmp_path / "L"
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            SIGNAL_AT_COMMIT,
+            where,
+            signame,
+            "-q",
+            "-w",
+            "2",
+            "-l",
+            str(library),
+            str(source),
+        ],
+        capture_output=True,
+        env=user_env(),
+        timeout=60,
+    )
+    assert p.stdout == b"a\nb\nc\n"
+    assert b"Traceback" not in p.stderr
+    saved = bool(runs_saved(library))
+    if where == "after":
+        assert (p.returncode, saved) == (0, True)
+    else:
+        status = 130 if signame == "SIGINT" else 128 + getattr(signal, signame)
+        assert (p.returncode, saved) == (status, False)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from typing import TextIO
 
 
@@ -23,16 +24,56 @@ class Terminated(BaseException):
         self.signum = signum
 
 
+_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
+_settled = False  # the run's outcome is fixed (its library committed)
+
+
 def stop_on_termination_signals() -> None:
-    """Turn SIGTERM and SIGHUP into :class:`Terminated` (the console scripts only)."""
+    """Turn SIGTERM and SIGHUP into :class:`Terminated`, Ctrl-C into KeyboardInterrupt
+    (the console scripts only). Once the run is settled (:func:`settle`), such a signal ends
+    it at once with exit 0 instead: what it was asked to save is saved."""
     import signal
 
+    global _settled
+    _settled = False
+
     def terminate(signum: int, frame: object) -> None:
+        if _settled:
+            raise SystemExit(0)
+        if signum == signal.SIGINT:
+            raise KeyboardInterrupt
         raise Terminated(signum)
 
-    for name in ("SIGTERM", "SIGHUP"):
-        if hasattr(signal, name):  # not every platform has SIGHUP
-            signal.signal(getattr(signal, name), terminate)
+    for name in _SIGNALS:
+        signum = getattr(signal, name, None)  # not every platform has SIGHUP
+        # A signal ignored by whoever started us (nohup, a background job) stays so.
+        if signum is not None and signal.getsignal(signum) is not signal.SIG_IGN:
+            signal.signal(signum, terminate)
+
+
+def settle() -> None:
+    """The run's library was committed: from now on it is not reported interrupted."""
+    global _settled
+    _settled = True
+
+
+@contextlib.contextmanager
+def signals_held() -> Iterator[None]:
+    """Hold Ctrl-C, SIGTERM and SIGHUP back while the statement that fixes the run's
+    outcome runs and is recorded (:func:`settle`): a run is then reported interrupted
+    exactly when its library is unchanged."""
+    import signal
+
+    held = {getattr(signal, name) for name in _SIGNALS if hasattr(signal, name)}
+    try:
+        before = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    except (AttributeError, OSError, ValueError):  # no pthread_sigmask (Windows)
+        before = None
+    try:
+        yield
+    finally:
+        if before is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
 def exit_status(prog: str, body: Callable[[], int], stderr: TextIO) -> int:

@@ -43,7 +43,7 @@ from hashlib import blake2b
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from seqdedup.errors import SeqdedupError
+from seqdedup.errors import SeqdedupError, settle, signals_held
 from seqdedup.sequences import runs_of
 
 if TYPE_CHECKING:
@@ -507,7 +507,9 @@ class LibraryWriter:
                     "UPDATE sequences SET count = count + ?, last_run = ? WHERE digest = ?",
                     ((times, run_id, digest) for digest, times in self._sightings.items()),
                 )
-                connection.execute("COMMIT")
+                with signals_held():  # interrupted exactly when not saved
+                    connection.execute("COMMIT")
+                    settle()
                 connection.execute("DETACH DATABASE staging")
             finally:
                 connection.close()
