@@ -217,3 +217,14 @@ def test_a_signal_at_the_commit_reports_what_happened_to_the_library(tmp_path, s
     else:
         status = 130 if signame == "SIGINT" else 128 + getattr(signal, signame)
         assert (p.returncode, saved) == (status, False)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_json_ids_past_64_bits_stay_distinct(run_cli, engine):
+    ids = (18446744073709551617, 18446744073709551618, 18446744073709551617)
+    data = b"".join(b'{"id": %d}\n' % i for i in ids)
+    p = run_cli(["-q", "-w", "1", "--json-key", "id"], data, env=engine_env(engine))
+    assert (p.returncode, p.stdout) == (0, b"".join(data.splitlines(keepends=True)[:2]))
+    deep = b'{"a": ' * 300 + b"1" + b"}" * 300 + b"\n"
+    p = run_cli(["-q", "-w", "1", "--json-ignore", "b"], deep + deep, env=engine_env(engine))
+    assert (p.returncode, p.stdout, p.stderr) == (0, deep, b"")

@@ -199,3 +199,70 @@ def test_the_module_stays_out_of_plain_runs():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout
+
+
+def _keys_with_each_parser(records, keys=(), ignore=(), fast=False):
+    import sys
+
+    with_orjson = selector(keys, ignore, fast)(records)
+    saved = sys.modules.get("orjson")
+    sys.modules["orjson"] = None  # type: ignore[assignment]  # import orjson fails
+    try:
+        standard = selector(keys, ignore, fast)(records)
+    finally:
+        if saved is None:
+            del sys.modules["orjson"]
+        else:
+            sys.modules["orjson"] = saved
+    return with_orjson, standard
+
+
+ADVERSARIAL = [
+    b'{"id": 18446744073709551617, "m": 1}',  # past 64 bits: orjson reads a float
+    b'{"id": 18446744073709551618, "m": 1}',
+    b'{"id": 123456789012345678901234567890, "m": 1}',
+    b'{"id": -18446744073709551617, "m": 1}',
+    b'{"id": 1e-5, "m": 1}',
+    b'{"id": 0.00001, "m": 1}',
+    b'{"id": 1e400, "m": 1}',
+    b'{"id": 12345678901234567890.5, "m": 1}',
+    b'{"id": NaN, "m": 1}',
+    b'{"id": Infinity, "m": 1}',
+    b'{"id": "\\ud800", "m": 1}',
+    b'{"id": "\\u001f\\u2028/", "m": 1}',
+    b'{"id": {"a": ' * 250 + b"1" + b"}" * 250 + b', "m": 1}',  # deep: text for both
+    b'{"id": ' + b'{"a": ' * 300 + b"1" + b"}" * 301,
+]
+
+
+@pytest.mark.skipif("orjson" not in codecs(), reason="needs orjson (the json extra)")
+@pytest.mark.parametrize("fast", [False, True])
+@pytest.mark.parametrize(("keys", "ignore"), [(["id"], []), ([], ["m"])])
+def test_orjson_and_the_standard_library_give_the_same_keys(keys, ignore, fast):
+    with_orjson, standard = _keys_with_each_parser(ADVERSARIAL, keys, ignore, fast)
+    assert with_orjson == standard
+    if keys:  # distinct integers past 64 bits stay distinct
+        assert len(set(standard[:4])) == 4
+
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(10**30), max_value=10**30)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@pytest.mark.skipif("orjson" not in codecs(), reason="needs orjson (the json extra)")
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.dictionaries(st.sampled_from(["id", "m", "x"]), json_values), max_size=6))
+def test_both_parsers_agree_on_any_json_object(objects):
+    records = [json.dumps(value).encode() for value in objects]
+    for keys, ignore in ((["id"], []), ([], ["m"])):
+        with_orjson, standard = _keys_with_each_parser(records, keys, ignore)
+        assert with_orjson == standard

@@ -9,14 +9,19 @@ an array (``items.0.id``). Keys are canonical JSON text (object keys sorted, no 
   ``null``, and two records missing it agree);
 * ``--json-ignore P...``: the whole object without those paths.
 
-A record that is not a JSON object (invalid JSON, an array, a number, a string) is
-compared as its whole text. The parser is ``orjson`` when installed (the ``json``
-extra; about 3x faster), else the standard library's ``json``; one run always uses one
-of them, so equal records always get equal keys.
+A record that is not a JSON object (invalid JSON, ``NaN`` or ``Infinity``, an array, a
+number, a string) or that nests more than 200 levels deep is compared as its whole
+text. The parser is ``orjson`` when installed (the ``json`` extra; about 3x faster),
+else the standard library's ``json``; both give the same keys, byte for byte, so a
+library saved on one machine serves another: records orjson would read differently
+(integers of 19 digits or more, fractions and exponents, lone surrogates) go to the
+standard library.
 """
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -32,25 +37,72 @@ def parse_path(text: str, option: str) -> Path:
     return parts
 
 
-def _codec() -> tuple[Callable[[bytes], Any], Callable[[Any], bytes]]:
+MAX_DEPTH = 200  # a record nested deeper is compared as its text, whichever the parser
+
+# Where orjson and the standard library disagree: an integer of 19 digits or more
+# (orjson reads it as a float, so distinct ids would collapse), a fraction or exponent
+# (the two print some floats differently: 1e-05 / 0.00001; 1e400 is infinity to one),
+# a lone surrogate escape (an error to orjson). A record with any of these, even inside
+# a string, is parsed by the standard library, so both give the same keys.
+_ORJSON_UNSURE = re.compile(rb"\d{19}|\d[.eE][-+]?\d|\\u[dD][89abAB]")
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")  # NaN, Infinity: invalid for both parsers
+
+
+def _std_loads(record: bytes) -> Any:
+    return json.loads(record, parse_constant=_reject_constant)
+
+
+def _std_dumps(value: Any) -> bytes:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(
+        "utf-8", "surrogatepass"
+    )
+
+
+def _too_deep(record: bytes) -> bool:
+    """Whether ``record`` nests objects and arrays more than MAX_DEPTH levels deep
+    (brackets inside strings do not count). Cheap unless it has many brackets."""
+    if record.count(b"{") + record.count(b"[") <= MAX_DEPTH:
+        return False
+    depth = 0
+    in_string = escaped = False
+    for byte in record:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:  # backslash
+                escaped = True
+            elif byte == 0x22:
+                in_string = False
+        elif byte == 0x22:
+            in_string = True
+        elif byte in (0x7B, 0x5B):
+            depth += 1
+            if depth > MAX_DEPTH:
+                return True
+        elif byte in (0x7D, 0x5D):
+            depth -= 1
+    return False
+
+
+Codec = tuple[Callable[[bytes], Any], Callable[[Any], bytes]]
+
+
+def _orjson_codec() -> Codec | None:
+    """orjson's parser and printer, where installed."""
     try:
         import orjson
     except ImportError:
-        import json
-
-        def dumps(value: Any) -> bytes:
-            return json.dumps(
-                value, sort_keys=True, separators=(",", ":"), ensure_ascii=False
-            ).encode("utf-8", "surrogatepass")
-
-        return json.loads, dumps
+        return None
     option = orjson.OPT_SORT_KEYS
     orjson_dumps = orjson.dumps
 
-    def fast_dumps(value: Any) -> bytes:
+    def dumps(value: Any) -> bytes:
         return orjson_dumps(value, option=option)
 
-    return orjson.loads, fast_dumps
+    return orjson.loads, dumps
 
 
 _MISSING = object()
@@ -117,7 +169,7 @@ class JsonSelector:
         unique = dict.fromkeys(keys)  # a path named twice is one field
         self.key_paths = sorted((text, parse_path(text, "--json-key")) for text in unique)
         self.ignore_paths = [parse_path(text, "--json-ignore") for text in ignore]
-        self._loads, self._dumps = _codec()
+        self._fast_codec = _orjson_codec()
         self.track_text = track_text
         self.as_text: list[int] = []
         self._fast: Callable[[list[bytes]], list[bytes | None]] | None = None
@@ -150,13 +202,16 @@ class JsonSelector:
         return keys
 
     def _parse(self, records: list[bytes]) -> list[bytes]:
-        loads, dumps = self._loads, self._dumps
         keys = []
         key_paths, ignore_paths = self.key_paths, self.ignore_paths
+        standard: Codec = (_std_loads, _std_dumps)
+        fast = self._fast_codec or standard
+        unsure = _ORJSON_UNSURE.search if self._fast_codec else None
         for record in records:
+            loads, dumps = standard if unsure is not None and unsure(record) else fast
             try:
-                value = loads(record)
-            except (ValueError, RecursionError):  # invalid (orjson's is a ValueError), too deep
+                value = None if _too_deep(record) else loads(record)
+            except (ValueError, RecursionError):  # invalid (orjson's is a ValueError)
                 value = None
             if not isinstance(value, dict):
                 keys.append(record)
