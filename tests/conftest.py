@@ -18,6 +18,12 @@ def seqdedup_command() -> list[str]:
     return [found] if found else [sys.executable, "-m", "seqdedup"]
 
 
+def library_command() -> list[str]:
+    """The installed ``seqdedup-library`` next to this interpreter (falls back to -m)."""
+    script = Path(sys.executable).parent / "seqdedup-library"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "seqdedup.library_cli"]
+
+
 def user_env() -> dict[str, str]:
     """The environment a user has: no PYTHONUNBUFFERED hiding buffering bugs."""
     env = dict(os.environ)

@@ -5,10 +5,8 @@ from __future__ import annotations
 import json
 import sqlite3
 import subprocess
-import sys
 from contextlib import closing
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
@@ -17,7 +15,7 @@ from seqdedup.library import DB_NAME
 from seqdedup.library_admin import describe_library, prune_library
 from test_library import expected, old_layout_library
 
-from conftest import user_env
+from conftest import library_command, user_env
 
 pytestmark = pytest.mark.usefixtures("engine")
 
@@ -121,11 +119,6 @@ def test_missing_or_empty_libraries(tmp_path):
     assert prune_library(empty, 1)["sequences"] == 0
     with pytest.raises(SeqdedupError, match="0 or more"):
         prune_library(empty, -1)
-
-
-def library_command():
-    script = Path(sys.executable).parent / "seqdedup-library"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "seqdedup.library_cli"]
 
 
 def run_library(*args):

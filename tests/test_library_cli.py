@@ -19,7 +19,7 @@ import pytest
 
 from seqdedup.library import DB_NAME
 
-from conftest import seqdedup_command, user_env
+from conftest import library_command, seqdedup_command, user_env
 
 
 def library_state(library):
@@ -406,3 +406,66 @@ def test_an_unreadable_file_in_a_read_sequences_folder_is_one_line(shared_dir):
     assert (result.returncode, result.stdout) == (1, b"")
     assert result.stderr.count(b"\n") == 1
     assert b"secret.txt" in result.stderr and b"Permission denied" in result.stderr
+
+
+@needs_root
+@pytest.mark.parametrize("how", ["folder", "link"])
+def test_an_unreadable_part_of_a_library_is_one_line_not_skipped(shared_dir, how):
+    """A library is used whole or not at all: a sub-folder, or a link to a file, that
+    this user cannot read is an error naming it (before, the rest was used, exit 0)."""
+    folder = shared_dir / "R"
+    (folder / "sub").mkdir(parents=True, mode=0o755)
+    folder.chmod(0o755)
+    (folder / "open.txt").write_bytes(b"x1\nx2\nx3\n")
+    (folder / "open.txt").chmod(0o644)
+    secret = shared_dir / "private"
+    secret.mkdir(mode=0o700)
+    (secret / "t.txt").write_bytes(b"t1\nt2\nt3\n")
+    if how == "folder":
+        (folder / "sub").chmod(0o000)
+        needle = b"library folder '" + str(folder / "sub").encode()
+    else:
+        (folder / "sub" / "t.txt").symlink_to(secret / "t.txt")
+        needle = b"library file '" + str(folder / "sub" / "t.txt").encode()
+    log = shared_dir / "in.log"
+    log.write_bytes(b"x1\nx2\nx3\nend\n")
+    log.chmod(0o644)
+    result = read_with(NOBODY, folder, log)
+    assert (result.returncode, result.stdout) == (1, b"")
+    assert result.stderr.count(b"\n") == 1
+    assert needle in result.stderr and b"Permission denied" in result.stderr
+    info = subprocess.run(
+        [*NOBODY, *library_command(), "info", str(folder)], capture_output=True, env=user_env()
+    )
+    assert info.returncode == 1 and info.stderr.count(b"\n") == 1
+    assert b"Traceback" not in info.stderr
+    (folder / "sub").chmod(0o755)
+
+
+@pytest.mark.parametrize("option", ["-l", "-r"])
+def test_an_input_that_is_a_library_file_is_refused(run_cli, tmp_path, option):
+    library = tmp_path / "logs"
+    library.mkdir()
+    log = library / "app.log"
+    log.write_bytes(b"a\nb\nc\na\nb\nc\n")
+    (tmp_path / "link.log").symlink_to(log)
+    hard = tmp_path / "hard.log"
+    os.link(log, hard)
+    for name in (log, tmp_path / "link.log", hard):
+        p = run_cli(["-q", "-w", "3", option, str(library), str(name)], cwd=library)
+        assert (p.returncode, p.stdout) == (1, b"")
+        assert p.stderr.count(b"\n") == 1 and b"is the library file" in p.stderr
+    with open(log, "rb") as stdin:
+        p = subprocess.run(
+            [*seqdedup_command(), "-q", "-w", "3", option, "."],
+            stdin=stdin,
+            capture_output=True,
+            cwd=library,
+            env=user_env(),
+        )
+    assert (p.returncode, p.stdout) == (1, b"")
+    assert b"input '(standard input)' is the library file" in p.stderr
+    outside = tmp_path / "copy.log"
+    outside.write_bytes(log.read_bytes())
+    p = run_cli(["-q", "-w", "3", option, str(library), str(outside)])
+    assert p.returncode == 0

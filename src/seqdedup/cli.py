@@ -482,6 +482,22 @@ def _check_inputs(names: Sequence[str], stdin: IO[bytes] | None) -> None:
             raise SeqdedupError(f"cannot open input '{name}': Permission denied")
 
 
+def _identities(names: Sequence[str], stdin: IO[bytes] | None) -> dict[tuple[int, int], str]:
+    """Each input's (device, inode), for telling whether it is a library's file."""
+    found = {}
+    for name in names:
+        try:
+            if name == "-":
+                fd = stdin.fileno() if stdin is not None else 0
+                info = os.fstat(fd)
+            else:
+                info = os.stat(name)
+        except (OSError, ValueError, AttributeError):
+            continue
+        found[(info.st_dev, info.st_ino)] = name if name != "-" else "(standard input)"
+    return found
+
+
 def _sources(names: Sequence[str], stdin: IO[bytes] | None) -> Generator[IO[bytes], None, None]:
     """The inputs in order, each open only while it is read."""
     for name in names:
@@ -524,6 +540,11 @@ def run(
 
     names = config.inputs
     _check_inputs(names, stdin)
+    libraries = [*config.read_sequences, *filter(None, [config.library_dir])]
+    if libraries:
+        from seqdedup.library import refuse_inputs_inside
+
+        refuse_inputs_inside(libraries, _identities(names, stdin))
     decompress = not args.no_decompress
     sink = Output(stdout)
     with contextlib.closing(_sources(names, stdin)) as sources:

@@ -32,6 +32,7 @@ import json
 import os
 import socket
 import sqlite3
+import stat
 import sys
 import tempfile
 import weakref
@@ -280,15 +281,62 @@ def plain_files(directory: Path) -> Iterator[Path]:
     """Regular files below ``directory``, in name order, sub-folders included (linked
     folders are not followed, so a link loop ends nothing). Hidden files (``.DS_Store``,
     ``.gitignore``, ``.keep``, staging files), ``README*`` and the database are not
-    sequences."""
-    for root, folders, files in os.walk(directory, followlinks=False):
+    sequences. A library is used whole or not at all: a folder or a linked file this
+    user cannot read is an error naming it (a broken or looping link is no sequence)."""
+
+    def unreadable(exc: OSError) -> None:
+        raise SeqdedupError(
+            f"library folder '{exc.filename}' cannot be read: {exc.strerror or exc} "
+            "(a library is used whole or not at all)"
+        )
+
+    for root, folders, files in os.walk(directory, onerror=unreadable, followlinks=False):
         folders[:] = sorted(f for f in folders if not f.startswith("."))
         for name in sorted(files):
             if name.startswith((".", "README")) or name in DB_FILES:
                 continue
             path = Path(root, name)
-            if path.is_file():  # a link to a file counts; a broken or looping one not
+            try:
+                regular = stat.S_ISREG(path.stat().st_mode)  # follows a link to a file
+            except PermissionError as exc:
+                raise SeqdedupError(
+                    f"library file '{path}' cannot be read: {exc.strerror} "
+                    "(a library is used whole or not at all)"
+                ) from None
+            except OSError:  # a broken or looping link
+                continue
+            if regular:
                 yield path
+
+
+def library_files(directory: Path) -> Iterator[Path]:
+    """Every file a library directory holds as part of the library: its database (and
+    journals) and its plain sequence files."""
+    for name in DB_FILES:
+        path = directory / name
+        if path.exists():
+            yield path
+    yield from plain_files(directory)
+
+
+def refuse_inputs_inside(directories: Iterable[Path], inputs: dict[tuple[int, int], str]) -> None:
+    """An input that is one of a library's own files (the same device and inode, so
+    through links too) would be loaded as known before it is read, and vanish from the
+    output: refuse it. ``inputs`` maps (device, inode) to the input's name."""
+    for directory in directories:
+        if not directory.is_dir():
+            continue  # a library that does not exist yet holds nothing
+        for path in library_files(directory):
+            try:
+                info = path.stat()
+            except OSError:
+                continue
+            name = inputs.get((info.st_dev, info.st_ino))
+            if name is not None:
+                raise SeqdedupError(
+                    f"input '{name}' is the library file '{path}': it would be loaded as "
+                    "already seen; read it from outside the library"
+                )
 
 
 def _load_plain(directory: Path, delimiter: bytes, held: bool) -> Iterator[LibrarySequence]:
