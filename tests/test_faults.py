@@ -228,3 +228,24 @@ def test_json_ids_past_64_bits_stay_distinct(run_cli, engine):
     deep = b'{"a": ' * 300 + b"1" + b"}" * 300 + b"\n"
     p = run_cli(["-q", "-w", "1", "--json-ignore", "b"], deep + deep, env=engine_env(engine))
     assert (p.returncode, p.stdout, p.stderr) == (0, deep, b"")
+
+
+def test_top_shows_records_as_text_never_as_markup(run_cli):
+    records = [
+        b"[main] worker",
+        b"arr[i] = x[/i] :smile:",
+        b"[ERROR] [/var/log] x",
+        b"\x1b[31mred\x1b[0m",
+        b"end",
+    ]
+    for first in records[:4]:  # each one first in its repeated block, so the table shows it
+        block = [first, *(r for r in records if r != first)]
+        data = b"".join(r + b"\n" for r in block * 2)
+        for fmt in ("table", "json"):
+            p = run_cli(["-q", "-w", "2", "--top", "3", "--stats-format", fmt], data)
+            assert (p.returncode, p.stdout) == (0, data[: len(data) // 2])
+            err = p.stderr.decode()
+            assert "Traceback" not in err and "\x1b" not in err and "😄" not in err
+            if fmt == "table":
+                shown = first.decode().replace("\x1b", "\\x1b")
+                assert shown[:12] in err  # the table shortens long records

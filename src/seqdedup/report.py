@@ -391,13 +391,14 @@ def write_top(rows: list[dict[str, Any]], stream: TextIO, fmt: str = "table") ->
         return
     from rich.console import Console
 
-    console = Console(file=stream, highlight=False)
+    console = Console(file=stream, highlight=False, markup=False, emoji=False)
     console.print(_top_table(rows, console.width))
 
 
 def _top_table(rows: list[dict[str, Any]], width: int) -> Any:
     """The report as a table no wider than ``width``: the first record is shortened."""
     from rich.table import Table
+    from rich.text import Text
 
     cells = []
     for row in rows:
@@ -409,7 +410,7 @@ def _top_table(rows: list[dict[str, Any]], width: int) -> Any:
             + (f" of {seen['file']}" if "file" in seen else "")
         )
         numbers = [f"{row[key]:,}" for key in ("removed", "seen", "length")]
-        cells.append([*numbers, where, row["first_record"] or ""])
+        cells.append([*numbers, shown(where), shown(row["first_record"] or "")])
     names = ["Removed", "Seen", "Length", "First seen", "First record"]
     widths = [max([len(name), *(len(cell[k]) for cell in cells)]) for k, name in enumerate(names)]
     room = max(12, width - sum(widths[:4]) - 3 * len(names) - 1)  # borders and padding
@@ -421,8 +422,18 @@ def _top_table(rows: list[dict[str, Any]], width: int) -> Any:
         text = cell[4]
         if len(text) > widths[4]:
             text = text[: widths[4] - 1] + "…"
-        table.add_row(*cell[:4], text)
+        # Text, never markup: a record's brackets and :codes: are shown as they are.
+        table.add_row(*(Text(part) for part in (*cell[:4], text)))
     return table
+
+
+_CONTROL = {code: f"\\x{code:02x}" for code in (*range(0x20), 0x7F)}
+
+
+def shown(text: str) -> str:
+    """Text as a terminal should show it: control characters (ANSI escapes, carriage
+    returns, newlines) as visible ``\\xNN`` escapes, never acted on."""
+    return text.translate(_CONTROL)
 
 
 def write_stats(stats: Stats, config: Config, stream: TextIO, fmt: str = "table") -> None:
@@ -444,7 +455,7 @@ def write_stats(stats: Stats, config: Config, stream: TextIO, fmt: str = "table"
     table.add_column("Value", justify="right")
     for name, value in stats_rows(stats, config):
         table.add_row(name, value)
-    console = Console(file=stream, highlight=False)
+    console = Console(file=stream, highlight=False, markup=False, emoji=False)
     console.print(table)
     if stats.top_sequences is not None:
         console.print(_top_table(stats.top_sequences, console.width))
