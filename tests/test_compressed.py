@@ -123,3 +123,31 @@ def test_command_line_truncated_file_is_one_line_after_the_output(run_cli, tmp_p
     assert result.returncode == 1
     assert result.stderr.count(b"\n") == 1 and b"truncated" in result.stderr
     assert len(result.stdout) > 0 and text.startswith(result.stdout)
+
+
+def decoded_before_damage(packed):
+    out = []
+    with pytest.raises(SeqdedupError):
+        for chunk in DecodedChunks(io.BytesIO(packed), True):
+            out.append(chunk)
+    return b"".join(out)
+
+
+@pytest.mark.parametrize("kind", sorted(COMPRESS))
+def test_every_record_decoded_before_the_damage_is_written_and_counted(run_cli, tmp_path, kind):
+    text = b"".join(b"record %d\n" % i for i in range(200_000))
+    packed = COMPRESS[kind](text)
+    path = tmp_path / "cut"
+    path.write_bytes(packed[: len(packed) * 2 // 3])
+    decoded = decoded_before_damage(path.read_bytes())
+    assert decoded and text.startswith(decoded)
+    for extra in ([], ["-l", str(tmp_path / "L")]):
+        result = run_cli(["-q", "-w", "3", *extra, str(path)])  # the last 2 too, not held
+        assert (result.returncode, result.stdout) == (1, decoded)
+        written = decoded.count(b"\n") + (not decoded.endswith(b"\n"))
+        assert result.stderr == (
+            f"seqdedup: cannot decompress '{path}' ({kind}): ".encode()
+            + result.stderr.split(b"): ", 1)[1].split(b";")[0]
+            + f"; {written:,} records written before it\n".encode()
+        )
+    assert list((tmp_path / "L").iterdir()) == []  # and nothing saved

@@ -14,7 +14,7 @@ from seqdedup.config import Config
 from seqdedup.filters import TRACKED, FilterList
 from seqdedup.keys import ShellTransform, key_maker
 from seqdedup.matcher import Matcher, make_matcher
-from seqdedup.records import DecodedChunks, Readable, RecordSplitter
+from seqdedup.records import DamagedInput, DecodedChunks, Readable, RecordSplitter
 from seqdedup.report import PieceReport, Stats, TopSequences, stats_document
 from seqdedup.sequences import Attributor, RunHeads, SequenceTable, runs_of
 
@@ -517,10 +517,18 @@ def process_streams(
             _write(sink, dedup.flush_bytes(False))
         while source is not None:
             chunks = DecodedChunks(source, decompress)
-            for chunk in chunks:
-                _write(sink, dedup.feed_bytes(chunk))
-                if on_progress is not None:  # bytes of the sources themselves
-                    on_progress(read_before + chunks.consumed, dedup.stats)
+            try:
+                for chunk in chunks:
+                    _write(sink, dedup.feed_bytes(chunk))
+                    if on_progress is not None:  # bytes of the sources themselves
+                        on_progress(read_before + chunks.consumed, dedup.stats)
+            except DamagedInput as exc:  # the input ends at the damage: decide the rest
+                _write(sink, dedup.flush_bytes(False))
+                stats = dedup.stats
+                written = stats.skipped if dedup.config.inverse else stats.emitted
+                raise DamagedInput(
+                    f"{exc}; {written:,} record{'s' * (written != 1)} written before it"
+                ) from None
             read_before += chunks.consumed
             source = next(upcoming, None)
             _write(

@@ -255,6 +255,10 @@ class _ZstandardDecoder:
         return out
 
 
+class DamagedInput(SeqdedupError):
+    """A compressed input is truncated or corrupt: what was decoded before is kept."""
+
+
 class DecodedChunks:
     """The chunks of a source, decompressed when it starts with a gzip, bzip2, xz or
     zstd header (the magic bytes decide, not the name). ``consumed`` counts the
@@ -298,13 +302,9 @@ class DecodedChunks:
                 self.consumed += len(chunk)
                 yield from stream.feed(chunk)
             yield from stream.finish()
-        except (OSError, EOFError, ValueError) as exc:
-            raise SeqdedupError(
-                f"cannot decompress {describe(self._source)} ({kind}): {exc}"
-            ) from None
-        except Exception as exc:  # zlib.error, lzma.LZMAError, zstd errors
-            if isinstance(exc, SeqdedupError):
-                raise
-            raise SeqdedupError(
+        except SeqdedupError:
+            raise
+        except Exception as exc:  # OSError, EOFError, zlib.error, lzma.LZMAError, zstd's
+            raise DamagedInput(
                 f"cannot decompress {describe(self._source)} ({kind}): {exc}"
             ) from None
