@@ -7,6 +7,7 @@ import gzip
 import io
 import lzma
 import sys
+import zlib
 
 import pytest
 import zstandard
@@ -151,3 +152,45 @@ def test_every_record_decoded_before_the_damage_is_written_and_counted(run_cli, 
             + f"; {written:,} records written before it\n".encode()
         )
     assert list((tmp_path / "L").iterdir()) == []  # and nothing saved
+
+
+BOMB_MAKERS = {
+    "gzip": lambda: zlib.compressobj(9, zlib.DEFLATED, 31),
+    "bzip2": lambda: bz2.BZ2Compressor(9),
+    "xz": lambda: lzma.LZMACompressor(preset=0),
+    "zstd": lambda: zstandard.ZstdCompressor(level=1).compressobj(),
+}
+BOMB_MIB = {"gzip": 256, "bzip2": 256, "xz": 256, "zstd": 1024}  # zstd's is cheap to make
+
+
+@pytest.mark.parametrize("kind", sorted(BOMB_MAKERS))
+def test_a_decompression_bomb_is_streamed_in_bounded_memory(tmp_path, kind):
+    """A few kB that expand to hundreds of MB (1 GiB for zstd) of 1 MiB records: the
+    peak memory of the run stays far below the expanded size."""
+    import os
+    import subprocess
+
+    from conftest import seqdedup_command, user_env
+
+    record = b"a" * (1 << 20) + b"\n"
+    packer = BOMB_MAKERS[kind]()
+    path = tmp_path / "bomb"
+    with path.open("wb") as out:
+        for _ in range(BOMB_MIB[kind]):
+            out.write(packer.compress(record))
+        out.write(packer.flush())
+    assert path.stat().st_size < 2 << 20
+    with (tmp_path / "out").open("wb") as out, (tmp_path / "err").open("wb") as err:
+        proc = subprocess.Popen(
+            [*seqdedup_command(), "-q", "-w", "1", str(path)],
+            stdout=out,
+            stderr=err,
+            env=user_env(),
+        )
+        _, status, usage = os.wait4(proc.pid, 0)  # this child's own peak memory
+        proc.returncode = os.waitstatus_to_exitcode(status)
+    assert proc.returncode == 0
+    assert (tmp_path / "out").read_bytes() == record
+    assert (tmp_path / "err").read_bytes() == b""
+    peak_mib = usage.ru_maxrss / 1024  # KiB on Linux
+    assert peak_mib < 200, f"peak {peak_mib:.0f} MiB for a {BOMB_MIB[kind]} MiB bomb"

@@ -147,6 +147,7 @@ _MAGIC = (
     ("zstd", (b"(\xb5/\xfd",)),
 )
 DECODE_STEP = 1 << 20  # at most this much decompressed output at a time (bounded memory)
+ZSTD_INPUT_STEP = 1 << 10  # compressed bytes given to zstandard at a time (see below)
 
 
 def _format_of(head: bytes) -> str | None:
@@ -238,21 +239,40 @@ def _decompressor_factory(name: str) -> Callable[[], Any]:
 
 
 class _ZstandardDecoder:
-    """The ``zstandard`` package behind the interface of the standard decompressors."""
+    """The ``zstandard`` package behind the interface of the standard decompressors.
+
+    Its decompression object takes no output bound, so a bomb (a few kB that expand
+    to gigabytes) would be decoded whole in one call. Input is therefore given to it
+    in steps of ZSTD_INPUT_STEP bytes, the rest held here (``needs_input`` False until
+    it is used up, as bz2 and lzma say): zstd expands a byte to at most about 43 kB (an
+    RLE block: 4 bytes for 128 kB), so one step yields at most about 44 MB; steps are
+    taken until ``max_length`` bytes came out."""
 
     def __init__(self, zstandard: Any) -> None:
         self._object = zstandard.ZstdDecompressor().decompressobj()
+        self._input = memoryview(b"")
         self.unused_data = b""
+        self.needs_input = True
 
     @property
     def eof(self) -> bool:
         return bool(self._object.eof)
 
     def decompress(self, data: bytes, max_length: int = -1) -> bytes:
-        out = bytes(self._object.decompress(data))
-        if self._object.eof:
-            self.unused_data = bytes(self._object.unused_data)
-        return out
+        if data:
+            self._input = memoryview(bytes(self._input) + data if self._input else data)
+        parts: list[bytes] = []
+        size = 0
+        while self._input and (max_length < 0 or size < max_length):
+            step, self._input = self._input[:ZSTD_INPUT_STEP], self._input[ZSTD_INPUT_STEP:]
+            part = self._object.decompress(step)
+            parts.append(part)
+            size += len(part)
+            if self._object.eof:
+                self.unused_data = bytes(self._object.unused_data) + bytes(self._input)
+                self._input = memoryview(b"")
+        self.needs_input = not self._input
+        return b"".join(parts)
 
 
 class DamagedInput(SeqdedupError):
