@@ -5,7 +5,7 @@ The command line is a thin user of this module; nothing here prints.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import compress
 from typing import TYPE_CHECKING, Any, Protocol, overload
 
@@ -17,6 +17,7 @@ from seqdedup.matcher import Matcher, make_matcher
 from seqdedup.records import DamagedInput, DecodedChunks, Readable, RecordSplitter
 from seqdedup.report import PieceReport, Stats, TopSequences, stats_document
 from seqdedup.sequences import Attributor, RunHeads, SequenceTable, runs_of
+from seqdedup.timelimit import PatternTimeout
 
 if TYPE_CHECKING:
     from seqdedup._kernel import Matcher as ChunkMatcher
@@ -322,13 +323,20 @@ class Deduplicator:
         batch = records if isinstance(records, list) else list(records)
         tracked = batch
         base = len(self._pending)
-        if self._filters:
-            decisions = self._filters.classify(batch)
-            is_tracked = list(map(TRACKED.__eq__, decisions))
-            self._pending_decisions += decisions
-            self._tracked_at += compress(range(base, base + len(batch)), is_tracked)
-            tracked = list(compress(batch, is_tracked))
-        hashes = self._keys.hashes(tracked)
+        places: Sequence[int] = range(len(batch))  # where the records matched lie in the batch
+        try:
+            if self._filters:
+                decisions = self._filters.classify(batch)
+                is_tracked = list(map(TRACKED.__eq__, decisions))
+                places = list(compress(places, is_tracked))  # masks see the tracked ones only
+                self._pending_decisions += decisions
+                self._tracked_at += compress(range(base, base + len(batch)), is_tracked)
+                tracked = list(compress(batch, is_tracked))
+            hashes = self._keys.hashes(tracked)
+        except PatternTimeout as exc:
+            position = exc.index if tracked is batch else places[exc.index]
+            number = self._released + base + 1 + position
+            raise exc.at(self._report.streams.line(number).lower()) from None
         json = self._keys.json
         if json is not None and json.track_text and json.as_text:
             # --explain: which records were compared as text (not a JSON object)
@@ -558,9 +566,16 @@ def show_keys(
         if config.hash_transform
         else None
     )
-    make = key_maker(config, kernel.load(), kernel.SEED, transform).keys
+    keys_of = key_maker(config, kernel.load(), kernel.SEED, transform).keys
     delimiter = config.delimiter
     count = 0
+
+    def make(records: list[bytes]) -> list[bytes]:
+        try:
+            return keys_of(records)
+        except PatternTimeout as exc:
+            raise exc.at(f"line {count - len(records) + exc.index + 1}") from None
+
     for source in sources:
         splitter = RecordSplitter(delimiter)
         for chunk in DecodedChunks(source, decompress):

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from seqdedup.config import FilterRule
 from seqdedup.errors import UsageError
 from seqdedup.kernel import numpy_available
+from seqdedup.timelimit import each_within
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -53,8 +54,12 @@ class FilterList:
     def __init__(self, rules: Sequence[FilterRule]) -> None:
         self.rules = tuple(rules)
         compiled = [_compile(rule) for rule in self.rules]
-        self._text_tests = [_Test(pattern.pattern, pattern.search) for pattern in compiled]
-        self._byte_tests = _byte_tests(compiled)
+        labels = [_label(rule) for rule in self.rules]
+        self._text_tests = [
+            _Test(pattern.pattern, pattern.search, label)
+            for pattern, label in zip(compiled, labels, strict=True)
+        ]
+        self._byte_tests = _byte_tests(compiled, labels)
         self.has_track = any(rule.kind == "track" for rule in self.rules)
 
     def __bool__(self) -> bool:
@@ -142,7 +147,7 @@ class _Batch:
 class _Test:
     """How one pattern is matched: a compiled search, or a plain (``^``) literal."""
 
-    def __init__(self, source: Any, search: Callable[[Any], object]) -> None:
+    def __init__(self, source: Any, search: Callable[[Any], object], label: str) -> None:
         anchored = source[:1] in ("^", b"^")
         literal = source[1:] if anchored else source
         plain = not any(
@@ -150,14 +155,15 @@ class _Test:
             for c in literal
         )
         self.search = search
+        self.label = label  # the pattern as a message names it
         self.anchored = anchored
         self.literal = literal if plain else None
 
     def each(self, texts: Sequence[Any]) -> list[Any]:
         """A truthy value per text that the pattern matches."""
         literal = self.literal
-        if literal is None:
-            return list(map(self.search, texts))
+        if literal is None:  # a regular expression: it may backtrack without end
+            return each_within(self.search, texts, self.label)
         if self.anchored:
             return list(map(type(literal).startswith, texts, repeat(literal)))
         # count, not "in": bytes "in" first tries the operand as an int and pays for a
@@ -194,7 +200,7 @@ class _Test:
 _METACHARACTERS = frozenset(".^$*+?{}[]\\|()")
 
 
-def _byte_tests(patterns: Sequence[re.Pattern[str]]) -> list[_Test] | None:
+def _byte_tests(patterns: Sequence[re.Pattern[str]], labels: Sequence[str]) -> list[_Test] | None:
     """Bytes twins of the patterns, for batches of ASCII records, or None.
 
     On ASCII text a bytes pattern matches exactly where its str original does, with
@@ -203,7 +209,7 @@ def _byte_tests(patterns: Sequence[re.Pattern[str]]) -> list[_Test] | None:
     otherwise every batch is decoded and matched as str.
     """
     twins: list[_Test] = []
-    for pattern in patterns:
+    for pattern, label in zip(patterns, labels, strict=True):
         source = pattern.pattern
         if not source.isascii() or "\\s" in source or "\\S" in source:
             return None
@@ -212,12 +218,18 @@ def _byte_tests(patterns: Sequence[re.Pattern[str]]) -> list[_Test] | None:
             twin = re.compile(encoded, pattern.flags & ~re.UNICODE)
         except re.error:
             return None
-        twins.append(_Test(encoded, twin.search))
+        twins.append(_Test(encoded, twin.search, label))
     return twins
 
 
 def _decode(record: bytes) -> str:
     return record.decode("utf-8", "surrogateescape")
+
+
+def _label(rule: FilterRule) -> str:
+    option = f"--{rule.kind}-file" if rule.origin else f"--{rule.kind}"
+    where = f" ({rule.origin})" if rule.origin else ""
+    return f"{option} '{rule.pattern}'{where}"
 
 
 def _compile(rule: FilterRule) -> re.Pattern[str]:

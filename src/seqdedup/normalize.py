@@ -14,10 +14,11 @@ these expressions.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from functools import lru_cache
+from collections.abc import Callable, Sequence
+from functools import lru_cache, partial
 
 from seqdedup.errors import UsageError
+from seqdedup.timelimit import each_within
 
 TIMESTAMP, UUID, IP, HEX, NUMBER = 1, 2, 4, 8, 16
 CLASSES = {"timestamp": TIMESTAMP, "uuid": UUID, "ip": IP, "hex": HEX, "number": NUMBER}
@@ -125,12 +126,23 @@ def compile_mask(pattern: str) -> re.Pattern[str]:
         compiled = re.compile(pattern)
     except re.error as exc:
         raise UsageError(f"--mask: invalid regular expression '{pattern}': {exc}") from None
-    if compiled.match(""):
+    if compiled.match("") or _can_match_empty(pattern):
         raise UsageError(
             f"--mask: '{pattern}' matches the empty string, so it would mark every position "
             "(use + rather than *)"
         )
     return compiled
+
+
+def _can_match_empty(pattern: str) -> bool:
+    """Whether the pattern can match the empty string somewhere (``(?=a)``, ``\b``),
+    by the shortest width the regular expression parser gives it."""
+    try:
+        from re import _parser  # type: ignore[attr-defined]  # Python 3.11+
+
+        return bool(_parser.parse(pattern).getwidth()[0] == 0)
+    except Exception:  # another interpreter's internals: the plain check above only
+        return False
 
 
 class KeySteps:
@@ -177,11 +189,10 @@ class KeySteps:
             if isinstance(step, int):
                 keys = [normalize(key, step) for key in keys]
                 continue
-            sub = step.sub
-            keys = [
-                sub(MASK_PLACEHOLDER, key.decode("utf-8", "surrogateescape")).encode(
-                    "utf-8", "surrogateescape"
-                )
-                for key in keys
-            ]
+            keys = each_within(partial(_mask, step.sub), keys, f"--mask '{step.pattern}'")
         return keys
+
+
+def _mask(sub: Callable[[str, str], str], key: bytes) -> bytes:
+    text = key.decode("utf-8", "surrogateescape")
+    return sub(MASK_PLACEHOLDER, text).encode("utf-8", "surrogateescape")

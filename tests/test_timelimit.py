@@ -1,0 +1,89 @@
+"""The time limit on user patterns: a pattern that backtracks without end on a record
+ends the run with one line naming it and the record; slow batches of fine records go on."""
+
+from __future__ import annotations
+
+import io
+import time
+
+import pytest
+
+from seqdedup import cli, timelimit
+from seqdedup.timelimit import PatternTimeout, each_within
+
+CATASTROPHIC = "(a+)+$"
+DATA = b"first\nsecond\n" + b"a" * 40 + b"b\nlast\n"
+
+
+@pytest.fixture
+def short_limit(monkeypatch):
+    monkeypatch.setattr(timelimit, "PATTERN_SECONDS", 0.3)
+
+
+def test_a_batch_of_slow_but_fine_records_goes_on(short_limit):
+    def slow(x):
+        time.sleep(0.05)
+        return x * 2
+
+    started = time.monotonic()
+    assert each_within(slow, list(range(10)), "--mask 'x'") == [x * 2 for x in range(10)]
+    assert time.monotonic() - started < 5
+
+
+def test_the_record_that_takes_too_long_is_named(short_limit):
+    import re
+
+    search = re.compile(CATASTROPHIC).search
+    texts = ["x", "aaa", "a" * 40 + "b", "y"]
+    with pytest.raises(PatternTimeout) as caught:
+        each_within(search, texts, "--track '(a+)+$'")
+    assert caught.value.index == 2
+    assert (
+        caught.value.at("line 9")
+        .args[0]
+        .startswith("--track '(a+)+$' took more than 0.3 s on line 9:")
+    )
+
+
+@pytest.mark.parametrize("option", ["--mask", "--track", "--bypass"])
+def test_each_pattern_option_ends_the_run_with_one_line(short_limit, engine, option):
+    out, err = io.BytesIO(), io.StringIO()
+    status = cli.main(["-w", "1", "-q", option, CATASTROPHIC], io.BytesIO(DATA), out, err)
+    assert status == 1
+    assert err.getvalue() == (
+        f"seqdedup: {option} '{CATASTROPHIC}' took more than 0.3 s on line 3: the pattern "
+        "backtracks without end on it (nested repetition such as (a+)+ does); "
+        "simplify the pattern\n"
+    )
+
+
+def test_a_mask_is_timed_on_the_tracked_records_and_named_by_line(short_limit, engine):
+    data = b"skip me\n" + DATA  # line 1 bypassed: the mask sees the rest, line 4 is slow
+    out, err = io.BytesIO(), io.StringIO()
+    args = ["-w", "1", "-q", "--bypass", "^skip", "--mask", CATASTROPHIC]
+    assert cli.main(args, io.BytesIO(data), out, err) == 1
+    assert "on line 4:" in err.getvalue()
+
+
+def test_show_keys_names_the_record_too(short_limit):
+    out, err = io.BytesIO(), io.StringIO()
+    args = ["--show-keys", "--mask", CATASTROPHIC]
+    assert cli.main(args, io.BytesIO(DATA), out, err) == 1
+    assert "on line 3:" in err.getvalue()
+
+
+def test_the_installed_command_ends_within_the_limit(run_cli):
+    """As a user runs it, with the real limit: the run ends (two limits at most: the
+    batch's, then the record's own), one line, no traceback."""
+    started = time.monotonic()
+    p = run_cli(["-w", "1", "-q", "--mask", CATASTROPHIC], DATA, timeout=60)
+    assert time.monotonic() - started < 4 * timelimit.PATTERN_SECONDS
+    assert p.returncode == 1
+    assert p.stderr.count(b"\n") == 1 and b"on line 3:" in p.stderr
+
+
+@pytest.mark.parametrize("pattern", ["(?=a)", r"\b", "(?<=x)", "a*"])
+def test_a_mask_that_can_match_the_empty_string_is_refused(run_cli, pattern):
+    p = run_cli(["-q", "--mask", pattern], b"a\n")
+    assert (p.returncode, p.stdout) == (1, b"")
+    assert b"matches the empty string" in p.stderr
