@@ -249,3 +249,20 @@ def test_top_shows_records_as_text_never_as_markup(run_cli):
             if fmt == "table":
                 shown = first.decode().replace("\x1b", "\\x1b")
                 assert shown[:12] in err  # the table shortens long records
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_record_larger_than_memory_is_one_line_after_the_output(engine):
+    """2 GB without a delimiter under a 700 MB address-space limit."""
+    command = (
+        f"ulimit -v 700000; (printf 'a\\nb\\n'; head -c 2000000000 /dev/zero) | {SEQDEDUP} -w 1 -q"
+    )
+    p = subprocess.run(
+        ["bash", "-c", command], capture_output=True, env=engine_env(engine), timeout=120
+    )
+    assert (p.returncode, p.stdout) == (1, b"a\nb\n")
+    assert p.stderr.count(b"\n") == 1 and b"Traceback" not in p.stderr
+    assert p.stderr.startswith(b"seqdedup: a record is larger than the memory available: ")
+    assert p.stderr.endswith(
+        b"read without a delimiter; 2 records written before it (is the delimiter right?)\n"
+    )

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol, overload
 
 from seqdedup import kernel
 from seqdedup.config import Config
+from seqdedup.errors import SeqdedupError
 from seqdedup.filters import TRACKED, FilterList
 from seqdedup.keys import ShellTransform, key_maker
 from seqdedup.matcher import Matcher, make_matcher
@@ -517,6 +518,7 @@ def process_streams(
     from all sources so far. ``sources`` is iterated lazily: a generator may open each
     file when it is asked for it (and close it when asked for the next)."""
     dedup = Deduplicator(config, on_explain, **options)
+    delimiter = dedup.config.delimiter
     try:
         upcoming = iter(sources)
         source = next(upcoming, None)
@@ -525,18 +527,21 @@ def process_streams(
             _write(sink, dedup.flush_bytes(False))
         while source is not None:
             chunks = DecodedChunks(source, decompress)
+            open_bytes = 0  # read since the last delimiter: the record being read, so far
             try:
                 for chunk in chunks:
+                    open_bytes += len(chunk)
                     _write(sink, dedup.feed_bytes(chunk))
+                    ended = chunk.rfind(delimiter)
+                    if ended >= 0:
+                        open_bytes = len(chunk) - ended - len(delimiter)
                     if on_progress is not None:  # bytes of the sources themselves
                         on_progress(read_before + chunks.consumed, dedup.stats)
             except DamagedInput as exc:  # the input ends at the damage: decide the rest
                 _write(sink, dedup.flush_bytes(False))
-                stats = dedup.stats
-                written = stats.skipped if dedup.config.inverse else stats.emitted
-                raise DamagedInput(
-                    f"{exc}; {written:,} record{'s' * (written != 1)} written before it"
-                ) from None
+                raise DamagedInput(f"{exc}; {_written(dedup)} before it") from None
+            except MemoryError:
+                raise SeqdedupError(_out_of_memory(dedup, open_bytes)) from None
             read_before += chunks.consumed
             source = next(upcoming, None)
             _write(
@@ -547,6 +552,28 @@ def process_streams(
     except BaseException:
         dedup.abort()  # a failed or interrupted run saves nothing to the library
         raise
+
+
+def _written(dedup: Deduplicator) -> str:
+    """How many records the output holds so far, as a message says it."""
+    stats = dedup.stats
+    written = stats.skipped if dedup.config.inverse else stats.emitted
+    return f"{written:,} record{'s' * (written != 1)} written"
+
+
+HUGE_RECORD = 64 << 20  # a record this long that exhausts memory is named as the cause
+
+
+def _out_of_memory(dedup: Deduplicator, open_bytes: int) -> str:
+    if open_bytes >= HUGE_RECORD:
+        return (
+            f"a record is larger than the memory available: {open_bytes:,} bytes of it "
+            f"read without a delimiter; {_written(dedup)} before it (is the delimiter right?)"
+        )
+    return (
+        f"out of memory after {dedup.stats.total:,} records; {_written(dedup)} "
+        "(-m/--max-history bounds the memory of a long run)"
+    )
 
 
 def show_keys(

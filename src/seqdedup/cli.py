@@ -598,6 +598,9 @@ def main(
         return 130
     except Terminated as exc:
         return 128 + exc.signum
+    except MemoryError:
+        err.write(f"{PROG}: out of memory\n")
+        return 1
     except BrokenPipeError:
         if stdout is None:
             silence_stdout()
