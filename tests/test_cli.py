@@ -388,6 +388,8 @@ def test_progress_is_off_when_stderr_is_not_a_terminal(run_cli, big_log):
         ("{start", "malformed"),
         ("{start:q}", "malformed"),
         ("{0}", "unknown placeholder"),
+        ("{start:c}", "cannot write every record number"),
+        ("{count:c}", "cannot write every record number"),
     ],
 )
 def test_annotation_template_errors_before_any_output(run_cli, template, needle):

@@ -266,3 +266,114 @@ def test_a_record_larger_than_memory_is_one_line_after_the_output(engine):
     assert p.stderr.endswith(
         b"read without a delimiter; 2 records written before it (is the delimiter right?)\n"
     )
+
+
+# -- one line, never a traceback ---------------------------------------------------------
+def _script(name):
+    from pathlib import Path
+
+    return str(Path(sys.executable).parent / name)
+
+
+@pytest.mark.parametrize("days", ["inf", "1e400", "1e12"])
+def test_prune_with_more_days_than_a_date_holds_prunes_nothing(tmp_path, days):
+    library = tmp_path / "L"
+    subprocess.run(
+        [*seqdedup_command(), "-q", "-w", "1", "-l", str(library)],
+        input=b"a\na\n",
+        check=True,
+        capture_output=True,
+        env=user_env(),
+    )
+    p = subprocess.run(
+        [_script("seqdedup-library"), "prune", str(library), "--unseen-days", days],
+        capture_output=True,
+        env=user_env(),
+    )
+    assert (p.returncode, p.stderr) == (0, b"")
+    assert p.stdout.startswith(b"deleted 0 sequences")
+
+
+def test_library_info_into_a_closed_pipe_is_quiet(tmp_path):
+    library = tmp_path / "L"
+    subprocess.run(
+        [*seqdedup_command(), "-q", "-w", "1", "-l", str(library)],
+        input=b"a\na\n",
+        check=True,
+        capture_output=True,
+        env=user_env(),
+    )
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before anything is written (| head, done)
+    p = subprocess.run(
+        [_script("seqdedup-library"), "info", str(library)],
+        stdout=write_end,
+        stderr=subprocess.PIPE,
+        env=user_env(),
+    )
+    os.close(write_end)
+    assert (p.returncode, p.stderr) == (0, b"")
+
+
+@pytest.mark.parametrize("address", ["bogus", "tcp://host", "foo://host:1"])
+def test_dask_scheduler_that_is_no_address_is_one_line(tmp_path, address):
+    source = tmp_path / "a.log"
+    source.write_bytes(b"a\nb\n")
+    p = subprocess.run(
+        [
+            _script("seqdedup-dask"),
+            "--output-dir",
+            str(tmp_path / "out"),
+            "--scheduler",
+            address,
+            str(source),
+        ],
+        capture_output=True,
+        env=user_env(),
+        timeout=120,
+    )
+    assert p.returncode == 1
+    assert p.stderr.count(b"\n") == 1
+    assert p.stderr.startswith(f"seqdedup-dask: --scheduler '{address}' is not a".encode())
+
+
+def _children(pid):
+    from pathlib import Path
+
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def test_ctrl_c_of_the_dask_command_is_quiet(tmp_path):
+    """Ctrl-C reaches the whole process group (the workers too): exit 130, no traceback."""
+    import time
+
+    source = tmp_path / "big.log"
+    source.write_bytes(b"".join(b"line %d\n" % (i % 50_000) for i in range(3_000_000)))
+    proc = subprocess.Popen(
+        [_script("seqdedup-dask"), "-q", "--output-dir", str(tmp_path / "out"), str(source)],
+        stderr=subprocess.PIPE,
+        env=user_env(),
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while len(_children(proc.pid)) < 2 and time.monotonic() < deadline:  # the nannies
+            time.sleep(0.2)
+        time.sleep(3)  # their workers start and the job runs
+        assert proc.poll() is None, "the job ended before it could be interrupted"
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130
+    assert b"Traceback" not in err and err.count(b"\n") <= 1, err.decode()[-2000:]

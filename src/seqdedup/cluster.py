@@ -31,17 +31,19 @@ explanations, the sequences table) is the single-machine tool's job.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from hashlib import blake2b
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from seqdedup.config import Config, key_settings
-from seqdedup.errors import SeqdedupError
+from seqdedup.errors import SeqdedupError, UsageError
 
 FILE_SHIFT = 40  # position = file rank << 40 | tracked index within the file
 INDEX_MASK = (1 << FILE_SHIFT) - 1
@@ -642,18 +644,54 @@ class _scheduler:
         logging.getLogger("distributed.shuffle").setLevel(logging.ERROR)
         try:
             if self.name == "local":
-                self._cluster = LocalCluster(
-                    n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-                )
+                # Ctrl-C reaches the whole process group: the workers start with it
+                # ignored, and this process alone stops the job and closes the
+                # cluster, without their tracebacks.
+                with _interrupts_ignored():
+                    self._cluster = LocalCluster(
+                        n_workers=2,
+                        threads_per_worker=1,
+                        processes=True,
+                        dashboard_address=None,
+                        silence_logs=logging.ERROR,  # a cancelled task is a WARNING there
+                    )
                 self._client = Client(self._cluster)
             else:
                 self._client = Client(self.name, timeout=self.connect_timeout)
+        except ValueError as exc:  # no port, an unknown scheme: not an address at all
+            raise UsageError(
+                f"--scheduler '{self.name}' is not a scheduler address ({exc}): use local, "
+                "sync or tcp://HOST:PORT"
+            ) from None
         except (OSError, TimeoutError) as exc:
             raise SeqdedupError(f"cannot reach the Dask scheduler '{self.name}': {exc}") from None
         return {"scheduler": self._client}
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: object, *exc: object) -> None:
+        import logging
+
+        if kind is not None:  # stopped (Ctrl-C, an error): closing mid-job is no news
+            for name in ("distributed", "asyncio"):  # (its futures were never retrieved)
+                logging.getLogger(name).setLevel(logging.CRITICAL)
         if self._client is not None:
             self._client.close()
         if self._cluster is not None:
             self._cluster.close()
+
+
+@contextlib.contextmanager
+def _interrupts_ignored() -> Iterator[None]:
+    """SIGINT ignored while the cluster's processes start: they inherit the ignored
+    signal (across exec too; a blocked one would not do, they are started from another
+    thread). A Ctrl-C in that second is lost: pressing it again stops the job."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)

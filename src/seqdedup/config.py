@@ -220,8 +220,15 @@ def check_template(template: str) -> None:
             raise UsageError(
                 f"--annotation-format: unknown placeholder '{{{name}}}' (use {allowed})"
             )
-    try:  # format specs such as {start:>6} must also fit integers
-        template.format(**dict.fromkeys(NUMBER_FIELDS, 0), **dict.fromkeys(NAME_FIELDS, ""))
+    try:  # format specs such as {start:>6} must fit every integer ({start:c} does not)
+        for number in (0, MAX_VALUE):
+            template.format(
+                **dict.fromkeys(NUMBER_FIELDS, number), **dict.fromkeys(NAME_FIELDS, "")
+            )
+    except OverflowError as exc:
+        raise UsageError(
+            f"--annotation-format: '{template}' cannot write every record number ({exc})"
+        ) from None
     except (ValueError, IndexError, KeyError, AttributeError) as exc:
         raise UsageError(f"--annotation-format: malformed template '{template}': {exc}") from None
 

@@ -78,7 +78,8 @@ def signals_held() -> Iterator[None]:
 
 def exit_status(prog: str, body: Callable[[], int], stderr: TextIO) -> int:
     """Run a command's body; turn what ends it into an exit status: a SeqdedupError is
-    one line and 1, Ctrl-C 130, SIGTERM/SIGHUP 128 + N, --help/--version their own."""
+    one line and 1, Ctrl-C 130, SIGTERM/SIGHUP 128 + N, --help/--version their own, a
+    closed output pipe a quiet 0."""
     try:
         return body()
     except SeqdedupError as exc:
@@ -90,3 +91,11 @@ def exit_status(prog: str, body: Callable[[], int], stderr: TextIO) -> int:
         return 130
     except Terminated as exc:
         return 128 + exc.signum
+    except MemoryError:
+        stderr.write(f"{prog}: out of memory\n")
+        return 1
+    except BrokenPipeError:  # the reader of stdout went away (| head): a quiet end
+        from seqdedup.sinks import silence_stdout
+
+        silence_stdout()
+        return 0

@@ -109,9 +109,11 @@ def prune_library(
     if not unseen_days >= 0:
         raise SeqdedupError("--unseen-days must be a number of days, 0 or more")
     database = directory / DB_NAME
-    cutoff = ((now or datetime.now(UTC)) - timedelta(days=unseen_days)).isoformat(
-        timespec="seconds"
-    )
+    try:
+        moment = (now or datetime.now(UTC)) - timedelta(days=unseen_days)
+    except OverflowError:  # before the year 1 (inf, 1e12 days): nothing is that old
+        moment = datetime.min.replace(tzinfo=UTC)
+    cutoff = moment.isoformat(timespec="seconds")
     result: dict[str, Any] = {
         "directory": str(directory),
         "cutoff": cutoff,

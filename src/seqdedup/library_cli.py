@@ -94,6 +94,7 @@ def main(
             _write_info(result, out)
         else:
             _write_pruned(result, out)
+        out.flush()  # here, not at exit: a closed pipe is then a quiet end, not a traceback
         return 0
 
     return exit_status(PROG, body, err)
