@@ -377,3 +377,82 @@ def test_ctrl_c_of_the_dask_command_is_quiet(tmp_path):
             os.killpg(proc.pid, signal.SIGKILL)
     assert proc.returncode == 130
     assert b"Traceback" not in err and err.count(b"\n") <= 1, err.decode()[-2000:]
+
+
+# -- smaller ones ------------------------------------------------------------------------
+def test_a_file_name_with_a_newline_stays_inside_its_marker(run_cli, tmp_path):
+    odd = tmp_path / "new\nline.log"
+    odd.write_bytes(b"a\nb\n")
+    other = tmp_path / "b.log"
+    other.write_bytes(b"a\nb\n")
+    p = run_cli(["-q", "-a", "-e", "-w", "2", str(odd), str(other)])
+    assert p.returncode == 0
+    lines = p.stdout.split(b"\n")
+    assert lines[:2] == [b"a", b"b"] and lines[3] == b""
+    assert lines[2].startswith(b"[DUPLICATE: ") and b"new\\x0aline.log" in lines[2]
+    assert p.stderr.count(b"\n") == 1 and b"new\\x0aline.log" in p.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        (["-l", "L"], "--library-dir"),
+        (["-r", "."], "--read-sequences"),
+        (["-a"], "--annotate"),
+        (["-i"], "--inverse"),
+        (["-e"], "--explain"),
+        (["--top", "3"], "--top"),
+    ],
+)
+def test_show_keys_refuses_what_it_would_ignore(run_cli, tmp_path, args, option):
+    p = run_cli(["--show-keys", *args], b"a\n", cwd=tmp_path)
+    assert (p.returncode, p.stdout) == (1, b"")
+    assert p.stderr == (
+        b"seqdedup: --show-keys prints keys and matches nothing: it cannot be combined with "
+        + option.encode()
+        + b"\n"
+    )
+    assert not (tmp_path / "L").exists()
+
+
+def test_a_library_database_that_is_a_symbolic_link_is_not_written_through(run_cli, tmp_path):
+    library = tmp_path / "L"
+    library.mkdir()
+    elsewhere = tmp_path / "elsewhere.sqlite"
+    elsewhere.write_bytes(b"")
+    (library / "seqdedup.sqlite").symlink_to(elsewhere)
+    p = run_cli(["-q", "-w", "1", "-l", str(library)], b"a\na\n")
+    assert (p.returncode, p.stdout) == (1, b"")
+    assert p.stderr.count(b"\n") == 1 and b"is a symbolic link" in p.stderr
+    assert elsewhere.read_bytes() == b""
+    assert run_cli(["-q", "-w", "1", "-r", str(library)], b"a\na\n").stdout == b"a\n"
+
+
+def test_a_transform_killed_by_a_signal_says_so(run_cli):
+    p = run_cli(["-q", "--hash-transform", "kill -9 $$"], b"a\n")
+    assert p.returncode == 1
+    assert p.stderr == b"seqdedup: --hash-transform command 'kill -9 $$' was killed by signal 9\n"
+
+
+def test_text_that_starts_like_gzip_suggests_no_decompress(run_cli, tmp_path):
+    path = tmp_path / "looks.txt"
+    path.write_bytes(b"\x1f\x8bnot really\nmore\n")
+    p = run_cli(["-q", str(path)])
+    assert (p.returncode, p.stdout) == (1, b"")
+    assert b"read it with --no-decompress" in p.stderr and p.stderr.count(b"\n") == 1
+    again = run_cli(["-q", "--no-decompress", str(path)])
+    assert (again.returncode, again.stdout) == (0, path.read_bytes())
+
+
+def test_deduplicate_with_mixed_record_types_is_a_clear_type_error():
+    from seqdedup import deduplicate
+
+    with pytest.raises(TypeError, match="record 2 is bytes, the first was str"):
+        list(deduplicate(["a", b"a"]))
+    with pytest.raises(TypeError, match="record 1 is int: records are all str or all bytes"):
+        list(deduplicate([1]))
+
+
+def test_library_help_is_plain_text():
+    p = subprocess.run([_script("seqdedup-library"), "--help"], capture_output=True, env=user_env())
+    assert p.returncode == 0 and b"`" not in p.stdout and b":mod:" not in p.stdout

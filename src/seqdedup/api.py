@@ -645,10 +645,19 @@ def deduplicate(records: Iterable[Any], batch_size: int = 4096, **options: Any) 
     dedup = Deduplicator(**options)
     text: bool | None = None
     batch: list[bytes] = []
-    for record in records:
+    for number, record in enumerate(records, 1):
         if text is None:
             text = isinstance(record, str)
-        batch.append(record.encode("utf-8", "surrogateescape") if text else record)
+        if text and isinstance(record, str):
+            batch.append(record.encode("utf-8", "surrogateescape"))
+        elif not text and isinstance(record, bytes | bytearray):
+            batch.append(bytes(record))
+        else:
+            first = "" if number == 1 else f", the first was {'str' if text else 'bytes'}"
+            raise TypeError(
+                f"deduplicate: record {number} is {type(record).__name__}{first}: "
+                "records are all str or all bytes"
+            )
         if len(batch) >= batch_size:
             yield from _decoded(dedup.feed(batch), text)
             batch = []

@@ -367,6 +367,24 @@ def config_from_args(args: argparse.Namespace) -> Config:
         delimiter = parse_delimiter(args.delimiter)
     else:
         delimiter = b"\n"
+    if getattr(args, "show_keys", False):  # keys only: nothing is matched, saved or marked
+        given = [
+            option
+            for option, value in (
+                ("--library-dir", args.library_dir),
+                ("--read-sequences", args.read_sequences),
+                ("--annotate", args.annotate),
+                ("--inverse", args.inverse),
+                ("--explain", args.explain),
+                ("--top", getattr(args, "top", None)),
+            )
+            if value
+        ]
+        if given:
+            raise UsageError(
+                f"--show-keys prints keys and matches nothing: it cannot be combined with "
+                f"{given[0]}"
+            )
     inputs = list(args.input_files) or ["-"]
     if inputs.count("-") > 1:
         raise UsageError("standard input ('-') can be named only once")

@@ -227,9 +227,14 @@ class ShellTransform:
             _end_group(proc)
         if proc.returncode != 0:
             detail = " ".join(err.decode("utf-8", "replace").split())
+            how = (
+                f"was killed by signal {-proc.returncode}"
+                if proc.returncode < 0
+                else f"failed with exit status {proc.returncode}"
+            )
             raise SeqdedupError(
-                f"--hash-transform command '{self.command}' failed with exit status "
-                f"{proc.returncode}" + (f": {detail}" if detail else "")
+                f"--hash-transform command '{self.command}' {how}"
+                + (f": {detail}" if detail else "")
             )
         return out
 

@@ -455,6 +455,12 @@ class LibraryWriter:
 
     def __init__(self, directory: Path) -> None:
         make_directory(directory, "--library-dir")
+        database = directory / DB_NAME
+        if database.is_symlink():  # writing through it would change a file elsewhere
+            raise SeqdedupError(
+                f"library '{directory}': {DB_NAME} is a symbolic link (to "
+                f"'{os.readlink(database)}'); a library saves only into a file of its own"
+            )
         self.directory = directory
         self.started = _now()
         # Staged inside the library: a run killed outright (SIGKILL) leaves its file

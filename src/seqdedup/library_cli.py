@@ -13,6 +13,7 @@ from typing import Any, TextIO
 from seqdedup.errors import UsageError, exit_status, stop_on_termination_signals
 
 PROG = "seqdedup-library"
+DESCRIPTION = "See what a library holds, and prune what no run has seen lately."
 
 
 class _Parser(argparse.ArgumentParser):
@@ -21,7 +22,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog=PROG, description=__doc__.split("(see")[0].strip())
+    parser = _Parser(prog=PROG, description=DESCRIPTION)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     info = commands.add_parser("info", help="size, sequences, runs, oldest material")
     info.add_argument("directory", type=Path, metavar="DIR")

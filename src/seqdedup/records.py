@@ -316,15 +316,24 @@ class DecodedChunks:
                 yield chunk
             return
         stream = _Stream(kind)
-        try:
+
+        def decode() -> Iterator[bytes]:
             yield from stream.feed(head)
             for chunk in chunks:
                 self.consumed += len(chunk)
                 yield from stream.feed(chunk)
             yield from stream.finish()
+
+        decoded = False
+        try:
+            for out in decode():
+                decoded = True
+                yield out
         except SeqdedupError:
             raise
         except Exception as exc:  # OSError, EOFError, zlib.error, lzma.LZMAError, zstd's
+            # Nothing decoded at all: more likely text that starts like a header.
+            hint = "" if decoded else " (if it is not compressed, read it with --no-decompress)"
             raise DamagedInput(
-                f"cannot decompress {describe(self._source)} ({kind}): {exc}"
+                f"cannot decompress {describe(self._source)} ({kind}): {exc}{hint}"
             ) from None

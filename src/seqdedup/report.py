@@ -160,7 +160,9 @@ class Streams:
     run-wide number of each one's first record, to give record numbers per input."""
 
     def __init__(self, names: Sequence[str]) -> None:
-        self.names = ["(standard input)" if name == "-" else name for name in names]
+        # A name with a newline would cut a marker in two records: control characters
+        # are written as visible escapes.
+        self.names = ["(standard input)" if name == "-" else shown(name) for name in names]
         self.named = len(self.names) > 1  # only then do markers and explanations name them
         self.starts = [1]
         self._first = self.name(0)
