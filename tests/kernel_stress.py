@@ -15,7 +15,9 @@ from array import array
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+from seqdedup.jsonkeys import JsonSelector
 from seqdedup.library import encode_records
+from seqdedup.normalize import normalize_py
 
 from oracle import skipped_flags_streams
 
@@ -253,11 +255,65 @@ def key_calls(kernel, rng: random.Random) -> None:
         b'{"e":' * 5000 + b"1" + b"}" * 5000,  # deeper than the scanner goes
         b"[" * 5000,
     ]
-    for line, key in zip(lines, kernel.json_keys(lines, paths), strict=True):
-        assert key is None or key is line or key.startswith(b"{")
+    assert normalized == normalize_py(text, bits)  # the kernel's scanner is the definition's
+    by_python = JsonSelector([p.decode() for p, _ in paths])._parse(lines)
+    for line, key, want in zip(lines, kernel.json_keys(lines, paths), by_python, strict=True):
+        assert key is None or key == want, (line, key, want)
     names = sorted({path[0] for path in paths})
-    for line, key in zip(lines, kernel.json_keys(lines, names, ignore=True), strict=True):
-        assert key is None or key is line or len(key) <= len(line)
+    by_python = JsonSelector(ignore=[n.decode() for n in names])._parse(lines)
+    for line, key, want in zip(
+        lines, kernel.json_keys(lines, names, ignore=True), by_python, strict=True
+    ):
+        assert key is None or key == want, (line, key, want)
+    # Paths that choose the same value (named twice, or many times): never written past
+    # the key buffer.
+    twice = [paths[0]] * rng.randint(2, 64)
+    for key in kernel.json_keys(lines, twice):
+        assert key is None or isinstance(key, bytes)
+
+
+def hostile_calls(kernel, rng: random.Random) -> None:
+    """The raw API misused: wrong types, half-initialised objects, calls after errors.
+    Each is an exception, never a crash or a read of freed memory."""
+    bad_values = [None, -1, 2**64, "x", 1.5, b"", [b"a", 1], (b"a",), array("d", [1.0])]
+    calls = [
+        lambda v: kernel.hash_records(v),
+        lambda v: kernel.hash_records([b"a"], 0, v),
+        lambda v: kernel.hash_encoded(v),
+        lambda v: kernel.normalize(b"2026-01-01", v),
+        lambda v: kernel.key_offset(b"abc", v),
+        lambda v: kernel.json_keys(v, [(b"a", (b"a",))]),
+        lambda v: kernel.json_keys([b'{"a":1}'], v),
+        lambda v: kernel.json_keys([b'{"a":1}'], [v]),
+        lambda v: kernel.Matcher(v),
+        lambda v: kernel.Matcher(2, v),
+        lambda v: kernel.Matcher(2, None, 0, v),
+    ]
+    for call in calls:
+        with contextlib.suppress(TypeError, ValueError, OverflowError):
+            call(rng.choice(bad_values))
+    half = kernel.Matcher.__new__(kernel.Matcher)
+    with contextlib.suppress(ValueError):
+        half.__init__(rng.choice([0, 3]), rng.choice([None, 1]))
+    for method in (
+        half.finish,
+        half.new_stream,
+        lambda: half.push(b"\0" * 8),
+        lambda: half.feed_chunk(b"a\n"),
+        lambda: half.source(1),
+    ):
+        with contextlib.suppress(RuntimeError):
+            method()
+    broken = kernel.Matcher(2)
+    with contextlib.suppress(ValueError):
+        broken.add_library_windows(array("q", [1, 2]), array("q", [-3, 5]))
+    with contextlib.suppress(RuntimeError):
+        broken.push(array("q", [1, 2, 3]))
+    m = kernel.Matcher(2, None, delimiter=b"\n")
+    for chunk in (b"a\nb", 7, b"\nc\n", None):
+        with contextlib.suppress(TypeError):
+            m.feed_chunk(chunk)
+    m.finish_chunks()
 
 
 def big_run(kernel) -> None:
@@ -283,6 +339,7 @@ def main() -> None:
         push_run(kernel, rng)
         odd_calls(kernel, rng)
         key_calls(kernel, rng)
+        hostile_calls(kernel, rng)
     print(f"kernel stress: {iterations} iterations, all equal to the oracle")
 
 

@@ -7,6 +7,7 @@ import itertools
 import os
 import sqlite3
 import sys
+from array import array
 from contextlib import closing
 
 import pytest
@@ -362,3 +363,120 @@ def test_large_table_keeps_every_first_start_through_growth():
     assert [m.source(n + k) for k in range(0, len(again), 997)] == [
         n // 2 - 1 - k for k in range(0, len(again), 997)
     ]
+
+
+# -- the raw module API under hostile use (issue: an audit of the C kernel) ------------
+class TestRawApi:
+    def test_a_failed_or_missing_init_leaves_an_unusable_object(self):
+        k = _kernel
+        m = k.Matcher.__new__(k.Matcher)
+        for call in (
+            lambda: m.push(b"\0" * 8),
+            m.finish,
+            lambda: m.source(0),
+            m.new_stream,
+            lambda: m.feed_chunk(b"a\n"),
+            lambda: m.fingerprints(b"", 0),
+        ):
+            with pytest.raises(RuntimeError, match="not initialised"):
+                call()
+        bad = k.Matcher.__new__(k.Matcher)
+        with pytest.raises(ValueError):
+            bad.__init__(3, 1)  # history below the window: nothing stored
+        with pytest.raises(RuntimeError, match="not initialised"):
+            bad.push(b"\0" * 8)  # no division by a zero stride
+        bad.__init__(3, 100)  # a later __init__ that succeeds makes it usable
+        assert bad.push(array("q", [1, 2, 3, 1, 2, 3])) == [True, True, True, False]
+        with pytest.raises(RuntimeError, match="already initialised"):
+            bad.__init__(3)
+
+    def test_a_call_that_fails_half_way_breaks_the_object(self):
+        k = _kernel
+        m = k.Matcher(2, None, delimiter=b"\n")
+        m.feed_chunk(b"a\nb\n")
+        with pytest.raises(TypeError):
+            m.feed_chunk(12)  # refused before any change: still usable
+        m.feed_chunk(b"a\n")
+        m.new_material = [1]
+        m.new_material = None
+        lib = k.Matcher(2)
+        with pytest.raises(ValueError, match="at most -W - 1"):  # the second start is bad
+            lib.add_library_windows(array("q", [5, 6]), array("q", [-3, 0]))
+        with pytest.raises(RuntimeError, match="unusable after an earlier error"):
+            lib.push(array("q", [1, 2]))
+
+    @pytest.mark.parametrize("value", [-1, 2**64])
+    def test_negative_or_huge_skip_chars_are_refused(self, value):
+        k = _kernel
+        with pytest.raises((ValueError, OverflowError)):
+            k.Matcher(2, skip_chars=value)
+        with pytest.raises(ValueError):
+            k.hash_records([b"a"], 0, value)
+        with pytest.raises(ValueError):
+            k.hash_encoded(b"\0\0\0\0", 0, value)
+        with pytest.raises(ValueError):
+            k.key_offset(b"abc", value)
+        with pytest.raises(ValueError):
+            k.normalize(b"abc", -1)
+
+    def test_hashes_must_be_8_byte_integers(self):
+        k = _kernel
+        m = k.Matcher(1)
+        for bad in (array("d", [1.0]), array("i", [1, 2]), array("h", [1, 2, 3, 4])):
+            with pytest.raises(ValueError, match="8-byte integers"):
+                m.push(bad)
+        assert m.push(array("q", [7])) == [True]
+        assert m.push(array("Q", [7])) == [False]
+        assert m.push(b"\x07" + b"\0" * 7) == [False]
+
+    def test_the_new_material_list_takes_part_in_garbage_collection(self):
+        import gc
+        import weakref
+
+        k = _kernel
+
+        class Holder(list):
+            pass
+
+        m = k.Matcher(1)
+        cycle = Holder()
+        cycle.append(m)  # list -> matcher -> list
+        m.new_material = cycle
+        alive = weakref.ref(cycle)
+        del m, cycle
+        gc.collect()
+        assert alive() is None
+        assert gc.is_tracked(k.Matcher(1))
+
+    def test_two_json_paths_choosing_the_same_value_never_overflow(self):
+        k = _kernel
+        record = b'{"a": "' + b"x" * 5000 + b'"}'
+        keys = k.json_keys([record], [(b"a", (b"a",))] * 64)
+        assert keys == [None]  # longer than the record: left to Python, not overflowed
+
+    def test_a_heap_type_in_a_multi_phase_module(self):
+        k = _kernel
+        assert k.GIL_MINSIZE == 2048
+        assert k.Matcher.__flags__ & (1 << 9)  # Py_TPFLAGS_HEAPTYPE
+
+    def test_hashing_releases_the_gil_on_large_inputs(self):
+        """Two threads hash a large library row at once: both finish with the right
+        answer, and the chunk path of two matchers runs in two threads."""
+        import threading
+
+        from seqdedup.library import encode_records
+
+        k = _kernel
+        records = [b"record %d" % i for i in range(200_000)]
+        encoded = encode_records(records)
+        want = k.hash_records(records, 5)
+        results = []
+        threads = [
+            threading.Thread(target=lambda: results.append(k.hash_encoded(encoded, 5)))
+            for _ in range(2)
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert results == [want, want]

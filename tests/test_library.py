@@ -18,6 +18,7 @@ from seqdedup.library import (
     load_library,
 )
 
+from conftest import kernel_built
 from oracle import skipped_flags
 
 
@@ -401,3 +402,32 @@ def test_libraries_saved_before_key_settings_were_recorded_are_read(tmp_path):
         db.commit()
     steps = (("normalize", "number"),)
     assert run([b"a 2"], window_size=1, read_sequences=(library,), key_steps=steps)[0] == []
+
+
+def test_a_library_row_must_hold_exactly_its_records():
+    from seqdedup.library import check_encoded, decode_records, encode_records
+
+    row = encode_records([b"ab", b"", b"cde"])
+    check_encoded(row)
+    assert decode_records(row) == [b"ab", b"", b"cde"]
+    for damaged in (row + b"x", row[:-1], row[:3], b"", row[:4] + row[8:]):
+        with pytest.raises(ValueError):
+            check_encoded(damaged)
+    if not kernel_built():
+        return
+    from seqdedup import _kernel  # the kernel's reader agrees on every one of them
+
+    for damaged in (row + b"x", row[:-1], row[:3], b""):
+        with pytest.raises(ValueError):
+            _kernel.hash_encoded(damaged)
+
+
+def test_rows_check_on_a_big_endian_machine(monkeypatch):
+    """On a big-endian host, lengths are swapped when written and when read: the check
+    must swap them too (simulated: both sides believe the host is big-endian)."""
+    from seqdedup import library
+
+    monkeypatch.setattr(library.sys, "byteorder", "big")
+    row = library.encode_records([b"ab", b"cde"])
+    library.check_encoded(row)
+    assert library.decode_records(row) == [b"ab", b"cde"]

@@ -14,11 +14,49 @@
  *   - the chunk path splits a chunk on the delimiter in place and writes the kept
  *     records as contiguous ranges of the input.
  *
- * Everything runs under the GIL; every allocation is checked and every size that
- * could overflow is checked before it is used.
+ * Everything runs under the GIL, except the long pure loops that hash records (a
+ * chunk's records, a library row, a large buffer: over GIL_MINSIZE bytes), which touch
+ * only memory the call owns; a Matcher is used by one call at a time (`busy`). Every
+ * allocation is checked and every size that could overflow is checked before it is
+ * used. A Matcher is usable only once __init__ succeeded, and an error half-way through
+ * a call that changes it (memory, overflow) marks it broken: every later call raises,
+ * so it never gives wrong answers from half-updated state.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+
+/* Below this many bytes, releasing the GIL costs more than it saves (hashlib's rule). */
+#define GIL_MINSIZE 2048
+
+/* "O&" converter: a Python int from 0 to 2**64 - 1 (the "K" format would wrap -1). */
+static int to_u64(PyObject *obj, void *out)
+{
+    if (!PyLong_Check(obj)) {
+        PyErr_SetString(PyExc_TypeError, "expected an int");
+        return 0;
+    }
+    unsigned long long value = PyLong_AsUnsignedLongLong(obj);
+    if (value == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_ValueError, "expected an int from 0 to 2**64 - 1");
+        return 0;
+    }
+    *(uint64_t *)out = value;
+    return 1;
+}
+
+/* "O&" converter for a class mask: an int from 0 to 2**32 - 1. */
+static int to_u32(PyObject *obj, void *out)
+{
+    uint64_t value;
+    if (!to_u64(obj, &value)) return 0;
+    if (value > UINT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "expected an int from 0 to 2**32 - 1");
+        return 0;
+    }
+    *(unsigned *)out = (unsigned)value;
+    return 1;
+}
 #include <stdint.h>
 #include <string.h>
 
@@ -638,7 +676,46 @@ typedef struct {
     size_t scratch_hashes_cap, scratch_windows_cap, scratch_fps_cap;
     unsigned char *keep;  /* decisions of the records decided by the last call */
     size_t keep_cap;
+    int ready;            /* __init__ succeeded */
+    int broken;           /* an error left the state half-updated: unusable */
+    int busy;             /* a call is running (it may have released the GIL) */
 } Matcher;
+
+/* Whether the object may be used: initialised and not broken (else an error is set). */
+static int usable(const Matcher *m)
+{
+    if (!m->ready) {
+        PyErr_SetString(PyExc_RuntimeError, "Matcher is not initialised");
+        return -1;
+    }
+    if (m->broken) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "Matcher is unusable after an earlier error in one of its calls; "
+                        "make a new one");
+        return -1;
+    }
+    return 0;
+}
+
+/* Enter a call: refuse an object that is not usable, or in use. */
+static int enter(Matcher *m)
+{
+    if (usable(m) < 0) return -1;
+    if (m->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "Matcher is in use by another thread");
+        return -1;
+    }
+    m->busy = 1;
+    return 0;
+}
+
+/* Leave a call; `result` NULL after the state may have changed: the object is broken. */
+static PyObject *leave(Matcher *m, PyObject *result, int changed)
+{
+    m->busy = 0;
+    if (result == NULL && changed) m->broken = 1;
+    return result;
+}
 
 static uint64_t *make_coefficients(Py_ssize_t count)
 {
@@ -704,7 +781,7 @@ static int prepare_sources(Matcher *m, size_t count)
 
 static int note_new(Matcher *m, int flag)
 {
-    if (m->new_material == Py_None) return 0;
+    if (m->new_material == NULL || m->new_material == Py_None) return 0;
     return PyList_Append(m->new_material, flag ? Py_True : Py_False);
 }
 
@@ -891,11 +968,22 @@ static PyObject *flags_to_list(const unsigned char *keep, size_t count)
     return list;
 }
 
-/* A buffer of native int64/uint64 values. */
+/* A buffer of native int64/uint64 values: raw bytes (a multiple of 8 long), or a typed
+ * buffer of 8-byte integers (array('q'), an int64 numpy array); never floats or other
+ * widths whose byte length happens to be a multiple of 8. */
 static int get_hashes(PyObject *obj, Py_buffer *view)
 {
-    if (PyObject_GetBuffer(obj, view, PyBUF_SIMPLE) < 0) return -1;
-    if (view->len % 8) {
+    if (PyObject_GetBuffer(obj, view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) return -1;
+    const char *f = view->format;
+    if (f != NULL && (f[0] == '@' || f[0] == '=' || f[0] == '<' || f[0] == '>')) {
+        int foreign = (f[0] == '<' && PY_BIG_ENDIAN) || (f[0] == '>' && PY_LITTLE_ENDIAN);
+        f = foreign ? "x" : f + 1;
+    }
+    int raw = f == NULL || strcmp(f, "B") == 0 || strcmp(f, "b") == 0 || strcmp(f, "c") == 0;
+    int words = view->itemsize == 8 && f != NULL &&
+                (strcmp(f, "q") == 0 || strcmp(f, "Q") == 0 || strcmp(f, "l") == 0 ||
+                 strcmp(f, "L") == 0);
+    if (!(raw || words) || view->len % 8) {
         PyBuffer_Release(view);
         PyErr_SetString(PyExc_ValueError, "hashes must be a buffer of 8-byte integers");
         return -1;
@@ -916,25 +1004,35 @@ static int fed_by(Matcher *m, int how)
 
 static PyObject *Matcher_push(Matcher *m, PyObject *arg)
 {
-    if (fed_by(m, 1) < 0) return NULL;
+    if (enter(m) < 0) return NULL;
+    if (fed_by(m, 1) < 0) return leave(m, NULL, 0);
     Py_buffer view;
-    if (get_hashes(arg, &view) < 0) return NULL;
+    if (get_hashes(arg, &view) < 0) return leave(m, NULL, 0);
     uint64_t *hashes = scratch_copy(m, &view);
     size_t n = (size_t)view.len / 8;
     PyBuffer_Release(&view);
-    if (hashes == NULL) return NULL;
+    if (hashes == NULL) return leave(m, NULL, 0);
     Py_ssize_t count = push_core(m, hashes, n, 0);
-    return count < 0 ? NULL : flags_to_list(m->keep, (size_t)count);
+    return leave(m, count < 0 ? NULL : flags_to_list(m->keep, (size_t)count), 1);
 }
 
 static PyObject *Matcher_finish(Matcher *m, PyObject *Py_UNUSED(ignored))
 {
-    if (fed_by(m, 1) < 0) return NULL;
+    if (enter(m) < 0) return NULL;
+    if (fed_by(m, 1) < 0) return leave(m, NULL, 0);
     Py_ssize_t count = finish_core(m, 0);
-    return count < 0 ? NULL : flags_to_list(m->keep, (size_t)count);
+    return leave(m, count < 0 ? NULL : flags_to_list(m->keep, (size_t)count), 1);
 }
 
+static PyObject *Matcher_fingerprints_in(Matcher *m, PyObject *args);
+
 static PyObject *Matcher_fingerprints(Matcher *m, PyObject *args)
+{
+    if (enter(m) < 0) return NULL;
+    return leave(m, Matcher_fingerprints_in(m, args), 0); /* only scratch changes */
+}
+
+static PyObject *Matcher_fingerprints_in(Matcher *m, PyObject *args)
 {
     PyObject *obj;
     Py_ssize_t count;
@@ -954,6 +1052,7 @@ static PyObject *Matcher_fingerprints(Matcher *m, PyObject *args)
     uint64_t *h = scratch_copy(m, &view);
     PyBuffer_Release(&view);
     if (h == NULL) return NULL;
+    if (count > PY_SSIZE_T_MAX / 8) return PyErr_NoMemory();
     PyObject *out = PyBytes_FromStringAndSize(NULL, count * 8);
     if (out == NULL) return NULL;
     char *dst = PyBytes_AS_STRING(out);
@@ -964,7 +1063,17 @@ static PyObject *Matcher_fingerprints(Matcher *m, PyObject *args)
     return out;
 }
 
+static PyObject *Matcher_add_library_windows_in(Matcher *m, PyObject *args, int *changed);
+
 static PyObject *Matcher_add_library_windows(Matcher *m, PyObject *args)
+{
+    if (enter(m) < 0) return NULL;
+    int changed = 0;
+    PyObject *result = Matcher_add_library_windows_in(m, args, &changed);
+    return leave(m, result, changed);
+}
+
+static PyObject *Matcher_add_library_windows_in(Matcher *m, PyObject *args, int *changed)
 {
     PyObject *fps_obj, *starts_obj;
     if (!PyArg_ParseTuple(args, "OO", &fps_obj, &starts_obj)) return NULL;
@@ -994,6 +1103,7 @@ static PyObject *Matcher_add_library_windows(Matcher *m, PyObject *args)
             goto done;
         }
         /* the earliest library window wins */
+        *changed = 1;
         if (m->limited) {
             int created;
             int64_t *v = table_upsert(&m->library, fp, &created);
@@ -1101,7 +1211,17 @@ fail:
     return NULL;
 }
 
+static PyObject *Matcher_feed_chunk_in(Matcher *m, PyObject *arg, int *changed);
+
 static PyObject *Matcher_feed_chunk(Matcher *m, PyObject *arg)
+{
+    if (enter(m) < 0) return NULL;
+    int changed = 0;
+    PyObject *result = Matcher_feed_chunk_in(m, arg, &changed);
+    return leave(m, result, changed);
+}
+
+static PyObject *Matcher_feed_chunk_in(Matcher *m, PyObject *arg, int *changed)
 {
     if (m->delim == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "the chunk path needs a delimiter");
@@ -1114,6 +1234,7 @@ static PyObject *Matcher_feed_chunk(Matcher *m, PyObject *arg)
     if (fed_by(m, 2) < 0) return NULL;
     Py_buffer chunk;
     if (PyObject_GetBuffer(arg, &chunk, PyBUF_SIMPLE) < 0) return NULL;
+    *changed = 1;
     /* Drop what was decided: keep the pending records and the incomplete tail. */
     size_t base = m->rec_len ? m->rec_start[0] : m->tail_start;
     if (base) {
@@ -1159,10 +1280,15 @@ static PyObject *Matcher_feed_chunk(Matcher *m, PyObject *arg)
     if (grow((void **)&m->scratch_hashes, &m->scratch_hashes_cap, n + 1, sizeof(uint64_t)) < 0)
         return NULL;
     uint64_t *h = m->scratch_hashes;
+    /* Pure work on the matcher's own memory (busy keeps other calls out): without the
+     * GIL when it is large, so other threads run meanwhile. */
+    int release = n && m->rec_end[first_new + n - 1] - m->rec_start[first_new] >= GIL_MINSIZE;
+    PyThreadState *save = release ? PyEval_SaveThread() : NULL;
     for (size_t k = 0; k < n; k++) {
         size_t i = first_new + k;
         h[k] = record_hash(m, m->buf + m->rec_start[i], m->rec_end[i] - m->rec_start[i]);
     }
+    if (save != NULL) PyEval_RestoreThread(save);
     PyObject *hashes = PyBytes_FromStringAndSize((const char *)h, (Py_ssize_t)(n * 8));
     if (hashes == NULL) return NULL;
     int64_t first_index = m->next;
@@ -1174,7 +1300,19 @@ static PyObject *Matcher_feed_chunk(Matcher *m, PyObject *arg)
 
 /* End of the chunks. With delimit_final, a final record without a delimiter is written
  * with one (another stream follows), except one that a newline ends in text mode. */
+static PyObject *Matcher_finish_chunks_in(Matcher *m, PyObject *args, PyObject *kwds,
+                                          int *changed);
+
 static PyObject *Matcher_finish_chunks(Matcher *m, PyObject *args, PyObject *kwds)
+{
+    if (enter(m) < 0) return NULL;
+    int changed = 0;
+    PyObject *result = Matcher_finish_chunks_in(m, args, kwds, &changed);
+    return leave(m, result, changed);
+}
+
+static PyObject *Matcher_finish_chunks_in(Matcher *m, PyObject *args, PyObject *kwds,
+                                          int *changed)
 {
     static char *kwlist[] = {"delimit_final", NULL};
     int delimit_final = 0;
@@ -1184,6 +1322,7 @@ static PyObject *Matcher_finish_chunks(Matcher *m, PyObject *args, PyObject *kwd
         return NULL;
     }
     if (fed_by(m, 2) < 0) return NULL;
+    *changed = 1;
     m->chunks_finished = 1;
     PyObject *hashes;
     Py_ssize_t count = 0;
@@ -1241,25 +1380,28 @@ static int Matcher_init(Matcher *m, PyObject *args, PyObject *kwds)
                              "normalize",   NULL};
     Py_ssize_t width;
     PyObject *history = Py_None;
-    unsigned long long seed = 0, skip = 0;
+    unsigned long long seed = 0;
+    uint64_t skip = 0;
     Py_buffer delim = {0};
     int byte_mode = 0, inverse = 0, run_heads = 0;
-    unsigned int normalize = 0;
-    if (m->width) {
+    unsigned normalize = 0;
+    if (m->ready || m->broken) {
         PyErr_SetString(PyExc_RuntimeError, "Matcher is already initialised");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "n|OKz*KpppI", kwlist, &width, &history, &seed,
-                                     &delim, &skip, &byte_mode, &inverse, &run_heads,
-                                     &normalize))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "n|OKz*O&pppO&", kwlist, &width, &history,
+                                     &seed, &delim, to_u64, &skip, &byte_mode, &inverse,
+                                     &run_heads, to_u32, &normalize))
         return -1;
+    /* Everything is checked before anything is stored: a failed __init__ leaves the
+     * object as tp_new made it (unusable until an __init__ succeeds). */
     int rc = -1;
+    int64_t horizon = INT64_MAX;
+    unsigned char *delim_copy = NULL;
     if (width < 1) {
         PyErr_SetString(PyExc_ValueError, "window_size must be at least 1");
         goto done;
     }
-    m->width = width;
-    m->horizon = INT64_MAX;
     if (history != Py_None) {
         long long value = PyLong_AsLongLong(history);
         if (value == -1 && PyErr_Occurred()) goto done;
@@ -1267,32 +1409,32 @@ static int Matcher_init(Matcher *m, PyObject *args, PyObject *kwds)
             PyErr_SetString(PyExc_ValueError, "max_history must be at least window_size");
             goto done;
         }
-        m->horizon = value;
-        m->limited = 1;
+        horizon = value;
     }
+    if (delim.buf != NULL) {
+        if (delim.len == 0) {
+            PyErr_SetString(PyExc_ValueError, "the delimiter must not be empty");
+            goto done;
+        }
+        delim_copy = PyMem_Malloc((size_t)delim.len);
+        if (delim_copy == NULL) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        memcpy(delim_copy, delim.buf, (size_t)delim.len);
+        m->delim_len = (size_t)delim.len;
+    }
+    m->width = width;
+    m->horizon = horizon;
+    m->limited = history != Py_None;
     m->seed = seed;
     m->skip = skip;
     m->byte_mode = byte_mode;
     m->inverse = inverse;
     m->run_heads = run_heads;
     m->normalize = normalize & NORM_ALL;
-    if (delim.buf != NULL) {
-        if (delim.len == 0) {
-            PyErr_SetString(PyExc_ValueError, "the delimiter must not be empty");
-            goto done;
-        }
-        m->delim = PyMem_Malloc((size_t)delim.len);
-        if (m->delim == NULL) {
-            PyErr_NoMemory();
-            goto done;
-        }
-        memcpy(m->delim, delim.buf, (size_t)delim.len);
-        m->delim_len = (size_t)delim.len;
-    }
-    m->cover = -1;
-    m->new_until = -1;
-    m->library.stride = 2;
-    m->chains[0].stride = m->chains[1].stride = 3;
+    m->delim = delim_copy;
+    m->ready = 1;
     rc = 0;
 done:
     if (delim.buf != NULL) PyBuffer_Release(&delim);
@@ -1303,15 +1445,35 @@ static PyObject *Matcher_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
     Matcher *m = (Matcher *)type->tp_alloc(type, 0);
     if (m == NULL) return NULL;
+    /* The state every method may meet, even before (or without) a successful __init__. */
     m->new_material = Py_None;
     Py_INCREF(Py_None);
+    m->cover = -1;
+    m->new_until = -1;
+    m->library.stride = 2;
+    m->chains[0].stride = m->chains[1].stride = 3;
     return (PyObject *)m;
+}
+
+static int Matcher_traverse(Matcher *m, visitproc visit, void *arg)
+{
+    Py_VISIT(Py_TYPE(m)); /* a heap type */
+    Py_VISIT(m->new_material);
+    return 0;
+}
+
+static int Matcher_clear(Matcher *m)
+{
+    Py_CLEAR(m->new_material);
+    return 0;
 }
 
 static void Matcher_dealloc(Matcher *m)
 {
+    PyTypeObject *type = Py_TYPE(m);
+    PyObject_GC_UnTrack(m);
+    Matcher_clear(m);
     PyMem_Free(m->sources);
-    Py_CLEAR(m->new_material);
     PyMem_Free(m->coeffs);
     PyMem_Free(m->tail);
     PyMem_Free(m->recent);
@@ -1327,11 +1489,13 @@ static void Matcher_dealloc(Matcher *m)
     PyMem_Free(m->scratch_windows);
     PyMem_Free(m->scratch_fps);
     PyMem_Free(m->keep);
-    Py_TYPE(m)->tp_free((PyObject *)m);
+    type->tp_free((PyObject *)m);
+    Py_DECREF(type);
 }
 
 static PyObject *Matcher_source(Matcher *m, PyObject *arg)
 {
+    if (usable(m) < 0) return NULL;
     long long window = PyLong_AsLongLong(arg);
     if (window == -1 && PyErr_Occurred()) return NULL;
     if (window >= m->sources_base && window - m->sources_base < (int64_t)m->sources_len) {
@@ -1346,26 +1510,29 @@ static PyObject *Matcher_source(Matcher *m, PyObject *arg)
  * the last windows are admitted now (nothing later can overlap them). */
 static PyObject *Matcher_new_stream(Matcher *m, PyObject *Py_UNUSED(ignored))
 {
+    if (enter(m) < 0) return NULL;
     if (m->tail_len || (m->fed_by == 2 && !m->chunks_finished)) {
         PyErr_SetString(PyExc_RuntimeError, "new_stream() comes after finish()");
-        return NULL;
+        return leave(m, NULL, 0);
     }
     int64_t first = m->recent_end - (int64_t)m->recent_len;
     for (size_t k = 0; k < m->recent_len; k++)
-        if (admit(m, m->recent[k], first + (int64_t)k) < 0) return NULL;
+        if (admit(m, m->recent[k], first + (int64_t)k) < 0) return leave(m, NULL, 1);
     m->recent_len = 0;
     /* the chunk path starts empty again */
     m->chunks_finished = 0;
     m->final_without_delimiter = 0;
     m->buf_len = m->tail_start = m->scan_from = 0;
     m->rec_len = 0;
-    Py_RETURN_NONE;
+    Py_INCREF(Py_None);
+    return leave(m, Py_None, 1);
 }
 
 static PyObject *get_new_material(Matcher *m, void *c)
 {
-    Py_INCREF(m->new_material);
-    return m->new_material;
+    PyObject *value = m->new_material != NULL ? m->new_material : Py_None;
+    Py_INCREF(value);
+    return value;
 }
 
 static int set_new_material(Matcher *m, PyObject *value, void *c)
@@ -1375,7 +1542,7 @@ static int set_new_material(Matcher *m, PyObject *value, void *c)
         return -1;
     }
     Py_INCREF(value);
-    Py_SETREF(m->new_material, value);
+    Py_XSETREF(m->new_material, value);
     return 0;
 }
 
@@ -1435,16 +1602,22 @@ static PyMethodDef Matcher_methods[] = {
      "new_stream(): after finish() or finish_chunks(), a new stream follows"},
     {NULL}};
 
-static PyTypeObject MatcherType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "seqdedup._kernel.Matcher",
-    .tp_basicsize = sizeof(Matcher),
-    .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "The exact window engine: key hashes or raw chunks in, decisions out.",
-    .tp_new = Matcher_new,
-    .tp_init = (initproc)Matcher_init,
-    .tp_dealloc = (destructor)Matcher_dealloc,
-    .tp_methods = Matcher_methods,
-    .tp_getset = Matcher_getset,
+static PyType_Slot Matcher_slots[] = {
+    {Py_tp_doc, "The exact window engine: key hashes or raw chunks in, decisions out."},
+    {Py_tp_new, Matcher_new},
+    {Py_tp_init, (initproc)Matcher_init},
+    {Py_tp_dealloc, (destructor)Matcher_dealloc},
+    {Py_tp_traverse, (traverseproc)Matcher_traverse},
+    {Py_tp_clear, (inquiry)Matcher_clear},
+    {Py_tp_methods, Matcher_methods},
+    {Py_tp_getset, Matcher_getset},
+    {0, NULL}};
+
+static PyType_Spec Matcher_spec = {
+    .name = "seqdedup._kernel.Matcher",
+    .basicsize = sizeof(Matcher),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .slots = Matcher_slots,
 };
 
 /* ---- module functions ------------------------------------------------------------ */
@@ -1454,7 +1627,14 @@ static PyObject *kernel_xxh64(PyObject *self, PyObject *args)
     Py_buffer data;
     unsigned long long seed = 0;
     if (!PyArg_ParseTuple(args, "y*|K", &data, &seed)) return NULL;
-    uint64_t h = xxh64(data.buf, (size_t)data.len, seed);
+    uint64_t h;
+    if (data.len >= GIL_MINSIZE) {
+        Py_BEGIN_ALLOW_THREADS
+        h = xxh64(data.buf, (size_t)data.len, seed);
+        Py_END_ALLOW_THREADS
+    } else {
+        h = xxh64(data.buf, (size_t)data.len, seed);
+    }
     PyBuffer_Release(&data);
     return PyLong_FromUnsignedLongLong(h);
 }
@@ -1463,15 +1643,20 @@ static PyObject *kernel_hash_records(PyObject *self, PyObject *args, PyObject *k
 {
     static char *kwlist[] = {"records", "seed", "skip_chars", "byte_mode", "normalize", NULL};
     PyObject *records;
-    unsigned long long seed = 0, skip = 0;
+    unsigned long long seed = 0;
+    uint64_t skip = 0;
     int byte_mode = 0;
-    unsigned int normalize = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|KKpI", kwlist, &records, &seed, &skip,
-                                     &byte_mode, &normalize))
+    unsigned normalize = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|KO&pO&", kwlist, &records, &seed, to_u64,
+                                     &skip, &byte_mode, to_u32, &normalize))
         return NULL;
     PyObject *seq = PySequence_Fast(records, "records must be a sequence of bytes");
     if (seq == NULL) return NULL;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    if (n > PY_SSIZE_T_MAX / 8) {
+        Py_DECREF(seq);
+        return PyErr_NoMemory();
+    }
     PyObject *out = PyBytes_FromStringAndSize(NULL, n * 8);
     if (out == NULL) {
         Py_DECREF(seq);
@@ -1503,11 +1688,12 @@ static PyObject *kernel_hash_encoded(PyObject *self, PyObject *args, PyObject *k
 {
     static char *kwlist[] = {"encoded", "seed", "skip_chars", "byte_mode", "normalize", NULL};
     Py_buffer blob;
-    unsigned long long seed = 0, skip = 0;
+    unsigned long long seed = 0;
+    uint64_t skip = 0;
     int byte_mode = 0;
-    unsigned int normalize = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*|KKpI", kwlist, &blob, &seed, &skip,
-                                     &byte_mode, &normalize))
+    unsigned normalize = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*|KO&pO&", kwlist, &blob, &seed, to_u64,
+                                     &skip, &byte_mode, to_u32, &normalize))
         return NULL;
     const unsigned char *base = blob.buf;
     size_t size = (size_t)blob.len;
@@ -1516,18 +1702,27 @@ static PyObject *kernel_hash_encoded(PyObject *self, PyObject *args, PyObject *k
     uint32_t count = read32(base);
     if ((size - 4) / 4 < count) goto corrupt;
     size_t pos = 4 + 4 * (size_t)count; /* first record */
+    size_t words = count; /* count * 8 overflows where size_t is 32 bits */
+    if (words > (size_t)PY_SSIZE_T_MAX / 8) goto corrupt;
     out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)count * 8);
     if (out == NULL) goto done;
     char *dst = PyBytes_AS_STRING(out);
+    int ok = 1;
+    /* Pure work on the row (held by `blob`) and the new bytes object nobody else sees. */
+    PyThreadState *save = size >= GIL_MINSIZE ? PyEval_SaveThread() : NULL;
     for (uint32_t i = 0; i < count; i++) {
         size_t len = read32(base + 4 + 4 * (size_t)i);
-        if (len > size - pos) goto corrupt;
+        if (len > size - pos) {
+            ok = 0;
+            break;
+        }
         const unsigned char *p = base + pos;
         uint64_t h = key_hash(p, len, skip, byte_mode, normalize & NORM_ALL, seed);
         memcpy(dst + 8 * (size_t)i, &h, 8);
         pos += len;
     }
-    if (pos != size) goto corrupt;
+    if (save != NULL) PyEval_RestoreThread(save);
+    if (!ok || pos != size) goto corrupt;
     goto done;
 corrupt:
     Py_CLEAR(out);
@@ -1541,8 +1736,8 @@ done:
 static PyObject *kernel_normalize(PyObject *self, PyObject *args)
 {
     Py_buffer data;
-    unsigned int classes;
-    if (!PyArg_ParseTuple(args, "y*I", &data, &classes)) return NULL;
+    unsigned classes;
+    if (!PyArg_ParseTuple(args, "y*O&", &data, to_u32, &classes)) return NULL;
     const unsigned char *p = data.buf;
     size_t n = (size_t)data.len;
     KeySink count = {NULL, NULL, 0};
@@ -1592,9 +1787,9 @@ static PyObject *json_keys_of(PyObject *rec, const JkRequest *req)
         const unsigned char *text = (const unsigned char *)PyBytes_AS_STRING(record);
         size_t key_len = 0;
         int kind = req->ignore ? json_ignore_key(text, len, req->names, req->name_lens,
-                                                 req->count, buf, &key_len)
+                                                 req->count, buf, cap, &key_len)
                                : json_key(text, len, req->paths, req->names, req->name_lens,
-                                          req->count, buf, &key_len);
+                                          req->count, buf, cap, &key_len);
         PyObject *key;
         if (kind == JK_TEXT) {
             key = record;
@@ -1711,9 +1906,9 @@ done:
 static PyObject *kernel_key_offset(PyObject *self, PyObject *args)
 {
     Py_buffer data;
-    unsigned long long skip;
+    uint64_t skip;
     int byte_mode = 0;
-    if (!PyArg_ParseTuple(args, "y*K|p", &data, &skip, &byte_mode)) return NULL;
+    if (!PyArg_ParseTuple(args, "y*O&|p", &data, to_u64, &skip, &byte_mode)) return NULL;
     size_t off = key_offset(data.buf, (size_t)data.len, skip, byte_mode);
     PyBuffer_Release(&data);
     return PyLong_FromSize_t(off);
@@ -1740,24 +1935,26 @@ static PyMethodDef kernel_methods[] = {
      "key_offset(record, skip_chars, byte_mode=False) -> where the key starts"},
     {NULL}};
 
+/* Multi-phase initialisation: the type is created per module object (a heap type). */
+static int kernel_exec(PyObject *module)
+{
+    PyObject *type = PyType_FromModuleAndSpec(module, &Matcher_spec, NULL);
+    if (type == NULL) return -1;
+    int rc = PyModule_AddType(module, (PyTypeObject *)type);
+    Py_DECREF(type);
+    if (rc < 0) return -1;
+    return PyModule_AddIntConstant(module, "GIL_MINSIZE", GIL_MINSIZE);
+}
+
+static PyModuleDef_Slot kernel_slots[] = {{Py_mod_exec, kernel_exec}, {0, NULL}};
+
 static struct PyModuleDef kernel_module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "seqdedup._kernel",
     .m_doc = "The compiled core of seqdedup's window engine.",
-    .m_size = -1,
+    .m_size = 0,
     .m_methods = kernel_methods,
+    .m_slots = kernel_slots,
 };
 
-PyMODINIT_FUNC PyInit__kernel(void)
-{
-    if (PyType_Ready(&MatcherType) < 0) return NULL;
-    PyObject *module = PyModule_Create(&kernel_module);
-    if (module == NULL) return NULL;
-    Py_INCREF(&MatcherType);
-    if (PyModule_AddObject(module, "Matcher", (PyObject *)&MatcherType) < 0) {
-        Py_DECREF(&MatcherType);
-        Py_DECREF(module);
-        return NULL;
-    }
-    return module;
-}
+PyMODINIT_FUNC PyInit__kernel(void) { return PyModuleDef_Init(&kernel_module); }

@@ -9,6 +9,8 @@ from _typeshed import ReadableBuffer
 # record), records decided, records kept)
 ChunkResult = tuple[bytes, bytes, list[Any], int, int]
 
+GIL_MINSIZE: int
+
 def xxh64(data: ReadableBuffer, seed: int = 0, /) -> int: ...
 def hash_records(
     records: Sequence[bytes], seed: int = 0, skip_chars: int = 0, byte_mode: bool = False

@@ -278,10 +278,12 @@ static size_t jk_copy_value(const unsigned char *s, size_t start, size_t end, un
 }
 
 /* Decide record s[0..n): JK_TEXT (compared as its text), JK_KEY (*out_len bytes of key
- * written to out, room for n + 3 * npaths + total path length + 2), or JK_DEFER. */
+ * written to out, which holds cap bytes), or JK_DEFER. Two paths may choose the same
+ * value (a path named twice, or "a" beside "a.b"), so the key can be longer than the
+ * record: a key that would not fit in cap is deferred, never written past it. */
 static int json_key(const unsigned char *s, size_t n, const JkPath *paths,
                     const unsigned char *const *names, const size_t *name_lens, size_t npaths,
-                    unsigned char *out, size_t *out_len)
+                    unsigned char *out, size_t cap, size_t *out_len)
 {
     JkScan j;
     j.s = s;
@@ -309,6 +311,13 @@ static int json_key(const unsigned char *s, size_t n, const JkPath *paths,
         valid = j.i == n;
     }
     if (!valid) return JK_DEFER; /* invalid JSON: left to the parser to say */
+    size_t need = 2; /* the braces */
+    for (size_t p = 0; p < npaths; p++) {
+        if (!j.found[p]) continue;
+        size_t member = name_lens[p] + 4 + (j.end[p] - j.start[p]); /* "name": value, */
+        if (member > cap || need > cap - member) return JK_DEFER;
+        need += member;
+    }
     size_t o = 0;
     out[o++] = '{';
     for (size_t p = 0; p < npaths; p++) { /* paths come sorted by their text */
@@ -347,7 +356,7 @@ static int jk_names_hold(const unsigned char *const *names, const size_t *lens, 
 
 static int json_ignore_key(const unsigned char *s, size_t n, const unsigned char *const *drop,
                            const size_t *drop_lens, size_t ndrop, unsigned char *out,
-                           size_t *out_len)
+                           size_t cap, size_t *out_len)
 {
     JkScan j;
     memset(&j, 0, sizeof j);
@@ -429,6 +438,12 @@ static int json_ignore_key(const unsigned char *s, size_t n, const unsigned char
             b--;
         }
         members[b] = key;
+    }
+    size_t need = 2; /* members are distinct parts of the record: at most n + 2 */
+    for (size_t m = 0; m < count; m++) {
+        size_t member = members[m].name_len + 4 + (members[m].end - members[m].start);
+        if (member > cap || need > cap - member) return JK_DEFER;
+        need += member;
     }
     size_t o = 0;
     out[o++] = '{';

@@ -135,9 +135,13 @@ def check_encoded(blob: bytes) -> None:
     """Raise ValueError unless the lengths in ``blob`` add up to what it holds."""
     count = int.from_bytes(blob[:4], "little")
     head = 4 + 4 * count
+    if len(blob) < head:
+        raise ValueError("record lengths do not match the stored data")
     lengths = array("I")
     lengths.frombytes(blob[4:head])
-    if len(blob) < max(head, 4) or sum(lengths) != len(blob) - head:
+    if sys.byteorder == "big":  # stored little-endian, as encode_records writes them
+        lengths.byteswap()
+    if sum(lengths) != len(blob) - head:
         raise ValueError("record lengths do not match the stored data")
 
 
