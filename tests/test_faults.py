@@ -456,3 +456,19 @@ def test_deduplicate_with_mixed_record_types_is_a_clear_type_error():
 def test_library_help_is_plain_text():
     p = subprocess.run([_script("seqdedup-library"), "--help"], capture_output=True, env=user_env())
     assert p.returncode == 0 and b"`" not in p.stdout and b":mod:" not in p.stdout
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("window", [1, 2])
+def test_top_names_the_first_record_of_a_run_that_ends_the_input(run_cli, engine, window):
+    """At -w 1 the chunk path decides everything before the end of input: the end (an
+    empty batch) must not forget the head of the run still open."""
+    import json
+
+    p = run_cli(
+        ["-q", "-w", str(window), "--top", "3", "--stats-format", "json"],
+        b"x\ny\nx\ny\n",
+        env=engine_env(engine),
+    )
+    assert p.returncode == 0
+    assert json.loads(p.stderr)["top_sequences"][0]["first_record"] == "x"

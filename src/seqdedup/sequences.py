@@ -89,7 +89,10 @@ class PieceContent:
 
 def open_run_start(runs: Sequence[tuple[Any, ...]], base: int, size: int, previous: int) -> int:
     """Where the skipped run reaching the end of the batch [base, base + size) began
-    (``previous`` when it goes on from the batch before), or -1 when none does."""
+    (``previous`` when it goes on from the batch before), or -1 when none does. An
+    empty batch (the chunk path's end of input when all was decided) changes nothing."""
+    if size == 0:
+        return previous
     if not runs or runs[-1][1] != base + size:
         return -1
     last = runs[-1][0]
