@@ -275,8 +275,7 @@ def _script(name):
     return str(Path(sys.executable).parent / name)
 
 
-@pytest.mark.parametrize("days", ["inf", "1e400", "1e12"])
-def test_prune_with_more_days_than_a_date_holds_prunes_nothing(tmp_path, days):
+def saved_library(tmp_path):
     library = tmp_path / "L"
     subprocess.run(
         [*seqdedup_command(), "-q", "-w", "1", "-l", str(library)],
@@ -285,6 +284,12 @@ def test_prune_with_more_days_than_a_date_holds_prunes_nothing(tmp_path, days):
         capture_output=True,
         env=user_env(),
     )
+    return library
+
+
+@pytest.mark.parametrize("days", ["inf", "1e400", "1e12"])
+def test_prune_with_more_days_than_a_date_holds_prunes_nothing(tmp_path, days):
+    library = saved_library(tmp_path)
     p = subprocess.run(
         [_script("seqdedup-library"), "prune", str(library), "--unseen-days", days],
         capture_output=True,
@@ -295,14 +300,7 @@ def test_prune_with_more_days_than_a_date_holds_prunes_nothing(tmp_path, days):
 
 
 def test_library_info_into_a_closed_pipe_is_quiet(tmp_path):
-    library = tmp_path / "L"
-    subprocess.run(
-        [*seqdedup_command(), "-q", "-w", "1", "-l", str(library)],
-        input=b"a\na\n",
-        check=True,
-        capture_output=True,
-        env=user_env(),
-    )
+    library = saved_library(tmp_path)
     read_end, write_end = os.pipe()
     os.close(read_end)  # the reader is gone before anything is written (| head, done)
     p = subprocess.run(
