@@ -642,6 +642,9 @@ class _scheduler:
 
         # Dask's p2p shuffle reports every shuffle at WARNING level; that is not news.
         logging.getLogger("distributed.shuffle").setLevel(logging.ERROR)
+        # A job stopped by Ctrl-C leaves the client's futures unretrieved, which asyncio
+        # reports when they are collected (at any moment): errors come to us as results.
+        logging.getLogger("asyncio").setLevel(logging.CRITICAL)
         try:
             if self.name == "local":
                 # Ctrl-C reaches the whole process group: the workers start with it
@@ -671,8 +674,7 @@ class _scheduler:
         import logging
 
         if kind is not None:  # stopped (Ctrl-C, an error): closing mid-job is no news
-            for name in ("distributed", "asyncio"):  # (its futures were never retrieved)
-                logging.getLogger(name).setLevel(logging.CRITICAL)
+            logging.getLogger("distributed").setLevel(logging.CRITICAL)
         if self._client is not None:
             self._client.close()
         if self._cluster is not None:
