@@ -17,7 +17,7 @@ from seqdedup.keys import ShellTransform, key_maker
 from seqdedup.matcher import Matcher, make_matcher
 from seqdedup.records import DamagedInput, DecodedChunks, Readable, RecordSplitter
 from seqdedup.report import PieceReport, Stats, TopSequences, stats_document
-from seqdedup.sequences import Attributor, RunHeads, SequenceTable, runs_of
+from seqdedup.sequences import Attributor, DecisionCount, RunHeads, SequenceTable, runs_of
 from seqdedup.timelimit import PatternTimeout
 
 if TYPE_CHECKING:
@@ -106,13 +106,25 @@ class Deduplicator:
             else make_matcher(config.window_size, config.max_history, engine)
         )
         self._sequences = SequenceTable(config.max_unique_sequences)
-        self._attributor = Attributor(
-            config.window_size,
-            self._sequences,
-            self._matcher.source,
-            config.max_candidates,
-            config.max_history,
-            self._matcher.fingerprints,
+        # Attribution only where something reads it (docs/engine.md: what needs what).
+        attributed = (
+            config.sequence_stats
+            or config.annotate
+            or on_explain is not None
+            or bool(config.top)
+            or config.library_dir is not None
+        )
+        self._attributor: Attributor | DecisionCount = (
+            Attributor(
+                config.window_size,
+                self._sequences,
+                self._matcher.source,
+                config.max_candidates,
+                config.max_history,
+                self._matcher.fingerprints,
+            )
+            if attributed
+            else DecisionCount()
         )
         self._library: LoadedLibrary | None = None
         if config.read_sequences or config.library_dir is not None:

@@ -431,6 +431,7 @@ def config_from_args(args: argparse.Namespace) -> Config:
         key_steps=tuple(getattr(args, "key_specs", None) or ()),
         json_key=tuple(args.json_key),
         json_ignore=tuple(args.json_ignore),
+        sequence_stats=not args.quiet,  # -q: no statistics read the sequence count
     )
 
 

@@ -72,6 +72,10 @@ class _ConfigFields(NamedTuple):
     key_steps: tuple[tuple[str, str], ...] = ()
     json_key: tuple[str, ...] = ()
     json_ignore: tuple[str, ...] = ()
+    # Count the distinct sequences for the statistics (Stats.unique_sequences). That
+    # needs attribution of every duplicate run; a run whose statistics nobody reads
+    # (the command line's -q), with no markers, explanations, --top or library, skips it.
+    sequence_stats: bool = True
 
 
 class Config(_ConfigFields):
