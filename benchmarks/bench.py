@@ -241,6 +241,12 @@ def main() -> None:
         subprocess.run([sys.executable, "-c", code, str(ab), str(args.lines)], check=True)
     seconds, peak = measure([*seqdedup(), "-q", "-w", "12", str(ab)], None, out)
     rows.append((f"-w 12 on {args.lines:,} random a/b lines", seconds, peak, count_lines(out)))
+    # With the statistics shown, attribution runs (the sequence count needs it): its
+    # worst case, short pieces everywhere, and the log at -w 1.
+    seconds, peak = measure([*seqdedup(), "-w", "12", str(ab)], None, out)
+    rows.append(("the same, statistics shown (attribution)", seconds, peak, count_lines(out)))
+    seconds, peak = measure([*seqdedup(), "-w", "1", str(log)], None, out)
+    rows.append(("seqdedup -w 1, statistics shown", seconds, peak, count_lines(out)))
     for window in (1, 10):
         cmd = [*seqdedup(), "-q", "-w", str(window), str(log)]
         seconds, peak = measure(cmd, None, out, {"SEQDEDUP_ENGINE": "python"})
