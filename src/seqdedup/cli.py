@@ -367,24 +367,7 @@ def config_from_args(args: argparse.Namespace) -> Config:
         delimiter = parse_delimiter(args.delimiter)
     else:
         delimiter = b"\n"
-    if getattr(args, "show_keys", False):  # keys only: nothing is matched, saved or marked
-        given = [
-            option
-            for option, value in (
-                ("--library-dir", args.library_dir),
-                ("--read-sequences", args.read_sequences),
-                ("--annotate", args.annotate),
-                ("--inverse", args.inverse),
-                ("--explain", args.explain),
-                ("--top", getattr(args, "top", None)),
-            )
-            if value
-        ]
-        if given:
-            raise UsageError(
-                f"--show-keys prints keys and matches nothing: it cannot be combined with "
-                f"{given[0]}"
-            )
+    _refuse_beside_show_keys(args)
     inputs = list(args.input_files) or ["-"]
     if inputs.count("-") > 1:
         raise UsageError("standard input ('-') can be named only once")
@@ -433,6 +416,26 @@ def config_from_args(args: argparse.Namespace) -> Config:
         json_ignore=tuple(args.json_ignore),
         sequence_stats=not args.quiet,  # -q: no statistics read the sequence count
     )
+
+
+def _refuse_beside_show_keys(args: argparse.Namespace) -> None:
+    """--show-keys prints keys: nothing is matched, saved or marked, so options that
+    would do so beside it are refused rather than silently ignored."""
+    if not getattr(args, "show_keys", False):
+        return
+    for option, value in (
+        ("--library-dir", args.library_dir),
+        ("--read-sequences", args.read_sequences),
+        ("--annotate", args.annotate),
+        ("--inverse", args.inverse),
+        ("--explain", args.explain),
+        ("--top", getattr(args, "top", None)),
+    ):
+        if value:
+            raise UsageError(
+                f"--show-keys prints keys and matches nothing: it cannot be combined with "
+                f"{option}"
+            )
 
 
 def _transform_timeout(args: argparse.Namespace) -> float | None:
