@@ -11,7 +11,10 @@ peak memory (maximum RSS, from wait4). Start-up is the median of 10 one-line run
     python benchmarks/bench.py --stream 5000000  # also: stdin, default history, 5M records
 
 Also prints the memory per distinct window: peak RSS on N all-distinct lines minus the
-peak on 1,000 lines, divided by N.
+peak on 1,000 lines, divided by N; and, on real text built at run time from the
+machine's own files (the section-1 man pages, the standard library's sources; nothing
+committed), seqdedup beside awk and ``LC_ALL=C sort -u``, with a check that ``-w 1``
+writes what awk writes.
 """
 
 from __future__ import annotations
@@ -94,6 +97,72 @@ def library_figures(workdir: Path, lines: int, out: Path) -> None:
     )
 
 
+# Real text nobody here wrote, built at run time from what the machine has (nothing of
+# it is committed): many short repeats, unlike the generated log.
+CORPUS_CODE = """
+import gzip, sys, sysconfig
+from pathlib import Path
+kind, target, limit = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
+if kind == "man":
+    files = sorted(Path("/usr/share/man/man1").glob("*.gz"))
+    read = lambda f: gzip.open(f).read()
+else:
+    files = sorted(Path(sysconfig.get_paths()["stdlib"]).rglob("*.py"))
+    read = lambda f: f.read_bytes()
+written = 0
+with target.open("wb") as out:
+    for f in files:
+        try:
+            lines = read(f).splitlines(keepends=True)
+        except OSError:
+            continue
+        lines = lines[: limit - written]
+        out.write(b"".join(lines))
+        written += len(lines)
+        if written >= limit:
+            break
+"""
+CORPORA = (
+    ("man", "section-1 man pages (roff, decompressed)", 1_000_000),
+    ("stdlib", "the Python standard library's .py files", 1_000_000),
+)
+
+
+def real_text_figures(workdir: Path, out: Path) -> None:
+    """seqdedup beside mawk and sort -u on real corpora, with the same output as awk."""
+    awk, sort = shutil.which("awk"), shutil.which("sort")
+    for kind, title, limit in CORPORA:
+        corpus = workdir / f"seqdedup-bench-real-{kind}-{limit}.txt"
+        if not corpus.exists():
+            subprocess.run(
+                [sys.executable, "-c", CORPUS_CODE, kind, str(corpus), str(limit)], check=True
+            )
+        lines = count_lines(corpus)
+        if lines < 100_000:
+            print(f"real text: {title}: only {lines:,} lines on this machine, skipped")
+            continue
+        print(f"real text: {title}, {lines:,} lines")
+        commands: list[tuple[str, list[str], dict[str, str] | None]] = [
+            ("seqdedup -q -w 1", [*seqdedup(), "-q", "-w", "1", str(corpus)], None),
+            ("seqdedup -q -w 10", [*seqdedup(), "-q", "-w", "10", str(corpus)], None),
+            ("seqdedup -w 1, statistics shown", [*seqdedup(), "-w", "1", str(corpus)], None),
+        ]
+        if awk:
+            commands.append(("awk '!seen[$0]++'", [awk, "!seen[$0]++", str(corpus)], None))
+        if sort:
+            commands.append(("LC_ALL=C sort -u", [sort, "-u", str(corpus)], {"LC_ALL": "C"}))
+        outputs = {}
+        for name, cmd, env in commands:
+            seconds, peak = measure(cmd, None, out, env)
+            outputs[name] = (
+                out.read_bytes() if name in ("seqdedup -q -w 1", "awk '!seen[$0]++'") else None
+            )
+            print(f"  {name:36} {seconds:8.2f} s {lines / seconds:12,.0f} records/s {peak:6.0f} MB")
+        if awk:
+            same = outputs["seqdedup -q -w 1"] == outputs["awk '!seen[$0]++'"]
+            print(f"  seqdedup -w 1 output equals awk's: {same}")
+
+
 def seqdedup() -> list[str]:
     script = Path(sys.executable).parent / "seqdedup"
     return [str(script)] if script.exists() else [sys.executable, "-m", "seqdedup"]
@@ -165,6 +234,12 @@ def main() -> None:
         default=1_000_000,
         metavar="N",
         help="new records saved to and loaded from a library (0: skip)",
+    )
+    parser.add_argument(
+        "--no-real",
+        dest="real",
+        action="store_false",
+        help="skip the real-text corpora (man pages, the standard library's sources)",
     )
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()))
     parser.add_argument("--repeat", type=int, default=5, help="runs per row (median)")
@@ -297,6 +372,8 @@ def main() -> None:
         )
     if args.library:
         library_figures(args.workdir, args.library, out)
+    if args.real:
+        real_text_figures(args.workdir, out)
     if args.stream:
         stream = args.workdir / f"seqdedup-bench-stream-{args.stream}.log"
         if not stream.exists():
