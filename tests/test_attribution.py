@@ -264,7 +264,7 @@ def test_attribution_work_grows_linearly_on_short_repetitive_records(monkeypatch
     comparisons attribution makes must grow with the input, not with its square."""
     import random
 
-    from seqdedup.sequences import Attributor
+    from seqdedup.attribution import Attributor
 
     compared = [0]
     original = Attributor._key_slice
@@ -331,14 +331,14 @@ def test_large_batch_paths_and_trimming_against_the_oracle(keys, window, history
     """Every file over ~2,000 records takes the large-batch paths (numpy arrays of key
     hashes and fingerprints) and a long limited-history run trims what attribution
     holds: with the thresholds lowered, both run on small inputs here."""
+    from seqdedup import attribution, matcher
     from seqdedup import keys as keys_module
-    from seqdedup import matcher, sequences
 
     mp = pytest.MonkeyPatch()
     try:
         mp.setattr(matcher, "NUMPY_MIN_WINDOWS", 1)
         mp.setattr(keys_module, "LARGE_BATCH", 1)
-        mp.setattr(sequences, "TRIM_SLACK", 0)
+        mp.setattr(attribution, "TRIM_SLACK", 0)
         out, _, _ = run(
             numbered(keys), window, max_history=history, annotate=True, annotation_format=MARKER
         )

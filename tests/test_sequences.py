@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from seqdedup.sequences import SequenceTable
+from seqdedup.attribution import SequenceTable
 
 
 def test_counts_start_at_two_and_grow():

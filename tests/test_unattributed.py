@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from seqdedup import Config, Deduplicator
 from seqdedup.api import process_streams
+from seqdedup.attribution import Attributor, DecisionCount
 from seqdedup.config import FilterRule
-from seqdedup.sequences import Attributor, DecisionCount
 
 from oracle import skipped_flags_streams
 

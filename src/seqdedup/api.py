@@ -10,6 +10,7 @@ from itertools import compress
 from typing import TYPE_CHECKING, Any, Protocol, overload
 
 from seqdedup import kernel
+from seqdedup.attribution import Attributor, DecisionCount, RunHeads, SequenceTable, runs_of
 from seqdedup.config import Config
 from seqdedup.errors import SeqdedupError
 from seqdedup.filters import TRACKED, FilterList
@@ -17,14 +18,13 @@ from seqdedup.keys import ShellTransform, key_maker
 from seqdedup.matcher import Matcher, make_matcher
 from seqdedup.records import DamagedInput, DecodedChunks, Readable, RecordSplitter
 from seqdedup.report import PieceReport, Stats, TopSequences, stats_document
-from seqdedup.sequences import Attributor, DecisionCount, RunHeads, SequenceTable, runs_of
 from seqdedup.timelimit import PatternTimeout
 
 if TYPE_CHECKING:
     from seqdedup._kernel import Matcher as ChunkMatcher
+    from seqdedup.attribution import Piece
     from seqdedup.library import LoadedLibrary
     from seqdedup.saving import RunSaver
-    from seqdedup.sequences import Piece
 
 
 class Deduplicator:

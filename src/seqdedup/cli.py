@@ -433,8 +433,7 @@ def _refuse_beside_show_keys(args: argparse.Namespace) -> None:
     ):
         if value:
             raise UsageError(
-                f"--show-keys prints keys and matches nothing: it cannot be combined with "
-                f"{option}"
+                f"--show-keys prints keys and matches nothing: it cannot be combined with {option}"
             )
 
 

@@ -44,8 +44,8 @@ from hashlib import blake2b
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from seqdedup.attribution import runs_of
 from seqdedup.errors import SeqdedupError, settle, signals_held
-from seqdedup.sequences import runs_of
 
 if TYPE_CHECKING:
     from seqdedup.config import Config

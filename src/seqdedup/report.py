@@ -13,8 +13,8 @@ from itertools import compress
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
+    from seqdedup.attribution import Piece
     from seqdedup.config import Config
-    from seqdedup.sequences import Piece
 
 
 class Stats:

@@ -13,8 +13,8 @@ from bisect import bisect_right
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from seqdedup.attribution import Piece, PieceContent
 from seqdedup.library import LibraryWriter, Stretches
-from seqdedup.sequences import Piece, PieceContent
 
 if TYPE_CHECKING:
     from seqdedup.library import LoadedLibrary
