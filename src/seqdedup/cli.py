@@ -357,16 +357,7 @@ def _pick_limit(
 
 def config_from_args(args: argparse.Namespace) -> Config:
     """Apply every option rule (README: Options, Errors) and build the Config."""
-    if args.delimiter is not None and args.delimiter_hex is not None:
-        raise UsageError("--delimiter and --delimiter-hex cannot be used together")
-    if args.delimiter_hex is not None and not args.byte_mode:
-        raise UsageError("--delimiter-hex requires --byte-mode")
-    if args.delimiter_hex is not None:
-        delimiter = parse_hex_delimiter(args.delimiter_hex)
-    elif args.delimiter is not None:
-        delimiter = parse_delimiter(args.delimiter)
-    else:
-        delimiter = b"\n"
+    delimiter = _delimiter(args)
     _refuse_beside_show_keys(args)
     inputs = list(args.input_files) or ["-"]
     if inputs.count("-") > 1:
@@ -416,6 +407,18 @@ def config_from_args(args: argparse.Namespace) -> Config:
         json_ignore=tuple(args.json_ignore),
         sequence_stats=not args.quiet,  # -q: no statistics read the sequence count
     )
+
+
+def _delimiter(args: argparse.Namespace) -> bytes:
+    if args.delimiter is not None and args.delimiter_hex is not None:
+        raise UsageError("--delimiter and --delimiter-hex cannot be used together")
+    if args.delimiter_hex is not None and not args.byte_mode:
+        raise UsageError("--delimiter-hex requires --byte-mode")
+    if args.delimiter_hex is not None:
+        return parse_hex_delimiter(args.delimiter_hex)
+    if args.delimiter is not None:
+        return parse_delimiter(args.delimiter)
+    return b"\n"
 
 
 def _refuse_beside_show_keys(args: argparse.Namespace) -> None:
