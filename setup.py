@@ -13,8 +13,12 @@ if os.environ.get("SEQDEDUP_NO_EXTENSION", "") in ("", "0"):
     extensions.append(
         Extension(
             "seqdedup._kernel",
-            ["src/seqdedup/_kernel.c"],
-            depends=["src/seqdedup/normalize.h", "src/seqdedup/jsonkey.h"],
+            ["src/seqdedup/_kernel.c", "src/seqdedup/_kernel_attribution.c"],
+            depends=[
+                "src/seqdedup/_kernel.h",
+                "src/seqdedup/normalize.h",
+                "src/seqdedup/jsonkey.h",
+            ],
             optional=True,
             extra_compile_args=["-std=c99"] if os.name != "nt" else [],
         )

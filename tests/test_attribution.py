@@ -259,9 +259,10 @@ def test_markers_and_explanations_with_pass_through_records(records, window, siz
 pytestmark = pytest.mark.usefixtures("engine")
 
 
-def test_attribution_work_grows_linearly_on_short_repetitive_records(monkeypatch):
+def test_attribution_work_grows_linearly_on_short_repetitive_records(monkeypatch, engine):
     """Random a/b records make one long duplicate run cut into many pieces; the key
-    comparisons attribution makes must grow with the input, not with its square."""
+    comparisons attribution makes must grow with the input, not with its square (the
+    Python attributor's slices counted; the kernel counts its own)."""
     import random
 
     from seqdedup.attribution import Attributor
@@ -284,7 +285,8 @@ def test_attribution_work_grows_linearly_on_short_repetitive_records(monkeypatch
         d = Deduplicator(window_size=12, max_history=None, annotate=True, max_candidates=5)
         d.feed(records)
         d.flush()
-        work.append(compared[0])
+        work.append(compared[0] if engine == "python" else d._attributor.work)
+    assert work[0] > n // 4, work  # attribution did run, and was counted
     assert work[1] < 8 * work[0], work  # 4x the input: here ~5.7x; quadratic was ~16x
 
 

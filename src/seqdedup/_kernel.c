@@ -22,8 +22,7 @@
  * a call that changes it (memory, overflow) marks it broken: every later call raises,
  * so it never gives wrong answers from half-updated state.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
+#include "_kernel.h"
 
 /* Below this many bytes, releasing the GIL costs more than it saves (hashlib's rule). */
 #define GIL_MINSIZE 2048
@@ -57,20 +56,12 @@ static int to_u32(PyObject *obj, void *out)
     *(unsigned *)out = (unsigned)value;
     return 1;
 }
-#include <stdint.h>
-#include <string.h>
-
 #if defined(__linux__) || defined(__APPLE__)
 #include <sys/mman.h>
 #include <unistd.h>
 #define HAVE_MMAP 1
 #endif
 
-#if defined(__GNUC__) || defined(__clang__)
-#define PREFETCH(addr) __builtin_prefetch(addr)
-#else
-#define PREFETCH(addr) ((void)0)
-#endif
 
 /* ---------------------------------------------------------------------------------
  * XXH64, from the xxHash specification (v0.1.1). Little-endian reads via memcpy so
@@ -298,135 +289,6 @@ static uint64_t key_hash(const unsigned char *p, size_t len, uint64_t skip, int 
 }
 
 /* ---------------------------------------------------------------------------------
- * Open-addressing table keyed by 64-bit fingerprints, linear probing. A slot is
- * `stride` int64s: the key then stride-1 values. Key 0 marks an empty slot, so the
- * fingerprint 0 is kept beside the slots.
- */
-typedef struct {
-    int64_t *slots;
-    size_t cap; /* a power of two, or 0 before the first insertion */
-    size_t size;
-    int shift;
-    int stride;
-    int has_zero;
-    int64_t zero_values[2];
-} Table;
-
-#define TABLE_MIN_BITS 4
-
-static inline size_t table_home(const Table *t, uint64_t key)
-{
-    return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> t->shift);
-}
-
-static int64_t *table_find(Table *t, uint64_t key)
-{
-    if (key == 0) return t->has_zero ? t->zero_values : NULL;
-    if (t->cap == 0) return NULL;
-    size_t mask = t->cap - 1, i = table_home(t, key);
-    for (;;) {
-        int64_t *slot = t->slots + i * (size_t)t->stride;
-        uint64_t k = (uint64_t)slot[0];
-        if (k == key) return slot + 1;
-        if (k == 0) return NULL;
-        i = (i + 1) & mask;
-    }
-}
-
-static inline void table_prefetch(const Table *t, uint64_t key)
-{
-    if (t->cap) PREFETCH(t->slots + table_home(t, key) * (size_t)t->stride);
-}
-
-/* Rebuild with 2^bits slots. Returns -1 (with MemoryError set) on failure. */
-static int table_resize(Table *t, int bits)
-{
-    size_t cap = (size_t)1 << bits;
-    size_t stride = (size_t)t->stride;
-    if (cap > SIZE_MAX / stride / sizeof(int64_t)) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    int64_t *slots = PyMem_Calloc(cap * stride, sizeof(int64_t));
-    if (slots == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    int64_t *old = t->slots;
-    size_t old_cap = t->cap;
-    t->slots = slots;
-    t->cap = cap;
-    t->shift = 64 - bits;
-    size_t mask = cap - 1;
-    for (size_t s = 0; s < old_cap; s++) {
-        const int64_t *src = old + s * stride;
-        if (src[0] == 0) continue;
-        size_t i = table_home(t, (uint64_t)src[0]);
-        while (slots[i * stride] != 0) i = (i + 1) & mask;
-        memcpy(slots + i * stride, src, stride * sizeof(int64_t));
-    }
-    PyMem_Free(old);
-    return 0;
-}
-
-/* The values of `key`, inserting it (values zeroed, *created = 1) if absent; NULL with
- * MemoryError set if the table cannot grow. Keeps the load at most 3/4. */
-static int64_t *table_upsert(Table *t, uint64_t key, int *created)
-{
-    *created = 0;
-    if (key == 0) {
-        if (!t->has_zero) {
-            t->has_zero = 1;
-            t->zero_values[0] = t->zero_values[1] = 0;
-            *created = 1;
-        }
-        return t->zero_values;
-    }
-    if ((t->size + 1) * 4 > t->cap * 3) {
-        int bits = TABLE_MIN_BITS;
-        while (((size_t)1 << bits) * 3 < (t->size + 1) * 4) {
-            if (bits >= (int)(sizeof(size_t) * 8 - 2)) {
-                PyErr_NoMemory();
-                return NULL;
-            }
-            bits++;
-        }
-        if (table_resize(t, bits) < 0) return NULL;
-    }
-    size_t mask = t->cap - 1, i = table_home(t, key);
-    size_t stride = (size_t)t->stride;
-    for (;;) {
-        int64_t *slot = t->slots + i * stride;
-        uint64_t k = (uint64_t)slot[0];
-        if (k == key) return slot + 1;
-        if (k == 0) {
-            slot[0] = (int64_t)key;
-            t->size++;
-            *created = 1;
-            return slot + 1;
-        }
-        i = (i + 1) & mask;
-    }
-}
-
-static size_t table_len(const Table *t) { return t->size + (size_t)t->has_zero; }
-
-static void table_clear(Table *t)
-{
-    if (t->size && t->slots) memset(t->slots, 0, t->cap * (size_t)t->stride * sizeof(int64_t));
-    t->size = 0;
-    t->has_zero = 0;
-}
-
-static void table_free(Table *t)
-{
-    PyMem_Free(t->slots);
-    t->slots = NULL;
-    t->cap = t->size = 0;
-    t->has_zero = 0;
-}
-
-/* ---------------------------------------------------------------------------------
  * The first-start table of unlimited history: the one structure that grows with the
  * input, so its slots are packed: 13 bytes, the 64-bit fingerprint then the start in
  * 40 bits (offset by FT_BIAS so that negative library starts fit). Kept at most 3/4
@@ -596,34 +458,6 @@ static void ft_free(FirstTable *t)
 }
 
 /* ---------------------------------------------------------------------------------
- * Growable arrays.
- */
-static int grow(void **data, size_t *cap, size_t needed, size_t item)
-{
-    if (needed <= *cap) return 0;
-    size_t want = *cap ? *cap : 16;
-    while (want < needed) {
-        if (want > SIZE_MAX / 2) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        want *= 2;
-    }
-    if (want > SIZE_MAX / item) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    void *fresh = PyMem_Realloc(*data, want * item);
-    if (fresh == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    *data = fresh;
-    *cap = want;
-    return 0;
-}
-
-/* ---------------------------------------------------------------------------------
  * The matcher.
  */
 typedef struct {
@@ -717,7 +551,7 @@ static PyObject *leave(Matcher *m, PyObject *result, int changed)
     return result;
 }
 
-static uint64_t *make_coefficients(Py_ssize_t count)
+uint64_t *seqdedup_coefficients(Py_ssize_t count)
 {
     if ((size_t)count > SIZE_MAX / sizeof(uint64_t)) {
         PyErr_NoMemory();
@@ -741,7 +575,7 @@ static uint64_t *make_coefficients(Py_ssize_t count)
 
 static int ensure_coefficients(Matcher *m)
 {
-    if (m->coeffs == NULL) m->coeffs = make_coefficients(m->width);
+    if (m->coeffs == NULL) m->coeffs = seqdedup_coefficients(m->width);
     return m->coeffs ? 0 : -1;
 }
 
@@ -751,8 +585,6 @@ static inline uint64_t fingerprint(const uint64_t *h, const uint64_t *coeffs, Py
     for (Py_ssize_t k = 0; k < width; k++) acc += h[k] * coeffs[k];
     return acc;
 }
-
-#define NO_SOURCE INT64_MIN
 
 static inline void note_source(Matcher *m, int64_t window, int64_t source)
 {
@@ -1620,6 +1452,41 @@ static PyType_Spec Matcher_spec = {
     .slots = Matcher_slots,
 };
 
+/* ---- offered to the attribution unit -------------------------------------------- */
+
+uint64_t seqdedup_xxh64(const unsigned char *p, size_t len, uint64_t seed)
+{
+    return xxh64(p, len, seed);
+}
+
+int seqdedup_is_matcher(PyObject *obj)
+{
+    PyObject *module = PyType_GetModuleByDef(Py_TYPE(obj), &seqdedup_kernel_module);
+    if (module == NULL) { /* TypeError set */
+        PyErr_Clear();
+    } else {
+        KernelState *state = PyModule_GetState(module);
+        if (state != NULL && PyObject_TypeCheck(obj, state->matcher_type)) return 1;
+    }
+    PyErr_SetString(PyExc_TypeError, "expected a seqdedup._kernel.Matcher");
+    return 0;
+}
+
+int seqdedup_matcher_sources(PyObject *matcher, const int64_t **sources, size_t *len,
+                             int64_t *base)
+{
+    Matcher *m = (Matcher *)matcher;
+    if (usable(m) < 0) return -1;
+    if (m->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "Matcher is in use by another thread");
+        return -1;
+    }
+    *sources = m->sources;
+    *len = m->sources_len;
+    *base = m->sources_base;
+    return 0;
+}
+
 /* ---- module functions ------------------------------------------------------------ */
 
 static PyObject *kernel_xxh64(PyObject *self, PyObject *args)
@@ -1935,26 +1802,51 @@ static PyMethodDef kernel_methods[] = {
      "key_offset(record, skip_chars, byte_mode=False) -> where the key starts"},
     {NULL}};
 
-/* Multi-phase initialisation: the type is created per module object (a heap type). */
+/* Multi-phase initialisation: the types are created per module object (heap types);
+ * the module state keeps the Matcher type, which the attribution unit checks against. */
 static int kernel_exec(PyObject *module)
 {
-    PyObject *type = PyType_FromModuleAndSpec(module, &Matcher_spec, NULL);
-    if (type == NULL) return -1;
-    int rc = PyModule_AddType(module, (PyTypeObject *)type);
-    Py_DECREF(type);
+    KernelState *state = PyModule_GetState(module);
+    PyObject *matcher = PyType_FromModuleAndSpec(module, &Matcher_spec, NULL);
+    if (matcher == NULL) return -1;
+    state->matcher_type = (PyTypeObject *)matcher; /* the state owns this reference */
+    if (PyModule_AddType(module, state->matcher_type) < 0) return -1;
+    PyObject *attributor = PyType_FromModuleAndSpec(module, &seqdedup_attributor_spec, NULL);
+    if (attributor == NULL) return -1;
+    int rc = PyModule_AddType(module, (PyTypeObject *)attributor);
+    Py_DECREF(attributor);
     if (rc < 0) return -1;
     return PyModule_AddIntConstant(module, "GIL_MINSIZE", GIL_MINSIZE);
 }
 
+static int kernel_traverse(PyObject *module, visitproc visit, void *arg)
+{
+    KernelState *state = PyModule_GetState(module);
+    if (state != NULL) Py_VISIT(state->matcher_type);
+    return 0;
+}
+
+static int kernel_clear(PyObject *module)
+{
+    KernelState *state = PyModule_GetState(module);
+    if (state != NULL) Py_CLEAR(state->matcher_type);
+    return 0;
+}
+
+static void kernel_free(void *module) { (void)kernel_clear((PyObject *)module); }
+
 static PyModuleDef_Slot kernel_slots[] = {{Py_mod_exec, kernel_exec}, {0, NULL}};
 
-static struct PyModuleDef kernel_module = {
+struct PyModuleDef seqdedup_kernel_module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "seqdedup._kernel",
     .m_doc = "The compiled core of seqdedup's window engine.",
-    .m_size = 0,
+    .m_size = sizeof(KernelState),
     .m_methods = kernel_methods,
     .m_slots = kernel_slots,
+    .m_traverse = kernel_traverse,
+    .m_clear = kernel_clear,
+    .m_free = kernel_free,
 };
 
-PyMODINIT_FUNC PyInit__kernel(void) { return PyModuleDef_Init(&kernel_module); }
+PyMODINIT_FUNC PyInit__kernel(void) { return PyModuleDef_Init(&seqdedup_kernel_module); }

@@ -10,7 +10,14 @@ from itertools import compress
 from typing import TYPE_CHECKING, Any, Protocol, overload
 
 from seqdedup import kernel
-from seqdedup.attribution import Attributor, DecisionCount, RunHeads, SequenceTable, runs_of
+from seqdedup.attribution import (
+    Attributor,
+    DecisionCount,
+    KernelAttributor,
+    RunHeads,
+    SequenceTable,
+    runs_of,
+)
 from seqdedup.config import Config
 from seqdedup.errors import SeqdedupError
 from seqdedup.filters import TRACKED, FilterList
@@ -105,7 +112,6 @@ class Deduplicator:
             if self._chunks is not None
             else make_matcher(config.window_size, config.max_history, engine)
         )
-        self._sequences = SequenceTable(config.max_unique_sequences)
         # Attribution only where something reads it (docs/engine.md: what needs what).
         attributed = (
             config.sequence_stats
@@ -114,18 +120,36 @@ class Deduplicator:
             or bool(config.top)
             or config.library_dir is not None
         )
-        self._attributor: Attributor | DecisionCount = (
-            Attributor(
+        # Pieces as objects only for what reads them one by one; the statistics read
+        # only the count of sequences.
+        pieces_read = (
+            config.annotate
+            or on_explain is not None
+            or bool(config.top)
+            or config.library_dir is not None
+        )
+        self._attributor: Attributor | KernelAttributor | DecisionCount
+        if not attributed:
+            self._attributor = DecisionCount()
+        elif engine is not None:
+            self._attributor = KernelAttributor(
+                engine,
+                self._matcher,
+                config.max_candidates,
+                config.max_history,
+                config.max_unique_sequences,
+                kernel.SEED,
+                pieces_read,
+            )
+        else:
+            self._attributor = Attributor(
                 config.window_size,
-                self._sequences,
+                SequenceTable(config.max_unique_sequences),
                 self._matcher.source,
                 config.max_candidates,
                 config.max_history,
                 self._matcher.fingerprints,
             )
-            if attributed
-            else DecisionCount()
-        )
         self._library: LoadedLibrary | None = None
         if config.read_sequences or config.library_dir is not None:
             from seqdedup.library import load_libraries
@@ -324,7 +348,7 @@ class Deduplicator:
         stats.total += released
         stats.emitted += kept
         stats.skipped += released - kept
-        stats.unique_sequences = self._sequences.identified
+        stats.unique_sequences = self._attributor.identified
         self._released += released
 
     def feed(self, records: Iterable[bytes]) -> list[bytes]:
@@ -380,7 +404,7 @@ class Deduplicator:
         self._note_stream()
         if self._top is not None:
             self.stats.top_sequences = self._top.top(self.config.top)
-        self.stats.unique_sequences = self._sequences.identified
+        self.stats.unique_sequences = self._attributor.identified
         if save:
             self.save()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import struct
 import sys
 from array import array
 from collections import OrderedDict
@@ -130,6 +131,7 @@ class DecisionCount:
     with many short repeats; this makes such a run as fast as its decisions."""
 
     open_piece = False
+    identified = 0  # no sequence is identified
 
     def __init__(self) -> None:
         self.decided = 0
@@ -398,6 +400,11 @@ class Attributor:
     def open_piece(self) -> bool:
         return self._piece_start >= 0
 
+    @property
+    def identified(self) -> int:
+        """Distinct sequences identified in this run (evicted ones too)."""
+        return self.table.identified
+
     def record_number(self, tracked: int) -> int:
         """The 1-based input record number of a tracked record (recent or a source)."""
         if self._numbers is None:
@@ -626,6 +633,74 @@ class Attributor:
             if self._numbers is not None:
                 del self._numbers[:drop]
             self._offset += drop
+
+
+class KernelAttributor:
+    """The kernel's attribution (``_kernel.Attributor``: the definition of
+    :class:`Attributor` in C, with the matcher's sources read in place) behind the same
+    interface. It hands its pieces over packed, one bytes object per call; they become
+    :class:`Piece` objects only when something reads them (``report``), otherwise the
+    kernel only counts them, so a run that shows statistics makes no Python object per
+    piece."""
+
+    def __init__(
+        self,
+        kernel: Any,
+        matcher: Any,
+        max_candidates: int | None,
+        max_history: int | None,
+        max_sequences: int | None,
+        seed: int,
+        report: bool,
+    ) -> None:
+        self._core = kernel.Attributor(
+            matcher,
+            max_candidates=max_candidates,
+            max_history=max_history,
+            max_sequences=max_sequences,
+            seed=seed,
+            report=report,
+        )
+        self.append_keys = self._core.append_keys
+        self.set_library_keys = self._core.set_library_keys
+        self.record_number = self._core.record_number
+
+    @property
+    def decided(self) -> int:
+        return int(self._core.decided)
+
+    @property
+    def open_piece(self) -> bool:
+        return bool(self._core.open_piece)
+
+    @property
+    def identified(self) -> int:
+        return int(self._core.identified)
+
+    @property
+    def work(self) -> int:
+        """Keys compared or hashed so far (tests check that it grows linearly)."""
+        return int(self._core.work)
+
+    def add(self, keep: Sequence[bool], numbers: Sequence[int] | None = None) -> list[Piece]:
+        return _unpacked(self._core.add(keep, numbers))
+
+    def add_runs(self, size: int, runs: Any) -> list[Piece]:
+        """``runs``: int64 pairs (bytes), or ``(start, stop, ...)`` tuples."""
+        return _unpacked(self._core.add_runs(size, runs))
+
+    def finish(self) -> list[Piece]:
+        return _unpacked(self._core.finish())
+
+    def new_stream(self) -> list[Piece]:
+        return _unpacked(self._core.new_stream())
+
+
+def _unpacked(packed: bytes | None) -> list[Piece]:
+    """The kernel's pieces: five int64 each (start, end, source, count, identity)."""
+    if not packed:
+        return []
+    return [Piece(*fields) for fields in struct.iter_unpack("5q", packed)]
 
 
 def _as_ints(values: Any) -> Sequence[int]:
