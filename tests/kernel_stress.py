@@ -10,11 +10,13 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import random
+import struct
 import sys
 from array import array
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+from seqdedup.attribution import runs_of
 from seqdedup.jsonkeys import JsonSelector
 from seqdedup.library import encode_records
 from seqdedup.normalize import normalize_py
@@ -97,14 +99,26 @@ def chunk_run(kernel, rng: random.Random) -> None:
         results.append(m.finish_chunks(delimit_final=number + 1 < len(streams)))
         for piece in results:
             out.append(piece[0])
-            runs += piece[2]
+            if run_heads:
+                runs += piece[2]
+            else:  # int64 pairs
+                pairs = array("q", piece[2])
+                runs += list(zip(pairs[::2], pairs[1::2], strict=True))
             decided += piece[3]
     records = [record for stream in streams for record in stream[1]]
     for run in runs:  # with run_heads, each run carries its first record as read
         assert len(run) == (3 if run_heads else 2)
         if run_heads:
             assert run[2] == records[run[0]], (run, records)
-    skipped = iter(skipped_flags_streams([s[4] for s in streams], window, history))
+    flags = skipped_flags_streams([s[4] for s in streams], window, history)
+    merged: list[tuple[int, int]] = []  # a run cut by a call boundary is one run
+    for run in runs:
+        if merged and merged[-1][1] == run[0]:
+            merged[-1] = (merged[-1][0], run[1])
+        else:
+            merged.append((run[0], run[1]))
+    assert merged == runs_of([not f for f in flags], False)
+    skipped = iter(flags)
     want = []
     for number, (_, stream_records, final_bare, newline_ended, _) in enumerate(streams):
         last_stream = number + 1 == len(streams)
@@ -152,6 +166,98 @@ def push_run(kernel, rng: random.Random) -> None:
         keep += m.finish()
     assert keep == [not s for s in skipped_flags_streams(streams, window, history, library)]
     assert len(m.new_material) == sum(map(len, streams))
+
+
+def attribution_run(kernel, rng: random.Random) -> None:
+    """The kernel's Attributor beside the Python one on the same matcher: short random
+    keys (many short pieces), a library region, several streams, record numbers, every
+    limit; the same pieces (identities aside), counts and sequences identified."""
+    from seqdedup.attribution import Attributor, SequenceTable
+    from seqdedup.library import SENTINEL
+
+    window = rng.randint(1, 4)
+    history = rng.choice([None, window, window + rng.randint(1, 30)])
+    candidates = rng.choice([None, 1, 2, 3, 10])
+    limit = rng.choice([None, 1, 3, 1000])
+    alphabet = [rng.getrandbits(63) for _ in range(rng.randint(1, 3))]
+    m = kernel.Matcher(window, history)
+    report = rng.random() < 0.8
+    core = kernel.Attributor(
+        m,
+        max_candidates=candidates,
+        max_history=history,
+        max_sequences=limit,
+        seed=rng.getrandbits(64),
+        report=report,
+    )
+    python = Attributor(window, SequenceTable(limit), m.source, candidates, history, m.fingerprints)
+    region = array("q", [SENTINEL])
+    fps, starts = array("q"), array("q")
+    firsts = []
+    for _ in range(rng.randint(0, 3)):
+        firsts.append(len(region))
+        region.extend(rng.choice(alphabet) for _ in range(rng.randint(0, 8)))
+        region.append(SENTINEL)
+    size = len(region)
+    for first in firsts:
+        inside = region.index(SENTINEL, first) - first - window + 1
+        if inside > 0:
+            fps.frombytes(m.fingerprints(region[first : first + inside + window - 1], inside))
+            starts.extend(range(first - size, first - size + inside))
+    m.add_library_windows(fps, starts)
+    core.set_library_keys(region)
+    python.set_library_keys(region)
+    numbered = rng.random() < 0.3
+
+    def both(got, want) -> None:
+        fields = [tuple(f) for f in struct.iter_unpack("5q", got)] if got else []
+        if report:
+            assert [f[:4] for f in fields] == [
+                (p.start, p.end, p.source_start, p.count) for p in want
+            ], (fields, want)
+        else:
+            assert got is None
+        assert core.identified == python.table.identified
+        assert core.decided == python.decided and core.open_piece == python.open_piece
+
+    number = 1
+    streams = rng.randint(1, 3)
+    for stream in range(streams):
+        if stream:
+            m.new_stream()
+            both(core.new_stream(), python.new_stream())
+        keys = [rng.choice(alphabet) for _ in range(rng.randint(0, 200))]
+        pos = 0
+        while pos <= len(keys):
+            step = rng.randint(0, 50)
+            last = pos + step >= len(keys)
+            batch = array("q", keys[pos : pos + step])
+            flags = m.push(batch)
+            if last:
+                flags += m.finish()
+            core.append_keys(batch if rng.random() < 0.5 else list(batch))
+            python.append_keys(list(batch))
+            numbers = list(range(number, number + len(flags))) if numbered else None
+            number += len(flags) + rng.randint(0, 2)
+            if rng.random() < 0.5:
+                got = core.add(flags, numbers)
+            else:
+                runs = array("q")
+                for start, stop in runs_of(flags, False):
+                    runs.extend((core.decided + start, core.decided + stop))
+                got = core.add_runs(len(flags), runs, numbers)
+            both(got, python.add(flags, numbers))
+            for tracked in range(max(0, python.decided - 3), python.decided):
+                assert core.record_number(tracked) == python.record_number(tracked)
+            if last:
+                break
+            pos += step
+    both(core.finish(), python.finish())
+    for bad in (lambda: core.add_runs(-1, b""), lambda: core.add_runs(1, b"\x00" * 12)):
+        with contextlib.suppress(ValueError):
+            bad()
+    with contextlib.suppress(TypeError):
+        kernel.Attributor(object())
 
 
 def odd_calls(kernel, rng: random.Random) -> None:
@@ -337,6 +443,7 @@ def main() -> None:
     for _ in range(iterations):
         chunk_run(kernel, rng)
         push_run(kernel, rng)
+        attribution_run(kernel, rng)
         odd_calls(kernel, rng)
         key_calls(kernel, rng)
         hostile_calls(kernel, rng)

@@ -14,7 +14,7 @@ import pytest
 from conftest import kernel_built, user_env
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCE = ROOT / "src" / "seqdedup" / "_kernel.c"
+SOURCES = [ROOT / "src" / "seqdedup" / name for name in ("_kernel.c", "_kernel_attribution.c")]
 STRESS = Path(__file__).with_name("kernel_stress.py")
 
 
@@ -45,7 +45,7 @@ def test_kernel_under_address_and_undefined_behaviour_sanitizers(tmp_path):
             "-fsanitize=address,undefined",
             "-fno-sanitize-recover=all",
             f"-I{sysconfig.get_paths()['include']}",
-            str(SOURCE),
+            *map(str, SOURCES),
             "-o",
             str(target),
         ],

@@ -991,8 +991,13 @@ static PyObject *emit(Matcher *m, const unsigned char *keep, size_t count, PyObj
             total += m->rec_end[k] - m->rec_start[k] + (bare ? 0 : dlen);
         }
     }
+    size_t nruns = 0; /* runs of skipped records */
+    for (size_t k = 0; k < count; k++) nruns += !keep[k] && (k == 0 || keep[k - 1]);
     PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)total);
-    PyObject *runs = PyList_New(0);
+    /* The runs as int64 pairs (start, stop), or with run_heads a list of (start, stop,
+     * first record) tuples. */
+    PyObject *runs = m->run_heads ? PyList_New(0)
+                                  : PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(nruns * 16));
     if (out == NULL || runs == NULL) goto fail;
     char *dst = PyBytes_AS_STRING(out);
     size_t k = 0;
@@ -1008,6 +1013,7 @@ static PyObject *emit(Matcher *m, const unsigned char *keep, size_t count, PyObj
         }
         k = stop;
     }
+    char *packed = m->run_heads ? NULL : PyBytes_AS_STRING(runs);
     for (k = 0; k < count;) { /* runs of skipped records, as tracked indices */
         if (keep[k]) {
             k++;
@@ -1015,14 +1021,16 @@ static PyObject *emit(Matcher *m, const unsigned char *keep, size_t count, PyObj
         }
         size_t stop = k;
         while (stop < count && !keep[stop]) stop++;
-        PyObject *run =
-            m->run_heads
-                ? Py_BuildValue("(LLy#)", (long long)(first_index + (int64_t)k),
-                                (long long)(first_index + (int64_t)stop),
-                                (const char *)m->buf + m->rec_start[k],
-                                (Py_ssize_t)(m->rec_end[k] - m->rec_start[k]))
-                : Py_BuildValue("(LL)", (long long)(first_index + (int64_t)k),
-                                (long long)(first_index + (int64_t)stop));
+        int64_t bounds[2] = {first_index + (int64_t)k, first_index + (int64_t)stop};
+        if (packed != NULL) {
+            memcpy(packed, bounds, sizeof bounds);
+            packed += sizeof bounds;
+            k = stop;
+            continue;
+        }
+        PyObject *run = Py_BuildValue("(LLy#)", (long long)bounds[0], (long long)bounds[1],
+                                      (const char *)m->buf + m->rec_start[k],
+                                      (Py_ssize_t)(m->rec_end[k] - m->rec_start[k]));
         if (run == NULL || PyList_Append(runs, run) < 0) {
             Py_XDECREF(run);
             goto fail;
@@ -1426,7 +1434,8 @@ static PyMethodDef Matcher_methods[] = {
     {"add_library_windows", (PyCFunction)Matcher_add_library_windows, METH_VARARGS,
      "add_library_windows(fingerprints, starts): windows seen for the whole run"},
     {"feed_chunk", (PyCFunction)Matcher_feed_chunk, METH_O,
-     "feed_chunk(chunk) -> (output, hashes, skipped_runs, decided, kept)"},
+     "feed_chunk(chunk) -> (output, hashes, skipped_runs, decided, kept); skipped_runs: "
+     "int64 pairs (start, stop), or with run_heads a list of (start, stop, first record)"},
     {"finish_chunks", (PyCFunction)(void (*)(void))Matcher_finish_chunks,
      METH_VARARGS | METH_KEYWORDS,
      "finish_chunks(delimit_final=False) -> the same, for the rest at end of input"},

@@ -5,9 +5,9 @@ from typing import Any
 
 from _typeshed import ReadableBuffer
 
-# (output, key hashes, skipped runs (start, stop) or, with run_heads, (start, stop, first
-# record), records decided, records kept)
-ChunkResult = tuple[bytes, bytes, list[Any], int, int]
+# (output, key hashes, skipped runs as int64 pairs (start, stop) or, with run_heads, a
+# list of (start, stop, first record), records decided, records kept)
+ChunkResult = tuple[bytes, bytes, bytes | list[Any], int, int]
 
 GIL_MINSIZE: int
 
