@@ -60,7 +60,7 @@ def test_kernel_under_address_and_undefined_behaviour_sanitizers(tmp_path):
     env["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1"
     env["PYTHONMALLOC"] = "malloc"  # let ASan see every allocation
     run = subprocess.run(
-        [sys.executable, str(STRESS), str(target), "3000"],
+        [sys.executable, str(STRESS), str(target), "2000"],
         capture_output=True,
         text=True,
         env=env,

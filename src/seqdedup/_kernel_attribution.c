@@ -72,7 +72,16 @@ static int compare_i64(const void *x, const void *y)
 static void vec_sort_unique(Vec *v)
 {
     if (v->len < 2) return;
-    qsort(v->data, v->len, sizeof(int64_t), compare_i64);
+    if (v->len <= 32) { /* the usual few candidates: qsort's set-up costs more */
+        for (size_t k = 1; k < v->len; k++) {
+            int64_t x = v->data[k];
+            size_t j = k;
+            for (; j > 0 && v->data[j - 1] > x; j--) v->data[j] = v->data[j - 1];
+            v->data[j] = x;
+        }
+    } else {
+        qsort(v->data, v->len, sizeof(int64_t), compare_i64);
+    }
     size_t kept = 1;
     for (size_t k = 1; k < v->len; k++)
         if (v->data[k] != v->data[kept - 1]) v->data[kept++] = v->data[k];

@@ -330,16 +330,16 @@ class Deduplicator:
             return joined + ending  # the input's final record had no delimiter
         return joined + delimiter
 
-    def _account(self, hashes: bytes, runs: list[Any], decided: int, kept: int) -> None:
+    def _account(self, hashes: bytes, runs: bytes | list[Any], decided: int, kept: int) -> None:
         """Book what the kernel's chunk path decided: attribution and statistics."""
-        self._attributor.append_keys(hashes)
-        base = self._attributor.decided
-        if self._top is None:
-            self._attributor.add_runs(decided, runs)
-        else:  # the runs carry their first record
-            self._run_heads.add(base, decided, runs)
-            pieces = self._attributor.add_runs(decided, [(a, b) for a, b, _ in runs])
-            self._note_pieces(pieces)
+        attributor = self._attributor
+        assert not isinstance(attributor, Attributor)  # the kernel runs: so does its own
+        attributor.append_keys(hashes)
+        if isinstance(runs, bytes):  # int64 pairs
+            attributor.add_runs(decided, runs)
+        else:  # with --top, the runs carry their first record
+            self._run_heads.add(attributor.decided, decided, runs)  # (before add_runs)
+            self._note_pieces(attributor.add_runs(decided, runs))
         self._count(decided, kept)
 
     def _count(self, released: int, kept: int) -> None:
