@@ -290,6 +290,67 @@ def test_attribution_work_grows_linearly_on_short_repetitive_records(monkeypatch
     assert work[1] < 8 * work[0], work  # 4x the input: here ~5.7x; quadratic was ~16x
 
 
+def roff_like(lines: int, seed: int) -> bytes:
+    """Text shaped like the roff source of man pages: a few lines that recur everywhere
+    (".PP", ".TP", ...), a long tail of lines that recur now and then, and new lines."""
+    import random
+
+    rng = random.Random(seed)
+    common = [b".PP", b".TP", b".br", b".IP", b".RS", b".RE", b".B", b""]
+    out = []
+    for number in range(lines):
+        draw = rng.random()
+        if draw < 0.45:
+            out.append(rng.choice(common))
+        elif draw < 0.8:
+            out.append(b"word %d" % int(rng.paretovariate(0.8)))
+        else:
+            out.append(b"line %d" % number)
+    return b"\n".join(out) + b"\n"
+
+
+@pytest.mark.parametrize("window", [1, 3])
+def test_attribution_work_is_linear_on_text_with_many_short_repeats(monkeypatch, engine, window):
+    """Statistics shown (attribution on) over roff-like text and random a/b lines at
+    four times the size: four times the work, give or take, never its square (the
+    kernel counts the keys it compares and hashes; for the Python engine, the keys its
+    slices take)."""
+    import random
+
+    from seqdedup.attribution import Attributor
+
+    compared = [0]
+    original = Attributor._key_slice
+
+    def counting(self, start, stop):
+        compared[0] += max(0, stop - start)
+        return original(self, start, stop)
+
+    monkeypatch.setattr(Attributor, "_key_slice", counting)
+    if engine == "python" and window == 1:
+        pytest.skip("the Python engine's time: W=3 and the a/b test above cover it")
+    small = 250_000 if engine == "c" else 50_000
+
+    def ab(lines: int) -> bytes:
+        rng = random.Random(3)
+        return b"".join(rng.choice([b"a\n", b"b\n"]) for _ in range(lines))
+
+    # (The Python engine on a/b lines: the test above; here only the kernel, at sizes
+    # the Python engine would take minutes for.)
+    inputs = [roff_like] if engine == "python" else [roff_like, lambda lines, seed: ab(lines)]
+    for make in inputs:
+        work = []
+        for lines in (small, 4 * small):
+            compared[0] = 0
+            d = Deduplicator(window_size=window)  # statistics read: attribution runs
+            d.feed_bytes(make(lines, 7))
+            d.flush_bytes()
+            assert d.stats.unique_sequences > 0
+            work.append(compared[0] if engine == "python" else d._attributor.work)
+        assert work[0] > small // 4, work
+        assert work[1] < 5 * work[0], work  # linear: about 4x; quadratic: about 16x
+
+
 @settings(max_examples=400, deadline=None)
 @given(
     keys=keys_strategy,
