@@ -206,6 +206,9 @@ typedef struct {
     int64_t index_size; /* windows indexed in the current generation */
     Sequences sequences;
     Vec out;            /* pieces closed by this call */
+    const int64_t *sources; /* the matcher's, read at the start of each add_runs */
+    size_t sources_len;
+    int64_t sources_base;
     Vec found, rooms, lengths, heap; /* scratch */
     int64_t work;       /* keys compared or hashed so far: tests check it grows linearly */
     int ready, broken, busy;
@@ -229,9 +232,15 @@ static int same_keys(Attributor *a, int64_t x, int64_t y, int64_t n)
     if (n <= 0) return 1;
     a->work += n;
     int64_t held_end = a->offset + (int64_t)a->keys.len;
-    if (x >= a->offset && y >= a->offset && x <= held_end - n && y <= held_end - n)
-        return memcmp(a->keys.data + (x - a->offset), a->keys.data + (y - a->offset),
-                      (size_t)n * sizeof(int64_t)) == 0;
+    if (x >= a->offset && y >= a->offset && x <= held_end - n && y <= held_end - n) {
+        const int64_t *p = a->keys.data + (x - a->offset), *q = a->keys.data + (y - a->offset);
+        if (n <= 4) { /* the usual short comparison: a call to memcmp costs more */
+            for (int64_t k = 0; k < n; k++)
+                if (p[k] != q[k]) return 0;
+            return 1;
+        }
+        return memcmp(p, q, (size_t)n * sizeof(int64_t)) == 0;
+    }
     for (int64_t k = 0; k < n; k++) {
         uint64_t p, q;
         if (!key_at(a, x + k, &p) || !key_at(a, y + k, &q) || p != q) return 0;
@@ -279,15 +288,13 @@ static int64_t stream_end(const Attributor *a, int64_t position)
     return a->ends.data[low];
 }
 
-/* 1 and *source when window `window` repeats an earlier one, 0 when not, -1 on error. */
-static int source_of(const Attributor *a, int64_t window, int64_t *source)
+/* 1 and *source when window `window` repeats an earlier one, else 0 (from the sources
+ * the matcher held at the start of this call: it cannot change during the call). */
+static inline int source_of(const Attributor *a, int64_t window, int64_t *source)
 {
-    const int64_t *sources;
-    size_t len;
-    int64_t base;
-    if (seqdedup_matcher_sources(a->matcher, &sources, &len, &base) < 0) return -1;
-    if (window < base || window - base >= (int64_t)len) return 0;
-    int64_t found = sources[window - base];
+    if (window < a->sources_base || window - a->sources_base >= (int64_t)a->sources_len)
+        return 0;
+    int64_t found = a->sources[window - a->sources_base];
     if (found == NO_SOURCE) return 0;
     *source = found;
     return 1;
@@ -401,11 +408,17 @@ static int index_find(Attributor *a, int64_t earliest, int64_t window)
     if (window_fingerprint(a, earliest, &fp)) {
         for (int g = 0; g < 2; g++) {
             const int64_t *entry = table_find(&a->occurring[g], fp);
+            size_t from = heap->len;
             for (int64_t node = entry ? entry[0] : -1; node >= 0;) {
                 int64_t position = a->occ_nodes[g].data[2 * node];
                 if (lowest <= position && position <= highest && vec_push(heap, position) < 0)
                     return -1;
                 node = a->occ_nodes[g].data[2 * node + 1];
+            }
+            for (size_t i = from, j = heap->len; i + 1 < j; i++, j--) { /* newest first: */
+                int64_t t = heap->data[i];                          /* put them in order */
+                heap->data[i] = heap->data[j - 1];
+                heap->data[j - 1] = t;
             }
         }
     }
@@ -488,9 +501,7 @@ static int open_piece(Attributor *a, int64_t record, int run_start)
     a->found.len = 0;
     for (int64_t window = first; window <= record; window++) {
         int64_t source;
-        int rc = source_of(a, window, &source);
-        if (rc < 0) return -1;
-        if (rc == 0) continue;
+        if (!source_of(a, window, &source)) continue;
         if (window == record) { /* the window the piece starts with: all its occurrences */
             if (index_find(a, source, window) < 0) return -1;
         } else if (vec_push(&a->found, source + record - window) < 0) { /* aligned */
@@ -655,6 +666,8 @@ static int add_runs(Attributor *a, int64_t size, const int64_t *runs, size_t nru
         PyErr_SetString(PyExc_ValueError, "more records decided than key hashes given");
         return -1;
     }
+    if (seqdedup_matcher_sources(a->matcher, &a->sources, &a->sources_len, &a->sources_base) < 0)
+        return -1;
     a->decided = end;
     index_rotate(a, end);
     if (a->piece_start >= 0 && size && !(nruns && runs[0] == base) && close_piece(a) < 0)
@@ -665,9 +678,7 @@ static int add_runs(Attributor *a, int64_t size, const int64_t *runs, size_t nru
             /* The common case, a run that its window's earliest occurrence covers whole
              * (no candidate can do better): open, extend and close at once. */
             int64_t source;
-            int rc = source_of(a, start, &source);
-            if (rc < 0) return -1;
-            if (rc == 0) {
+            if (!source_of(a, start, &source)) {
                 PyErr_Format(PyExc_RuntimeError,
                              "attribution: skipped record %lld starts no repeat window",
                              (long long)start);
