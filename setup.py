@@ -5,22 +5,23 @@ install still succeeds and seqdedup runs its pure-Python engine.
 """
 
 import os
+from pathlib import Path
 
 from setuptools import Extension, setup
 
+# The kernel's C units and their internal headers (src/seqdedup/csrc/kernel.h says
+# which unit holds what).
+CSRC = Path("src/seqdedup/csrc")
 extensions = []
 if os.environ.get("SEQDEDUP_NO_EXTENSION", "") in ("", "0"):
     extensions.append(
         Extension(
             "seqdedup._kernel",
-            ["src/seqdedup/_kernel.c", "src/seqdedup/_kernel_attribution.c"],
-            depends=[
-                "src/seqdedup/_kernel.h",
-                "src/seqdedup/normalize.h",
-                "src/seqdedup/jsonkey.h",
-            ],
+            sorted(str(path) for path in CSRC.glob("*.c")),
+            depends=sorted(str(path) for path in CSRC.glob("*.h")),
             optional=True,
-            extra_compile_args=["-std=c99"] if os.name != "nt" else [],
+            # Only the module's init function is exported from the units.
+            extra_compile_args=["-std=c99", "-fvisibility=hidden"] if os.name != "nt" else [],
         )
     )
 

@@ -14,7 +14,7 @@ import pytest
 from conftest import kernel_built, user_env
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCES = [ROOT / "src" / "seqdedup" / name for name in ("_kernel.c", "_kernel_attribution.c")]
+SOURCES = sorted((ROOT / "src" / "seqdedup" / "csrc").glob("*.c"))  # the kernel's C units
 STRESS = Path(__file__).with_name("kernel_stress.py")
 
 

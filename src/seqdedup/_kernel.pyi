@@ -1,4 +1,4 @@
-"""Types of the compiled kernel (``_kernel.c``)."""
+"""Types of the compiled kernel (``csrc/``)."""
 
 from collections.abc import Sequence
 from typing import Any

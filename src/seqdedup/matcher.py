@@ -27,7 +27,7 @@ one-line input) use the pure-Python twins, which give identical results and spar
 numpy import. Nothing here prints or reads.
 
 This class is the pure-Python engine. The compiled kernel's ``Matcher`` (see
-``_kernel.c``) computes exactly the same rule with the same interface;
+``csrc/``) computes exactly the same rule with the same interface;
 :func:`make_matcher` picks one.
 """
 

@@ -1,0 +1,163 @@
+/* The first-start table (matcher.c, matcher_type.c): static inline, on the hot path. */
+#ifndef SEQDEDUP_FIRST_TABLE_H
+#define SEQDEDUP_FIRST_TABLE_H
+
+#include "kernel.h"
+
+#if defined(__linux__) || defined(__APPLE__)
+#include <sys/mman.h>
+#include <unistd.h>
+#define HAVE_MMAP 1
+#endif
+
+
+static inline uint64_t ft_key(const unsigned char *slot)
+{
+    uint64_t key;
+    memcpy(&key, slot, 8);
+    return key;
+}
+
+static inline int64_t ft_start(const unsigned char *slot)
+{
+    uint64_t v = (uint64_t)slot[8] | ((uint64_t)slot[9] << 8) | ((uint64_t)slot[10] << 16) |
+                 ((uint64_t)slot[11] << 24) | ((uint64_t)slot[12] << 32);
+    return (int64_t)v - FT_BIAS;
+}
+
+static inline void ft_set(unsigned char *slot, uint64_t key, int64_t start)
+{
+    uint64_t v = (uint64_t)(start + FT_BIAS);
+    memcpy(slot, &key, 8);
+    for (int b = 0; b < 5; b++) slot[8 + b] = (unsigned char)(v >> (8 * b));
+}
+
+static inline size_t ft_home(const FirstTable *t, uint64_t key)
+{
+    return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> t->shift);
+}
+
+static inline void ft_prefetch(const FirstTable *t, uint64_t key)
+{
+    if (t->cap) PREFETCH(t->slots + ft_home(t, key) * FT_SLOT);
+}
+
+/* Zeroed memory for `bytes`; sets *mapped. NULL on failure (no exception set). */
+static inline unsigned char *ft_alloc(size_t bytes, int *mapped)
+{
+#ifdef HAVE_MMAP
+    if (bytes >= FT_MMAP_MIN) {
+        void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANON, -1, 0);
+        *mapped = 1;
+        return p == MAP_FAILED ? NULL : p;
+    }
+#endif
+    *mapped = 0;
+    return PyMem_Calloc(bytes, 1);
+}
+
+static inline void ft_release(unsigned char *slots, size_t bytes, int mapped)
+{
+    if (slots == NULL) return;
+#ifdef HAVE_MMAP
+    if (mapped) {
+        munmap(slots, bytes);
+        return;
+    }
+#endif
+    (void)bytes;
+    (void)mapped;
+    PyMem_Free(slots);
+}
+
+static inline int ft_resize(FirstTable *t, int bits)
+{
+    size_t cap = (size_t)1 << bits;
+    if (cap > SIZE_MAX / FT_SLOT) return (void)PyErr_NoMemory(), -1;
+    int mapped;
+    unsigned char *slots = ft_alloc(cap * FT_SLOT, &mapped);
+    if (slots == NULL) return (void)PyErr_NoMemory(), -1;
+    unsigned char *old = t->slots;
+    size_t old_cap = t->cap;
+    int old_mapped = t->mapped;
+    t->slots = slots;
+    t->cap = cap;
+    t->shift = 64 - bits;
+    t->mapped = mapped;
+    size_t mask = cap - 1;
+#ifdef HAVE_MMAP
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), freed = 0;
+#endif
+    for (size_t s = 0; s < old_cap; s++) {
+        const unsigned char *src = old + s * FT_SLOT;
+        uint64_t key = ft_key(src);
+        if (key != 0) {
+            size_t i = ft_home(t, key);
+            while (ft_key(slots + i * FT_SLOT) != 0) i = (i + 1) & mask;
+            memcpy(slots + i * FT_SLOT, src, FT_SLOT);
+        }
+#ifdef HAVE_MMAP
+        /* Give back each few megabytes of the old table once read. */
+        size_t done = (s + 1) * FT_SLOT;
+        if (old_mapped && done - freed >= ((size_t)4 << 20)) {
+            size_t upto = done / page * page;
+            if (upto > freed) madvise(old + freed, upto - freed, MADV_DONTNEED);
+            freed = upto;
+        }
+#endif
+    }
+    ft_release(old, old_cap * FT_SLOT, old_mapped);
+    return 0;
+}
+
+/* The first start of `key`, inserting `start` for it if it is new. */
+static inline int ft_first_start(FirstTable *t, uint64_t key, int64_t start, int64_t *first)
+{
+    if (start < -FT_BIAS || start >= FT_BIAS) {
+        PyErr_SetString(PyExc_OverflowError,
+                        "more than 2^39 records in one run with unlimited history");
+        return -1;
+    }
+    if (key == 0) {
+        if (!t->has_zero) {
+            t->has_zero = 1;
+            t->zero_start = start;
+        }
+        *first = t->zero_start;
+        return 0;
+    }
+    if ((t->size + 1) * 4 > t->cap * 3) {
+        int bits = 4;
+        while (((size_t)1 << bits) * 3 < (t->size + 1) * 4) {
+            if (bits >= (int)(sizeof(size_t) * 8 - 6)) return (void)PyErr_NoMemory(), -1;
+            bits++;
+        }
+        if (ft_resize(t, bits) < 0) return -1;
+    }
+    size_t mask = t->cap - 1, i = ft_home(t, key);
+    for (;;) {
+        unsigned char *slot = t->slots + i * FT_SLOT;
+        uint64_t k = ft_key(slot);
+        if (k == key) {
+            *first = ft_start(slot);
+            return 0;
+        }
+        if (k == 0) {
+            ft_set(slot, key, start);
+            t->size++;
+            *first = start;
+            return 0;
+        }
+        i = (i + 1) & mask;
+    }
+}
+
+static inline void ft_free(FirstTable *t)
+{
+    ft_release(t->slots, t->cap * FT_SLOT, t->mapped);
+    t->slots = NULL;
+    t->cap = t->size = 0;
+    t->has_zero = 0;
+}
+
+#endif /* SEQDEDUP_FIRST_TABLE_H */

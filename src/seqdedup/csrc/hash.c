@@ -1,0 +1,413 @@
+/*
+ * Hashing: XXH64 (implemented from its published specification, one-shot and
+ * streaming), --skip-chars counted in characters as Python decodes UTF-8 with
+ * surrogateescape, and each record's key hash, normalised on the fly by the scanner of
+ * normalize.h (the normalised key is never held whole). Also the module functions that
+ * hash: xxh64, hash_records, hash_encoded, normalize, key_offset.
+ */
+#include "kernel.h"
+
+/* "O&" converter: a Python int from 0 to 2**64 - 1 (the "K" format would wrap -1). */
+int seqdedup_to_u64(PyObject *obj, void *out)
+{
+    if (!PyLong_Check(obj)) {
+        PyErr_SetString(PyExc_TypeError, "expected an int");
+        return 0;
+    }
+    unsigned long long value = PyLong_AsUnsignedLongLong(obj);
+    if (value == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_ValueError, "expected an int from 0 to 2**64 - 1");
+        return 0;
+    }
+    *(uint64_t *)out = value;
+    return 1;
+}
+
+/* "O&" converter for a class mask: an int from 0 to 2**32 - 1. */
+int seqdedup_to_u32(PyObject *obj, void *out)
+{
+    uint64_t value;
+    if (!seqdedup_to_u64(obj, &value)) return 0;
+    if (value > UINT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "expected an int from 0 to 2**32 - 1");
+        return 0;
+    }
+    *(unsigned *)out = (unsigned)value;
+    return 1;
+}
+
+/* ---------------------------------------------------------------------------------
+ * XXH64, from the xxHash specification (v0.1.1). Little-endian reads via memcpy so
+ * unaligned input and big-endian hosts are both correct.
+ */
+static const uint64_t XXP1 = 0x9E3779B185EBCA87ULL;
+static const uint64_t XXP2 = 0xC2B2AE3D27D4EB4FULL;
+static const uint64_t XXP3 = 0x165667B19E3779F9ULL;
+static const uint64_t XXP4 = 0x85EBCA77C2B2AE63ULL;
+static const uint64_t XXP5 = 0x27D4EB2F165667C5ULL;
+
+static inline uint64_t rotl64(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+
+static inline uint64_t read64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
+    return v;
+}
+
+static inline uint32_t read32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
+           ((uint32_t)p[3] << 24);
+}
+
+static inline uint64_t xx_round(uint64_t acc, uint64_t lane)
+{
+    acc += lane * XXP2;
+    acc = rotl64(acc, 31);
+    return acc * XXP1;
+}
+
+static inline uint64_t xx_merge(uint64_t acc, uint64_t val)
+{
+    acc ^= xx_round(0, val);
+    return acc * XXP1 + XXP4;
+}
+
+static inline uint64_t xx_converge(uint64_t v1, uint64_t v2, uint64_t v3, uint64_t v4)
+{
+    uint64_t h = rotl64(v1, 1) + rotl64(v2, 7) + rotl64(v3, 12) + rotl64(v4, 18);
+    h = xx_merge(h, v1);
+    h = xx_merge(h, v2);
+    h = xx_merge(h, v3);
+    return xx_merge(h, v4);
+}
+
+/* The last (len < 32) bytes and the avalanche. */
+static uint64_t xx_tail(uint64_t h, const unsigned char *p, size_t len)
+{
+    const unsigned char *end = p + len;
+    while ((size_t)(end - p) >= 8) {
+        h ^= xx_round(0, read64(p));
+        h = rotl64(h, 27) * XXP1 + XXP4;
+        p += 8;
+    }
+    if ((size_t)(end - p) >= 4) {
+        h ^= (uint64_t)read32(p) * XXP1;
+        h = rotl64(h, 23) * XXP2 + XXP3;
+        p += 4;
+    }
+    while (p < end) {
+        h ^= (uint64_t)(*p) * XXP5;
+        h = rotl64(h, 11) * XXP1;
+        p++;
+    }
+    h ^= h >> 33;
+    h *= XXP2;
+    h ^= h >> 29;
+    h *= XXP3;
+    h ^= h >> 32;
+    return h;
+}
+
+static uint64_t xxh64(const unsigned char *p, size_t len, uint64_t seed)
+{
+    const unsigned char *end = p + len;
+    uint64_t h;
+    if (len >= 32) {
+        uint64_t v1 = seed + XXP1 + XXP2, v2 = seed + XXP2, v3 = seed, v4 = seed - XXP1;
+        const unsigned char *limit = end - 32;
+        do {
+            v1 = xx_round(v1, read64(p));
+            v2 = xx_round(v2, read64(p + 8));
+            v3 = xx_round(v3, read64(p + 16));
+            v4 = xx_round(v4, read64(p + 24));
+            p += 32;
+        } while (p <= limit);
+        h = xx_converge(v1, v2, v3, v4);
+    } else {
+        h = seed + XXP5;
+    }
+    h += (uint64_t)len;
+    return xx_tail(h, p, (size_t)(end - p));
+}
+
+/* The same hash of bytes given in pieces (a normalised key is never held whole). */
+typedef struct {
+    uint64_t v1, v2, v3, v4, seed, total;
+    unsigned char mem[32];
+    size_t memsize;
+} XXState;
+
+static void xx_init(XXState *st, uint64_t seed)
+{
+    st->seed = seed;
+    st->v1 = seed + XXP1 + XXP2;
+    st->v2 = seed + XXP2;
+    st->v3 = seed;
+    st->v4 = seed - XXP1;
+    st->total = 0;
+    st->memsize = 0;
+}
+
+static inline void xx_stripe(XXState *st, const unsigned char *p)
+{
+    st->v1 = xx_round(st->v1, read64(p));
+    st->v2 = xx_round(st->v2, read64(p + 8));
+    st->v3 = xx_round(st->v3, read64(p + 16));
+    st->v4 = xx_round(st->v4, read64(p + 24));
+}
+
+static void xx_update(XXState *st, const unsigned char *p, size_t len)
+{
+    st->total += (uint64_t)len;
+    if (st->memsize + len < 32) {
+        if (len) memcpy(st->mem + st->memsize, p, len);
+        st->memsize += len;
+        return;
+    }
+    if (st->memsize) {
+        size_t fill = 32 - st->memsize;
+        memcpy(st->mem + st->memsize, p, fill);
+        xx_stripe(st, st->mem);
+        p += fill;
+        len -= fill;
+        st->memsize = 0;
+    }
+    while (len >= 32) {
+        xx_stripe(st, p);
+        p += 32;
+        len -= 32;
+    }
+    if (len) memcpy(st->mem, p, len);
+    st->memsize = len;
+}
+
+static uint64_t xx_digest(const XXState *st)
+{
+    uint64_t h = st->total >= 32 ? xx_converge(st->v1, st->v2, st->v3, st->v4) : st->seed + XXP5;
+    return xx_tail(h + st->total, st->mem, st->memsize);
+}
+
+/* Where a normalised key goes: into `out` (room checked by a counting pass), into a
+ * hash, or nowhere (only counted). */
+typedef struct {
+    unsigned char *out;
+    XXState *hash;
+    size_t len; /* bytes produced so far */
+} KeySink;
+
+static inline void sink_put(KeySink *k, const unsigned char *p, size_t n)
+{
+    if (k->out != NULL)
+        memcpy(k->out + k->len, p, n);
+    else if (k->hash != NULL)
+        xx_update(k->hash, p, n);
+    k->len += n;
+}
+
+#include "normalize.h"
+
+/* ---------------------------------------------------------------------------------
+ * --skip-chars in text mode counts characters as Python's UTF-8 decoder with
+ * surrogateescape does: a valid sequence is one character, every byte of an invalid
+ * one is a character of its own.
+ */
+static size_t utf8_sequence_length(const unsigned char *p, size_t avail)
+{
+    unsigned char c = p[0];
+    if (c < 0x80) return 1;
+    if (c >= 0xC2 && c <= 0xDF) return (avail >= 2 && (p[1] & 0xC0) == 0x80) ? 2 : 0;
+    if (c >= 0xE0 && c <= 0xEF) {
+        unsigned char lo = (c == 0xE0) ? 0xA0 : 0x80, hi = (c == 0xED) ? 0x9F : 0xBF;
+        if (avail < 3 || p[1] < lo || p[1] > hi || (p[2] & 0xC0) != 0x80) return 0;
+        return 3;
+    }
+    if (c >= 0xF0 && c <= 0xF4) {
+        unsigned char lo = (c == 0xF0) ? 0x90 : 0x80, hi = (c == 0xF4) ? 0x8F : 0xBF;
+        if (avail < 4 || p[1] < lo || p[1] > hi || (p[2] & 0xC0) != 0x80 ||
+            (p[3] & 0xC0) != 0x80)
+            return 0;
+        return 4;
+    }
+    return 0;
+}
+
+/* Byte offset at which the key starts after skipping `skip` characters (or bytes). */
+static size_t key_offset(const unsigned char *p, size_t len, uint64_t skip, int byte_mode)
+{
+    if (byte_mode) return skip < (uint64_t)len ? (size_t)skip : len;
+    size_t i = 0;
+    while (skip > 0 && i < len) {
+        size_t step = utf8_sequence_length(p + i, len - i);
+        i += step ? step : 1;
+        skip--;
+    }
+    return i;
+}
+
+/* The hash of a record's key: after `skip` characters, normalised with the classes of
+ * `normalize` (0: none), as XXH64 with `seed`. */
+uint64_t seqdedup_key_hash(const unsigned char *p, size_t len, uint64_t skip, int byte_mode,
+                         unsigned normalize, uint64_t seed)
+{
+    size_t off = skip ? key_offset(p, len, skip, byte_mode) : 0;
+    if (!normalize) return xxh64(p + off, len - off, seed);
+    XXState state;
+    xx_init(&state, seed);
+    KeySink sink = {NULL, &state, 0};
+    normalize_key(p + off, len - off, normalize, &sink);
+    return xx_digest(&state);
+}
+
+unsigned seqdedup_normalize_classes(unsigned classes) { return classes & NORM_ALL; }
+
+uint64_t seqdedup_xxh64(const unsigned char *p, size_t len, uint64_t seed)
+{
+    return xxh64(p, len, seed);
+}
+
+/* ---- module functions that hash ------------------------------------------------ */
+
+PyObject *seqdedup_py_xxh64(PyObject *self, PyObject *args)
+{
+    Py_buffer data;
+    unsigned long long seed = 0;
+    if (!PyArg_ParseTuple(args, "y*|K", &data, &seed)) return NULL;
+    uint64_t h;
+    if (data.len >= GIL_MINSIZE) {
+        Py_BEGIN_ALLOW_THREADS
+        h = xxh64(data.buf, (size_t)data.len, seed);
+        Py_END_ALLOW_THREADS
+    } else {
+        h = xxh64(data.buf, (size_t)data.len, seed);
+    }
+    PyBuffer_Release(&data);
+    return PyLong_FromUnsignedLongLong(h);
+}
+
+PyObject *seqdedup_py_hash_records(PyObject *self, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"records", "seed", "skip_chars", "byte_mode", "normalize", NULL};
+    PyObject *records;
+    unsigned long long seed = 0;
+    uint64_t skip = 0;
+    int byte_mode = 0;
+    unsigned normalize = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|KO&pO&", kwlist, &records, &seed, seqdedup_to_u64,
+                                     &skip, &byte_mode, seqdedup_to_u32, &normalize))
+        return NULL;
+    PyObject *seq = PySequence_Fast(records, "records must be a sequence of bytes");
+    if (seq == NULL) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    if (n > PY_SSIZE_T_MAX / 8) {
+        Py_DECREF(seq);
+        return PyErr_NoMemory();
+    }
+    PyObject *out = PyBytes_FromStringAndSize(NULL, n * 8);
+    if (out == NULL) {
+        Py_DECREF(seq);
+        return NULL;
+    }
+    char *dst = PyBytes_AS_STRING(out);
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (!PyBytes_Check(items[i])) {
+            PyErr_SetString(PyExc_TypeError, "records must be bytes");
+            Py_DECREF(seq);
+            Py_DECREF(out);
+            return NULL;
+        }
+        const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(items[i]);
+        size_t len = (size_t)PyBytes_GET_SIZE(items[i]);
+        uint64_t h = seqdedup_key_hash(p, len, skip, byte_mode, normalize & NORM_ALL, seed);
+        memcpy(dst + 8 * i, &h, 8);
+    }
+    Py_DECREF(seq);
+    return out;
+}
+
+/* Key hashes straight from a library row (library.encode_records: uint32 count, count
+ * uint32 lengths, the records), without a Python object per record. Every length is
+ * checked against what the blob holds: a corrupt row is a ValueError, never a read
+ * past its end. */
+PyObject *seqdedup_py_hash_encoded(PyObject *self, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"encoded", "seed", "skip_chars", "byte_mode", "normalize", NULL};
+    Py_buffer blob;
+    unsigned long long seed = 0;
+    uint64_t skip = 0;
+    int byte_mode = 0;
+    unsigned normalize = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*|KO&pO&", kwlist, &blob, &seed, seqdedup_to_u64,
+                                     &skip, &byte_mode, seqdedup_to_u32, &normalize))
+        return NULL;
+    const unsigned char *base = blob.buf;
+    size_t size = (size_t)blob.len;
+    PyObject *out = NULL;
+    if (size < 4) goto corrupt;
+    uint32_t count = read32(base);
+    if ((size - 4) / 4 < count) goto corrupt;
+    size_t pos = 4 + 4 * (size_t)count; /* first record */
+    size_t words = count; /* count * 8 overflows where size_t is 32 bits */
+    if (words > (size_t)PY_SSIZE_T_MAX / 8) goto corrupt;
+    out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)count * 8);
+    if (out == NULL) goto done;
+    char *dst = PyBytes_AS_STRING(out);
+    int ok = 1;
+    /* Pure work on the row (held by `blob`) and the new bytes object nobody else sees. */
+    PyThreadState *save = size >= GIL_MINSIZE ? PyEval_SaveThread() : NULL;
+    for (uint32_t i = 0; i < count; i++) {
+        size_t len = read32(base + 4 + 4 * (size_t)i);
+        if (len > size - pos) {
+            ok = 0;
+            break;
+        }
+        const unsigned char *p = base + pos;
+        uint64_t h = seqdedup_key_hash(p, len, skip, byte_mode, normalize & NORM_ALL, seed);
+        memcpy(dst + 8 * (size_t)i, &h, 8);
+        pos += len;
+    }
+    if (save != NULL) PyEval_RestoreThread(save);
+    if (!ok || pos != size) goto corrupt;
+    goto done;
+corrupt:
+    Py_CLEAR(out);
+    PyErr_SetString(PyExc_ValueError, "encoded records: lengths do not match the data");
+done:
+    PyBuffer_Release(&blob);
+    return out;
+}
+
+/* normalize(key, classes) -> bytes: the key with the classes' matches replaced. */
+PyObject *seqdedup_py_normalize(PyObject *self, PyObject *args)
+{
+    Py_buffer data;
+    unsigned classes;
+    if (!PyArg_ParseTuple(args, "y*O&", &data, seqdedup_to_u32, &classes)) return NULL;
+    const unsigned char *p = data.buf;
+    size_t n = (size_t)data.len;
+    KeySink count = {NULL, NULL, 0};
+    normalize_key(p, n, classes & NORM_ALL, &count);
+    PyObject *out = count.len > (size_t)PY_SSIZE_T_MAX
+                        ? PyErr_NoMemory()
+                        : PyBytes_FromStringAndSize(NULL, (Py_ssize_t)count.len);
+    if (out != NULL) {
+        KeySink write = {(unsigned char *)PyBytes_AS_STRING(out), NULL, 0};
+        normalize_key(p, n, classes & NORM_ALL, &write);
+    }
+    PyBuffer_Release(&data);
+    return out;
+}
+
+PyObject *seqdedup_py_key_offset(PyObject *self, PyObject *args)
+{
+    Py_buffer data;
+    uint64_t skip;
+    int byte_mode = 0;
+    if (!PyArg_ParseTuple(args, "y*O&|p", &data, seqdedup_to_u64, &skip, &byte_mode)) return NULL;
+    size_t off = key_offset(data.buf, (size_t)data.len, skip, byte_mode);
+    PyBuffer_Release(&data);
+    return PyLong_FromSize_t(off);
+}

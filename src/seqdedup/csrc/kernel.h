@@ -1,0 +1,359 @@
+/*
+ * Internal declarations shared by the C units of seqdedup._kernel (not an API).
+ *
+ *   hash.c          XXH64, --skip-chars in characters, key hashes (with normalize.h), and
+ *                   the module functions that hash
+ *   matcher.c       the exact window rule: the tables, push/finish (the record path)
+ *   chunks.c        the chunk path: raw chunks in, kept records out
+ *   matcher_type.c  the Matcher type: construction, attributes, method table
+ *   module.c        the module: json_keys (with jsonkey.h), its functions and types
+ *   sequences.c     the sequences table of attribution (counts, least recent evicted)
+ *   attribution.c   attribution: duplicate runs cut into pieces, and their sources
+ *   attributor.c    the Attributor type over it
+ *
+ * Here: the open-addressing table and growable arrays the units share, the Matcher's
+ * state, and the functions one unit offers another (prefixed seqdedup_; the build
+ * hides every symbol but the module's init function). Every allocation is checked; a
+ * failure sets MemoryError.
+ */
+#ifndef SEQDEDUP_KERNEL_H
+#define SEQDEDUP_KERNEL_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH(addr) __builtin_prefetch(addr)
+#else
+#define PREFETCH(addr) ((void)0)
+#endif
+
+/* ---------------------------------------------------------------------------------
+ * Open-addressing table keyed by 64-bit fingerprints, linear probing. A slot is
+ * `stride` int64s: the key then stride-1 values. Key 0 marks an empty slot, so the
+ * fingerprint 0 is kept beside the slots.
+ */
+typedef struct {
+    int64_t *slots;
+    size_t cap; /* a power of two, or 0 before the first insertion */
+    size_t size;
+    int shift;
+    int stride;
+    int has_zero;
+    int64_t zero_values[2];
+} Table;
+
+#define TABLE_MIN_BITS 4
+
+static inline size_t table_home(const Table *t, uint64_t key)
+{
+    return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> t->shift);
+}
+
+static inline int64_t *table_find(Table *t, uint64_t key)
+{
+    if (key == 0) return t->has_zero ? t->zero_values : NULL;
+    if (t->cap == 0) return NULL;
+    size_t mask = t->cap - 1, i = table_home(t, key);
+    for (;;) {
+        int64_t *slot = t->slots + i * (size_t)t->stride;
+        uint64_t k = (uint64_t)slot[0];
+        if (k == key) return slot + 1;
+        if (k == 0) return NULL;
+        i = (i + 1) & mask;
+    }
+}
+
+static inline void table_prefetch(const Table *t, uint64_t key)
+{
+    if (t->cap) PREFETCH(t->slots + table_home(t, key) * (size_t)t->stride);
+}
+
+/* Rebuild with 2^bits slots. Returns -1 (with MemoryError set) on failure. */
+static inline int table_resize(Table *t, int bits)
+{
+    size_t cap = (size_t)1 << bits;
+    size_t stride = (size_t)t->stride;
+    if (cap > SIZE_MAX / stride / sizeof(int64_t)) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    int64_t *slots = PyMem_Calloc(cap * stride, sizeof(int64_t));
+    if (slots == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    int64_t *old = t->slots;
+    size_t old_cap = t->cap;
+    t->slots = slots;
+    t->cap = cap;
+    t->shift = 64 - bits;
+    size_t mask = cap - 1;
+    for (size_t s = 0; s < old_cap; s++) {
+        const int64_t *src = old + s * stride;
+        if (src[0] == 0) continue;
+        size_t i = table_home(t, (uint64_t)src[0]);
+        while (slots[i * stride] != 0) i = (i + 1) & mask;
+        memcpy(slots + i * stride, src, stride * sizeof(int64_t));
+    }
+    PyMem_Free(old);
+    return 0;
+}
+
+/* The values of `key`, inserting it (values zeroed, *created = 1) if absent; NULL with
+ * MemoryError set if the table cannot grow. Keeps the load at most 3/4. */
+static inline int64_t *table_upsert(Table *t, uint64_t key, int *created)
+{
+    *created = 0;
+    if (key == 0) {
+        if (!t->has_zero) {
+            t->has_zero = 1;
+            t->zero_values[0] = t->zero_values[1] = 0;
+            *created = 1;
+        }
+        return t->zero_values;
+    }
+    if ((t->size + 1) * 4 > t->cap * 3) {
+        int bits = TABLE_MIN_BITS;
+        while (((size_t)1 << bits) * 3 < (t->size + 1) * 4) {
+            if (bits >= (int)(sizeof(size_t) * 8 - 2)) {
+                PyErr_NoMemory();
+                return NULL;
+            }
+            bits++;
+        }
+        if (table_resize(t, bits) < 0) return NULL;
+    }
+    size_t mask = t->cap - 1, i = table_home(t, key);
+    size_t stride = (size_t)t->stride;
+    for (;;) {
+        int64_t *slot = t->slots + i * stride;
+        uint64_t k = (uint64_t)slot[0];
+        if (k == key) return slot + 1;
+        if (k == 0) {
+            slot[0] = (int64_t)key;
+            t->size++;
+            *created = 1;
+            return slot + 1;
+        }
+        i = (i + 1) & mask;
+    }
+}
+
+static inline size_t table_len(const Table *t) { return t->size + (size_t)t->has_zero; }
+
+/* Remove `key` if present (backward-shift deletion keeps every probe chain whole). */
+static inline void table_remove(Table *t, uint64_t key)
+{
+    if (key == 0) {
+        t->has_zero = 0;
+        return;
+    }
+    int64_t *found = table_find(t, key);
+    if (found == NULL) return;
+    size_t stride = (size_t)t->stride, mask = t->cap - 1;
+    size_t hole = (size_t)(found - 1 - t->slots) / stride;
+    for (size_t j = (hole + 1) & mask;; j = (j + 1) & mask) {
+        int64_t *slot = t->slots + j * stride;
+        if (slot[0] == 0) break;
+        size_t home = table_home(t, (uint64_t)slot[0]);
+        /* the entry at j may fill the hole unless its home lies cyclically in (hole, j] */
+        int stays = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
+        if (!stays) {
+            memcpy(t->slots + hole * stride, slot, stride * sizeof(int64_t));
+            hole = j;
+        }
+    }
+    memset(t->slots + hole * stride, 0, stride * sizeof(int64_t));
+    t->size--;
+}
+
+static inline void table_clear(Table *t)
+{
+    if (t->size && t->slots) memset(t->slots, 0, t->cap * (size_t)t->stride * sizeof(int64_t));
+    t->size = 0;
+    t->has_zero = 0;
+}
+
+static inline void table_free(Table *t)
+{
+    PyMem_Free(t->slots);
+    t->slots = NULL;
+    t->cap = t->size = 0;
+    t->has_zero = 0;
+}
+
+/* ---------------------------------------------------------------------------------
+ * Growable arrays.
+ */
+static inline int grow(void **data, size_t *cap, size_t needed, size_t item)
+{
+    if (needed <= *cap) return 0;
+    size_t want = *cap ? *cap : 16;
+    while (want < needed) {
+        if (want > SIZE_MAX / 2) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        want *= 2;
+    }
+    if (want > SIZE_MAX / item) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    void *fresh = PyMem_Realloc(*data, want * item);
+    if (fresh == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    *data = fresh;
+    *cap = want;
+    return 0;
+}
+
+/* Below this many bytes, releasing the GIL costs more than it saves (hashlib's rule). */
+#define GIL_MINSIZE 2048
+
+/* ---------------------------------------------------------------------------------
+ * The first-start table of unlimited history: the one structure that grows with the
+ * input, so its slots are packed: 13 bytes, the 64-bit fingerprint then the start in
+ * 40 bits (offset by FT_BIAS so that negative library starts fit). Kept at most 3/4
+ * full. Large tables live in their own mappings, and while the table doubles the old
+ * one is returned to the system as it is read, so a doubling never holds both whole.
+ */
+#define FT_SLOT 13
+#define FT_BIAS ((int64_t)1 << 39)
+#define FT_MMAP_MIN ((size_t)1 << 20)
+
+typedef struct {
+    unsigned char *slots;
+    size_t cap, size;
+    int shift;
+    int mapped; /* slots come from mmap, not PyMem */
+    int has_zero;
+    int64_t zero_start;
+} FirstTable;
+
+/* ---------------------------------------------------------------------------------
+ * The matcher.
+ */
+typedef struct {
+    PyObject_HEAD
+    Py_ssize_t width;     /* W */
+    int64_t horizon;      /* max history; INT64_MAX when unlimited */
+    int limited;
+    uint64_t *coeffs;     /* W coefficients, made at the first complete window */
+    /* hashes of the records whose window is not complete yet (at most W-1) */
+    uint64_t *tail;
+    size_t tail_len, tail_cap;
+    /* limited history: fingerprints of the last W windows, not admitted yet */
+    uint64_t *recent;
+    size_t recent_len, recent_cap;
+    int64_t recent_end;   /* the window after the last of recent */
+    int64_t next;         /* index of the next window to decide (= next undecided record) */
+    int64_t cover;        /* last record covered by a repeat so far */
+    int64_t new_until;    /* last record covered by a first-seen window so far */
+    int64_t rotated_at;
+    FirstTable first;     /* unlimited: fingerprint -> first start */
+    Table chains[2];      /* limited: fingerprint -> (first, latest) (stride 3) */
+    int current;          /* which of chains[] is the current generation */
+    Table library;        /* limited: library fingerprint -> start (stride 2) */
+    /* sources of the recent windows (the last W-1 before the last call and those it
+     * decided), NO_SOURCE for windows that are not repeats: attribution reads them */
+    int64_t *sources;
+    size_t sources_len, sources_cap;
+    int64_t sources_base; /* window index of sources[0] */
+    PyObject *new_material;   /* list or None */
+    /* chunk path */
+    unsigned char *delim;
+    size_t delim_len;
+    uint64_t skip;
+    int byte_mode;
+    unsigned normalize; /* --normalize classes (NORM_*), 0: none */
+    int inverse;
+    int run_heads; /* each skipped run also carries its first record's bytes */
+    uint64_t seed;
+    unsigned char *buf;   /* undecided complete records, then the incomplete tail */
+    size_t buf_len, buf_cap;
+    size_t tail_start;    /* start of the incomplete record in buf */
+    size_t scan_from;     /* where the delimiter search resumes */
+    size_t *rec_start, *rec_end; /* undecided complete records, oldest first */
+    size_t rec_len, rec_cap, rec_end_cap;
+    int final_without_delimiter; /* the last pending record had no delimiter */
+    int chunks_finished;
+    int fed_by;           /* 0: nothing yet; 1: push(); 2: the chunk path (never both) */
+    /* scratch, grown as needed and reused: fresh large blocks cost page faults */
+    uint64_t *scratch_hashes, *scratch_windows, *scratch_fps;
+    size_t scratch_hashes_cap, scratch_windows_cap, scratch_fps_cap;
+    unsigned char *keep;  /* decisions of the records decided by the last call */
+    size_t keep_cap;
+    int ready;            /* __init__ succeeded */
+    int broken;           /* an error left the state half-updated: unusable */
+    int busy;             /* a call is running (it may have released the GIL) */
+} Matcher;
+
+/* ---------------------------------------------------------------------------------
+ * Between the units.
+ */
+#define NO_SOURCE INT64_MIN /* a window that repeats no earlier one */
+
+typedef struct {
+    PyTypeObject *matcher_type;
+} KernelState;
+
+extern struct PyModuleDef seqdedup_kernel_module;
+extern PyType_Spec seqdedup_attributor_spec; /* attributor.c */
+
+/* hash.c */
+int seqdedup_to_u64(PyObject *obj, void *out); /* "O&" converters */
+int seqdedup_to_u32(PyObject *obj, void *out);
+uint64_t seqdedup_xxh64(const unsigned char *p, size_t len, uint64_t seed);
+/* The hash of a record's key: after `skip` characters (bytes with byte_mode),
+ * normalised with the classes of `normalize` (0: none), as XXH64 with `seed`. */
+uint64_t seqdedup_key_hash(const unsigned char *p, size_t len, uint64_t skip, int byte_mode,
+                           unsigned normalize, uint64_t seed);
+unsigned seqdedup_normalize_classes(unsigned classes); /* the known ones of a mask */
+PyObject *seqdedup_py_xxh64(PyObject *self, PyObject *args);
+PyObject *seqdedup_py_hash_records(PyObject *self, PyObject *args, PyObject *kwds);
+PyObject *seqdedup_py_hash_encoded(PyObject *self, PyObject *args, PyObject *kwds);
+PyObject *seqdedup_py_normalize(PyObject *self, PyObject *args);
+PyObject *seqdedup_py_key_offset(PyObject *self, PyObject *args);
+
+/* module.c */
+PyObject *seqdedup_py_json_keys(PyObject *self, PyObject *args, PyObject *kwds);
+
+/* matcher.c */
+int seqdedup_matcher_usable(const Matcher *m); /* else an error is set */
+int seqdedup_matcher_enter(Matcher *m);        /* refuses an unusable or busy one */
+/* Leave a call; `result` NULL after the state may have changed: the object is broken. */
+PyObject *seqdedup_matcher_leave(Matcher *m, PyObject *result, int changed);
+int seqdedup_matcher_fed_by(Matcher *m, int how); /* 1: push(), 2: the chunk path */
+/* Take `n` more hashes; decide every window completed (flags to m->keep from `at`). */
+Py_ssize_t seqdedup_push_core(Matcher *m, const uint64_t *hashes, size_t n, size_t at);
+/* End of input: the records left (flags to m->keep from `at`). */
+Py_ssize_t seqdedup_finish_core(Matcher *m, size_t at);
+PyObject *seqdedup_matcher_push(Matcher *m, PyObject *arg);
+PyObject *seqdedup_matcher_finish(Matcher *m, PyObject *ignored);
+PyObject *seqdedup_matcher_fingerprints(Matcher *m, PyObject *args);
+PyObject *seqdedup_matcher_add_library_windows(Matcher *m, PyObject *args);
+PyObject *seqdedup_matcher_source(Matcher *m, PyObject *arg);
+PyObject *seqdedup_matcher_new_stream(Matcher *m, PyObject *ignored);
+
+/* chunks.c */
+PyObject *seqdedup_matcher_feed_chunk(Matcher *m, PyObject *arg);
+PyObject *seqdedup_matcher_finish_chunks(Matcher *m, PyObject *args, PyObject *kwds);
+
+/* matcher_type.c */
+extern PyType_Spec seqdedup_matcher_spec;
+/* matcher.c, for attribution: the W fingerprint coefficients (PyMem_Malloc'd; NULL with MemoryError set). */
+uint64_t *seqdedup_coefficients(Py_ssize_t count);
+/* Whether `obj` is a Matcher of this module (0 with TypeError set if not). */
+int seqdedup_is_matcher(PyObject *obj);
+/* The sources a Matcher noted for its recent windows: sources[k] belongs to window
+ * base + k (NO_SOURCE: not a repeat). -1 with an error set when it is busy or unusable. */
+int seqdedup_matcher_sources(PyObject *matcher, const int64_t **sources, size_t *len,
+                             int64_t *base);
+
+#endif /* SEQDEDUP_KERNEL_H */

@@ -1,0 +1,490 @@
+/*
+ * The exact window rule (the matcher): turn key hashes into keep/skip decisions.
+ *
+ *   - a window's fingerprint is sum(h[j+k] * R[k]) mod 2^64 over its W key hashes,
+ *     R[k] fixed odd constants (splitmix64): the same definition as the Python engine;
+ *   - unlimited history: the first-start table maps a fingerprint to the start of its
+ *     first window; window j repeats iff that start is <= j - W;
+ *   - limited history: the rule window by window (admit j - W, look up j), in two
+ *     table generations rotated every history-length, so memory stays bounded.
+ *
+ * A Matcher is used by one call at a time (`busy`); an error half-way through a call
+ * that changes it (memory, overflow) marks it broken: every later call raises, so it
+ * never gives wrong answers from half-updated state.
+ */
+#include "kernel.h"
+#include "first_table.h"
+
+/* Whether the object may be used: initialised and not broken (else an error is set). */
+int seqdedup_matcher_usable(const Matcher *m)
+{
+    if (!m->ready) {
+        PyErr_SetString(PyExc_RuntimeError, "Matcher is not initialised");
+        return -1;
+    }
+    if (m->broken) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "Matcher is unusable after an earlier error in one of its calls; "
+                        "make a new one");
+        return -1;
+    }
+    return 0;
+}
+
+/* Enter a call: refuse an object that is not seqdedup_matcher_usable, or in use. */
+int seqdedup_matcher_enter(Matcher *m)
+{
+    if (seqdedup_matcher_usable(m) < 0) return -1;
+    if (m->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "Matcher is in use by another thread");
+        return -1;
+    }
+    m->busy = 1;
+    return 0;
+}
+
+/* Leave a call; `result` NULL after the state may have changed: the object is broken. */
+PyObject *seqdedup_matcher_leave(Matcher *m, PyObject *result, int changed)
+{
+    m->busy = 0;
+    if (result == NULL && changed) m->broken = 1;
+    return result;
+}
+
+uint64_t *seqdedup_coefficients(Py_ssize_t count)
+{
+    if ((size_t)count > SIZE_MAX / sizeof(uint64_t)) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    uint64_t *out = PyMem_Malloc((size_t)count * sizeof(uint64_t) + 1);
+    if (out == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    uint64_t state = 0x9E3779B97F4A7C15ULL;
+    for (Py_ssize_t k = 0; k < count; k++) {
+        state += 0x9E3779B97F4A7C15ULL;
+        uint64_t z = state;
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+        out[k] = (z ^ (z >> 31)) | 1;
+    }
+    return out;
+}
+
+static int ensure_coefficients(Matcher *m)
+{
+    if (m->coeffs == NULL) m->coeffs = seqdedup_coefficients(m->width);
+    return m->coeffs ? 0 : -1;
+}
+
+static inline uint64_t fingerprint(const uint64_t *h, const uint64_t *coeffs, Py_ssize_t width)
+{
+    uint64_t acc = 0;
+    for (Py_ssize_t k = 0; k < width; k++) acc += h[k] * coeffs[k];
+    return acc;
+}
+
+static inline void note_source(Matcher *m, int64_t window, int64_t source)
+{
+    m->sources[window - m->sources_base] = source;
+}
+
+/* Keep the sources of the last W-1 windows and make room for `count` more. After a
+ * new stream nothing is kept: the windows before it cannot cover what comes next. */
+static int prepare_sources(Matcher *m, size_t count)
+{
+    size_t keep = m->sources_len < (size_t)m->width - 1 ? m->sources_len : (size_t)m->width - 1;
+    if (m->sources_base + (int64_t)m->sources_len != m->next) keep = 0;
+    if (keep && keep < m->sources_len)
+        memmove(m->sources, m->sources + m->sources_len - keep, keep * sizeof(int64_t));
+    m->sources_base = m->next - (int64_t)keep;
+    m->sources_len = keep;
+    if (count > SIZE_MAX - keep ||
+        grow((void **)&m->sources, &m->sources_cap, keep + count, sizeof(int64_t)) < 0) {
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        return -1;
+    }
+    for (size_t k = 0; k < count; k++) m->sources[keep + k] = NO_SOURCE;
+    m->sources_len = keep + count;
+    return 0;
+}
+
+static int note_new(Matcher *m, int flag)
+{
+    if (m->new_material == NULL || m->new_material == Py_None) return 0;
+    return PyList_Append(m->new_material, flag ? Py_True : Py_False);
+}
+
+/* Decide windows next .. next+count-1 from their fingerprints; keep[k] for record
+ * next+k. Unlimited history. */
+static int decide_unlimited(Matcher *m, const uint64_t *fps, size_t count, unsigned char *keep)
+{
+    const int64_t width = m->width;
+    int64_t cover = m->cover;
+    enum { AHEAD = 8 };
+    for (size_t k = 0; k < count; k++) {
+        if (k + AHEAD < count) ft_prefetch(&m->first, fps[k + AHEAD]);
+        int64_t j = m->next + (int64_t)k;
+        int64_t first;
+        if (ft_first_start(&m->first, fps[k], j, &first) < 0) return -1;
+        if (j - first < width) {
+            keep[k] = j > cover;
+            m->new_until = j + width - 1;
+        } else {
+            cover = j + width - 1;
+            keep[k] = 0;
+            note_source(m, j, first);
+        }
+        if (note_new(m, j <= m->new_until) < 0) return -1;
+    }
+    m->cover = cover;
+    return 0;
+}
+
+/* Limited history: window `admitted` has ended, later windows may repeat it. A chain
+ * goes on while occurrences are less than a history apart. */
+static int admit(Matcher *m, uint64_t key, int64_t admitted)
+{
+    Table *cur = &m->chains[m->current], *old = &m->chains[1 - m->current];
+    int created;
+    int64_t *slot = table_upsert(cur, key, &created); /* one probe if present */
+    if (slot == NULL) return -1;
+    const int64_t *chain = created ? table_find(old, key) : slot;
+    slot[0] = (chain != NULL && admitted - chain[1] <= m->horizon) ? chain[0] : admitted;
+    slot[1] = admitted;
+    return 0;
+}
+
+/* The same under limited history: `all` holds the fingerprints of windows
+ * low .. next+count-1 (the last recent ones first). */
+static int decide_limited(Matcher *m, const uint64_t *all, int64_t low, size_t count,
+                          unsigned char *keep)
+{
+    const int64_t width = m->width, horizon = m->horizon;
+    int64_t cover = m->cover;
+    enum { AHEAD = 8 };
+    for (size_t k = 0; k < count; k++) {
+        int64_t j = m->next + (int64_t)k;
+        Table *cur = &m->chains[m->current], *old = &m->chains[1 - m->current];
+        if (k + AHEAD < count) { /* the probes coming up: the table is larger than cache */
+            uint64_t ahead = all[j + AHEAD - low];
+            table_prefetch(cur, ahead);
+            table_prefetch(old, ahead);
+            if (j + AHEAD - width >= low) table_prefetch(cur, all[j + AHEAD - width - low]);
+        }
+        if (j - width >= low && admit(m, all[j - width - low], j - width) < 0) return -1;
+        uint64_t fp = all[j - low];
+        int64_t *lib = m->library.cap || m->library.has_zero ? table_find(&m->library, fp) : NULL;
+        int64_t *chain = table_find(cur, fp);
+        if (chain == NULL) chain = table_find(old, fp);
+        int repeat = 1;
+        int64_t source = 0;
+        if (lib != NULL) {
+            source = lib[0]; /* library windows come first and are never forgotten */
+        } else if (chain != NULL && j - chain[1] <= horizon) {
+            source = (j - chain[0] <= horizon) ? chain[0] : chain[1];
+        } else {
+            repeat = 0;
+        }
+        if (repeat) {
+            cover = j + width - 1;
+            keep[k] = 0;
+            note_source(m, j, source);
+        } else {
+            keep[k] = j > cover;
+            m->new_until = j + width - 1;
+        }
+        if (note_new(m, j <= m->new_until) < 0) return -1;
+        if (j + 1 - m->rotated_at >= horizon) {
+            /* Two generations, each a history long: whatever was last written two
+             * rotations ago is older than the history, so dropping it forgets nothing
+             * still remembered. */
+            table_clear(old);
+            m->current = 1 - m->current;
+            m->rotated_at = j + 1;
+        }
+    }
+    m->cover = cover;
+    return 0;
+}
+
+/* Take `n` more hashes; decide every window completed. The flags of the decided
+ * records go to m->keep from index `at` on; returns their number, or -1 on error. */
+Py_ssize_t seqdedup_push_core(Matcher *m, const uint64_t *hashes, size_t n, size_t at)
+{
+    size_t width = (size_t)m->width;
+    if (n > SIZE_MAX / 2 - m->tail_len) return (void)PyErr_NoMemory(), -1;
+    size_t total = m->tail_len + n;
+    if (total > SIZE_MAX / 2 / sizeof(uint64_t)) return (void)PyErr_NoMemory(), -1;
+    if (total < width) { /* no window completes: everything waits in the tail */
+        if (grow((void **)&m->tail, &m->tail_cap, total, sizeof(uint64_t)) < 0) return -1;
+        if (n) memcpy(m->tail + m->tail_len, hashes, n * sizeof(uint64_t));
+        m->tail_len = total;
+        return 0;
+    }
+    if (ensure_coefficients(m) < 0) return -1;
+    size_t count = total - width + 1;
+    size_t recent = m->limited ? m->recent_len : 0;
+    if (grow((void **)&m->scratch_windows, &m->scratch_windows_cap, total, sizeof(uint64_t)) < 0 ||
+        grow((void **)&m->scratch_fps, &m->scratch_fps_cap, recent + count, sizeof(uint64_t)) < 0 ||
+        count > SIZE_MAX - at || grow((void **)&m->keep, &m->keep_cap, at + count, 1) < 0) {
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        return -1;
+    }
+    if (prepare_sources(m, count) < 0) return -1;
+    uint64_t *all = m->scratch_windows, *fps = m->scratch_fps;
+    unsigned char *keep = m->keep + at;
+    if (m->tail_len) memcpy(all, m->tail, m->tail_len * sizeof(uint64_t));
+    if (n) memcpy(all + m->tail_len, hashes, n * sizeof(uint64_t));
+    if (recent) memcpy(fps, m->recent, recent * sizeof(uint64_t));
+    for (size_t k = 0; k < count; k++)
+        fps[recent + k] = fingerprint(all + k, m->coeffs, m->width);
+    if (m->limited) {
+        if (decide_limited(m, fps, m->next - (int64_t)recent, count, keep) < 0) return -1;
+        /* keep the last W fingerprints for admission */
+        size_t have = recent + count, keep_n = have < width ? have : width;
+        if (grow((void **)&m->recent, &m->recent_cap, keep_n, sizeof(uint64_t)) < 0) return -1;
+        memmove(m->recent, fps + have - keep_n, keep_n * sizeof(uint64_t));
+        m->recent_len = keep_n;
+        m->recent_end = m->next + (int64_t)count;
+    } else if (decide_unlimited(m, fps, count, keep) < 0) {
+        return -1;
+    }
+    size_t rest = total - count; /* = W - 1 */
+    if (grow((void **)&m->tail, &m->tail_cap, rest, sizeof(uint64_t)) < 0) return -1;
+    if (rest) memcpy(m->tail, all + count, rest * sizeof(uint64_t)); /* tail is NULL at W=1 */
+    m->tail_len = rest;
+    m->next += (int64_t)count;
+    return (Py_ssize_t)count;
+}
+
+/* End of input: the records left (no window starts at them), flags from m->keep[at]. */
+Py_ssize_t seqdedup_finish_core(Matcher *m, size_t at)
+{
+    size_t count = m->tail_len;
+    if (count > SIZE_MAX - at || grow((void **)&m->keep, &m->keep_cap, at + count + 1, 1) < 0) {
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        return -1;
+    }
+    for (size_t k = 0; k < count; k++) {
+        int64_t j = m->next + (int64_t)k;
+        m->keep[at + k] = j > m->cover;
+        if (note_new(m, j <= m->new_until) < 0) return -1;
+    }
+    m->next += (int64_t)count;
+    m->tail_len = 0;
+    return (Py_ssize_t)count;
+}
+
+/* The hashes of a buffer, copied to aligned scratch (a buffer may be unaligned). */
+static uint64_t *scratch_copy(Matcher *m, const Py_buffer *view)
+{
+    size_t n = (size_t)view->len / 8;
+    if (grow((void **)&m->scratch_hashes, &m->scratch_hashes_cap, n + 1, sizeof(uint64_t)) < 0)
+        return NULL;
+    if (n) memcpy(m->scratch_hashes, view->buf, n * sizeof(uint64_t));
+    return m->scratch_hashes;
+}
+
+static PyObject *flags_to_list(const unsigned char *keep, size_t count)
+{
+    PyObject *list = PyList_New((Py_ssize_t)count);
+    if (list == NULL) return NULL;
+    for (size_t k = 0; k < count; k++) {
+        PyObject *flag = keep[k] ? Py_True : Py_False;
+        Py_INCREF(flag);
+        PyList_SET_ITEM(list, (Py_ssize_t)k, flag);
+    }
+    return list;
+}
+
+/* A buffer of native int64/uint64 values: raw bytes (a multiple of 8 long), or a typed
+ * buffer of 8-byte integers (array('q'), an int64 numpy array); never floats or other
+ * widths whose byte length happens to be a multiple of 8. */
+static int get_hashes(PyObject *obj, Py_buffer *view)
+{
+    if (PyObject_GetBuffer(obj, view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) return -1;
+    const char *f = view->format;
+    if (f != NULL && (f[0] == '@' || f[0] == '=' || f[0] == '<' || f[0] == '>')) {
+        int foreign = (f[0] == '<' && PY_BIG_ENDIAN) || (f[0] == '>' && PY_LITTLE_ENDIAN);
+        f = foreign ? "x" : f + 1;
+    }
+    int raw = f == NULL || strcmp(f, "B") == 0 || strcmp(f, "b") == 0 || strcmp(f, "c") == 0;
+    int words = view->itemsize == 8 && f != NULL &&
+                (strcmp(f, "q") == 0 || strcmp(f, "Q") == 0 || strcmp(f, "l") == 0 ||
+                 strcmp(f, "L") == 0);
+    if (!(raw || words) || view->len % 8) {
+        PyBuffer_Release(view);
+        PyErr_SetString(PyExc_ValueError, "hashes must be a buffer of 8-byte integers");
+        return -1;
+    }
+    return 0;
+}
+
+/* push() and the chunk path keep different records: one matcher takes one of them. */
+int seqdedup_matcher_fed_by(Matcher *m, int how)
+{
+    if (m->fed_by != 0 && m->fed_by != how) {
+        PyErr_SetString(PyExc_RuntimeError, "push() and feed_chunk() cannot be mixed");
+        return -1;
+    }
+    m->fed_by = how;
+    return 0;
+}
+
+PyObject *seqdedup_matcher_push(Matcher *m, PyObject *arg)
+{
+    if (seqdedup_matcher_enter(m) < 0) return NULL;
+    if (seqdedup_matcher_fed_by(m, 1) < 0) return seqdedup_matcher_leave(m, NULL, 0);
+    Py_buffer view;
+    if (get_hashes(arg, &view) < 0) return seqdedup_matcher_leave(m, NULL, 0);
+    uint64_t *hashes = scratch_copy(m, &view);
+    size_t n = (size_t)view.len / 8;
+    PyBuffer_Release(&view);
+    if (hashes == NULL) return seqdedup_matcher_leave(m, NULL, 0);
+    Py_ssize_t count = seqdedup_push_core(m, hashes, n, 0);
+    return seqdedup_matcher_leave(m, count < 0 ? NULL : flags_to_list(m->keep, (size_t)count), 1);
+}
+
+PyObject *seqdedup_matcher_finish(Matcher *m, PyObject *Py_UNUSED(ignored))
+{
+    if (seqdedup_matcher_enter(m) < 0) return NULL;
+    if (seqdedup_matcher_fed_by(m, 1) < 0) return seqdedup_matcher_leave(m, NULL, 0);
+    Py_ssize_t count = seqdedup_finish_core(m, 0);
+    return seqdedup_matcher_leave(m, count < 0 ? NULL : flags_to_list(m->keep, (size_t)count), 1);
+}
+
+static PyObject *Matcher_fingerprints_in(Matcher *m, PyObject *args);
+
+PyObject *seqdedup_matcher_fingerprints(Matcher *m, PyObject *args)
+{
+    if (seqdedup_matcher_enter(m) < 0) return NULL;
+    return seqdedup_matcher_leave(m, Matcher_fingerprints_in(m, args), 0); /* only scratch changes */
+}
+
+static PyObject *Matcher_fingerprints_in(Matcher *m, PyObject *args)
+{
+    PyObject *obj;
+    Py_ssize_t count;
+    if (!PyArg_ParseTuple(args, "On", &obj, &count)) return NULL;
+    Py_buffer view;
+    if (get_hashes(obj, &view) < 0) return NULL;
+    Py_ssize_t n = view.len / 8;
+    if (count < 0 || (count > 0 && (n < m->width || count > n - (m->width - 1)))) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "not enough hashes for that many windows");
+        return NULL;
+    }
+    if (ensure_coefficients(m) < 0) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    uint64_t *h = scratch_copy(m, &view);
+    PyBuffer_Release(&view);
+    if (h == NULL) return NULL;
+    if (count > PY_SSIZE_T_MAX / 8) return PyErr_NoMemory();
+    PyObject *out = PyBytes_FromStringAndSize(NULL, count * 8);
+    if (out == NULL) return NULL;
+    char *dst = PyBytes_AS_STRING(out);
+    for (Py_ssize_t k = 0; k < count; k++) {
+        uint64_t fp = fingerprint(h + k, m->coeffs, m->width);
+        memcpy(dst + 8 * k, &fp, 8);
+    }
+    return out;
+}
+
+static PyObject *Matcher_add_library_windows_in(Matcher *m, PyObject *args, int *changed);
+
+PyObject *seqdedup_matcher_add_library_windows(Matcher *m, PyObject *args)
+{
+    if (seqdedup_matcher_enter(m) < 0) return NULL;
+    int changed = 0;
+    PyObject *result = Matcher_add_library_windows_in(m, args, &changed);
+    return seqdedup_matcher_leave(m, result, changed);
+}
+
+static PyObject *Matcher_add_library_windows_in(Matcher *m, PyObject *args, int *changed)
+{
+    PyObject *fps_obj, *starts_obj;
+    if (!PyArg_ParseTuple(args, "OO", &fps_obj, &starts_obj)) return NULL;
+    if (m->next != 0 || m->tail_len != 0) {
+        PyErr_SetString(PyExc_RuntimeError, "library windows must be added before any push");
+        return NULL;
+    }
+    Py_buffer fps, starts;
+    if (get_hashes(fps_obj, &fps) < 0) return NULL;
+    if (get_hashes(starts_obj, &starts) < 0) {
+        PyBuffer_Release(&fps);
+        return NULL;
+    }
+    PyObject *result = NULL;
+    if (fps.len != starts.len) {
+        PyErr_SetString(PyExc_ValueError, "fingerprints and starts differ in length");
+        goto done;
+    }
+    Py_ssize_t n = fps.len / 8;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        uint64_t fp;
+        int64_t start;
+        memcpy(&fp, (const char *)fps.buf + 8 * k, 8);
+        memcpy(&start, (const char *)starts.buf + 8 * k, 8);
+        if (start > -(int64_t)m->width - 1) {
+            PyErr_SetString(PyExc_ValueError, "library starts must be at most -W - 1");
+            goto done;
+        }
+        /* the earliest library window wins */
+        *changed = 1;
+        if (m->limited) {
+            int created;
+            int64_t *v = table_upsert(&m->library, fp, &created);
+            if (v == NULL) goto done;
+            if (created) v[0] = start;
+        } else {
+            int64_t first;
+            if (ft_first_start(&m->first, fp, start, &first) < 0) goto done;
+        }
+    }
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    PyBuffer_Release(&fps);
+    PyBuffer_Release(&starts);
+    return result;
+}
+
+PyObject *seqdedup_matcher_source(Matcher *m, PyObject *arg)
+{
+    if (seqdedup_matcher_usable(m) < 0) return NULL;
+    long long window = PyLong_AsLongLong(arg);
+    if (window == -1 && PyErr_Occurred()) return NULL;
+    if (window >= m->sources_base && window - m->sources_base < (int64_t)m->sources_len) {
+        int64_t source = m->sources[window - m->sources_base];
+        if (source != NO_SOURCE) return PyLong_FromLongLong(source);
+    }
+    Py_RETURN_NONE;
+}
+
+/* After finish() or finish_chunks(): what follows is a new stream. Its windows may
+ * repeat every remembered window of the earlier streams, and none spans the boundary:
+ * the last windows are admitted now (nothing later can overlap them). */
+PyObject *seqdedup_matcher_new_stream(Matcher *m, PyObject *Py_UNUSED(ignored))
+{
+    if (seqdedup_matcher_enter(m) < 0) return NULL;
+    if (m->tail_len || (m->fed_by == 2 && !m->chunks_finished)) {
+        PyErr_SetString(PyExc_RuntimeError, "new_stream() comes after finish()");
+        return seqdedup_matcher_leave(m, NULL, 0);
+    }
+    int64_t first = m->recent_end - (int64_t)m->recent_len;
+    for (size_t k = 0; k < m->recent_len; k++)
+        if (admit(m, m->recent[k], first + (int64_t)k) < 0) return seqdedup_matcher_leave(m, NULL, 1);
+    m->recent_len = 0;
+    /* the chunk path starts empty again */
+    m->chunks_finished = 0;
+    m->final_without_delimiter = 0;
+    m->buf_len = m->tail_start = m->scan_from = 0;
+    m->rec_len = 0;
+    Py_INCREF(Py_None);
+    return seqdedup_matcher_leave(m, Py_None, 1);
+}

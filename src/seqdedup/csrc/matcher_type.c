@@ -1,0 +1,252 @@
+/*
+ * The Matcher type: construction (everything checked before anything is stored),
+ * memory, attributes and the method table; and what attribution reads of a matcher.
+ */
+#include "kernel.h"
+#include "first_table.h"
+
+/* ---- type plumbing ----------------------------------------------------------- */
+
+static int Matcher_init(Matcher *m, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"window_size", "max_history", "seed",      "delimiter",
+                             "skip_chars",  "byte_mode",   "inverse",   "run_heads",
+                             "normalize",   NULL};
+    Py_ssize_t width;
+    PyObject *history = Py_None;
+    unsigned long long seed = 0;
+    uint64_t skip = 0;
+    Py_buffer delim = {0};
+    int byte_mode = 0, inverse = 0, run_heads = 0;
+    unsigned normalize = 0;
+    if (m->ready || m->broken) {
+        PyErr_SetString(PyExc_RuntimeError, "Matcher is already initialised");
+        return -1;
+    }
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "n|OKz*O&pppO&", kwlist, &width, &history,
+                                     &seed, &delim, seqdedup_to_u64, &skip, &byte_mode, &inverse,
+                                     &run_heads, seqdedup_to_u32, &normalize))
+        return -1;
+    /* Everything is checked before anything is stored: a failed __init__ leaves the
+     * object as tp_new made it (unusable until an __init__ succeeds). */
+    int rc = -1;
+    int64_t horizon = INT64_MAX;
+    unsigned char *delim_copy = NULL;
+    if (width < 1) {
+        PyErr_SetString(PyExc_ValueError, "window_size must be at least 1");
+        goto done;
+    }
+    if (history != Py_None) {
+        long long value = PyLong_AsLongLong(history);
+        if (value == -1 && PyErr_Occurred()) goto done;
+        if (value < width) {
+            PyErr_SetString(PyExc_ValueError, "max_history must be at least window_size");
+            goto done;
+        }
+        horizon = value;
+    }
+    if (delim.buf != NULL) {
+        if (delim.len == 0) {
+            PyErr_SetString(PyExc_ValueError, "the delimiter must not be empty");
+            goto done;
+        }
+        delim_copy = PyMem_Malloc((size_t)delim.len);
+        if (delim_copy == NULL) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        memcpy(delim_copy, delim.buf, (size_t)delim.len);
+        m->delim_len = (size_t)delim.len;
+    }
+    m->width = width;
+    m->horizon = horizon;
+    m->limited = history != Py_None;
+    m->seed = seed;
+    m->skip = skip;
+    m->byte_mode = byte_mode;
+    m->inverse = inverse;
+    m->run_heads = run_heads;
+    m->normalize = seqdedup_normalize_classes(normalize);
+    m->delim = delim_copy;
+    m->ready = 1;
+    rc = 0;
+done:
+    if (delim.buf != NULL) PyBuffer_Release(&delim);
+    return rc;
+}
+
+static PyObject *Matcher_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    Matcher *m = (Matcher *)type->tp_alloc(type, 0);
+    if (m == NULL) return NULL;
+    /* The state every method may meet, even before (or without) a successful __init__. */
+    m->new_material = Py_None;
+    Py_INCREF(Py_None);
+    m->cover = -1;
+    m->new_until = -1;
+    m->library.stride = 2;
+    m->chains[0].stride = m->chains[1].stride = 3;
+    return (PyObject *)m;
+}
+
+static int Matcher_traverse(Matcher *m, visitproc visit, void *arg)
+{
+    Py_VISIT(Py_TYPE(m)); /* a heap type */
+    Py_VISIT(m->new_material);
+    return 0;
+}
+
+static int Matcher_clear(Matcher *m)
+{
+    Py_CLEAR(m->new_material);
+    return 0;
+}
+
+static void Matcher_dealloc(Matcher *m)
+{
+    PyTypeObject *type = Py_TYPE(m);
+    PyObject_GC_UnTrack(m);
+    Matcher_clear(m);
+    PyMem_Free(m->sources);
+    PyMem_Free(m->coeffs);
+    PyMem_Free(m->tail);
+    PyMem_Free(m->recent);
+    ft_free(&m->first);
+    table_free(&m->chains[0]);
+    table_free(&m->chains[1]);
+    table_free(&m->library);
+    PyMem_Free(m->delim);
+    PyMem_Free(m->buf);
+    PyMem_Free(m->rec_start);
+    PyMem_Free(m->rec_end);
+    PyMem_Free(m->scratch_hashes);
+    PyMem_Free(m->scratch_windows);
+    PyMem_Free(m->scratch_fps);
+    PyMem_Free(m->keep);
+    type->tp_free((PyObject *)m);
+    Py_DECREF(type);
+}
+
+static PyObject *get_new_material(Matcher *m, void *c)
+{
+    PyObject *value = m->new_material != NULL ? m->new_material : Py_None;
+    Py_INCREF(value);
+    return value;
+}
+
+static int set_new_material(Matcher *m, PyObject *value, void *c)
+{
+    if (value == NULL || (value != Py_None && !PyList_Check(value))) {
+        PyErr_SetString(PyExc_TypeError, "new_material must be a list or None");
+        return -1;
+    }
+    Py_INCREF(value);
+    Py_XSETREF(m->new_material, value);
+    return 0;
+}
+
+static PyObject *get_decided(Matcher *m, void *c) { return PyLong_FromLongLong(m->next); }
+
+static PyObject *get_window_size(Matcher *m, void *c) { return PyLong_FromSsize_t(m->width); }
+
+static PyObject *get_max_history(Matcher *m, void *c)
+{
+    if (!m->limited) Py_RETURN_NONE;
+    return PyLong_FromLongLong(m->horizon);
+}
+
+static PyObject *get_remembered(Matcher *m, void *c)
+{
+    size_t n = m->first.size + (size_t)m->first.has_zero + table_len(&m->chains[0]) +
+               table_len(&m->chains[1]);
+    return PyLong_FromSize_t(n);
+}
+
+static PyObject *get_table_bytes(Matcher *m, void *c)
+{
+    size_t n = m->first.cap * FT_SLOT;
+    const Table *tables[] = {&m->chains[0], &m->chains[1], &m->library};
+    for (size_t i = 0; i < 3; i++) n += tables[i]->cap * (size_t)tables[i]->stride * 8;
+    return PyLong_FromSize_t(n);
+}
+
+static PyGetSetDef Matcher_getset[] = {
+    {"new_material", (getter)get_new_material, (setter)set_new_material,
+     "list: per decided record, whether a first-seen window covers it, or None", NULL},
+    {"decided", (getter)get_decided, NULL, "how many tracked records have been decided", NULL},
+    {"window_size", (getter)get_window_size, NULL, "W", NULL},
+    {"max_history", (getter)get_max_history, NULL, "the history, None if unlimited", NULL},
+    {"remembered_windows", (getter)get_remembered, NULL, "fingerprints held in history", NULL},
+    {"table_bytes", (getter)get_table_bytes, NULL, "bytes held by the window tables", NULL},
+    {NULL}};
+
+static PyMethodDef Matcher_methods[] = {
+    {"push", (PyCFunction)seqdedup_matcher_push, METH_O,
+     "push(hashes) -> list[bool]: add key hashes (a buffer of int64); newly decided flags"},
+    {"source", (PyCFunction)seqdedup_matcher_source, METH_O,
+     "source(window) -> int | None: start of the earlier window a recent repeat window "
+     "repeats (negative: a library window); None if it is not a repeat"},
+    {"finish", (PyCFunction)seqdedup_matcher_finish, METH_NOARGS,
+     "finish() -> list[bool]: decide the records left at end of input"},
+    {"fingerprints", (PyCFunction)seqdedup_matcher_fingerprints, METH_VARARGS,
+     "fingerprints(hashes, count) -> bytes: int64 fingerprints of the first count windows"},
+    {"add_library_windows", (PyCFunction)seqdedup_matcher_add_library_windows, METH_VARARGS,
+     "add_library_windows(fingerprints, starts): windows seen for the whole run"},
+    {"feed_chunk", (PyCFunction)seqdedup_matcher_feed_chunk, METH_O,
+     "feed_chunk(chunk) -> (output, hashes, skipped_runs, decided, kept); skipped_runs: "
+     "int64 pairs (start, stop), or with run_heads a list of (start, stop, first record)"},
+    {"finish_chunks", (PyCFunction)(void (*)(void))seqdedup_matcher_finish_chunks,
+     METH_VARARGS | METH_KEYWORDS,
+     "finish_chunks(delimit_final=False) -> the same, for the rest at end of input"},
+    {"new_stream", (PyCFunction)seqdedup_matcher_new_stream, METH_NOARGS,
+     "new_stream(): after finish() or finish_chunks(), a new stream follows"},
+    {NULL}};
+
+static PyType_Slot Matcher_slots[] = {
+    {Py_tp_doc, "The exact window engine: key hashes or raw chunks in, decisions out."},
+    {Py_tp_new, Matcher_new},
+    {Py_tp_init, (initproc)Matcher_init},
+    {Py_tp_dealloc, (destructor)Matcher_dealloc},
+    {Py_tp_traverse, (traverseproc)Matcher_traverse},
+    {Py_tp_clear, (inquiry)Matcher_clear},
+    {Py_tp_methods, Matcher_methods},
+    {Py_tp_getset, Matcher_getset},
+    {0, NULL}};
+
+PyType_Spec seqdedup_matcher_spec = {
+    .name = "seqdedup._kernel.Matcher",
+    .basicsize = sizeof(Matcher),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .slots = Matcher_slots,
+};
+
+/* ---- offered to the attribution unit -------------------------------------------- */
+
+
+int seqdedup_is_matcher(PyObject *obj)
+{
+    PyObject *module = PyType_GetModuleByDef(Py_TYPE(obj), &seqdedup_kernel_module);
+    if (module == NULL) { /* TypeError set */
+        PyErr_Clear();
+    } else {
+        KernelState *state = PyModule_GetState(module);
+        if (state != NULL && PyObject_TypeCheck(obj, state->matcher_type)) return 1;
+    }
+    PyErr_SetString(PyExc_TypeError, "expected a seqdedup._kernel.Matcher");
+    return 0;
+}
+
+int seqdedup_matcher_sources(PyObject *matcher, const int64_t **sources, size_t *len,
+                             int64_t *base)
+{
+    Matcher *m = (Matcher *)matcher;
+    if (seqdedup_matcher_usable(m) < 0) return -1;
+    if (m->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "Matcher is in use by another thread");
+        return -1;
+    }
+    *sources = m->sources;
+    *len = m->sources_len;
+    *base = m->sources_base;
+    return 0;
+}

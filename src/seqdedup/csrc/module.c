@@ -1,0 +1,226 @@
+/*
+ * The module seqdedup._kernel: json_keys (the --json-key/--json-ignore fast path of
+ * jsonkey.h), the method table and multi-phase initialisation (heap types, module state).
+ */
+#include "kernel.h"
+#include "jsonkey.h"
+
+/* What json_keys makes: --json-key keys from `paths`, or (ignore) --json-ignore keys
+ * without the members named in `names`. */
+typedef struct {
+    int ignore;
+    JkPath paths[JK_MAX_PATHS];
+    const unsigned char *names[JK_MAX_PATHS];
+    size_t name_lens[JK_MAX_PATHS];
+    size_t count;
+    size_t extra; /* key bytes beyond the record's length, at most */
+} JkRequest;
+
+/* The key of each record: bytes, the record itself (compared as text) or None. */
+static PyObject *json_keys_of(PyObject *rec, const JkRequest *req)
+{
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(rec);
+    PyObject *out = PyList_New(n);
+    unsigned char *buf = NULL;
+    size_t cap = 0;
+    if (out == NULL) return NULL;
+    for (Py_ssize_t r = 0; r < n; r++) {
+        PyObject *record = PySequence_Fast_GET_ITEM(rec, r);
+        if (!PyBytes_Check(record)) {
+            PyErr_SetString(PyExc_TypeError, "records must be bytes");
+            goto fail;
+        }
+        size_t len = (size_t)PyBytes_GET_SIZE(record);
+        if (len > SIZE_MAX - req->extra - 1) {
+            PyErr_NoMemory();
+            goto fail;
+        }
+        if (grow((void **)&buf, &cap, len + req->extra + 1, 1) < 0) goto fail;
+        const unsigned char *text = (const unsigned char *)PyBytes_AS_STRING(record);
+        size_t key_len = 0;
+        int kind = req->ignore ? json_ignore_key(text, len, req->names, req->name_lens,
+                                                 req->count, buf, cap, &key_len)
+                               : json_key(text, len, req->paths, req->names, req->name_lens,
+                                          req->count, buf, cap, &key_len);
+        PyObject *key;
+        if (kind == JK_TEXT) {
+            key = record;
+            Py_INCREF(key);
+        } else if (kind == JK_KEY) {
+            key = PyBytes_FromStringAndSize((const char *)buf, (Py_ssize_t)key_len);
+            if (key == NULL) goto fail;
+        } else {
+            key = Py_None;
+            Py_INCREF(key);
+        }
+        PyList_SET_ITEM(out, r, key);
+    }
+    PyMem_Free(buf);
+    return out;
+fail:
+    PyMem_Free(buf);
+    Py_DECREF(out);
+    return NULL;
+}
+
+/* json_keys(records, paths, ignore=False) -> list: per record its key (bytes), the
+ * record itself when it is compared as text, or None when Python must decide
+ * (jsonkey.h). --json-key: paths are (text, components) pairs sorted by text; with
+ * ignore, the names of the one-component --json-ignore paths. At most 64. */
+PyObject *seqdedup_py_json_keys(PyObject *self, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"records", "paths", "ignore", NULL};
+    PyObject *records, *path_list;
+    int ignore = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|p", kwlist, &records, &path_list, &ignore))
+        return NULL;
+    PyObject *rec = PySequence_Fast(records, "records must be a sequence of bytes");
+    if (rec == NULL) return NULL;
+    PyObject *pths = PySequence_Fast(path_list, "paths must be a sequence");
+    PyObject *out = NULL;
+    const unsigned char **parts = NULL;
+    size_t *part_lens = NULL;
+    JkRequest *req = PyMem_Calloc(1, sizeof *req); /* too large for the stack's comfort */
+    if (req == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (pths == NULL) goto done;
+    Py_ssize_t npaths = PySequence_Fast_GET_SIZE(pths);
+    if (npaths > JK_MAX_PATHS || (!ignore && npaths < 1)) {
+        PyErr_SetString(PyExc_ValueError, "json_keys takes at most 64 paths (and one key path)");
+        goto done;
+    }
+    req->ignore = ignore;
+    req->count = (size_t)npaths;
+    req->extra = 2;
+    if (ignore) {
+        for (Py_ssize_t p = 0; p < npaths; p++) {
+            PyObject *name = PySequence_Fast_GET_ITEM(pths, p);
+            if (!PyBytes_Check(name)) {
+                PyErr_SetString(PyExc_TypeError, "ignored names must be bytes");
+                goto done;
+            }
+            req->names[p] = (const unsigned char *)PyBytes_AS_STRING(name);
+            req->name_lens[p] = (size_t)PyBytes_GET_SIZE(name);
+        }
+        out = json_keys_of(rec, req);
+        goto done;
+    }
+    size_t total_parts = 0;
+    for (Py_ssize_t p = 0; p < npaths; p++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(pths, p);
+        if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 2 ||
+            !PyBytes_Check(PyTuple_GET_ITEM(item, 0)) || !PyTuple_Check(PyTuple_GET_ITEM(item, 1)) ||
+            PyTuple_GET_SIZE(PyTuple_GET_ITEM(item, 1)) < 1 ||
+            PyTuple_GET_SIZE(PyTuple_GET_ITEM(item, 1)) > JK_MAX_DEPTH) {
+            PyErr_SetString(PyExc_TypeError, "a path is (bytes, tuple of 1 to 64 bytes)");
+            goto done;
+        }
+        total_parts += (size_t)PyTuple_GET_SIZE(PyTuple_GET_ITEM(item, 1));
+        req->extra += (size_t)PyBytes_GET_SIZE(PyTuple_GET_ITEM(item, 0)) + 4;
+    }
+    parts = PyMem_Malloc(total_parts * sizeof *parts + 1);
+    part_lens = PyMem_Malloc(total_parts * sizeof *part_lens + 1);
+    if (parts == NULL || part_lens == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    size_t at = 0;
+    for (Py_ssize_t p = 0; p < npaths; p++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(pths, p);
+        PyObject *components = PyTuple_GET_ITEM(item, 1);
+        req->paths[p].parts = parts + at;
+        req->paths[p].part_lens = part_lens + at;
+        req->paths[p].depth = (size_t)PyTuple_GET_SIZE(components);
+        for (Py_ssize_t c = 0; c < PyTuple_GET_SIZE(components); c++) {
+            PyObject *part = PyTuple_GET_ITEM(components, c);
+            if (!PyBytes_Check(part)) {
+                PyErr_SetString(PyExc_TypeError, "path components must be bytes");
+                goto done;
+            }
+            parts[at] = (const unsigned char *)PyBytes_AS_STRING(part);
+            part_lens[at++] = (size_t)PyBytes_GET_SIZE(part);
+        }
+        req->names[p] = (const unsigned char *)PyBytes_AS_STRING(PyTuple_GET_ITEM(item, 0));
+        req->name_lens[p] = (size_t)PyBytes_GET_SIZE(PyTuple_GET_ITEM(item, 0));
+    }
+    out = json_keys_of(rec, req);
+done:
+    PyMem_Free(req);
+    PyMem_Free(parts);
+    PyMem_Free(part_lens);
+    Py_XDECREF(pths);
+    Py_DECREF(rec);
+    return out;
+}
+
+static PyMethodDef kernel_methods[] = {
+    {"xxh64", seqdedup_py_xxh64, METH_VARARGS, "xxh64(data, seed=0) -> int: XXH64 of data"},
+    {"hash_records", (PyCFunction)(void (*)(void))seqdedup_py_hash_records,
+     METH_VARARGS | METH_KEYWORDS,
+     "hash_records(records, seed=0, skip_chars=0, byte_mode=False, normalize=0) -> bytes of "
+     "int64"},
+    {"hash_encoded", (PyCFunction)(void (*)(void))seqdedup_py_hash_encoded,
+     METH_VARARGS | METH_KEYWORDS,
+     "hash_encoded(encoded, seed=0, skip_chars=0, byte_mode=False, normalize=0) -> bytes of "
+     "int64: "
+     "the key hashes of a library row's records"},
+    {"normalize", seqdedup_py_normalize, METH_VARARGS,
+     "normalize(key, classes) -> bytes: the key with each match of the classes replaced"},
+    {"json_keys", (PyCFunction)(void (*)(void))seqdedup_py_json_keys, METH_VARARGS | METH_KEYWORDS,
+     "json_keys(records, paths, ignore=False) -> list: each record's --json-key (or, with "
+     "ignore, --json-ignore) key, the record itself (compared as text) or None (for Python "
+     "to decide)"},
+    {"key_offset", seqdedup_py_key_offset, METH_VARARGS,
+     "key_offset(record, skip_chars, byte_mode=False) -> where the key starts"},
+    {NULL}};
+
+/* Multi-phase initialisation: the types are created per module object (heap types);
+ * the module state keeps the Matcher type, which the attribution unit checks against. */
+static int kernel_exec(PyObject *module)
+{
+    KernelState *state = PyModule_GetState(module);
+    PyObject *matcher = PyType_FromModuleAndSpec(module, &seqdedup_matcher_spec, NULL);
+    if (matcher == NULL) return -1;
+    state->matcher_type = (PyTypeObject *)matcher; /* the state owns this reference */
+    if (PyModule_AddType(module, state->matcher_type) < 0) return -1;
+    PyObject *attributor = PyType_FromModuleAndSpec(module, &seqdedup_attributor_spec, NULL);
+    if (attributor == NULL) return -1;
+    int rc = PyModule_AddType(module, (PyTypeObject *)attributor);
+    Py_DECREF(attributor);
+    if (rc < 0) return -1;
+    return PyModule_AddIntConstant(module, "GIL_MINSIZE", GIL_MINSIZE);
+}
+
+static int kernel_traverse(PyObject *module, visitproc visit, void *arg)
+{
+    KernelState *state = PyModule_GetState(module);
+    if (state != NULL) Py_VISIT(state->matcher_type);
+    return 0;
+}
+
+static int kernel_clear(PyObject *module)
+{
+    KernelState *state = PyModule_GetState(module);
+    if (state != NULL) Py_CLEAR(state->matcher_type);
+    return 0;
+}
+
+static void kernel_free(void *module) { (void)kernel_clear((PyObject *)module); }
+
+static PyModuleDef_Slot kernel_slots[] = {{Py_mod_exec, kernel_exec}, {0, NULL}};
+
+struct PyModuleDef seqdedup_kernel_module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "seqdedup._kernel",
+    .m_doc = "The compiled core of seqdedup's window engine.",
+    .m_size = sizeof(KernelState),
+    .m_methods = kernel_methods,
+    .m_slots = kernel_slots,
+    .m_traverse = kernel_traverse,
+    .m_clear = kernel_clear,
+    .m_free = kernel_free,
+};
+
+PyMODINIT_FUNC PyInit__kernel(void) { return PyModuleDef_Init(&seqdedup_kernel_module); }
