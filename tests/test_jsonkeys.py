@@ -38,7 +38,7 @@ def codec(request, monkeypatch):
 
 
 def selector(keys=(), ignore=(), fast=True):
-    from seqdedup import kernel
+    from seqdedup import engine as kernel
 
     return JsonSelector(keys, ignore, kernel.load() if fast else None, track_text=True)
 

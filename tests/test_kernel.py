@@ -14,7 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from seqdedup import __version__, kernel
+from seqdedup import __version__
+from seqdedup import engine as kernel
 from seqdedup.api import Deduplicator, process_stream
 from seqdedup.config import Config
 from seqdedup.library import encode_records

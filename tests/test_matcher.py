@@ -4,7 +4,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from seqdedup import kernel, matcher
+from seqdedup import engine as kernel
+from seqdedup import matcher
 from seqdedup.matcher import WindowMatcher, coefficients, fingerprints_np, fingerprints_py
 
 from oracle import skipped_flags

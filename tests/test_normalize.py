@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from seqdedup import Deduplicator, UsageError, kernel
+from seqdedup import Deduplicator, UsageError
+from seqdedup import engine as kernel
 from seqdedup.library import encode_records
 from seqdedup.normalize import ALL, CLASSES, KeySteps, normalize_py, parse_classes
 

@@ -13,7 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from seqdedup import Deduplicator, kernel, matcher
+from seqdedup import Deduplicator, matcher
+from seqdedup import engine as kernel
 from seqdedup.config import FilterRule
 from seqdedup.matcher import WindowMatcher
 

@@ -9,7 +9,6 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import compress
 from typing import TYPE_CHECKING, Any, Protocol, overload
 
-from seqdedup import kernel
 from seqdedup.attribution import (
     Attributor,
     DecisionCount,
@@ -19,6 +18,8 @@ from seqdedup.attribution import (
     runs_of,
 )
 from seqdedup.config import Config
+from seqdedup.engine import SEED
+from seqdedup.engine import load as load_kernel
 from seqdedup.errors import SeqdedupError
 from seqdedup.filters import TRACKED, FilterList
 from seqdedup.keys import ShellTransform, key_maker
@@ -78,9 +79,9 @@ class Deduplicator:
             if config.hash_transform
             else None
         )
-        engine = kernel.load()
+        engine = load_kernel()
         self.engine = "python" if engine is None else "c"
-        self._keys = key_maker(config, engine, kernel.SEED, transform)
+        self._keys = key_maker(config, engine, SEED, transform)
         # The kernel's chunk path (raw bytes in, kept bytes out, no Python object per
         # record) serves every run that needs nothing per record from Python: no
         # filters, transform, JSON keys, masks, markers, explanations or library saving
@@ -99,7 +100,7 @@ class Deduplicator:
             self._chunks = engine.Matcher(
                 config.window_size,
                 config.max_history,
-                seed=kernel.SEED,
+                seed=SEED,
                 delimiter=config.delimiter,
                 skip_chars=config.skip_chars,
                 byte_mode=config.byte_mode,
@@ -138,7 +139,7 @@ class Deduplicator:
                 config.max_candidates,
                 config.max_history,
                 config.max_unique_sequences,
-                kernel.SEED,
+                SEED,
                 pieces_read,
             )
         else:
@@ -629,7 +630,7 @@ def show_keys(
         if config.hash_transform
         else None
     )
-    keys_of = key_maker(config, kernel.load(), kernel.SEED, transform).keys
+    keys_of = key_maker(config, load_kernel(), SEED, transform).keys
     delimiter = config.delimiter
     count = 0
 

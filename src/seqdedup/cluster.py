@@ -430,9 +430,9 @@ def deduplicate_files(
         raise SeqdedupError("input files must have distinct names (outputs use the same names)")
     out_dir = Path(output_dir)
     _check_outputs(out_dir, files, names)
-    from seqdedup import kernel
+    from seqdedup.engine import load as load_kernel
 
-    engine = "python" if kernel.load() is None else "c"
+    engine = "python" if load_kernel() is None else "c"
     reader = Reader(
         config.delimiter,
         config.skip_chars,

@@ -17,8 +17,8 @@ from operator import not_
 from typing import TYPE_CHECKING, Any
 
 from seqdedup.config import FilterRule
+from seqdedup.engine import numpy_available
 from seqdedup.errors import UsageError
-from seqdedup.kernel import numpy_available
 from seqdedup.timelimit import each_within
 
 if TYPE_CHECKING:

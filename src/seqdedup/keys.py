@@ -17,8 +17,8 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from seqdedup.config import DEFAULT_TRANSFORM_TIMEOUT
+from seqdedup.engine import numpy_available
 from seqdedup.errors import SeqdedupError
-from seqdedup.kernel import numpy_available
 
 if TYPE_CHECKING:
     import subprocess

@@ -39,7 +39,7 @@ from operator import mul
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol
 
-from seqdedup.kernel import numpy_available
+from seqdedup.engine import numpy_available
 
 if TYPE_CHECKING:
     from seqdedup.fptable import FirstStartTable
