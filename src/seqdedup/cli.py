@@ -141,6 +141,19 @@ def build_parser(prog: str = PROG, many_inputs: bool = False) -> argparse.Argume
             metavar="FILE",
             help="files to read, in this order, as one run ('-' or none: stdin)",
         )
+    _matching_options(parser)
+    _key_options(parser)
+    _filter_options(parser)
+    _library_options(parser)
+    _output_options(parser)
+    parser.add_argument(
+        "-V", "--version", action=_Version, nargs=0, help="print the version and the engine"
+    )
+    return parser
+
+
+def _matching_options(parser: argparse.ArgumentParser) -> None:
+    """The window, the history and the limits of attribution."""
     core = parser.add_argument_group("matching")
     core.add_argument(
         "-w",
@@ -193,6 +206,10 @@ def build_parser(prog: str = PROG, many_inputs: bool = False) -> argparse.Argume
         action="store_true",
         help="follow every earlier occurrence for attribution (no limit)",
     )
+
+
+def _key_options(parser: argparse.ArgumentParser) -> None:
+    """What is compared: the key of each record, and how records are read."""
     keys = parser.add_argument_group("keys and records")
     keys.add_argument(
         "-s",
@@ -271,6 +288,10 @@ def build_parser(prog: str = PROG, many_inputs: bool = False) -> argparse.Argume
         action="store_true",
         help="read gzip/bzip2/xz/zstd input as it is (default: decompress it)",
     )
+
+
+def _filter_options(parser: argparse.ArgumentParser) -> None:
+    """Which records take part (--track, --bypass and their files)."""
     filters = parser.add_argument_group("filters (first matching pattern decides)")
     for option, kind, text in (
         ("--track", "track", "deduplicate only records matching REGEX"),
@@ -286,6 +307,10 @@ def build_parser(prog: str = PROG, many_inputs: bool = False) -> argparse.Argume
             metavar="FILE" if kind.endswith("file") else "REGEX",
             help=text,
         )
+
+
+def _library_options(parser: argparse.ArgumentParser) -> None:
+    """Sequences loaded as seen, and the library a run saves to."""
     library = parser.add_argument_group("library")
     library.add_argument(
         "-r",
@@ -302,6 +327,10 @@ def build_parser(prog: str = PROG, many_inputs: bool = False) -> argparse.Argume
         metavar="DIR",
         help="load sequences from DIR and save what this run saw",
     )
+
+
+def _output_options(parser: argparse.ArgumentParser) -> None:
+    """What is written: records, markers, explanations, statistics."""
     output = parser.add_argument_group("output")
     output.add_argument(
         "-i", "--inverse", action="store_true", help="emit only the records normal mode skips"
@@ -335,10 +364,6 @@ def build_parser(prog: str = PROG, many_inputs: bool = False) -> argparse.Argume
         default="table",
         help="statistics on stderr as a table (default) or JSON",
     )
-    parser.add_argument(
-        "-V", "--version", action=_Version, nargs=0, help="print the version and the engine"
-    )
-    return parser
 
 
 def _pick_limit(
