@@ -28,10 +28,16 @@ from seqdedup.config import (
     Config,
     FilterRule,
 )
-from seqdedup.errors import SeqdedupError, Terminated, UsageError, stop_on_termination_signals
+from seqdedup.errors import (
+    SeqdedupError,
+    Terminated,
+    UsageError,
+    silence_stdout,
+    stop_on_termination_signals,
+)
 from seqdedup.filters import load_pattern_file
 from seqdedup.records import parse_delimiter, parse_hex_delimiter
-from seqdedup.sinks import Messages, Output, OutputError, silence_stdout
+from seqdedup.sinks import Messages, Output, OutputError
 
 PROG = "seqdedup"
 EXAMPLES = """examples:

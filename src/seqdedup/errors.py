@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable, Iterator
 from typing import TextIO
 
@@ -95,7 +96,13 @@ def exit_status(prog: str, body: Callable[[], int], stderr: TextIO) -> int:
         stderr.write(f"{prog}: out of memory\n")
         return 1
     except BrokenPipeError:  # the reader of stdout went away (| head): a quiet end
-        from seqdedup.sinks import silence_stdout
-
         silence_stdout()
         return 0
+
+
+def silence_stdout() -> None:
+    """Keep the interpreter's final flush of stdout from failing again (noisily)."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)

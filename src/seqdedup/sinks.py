@@ -139,11 +139,3 @@ class Messages(io.TextIOBase):
                 os.close(devnull)
         except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
             pass
-
-
-def silence_stdout() -> None:
-    """Keep the interpreter's final flush of stdout from failing again (noisily)."""
-    with contextlib.suppress(OSError, ValueError):
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, 1)
-        os.close(devnull)
