@@ -285,7 +285,7 @@ def test_attribution_work_grows_linearly_on_short_repetitive_records(monkeypatch
         d = Deduplicator(window_size=12, max_history=None, annotate=True, max_candidates=5)
         d.feed(records)
         d.flush()
-        work.append(compared[0] if engine == "python" else d._attributor.work)
+        work.append(compared[0] if engine == "python" else d._stages.attributor.work)
     assert work[0] > n // 4, work  # attribution did run, and was counted
     assert work[1] < 8 * work[0], work  # 4x the input: here ~5.7x; quadratic was ~16x
 
@@ -346,7 +346,7 @@ def test_attribution_work_is_linear_on_text_with_many_short_repeats(monkeypatch,
             d.feed_bytes(make(lines, 7))
             d.flush_bytes()
             assert d.stats.unique_sequences > 0
-            work.append(compared[0] if engine == "python" else d._attributor.work)
+            work.append(compared[0] if engine == "python" else d._stages.attributor.work)
         assert work[0] > small // 4, work
         assert work[1] < 5 * work[0], work  # linear: about 4x; quadratic: about 16x
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from seqdedup import Config, Deduplicator
 from seqdedup.api import process_streams
-from seqdedup.attribution import Attributor, DecisionCount
+from seqdedup.attribution import Attributor, DecisionCount, KernelAttributor
 from seqdedup.config import FilterRule
 
 from oracle import skipped_flags_streams
@@ -58,20 +58,24 @@ def test_with_filters_the_record_path_is_unattributed_too():
     records = [b"a", b"x1", b"b", b"a", b"x2", b"b", b"c"]
     options = {"window_size": 2, "filters": (FilterRule("bypass", "^x"),)}
     quiet = Deduplicator(sequence_stats=False, **options)
-    assert isinstance(quiet._attributor, DecisionCount)
+    assert isinstance(quiet._stages.attributor, DecisionCount)
     assert quiet.feed(records) + quiet.flush() == [b"a", b"x1", b"b", b"x2", b"c"]
 
 
 @pytest.mark.parametrize("options", [{"annotate": True}, {"explain": True}, {"top": 3}])
 def test_anything_that_reads_attribution_keeps_it(options):
-    assert isinstance(Deduplicator(sequence_stats=False, **options)._attributor, Attributor)
-    assert isinstance(Deduplicator(sequence_stats=False)._attributor, DecisionCount)
-    assert isinstance(Deduplicator()._attributor, Attributor)  # the statistics read it
+    def attribution(d: Deduplicator) -> object:
+        return d._stages.attributor
+
+    attributors = (Attributor, KernelAttributor)  # the Python engine's, the kernel's
+    assert isinstance(attribution(Deduplicator(sequence_stats=False, **options)), attributors)
+    assert isinstance(attribution(Deduplicator(sequence_stats=False)), DecisionCount)
+    assert isinstance(attribution(Deduplicator()), attributors)  # the statistics read it
 
 
 def test_saving_a_library_keeps_it(tmp_path):
     saving = Deduplicator(sequence_stats=False, library_dir=tmp_path / "L")
-    assert isinstance(saving._attributor, Attributor)
+    assert isinstance(saving._stages.attributor, Attributor | KernelAttributor)
     saving.abort()
 
 

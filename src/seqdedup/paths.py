@@ -1,0 +1,232 @@
+"""The two ways a run is fed, behind one interface (:class:`BytePath`).
+
+- :class:`ChunkPath`: the kernel's chunk path. Raw bytes in, the kept bytes out,
+  decided, attributed and counted by the kernel with no Python object per record; it
+  serves every run that needs nothing per record from Python (see
+  :meth:`seqdedup.stages.Stages._chunk_matcher`).
+- :class:`RecordPath`: records (``bytes``) in, through filters, keys and the matcher,
+  with the Python stages for markers, explanations, ``--top`` and the library around
+  it; raw bytes are split here first.
+
+Both book what they decide with :class:`seqdedup.stages.Stages`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from itertools import compress
+from typing import TYPE_CHECKING, Any, Protocol
+
+from seqdedup.attribution import Attributor
+from seqdedup.config import Config
+from seqdedup.filters import TRACKED
+from seqdedup.records import RecordSplitter
+from seqdedup.timelimit import PatternTimeout
+
+if TYPE_CHECKING:
+    from seqdedup._kernel import Matcher as ChunkMatcher
+    from seqdedup.stages import Stages
+
+
+class BytePath(Protocol):
+    """What both paths offer for raw input."""
+
+    def feed_bytes(self, chunk: bytes) -> bytes: ...
+    def end_bytes(self, last: bool) -> bytes: ...
+
+
+def split_ending(final: bytes, config: Config) -> tuple[bytes, bytes]:
+    """A final record without a delimiter, and the newline that ends it: in text mode
+    with another delimiter, a newline (or CRLF) that ends the input ends the last record
+    (it is not part of the key, and is written back after it as read)."""
+    if config.byte_mode or config.delimiter == b"\n":
+        return final, b""
+    stripped = final.removesuffix(b"\n")
+    if stripped != final:
+        stripped = stripped.removesuffix(b"\r")
+    return stripped, final[len(stripped) :]
+
+
+class ChunkPath:
+    """Raw chunks through the kernel's chunk path."""
+
+    def __init__(self, stages: Stages, kernel: ChunkMatcher) -> None:
+        self._stages = stages
+        self._kernel = kernel
+
+    def feed_bytes(self, chunk: bytes) -> bytes:
+        out, hashes, runs, decided, kept = self._kernel.feed_chunk(chunk)
+        self._account(hashes, runs, decided, kept)
+        return out
+
+    def end_bytes(self, last: bool) -> bytes:
+        """Decide the rest of a byte stream; ``last``: nothing follows it."""
+        out, hashes, runs, decided, kept = self._kernel.finish_chunks(delimit_final=not last)
+        self._account(hashes, runs, decided, kept)
+        self._stages.note_pieces(self._stages.attributor.finish())
+        return out
+
+    def _account(self, hashes: bytes, runs: bytes | list[Any], decided: int, kept: int) -> None:
+        """Book what the kernel decided: attribution and statistics."""
+        stages = self._stages
+        attributor = stages.attributor
+        assert not isinstance(attributor, Attributor)  # the kernel runs: so does its own
+        attributor.append_keys(hashes)
+        if isinstance(runs, bytes):  # int64 pairs
+            attributor.add_runs(decided, runs)
+        else:  # with --top, the runs carry their first record
+            stages.run_heads.add(attributor.decided, decided, runs)  # (before add_runs)
+            stages.note_pieces(attributor.add_runs(decided, runs))
+        stages.count(decided, kept)
+
+
+class RecordPath:
+    """Records through filters, keys, the matcher and the Python stages."""
+
+    def __init__(self, stages: Stages, ordered: bool) -> None:
+        self._stages = stages
+        # Markers and explanations must follow a piece's last record and precede what
+        # comes after it: with them on, nothing past an open piece is released early.
+        self._ordered = ordered
+        self._pending: list[bytes] = []  # fed, not yet released, in input order
+        # With filters: each pending record's filter decision, and where the tracked
+        # ones stand in _pending.
+        self._pending_decisions: list[int] = []
+        self._tracked_at: list[int] = []
+        self._as_text: list[int] = []  # --explain: record numbers compared as text
+        self._splitter: RecordSplitter | None = None  # raw bytes, split here
+
+    # -- bytes --------------------------------------------------------------------------
+    def feed_bytes(self, chunk: bytes) -> bytes:
+        if self._splitter is None:
+            self._splitter = RecordSplitter(self._stages.config.delimiter)
+        return self._joined(self.feed(self._splitter.split(chunk)), final=False)
+
+    def end_bytes(self, last: bool) -> bytes:
+        """Decide the rest of a byte stream; ``last``: nothing follows it."""
+        final = self._splitter.finish() if self._splitter is not None else None
+        self._splitter = None
+        ending = b""
+        if final is not None:
+            final, ending = split_ending(final, self._stages.config)
+        out = self.feed([final]) if final is not None else []
+        out += self.end_records()
+        return self._joined(out, final=final is not None and (last or bool(ending)), ending=ending)
+
+    def _joined(self, out: list[bytes], final: bool, ending: bytes = b"") -> bytes:
+        if not out:
+            return b""
+        delimiter = self._stages.config.delimiter
+        joined = delimiter.join(out)
+        if final and self._stages.last_record_written:
+            return joined + ending  # the input's final record had no delimiter
+        return joined + delimiter
+
+    # -- records ------------------------------------------------------------------------
+    def feed(self, records: Iterable[bytes]) -> list[bytes]:
+        """Add records; return those now decided for output (and markers)."""
+        stages = self._stages
+        batch = records if isinstance(records, list) else list(records)
+        tracked = batch
+        base = len(self._pending)
+        places: Sequence[int] = range(len(batch))  # where the records matched lie in the batch
+        try:
+            if stages.filters:
+                decisions = stages.filters.classify(batch)
+                is_tracked = list(map(TRACKED.__eq__, decisions))
+                places = list(compress(places, is_tracked))  # masks see the tracked ones only
+                self._pending_decisions += decisions
+                self._tracked_at += compress(range(base, base + len(batch)), is_tracked)
+                tracked = list(compress(batch, is_tracked))
+            hashes = stages.keys.hashes(tracked)
+        except PatternTimeout as exc:
+            position = exc.index if tracked is batch else places[exc.index]
+            number = stages.released + base + 1 + position
+            raise exc.at(stages.report.streams.line(number).lower()) from None
+        json = stages.keys.json
+        if json is not None and json.track_text and json.as_text:
+            # --explain: which records were compared as text (not a JSON object)
+            at = (
+                self._tracked_at[len(self._tracked_at) - len(tracked) :] if stages.filters else None
+            )
+            first = stages.released + 1 + (0 if at is not None else base)
+            self._as_text += [first + (at[i] if at is not None else i) for i in json.as_text]
+        self._pending += batch
+        stages.attributor.append_keys(hashes)
+        return self._release(stages.matcher.push(hashes))
+
+    def end_records(self) -> list[bytes]:
+        """End of a stream of records: the rest of it."""
+        return self._release(self._stages.matcher.finish(), final=True)
+
+    def _release(self, keep: list[bool], final: bool = False) -> list[bytes]:
+        """Hand out the records up to the first undecided tracked one."""
+        stages = self._stages
+        attributor = stages.attributor
+        decided = len(keep)
+        first_number = stages.released + 1
+        if stages.filters:
+            tracked_at = self._tracked_at[:decided]
+            numbers = [first_number + position for position in tracked_at]
+        else:
+            tracked_at = None
+            numbers = None
+        pieces = attributor.add(keep, numbers)
+        if final:
+            pieces += attributor.finish()
+
+        inverse = stages.config.inverse
+        if tracked_at is not None:
+            if decided < len(self._tracked_at):
+                cut = self._tracked_at[decided]
+            else:
+                cut = len(self._pending)
+            if self._ordered and attributor.open_piece:
+                # Nothing past an open piece yet: its marker and explanation come first.
+                cut = tracked_at[-1] + 1 if tracked_at else 0
+            written = [not inverse] * cut  # pass-through records
+            for position, kept_flag in zip(tracked_at, keep, strict=True):
+                written[position] = kept_flag != inverse
+            decisions = self._pending_decisions[:cut]
+            del self._pending_decisions[:cut]
+            self._tracked_at = [position - cut for position in self._tracked_at[decided:]]
+        else:
+            cut = decided
+            written = [not k for k in keep] if inverse else keep
+            decisions = None
+        records = self._pending[:cut]
+        del self._pending[:cut]
+        out = list(compress(records, written))
+        tracked_records: list[bytes] = []
+        if stages.saver is not None or stages.top is not None:
+            tracked_records = (
+                records[:decided]
+                if tracked_at is None
+                else [records[position] for position in tracked_at]
+            )
+        if stages.top is not None:
+            stages.note_top(tracked_records, keep, pieces)
+        if stages.saver is not None:
+            new_material = stages.matcher.new_material
+            assert new_material is not None
+            stages.matcher.new_material = []
+            first = attributor.decided - len(keep)
+            stages.saver.observe(tracked_records, keep, new_material, first, pieces)
+
+        stages.count(cut, cut - keep.count(False))
+        if cut:
+            stages.last_record_written = written[-1]
+
+        report = stages.report
+        if report.explain is not None:
+            as_text: list[int] = []
+            if self._as_text:
+                last = first_number + cut - 1
+                as_text = [n for n in self._as_text if n <= last]
+                del self._as_text[: len(as_text)]
+            report.explain_all(pieces, decisions, first_number, as_text)
+        if report.annotation is not None and pieces:
+            out, marker_last = report.with_markers(out, written, pieces, first_number)
+            if marker_last:
+                stages.last_record_written = False  # a marker ends this output
+        return out

@@ -1,0 +1,241 @@
+"""The stages of one run, made from its :class:`Config`, and the accounting they share.
+
+A run is a pipeline: records are framed (``records``), keyed (``keys``), filtered
+(``filters``), decided (``matcher``), attributed (``attribution``), reported
+(``report``) and saved (``saving``). :class:`Stages` makes each stage once, chooses
+between the kernel and the Python engine and between attributing and only counting,
+and keeps what every feeding path books: the statistics, the record numbers, the
+streams, ``--top`` and the library session. The two feeding paths (``paths``) hand
+their decisions to it; :class:`seqdedup.api.Deduplicator` is the face over both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from seqdedup.attribution import (
+    Attributor,
+    DecisionCount,
+    KernelAttributor,
+    RunHeads,
+    SequenceTable,
+    runs_of,
+)
+from seqdedup.config import Config
+from seqdedup.engine import SEED
+from seqdedup.engine import load as load_kernel
+from seqdedup.filters import FilterList
+from seqdedup.keys import ShellTransform, key_maker
+from seqdedup.matcher import Matcher, make_matcher
+from seqdedup.report import PieceReport, Stats, TopSequences, stats_document
+
+if TYPE_CHECKING:
+    from seqdedup._kernel import Matcher as ChunkMatcher
+    from seqdedup.attribution import Piece
+    from seqdedup.library import LoadedLibrary
+    from seqdedup.saving import RunSaver
+
+
+class Stages:
+    """Every stage of one run, and the counts they share."""
+
+    def __init__(self, config: Config, on_explain: Callable[[str], None] | None) -> None:
+        self.config = config
+        self.stats = Stats()
+        self.filters = FilterList(config.filters)
+        transform = (
+            ShellTransform(config.hash_transform, config.transform_timeout)
+            if config.hash_transform
+            else None
+        )
+        engine = load_kernel()
+        self.engine = "python" if engine is None else "c"
+        self.keys = key_maker(config, engine, SEED, transform)
+        self.chunks = self._chunk_matcher(engine, on_explain)
+        self.matcher: Matcher = (
+            self.chunks
+            if self.chunks is not None
+            else make_matcher(config.window_size, config.max_history, engine)
+        )
+        self.attributor = self._attributor(engine, on_explain)
+        self.library: LoadedLibrary | None = None
+        if config.read_sequences or config.library_dir is not None:
+            from seqdedup.library import load_libraries
+
+            self.library = load_libraries(config, self.keys, self.matcher)
+        if self.library is not None:
+            self.stats.library_loaded = len(self.library.names)
+            self.attributor.set_library_keys(self.library.region)
+        self.report = PieceReport(
+            config,
+            self.attributor.record_number,
+            self.library.locate if self.library is not None else None,
+            on_explain,
+            [rule.pattern for rule in self.filters.rules],
+        )
+        self.top = TopSequences(config.max_unique_sequences) if config.top else None
+        self.run_heads = RunHeads()  # with --top: each duplicate run's first record
+        self.saver: RunSaver | None = None
+        if config.library_dir is not None:
+            from seqdedup.saving import RunSaver
+
+            self.saver = RunSaver(
+                config.library_dir,
+                config.window_size,
+                self.library,
+                whole_runs=bool(config.read_sequences),
+            )
+            self.matcher.new_material = []
+        self.released = 0  # records released so far (record numbers are 1-based)
+        # Whether the last thing released was the last released record (not a marker);
+        # after the end of input this tells whether its final record ends the output.
+        self.last_record_written = False
+        self._stream_counted = (0, 0, 0)  # the counts at the start of the current stream
+
+    def _chunk_matcher(
+        self, engine: object, on_explain: Callable[[str], None] | None
+    ) -> ChunkMatcher | None:
+        """The kernel's chunk path (raw bytes in, kept bytes out, no Python object per
+        record) serves every run that needs nothing per record from Python: no filters,
+        transform, JSON keys, masks, markers, explanations or library saving (a
+        --normalize pass it does itself)."""
+        config = self.config
+        if (
+            engine is None
+            or self.filters
+            or not (self.keys.plain or self.keys.kernel_normalize)
+            or config.annotate
+            or on_explain is not None
+            or config.library_dir is not None
+        ):
+            return None
+        matcher: ChunkMatcher = engine.Matcher(  # type: ignore[attr-defined]
+            config.window_size,
+            config.max_history,
+            seed=SEED,
+            delimiter=config.delimiter,
+            skip_chars=config.skip_chars,
+            byte_mode=config.byte_mode,
+            inverse=config.inverse,
+            run_heads=bool(config.top),
+            normalize=self.keys.kernel_normalize,
+        )
+        return matcher
+
+    def _attributor(
+        self, engine: object, on_explain: Callable[[str], None] | None
+    ) -> Attributor | KernelAttributor | DecisionCount:
+        """Attribution only where something reads it (docs/engine.md: what needs what),
+        in the kernel when it runs; pieces as objects only for what reads them one by
+        one (the statistics read only the count of sequences)."""
+        config = self.config
+        pieces_read = (
+            config.annotate
+            or on_explain is not None
+            or bool(config.top)
+            or config.library_dir is not None
+        )
+        if not (pieces_read or config.sequence_stats):
+            return DecisionCount()
+        if engine is not None:
+            return KernelAttributor(
+                engine,
+                self.matcher,
+                config.max_candidates,
+                config.max_history,
+                config.max_unique_sequences,
+                SEED,
+                pieces_read,
+            )
+        return Attributor(
+            config.window_size,
+            SequenceTable(config.max_unique_sequences),
+            self.matcher.source,
+            config.max_candidates,
+            config.max_history,
+            self.matcher.fingerprints,
+        )
+
+    # -- what every path books --------------------------------------------------------
+    def count(self, released: int, kept: int) -> None:
+        """Statistics for ``released`` more records, ``kept`` of them kept (normal mode)."""
+        stats = self.stats
+        stats.total += released
+        stats.emitted += kept
+        stats.skipped += released - kept
+        stats.unique_sequences = self.attributor.identified
+        self.released += released
+
+    def note_pieces(self, pieces: list[Piece]) -> None:
+        """``--top``: count each closed piece, with its first record when it starts a
+        duplicate run (the same on the kernel's chunk path and the record path)."""
+        if self.top is None:
+            return
+        heads, observe, fields = self.run_heads, self.top.observe, self.report.fields
+        named = self.report.streams.named
+        for piece in pieces:
+            observe(piece, fields, heads.get(piece.start), named)
+        heads.trim()
+
+    def note_top(self, tracked: list[bytes], keep: list[bool], pieces: list[Piece]) -> None:
+        """Count each closed piece for ``--top`` (record path)."""
+        base = self.attributor.decided - len(keep)
+        runs = [(base + a, base + b, tracked[a]) for a, b in runs_of(keep, False)]
+        self.run_heads.add(base, len(keep), runs)
+        self.note_pieces(pieces)
+
+    def begin_stream(self) -> None:
+        """Everything of the stream that ended is released: start the next one."""
+        self._note_stream()
+        self.matcher.new_stream()
+        self.note_pieces(self.attributor.new_stream())  # (nothing is open any more)
+        self.run_heads = RunHeads()
+        self.report.streams.begin(self.released + 1)
+        if self.saver is not None:
+            self.saver.new_stream(self.attributor.decided)
+
+    def _note_stream(self) -> None:
+        """With several inputs, the counts of the stream that ended."""
+        streams = self.report.streams
+        if not streams.named:
+            return
+        stats = self.stats
+        total, emitted, skipped = self._stream_counted
+        if stats.files is None:
+            stats.files = []
+        stats.files.append(
+            {
+                "name": streams.name(len(stats.files)),
+                "lines": {
+                    "total": stats.total - total,
+                    "emitted": stats.emitted - emitted,
+                    "skipped": stats.skipped - skipped,
+                },
+            }
+        )
+        self._stream_counted = (stats.total, stats.emitted, stats.skipped)
+
+    def finish(self) -> None:
+        """End of input: the last stream's counts, ``--top`` and the sequences."""
+        self._note_stream()
+        if self.top is not None:
+            self.stats.top_sequences = self.top.top(self.config.top)
+        self.stats.unique_sequences = self.attributor.identified
+
+    def save(self) -> None:
+        """Land what the run observed in its library (once; nothing without one)."""
+        if self.saver is None:
+            return
+        self.stats.library_saved = 0
+        document = stats_document(self.stats, self.config)
+        configuration = document.pop("configuration")
+        assert isinstance(configuration, dict)
+        saver, self.saver = self.saver, None
+        self.stats.library_saved = saver.commit(configuration, document)
+
+    def abort(self) -> None:
+        """Save nothing to the library."""
+        if self.saver is not None:
+            self.saver.discard()
+            self.saver = None
