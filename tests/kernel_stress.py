@@ -18,7 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from seqdedup.attribution import runs_of
 from seqdedup.jsonkeys import JsonSelector
-from seqdedup.library import encode_records
+from seqdedup.library.store import encode_records
 from seqdedup.normalize import normalize_py
 
 from oracle import skipped_flags_streams
@@ -173,7 +173,7 @@ def attribution_run(kernel, rng: random.Random) -> None:
     keys (many short pieces), a library region, several streams, record numbers, every
     limit; the same pieces (identities aside), counts and sequences identified."""
     from seqdedup.attribution import Attributor, SequenceTable
-    from seqdedup.library import SENTINEL
+    from seqdedup.library.load import SENTINEL
 
     window = rng.randint(1, 4)
     history = rng.choice([None, window, window + rng.randint(1, 30)])

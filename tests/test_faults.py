@@ -155,7 +155,8 @@ def test_a_failure_while_staging_costs_no_output(tmp_path, engine):
 
 SIGNAL_AT_COMMIT = """
 import os, signal, sys
-from seqdedup import cli, library
+from seqdedup import cli
+from seqdedup.library import save as library
 where = sys.argv.pop(1)
 signum = getattr(signal, sys.argv.pop(1))
 if where == "after":  # the signal arrives the moment the library has committed

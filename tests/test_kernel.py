@@ -18,7 +18,7 @@ from seqdedup import __version__
 from seqdedup import engine as kernel
 from seqdedup.api import Deduplicator, process_stream
 from seqdedup.config import Config
-from seqdedup.library import encode_records
+from seqdedup.library.store import encode_records
 from seqdedup.matcher import WindowMatcher, coefficients, fingerprints_py
 
 from conftest import kernel_built, user_env
@@ -465,7 +465,7 @@ class TestRawApi:
         answer, and the chunk path of two matchers runs in two threads."""
         import threading
 
-        from seqdedup.library import encode_records
+        from seqdedup.library.store import encode_records
 
         k = _kernel
         records = [b"record %d" % i for i in range(200_000)]

@@ -19,27 +19,47 @@ def module_map() -> list[str]:
     return re.findall(r"^\d+\. \*\*`([\w.]+)`\*\*", section, flags=re.MULTILINE)
 
 
+def module_name(path: Path) -> str:
+    """``api``, ``library.store``; a package's ``__init__`` is the package's name (the
+    top package's is ``__init__``)."""
+    parts = list(path.relative_to(PACKAGE).with_suffix("").parts)
+    if parts[-1] == "__init__" and len(parts) > 1:
+        parts.pop()
+    return ".".join(parts)
+
+
+def package_modules() -> set[str]:
+    return {module_name(path) for path in PACKAGE.rglob("*.py")} | {"_kernel"}
+
+
 def imports_of(path: Path, modules: set[str]) -> set[str]:
-    """The package's modules that a module imports, anywhere in it; a name taken from
+    return imports_in(path.read_text(), modules) - {module_name(path)}
+
+
+def imports_in(source: str, modules: set[str]) -> set[str]:
+    """The package's modules that a module imports, anywhere in it: the deepest module
+    named (``from seqdedup.library import save`` is ``library.save``); a name taken from
     the package face itself (``from seqdedup import __version__``) is ``__init__``."""
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.ImportFrom) and node.module:
             if node.module == "seqdedup":
                 found |= {a.name if a.name in modules else "__init__" for a in node.names}
             elif node.module.startswith("seqdedup."):
-                found.add(node.module.split(".")[1])
+                base = node.module.removeprefix("seqdedup.")
+                for alias in node.names:
+                    inner = f"{base}.{alias.name}"
+                    found.add(inner if inner in modules else base)
         elif isinstance(node, ast.Import):
-            found |= {a.name.split(".")[1] for a in node.names if a.name.startswith("seqdedup.")}
-    found.discard(path.stem)
+            named = (a.name for a in node.names if a.name.startswith("seqdedup."))
+            found |= {name.removeprefix("seqdedup.") for name in named}
     return found
 
 
 def test_every_module_is_in_the_map_once():
     order = module_map()
     assert len(order) == len(set(order)), order
-    modules = {path.stem for path in PACKAGE.glob("*.py")} | {"_kernel"}
-    assert set(order) == modules
+    assert set(order) == package_modules()
 
 
 def test_no_module_imports_one_above_it():
@@ -47,10 +67,10 @@ def test_no_module_imports_one_above_it():
     place = {name: index for index, name in enumerate(order)}
     modules = set(order)
     upward = [
-        (path.stem, imported)
-        for path in sorted(PACKAGE.glob("*.py"))
+        (module_name(path), imported)
+        for path in sorted(PACKAGE.rglob("*.py"))
         for imported in sorted(imports_of(path, modules))
-        if place[imported] <= place[path.stem]
+        if place[imported] <= place[module_name(path)]
     ]
     assert not upward, f"imports of a module above (or beside) the importer: {upward}"
 
@@ -63,10 +83,11 @@ def test_the_kernels_c_units_are_named_in_the_map():
     assert not missing, missing
 
 
-def test_the_rule_catches_an_upward_import(tmp_path):
-    """The check itself: an import of a module above the importer is found."""
-    module = tmp_path / "records.py"
-    module.write_text("def later():\n    from seqdedup import api\n")
+def test_the_rule_catches_an_upward_import():
+    """The check itself: imports of modules above the importer are found, lazy ones and
+    submodules of a package too."""
     order = module_map()
-    found = imports_of(module, set(order))
-    assert found == {"api"} and order.index("api") < order.index("records")
+    source = "def later():\n    from seqdedup import api\n    from seqdedup.library import save\n"
+    assert imports_in(source, set(order)) == {"api", "library.save"}
+    assert order.index("api") < order.index("records")
+    assert order.index("library.save") < order.index("records")

@@ -10,13 +10,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from seqdedup import Deduplicator, SeqdedupError, saving
-from seqdedup.library import (
-    DB_NAME,
-    decode_records,
-    encode_records,
-    load_library,
-)
+from seqdedup import Deduplicator, SeqdedupError
+from seqdedup.library import save as saving
+from seqdedup.library.load import load_library
+from seqdedup.library.store import DB_NAME, decode_records, encode_records
 
 from conftest import kernel_built
 from oracle import skipped_flags
@@ -214,7 +211,7 @@ CREATE TABLE runs (id INTEGER PRIMARY KEY, started TEXT NOT NULL, finished TEXT 
 def old_layout_library(folder, finished=None):
     """A library in the earlier table layout (WITHOUT ROWID, no last_run) holding the
     sequence x, y; with ``finished``, saved by one run that finished then."""
-    from seqdedup.library import digest_of
+    from seqdedup.library.store import digest_of
 
     library = folder / "old"
     library.mkdir()
@@ -247,7 +244,7 @@ def test_a_failed_save_loses_no_output(tmp_path, monkeypatch):
     import io
 
     from seqdedup import cli
-    from seqdedup.library import LibraryWriter
+    from seqdedup.library.save import LibraryWriter
 
     def failing_commit(self, config, statistics):
         self.discard()
@@ -270,7 +267,7 @@ def test_staging_holds_a_bounded_number_of_bytes(tmp_path):
     import sqlite3
     from contextlib import closing
 
-    from seqdedup.library import STAGE_BYTES, StagingFile
+    from seqdedup.library.save import STAGE_BYTES, StagingFile
 
     staging = StagingFile(str(tmp_path / "staging.sqlite"))
     stretch = [b"x" * 1000] * 1000  # about 1 MB per staged row
@@ -289,7 +286,7 @@ def test_a_staging_failure_is_one_line(tmp_path, monkeypatch):
     import io
 
     from seqdedup import cli
-    from seqdedup.library import StagingFile
+    from seqdedup.library.save import StagingFile
 
     def full(self, records, kind):
         raise sqlite3.OperationalError("database or disk is full")
@@ -405,7 +402,7 @@ def test_libraries_saved_before_key_settings_were_recorded_are_read(tmp_path):
 
 
 def test_a_library_row_must_hold_exactly_its_records():
-    from seqdedup.library import check_encoded, decode_records, encode_records
+    from seqdedup.library.store import check_encoded, decode_records, encode_records
 
     row = encode_records([b"ab", b"", b"cde"])
     check_encoded(row)
@@ -425,7 +422,7 @@ def test_a_library_row_must_hold_exactly_its_records():
 def test_rows_check_on_a_big_endian_machine(monkeypatch):
     """On a big-endian host, lengths are swapped when written and when read: the check
     must swap them too (simulated: both sides believe the host is big-endian)."""
-    from seqdedup import library
+    from seqdedup.library import store as library
 
     monkeypatch.setattr(library.sys, "byteorder", "big")
     row = library.encode_records([b"ab", b"cde"])

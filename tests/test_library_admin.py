@@ -11,8 +11,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from seqdedup import Deduplicator
-from seqdedup.library import DB_NAME
-from seqdedup.library_admin import describe_library, prune_library
+from seqdedup.library.admin import describe_library, prune_library
+from seqdedup.library.store import DB_NAME
 from test_library import expected, old_layout_library
 
 from conftest import library_command, user_env

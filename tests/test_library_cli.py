@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from seqdedup.library import DB_NAME
+from seqdedup.library.store import DB_NAME
 
 from conftest import library_command, seqdedup_command, user_env
 

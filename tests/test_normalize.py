@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from seqdedup import Deduplicator, UsageError
 from seqdedup import engine as kernel
-from seqdedup.library import encode_records
+from seqdedup.library.store import encode_records
 from seqdedup.normalize import ALL, CLASSES, KeySteps, normalize_py, parse_classes
 
 from conftest import kernel_built

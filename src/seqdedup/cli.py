@@ -597,7 +597,7 @@ def run(
     _check_inputs(names, stdin)
     libraries = [*config.read_sequences, *filter(None, [config.library_dir])]
     if libraries:
-        from seqdedup.library import refuse_inputs_inside
+        from seqdedup.library.store import refuse_inputs_inside
 
         refuse_inputs_inside(libraries, _identities(names, stdin))
     decompress = not args.no_decompress

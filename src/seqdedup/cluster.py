@@ -148,7 +148,7 @@ def _next_boundary(f: BinaryIO, at: int, delimiter: bytes) -> int | None:
 def _check_outputs(out_dir: Path, files: list[str], names: list[str]) -> None:
     """The output directory must be one, and no output may be one of the inputs (the
     same file by device and inode, whatever the path), before anything is written."""
-    from seqdedup.library import make_directory
+    from seqdedup.library.store import make_directory
 
     for path, name in zip(files, names, strict=True):
         target = out_dir / name
@@ -369,7 +369,7 @@ def _covered(window_starts: Any, window: int, size: int) -> Any:
 
 
 def _stage_new_material(job: WriteJob, tracked: list[bytes], new: Any, window: int) -> None:
-    from seqdedup.library import StagingFile
+    from seqdedup.library.save import StagingFile
 
     extended = tracked + list(job.lookahead_records)
     staging = StagingFile(job.staging_path)  # type: ignore[arg-type]
@@ -568,7 +568,7 @@ def _library_windows(config: Config, reader: Reader, width: int) -> tuple[Any, i
     import numpy as np
     import pandas as pd
 
-    from seqdedup.library import load_library
+    from seqdedup.library.load import load_library
 
     fps: list[Any] = []
     loaded = 0
@@ -591,7 +591,7 @@ def _library_windows(config: Config, reader: Reader, width: int) -> tuple[Any, i
 
 
 def _save_library(config: Config, staging_dir: Path, stats: JobStats) -> int:
-    from seqdedup.library import LibraryWriter
+    from seqdedup.library.save import LibraryWriter
 
     assert config.library_dir is not None
     writer = LibraryWriter(config.library_dir)
@@ -656,7 +656,10 @@ class _scheduler:
                         threads_per_worker=1,
                         processes=True,
                         dashboard_address=None,
-                        silence_logs=logging.ERROR,  # a cancelled task is a WARNING there
+                        # A cancelled task is a WARNING there, and a worker that outlives
+                        # the scheduler stopped by Ctrl-C logs heartbeat ERRORs: what a job
+                        # needs to say comes to this process as results and errors.
+                        silence_logs=logging.CRITICAL,
                     )
                 self._client = Client(self._cluster)
             else:

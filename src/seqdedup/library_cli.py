@@ -1,5 +1,5 @@
 """``seqdedup-library``: see what a library holds and prune what no run has seen lately
-(see :mod:`seqdedup.library_admin`)."""
+(see :mod:`seqdedup.library.admin`)."""
 
 from __future__ import annotations
 
@@ -83,7 +83,7 @@ def main(
 
     def body() -> int:
         args = build_parser().parse_args(argv)
-        from seqdedup.library_admin import describe_library, prune_library
+        from seqdedup.library.admin import describe_library, prune_library
 
         if args.command == "info":
             result = describe_library(args.directory)

@@ -33,8 +33,8 @@ from seqdedup.report import PieceReport, Stats, TopSequences, stats_document
 if TYPE_CHECKING:
     from seqdedup._kernel import Matcher as ChunkMatcher
     from seqdedup.attribution import Piece
-    from seqdedup.library import LoadedLibrary
-    from seqdedup.saving import RunSaver
+    from seqdedup.library.load import LoadedLibrary
+    from seqdedup.library.save import RunSaver
 
 
 class Stages:
@@ -61,7 +61,7 @@ class Stages:
         self.attributor = self._attributor(engine, on_explain)
         self.library: LoadedLibrary | None = None
         if config.read_sequences or config.library_dir is not None:
-            from seqdedup.library import load_libraries
+            from seqdedup.library.load import load_libraries
 
             self.library = load_libraries(config, self.keys, self.matcher)
         if self.library is not None:
@@ -78,7 +78,7 @@ class Stages:
         self.run_heads = RunHeads()  # with --top: each duplicate run's first record
         self.saver: RunSaver | None = None
         if config.library_dir is not None:
-            from seqdedup.saving import RunSaver
+            from seqdedup.library.save import RunSaver
 
             self.saver = RunSaver(
                 config.library_dir,

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from seqdedup.errors import SeqdedupError
-from seqdedup.library import (
+from seqdedup.library.store import (
     BUSY_TIMEOUT_S,
     DB_FILES,
     DB_NAME,

@@ -1,0 +1,267 @@
+"""Loading libraries before a run: their sequences read (database rows and plain
+files), checked against the run's key settings, and placed in the engine's key space
+(:class:`LoadedLibrary`) so that every window of them counts as seen.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from array import array
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from seqdedup.errors import SeqdedupError
+from seqdedup.library.store import (
+    DB_NAME,
+    check_encoded,
+    decode_records,
+    int64_array,
+    open_for_reading,
+    plain_files,
+)
+
+if TYPE_CHECKING:
+    from seqdedup.config import Config
+
+
+class LibrarySequence:
+    """One loaded sequence: ``name`` identifies it in markers and explanations;
+    ``digest`` is its key in a database; ``held`` says it is in the library the run
+    saves to (so a repeat of it need not be saved again).
+
+    A database row stays encoded (:func:`encode_records`) until its records are asked
+    for: the compiled kernel hashes it as it is.
+    """
+
+    __slots__ = ("_data", "digest", "held", "name")
+
+    def __init__(
+        self,
+        name: str,
+        data: list[bytes] | bytes,
+        digest: bytes | None = None,
+        held: bool = False,
+    ) -> None:
+        self.name = name
+        self._data = data
+        self.digest = digest
+        self.held = held
+
+    @property
+    def records(self) -> list[bytes]:
+        data = self._data
+        return decode_records(data) if isinstance(data, bytes) else data
+
+    @property
+    def encoded(self) -> bytes | None:
+        """The database row, when the sequence came from one."""
+        return self._data if isinstance(self._data, bytes) else None
+
+    def __len__(self) -> int:
+        data = self._data
+        return int.from_bytes(data[:4], "little") if isinstance(data, bytes) else len(data)
+
+
+def load_library(
+    directory: Path,
+    delimiter: bytes,
+    held: bool = False,
+    keys: dict[str, object] | None = None,
+) -> Iterator[LibrarySequence]:
+    """Every sequence the directory holds: the database's first, then every plain file
+    in the directory and its sub-folders (``sequences/`` of the uniqseq layout among
+    them), one at a time so that a large library never sits in memory as records. The
+    directory is checked at once; a corrupt database raises when reached, and so does
+    one saved by runs that made keys otherwise than ``keys`` (``config.key_settings``)."""
+    if not directory.exists():
+        raise SeqdedupError(f"library '{directory}' does not exist")
+    if not directory.is_dir():
+        raise SeqdedupError(f"library '{directory}' is not a directory")
+    database = directory / DB_NAME
+    parts: list[Iterator[LibrarySequence]] = []
+    if database.exists():
+        parts.append(_load_database(database, held, keys))
+    parts.append(_load_plain(directory, delimiter, held))
+    return (sequence for part in parts for sequence in part)
+
+
+def _load_database(
+    path: Path, held: bool, keys: dict[str, object] | None
+) -> Iterator[LibrarySequence]:
+    connection = open_for_reading(path)
+    if connection is None:
+        return  # an empty database (a 0-byte file, say): no sequences yet
+    try:
+        if keys is not None:
+            _check_key_settings(connection, path, keys)
+        # Stored order (no sort: sorting the blobs cost a second per million records).
+        for digest, blob in connection.execute("SELECT digest, records FROM sequences"):
+            check_encoded(blob)
+            yield LibrarySequence(digest.hex(), blob, digest, held)
+    except sqlite3.Error as exc:
+        raise SeqdedupError(f"library database '{path}' cannot be read: {exc}") from None
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise SeqdedupError(f"library database '{path}' is corrupt: {exc}") from None
+    finally:
+        connection.close()
+
+
+def _check_key_settings(
+    connection: sqlite3.Connection, path: Path, keys: dict[str, object]
+) -> None:
+    """A library's windows are keys made one way: used with keys made another way it
+    would not hold what its runs saw (a finer key tells apart records a coarser one
+    saved as one). Runs saved before the settings were recorded are not checked."""
+    from seqdedup.config import describe_key_settings
+
+    try:
+        configs = connection.execute("SELECT DISTINCT config FROM runs").fetchall()
+    except sqlite3.OperationalError:  # no runs table: nothing recorded
+        return
+    for (text,) in configs:
+        try:
+            saved = json.loads(text).get("keys")
+        except (ValueError, AttributeError):
+            saved = None
+        if isinstance(saved, dict) and saved != keys:
+            raise SeqdedupError(
+                f"library '{path.parent}' was saved with keys made by "
+                f"{describe_key_settings(saved)}, this run makes them with "
+                f"{describe_key_settings(keys)}: use the same key options, or another library"
+            )
+
+
+def _load_plain(directory: Path, delimiter: bytes, held: bool) -> Iterator[LibrarySequence]:
+    for path in plain_files(directory):
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise SeqdedupError(f"library file '{path}': {exc.strerror or exc}") from None
+        if data.endswith(delimiter):
+            data = data[: -len(delimiter)]
+        if data:
+            yield LibrarySequence(path.name, data.split(delimiter), held=held)
+
+
+# -- saving ------------------------------------------------------------------------
+
+
+SENTINEL = 0x5EDD_ED5E_DDED_5EDD  # between sequences in the key region; matches no key
+
+
+def load_libraries(config: Config, keys: Any, matcher: Any) -> LoadedLibrary | None:
+    """Load ``read_sequences`` and ``library_dir`` (when it exists) and make every
+    window of theirs already seen by ``matcher``; None when there is nothing to load."""
+    directories = list(config.read_sequences)
+    if config.library_dir is not None and config.library_dir.exists():
+        directories.append(config.library_dir)
+    if not directories:
+        return None
+    from seqdedup.config import key_settings
+
+    keys_made = key_settings(config)
+    sequences = (
+        sequence
+        for directory in directories
+        for sequence in load_library(
+            directory, config.delimiter, held=directory == config.library_dir, keys=keys_made
+        )
+    )
+    library = LoadedLibrary()
+    region, fps, starts = library.index(sequences, keys, matcher)
+    library.region = region
+    matcher.add_library_windows(fps, starts)
+    return library
+
+
+class LoadedLibrary:
+    """Where loaded sequences sit in the engine's key space.
+
+    All library keys form one region ending at index -1, a sentinel before, between
+    and after the sequences, so that a match never runs from one sequence into the
+    next. A window of a library sequence starting at region index g is given start g:
+    negative and at most -W - 1, so every window of the run repeats it.
+    """
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+        self.starts: list[int] = []  # region index of each sequence's first record
+        self.region = array("q")  # every sequence's key hashes, see index()
+        # Per sequence: its database key when held by the library the run saves to (b""
+        # for a held plain file), None when it comes from elsewhere.
+        self.digests: list[bytes | None] = []
+
+    def index(
+        self, sequences: Iterable[LibrarySequence], keys: Any, matcher: Any
+    ) -> tuple[array[int], array[int], array[int]]:
+        """Return the key region, and every window's fingerprint and start.
+
+        Records are hashed a group of sequences at a time and then dropped: only the
+        8-byte key hashes of the whole library stay in memory.
+        """
+        region = array("q", [SENTINEL])
+        firsts: list[int] = []
+        lengths: list[int] = []
+        group: list[LibrarySequence] = []
+        grouped = 0
+
+        def hash_group() -> None:
+            encoded = [keys.hash_encoded(s.encoded) if s.encoded else None for s in group]
+            rest = [s for s, hashed in zip(group, encoded, strict=True) if hashed is None]
+            hashes = int64_array(keys.hashes([r for sequence in rest for r in sequence.records]))
+            pos = 0
+            for sequence, hashed in zip(group, encoded, strict=True):
+                firsts.append(len(region))
+                length = len(sequence)
+                lengths.append(length)
+                if hashed is None:
+                    region.extend(hashes[pos : pos + length])
+                    pos += length
+                else:
+                    region.frombytes(hashed)
+                region.append(SENTINEL)
+            self.names.extend(sequence.name for sequence in group)
+            self.digests.extend(
+                (sequence.digest or b"") if sequence.held else None for sequence in group
+            )
+            group.clear()
+
+        for sequence in sequences:
+            group.append(sequence)
+            grouped += len(sequence)
+            if grouped >= 65_536:
+                hash_group()
+                grouped = 0
+        if group:
+            hash_group()
+        size = len(region)
+        self.starts = [first - size for first in firsts]
+        width = matcher.window_size
+        count = size - width + 1
+        fps, starts = array("q"), array("q")
+        if count <= 0 or not firsts:
+            return region, fps, starts
+        every = int64_array(matcher.fingerprints(region, count))
+        for first, length in zip(firsts, lengths, strict=True):
+            inside = length - width + 1  # windows that lie within this sequence
+            if inside > 0:
+                fps.extend(every[first : first + inside])
+                starts.extend(range(first - size, first - size + inside))
+        return region, fps, starts
+
+    def locate(self, start: int) -> tuple[str, int]:
+        """The sequence a region index lies in, and the offset inside it."""
+        which = self._which(start)
+        return self.names[which], start - self.starts[which]
+
+    def held_digest(self, start: int) -> bytes | None:
+        """The database key (b"" for a plain file) of the sequence a region index lies
+        in, when that sequence is held by the library the run saves to; else None."""
+        return self.digests[self._which(start)]
+
+    def _which(self, start: int) -> int:
+        from bisect import bisect_right
+
+        return bisect_right(self.starts, start) - 1

@@ -1,0 +1,361 @@
+"""Saving after a run (README: The library): what a run stages, and how it lands.
+
+Saving is atomic and concurrent-safe: during the run, sequences are staged in a
+private SQLite file in the library directory (so memory stays bounded however much is
+saved); at the end they are copied into the library in one short transaction (``BEGIN
+IMMEDIATE``, with a busy timeout), so a run killed at any moment leaves the library as
+it was, and two runs saving at once both land. :class:`RunSaver` decides what a run
+stages: new material (records covered by windows seen for the first time) as
+stretches, and each repeated piece with its content, unless the library saved to holds
+it already (its count and ``last_run`` change instead). With other libraries loaded
+too, duplicate runs are staged whole, so that the library saved to stands on its own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+import sys
+import tempfile
+import weakref
+from bisect import bisect_right
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from seqdedup.attribution import Piece, PieceContent, runs_of
+from seqdedup.errors import SeqdedupError, settle, signals_held
+from seqdedup.library.load import LoadedLibrary
+from seqdedup.library.store import (
+    BUSY_TIMEOUT_S,
+    DB_NAME,
+    SCHEMA,
+    add_last_run,
+    digest_of,
+    encode_records,
+    make_directory,
+    now_text,
+    remove_staging,
+    remove_stale_staging,
+    staging_prefix,
+)
+
+if TYPE_CHECKING:
+    pass
+
+
+STAGE_ROWS = 512  # staged rows held in memory before they go to the staging file
+STAGE_BYTES = 8 << 20  # ... or this many bytes of them
+
+
+class StagingFile:
+    """A private SQLite file collecting sequences before they land in a library."""
+
+    def __init__(self, path: str) -> None:
+        self.connection = sqlite3.connect(path)
+        self.connection.execute("PRAGMA journal_mode=OFF")
+        self.connection.execute("PRAGMA synchronous=OFF")
+        self.connection.execute(
+            "CREATE TABLE IF NOT EXISTS staged "
+            "(digest BLOB, records BLOB, length INTEGER, kind TEXT)"
+        )
+        self._rows: list[tuple[bytes, bytes, int, str]] = []
+        self._bytes = 0  # of the rows held
+
+    def add(self, records: list[bytes], kind: str) -> None:
+        if not records:
+            return
+        encoded = encode_records(records)
+        self._rows.append((digest_of(encoded), encoded, len(records), kind))
+        self._bytes += len(encoded)
+        # Bounded by bytes as well as rows: one row can hold a stretch of megabytes.
+        if len(self._rows) >= STAGE_ROWS or self._bytes >= STAGE_BYTES:
+            self.flush()
+
+    def flush(self) -> None:
+        if self._rows:
+            self.connection.executemany("INSERT INTO staged VALUES (?, ?, ?, ?)", self._rows)
+            self._rows = []
+            self._bytes = 0
+        self.connection.commit()
+
+    def close(self) -> None:
+        self.flush()
+        self.connection.close()
+
+
+class Stretches:
+    """Runs of consecutive records, each staged as one sequence of ``kind``.
+
+    Long runs are staged in pieces of ``chunk`` records overlapping by W-1, so that
+    every window of the run lies inside one piece and memory stays bounded.
+    """
+
+    def __init__(self, writer: LibraryWriter, kind: str, window_size: int, chunk: int) -> None:
+        self._writer = writer
+        self._kind = kind
+        self._chunk = max(chunk, 2 * window_size)
+        self._overlap = window_size - 1
+        self._records: list[bytes] = []  # the current run, not yet staged
+        self._carried = 0  # its first records, already staged with the last piece
+
+    def add(self, records: list[bytes], flags: list[bool], value: bool) -> None:
+        """Extend the current run with the records whose flag is ``value``; a record
+        whose flag is not ends it."""
+        ended = 0  # where the run was last extended
+        for start, stop in runs_of(flags, value):
+            if start > ended:
+                self.end()
+            self._extend(records[start:stop])
+            ended = stop
+        if ended < len(flags):
+            self.end()
+
+    def _extend(self, records: list[bytes]) -> None:
+        while records:
+            room = self._chunk - len(self._records)
+            self._records += records[:room]
+            records = records[room:]
+            if len(self._records) >= self._chunk:
+                self._writer.add(self._records, self._kind)
+                self._records = self._records[len(self._records) - self._overlap :]
+                self._carried = len(self._records)
+
+    def end(self) -> None:
+        """Stage what of the current run is not staged yet."""
+        if len(self._records) > self._carried:
+            self._writer.add(self._records, self._kind)
+        self._records = []
+        self._carried = 0
+
+
+class LibraryWriter:
+    """Stage what a run observed; :meth:`commit` lands it in one transaction."""
+
+    def __init__(self, directory: Path) -> None:
+        make_directory(directory, "--library-dir")
+        database = directory / DB_NAME
+        if database.is_symlink():  # writing through it would change a file elsewhere
+            raise SeqdedupError(
+                f"library '{directory}': {DB_NAME} is a symbolic link (to "
+                f"'{os.readlink(database)}'); a library saves only into a file of its own"
+            )
+        self.directory = directory
+        self.started = now_text()
+        # Staged inside the library: a run killed outright (SIGKILL) leaves its file
+        # where the next run on this host finds it and removes it.
+        remove_stale_staging(directory)
+        with self._staging_errors():
+            fd, name = tempfile.mkstemp(prefix=staging_prefix(os.getpid()), dir=directory)
+            os.close(fd)
+            try:
+                self._file = StagingFile(name)
+            except BaseException:
+                os.unlink(name)
+                raise
+        self._staging_path = name
+        self._staging = self._file.connection
+        self._sightings: Counter[bytes] = Counter()  # held sequences repeated by this run
+        self.failure: SeqdedupError | None = None  # staging failed: commit() says so
+        # Dropped without commit() or discard(): still remove the file (not after kill -9).
+        self._cleanup = weakref.finalize(self, remove_staging, self._staging, name)
+
+    @contextlib.contextmanager
+    def _staging_errors(self) -> Iterator[None]:
+        """A failure to stage (a full disk, an unwritable library) is one line."""
+        try:
+            yield
+        except (sqlite3.Error, OSError) as exc:
+            detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            raise SeqdedupError(
+                f"library '{self.directory}': cannot stage this run's sequences: {detail}"
+            ) from None
+
+    def add(self, records: list[bytes], kind: str) -> None:
+        """Stage one sequence (``kind`` 'new' or 'repeat').
+
+        A failure to stage (a full disk, ``ulimit -f``) must not cost the run its
+        output: staging stops, the run goes on, and :meth:`commit` reports the failure
+        (exit 1 after the complete output, the library unchanged)."""
+        if self.failure is not None:
+            return
+        try:
+            with self._staging_errors():
+                self._file.add(records, kind)
+        except SeqdedupError as exc:
+            self.failure = exc
+            self.discard()
+
+    def seen(self, digest: bytes) -> None:
+        """A sequence the library holds was repeated: count it, save nothing."""
+        self._sightings[digest] += 1
+
+    def absorb(self, path: Path) -> None:
+        """Take in what another staging file holds (written by a :class:`StagingFile`)."""
+        with self._staging_errors():
+            self._file.flush()
+            self._staging.execute("ATTACH DATABASE ? AS other", (str(path),))
+            self._staging.execute("INSERT INTO staged SELECT * FROM other.staged")
+            self._staging.commit()
+            self._staging.execute("DETACH DATABASE other")
+
+    def commit(self, config: dict[str, object], statistics: dict[str, object]) -> int:
+        """Land the staged sequences and the run row; return how many sequences the
+        run saved (distinct contents staged)."""
+        try:
+            if self.failure is not None:
+                raise self.failure
+            with self._staging_errors():
+                self._file.flush()  # commits
+                query = "SELECT COUNT(DISTINCT digest) FROM staged"
+                saved = self._staging.execute(query).fetchone()[0]
+                self._staging.close()
+        except BaseException:
+            self.discard()
+            raise
+        statistics = {**statistics, "library_sequences_saved": saved}
+        path = self.directory / DB_NAME
+        try:
+            connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+            try:
+                # Libraries written by earlier versions may be in WAL mode; leaving it
+                # needs the only connection, so when others are open the mode stays.
+                with contextlib.suppress(sqlite3.OperationalError):
+                    connection.execute("PRAGMA journal_mode=DELETE")
+                connection.executescript(SCHEMA)
+                connection.execute("ATTACH DATABASE ? AS staging", (self._staging_path,))
+                connection.execute("BEGIN IMMEDIATE")
+                add_last_run(connection)
+                run_id = connection.execute(
+                    "INSERT INTO runs (started, finished, config, statistics) VALUES (?,?,?,?)",
+                    (self.started, now_text(), json.dumps(config), json.dumps(statistics)),
+                ).lastrowid
+                connection.execute(
+                    "INSERT INTO sequences (digest, records, length, kind, count, run_id) "
+                    "SELECT digest, records, length, kind, 1, ? FROM staging.staged WHERE true "
+                    "ON CONFLICT(digest) DO UPDATE SET count = count + 1, last_run = ?",
+                    (run_id, run_id),
+                )
+                connection.executemany(
+                    "UPDATE sequences SET count = count + ?, last_run = ? WHERE digest = ?",
+                    ((times, run_id, digest) for digest, times in self._sightings.items()),
+                )
+                with signals_held():  # interrupted exactly when not saved
+                    connection.execute("COMMIT")
+                    settle()
+                connection.execute("DETACH DATABASE staging")
+            finally:
+                connection.close()
+        except sqlite3.Error as exc:
+            raise SeqdedupError(f"library '{path}' cannot be saved: {exc}") from None
+        finally:
+            self.discard()
+        return int(saved)
+
+    def discard(self) -> None:
+        """Drop what was staged (a failed run saves nothing)."""
+        self._cleanup()
+
+
+MAX_BUFFERED_PIECE = 200_000  # skipped records held for saving one repeated piece
+STRETCH_CHUNK = 16_384  # new material is staged at least this often (records)
+
+
+class RunSaver:
+    """Stage what a run observes, batch by batch; :meth:`commit` lands it."""
+
+    def __init__(
+        self,
+        directory: Path,
+        window_size: int,
+        library: LoadedLibrary | None,
+        whole_runs: bool,
+    ) -> None:
+        self._writer = LibraryWriter(directory)
+        self._library = library
+        self._new = Stretches(self._writer, "new", window_size, STRETCH_CHUNK)
+        self._whole_runs = (
+            Stretches(self._writer, "repeat", window_size, STRETCH_CHUNK) if whole_runs else None
+        )
+        self._waiting = PieceContent(MAX_BUFFERED_PIECE)  # records awaiting their piece
+        self._held_spans: list[tuple[int, int]] = []  # records held pieces covered
+        self._stream_start = 0  # the current input stream's first tracked record
+
+    def new_stream(self, first: int) -> None:
+        """A new input stream starts at tracked record ``first``: nothing saved spans
+        the boundary (it would make windows that never occurred)."""
+        for stretches in (self._new, self._whole_runs):
+            if stretches is not None:
+                stretches.end()
+        self._stream_start = first
+
+    def observe(
+        self,
+        tracked: list[bytes],
+        keep: list[bool],
+        new_material: list[bool],
+        first: int,
+        pieces: list[Piece],
+    ) -> None:
+        """Take the next decided tracked records (the first is tracked record
+        ``first``), which of them first-seen windows cover, and the pieces closed."""
+        self._new.add(tracked, new_material, True)
+        if self._whole_runs is not None:
+            # A window across two pieces may repeat another library: keep runs whole.
+            self._whole_runs.add(tracked, keep, False)
+        waiting = self._waiting
+        if self._whole_runs is None:
+            waiting.add(first, tracked, keep)
+        for piece in pieces:
+            content = waiting.take(piece)
+            if self._library is not None and self._held(piece):
+                continue  # the library holds it already: counted, not saved
+            if self._whole_runs is None and content is not None:
+                self._writer.add(content, "repeat")
+        # A huge run: its content is saved as new material where it first occurred.
+        waiting.trim()
+
+    def _held(self, piece: Piece) -> bool:
+        """Whether the library saved to holds the piece already: it repeats a held
+        library sequence (that sequence's count goes up), or it repeats records of this
+        run that held pieces covered. (Their windows are library windows, or windows
+        across two pieces, which this run saves as new material or finds elsewhere.)"""
+        spans = self._held_spans
+        held = False
+        if piece.source_start < 0:
+            assert self._library is not None
+            digest = self._library.held_digest(piece.source_start)
+            if digest is not None:
+                if digest:
+                    self._writer.seen(digest)
+                held = True
+        elif spans:
+            at = bisect_right(spans, (piece.source_start, sys.maxsize)) - 1
+            # (A source overlapping the piece repeats itself: its part before the piece
+            # is what must be held.)
+            end = min(piece.source_end, piece.start - 1)
+            held = at >= 0 and spans[at][0] <= piece.source_start and end <= spans[at][1]
+        if held:
+            if spans and spans[-1][1] + 1 >= piece.start and spans[-1][1] >= self._stream_start:
+                spans[-1] = (spans[-1][0], piece.end)
+            else:
+                spans.append((piece.start, piece.end))
+        return held
+
+    def commit(self, config: dict[str, object], statistics: dict[str, object]) -> int:
+        """Stage the open stretches and land everything; return the sequences saved."""
+        try:
+            for stretches in (self._new, self._whole_runs):
+                if stretches is not None:
+                    stretches.end()
+        except BaseException:
+            self._writer.discard()  # nothing is left behind by a failed save
+            raise
+        return self._writer.commit(config, statistics)
+
+    def discard(self) -> None:
+        """Save nothing (a failed or interrupted run)."""
+        self._writer.discard()
