@@ -21,6 +21,7 @@ from seqdedup.attribution import Attributor
 from seqdedup.config import Config
 from seqdedup.filters import TRACKED
 from seqdedup.records import RecordSplitter
+from seqdedup.stages import Decided
 from seqdedup.timelimit import PatternTimeout
 
 if TYPE_CHECKING:
@@ -204,14 +205,8 @@ class RecordPath:
                 if tracked_at is None
                 else [records[position] for position in tracked_at]
             )
-        if stages.top is not None:
-            stages.note_top(tracked_records, keep, pieces)
-        if stages.saver is not None:
-            new_material = stages.matcher.new_material
-            assert new_material is not None
-            stages.matcher.new_material = []
-            first = attributor.decided - len(keep)
-            stages.saver.observe(tracked_records, keep, new_material, first, pieces)
+        first = attributor.decided - len(keep)
+        stages.book(Decided(first, keep, tracked_records, stages.take_new_material(), pieces))
 
         stages.count(cut, cut - keep.count(False))
         if cut:

@@ -199,7 +199,12 @@ class PieceReport:
         on_explain: Callable[[str], None] | None,
         filter_patterns: Sequence[str],
     ) -> None:
-        from seqdedup import config as defaults
+        from seqdedup.config import (
+            DEFAULT_ANNOTATION,
+            DEFAULT_FILES_ANNOTATION,
+            DEFAULT_FILES_LIBRARY_ANNOTATION,
+            DEFAULT_LIBRARY_ANNOTATION,
+        )
 
         self.config = config
         self._number = record_number  # tracked index -> input record number
@@ -209,17 +214,16 @@ class PieceReport:
         self.streams = Streams(config.inputs)
         named = self.streams.named
         self.annotation = (
-            config.annotation_format
-            or (defaults.DEFAULT_FILES_ANNOTATION if named else defaults.DEFAULT_ANNOTATION)
+            config.annotation_format or (DEFAULT_FILES_ANNOTATION if named else DEFAULT_ANNOTATION)
             if config.annotate
             else None
         )
         self._library_annotation = (
             self.annotation
             if config.annotation_format is not None
-            else defaults.DEFAULT_FILES_LIBRARY_ANNOTATION
+            else DEFAULT_FILES_LIBRARY_ANNOTATION
             if named
-            else defaults.DEFAULT_LIBRARY_ANNOTATION
+            else DEFAULT_LIBRARY_ANNOTATION
         )
 
     def fields(self, piece: Piece) -> dict[str, Any]:

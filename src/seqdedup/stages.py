@@ -12,6 +12,7 @@ their decisions to it; :class:`seqdedup.api.Deduplicator` is the face over both.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from seqdedup.attribution import (
@@ -35,6 +36,20 @@ if TYPE_CHECKING:
     from seqdedup.attribution import Piece
     from seqdedup.library.load import LoadedLibrary
     from seqdedup.library.save import RunSaver
+
+
+@dataclass(frozen=True, slots=True)
+class Decided:
+    """What one step of the record path decided, handed on as one object: tracked
+    records ``first`` .. ``first + len(keep) - 1``, whether each is kept, their bytes
+    (for ``--top`` and the library; empty when neither reads them), which of them
+    first-seen windows cover (with a library saved) and the pieces attribution closed."""
+
+    first: int
+    keep: list[bool]
+    records: list[bytes]
+    new_material: list[bool] | None
+    pieces: list[Piece]
 
 
 class Stages:
@@ -178,12 +193,29 @@ class Stages:
             observe(piece, fields, heads.get(piece.start), named)
         heads.trim()
 
-    def note_top(self, tracked: list[bytes], keep: list[bool], pieces: list[Piece]) -> None:
-        """Count each closed piece for ``--top`` (record path)."""
-        base = self.attributor.decided - len(keep)
-        runs = [(base + a, base + b, tracked[a]) for a, b in runs_of(keep, False)]
-        self.run_heads.add(base, len(keep), runs)
-        self.note_pieces(pieces)
+    def take_new_material(self) -> list[bool] | None:
+        """With a library saved: which records decided since the last call first-seen
+        windows cover (the matcher notes them as it decides)."""
+        if self.saver is None:
+            return None
+        taken = self.matcher.new_material
+        self.matcher.new_material = []
+        return taken
+
+    def book(self, decided: Decided) -> None:
+        """The record path's decisions, for ``--top`` and the library."""
+        if self.top is not None:
+            base = decided.first
+            heads = [
+                (base + a, base + b, decided.records[a]) for a, b in runs_of(decided.keep, False)
+            ]
+            self.run_heads.add(base, len(decided.keep), heads)
+            self.note_pieces(decided.pieces)
+        if self.saver is not None:
+            assert decided.new_material is not None
+            self.saver.observe(
+                decided.records, decided.keep, decided.new_material, decided.first, decided.pieces
+            )
 
     def begin_stream(self) -> None:
         """Everything of the stream that ended is released: start the next one."""
