@@ -6,7 +6,7 @@ import struct
 import sys
 from array import array
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 
@@ -345,6 +345,70 @@ class OccurrenceIndex:
         return found
 
 
+class KeyHistory:
+    """The key hashes attribution reads: of the tracked records (with a limited history
+    only the recent part), and of the loaded library region (indices -len .. -1); and
+    the records' input numbers when filters make them differ from ``tracked + 1``."""
+
+    def __init__(self, keep_back: int | None) -> None:
+        self.keys = array("q")
+        self.offset = 0  # tracked index of keys[0]
+        self.library = array("q")  # key region of loaded sequences: indices [-len, -1]
+        self._keep_back = keep_back  # None: keep everything
+        self._numbers: array[int] | None = None
+
+    def append(self, hashes: Any) -> None:
+        """Key hashes of the next tracked records, as they are fed: a list, native
+        int64 ``bytes`` (the kernel's) or an int64 numpy array."""
+        if isinstance(hashes, list):
+            self.keys.extend(hashes)
+        elif isinstance(hashes, bytes):
+            self.keys.frombytes(hashes)
+        else:
+            self.keys.frombytes(hashes.tobytes())
+
+    def set_library(self, region: array[int]) -> None:
+        """The loaded sequences' key hashes, ending at index -1 (before the run)."""
+        self.library = region
+
+    def add_numbers(self, numbers: Sequence[int]) -> None:
+        if self._numbers is None:
+            self._numbers = array("q")
+        self._numbers.extend(numbers)
+
+    def record_number(self, tracked: int) -> int:
+        """The 1-based input record number of a tracked record (recent or a source)."""
+        if self._numbers is None:
+            return tracked + 1
+        return self._numbers[tracked - self.offset]
+
+    def slice(self, start: int, stop: int) -> array[int]:
+        if start >= 0:
+            return self.keys[start - self.offset : stop - self.offset]
+        library = self.library
+        part = library[len(library) + start : len(library) + min(stop, 0)]
+        if stop > 0:
+            part += self.keys[: stop - self.offset]
+        return part
+
+    def key(self, index: int) -> int:
+        if index >= 0:
+            return self.keys[index - self.offset]
+        return self.library[len(self.library) + index]
+
+    def trim(self, decided: int, readable: Iterable[int]) -> None:
+        """With a limited history: drop what no later piece can read (``readable``:
+        what an open piece still needs)."""
+        if self._keep_back is None or len(self.keys) <= 2 * self._keep_back + TRIM_SLACK:
+            return
+        oldest = min(decided - self._keep_back, *readable)
+        drop = max(0, oldest - self.offset)
+        del self.keys[:drop]
+        if self._numbers is not None:
+            del self._numbers[:drop]
+        self.offset += drop
+
+
 class Attributor:
     """Cut each duplicate run into pieces, each reported against one earlier occurrence.
 
@@ -377,12 +441,11 @@ class Attributor:
         self.table = table
         self.source_of = source_of
         self.max_candidates = max_candidates
-        # Key hashes of tracked records; with limited history only the recent part.
-        self._keys = array("q")
-        self._offset = 0  # tracked index of _keys[0]
-        self._library_keys = array("q")  # key region of loaded sequences: indices [-len, -1]
-        self._keep_back = None if max_history is None else max_history + 2 * window_size
-        self._numbers: array[int] | None = None  # record numbers, when they differ from t+1
+        self._history = KeyHistory(None if max_history is None else max_history + 2 * window_size)
+        self.record_number = self._history.record_number
+        self.append_keys = self._history.append
+        self.set_library_keys = self._history.set_library
+        self._key = self._history.key
         self._decided = 0  # tracked records seen so far
         self._piece_start = -1  # -1: no open piece
         self._candidates: list[int] = []  # sources aligned with _piece_start
@@ -405,26 +468,6 @@ class Attributor:
         """Distinct sequences identified in this run (evicted ones too)."""
         return self.table.identified
 
-    def record_number(self, tracked: int) -> int:
-        """The 1-based input record number of a tracked record (recent or a source)."""
-        if self._numbers is None:
-            return tracked + 1
-        return self._numbers[tracked - self._offset]
-
-    def set_library_keys(self, region: array[int]) -> None:
-        """The loaded sequences' key hashes, ending at index -1 (before the run)."""
-        self._library_keys = region
-
-    def append_keys(self, hashes: Any) -> None:
-        """Key hashes of the next tracked records, as they are fed: a list, native
-        int64 ``bytes`` (the kernel's) or an int64 numpy array."""
-        if isinstance(hashes, list):
-            self._keys.extend(hashes)
-        elif isinstance(hashes, bytes):
-            self._keys.frombytes(hashes)
-        else:
-            self._keys.frombytes(hashes.tobytes())
-
     def add(self, keep: Sequence[bool], numbers: Sequence[int] | None = None) -> list[Piece]:
         """Take the decisions of the next tracked records; return the pieces closed.
 
@@ -432,9 +475,7 @@ class Attributor:
         pass through (otherwise tracked record t is record t + 1).
         """
         if numbers is not None:
-            if self._numbers is None:
-                self._numbers = array("q")
-            self._numbers.extend(numbers)
+            self._history.add_numbers(numbers)
         base = self._decided
         runs = [(base + start, base + stop) for start, stop in runs_of(keep, False)]
         return self.add_runs(len(keep), runs)
@@ -490,13 +531,7 @@ class Attributor:
 
     # -- internals ------------------------------------------------------------------
     def _key_slice(self, start: int, stop: int) -> array[int]:
-        if start >= 0:
-            return self._keys[start - self._offset : stop - self._offset]
-        library = self._library_keys
-        part = library[len(library) + start : len(library) + min(stop, 0)]
-        if stop > 0:
-            part += self._keys[: stop - self._offset]
-        return part
+        return self._history.slice(start, stop)
 
     def _open(self, record: int, run_start: bool = False) -> None:
         self._piece_start = record
@@ -510,7 +545,9 @@ class Attributor:
             if source is None:
                 continue
             if window == record:  # the window the piece starts with: all its occurrences
-                found.update(self._occurrences.find(source, window, self._offset, self._key_slice))
+                found.update(
+                    self._occurrences.find(source, window, self._history.offset, self._key_slice)
+                )
             else:  # the others (at a cut inside a run): their earliest, aligned
                 found.add(source + record - window)
         if not found:  # cannot happen for a skipped record; keep the invariant loud
@@ -523,7 +560,15 @@ class Attributor:
     def _extend(self, start: int, stop: int, closed: list[Piece]) -> int:
         """Extend the open piece over skipped records [start, stop); return where it got."""
         while start < stop:
-            best, survivors = self._longest(start - self._piece_start, start, stop)
+            best, survivors = longest_match(
+                self._candidates,
+                start - self._piece_start,
+                start,
+                stop,
+                self._key_slice,
+                self._key,
+                self._stream_ends,
+            )
             if not best and self._piece_end < self._piece_start:
                 raise AssertionError(f"no candidate matches skipped record {start}")
             if best:
@@ -536,84 +581,6 @@ class Attributor:
             self._open(start)
         return stop
 
-    def _longest(self, offset: int, start: int, stop: int) -> tuple[int, list[int]]:
-        """How far from ``start`` (before ``stop``) the best candidates match, and which
-        match that far. Many candidates are narrowed a block of records at a time (those
-        matching the whole block beat the rest; if none does, record by record inside
-        it); the last few gallop (:meth:`_match_length`)."""
-        candidates = self._candidates
-        length = 0
-        key, key_slice = self._key, self._key_slice
-        # How many records each candidate has before its stream ends.
-        ends = self._stream_ends
-        room = (
-            {c: stream_end(ends, c) - c for c in candidates}
-            if ends
-            else dict.fromkeys(candidates, sys.maxsize)
-        )
-        while len(candidates) > 2 and start + length < stop:
-            at = start + length
-            step = min(LOCKSTEP, stop - at)
-            target = key_slice(at, at + step)
-            shift = offset + length
-            whole = [
-                c
-                for c in candidates
-                if shift + step <= room[c] and key_slice(c + shift, c + shift + step) == target
-            ]
-            if whole:
-                candidates = whole
-                length += step
-                continue
-            for _ in range(step):  # none matches the whole block: it ends inside
-                wanted = key(start + length)
-                shift = offset + length
-                matching = [c for c in candidates if shift < room[c] and key(c + shift) == wanted]
-                if not matching:
-                    return length, candidates
-                candidates = matching
-                length += 1
-        if start + length == stop:
-            return length, candidates
-        at = start + length
-        shift = offset + length
-        lengths = {
-            c: self._match_length(c + shift, at, min(stop, at + room[c] - shift))
-            for c in candidates
-        }
-        best = max(lengths.values())
-        return length + best, [c for c in candidates if lengths[c] == best]
-
-    def _key(self, index: int) -> int:
-        if index >= 0:
-            return self._keys[index - self._offset]
-        return self._library_keys[len(self._library_keys) + index]
-
-    def _match_length(self, source: int, start: int, stop: int) -> int:
-        """How many records from ``start`` (before ``stop``) equal those from ``source``.
-
-        Galloping: blocks of doubling size compared as slices (C speed), then a binary
-        search inside the first block that differs. The cost follows the length of the
-        match, not of the run: a long run cut into many pieces stays linear.
-        """
-        key_slice = self._key_slice
-        length, block, total = 0, 16, stop - start
-        while length < total:
-            size = min(block, total - length)
-            at, where = source + length, start + length
-            if key_slice(at, at + size) != key_slice(where, where + size):
-                low, high = 0, size - 1  # the first difference lies in [low, high]
-                while low < high:
-                    middle = (low + high) // 2
-                    if key_slice(at, at + middle + 1) == key_slice(where, where + middle + 1):
-                        low = middle + 1
-                    else:
-                        high = middle
-                return length + low
-            length += size
-            block *= 2
-        return length
-
     def _close(self) -> Piece:
         start, end = self._piece_start, self._piece_end
         source = self._candidates[0]
@@ -623,16 +590,89 @@ class Attributor:
         return piece
 
     def _trim(self) -> None:
-        if self._keep_back is not None and len(self._keys) > 2 * self._keep_back + TRIM_SLACK:
-            oldest = self._decided - self._keep_back
-            if self._piece_start >= 0:  # an open piece and its sources stay readable
-                live = (c for c in self._candidates if c >= 0)
-                oldest = min(oldest, self._piece_start, *live)
-            drop = max(0, oldest - self._offset)
-            del self._keys[:drop]
-            if self._numbers is not None:
-                del self._numbers[:drop]
-            self._offset += drop
+        # An open piece and its sources stay readable.
+        readable = [self._piece_start, *(c for c in self._candidates if c >= 0)]
+        self._history.trim(self._decided, readable if self._piece_start >= 0 else [])
+
+
+def longest_match(
+    candidates: list[int],
+    offset: int,
+    start: int,
+    stop: int,
+    key_slice: KeySlice,
+    key: Callable[[int], int],
+    ends: Sequence[int],
+) -> tuple[int, list[int]]:
+    """How far from ``start`` (before ``stop``) the best candidates match, and which
+    match that far. Many candidates are narrowed a block of records at a time (those
+    matching the whole block beat the rest; if none does, record by record inside it);
+    the last few gallop (:func:`match_length`). ``ends``: where each earlier stream
+    ended (a candidate is followed only inside its own)."""
+    length = 0
+    # How many records each candidate has before its stream ends.
+    room = (
+        {c: stream_end(ends, c) - c for c in candidates}
+        if ends
+        else dict.fromkeys(candidates, sys.maxsize)
+    )
+    while len(candidates) > 2 and start + length < stop:
+        at = start + length
+        step = min(LOCKSTEP, stop - at)
+        target = key_slice(at, at + step)
+        shift = offset + length
+        whole = [
+            c
+            for c in candidates
+            if shift + step <= room[c] and key_slice(c + shift, c + shift + step) == target
+        ]
+        if whole:
+            candidates = whole
+            length += step
+            continue
+        for _ in range(step):  # none matches the whole block: it ends inside
+            wanted = key(start + length)
+            shift = offset + length
+            matching = [c for c in candidates if shift < room[c] and key(c + shift) == wanted]
+            if not matching:
+                return length, candidates
+            candidates = matching
+            length += 1
+    if start + length == stop:
+        return length, candidates
+    at = start + length
+    shift = offset + length
+    lengths = {
+        c: match_length(key_slice, c + shift, at, min(stop, at + room[c] - shift))
+        for c in candidates
+    }
+    best = max(lengths.values())
+    return length + best, [c for c in candidates if lengths[c] == best]
+
+
+def match_length(key_slice: KeySlice, source: int, start: int, stop: int) -> int:
+    """How many records from ``start`` (before ``stop``) equal those from ``source``.
+
+    Galloping: blocks of doubling size compared as slices (C speed), then a binary
+    search inside the first block that differs. The cost follows the length of the
+    match, not of the run: a long run cut into many pieces stays linear.
+    """
+    length, block, total = 0, 16, stop - start
+    while length < total:
+        size = min(block, total - length)
+        at, where = source + length, start + length
+        if key_slice(at, at + size) != key_slice(where, where + size):
+            low, high = 0, size - 1  # the first difference lies in [low, high]
+            while low < high:
+                middle = (low + high) // 2
+                if key_slice(at, at + middle + 1) == key_slice(where, where + middle + 1):
+                    low = middle + 1
+                else:
+                    high = middle
+            return length + low
+        length += size
+        block *= 2
+    return length
 
 
 class KernelAttributor:

@@ -274,6 +274,11 @@ def _key_options(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="end a --hash-transform run that takes longer (default 60; 0: no limit)",
     )
+    _record_options(keys)
+
+
+def _record_options(keys: argparse._ArgumentGroup) -> None:
+    """How records are read: the delimiter, byte mode, decompression (in the same group)."""
     keys.add_argument(
         "-d",
         "--delimiter",

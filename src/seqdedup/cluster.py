@@ -405,14 +405,7 @@ def deduplicate_files(
     address of a running distributed scheduler (``tcp://host:8786``), which must
     answer within ``connect_timeout`` seconds.
     """
-    try:
-        import dask
-        import dask.dataframe as dd
-        from dask import delayed
-    except ImportError:
-        raise SeqdedupError(
-            "the Dask engine needs the optional extra: pip install 'seqdedup[dask]'"
-        ) from None
+    dask, delayed = _dask()
     config = config or Config(max_history=None, **options)
     if config.hash_transform or config.annotate or config.explain:
         raise SeqdedupError(
@@ -420,29 +413,10 @@ def deduplicate_files(
         )
     width = config.window_size
     files = [str(p) for p in paths]
-    for path in files:
-        if not os.path.isfile(path):
-            raise SeqdedupError(f"cannot read input '{path}': not a readable file")
-        if not os.access(path, os.R_OK):
-            raise SeqdedupError(f"cannot read input '{path}': permission denied")
-    names = [os.path.basename(p) for p in files]
-    if len(set(names)) != len(names):
-        raise SeqdedupError("input files must have distinct names (outputs use the same names)")
+    names = _input_names(files)
     out_dir = Path(output_dir)
     _check_outputs(out_dir, files, names)
-    from seqdedup.engine import load as load_kernel
-
-    engine = "python" if load_kernel() is None else "c"
-    reader = Reader(
-        config.delimiter,
-        config.skip_chars,
-        config.byte_mode,
-        config.filters,
-        engine,
-        config.key_steps,
-        config.json_key,
-        config.json_ignore,
-    )
+    reader = _reader(config)
     parts = plan_parts(files, config.delimiter, block_size)
 
     with _scheduler(scheduler, connect_timeout) as compute_kwargs:
@@ -457,50 +431,135 @@ def deduplicate_files(
             )
             for part in parts
         ]
-        meta = _empty_windows()
-        windows = dd.from_delayed(frames, meta=meta)
-        if library_frame is not None:
-            windows = dd.concat([windows, dd.from_pandas(library_frame, npartitions=1)])
-        # Spread over as many partitions as the input, so that no single task holds
-        # every distinct window and the merge below is a shuffle join, not a broadcast.
-        spread = max(1, windows.npartitions)
-        first = windows.groupby("fp")["pos"].min(split_out=spread).rename("first").to_frame()
-        joined = windows.merge(first, left_on="fp", right_index=True, how="left")
-        pos, first_pos = joined["pos"], joined["first"]
-        pos_file, first_file = pos // (1 << FILE_SHIFT), first_pos // (1 << FILE_SHIFT)
-        repeat = (
-            (first_pos < 0)
-            | (first_file < pos_file)
-            | ((first_file == pos_file) & (pos - first_pos >= width))
-        )
-        repeats = joined[repeat & (joined["part"] >= 0)][["part", "pos"]]
-        divisions = [*range(len(parts)), max(len(parts) - 1, 0)]
-        by_part = repeats.set_index("part", divisions=divisions).to_delayed()
+        by_part = _repeats_by_part(frames, library_frame, width, len(parts))
 
         staging_dir = None
         if config.library_dir is not None:
             staging_dir = Path(tempfile.mkdtemp(prefix="seqdedup-dask-staging-"))
-        jobs = []
         parts_dir = out_dir / f".seqdedup-parts-{uuid.uuid4().hex}"
         parts_dir.mkdir()
-        for part in parts:
-            earlier = tuple((offsets[q], scans[q]["tracked"]) for q in reach[part.number])
-            job = WriteJob(
-                part=part,
-                offset=offsets[part.number],
-                windows=_window_count(
-                    scans[part.number]["tracked"], lookaheads[part.number], width
-                ),
-                earlier_windows=earlier,
-                lookahead_records=tuple(lookahead_records[part.number]),
-                out_path=str(parts_dir / f"{part.number}"),
-                staging_path=None if staging_dir is None else str(staging_dir / f"{part.number}"),
-            )
-            frames_needed = [by_part[q] for q in (*reach[part.number], part.number)]
-            jobs.append(delayed(write_part)(reader, job, width, config.inverse, frames_needed))
+        overlaps = (offsets, lookaheads, lookahead_records, reach)
+        planned = _write_jobs(parts, scans, overlaps, by_part, width, parts_dir, staging_dir)
+        jobs = [
+            delayed(write_part)(reader, job, width, config.inverse, needed)
+            for job, needed in planned
+        ]
         counts = dask.compute(*jobs, **compute_kwargs)
 
     stats = JobStats(files=[FileStats(path) for path in files], library_loaded=loaded)
+    _assemble_outputs(stats, parts, counts, names, out_dir, parts_dir)
+    if staging_dir is not None:
+        stats.library_saved = _save_library(config, staging_dir, stats)
+    return stats
+
+
+def _dask() -> tuple[Any, Any]:
+    """The ``dask`` module and ``dask.delayed``, or one line saying how to get them."""
+    try:
+        import dask
+        from dask import delayed
+    except ImportError:
+        raise SeqdedupError(
+            "the Dask engine needs the optional extra: pip install 'seqdedup[dask]'"
+        ) from None
+    return dask, delayed
+
+
+def _reader(config: Config) -> Reader:
+    """How every task reads its part: the run's delimiter, keys and filters, by the
+    engine this process has (the workers must have it too)."""
+    from seqdedup.engine import load as load_kernel
+
+    return Reader(
+        config.delimiter,
+        config.skip_chars,
+        config.byte_mode,
+        config.filters,
+        "python" if load_kernel() is None else "c",
+        config.key_steps,
+        config.json_key,
+        config.json_ignore,
+    )
+
+
+def _write_jobs(
+    parts: list[Any],
+    scans: Any,
+    overlaps: tuple[Any, Any, Any, Any],
+    by_part: Any,
+    width: int,
+    parts_dir: Path,
+    staging_dir: Path | None,
+) -> Iterator[tuple[WriteJob, list[Any]]]:
+    """Each part's write job, and the repeat frames it needs (its own and those of the
+    earlier parts its windows reach)."""
+    offsets, lookaheads, lookahead_records, reach = overlaps
+    for part in parts:
+        number = part.number
+        earlier = tuple((offsets[q], scans[q]["tracked"]) for q in reach[number])
+        job = WriteJob(
+            part=part,
+            offset=offsets[number],
+            windows=_window_count(scans[number]["tracked"], lookaheads[number], width),
+            earlier_windows=earlier,
+            lookahead_records=tuple(lookahead_records[number]),
+            out_path=str(parts_dir / f"{number}"),
+            staging_path=None if staging_dir is None else str(staging_dir / f"{number}"),
+        )
+        yield job, [by_part[q] for q in (*reach[number], number)]
+
+
+def _input_names(files: list[str]) -> list[str]:
+    """Each input's output name (its base name), the inputs checked: readable files,
+    with distinct names."""
+    for path in files:
+        if not os.path.isfile(path):
+            raise SeqdedupError(f"cannot read input '{path}': not a readable file")
+        if not os.access(path, os.R_OK):
+            raise SeqdedupError(f"cannot read input '{path}': permission denied")
+    names = [os.path.basename(p) for p in files]
+    if len(set(names)) != len(names):
+        raise SeqdedupError("input files must have distinct names (outputs use the same names)")
+    return names
+
+
+def _repeats_by_part(frames: list[Any], library_frame: Any, width: int, parts: int) -> Any:
+    """The repeat windows of the parts' window frames (and the library's), as one
+    delayed frame per part: a window repeats when the first position of its fingerprint
+    is in the library, in an earlier file, or in its own file at least W before it (the
+    single-machine rule)."""
+    import dask.dataframe as dd
+
+    windows = dd.from_delayed(frames, meta=_empty_windows())
+    if library_frame is not None:
+        windows = dd.concat([windows, dd.from_pandas(library_frame, npartitions=1)])
+    # Spread over as many partitions as the input, so that no single task holds every
+    # distinct window and the merge below is a shuffle join, not a broadcast.
+    spread = max(1, windows.npartitions)
+    first = windows.groupby("fp")["pos"].min(split_out=spread).rename("first").to_frame()
+    joined = windows.merge(first, left_on="fp", right_index=True, how="left")
+    pos, first_pos = joined["pos"], joined["first"]
+    pos_file, first_file = pos // (1 << FILE_SHIFT), first_pos // (1 << FILE_SHIFT)
+    repeat = (
+        (first_pos < 0)
+        | (first_file < pos_file)
+        | ((first_file == pos_file) & (pos - first_pos >= width))
+    )
+    repeats = joined[repeat & (joined["part"] >= 0)][["part", "pos"]]
+    divisions = [*range(parts), max(parts - 1, 0)]
+    return repeats.set_index("part", divisions=divisions).to_delayed()
+
+
+def _assemble_outputs(
+    stats: JobStats,
+    parts: list[Any],
+    counts: Any,
+    names: list[str],
+    out_dir: Path,
+    parts_dir: Path,
+) -> None:
+    """Count each part into its file's statistics and join the parts' outputs into one
+    output per input, in order; the parts' folder is removed."""
     for part, count in zip(parts, counts, strict=True):
         file_stats = stats.files[part.rank]
         file_stats.total += count["records"]
@@ -513,9 +572,6 @@ def deduplicate_files(
                     with open(parts_dir / f"{part.number}", "rb") as piece:
                         shutil.copyfileobj(piece, out, 1 << 20)
     shutil.rmtree(parts_dir)
-    if staging_dir is not None:
-        stats.library_saved = _save_library(config, staging_dir, stats)
-    return stats
 
 
 def _window_count(tracked: int, lookahead: list[int], width: int) -> int:

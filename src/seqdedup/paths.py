@@ -160,6 +160,27 @@ class RecordPath:
         """End of a stream of records: the rest of it."""
         return self._release(self._stages.matcher.finish(), final=True)
 
+    def _filtered(
+        self, keep: list[bool], tracked_at: list[int]
+    ) -> tuple[int, list[bool], list[int]]:
+        """With filters: how many pending records are released (up to the first
+        undecided tracked one, or the last one an open piece lets go), which of them are
+        written, and their filter decisions."""
+        inverse = self._stages.config.inverse
+        decided = len(keep)
+        tracked_at_all = self._tracked_at
+        cut = tracked_at_all[decided] if decided < len(tracked_at_all) else len(self._pending)
+        if self._ordered and self._stages.attributor.open_piece:
+            # Nothing past an open piece yet: its marker and explanation come first.
+            cut = tracked_at[-1] + 1 if tracked_at else 0
+        written = [not inverse] * cut  # pass-through records
+        for position, kept_flag in zip(tracked_at, keep, strict=True):
+            written[position] = kept_flag != inverse
+        decisions = self._pending_decisions[:cut]
+        del self._pending_decisions[:cut]
+        self._tracked_at = [position - cut for position in self._tracked_at[decided:]]
+        return cut, written, decisions
+
     def _release(self, keep: list[bool], final: bool = False) -> list[bytes]:
         """Hand out the records up to the first undecided tracked one."""
         stages = self._stages
@@ -176,24 +197,11 @@ class RecordPath:
         if final:
             pieces += attributor.finish()
 
-        inverse = stages.config.inverse
         if tracked_at is not None:
-            if decided < len(self._tracked_at):
-                cut = self._tracked_at[decided]
-            else:
-                cut = len(self._pending)
-            if self._ordered and attributor.open_piece:
-                # Nothing past an open piece yet: its marker and explanation come first.
-                cut = tracked_at[-1] + 1 if tracked_at else 0
-            written = [not inverse] * cut  # pass-through records
-            for position, kept_flag in zip(tracked_at, keep, strict=True):
-                written[position] = kept_flag != inverse
-            decisions = self._pending_decisions[:cut]
-            del self._pending_decisions[:cut]
-            self._tracked_at = [position - cut for position in self._tracked_at[decided:]]
+            cut, written, decisions = self._filtered(keep, tracked_at)
         else:
             cut = decided
-            written = [not k for k in keep] if inverse else keep
+            written = [not k for k in keep] if stages.config.inverse else keep
             decisions = None
         records = self._pending[:cut]
         del self._pending[:cut]

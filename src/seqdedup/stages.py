@@ -27,7 +27,7 @@ from seqdedup.config import Config
 from seqdedup.engine import SEED
 from seqdedup.engine import load as load_kernel
 from seqdedup.filters import FilterList
-from seqdedup.keys import ShellTransform, key_maker
+from seqdedup.keys import KeyMaker, ShellTransform, key_maker
 from seqdedup.matcher import Matcher, make_matcher
 from seqdedup.report import PieceReport, Stats, TopSequences, stats_document
 
@@ -67,13 +67,13 @@ class Stages:
         engine = load_kernel()
         self.engine = "python" if engine is None else "c"
         self.keys = key_maker(config, engine, SEED, transform)
-        self.chunks = self._chunk_matcher(engine, on_explain)
+        self.chunks = chunk_matcher(config, engine, self.filters, self.keys, on_explain)
         self.matcher: Matcher = (
             self.chunks
             if self.chunks is not None
             else make_matcher(config.window_size, config.max_history, engine)
         )
-        self.attributor = self._attributor(engine, on_explain)
+        self.attributor = make_attributor(config, engine, self.matcher, on_explain)
         self.library: LoadedLibrary | None = None
         if config.read_sequences or config.library_dir is not None:
             from seqdedup.library.load import load_libraries
@@ -107,70 +107,6 @@ class Stages:
         # after the end of input this tells whether its final record ends the output.
         self.last_record_written = False
         self._stream_counted = (0, 0, 0)  # the counts at the start of the current stream
-
-    def _chunk_matcher(
-        self, engine: object, on_explain: Callable[[str], None] | None
-    ) -> ChunkMatcher | None:
-        """The kernel's chunk path (raw bytes in, kept bytes out, no Python object per
-        record) serves every run that needs nothing per record from Python: no filters,
-        transform, JSON keys, masks, markers, explanations or library saving (a
-        --normalize pass it does itself)."""
-        config = self.config
-        if (
-            engine is None
-            or self.filters
-            or not (self.keys.plain or self.keys.kernel_normalize)
-            or config.annotate
-            or on_explain is not None
-            or config.library_dir is not None
-        ):
-            return None
-        matcher: ChunkMatcher = engine.Matcher(  # type: ignore[attr-defined]
-            config.window_size,
-            config.max_history,
-            seed=SEED,
-            delimiter=config.delimiter,
-            skip_chars=config.skip_chars,
-            byte_mode=config.byte_mode,
-            inverse=config.inverse,
-            run_heads=bool(config.top),
-            normalize=self.keys.kernel_normalize,
-        )
-        return matcher
-
-    def _attributor(
-        self, engine: object, on_explain: Callable[[str], None] | None
-    ) -> Attributor | KernelAttributor | DecisionCount:
-        """Attribution only where something reads it (docs/engine.md: what needs what),
-        in the kernel when it runs; pieces as objects only for what reads them one by
-        one (the statistics read only the count of sequences)."""
-        config = self.config
-        pieces_read = (
-            config.annotate
-            or on_explain is not None
-            or bool(config.top)
-            or config.library_dir is not None
-        )
-        if not (pieces_read or config.sequence_stats):
-            return DecisionCount()
-        if engine is not None:
-            return KernelAttributor(
-                engine,
-                self.matcher,
-                config.max_candidates,
-                config.max_history,
-                config.max_unique_sequences,
-                SEED,
-                pieces_read,
-            )
-        return Attributor(
-            config.window_size,
-            SequenceTable(config.max_unique_sequences),
-            self.matcher.source,
-            config.max_candidates,
-            config.max_history,
-            self.matcher.fingerprints,
-        )
 
     # -- what every path books --------------------------------------------------------
     def count(self, released: int, kept: int) -> None:
@@ -271,3 +207,74 @@ class Stages:
         if self.saver is not None:
             self.saver.discard()
             self.saver = None
+
+
+def chunk_matcher(
+    config: Config,
+    engine: object,
+    filters: FilterList,
+    keys: KeyMaker,
+    on_explain: Callable[[str], None] | None,
+) -> ChunkMatcher | None:
+    """The kernel's chunk path (raw bytes in, kept bytes out, no Python object per
+    record) serves every run that needs nothing per record from Python: no filters,
+    transform, JSON keys, masks, markers, explanations or library saving (a
+    --normalize pass it does itself)."""
+    if (
+        engine is None
+        or filters
+        or not (keys.plain or keys.kernel_normalize)
+        or config.annotate
+        or on_explain is not None
+        or config.library_dir is not None
+    ):
+        return None
+    matcher: ChunkMatcher = engine.Matcher(  # type: ignore[attr-defined]
+        config.window_size,
+        config.max_history,
+        seed=SEED,
+        delimiter=config.delimiter,
+        skip_chars=config.skip_chars,
+        byte_mode=config.byte_mode,
+        inverse=config.inverse,
+        run_heads=bool(config.top),
+        normalize=keys.kernel_normalize,
+    )
+    return matcher
+
+
+def make_attributor(
+    config: Config,
+    engine: object,
+    matcher: Matcher,
+    on_explain: Callable[[str], None] | None,
+) -> Attributor | KernelAttributor | DecisionCount:
+    """Attribution only where something reads it (docs/engine.md: what needs what),
+    in the kernel when it runs; pieces as objects only for what reads them one by
+    one (the statistics read only the count of sequences)."""
+    pieces_read = (
+        config.annotate
+        or on_explain is not None
+        or bool(config.top)
+        or config.library_dir is not None
+    )
+    if not (pieces_read or config.sequence_stats):
+        return DecisionCount()
+    if engine is not None:
+        return KernelAttributor(
+            engine,
+            matcher,
+            config.max_candidates,
+            config.max_history,
+            config.max_unique_sequences,
+            SEED,
+            pieces_read,
+        )
+    return Attributor(
+        config.window_size,
+        SequenceTable(config.max_unique_sequences),
+        matcher.source,
+        config.max_candidates,
+        config.max_history,
+        matcher.fingerprints,
+    )
