@@ -401,7 +401,7 @@ class KeyHistory:
         what an open piece still needs)."""
         if self._keep_back is None or len(self.keys) <= 2 * self._keep_back + TRIM_SLACK:
             return
-        oldest = min(decided - self._keep_back, *readable)
+        oldest = min([decided - self._keep_back, *readable])
         drop = max(0, oldest - self.offset)
         del self.keys[:drop]
         if self._numbers is not None:
