@@ -90,3 +90,26 @@ def test_install_without_a_compiler_runs_the_python_engine(tmp_path):
         fallback = seqdedup(*args, "-r", str(library))
         assert fallback.returncode == 0, fallback.stderr
         assert fallback.stdout == installed.stdout
+
+
+# Modules a one-line run must not pay for at start-up (each costs milliseconds to import;
+# rich, numpy, sqlite3 and the JSON parsers are imported when a run needs them).
+HEAVY = {"rich", "numpy", "dataclasses", "inspect", "sqlite3", "dask", "pandas", "json", "orjson"}
+
+
+def test_a_one_line_run_imports_nothing_heavy():
+    run = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "seqdedup", "-q"],
+        input=b"a\n",
+        capture_output=True,
+        env=user_env(),
+        timeout=60,
+    )
+    assert run.returncode == 0 and run.stdout == b"a\n", run.stderr[-2000:]
+    imported = {
+        line.rsplit("|", 1)[1].strip()
+        for line in run.stderr.decode().splitlines()
+        if line.startswith("import time:")
+    }
+    assert "seqdedup.api" in imported  # the report was read
+    assert not imported & HEAVY, sorted(imported & HEAVY)

@@ -12,8 +12,7 @@ their decisions to it; :class:`seqdedup.api.Deduplicator` is the face over both.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from seqdedup.attribution import (
     Attributor,
@@ -38,12 +37,12 @@ if TYPE_CHECKING:
     from seqdedup.library.save import RunSaver
 
 
-@dataclass(frozen=True, slots=True)
-class Decided:
+class Decided(NamedTuple):
     """What one step of the record path decided, handed on as one object: tracked
     records ``first`` .. ``first + len(keep) - 1``, whether each is kept, their bytes
     (for ``--top`` and the library; empty when neither reads them), which of them
-    first-seen windows cover (with a library saved) and the pieces attribution closed."""
+    first-seen windows cover (with a library saved) and the pieces attribution closed.
+    (A NamedTuple: dataclasses would cost every start-up 12 ms of imports.)"""
 
     first: int
     keep: list[bool]
