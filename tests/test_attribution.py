@@ -259,33 +259,53 @@ def test_markers_and_explanations_with_pass_through_records(records, window, siz
 pytestmark = pytest.mark.usefixtures("engine")
 
 
-def test_attribution_work_grows_linearly_on_short_repetitive_records(monkeypatch, engine):
+class KeyWork:
+    """How many keys attribution compares: the Python attributor's key slices, counted
+    as it takes them, or the kernel's own count (``Attributor.work``)."""
+
+    def __init__(self, monkeypatch, engine: str) -> None:
+        from seqdedup.attribution import Attributor
+
+        self.engine = engine
+        self.compared = 0
+        original = Attributor._key_slice
+
+        def counting(attributor, start, stop):
+            self.compared += max(0, stop - start)
+            return original(attributor, start, stop)
+
+        monkeypatch.setattr(Attributor, "_key_slice", counting)
+
+    def of(self, d: Deduplicator) -> int:
+        """The work of the run ``d`` (made after the last ``reset``)."""
+        return self.compared if self.engine == "python" else d._stages.attributor.work
+
+    def reset(self) -> None:
+        self.compared = 0
+
+
+@pytest.fixture
+def key_work(monkeypatch, engine) -> KeyWork:
+    return KeyWork(monkeypatch, engine)
+
+
+def test_attribution_work_grows_linearly_on_short_repetitive_records(key_work):
     """Random a/b records make one long duplicate run cut into many pieces; the key
     comparisons attribution makes must grow with the input, not with its square (the
     Python attributor's slices counted; the kernel counts its own)."""
     import random
 
-    from seqdedup.attribution import Attributor
-
-    compared = [0]
-    original = Attributor._key_slice
-
-    def counting(self, start, stop):
-        compared[0] += max(0, stop - start)
-        return original(self, start, stop)
-
-    monkeypatch.setattr(Attributor, "_key_slice", counting)
     work = []
     # Past the first tens of thousands, where each window's occurrences still grow
     # towards the 5 candidates followed.
     for n in (24000, 96000):
         rng = random.Random(5)
         records = [rng.choice([b"a", b"b"]) for _ in range(n)]
-        compared[0] = 0
+        key_work.reset()
         d = Deduplicator(window_size=12, max_history=None, annotate=True, max_candidates=5)
         d.feed(records)
         d.flush()
-        work.append(compared[0] if engine == "python" else d._stages.attributor.work)
+        work.append(key_work.of(d))
     assert work[0] > n // 4, work  # attribution did run, and was counted
     assert work[1] < 8 * work[0], work  # 4x the input: here ~5.7x; quadratic was ~16x
 
@@ -310,23 +330,13 @@ def roff_like(lines: int, seed: int) -> bytes:
 
 
 @pytest.mark.parametrize("window", [1, 3])
-def test_attribution_work_is_linear_on_text_with_many_short_repeats(monkeypatch, engine, window):
+def test_attribution_work_is_linear_on_text_with_many_short_repeats(key_work, engine, window):
     """Statistics shown (attribution on) over roff-like text and random a/b lines at
     four times the size: four times the work, give or take, never its square (the
     kernel counts the keys it compares and hashes; for the Python engine, the keys its
     slices take)."""
     import random
 
-    from seqdedup.attribution import Attributor
-
-    compared = [0]
-    original = Attributor._key_slice
-
-    def counting(self, start, stop):
-        compared[0] += max(0, stop - start)
-        return original(self, start, stop)
-
-    monkeypatch.setattr(Attributor, "_key_slice", counting)
     if engine == "python" and window == 1:
         pytest.skip("the Python engine's time: W=3 and the a/b test above cover it")
     small = 250_000 if engine == "c" else 50_000
@@ -341,12 +351,12 @@ def test_attribution_work_is_linear_on_text_with_many_short_repeats(monkeypatch,
     for make in inputs:
         work = []
         for lines in (small, 4 * small):
-            compared[0] = 0
+            key_work.reset()
             d = Deduplicator(window_size=window)  # statistics read: attribution runs
             d.feed_bytes(make(lines, 7))
             d.flush_bytes()
             assert d.stats.unique_sequences > 0
-            work.append(compared[0] if engine == "python" else d._stages.attributor.work)
+            work.append(key_work.of(d))
         assert work[0] > small // 4, work
         assert work[1] < 5 * work[0], work  # linear: about 4x; quadratic: about 16x
 
