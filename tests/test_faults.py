@@ -471,3 +471,15 @@ def test_top_names_the_first_record_of_a_run_that_ends_the_input(run_cli, engine
     )
     assert p.returncode == 0
     assert json.loads(p.stderr)["top_sequences"][0]["first_record"] == "x"
+
+
+def test_an_error_naming_a_file_is_one_readable_line(tmp_path):
+    """A file name may hold a newline or a terminal escape: the error that names it is
+    still one line on stderr, with those characters shown as escapes, never acted on."""
+    name = tmp_path / "no\nsuch\x1b[31m.log"
+    run = subprocess.run(
+        [*seqdedup_command(), str(name)], capture_output=True, env=user_env(), timeout=60
+    )
+    assert run.returncode == 1 and run.stdout == b""
+    assert run.stderr.count(b"\n") == 1, run.stderr
+    assert b"no\\x0asuch\\x1b[31m.log" in run.stderr and b"\x1b" not in run.stderr

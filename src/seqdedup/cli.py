@@ -34,6 +34,7 @@ from seqdedup.errors import (
     UsageError,
     silence_stdout,
     stop_on_termination_signals,
+    visible,
 )
 from seqdedup.filters import load_pattern_file
 from seqdedup.records import parse_delimiter, parse_hex_delimiter
@@ -648,7 +649,7 @@ def main(
         args = build_parser().parse_args(argv)
         return run(args, stdin, out, err)
     except SeqdedupError as exc:
-        err.write(f"{PROG}: {exc}\n")
+        err.write(f"{PROG}: {visible(str(exc))}\n")  # one line, whatever it names
         if isinstance(exc, OutputError) and stdout is None:
             silence_stdout()
         return 1

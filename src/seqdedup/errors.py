@@ -77,6 +77,16 @@ def signals_held() -> Iterator[None]:
             signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
+_CONTROL = {code: f"\\x{code:02x}" for code in (*range(0x20), 0x7F)}
+
+
+def visible(text: str) -> str:
+    """Text as a terminal should show it: control characters (ANSI escapes, carriage
+    returns, newlines: a file name may hold any of them) as visible ``\\xNN`` escapes,
+    never acted on."""
+    return text.translate(_CONTROL)
+
+
 def exit_status(prog: str, body: Callable[[], int], stderr: TextIO) -> int:
     """Run a command's body; turn what ends it into an exit status: a SeqdedupError is
     one line and 1, Ctrl-C 130, SIGTERM/SIGHUP 128 + N, --help/--version their own, a
@@ -84,7 +94,7 @@ def exit_status(prog: str, body: Callable[[], int], stderr: TextIO) -> int:
     try:
         return body()
     except SeqdedupError as exc:
-        stderr.write(f"{prog}: {exc}\n")
+        stderr.write(f"{prog}: {visible(str(exc))}\n")  # one line, whatever it names
         return 1
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 0

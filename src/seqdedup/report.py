@@ -12,6 +12,8 @@ from collections.abc import Callable, Sequence
 from itertools import compress
 from typing import TYPE_CHECKING, Any, TextIO
 
+from seqdedup.errors import visible
+
 if TYPE_CHECKING:
     from seqdedup.attribution import Piece
     from seqdedup.config import Config
@@ -162,7 +164,7 @@ class Streams:
     def __init__(self, names: Sequence[str]) -> None:
         # A name with a newline would cut a marker in two records: control characters
         # are written as visible escapes.
-        self.names = ["(standard input)" if name == "-" else shown(name) for name in names]
+        self.names = ["(standard input)" if name == "-" else visible(name) for name in names]
         self.named = len(self.names) > 1  # only then do markers and explanations name them
         self.starts = [1]
         self._first = self.name(0)
@@ -416,7 +418,7 @@ def _top_table(rows: list[dict[str, Any]], width: int) -> Any:
             + (f" of {seen['file']}" if "file" in seen else "")
         )
         numbers = [f"{row[key]:,}" for key in ("removed", "seen", "length")]
-        cells.append([*numbers, shown(where), shown(row["first_record"] or "")])
+        cells.append([*numbers, visible(where), visible(row["first_record"] or "")])
     names = ["Removed", "Seen", "Length", "First seen", "First record"]
     widths = [max([len(name), *(len(cell[k]) for cell in cells)]) for k, name in enumerate(names)]
     room = max(12, width - sum(widths[:4]) - 3 * len(names) - 1)  # borders and padding
@@ -431,15 +433,6 @@ def _top_table(rows: list[dict[str, Any]], width: int) -> Any:
         # Text, never markup: a record's brackets and :codes: are shown as they are.
         table.add_row(*(Text(part) for part in (*cell[:4], text)))
     return table
-
-
-_CONTROL = {code: f"\\x{code:02x}" for code in (*range(0x20), 0x7F)}
-
-
-def shown(text: str) -> str:
-    """Text as a terminal should show it: control characters (ANSI escapes, carriage
-    returns, newlines) as visible ``\\xNN`` escapes, never acted on."""
-    return text.translate(_CONTROL)
 
 
 def write_stats(stats: Stats, config: Config, stream: TextIO, fmt: str = "table") -> None:
