@@ -95,7 +95,7 @@ def test_the_rule_catches_an_upward_import():
 
 # Sizes that keep each piece readable in one sitting: a class, a function, a C unit.
 MAX_CLASS_LINES = 200
-MAX_FUNCTION_LINES = 65  # the parser's option tables (cli._*_options) aside
+MAX_FUNCTION_LINES = 60  # the parser's option tables (cli._*_options) aside
 MAX_C_UNIT_LINES = 600
 
 

@@ -262,6 +262,12 @@ def _key_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="write each record's comparison key instead of deduplicating",
     )
+    _transform_options(keys)
+    _record_options(keys)
+
+
+def _transform_options(keys: argparse._ArgumentGroup) -> None:
+    """Keys made by a shell command (in the same group)."""
     keys.add_argument(
         "-t",
         "--hash-transform",
@@ -275,7 +281,6 @@ def _key_options(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="end a --hash-transform run that takes longer (default 60; 0: no limit)",
     )
-    _record_options(keys)
 
 
 def _record_options(keys: argparse._ArgumentGroup) -> None:

@@ -406,11 +406,7 @@ def deduplicate_files(
     answer within ``connect_timeout`` seconds.
     """
     dask, delayed = _dask()
-    config = config or Config(max_history=None, **options)
-    if config.hash_transform or config.annotate or config.explain:
-        raise SeqdedupError(
-            "the Dask engine does not support --hash-transform, --annotate or --explain"
-        )
+    config = _job_config(config, options)
     width = config.window_size
     files = [str(p) for p in paths]
     names = _input_names(files)
@@ -451,6 +447,17 @@ def deduplicate_files(
     if staging_dir is not None:
         stats.library_saved = _save_library(config, staging_dir, stats)
     return stats
+
+
+def _job_config(config: Config | None, options: dict[str, Any]) -> Config:
+    """The job's configuration (unlimited history: files are read whole), refusing what
+    only the single-machine tool does."""
+    config = config or Config(max_history=None, **options)
+    if config.hash_transform or config.annotate or config.explain:
+        raise SeqdedupError(
+            "the Dask engine does not support --hash-transform, --annotate or --explain"
+        )
+    return config
 
 
 def _dask() -> tuple[Any, Any]:
