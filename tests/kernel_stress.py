@@ -17,6 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from seqdedup.attribution import runs_of
+from seqdedup.engine import MASK64, hash_words
 from seqdedup.jsonkeys import JsonSelector
 from seqdedup.library.store import encode_records
 from seqdedup.normalize import normalize_py
@@ -131,6 +132,16 @@ def chunk_run(kernel, rng: random.Random) -> None:
     assert decided == len(records)
 
 
+def key_hashes(keys, forced_low: int | None) -> array:
+    """128-bit hashes of keys in the kernel's form; with ``forced_low`` every low lane
+    is that value (a forced collision of 64-bit hashes: only the high lanes differ)."""
+    values = [
+        (hash(k) & MASK64 if forced_low is None else forced_low) | (hash((k, 1)) & MASK64) << 64
+        for k in keys
+    ]
+    return hash_words(values)
+
+
 def push_run(kernel, rng: random.Random) -> None:
     window = rng.randint(1, 8)
     history = rng.choice([None, window, max(window, 100)])
@@ -138,16 +149,17 @@ def push_run(kernel, rng: random.Random) -> None:
         [rng.choice("abc") for _ in range(rng.randint(0, 150))] for _ in range(rng.randint(1, 3))
     ]
     library = [[rng.choice("abc") for _ in range(rng.randint(0, 12))] for _ in range(3)]
+    forced_low = rng.choice([None, 0, 5])
     m = kernel.Matcher(window, history)
     m.new_material = []
     region: list[int] = []
-    fps, starts = array("q"), array("q")
+    fps, starts = array("Q"), array("q")
     for sequence in library:
         first = len(region) + 1
         region += [0] + [hash(k) for k in sequence]
         count = len(sequence) - window + 1
         if count > 0:
-            fps.frombytes(m.fingerprints(array("q", [hash(k) for k in sequence]), count))
+            fps.frombytes(m.fingerprints(key_hashes(sequence, forced_low), count))
             starts.extend(range(first, first + count))
     size = len(region) + 1
     m.add_library_windows(fps, array("q", (s - size - window for s in starts)))
@@ -158,7 +170,7 @@ def push_run(kernel, rng: random.Random) -> None:
         pos = 0
         while pos < len(keys):
             step = rng.randint(0, 40)
-            flags = m.push(array("q", (hash(k) for k in keys[pos : pos + step])))
+            flags = m.push(key_hashes(keys[pos : pos + step], forced_low))
             for w in range(max(0, len(keep) - window + 1), len(keep) + len(flags)):
                 m.source(w)  # every window attribution may ask for is readable
             keep += flags
@@ -179,7 +191,13 @@ def attribution_run(kernel, rng: random.Random) -> None:
     history = rng.choice([None, window, window + rng.randint(1, 30)])
     candidates = rng.choice([None, 1, 2, 3, 10])
     limit = rng.choice([None, 1, 3, 1000])
-    alphabet = [rng.getrandbits(63) for _ in range(rng.randint(1, 3))]
+    # 128-bit keys; sometimes all with the same low lane (a forced 64-bit collision)
+    low = rng.choice([None, 0, rng.getrandbits(64)])
+    alphabet = [
+        rng.getrandbits(128) if low is None else low | rng.getrandbits(64) << 64
+        for _ in range(rng.randint(1, 3))
+    ]
+    sentinel = SENTINEL | SENTINEL << 64
     m = kernel.Matcher(window, history)
     report = rng.random() < 0.8
     core = kernel.Attributor(
@@ -191,26 +209,27 @@ def attribution_run(kernel, rng: random.Random) -> None:
         report=report,
     )
     python = Attributor(window, SequenceTable(limit), m.source, candidates, history, m.fingerprints)
-    region = array("q", [SENTINEL])
-    fps, starts = array("q"), array("q")
+    region = [sentinel]
+    fps, starts = array("Q"), array("q")
     firsts = []
     for _ in range(rng.randint(0, 3)):
         firsts.append(len(region))
         region.extend(rng.choice(alphabet) for _ in range(rng.randint(0, 8)))
-        region.append(SENTINEL)
+        region.append(sentinel)
     size = len(region)
     for first in firsts:
-        inside = region.index(SENTINEL, first) - first - window + 1
+        inside = region.index(sentinel, first) - first - window + 1
         if inside > 0:
-            fps.frombytes(m.fingerprints(region[first : first + inside + window - 1], inside))
+            lanes = hash_words(region[first : first + inside + window - 1])
+            fps.frombytes(m.fingerprints(lanes, inside))
             starts.extend(range(first - size, first - size + inside))
     m.add_library_windows(fps, starts)
-    core.set_library_keys(region)
+    core.set_library_keys(hash_words(region))
     python.set_library_keys(region)
     numbered = rng.random() < 0.3
 
     def both(got, want) -> None:
-        fields = [tuple(f) for f in struct.iter_unpack("5q", got)] if got else []
+        fields = [tuple(f) for f in struct.iter_unpack("4q2Q", got)] if got else []
         if report:
             assert [f[:4] for f in fields] == [
                 (p.start, p.end, p.source_start, p.count) for p in want
@@ -231,12 +250,12 @@ def attribution_run(kernel, rng: random.Random) -> None:
         while pos <= len(keys):
             step = rng.randint(0, 50)
             last = pos + step >= len(keys)
-            batch = array("q", keys[pos : pos + step])
+            batch = hash_words(keys[pos : pos + step])
             flags = m.push(batch)
             if last:
                 flags += m.finish()
-            core.append_keys(batch if rng.random() < 0.5 else list(batch))
-            python.append_keys(list(batch))
+            core.append_keys(batch if rng.random() < 0.5 else keys[pos : pos + step])
+            python.append_keys(keys[pos : pos + step])
             numbers = list(range(number, number + len(flags))) if numbered else None
             number += len(flags) + rng.randint(0, 2)
             if rng.random() < 0.5:
@@ -282,7 +301,7 @@ def odd_calls(kernel, rng: random.Random) -> None:
     with contextlib.suppress(ValueError):
         m.push(b"123")
     mixed = kernel.Matcher(2, None, delimiter=b"\n")
-    mixed.push(array("q", [1, 2, 3]))
+    mixed.push(array("q", [1, 2, 3, 4, 5, 6]))
     with contextlib.suppress(RuntimeError):
         mixed.finish_chunks()
     with contextlib.suppress(RuntimeError):
@@ -404,7 +423,7 @@ def hostile_calls(kernel, rng: random.Random) -> None:
     for method in (
         half.finish,
         half.new_stream,
-        lambda: half.push(b"\0" * 8),
+        lambda: half.push(b"\0" * 16),
         lambda: half.feed_chunk(b"a\n"),
         lambda: half.source(1),
     ):
@@ -412,9 +431,9 @@ def hostile_calls(kernel, rng: random.Random) -> None:
             method()
     broken = kernel.Matcher(2)
     with contextlib.suppress(ValueError):
-        broken.add_library_windows(array("q", [1, 2]), array("q", [-3, 5]))
+        broken.add_library_windows(array("q", [1, 2, 3, 4]), array("q", [-3, 5]))
     with contextlib.suppress(RuntimeError):
-        broken.push(array("q", [1, 2, 3]))
+        broken.push(array("q", [1, 2, 3, 4, 5, 6]))
     m = kernel.Matcher(2, None, delimiter=b"\n")
     for chunk in (b"a\nb", 7, b"\nc\n", None):
         with contextlib.suppress(TypeError):
@@ -429,9 +448,9 @@ def big_run(kernel) -> None:
     assert kernel.json_keys([deep], [(b"e.e", (b"e", b"e"))]) == [None]
     m = kernel.Matcher(1)
     n = 200_000
-    keys = array("q", ((k * 0x9E3779B97F4A7C15 + 1) % 2**63 for k in range(n)))
-    assert m.push(keys) == [True] * n
-    assert m.push(keys[::-1]) == [False] * n
+    keys = [(k * 0x9E3779B97F4A7C15 + 1) % 2**63 for k in range(n)]
+    assert m.push(hash_words(keys)) == [True] * n
+    assert m.push(hash_words(keys[::-1])) == [False] * n
     assert m.source(n) == n - 1 and m.source(2 * n - 1) == 0
 
 

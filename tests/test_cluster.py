@@ -257,3 +257,34 @@ def test_output_dir_never_overwrites_an_input(tmp_path):
         assert p.returncode == 1, p.stderr
         assert needle in p.stderr.decode() and p.stderr.decode().count("\n") == 1
         assert source.read_bytes() == b"a\nb\na\nb\n"
+
+
+@pytest.mark.usefixtures("engine")
+def test_rows_carry_the_whole_128_bit_identity(tmp_path, monkeypatch):
+    """Key hashes whose low 64 bits are forced equal (every record the same low lane, on
+    either engine) leave each window's identity in its high lane: the job's rows carry
+    both lanes, so the output is still that of sequential runs. With 64-bit rows every
+    window after the first of a file would count as a repeat."""
+    from seqdedup import cluster
+    from seqdedup.engine import MASK64, MASK128, hash_ints, hash_words
+
+    def forced(values: list[int]) -> list[int]:
+        return [(value & ~MASK64 & MASK128) | 7 for value in values]
+
+    real_stable, real_kernel = cluster.stable_hash, cluster._kernel_module
+
+    class ForcedKernel:
+        def __getattr__(self, name):
+            return getattr(real_kernel(), name)
+
+        def hash_records(self, keys, seed):
+            return hash_words(forced(hash_ints(real_kernel().hash_records(keys, seed))))
+
+    monkeypatch.setattr(cluster, "stable_hash", lambda key: forced([real_stable(key)])[0])
+    monkeypatch.setattr(cluster, "_kernel_module", ForcedKernel)
+    contents = ["a\nb\nc\nd\na\nb\nc\ne\n", "b\nc\nf\ng\nb\nc\nd\n"]
+    paths = write_files(tmp_path / "in", contents)
+    want = sequential(paths, tmp_path / "seq-lib", window_size=2)
+    deduplicate_files(paths, tmp_path / "out", scheduler="sync", block_size=5, window_size=2)
+    assert [(tmp_path / "out" / p.name).read_bytes() for p in paths] == want
+    assert want[0] == b"a\nb\nc\nd\ne\n"  # the rule itself: the repeat of "a b c" goes

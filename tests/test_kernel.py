@@ -6,7 +6,6 @@ import io
 import itertools
 import os
 import sqlite3
-import sys
 from array import array
 from contextlib import closing
 
@@ -56,14 +55,18 @@ def test_xxh64_equals_the_reference_library(data, seed):
     assert _kernel.xxh64(data, seed) == xxhash.xxh64_intdigest(data, seed)
 
 
-def test_hash_records_is_xxh64_of_each_key():
-    records = [b"", b"abc", b"x" * 100]
-    raw = _kernel.hash_records(records, 7)
-    values = [
-        int.from_bytes(raw[i : i + 8], "little" if sys.byteorder == "little" else "big")
-        for i in range(0, len(raw), 8)
-    ]
-    assert values == [_kernel.xxh64(r, 7) for r in records]
+@settings(max_examples=200, deadline=None)
+@given(records=st.lists(st.binary(max_size=80), max_size=6), seed=st.integers(0, 2**64 - 1))
+def test_hash_records_is_xxh64_of_each_key_with_each_lane_seed(records, seed):
+    """A key hash is 128 bits: XXH64 with the run's seed, then with a second seed
+    derived from it; the two lanes are independent hashes of the same key."""
+    raw = _kernel.hash_records(records, seed)
+    low_seed, high_seed = _kernel.lane_seeds(seed)
+    assert low_seed == seed and high_seed != seed
+    words = array("Q")
+    words.frombytes(raw)
+    assert list(words[0::2]) == [_kernel.xxh64(r, low_seed) for r in records]
+    assert list(words[1::2]) == [_kernel.xxh64(r, high_seed) for r in records]
 
 
 @settings(max_examples=300, deadline=None)
@@ -129,8 +132,11 @@ def drive(m, hashes, chunks, sources=None):
 
 
 def pack(values):
-    from array import array
+    """128-bit key hashes or fingerprints (ints) in the kernel's form: 16 bytes each."""
+    return kernel.hash_words(list(values)).tobytes()
 
+
+def pack_starts(values):
     return array("q", values).tobytes()
 
 
@@ -160,8 +166,11 @@ def test_kernel_matcher_equals_python_matcher_and_oracle(keys, window, history, 
                 fps += fingerprints_py(seq_hashes, count, coefficients(window))
                 starts += range(first, first + count)
         if fps:
-            form = pack if isinstance(m, _kernel.Matcher) else list
-            m.add_library_windows(form(fps), form([s - len(region) for s in starts]))
+            is_kernel = isinstance(m, _kernel.Matcher)
+            starts = [s - len(region) for s in starts]
+            m.add_library_windows(
+                pack(fps) if is_kernel else fps, pack_starts(starts) if is_kernel else starts
+            )
         sources: dict[int, int | None] = {}
         keep = drive(m, hashes, chunks, sources)
         results.append((keep, sources, m.new_material, m.decided))
@@ -169,16 +178,38 @@ def test_kernel_matcher_equals_python_matcher_and_oracle(keys, window, history, 
     assert results[0][0] == [not s for s in skipped_flags(keys, window, history, library)]
 
 
-@given(st.lists(st.integers(-(2**63), 2**63 - 1), min_size=1, max_size=60), st.integers(1, 20))
+@given(st.lists(st.integers(0, 2**128 - 1), min_size=1, max_size=60), st.integers(1, 20))
 def test_kernel_fingerprints_are_the_python_definition(hashes, window):
     count = len(hashes) - window + 1
     if count > 0:
         raw = _kernel.Matcher(window).fingerprints(pack(hashes), count)
-        got = [
-            int.from_bytes(raw[i : i + 8], sys.byteorder, signed=True)
-            for i in range(0, len(raw), 8)
-        ]
-        assert got == fingerprints_py(hashes, count, coefficients(window))
+        assert kernel.hash_ints(raw) == fingerprints_py(hashes, count, coefficients(window))
+
+
+@pytest.mark.parametrize("history", [None, 50])
+@pytest.mark.parametrize("window", [1, 4])
+def test_windows_equal_in_one_lane_stay_distinct(window, history):
+    """A window's identity is 128 bits end to end: records whose 64-bit hashes are forced
+    equal (every low lane the same, or every high lane) are still told apart by the other
+    lane, through table growth, in both history modes and as library windows; a 64-bit
+    identity would skip everything after the first window."""
+    n = 20_000
+    for distinct in (lambda k: 7 | k << 64, lambda k: k | 7 << 64):
+        keys = [distinct(k) for k in range(n)]
+        m = _kernel.Matcher(window, history)
+        assert m.push(pack(keys)) + m.finish() == [True] * n
+        m.new_stream()
+        again = keys[n - 40 :]  # still remembered with either history
+        assert m.push(pack(again)) + m.finish() == [False] * 40
+        library = _kernel.Matcher(window, history)
+        lib_keys = [distinct(k) for k in range(n, n + 10)]
+        count = 10 - window + 1
+        fps = library.fingerprints(pack(lib_keys), count)
+        library.add_library_windows(fps, pack_starts(range(-count - window, -window)))
+        assert (
+            library.push(pack(keys[:50] + lib_keys)) + library.finish()
+            == [True] * 50 + [False] * 10
+        )
 
 
 def test_history_table_stays_bounded():
@@ -186,7 +217,7 @@ def test_history_table_stays_bounded():
     for start in range(0, 200_000, 1000):
         m.push(pack(range(start, start + 1000)))
     assert m.remembered_windows <= 2 * 100
-    assert m.table_bytes <= 2 * 3 * 8 * 512
+    assert m.table_bytes <= 2 * 4 * 8 * 512
 
 
 def test_bad_arguments_are_errors_not_crashes():
@@ -205,7 +236,7 @@ def test_bad_arguments_are_errors_not_crashes():
         m.feed_chunk(b"a\n")  # made without a delimiter
     m.push(pack([1]))
     with pytest.raises(RuntimeError):
-        m.add_library_windows(pack([1]), pack([-9]))  # after a push
+        m.add_library_windows(pack([1]), pack_starts([-9]))  # after a push
     c = _kernel.Matcher(1, None, delimiter=b"\n")
     c.finish_chunks()
     with pytest.raises(RuntimeError):
@@ -372,7 +403,7 @@ class TestRawApi:
         k = _kernel
         m = k.Matcher.__new__(k.Matcher)
         for call in (
-            lambda: m.push(b"\0" * 8),
+            lambda: m.push(b"\0" * 16),
             m.finish,
             lambda: m.source(0),
             m.new_stream,
@@ -385,9 +416,9 @@ class TestRawApi:
         with pytest.raises(ValueError):
             bad.__init__(3, 1)  # history below the window: nothing stored
         with pytest.raises(RuntimeError, match="not initialised"):
-            bad.push(b"\0" * 8)  # no division by a zero stride
+            bad.push(b"\0" * 16)  # no division by a zero stride
         bad.__init__(3, 100)  # a later __init__ that succeeds makes it usable
-        assert bad.push(array("q", [1, 2, 3, 1, 2, 3])) == [True, True, True, False]
+        assert bad.push(pack([1, 2, 3, 1, 2, 3])) == [True, True, True, False]
         with pytest.raises(RuntimeError, match="already initialised"):
             bad.__init__(3)
 
@@ -402,9 +433,9 @@ class TestRawApi:
         m.new_material = None
         lib = k.Matcher(2)
         with pytest.raises(ValueError, match="at most -W - 1"):  # the second start is bad
-            lib.add_library_windows(array("q", [5, 6]), array("q", [-3, 0]))
+            lib.add_library_windows(pack([5, 6]), array("q", [-3, 0]))
         with pytest.raises(RuntimeError, match="unusable after an earlier error"):
-            lib.push(array("q", [1, 2]))
+            lib.push(pack([1, 2]))
 
     @pytest.mark.parametrize("value", [-1, 2**64])
     def test_negative_or_huge_skip_chars_are_refused(self, value):
@@ -420,15 +451,17 @@ class TestRawApi:
         with pytest.raises(ValueError):
             k.normalize(b"abc", -1)
 
-    def test_hashes_must_be_8_byte_integers(self):
+    def test_hashes_must_be_16_byte_values_of_8_byte_integers(self):
         k = _kernel
         m = k.Matcher(1)
-        for bad in (array("d", [1.0]), array("i", [1, 2]), array("h", [1, 2, 3, 4])):
-            with pytest.raises(ValueError, match="8-byte integers"):
+        bad_forms = (array("d", [1.0, 2.0]), array("i", [1, 2, 3, 4]), array("q", [7]), b"\0" * 8)
+        for bad in bad_forms:
+            with pytest.raises(ValueError, match="16-byte values"):
                 m.push(bad)
-        assert m.push(array("q", [7])) == [True]
-        assert m.push(array("Q", [7])) == [False]
-        assert m.push(b"\x07" + b"\0" * 7) == [False]
+        assert m.push(array("q", [7, 9])) == [True]
+        assert m.push(array("Q", [7, 9])) == [False]
+        assert m.push(b"\x07" + b"\0" * 7 + b"\x09" + b"\0" * 7) == [False]
+        assert m.push(array("q", [7, 8])) == [True]  # the same low lane, another key
 
     def test_the_new_material_list_takes_part_in_garbage_collection(self):
         import gc

@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from seqdedup import engine as kernel
 from seqdedup import matcher
+from seqdedup.engine import hash_ints
 from seqdedup.matcher import WindowMatcher, coefficients, fingerprints_np, fingerprints_py
 
 from oracle import skipped_flags
@@ -94,21 +97,37 @@ def test_library_windows_are_already_seen(history):
     assert m.repeat_sources == {1: -4}  # window "y z" came from library start -4
 
 
-@given(st.lists(st.integers(-(2**63), 2**63 - 1), min_size=1, max_size=60), st.integers(1, 20))
+@given(st.lists(st.integers(-(2**127), 2**128 - 1), min_size=1, max_size=60), st.integers(1, 20))
 def test_numpy_and_python_fingerprints_agree(hashes, window):
     coeffs = coefficients(window)
     count = max(0, len(hashes) - window + 1)
     if count:
-        assert fingerprints_np(hashes, count, coeffs).tolist() == fingerprints_py(
+        assert hash_ints(fingerprints_np(hashes, count, coeffs)) == fingerprints_py(
             hashes, count, coeffs
         )
 
 
-def test_coefficients_are_odd_and_distinct():
+def test_coefficients_are_odd_and_distinct_one_set_per_lane():
     values = coefficients(64)
-    assert all(v & 1 for v in values)
-    assert len(set(values)) == 64
-    assert coefficients(3) == values[:3]
+    assert len(values) == 128
+    assert all(v & 1 and 0 < v < 2**64 for v in values)
+    assert len(set(values)) == 128
+    assert coefficients(3)[:3] == values[:3]  # the low lane's, then the high lane's
+
+
+def test_windows_equal_in_one_lane_stay_distinct():
+    """A window's identity is 128 bits: keys whose low 64 bits are all equal (a forced
+    collision of 64-bit hashes) still differ by their high lane, both in the dict path
+    and in the numpy table of large batches."""
+    for size, history, distinct in itertools.product(
+        (50, 5000), (None, 60), (lambda k: 7 | k << 64, lambda k: k | 7 << 64)
+    ):
+        keys = [distinct(k) for k in range(size)]  # one lane the same in every key
+        for window in (1, 3):
+            m = WindowMatcher(window, history)
+            assert m.push(keys) + m.finish() == [True] * size
+            m.new_stream()
+            assert m.push(keys[-window:]) + m.finish() == [False] * window
 
 
 def test_fewer_records_than_window_are_all_kept():

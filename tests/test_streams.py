@@ -73,10 +73,8 @@ def test_both_matchers_follow_the_oracle_across_streams(
         for number, hashes in enumerate(as_int64):
             if number:
                 m.new_stream()
-            from array import array
-
             for at in range(0, len(hashes), chunk):
-                got += m.push(array("q", hashes[at : at + chunk]))
+                got += m.push(kernel.hash_words(hashes[at : at + chunk]))
             got += m.finish()
         assert got == want
 

@@ -9,6 +9,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from seqdedup.engine import hash_ints, hash_words, python_hash128
+
 
 def runs_of(flags: Sequence[bool], value: bool) -> list[tuple[int, int]]:
     """The maximal runs ``(start, stop)`` (half-open) of ``value`` in ``flags``, found
@@ -302,7 +304,7 @@ class OccurrenceIndex:
         pattern = key_slice(earliest, earliest + width)
         fingerprint = _as_ints(self._fingerprints(pattern, 1))[0]
         indexed = self._occurring.get(fingerprint, []) + self._occurring_before.get(fingerprint, [])
-        periods = [d for d in range(1, width) if pattern[d:] == pattern[: width - d]]
+        periods = [d for d in range(1, width) if pattern[2 * d :] == pattern[: 2 * (width - d)]]
 
         # Before the window, readable and remembered. (A fingerprint collision would
         # only add a candidate that matches nothing: following it finds that.)
@@ -348,28 +350,26 @@ class OccurrenceIndex:
 class KeyHistory:
     """The key hashes attribution reads: of the tracked records (with a limited history
     only the recent part), and of the loaded library region (indices -len .. -1); and
-    the records' input numbers when filters make them differ from ``tracked + 1``."""
+    the records' input numbers when filters make them differ from ``tracked + 1``.
+
+    Hashes are held as their 64-bit lanes, two per record (``array("Q")``), so a slice
+    of records compares and hashes at C speed."""
 
     def __init__(self, keep_back: int | None) -> None:
-        self.keys = array("q")
-        self.offset = 0  # tracked index of keys[0]
-        self.library = array("q")  # key region of loaded sequences: indices [-len, -1]
+        self.keys = array("Q")
+        self.offset = 0  # tracked index of the record whose lanes start keys
+        self.library = array("Q")  # key region of loaded sequences: indices [-len, -1]
         self._keep_back = keep_back  # None: keep everything
         self._numbers: array[int] | None = None
 
     def append(self, hashes: Any) -> None:
-        """Key hashes of the next tracked records, as they are fed: a list, native
-        int64 ``bytes`` (the kernel's) or an int64 numpy array."""
-        if isinstance(hashes, list):
-            self.keys.extend(hashes)
-        elif isinstance(hashes, bytes):
-            self.keys.frombytes(hashes)
-        else:
-            self.keys.frombytes(hashes.tobytes())
+        """Key hashes of the next tracked records, as they are fed, in any 128-bit form
+        (:mod:`seqdedup.engine`)."""
+        self.keys += hash_words(hashes)
 
-    def set_library(self, region: array[int]) -> None:
+    def set_library(self, region: Any) -> None:
         """The loaded sequences' key hashes, ending at index -1 (before the run)."""
-        self.library = region
+        self.library = hash_words(region)
 
     def add_numbers(self, numbers: Sequence[int]) -> None:
         if self._numbers is None:
@@ -383,27 +383,29 @@ class KeyHistory:
         return self._numbers[tracked - self.offset]
 
     def slice(self, start: int, stop: int) -> array[int]:
+        """The lanes of records [start, stop)."""
         if start >= 0:
-            return self.keys[start - self.offset : stop - self.offset]
+            return self.keys[2 * (start - self.offset) : 2 * (stop - self.offset)]
         library = self.library
-        part = library[len(library) + start : len(library) + min(stop, 0)]
+        part = library[len(library) + 2 * start : len(library) + 2 * min(stop, 0)]
         if stop > 0:
-            part += self.keys[: stop - self.offset]
+            part += self.keys[: 2 * (stop - self.offset)]
         return part
 
     def key(self, index: int) -> int:
-        if index >= 0:
-            return self.keys[index - self.offset]
-        return self.library[len(self.library) + index]
+        """The key hash of one record, as a 128-bit int."""
+        at = 2 * (index - self.offset) if index >= 0 else len(self.library) + 2 * index
+        lanes = self.keys if index >= 0 else self.library
+        return lanes[at] | lanes[at + 1] << 64
 
     def trim(self, decided: int, readable: Iterable[int]) -> None:
         """With a limited history: drop what no later piece can read (``readable``:
         what an open piece still needs)."""
-        if self._keep_back is None or len(self.keys) <= 2 * self._keep_back + TRIM_SLACK:
+        if self._keep_back is None or len(self.keys) // 2 <= 2 * self._keep_back + TRIM_SLACK:
             return
         oldest = min([decided - self._keep_back, *readable])
         drop = max(0, oldest - self.offset)
-        del self.keys[:drop]
+        del self.keys[: 2 * drop]
         if self._numbers is not None:
             del self._numbers[:drop]
         self.offset += drop
@@ -502,7 +504,7 @@ class Attributor:
                     not self._stream_ends
                     or source + stop - start <= stream_end(self._stream_ends, source)
                 ) and self._key_slice(source, source + stop - start) == keys:
-                    identity = hash(keys.tobytes())
+                    identity = python_hash128(keys.tobytes())
                     count = self.table.observe(identity)
                     closed.append(Piece(start, stop - 1, source, count, identity))
                     index.add_run(start, stop, base, self._key_slice)
@@ -584,7 +586,7 @@ class Attributor:
     def _close(self) -> Piece:
         start, end = self._piece_start, self._piece_end
         source = self._candidates[0]
-        identity = hash(self._key_slice(start, end + 1).tobytes())
+        identity = python_hash128(self._key_slice(start, end + 1).tobytes())
         piece = Piece(start, end, source, self.table.observe(identity), identity)
         self._piece_start = -1
         return piece
@@ -737,16 +739,16 @@ class KernelAttributor:
 
 
 def _unpacked(packed: bytes | None) -> list[Piece]:
-    """The kernel's pieces: five int64 each (start, end, source, count, identity)."""
+    """The kernel's pieces: six int64 each (start, end, source, count, and the two
+    lanes of the identity)."""
     if not packed:
         return []
-    return [Piece(*fields) for fields in struct.iter_unpack("5q", packed)]
+    return [
+        Piece(start, end, source, count, low | high << 64)
+        for start, end, source, count, low, high in struct.iter_unpack("4q2Q", packed)
+    ]
 
 
 def _as_ints(values: Any) -> Sequence[int]:
-    """Fingerprints in any engine's form (a list, int64 bytes, a numpy array)."""
-    if isinstance(values, bytes):
-        out = array("q")
-        out.frombytes(values)
-        return out
-    return values  # type: ignore[no-any-return]
+    """Fingerprints in any engine's form, as 128-bit ints."""
+    return values if isinstance(values, list) else hash_ints(values)

@@ -14,8 +14,10 @@ of our own):
    hashes of its first W-1 tracked records, so that each partition knows the W-1
    records after it that its last windows need (the overlap).
 2. Every window becomes a row (fingerprint, position), position = file rank << 40 |
-   tracked index. Key hashes are blake2b-64 (stable across workers, unlike Python's
-   per-process ``hash``); window fingerprints are the engine's linear combination.
+   tracked index; the fingerprint is 128 bits, two int64 columns (``fp``, ``fp2``).
+   Key hashes are blake2b-128 in the Python engine and the kernel's two XXH64 lanes
+   with the job's seed (both the same on every worker, unlike Python's per-process
+   ``hash``); window fingerprints are the engine's linear combination, per lane.
 3. A group-by minimum gives each fingerprint's first position (library windows count
    as position -1); a merge brings it back to every window. Window (k, j) repeats iff
    its first occurrence is in the library, in an earlier file, or in file k at or
@@ -43,6 +45,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from seqdedup.config import Config, key_settings
+from seqdedup.engine import hash_ints, hash_words
 from seqdedup.errors import SeqdedupError, UsageError
 
 FILE_SHIFT = 40  # position = file rank << 40 | tracked index within the file
@@ -166,7 +169,8 @@ CLUSTER_SEED = 0x5EDD_ED00_C1A5_7E12
 
 
 def stable_hash(key: bytes) -> int:
-    return int.from_bytes(blake2b(key, digest_size=8).digest(), "little", signed=True)
+    """A key's 128-bit hash in the Python engine, the same on every worker."""
+    return int.from_bytes(blake2b(key, digest_size=16).digest(), "little")
 
 
 def _kernel_module() -> Any:
@@ -182,17 +186,16 @@ def _kernel_module() -> Any:
 
 
 def window_fingerprints(engine: str, hashes: list[int], count: int, window: int) -> Any:
-    """The int64 fingerprints of the first ``count`` windows, by the job's engine."""
+    """The 128-bit fingerprints of the first ``count`` windows, by the job's engine: an
+    (n, 2) int64 array of lanes."""
     import numpy as np
 
     if engine == "c":
-        from array import array
-
-        raw = _kernel_module().Matcher(window).fingerprints(array("q", hashes), count)
-        return np.frombuffer(raw, dtype=np.int64)
+        raw = _kernel_module().Matcher(window).fingerprints(hash_words(hashes), count)
+        return np.frombuffer(raw, dtype=np.int64).reshape(-1, 2)
     from seqdedup.matcher import coefficients, fingerprints_np
 
-    return np.asarray(fingerprints_np(hashes, count, coefficients(window)), dtype=np.int64)
+    return fingerprints_np(hashes, count, coefficients(window)).view(np.int64)
 
 
 @dataclass(frozen=True)
@@ -245,11 +248,7 @@ class Reader:
         maker = KeyMaker(self.skip_chars, self.byte_mode, steps=steps, json=json)
         keys = maker.keys(tracked_records)
         if self.engine == "c":
-            from array import array
-
-            values = array("q")
-            values.frombytes(_kernel_module().hash_records(keys, CLUSTER_SEED))
-            return values.tolist()
+            return hash_ints(_kernel_module().hash_records(keys, CLUSTER_SEED))
         return list(map(stable_hash, keys))
 
 
@@ -280,9 +279,8 @@ def part_windows(reader: Reader, part: Part, window: int, offset: int, lookahead
         return _empty_windows()
     fps = window_fingerprints(reader.engine, values, count, window)
     positions = (part.rank << FILE_SHIFT) + offset + np.arange(count, dtype=np.int64)
-    return pd.DataFrame(
-        {"fp": fps, "pos": positions, "part": np.full(count, part.number, dtype=np.int64)}
-    )
+    part_numbers = np.full(count, part.number, dtype=np.int64)
+    return pd.DataFrame({"fp": fps[:, 0], "fp2": fps[:, 1], "pos": positions, "part": part_numbers})
 
 
 def _empty_windows() -> Any:
@@ -290,7 +288,7 @@ def _empty_windows() -> Any:
     import pandas as pd
 
     empty = np.zeros(0, dtype=np.int64)
-    return pd.DataFrame({"fp": empty, "pos": empty, "part": empty})
+    return pd.DataFrame({"fp": empty, "fp2": empty, "pos": empty, "part": empty})
 
 
 @dataclass(frozen=True)
@@ -543,8 +541,9 @@ def _repeats_by_part(frames: list[Any], library_frame: Any, width: int, parts: i
     # Spread over as many partitions as the input, so that no single task holds every
     # distinct window and the merge below is a shuffle join, not a broadcast.
     spread = max(1, windows.npartitions)
-    first = windows.groupby("fp")["pos"].min(split_out=spread).rename("first").to_frame()
-    joined = windows.merge(first, left_on="fp", right_index=True, how="left")
+    by = ["fp", "fp2"]  # the two lanes of a window's 128-bit fingerprint
+    first = windows.groupby(by)["pos"].min(split_out=spread).rename("first").reset_index()
+    joined = windows.merge(first, on=by, how="left")
     pos, first_pos = joined["pos"], joined["first"]
     pos_file, first_file = pos // (1 << FILE_SHIFT), first_pos // (1 << FILE_SHIFT)
     repeat = (
@@ -642,10 +641,11 @@ def _library_windows(config: Config, reader: Reader, width: int) -> tuple[Any, i
             count = len(hashes) - width + 1
             if count > 0:
                 fps.append(window_fingerprints(reader.engine, hashes, count, width))
-    values = np.concatenate(fps) if fps else np.zeros(0, dtype=np.int64)
+    values = np.concatenate(fps) if fps else np.zeros((0, 2), dtype=np.int64)
     frame = pd.DataFrame(
         {
-            "fp": values,
+            "fp": values[:, 0],
+            "fp2": values[:, 1],
             "pos": np.full(len(values), -1, dtype=np.int64),
             "part": np.full(len(values), -1, dtype=np.int64),
         }

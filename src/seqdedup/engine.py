@@ -9,7 +9,9 @@ byte-identical results.
 from __future__ import annotations
 
 import os
+from array import array
 from types import ModuleType
+from typing import Any
 
 from seqdedup.errors import SeqdedupError
 
@@ -56,3 +58,61 @@ def numpy_available() -> bool:
 
         _numpy = find_spec("numpy") is not None
     return _numpy
+
+
+# -- 128-bit identities -----------------------------------------------------------------
+#
+# A record's key hash and a window's fingerprint are 128 bits: two 64-bit lanes. Both
+# engines move them in one of three forms, which every consumer accepts:
+#   * a list of Python ints, each taken modulo 2**128 (lo | hi << 64);
+#   * a buffer of native 64-bit words, two per value, lo first (the kernel's ``bytes``,
+#     ``array("Q")``);
+#   * a numpy array of shape (n, 2), lo and hi (the Python engine's large batches).
+
+MASK64 = (1 << 64) - 1
+MASK128 = (1 << 128) - 1
+SECOND_LANE = b"\x01"  # the Python engine's second lane hashes the key after this byte
+
+
+def python_hash128(key: bytes) -> int:
+    """The Python engine's 128-bit hash of a key: SipHash (Python's ``hash``, randomised
+    per process) of the key and of the key after one byte, as two independent lanes."""
+    return (hash(key) & MASK64) | (hash(SECOND_LANE + key) & MASK64) << 64
+
+
+def hash_ints(values: object) -> list[int]:
+    """128-bit values in any form, as a list of ints from 0 to 2**128 - 1."""
+    if isinstance(values, list):
+        return [value & MASK128 for value in values]
+    words = hash_words(values)
+    return [lo | hi << 64 for lo, hi in zip(words[0::2], words[1::2], strict=True)]
+
+
+def hash_words(values: object) -> array[int]:
+    """128-bit values in any form, as an ``array("Q")`` of lanes (two per value)."""
+    words = array("Q")
+    if isinstance(values, list):
+        for value in values:
+            words.append(value & MASK64)
+            words.append(value >> 64 & MASK64)
+        return words
+    raw = values.tobytes() if hasattr(values, "tobytes") else bytes(values)  # type: ignore[call-overload]
+    if len(raw) % 16:
+        raise ValueError("128-bit values: the buffer is not a whole number of 16-byte values")
+    words.frombytes(raw)
+    return words
+
+
+def hash_lanes(values: object) -> Any:
+    """128-bit values in any form, as a numpy uint64 array of shape (n, 2)."""
+    import numpy as np
+
+    if isinstance(values, np.ndarray) and values.ndim == 2:
+        return values.astype(np.uint64, copy=False)
+    if isinstance(values, list):
+        masked = [value & MASK128 for value in values]
+        lanes = np.empty((len(masked), 2), dtype=np.uint64)
+        lanes[:, 0] = np.fromiter((v & MASK64 for v in masked), np.uint64, len(masked))
+        lanes[:, 1] = np.fromiter((v >> 64 for v in masked), np.uint64, len(masked))
+        return lanes
+    return np.frombuffer(hash_words(values), dtype=np.uint64).reshape(-1, 2)

@@ -1,4 +1,4 @@
-"""Records -> keys -> 64-bit key hashes.
+"""Records -> keys -> 128-bit key hashes.
 
 A key is what a record is compared by, made in this order: ``skip_chars`` leading
 characters (bytes in byte mode) are dropped; with ``--json-key``/``--json-ignore`` a
@@ -17,7 +17,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from seqdedup.config import DEFAULT_TRANSFORM_TIMEOUT
-from seqdedup.engine import numpy_available
+from seqdedup.engine import SECOND_LANE, numpy_available, python_hash128
 from seqdedup.errors import SeqdedupError
 
 if TYPE_CHECKING:
@@ -72,12 +72,13 @@ class KeyMaker:
         return keys
 
     def hashes(self, records: Sequence[bytes]) -> Any:
-        """A 64-bit hash of each key.
+        """A 128-bit hash of each key (two 64-bit lanes, see :mod:`seqdedup.engine`).
 
-        With the kernel: XXH64 with the run's seed, as ``bytes`` of native int64 (the
-        kernel skips characters itself). Without: Python's SipHash (randomised per
-        process), a list for a small batch and an int64 numpy array for a large one;
-        the matcher and the attributor take every form without converting each value.
+        With the kernel: XXH64 with each of the run's two lane seeds, as ``bytes`` of 16
+        per record (the kernel skips characters itself). Without: Python's SipHash
+        (randomised per process) of the key and of the key after one byte, a list of
+        ints for a small batch and an (n, 2) int64 numpy array for a large one; the
+        matcher and the attributor take every form without converting each value.
         """
         if self.kernel is not None:
             if self.plain or self.kernel_normalize:
@@ -87,14 +88,18 @@ class KeyMaker:
             return self.kernel.hash_records(self.keys(records), self.seed)
         keys = records if not self.skip_chars and self.plain else self.keys(records)
         if len(keys) < LARGE_BATCH or not numpy_available():
-            return list(map(hash, keys))
+            return list(map(python_hash128, keys))
         import numpy as np
 
-        return np.fromiter(map(hash, keys), dtype=np.int64, count=len(keys))
+        lanes = np.empty((len(keys), 2), dtype=np.int64)
+        lanes[:, 0] = np.fromiter(map(hash, keys), dtype=np.int64, count=len(keys))
+        second = (hash(SECOND_LANE + key) for key in keys)
+        lanes[:, 1] = np.fromiter(second, dtype=np.int64, count=len(keys))
+        return lanes
 
     def hash_encoded(self, encoded: bytes) -> bytes | None:
         """The key hashes of a library row's records (``library.encode_records``), as
-        int64 bytes, when the kernel can take them straight from the row; else None
+        16-byte values, when the kernel can take them straight from the row; else None
         (decode the records and call :meth:`hashes`)."""
         if self.kernel is None or not (self.plain or self.kernel_normalize):
             return None

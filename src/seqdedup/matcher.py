@@ -7,10 +7,11 @@ skipped when it lies inside at least one repeat.
 
 How it is computed:
 
-* Each window gets a 64-bit fingerprint, sum(h[j+k] * R[k]) mod 2**64, where h are the
-  records' key hashes (SipHash, randomised per process) and R fixed odd constants. It
-  is a linear hash with independent coefficients (no polynomial structure to attack);
-  two different windows collide with probability about 2**-64.
+* Each window gets a 128-bit fingerprint: one 64-bit lane per lane of the records'
+  128-bit key hashes h (SipHash, randomised per process),
+  sum(h[j+k].lane * R[lane][k]) mod 2**64, R fixed odd constants. It is a linear hash
+  with independent coefficients (no polynomial structure to attack); two different
+  windows collide with probability about 2**-128.
 * Unlimited history: the earliest occurrence of a window is the best candidate, so one
   first-start lookup per window decides (window j repeats iff its fingerprint first
   started at or before j - W), a batch at a time: a dict for small inputs, the numpy
@@ -39,54 +40,58 @@ from operator import mul
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol
 
-from seqdedup.engine import numpy_available
+from seqdedup.engine import MASK64, hash_ints, hash_lanes, numpy_available
 
 if TYPE_CHECKING:
     from seqdedup.fptable import FirstStartTable
 
-MASK64 = (1 << 64) - 1
-SIGN64 = 1 << 63
 NUMPY_MIN_WINDOWS = 2048
 
 
-def coefficients(count: int) -> list[int]:
-    """``count`` fixed odd 64-bit constants (splitmix64), as signed ints."""
+def coefficients(width: int) -> list[int]:
+    """The fingerprint coefficients of ``width`` records: 2 * width fixed odd 64-bit
+    constants (splitmix64), the first ``width`` for the low lane, the rest for the high."""
     out = []
     state = 0x9E3779B97F4A7C15
-    for _ in range(count):
+    for _ in range(2 * width):
         state = (state + 0x9E3779B97F4A7C15) & MASK64
         z = state
         z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
         z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
-        z = (z ^ (z >> 31)) | 1
-        out.append(z - (1 << 64) if z & SIGN64 else z)
+        out.append((z ^ (z >> 31)) | 1)
     return out
 
 
-def _signed(value: int) -> int:
-    value &= MASK64
-    return value - (1 << 64) if value & SIGN64 else value
-
-
 def fingerprints_py(hashes: Sequence[int], count: int, coeffs: Sequence[int]) -> list[int]:
-    """Fingerprints of the first ``count`` windows of ``hashes`` (pure Python)."""
-    width = len(coeffs)
-    return [_signed(sum(map(mul, hashes[j : j + width], coeffs))) for j in range(count)]
+    """Fingerprints of the first ``count`` windows of ``hashes`` (128-bit ints; pure
+    Python), as 128-bit ints."""
+    width = len(coeffs) // 2
+    low_factors, high_factors = coeffs[:width], coeffs[width:]
+    values = hash_ints(list(hashes[: count + width - 1]))  # taken modulo 2**128
+    lows = [value & MASK64 for value in values]
+    highs = [value >> 64 for value in values]
+    return [
+        (sum(map(mul, lows[j : j + width], low_factors)) & MASK64)
+        | (sum(map(mul, highs[j : j + width], high_factors)) & MASK64) << 64
+        for j in range(count)
+    ]
 
 
-def fingerprints_np(hashes: Sequence[int], count: int, coeffs: Sequence[int]) -> Any:
-    """The same fingerprints as :func:`fingerprints_py`, vectorised with numpy."""
+def fingerprints_np(hashes: Any, count: int, coeffs: Sequence[int]) -> Any:
+    """The same fingerprints as :func:`fingerprints_py`, vectorised with numpy: an
+    (n, 2) uint64 array of lanes."""
     import numpy as np
 
-    values = np.asarray(hashes, dtype=np.int64).view(np.uint64)
-    factors = np.array(coeffs, dtype=np.int64).view(np.uint64)
-    acc = values[:count] * factors[0]
-    if len(coeffs) > 1:
-        term = np.empty(count, dtype=np.uint64)
-        for k in range(1, len(coeffs)):
-            np.multiply(values[k : k + count], factors[k], out=term)
+    values = hash_lanes(hashes)
+    width = len(coeffs) // 2
+    factors = np.array(coeffs, dtype=np.uint64).reshape(2, width)
+    acc = values[:count] * factors[:, 0]
+    if width > 1:
+        term = np.empty((count, 2), dtype=np.uint64)
+        for k in range(1, width):
+            np.multiply(values[k : k + count], factors[:, k], out=term)
             acc += term
-    return acc.view(np.int64)
+    return acc
 
 
 class Matcher(Protocol):
@@ -122,7 +127,13 @@ def make_matcher(
 
 
 def _as_list(values: Any) -> list[int]:
+    """Plain ints (starts) in list form."""
     return values if isinstance(values, list) else list(values.tolist())
+
+
+def _fingerprint_list(fingerprints: Any) -> list[int]:
+    """Fingerprints as 128-bit ints (a list made here is already in that form)."""
+    return fingerprints if isinstance(fingerprints, list) else hash_ints(fingerprints)
 
 
 def _add_first_starts(
@@ -131,14 +142,14 @@ def _add_first_starts(
     """Record first starts in the dict (without numpy) or the numpy table (made when
     missing); return the table."""
     if not numpy_available():
-        for fingerprint, start in zip(_as_list(fingerprints), _as_list(starts), strict=True):
+        for fingerprint, start in zip(hash_ints(fingerprints), _as_list(starts), strict=True):
             small.setdefault(fingerprint, start)
         return large
     import numpy as np
 
     from seqdedup.fptable import FirstStartTable
 
-    fps = np.asarray(fingerprints, dtype=np.int64)
+    fps = hash_lanes(fingerprints)
     if large is None:
         large = FirstStartTable(len(fps))
     large.first_starts(fps, np.asarray(starts, dtype=np.int64))
@@ -170,7 +181,7 @@ class UnlimitedHistory:
         list, or an int64 array for a large batch)."""
         end = start + len(fps)
         if self._first_starts is None and (len(fps) < NUMPY_MIN_WINDOWS or not numpy_available()):
-            return list(map(self._table.setdefault, _as_list(fps), range(start, end)))
+            return list(map(self._table.setdefault, _fingerprint_list(fps), range(start, end)))
         import numpy as np
 
         from seqdedup.fptable import FirstStartTable
@@ -179,12 +190,12 @@ class UnlimitedHistory:
             self._first_starts = FirstStartTable(len(self._table) + len(fps))
             if self._table:
                 self._first_starts.first_starts(
-                    np.fromiter(self._table.keys(), np.int64, len(self._table)),
+                    hash_lanes(list(self._table.keys())),
                     np.fromiter(self._table.values(), np.int64, len(self._table)),
                 )
             self._table = {}
         return self._first_starts.first_starts(
-            np.asarray(fps, dtype=np.int64), np.arange(start, end, dtype=np.int64)
+            hash_lanes(fps), np.arange(start, end, dtype=np.int64)
         )
 
 
@@ -229,9 +240,7 @@ class LimitedHistory:
         get, get_older = chains.get, self._older_chains.get
         library = None
         if self._library is not None:
-            import numpy as np
-
-            library = self._library.find(np.asarray(fps, dtype=np.int64)).tolist()
+            library = self._library.find(hash_lanes(fps)).tolist()
         elif self._library_dict:
             library = list(map(self._library_dict.get, fps, repeat(0)))
         firsts = []
@@ -314,13 +323,14 @@ class WindowMatcher:
         """How many window fingerprints the history currently holds."""
         return len(self._history)
 
-    def fingerprints(self, hashes: Sequence[int], count: int) -> Any:
-        """Fingerprints of the first ``count`` windows (a list, or an int64 array if large)."""
+    def fingerprints(self, hashes: Any, count: int) -> Any:
+        """Fingerprints of the first ``count`` windows of key hashes in any form (a list
+        of 128-bit ints, or an (n, 2) array of lanes if large)."""
         if self._coeffs is None:  # not before: memory follows the records held, not W
             self._coeffs = coefficients(self.window_size)
         if count >= NUMPY_MIN_WINDOWS and numpy_available():
             return fingerprints_np(hashes, count, self._coeffs)
-        return fingerprints_py(_as_list(hashes), count, self._coeffs)
+        return fingerprints_py(_fingerprint_list(hashes), count, self._coeffs)
 
     def add_library_windows(self, fingerprints: Any, starts: Any) -> None:
         """Make these windows "already seen" for the whole run, never forgotten.
@@ -343,7 +353,7 @@ class WindowMatcher:
         return None if self.repeat_sources is None else self.repeat_sources.get(window)
 
     def push(self, hashes: Any) -> list[bool]:
-        """Add the key hashes of the next tracked records (a list or an int64 array);
+        """Add the key hashes of the next tracked records (in any 128-bit form);
         return the newly decided flags."""
         width = self.window_size
         sources = self.repeat_sources
@@ -354,20 +364,20 @@ class WindowMatcher:
             for window in [w for w in sources if w < oldest]:
                 del sources[window]
         pending: Any
-        if isinstance(hashes, list):
-            pending = self._tail + hashes if self._tail else hashes
+        if isinstance(hashes, list) or not numpy_available():
+            pending = self._tail + _fingerprint_list(hashes)
         else:
             import numpy as np
 
-            pending = np.concatenate([np.array(self._tail, dtype=np.int64), hashes])
+            pending = np.concatenate([hash_lanes(self._tail), hash_lanes(hashes)])
         complete = len(pending) - width + 1
         if complete < NUMPY_MIN_WINDOWS and not isinstance(pending, list):
-            pending = pending.tolist()
+            pending = hash_ints(pending)
         if complete <= 0:
             self._tail = pending
             return []
         keep = self._decide(self.fingerprints(pending, complete))
-        self._tail = _as_list(pending[complete:])
+        self._tail = _fingerprint_list(pending[complete:])
         return keep
 
     def finish(self) -> list[bool]:
@@ -392,7 +402,7 @@ class WindowMatcher:
         start = self._next
         history = self._history
         if isinstance(history, LimitedHistory):
-            firsts: Any = history.firsts(_as_list(fps), start)
+            firsts: Any = history.firsts(_fingerprint_list(fps), start)
         else:
             firsts = history.firsts(fps, start)
         if not isinstance(firsts, list):  # a large batch: marked with numpy too

@@ -10,9 +10,9 @@
  * piece's key hashes its own way, both seeded per process).
  *
  * Invariants:
- *   - keys.data[k] is the key hash of tracked record offset + k; library.data[len + i]
- *     that of library record i (i < 0). A read outside what is held is a mismatch,
- *     never a memory access.
+ *   - keys.data[2k], keys.data[2k + 1] are the two lanes of the key hash of tracked
+ *     record offset + k (held_keys(a) of them); the library's likewise, record i < 0 at
+ *     2 * (held + i). A read outside what is held is a mismatch, never a memory access.
  *   - Pieces closed by a call are packed into `out` as PIECE_FIELDS int64s each and
  *     handed to Python as one bytes object, or only counted when nobody reads them.
  *   - A call that fails half-way marks the object broken: later calls raise.
@@ -45,15 +45,18 @@ static void vec_sort_unique(Vec *v)
     v->len = kept;
 }
 
-static inline int key_at(const Attributor *a, int64_t i, uint64_t *key)
+static inline int key_at(const Attributor *a, int64_t i, Hash128 *key)
 {
+    const int64_t *at;
     if (i >= 0) {
-        if (i < a->offset || i - a->offset >= (int64_t)a->keys.len) return 0;
-        *key = (uint64_t)a->keys.data[i - a->offset];
-        return 1;
+        if (i < a->offset || i - a->offset >= held_keys(&a->keys)) return 0;
+        at = a->keys.data + 2 * (i - a->offset);
+    } else {
+        if (i < -held_keys(&a->library)) return 0;
+        at = a->library.data + 2 * (held_keys(&a->library) + i);
     }
-    if (i < -(int64_t)a->library.len) return 0;
-    *key = (uint64_t)a->library.data[(int64_t)a->library.len + i];
+    key->lo = (uint64_t)at[0];
+    key->hi = (uint64_t)at[1];
     return 1;
 }
 
@@ -62,19 +65,20 @@ static int same_keys(Attributor *a, int64_t x, int64_t y, int64_t n)
 {
     if (n <= 0) return 1;
     a->work += n;
-    int64_t held_end = a->offset + (int64_t)a->keys.len;
+    int64_t held_end = a->offset + held_keys(&a->keys);
     if (x >= a->offset && y >= a->offset && x <= held_end - n && y <= held_end - n) {
-        const int64_t *p = a->keys.data + (x - a->offset), *q = a->keys.data + (y - a->offset);
-        if (n <= 4) { /* the usual short comparison: a call to memcmp costs more */
-            for (int64_t k = 0; k < n; k++)
+        const int64_t *p = a->keys.data + 2 * (x - a->offset);
+        const int64_t *q = a->keys.data + 2 * (y - a->offset);
+        if (n <= 2) { /* the usual short comparison: a call to memcmp costs more */
+            for (int64_t k = 0; k < 2 * n; k++)
                 if (p[k] != q[k]) return 0;
             return 1;
         }
-        return memcmp(p, q, (size_t)n * sizeof(int64_t)) == 0;
+        return memcmp(p, q, (size_t)n * 2 * sizeof(int64_t)) == 0;
     }
     for (int64_t k = 0; k < n; k++) {
-        uint64_t p, q;
-        if (!key_at(a, x + k, &p) || !key_at(a, y + k, &q) || p != q) return 0;
+        Hash128 p, q;
+        if (!key_at(a, x + k, &p) || !key_at(a, y + k, &q) || !hash_equal(p, q)) return 0;
     }
     return 1;
 }
@@ -84,22 +88,25 @@ static int64_t match_length(Attributor *a, int64_t source, int64_t start, int64_
 {
     int64_t length = 0;
     for (; start + length < stop; length++) {
-        uint64_t p, q;
-        if (!key_at(a, source + length, &p) || !key_at(a, start + length, &q) || p != q) break;
+        Hash128 p, q;
+        if (!key_at(a, source + length, &p) || !key_at(a, start + length, &q) ||
+            !hash_equal(p, q))
+            break;
     }
     a->work += length + 1;
     return length;
 }
 
 /* The fingerprint of the window starting at i; 0 when it is not readable whole. */
-static int window_fingerprint(Attributor *a, int64_t i, uint64_t *fp)
+static int window_fingerprint(Attributor *a, int64_t i, Hash128 *fp)
 {
-    uint64_t acc = 0;
+    Hash128 acc = {0, 0};
     a->work += a->width;
     for (int64_t k = 0; k < a->width; k++) {
-        uint64_t key;
+        Hash128 key;
         if (!key_at(a, i + k, &key)) return 0;
-        acc += key * a->coeffs[k];
+        acc.lo += key.lo * a->coeffs[k];
+        acc.hi += key.hi * a->coeffs[a->width + k];
     }
     *fp = acc;
     return 1;
@@ -163,7 +170,7 @@ static int index_add_run(Attributor *a, int64_t start, int64_t stop, int64_t bas
     Table *occurring = &a->occurring[a->current];
     Vec *nodes = &a->occ_nodes[a->current];
     for (int64_t window = first; window < first + count; window++) {
-        uint64_t fp;
+        Hash128 fp;
         if (!window_fingerprint(a, window, &fp)) continue;
         int created;
         int64_t *entry = table_upsert(occurring, fp, &created);
@@ -235,7 +242,7 @@ static int index_find(Attributor *a, int64_t earliest, int64_t window)
     Vec *heap = &a->heap;
     heap->len = 0;
     if (vec_push(heap, earliest) < 0) return -1;
-    uint64_t fp;
+    Hash128 fp;
     if (window_fingerprint(a, earliest, &fp)) {
         for (int g = 0; g < 2; g++) {
             const int64_t *entry = table_find(&a->occurring[g], fp);
@@ -266,21 +273,22 @@ static int index_find(Attributor *a, int64_t earliest, int64_t window)
     }
     /* Popped in position order, and a periodic neighbour lies after what it neighbours:
      * the first `limit` popped are the earliest occurrences. */
-    Table seen = {.stride = 2};
+    Table seen = {.stride = 3}; /* positions, as keys {position, 0} */
     int rc = -1, created;
     for (size_t k = 0; k < heap->len; k++)
-        if (table_upsert(&seen, (uint64_t)heap->data[k], &created) == NULL) goto done;
+        if (table_upsert(&seen, position_key(heap->data[k]), &created) == NULL) goto done;
     for (int64_t popped = 0; heap->len && popped < a->limit; popped++) {
         int64_t position = heap_pop(heap);
         if (vec_push(&a->found, position) < 0) goto done;
         for (int64_t period = 1; period < width; period++) {
             if (!same_keys(a, earliest + period, earliest, width - period)) continue;
             int64_t again = position + period;
-            if (table_find(&seen, (uint64_t)again) != NULL) continue;
+            if (table_find(&seen, position_key(again)) != NULL) continue;
             if (again < lowest || again > highest) continue;
             if (a->ends.len && again + width > stream_end(a, again)) continue;
             if (!same_keys(a, again, earliest, width)) continue;
-            if (table_upsert(&seen, (uint64_t)again, &created) == NULL || heap_push(heap, again) < 0)
+            if (table_upsert(&seen, position_key(again), &created) == NULL ||
+                heap_push(heap, again) < 0)
                 goto done;
         }
     }
@@ -294,12 +302,13 @@ done:
 
 static int emit_piece(Attributor *a, int64_t start, int64_t end, int64_t source)
 {
-    if (start < a->offset || end - a->offset >= (int64_t)a->keys.len || end < start) {
+    if (start < a->offset || end - a->offset >= held_keys(&a->keys) || end < start) {
         PyErr_SetString(PyExc_RuntimeError, "attribution: a piece's records are not held");
         return -1;
     }
-    uint64_t identity = seqdedup_xxh64((const unsigned char *)(a->keys.data + (start - a->offset)),
-                                       (size_t)(end - start + 1) * sizeof(int64_t), a->seed);
+    Hash128 identity =
+        seqdedup_hash128((const unsigned char *)(a->keys.data + 2 * (start - a->offset)),
+                         (size_t)(end - start + 1) * sizeof(Hash128), a->seed);
     int64_t count = seqdedup_sequences_observe(&a->sequences, identity);
     if (count < 0) return -1;
     if (!a->report) return 0;
@@ -309,7 +318,8 @@ static int emit_piece(Attributor *a, int64_t start, int64_t end, int64_t source)
     p[1] = end;
     p[2] = source;
     p[3] = count;
-    p[4] = (int64_t)identity;
+    p[4] = (int64_t)identity.lo;
+    p[5] = (int64_t)identity.hi;
     a->out.len += PIECE_FIELDS;
     return 0;
 }
@@ -400,7 +410,7 @@ static int longest(Attributor *a, int64_t offset, int64_t start, int64_t stop, i
             continue;
         }
         for (int64_t k = 0; k < step; k++) { /* none matches the whole block: it ends inside */
-            uint64_t wanted;
+            Hash128 wanted;
             if (!key_at(a, start + length, &wanted)) {
                 *best = length;
                 return 0;
@@ -409,9 +419,9 @@ static int longest(Attributor *a, int64_t offset, int64_t start, int64_t stop, i
             a->work += (int64_t)a->cands.len;
             size_t matching = 0;
             for (size_t i = 0; i < a->cands.len; i++) {
-                uint64_t key;
+                Hash128 key;
                 keep[i] = shift < a->rooms.data[i] && key_at(a, a->cands.data[i] + shift, &key) &&
-                          key == wanted;
+                          hash_equal(key, wanted);
                 matching += keep[i];
             }
             if (!matching) {
@@ -466,7 +476,7 @@ static int extend(Attributor *a, int64_t start, int64_t stop)
 
 static void trim(Attributor *a)
 {
-    if (a->keep_back < 0 || (int64_t)a->keys.len <= 2 * a->keep_back + TRIM_SLACK) return;
+    if (a->keep_back < 0 || held_keys(&a->keys) <= 2 * a->keep_back + TRIM_SLACK) return;
     int64_t oldest = a->decided - a->keep_back;
     if (a->piece_start >= 0) { /* an open piece and its sources stay readable */
         if (a->piece_start < oldest) oldest = a->piece_start;
@@ -475,7 +485,7 @@ static void trim(Attributor *a)
     }
     int64_t drop = oldest - a->offset;
     if (drop <= 0) return;
-    vec_drop_front(&a->keys, (size_t)drop);
+    vec_drop_front(&a->keys, 2 * (size_t)drop);
     if (a->numbered) vec_drop_front(&a->numbers, (size_t)drop);
     a->offset += drop;
 }
@@ -493,7 +503,7 @@ int seqdedup_add_runs(Attributor *a, int64_t size, const int64_t *runs, size_t n
             return -1;
         }
     }
-    if (end > a->offset + (int64_t)a->keys.len) {
+    if (end > a->offset + held_keys(&a->keys)) {
         PyErr_SetString(PyExc_ValueError, "more records decided than key hashes given");
         return -1;
     }

@@ -11,7 +11,7 @@
 #define INDEX_LIMIT ((int64_t)1 << 19) /* windows indexed (per history, or in all) */
 #define LOCKSTEP 8                /* records compared at once while many candidates run */
 #define UNLIMITED INT64_MAX
-#define PIECE_FIELDS 5            /* start, end, source, count, identity */
+#define PIECE_FIELDS 6            /* start, end, source, count, identity (two lanes) */
 
 /* ---- int64 vectors -------------------------------------------------------------- */
 
@@ -50,23 +50,33 @@ static inline void vec_free(Vec *v)
     v->len = v->cap = 0;
 }
 
+/* Records whose key hashes a vector holds (two lanes each). */
+static inline int64_t held_keys(const Vec *v) { return (int64_t)(v->len / 2); }
+
+/* A record position as a table key. */
+static inline Hash128 position_key(int64_t position)
+{
+    Hash128 key = {(uint64_t)position, 0};
+    return key;
+}
+
 /* ---- the sequences table: identity -> count, least recently seen evicted ------------ */
 
 typedef struct {
     int64_t limit;    /* UNLIMITED, or at least 1 */
-    Table counts;     /* identity -> (count, node); node: its place in the LRU list */
+    Table counts;     /* identity (128 bits) -> (count, node); node: its place in the LRU list */
     Table known;      /* with a limit: every identity ever counted (evicted ones too) */
     int64_t identified;
     /* LRU list over nodes (most recently seen at the tail) */
     int64_t *prev, *next;
-    uint64_t *node_key;
+    Hash128 *node_key;
     size_t nodes, prev_cap, next_cap, key_cap;
     int64_t head, tail;
 } Sequences;
 
 /* One more sighting of a sequence: its count so far (2 at its first repeat: the
  * first occurrence counts), or -1 with MemoryError set. */
-int64_t seqdedup_sequences_observe(Sequences *s, uint64_t identity);
+int64_t seqdedup_sequences_observe(Sequences *s, Hash128 identity);
 void seqdedup_sequences_free(Sequences *s);
 
 /* ---- the attributor ---------------------------------------------------------------- */
@@ -78,12 +88,12 @@ typedef struct {
     int64_t limit;      /* max candidates, UNLIMITED */
     int64_t history;    /* max history, UNLIMITED */
     int64_t keep_back;  /* key hashes kept behind the last decided record; -1: all */
-    uint64_t seed;      /* for piece identities */
+    Hash128 seed;       /* for piece identities (lane seeds) */
     int report;         /* hand the pieces to Python (else only count them) */
     uint64_t *coeffs;
-    Vec keys;           /* key hashes of tracked records offset .. */
+    Vec keys;           /* key hashes of tracked records offset .. (two lanes each) */
     int64_t offset;
-    Vec library;        /* key hashes of the loaded sequences, ending at index -1 */
+    Vec library;        /* key hashes of the loaded sequences, ending at index -1 (two lanes) */
     Vec numbers;        /* input record numbers of tracked records offset .. */
     int numbered;
     int64_t decided;

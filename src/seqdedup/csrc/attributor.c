@@ -1,8 +1,8 @@
 /*
  * seqdedup._kernel.Attributor: attribution (attribution.c) as a Python type. Calls
- * take key hashes, runs and record numbers as packed int64 buffers (or lists) and hand
- * back the pieces they closed as one bytes object, five int64 each; a call that fails
- * half-way marks the object broken.
+ * take key hashes (16 bytes each), runs and record numbers as packed buffers (or lists)
+ * and hand back the pieces they closed as one bytes object, six int64 each; a call that
+ * fails half-way marks the object broken.
  */
 #include "attribution.h"
 
@@ -75,11 +75,60 @@ static int extend_from(Vec *v, PyObject *values)
     return rc;
 }
 
+/* Append key hashes: a buffer of 16-byte values (two int64 lanes each), or a sequence of
+ * ints from 0 to 2**128 - 1 (lo | hi << 64). */
+static int keys_from(Vec *v, PyObject *hashes)
+{
+    if (PyObject_CheckBuffer(hashes)) {
+        Py_buffer view;
+        if (seqdedup_get_hashes(hashes, &view) < 0) return -1;
+        size_t words = (size_t)view.len / 8;
+        int rc = vec_reserve(v, words);
+        if (rc == 0 && words) {
+            memcpy(v->data + v->len, view.buf, (size_t)view.len);
+            v->len += words;
+        }
+        PyBuffer_Release(&view);
+        return rc;
+    }
+    PyObject *seq = PySequence_Fast(hashes, "expected a buffer of key hashes or ints");
+    if (seq == NULL) return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    int rc = vec_reserve(v, 2 * (size_t)n);
+    PyObject *shift = PyLong_FromLong(64);
+    if (shift == NULL) rc = -1;
+    for (Py_ssize_t k = 0; rc == 0 && k < n; k++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, k);
+        if (!PyLong_Check(item)) {
+            PyErr_SetString(PyExc_TypeError, "expected ints");
+            rc = -1;
+            break;
+        }
+        PyObject *high = PyNumber_Rshift(item, shift);
+        if (high == NULL) {
+            rc = -1;
+            break;
+        }
+        uint64_t lo = (uint64_t)PyLong_AsUnsignedLongLongMask(item);
+        uint64_t hi = (uint64_t)PyLong_AsUnsignedLongLongMask(high);
+        Py_DECREF(high);
+        if (PyErr_Occurred()) {
+            rc = -1;
+            break;
+        }
+        v->data[v->len++] = (int64_t)lo;
+        v->data[v->len++] = (int64_t)hi;
+    }
+    Py_XDECREF(shift);
+    Py_DECREF(seq);
+    return rc;
+}
+
 static PyObject *Attributor_append_keys(Attributor *a, PyObject *hashes)
 {
     if (enter(a) < 0) return NULL;
     size_t before = a->keys.len;
-    int rc = extend_from(&a->keys, hashes);
+    int rc = keys_from(&a->keys, hashes);
     if (rc < 0) a->keys.len = before; /* nothing half-added */
     a->busy = 0;
     if (rc < 0) return NULL;
@@ -90,7 +139,7 @@ static PyObject *Attributor_set_library_keys(Attributor *a, PyObject *region)
 {
     if (enter(a) < 0) return NULL;
     Vec fresh = {0};
-    int rc = extend_from(&fresh, region);
+    int rc = keys_from(&fresh, region);
     a->busy = 0;
     if (rc < 0) {
         vec_free(&fresh);
@@ -307,7 +356,7 @@ static int Attributor_init(Attributor *a, PyObject *args, PyObject *kwds)
     a->history = horizon;
     a->keep_back = horizon == UNLIMITED ? -1 : horizon + 2 * (int64_t)width;
     a->generation_end = horizon;
-    a->seed = seed;
+    a->seed = seqdedup_lane_seeds(seed);
     a->report = report;
     a->sequences.limit = table_limit;
     a->ready = 1;
@@ -320,9 +369,9 @@ static PyObject *Attributor_new(PyTypeObject *type, PyObject *args, PyObject *kw
     if (a == NULL) return NULL;
     a->piece_start = -1;
     a->run_start = -1;
-    a->occurring[0].stride = a->occurring[1].stride = 3;
-    a->sequences.counts.stride = 3;
-    a->sequences.known.stride = 2;
+    a->occurring[0].stride = a->occurring[1].stride = 4; /* fingerprint, first node, count */
+    a->sequences.counts.stride = 4;                      /* identity, count, node */
+    a->sequences.known.stride = 3;                       /* identity, unused */
     a->sequences.head = a->sequences.tail = -1;
     return (PyObject *)a;
 }
@@ -379,7 +428,7 @@ static PyObject *get_work(Attributor *a, void *c) { return PyLong_FromLongLong(a
 
 static PyObject *get_held(Attributor *a, void *c)
 {
-    return PyLong_FromSize_t(a->keys.len);
+    return PyLong_FromLongLong(held_keys(&a->keys));
 }
 
 static PyGetSetDef Attributor_getset[] = {
@@ -394,7 +443,7 @@ static PyGetSetDef Attributor_getset[] = {
 
 static PyMethodDef Attributor_methods[] = {
     {"append_keys", (PyCFunction)Attributor_append_keys, METH_O,
-     "append_keys(hashes): key hashes of the next tracked records (int64 buffer or ints)"},
+     "append_keys(hashes): key hashes of the next tracked records (16-byte values or ints)"},
     {"set_library_keys", (PyCFunction)Attributor_set_library_keys, METH_O,
      "set_library_keys(region): the loaded sequences' key hashes, ending at index -1"},
     {"add_runs", (PyCFunction)Attributor_add_runs, METH_VARARGS,

@@ -21,7 +21,7 @@ static const unsigned char *find_delimiter(const unsigned char *p, const unsigne
     return NULL;
 }
 
-static inline uint64_t record_hash(const Matcher *m, const unsigned char *p, size_t len)
+static inline Hash128 record_hash(const Matcher *m, const unsigned char *p, size_t len)
 {
     return seqdedup_key_hash(p, len, m->skip, m->byte_mode, m->normalize, m->seed);
 }
@@ -169,9 +169,9 @@ static PyObject *Matcher_feed_chunk_in(Matcher *m, PyObject *arg, int *changed)
     if (m->scan_from < m->tail_start) m->scan_from = m->tail_start;
 
     size_t n = m->rec_len - first_new;
-    if (grow((void **)&m->scratch_hashes, &m->scratch_hashes_cap, n + 1, sizeof(uint64_t)) < 0)
+    if (grow((void **)&m->scratch_hashes, &m->scratch_hashes_cap, n + 1, sizeof(Hash128)) < 0)
         return NULL;
-    uint64_t *h = m->scratch_hashes;
+    Hash128 *h = m->scratch_hashes;
     /* Pure work on the matcher's own memory (busy keeps other calls out): without the
      * GIL when it is large, so other threads run meanwhile. */
     int release = n && m->rec_end[first_new + n - 1] - m->rec_start[first_new] >= GIL_MINSIZE;
@@ -181,7 +181,7 @@ static PyObject *Matcher_feed_chunk_in(Matcher *m, PyObject *arg, int *changed)
         h[k] = record_hash(m, m->buf + m->rec_start[i], m->rec_end[i] - m->rec_start[i]);
     }
     if (save != NULL) PyEval_RestoreThread(save);
-    PyObject *hashes = PyBytes_FromStringAndSize((const char *)h, (Py_ssize_t)(n * 8));
+    PyObject *hashes = PyBytes_FromStringAndSize((const char *)h, (Py_ssize_t)(n * sizeof(Hash128)));
     if (hashes == NULL) return NULL;
     int64_t first_index = m->next;
     Py_ssize_t count = seqdedup_push_core(m, h, n, 0);
@@ -248,8 +248,8 @@ static PyObject *Matcher_finish_chunks_in(Matcher *m, PyObject *args, PyObject *
         m->rec_end[m->rec_len] = first + len;
         m->rec_len++;
         m->tail_start = m->buf_len;
-        uint64_t h = record_hash(m, m->buf + first, key_len);
-        hashes = PyBytes_FromStringAndSize((const char *)&h, 8);
+        Hash128 h = record_hash(m, m->buf + first, key_len);
+        hashes = PyBytes_FromStringAndSize((const char *)&h, sizeof h);
         if (hashes == NULL) return NULL;
         count = seqdedup_push_core(m, &h, 1, 0);
     } else {

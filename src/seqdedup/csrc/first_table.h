@@ -11,33 +11,35 @@
 #endif
 
 
-static inline uint64_t ft_key(const unsigned char *slot)
+static inline Hash128 ft_key(const unsigned char *slot)
 {
-    uint64_t key;
-    memcpy(&key, slot, 8);
+    Hash128 key;
+    memcpy(&key.lo, slot, 8);
+    memcpy(&key.hi, slot + 8, 8);
     return key;
 }
 
 static inline int64_t ft_start(const unsigned char *slot)
 {
-    uint64_t v = (uint64_t)slot[8] | ((uint64_t)slot[9] << 8) | ((uint64_t)slot[10] << 16) |
-                 ((uint64_t)slot[11] << 24) | ((uint64_t)slot[12] << 32);
+    uint64_t v = (uint64_t)slot[16] | ((uint64_t)slot[17] << 8) | ((uint64_t)slot[18] << 16) |
+                 ((uint64_t)slot[19] << 24) | ((uint64_t)slot[20] << 32);
     return (int64_t)v - FT_BIAS;
 }
 
-static inline void ft_set(unsigned char *slot, uint64_t key, int64_t start)
+static inline void ft_set(unsigned char *slot, Hash128 key, int64_t start)
 {
     uint64_t v = (uint64_t)(start + FT_BIAS);
-    memcpy(slot, &key, 8);
-    for (int b = 0; b < 5; b++) slot[8 + b] = (unsigned char)(v >> (8 * b));
+    memcpy(slot, &key.lo, 8);
+    memcpy(slot + 8, &key.hi, 8);
+    for (int b = 0; b < 5; b++) slot[16 + b] = (unsigned char)(v >> (8 * b));
 }
 
-static inline size_t ft_home(const FirstTable *t, uint64_t key)
+static inline size_t ft_home(const FirstTable *t, Hash128 key)
 {
-    return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> t->shift);
+    return (size_t)(hash_mix(key) >> t->shift);
 }
 
-static inline void ft_prefetch(const FirstTable *t, uint64_t key)
+static inline void ft_prefetch(const FirstTable *t, Hash128 key)
 {
     if (t->cap) PREFETCH(t->slots + ft_home(t, key) * FT_SLOT);
 }
@@ -90,10 +92,10 @@ static inline int ft_resize(FirstTable *t, int bits)
 #endif
     for (size_t s = 0; s < old_cap; s++) {
         const unsigned char *src = old + s * FT_SLOT;
-        uint64_t key = ft_key(src);
-        if (key != 0) {
+        Hash128 key = ft_key(src);
+        if (!hash_is_zero(key)) {
             size_t i = ft_home(t, key);
-            while (ft_key(slots + i * FT_SLOT) != 0) i = (i + 1) & mask;
+            while (!hash_is_zero(ft_key(slots + i * FT_SLOT))) i = (i + 1) & mask;
             memcpy(slots + i * FT_SLOT, src, FT_SLOT);
         }
 #ifdef HAVE_MMAP
@@ -111,14 +113,14 @@ static inline int ft_resize(FirstTable *t, int bits)
 }
 
 /* The first start of `key`, inserting `start` for it if it is new. */
-static inline int ft_first_start(FirstTable *t, uint64_t key, int64_t start, int64_t *first)
+static inline int ft_first_start(FirstTable *t, Hash128 key, int64_t start, int64_t *first)
 {
     if (start < -FT_BIAS || start >= FT_BIAS) {
         PyErr_SetString(PyExc_OverflowError,
                         "more than 2^39 records in one run with unlimited history");
         return -1;
     }
-    if (key == 0) {
+    if (hash_is_zero(key)) {
         if (!t->has_zero) {
             t->has_zero = 1;
             t->zero_start = start;
@@ -137,12 +139,12 @@ static inline int ft_first_start(FirstTable *t, uint64_t key, int64_t start, int
     size_t mask = t->cap - 1, i = ft_home(t, key);
     for (;;) {
         unsigned char *slot = t->slots + i * FT_SLOT;
-        uint64_t k = ft_key(slot);
-        if (k == key) {
+        Hash128 k = ft_key(slot);
+        if (hash_equal(k, key)) {
             *first = ft_start(slot);
             return 0;
         }
-        if (k == 0) {
+        if (hash_is_zero(k)) {
             ft_set(slot, key, start);
             t->size++;
             *first = start;

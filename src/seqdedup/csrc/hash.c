@@ -84,6 +84,16 @@ static inline uint64_t xx_converge(uint64_t v1, uint64_t v2, uint64_t v3, uint64
     return xx_merge(h, v4);
 }
 
+static inline uint64_t xx_avalanche(uint64_t h)
+{
+    h ^= h >> 33;
+    h *= XXP2;
+    h ^= h >> 29;
+    h *= XXP3;
+    h ^= h >> 32;
+    return h;
+}
+
 /* The last (len < 32) bytes and the avalanche. */
 static uint64_t xx_tail(uint64_t h, const unsigned char *p, size_t len)
 {
@@ -103,12 +113,7 @@ static uint64_t xx_tail(uint64_t h, const unsigned char *p, size_t len)
         h = rotl64(h, 11) * XXP1;
         p++;
     }
-    h ^= h >> 33;
-    h *= XXP2;
-    h ^= h >> 29;
-    h *= XXP3;
-    h ^= h >> 32;
-    return h;
+    return xx_avalanche(h);
 }
 
 static uint64_t xxh64(const unsigned char *p, size_t len, uint64_t seed)
@@ -131,6 +136,83 @@ static uint64_t xxh64(const unsigned char *p, size_t len, uint64_t seed)
     }
     h += (uint64_t)len;
     return xx_tail(h, p, (size_t)(end - p));
+}
+
+/* Both lanes of a 128-bit hash at once: XXH64 of the same bytes with two seeds, each
+ * word read once and the two multiply chains interleaved. */
+static void xx_tail2(uint64_t *h1, uint64_t *h2, const unsigned char *p, size_t len)
+{
+    const unsigned char *end = p + len;
+    uint64_t a = *h1, b = *h2;
+    while ((size_t)(end - p) >= 8) {
+        uint64_t word = read64(p);
+        a ^= xx_round(0, word);
+        b ^= xx_round(0, word);
+        a = rotl64(a, 27) * XXP1 + XXP4;
+        b = rotl64(b, 27) * XXP1 + XXP4;
+        p += 8;
+    }
+    if ((size_t)(end - p) >= 4) {
+        uint64_t word = (uint64_t)read32(p) * XXP1;
+        a ^= word;
+        b ^= word;
+        a = rotl64(a, 23) * XXP2 + XXP3;
+        b = rotl64(b, 23) * XXP2 + XXP3;
+        p += 4;
+    }
+    while (p < end) {
+        uint64_t byte = (uint64_t)(*p) * XXP5;
+        a = rotl64(a ^ byte, 11) * XXP1;
+        b = rotl64(b ^ byte, 11) * XXP1;
+        p++;
+    }
+    *h1 = xx_avalanche(a);
+    *h2 = xx_avalanche(b);
+}
+
+Hash128 seqdedup_hash128(const unsigned char *p, size_t len, Hash128 seeds)
+{
+    const unsigned char *end = p + len;
+    uint64_t a, b;
+    if (len >= 32) {
+        uint64_t a1 = seeds.lo + XXP1 + XXP2, a2 = seeds.lo + XXP2, a3 = seeds.lo,
+                 a4 = seeds.lo - XXP1;
+        uint64_t b1 = seeds.hi + XXP1 + XXP2, b2 = seeds.hi + XXP2, b3 = seeds.hi,
+                 b4 = seeds.hi - XXP1;
+        const unsigned char *limit = end - 32;
+        do {
+            uint64_t w1 = read64(p), w2 = read64(p + 8), w3 = read64(p + 16),
+                     w4 = read64(p + 24);
+            a1 = xx_round(a1, w1);
+            b1 = xx_round(b1, w1);
+            a2 = xx_round(a2, w2);
+            b2 = xx_round(b2, w2);
+            a3 = xx_round(a3, w3);
+            b3 = xx_round(b3, w3);
+            a4 = xx_round(a4, w4);
+            b4 = xx_round(b4, w4);
+            p += 32;
+        } while (p <= limit);
+        a = xx_converge(a1, a2, a3, a4);
+        b = xx_converge(b1, b2, b3, b4);
+    } else {
+        a = seeds.lo + XXP5;
+        b = seeds.hi + XXP5;
+    }
+    a += (uint64_t)len;
+    b += (uint64_t)len;
+    xx_tail2(&a, &b, p, (size_t)(end - p));
+    Hash128 out = {a, b};
+    return out;
+}
+
+Hash128 seqdedup_lane_seeds(uint64_t seed)
+{
+    uint64_t z = seed + 0x9E3779B97F4A7C15ULL; /* splitmix64: the lanes' seeds unrelated */
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    Hash128 seeds = {seed, z ^ (z >> 31)};
+    return seeds;
 }
 
 /* The same hash of bytes given in pieces (a normalised key is never held whole). */
@@ -191,19 +273,21 @@ static uint64_t xx_digest(const XXState *st)
 }
 
 /* Where a normalised key goes: into `out` (room checked by a counting pass), into a
- * hash, or nowhere (only counted). */
+ * hash (both lanes), or nowhere (only counted). */
 typedef struct {
     unsigned char *out;
-    XXState *hash;
-    size_t len; /* bytes produced so far */
+    XXState *hash; /* two states, one per lane */
+    size_t len;    /* bytes produced so far */
 } KeySink;
 
 static inline void sink_put(KeySink *k, const unsigned char *p, size_t n)
 {
     if (k->out != NULL)
         memcpy(k->out + k->len, p, n);
-    else if (k->hash != NULL)
-        xx_update(k->hash, p, n);
+    else if (k->hash != NULL) {
+        xx_update(&k->hash[0], p, n);
+        xx_update(&k->hash[1], p, n);
+    }
     k->len += n;
 }
 
@@ -248,17 +332,19 @@ static size_t key_offset(const unsigned char *p, size_t len, uint64_t skip, int 
 }
 
 /* The hash of a record's key: after `skip` characters, normalised with the classes of
- * `normalize` (0: none), as XXH64 with `seed`. */
-uint64_t seqdedup_key_hash(const unsigned char *p, size_t len, uint64_t skip, int byte_mode,
-                         unsigned normalize, uint64_t seed)
+ * `normalize` (0: none), as XXH64 with each lane's seed. */
+Hash128 seqdedup_key_hash(const unsigned char *p, size_t len, uint64_t skip, int byte_mode,
+                          unsigned normalize, Hash128 seeds)
 {
     size_t off = skip ? key_offset(p, len, skip, byte_mode) : 0;
-    if (!normalize) return xxh64(p + off, len - off, seed);
-    XXState state;
-    xx_init(&state, seed);
-    KeySink sink = {NULL, &state, 0};
+    if (!normalize) return seqdedup_hash128(p + off, len - off, seeds);
+    XXState state[2];
+    xx_init(&state[0], seeds.lo);
+    xx_init(&state[1], seeds.hi);
+    KeySink sink = {NULL, state, 0};
     normalize_key(p + off, len - off, normalize, &sink);
-    return xx_digest(&state);
+    Hash128 out = {xx_digest(&state[0]), xx_digest(&state[1])};
+    return out;
 }
 
 unsigned seqdedup_normalize_classes(unsigned classes) { return classes & NORM_ALL; }
@@ -287,6 +373,15 @@ PyObject *seqdedup_py_xxh64(PyObject *self, PyObject *args)
     return PyLong_FromUnsignedLongLong(h);
 }
 
+/* lane_seeds(seed) -> (lo, hi): the seeds of a key hash's two XXH64 lanes. */
+PyObject *seqdedup_py_lane_seeds(PyObject *self, PyObject *arg)
+{
+    uint64_t seed;
+    if (!seqdedup_to_u64(arg, &seed)) return NULL;
+    Hash128 seeds = seqdedup_lane_seeds(seed);
+    return Py_BuildValue("(KK)", (unsigned long long)seeds.lo, (unsigned long long)seeds.hi);
+}
+
 PyObject *seqdedup_py_hash_records(PyObject *self, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"records", "seed", "skip_chars", "byte_mode", "normalize", NULL};
@@ -301,11 +396,12 @@ PyObject *seqdedup_py_hash_records(PyObject *self, PyObject *args, PyObject *kwd
     PyObject *seq = PySequence_Fast(records, "records must be a sequence of bytes");
     if (seq == NULL) return NULL;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
-    if (n > PY_SSIZE_T_MAX / 8) {
+    if (n > PY_SSIZE_T_MAX / 16) {
         Py_DECREF(seq);
         return PyErr_NoMemory();
     }
-    PyObject *out = PyBytes_FromStringAndSize(NULL, n * 8);
+    Hash128 seeds = seqdedup_lane_seeds(seed);
+    PyObject *out = PyBytes_FromStringAndSize(NULL, n * 16);
     if (out == NULL) {
         Py_DECREF(seq);
         return NULL;
@@ -321,8 +417,8 @@ PyObject *seqdedup_py_hash_records(PyObject *self, PyObject *args, PyObject *kwd
         }
         const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(items[i]);
         size_t len = (size_t)PyBytes_GET_SIZE(items[i]);
-        uint64_t h = seqdedup_key_hash(p, len, skip, byte_mode, normalize & NORM_ALL, seed);
-        memcpy(dst + 8 * i, &h, 8);
+        Hash128 h = seqdedup_key_hash(p, len, skip, byte_mode, normalize & NORM_ALL, seeds);
+        memcpy(dst + 16 * i, &h, 16);
     }
     Py_DECREF(seq);
     return out;
@@ -350,9 +446,10 @@ PyObject *seqdedup_py_hash_encoded(PyObject *self, PyObject *args, PyObject *kwd
     uint32_t count = read32(base);
     if ((size - 4) / 4 < count) goto corrupt;
     size_t pos = 4 + 4 * (size_t)count; /* first record */
-    size_t words = count; /* count * 8 overflows where size_t is 32 bits */
-    if (words > (size_t)PY_SSIZE_T_MAX / 8) goto corrupt;
-    out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)count * 8);
+    size_t words = count; /* count * 16 overflows where size_t is 32 bits */
+    if (words > (size_t)PY_SSIZE_T_MAX / 16) goto corrupt;
+    Hash128 seeds = seqdedup_lane_seeds(seed);
+    out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)count * 16);
     if (out == NULL) goto done;
     char *dst = PyBytes_AS_STRING(out);
     int ok = 1;
@@ -365,8 +462,8 @@ PyObject *seqdedup_py_hash_encoded(PyObject *self, PyObject *args, PyObject *kwd
             break;
         }
         const unsigned char *p = base + pos;
-        uint64_t h = seqdedup_key_hash(p, len, skip, byte_mode, normalize & NORM_ALL, seed);
-        memcpy(dst + 8 * (size_t)i, &h, 8);
+        Hash128 h = seqdedup_key_hash(p, len, skip, byte_mode, normalize & NORM_ALL, seeds);
+        memcpy(dst + 16 * (size_t)i, &h, 16);
         pos += len;
     }
     if (save != NULL) PyEval_RestoreThread(save);

@@ -31,9 +31,27 @@
 #endif
 
 /* ---------------------------------------------------------------------------------
- * Open-addressing table keyed by 64-bit fingerprints, linear probing. A slot is
- * `stride` int64s: the key then stride-1 values. Key 0 marks an empty slot, so the
- * fingerprint 0 is kept beside the slots.
+ * 128-bit identities: a record's key hash (two XXH64 lanes with independent seeds) and
+ * a window's fingerprint (one linear hash per lane). Two different ones are equal with
+ * probability about 2^-128, so over a run of n distinct windows a collision has odds of
+ * about n^2 / 2^129 (below 10^-18 at 10^10 windows).
+ */
+typedef struct {
+    uint64_t lo, hi;
+} Hash128;
+
+static inline int hash_equal(Hash128 a, Hash128 b) { return a.lo == b.lo && a.hi == b.hi; }
+static inline int hash_is_zero(Hash128 a) { return (a.lo | a.hi) == 0; }
+/* Where a table puts a key: both lanes mixed, so either one alone may be constant. */
+static inline uint64_t hash_mix(Hash128 a)
+{
+    return (a.lo ^ (a.hi * 0xC2B2AE3D27D4EB4FULL)) * 0x9E3779B97F4A7C15ULL;
+}
+
+/* ---------------------------------------------------------------------------------
+ * Open-addressing table keyed by 128-bit identities, linear probing. A slot is `stride`
+ * int64s: the key's two lanes then stride-2 values. The zero key marks an empty slot,
+ * so its values are kept beside the slots.
  */
 typedef struct {
     int64_t *slots;
@@ -47,26 +65,32 @@ typedef struct {
 
 #define TABLE_MIN_BITS 4
 
-static inline size_t table_home(const Table *t, uint64_t key)
+static inline size_t table_home(const Table *t, Hash128 key)
 {
-    return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> t->shift);
+    return (size_t)(hash_mix(key) >> t->shift);
 }
 
-static inline int64_t *table_find(Table *t, uint64_t key)
+static inline Hash128 slot_key(const int64_t *slot)
 {
-    if (key == 0) return t->has_zero ? t->zero_values : NULL;
+    Hash128 key = {(uint64_t)slot[0], (uint64_t)slot[1]};
+    return key;
+}
+
+static inline int64_t *table_find(Table *t, Hash128 key)
+{
+    if (hash_is_zero(key)) return t->has_zero ? t->zero_values : NULL;
     if (t->cap == 0) return NULL;
     size_t mask = t->cap - 1, i = table_home(t, key);
     for (;;) {
         int64_t *slot = t->slots + i * (size_t)t->stride;
-        uint64_t k = (uint64_t)slot[0];
-        if (k == key) return slot + 1;
-        if (k == 0) return NULL;
+        Hash128 k = slot_key(slot);
+        if (hash_equal(k, key)) return slot + 2;
+        if (hash_is_zero(k)) return NULL;
         i = (i + 1) & mask;
     }
 }
 
-static inline void table_prefetch(const Table *t, uint64_t key)
+static inline void table_prefetch(const Table *t, Hash128 key)
 {
     if (t->cap) PREFETCH(t->slots + table_home(t, key) * (size_t)t->stride);
 }
@@ -93,9 +117,9 @@ static inline int table_resize(Table *t, int bits)
     size_t mask = cap - 1;
     for (size_t s = 0; s < old_cap; s++) {
         const int64_t *src = old + s * stride;
-        if (src[0] == 0) continue;
-        size_t i = table_home(t, (uint64_t)src[0]);
-        while (slots[i * stride] != 0) i = (i + 1) & mask;
+        if (hash_is_zero(slot_key(src))) continue;
+        size_t i = table_home(t, slot_key(src));
+        while (!hash_is_zero(slot_key(slots + i * stride))) i = (i + 1) & mask;
         memcpy(slots + i * stride, src, stride * sizeof(int64_t));
     }
     PyMem_Free(old);
@@ -104,10 +128,10 @@ static inline int table_resize(Table *t, int bits)
 
 /* The values of `key`, inserting it (values zeroed, *created = 1) if absent; NULL with
  * MemoryError set if the table cannot grow. Keeps the load at most 3/4. */
-static inline int64_t *table_upsert(Table *t, uint64_t key, int *created)
+static inline int64_t *table_upsert(Table *t, Hash128 key, int *created)
 {
     *created = 0;
-    if (key == 0) {
+    if (hash_is_zero(key)) {
         if (!t->has_zero) {
             t->has_zero = 1;
             t->zero_values[0] = t->zero_values[1] = 0;
@@ -130,13 +154,14 @@ static inline int64_t *table_upsert(Table *t, uint64_t key, int *created)
     size_t stride = (size_t)t->stride;
     for (;;) {
         int64_t *slot = t->slots + i * stride;
-        uint64_t k = (uint64_t)slot[0];
-        if (k == key) return slot + 1;
-        if (k == 0) {
-            slot[0] = (int64_t)key;
+        Hash128 k = slot_key(slot);
+        if (hash_equal(k, key)) return slot + 2;
+        if (hash_is_zero(k)) {
+            slot[0] = (int64_t)key.lo;
+            slot[1] = (int64_t)key.hi;
             t->size++;
             *created = 1;
-            return slot + 1;
+            return slot + 2;
         }
         i = (i + 1) & mask;
     }
@@ -145,20 +170,20 @@ static inline int64_t *table_upsert(Table *t, uint64_t key, int *created)
 static inline size_t table_len(const Table *t) { return t->size + (size_t)t->has_zero; }
 
 /* Remove `key` if present (backward-shift deletion keeps every probe chain whole). */
-static inline void table_remove(Table *t, uint64_t key)
+static inline void table_remove(Table *t, Hash128 key)
 {
-    if (key == 0) {
+    if (hash_is_zero(key)) {
         t->has_zero = 0;
         return;
     }
     int64_t *found = table_find(t, key);
     if (found == NULL) return;
     size_t stride = (size_t)t->stride, mask = t->cap - 1;
-    size_t hole = (size_t)(found - 1 - t->slots) / stride;
+    size_t hole = (size_t)(found - 2 - t->slots) / stride;
     for (size_t j = (hole + 1) & mask;; j = (j + 1) & mask) {
         int64_t *slot = t->slots + j * stride;
-        if (slot[0] == 0) break;
-        size_t home = table_home(t, (uint64_t)slot[0]);
+        if (hash_is_zero(slot_key(slot))) break;
+        size_t home = table_home(t, slot_key(slot));
         /* the entry at j may fill the hole unless its home lies cyclically in (hole, j] */
         int stays = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
         if (!stays) {
@@ -218,12 +243,12 @@ static inline int grow(void **data, size_t *cap, size_t needed, size_t item)
 
 /* ---------------------------------------------------------------------------------
  * The first-start table of unlimited history: the one structure that grows with the
- * input, so its slots are packed: 13 bytes, the 64-bit fingerprint then the start in
+ * input, so its slots are packed: 21 bytes, the 128-bit fingerprint then the start in
  * 40 bits (offset by FT_BIAS so that negative library starts fit). Kept at most 3/4
  * full. Large tables live in their own mappings, and while the table doubles the old
  * one is returned to the system as it is read, so a doubling never holds both whole.
  */
-#define FT_SLOT 13
+#define FT_SLOT 21
 #define FT_BIAS ((int64_t)1 << 39)
 #define FT_MMAP_MIN ((size_t)1 << 20)
 
@@ -244,12 +269,12 @@ typedef struct {
     Py_ssize_t width;     /* W */
     int64_t horizon;      /* max history; INT64_MAX when unlimited */
     int limited;
-    uint64_t *coeffs;     /* W coefficients, made at the first complete window */
+    uint64_t *coeffs;     /* 2W coefficients (W per lane), made at the first complete window */
     /* hashes of the records whose window is not complete yet (at most W-1) */
-    uint64_t *tail;
+    Hash128 *tail;
     size_t tail_len, tail_cap;
     /* limited history: fingerprints of the last W windows, not admitted yet */
-    uint64_t *recent;
+    Hash128 *recent;
     size_t recent_len, recent_cap;
     int64_t recent_end;   /* the window after the last of recent */
     int64_t next;         /* index of the next window to decide (= next undecided record) */
@@ -274,7 +299,7 @@ typedef struct {
     unsigned normalize; /* --normalize classes (NORM_*), 0: none */
     int inverse;
     int run_heads; /* each skipped run also carries its first record's bytes */
-    uint64_t seed;
+    Hash128 seed;         /* one per lane */
     unsigned char *buf;   /* undecided complete records, then the incomplete tail */
     size_t buf_len, buf_cap;
     size_t tail_start;    /* start of the incomplete record in buf */
@@ -285,7 +310,7 @@ typedef struct {
     int chunks_finished;
     int fed_by;           /* 0: nothing yet; 1: push(); 2: the chunk path (never both) */
     /* scratch, grown as needed and reused: fresh large blocks cost page faults */
-    uint64_t *scratch_hashes, *scratch_windows, *scratch_fps;
+    Hash128 *scratch_hashes, *scratch_windows, *scratch_fps;
     size_t scratch_hashes_cap, scratch_windows_cap, scratch_fps_cap;
     unsigned char *keep;  /* decisions of the records decided by the last call */
     size_t keep_cap;
@@ -310,12 +335,17 @@ extern PyType_Spec seqdedup_attributor_spec; /* attributor.c */
 int seqdedup_to_u64(PyObject *obj, void *out); /* "O&" converters */
 int seqdedup_to_u32(PyObject *obj, void *out);
 uint64_t seqdedup_xxh64(const unsigned char *p, size_t len, uint64_t seed);
+/* The two lane seeds of a run's seed (the second derived by splitmix64). */
+Hash128 seqdedup_lane_seeds(uint64_t seed);
+/* XXH64 of the bytes with each lane's seed. */
+Hash128 seqdedup_hash128(const unsigned char *p, size_t len, Hash128 seeds);
 /* The hash of a record's key: after `skip` characters (bytes with byte_mode),
- * normalised with the classes of `normalize` (0: none), as XXH64 with `seed`. */
-uint64_t seqdedup_key_hash(const unsigned char *p, size_t len, uint64_t skip, int byte_mode,
-                           unsigned normalize, uint64_t seed);
+ * normalised with the classes of `normalize` (0: none), as XXH64 with each lane seed. */
+Hash128 seqdedup_key_hash(const unsigned char *p, size_t len, uint64_t skip, int byte_mode,
+                          unsigned normalize, Hash128 seeds);
 unsigned seqdedup_normalize_classes(unsigned classes); /* the known ones of a mask */
 PyObject *seqdedup_py_xxh64(PyObject *self, PyObject *args);
+PyObject *seqdedup_py_lane_seeds(PyObject *self, PyObject *arg);
 PyObject *seqdedup_py_hash_records(PyObject *self, PyObject *args, PyObject *kwds);
 PyObject *seqdedup_py_hash_encoded(PyObject *self, PyObject *args, PyObject *kwds);
 PyObject *seqdedup_py_normalize(PyObject *self, PyObject *args);
@@ -331,7 +361,7 @@ int seqdedup_matcher_enter(Matcher *m);        /* refuses an unusable or busy on
 PyObject *seqdedup_matcher_leave(Matcher *m, PyObject *result, int changed);
 int seqdedup_matcher_fed_by(Matcher *m, int how); /* 1: push(), 2: the chunk path */
 /* Take `n` more hashes; decide every window completed (flags to m->keep from `at`). */
-Py_ssize_t seqdedup_push_core(Matcher *m, const uint64_t *hashes, size_t n, size_t at);
+Py_ssize_t seqdedup_push_core(Matcher *m, const Hash128 *hashes, size_t n, size_t at);
 /* End of input: the records left (flags to m->keep from `at`). */
 Py_ssize_t seqdedup_finish_core(Matcher *m, size_t at);
 PyObject *seqdedup_matcher_push(Matcher *m, PyObject *arg);
@@ -347,8 +377,22 @@ PyObject *seqdedup_matcher_finish_chunks(Matcher *m, PyObject *args, PyObject *k
 
 /* matcher_type.c */
 extern PyType_Spec seqdedup_matcher_spec;
-/* matcher.c, for attribution: the W fingerprint coefficients (PyMem_Malloc'd; NULL with MemoryError set). */
-uint64_t *seqdedup_coefficients(Py_ssize_t count);
+/* matcher.c, for attribution: the fingerprint coefficients of W records, W per lane
+ * (2W, PyMem_Malloc'd; NULL with MemoryError set), and a window's fingerprint. */
+uint64_t *seqdedup_coefficients(Py_ssize_t width);
+static inline Hash128 seqdedup_fingerprint(const Hash128 *h, const uint64_t *coeffs,
+                                           Py_ssize_t width)
+{
+    Hash128 acc = {0, 0};
+    for (Py_ssize_t k = 0; k < width; k++) {
+        acc.lo += h[k].lo * coeffs[k];
+        acc.hi += h[k].hi * coeffs[width + k];
+    }
+    return acc;
+}
+/* A buffer of 16-byte key hashes or fingerprints: raw bytes, or a typed buffer of
+ * 8-byte integers, two per value (-1 with ValueError set otherwise). */
+int seqdedup_get_hashes(PyObject *obj, Py_buffer *view);
 /* Whether `obj` is a Matcher of this module (0 with TypeError set if not). */
 int seqdedup_is_matcher(PyObject *obj);
 /* The sources a Matcher noted for its recent windows: sources[k] belongs to window

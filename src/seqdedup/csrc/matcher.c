@@ -1,8 +1,9 @@
 /*
  * The exact window rule (the matcher): turn key hashes into keep/skip decisions.
  *
- *   - a window's fingerprint is sum(h[j+k] * R[k]) mod 2^64 over its W key hashes,
- *     R[k] fixed odd constants (splitmix64): the same definition as the Python engine;
+ *   - a record's key hash has two 64-bit lanes; a window's fingerprint has one lane
+ *     per lane of the keys, sum(h[j+k].lane * R[lane][k]) mod 2^64 over its W records,
+ *     R fixed odd constants (splitmix64): the same definition as the Python engine;
  *   - unlimited history: the first-start table maps a fingerprint to the start of its
  *     first window; window j repeats iff that start is <= j - W;
  *   - limited history: the rule window by window (admit j - W, look up j), in two
@@ -51,8 +52,13 @@ PyObject *seqdedup_matcher_leave(Matcher *m, PyObject *result, int changed)
     return result;
 }
 
-uint64_t *seqdedup_coefficients(Py_ssize_t count)
+uint64_t *seqdedup_coefficients(Py_ssize_t width)
 {
+    if ((size_t)width > SIZE_MAX / 2 / sizeof(uint64_t)) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    Py_ssize_t count = 2 * width;
     if ((size_t)count > SIZE_MAX / sizeof(uint64_t)) {
         PyErr_NoMemory();
         return NULL;
@@ -77,13 +83,6 @@ static int ensure_coefficients(Matcher *m)
 {
     if (m->coeffs == NULL) m->coeffs = seqdedup_coefficients(m->width);
     return m->coeffs ? 0 : -1;
-}
-
-static inline uint64_t fingerprint(const uint64_t *h, const uint64_t *coeffs, Py_ssize_t width)
-{
-    uint64_t acc = 0;
-    for (Py_ssize_t k = 0; k < width; k++) acc += h[k] * coeffs[k];
-    return acc;
 }
 
 static inline void note_source(Matcher *m, int64_t window, int64_t source)
@@ -119,7 +118,7 @@ static int note_new(Matcher *m, int flag)
 
 /* Decide windows next .. next+count-1 from their fingerprints; keep[k] for record
  * next+k. Unlimited history. */
-static int decide_unlimited(Matcher *m, const uint64_t *fps, size_t count, unsigned char *keep)
+static int decide_unlimited(Matcher *m, const Hash128 *fps, size_t count, unsigned char *keep)
 {
     const int64_t width = m->width;
     int64_t cover = m->cover;
@@ -145,7 +144,7 @@ static int decide_unlimited(Matcher *m, const uint64_t *fps, size_t count, unsig
 
 /* Limited history: window `admitted` has ended, later windows may repeat it. A chain
  * goes on while occurrences are less than a history apart. */
-static int admit(Matcher *m, uint64_t key, int64_t admitted)
+static int admit(Matcher *m, Hash128 key, int64_t admitted)
 {
     Table *cur = &m->chains[m->current], *old = &m->chains[1 - m->current];
     int created;
@@ -159,7 +158,7 @@ static int admit(Matcher *m, uint64_t key, int64_t admitted)
 
 /* The same under limited history: `all` holds the fingerprints of windows
  * low .. next+count-1 (the last recent ones first). */
-static int decide_limited(Matcher *m, const uint64_t *all, int64_t low, size_t count,
+static int decide_limited(Matcher *m, const Hash128 *all, int64_t low, size_t count,
                           unsigned char *keep)
 {
     const int64_t width = m->width, horizon = m->horizon;
@@ -169,13 +168,13 @@ static int decide_limited(Matcher *m, const uint64_t *all, int64_t low, size_t c
         int64_t j = m->next + (int64_t)k;
         Table *cur = &m->chains[m->current], *old = &m->chains[1 - m->current];
         if (k + AHEAD < count) { /* the probes coming up: the table is larger than cache */
-            uint64_t ahead = all[j + AHEAD - low];
+            Hash128 ahead = all[j + AHEAD - low];
             table_prefetch(cur, ahead);
             table_prefetch(old, ahead);
             if (j + AHEAD - width >= low) table_prefetch(cur, all[j + AHEAD - width - low]);
         }
         if (j - width >= low && admit(m, all[j - width - low], j - width) < 0) return -1;
-        uint64_t fp = all[j - low];
+        Hash128 fp = all[j - low];
         int64_t *lib = m->library.cap || m->library.has_zero ? table_find(&m->library, fp) : NULL;
         int64_t *chain = table_find(cur, fp);
         if (chain == NULL) chain = table_find(old, fp);
@@ -212,49 +211,49 @@ static int decide_limited(Matcher *m, const uint64_t *all, int64_t low, size_t c
 
 /* Take `n` more hashes; decide every window completed. The flags of the decided
  * records go to m->keep from index `at` on; returns their number, or -1 on error. */
-Py_ssize_t seqdedup_push_core(Matcher *m, const uint64_t *hashes, size_t n, size_t at)
+Py_ssize_t seqdedup_push_core(Matcher *m, const Hash128 *hashes, size_t n, size_t at)
 {
     size_t width = (size_t)m->width;
     if (n > SIZE_MAX / 2 - m->tail_len) return (void)PyErr_NoMemory(), -1;
     size_t total = m->tail_len + n;
-    if (total > SIZE_MAX / 2 / sizeof(uint64_t)) return (void)PyErr_NoMemory(), -1;
+    if (total > SIZE_MAX / 2 / sizeof(Hash128)) return (void)PyErr_NoMemory(), -1;
     if (total < width) { /* no window completes: everything waits in the tail */
-        if (grow((void **)&m->tail, &m->tail_cap, total, sizeof(uint64_t)) < 0) return -1;
-        if (n) memcpy(m->tail + m->tail_len, hashes, n * sizeof(uint64_t));
+        if (grow((void **)&m->tail, &m->tail_cap, total, sizeof(Hash128)) < 0) return -1;
+        if (n) memcpy(m->tail + m->tail_len, hashes, n * sizeof(Hash128));
         m->tail_len = total;
         return 0;
     }
     if (ensure_coefficients(m) < 0) return -1;
     size_t count = total - width + 1;
     size_t recent = m->limited ? m->recent_len : 0;
-    if (grow((void **)&m->scratch_windows, &m->scratch_windows_cap, total, sizeof(uint64_t)) < 0 ||
-        grow((void **)&m->scratch_fps, &m->scratch_fps_cap, recent + count, sizeof(uint64_t)) < 0 ||
+    if (grow((void **)&m->scratch_windows, &m->scratch_windows_cap, total, sizeof(Hash128)) < 0 ||
+        grow((void **)&m->scratch_fps, &m->scratch_fps_cap, recent + count, sizeof(Hash128)) < 0 ||
         count > SIZE_MAX - at || grow((void **)&m->keep, &m->keep_cap, at + count, 1) < 0) {
         if (!PyErr_Occurred()) PyErr_NoMemory();
         return -1;
     }
     if (prepare_sources(m, count) < 0) return -1;
-    uint64_t *all = m->scratch_windows, *fps = m->scratch_fps;
+    Hash128 *all = m->scratch_windows, *fps = m->scratch_fps;
     unsigned char *keep = m->keep + at;
-    if (m->tail_len) memcpy(all, m->tail, m->tail_len * sizeof(uint64_t));
-    if (n) memcpy(all + m->tail_len, hashes, n * sizeof(uint64_t));
-    if (recent) memcpy(fps, m->recent, recent * sizeof(uint64_t));
+    if (m->tail_len) memcpy(all, m->tail, m->tail_len * sizeof(Hash128));
+    if (n) memcpy(all + m->tail_len, hashes, n * sizeof(Hash128));
+    if (recent) memcpy(fps, m->recent, recent * sizeof(Hash128));
     for (size_t k = 0; k < count; k++)
-        fps[recent + k] = fingerprint(all + k, m->coeffs, m->width);
+        fps[recent + k] = seqdedup_fingerprint(all + k, m->coeffs, m->width);
     if (m->limited) {
         if (decide_limited(m, fps, m->next - (int64_t)recent, count, keep) < 0) return -1;
         /* keep the last W fingerprints for admission */
         size_t have = recent + count, keep_n = have < width ? have : width;
-        if (grow((void **)&m->recent, &m->recent_cap, keep_n, sizeof(uint64_t)) < 0) return -1;
-        memmove(m->recent, fps + have - keep_n, keep_n * sizeof(uint64_t));
+        if (grow((void **)&m->recent, &m->recent_cap, keep_n, sizeof(Hash128)) < 0) return -1;
+        memmove(m->recent, fps + have - keep_n, keep_n * sizeof(Hash128));
         m->recent_len = keep_n;
         m->recent_end = m->next + (int64_t)count;
     } else if (decide_unlimited(m, fps, count, keep) < 0) {
         return -1;
     }
     size_t rest = total - count; /* = W - 1 */
-    if (grow((void **)&m->tail, &m->tail_cap, rest, sizeof(uint64_t)) < 0) return -1;
-    if (rest) memcpy(m->tail, all + count, rest * sizeof(uint64_t)); /* tail is NULL at W=1 */
+    if (grow((void **)&m->tail, &m->tail_cap, rest, sizeof(Hash128)) < 0) return -1;
+    if (rest) memcpy(m->tail, all + count, rest * sizeof(Hash128)); /* tail is NULL at W=1 */
     m->tail_len = rest;
     m->next += (int64_t)count;
     return (Py_ssize_t)count;
@@ -279,12 +278,12 @@ Py_ssize_t seqdedup_finish_core(Matcher *m, size_t at)
 }
 
 /* The hashes of a buffer, copied to aligned scratch (a buffer may be unaligned). */
-static uint64_t *scratch_copy(Matcher *m, const Py_buffer *view)
+static Hash128 *scratch_copy(Matcher *m, const Py_buffer *view)
 {
-    size_t n = (size_t)view->len / 8;
-    if (grow((void **)&m->scratch_hashes, &m->scratch_hashes_cap, n + 1, sizeof(uint64_t)) < 0)
+    size_t n = (size_t)view->len / sizeof(Hash128);
+    if (grow((void **)&m->scratch_hashes, &m->scratch_hashes_cap, n + 1, sizeof(Hash128)) < 0)
         return NULL;
-    if (n) memcpy(m->scratch_hashes, view->buf, n * sizeof(uint64_t));
+    if (n) memcpy(m->scratch_hashes, view->buf, n * sizeof(Hash128));
     return m->scratch_hashes;
 }
 
@@ -300,10 +299,11 @@ static PyObject *flags_to_list(const unsigned char *keep, size_t count)
     return list;
 }
 
-/* A buffer of native int64/uint64 values: raw bytes (a multiple of 8 long), or a typed
- * buffer of 8-byte integers (array('q'), an int64 numpy array); never floats or other
- * widths whose byte length happens to be a multiple of 8. */
-static int get_hashes(PyObject *obj, Py_buffer *view)
+/* A buffer of native int64/uint64 values, `unit` bytes per value (8, or 16 for two
+ * lanes): raw bytes (a multiple of `unit` long), or a typed buffer of 8-byte integers
+ * (array('q'), an int64 numpy array); never floats or other widths whose byte length
+ * happens to be a multiple of 8. */
+static int get_words(PyObject *obj, Py_buffer *view, Py_ssize_t unit)
 {
     if (PyObject_GetBuffer(obj, view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) return -1;
     const char *f = view->format;
@@ -315,13 +315,17 @@ static int get_hashes(PyObject *obj, Py_buffer *view)
     int words = view->itemsize == 8 && f != NULL &&
                 (strcmp(f, "q") == 0 || strcmp(f, "Q") == 0 || strcmp(f, "l") == 0 ||
                  strcmp(f, "L") == 0);
-    if (!(raw || words) || view->len % 8) {
+    if (!(raw || words) || view->len % unit) {
         PyBuffer_Release(view);
-        PyErr_SetString(PyExc_ValueError, "hashes must be a buffer of 8-byte integers");
+        PyErr_SetString(PyExc_ValueError, unit == 8 ? "expected a buffer of 8-byte integers"
+                                                    : "hashes must be a buffer of 16-byte "
+                                                      "values (two 8-byte lanes each)");
         return -1;
     }
     return 0;
 }
+
+int seqdedup_get_hashes(PyObject *obj, Py_buffer *view) { return get_words(obj, view, 16); }
 
 /* push() and the chunk path keep different records: one matcher takes one of them. */
 int seqdedup_matcher_fed_by(Matcher *m, int how)
@@ -339,9 +343,9 @@ PyObject *seqdedup_matcher_push(Matcher *m, PyObject *arg)
     if (seqdedup_matcher_enter(m) < 0) return NULL;
     if (seqdedup_matcher_fed_by(m, 1) < 0) return seqdedup_matcher_leave(m, NULL, 0);
     Py_buffer view;
-    if (get_hashes(arg, &view) < 0) return seqdedup_matcher_leave(m, NULL, 0);
-    uint64_t *hashes = scratch_copy(m, &view);
-    size_t n = (size_t)view.len / 8;
+    if (seqdedup_get_hashes(arg, &view) < 0) return seqdedup_matcher_leave(m, NULL, 0);
+    Hash128 *hashes = scratch_copy(m, &view);
+    size_t n = (size_t)view.len / sizeof(Hash128);
     PyBuffer_Release(&view);
     if (hashes == NULL) return seqdedup_matcher_leave(m, NULL, 0);
     Py_ssize_t count = seqdedup_push_core(m, hashes, n, 0);
@@ -370,8 +374,8 @@ static PyObject *Matcher_fingerprints_in(Matcher *m, PyObject *args)
     Py_ssize_t count;
     if (!PyArg_ParseTuple(args, "On", &obj, &count)) return NULL;
     Py_buffer view;
-    if (get_hashes(obj, &view) < 0) return NULL;
-    Py_ssize_t n = view.len / 8;
+    if (seqdedup_get_hashes(obj, &view) < 0) return NULL;
+    Py_ssize_t n = view.len / (Py_ssize_t)sizeof(Hash128);
     if (count < 0 || (count > 0 && (n < m->width || count > n - (m->width - 1)))) {
         PyBuffer_Release(&view);
         PyErr_SetString(PyExc_ValueError, "not enough hashes for that many windows");
@@ -381,16 +385,16 @@ static PyObject *Matcher_fingerprints_in(Matcher *m, PyObject *args)
         PyBuffer_Release(&view);
         return NULL;
     }
-    uint64_t *h = scratch_copy(m, &view);
+    Hash128 *h = scratch_copy(m, &view);
     PyBuffer_Release(&view);
     if (h == NULL) return NULL;
-    if (count > PY_SSIZE_T_MAX / 8) return PyErr_NoMemory();
-    PyObject *out = PyBytes_FromStringAndSize(NULL, count * 8);
+    if (count > PY_SSIZE_T_MAX / 16) return PyErr_NoMemory();
+    PyObject *out = PyBytes_FromStringAndSize(NULL, count * 16);
     if (out == NULL) return NULL;
     char *dst = PyBytes_AS_STRING(out);
     for (Py_ssize_t k = 0; k < count; k++) {
-        uint64_t fp = fingerprint(h + k, m->coeffs, m->width);
-        memcpy(dst + 8 * k, &fp, 8);
+        Hash128 fp = seqdedup_fingerprint(h + k, m->coeffs, m->width);
+        memcpy(dst + 16 * k, &fp, 16);
     }
     return out;
 }
@@ -414,21 +418,21 @@ static PyObject *Matcher_add_library_windows_in(Matcher *m, PyObject *args, int 
         return NULL;
     }
     Py_buffer fps, starts;
-    if (get_hashes(fps_obj, &fps) < 0) return NULL;
-    if (get_hashes(starts_obj, &starts) < 0) {
+    if (seqdedup_get_hashes(fps_obj, &fps) < 0) return NULL;
+    if (get_words(starts_obj, &starts, 8) < 0) {
         PyBuffer_Release(&fps);
         return NULL;
     }
     PyObject *result = NULL;
-    if (fps.len != starts.len) {
+    if (fps.len / 16 != starts.len / 8) {
         PyErr_SetString(PyExc_ValueError, "fingerprints and starts differ in length");
         goto done;
     }
-    Py_ssize_t n = fps.len / 8;
+    Py_ssize_t n = starts.len / 8;
     for (Py_ssize_t k = 0; k < n; k++) {
-        uint64_t fp;
+        Hash128 fp;
         int64_t start;
-        memcpy(&fp, (const char *)fps.buf + 8 * k, 8);
+        memcpy(&fp, (const char *)fps.buf + 16 * k, 16);
         memcpy(&start, (const char *)starts.buf + 8 * k, 8);
         if (start > -(int64_t)m->width - 1) {
             PyErr_SetString(PyExc_ValueError, "library starts must be at most -W - 1");

@@ -61,7 +61,7 @@ static int Matcher_init(Matcher *m, PyObject *args, PyObject *kwds)
     m->width = width;
     m->horizon = horizon;
     m->limited = history != Py_None;
-    m->seed = seed;
+    m->seed = seqdedup_lane_seeds(seed);
     m->skip = skip;
     m->byte_mode = byte_mode;
     m->inverse = inverse;
@@ -84,8 +84,8 @@ static PyObject *Matcher_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     Py_INCREF(Py_None);
     m->cover = -1;
     m->new_until = -1;
-    m->library.stride = 2;
-    m->chains[0].stride = m->chains[1].stride = 3;
+    m->library.stride = 3;                          /* key (2), start */
+    m->chains[0].stride = m->chains[1].stride = 4; /* key (2), first, latest */
     return (PyObject *)m;
 }
 

@@ -159,13 +159,14 @@ static PyMethodDef kernel_methods[] = {
     {"xxh64", seqdedup_py_xxh64, METH_VARARGS, "xxh64(data, seed=0) -> int: XXH64 of data"},
     {"hash_records", (PyCFunction)(void (*)(void))seqdedup_py_hash_records,
      METH_VARARGS | METH_KEYWORDS,
-     "hash_records(records, seed=0, skip_chars=0, byte_mode=False, normalize=0) -> bytes of "
-     "int64"},
+     "hash_records(records, seed=0, skip_chars=0, byte_mode=False, normalize=0) -> bytes: "
+     "16 per record, the key's XXH64 with each of lane_seeds(seed)"},
+    {"lane_seeds", seqdedup_py_lane_seeds, METH_O,
+     "lane_seeds(seed) -> (int, int): the seeds of the two lanes of a key hash"},
     {"hash_encoded", (PyCFunction)(void (*)(void))seqdedup_py_hash_encoded,
      METH_VARARGS | METH_KEYWORDS,
-     "hash_encoded(encoded, seed=0, skip_chars=0, byte_mode=False, normalize=0) -> bytes of "
-     "int64: "
-     "the key hashes of a library row's records"},
+     "hash_encoded(encoded, seed=0, skip_chars=0, byte_mode=False, normalize=0) -> bytes: "
+     "the 16-byte key hashes of a library row's records"},
     {"normalize", seqdedup_py_normalize, METH_VARARGS,
      "normalize(key, classes) -> bytes: the key with each match of the classes replaced"},
     {"json_keys", (PyCFunction)(void (*)(void))seqdedup_py_json_keys, METH_VARARGS | METH_KEYWORDS,

@@ -21,7 +21,7 @@ static void lru_append(Sequences *s, int64_t node)
     s->tail = node;
 }
 
-int64_t seqdedup_sequences_observe(Sequences *s, uint64_t identity)
+int64_t seqdedup_sequences_observe(Sequences *s, Hash128 identity)
 {
     int limited = s->limit != UNLIMITED;
     int64_t *entry = table_find(&s->counts, identity);
@@ -52,7 +52,7 @@ int64_t seqdedup_sequences_observe(Sequences *s, uint64_t identity)
         size_t want = s->nodes + 1;
         if (grow((void **)&s->prev, &s->prev_cap, want, sizeof(int64_t)) < 0 ||
             grow((void **)&s->next, &s->next_cap, want, sizeof(int64_t)) < 0 ||
-            grow((void **)&s->node_key, &s->key_cap, want, sizeof(uint64_t)) < 0)
+            grow((void **)&s->node_key, &s->key_cap, want, sizeof(Hash128)) < 0)
             return -1;
         node = (int64_t)s->nodes++;
     }

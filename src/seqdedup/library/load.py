@@ -12,12 +12,12 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from seqdedup.engine import hash_words
 from seqdedup.errors import SeqdedupError
 from seqdedup.library.store import (
     DB_NAME,
     check_encoded,
     decode_records,
-    int64_array,
     open_for_reading,
     plain_files,
 )
@@ -148,7 +148,8 @@ def _load_plain(directory: Path, delimiter: bytes, held: bool) -> Iterator[Libra
 # -- saving ------------------------------------------------------------------------
 
 
-SENTINEL = 0x5EDD_ED5E_DDED_5EDD  # between sequences in the key region; matches no key
+SENTINEL = 0x5EDD_ED5E_DDED_5EDD  # both lanes of the record between sequences in the key
+# region: it matches no key (a 128-bit key hash equals it with probability 2**-128)
 
 
 def load_libraries(config: Config, keys: Any, matcher: Any) -> LoadedLibrary | None:
@@ -188,7 +189,7 @@ class LoadedLibrary:
     def __init__(self) -> None:
         self.names: list[str] = []
         self.starts: list[int] = []  # region index of each sequence's first record
-        self.region = array("q")  # every sequence's key hashes, see index()
+        self.region = array("Q")  # every sequence's key hashes (two lanes each), see index()
         # Per sequence: its database key when held by the library the run saves to (b""
         # for a held plain file), None when it comes from elsewhere.
         self.digests: list[bytes | None] = []
@@ -196,12 +197,15 @@ class LoadedLibrary:
     def index(
         self, sequences: Iterable[LibrarySequence], keys: Any, matcher: Any
     ) -> tuple[array[int], array[int], array[int]]:
-        """Return the key region, and every window's fingerprint and start.
+        """Return the key region (the lanes of its records' key hashes), and every
+        window's fingerprint (lanes) and start.
 
         Records are hashed a group of sequences at a time and then dropped: only the
-        8-byte key hashes of the whole library stay in memory.
+        16-byte key hashes of the whole library stay in memory. The windows are
+        re-hashed at every load (with the run's seed), so nothing of a run's hashing is
+        ever stored.
         """
-        region = array("q", [SENTINEL])
+        region = array("Q", [SENTINEL, SENTINEL])
         firsts: list[int] = []
         lengths: list[int] = []
         group: list[LibrarySequence] = []
@@ -210,18 +214,18 @@ class LoadedLibrary:
         def hash_group() -> None:
             encoded = [keys.hash_encoded(s.encoded) if s.encoded else None for s in group]
             rest = [s for s, hashed in zip(group, encoded, strict=True) if hashed is None]
-            hashes = int64_array(keys.hashes([r for sequence in rest for r in sequence.records]))
+            hashes = hash_words(keys.hashes([r for sequence in rest for r in sequence.records]))
             pos = 0
             for sequence, hashed in zip(group, encoded, strict=True):
-                firsts.append(len(region))
+                firsts.append(len(region) // 2)
                 length = len(sequence)
                 lengths.append(length)
                 if hashed is None:
-                    region.extend(hashes[pos : pos + length])
+                    region.extend(hashes[2 * pos : 2 * (pos + length)])
                     pos += length
                 else:
                     region.frombytes(hashed)
-                region.append(SENTINEL)
+                region.extend((SENTINEL, SENTINEL))
             self.names.extend(sequence.name for sequence in group)
             self.digests.extend(
                 (sequence.digest or b"") if sequence.held else None for sequence in group
@@ -236,18 +240,18 @@ class LoadedLibrary:
                 grouped = 0
         if group:
             hash_group()
-        size = len(region)
+        size = len(region) // 2
         self.starts = [first - size for first in firsts]
         width = matcher.window_size
         count = size - width + 1
-        fps, starts = array("q"), array("q")
+        fps, starts = array("Q"), array("q")
         if count <= 0 or not firsts:
             return region, fps, starts
-        every = int64_array(matcher.fingerprints(region, count))
+        every = hash_words(matcher.fingerprints(region, count))
         for first, length in zip(firsts, lengths, strict=True):
             inside = length - width + 1  # windows that lie within this sequence
             if inside > 0:
-                fps.extend(every[first : first + inside])
+                fps.extend(every[2 * first : 2 * (first + inside)])
                 starts.extend(range(first - size, first - size + inside))
         return region, fps, starts
 

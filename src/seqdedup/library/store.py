@@ -31,7 +31,7 @@ from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from hashlib import blake2b
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from seqdedup.errors import SeqdedupError
 
@@ -63,15 +63,6 @@ CREATE TABLE IF NOT EXISTS runs (
     statistics TEXT NOT NULL    -- JSON
 );
 """
-
-
-def int64_array(values: Any) -> array[int]:
-    """Hashes or fingerprints in any engine's form (list, int64 bytes or numpy array)."""
-    if isinstance(values, list):
-        return array("q", values)
-    out = array("q")
-    out.frombytes(values if isinstance(values, bytes) else values.tobytes())
-    return out
 
 
 def encode_records(records: list[bytes]) -> bytes:
