@@ -107,12 +107,20 @@ def test_numpy_and_python_fingerprints_agree(hashes, window):
         )
 
 
-def test_coefficients_are_odd_and_distinct_one_set_per_lane():
+def test_coefficients_are_powers_of_an_odd_base_per_lane():
+    """Odd and distinct, the powers B**(W-1) .. 1 of one base per lane (what lets the
+    kernel roll from one window's fingerprint to the next)."""
     values = coefficients(64)
     assert len(values) == 128
     assert all(v & 1 and 0 < v < 2**64 for v in values)
-    assert len(set(values)) == 128
-    assert coefficients(3)[:3] == values[:3]  # the low lane's, then the high lane's
+    for lane in (values[:64], values[64:]):
+        assert len(set(lane)) == 64
+        base = lane[-2]
+        assert lane[-1] == 1
+        assert all(lane[k] == lane[k + 1] * base % 2**64 for k in range(63))
+    assert values[:64][-2] != values[64:][-2]  # two bases
+    three = coefficients(3)
+    assert three == values[61:64] + values[125:128]
 
 
 def test_windows_equal_in_one_lane_stay_distinct():

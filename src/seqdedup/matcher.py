@@ -9,9 +9,10 @@ How it is computed:
 
 * Each window gets a 128-bit fingerprint: one 64-bit lane per lane of the records'
   128-bit key hashes h (SipHash, randomised per process),
-  sum(h[j+k].lane * R[lane][k]) mod 2**64, R fixed odd constants. It is a linear hash
-  with independent coefficients (no polynomial structure to attack); two different
-  windows collide with probability about 2**-128.
+  sum(h[j+k].lane * R[lane][k]) mod 2**64, R[lane][k] the powers of a fixed odd base
+  per lane. The record hashes are random per process, so no input can aim at the
+  polynomial's structure; two different windows collide with probability about
+  2**-128.
 * Unlimited history: the earliest occurrence of a window is the best candidate, so one
   first-start lookup per window decides (window j repeats iff its fingerprint first
   started at or before j - W), a batch at a time: a dict for small inputs, the numpy
@@ -49,16 +50,19 @@ NUMPY_MIN_WINDOWS = 2048
 
 
 def coefficients(width: int) -> list[int]:
-    """The fingerprint coefficients of ``width`` records: 2 * width fixed odd 64-bit
-    constants (splitmix64), the first ``width`` for the low lane, the rest for the high."""
+    """The fingerprint coefficients of ``width`` records, ``width`` per lane (low lane
+    first): the powers B**(width-1), ..., B, 1 of an odd 64-bit base per lane (the first
+    two values of splitmix64, made odd), so that the kernel rolls from one window's
+    fingerprint to the next."""
     out = []
     state = 0x9E3779B97F4A7C15
-    for _ in range(2 * width):
+    for _ in range(2):
         state = (state + 0x9E3779B97F4A7C15) & MASK64
         z = state
         z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
         z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
-        out.append((z ^ (z >> 31)) | 1)
+        base = (z ^ (z >> 31)) | 1
+        out += [pow(base, width - 1 - k, 1 << 64) for k in range(width)]
     return out
 
 

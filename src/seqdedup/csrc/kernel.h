@@ -245,8 +245,9 @@ static inline int grow(void **data, size_t *cap, size_t needed, size_t item)
  * The first-start table of unlimited history: the one structure that grows with the
  * input, so its slots are packed: 21 bytes, the 128-bit fingerprint then the start in
  * 40 bits (offset by FT_BIAS so that negative library starts fit). Kept at most 3/4
- * full. Large tables live in their own mappings, and while the table doubles the old
- * one is returned to the system as it is read, so a doubling never holds both whole.
+ * full and grown by half. Large tables live in their own mappings, and while the table
+ * grows the old one is returned to the system as it is read, so a growth never holds
+ * both whole.
  */
 #define FT_SLOT 21
 #define FT_BIAS ((int64_t)1 << 39)
@@ -254,9 +255,8 @@ static inline int grow(void **data, size_t *cap, size_t needed, size_t item)
 
 typedef struct {
     unsigned char *slots;
-    size_t cap, size;
-    int shift;
-    int mapped; /* slots come from mmap, not PyMem */
+    size_t cap, size; /* cap: any size (grown by half), 0 before the first insertion */
+    int mapped;       /* slots come from mmap, not PyMem */
     int has_zero;
     int64_t zero_start;
 } FirstTable;

@@ -3,7 +3,8 @@
  *
  *   - a record's key hash has two 64-bit lanes; a window's fingerprint has one lane
  *     per lane of the keys, sum(h[j+k].lane * R[lane][k]) mod 2^64 over its W records,
- *     R fixed odd constants (splitmix64): the same definition as the Python engine;
+ *     R[lane][k] = B_lane^(W-1-k) for a fixed odd base per lane: the same definition
+ *     as the Python engine, computed here rolling from window to window;
  *   - unlimited history: the first-start table maps a fingerprint to the start of its
  *     first window; window j repeats iff that start is <= j - W;
  *   - limited history: the rule window by window (admit j - W, look up j), in two
@@ -68,15 +69,45 @@ uint64_t *seqdedup_coefficients(Py_ssize_t width)
         PyErr_NoMemory();
         return NULL;
     }
+    /* Lane l's coefficients are the powers of its odd base B_l, R[l][k] = B_l^(W-1-k)
+     * (B_l: the splitmix64 stream's first two values, made odd), so that the next
+     * window's fingerprint follows from the last one (see rolling_fingerprints). */
     uint64_t state = 0x9E3779B97F4A7C15ULL;
-    for (Py_ssize_t k = 0; k < count; k++) {
+    for (int lane = 0; lane < 2; lane++) {
         state += 0x9E3779B97F4A7C15ULL;
         uint64_t z = state;
         z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
         z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-        out[k] = (z ^ (z >> 31)) | 1;
+        uint64_t base = (z ^ (z >> 31)) | 1, power = 1;
+        for (Py_ssize_t k = width - 1; k >= 0; k--) {
+            out[lane * width + k] = power;
+            power *= base;
+        }
     }
     return out;
+}
+
+/* The fingerprints of the `count` windows starting at h[0 .. count-1]: the first in
+ * full, then each from the one before, fp(j+1) = (fp(j) - h[j] * B^(W-1)) * B + h[j+W]
+ * per lane (mod 2^64): two multiplications per lane instead of W. */
+static void rolling_fingerprints(const Hash128 *h, size_t count, const uint64_t *coeffs,
+                                 Py_ssize_t width, Hash128 *out)
+{
+    if (count == 0) return;
+    Hash128 fp = seqdedup_fingerprint(h, coeffs, width);
+    out[0] = fp;
+    if (width == 1) {
+        for (size_t k = 1; k < count; k++) out[k] = h[k];
+        return;
+    }
+    const uint64_t top_lo = coeffs[0], top_hi = coeffs[width];
+    const uint64_t base_lo = coeffs[width - 2], base_hi = coeffs[2 * width - 2];
+    for (size_t k = 1; k < count; k++) {
+        const Hash128 gone = h[k - 1], come = h[k - 1 + (size_t)width];
+        fp.lo = (fp.lo - gone.lo * top_lo) * base_lo + come.lo;
+        fp.hi = (fp.hi - gone.hi * top_hi) * base_hi + come.hi;
+        out[k] = fp;
+    }
 }
 
 static int ensure_coefficients(Matcher *m)
@@ -238,8 +269,7 @@ Py_ssize_t seqdedup_push_core(Matcher *m, const Hash128 *hashes, size_t n, size_
     if (m->tail_len) memcpy(all, m->tail, m->tail_len * sizeof(Hash128));
     if (n) memcpy(all + m->tail_len, hashes, n * sizeof(Hash128));
     if (recent) memcpy(fps, m->recent, recent * sizeof(Hash128));
-    for (size_t k = 0; k < count; k++)
-        fps[recent + k] = seqdedup_fingerprint(all + k, m->coeffs, m->width);
+    rolling_fingerprints(all, count, m->coeffs, m->width, fps + recent);
     if (m->limited) {
         if (decide_limited(m, fps, m->next - (int64_t)recent, count, keep) < 0) return -1;
         /* keep the last W fingerprints for admission */
@@ -392,10 +422,17 @@ static PyObject *Matcher_fingerprints_in(Matcher *m, PyObject *args)
     PyObject *out = PyBytes_FromStringAndSize(NULL, count * 16);
     if (out == NULL) return NULL;
     char *dst = PyBytes_AS_STRING(out);
-    for (Py_ssize_t k = 0; k < count; k++) {
-        Hash128 fp = seqdedup_fingerprint(h + k, m->coeffs, m->width);
-        memcpy(dst + 16 * k, &fp, 16);
+    Hash128 *fps = NULL;
+    if (count > 0) {
+        fps = PyMem_Malloc((size_t)count * sizeof(Hash128));
+        if (fps == NULL) {
+            Py_DECREF(out);
+            return PyErr_NoMemory();
+        }
+        rolling_fingerprints(h, (size_t)count, m->coeffs, m->width, fps);
+        memcpy(dst, fps, (size_t)count * sizeof(Hash128));
     }
+    PyMem_Free(fps);
     return out;
 }
 
