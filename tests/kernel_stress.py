@@ -100,6 +100,10 @@ def chunk_run(kernel, rng: random.Random) -> None:
         results.append(m.finish_chunks(delimit_final=number + 1 < len(streams)))
         for piece in results:
             out.append(piece[0])
+            offsets = array("q", piece[5])  # where each run lies in this call's output
+            assert len(offsets) == len(piece[2]) // (1 if run_heads else 16)
+            assert list(offsets) == sorted(offsets)
+            assert all(0 <= o <= len(piece[0]) for o in offsets)
             if run_heads:
                 runs += piece[2]
             else:  # int64 pairs

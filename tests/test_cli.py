@@ -585,7 +585,8 @@ def test_top_table_shortens_only_the_first_record(run_cli):
 
 @pytest.mark.parametrize("engine", ["c", "python"])
 def test_top_is_the_same_on_the_chunk_path_and_the_record_path(run_cli, engine):
-    """--annotate sends records one by one; without it the kernel's chunk path runs."""
+    """--bypass sends records one by one (the record path); without it, --annotate too,
+    the kernel's chunk path runs."""
     import random
 
     rng = random.Random(7)

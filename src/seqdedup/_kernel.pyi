@@ -5,13 +5,15 @@ from typing import Any
 
 from _typeshed import ReadableBuffer
 
-# (output, key hashes, skipped runs as int64 pairs (start, stop) or, with run_heads, a
-# list of (start, stop, first record), records decided, records kept)
-ChunkResult = tuple[bytes, bytes, bytes | list[Any], int, int]
+# (output, key hashes (16 bytes each), skipped runs as int64 pairs (start, stop) or, with
+# run_heads, a list of (start, stop, first record), records decided, records kept, and
+# per skipped run the int64 offset in the output where it lies)
+ChunkResult = tuple[bytes, bytes, bytes | list[Any], int, int, bytes]
 
 GIL_MINSIZE: int
 
 def xxh64(data: ReadableBuffer, seed: int = 0, /) -> int: ...
+def lane_seeds(seed: int, /) -> tuple[int, int]: ...
 def hash_records(
     records: Sequence[bytes], seed: int = 0, skip_chars: int = 0, byte_mode: bool = False
 ) -> bytes: ...

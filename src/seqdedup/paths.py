@@ -13,6 +13,8 @@ Both book what they decide with :class:`seqdedup.stages.Stages`.
 
 from __future__ import annotations
 
+from array import array
+from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from itertools import compress
 from typing import TYPE_CHECKING, Any, Protocol
@@ -26,6 +28,7 @@ from seqdedup.timelimit import PatternTimeout
 
 if TYPE_CHECKING:
     from seqdedup._kernel import Matcher as ChunkMatcher
+    from seqdedup.attribution import Piece
     from seqdedup.stages import Stages
 
 
@@ -49,36 +52,70 @@ def split_ending(final: bytes, config: Config) -> tuple[bytes, bytes]:
 
 
 class ChunkPath:
-    """Raw chunks through the kernel's chunk path."""
+    """Raw chunks through the kernel's chunk path. With ``--annotate``, each closed
+    piece's marker is put where its skipped run lies in the output (the kernel says
+    where each run lies; a piece of a run that reached the end of the last chunk goes
+    first)."""
 
     def __init__(self, stages: Stages, kernel: ChunkMatcher) -> None:
         self._stages = stages
         self._kernel = kernel
+        self._markers = stages.report.annotation is not None
 
     def feed_bytes(self, chunk: bytes) -> bytes:
-        out, hashes, runs, decided, kept = self._kernel.feed_chunk(chunk)
-        self._account(hashes, runs, decided, kept)
-        return out
+        out, hashes, runs, decided, kept, offsets = self._kernel.feed_chunk(chunk)
+        pieces = self._account(hashes, runs, decided, kept)
+        return self._marked(out, runs, offsets, pieces) if pieces else out
 
     def end_bytes(self, last: bool) -> bytes:
         """Decide the rest of a byte stream; ``last``: nothing follows it."""
-        out, hashes, runs, decided, kept = self._kernel.finish_chunks(delimit_final=not last)
-        self._account(hashes, runs, decided, kept)
-        self._stages.note_pieces(self._stages.attributor.finish())
-        return out
+        kernel, stages = self._kernel, self._stages
+        out, hashes, runs, decided, kept, offsets = kernel.finish_chunks(delimit_final=not last)
+        pieces = self._account(hashes, runs, decided, kept)
+        closed = stages.attributor.finish()  # a piece whose run reached the end
+        stages.note_pieces(closed)
+        pieces += closed if self._markers else []
+        return self._marked(out, runs, offsets, pieces) if pieces else out
 
-    def _account(self, hashes: bytes, runs: bytes | list[Any], decided: int, kept: int) -> None:
-        """Book what the kernel decided: attribution and statistics."""
+    def _account(
+        self, hashes: bytes, runs: bytes | list[Any], decided: int, kept: int
+    ) -> list[Piece]:
+        """Book what the kernel decided: attribution and statistics; the pieces closed,
+        when markers read them."""
         stages = self._stages
         attributor = stages.attributor
         assert not isinstance(attributor, Attributor)  # the kernel runs: so does its own
         attributor.append_keys(hashes)
-        if isinstance(runs, bytes):  # int64 pairs
-            attributor.add_runs(decided, runs)
-        else:  # with --top, the runs carry their first record
+        if isinstance(runs, list):  # with --top, the runs carry their first record
             stages.run_heads.add(attributor.decided, decided, runs)  # (before add_runs)
-            stages.note_pieces(attributor.add_runs(decided, runs))
+        pieces = attributor.add_runs(decided, runs)
+        stages.note_pieces(pieces)
         stages.count(decided, kept)
+        return pieces if self._markers else []
+
+    def _marked(
+        self, out: bytes, runs: bytes | list[Any], offsets: bytes, pieces: list[Piece]
+    ) -> bytes:
+        """The output with each piece's marker (and a delimiter) where its run lies."""
+        starts = array("q")
+        if isinstance(runs, bytes):
+            starts.frombytes(runs)
+            starts = starts[0::2]
+        else:
+            starts.extend(run[0] for run in runs)
+        at = array("q")
+        at.frombytes(offsets)
+        delimiter, marker = self._stages.config.delimiter, self._stages.report.marker
+        view = memoryview(out)  # slices without copies: the join copies once
+        parts: list[bytes | memoryview] = []
+        taken = 0
+        for piece in pieces:
+            run = bisect_right(starts, piece.start) - 1  # -1: a run of an earlier chunk
+            offset = at[run] if run >= 0 else 0
+            parts += (view[taken:offset], marker(piece), delimiter)
+            taken = offset
+        parts.append(view[taken:])
+        return b"".join(parts)
 
 
 class RecordPath:

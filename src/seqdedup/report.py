@@ -234,52 +234,58 @@ class PieceReport:
         number, locate = self._number, self.streams.locate
         first = number(piece.start)
         file, start = locate(first)
-        fields: dict[str, Any] = {
-            "start": start,
-            "end": start + number(piece.end) - first,
-            "count": piece.count,
-            "window_size": self.config.window_size,
-            "file": file,
-        }
+        end = start + number(piece.end) - first
         if piece.source_start < 0:
             assert self._locate is not None
             name, offset = self._locate(piece.source_start)
-            fields.update(
-                sequence=name,
-                match_file=f"library sequence {name}",
-                match_start=offset + 1,
-                match_end=offset + 1 + piece.end - piece.start,
-            )
-        else:
-            source = number(piece.source_start)
-            match_file, match_start = locate(source)
-            fields.update(
-                match_file=match_file,
-                match_start=match_start,
-                match_end=match_start + number(piece.source_end) - source,
-            )
-        return fields
+            return {
+                "start": start,
+                "end": end,
+                "count": piece.count,
+                "window_size": self.config.window_size,
+                "file": file,
+                "sequence": name,
+                "match_file": f"library sequence {name}",
+                "match_start": offset + 1,
+                "match_end": offset + 1 + piece.end - piece.start,
+            }
+        source = number(piece.source_start)
+        match_file, match_start = locate(source)
+        return {
+            "start": start,
+            "end": end,
+            "count": piece.count,
+            "window_size": self.config.window_size,
+            "file": file,
+            "match_file": match_file,
+            "match_start": match_start,
+            "match_end": match_start + number(piece.source_end) - source,
+        }
 
     def with_markers(
         self, out: list[bytes], written: list[bool], pieces: list[Piece], first_number: int
     ) -> tuple[list[bytes], bool]:
         """Put each piece's marker just before the first record written after it;
         return the records and markers, and whether a marker ends them."""
-        assert self.annotation is not None
         written_at = list(compress(range(len(written)), written))
         merged: list[bytes] = []
         taken = 0
         for piece in pieces:
-            fields = self.fields(piece)
             end_position = self._number(piece.end) - first_number  # negative: before this
             index = bisect_right(written_at, end_position)
             merged += out[taken:index]
             taken = max(taken, index)
-            template = self._library_annotation if "sequence" in fields else self.annotation
-            assert template is not None
-            merged.append(template.format(**fields).encode("utf-8", "surrogateescape"))
+            merged.append(self.marker(piece))
         merged += out[taken:]
         return merged, taken == len(out)
+
+    def marker(self, piece: Piece) -> bytes:
+        """A piece's ``--annotate`` marker (without a delimiter)."""
+        assert self.annotation is not None
+        fields = self.fields(piece)
+        template = self._library_annotation if "sequence" in fields else self.annotation
+        assert template is not None
+        return template.format_map(fields).encode("utf-8", "surrogateescape")
 
     def explain_all(
         self,

@@ -217,13 +217,13 @@ def chunk_matcher(
 ) -> ChunkMatcher | None:
     """The kernel's chunk path (raw bytes in, kept bytes out, no Python object per
     record) serves every run that needs nothing per record from Python: no filters,
-    transform, JSON keys, masks, markers, explanations or library saving (a
-    --normalize pass it does itself)."""
+    transform, JSON keys, masks, explanations or library saving, nor markers with
+    --inverse (a --normalize pass it does itself; markers it places by the runs)."""
     if (
         engine is None
         or filters
         or not (keys.plain or keys.kernel_normalize)
-        or config.annotate
+        or (config.annotate and config.inverse)
         or on_explain is not None
         or config.library_dir is not None
     ):

@@ -46,17 +46,24 @@ static PyObject *emit(Matcher *m, const unsigned char *keep, size_t count, PyObj
     size_t nruns = 0; /* runs of skipped records */
     for (size_t k = 0; k < count; k++) nruns += !keep[k] && (k == 0 || keep[k - 1]);
     PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)total);
+    /* Where each skipped run lies in `out` (bytes written before it): markers go there. */
+    PyObject *offsets = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(nruns * 8));
     /* The runs as int64 pairs (start, stop), or with run_heads a list of (start, stop,
      * first record) tuples. */
     PyObject *runs = m->run_heads ? PyList_New(0)
                                   : PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(nruns * 16));
-    if (out == NULL || runs == NULL) goto fail;
-    char *dst = PyBytes_AS_STRING(out);
+    if (out == NULL || runs == NULL || offsets == NULL) goto fail;
+    char *dst = PyBytes_AS_STRING(out), *offset = PyBytes_AS_STRING(offsets);
     size_t k = 0;
-    while (k < count) { /* kept records seqdedup_matcher_leave as contiguous ranges of the input */
+    while (k < count) { /* written records leave as contiguous ranges of the input */
         int written = (keep[k] != 0) != (m->inverse != 0);
         size_t stop = k;
         while (stop < count && ((keep[stop] != 0) != (m->inverse != 0)) == written) stop++;
+        if (!keep[k]) { /* a skipped run (written ones are too, with inverse) */
+            int64_t at = (int64_t)(dst - PyBytes_AS_STRING(out));
+            memcpy(offset, &at, sizeof at);
+            offset += sizeof at;
+        }
         if (written) {
             int bare = m->final_without_delimiter && stop == m->rec_len;
             size_t from = m->rec_start[k], to = m->rec_end[stop - 1] + (bare ? 0 : dlen);
@@ -96,10 +103,12 @@ static PyObject *emit(Matcher *m, const unsigned char *keep, size_t count, PyObj
         memmove(m->rec_end, m->rec_end + count, rest * sizeof(size_t));
     }
     m->rec_len = rest;
-    return Py_BuildValue("(NONnn)", out, hashes, runs, (Py_ssize_t)count, (Py_ssize_t)kept);
+    return Py_BuildValue("(NONnnN)", out, hashes, runs, (Py_ssize_t)count, (Py_ssize_t)kept,
+                         offsets);
 fail:
     Py_XDECREF(out);
     Py_XDECREF(runs);
+    Py_XDECREF(offsets);
     return NULL;
 }
 

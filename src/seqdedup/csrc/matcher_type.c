@@ -193,8 +193,10 @@ static PyMethodDef Matcher_methods[] = {
     {"add_library_windows", (PyCFunction)seqdedup_matcher_add_library_windows, METH_VARARGS,
      "add_library_windows(fingerprints, starts): windows seen for the whole run"},
     {"feed_chunk", (PyCFunction)seqdedup_matcher_feed_chunk, METH_O,
-     "feed_chunk(chunk) -> (output, hashes, skipped_runs, decided, kept); skipped_runs: "
-     "int64 pairs (start, stop), or with run_heads a list of (start, stop, first record)"},
+     "feed_chunk(chunk) -> (output, hashes, skipped_runs, decided, kept, run_offsets); "
+     "hashes: 16 bytes per record; skipped_runs: int64 pairs (start, stop), or with "
+     "run_heads a list of (start, stop, first record); run_offsets: int64 per run, the "
+     "bytes of output before it"},
     {"finish_chunks", (PyCFunction)(void (*)(void))seqdedup_matcher_finish_chunks,
      METH_VARARGS | METH_KEYWORDS,
      "finish_chunks(delimit_final=False) -> the same, for the rest at end of input"},
