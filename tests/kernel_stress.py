@@ -136,6 +136,90 @@ def chunk_run(kernel, rng: random.Random) -> None:
     assert decided == len(records)
 
 
+def filtered_run(kernel, rng: random.Random) -> None:
+    """The filtered chunk path (split_chunk, a random filter mask, decide_split) against
+    the oracle on the tracked records, passed-through records in their place; misuse is
+    refused."""
+    window = rng.randint(1, 5)
+    history = rng.choice([None, max(window, 50)])
+    delimiter = rng.choice([b"\n", b"\0", b"||"])
+    inverse = rng.random() < 0.3
+    records = [rng.choice([b"a", b"b", b"c", b"", b"ab"]) for _ in range(rng.randint(0, 120))]
+    tracked = [rng.random() < 0.7 for _ in records]
+    bare = bool(records and records[-1]) and rng.random() < 0.5  # no final delimiter
+    data = delimiter.join(records) + (b"" if bare or not records else delimiter)
+    m = kernel.Matcher(
+        window,
+        history,
+        delimiter=delimiter,
+        inverse=inverse,
+        filtered=True,
+        run_heads=rng.random() < 0.3,
+    )
+    with contextlib.suppress(RuntimeError):
+        m.feed_chunk(b"a\n")  # not on a filtered matcher
+    out: list[bytes] = []
+    index = 0
+
+    def decide(split) -> None:
+        nonlocal index
+        region, bounds, first = split
+        assert first == index
+        pairs = array("q", bounds)
+        count = len(pairs) // 2
+        for k in range(count):
+            assert region[pairs[2 * k] : pairs[2 * k + 1]] == records[index + k]
+        with contextlib.suppress(ValueError):
+            m.decide_split(b"\1" * (count + 1))  # one byte per record, no more
+        result = m.decide_split(bytes(tracked[index : index + count]))
+        index += count
+        out.append(result[0])
+        assert len(result[5]) == 8 * result[3]  # a number per decided tracked record
+
+    cuts = sorted(rng.sample(range(len(data) + 1), min(len(data) + 1, rng.randint(0, 10))))
+    for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True):
+        decide(m.split_chunk(data[a:b]))
+        with contextlib.suppress(RuntimeError):
+            m.split_chunk(b"")  # nothing pending: allowed, or refused while undecided
+            decide((b"", b"", index))
+    decide(m.split_final())
+    keys = [r for r, t in zip(records, tracked, strict=True) if t]
+    skipped = iter(skipped_flags_streams([keys], window, history))
+    want = []
+    for i, (record, is_tracked) in enumerate(zip(records, tracked, strict=True)):
+        written = (not next(skipped)) != inverse if is_tracked else not inverse
+        if written:
+            want.append(record + (b"" if bare and i + 1 == len(records) else delimiter))
+    assert b"".join(out) == b"".join(want), (records, tracked, window, history, inverse)
+    assert index == len(records)
+
+
+def literal_calls(kernel, rng: random.Random) -> None:
+    """literal_mask on random regions: right answers on good bounds, refusals (never a
+    read past the region) on bad ones."""
+    region = rng.randbytes(rng.randint(0, 200)).replace(b"\0", b"a")
+    cuts = sorted(rng.sample(range(len(region) + 1), min(len(region) + 1, rng.randint(0, 20))))
+    pairs = array("q")
+    for a, b in zip(cuts[0::2], cuts[1::2], strict=False):
+        pairs.extend((a, b))
+    count = len(pairs) // 2
+    literal = region[rng.randint(0, len(region)) :][: rng.randint(0, 3)]
+    anchored = rng.random() < 0.5
+    wanted = bytes(rng.random() < 0.8 for _ in range(count))
+    got = kernel.literal_mask(region, pairs.tobytes(), literal, anchored, wanted)
+    for k in range(count):
+        record = region[pairs[2 * k] : pairs[2 * k + 1]]
+        hit = record.startswith(literal) if anchored else literal in record
+        assert got[k] == (wanted[k] and hit), (region, pairs, literal, anchored)
+    if count:
+        bad = array("q", pairs)
+        bad[rng.randrange(len(bad))] = rng.choice([-1, len(region) + 1, 2**62])
+        with contextlib.suppress(ValueError):
+            kernel.literal_mask(region, bad.tobytes(), literal, anchored, wanted)
+    with contextlib.suppress(ValueError):
+        kernel.literal_mask(region, pairs.tobytes()[:-1], literal, anchored, wanted)
+
+
 def key_hashes(keys, forced_low: int | None) -> array:
     """128-bit hashes of keys in the kernel's form; with ``forced_low`` every low lane
     is that value (a forced collision of 64-bit hashes: only the high lanes differ)."""
@@ -466,6 +550,8 @@ def main() -> None:
     for _ in range(iterations):
         chunk_run(kernel, rng)
         push_run(kernel, rng)
+        filtered_run(kernel, rng)
+        literal_calls(kernel, rng)
         attribution_run(kernel, rng)
         odd_calls(kernel, rng)
         key_calls(kernel, rng)

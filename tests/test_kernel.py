@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from seqdedup import __version__
 from seqdedup import engine as kernel
 from seqdedup.api import Deduplicator, process_stream
-from seqdedup.config import Config
+from seqdedup.config import Config, FilterRule
 from seqdedup.library.store import encode_records
 from seqdedup.matcher import WindowMatcher, coefficients, fingerprints_py
 
@@ -314,6 +314,84 @@ def test_both_engines_give_identical_runs(
     assert c_out == py_out
     assert c_stats == py_stats
     assert c_explained == py_explained
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    records=st.lists(
+        st.sampled_from([b"", b"a", b"ab", b"ba", b"aab", b"xab|ab", b"|"]), max_size=40
+    ),
+    delimiter=st.sampled_from([b"\n", b"|", b"ab"]),
+    literal=st.sampled_from([b"", b"a", b"ab", b"b|a", b"aa"]),
+    anchored=st.booleans(),
+    open_=st.data(),
+)
+def test_literal_mask_is_contains_or_startswith_per_record(
+    records, delimiter, literal, anchored, open_
+):
+    """The kernel's literal scan marks exactly the open records that contain the
+    literal (start with it, anchored), whatever lies between them."""
+    region, pairs = b"", array("q")
+    for record in records:
+        pairs.extend((len(region), len(region) + len(record)))
+        region += record + delimiter
+    wanted = open_.draw(st.lists(st.booleans(), min_size=len(records), max_size=len(records)))
+    got = _kernel.literal_mask(region, pairs.tobytes(), literal, anchored, bytes(wanted))
+    test = bytes.startswith if anchored else bytes.__contains__
+    assert list(got) == [int(w and test(r, literal)) for r, w in zip(records, wanted, strict=True)]
+    with pytest.raises(ValueError):
+        _kernel.literal_mask(region, pairs.tobytes() + b"x", literal, anchored, bytes(wanted))
+    if records:
+        bad = array("q", pairs)
+        bad[-1] = len(region) + 1  # past the region
+        with pytest.raises(ValueError):
+            _kernel.literal_mask(region, bad.tobytes(), literal, anchored, bytes(wanted))
+
+
+FILTER_SETS = [
+    (FilterRule("bypass", "^b"),),  # an anchored literal: one scan of the region
+    (FilterRule("track", "a|c"),),  # a regular expression: record by record
+    (FilterRule("bypass", "é"), FilterRule("track", "^a")),  # non-ASCII: decoded records
+    (FilterRule("track", "x"), FilterRule("bypass", "a")),  # literals and a track rule
+    (FilterRule("bypass", r"\s"), FilterRule("bypass", "^$")),  # no bytes twin; empty records
+]
+
+
+@settings(max_examples=250, deadline=None)
+@given(
+    records=st.lists(
+        st.one_of(st.sampled_from(["a", "b", "c", "", "ab", "b a", "cx"]), st.just("é a")),
+        max_size=120,
+    ),
+    window=st.integers(1, 5),
+    history=st.sampled_from([None, 100]),
+    delimiter=st.sampled_from([b"\n", b"\0", b"||", b"\r\n"]),
+    trailing=st.booleans(),
+    cuts=st.lists(st.integers(0, 600), max_size=12),
+    inverse=st.booleans(),
+    filters=st.sampled_from(FILTER_SETS),
+    top=st.booleans(),
+)
+def test_the_filtered_chunk_path_equals_the_record_path(
+    records, window, history, delimiter, trailing, cuts, inverse, filters, top
+):
+    """With filters the kernel splits each chunk, the filters classify its records in
+    one region and the kernel decides and writes them: the same bytes, counts and
+    --top rows as the Python engine, which takes them record by record."""
+    data = delimiter.join(r.encode() for r in records) + (delimiter if trailing else b"")
+    options = dict(
+        window_size=window,
+        max_history=history,
+        delimiter=delimiter,
+        inverse=inverse,
+        filters=filters,
+        top=5 if top else 0,
+    )
+    c_out, c_stats, _ = run_engine("c", data, cuts, **options)
+    py_out, py_stats, _ = run_engine("python", data, cuts, **options)
+    assert c_out == py_out
+    assert c_stats == py_stats
+    assert c_stats.top_sequences == py_stats.top_sequences
 
 
 @settings(max_examples=60, deadline=None)

@@ -65,6 +65,16 @@ def test_a_mask_is_timed_on_the_tracked_records_and_named_by_line(short_limit, e
     assert "on line 4:" in err.getvalue()
 
 
+def test_a_later_pattern_names_the_record_by_its_own_line(short_limit, engine):
+    """A second pattern sees only the records the first left undecided; the record it
+    stalls on is still named by its line (on the kernel's filtered chunk path too)."""
+    data = b"zz skip\n" + DATA  # line 1 bypassed by the first pattern, line 4 stalls
+    out, err = io.BytesIO(), io.StringIO()
+    args = ["-w", "1", "-q", "--bypass", "^zz", "--bypass", CATASTROPHIC]
+    assert cli.main(args, io.BytesIO(data), out, err) == 1
+    assert "on line 4:" in err.getvalue()
+
+
 def test_show_keys_names_the_record_too(short_limit):
     out, err = io.BytesIO(), io.StringIO()
     args = ["--show-keys", "--mask", CATASTROPHIC]

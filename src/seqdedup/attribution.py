@@ -151,7 +151,7 @@ class DecisionCount:
         self.decided += len(keep)
         return []
 
-    def add_runs(self, size: int, runs: Any) -> list[Piece]:
+    def add_runs(self, size: int, runs: Any, numbers: Any = None) -> list[Piece]:
         self.decided += size
         return []
 
@@ -727,9 +727,10 @@ class KernelAttributor:
     def add(self, keep: Sequence[bool], numbers: Sequence[int] | None = None) -> list[Piece]:
         return _unpacked(self._core.add(keep, numbers))
 
-    def add_runs(self, size: int, runs: Any) -> list[Piece]:
-        """``runs``: int64 pairs (bytes), or ``(start, stop, ...)`` tuples."""
-        return _unpacked(self._core.add_runs(size, runs))
+    def add_runs(self, size: int, runs: Any, numbers: Any = None) -> list[Piece]:
+        """``runs``: int64 pairs (bytes), or ``(start, stop, ...)`` tuples; ``numbers``:
+        the records' input numbers (int64 bytes) when filters make them differ."""
+        return _unpacked(self._core.add_runs(size, runs, numbers))
 
     def finish(self) -> list[Piece]:
         return _unpacked(self._core.finish())

@@ -11,6 +11,7 @@ invalid UTF-8 never fails and is never altered.
 from __future__ import annotations
 
 import re
+from array import array
 from collections.abc import Callable, Sequence
 from itertools import compress, repeat
 from operator import not_
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from seqdedup.config import FilterRule
 from seqdedup.engine import numpy_available
 from seqdedup.errors import UsageError
-from seqdedup.timelimit import each_within
+from seqdedup.timelimit import PatternTimeout, each_within
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -91,7 +92,7 @@ class FilterList:
                 matches = test.each(texts)
                 positions: Sequence[int] = range(len(texts))
             elif undecided:
-                matches = test.each(list(map(texts.__getitem__, undecided)))
+                matches = _each_at(test, texts, undecided)
                 positions = undecided
             else:
                 break
@@ -111,12 +112,12 @@ class FilterList:
         open_ = np.ones(len(texts), dtype=bool)
         for index, (rule, test) in enumerate(zip(self.rules, tests, strict=True)):
             if test.literal is not None:
-                hits = test.scan(batch) & open_
+                hits = test.scan(batch, open_) & open_
             else:
                 candidates = np.flatnonzero(open_)
                 if not len(candidates):
                     break
-                found = test.each(list(map(texts.__getitem__, candidates.tolist())))
+                found = _each_at(test, texts, candidates.tolist())
                 hits = np.zeros(len(texts), dtype=bool)
                 hits[candidates[np.fromiter(map(bool, found), bool, len(found))]] = True
             decisions[hits] = TRACKED if rule.kind == "track" else index
@@ -124,8 +125,71 @@ class FilterList:
         result: list[int] = decisions.tolist()
         return result
 
+    def tracked_mask(self, region: bytes, bounds: bytes, delimiter: bytes) -> bytes:
+        """The kernel's filtered chunk path: records given as one region (``delimiter``
+        between them) and int64 (start, end) pairs into it; one byte per record, 1 when
+        it is tracked.
+
+        On an ASCII region whose patterns have bytes twins, the flags of all records
+        are held as one int, one byte per record (so setting and clearing them for a
+        whole batch is one operation): a literal is found by the kernel in one pass over
+        the region, skipping decided records; another pattern is searched record by
+        record, on the undecided ones only. Anything else goes through :meth:`classify`.
+        No numpy: its import alone would cost more than the whole pass.
+        """
+        from seqdedup import _kernel
+
+        tests, count = self._byte_tests, len(bounds) // 16
+        if tests is None or not region.isascii():
+            pairs = array("q")
+            pairs.frombytes(bounds)
+            records = [region[a:b] for a, b in zip(pairs[0::2], pairs[1::2], strict=True)]
+            return bytes(map(TRACKED.__eq__, self.classify(records)))
+        undecided = int.from_bytes(b"\1" * count, "little")
+        tracked = 0
+        texts: _Region | None = None
+        for rule, test in zip(self.rules, tests, strict=True):
+            if not undecided:
+                break
+            literal = test.literal
+            if literal is not None and (test.anchored or delimiter not in literal):
+                open_ = undecided.to_bytes(count, "little")
+                found = _kernel.literal_mask(region, bounds, literal, test.anchored, open_)
+            else:
+                if texts is None:
+                    texts = _Region(region, bounds)
+                open_ = undecided.to_bytes(count, "little")
+                positions = list(compress(range(count), open_))
+                matched = bytearray(count)
+                for position, hit in zip(positions, _each_at(test, texts, positions), strict=True):
+                    matched[position] = bool(hit)
+                found = bytes(matched)
+            hits = int.from_bytes(found, "little")
+            if rule.kind == "track":
+                tracked |= hits
+            undecided ^= hits
+        if not self.has_track:
+            tracked |= undecided  # no pattern matched them: tracked
+        return tracked.to_bytes(count, "little")
+
 
 SCAN_MIN_RECORDS = 2048  # from this batch size on, literals scan the joined batch
+
+
+class _Region(Sequence[bytes]):
+    """Records lying in one bytes object (the kernel's), int64 (start, end) pairs into
+    it: sliced when a regular expression needs them one by one."""
+
+    def __init__(self, data: bytes, bounds: bytes) -> None:
+        pairs = array("q")
+        pairs.frombytes(bounds)
+        self.data, self.starts, self.ends = data, pairs[0::2], pairs[1::2]
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def __getitem__(self, index: Any) -> Any:
+        return self.data[self.starts[index] : self.ends[index]]
 
 
 class _Batch:
@@ -170,8 +234,9 @@ class _Test:
         # raised and cleared TypeError on every record.
         return list(map(type(literal).count, texts, repeat(literal)))
 
-    def scan(self, batch: _Batch) -> Any:
-        """Which records of the batch contain (or start with) the literal."""
+    def scan(self, batch: _Batch, open_: Any = None) -> Any:
+        """Which records of the batch contain (or start with) the literal (those that
+        ``open_`` marks, at least)."""
         import numpy as np
 
         literal = self.literal
@@ -179,6 +244,8 @@ class _Test:
         if not literal:
             hits[:] = True  # "" and "^" match every record
             return hits
+        if isinstance(batch.joined, bytes) and (self.anchored or b"\n" not in literal):
+            return self._scan_bytes(batch, literal, hits, open_)
         needle = batch.separator + literal if self.anchored else literal
         find, found = batch.joined.find, []
         at = find(needle)
@@ -193,6 +260,47 @@ class _Test:
             inside = (record >= 0) & (position + len(literal) <= batch.ends[record])
             if self.anchored:
                 inside &= position == batch.starts[record]
+            hits[record[inside]] = True
+        return hits
+
+    def _scan_bytes(self, batch: _Batch, literal: bytes, hits: Any, open_: Any) -> Any:
+        """The same on bytes with no Python step per occurrence: by the kernel's
+        ``literal_mask`` (one pass of memmem over the batch, records already decided
+        skipped) when it is built; else an anchored literal is compared byte by byte at
+        every record's start, and another found by one split of the batch (leftmost,
+        non-overlapping occurrences: enough, since an occurrence cannot run from one
+        record into the next unless the literal holds what lies between two records,
+        which takes the general path)."""
+        import numpy as np
+
+        try:
+            from seqdedup._kernel import literal_mask
+        except ImportError:
+            pass
+        else:
+            bounds = np.stack((batch.starts, batch.ends), axis=1).astype(np.int64).tobytes()
+            wanted = np.ones(batch.size, dtype=np.uint8) if open_ is None else open_
+            found = literal_mask(
+                batch.joined, bounds, literal, self.anchored, wanted.astype(np.uint8).tobytes()
+            )
+            return np.frombuffer(found, dtype=np.uint8).astype(bool)
+        size = len(literal)
+        starts, ends = batch.starts, batch.ends
+        if self.anchored:
+            chosen = np.flatnonzero(ends - starts >= size)
+            at = starts[chosen]
+            data = np.frombuffer(batch.joined, dtype=np.uint8)
+            for offset, byte in enumerate(literal):
+                same = data[at + offset] == byte
+                chosen, at = chosen[same], at[same]
+            hits[chosen] = True
+            return hits
+        pieces = batch.joined.split(literal)
+        if len(pieces) > 1:
+            lengths = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces))
+            position = np.cumsum(lengths[:-1] + size) - size
+            record = np.searchsorted(starts, position, side="right") - 1
+            inside = (record >= 0) & (position + size <= ends[record])
             hits[record[inside]] = True
         return hits
 
@@ -220,6 +328,15 @@ def _byte_tests(patterns: Sequence[re.Pattern[str]], labels: Sequence[str]) -> l
             return None
         twins.append(_Test(encoded, twin.search, label))
     return twins
+
+
+def _each_at(test: _Test, texts: Sequence[Any], positions: Sequence[int]) -> list[Any]:
+    """``test.each`` over the texts at ``positions``; a runaway pattern is reported at
+    its record's place in ``texts``."""
+    try:
+        return test.each(list(map(texts.__getitem__, positions)))
+    except PatternTimeout as exc:
+        raise PatternTimeout(exc.label, positions[exc.index]) from None
 
 
 def _decode(record: bytes) -> str:

@@ -55,14 +55,19 @@ class ChunkPath:
     """Raw chunks through the kernel's chunk path. With ``--annotate``, each closed
     piece's marker is put where its skipped run lies in the output (the kernel says
     where each run lies; a piece of a run that reached the end of the last chunk goes
-    first)."""
+    first). With filters, the kernel splits each chunk, the filters classify its records
+    as one region, and the kernel decides the tracked ones and writes the output, the
+    passed-through records in their place (markers then take the record path)."""
 
     def __init__(self, stages: Stages, kernel: ChunkMatcher) -> None:
         self._stages = stages
         self._kernel = kernel
         self._markers = stages.report.annotation is not None
+        self._filters = stages.filters if stages.filters else None
 
     def feed_bytes(self, chunk: bytes) -> bytes:
+        if self._filters is not None:
+            return self._filtered(self._kernel.split_chunk(chunk))
         out, hashes, runs, decided, kept, offsets = self._kernel.feed_chunk(chunk)
         pieces = self._account(hashes, runs, decided, kept)
         return self._marked(out, runs, offsets, pieces) if pieces else out
@@ -70,6 +75,10 @@ class ChunkPath:
     def end_bytes(self, last: bool) -> bytes:
         """Decide the rest of a byte stream; ``last``: nothing follows it."""
         kernel, stages = self._kernel, self._stages
+        if self._filters is not None:
+            out = self._filtered(kernel.split_final(delimit_final=not last))
+            stages.note_pieces(stages.attributor.finish())
+            return out
         out, hashes, runs, decided, kept, offsets = kernel.finish_chunks(delimit_final=not last)
         pieces = self._account(hashes, runs, decided, kept)
         closed = stages.attributor.finish()  # a piece whose run reached the end
@@ -77,20 +86,40 @@ class ChunkPath:
         pieces += closed if self._markers else []
         return self._marked(out, runs, offsets, pieces) if pieces else out
 
+    def _filtered(self, split: tuple[bytes, bytes, int]) -> bytes:
+        """Classify the records the kernel split, then have it decide them."""
+        assert self._filters is not None
+        region, bounds, first = split
+        try:
+            mask = self._filters.tracked_mask(region, bounds, self._stages.config.delimiter)
+        except PatternTimeout as exc:
+            line = self._stages.report.streams.line(first + 1 + exc.index)
+            raise exc.at(line.lower()) from None
+        out, hashes, runs, decided, kept, numbers, released = self._kernel.decide_split(mask)
+        self._account(hashes, runs, decided, kept, numbers, released)
+        return out
+
     def _account(
-        self, hashes: bytes, runs: bytes | list[Any], decided: int, kept: int
+        self,
+        hashes: bytes,
+        runs: bytes | list[Any],
+        decided: int,
+        kept: int,
+        numbers: bytes | None = None,
+        released: int | None = None,
     ) -> list[Piece]:
-        """Book what the kernel decided: attribution and statistics; the pieces closed,
-        when markers read them."""
+        """Book what the kernel decided (``decided`` tracked records; ``released`` in
+        all, with filters, and their input ``numbers``): attribution and statistics;
+        the pieces closed, when markers read them."""
         stages = self._stages
         attributor = stages.attributor
         assert not isinstance(attributor, Attributor)  # the kernel runs: so does its own
         attributor.append_keys(hashes)
         if isinstance(runs, list):  # with --top, the runs carry their first record
             stages.run_heads.add(attributor.decided, decided, runs)  # (before add_runs)
-        pieces = attributor.add_runs(decided, runs)
+        pieces = attributor.add_runs(decided, runs, numbers)
         stages.note_pieces(pieces)
-        stages.count(decided, kept)
+        stages.count(decided if released is None else released, kept)
         return pieces if self._markers else []
 
     def _marked(

@@ -216,14 +216,14 @@ def chunk_matcher(
     on_explain: Callable[[str], None] | None,
 ) -> ChunkMatcher | None:
     """The kernel's chunk path (raw bytes in, kept bytes out, no Python object per
-    record) serves every run that needs nothing per record from Python: no filters,
+    record) serves every run that needs nothing per record from Python: no
     transform, JSON keys, masks, explanations or library saving, nor markers with
-    --inverse (a --normalize pass it does itself; markers it places by the runs)."""
+    --inverse or filters (a --normalize pass it does itself; markers it places by the
+    runs; filters classify each chunk's records in one pass, see ChunkPath)."""
     if (
         engine is None
-        or filters
         or not (keys.plain or keys.kernel_normalize)
-        or (config.annotate and config.inverse)
+        or (config.annotate and (config.inverse or filters))
         or on_explain is not None
         or config.library_dir is not None
     ):
@@ -238,6 +238,7 @@ def chunk_matcher(
         inverse=config.inverse,
         run_heads=bool(config.top),
         normalize=keys.kernel_normalize,
+        filtered=bool(filters),
     )
     return matcher
 

@@ -3,10 +3,13 @@
  * matcher's buffer, split on the delimiter in place, each record's key hashed (without
  * the GIL when the chunk is large), the windows decided, and the kept records written as
  * contiguous ranges of the input, with no Python object per record.
+ *
+ * With filters (a Matcher made with filtered=True) the same happens in two steps:
+ * split_chunk() splits and hands Python the new records as one region, Python's filters
+ * classify them in one pass, and decide_split(mask) hashes the tracked ones, decides
+ * them and writes the output, passed-through records in their place.
  */
 #include "kernel.h"
-
-/* ---- the chunk path ------------------------------------------------------------- */
 
 static const unsigned char *find_delimiter(const unsigned char *p, const unsigned char *end,
                                            const unsigned char *delim, size_t dlen)
@@ -26,19 +29,70 @@ static inline Hash128 record_hash(const Matcher *m, const unsigned char *p, size
     return seqdedup_key_hash(p, len, m->skip, m->byte_mode, m->normalize, m->seed);
 }
 
-/* Turn the decided records (the oldest `count` pending ones) into the output, the
- * skipped runs and the counts; then drop them from the pending records. */
+/* Room for one more pending record (its bounds and, filtered, its mask). */
+static int reserve_record(Matcher *m)
+{
+    if (grow((void **)&m->rec_start, &m->rec_cap, m->rec_len + 1, sizeof(size_t)) < 0 ||
+        grow((void **)&m->rec_end, &m->rec_end_cap, m->rec_len + 1, sizeof(size_t)) < 0)
+        return -1;
+    if (m->filtered && grow((void **)&m->rec_tracked, &m->rec_tracked_cap, m->rec_len + 1, 1) < 0)
+        return -1;
+    return 0;
+}
+
+/* Which pending records the decisions of the last push reach, and what is written:
+ * flags[i] for released record i is 1 when it is kept (or passed through), 0 when
+ * skipped; m->tracked_at[d] is the pending index of decision d. Returns how many
+ * pending records are released (all `count` decisions are used), or -1. */
+static Py_ssize_t release(Matcher *m, const unsigned char *keep, size_t count,
+                          unsigned char **flags)
+{
+    if (!m->filtered) {
+        if (count > m->rec_len) { /* cannot happen while push() and chunks are kept apart */
+            PyErr_SetString(PyExc_RuntimeError, "more decisions than pending records");
+            return -1;
+        }
+        *flags = (unsigned char *)keep;
+        return (Py_ssize_t)count;
+    }
+    /* filtered: passed-through records go with the decided ones before them; the first
+     * undecided tracked record (and all after it) waits */
+    if (grow((void **)&m->tracked_at, &m->tracked_at_cap, count + 1, sizeof(size_t)) < 0 ||
+        grow((void **)&m->released_flags, &m->released_flags_cap, m->rec_len + 1, 1) < 0)
+        return -1;
+    unsigned char *out = m->released_flags;
+    size_t used = 0, i = 0;
+    for (; i < m->rec_classified; i++) {
+        if (!m->rec_tracked[i]) {
+            out[i] = 1;
+            continue;
+        }
+        if (used == count) break;
+        m->tracked_at[used] = i;
+        out[i] = keep[used++];
+    }
+    if (used != count) {
+        PyErr_SetString(PyExc_RuntimeError, "more decisions than tracked records");
+        return -1;
+    }
+    *flags = out;
+    return (Py_ssize_t)i;
+}
+
+/* Turn the decided records into the output, the skipped runs (in tracked indices from
+ * first_index) and the counts; then drop the released records from the pending ones.
+ * Returns (output, hashes, runs, decided, kept, run_offsets), or with filters (output,
+ * hashes, runs, decided, kept, numbers, released). */
 static PyObject *emit(Matcher *m, const unsigned char *keep, size_t count, PyObject *hashes,
                       int64_t first_index)
 {
-    size_t dlen = m->delim_len, total = 0, kept = 0;
-    if (count > m->rec_len) { /* cannot happen while push() and chunks are kept apart */
-        PyErr_SetString(PyExc_RuntimeError, "more decisions than pending records");
-        return NULL;
-    }
-    for (size_t k = 0; k < count; k++) {
-        kept += keep[k];
-        if ((keep[k] != 0) != (m->inverse != 0)) {
+    unsigned char *flag;
+    Py_ssize_t released_n = release(m, keep, count, &flag);
+    if (released_n < 0) return NULL;
+    size_t released = (size_t)released_n, dlen = m->delim_len, total = 0, kept = 0;
+    for (size_t k = 0; k < released; k++) {
+        kept += flag[k];
+        if ((flag[k] != 0) != (m->inverse != 0)) {
             int bare = m->final_without_delimiter && k + 1 == m->rec_len;
             total += m->rec_end[k] - m->rec_start[k] + (bare ? 0 : dlen);
         }
@@ -46,8 +100,9 @@ static PyObject *emit(Matcher *m, const unsigned char *keep, size_t count, PyObj
     size_t nruns = 0; /* runs of skipped records */
     for (size_t k = 0; k < count; k++) nruns += !keep[k] && (k == 0 || keep[k - 1]);
     PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)total);
-    /* Where each skipped run lies in `out` (bytes written before it): markers go there. */
-    PyObject *offsets = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(nruns * 8));
+    /* Where each skipped run lies in `out` (bytes written before it): markers go there.
+     * With filters, the input record number of each decided tracked record instead. */
+    PyObject *offsets = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)((m->filtered ? count : nruns) * 8));
     /* The runs as int64 pairs (start, stop), or with run_heads a list of (start, stop,
      * first record) tuples. */
     PyObject *runs = m->run_heads ? PyList_New(0)
@@ -55,11 +110,11 @@ static PyObject *emit(Matcher *m, const unsigned char *keep, size_t count, PyObj
     if (out == NULL || runs == NULL || offsets == NULL) goto fail;
     char *dst = PyBytes_AS_STRING(out), *offset = PyBytes_AS_STRING(offsets);
     size_t k = 0;
-    while (k < count) { /* written records leave as contiguous ranges of the input */
-        int written = (keep[k] != 0) != (m->inverse != 0);
+    while (k < released) { /* written records leave as contiguous ranges of the input */
+        int written = (flag[k] != 0) != (m->inverse != 0);
         size_t stop = k;
-        while (stop < count && ((keep[stop] != 0) != (m->inverse != 0)) == written) stop++;
-        if (!keep[k]) { /* a skipped run (written ones are too, with inverse) */
+        while (stop < released && ((flag[stop] != 0) != (m->inverse != 0)) == written) stop++;
+        if (!flag[k] && !m->filtered) { /* a skipped run (written ones are too, with inverse) */
             int64_t at = (int64_t)(dst - PyBytes_AS_STRING(out));
             memcpy(offset, &at, sizeof at);
             offset += sizeof at;
@@ -71,6 +126,12 @@ static PyObject *emit(Matcher *m, const unsigned char *keep, size_t count, PyObj
             dst += to - from;
         }
         k = stop;
+    }
+    if (m->filtered) {
+        for (size_t d = 0; d < count; d++) {
+            int64_t number = m->released_total + (int64_t)m->tracked_at[d] + 1;
+            memcpy(offset + 8 * d, &number, 8);
+        }
     }
     char *packed = m->run_heads ? NULL : PyBytes_AS_STRING(runs);
     for (k = 0; k < count;) { /* runs of skipped records, as tracked indices */
@@ -87,9 +148,10 @@ static PyObject *emit(Matcher *m, const unsigned char *keep, size_t count, PyObj
             k = stop;
             continue;
         }
+        size_t head = m->filtered ? m->tracked_at[k] : k;
         PyObject *run = Py_BuildValue("(LLy#)", (long long)bounds[0], (long long)bounds[1],
-                                      (const char *)m->buf + m->rec_start[k],
-                                      (Py_ssize_t)(m->rec_end[k] - m->rec_start[k]));
+                                      (const char *)m->buf + m->rec_start[head],
+                                      (Py_ssize_t)(m->rec_end[head] - m->rec_start[head]));
         if (run == NULL || PyList_Append(runs, run) < 0) {
             Py_XDECREF(run);
             goto fail;
@@ -97,12 +159,19 @@ static PyObject *emit(Matcher *m, const unsigned char *keep, size_t count, PyObj
         Py_DECREF(run);
         k = stop;
     }
-    size_t rest = m->rec_len - count;
-    if (rest && count) {
-        memmove(m->rec_start, m->rec_start + count, rest * sizeof(size_t));
-        memmove(m->rec_end, m->rec_end + count, rest * sizeof(size_t));
+    size_t rest = m->rec_len - released;
+    if (rest && released) {
+        memmove(m->rec_start, m->rec_start + released, rest * sizeof(size_t));
+        memmove(m->rec_end, m->rec_end + released, rest * sizeof(size_t));
+        if (m->filtered) memmove(m->rec_tracked, m->rec_tracked + released, rest);
     }
     m->rec_len = rest;
+    if (m->filtered) {
+        m->rec_classified -= released;
+        m->released_total += (int64_t)released;
+        return Py_BuildValue("(NONnnNn)", out, hashes, runs, (Py_ssize_t)count, (Py_ssize_t)kept,
+                             offsets, (Py_ssize_t)released);
+    }
     return Py_BuildValue("(NONnnN)", out, hashes, runs, (Py_ssize_t)count, (Py_ssize_t)kept,
                          offsets);
 fail:
@@ -112,29 +181,12 @@ fail:
     return NULL;
 }
 
-static PyObject *Matcher_feed_chunk_in(Matcher *m, PyObject *arg, int *changed);
-
-PyObject *seqdedup_matcher_feed_chunk(Matcher *m, PyObject *arg)
+/* Append a chunk and split what is complete into pending records; the index of the
+ * first new one, or -1. */
+static Py_ssize_t append_and_split(Matcher *m, PyObject *arg, int *changed)
 {
-    if (seqdedup_matcher_enter(m) < 0) return NULL;
-    int changed = 0;
-    PyObject *result = Matcher_feed_chunk_in(m, arg, &changed);
-    return seqdedup_matcher_leave(m, result, changed);
-}
-
-static PyObject *Matcher_feed_chunk_in(Matcher *m, PyObject *arg, int *changed)
-{
-    if (m->delim == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "the chunk path needs a delimiter");
-        return NULL;
-    }
-    if (m->chunks_finished) {
-        PyErr_SetString(PyExc_RuntimeError, "feed_chunk() after finish_chunks()");
-        return NULL;
-    }
-    if (seqdedup_matcher_fed_by(m, 2) < 0) return NULL;
     Py_buffer chunk;
-    if (PyObject_GetBuffer(arg, &chunk, PyBUF_SIMPLE) < 0) return NULL;
+    if (PyObject_GetBuffer(arg, &chunk, PyBUF_SIMPLE) < 0) return -1;
     *changed = 1;
     /* Drop what was decided: keep the pending records and the incomplete tail. */
     size_t base = m->rec_len ? m->rec_start[0] : m->tail_start;
@@ -153,7 +205,7 @@ static PyObject *Matcher_feed_chunk_in(Matcher *m, PyObject *arg, int *changed)
         grow((void **)&m->buf, &m->buf_cap, m->buf_len + add + 1, 1) < 0) {
         PyBuffer_Release(&chunk);
         if (!PyErr_Occurred()) PyErr_NoMemory();
-        return NULL;
+        return -1;
     }
     if (add) memcpy(m->buf + m->buf_len, chunk.buf, add);
     PyBuffer_Release(&chunk);
@@ -165,9 +217,7 @@ static PyObject *Matcher_feed_chunk_in(Matcher *m, PyObject *arg, int *changed)
     for (;;) {
         const unsigned char *hit = find_delimiter(p, end, m->delim, dlen);
         if (hit == NULL) break;
-        if (grow((void **)&m->rec_start, &m->rec_cap, m->rec_len + 1, sizeof(size_t)) < 0 ||
-            grow((void **)&m->rec_end, &m->rec_end_cap, m->rec_len + 1, sizeof(size_t)) < 0)
-            return NULL;
+        if (reserve_record(m) < 0) return -1;
         m->rec_start[m->rec_len] = m->tail_start;
         m->rec_end[m->rec_len] = (size_t)(hit - m->buf);
         m->rec_len++;
@@ -176,31 +226,120 @@ static PyObject *Matcher_feed_chunk_in(Matcher *m, PyObject *arg, int *changed)
     }
     m->scan_from = m->buf_len >= dlen - 1 ? m->buf_len - (dlen - 1) : 0;
     if (m->scan_from < m->tail_start) m->scan_from = m->tail_start;
+    return (Py_ssize_t)first_new;
+}
 
-    size_t n = m->rec_len - first_new;
+/* Key hashes of pending records [from, to) (those whose mask is 1, with filters) into
+ * scratch; how many, or -1. The last pending record's key may be shorter (a final
+ * record without a delimiter). */
+static Py_ssize_t hash_pending(Matcher *m, size_t from, size_t to, const unsigned char *mask,
+                               Hash128 **out)
+{
+    size_t n = to - from;
     if (grow((void **)&m->scratch_hashes, &m->scratch_hashes_cap, n + 1, sizeof(Hash128)) < 0)
-        return NULL;
+        return -1;
     Hash128 *h = m->scratch_hashes;
+    size_t made = 0;
     /* Pure work on the matcher's own memory (busy keeps other calls out): without the
      * GIL when it is large, so other threads run meanwhile. */
-    int release = n && m->rec_end[first_new + n - 1] - m->rec_start[first_new] >= GIL_MINSIZE;
-    PyThreadState *save = release ? PyEval_SaveThread() : NULL;
-    for (size_t k = 0; k < n; k++) {
-        size_t i = first_new + k;
-        h[k] = record_hash(m, m->buf + m->rec_start[i], m->rec_end[i] - m->rec_start[i]);
+    int release_gil = n && m->rec_end[to - 1] - m->rec_start[from] >= GIL_MINSIZE;
+    PyThreadState *save = release_gil ? PyEval_SaveThread() : NULL;
+    for (size_t i = from; i < to; i++) {
+        if (mask != NULL && !mask[i - from]) continue;
+        size_t len = m->rec_end[i] - m->rec_start[i];
+        if (m->chunks_finished && i + 1 == m->rec_len && m->final_key_len < len)
+            len = m->final_key_len;
+        h[made++] = record_hash(m, m->buf + m->rec_start[i], len);
     }
     if (save != NULL) PyEval_RestoreThread(save);
-    PyObject *hashes = PyBytes_FromStringAndSize((const char *)h, (Py_ssize_t)(n * sizeof(Hash128)));
+    *out = h;
+    return (Py_ssize_t)made;
+}
+
+static PyObject *Matcher_feed_chunk_in(Matcher *m, PyObject *arg, int *changed);
+
+PyObject *seqdedup_matcher_feed_chunk(Matcher *m, PyObject *arg)
+{
+    if (seqdedup_matcher_enter(m) < 0) return NULL;
+    int changed = 0;
+    PyObject *result = Matcher_feed_chunk_in(m, arg, &changed);
+    return seqdedup_matcher_leave(m, result, changed);
+}
+
+/* Whether the chunk path may take more input in this mode (else an error is set). */
+static int chunks_open(Matcher *m, int filtered)
+{
+    if (m->delim == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "the chunk path needs a delimiter");
+        return 0;
+    }
+    if (m->chunks_finished) {
+        PyErr_SetString(PyExc_RuntimeError, "more input after the end of the chunks");
+        return 0;
+    }
+    if (m->filtered != filtered) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        filtered ? "split_chunk() needs a Matcher made with filtered=True"
+                                 : "a filtered Matcher takes split_chunk() and decide_split()");
+        return 0;
+    }
+    return seqdedup_matcher_fed_by(m, 2) == 0;
+}
+
+static PyObject *Matcher_feed_chunk_in(Matcher *m, PyObject *arg, int *changed)
+{
+    if (!chunks_open(m, 0)) return NULL;
+    Py_ssize_t first_new = append_and_split(m, arg, changed);
+    if (first_new < 0) return NULL;
+    Hash128 *h;
+    Py_ssize_t n = hash_pending(m, (size_t)first_new, m->rec_len, NULL, &h);
+    if (n < 0) return NULL;
+    PyObject *hashes = PyBytes_FromStringAndSize((const char *)h, n * (Py_ssize_t)sizeof(Hash128));
     if (hashes == NULL) return NULL;
     int64_t first_index = m->next;
-    Py_ssize_t count = seqdedup_push_core(m, h, n, 0);
+    Py_ssize_t count = seqdedup_push_core(m, h, (size_t)n, 0);
     PyObject *result = count < 0 ? NULL : emit(m, m->keep, (size_t)count, hashes, first_index);
     Py_DECREF(hashes);
     return result;
 }
 
-/* End of the chunks. With delimit_final, a final record without a delimiter is written
- * with one (another stream follows), except one that a newline ends in text mode. */
+/* The final record without a delimiter, if any, made pending: 1, 0 (none) or -1. With
+ * delimit_final, it is written with one (another stream follows), except one that a
+ * newline ends in text mode. */
+static int final_record(Matcher *m, int delimit_final)
+{
+    m->chunks_finished = 1;
+    m->final_key_len = SIZE_MAX;
+    if (m->tail_start >= m->buf_len) return 0;
+    if (reserve_record(m) < 0) return -1;
+    size_t first = m->tail_start, len = m->buf_len - first;
+    /* Text with another delimiter than a newline: a newline (or CRLF) ending the input
+     * ends the last record; it is not part of its key (it is still written, as read). */
+    int newline_delimited = m->delim_len == 1 && m->delim[0] == '\n';
+    size_t key_len = len;
+    if (!m->byte_mode && !newline_delimited && len > 0 && m->buf[first + len - 1] == '\n') {
+        key_len--;
+        if (key_len > 0 && m->buf[first + key_len - 1] == '\r') key_len--;
+    }
+    if (delimit_final && key_len == len) { /* written as if the input had it */
+        if (m->delim_len > SIZE_MAX - m->buf_len - 1 ||
+            grow((void **)&m->buf, &m->buf_cap, m->buf_len + m->delim_len + 1, 1) < 0) {
+            if (!PyErr_Occurred()) PyErr_NoMemory();
+            return -1;
+        }
+        memcpy(m->buf + m->buf_len, m->delim, m->delim_len);
+        m->buf_len += m->delim_len;
+    } else {
+        m->final_without_delimiter = 1;
+    }
+    m->rec_start[m->rec_len] = first;
+    m->rec_end[m->rec_len] = first + len;
+    m->rec_len++;
+    m->tail_start = m->buf_len;
+    m->final_key_len = key_len;
+    return 1;
+}
+
 static PyObject *Matcher_finish_chunks_in(Matcher *m, PyObject *args, PyObject *kwds,
                                           int *changed);
 
@@ -218,56 +357,132 @@ static PyObject *Matcher_finish_chunks_in(Matcher *m, PyObject *args, PyObject *
     static char *kwlist[] = {"delimit_final", NULL};
     int delimit_final = 0;
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "|p", kwlist, &delimit_final)) return NULL;
-    if (m->delim == NULL || m->chunks_finished) {
-        PyErr_SetString(PyExc_RuntimeError, "finish_chunks() needs an unfinished chunk path");
-        return NULL;
-    }
-    if (seqdedup_matcher_fed_by(m, 2) < 0) return NULL;
+    if (!chunks_open(m, 0)) return NULL;
     *changed = 1;
-    m->chunks_finished = 1;
-    PyObject *hashes;
-    Py_ssize_t count = 0;
     int64_t first_index = m->next;
-    if (m->tail_start < m->buf_len) { /* a final record without a delimiter */
-        if (grow((void **)&m->rec_start, &m->rec_cap, m->rec_len + 1, sizeof(size_t)) < 0 ||
-            grow((void **)&m->rec_end, &m->rec_end_cap, m->rec_len + 1, sizeof(size_t)) < 0)
-            return NULL;
-        size_t first = m->tail_start, len = m->buf_len - first;
-        /* Text with another delimiter than a newline: a newline (or CRLF) ending the
-         * input ends the last record; it is not part of its key (it is still written,
-         * as read). */
-        int newline_delimited = m->delim_len == 1 && m->delim[0] == '\n';
-        size_t key_len = len;
-        if (!m->byte_mode && !newline_delimited && len > 0 && m->buf[first + len - 1] == '\n') {
-            key_len--;
-            if (key_len > 0 && m->buf[first + key_len - 1] == '\r') key_len--;
-        }
-        if (delimit_final && key_len == len) { /* written as if the input had it */
-            if (m->delim_len > SIZE_MAX - m->buf_len - 1 ||
-                grow((void **)&m->buf, &m->buf_cap, m->buf_len + m->delim_len + 1, 1) < 0) {
-                if (!PyErr_Occurred()) PyErr_NoMemory();
-                return NULL;
-            }
-            memcpy(m->buf + m->buf_len, m->delim, m->delim_len);
-            m->buf_len += m->delim_len;
-        } else {
-            m->final_without_delimiter = 1;
-        }
-        m->rec_start[m->rec_len] = first;
-        m->rec_end[m->rec_len] = first + len;
-        m->rec_len++;
-        m->tail_start = m->buf_len;
-        Hash128 h = record_hash(m, m->buf + first, key_len);
-        hashes = PyBytes_FromStringAndSize((const char *)&h, sizeof h);
-        if (hashes == NULL) return NULL;
-        count = seqdedup_push_core(m, &h, 1, 0);
-    } else {
-        hashes = PyBytes_FromStringAndSize(NULL, 0);
-        if (hashes == NULL) return NULL;
-    }
+    int made = final_record(m, delimit_final);
+    if (made < 0) return NULL;
+    Hash128 *h;
+    Py_ssize_t n = hash_pending(m, m->rec_len - (size_t)made, m->rec_len, NULL, &h);
+    if (n < 0) return NULL;
+    PyObject *hashes = PyBytes_FromStringAndSize((const char *)h, n * (Py_ssize_t)sizeof(Hash128));
+    if (hashes == NULL) return NULL;
+    Py_ssize_t count = n ? seqdedup_push_core(m, h, (size_t)n, 0) : 0;
     Py_ssize_t rest = count < 0 ? -1 : seqdedup_finish_core(m, (size_t)count);
     PyObject *result =
         rest < 0 ? NULL : emit(m, m->keep, (size_t)(count + rest), hashes, first_index);
     Py_DECREF(hashes);
     return result;
+}
+
+/* ---- the filtered chunk path ----------------------------------------------------- */
+
+/* (region, bounds, first): the pending records not yet classified, as one bytes object
+ * and int64 (start, end) pairs into it, and the 0-based input index of the first. */
+static PyObject *unclassified(Matcher *m)
+{
+    size_t from = m->rec_classified, n = m->rec_len - from;
+    size_t base = n ? m->rec_start[from] : 0, top = n ? m->rec_end[m->rec_len - 1] : 0;
+    if (n && m->chunks_finished && m->final_key_len < top - m->rec_start[m->rec_len - 1])
+        top = m->rec_start[m->rec_len - 1] + m->final_key_len; /* the final record's key */
+    if (n > (size_t)PY_SSIZE_T_MAX / 16) return PyErr_NoMemory();
+    PyObject *region = PyBytes_FromStringAndSize((const char *)m->buf + base, (Py_ssize_t)(top - base));
+    PyObject *bounds = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * 16));
+    if (region == NULL || bounds == NULL) {
+        Py_XDECREF(region);
+        Py_XDECREF(bounds);
+        return NULL;
+    }
+    char *dst = PyBytes_AS_STRING(bounds);
+    for (size_t i = from; i < m->rec_len; i++) {
+        int64_t pair[2] = {(int64_t)(m->rec_start[i] - base), (int64_t)(m->rec_end[i] - base)};
+        if (pair[1] > (int64_t)(top - base)) pair[1] = (int64_t)(top - base);
+        memcpy(dst + 16 * (i - from), pair, 16);
+    }
+    return Py_BuildValue("(NNL)", region, bounds, (long long)(m->released_total + (int64_t)from));
+}
+
+static PyObject *Matcher_split_chunk_in(Matcher *m, PyObject *arg, int *changed)
+{
+    if (!chunks_open(m, 1)) return NULL;
+    if (m->rec_classified != m->rec_len) {
+        PyErr_SetString(PyExc_RuntimeError, "split_chunk() before the last split was decided");
+        return NULL;
+    }
+    if (append_and_split(m, arg, changed) < 0) return NULL;
+    return unclassified(m);
+}
+
+PyObject *seqdedup_matcher_split_chunk(Matcher *m, PyObject *arg)
+{
+    if (seqdedup_matcher_enter(m) < 0) return NULL;
+    int changed = 0;
+    PyObject *result = Matcher_split_chunk_in(m, arg, &changed);
+    return seqdedup_matcher_leave(m, result, changed);
+}
+
+static PyObject *Matcher_split_final_in(Matcher *m, PyObject *args, PyObject *kwds, int *changed)
+{
+    static char *kwlist[] = {"delimit_final", NULL};
+    int delimit_final = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|p", kwlist, &delimit_final)) return NULL;
+    if (!chunks_open(m, 1)) return NULL;
+    if (m->rec_classified != m->rec_len) {
+        PyErr_SetString(PyExc_RuntimeError, "split_final() before the last split was decided");
+        return NULL;
+    }
+    *changed = 1;
+    if (final_record(m, delimit_final) < 0) return NULL;
+    return unclassified(m);
+}
+
+PyObject *seqdedup_matcher_split_final(Matcher *m, PyObject *args, PyObject *kwds)
+{
+    if (seqdedup_matcher_enter(m) < 0) return NULL;
+    int changed = 0;
+    PyObject *result = Matcher_split_final_in(m, args, kwds, &changed);
+    return seqdedup_matcher_leave(m, result, changed);
+}
+
+static PyObject *Matcher_decide_split_in(Matcher *m, PyObject *arg, int *changed)
+{
+    if (!m->filtered || m->delim == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "decide_split() needs a filtered chunk path");
+        return NULL;
+    }
+    Py_buffer mask;
+    if (PyObject_GetBuffer(arg, &mask, PyBUF_SIMPLE) < 0) return NULL;
+    size_t from = m->rec_classified, n = m->rec_len - from;
+    if ((size_t)mask.len != n) {
+        PyBuffer_Release(&mask);
+        PyErr_SetString(PyExc_ValueError, "the mask must have one byte per record split");
+        return NULL;
+    }
+    *changed = 1;
+    for (size_t i = 0; i < n; i++) m->rec_tracked[from + i] = ((const unsigned char *)mask.buf)[i] != 0;
+    m->rec_classified = m->rec_len;
+    Hash128 *h;
+    Py_ssize_t tracked = hash_pending(m, from, m->rec_len, m->rec_tracked + from, &h);
+    PyBuffer_Release(&mask);
+    if (tracked < 0) return NULL;
+    PyObject *hashes =
+        PyBytes_FromStringAndSize((const char *)h, tracked * (Py_ssize_t)sizeof(Hash128));
+    if (hashes == NULL) return NULL;
+    int64_t first_index = m->next;
+    Py_ssize_t count = tracked ? seqdedup_push_core(m, h, (size_t)tracked, 0) : 0;
+    if (count >= 0 && m->chunks_finished) { /* the end: the tracked records left */
+        Py_ssize_t rest = seqdedup_finish_core(m, (size_t)count);
+        count = rest < 0 ? -1 : count + rest;
+    }
+    PyObject *result = count < 0 ? NULL : emit(m, m->keep, (size_t)count, hashes, first_index);
+    Py_DECREF(hashes);
+    return result;
+}
+
+PyObject *seqdedup_matcher_decide_split(Matcher *m, PyObject *arg)
+{
+    if (seqdedup_matcher_enter(m) < 0) return NULL;
+    int changed = 0;
+    PyObject *result = Matcher_decide_split_in(m, arg, &changed);
+    return seqdedup_matcher_leave(m, result, changed);
 }

@@ -306,6 +306,17 @@ typedef struct {
     size_t scan_from;     /* where the delimiter search resumes */
     size_t *rec_start, *rec_end; /* undecided complete records, oldest first */
     size_t rec_len, rec_cap, rec_end_cap;
+    /* filtered chunk path (split_chunk, then decide_split with Python's filter mask) */
+    int filtered;                /* made with filtered=True: the two-step chunk path */
+    unsigned char *rec_tracked;  /* per pending record: tracked (1) or passed through */
+    size_t rec_tracked_cap;
+    size_t rec_classified;       /* pending records whose mask is known (the oldest) */
+    size_t final_key_len;        /* key length of a final record without a delimiter */
+    int64_t released_total;      /* records released so far, for record numbers */
+    size_t *tracked_at;          /* scratch: pending index of each decided tracked record */
+    size_t tracked_at_cap;
+    unsigned char *released_flags; /* scratch: kept (or passed through) per released record */
+    size_t released_flags_cap;
     int final_without_delimiter; /* the last pending record had no delimiter */
     int chunks_finished;
     int fed_by;           /* 0: nothing yet; 1: push(); 2: the chunk path (never both) */
@@ -374,6 +385,9 @@ PyObject *seqdedup_matcher_new_stream(Matcher *m, PyObject *ignored);
 /* chunks.c */
 PyObject *seqdedup_matcher_feed_chunk(Matcher *m, PyObject *arg);
 PyObject *seqdedup_matcher_finish_chunks(Matcher *m, PyObject *args, PyObject *kwds);
+PyObject *seqdedup_matcher_split_chunk(Matcher *m, PyObject *arg);
+PyObject *seqdedup_matcher_split_final(Matcher *m, PyObject *args, PyObject *kwds);
+PyObject *seqdedup_matcher_decide_split(Matcher *m, PyObject *arg);
 
 /* matcher_type.c */
 extern PyType_Spec seqdedup_matcher_spec;

@@ -525,7 +525,7 @@ PyObject *seqdedup_matcher_new_stream(Matcher *m, PyObject *Py_UNUSED(ignored))
     m->chunks_finished = 0;
     m->final_without_delimiter = 0;
     m->buf_len = m->tail_start = m->scan_from = 0;
-    m->rec_len = 0;
+    m->rec_len = m->rec_classified = 0;
     Py_INCREF(Py_None);
     return seqdedup_matcher_leave(m, Py_None, 1);
 }

@@ -11,21 +11,21 @@ static int Matcher_init(Matcher *m, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"window_size", "max_history", "seed",      "delimiter",
                              "skip_chars",  "byte_mode",   "inverse",   "run_heads",
-                             "normalize",   NULL};
+                             "normalize",   "filtered",    NULL};
     Py_ssize_t width;
     PyObject *history = Py_None;
     unsigned long long seed = 0;
     uint64_t skip = 0;
     Py_buffer delim = {0};
-    int byte_mode = 0, inverse = 0, run_heads = 0;
+    int byte_mode = 0, inverse = 0, run_heads = 0, filtered = 0;
     unsigned normalize = 0;
     if (m->ready || m->broken) {
         PyErr_SetString(PyExc_RuntimeError, "Matcher is already initialised");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "n|OKz*O&pppO&", kwlist, &width, &history,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "n|OKz*O&pppO&p", kwlist, &width, &history,
                                      &seed, &delim, seqdedup_to_u64, &skip, &byte_mode, &inverse,
-                                     &run_heads, seqdedup_to_u32, &normalize))
+                                     &run_heads, seqdedup_to_u32, &normalize, &filtered))
         return -1;
     /* Everything is checked before anything is stored: a failed __init__ leaves the
      * object as tp_new made it (unusable until an __init__ succeeds). */
@@ -66,6 +66,7 @@ static int Matcher_init(Matcher *m, PyObject *args, PyObject *kwds)
     m->byte_mode = byte_mode;
     m->inverse = inverse;
     m->run_heads = run_heads;
+    m->filtered = filtered;
     m->normalize = seqdedup_normalize_classes(normalize);
     m->delim = delim_copy;
     m->ready = 1;
@@ -119,6 +120,9 @@ static void Matcher_dealloc(Matcher *m)
     PyMem_Free(m->buf);
     PyMem_Free(m->rec_start);
     PyMem_Free(m->rec_end);
+    PyMem_Free(m->rec_tracked);
+    PyMem_Free(m->tracked_at);
+    PyMem_Free(m->released_flags);
     PyMem_Free(m->scratch_hashes);
     PyMem_Free(m->scratch_windows);
     PyMem_Free(m->scratch_fps);
@@ -200,6 +204,19 @@ static PyMethodDef Matcher_methods[] = {
     {"finish_chunks", (PyCFunction)(void (*)(void))seqdedup_matcher_finish_chunks,
      METH_VARARGS | METH_KEYWORDS,
      "finish_chunks(delimit_final=False) -> the same, for the rest at end of input"},
+    {"split_chunk", (PyCFunction)seqdedup_matcher_split_chunk, METH_O,
+     "split_chunk(chunk) -> (region, bounds, first): with filtered=True, the records the "
+     "chunk completes, as one bytes object, int64 (start, end) pairs into it, and the "
+     "0-based input index of the first; decide_split() takes their filter mask"},
+    {"split_final", (PyCFunction)(void (*)(void))seqdedup_matcher_split_final,
+     METH_VARARGS | METH_KEYWORDS,
+     "split_final(delimit_final=False) -> the same for a final record without a delimiter "
+     "(its key), at the end of the input"},
+    {"decide_split", (PyCFunction)seqdedup_matcher_decide_split, METH_O,
+     "decide_split(mask) -> (output, hashes, skipped_runs, decided, kept, numbers, "
+     "released): one byte per record split (1: tracked); decided counts tracked records, "
+     "released all of them, numbers are the 1-based input numbers of the decided tracked "
+     "records (int64)"},
     {"new_stream", (PyCFunction)seqdedup_matcher_new_stream, METH_NOARGS,
      "new_stream(): after finish() or finish_chunks(), a new stream follows"},
     {NULL}};
