@@ -87,6 +87,7 @@ def chunk_run(kernel, rng: random.Random) -> None:
         byte_mode=byte_mode,
         inverse=inverse,
         run_heads=run_heads,
+        early=rng.random() < 0.5,  # settled records written before their window completes
     )
     streams = [make_stream(rng, delimiter, Key(skip, byte_mode)) for _ in range(rng.randint(1, 3))]
     out, runs, decided = [], [], 0
@@ -155,6 +156,7 @@ def filtered_run(kernel, rng: random.Random) -> None:
         inverse=inverse,
         filtered=True,
         run_heads=rng.random() < 0.3,
+        early=rng.random() < 0.5,
     )
     with contextlib.suppress(RuntimeError):
         m.feed_chunk(b"a\n")  # not on a filtered matcher

@@ -204,9 +204,11 @@ def _read_line(stream, timeout):
 
 
 def test_live_stream_gets_records_before_end_of_input():
-    """Records come out as soon as decidable (W-1 later), while stdin stays open."""
+    """New material never waits: 12 new lines at -w 5 all come out at once while stdin
+    stays open; a repeated block waits for its window (it may be skipped) and is decided
+    by the next line; a new line after it comes out at once."""
     proc = subprocess.Popen(
-        [*seqdedup_command(), "-w", "3", "-q"],
+        [*seqdedup_command(), "-w", "5", "-q"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -214,16 +216,32 @@ def test_live_stream_gets_records_before_end_of_input():
     )
     try:
         assert proc.stdin is not None and proc.stdout is not None
-        for i in range(6):
-            proc.stdin.write(f"line {i}\n".encode())
-            proc.stdin.flush()
-            time.sleep(0.05)
-            if i >= 2:  # record i-2 is decidable once line i arrived: it comes out
-                # now, with stdin still open (the 10 s only bounds a failing run)
-                line = _read_line(proc.stdout, 10)
-                assert line == f"line {i - 2}\n".encode(), f"nothing after line {i}"
+        fd = proc.stdout.fileno()
+
+        def arrived(timeout: float) -> bytes:
+            """What the pipe holds within ``timeout`` (and nothing more after 0.1 s)."""
+            got, deadline = b"", time.monotonic() + timeout
+            while True:
+                wait = max(0.0, deadline - time.monotonic()) if not got else 0.1
+                if not select.select([fd], [], [], wait)[0]:
+                    return got
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    return got
+                got += chunk
+
+        lines = [f"line {i}\n".encode() for i in range(12)]
+        proc.stdin.write(b"".join(lines))
+        proc.stdin.flush()
+        assert arrived(0.5) == b"".join(lines)  # all of them, with the pipe open
+        proc.stdin.write(b"".join(lines[:3]))  # may start a repeat: it waits
+        proc.stdin.flush()
+        assert arrived(0.5) == b""
+        proc.stdin.write(b"fresh\n")  # new: lines 0-2 cannot be skipped any more
+        proc.stdin.flush()
+        assert arrived(0.5) == b"".join(lines[:3]) + b"fresh\n"
         proc.stdin.close()
-        assert proc.stdout.read() == b"line 4\nline 5\n"
+        assert proc.stdout.read() == b""
         assert proc.wait(10) == 0
     finally:
         proc.kill()

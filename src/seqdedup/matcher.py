@@ -112,6 +112,10 @@ class Matcher(Protocol):
     @property
     def remembered_windows(self) -> int: ...
     def push(self, hashes: Any) -> list[bool]: ...
+    @property
+    def settled(self) -> int: ...
+    @property
+    def cover(self) -> int: ...
     def finish(self) -> list[bool]: ...
     def new_stream(self) -> None: ...
     def source(self, window: int) -> int | None: ...
@@ -125,7 +129,7 @@ def make_matcher(
     """The kernel's matcher when ``kernel`` is given (``chunk_options``: delimiter,
     skip_chars, byte_mode, inverse, seed, for its chunk path), else the Python one."""
     if kernel is None:
-        return WindowMatcher(window_size, max_history)
+        return WindowMatcher(window_size, max_history, chunk_options.get("early", False))
     matcher: Matcher = kernel.Matcher(window_size, max_history, **chunk_options)
     return matcher
 
@@ -285,6 +289,68 @@ class LimitedHistory:
         self._recent = []
 
 
+class SettledKeys:
+    """Which pending records are certain before their window completes.
+
+    A pending record can only be skipped by a window that is not complete either, and
+    such a window holds every record from it to the last one read: if one of those has
+    a key never seen before, the window cannot equal an earlier one, and the record is
+    kept unless a decided repeat already covers it. So the keys seen are noted (the low
+    64 bits of each hash: a shared value only makes a new key look seen, which delays a
+    record and changes no decision), with a limited history in two generations each a
+    history and a window long (what a remembered window can hold is in them; memory
+    stays bounded), with an unlimited one up to KEYS_MAX keys (then nothing settles
+    early). The kernel does the same in ``csrc/settled.c``.
+    """
+
+    KEYS_MAX = 786_432
+
+    def __init__(self, max_history: int | None, window_size: int) -> None:
+        self._span = None if max_history is None else max_history + window_size
+        self._current: set[int] = set()
+        self._older: set[int] = set()
+        self._rotated = 0  # tracked index where the current generation began
+        self.last_novel = -1  # tracked index of the last record whose key was new
+        self.off = False
+
+    def settled(self, decided: int, read: int) -> int:
+        if self.off or self.last_novel < decided:
+            return decided
+        return min(self.last_novel + 1, read)
+
+    def note(self, hashes: Any, first: int) -> None:
+        """Note the keys of tracked records first, first + 1, ..."""
+        if self.off:
+            return
+        if isinstance(hashes, list):
+            lows = [value & MASK64 for value in hashes]
+        else:
+            lows = hash_lanes(hashes)[:, 0].tolist()
+        at = 0
+        while at < len(lows):
+            stop = len(lows)
+            if self._span is not None:
+                if first + at - self._rotated >= self._span:
+                    self._older, self._current = self._current, set()
+                    self._rotated = first + at
+                stop = min(stop, self._rotated + self._span - first)  # the next rotation
+            self._note_part(lows[at:stop], first + at)
+            at = stop
+        if self._span is None and len(self._current) > self.KEYS_MAX:
+            self.off = True
+            self._current = set()
+
+    def _note_part(self, lows: list[int], first: int) -> None:
+        # Each key's first position in the part (later positions overwrite earlier ones
+        # in a dict built from the reversed part).
+        firsts = dict(zip(reversed(lows), range(len(lows) - 1, -1, -1), strict=True))
+        current, older = self._current, self._older
+        new = [at for key, at in firsts.items() if key not in current and key not in older]
+        if new:
+            self.last_novel = first + max(new)
+        current.update(lows)
+
+
 class WindowMatcher:
     """Feed key hashes of tracked records in order; get keep/skip decisions back.
 
@@ -295,7 +361,7 @@ class WindowMatcher:
     both answer, per window, where the occurrence it repeats starts.
     """
 
-    def __init__(self, window_size: int, max_history: int | None) -> None:
+    def __init__(self, window_size: int, max_history: int | None, early: bool = False) -> None:
         self.window_size = window_size
         self.max_history = max_history
         self._coeffs: list[int] | None = None  # made at the first complete window
@@ -315,6 +381,8 @@ class WindowMatcher:
         # library saves.
         self.new_material: list[bool] | None = None
         self._new_until = -1  # last record covered by a non-repeat window so far
+        self._keys = SettledKeys(max_history, window_size)
+        self._keys.off = not early  # nothing settles early unless asked
 
     # -- state that other stages read -------------------------------------------------
     @property
@@ -346,6 +414,7 @@ class WindowMatcher:
         listed = _as_list(starts)
         if not listed:
             return
+        self._keys.off = True  # library keys are not noted: nothing settles early
         assert max(listed) <= -self.window_size - 1
         self._history.add_library(fingerprints, starts)
 
@@ -356,10 +425,23 @@ class WindowMatcher:
         windows that cover the records decided by the last push or finish."""
         return None if self.repeat_sources is None else self.repeat_sources.get(window)
 
+    @property
+    def settled(self) -> int:
+        """The first tracked record whose decision is not certain yet; those from
+        :attr:`decided` up to it are kept unless :attr:`cover` reaches them (see
+        :class:`SettledKeys`)."""
+        return self._keys.settled(self._next, self._next + len(self._tail))
+
+    @property
+    def cover(self) -> int:
+        """The last record a decided repeat covers (-1: none)."""
+        return self._skip_until
+
     def push(self, hashes: Any) -> list[bool]:
         """Add the key hashes of the next tracked records (in any 128-bit form);
         return the newly decided flags."""
         width = self.window_size
+        self._keys.note(hashes, self._next + len(self._tail))
         sources = self.repeat_sources
         if sources is not None and len(sources) > 4 * width + 4096:
             # Attribution has read the records decided so far: only windows that can

@@ -162,6 +162,10 @@ class RecordPath:
         self._tracked_at: list[int] = []
         self._as_text: list[int] = []  # --explain: record numbers compared as text
         self._splitter: RecordSplitter | None = None  # raw bytes, split here
+        # The oldest pending records already written because their decision was certain
+        # (settled): new material never waits for its window. Not with markers or
+        # explanations, which must come before the records after a duplicate run.
+        self._written_early = 0
 
     # -- bytes --------------------------------------------------------------------------
     def feed_bytes(self, chunk: bytes) -> bytes:
@@ -271,7 +275,9 @@ class RecordPath:
             decisions = None
         records = self._pending[:cut]
         del self._pending[:cut]
-        out = list(compress(records, written))
+        early = min(self._written_early, cut)
+        out = list(compress(records[early:], written[early:]))
+        self._written_early -= early
         tracked_records: list[bytes] = []
         if stages.saver is not None or stages.top is not None:
             tracked_records = (
@@ -298,4 +304,32 @@ class RecordPath:
             out, marker_last = report.with_markers(out, written, pieces, first_number)
             if marker_last:
                 stages.last_record_written = False  # a marker ends this output
+        if not self._ordered and not final:
+            out += self._settled()
+        return out
+
+    def _settled(self) -> list[bytes]:
+        """The pending records whose decision is certain already (the matcher's
+        ``settled``), not written yet: they are written now, and booked when decided."""
+        stages = self._stages
+        matcher, inverse = stages.matcher, stages.config.inverse
+        settled, cover = matcher.settled, matcher.cover
+        tracked = matcher.decided  # the tracked index of the next tracked pending record
+        tracked_at = self._tracked_at if stages.filters else None
+        is_tracked = set(tracked_at) if tracked_at is not None else None
+        pending, out = self._pending, []
+        position = 0
+        for position in range(len(pending)):
+            if is_tracked is not None and position not in is_tracked:
+                written = not inverse  # passed through
+            else:
+                if tracked >= settled:
+                    break
+                written = (tracked > cover) != inverse
+                tracked += 1
+            if written and position >= self._written_early:
+                out.append(pending[position])
+        else:
+            position = len(pending)
+        self._written_early = max(self._written_early, position)
         return out

@@ -70,7 +70,12 @@ class Stages:
         self.matcher: Matcher = (
             self.chunks
             if self.chunks is not None
-            else make_matcher(config.window_size, config.max_history, engine)
+            else make_matcher(
+                config.window_size,
+                config.max_history,
+                engine,
+                early=settles_early(config, on_explain),
+            )
         )
         self.attributor = make_attributor(config, engine, self.matcher, on_explain)
         self.library: LoadedLibrary | None = None
@@ -239,8 +244,17 @@ def chunk_matcher(
         run_heads=bool(config.top),
         normalize=keys.kernel_normalize,
         filtered=bool(filters),
+        early=settles_early(config, on_explain),
     )
     return matcher
+
+
+def settles_early(config: Config, on_explain: Callable[[str], None] | None) -> bool:
+    """Whether records are written as soon as their decision is certain, before their
+    window completes (docs/engine.md, "New material never waits"): with a limited
+    history, the default on standard input, where its bookkeeping stays small; not with
+    markers or explanations, which must come before the records after a duplicate run."""
+    return config.max_history is not None and not config.annotate and on_explain is None
 
 
 def make_attributor(

@@ -47,6 +47,9 @@ static int reserve_record(Matcher *m)
 static Py_ssize_t release(Matcher *m, const unsigned char *keep, size_t count,
                           unsigned char **flags)
 {
+    /* (settle() marks the records after the released ones in the same array) */
+    if (grow((void **)&m->released_flags, &m->released_flags_cap, m->rec_len + 1, 1) < 0)
+        return -1;
     if (!m->filtered) {
         if (count > m->rec_len) { /* cannot happen while push() and chunks are kept apart */
             PyErr_SetString(PyExc_RuntimeError, "more decisions than pending records");
@@ -57,8 +60,7 @@ static Py_ssize_t release(Matcher *m, const unsigned char *keep, size_t count,
     }
     /* filtered: passed-through records go with the decided ones before them; the first
      * undecided tracked record (and all after it) waits */
-    if (grow((void **)&m->tracked_at, &m->tracked_at_cap, count + 1, sizeof(size_t)) < 0 ||
-        grow((void **)&m->released_flags, &m->released_flags_cap, m->rec_len + 1, 1) < 0)
+    if (grow((void **)&m->tracked_at, &m->tracked_at_cap, count + 1, sizeof(size_t)) < 0)
         return -1;
     unsigned char *out = m->released_flags;
     size_t used = 0, i = 0;
@@ -79,8 +81,41 @@ static Py_ssize_t release(Matcher *m, const unsigned char *keep, size_t count,
     return (Py_ssize_t)i;
 }
 
+/* The pending records after the `released` ones whose decision is certain already (see
+ * settled.c), with early=True: *from is the first not written yet; returns the end
+ * (a pending index); released_flags[i] for i in [from, end) says whether i is written. */
+static size_t settle(Matcher *m, size_t released, size_t *from)
+{
+    size_t p = released + (m->early_out > released ? m->early_out - released : 0);
+    *from = p;
+    if (!m->early) return p;
+    int64_t settled = seqdedup_settled(m), tracked = m->next;
+    size_t classified = m->filtered ? m->rec_classified : m->rec_len;
+    for (size_t i = released; i < p; i++) tracked += !m->filtered || m->rec_tracked[i];
+    for (; p < classified; p++) {
+        int written;
+        if (m->filtered && !m->rec_tracked[p]) {
+            written = !m->inverse; /* passed through */
+        } else {
+            if (tracked >= settled) break;
+            written = (tracked > m->cover) != (m->inverse != 0);
+            tracked++;
+        }
+        m->released_flags[p] = (unsigned char)written;
+    }
+    return p;
+}
+
+static inline size_t record_bytes(const Matcher *m, size_t k)
+{
+    int bare = m->final_without_delimiter && k + 1 == m->rec_len;
+    return m->rec_end[k] - m->rec_start[k] + (bare ? 0 : m->delim_len);
+}
+
 /* Turn the decided records into the output, the skipped runs (in tracked indices from
  * first_index) and the counts; then drop the released records from the pending ones.
+ * Records settled earlier were written then; records settled now are written after the
+ * decided ones (both in input order).
  * Returns (output, hashes, runs, decided, kept, run_offsets), or with filters (output,
  * hashes, runs, decided, kept, numbers, released). */
 static PyObject *emit(Matcher *m, const unsigned char *keep, size_t count, PyObject *hashes,
@@ -90,13 +125,14 @@ static PyObject *emit(Matcher *m, const unsigned char *keep, size_t count, PyObj
     Py_ssize_t released_n = release(m, keep, count, &flag);
     if (released_n < 0) return NULL;
     size_t released = (size_t)released_n, dlen = m->delim_len, total = 0, kept = 0;
+    size_t written_before = m->early_out < released ? m->early_out : released;
+    size_t settled_from, settled_end = settle(m, released, &settled_from);
     for (size_t k = 0; k < released; k++) {
         kept += flag[k];
-        if ((flag[k] != 0) != (m->inverse != 0)) {
-            int bare = m->final_without_delimiter && k + 1 == m->rec_len;
-            total += m->rec_end[k] - m->rec_start[k] + (bare ? 0 : dlen);
-        }
+        if (k >= written_before && (flag[k] != 0) != (m->inverse != 0)) total += record_bytes(m, k);
     }
+    for (size_t k = settled_from; k < settled_end; k++)
+        if (m->released_flags[k]) total += record_bytes(m, k);
     size_t nruns = 0; /* runs of skipped records */
     for (size_t k = 0; k < count; k++) nruns += !keep[k] && (k == 0 || keep[k - 1]);
     PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)total);
@@ -112,14 +148,14 @@ static PyObject *emit(Matcher *m, const unsigned char *keep, size_t count, PyObj
     size_t k = 0;
     while (k < released) { /* written records leave as contiguous ranges of the input */
         int written = (flag[k] != 0) != (m->inverse != 0);
-        size_t stop = k;
-        while (stop < released && ((flag[stop] != 0) != (m->inverse != 0)) == written) stop++;
-        if (!flag[k] && !m->filtered) { /* a skipped run (written ones are too, with inverse) */
+        size_t limit = k < written_before ? written_before : released, stop = k;
+        while (stop < limit && ((flag[stop] != 0) != (m->inverse != 0)) == written) stop++;
+        if (!flag[k] && (k == 0 || flag[k - 1]) && !m->filtered) { /* a skipped run starts */
             int64_t at = (int64_t)(dst - PyBytes_AS_STRING(out));
             memcpy(offset, &at, sizeof at);
             offset += sizeof at;
         }
-        if (written) {
+        if (written && k >= written_before) {
             int bare = m->final_without_delimiter && stop == m->rec_len;
             size_t from = m->rec_start[k], to = m->rec_end[stop - 1] + (bare ? 0 : dlen);
             memcpy(dst, m->buf + from, to - from);
@@ -127,6 +163,13 @@ static PyObject *emit(Matcher *m, const unsigned char *keep, size_t count, PyObj
         }
         k = stop;
     }
+    for (k = settled_from; k < settled_end; k++) { /* settled: written now, decided later */
+        if (!m->released_flags[k]) continue;
+        size_t size = record_bytes(m, k);
+        memcpy(dst, m->buf + m->rec_start[k], size);
+        dst += size;
+    }
+    m->early_out = settled_end - released;
     if (m->filtered) {
         for (size_t d = 0; d < count; d++) {
             int64_t number = m->released_total + (int64_t)m->tracked_at[d] + 1;

@@ -242,6 +242,16 @@ static inline int grow(void **data, size_t *cap, size_t needed, size_t item)
 #define GIL_MINSIZE 2048
 
 /* ---------------------------------------------------------------------------------
+ * Keys seen (settled.c): 32-bit fingerprints of key hashes in an open-addressing set
+ * (0 marks an empty slot; a fingerprint 0 is stored as 1). A key not in it is certainly
+ * new; one in it may be new too (a shared fingerprint), which only delays a record.
+ */
+typedef struct {
+    uint32_t *slots;
+    size_t cap, size; /* cap a power of two, or 0 */
+} KeySet;
+
+/* ---------------------------------------------------------------------------------
  * The first-start table of unlimited history: the one structure that grows with the
  * input, so its slots are packed: 21 bytes, the 128-bit fingerprint then the start in
  * 40 bits (offset by FT_BIAS so that negative library starts fit). Kept at most 3/4
@@ -320,6 +330,15 @@ typedef struct {
     int final_without_delimiter; /* the last pending record had no delimiter */
     int chunks_finished;
     int fed_by;           /* 0: nothing yet; 1: push(); 2: the chunk path (never both) */
+    /* settled records (settled.c): a pending record is certain to be kept, before its
+     * window completes, once a record at or after it has a key never seen before */
+    int early;            /* made with early=True: the chunk path writes settled records */
+    int settle_off;       /* a library is loaded, or the unlimited key set is full */
+    KeySet seen[2];       /* keys seen; with a limited history two generations */
+    int seen_current;
+    int64_t seen_rotated; /* tracked index where the current generation began */
+    int64_t last_novel;   /* tracked index of the last record whose key was new, or -1 */
+    size_t early_out;     /* pending records (the oldest) already written as settled */
     /* scratch, grown as needed and reused: fresh large blocks cost page faults */
     Hash128 *scratch_hashes, *scratch_windows, *scratch_fps;
     size_t scratch_hashes_cap, scratch_windows_cap, scratch_fps_cap;
@@ -381,6 +400,14 @@ PyObject *seqdedup_matcher_fingerprints(Matcher *m, PyObject *args);
 PyObject *seqdedup_matcher_add_library_windows(Matcher *m, PyObject *args);
 PyObject *seqdedup_matcher_source(Matcher *m, PyObject *arg);
 PyObject *seqdedup_matcher_new_stream(Matcher *m, PyObject *ignored);
+
+/* settled.c */
+/* Note the keys of tracked records first .. first + n - 1 (hashes h): which are new. */
+int seqdedup_note_keys(Matcher *m, const Hash128 *h, size_t n, int64_t first);
+/* The first tracked record whose decision is not certain yet (>= m->next). */
+int64_t seqdedup_settled(const Matcher *m);
+void seqdedup_keys_free(Matcher *m);
+PyObject *seqdedup_matcher_get_settled(Matcher *m, void *closure);
 
 /* chunks.c */
 PyObject *seqdedup_matcher_feed_chunk(Matcher *m, PyObject *arg);

@@ -245,6 +245,7 @@ static int decide_limited(Matcher *m, const Hash128 *all, int64_t low, size_t co
 Py_ssize_t seqdedup_push_core(Matcher *m, const Hash128 *hashes, size_t n, size_t at)
 {
     size_t width = (size_t)m->width;
+    if (seqdedup_note_keys(m, hashes, n, m->next + (int64_t)m->tail_len) < 0) return -1;
     if (n > SIZE_MAX / 2 - m->tail_len) return (void)PyErr_NoMemory(), -1;
     size_t total = m->tail_len + n;
     if (total > SIZE_MAX / 2 / sizeof(Hash128)) return (void)PyErr_NoMemory(), -1;
@@ -477,6 +478,7 @@ static PyObject *Matcher_add_library_windows_in(Matcher *m, PyObject *args, int 
         }
         /* the earliest library window wins */
         *changed = 1;
+        m->settle_off = 1; /* library keys are not noted: nothing is settled early */
         if (m->limited) {
             int created;
             int64_t *v = table_upsert(&m->library, fp, &created);

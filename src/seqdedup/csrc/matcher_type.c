@@ -11,21 +11,21 @@ static int Matcher_init(Matcher *m, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"window_size", "max_history", "seed",      "delimiter",
                              "skip_chars",  "byte_mode",   "inverse",   "run_heads",
-                             "normalize",   "filtered",    NULL};
+                             "normalize",   "filtered",    "early",     NULL};
     Py_ssize_t width;
     PyObject *history = Py_None;
     unsigned long long seed = 0;
     uint64_t skip = 0;
     Py_buffer delim = {0};
-    int byte_mode = 0, inverse = 0, run_heads = 0, filtered = 0;
+    int byte_mode = 0, inverse = 0, run_heads = 0, filtered = 0, early = 0;
     unsigned normalize = 0;
     if (m->ready || m->broken) {
         PyErr_SetString(PyExc_RuntimeError, "Matcher is already initialised");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "n|OKz*O&pppO&p", kwlist, &width, &history,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "n|OKz*O&pppO&pp", kwlist, &width, &history,
                                      &seed, &delim, seqdedup_to_u64, &skip, &byte_mode, &inverse,
-                                     &run_heads, seqdedup_to_u32, &normalize, &filtered))
+                                     &run_heads, seqdedup_to_u32, &normalize, &filtered, &early))
         return -1;
     /* Everything is checked before anything is stored: a failed __init__ leaves the
      * object as tp_new made it (unusable until an __init__ succeeds). */
@@ -67,6 +67,7 @@ static int Matcher_init(Matcher *m, PyObject *args, PyObject *kwds)
     m->inverse = inverse;
     m->run_heads = run_heads;
     m->filtered = filtered;
+    m->early = early;
     m->normalize = seqdedup_normalize_classes(normalize);
     m->delim = delim_copy;
     m->ready = 1;
@@ -85,6 +86,7 @@ static PyObject *Matcher_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     Py_INCREF(Py_None);
     m->cover = -1;
     m->new_until = -1;
+    m->last_novel = -1;
     m->library.stride = 3;                          /* key (2), start */
     m->chains[0].stride = m->chains[1].stride = 4; /* key (2), first, latest */
     return (PyObject *)m;
@@ -123,6 +125,7 @@ static void Matcher_dealloc(Matcher *m)
     PyMem_Free(m->rec_tracked);
     PyMem_Free(m->tracked_at);
     PyMem_Free(m->released_flags);
+    seqdedup_keys_free(m);
     PyMem_Free(m->scratch_hashes);
     PyMem_Free(m->scratch_windows);
     PyMem_Free(m->scratch_fps);
@@ -174,6 +177,8 @@ static PyObject *get_table_bytes(Matcher *m, void *c)
     return PyLong_FromSize_t(n);
 }
 
+static PyObject *get_cover(Matcher *m, void *c) { return PyLong_FromLongLong(m->cover); }
+
 static PyGetSetDef Matcher_getset[] = {
     {"new_material", (getter)get_new_material, (setter)set_new_material,
      "list: per decided record, whether a first-seen window covers it, or None", NULL},
@@ -182,6 +187,11 @@ static PyGetSetDef Matcher_getset[] = {
     {"max_history", (getter)get_max_history, NULL, "the history, None if unlimited", NULL},
     {"remembered_windows", (getter)get_remembered, NULL, "fingerprints held in history", NULL},
     {"table_bytes", (getter)get_table_bytes, NULL, "bytes held by the window tables", NULL},
+    {"settled", (getter)seqdedup_matcher_get_settled, NULL,
+     "the first tracked record whose decision is not certain yet: those before it (from "
+     "decided on) are kept unless cover reaches them", NULL},
+    {"cover", (getter)get_cover, NULL, "the last record a decided repeat covers (-1: none)",
+     NULL},
     {NULL}};
 
 static PyMethodDef Matcher_methods[] = {
