@@ -427,9 +427,7 @@ class WindowMatcher:
 
     @property
     def settled(self) -> int:
-        """The first tracked record whose decision is not certain yet; those from
-        :attr:`decided` up to it are kept unless :attr:`cover` reaches them (see
-        :class:`SettledKeys`)."""
+        """The first tracked record not certain yet (see :class:`SettledKeys`)."""
         return self._keys.settled(self._next, self._next + len(self._tail))
 
     @property

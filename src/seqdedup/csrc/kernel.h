@@ -4,7 +4,8 @@
  *   hash.c          XXH64, --skip-chars in characters, key hashes (with normalize.h), and
  *                   the module functions that hash
  *   matcher.c       the exact window rule: the tables, push/finish (the record path)
- *   chunks.c        the chunk path: raw chunks in, kept records out
+ *   chunks.c        the chunk path: raw chunks in, kept records out (filtered too)
+ *   settled.c       the keys seen, for records settled before their window completes
  *   matcher_type.c  the Matcher type: construction, attributes, method table
  *   module.c        the module: json_keys (with jsonkey.h), its functions and types
  *   sequences.c     the sequences table of attribution (counts, least recent evicted)
