@@ -32,6 +32,22 @@ def user_env() -> dict[str, str]:
     return env
 
 
+def arrived(fd: int, timeout: float) -> bytes:
+    """What a pipe holds within ``timeout`` seconds (and nothing more after 0.1 s)."""
+    import select
+    import time
+
+    got, deadline = b"", time.monotonic() + timeout
+    while True:
+        wait = max(0.0, deadline - time.monotonic()) if not got else 0.1
+        if not select.select([fd], [], [], wait)[0]:
+            return got
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            return got
+        got += chunk
+
+
 @pytest.fixture
 def run_cli():
     def run(args, input_bytes=b"", timeout=60, **kwargs):

@@ -161,3 +161,73 @@ def _match(keys: Sequence[object], source: int, start: int, stop: int) -> int:
     while start + matched < stop and keys[source + matched] == keys[start + matched]:
         matched += 1
     return matched
+
+
+def smallest_period(keys: Sequence[object]) -> int:
+    """The smallest p >= 1 with keys[i] == keys[i - p] for every i >= p (literal)."""
+    return next(
+        p
+        for p in range(1, len(keys) + 1)
+        if all(keys[i] == keys[i - p] for i in range(p, len(keys)))
+    )
+
+
+def fold_parts(
+    streams: Sequence[Sequence[object]], window: int, every: int | None = None
+) -> list[dict[str, object]]:
+    """The summary lines ``--fold`` writes (unlimited history, no library), literally:
+    each run of skipped records of one stream, cut into parts of ``every`` records;
+    its sequence is the smallest period of its first piece (of the piece so far while
+    it goes on past the part), its copies those of the sequence repeated from the
+    run's start that lie in the part. Indices are 0-based over all
+    streams; ``source`` is None where the line names the earliest source the run still
+    matches when it is written (which depends on how input was cut)."""
+    keys = [key for stream in streams for key in stream]
+    end_of: list[int] = []
+    for stream in streams:
+        end_of += [len(end_of) + len(stream)] * len(stream)
+    skipped = skipped_flags_streams(streams, window)
+    first_piece = {
+        start: (end, source) for start, end, source in attribution_pieces_streams(streams, window)
+    }
+    parts: list[dict[str, object]] = []
+    folded: dict[tuple[object, ...], int] = {}
+    i = 0
+    while i < len(keys):
+        if not skipped[i]:
+            i += 1
+            continue
+        a = i
+        while i < end_of[a] and skipped[i]:
+            i += 1
+        b = i
+        piece_end, source = first_piece[a]
+        step = b - a if every is None else every
+        for part, s in enumerate(range(a, b, step), start=1):
+            t = min(s + step, b)
+            # The line is written once record t is taken: the first piece is complete
+            # by then if it ends before t; else the line describes the piece so far.
+            extent = piece_end - a + 1 if piece_end < t else t - a
+            length = smallest_period(keys[a : a + extent])
+            unit = tuple(keys[a : a + length])
+            repeated = 0
+            while a + repeated < t and keys[a + repeated] == unit[repeated % length]:
+                repeated += 1
+            copies = max(0, a + repeated - s) // length
+            folded[unit] = folded.get(unit, 0) + copies
+            parts.append(
+                {
+                    "start": s,
+                    "end": t - 1,
+                    "removed": t - s,
+                    "copies": copies,
+                    "extra": t - s - copies * length,
+                    "length": length,
+                    "source": source if piece_end < t else None,
+                    "count": folded[unit] + 1,
+                    "part": part,
+                    "continues": t < b,
+                    "unit": unit,
+                }
+            )
+    return parts

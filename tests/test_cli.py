@@ -8,13 +8,12 @@ import select
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
 from seqdedup import __version__
 
-from conftest import seqdedup_command, user_env
+from conftest import arrived, seqdedup_command, user_env
 from oracle import kept
 
 LOG = b"".join(f"{line}\n".encode() for line in ["start", "a", "b", "c", "x", "a", "b", "c", "end"])
@@ -217,29 +216,16 @@ def test_live_stream_gets_records_before_end_of_input():
     try:
         assert proc.stdin is not None and proc.stdout is not None
         fd = proc.stdout.fileno()
-
-        def arrived(timeout: float) -> bytes:
-            """What the pipe holds within ``timeout`` (and nothing more after 0.1 s)."""
-            got, deadline = b"", time.monotonic() + timeout
-            while True:
-                wait = max(0.0, deadline - time.monotonic()) if not got else 0.1
-                if not select.select([fd], [], [], wait)[0]:
-                    return got
-                chunk = os.read(fd, 65536)
-                if not chunk:
-                    return got
-                got += chunk
-
         lines = [f"line {i}\n".encode() for i in range(12)]
         proc.stdin.write(b"".join(lines))
         proc.stdin.flush()
-        assert arrived(0.5) == b"".join(lines)  # all of them, with the pipe open
+        assert arrived(fd, 0.5) == b"".join(lines)  # all of them, with the pipe open
         proc.stdin.write(b"".join(lines[:3]))  # may start a repeat: it waits
         proc.stdin.flush()
-        assert arrived(0.5) == b""
+        assert arrived(fd, 0.5) == b""
         proc.stdin.write(b"fresh\n")  # new: lines 0-2 cannot be skipped any more
         proc.stdin.flush()
-        assert arrived(0.5) == b"".join(lines[:3]) + b"fresh\n"
+        assert arrived(fd, 0.5) == b"".join(lines[:3]) + b"fresh\n"
         proc.stdin.close()
         assert proc.stdout.read() == b""
         assert proc.wait(10) == 0

@@ -222,6 +222,8 @@ def test_command_line_with_key_options(tmp_path, options, contents, second_outpu
         ),
         (["--connect-timeout", "0", "IN"], "--connect-timeout must be"),
         (["-a", "IN"], "--annotate is not supported"),
+        (["--fold", "IN"], "--fold is not supported"),
+        (["--fold-every", "0", "IN"], "--fold-every requires --fold"),
         (["-w", "0", "IN"], "--window-size"),
     ],
 )

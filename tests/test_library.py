@@ -288,7 +288,7 @@ def test_a_staging_failure_is_one_line(tmp_path, monkeypatch):
     from seqdedup import cli
     from seqdedup.library.save import StagingFile
 
-    def full(self, records, kind):
+    def full(self, records, kind, digest=None):
         raise sqlite3.OperationalError("database or disk is full")
 
     monkeypatch.setattr(StagingFile, "add", full)

@@ -170,3 +170,67 @@ def test_a_run_does_not_grow_a_library_with_what_it_holds(tmp_path):
     after = rows(library)
     assert [(kind, length) for kind, length, _ in after] == [(k, n) for k, n, _ in held]
     assert sum(c for *_, c in after) > sum(c for *_, c in held)  # sightings counted
+
+
+def test_every_fold_line_can_be_expanded_with_show(tmp_path):
+    """A folded run's sequence is in the library under the id its line names, even
+    when key options make its records differ from run to run; `show` prints it."""
+    library = tmp_path / "L"
+    steps = [b"open", b"read", b"parse", b"close"]
+    block = [b"%d ERROR in %s" % (t, k) for t, k in zip(range(10, 14), steps, strict=True)]
+    again = [b"%d ERROR in %s" % (t, k) for t, k in zip(range(20, 24), steps, strict=True)]
+    d = Deduplicator(
+        window_size=2,
+        library_dir=library,
+        fold=True,
+        fold_format="{id} {length}",
+        key_steps=(("normalize", "number"),),
+    )
+    out = d.feed([b"start", *block, b"mid", *again, *again, b"end"]) + d.flush()
+    folds = [line for line in out if line.endswith(b" 4")]
+    assert len(folds) == 1
+    ident = folds[0].split()[0].decode()
+    shown = subprocess.run(
+        [*library_command(), "show", str(library), ident],
+        capture_output=True,
+        env=user_env(),
+        timeout=60,
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout == b"".join(record + b"\n" for record in again)  # as first folded
+    document = show_json(library, ident[:6])
+    assert document["id"].startswith(ident) and document["length"] == 4
+    assert document["records"] == [record.decode() for record in again]
+
+
+def show_json(library, ident):
+    done = subprocess.run(
+        [*library_command(), "show", str(library), ident, "--json"],
+        capture_output=True,
+        env=user_env(),
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+@pytest.mark.parametrize(
+    ("ident", "message"),
+    [
+        ("zz", "'zz' is not a sequence id: give at least 4 of its hex digits"),
+        ("abc", "'abc' is not a sequence id"),
+        ("ffffffff", "holds no sequence with id ffffffff"),
+    ],
+)
+def test_show_errors_are_one_line(tmp_path, ident, message):
+    library = tmp_path / "L"
+    save(library, OLD)
+    done = subprocess.run(
+        [*library_command(), "show", str(library), ident],
+        capture_output=True,
+        env=user_env(),
+        timeout=60,
+    )
+    assert done.returncode == 1 and done.stdout == b""
+    error = done.stderr.decode()
+    assert error.count("\n") == 1 and message in error, error

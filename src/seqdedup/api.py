@@ -93,6 +93,18 @@ class Deduplicator:
         self._start("bytes")
         return self._bytes.feed_bytes(chunk)
 
+    def idle(self) -> list[bytes]:
+        """The input has been idle (``config.fold_idle`` seconds, say): with ``fold``,
+        return a summary line for the run of duplicates that is still open, covering
+        what it removed since its last line (nothing when there is none)."""
+        folder = self._stages.folder
+        return self._stages.lines(folder.idle()) if folder is not None else []
+
+    def idle_bytes(self) -> bytes:
+        """:meth:`idle` for a byte stream: the line followed by the delimiter."""
+        delimiter = self.config.delimiter
+        return b"".join(line + delimiter for line in self.idle())
+
     def next_stream(self) -> list[bytes]:
         """The current input stream ends and the next begins (the next name of
         ``config.inputs``): return what the end of this one decided.
@@ -207,6 +219,7 @@ def process_streams(
     file when it is asked for it (and close it when asked for the next)."""
     dedup = Deduplicator(config, on_explain, **options)
     delimiter = dedup.config.delimiter
+    idle = dedup.config.fold_idle if dedup.config.fold else None
     try:
         upcoming = iter(sources)
         source = next(upcoming, None)
@@ -214,10 +227,13 @@ def process_streams(
         if source is None:  # no input at all: an empty run
             _write(sink, dedup.flush_bytes(False))
         while source is not None:
-            chunks = DecodedChunks(source, decompress)
+            chunks = DecodedChunks(source, decompress, idle=idle)
             open_bytes = 0  # read since the last delimiter: the record being read, so far
             try:
                 for chunk in chunks:
+                    if not chunk:  # the input is idle
+                        _write(sink, dedup.idle_bytes())
+                        continue
                     open_bytes += len(chunk)
                     _write(sink, dedup.feed_bytes(chunk))
                     ended = chunk.rfind(delimiter)

@@ -466,6 +466,11 @@ class Attributor:
         return self._piece_start >= 0
 
     @property
+    def open_source(self) -> int | None:
+        """The open piece's earliest candidate (where it would be reported now)."""
+        return self._candidates[0] if self._piece_start >= 0 else None
+
+    @property
     def identified(self) -> int:
         """Distinct sequences identified in this run (evicted ones too)."""
         return self.table.identified
@@ -714,6 +719,11 @@ class KernelAttributor:
     @property
     def open_piece(self) -> bool:
         return bool(self._core.open_piece)
+
+    @property
+    def open_source(self) -> int | None:
+        source: int | None = self._core.open_source
+        return source
 
     @property
     def identified(self) -> int:

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 from seqdedup import __version__
 from seqdedup.config import (
     DEFAULT_CANDIDATES,
+    DEFAULT_FOLD_EVERY,
+    DEFAULT_FOLD_IDLE,
     DEFAULT_HISTORY,
     DEFAULT_TRANSFORM_TIMEOUT,
     DEFAULT_UNIQUE_SEQUENCES,
@@ -363,6 +365,36 @@ def _output_options(parser: argparse.ArgumentParser) -> None:
         "{window_size} {file} {match_file}",
     )
     output.add_argument(
+        "--fold",
+        action="store_true",
+        help="write one summary line (records removed, copies, first seen, time span) "
+        "where each run of duplicates was removed",
+    )
+    output.add_argument(
+        "--fold-format",
+        default=None,
+        metavar="TEMPLATE|json",
+        help="summary line text: the --annotation-format fields and {removed} {copies} "
+        "{extra} {length} {id} {sequence} {first_time} {last_time} {part} {continues}; "
+        "or json (one object per line)",
+    )
+    output.add_argument(
+        "--fold-every",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"an interim summary line every N removed records of a run that goes on "
+        f"(default {DEFAULT_FOLD_EVERY:,}; 0: only at its end)",
+    )
+    output.add_argument(
+        "--fold-idle",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help=f"a summary line for the run so far when the input is idle this long "
+        f"(default {DEFAULT_FOLD_IDLE:g}; 0: never)",
+    )
+    output.add_argument(
         "-e", "--explain", action="store_true", help="explain each decision on stderr"
     )
     output.add_argument("-q", "--quiet", action="store_true", help="no statistics")
@@ -448,7 +480,27 @@ def config_from_args(args: argparse.Namespace) -> Config:
         json_key=tuple(args.json_key),
         json_ignore=tuple(args.json_ignore),
         sequence_stats=not args.quiet,  # -q: no statistics read the sequence count
+        **_fold_options(args),
     )
+
+
+def _fold_options(args: argparse.Namespace) -> dict[str, Any]:
+    """--fold and its settings; a setting without --fold is refused (Config checks
+    the values)."""
+    fold = getattr(args, "fold", False)
+    every = getattr(args, "fold_every", None)
+    idle = getattr(args, "fold_idle", None)
+    for option, value in (("--fold-every", every), ("--fold-idle", idle)):
+        if value is not None and not fold:
+            raise UsageError(f"{option} requires --fold")
+        if value is not None and value < 0:
+            raise UsageError(f"{option} must be 0 or more, got {value:g}")
+    return {
+        "fold": fold,
+        "fold_format": getattr(args, "fold_format", None),
+        "fold_every": DEFAULT_FOLD_EVERY if every is None else every or None,
+        "fold_idle": DEFAULT_FOLD_IDLE if idle is None else idle or None,
+    }
 
 
 def _delimiter(args: argparse.Namespace) -> bytes:
@@ -475,6 +527,7 @@ def _refuse_beside_show_keys(args: argparse.Namespace) -> None:
         ("--inverse", args.inverse),
         ("--explain", args.explain),
         ("--top", getattr(args, "top", None)),
+        ("--fold", getattr(args, "fold", None)),
     ):
         if value:
             raise UsageError(

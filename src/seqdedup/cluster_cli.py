@@ -26,6 +26,10 @@ _NOT_HERE = {
     "max_history": "--max-history",
     "unlimited_history": "--unlimited-history",
     "show_keys": "--show-keys",
+    "fold": "--fold",
+    "fold_format": "--fold-format",
+    "fold_every": "--fold-every",
+    "fold_idle": "--fold-idle",
 }
 
 

@@ -16,6 +16,8 @@ DEFAULT_HISTORY = 100_000
 DEFAULT_UNIQUE_SEQUENCES = 10_000
 DEFAULT_CANDIDATES = 10
 DEFAULT_TRANSFORM_TIMEOUT = 60.0  # seconds one run of the --hash-transform command may take
+DEFAULT_FOLD_EVERY = 10_000  # --fold: an interim line after this many removed records
+DEFAULT_FOLD_IDLE = 5.0  # --fold: seconds of idle input before a line for the run so far
 
 DEFAULT_ANNOTATION = (
     "[DUPLICATE: Lines {start}-{end} matched lines {match_start}-{match_end} "
@@ -76,6 +78,14 @@ class _ConfigFields(NamedTuple):
     # needs attribution of every duplicate run; a run whose statistics nobody reads
     # (the command line's -q), with no markers, explanations, --top or library, skips it.
     sequence_stats: bool = True
+    # --fold: one summary line in place of each run of skipped records (README:
+    # Folding repeats); its template or "json"; an interim line every N removed records
+    # of a run that goes on (None: only at its end) and after this many seconds of idle
+    # input (None: never; the command line's reader watches the time).
+    fold: bool = False
+    fold_format: str | None = None
+    fold_every: int | None = DEFAULT_FOLD_EVERY
+    fold_idle: float | None = DEFAULT_FOLD_IDLE
 
 
 class Config(_ConfigFields):
@@ -119,6 +129,8 @@ class Config(_ConfigFields):
             if not self.annotate:
                 raise UsageError("--annotation-format requires --annotate")
             check_template(self.annotation_format)
+        if self.fold or self.fold_format is not None:
+            _validate_fold(self)
         if self.hash_transform is not None and not self.hash_transform.strip():
             raise UsageError("--hash-transform needs a command")
         if self.key_steps or self.json_key or self.json_ignore:
@@ -139,6 +151,31 @@ class Config(_ConfigFields):
 NUMBER_FIELDS = ("start", "end", "match_start", "match_end", "count", "window_size")
 NAME_FIELDS = ("file", "match_file")  # the input a piece lies in, and its source's
 ANNOTATION_FIELDS = NUMBER_FIELDS + NAME_FIELDS
+# --fold-format: the marker's fields, and what a summary line adds (README: Folding repeats)
+FOLD_NUMBER_FIELDS = (*NUMBER_FIELDS, "removed", "copies", "extra", "length", "part", "continues")
+FOLD_NAME_FIELDS = (*NAME_FIELDS, "id", "sequence", "first_time", "last_time")
+
+
+def _validate_fold(config: Config) -> None:
+    if not config.fold:
+        raise UsageError("--fold-format requires --fold")
+    for option, given in (("--inverse", config.inverse), ("--annotate", config.annotate)):
+        if given:
+            raise UsageError(
+                f"--fold cannot be combined with {option}: a summary line stands where "
+                "records were removed, in the normal output only"
+            )
+    if config.fold_every is not None:
+        _at_least("--fold-every", config.fold_every, 1)
+    idle = config.fold_idle
+    if idle is not None and (
+        isinstance(idle, bool) or not isinstance(idle, int | float) or not 0 < idle < float("inf")
+    ):
+        raise UsageError(f"--fold-idle must be a number of seconds above 0, got {idle!r}")
+    if config.fold_format is not None and config.fold_format != "json":
+        check_template(
+            config.fold_format, "--fold-format", FOLD_NUMBER_FIELDS, FOLD_NAME_FIELDS, "--fold"
+        )
 
 
 def _validate_key_options(config: Config) -> None:
@@ -195,46 +232,48 @@ def describe_key_settings(settings: dict[str, object]) -> str:
 MAX_FIELD_WIDTH = 1000  # a marker is one line, not a memory bomb
 
 
-def check_template(template: str) -> None:
-    """Reject a malformed ``--annotation-format``, an empty one, one naming an unknown
-    field, or one whose field widths or precisions exceed MAX_FIELD_WIDTH."""
+def check_template(
+    template: str,
+    option: str = "--annotation-format",
+    numbers: tuple[str, ...] = NUMBER_FIELDS,
+    names: tuple[str, ...] = NAME_FIELDS,
+    switch: str = "--annotate",
+) -> None:
+    """Reject a malformed template (``option``: ``--annotation-format`` or
+    ``--fold-format``), an empty one, one naming a field not in ``numbers`` or
+    ``names``, or one whose field widths or precisions exceed MAX_FIELD_WIDTH."""
     import re
     import string
 
     if not template:
-        raise UsageError(
-            "--annotation-format must not be empty (to write no markers, leave out --annotate)"
-        )
+        what = "markers" if switch == "--annotate" else "summary lines"
+        raise UsageError(f"{option} must not be empty (to write no {what}, leave out {switch})")
     try:
         parsed = list(string.Formatter().parse(template))
     except ValueError as exc:
-        raise UsageError(f"--annotation-format: malformed template '{template}': {exc}") from None
+        raise UsageError(f"{option}: malformed template '{template}': {exc}") from None
     fields = [name for _, name, _, _ in parsed if name is not None]
     for _, name, spec, _ in parsed:
         if spec and (
             "{" in spec or any(int(n) > MAX_FIELD_WIDTH for n in re.findall(r"\d+", spec))
         ):
             raise UsageError(
-                f"--annotation-format: the format of '{{{name}}}' ('{spec}') may not nest "
+                f"{option}: the format of '{{{name}}}' ('{spec}') may not nest "
                 f"fields or ask for more than {MAX_FIELD_WIDTH} characters"
             )
     for name in fields:
-        if name not in ANNOTATION_FIELDS:
-            allowed = ", ".join("{" + f + "}" for f in ANNOTATION_FIELDS)
-            raise UsageError(
-                f"--annotation-format: unknown placeholder '{{{name}}}' (use {allowed})"
-            )
+        if name not in numbers + names:
+            allowed = ", ".join("{" + f + "}" for f in numbers + names)
+            raise UsageError(f"{option}: unknown placeholder '{{{name}}}' (use {allowed})")
     try:  # format specs such as {start:>6} must fit every integer ({start:c} does not)
         for number in (0, MAX_VALUE):
-            template.format(
-                **dict.fromkeys(NUMBER_FIELDS, number), **dict.fromkeys(NAME_FIELDS, "")
-            )
+            template.format(**dict.fromkeys(numbers, number), **dict.fromkeys(names, ""))
     except OverflowError as exc:
         raise UsageError(
-            f"--annotation-format: '{template}' cannot write every record number ({exc})"
+            f"{option}: '{template}' cannot write every record number ({exc})"
         ) from None
     except (ValueError, IndexError, KeyError, AttributeError) as exc:
-        raise UsageError(f"--annotation-format: malformed template '{template}': {exc}") from None
+        raise UsageError(f"{option}: malformed template '{template}': {exc}") from None
 
 
 MAX_VALUE = 2**63 - 1  # larger counts mean nothing, and the C kernel holds 64-bit integers

@@ -1,5 +1,5 @@
-"""``seqdedup-library``: see what a library holds and prune what no run has seen lately
-(see :mod:`seqdedup.library.admin`)."""
+"""``seqdedup-library``: see what a library holds, print one of its sequences, and
+prune what no run has seen lately (see :mod:`seqdedup.library.admin`)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,9 @@ from typing import Any, TextIO
 from seqdedup.errors import UsageError, exit_status, stop_on_termination_signals
 
 PROG = "seqdedup-library"
-DESCRIPTION = "See what a library holds, and prune what no run has seen lately."
+DESCRIPTION = (
+    "See what a library holds, print one of its sequences, and prune what no run has seen lately."
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -27,6 +29,12 @@ def build_parser() -> argparse.ArgumentParser:
     info = commands.add_parser("info", help="size, sequences, runs, oldest material")
     info.add_argument("directory", type=Path, metavar="DIR")
     info.add_argument("--json", action="store_true", help="one JSON document")
+    show = commands.add_parser(
+        "show", help="print the records of the sequence with this id (as a --fold line names it)"
+    )
+    show.add_argument("directory", type=Path, metavar="DIR")
+    show.add_argument("id", metavar="ID", help="the sequence's id, or its first digits")
+    show.add_argument("--json", action="store_true", help="one JSON document")
     prune = commands.add_parser(
         "prune", help="delete the sequences no run has saved or matched for N days"
     )
@@ -36,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     prune.add_argument("--dry-run", action="store_true", help="count, delete nothing")
     prune.add_argument("--json", action="store_true", help="one JSON document")
-    for sub in (info, prune):
+    for sub in (info, show, prune):
         sub.error = parser.error  # type: ignore[method-assign]
     return parser
 
@@ -75,6 +83,24 @@ def _write_pruned(result: dict[str, Any], out: TextIO) -> None:
     )
 
 
+def _write_sequence(sequence: dict[str, Any], as_json: bool, out: TextIO) -> None:
+    """The records, one per line, as stored (the bytes go out untouched); or JSON."""
+    records: list[bytes] = sequence["records"]
+    if as_json:
+        document = dict(sequence, records=[r.decode("utf-8", "replace") for r in records])
+        out.write(json.dumps(document, indent=2) + "\n")
+        out.flush()
+        return
+    out.flush()
+    binary = getattr(out, "buffer", None)
+    if binary is not None:
+        binary.write(b"".join(record + b"\n" for record in records))
+        binary.flush()
+    else:
+        out.write("".join(r.decode("utf-8", "surrogateescape") + "\n" for r in records))
+        out.flush()
+
+
 def main(
     argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr: TextIO | None = None
 ) -> int:
@@ -83,8 +109,11 @@ def main(
 
     def body() -> int:
         args = build_parser().parse_args(argv)
-        from seqdedup.library.admin import describe_library, prune_library
+        from seqdedup.library.admin import describe_library, prune_library, show_sequence
 
+        if args.command == "show":
+            _write_sequence(show_sequence(args.directory, args.id), args.json, out)
+            return 0
         if args.command == "info":
             result = describe_library(args.directory)
         else:

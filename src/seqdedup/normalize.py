@@ -113,6 +113,11 @@ def _compiled(bits: int) -> tuple[re.Pattern[bytes], dict[str, bytes]]:
     return re.compile("|".join(alternatives).encode()), placeholders
 
 
+def compiled_pattern(bits: int) -> re.Pattern[bytes]:
+    """One expression matching any of the classes ``bits`` (``--fold`` reads timestamps)."""
+    return _compiled(bits)[0]
+
+
 def normalize_py(key: bytes, bits: int) -> bytes:
     """The key with each match of the classes ``bits`` replaced (the definition)."""
     if not bits:

@@ -224,6 +224,8 @@ class RecordPath:
             self._as_text += [first + (at[i] if at is not None else i) for i in json.as_text]
         self._pending += batch
         stages.attributor.append_keys(hashes)
+        if stages.folder is not None:
+            stages.folder.append_keys(hashes)
         return self._release(stages.matcher.push(hashes))
 
     def end_records(self) -> list[bytes]:
@@ -279,7 +281,7 @@ class RecordPath:
         out = list(compress(records[early:], written[early:]))
         self._written_early -= early
         tracked_records: list[bytes] = []
-        if stages.saver is not None or stages.top is not None:
+        if stages.saver is not None or stages.top is not None or stages.folder is not None:
             tracked_records = (
                 records[:decided]
                 if tracked_at is None
@@ -300,8 +302,9 @@ class RecordPath:
                 as_text = [n for n in self._as_text if n <= last]
                 del self._as_text[: len(as_text)]
             report.explain_all(pieces, decisions, first_number, as_text)
-        if report.annotation is not None and pieces:
-            out, marker_last = report.with_markers(out, written, pieces, first_number)
+        placed = stages.markers(first, keep, tracked_records, pieces, final)
+        if placed:
+            out, marker_last = report.with_markers(out, written, placed, first_number)
             if marker_last:
                 stages.last_record_written = False  # a marker ends this output
         if not self._ordered and not final:
@@ -318,6 +321,9 @@ class RecordPath:
         tracked_at = self._tracked_at if stages.filters else None
         is_tracked = set(tracked_at) if tracked_at is not None else None
         pending, out = self._pending, []
+        if stages.folder is not None:  # a run ended by a settled record: its line first
+            tracked_at = self._tracked_at if stages.filters else None
+            out = stages.lines(stages.folder.before_settled(matcher, pending, tracked_at))
         position = 0
         for position in range(len(pending)):
             if is_tracked is not None and position not in is_tracked:

@@ -58,14 +58,23 @@ def describe(source: object) -> str:
     return "the input"
 
 
-def read_chunks(source: Readable, size: int = READ_SIZE) -> Iterator[bytes]:
+def read_chunks(
+    source: Readable, size: int = READ_SIZE, idle: float | None = None
+) -> Iterator[bytes]:
     """Yield what ``source`` has, as soon as it has anything, until end of input.
 
     ``source`` should be unbuffered (``open(path, "rb", buffering=0)``,
     ``sys.stdin.buffer.raw``): its ``read`` then returns after one system call with
-    whatever is available instead of waiting to fill ``size`` bytes.
+    whatever is available instead of waiting to fill ``size`` bytes. With ``idle``
+    (seconds), a pipe, terminal or socket that has had nothing for that long yields an
+    empty chunk (``--fold`` then writes what the open run removed so far); a regular
+    file is never idle.
     """
+    watched = _watched(source) if idle is not None else None
     while True:
+        if watched is not None and not _ready(watched, idle):
+            yield b""
+            continue
         try:
             chunk = source.read(size)
         except IsADirectoryError:
@@ -78,6 +87,25 @@ def read_chunks(source: Readable, size: int = READ_SIZE) -> Iterator[bytes]:
         if not chunk:
             return
         yield chunk
+
+
+def _watched(source: Readable) -> int | None:
+    """The descriptor to watch for idle input: not for a regular file, which is never
+    idle (nor for an object without a descriptor)."""
+    import os
+    import stat
+
+    try:
+        fd: int = source.fileno()  # type: ignore[attr-defined]
+        return None if stat.S_ISREG(os.fstat(fd).st_mode) else fd
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def _ready(fd: int, timeout: float | None) -> bool:
+    import select
+
+    return bool(select.select([fd], [], [], timeout)[0])
 
 
 def _wait_readable(source: Readable) -> None:
@@ -284,15 +312,22 @@ class DecodedChunks:
     zstd header (the magic bytes decide, not the name). ``consumed`` counts the
     source's own bytes read so far (for progress)."""
 
-    def __init__(self, source: Readable, decompress: bool = True, size: int = READ_SIZE) -> None:
+    def __init__(
+        self,
+        source: Readable,
+        decompress: bool = True,
+        size: int = READ_SIZE,
+        idle: float | None = None,
+    ) -> None:
         self._source = source
         self._decompress = decompress
         self._size = size
+        self._idle = idle  # see read_chunks: an empty chunk says the input is idle
         self.consumed = 0
         self.format: str | None = None
 
     def __iter__(self) -> Iterator[bytes]:
-        chunks = read_chunks(self._source, self._size)
+        chunks = read_chunks(self._source, self._size, self._idle)
         if not self._decompress:
             for chunk in chunks:
                 self.consumed += len(chunk)
@@ -321,6 +356,9 @@ class DecodedChunks:
             yield from stream.feed(head)
             for chunk in chunks:
                 self.consumed += len(chunk)
+                if not chunk:
+                    yield chunk  # idle
+                    continue
                 yield from stream.feed(chunk)
             yield from stream.finish()
 

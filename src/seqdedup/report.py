@@ -231,51 +231,61 @@ class PieceReport:
     def fields(self, piece: Piece) -> dict[str, Any]:
         """The placeholders of a piece's marker and explanation (record numbers count
         inside each input)."""
-        number, locate = self._number, self.streams.locate
-        first = number(piece.start)
-        file, start = locate(first)
-        end = start + number(piece.end) - first
-        if piece.source_start < 0:
+        fields = self.span(piece.start, piece.end)
+        fields["count"] = piece.count
+        fields["window_size"] = self.config.window_size
+        fields.update(self.source_fields(piece.source_start, piece.end - piece.start + 1))
+        return fields
+
+    def span(self, start: int, end: int) -> dict[str, Any]:
+        """Tracked records ``start`` .. ``end`` as ``start``, ``end`` (record numbers
+        inside their input) and ``file``."""
+        number = self._number
+        first = number(start)
+        file, local = self.streams.locate(first)
+        return {"start": local, "end": local + number(end) - first, "file": file}
+
+    def source_fields(self, source: int, length: int) -> dict[str, Any]:
+        """Where ``length`` records from tracked record ``source`` lie: ``match_file``,
+        ``match_start``, ``match_end``, and ``sequence`` when they are library material
+        (a negative ``source``)."""
+        if source < 0:
             assert self._locate is not None
-            name, offset = self._locate(piece.source_start)
+            name, offset = self._locate(source)
             return {
-                "start": start,
-                "end": end,
-                "count": piece.count,
-                "window_size": self.config.window_size,
-                "file": file,
                 "sequence": name,
                 "match_file": f"library sequence {name}",
                 "match_start": offset + 1,
-                "match_end": offset + 1 + piece.end - piece.start,
+                "match_end": offset + length,
             }
-        source = number(piece.source_start)
-        match_file, match_start = locate(source)
+        number = self._number
+        first = number(source)
+        match_file, match_start = self.streams.locate(first)
         return {
-            "start": start,
-            "end": end,
-            "count": piece.count,
-            "window_size": self.config.window_size,
-            "file": file,
             "match_file": match_file,
             "match_start": match_start,
-            "match_end": match_start + number(piece.source_end) - source,
+            "match_end": match_start + number(source + length - 1) - first,
         }
 
     def with_markers(
-        self, out: list[bytes], written: list[bool], pieces: list[Piece], first_number: int
+        self,
+        out: list[bytes],
+        written: list[bool],
+        placed: list[tuple[int, bytes]],
+        first_number: int,
     ) -> tuple[list[bytes], bool]:
-        """Put each piece's marker just before the first record written after it;
-        return the records and markers, and whether a marker ends them."""
+        """Put each marker (``placed``: the tracked record it follows, and its text)
+        just before the first record written after that record; return the records and
+        markers, and whether a marker ends them."""
         written_at = list(compress(range(len(written)), written))
         merged: list[bytes] = []
         taken = 0
-        for piece in pieces:
-            end_position = self._number(piece.end) - first_number  # negative: before this
+        for end, marker in placed:
+            end_position = self._number(end) - first_number  # negative: before this
             index = bisect_right(written_at, end_position)
             merged += out[taken:index]
             taken = max(taken, index)
-            merged.append(self.marker(piece))
+            merged.append(marker)
         merged += out[taken:]
         return merged, taken == len(out)
 

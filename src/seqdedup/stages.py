@@ -33,6 +33,7 @@ from seqdedup.report import PieceReport, Stats, TopSequences, stats_document
 if TYPE_CHECKING:
     from seqdedup._kernel import Matcher as ChunkMatcher
     from seqdedup.attribution import Piece
+    from seqdedup.fold import Folder
     from seqdedup.library.load import LoadedLibrary
     from seqdedup.library.save import RunSaver
 
@@ -106,6 +107,7 @@ class Stages:
                 whole_runs=bool(config.read_sequences),
             )
             self.matcher.new_material = []
+        self.folder = make_folder(self) if config.fold else None
         self.released = 0  # records released so far (record numbers are 1-based)
         # Whether the last thing released was the last released record (not a marker);
         # after the end of input this tells whether its final record ends the output.
@@ -156,6 +158,24 @@ class Stages:
             self.saver.observe(
                 decided.records, decided.keep, decided.new_material, decided.first, decided.pieces
             )
+
+    def markers(
+        self, first: int, keep: list[bool], records: list[bytes], pieces: list[Piece], final: bool
+    ) -> list[tuple[int, bytes]]:
+        """The record path's markers (``--annotate``) or summary lines (``--fold``) now
+        due, each with the tracked record it follows."""
+        if self.report.annotation is not None:
+            return [(piece.end, self.report.marker(piece)) for piece in pieces]
+        if self.folder is None:
+            return []
+        lines = self.folder.add(first, keep, records, pieces)
+        return lines + self.folder.end() if final else lines
+
+    def lines(self, placed: list[tuple[int, bytes]]) -> list[bytes]:
+        """Summary lines written on their own (not placed among records)."""
+        if placed:
+            self.last_record_written = False  # a line ends this output
+        return [text for _, text in placed]
 
     def begin_stream(self) -> None:
         """Everything of the stream that ended is released: start the next one."""
@@ -213,6 +233,21 @@ class Stages:
             self.saver = None
 
 
+def make_folder(stages: Stages) -> Folder:
+    """``--fold``'s summary lines, over the run's report, keys and attribution (and its
+    library, which holds each folded sequence under its id)."""
+    from seqdedup.fold import Folder
+
+    attributor = stages.attributor
+    return Folder(
+        stages.config,
+        stages.report,
+        stages.keys,
+        lambda: attributor.open_source,  # type: ignore[union-attr]
+        stages.saver.add_sequence if stages.saver is not None else None,
+    )
+
+
 def chunk_matcher(
     config: Config,
     engine: object,
@@ -222,11 +257,13 @@ def chunk_matcher(
 ) -> ChunkMatcher | None:
     """The kernel's chunk path (raw bytes in, kept bytes out, no Python object per
     record) serves every run that needs nothing per record from Python: no
-    transform, JSON keys, masks, explanations or library saving, nor markers with
-    --inverse or filters (a --normalize pass it does itself; markers it places by the
-    runs; filters classify each chunk's records in one pass, see ChunkPath)."""
+    transform, JSON keys, masks, explanations, library saving or summary lines, nor
+    markers with --inverse or filters (a --normalize pass it does itself; markers it
+    places by the runs; filters classify each chunk's records in one pass, see
+    ChunkPath)."""
     if (
         engine is None
+        or config.fold
         or not (keys.plain or keys.kernel_normalize)
         or (config.annotate and (config.inverse or filters))
         or on_explain is not None
@@ -253,7 +290,8 @@ def settles_early(config: Config, on_explain: Callable[[str], None] | None) -> b
     """Whether records are written as soon as their decision is certain, before their
     window completes (docs/engine.md, "New material never waits"): with a limited
     history, the default on standard input, where its bookkeeping stays small; not with
-    markers or explanations, which must come before the records after a duplicate run."""
+    markers or explanations, which must come before the records after a duplicate run.
+    (A summary line can: a settled record ends the run before it, see RecordPath.)"""
     return config.max_history is not None and not config.annotate and on_explain is None
 
 
@@ -268,6 +306,7 @@ def make_attributor(
     one (the statistics read only the count of sequences)."""
     pieces_read = (
         config.annotate
+        or config.fold
         or on_explain is not None
         or bool(config.top)
         or config.library_dir is not None

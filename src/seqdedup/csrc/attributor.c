@@ -414,6 +414,13 @@ static PyObject *get_open_piece(Attributor *a, void *c)
     return PyBool_FromLong(a->piece_start >= 0);
 }
 
+static PyObject *get_open_source(Attributor *a, void *c)
+{
+    /* The open piece's earliest candidate: where it would be reported if it closed now. */
+    if (a->piece_start < 0 || a->cands.len == 0) Py_RETURN_NONE;
+    return PyLong_FromLongLong(a->cands.data[0]);
+}
+
 static PyObject *get_identified(Attributor *a, void *c)
 {
     return PyLong_FromLongLong(a->sequences.identified);
@@ -434,6 +441,8 @@ static PyObject *get_held(Attributor *a, void *c)
 static PyGetSetDef Attributor_getset[] = {
     {"decided", (getter)get_decided, NULL, "how many tracked records have been taken", NULL},
     {"open_piece", (getter)get_open_piece, NULL, "whether a piece is open", NULL},
+    {"open_source", (getter)get_open_source, NULL,
+     "the open piece's earliest candidate source (None: no open piece)", NULL},
     {"identified", (getter)get_identified, NULL,
      "distinct sequences identified in this run (evicted ones too)", NULL},
     {"sequences", (getter)get_sequences, NULL, "sequences in the table now", NULL},

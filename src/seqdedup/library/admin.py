@@ -1,5 +1,6 @@
-"""Looking after a library: what it holds (:func:`describe_library`) and dropping the
-material no run has seen for a while (:func:`prune_library`).
+"""Looking after a library: what it holds (:func:`describe_library`), one sequence's
+records by its id (:func:`show_sequence`, which expands a ``--fold`` line) and dropping
+the material no run has seen for a while (:func:`prune_library`).
 
 Every sequence row remembers the last run that saved or matched it (``last_run``;
 rows from before that column existed fall back to the run that first saved them). A
@@ -22,6 +23,8 @@ from seqdedup.library.store import (
     DB_FILES,
     DB_NAME,
     add_last_run,
+    check_encoded,
+    decode_records,
     open_for_reading,
     plain_files,
 )
@@ -86,6 +89,45 @@ def describe_library(directory: Path) -> dict[str, Any]:
         ).fetchone()
         info.update(runs=runs, first_run=first, last_run=last)
     return info
+
+
+def show_sequence(directory: Path, prefix: str) -> dict[str, Any]:
+    """The sequence whose id (the hex digest) starts with ``prefix``: its id, kind,
+    length, sightings and records. One line naming the problem when no sequence or
+    more than one has such an id."""
+    _check_directory(directory)
+    wanted = prefix.strip().lower()
+    if len(wanted) < 4 or any(c not in "0123456789abcdef" for c in wanted):
+        raise SeqdedupError(
+            f"'{prefix}' is not a sequence id: give at least 4 of its hex digits "
+            "(a --fold line shows 12)"
+        )
+    database = directory / DB_NAME
+    found: list[tuple[Any, ...]] = []
+    if database.exists():
+        with _reading(database) as connection:
+            if connection is not None:
+                found = connection.execute(
+                    "SELECT digest, kind, length, count, records FROM sequences "
+                    "WHERE lower(hex(digest)) LIKE ? LIMIT 2",
+                    (wanted + "%",),
+                ).fetchall()
+    if not found:
+        raise SeqdedupError(f"library '{directory}' holds no sequence with id {wanted}")
+    if len(found) > 1:
+        raise SeqdedupError(f"id {wanted} is ambiguous in library '{directory}': give more digits")
+    digest, kind, length, count, blob = found[0]
+    try:
+        check_encoded(blob)
+    except ValueError as exc:
+        raise SeqdedupError(f"library '{directory}': sequence {digest.hex()}: {exc}") from None
+    return {
+        "id": digest.hex(),
+        "kind": kind,
+        "length": length,
+        "count": count,
+        "records": decode_records(blob),
+    }
 
 
 @contextlib.contextmanager

@@ -65,11 +65,11 @@ class StagingFile:
         self._rows: list[tuple[bytes, bytes, int, str]] = []
         self._bytes = 0  # of the rows held
 
-    def add(self, records: list[bytes], kind: str) -> None:
+    def add(self, records: list[bytes], kind: str, digest: bytes | None = None) -> None:
         if not records:
             return
         encoded = encode_records(records)
-        self._rows.append((digest_of(encoded), encoded, len(records), kind))
+        self._rows.append((digest or digest_of(encoded), encoded, len(records), kind))
         self._bytes += len(encoded)
         # Bounded by bytes as well as rows: one row can hold a stretch of megabytes.
         if len(self._rows) >= STAGE_ROWS or self._bytes >= STAGE_BYTES:
@@ -174,8 +174,9 @@ class LibraryWriter:
                 f"library '{self.directory}': cannot stage this run's sequences: {detail}"
             ) from None
 
-    def add(self, records: list[bytes], kind: str) -> None:
-        """Stage one sequence (``kind`` 'new' or 'repeat').
+    def add(self, records: list[bytes], kind: str, digest: bytes | None = None) -> None:
+        """Stage one sequence (``kind`` 'new', 'repeat', or 'named' for a folded
+        sequence staged under its id ``digest``, see :meth:`RunSaver.add_sequence`).
 
         A failure to stage (a full disk, ``ulimit -f``) must not cost the run its
         output: staging stops, the run goes on, and :meth:`commit` reports the failure
@@ -184,7 +185,7 @@ class LibraryWriter:
             return
         try:
             with self._staging_errors():
-                self._file.add(records, kind)
+                self._file.add(records, kind, digest)
         except SeqdedupError as exc:
             self.failure = exc
             self.discard()
@@ -233,12 +234,7 @@ class LibraryWriter:
                     "INSERT INTO runs (started, finished, config, statistics) VALUES (?,?,?,?)",
                     (self.started, now_text(), json.dumps(config), json.dumps(statistics)),
                 ).lastrowid
-                connection.execute(
-                    "INSERT INTO sequences (digest, records, length, kind, count, run_id) "
-                    "SELECT digest, records, length, kind, 1, ? FROM staging.staged WHERE true "
-                    "ON CONFLICT(digest) DO UPDATE SET count = count + 1, last_run = ?",
-                    (run_id, run_id),
-                )
+                _land_staged(connection, run_id)
                 connection.executemany(
                     "UPDATE sequences SET count = count + ?, last_run = ? WHERE digest = ?",
                     ((times, run_id, digest) for digest, times in self._sightings.items()),
@@ -258,6 +254,26 @@ class LibraryWriter:
     def discard(self) -> None:
         """Drop what was staged (a failed run saves nothing)."""
         self._cleanup()
+
+
+def _land_staged(connection: sqlite3.Connection, run_id: int | None) -> None:
+    """Copy the staged rows (database ``staging``) into the library's sequences: a row
+    the library holds already counts one more sighting."""
+    connection.execute(
+        "INSERT INTO sequences (digest, records, length, kind, count, run_id) "
+        "SELECT digest, records, length, kind, 1, ? FROM staging.staged "
+        "WHERE kind != 'named' "
+        "ON CONFLICT(digest) DO UPDATE SET count = count + 1, last_run = ?",
+        (run_id, run_id),
+    )
+    # Folded sequences (RunSaver.add_sequence): held under their id, not a sighting.
+    connection.execute(
+        "INSERT INTO sequences (digest, records, length, kind, count, run_id) "
+        "SELECT digest, records, length, 'repeat', 1, ? FROM staging.staged "
+        "WHERE kind = 'named' ORDER BY rowid "
+        "ON CONFLICT(digest) DO UPDATE SET last_run = ?",
+        (run_id, run_id),
+    )
 
 
 MAX_BUFFERED_PIECE = 200_000  # skipped records held for saving one repeated piece
@@ -283,6 +299,7 @@ class RunSaver:
         self._waiting = PieceContent(MAX_BUFFERED_PIECE)  # records awaiting their piece
         self._held_spans: list[tuple[int, int]] = []  # records held pieces covered
         self._stream_start = 0  # the current input stream's first tracked record
+        self._named: set[bytes] = set()  # sequences staged under an id of their own
 
     def new_stream(self, first: int) -> None:
         """A new input stream starts at tracked record ``first``: nothing saved spans
@@ -317,6 +334,14 @@ class RunSaver:
                 self._writer.add(content, "repeat")
         # A huge run: its content is saved as new material where it first occurred.
         waiting.trim()
+
+    def add_sequence(self, digest: bytes, records: list[bytes]) -> None:
+        """Stage a folded run's sequence under its id (the digest of its keys, which
+        is that of its records unless key options change them), once per run, so that
+        ``seqdedup-library show`` finds every id a summary line names."""
+        if digest not in self._named:
+            self._named.add(digest)
+            self._writer.add(records, "named", digest)
 
     def _held(self, piece: Piece) -> bool:
         """Whether the library saved to holds the piece already: it repeats a held

@@ -1,0 +1,444 @@
+"""``--fold``: one summary line in place of each run of skipped records (README:
+Folding repeats).
+
+A *run* is a maximal stretch of consecutive skipped tracked records of one input. Its
+*sequence* is the shortest block its first piece repeats (the first piece's keys have
+that period: a 36-record piece of three equal 12-record blocks has a 12-record
+sequence); the run holds ``copies`` whole copies of it from its start on, and ``extra``
+records after them (a partial copy, or other repeated material). The sequence's id is
+the blake2b-128 digest of its records' keys as the library encodes records, so every
+fold of equal content carries the same id, in every run.
+
+A run that goes on gets an interim line every ``--fold-every`` removed records and when
+the input is idle (:meth:`Folder.idle`); each line covers its own *part* of the run
+(its ``removed`` counts add up to the records skipped) and the next part says that it
+continues the run.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from seqdedup.engine import MASK128
+
+if TYPE_CHECKING:
+    from seqdedup.attribution import Piece
+    from seqdedup.config import Config
+    from seqdedup.keys import KeyMaker
+    from seqdedup.report import PieceReport
+
+KEY = 16  # bytes of one record's key hash (two 64-bit lanes)
+SHORT_ID = 12  # hex digits of a sequence's id (JSON's "digest" has all 32)
+BLOCK = 4096  # records compared at once against a repeated sequence
+HELD_MAX = 1 << 16  # records of a run held while its first piece goes on
+
+
+def key_bytes(hashes: Any) -> bytes:
+    """Key hashes in any engine's form (the kernel's bytes, a list of 128-bit ints, an
+    (n, 2) int64 array) as 16 bytes per record."""
+    if isinstance(hashes, bytes | bytearray):
+        return bytes(hashes)
+    if isinstance(hashes, list):
+        return b"".join((value & MASK128).to_bytes(KEY, "little") for value in hashes)
+    return bytes(hashes.astype("<i8").tobytes())
+
+
+def shortest_period(keys: bytes) -> int:
+    """The smallest p such that record i equals record i - p for every i >= p (the
+    prefix function of Knuth, Morris and Pratt over 16-byte keys)."""
+    tokens = [keys[i : i + KEY] for i in range(0, len(keys), KEY)]
+    border = [0] * len(tokens)
+    k = 0
+    for i in range(1, len(tokens)):
+        while k and tokens[i] != tokens[k]:
+            k = border[k - 1]
+        if tokens[i] == tokens[k]:
+            k += 1
+        border[i] = k
+    return len(tokens) - (border[-1] if tokens else 0)
+
+
+def periodic_match(unit: bytes, data: bytes, offset: int) -> int:
+    """How many records of ``data`` (the run's records from record ``offset`` of the
+    run on) continue the run's repetition of ``unit``, before the first that does not."""
+    length = len(unit) // KEY
+    count = len(data) // KEY
+    done = 0
+    phase = offset % length
+    if phase:  # up to the next copy's start, then whole blocks of copies
+        take = min(length - phase, count)
+        if data[: take * KEY] != unit[phase * KEY : (phase + take) * KEY]:
+            return _first_difference(data, unit, 0, phase, take)
+        done = take
+    repeated = unit * max(1, BLOCK // length)
+    step = len(repeated) // KEY
+    while done < count:
+        take = min(step, count - done)
+        if data[done * KEY : (done + take) * KEY] != repeated[: take * KEY]:
+            return done + _first_difference(data, repeated, done, 0, take)
+        done += take
+    return count
+
+
+def _first_difference(data: bytes, unit: bytes, at: int, phase: int, take: int) -> int:
+    for k in range(take):
+        a, b = (at + k) * KEY, (phase + k) * KEY
+        if data[a : a + KEY] != unit[b : b + KEY]:
+            return k
+    return take
+
+
+class _Run:
+    """The run being folded (tracked indices, ``stop`` exclusive)."""
+
+    __slots__ = (
+        "first_piece",
+        "keys",
+        "last_record",
+        "matched",
+        "part",
+        "part_first",
+        "part_start",
+        "records",
+        "start",
+        "stop",
+        "unit",
+    )
+
+    def __init__(self, start: int, first_piece: Piece | None) -> None:
+        self.start = self.stop = self.part_start = start
+        self.part = 1
+        self.first_piece = first_piece
+        self.keys = bytearray()  # the run's keys and records until its sequence is known
+        self.records: list[bytes] = []
+        self.part_first = b""  # the current part's first record, and the last one taken
+        self.last_record = b""
+        self.unit: _Unit | None = None
+        self.matched = 0  # records from the run's start that repeat the sequence (so far)
+
+    def take(self, keys: bytes, records: Sequence[bytes]) -> bool:
+        """Add the next skipped records; return whether the sequence can be fixed now
+        (the first piece is complete, or its records held reach HELD_MAX)."""
+        if self.stop == self.part_start:
+            self.part_first = records[0]
+        self.last_record = records[-1]
+        offset = self.stop - self.start
+        self.stop += len(records)
+        unit = self.unit
+        if unit is not None:
+            if self.matched == offset:  # the repetition has held so far
+                self.matched += periodic_match(unit.keys, keys, offset)
+            return False
+        self.keys += keys
+        self.records += records
+        piece = self.first_piece
+        return (piece is not None and piece.end < self.stop) or len(self.records) >= HELD_MAX
+
+
+class _Unit:
+    __slots__ = ("digest", "keys", "length", "source")
+
+    def __init__(self, keys: bytes, digest: bytes, source: int) -> None:
+        self.keys = keys
+        self.length = len(keys) // KEY
+        self.digest = digest
+        self.source = source  # where it was first seen (tracked index; < 0: a library)
+
+
+class Folder:
+    """Summary lines for the runs of skipped records, each with the tracked record it
+    follows (placed as markers are: before the first record written after that one)."""
+
+    def __init__(
+        self,
+        config: Config,
+        report: PieceReport,
+        keys: KeyMaker,
+        open_source: Callable[[], int | None],
+        on_sequence: Callable[[bytes, list[bytes]], None] | None = None,
+    ) -> None:
+        self._config = config
+        self._report = report
+        self._key_maker = keys
+        self._open_source = open_source  # the open piece's earliest source
+        self._on_sequence = on_sequence  # (digest, records) of each new sequence: -l
+        self._every = config.fold_every
+        self._keys = bytearray()  # key hashes of the tracked records not yet decided
+        self._key_base = 0  # the tracked index of the first of them
+        self._taken = 0  # tracked records before this one were taken by settle()
+        self._run: _Run | None = None
+        # Copies folded so far per sequence (for {count}), least recently folded evicted.
+        self._folded: OrderedDict[bytes, int] = OrderedDict()
+        self._limit = config.max_unique_sequences
+
+    def append_keys(self, hashes: Any) -> None:
+        self._keys += key_bytes(hashes)
+
+    def add(
+        self, first: int, keep: Sequence[bool], records: Sequence[bytes], pieces: list[Piece]
+    ) -> list[tuple[int, bytes]]:
+        """Take the decisions of tracked records ``first`` ..., their records and the
+        pieces closed; return the summary lines now due."""
+        from seqdedup.attribution import runs_of
+
+        lines: list[tuple[int, bytes]] = []
+        run = self._run
+        firsts = {piece.start: piece for piece in pieces}
+        if run is not None and run.first_piece is None:
+            run.first_piece = firsts.get(run.start)
+        size = len(keep)
+        keys = bytes(
+            self._keys[(first - self._key_base) * KEY : (first + size - self._key_base) * KEY]
+        )
+        for start, stop in runs_of(keep, False):
+            start, stop = first + start, first + stop
+            if run is not None and start > run.stop:  # a kept record ended it
+                lines += self._complete(run)
+                run = None
+            at = max(start, self._taken)  # (records settled early were taken then)
+            if at < stop:
+                if run is None:
+                    run = self._run = _Run(at, firsts.get(at))
+                self._extend(
+                    run,
+                    keys[(at - first) * KEY : (stop - first) * KEY],
+                    records[at - first : stop - first],
+                    lines,
+                )
+        if run is not None and run.stop < first + size:  # the record after it is kept
+            lines += self._complete(run)
+        del self._keys[: (first + size - self._key_base) * KEY]
+        self._key_base = first + size
+        return lines
+
+    def before_settled(
+        self, matcher: Any, pending: list[bytes], tracked_at: list[int] | None
+    ) -> list[tuple[int, bytes]]:
+        """Before records settled early (certain before their window completes) are
+        written: those a decided repeat covers extend the open run, and a settled
+        record after them, which is kept, ends it, so that its line comes first.
+        ``pending``: the records not decided yet; ``tracked_at``: where the tracked
+        ones stand in it (with filters)."""
+        decided, settled = matcher.decided, matcher.settled
+        if settled <= decided:
+            return []
+        stop = max(decided, min(matcher.cover + 1, settled))  # covered: skipped
+        count = stop - decided
+        positions = tracked_at[:count] if tracked_at is not None else range(count)
+        return self.settle(decided, [pending[p] for p in positions], ended=stop < settled)
+
+    def settle(self, first: int, records: Sequence[bytes], ended: bool) -> list[tuple[int, bytes]]:
+        """Tracked records ``first`` ... are skipped (a decided repeat covers them)
+        before the matcher decides them; with ``ended`` the record after them is kept,
+        which ends the run now."""
+        lines: list[tuple[int, bytes]] = []
+        at = max(first, self._taken)
+        stop = first + len(records)
+        if at < stop:
+            run = self._run
+            if run is None:
+                run = self._run = _Run(at, None)
+            base = self._key_base
+            keys = bytes(self._keys[(at - base) * KEY : (stop - base) * KEY])
+            self._extend(run, keys, records[at - first :], lines)
+            self._taken = stop
+        if ended and self._run is not None:
+            lines += self._complete(self._run)
+        return lines
+
+    def end(self) -> list[tuple[int, bytes]]:
+        """The input stream ended: its last run is complete."""
+        return self._complete(self._run) if self._run is not None else []
+
+    def idle(self) -> list[tuple[int, bytes]]:
+        """The input is idle: a line for what the open run removed since its last one."""
+        run = self._run
+        if run is None or run.stop == run.part_start:
+            return []
+        return [self._part_line(run, continues=True)]
+
+    # -- internals ------------------------------------------------------------------
+    def _extend(
+        self, run: _Run, keys: bytes, records: Sequence[bytes], lines: list[tuple[int, bytes]]
+    ) -> None:
+        """Add the run's next skipped records. A part that holds ``--fold-every``
+        records gets its line when the run goes on past it (so where lines fall does
+        not depend on how the input was cut)."""
+        every = self._every
+        taken = 0
+        while taken < len(records):
+            take = len(records) - taken
+            if every is not None:
+                if run.stop - run.part_start >= every:
+                    lines.append(self._part_line(run, continues=True))
+                take = min(take, run.part_start + every - run.stop)
+            if run.take(keys[taken * KEY : (taken + take) * KEY], records[taken : taken + take]):
+                self._sequence(run, fix=True)
+            taken += take
+
+    def _complete(self, run: _Run) -> list[tuple[int, bytes]]:
+        """The run ended: the line of its last part (none if an idle line took it all)."""
+        self._run = None
+        return [self._part_line(run, continues=False)] if run.stop > run.part_start else []
+
+    def _part_line(self, run: _Run, continues: bool) -> tuple[int, bytes]:
+        """The line for the run's current part; a new part begins after it."""
+        unit = run.unit if run.unit is not None else self._sequence(run)
+        start, stop = run.part_start, run.stop
+        removed = stop - start
+        matched = max(0, min(run.start + run.matched, stop) - start)
+        copies = matched // unit.length
+        count = self._folded.pop(unit.digest, 0) + copies
+        self._folded[unit.digest] = count
+        if self._limit is not None and len(self._folded) > self._limit:
+            self._folded.popitem(last=False)
+        fields = self._report.span(start, stop - 1)
+        fields.update(
+            removed=removed,
+            copies=copies,
+            extra=removed - copies * unit.length,
+            length=unit.length,
+            id=unit.digest.hex()[:SHORT_ID],
+            digest=unit.digest.hex(),
+            sequence="",
+            count=count + 1,
+            window_size=self._config.window_size,
+            first_time=first_timestamp(run.part_first),
+            last_time=first_timestamp(run.last_record),
+            part=run.part,
+            continues=int(continues),
+        )
+        fields.update(self._report.source_fields(unit.source, unit.length))
+        run.part += 1
+        run.part_start = stop
+        return stop - 1, line_text(self._config.fold_format, fields, self._report.streams.named)
+
+    def _sequence(self, run: _Run, fix: bool = False) -> _Unit:
+        """The run's sequence: the shortest period of its first piece, first seen at
+        the piece's source. While that piece goes on past the records taken, of the
+        piece so far against the earliest source it still matches (a provisional
+        answer, for an interim line); fixed once the piece is complete, or ``fix``."""
+        piece = run.first_piece
+        complete = piece is not None and piece.end < run.stop
+        source: int | None
+        if piece is not None and complete:
+            extent, source = piece.end - run.start + 1, piece.source_start
+        else:
+            extent = run.stop - run.start
+            source = piece.source_start if piece is not None else self._open_source()
+        assert source is not None, "a run with no piece closed has one open"
+        keys = bytes(run.keys)
+        length = shortest_period(keys[: extent * KEY])
+        unit_keys = keys[: length * KEY]
+        records = run.records[:length]
+        unit = _Unit(unit_keys, sequence_digest(self._key_maker, records), source)
+        run.matched = periodic_match(unit_keys, keys, 0)
+        if complete or fix:
+            run.unit = unit
+            run.keys = bytearray()
+            run.records = []
+        if self._on_sequence is not None:
+            self._on_sequence(unit.digest, records)
+        return unit
+
+
+def sequence_digest(maker: KeyMaker, records: list[bytes]) -> bytes:
+    """A sequence's id: the library's digest of its records' keys (of the records
+    themselves with a hash transform, whose output is not asked for again)."""
+    from seqdedup.library.store import digest_of, encode_records
+
+    return digest_of(
+        encode_records(records if maker.transform is not None else maker.keys(records))
+    )
+
+
+@lru_cache(maxsize=1)
+def _timestamp_pattern() -> re.Pattern[bytes]:
+    from seqdedup.normalize import TIMESTAMP, compiled_pattern
+
+    return compiled_pattern(TIMESTAMP)
+
+
+def first_timestamp(record: bytes) -> str:
+    """The first match of the ``timestamp`` normalisation class in a record, or ''."""
+    found = _timestamp_pattern().search(record)
+    return found.group(0).decode("ascii") if found else ""
+
+
+def line_text(template: str | None, fields: dict[str, Any], named: bool) -> bytes:
+    """A summary line: the default text, the user's template, or JSON."""
+    if template == "json":
+        return json_line(fields).encode("utf-8")
+    if template is not None:
+        return template.format_map(fields).encode("utf-8", "surrogateescape")
+    return default_text(fields, named).encode("utf-8", "surrogateescape")
+
+
+def default_text(fields: dict[str, Any], named: bool) -> str:
+    """``[FOLDED: 36 records at lines 40-75: 3 copies of sequence 3fa9c1d2e4b7 (12
+    records, first seen at lines 4-15), 09:00:03 .. 09:14:55]`` and its variants."""
+    where = f" of {fields['file']}" if named else ""
+    head = "[FOLDED (continued)" if fields["part"] > 1 else "[FOLDED"
+    text = (
+        f"{head}: {fields['removed']} records at lines {fields['start']}-{fields['end']}{where}: "
+    )
+    if fields["sequence"]:
+        seen = f"first seen in {fields['match_file']} records"
+    else:
+        seen = "first seen at lines"
+    source_where = f" of {fields['match_file']}" if named and not fields["sequence"] else ""
+    copies = fields["copies"]
+    text += (
+        f"{copies} {'copy' if copies == 1 else 'copies'} of sequence "
+        f"{fields['id']} ({fields['length']} records, {seen} "
+        f"{fields['match_start']}-{fields['match_end']}{source_where})"
+    )
+    if fields["extra"]:
+        text += f" and {fields['extra']} more record{'s' if fields['extra'] > 1 else ''}"
+    first_time, last_time = fields["first_time"], fields["last_time"]
+    if first_time and last_time:
+        text += f", {first_time} .. {last_time}"
+    elif first_time or last_time:  # only one of the two records holds a time
+        text += f", from {first_time}" if first_time else f", until {last_time}"
+    return text + ("; the run goes on]" if fields["continues"] else "]")
+
+
+JSON_FIELDS = (
+    "file",
+    "start",
+    "end",
+    "removed",
+    "copies",
+    "extra",
+    "length",
+    "id",
+    "digest",
+    "count",
+    "match_file",
+    "match_start",
+    "match_end",
+    "sequence",
+    "first_time",
+    "last_time",
+    "part",
+    "continues",
+    "window_size",
+)
+
+
+def json_line(fields: dict[str, Any]) -> str:
+    """One JSON object (README: Folding repeats, the schema)."""
+    document: dict[str, Any] = {"seqdedup": "fold"}
+    for name in JSON_FIELDS:
+        value = fields[name]
+        if name in ("sequence", "first_time", "last_time"):
+            value = value or None
+        elif name == "continues":
+            value = bool(value)
+        document[name] = value
+    return json.dumps(document, ensure_ascii=False)

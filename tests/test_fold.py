@@ -1,0 +1,339 @@
+"""--fold: summary lines against the literal oracle, on both engines."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from hashlib import blake2b
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from seqdedup import Deduplicator
+from seqdedup.errors import UsageError
+from seqdedup.fold import periodic_match, shortest_period
+from seqdedup.library.store import encode_records
+
+from conftest import arrived, seqdedup_command, user_env
+from oracle import fold_parts, reference_output, skipped_flags_streams, smallest_period
+
+STAMP = 20  # "2026-11-24T10:00:00 " before each key
+
+
+def stamped(keys: list[str], first: int = 0) -> list[bytes]:
+    """Records "2026-11-24T10:MM:SS k": a time that differs per record, then the key
+    (skip_chars=20 leaves the key)."""
+    return [
+        f"2026-11-24T{10 + n // 3600:02d}:{n // 60 % 60:02d}:{n % 60:02d} {k}".encode()
+        for n, k in enumerate(keys, start=first)
+    ]
+
+
+def fold_run(streams: list[list[bytes]], window: int, sizes=(7,), **options):
+    """Feed each stream in batches of the sizes given (cycled); return the output
+    and the parsed summary lines."""
+    names = tuple(f"in{k}.log" for k in range(len(streams)))
+    d = Deduplicator(
+        window_size=window,
+        skip_chars=STAMP,
+        fold=True,
+        fold_format="json",
+        max_history=None,
+        max_candidates=None,  # (the oracle follows every candidate)
+        inputs=names if len(streams) > 1 else (),
+        **options,
+    )
+    out: list[bytes] = []
+    for k, records in enumerate(streams):
+        at, turn = 0, 0
+        while at < len(records):
+            size = sizes[turn % len(sizes)]
+            out += d.feed(records[at : at + size])
+            at, turn = at + size, turn + 1
+        out += d.next_stream() if k + 1 < len(streams) else d.flush()
+    if not streams:
+        out += d.flush()
+    lines = [json.loads(o) for o in out if o.startswith(b'{"seqdedup": "fold"')]
+    records = [o for o in out if not o.startswith(b'{"seqdedup": "fold"')]
+    return out, records, lines, d.stats
+
+
+def unit_id(keys: tuple[str, ...]) -> str:
+    return blake2b(encode_records([k.encode() for k in keys]), digest_size=16).hexdigest()
+
+
+keys_strategy = st.integers(1, 3).flatmap(
+    lambda k: st.lists(st.sampled_from("abc"[:k]), max_size=120)
+)
+
+
+def check_against_oracle(key_streams, window, every, lines) -> None:
+    streams = [
+        stamped(keys, first=sum(map(len, key_streams[:k]))) for k, keys in enumerate(key_streams)
+    ]
+    flat = [record for stream in streams for record in stream]
+    starts = [0]
+    for stream in key_streams:
+        starts.append(starts[-1] + len(stream))
+    expected = fold_parts(key_streams, window, every)
+    assert len(lines) == len(expected)
+    for line, want in zip(lines, expected, strict=True):
+        stream = max(k for k in range(len(key_streams)) if starts[k] <= want["start"])
+        base = starts[stream]
+        assert (line["start"], line["end"]) == (want["start"] - base + 1, want["end"] - base + 1)
+        for field in ("removed", "copies", "extra", "length", "count", "part", "continues"):
+            assert line[field] == want[field], (field, line, want)
+        assert line["digest"] == unit_id(want["unit"])
+        assert line["id"] == line["digest"][:12]
+        if want["source"] is not None:
+            source = want["source"]
+            assert line["match_start"] == source - base + 1 if source >= base else True
+            assert line["match_end"] - line["match_start"] == want["length"] - 1
+        first, last = flat[want["start"]], flat[want["end"]]
+        assert line["first_time"] == first[:19].decode()
+        assert line["last_time"] == last[:19].decode()
+
+
+def check_placement(out: list[bytes]) -> None:
+    """Each line stands after every record written before its part and before every
+    record written after it (a record's number is in its time: one stream)."""
+    numbers = [
+        None if item.startswith(b'{"seqdedup"') else int(item[14:16]) * 60 + int(item[17:19]) + 1
+        for item in out
+    ]
+    for k, item in enumerate(out):
+        if numbers[k] is None:
+            line = json.loads(item)
+            assert all(n < line["start"] for n in numbers[:k] if n is not None)
+            assert all(n > line["end"] for n in numbers[k + 1 :] if n is not None)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    keys=keys_strategy,
+    window=st.integers(1, 5),
+    every=st.sampled_from([None, 1, 3, 8]),
+    sizes=st.lists(st.integers(1, 40), min_size=1, max_size=4),
+)
+def test_summary_lines_equal_the_oracle(engine, keys, window, every, sizes):
+    out, records, lines, stats = fold_run([stamped(keys)], window, sizes, fold_every=every)
+    # Without the summary lines, the output is the normal output.
+    normal = reference_output(stamped(keys), window, skip_chars=STAMP)
+    assert records == normal
+    assert sum(line["removed"] for line in lines) == stats.skipped
+    check_against_oracle([keys], window, every, lines)
+    check_placement(out)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    streams=st.lists(keys_strategy, min_size=2, max_size=3),
+    window=st.integers(1, 4),
+    every=st.sampled_from([None, 4]),
+)
+def test_a_run_never_spans_two_files_and_the_line_names_them(engine, streams, window, every):
+    firsts = []
+    for k in range(len(streams)):
+        firsts.append(sum(map(len, streams[:k])))
+    records = [stamped(keys, first) for keys, first in zip(streams, firsts, strict=True)]
+    _, _, lines, stats = fold_run(records, window, (5,), fold_every=every)
+    assert sum(line["removed"] for line in lines) == stats.skipped
+    flags = skipped_flags_streams(streams, window)
+    assert sum(flags) == stats.skipped
+    for line in lines:
+        k = int(line["file"][2])
+        assert 1 <= line["start"] <= line["end"] <= len(streams[k])
+    check_against_oracle(streams, window, every, lines)
+
+
+def test_where_the_line_stands_and_the_default_text():
+    keys = list("xyzab") + list("xyz") * 3 + ["q"]
+    d = Deduplicator(window_size=2, skip_chars=STAMP, fold=True, max_history=None)
+    out = d.feed(stamped(keys)) + d.flush()
+    text = [o.decode() for o in out]
+    assert text[:5] == [r.decode() for r in stamped(keys)[:5]]
+    assert text[5] == (
+        "[FOLDED: 9 records at lines 6-14: 3 copies of sequence "
+        f"{unit_id(('x', 'y', 'z'))[:12]} (3 records, first seen at lines 1-3), "
+        "2026-11-24T10:00:05 .. 2026-11-24T10:00:13]"
+    )
+    assert text[6].endswith(" q") and len(text) == 7
+
+
+def test_a_partial_copy_and_other_material_are_extra():
+    # b c a repeats, then "b c" alone: 1 copy of (b c a)... the run is a b c a b c | d
+    keys = list("abcdxy") + list("abcabc") + list("xy") + ["q"]
+    _, _, lines, _ = fold_run([stamped(keys)], 2)
+    assert [(line["removed"], line["copies"], line["extra"], line["length"]) for line in lines] == [
+        (8, 2, 2, 3)
+    ]
+
+
+def test_interim_lines_every_n_records_of_a_storm():
+    keys = ["e", "f"] + ["e"] * 50
+    _, records, lines, stats = fold_run([stamped(keys)], 1, (9,), fold_every=10)
+    assert [line["removed"] for line in lines] == [10] * 5
+    assert [line["continues"] for line in lines] == [True] * 4 + [False]
+    assert [line["part"] for line in lines] == [1, 2, 3, 4, 5]
+    assert all(line["length"] == 1 and line["copies"] == line["removed"] for line in lines)
+    assert stats.skipped == 50 and records == stamped(["e", "f"])
+
+
+def test_idle_writes_the_run_so_far_and_the_next_line_continues_it():
+    d = Deduplicator(window_size=1, fold=True, fold_format="{removed} {part} {continues}")
+    out = d.feed([b"a", b"b", b"a", b"a", b"a"])
+    assert out == [b"a", b"b"]
+    assert d.idle() == [b"3 1 1"]
+    assert d.idle() == []  # nothing new since
+    out = d.feed([b"a", b"c"]) + d.flush()
+    assert out == [b"1 2 0", b"c"]
+
+
+def test_idle_right_before_the_run_ends_writes_no_empty_line():
+    d = Deduplicator(window_size=1, fold=True, fold_format="{removed}")
+    d.feed([b"a", b"a", b"a"])
+    assert d.idle() == [b"2"]
+    assert d.feed([b"z"]) + d.flush() == [b"z"]
+
+
+def test_library_material_is_named_and_shown(tmp_path):
+    library = tmp_path / "lib"
+    first = Deduplicator(window_size=2, library_dir=library, max_history=None)
+    first.feed([b"p", b"q", b"r"])
+    first.flush()
+    d = Deduplicator(window_size=2, fold=True, fold_format="json", library_dir=library)
+    out = d.feed([b"s", b"p", b"q", b"r", b"t"]) + d.flush()
+    line = json.loads(out[1])
+    assert out[0] == b"s" and out[2:] == [b"t"]
+    assert line["sequence"] and line["match_file"] == f"library sequence {line['sequence']}"
+    assert (line["match_start"], line["match_end"], line["length"]) == (1, 3, 3)
+
+
+def test_options_are_checked():
+    with pytest.raises(UsageError, match="--fold cannot be combined with --inverse"):
+        Deduplicator(fold=True, inverse=True)
+    with pytest.raises(UsageError, match="--fold cannot be combined with --annotate"):
+        Deduplicator(fold=True, annotate=True)
+    with pytest.raises(UsageError, match="--fold-format requires --fold"):
+        Deduplicator(fold_format="json")
+    with pytest.raises(UsageError, match=r"unknown placeholder '\{nope\}'"):
+        Deduplicator(fold=True, fold_format="{removed} {nope}")
+    with pytest.raises(UsageError, match="--fold-every must be at least 1"):
+        Deduplicator(fold=True, fold_every=0)
+    with pytest.raises(UsageError, match="--fold-idle must be a number of seconds"):
+        Deduplicator(fold=True, fold_idle=-1.0)
+
+
+@given(st.lists(st.sampled_from("ab"), min_size=1, max_size=30))
+def test_shortest_period_and_periodic_match_are_literal(keys):
+    encoded = b"".join(k.encode() * 16 for k in keys)
+    assert shortest_period(encoded) == smallest_period(keys)
+    for length in range(1, len(keys) + 1):
+        unit = encoded[: length * 16]
+        for offset in (0, 1, length):
+            data = encoded[length * 16 :]
+            want = 0
+            while want < len(data) // 16 and keys[length + want] == keys[(offset + want) % length]:
+                want += 1
+            assert periodic_match(unit, data, offset) == want
+
+
+# -- live, through the installed command and a pipe (no PYTHONUNBUFFERED) ---------------
+
+
+def live(*options: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [*seqdedup_command(), "-q", *options],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=user_env(),
+    )
+
+
+def test_live_new_lines_at_once_and_a_paused_run_within_the_idle_time():
+    proc = live("-w", "5", "--fold", "--fold-idle", "0.5")
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        fd = proc.stdout.fileno()
+        lines = [f"line {i}\n".encode() for i in range(12)]
+        proc.stdin.write(b"".join(lines))
+        proc.stdin.flush()
+        assert arrived(fd, 0.5) == b"".join(lines)  # new material never waits
+        proc.stdin.write(b"".join(lines) + lines[0])  # a repeat, then a pause
+        proc.stdin.flush()
+        started = time.monotonic()
+        got = arrived(fd, 2.5)
+        assert time.monotonic() - started < 0.5 + 1.0 + 0.2  # (arrived waits 0.1 s more)
+        assert got.startswith(b"[FOLDED: 9 records at lines 13-21: 1 copy of sequence ")
+        assert got.endswith(b"; the run goes on]\n")
+        proc.stdin.write(b"fresh\n")
+        proc.stdin.flush()
+        got = arrived(fd, 0.5)
+        assert got.startswith(b"[FOLDED (continued): 4 records at lines 22-25: 0 copies ")
+        assert got.endswith(b"]\nfresh\n")
+        proc.stdin.close()
+        assert proc.stdout.read() == b""
+        assert proc.wait(10) == 0
+    finally:
+        proc.kill()
+
+
+def test_live_a_steady_storm_shows_a_line_every_n_repeats():
+    every = 1000
+    proc = live("-w", "3", "--fold", "--fold-every", str(every), "--fold-format", "{removed}")
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        fd = proc.stdout.fileno()
+        proc.stdin.write(b"start\n" + b"storm\n" * 50_003)
+        proc.stdin.flush()
+        expected = [b"start", b"storm", b"storm", b"storm"]
+        expected += [str(every).encode()] * (50_000 // every - 1)
+        got, deadline = b"", time.monotonic() + 60
+        while got.count(b"\n") < len(expected) and time.monotonic() < deadline:
+            got += arrived(fd, 1.0)  # the pipe stays open: the run goes on
+        assert got.split(b"\n")[:-1] == expected
+        assert arrived(fd, 0.3) == b""  # and nothing more until it ends
+        proc.stdin.close()
+        assert proc.stdout.read() == b"1000\n"
+        assert proc.wait(10) == 0
+    finally:
+        proc.kill()
+
+
+def test_several_files_through_the_command(tmp_path, run_cli):
+    a, b = tmp_path / "a.log", tmp_path / "b.log"
+    a.write_bytes(b"x\ny\nz\nx\ny\nz\nq\n")
+    b.write_bytes(b"x\ny\nz\nr\n")
+    done = run_cli(["-q", "-w", "2", "--fold", str(a), str(b)])
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.decode().splitlines()
+    assert lines[3].startswith(f"[FOLDED: 3 records at lines 4-6 of {a}: 1 copy of sequence ")
+    assert lines[3].endswith(f"(3 records, first seen at lines 1-3 of {a})]")
+    assert lines[5].startswith(f"[FOLDED: 3 records at lines 1-3 of {b}: 1 copy of sequence ")
+    assert lines[5].endswith(f"(3 records, first seen at lines 1-3 of {a})]")
+    assert lines[3].split()[12] == lines[5].split()[12]  # one id: one sequence
+    assert [line for line in lines if not line.startswith("[FOLDED")] == ["x", "y", "z", "q", "r"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--fold", "-i"], "--fold cannot be combined with --inverse"),
+        (["--fold", "-a"], "--fold cannot be combined with --annotate"),
+        (["--fold-every", "5"], "--fold-every requires --fold"),
+        (["--fold-idle", "1"], "--fold-idle requires --fold"),
+        (["--fold", "--fold-idle", "-1"], "--fold-idle must be 0 or more"),
+        (["--fold-format", "json"], "--fold-format requires --fold"),
+        (["--fold", "--fold-format", "{nope}"], "--fold-format: unknown placeholder '{nope}'"),
+        (["--fold", "--fold-format", ""], "--fold-format must not be empty"),
+        (["--fold", "--show-keys"], "cannot be combined with --fold"),
+    ],
+)
+def test_wrong_fold_options_are_one_line_and_no_output(run_cli, args, message):
+    done = run_cli(args, b"a\nb\n")
+    assert done.returncode == 1 and done.stdout == b""
+    error = done.stderr.decode()
+    assert error.count("\n") == 1 and message in error, error
