@@ -16,7 +16,7 @@ from seqdedup.errors import UsageError
 from seqdedup.fold import periodic_match, shortest_period
 from seqdedup.library.store import encode_records
 
-from conftest import arrived, seqdedup_command, user_env
+from conftest import arrived, kernel_built, seqdedup_command, user_env
 from oracle import fold_parts, reference_output, skipped_flags_streams, smallest_period
 
 STAMP = 20  # "2026-11-24T10:00:00 " before each key
@@ -337,3 +337,61 @@ def test_wrong_fold_options_are_one_line_and_no_output(run_cli, args, message):
     assert done.returncode == 1 and done.stdout == b""
     error = done.stderr.decode()
     assert error.count("\n") == 1 and message in error, error
+
+
+@pytest.mark.skipif(not kernel_built(), reason="the compiled kernel is not built")
+@settings(max_examples=300, deadline=None)
+@given(
+    keys=st.lists(st.sampled_from("ab"), min_size=1, max_size=40),
+    offset=st.integers(0, 50),
+    text=st.text(alphabet="0123456789-:T ZJanFeb/.+x", max_size=40),
+)
+def test_the_kernel_compares_and_scans_as_the_definitions(keys, offset, text):
+    from seqdedup import _kernel
+    from seqdedup.fold import first_timestamp, kernel_timestamp
+
+    encoded = b"".join(k.encode() * 16 for k in keys)
+    assert _kernel.shortest_period(encoded) == shortest_period(encoded)
+    for length in range(1, len(keys) + 1):
+        unit, data = encoded[: length * 16], encoded[length * 16 :]
+        assert _kernel.periodic_match(unit, data, offset) == periodic_match(unit, data, offset)
+    record = text.encode()
+    assert kernel_timestamp(_kernel.first_match, record) == first_timestamp(record)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    keys=keys_strategy,
+    window=st.integers(1, 5),
+    every=st.sampled_from([None, 2, 7]),
+    cuts=st.lists(st.integers(1, 300), min_size=1, max_size=5),
+    top=st.booleans(),
+)
+def test_bytes_in_any_cut_give_the_lines_records_give(engine, keys, window, every, cuts, top):
+    """Raw bytes (the kernel's chunk path, which hands each run's records over) and
+    records (the record path) give the same output, lines included."""
+    records = stamped(keys)
+    options = dict(
+        window_size=window,
+        skip_chars=STAMP,
+        fold=True,
+        fold_format="json",
+        fold_every=every,
+        max_history=None,
+        max_candidates=None,
+        top=3 if top else 0,
+    )
+    d = Deduplicator(**options)
+    expected = d.feed(records) + d.flush()
+    data = b"".join(record + b"\n" for record in records)
+    d = Deduplicator(**options)
+    out, at, turn = b"", 0, 0
+    while at < len(data):
+        out += d.feed_bytes(data[at : at + cuts[turn % len(cuts)]])
+        at, turn = at + cuts[turn % len(cuts)], turn + 1
+    out += d.flush_bytes()
+    assert out == b"".join(item + b"\n" for item in expected)
+    lines = [json.loads(item) for item in out.splitlines() if item.startswith(b'{"seqdedup"')]
+    check_against_oracle([keys], window, every, lines)
+    if top:
+        assert d.stats.top_sequences is not None

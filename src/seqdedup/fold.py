@@ -21,10 +21,11 @@ import json
 import re
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import TYPE_CHECKING, Any
 
 from seqdedup.engine import MASK128
+from seqdedup.normalize import TIMESTAMP
 
 if TYPE_CHECKING:
     from seqdedup.attribution import Piece
@@ -36,6 +37,9 @@ KEY = 16  # bytes of one record's key hash (two 64-bit lanes)
 SHORT_ID = 12  # hex digits of a sequence's id (JSON's "digest" has all 32)
 BLOCK = 4096  # records compared at once against a repeated sequence
 HELD_MAX = 1 << 16  # records of a run held while its first piece goes on
+DIGESTS_HELD = 4096  # ids of recent sequences remembered
+
+Matching = Callable[[bytes, bytes | bytearray, int], int]  # periodic_match's signature
 
 
 def key_bytes(hashes: Any) -> bytes:
@@ -48,7 +52,7 @@ def key_bytes(hashes: Any) -> bytes:
     return bytes(hashes.astype("<i8").tobytes())
 
 
-def shortest_period(keys: bytes) -> int:
+def shortest_period(keys: bytes | bytearray) -> int:
     """The smallest p such that record i equals record i - p for every i >= p (the
     prefix function of Knuth, Morris and Pratt over 16-byte keys)."""
     tokens = [keys[i : i + KEY] for i in range(0, len(keys), KEY)]
@@ -63,7 +67,7 @@ def shortest_period(keys: bytes) -> int:
     return len(tokens) - (border[-1] if tokens else 0)
 
 
-def periodic_match(unit: bytes, data: bytes, offset: int) -> int:
+def periodic_match(unit: bytes, data: bytes | bytearray, offset: int) -> int:
     """How many records of ``data`` (the run's records from record ``offset`` of the
     run on) continue the run's repetition of ``unit``, before the first that does not."""
     length = len(unit) // KEY
@@ -85,7 +89,7 @@ def periodic_match(unit: bytes, data: bytes, offset: int) -> int:
     return count
 
 
-def _first_difference(data: bytes, unit: bytes, at: int, phase: int, take: int) -> int:
+def _first_difference(data: bytes | bytearray, unit: bytes, at: int, phase: int, take: int) -> int:
     for k in range(take):
         a, b = (at + k) * KEY, (phase + k) * KEY
         if data[a : a + KEY] != unit[b : b + KEY]:
@@ -121,7 +125,7 @@ class _Run:
         self.unit: _Unit | None = None
         self.matched = 0  # records from the run's start that repeat the sequence (so far)
 
-    def take(self, keys: bytes, records: Sequence[bytes]) -> bool:
+    def take(self, keys: bytes, records: Sequence[bytes], match: Matching) -> bool:
         """Add the next skipped records; return whether the sequence can be fixed now
         (the first piece is complete, or its records held reach HELD_MAX)."""
         if self.stop == self.part_start:
@@ -132,7 +136,7 @@ class _Run:
         unit = self.unit
         if unit is not None:
             if self.matched == offset:  # the repetition has held so far
-                self.matched += periodic_match(unit.keys, keys, offset)
+                self.matched += match(unit.keys, keys, offset)
             return False
         self.keys += keys
         self.records += records
@@ -150,6 +154,66 @@ class _Unit:
         self.source = source  # where it was first seen (tracked index; < 0: a library)
 
 
+class _Sequences:
+    """What sequence a run repeats, and its id (the comparisons in the kernel when it
+    runs)."""
+
+    def __init__(
+        self,
+        keys: KeyMaker,
+        open_source: Callable[[], int | None],
+        on_sequence: Callable[[bytes, list[bytes]], None] | None,
+        kernel: Any,
+    ) -> None:
+        self.period: Callable[[bytes | bytearray], int] = (
+            shortest_period if kernel is None else kernel.shortest_period
+        )
+        self.match: Matching = periodic_match if kernel is None else kernel.periodic_match
+        self._key_maker = keys
+        self._open_source = open_source  # the open piece's earliest source
+        self._on_sequence = on_sequence  # (digest, records) of each new sequence: -l
+        self._digests: OrderedDict[bytes, bytes] = OrderedDict()  # sequence keys -> id
+
+    def of(self, run: _Run, fix: bool = False) -> _Unit:
+        """The run's sequence: the shortest period of its first piece, first seen at
+        the piece's source. While that piece goes on past the records taken, of the
+        piece so far against the earliest source it still matches (a provisional
+        answer, for an interim line); fixed once the piece is complete, or ``fix``."""
+        piece = run.first_piece
+        complete = piece is not None and piece.end < run.stop
+        source: int | None
+        if piece is not None and complete:
+            extent, source = piece.end - run.start + 1, piece.source_start
+        else:
+            extent = run.stop - run.start
+            source = piece.source_start if piece is not None else self._open_source()
+        assert source is not None, "a run with no piece closed has one open"
+        keys = run.keys
+        length = self.period(keys[: extent * KEY])
+        unit_keys = bytes(keys[: length * KEY])
+        records = run.records[:length]
+        unit = _Unit(unit_keys, self._digest(unit_keys, records), source)
+        run.matched = self.match(unit_keys, keys, 0)
+        if complete or fix:
+            run.unit = unit
+            run.keys = bytearray()
+            run.records = []
+        if self._on_sequence is not None:
+            self._on_sequence(unit.digest, records)
+        return unit
+
+    def _digest(self, unit_keys: bytes, records: list[bytes]) -> bytes:
+        """The id of a sequence (remembered by its key hashes: a storm asks again and
+        again)."""
+        digests = self._digests
+        digest = digests.get(unit_keys)
+        if digest is None:
+            digest = digests[unit_keys] = sequence_digest(self._key_maker, records)
+            if len(digests) > DIGESTS_HELD:
+                digests.popitem(last=False)
+        return digest
+
+
 class Folder:
     """Summary lines for the runs of skipped records, each with the tracked record it
     follows (placed as markers are: before the first record written after that one)."""
@@ -161,13 +225,18 @@ class Folder:
         keys: KeyMaker,
         open_source: Callable[[], int | None],
         on_sequence: Callable[[bytes, list[bytes]], None] | None = None,
+        kernel: Any = None,
     ) -> None:
         self._config = config
+        self._sequences = _Sequences(keys, open_source, on_sequence, kernel)
+        self._match = self._sequences.match
+        # The timestamp scan in the kernel when it runs.
+        self._stamp: Callable[[bytes], str] = (
+            first_timestamp if kernel is None else partial(kernel_timestamp, kernel.first_match)
+        )
         self._report = report
-        self._key_maker = keys
-        self._open_source = open_source  # the open piece's earliest source
-        self._on_sequence = on_sequence  # (digest, records) of each new sequence: -l
         self._every = config.fold_every
+        self._window = config.window_size
         self._keys = bytearray()  # key hashes of the tracked records not yet decided
         self._key_base = 0  # the tracked index of the first of them
         self._taken = 0  # tracked records before this one were taken by settle()
@@ -186,17 +255,26 @@ class Folder:
         pieces closed; return the summary lines now due."""
         from seqdedup.attribution import runs_of
 
+        runs = [(first + a, first + b, records[a:b]) for a, b in runs_of(keep, False)]
+        return self.add_runs(first, len(keep), runs, pieces)
+
+    def add_runs(
+        self,
+        first: int,
+        size: int,
+        runs: Sequence[tuple[int, int, Sequence[bytes]]],
+        pieces: list[Piece],
+    ) -> list[tuple[int, bytes]]:
+        """The same, given as the runs of skipped records among tracked records
+        ``first`` .. ``first + size - 1``: ``(start, stop, their records)``."""
         lines: list[tuple[int, bytes]] = []
         run = self._run
         firsts = {piece.start: piece for piece in pieces}
         if run is not None and run.first_piece is None:
             run.first_piece = firsts.get(run.start)
-        size = len(keep)
-        keys = bytes(
-            self._keys[(first - self._key_base) * KEY : (first + size - self._key_base) * KEY]
-        )
-        for start, stop in runs_of(keep, False):
-            start, stop = first + start, first + stop
+        base = self._key_base
+        keys = bytes(self._keys[(first - base) * KEY : (first + size - base) * KEY])
+        for start, stop, records in runs:
             if run is not None and start > run.stop:  # a kept record ended it
                 lines += self._complete(run)
                 run = None
@@ -204,15 +282,11 @@ class Folder:
             if at < stop:
                 if run is None:
                     run = self._run = _Run(at, firsts.get(at))
-                self._extend(
-                    run,
-                    keys[(at - first) * KEY : (stop - first) * KEY],
-                    records[at - first : stop - first],
-                    lines,
-                )
+                where = (at - first) * KEY, (stop - first) * KEY
+                self._extend(run, keys[where[0] : where[1]], records[at - start :], lines)
         if run is not None and run.stop < first + size:  # the record after it is kept
             lines += self._complete(run)
-        del self._keys[: (first + size - self._key_base) * KEY]
+        del self._keys[: (first + size - base) * KEY]
         self._key_base = first + size
         return lines
 
@@ -277,8 +351,9 @@ class Folder:
                 if run.stop - run.part_start >= every:
                     lines.append(self._part_line(run, continues=True))
                 take = min(take, run.part_start + every - run.stop)
-            if run.take(keys[taken * KEY : (taken + take) * KEY], records[taken : taken + take]):
-                self._sequence(run, fix=True)
+            kept = keys[taken * KEY : (taken + take) * KEY]
+            if run.take(kept, records[taken : taken + take], self._match):
+                self._sequences.of(run, fix=True)
             taken += take
 
     def _complete(self, run: _Run) -> list[tuple[int, bytes]]:
@@ -288,63 +363,38 @@ class Folder:
 
     def _part_line(self, run: _Run, continues: bool) -> tuple[int, bytes]:
         """The line for the run's current part; a new part begins after it."""
-        unit = run.unit if run.unit is not None else self._sequence(run)
-        start, stop = run.part_start, run.stop
+        unit = run.unit if run.unit is not None else self._sequences.of(run)
+        start, stop, length = run.part_start, run.stop, unit.length
         removed = stop - start
-        matched = max(0, min(run.start + run.matched, stop) - start)
-        copies = matched // unit.length
-        count = self._folded.pop(unit.digest, 0) + copies
-        self._folded[unit.digest] = count
-        if self._limit is not None and len(self._folded) > self._limit:
-            self._folded.popitem(last=False)
-        fields = self._report.span(start, stop - 1)
-        fields.update(
-            removed=removed,
-            copies=copies,
-            extra=removed - copies * unit.length,
-            length=unit.length,
-            id=unit.digest.hex()[:SHORT_ID],
-            digest=unit.digest.hex(),
-            sequence="",
-            count=count + 1,
-            window_size=self._config.window_size,
-            first_time=first_timestamp(run.part_first),
-            last_time=first_timestamp(run.last_record),
-            part=run.part,
-            continues=int(continues),
-        )
-        fields.update(self._report.source_fields(unit.source, unit.length))
+        copies = max(0, min(run.start + run.matched, stop) - start) // length
+        folded = self._folded
+        count = folded.pop(unit.digest, 0) + copies
+        folded[unit.digest] = count
+        if self._limit is not None and len(folded) > self._limit:
+            folded.popitem(last=False)
+        stamp = self._stamp
+        first_time = stamp(run.part_first)
+        digest = unit.digest.hex()
+        fields = {
+            **self._report.span(start, stop - 1),
+            "removed": removed,
+            "copies": copies,
+            "extra": removed - copies * length,
+            "length": length,
+            "id": digest[:SHORT_ID],
+            "digest": digest,
+            "sequence": "",
+            "count": count + 1,
+            "window_size": self._window,
+            "first_time": first_time,
+            "last_time": first_time if removed == 1 else stamp(run.last_record),
+            "part": run.part,
+            "continues": int(continues),
+            **self._report.source_fields(unit.source, length),
+        }
         run.part += 1
         run.part_start = stop
         return stop - 1, line_text(self._config.fold_format, fields, self._report.streams.named)
-
-    def _sequence(self, run: _Run, fix: bool = False) -> _Unit:
-        """The run's sequence: the shortest period of its first piece, first seen at
-        the piece's source. While that piece goes on past the records taken, of the
-        piece so far against the earliest source it still matches (a provisional
-        answer, for an interim line); fixed once the piece is complete, or ``fix``."""
-        piece = run.first_piece
-        complete = piece is not None and piece.end < run.stop
-        source: int | None
-        if piece is not None and complete:
-            extent, source = piece.end - run.start + 1, piece.source_start
-        else:
-            extent = run.stop - run.start
-            source = piece.source_start if piece is not None else self._open_source()
-        assert source is not None, "a run with no piece closed has one open"
-        keys = bytes(run.keys)
-        length = shortest_period(keys[: extent * KEY])
-        unit_keys = keys[: length * KEY]
-        records = run.records[:length]
-        unit = _Unit(unit_keys, sequence_digest(self._key_maker, records), source)
-        run.matched = periodic_match(unit_keys, keys, 0)
-        if complete or fix:
-            run.unit = unit
-            run.keys = bytearray()
-            run.records = []
-        if self._on_sequence is not None:
-            self._on_sequence(unit.digest, records)
-        return unit
 
 
 def sequence_digest(maker: KeyMaker, records: list[bytes]) -> bytes:
@@ -359,7 +409,7 @@ def sequence_digest(maker: KeyMaker, records: list[bytes]) -> bytes:
 
 @lru_cache(maxsize=1)
 def _timestamp_pattern() -> re.Pattern[bytes]:
-    from seqdedup.normalize import TIMESTAMP, compiled_pattern
+    from seqdedup.normalize import compiled_pattern
 
     return compiled_pattern(TIMESTAMP)
 
@@ -368,6 +418,13 @@ def first_timestamp(record: bytes) -> str:
     """The first match of the ``timestamp`` normalisation class in a record, or ''."""
     found = _timestamp_pattern().search(record)
     return found.group(0).decode("ascii") if found else ""
+
+
+def kernel_timestamp(first_match: Callable[[bytes, int], Any], record: bytes) -> str:
+    """:func:`first_timestamp` by the kernel's scan (``first_match``: the same patterns
+    in C)."""
+    found = first_match(record, TIMESTAMP)
+    return record[found[0] : found[1]].decode("ascii") if found else ""
 
 
 def line_text(template: str | None, fields: dict[str, Any], named: bool) -> bytes:

@@ -28,7 +28,6 @@ from seqdedup.timelimit import PatternTimeout
 
 if TYPE_CHECKING:
     from seqdedup._kernel import Matcher as ChunkMatcher
-    from seqdedup.attribution import Piece
     from seqdedup.stages import Stages
 
 
@@ -55,9 +54,11 @@ class ChunkPath:
     """Raw chunks through the kernel's chunk path. With ``--annotate``, each closed
     piece's marker is put where its skipped run lies in the output (the kernel says
     where each run lies; a piece of a run that reached the end of the last chunk goes
-    first). With filters, the kernel splits each chunk, the filters classify its records
-    as one region, and the kernel decides the tracked ones and writes the output, the
-    passed-through records in their place (markers then take the record path)."""
+    first); with ``--fold``, each summary line the same way (the kernel hands over each
+    run's records). With filters, the kernel splits each chunk, the filters classify its
+    records as one region, and the kernel decides the tracked ones and writes the
+    output, the passed-through records in their place (markers and summary lines then
+    take the record path)."""
 
     def __init__(self, stages: Stages, kernel: ChunkMatcher) -> None:
         self._stages = stages
@@ -69,8 +70,8 @@ class ChunkPath:
         if self._filters is not None:
             return self._filtered(self._kernel.split_chunk(chunk))
         out, hashes, runs, decided, kept, offsets = self._kernel.feed_chunk(chunk)
-        pieces = self._account(hashes, runs, decided, kept)
-        return self._marked(out, runs, offsets, pieces) if pieces else out
+        placed = self._account(hashes, runs, decided, kept)
+        return self._marked(out, runs, offsets, placed) if placed else out
 
     def end_bytes(self, last: bool) -> bytes:
         """Decide the rest of a byte stream; ``last``: nothing follows it."""
@@ -80,11 +81,15 @@ class ChunkPath:
             stages.note_pieces(stages.attributor.finish())
             return out
         out, hashes, runs, decided, kept, offsets = kernel.finish_chunks(delimit_final=not last)
-        pieces = self._account(hashes, runs, decided, kept)
+        placed = self._account(hashes, runs, decided, kept)
         closed = stages.attributor.finish()  # a piece whose run reached the end
         stages.note_pieces(closed)
-        pieces += closed if self._markers else []
-        return self._marked(out, runs, offsets, pieces) if pieces else out
+        if self._markers:
+            placed += [(piece.end, stages.report.marker(piece)) for piece in closed]
+        elif stages.folder is not None:  # the run that reached the end: its line
+            placed += stages.folder.add_runs(stages.attributor.decided, 0, [], closed)
+            placed += stages.folder.end()
+        return self._marked(out, runs, offsets, placed) if placed else out
 
     def _filtered(self, split: tuple[bytes, bytes, int]) -> bytes:
         """Classify the records the kernel split, then have it decide them."""
@@ -107,25 +112,39 @@ class ChunkPath:
         kept: int,
         numbers: bytes | None = None,
         released: int | None = None,
-    ) -> list[Piece]:
+    ) -> list[tuple[int, bytes]]:
         """Book what the kernel decided (``decided`` tracked records; ``released`` in
         all, with filters, and their input ``numbers``): attribution and statistics;
-        the pieces closed, when markers read them."""
+        the markers or summary lines now due, with the tracked record each follows."""
         stages = self._stages
-        attributor = stages.attributor
+        attributor, folder = stages.attributor, stages.folder
         assert not isinstance(attributor, Attributor)  # the kernel runs: so does its own
         attributor.append_keys(hashes)
-        if isinstance(runs, list):  # with --top, the runs carry their first record
-            stages.run_heads.add(attributor.decided, decided, runs)  # (before add_runs)
+        first = attributor.decided
+        if isinstance(runs, list):  # the runs carry their first record, or all (--fold)
+            heads = runs
+            if folder is not None:
+                delimiter = stages.config.delimiter
+                runs = [(start, stop, data.split(delimiter)) for start, stop, data in runs]
+                heads = [(start, stop, records[0]) for start, stop, records in runs]
+            if stages.top is not None:
+                stages.run_heads.add(first, decided, heads)  # (before add_runs)
         pieces = attributor.add_runs(decided, runs, numbers)
         stages.note_pieces(pieces)
         stages.count(decided if released is None else released, kept)
-        return pieces if self._markers else []
+        if folder is not None:
+            assert isinstance(runs, list)
+            folder.append_keys(hashes)
+            return folder.add_runs(first, decided, runs, pieces)
+        return (
+            [(piece.end, stages.report.marker(piece)) for piece in pieces] if self._markers else []
+        )
 
     def _marked(
-        self, out: bytes, runs: bytes | list[Any], offsets: bytes, pieces: list[Piece]
+        self, out: bytes, runs: bytes | list[Any], offsets: bytes, placed: list[tuple[int, bytes]]
     ) -> bytes:
-        """The output with each piece's marker (and a delimiter) where its run lies."""
+        """The output with each marker (and a delimiter) where the run of the tracked
+        record it follows lies."""
         starts = array("q")
         if isinstance(runs, bytes):
             starts.frombytes(runs)
@@ -134,14 +153,14 @@ class ChunkPath:
             starts.extend(run[0] for run in runs)
         at = array("q")
         at.frombytes(offsets)
-        delimiter, marker = self._stages.config.delimiter, self._stages.report.marker
+        delimiter = self._stages.config.delimiter
         view = memoryview(out)  # slices without copies: the join copies once
         parts: list[bytes | memoryview] = []
         taken = 0
-        for piece in pieces:
-            run = bisect_right(starts, piece.start) - 1  # -1: a run of an earlier chunk
+        for end, marker in placed:
+            run = bisect_right(starts, end) - 1  # -1: a run of an earlier chunk
             offset = at[run] if run >= 0 else 0
-            parts += (view[taken:offset], marker(piece), delimiter)
+            parts += (view[taken:offset], marker, delimiter)
             taken = offset
         parts.append(view[taken:])
         return b"".join(parts)

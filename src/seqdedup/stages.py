@@ -245,6 +245,7 @@ def make_folder(stages: Stages) -> Folder:
         stages.keys,
         lambda: attributor.open_source,  # type: ignore[union-attr]
         stages.saver.add_sequence if stages.saver is not None else None,
+        load_kernel(),
     )
 
 
@@ -257,13 +258,13 @@ def chunk_matcher(
 ) -> ChunkMatcher | None:
     """The kernel's chunk path (raw bytes in, kept bytes out, no Python object per
     record) serves every run that needs nothing per record from Python: no
-    transform, JSON keys, masks, explanations, library saving or summary lines, nor
-    markers with --inverse or filters (a --normalize pass it does itself; markers it
-    places by the runs; filters classify each chunk's records in one pass, see
-    ChunkPath)."""
+    transform, JSON keys, masks, explanations or library saving, nor markers with
+    --inverse or filters, nor summary lines with filters or records settled early (a
+    --normalize pass it does itself; markers and summary lines it places by the runs;
+    filters classify each chunk's records in one pass, see ChunkPath)."""
     if (
         engine is None
-        or config.fold
+        or (config.fold and (filters or settles_early(config, on_explain)))
         or not (keys.plain or keys.kernel_normalize)
         or (config.annotate and (config.inverse or filters))
         or on_explain is not None
@@ -278,7 +279,8 @@ def chunk_matcher(
         skip_chars=config.skip_chars,
         byte_mode=config.byte_mode,
         inverse=config.inverse,
-        run_heads=bool(config.top),
+        # --fold reads each run's records; --top only its first
+        run_heads=2 if config.fold else 1 if config.top else 0,
         normalize=keys.kernel_normalize,
         filtered=bool(filters),
         early=settles_early(config, on_explain),

@@ -140,7 +140,7 @@ static PyObject *emit(Matcher *m, const unsigned char *keep, size_t count, PyObj
      * With filters, the input record number of each decided tracked record instead. */
     PyObject *offsets = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)((m->filtered ? count : nruns) * 8));
     /* The runs as int64 pairs (start, stop), or with run_heads a list of (start, stop,
-     * first record) tuples. */
+     * first record) tuples (with RUN_RECORDS, the bytes of all the run's records). */
     PyObject *runs = m->run_heads ? PyList_New(0)
                                   : PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(nruns * 16));
     if (out == NULL || runs == NULL || offsets == NULL) goto fail;
@@ -192,9 +192,12 @@ static PyObject *emit(Matcher *m, const unsigned char *keep, size_t count, PyObj
             continue;
         }
         size_t head = m->filtered ? m->tracked_at[k] : k;
+        /* The first record, or (unfiltered: the run's records lie together) all of them. */
+        size_t end = m->run_heads == RUN_RECORDS && !m->filtered ? m->rec_end[stop - 1]
+                                                                 : m->rec_end[head];
         PyObject *run = Py_BuildValue("(LLy#)", (long long)bounds[0], (long long)bounds[1],
                                       (const char *)m->buf + m->rec_start[head],
-                                      (Py_ssize_t)(m->rec_end[head] - m->rec_start[head]));
+                                      (Py_ssize_t)(end - m->rec_start[head]));
         if (run == NULL || PyList_Append(runs, run) < 0) {
             Py_XDECREF(run);
             goto fail;

@@ -498,6 +498,18 @@ PyObject *seqdedup_py_normalize(PyObject *self, PyObject *args)
     return out;
 }
 
+PyObject *seqdedup_py_first_match(PyObject *self, PyObject *args)
+{
+    Py_buffer data;
+    unsigned classes;
+    if (!PyArg_ParseTuple(args, "y*O&", &data, seqdedup_to_u32, &classes)) return NULL;
+    size_t start = 0;
+    size_t end = nd_first_match(data.buf, (size_t)data.len, classes & NORM_ALL, &start);
+    PyBuffer_Release(&data);
+    if (!end) Py_RETURN_NONE;
+    return Py_BuildValue("(nn)", (Py_ssize_t)start, (Py_ssize_t)end);
+}
+
 PyObject *seqdedup_py_key_offset(PyObject *self, PyObject *args)
 {
     Py_buffer data;

@@ -11,6 +11,7 @@
  *   sequences.c     the sequences table of attribution (counts, least recent evicted)
  *   attribution.c   attribution: duplicate runs cut into pieces, and their sources
  *   attributor.c    the Attributor type over it
+ *   fold.c          --fold's key comparisons: a run's shortest period, its copies
  *
  * Here: the open-addressing table and growable arrays the units share, the Matcher's
  * state, and the functions one unit offers another (prefixed seqdedup_; the build
@@ -37,6 +38,8 @@
  * probability about 2^-128, so over a run of n distinct windows a collision has odds of
  * about n^2 / 2^129 (below 10^-18 at 10^10 windows).
  */
+enum { RUN_HEADS = 1, RUN_RECORDS = 2 }; /* Matcher.run_heads */
+
 typedef struct {
     uint64_t lo, hi;
 } Hash128;
@@ -309,7 +312,8 @@ typedef struct {
     int byte_mode;
     unsigned normalize; /* --normalize classes (NORM_*), 0: none */
     int inverse;
-    int run_heads; /* each skipped run also carries its first record's bytes */
+    int run_heads; /* each skipped run also carries its first record's bytes (RUN_HEADS)
+                    * or all its records' (RUN_RECORDS) */
     Hash128 seed;         /* one per lane */
     unsigned char *buf;   /* undecided complete records, then the incomplete tail */
     size_t buf_len, buf_cap;
@@ -381,6 +385,10 @@ PyObject *seqdedup_py_hash_records(PyObject *self, PyObject *args, PyObject *kwd
 PyObject *seqdedup_py_hash_encoded(PyObject *self, PyObject *args, PyObject *kwds);
 PyObject *seqdedup_py_normalize(PyObject *self, PyObject *args);
 PyObject *seqdedup_py_key_offset(PyObject *self, PyObject *args);
+PyObject *seqdedup_py_first_match(PyObject *self, PyObject *args);
+/* fold.c */
+PyObject *seqdedup_py_shortest_period(PyObject *self, PyObject *arg);
+PyObject *seqdedup_py_periodic_match(PyObject *self, PyObject *args);
 
 /* module.c */
 PyObject *seqdedup_py_json_keys(PyObject *self, PyObject *args, PyObject *kwds);

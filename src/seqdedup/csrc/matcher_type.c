@@ -23,10 +23,14 @@ static int Matcher_init(Matcher *m, PyObject *args, PyObject *kwds)
         PyErr_SetString(PyExc_RuntimeError, "Matcher is already initialised");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "n|OKz*O&pppO&pp", kwlist, &width, &history,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "n|OKz*O&ppiO&pp", kwlist, &width, &history,
                                      &seed, &delim, seqdedup_to_u64, &skip, &byte_mode, &inverse,
                                      &run_heads, seqdedup_to_u32, &normalize, &filtered, &early))
         return -1;
+    if (run_heads < 0 || run_heads > RUN_RECORDS) {
+        PyErr_SetString(PyExc_ValueError, "run_heads must be 0, 1 (first records) or 2 (records)");
+        return -1;
+    }
     /* Everything is checked before anything is stored: a failed __init__ leaves the
      * object as tp_new made it (unusable until an __init__ succeeds). */
     int rc = -1;
@@ -209,8 +213,9 @@ static PyMethodDef Matcher_methods[] = {
     {"feed_chunk", (PyCFunction)seqdedup_matcher_feed_chunk, METH_O,
      "feed_chunk(chunk) -> (output, hashes, skipped_runs, decided, kept, run_offsets); "
      "hashes: 16 bytes per record; skipped_runs: int64 pairs (start, stop), or with "
-     "run_heads a list of (start, stop, first record); run_offsets: int64 per run, the "
-     "bytes of output before it"},
+     "run_heads=1 a list of (start, stop, first record), with run_heads=2 of (start, stop, "
+     "the run's records: from its first record's start to its last one's end); "
+     "run_offsets: int64 per run, the bytes of output before it"},
     {"finish_chunks", (PyCFunction)(void (*)(void))seqdedup_matcher_finish_chunks,
      METH_VARARGS | METH_KEYWORDS,
      "finish_chunks(delimit_final=False) -> the same, for the rest at end of input"},

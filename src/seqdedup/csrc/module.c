@@ -268,6 +268,15 @@ static PyMethodDef kernel_methods[] = {
      "to decide)"},
     {"key_offset", seqdedup_py_key_offset, METH_VARARGS,
      "key_offset(record, skip_chars, byte_mode=False) -> where the key starts"},
+    {"first_match", seqdedup_py_first_match, METH_VARARGS,
+     "first_match(record, classes) -> (start, end) of the first match of the --normalize "
+     "classes, or None"},
+    {"shortest_period", seqdedup_py_shortest_period, METH_O,
+     "shortest_period(keys) -> the smallest p with key i equal to key i-p for every i >= p "
+     "(16-byte keys)"},
+    {"periodic_match", seqdedup_py_periodic_match, METH_VARARGS,
+     "periodic_match(unit, data, offset) -> how many keys of data equal the unit's, "
+     "repeated, from key offset of the repetition on"},
     {NULL}};
 
 /* Multi-phase initialisation: the types are created per module object (heap types);

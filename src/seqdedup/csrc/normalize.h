@@ -292,6 +292,72 @@ static const unsigned char *nd_start_table(unsigned classes)
     return table;
 }
 
+/* Whether a match of the classes may start at s[p]: its byte can start one, and inside
+ * a word only a timestamp can start (after a letter one that starts with a digit, after
+ * a digit a syslog month); every other class needs a word boundary before it. */
+static inline int nd_may_start(const unsigned char *s, size_t p, unsigned classes,
+                               const unsigned char *can_start)
+{
+    unsigned char c = s[p];
+    if (!can_start[c]) return 0;
+    if (p > 0 && nd_alnum(s[p - 1]))
+        return (classes & NORM_TIMESTAMP) &&
+               (nd_alpha(s[p - 1]) ? nd_digit(c) : (c >= 'A' && c <= 'S'));
+    return 1;
+}
+
+/* The end of the match of the classes that starts at s[p] (0: none), the first class in
+ * the order timestamp, uuid, ip, hex, number; its placeholder in *placeholder. */
+static inline size_t nd_match(const unsigned char *s, size_t n, size_t p, unsigned classes,
+                              const char **placeholder)
+{
+    unsigned char c = s[p];
+    size_t end = 0;
+    /* Cheap first-byte tests keep the common byte (a letter, a space) fast. */
+    if (classes & NORM_TIMESTAMP) {
+        if (nd_digit(c)) end = nd_iso(s, n, p);
+        if (!end && nd_digit(c)) end = nd_clf(s, n, p);
+        if (!end && c >= 'A' && c <= 'S') end = nd_syslog(s, n, p);
+        if (!end && nd_digit(c)) end = nd_time(s, n, p);
+        if (end) *placeholder = "<TIMESTAMP>";
+    }
+    if (!end && (classes & NORM_UUID) && nd_hex(c)) {
+        end = nd_uuid(s, n, p);
+        if (end) *placeholder = "<UUID>";
+    }
+    if (!end && (classes & NORM_IP)) {
+        if (nd_digit(c)) end = nd_ipv4(s, n, p);
+        if (!end && (nd_hex(c) || c == ':')) end = nd_ipv6(s, n, p);
+        if (end) *placeholder = "<IP>";
+    }
+    if (!end && (classes & NORM_HEX) && nd_hex(c)) {
+        end = nd_hexid(s, n, p);
+        if (end) *placeholder = "<HEX>";
+    }
+    if (!end && (classes & NORM_NUMBER) && nd_digit(c)) {
+        end = nd_number(s, n, p);
+        if (end) *placeholder = "<NUMBER>";
+    }
+    return end;
+}
+
+/* The first match of the classes in s[0..n), as the normalising scan finds it: its
+ * start in *start and its end returned (0: none). */
+static size_t nd_first_match(const unsigned char *s, size_t n, unsigned classes, size_t *start)
+{
+    const unsigned char *can_start = nd_start_table(classes);
+    const char *placeholder = NULL;
+    for (size_t p = 0; p < n; p++) {
+        if (!nd_may_start(s, p, classes, can_start)) continue;
+        size_t end = nd_match(s, n, p, classes, &placeholder);
+        if (end) {
+            *start = p;
+            return end;
+        }
+    }
+    return 0;
+}
+
 /* Normalise s[0..n) into the sink (KeySink and sink_put come from the includer):
  * literal stretches go in whole, each match as its placeholder. */
 static void normalize_key(const unsigned char *s, size_t n, unsigned classes, KeySink *sink)
@@ -299,49 +365,12 @@ static void normalize_key(const unsigned char *s, size_t n, unsigned classes, Ke
     const unsigned char *can_start = nd_start_table(classes);
     size_t p = 0, literal = 0;
     while (p < n) {
-        unsigned char c = s[p];
-        if (!can_start[c]) {
+        if (!nd_may_start(s, p, classes, can_start)) {
             p++;
             continue;
         }
-        if (p > 0 && nd_alnum(s[p - 1])) {
-            /* Inside a word only a timestamp can start: after a letter one that starts
-             * with a digit, after a digit a syslog month; every other class needs a
-             * word boundary before it. */
-            int possible = (classes & NORM_TIMESTAMP) &&
-                           (nd_alpha(s[p - 1]) ? nd_digit(c) : (c >= 'A' && c <= 'S'));
-            if (!possible) {
-                p++;
-                continue;
-            }
-        }
-        size_t end = 0;
         const char *placeholder = NULL;
-        /* Cheap first-byte tests keep the common byte (a letter, a space) fast. */
-        if (classes & NORM_TIMESTAMP) {
-            if (nd_digit(c)) end = nd_iso(s, n, p);
-            if (!end && nd_digit(c)) end = nd_clf(s, n, p);
-            if (!end && c >= 'A' && c <= 'S') end = nd_syslog(s, n, p);
-            if (!end && nd_digit(c)) end = nd_time(s, n, p);
-            if (end) placeholder = "<TIMESTAMP>";
-        }
-        if (!end && (classes & NORM_UUID) && nd_hex(c)) {
-            end = nd_uuid(s, n, p);
-            if (end) placeholder = "<UUID>";
-        }
-        if (!end && (classes & NORM_IP)) {
-            if (nd_digit(c)) end = nd_ipv4(s, n, p);
-            if (!end && (nd_hex(c) || c == ':')) end = nd_ipv6(s, n, p);
-            if (end) placeholder = "<IP>";
-        }
-        if (!end && (classes & NORM_HEX) && nd_hex(c)) {
-            end = nd_hexid(s, n, p);
-            if (end) placeholder = "<HEX>";
-        }
-        if (!end && (classes & NORM_NUMBER) && nd_digit(c)) {
-            end = nd_number(s, n, p);
-            if (end) placeholder = "<NUMBER>";
-        }
+        size_t end = nd_match(s, n, p, classes, &placeholder);
         if (end) {
             sink_put(sink, s + literal, p - literal);
             sink_put(sink, (const unsigned char *)placeholder, strlen(placeholder));
