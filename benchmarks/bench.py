@@ -147,6 +147,11 @@ def real_text_figures(workdir: Path, out: Path) -> None:
             ("seqdedup -q -w 1", [*seqdedup(), "-q", "-w", "1", str(corpus)], None),
             ("seqdedup -q -w 10", [*seqdedup(), "-q", "-w", "10", str(corpus)], None),
             ("seqdedup -w 1, statistics shown", [*seqdedup(), "-w", "1", str(corpus)], None),
+            (
+                "seqdedup -q -w 10 --fold",
+                [*seqdedup(), "-q", "-w", "10", "--fold", str(corpus)],
+                None,
+            ),
         ]
         if awk:
             commands.append(("awk '!seen[$0]++'", [awk, "!seen[$0]++", str(corpus)], None))
@@ -273,6 +278,7 @@ def main() -> None:
     variants = [
         ("-w 10 --annotate", ["--annotate"]),
         ("-w 10 --top 20", ["--top", "20"]),
+        ("-w 10 --fold", ["--fold"]),
         ("-w 10 --bypass x2 (^DEBUG, healthz)", ["--bypass", "^DEBUG", "--bypass", "healthz"]),
         ("-w 10 --skip-chars 24", ["--skip-chars", "24"]),
         ("-w 10 --hash-transform 'cut -c25-'", ["--hash-transform", "cut -c25-"]),
