@@ -48,6 +48,30 @@ def arrived(fd: int, timeout: float) -> bytes:
         got += chunk
 
 
+def live(*args: str) -> subprocess.Popen[bytes]:
+    """The installed command reading a pipe that the test writes to (as a user runs
+    ``tail -f log | seqdedup``: no PYTHONUNBUFFERED)."""
+    return subprocess.Popen(
+        [*seqdedup_command(), *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=user_env(),
+    )
+
+
+def new_lines_arrive_at_once(proc: subprocess.Popen[bytes]) -> tuple[int, list[bytes]]:
+    """Write 12 new lines to a live run; check that all come out at once, with the pipe
+    open (new material never waits); return the output's descriptor and the lines."""
+    assert proc.stdin is not None and proc.stdout is not None
+    fd = proc.stdout.fileno()
+    lines = [f"line {i}\n".encode() for i in range(12)]
+    proc.stdin.write(b"".join(lines))
+    proc.stdin.flush()
+    assert arrived(fd, 0.5) == b"".join(lines)
+    return fd, lines
+
+
 @pytest.fixture
 def run_cli():
     def run(args, input_bytes=b"", timeout=60, **kwargs):

@@ -121,7 +121,6 @@ def attribution_pieces_streams(
     end_of: list[int] = []  # per record, where its stream ends
     for stream in streams:
         end_of += [len(end_of) + len(stream)] * len(stream)
-    n = len(keys)
     skipped = skipped_flags_streams(streams, window)
     starts = window_starts(streams, window)
     start_set = set(starts)
@@ -132,14 +131,7 @@ def attribution_pieces_streams(
         ]
 
     pieces = []
-    p = 0
-    while p < n:
-        if not skipped[p]:
-            p += 1
-            continue
-        run_end = p
-        while run_end < end_of[p] and skipped[run_end]:
-            run_end += 1
+    for p, run_end in duplicate_runs(skipped, end_of):
         while p < run_end:
             candidates: set[int] = set()
             for j in range(max(p - window + 1, 0), p + 1):
@@ -153,6 +145,22 @@ def attribution_pieces_streams(
             pieces.append((p, p + best - 1, min(c for c in chosen if lengths[c] == best)))
             p += best
     return pieces
+
+
+def duplicate_runs(skipped: Sequence[bool], end_of: Sequence[int]) -> list[tuple[int, int]]:
+    """The maximal stretches ``(start, stop)`` of skipped records inside one stream
+    (``end_of``: where each record's stream ends)."""
+    runs = []
+    i = 0
+    while i < len(skipped):
+        if not skipped[i]:
+            i += 1
+            continue
+        start = i
+        while i < end_of[start] and skipped[i]:
+            i += 1
+        runs.append((start, i))
+    return runs
 
 
 def _match(keys: Sequence[object], source: int, start: int, stop: int) -> int:
@@ -192,15 +200,7 @@ def fold_parts(
     }
     parts: list[dict[str, object]] = []
     folded: dict[tuple[object, ...], int] = {}
-    i = 0
-    while i < len(keys):
-        if not skipped[i]:
-            i += 1
-            continue
-        a = i
-        while i < end_of[a] and skipped[i]:
-            i += 1
-        b = i
+    for a, b in duplicate_runs(skipped, end_of):
         piece_end, source = first_piece[a]
         step = b - a if every is None else every
         for part, s in enumerate(range(a, b, step), start=1):

@@ -13,7 +13,7 @@ import pytest
 
 from seqdedup import __version__
 
-from conftest import arrived, seqdedup_command, user_env
+from conftest import arrived, live, new_lines_arrive_at_once, seqdedup_command, user_env
 from oracle import kept
 
 LOG = b"".join(f"{line}\n".encode() for line in ["start", "a", "b", "c", "x", "a", "b", "c", "end"])
@@ -206,20 +206,10 @@ def test_live_stream_gets_records_before_end_of_input():
     """New material never waits: 12 new lines at -w 5 all come out at once while stdin
     stays open; a repeated block waits for its window (it may be skipped) and is decided
     by the next line; a new line after it comes out at once."""
-    proc = subprocess.Popen(
-        [*seqdedup_command(), "-w", "5", "-q"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=user_env(),
-    )
+    proc = live("-w", "5", "-q")
     try:
+        fd, lines = new_lines_arrive_at_once(proc)
         assert proc.stdin is not None and proc.stdout is not None
-        fd = proc.stdout.fileno()
-        lines = [f"line {i}\n".encode() for i in range(12)]
-        proc.stdin.write(b"".join(lines))
-        proc.stdin.flush()
-        assert arrived(fd, 0.5) == b"".join(lines)  # all of them, with the pipe open
         proc.stdin.write(b"".join(lines[:3]))  # may start a repeat: it waits
         proc.stdin.flush()
         assert arrived(fd, 0.5) == b""

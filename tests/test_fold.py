@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import time
 from hashlib import blake2b
 
@@ -16,7 +15,7 @@ from seqdedup.errors import UsageError
 from seqdedup.fold import periodic_match, shortest_period
 from seqdedup.library.store import encode_records
 
-from conftest import arrived, kernel_built, seqdedup_command, user_env
+from conftest import arrived, kernel_built, live, new_lines_arrive_at_once
 from oracle import fold_parts, reference_output, skipped_flags_streams, smallest_period
 
 STAMP = 20  # "2026-11-24T10:00:00 " before each key
@@ -31,19 +30,18 @@ def stamped(keys: list[str], first: int = 0) -> list[bytes]:
     ]
 
 
+# As the oracle has it: unlimited history, every candidate followed.
+ORACLE_OPTIONS = dict(
+    skip_chars=STAMP, fold=True, fold_format="json", max_history=None, max_candidates=None
+)
+
+
 def fold_run(streams: list[list[bytes]], window: int, sizes=(7,), **options):
     """Feed each stream in batches of the sizes given (cycled); return the output
     and the parsed summary lines."""
     names = tuple(f"in{k}.log" for k in range(len(streams)))
     d = Deduplicator(
-        window_size=window,
-        skip_chars=STAMP,
-        fold=True,
-        fold_format="json",
-        max_history=None,
-        max_candidates=None,  # (the oracle follows every candidate)
-        inputs=names if len(streams) > 1 else (),
-        **options,
+        window_size=window, inputs=names if len(streams) > 1 else (), **ORACLE_OPTIONS, **options
     )
     out: list[bytes] = []
     for k, records in enumerate(streams):
@@ -243,25 +241,11 @@ def test_shortest_period_and_periodic_match_are_literal(keys):
 # -- live, through the installed command and a pipe (no PYTHONUNBUFFERED) ---------------
 
 
-def live(*options: str) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [*seqdedup_command(), "-q", *options],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=user_env(),
-    )
-
-
 def test_live_new_lines_at_once_and_a_paused_run_within_the_idle_time():
-    proc = live("-w", "5", "--fold", "--fold-idle", "0.5")
+    proc = live("-q", "-w", "5", "--fold", "--fold-idle", "0.5")
     try:
+        fd, lines = new_lines_arrive_at_once(proc)
         assert proc.stdin is not None and proc.stdout is not None
-        fd = proc.stdout.fileno()
-        lines = [f"line {i}\n".encode() for i in range(12)]
-        proc.stdin.write(b"".join(lines))
-        proc.stdin.flush()
-        assert arrived(fd, 0.5) == b"".join(lines)  # new material never waits
         proc.stdin.write(b"".join(lines) + lines[0])  # a repeat, then a pause
         proc.stdin.flush()
         started = time.monotonic()
@@ -283,7 +267,7 @@ def test_live_new_lines_at_once_and_a_paused_run_within_the_idle_time():
 
 def test_live_a_steady_storm_shows_a_line_every_n_repeats():
     every = 1000
-    proc = live("-w", "3", "--fold", "--fold-every", str(every), "--fold-format", "{removed}")
+    proc = live("-q", "-w", "3", "--fold", "--fold-every", str(every), "--fold-format", "{removed}")
     try:
         assert proc.stdin is not None and proc.stdout is not None
         fd = proc.stdout.fileno()
@@ -371,16 +355,7 @@ def test_bytes_in_any_cut_give_the_lines_records_give(engine, keys, window, ever
     """Raw bytes (the kernel's chunk path, which hands each run's records over) and
     records (the record path) give the same output, lines included."""
     records = stamped(keys)
-    options = dict(
-        window_size=window,
-        skip_chars=STAMP,
-        fold=True,
-        fold_format="json",
-        fold_every=every,
-        max_history=None,
-        max_candidates=None,
-        top=3 if top else 0,
-    )
+    options = dict(window_size=window, fold_every=every, top=3 if top else 0, **ORACLE_OPTIONS)
     d = Deduplicator(**options)
     expected = d.feed(records) + d.flush()
     data = b"".join(record + b"\n" for record in records)
