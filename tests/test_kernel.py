@@ -394,24 +394,29 @@ def test_the_filtered_chunk_path_equals_the_record_path(
     assert c_stats.top_sequences == py_stats.top_sequences
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(
     first=records_strategy,
     second=records_strategy,
     window=st.integers(1, 4),
     cuts=st.lists(st.integers(0, 600), max_size=6),
+    marks=st.sampled_from(["annotate", "fold", "none"]),
+    history=st.sampled_from([None, 100]),
 )
 def test_both_engines_save_and_load_identical_libraries(
-    tmp_path_factory, first, second, window, cuts
+    tmp_path_factory, first, second, window, cuts, marks, history
 ):
+    """The kernel saves from its chunk path (the stretches of new material and the runs'
+    records it hands over), the Python engine from the record path: the same rows."""
     saved = []
+    options = {"annotate": marks == "annotate", "fold": marks == "fold", "max_history": history}
     for engine in ("c", "python"):
         library = tmp_path_factory.mktemp(f"lib-{engine}")
         outputs = []
         for records in (first, second):
             data = b"\n".join(r.encode() for r in records) + b"\n"
             out, stats, _ = run_engine(
-                engine, data, cuts, window_size=window, library_dir=library, annotate=True
+                engine, data, cuts, window_size=window, library_dir=library, **options
             )
             outputs.append((out, stats))
         with closing(sqlite3.connect(library / "seqdedup.sqlite")) as db:

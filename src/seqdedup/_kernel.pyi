@@ -29,6 +29,9 @@ def hash_encoded(
     encoded: ReadableBuffer, seed: int = 0, skip_chars: int = 0, byte_mode: bool = False
 ) -> bytes: ...
 def key_offset(record: ReadableBuffer, skip_chars: int, byte_mode: bool = False, /) -> int: ...
+def first_match(record: ReadableBuffer, classes: int, /) -> tuple[int, int] | None: ...
+def shortest_period(keys: ReadableBuffer, /) -> int: ...
+def periodic_match(unit: ReadableBuffer, data: ReadableBuffer, offset: int, /) -> int: ...
 
 class Matcher:
     new_material: list[bool] | None
@@ -46,6 +49,8 @@ class Matcher:
     def settled(self) -> int: ...
     @property
     def cover(self) -> int: ...
+    @property
+    def new_stretches(self) -> list[tuple[int, int, bytes]]: ...
     def __init__(
         self,
         window_size: int,
@@ -55,7 +60,7 @@ class Matcher:
         skip_chars: int = 0,
         byte_mode: bool = False,
         inverse: bool = False,
-        run_heads: bool = False,
+        run_heads: int = 0,
         normalize: int = 0,
         filtered: bool = False,
         early: bool = False,

@@ -79,6 +79,11 @@ class PieceContent:
                 zip(range(first + start, first + stop), tracked[start:stop], strict=True)
             )
 
+    def add_runs(self, runs: Sequence[tuple[int, int, Sequence[bytes]]]) -> None:
+        """The same, given as runs ``(start, stop, records)`` of skipped records."""
+        for start, stop, records in runs:
+            self._waiting.update(zip(range(start, stop), records, strict=True))
+
     def take(self, piece: Piece) -> list[bytes] | None:
         """The piece's records, or None when some were not held (a huge run)."""
         content = [self._waiting.pop(t, None) for t in range(piece.start, piece.end + 1)]

@@ -84,6 +84,8 @@ class ChunkPath:
         placed = self._account(hashes, runs, decided, kept)
         closed = stages.attributor.finish()  # a piece whose run reached the end
         stages.note_pieces(closed)
+        if stages.saver is not None:
+            stages.saver.observe_runs(stages.attributor.decided, 0, [], [], closed)
         if self._markers:
             placed += [(piece.end, stages.report.marker(piece)) for piece in closed]
         elif stages.folder is not None:  # the run that reached the end: its line
@@ -121,17 +123,21 @@ class ChunkPath:
         assert not isinstance(attributor, Attributor)  # the kernel runs: so does its own
         attributor.append_keys(hashes)
         first = attributor.decided
-        if isinstance(runs, list):  # the runs carry their first record, or all (--fold)
+        saver = stages.saver
+        if isinstance(runs, list):  # the runs carry their first record, or all of them
             heads = runs
-            if folder is not None:
-                delimiter = stages.config.delimiter
-                runs = [(start, stop, data.split(delimiter)) for start, stop, data in runs]
+            if folder is not None or saver is not None:
+                runs = self._split(runs)
                 heads = [(start, stop, records[0]) for start, stop, records in runs]
             if stages.top is not None:
                 stages.run_heads.add(first, decided, heads)  # (before add_runs)
         pieces = attributor.add_runs(decided, runs, numbers)
         stages.note_pieces(pieces)
         stages.count(decided if released is None else released, kept)
+        if saver is not None:
+            assert isinstance(runs, list)
+            new = self._split(self._kernel.new_stretches)
+            saver.observe_runs(first, decided, new, runs, pieces)
         if folder is not None:
             assert isinstance(runs, list)
             folder.append_keys(hashes)
@@ -139,6 +145,11 @@ class ChunkPath:
         return (
             [(piece.end, stages.report.marker(piece)) for piece in pieces] if self._markers else []
         )
+
+    def _split(self, runs: list[tuple[int, int, bytes]]) -> list[tuple[int, int, list[bytes]]]:
+        """Runs whose records the kernel handed over as one stretch of bytes, split."""
+        delimiter = self._stages.config.delimiter
+        return [(start, stop, data.split(delimiter)) for start, stop, data in runs]
 
     def _marked(
         self, out: bytes, runs: bytes | list[Any], offsets: bytes, placed: list[tuple[int, bytes]]

@@ -258,8 +258,9 @@ def chunk_matcher(
 ) -> ChunkMatcher | None:
     """The kernel's chunk path (raw bytes in, kept bytes out, no Python object per
     record) serves every run that needs nothing per record from Python: no
-    transform, JSON keys, masks, explanations or library saving, nor markers with
-    --inverse or filters, nor summary lines with filters or records settled early (a
+    transform, JSON keys, masks or explanations, nor library saving with filters or
+    libraries read (`-r`), nor markers with --inverse or filters, nor summary lines
+    with filters or records settled early (a
     --normalize pass it does itself; markers and summary lines it places by the runs;
     filters classify each chunk's records in one pass, see ChunkPath)."""
     if (
@@ -268,7 +269,7 @@ def chunk_matcher(
         or not (keys.plain or keys.kernel_normalize)
         or (config.annotate and (config.inverse or filters))
         or on_explain is not None
-        or config.library_dir is not None
+        or (config.library_dir is not None and (filters or config.read_sequences))
     ):
         return None
     matcher: ChunkMatcher = engine.Matcher(  # type: ignore[attr-defined]
@@ -279,8 +280,8 @@ def chunk_matcher(
         skip_chars=config.skip_chars,
         byte_mode=config.byte_mode,
         inverse=config.inverse,
-        # --fold reads each run's records; --top only its first
-        run_heads=2 if config.fold else 1 if config.top else 0,
+        # --fold and saving read each run's records; --top only its first
+        run_heads=2 if config.fold or config.library_dir is not None else 1 if config.top else 0,
         normalize=keys.kernel_normalize,
         filtered=bool(filters),
         early=settles_early(config, on_explain),

@@ -305,6 +305,7 @@ typedef struct {
     size_t sources_len, sources_cap;
     int64_t sources_base; /* window index of sources[0] */
     PyObject *new_material;   /* list or None */
+    PyObject *stretches;      /* the chunk path's last new-material stretches (or NULL) */
     /* chunk path */
     unsigned char *delim;
     size_t delim_len;

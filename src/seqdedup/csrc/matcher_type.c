@@ -100,12 +100,14 @@ static int Matcher_traverse(Matcher *m, visitproc visit, void *arg)
 {
     Py_VISIT(Py_TYPE(m)); /* a heap type */
     Py_VISIT(m->new_material);
+    Py_VISIT(m->stretches);
     return 0;
 }
 
 static int Matcher_clear(Matcher *m)
 {
     Py_CLEAR(m->new_material);
+    Py_CLEAR(m->stretches);
     return 0;
 }
 
@@ -156,6 +158,14 @@ static int set_new_material(Matcher *m, PyObject *value, void *c)
     return 0;
 }
 
+/* The new-material stretches of the last chunk-path call, handed over once. */
+static PyObject *get_new_stretches(Matcher *m, void *c)
+{
+    PyObject *value = m->stretches != NULL ? m->stretches : PyList_New(0);
+    m->stretches = NULL;
+    return value;
+}
+
 static PyObject *get_decided(Matcher *m, void *c) { return PyLong_FromLongLong(m->next); }
 
 static PyObject *get_window_size(Matcher *m, void *c) { return PyLong_FromSsize_t(m->width); }
@@ -187,6 +197,10 @@ static PyGetSetDef Matcher_getset[] = {
     {"new_material", (getter)get_new_material, (setter)set_new_material,
      "list: per decided record, whether a first-seen window covers it, or None", NULL},
     {"decided", (getter)get_decided, NULL, "how many tracked records have been decided", NULL},
+    {"new_stretches", (getter)get_new_stretches, NULL,
+     "with new_material a list, on the chunk path: the last call's stretches of new material, "
+     "(start, stop, their records' bytes), once",
+     NULL},
     {"window_size", (getter)get_window_size, NULL, "W", NULL},
     {"max_history", (getter)get_max_history, NULL, "the history, None if unlimited", NULL},
     {"remembered_windows", (getter)get_remembered, NULL, "fingerprints held in history", NULL},

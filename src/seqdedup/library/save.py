@@ -114,6 +114,18 @@ class Stretches:
         if ended < len(flags):
             self.end()
 
+    def add_runs(self, first: int, size: int, runs: list[tuple[int, int, list[bytes]]]) -> None:
+        """The same for tracked records ``first`` .. ``first + size - 1`` given as the
+        runs ``(start, stop, records)`` of those whose flag is set."""
+        ended = first
+        for start, stop, records in runs:
+            if start > ended:
+                self.end()
+            self._extend(records)
+            ended = stop
+        if ended < first + size:
+            self.end()
+
     def _extend(self, records: list[bytes]) -> None:
         while records:
             room = self._chunk - len(self._records)
@@ -323,9 +335,30 @@ class RunSaver:
         if self._whole_runs is not None:
             # A window across two pieces may repeat another library: keep runs whole.
             self._whole_runs.add(tracked, keep, False)
-        waiting = self._waiting
         if self._whole_runs is None:
-            waiting.add(first, tracked, keep)
+            self._waiting.add(first, tracked, keep)
+        self._pieces(pieces)
+
+    def observe_runs(
+        self,
+        first: int,
+        size: int,
+        new_material: list[tuple[int, int, list[bytes]]],
+        skipped: list[tuple[int, int, list[bytes]]],
+        pieces: list[Piece],
+    ) -> None:
+        """The kernel's chunk path: the next ``size`` decided tracked records from
+        ``first`` on, as the stretches of new material and the runs of skipped records
+        (``(start, stop, records)`` each), and the pieces closed. (Not with whole runs:
+        that run takes the record path.)"""
+        assert self._whole_runs is None
+        self._new.add_runs(first, size, new_material)
+        self._waiting.add_runs(skipped)
+        self._pieces(pieces)
+
+    def _pieces(self, pieces: list[Piece]) -> None:
+        """Stage each closed piece's content, unless the library holds it already."""
+        waiting = self._waiting
         for piece in pieces:
             content = waiting.take(piece)
             if self._library is not None and self._held(piece):
