@@ -250,6 +250,11 @@ def main() -> None:
         action="store_false",
         help="skip the real-text corpora (man pages, the standard library's sources)",
     )
+    parser.add_argument(
+        "--library-only",
+        action="store_true",
+        help="only the library figures (saving and loading --library N new records)",
+    )
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()))
     parser.add_argument("--repeat", type=int, default=5, help="runs per row (median)")
     args = parser.parse_args()
@@ -270,6 +275,9 @@ def main() -> None:
         )
         subprocess.run([sys.executable, "-c", code, str(log), *parts], check=True)
     out = args.workdir / "seqdedup-bench.out"
+    if args.library_only:
+        library_figures(args.workdir, args.library, out)
+        return
     rows = []
     for window in (1, 10, 100):
         cmd = [*seqdedup(), "-q", "-w", str(window), str(log)]

@@ -288,10 +288,10 @@ def test_a_staging_failure_is_one_line(tmp_path, monkeypatch):
     from seqdedup import cli
     from seqdedup.library.save import StagingFile
 
-    def full(self, records, kind, digest=None):
+    def full(self, encoded, count, kind, digest=None):
         raise sqlite3.OperationalError("database or disk is full")
 
-    monkeypatch.setattr(StagingFile, "add", full)
+    monkeypatch.setattr(StagingFile, "add_encoded", full)
     source = tmp_path / "in.txt"
     source.write_bytes(b"".join(b"%d\n" % i for i in range(100)))
     library = tmp_path / "L"

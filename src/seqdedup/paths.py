@@ -136,8 +136,7 @@ class ChunkPath:
         stages.count(decided if released is None else released, kept)
         if saver is not None:
             assert isinstance(runs, list)
-            new = self._split(self._kernel.new_stretches)
-            saver.observe_runs(first, decided, new, runs, pieces)
+            saver.observe_runs(first, decided, self._kernel.new_stretches, runs, pieces)
         if folder is not None:
             assert isinstance(runs, list)
             folder.append_keys(hashes)

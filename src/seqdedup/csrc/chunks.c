@@ -112,45 +112,6 @@ static inline size_t record_bytes(const Matcher *m, size_t k)
     return m->rec_end[k] - m->rec_start[k] + (bare ? 0 : m->delim_len);
 }
 
-/* With new_material a list (a library is saved): the stretches of new material among
- * the `count` records decided now, whose flags the decision appended to it, as (start,
- * stop, the records' bytes from the first one's start to the last one's end); the flags
- * are then dropped. Unfiltered only: there a stretch's records lie together. */
-static int take_stretches(Matcher *m, size_t count, int64_t first_index)
-{
-    PyObject *flags = m->new_material;
-    if (flags == NULL || !PyList_Check(flags) || m->filtered) return 0;
-    Py_ssize_t n = PyList_GET_SIZE(flags);
-    if ((size_t)n < count) {
-        PyErr_SetString(PyExc_RuntimeError, "new_material holds fewer flags than records decided");
-        return -1;
-    }
-    size_t base = (size_t)n - count;
-    PyObject *list = m->stretches != NULL ? m->stretches : PyList_New(0);
-    m->stretches = NULL;
-    if (list == NULL) return -1;
-    for (size_t k = 0; k < count;) {
-        if (PyList_GET_ITEM(flags, (Py_ssize_t)(base + k)) != Py_True) {
-            k++;
-            continue;
-        }
-        size_t stop = k;
-        while (stop < count && PyList_GET_ITEM(flags, (Py_ssize_t)(base + stop)) == Py_True) stop++;
-        PyObject *stretch = Py_BuildValue(
-            "(LLy#)", (long long)(first_index + (int64_t)k), (long long)(first_index + (int64_t)stop),
-            (const char *)m->buf + m->rec_start[k], (Py_ssize_t)(m->rec_end[stop - 1] - m->rec_start[k]));
-        if (stretch == NULL || PyList_Append(list, stretch) < 0) {
-            Py_XDECREF(stretch);
-            Py_DECREF(list);
-            return -1;
-        }
-        Py_DECREF(stretch);
-        k = stop;
-    }
-    m->stretches = list;
-    return PyList_SetSlice(flags, 0, n, NULL);
-}
-
 /* Turn the decided records into the output, the skipped runs (in tracked indices from
  * first_index) and the counts; then drop the released records from the pending ones.
  * Records settled earlier were written then; records settled now are written after the
@@ -244,7 +205,7 @@ static PyObject *emit(Matcher *m, const unsigned char *keep, size_t count, PyObj
         Py_DECREF(run);
         k = stop;
     }
-    if (take_stretches(m, count, first_index) < 0) goto fail;
+    if (seqdedup_take_stretches(m, count, first_index) < 0) goto fail;
     size_t rest = m->rec_len - released;
     if (rest && released) {
         memmove(m->rec_start, m->rec_start + released, rest * sizeof(size_t));

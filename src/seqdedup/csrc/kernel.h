@@ -12,6 +12,7 @@
  *   attribution.c   attribution: duplicate runs cut into pieces, and their sources
  *   attributor.c    the Attributor type over it
  *   fold.c          --fold's key comparisons: a run's shortest period, its copies
+ *   stretches.c     the chunk path's new material, encoded as library rows
  *
  * Here: the open-addressing table and growable arrays the units share, the Matcher's
  * state, and the functions one unit offers another (prefixed seqdedup_; the build
@@ -387,6 +388,9 @@ PyObject *seqdedup_py_hash_encoded(PyObject *self, PyObject *args, PyObject *kwd
 PyObject *seqdedup_py_normalize(PyObject *self, PyObject *args);
 PyObject *seqdedup_py_key_offset(PyObject *self, PyObject *args);
 PyObject *seqdedup_py_first_match(PyObject *self, PyObject *args);
+/* stretches.c: with new_material a list, the new-material stretches among the `count`
+ * records emitted now (first_index: the first one's tracked index) into m->stretches. */
+int seqdedup_take_stretches(Matcher *m, size_t count, int64_t first_index);
 /* fold.c */
 PyObject *seqdedup_py_shortest_period(PyObject *self, PyObject *arg);
 PyObject *seqdedup_py_periodic_match(PyObject *self, PyObject *args);

@@ -199,7 +199,7 @@ static PyGetSetDef Matcher_getset[] = {
     {"decided", (getter)get_decided, NULL, "how many tracked records have been decided", NULL},
     {"new_stretches", (getter)get_new_stretches, NULL,
      "with new_material a list, on the chunk path: the last call's stretches of new material, "
-     "(start, stop, their records' bytes), once",
+     "(start, stop, lengths as little-endian uint32, the records joined), once",
      NULL},
     {"window_size", (getter)get_window_size, NULL, "W", NULL},
     {"max_history", (getter)get_max_history, NULL, "the history, None if unlimited", NULL},

@@ -67,10 +67,20 @@ CREATE TABLE IF NOT EXISTS runs (
 
 def encode_records(records: list[bytes]) -> bytes:
     """Count, lengths (little-endian uint32) and contents: no delimiter involved."""
-    lengths = array("I", map(len, records))
+    return encode_parts(record_lengths(records), b"".join(records))
+
+
+def record_lengths(records: list[bytes]) -> array[int]:
+    """The records' lengths, as a row stores them (native order: see encode_parts)."""
+    return array("I", map(len, records))
+
+
+def encode_parts(lengths: array[int], contents: bytes | bytearray) -> bytes:
+    """A row from its records' lengths (native uint32) and their contents joined."""
     if sys.byteorder == "big":
+        lengths = array("I", lengths)
         lengths.byteswap()
-    return len(records).to_bytes(4, "little") + lengths.tobytes() + b"".join(records)
+    return len(lengths).to_bytes(4, "little") + lengths.tobytes() + contents
 
 
 def check_encoded(blob: bytes) -> None:
