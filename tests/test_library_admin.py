@@ -89,7 +89,7 @@ def test_prune_drops_only_what_no_recent_run_saw(tmp_path):
 
 def test_prune_everything_gives_the_space_back(tmp_path):
     library = tmp_path / "L"
-    save(library, [b"line %d with some text" % i for i in range(20_000)])
+    save(library, [b"line %d with some text" % i for i in range(60_000)])
     big = (library / DB_NAME).stat().st_size
     result = prune_library(library, 0, now=datetime.now(UTC) + timedelta(seconds=5))
     assert result["sequences"] > 0 and result["disk_bytes_before"] == big
