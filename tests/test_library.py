@@ -280,20 +280,23 @@ def test_staging_holds_a_bounded_number_of_bytes(tmp_path):
         assert db.execute("SELECT COUNT(*) FROM staged").fetchone()[0] == 40
 
 
-def test_a_staging_failure_is_one_line(tmp_path, monkeypatch):
-    """A full disk or an unwritable library while staging: exit 1, one line, no
-    traceback, and nothing left behind."""
+@pytest.mark.parametrize("where", ["add_encoded", "_insert"])
+def test_a_staging_failure_is_one_line(tmp_path, monkeypatch, where):
+    """A full disk or an unwritable library while staging (when a row is added, or in
+    the worker thread that inserts the rows): exit 1, one line, no traceback, and
+    nothing left behind."""
     import io
 
     from seqdedup import cli
     from seqdedup.library.save import StagingFile
 
-    def full(self, encoded, count, kind, digest=None):
+    def full(self, *args, **kwargs):
         raise sqlite3.OperationalError("database or disk is full")
 
-    monkeypatch.setattr(StagingFile, "add_encoded", full)
+    monkeypatch.setattr(StagingFile, where, full)
     source = tmp_path / "in.txt"
-    source.write_bytes(b"".join(b"%d\n" % i for i in range(100)))
+    # (The worker's failure comes out when it is next handed rows, or at the end.)
+    source.write_bytes(b"".join(b"%d\n" % i for i in range(100_000)))
     library = tmp_path / "L"
     stderr = io.StringIO()
     status = cli.main(
