@@ -251,14 +251,31 @@ def test_output_dir_never_overwrites_an_input(tmp_path):
     (tmp_path / "link").symlink_to(tmp_path, target_is_directory=True)
     (tmp_path / "afile").write_bytes(b"")
     for output_dir, needle in (
-        (tmp_path, "would overwrite the input"),
-        (tmp_path / "link", "would overwrite the input"),  # the same file by another path
+        (tmp_path, "which writing it would overwrite"),
+        (tmp_path / "link", "which writing it would overwrite"),  # the same file, another path
         (tmp_path / "afile", "is not a directory"),
     ):
         p = _cli("-w", "2", "--output-dir", str(output_dir), str(source))
         assert p.returncode == 1, p.stderr
         assert needle in p.stderr.decode() and p.stderr.decode().count("\n") == 1
         assert source.read_bytes() == b"a\nb\na\nb\n"
+
+
+def test_an_output_linked_to_another_input_is_refused(tmp_path):
+    """x/b.log, a symbolic link to a.log: writing b.log's output there would replace
+    a.log. Nothing is written, exit 1."""
+    a, b = tmp_path / "a.log", tmp_path / "b.log"
+    a.write_bytes(b"a\nb\na\nb\n")
+    b.write_bytes(b"c\nd\n")
+    out = tmp_path / "x"
+    out.mkdir()
+    (out / "b.log").symlink_to(a)
+    p = _cli("-w", "2", "--scheduler", "sync", "--output-dir", str(out), str(a), str(b))
+    assert p.returncode == 1, p.stderr
+    error = p.stderr.decode()
+    assert f"the output '{out / 'b.log'}' is the input '{a}'" in error and error.count("\n") == 1
+    assert a.read_bytes() == b"a\nb\na\nb\n" and p.stdout == b""
+    assert sorted(path.name for path in out.iterdir()) == ["b.log"]
 
 
 @pytest.mark.usefixtures("engine")
@@ -282,7 +299,9 @@ def test_rows_carry_the_whole_128_bit_identity(tmp_path, monkeypatch):
         def hash_records(self, keys, seed):
             return hash_words(forced(hash_ints(real_kernel().hash_records(keys, seed))))
 
-    monkeypatch.setattr(cluster, "stable_hash", lambda key: forced([real_stable(key)])[0])
+    monkeypatch.setattr(
+        cluster, "stable_hash", lambda key, seed: forced([real_stable(key, seed)])[0]
+    )
     monkeypatch.setattr(cluster, "_kernel_module", ForcedKernel)
     contents = ["a\nb\nc\nd\na\nb\nc\ne\n", "b\nc\nf\ng\nb\nc\nd\n"]
     paths = write_files(tmp_path / "in", contents)
@@ -290,3 +309,29 @@ def test_rows_carry_the_whole_128_bit_identity(tmp_path, monkeypatch):
     deduplicate_files(paths, tmp_path / "out", scheduler="sync", block_size=5, window_size=2)
     assert [(tmp_path / "out" / p.name).read_bytes() for p in paths] == want
     assert want[0] == b"a\nb\nc\nd\ne\n"  # the rule itself: the repeat of "a b c" goes
+
+
+@pytest.mark.usefixtures("engine")
+def test_each_job_hashes_with_a_seed_of_its_own(tmp_path, monkeypatch):
+    """A fixed, public seed would let crafted records collide with a chosen one and drop
+    it: every job draws its own, every task of the job hashes with it."""
+    from seqdedup import cluster
+
+    readers = []
+    real = cluster._reader
+
+    def spy(config):
+        readers.append(real(config))
+        return readers[-1]
+
+    monkeypatch.setattr(cluster, "_reader", spy)
+    paths = write_files(tmp_path / "in", ["a\nb\nc\na\nb\n", "b\nc\nx\n"])
+    want = sequential(paths, tmp_path / "seq-lib", window_size=2)
+    for job in range(2):
+        out = tmp_path / f"out{job}"
+        deduplicate_files(paths, out, scheduler="sync", block_size=4, window_size=2)
+        assert [(out / p.name).read_bytes() for p in paths] == want
+    first, second = readers
+    assert first.seed != second.seed
+    assert first.hashes([b"key"]) != second.hashes([b"key"])
+    assert first.hashes([b"key"]) == first.hashes([b"key"])  # the same on every task

@@ -15,9 +15,11 @@ of our own):
    records after it that its last windows need (the overlap).
 2. Every window becomes a row (fingerprint, position), position = file rank << 40 |
    tracked index; the fingerprint is 128 bits, two int64 columns (``fp``, ``fp2``).
-   Key hashes are blake2b-128 in the Python engine and the kernel's two XXH64 lanes
-   with the job's seed (both the same on every worker, unlike Python's per-process
-   ``hash``); window fingerprints are the engine's linear combination, per lane.
+   Key hashes are blake2b-128 keyed with the job's seed in the Python engine and the
+   kernel's two XXH64 lanes with the job's seed (the same on every worker of a job,
+   unlike Python's per-process ``hash``, and new for every job, so that no input can
+   be made to collide); window fingerprints are the engine's linear combination, per
+   lane.
 3. A group-by minimum gives each fingerprint's first position (library windows count
    as position -1); a merge brings it back to every window. Window (k, j) repeats iff
    its first occurrence is in the library, in an earlier file, or in file k at or
@@ -149,28 +151,39 @@ def _next_boundary(f: BinaryIO, at: int, delimiter: bytes) -> int | None:
 
 
 def _check_outputs(out_dir: Path, files: list[str], names: list[str]) -> None:
-    """The output directory must be one, and no output may be one of the inputs (the
-    same file by device and inode, whatever the path), before anything is written."""
+    """The output directory must be one, and no output may be any of the inputs (the
+    same file by device and inode, whatever the path: a symbolic link in the output
+    directory included), before anything is written."""
     from seqdedup.library.store import make_directory
 
-    for path, name in zip(files, names, strict=True):
+    for name in names:
         target = out_dir / name
-        if target.exists() and os.path.samefile(path, target):
-            raise SeqdedupError(
-                f"--output-dir '{out_dir}' would overwrite the input '{path}' with its "
-                "own output: choose another directory"
-            )
+        if not target.exists():
+            continue
+        for path in files:
+            if os.path.samefile(path, target):
+                raise SeqdedupError(
+                    f"--output-dir '{out_dir}': the output '{target}' is the input "
+                    f"'{path}', which writing it would overwrite: choose another directory"
+                )
     make_directory(out_dir, "--output-dir")
 
 
 # -- per-partition work (runs on the workers) ----------------------------------------
-# Every worker must hash alike, so the Dask engine's seed is fixed (not per process).
-CLUSTER_SEED = 0x5EDD_ED00_C1A5_7E12
+# Every worker of a job must hash alike: the client draws the job's seed, and every task
+# hashes with it (Reader.seed). A fixed seed would let crafted input collide.
 
 
-def stable_hash(key: bytes) -> int:
-    """A key's 128-bit hash in the Python engine, the same on every worker."""
-    return int.from_bytes(blake2b(key, digest_size=16).digest(), "little")
+def job_seed() -> int:
+    """A new 64-bit seed for one job."""
+    return int.from_bytes(os.urandom(8), "little")
+
+
+def stable_hash(key: bytes, seed: int) -> int:
+    """A key's 128-bit hash in the Python engine, the same on every worker of a job:
+    blake2b keyed with the job's seed."""
+    digest = blake2b(key, digest_size=16, key=seed.to_bytes(8, "little")).digest()
+    return int.from_bytes(digest, "little")
 
 
 def _kernel_module() -> Any:
@@ -207,6 +220,7 @@ class Reader:
     byte_mode: bool
     filters: tuple[Any, ...]
     engine: str = "python"  # "c": the compiled kernel hashes (the same on every worker)
+    seed: int = 0  # the job's (job_seed): every task hashes with it
     key_steps: tuple[tuple[str, str], ...] = ()  # --normalize/--mask, in order
     json_key: tuple[str, ...] = ()
     json_ignore: tuple[str, ...] = ()
@@ -248,8 +262,9 @@ class Reader:
         maker = KeyMaker(self.skip_chars, self.byte_mode, steps=steps, json=json)
         keys = maker.keys(tracked_records)
         if self.engine == "c":
-            return hash_ints(_kernel_module().hash_records(keys, CLUSTER_SEED))
-        return list(map(stable_hash, keys))
+            return hash_ints(_kernel_module().hash_records(keys, self.seed))
+        seed = self.seed
+        return [stable_hash(key, seed) for key in keys]
 
 
 def scan_part(reader: Reader, part: Part, window: int) -> dict[str, Any]:
@@ -472,7 +487,7 @@ def _dask() -> tuple[Any, Any]:
 
 def _reader(config: Config) -> Reader:
     """How every task reads its part: the run's delimiter, keys and filters, by the
-    engine this process has (the workers must have it too)."""
+    engine this process has (the workers must have it too), with a seed of its own."""
     from seqdedup.engine import load as load_kernel
 
     return Reader(
@@ -481,6 +496,7 @@ def _reader(config: Config) -> Reader:
         config.byte_mode,
         config.filters,
         "python" if load_kernel() is None else "c",
+        job_seed(),
         config.key_steps,
         config.json_key,
         config.json_ignore,
