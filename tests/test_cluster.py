@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +18,7 @@ pytest.importorskip("distributed")
 from seqdedup.api import process_stream, process_streams
 from seqdedup.cluster import deduplicate_files
 from seqdedup.config import FilterRule
+from seqdedup.errors import SeqdedupError
 
 from conftest import user_env
 
@@ -335,3 +337,42 @@ def test_each_job_hashes_with_a_seed_of_its_own(tmp_path, monkeypatch):
     assert first.seed != second.seed
     assert first.hashes([b"key"]) != second.hashes([b"key"])
     assert first.hashes([b"key"]) == first.hashes([b"key"])  # the same on every task
+
+
+@pytest.mark.usefixtures("engine")
+def test_relative_inputs_are_read_as_the_client_meant(tmp_path, monkeypatch):
+    """A worker started in another directory holding a file of the same name reads the
+    file the client named (paths are made absolute on the client); a file that is not
+    the one the client saw (changed, or another one) is exit 1 with one line."""
+    from seqdedup import cluster
+
+    inputs, elsewhere = tmp_path / "in", tmp_path / "worker-cwd"
+    paths = write_files(inputs, ["a\nb\na\nb\nc\n", "c\nd\n"])
+    elsewhere.mkdir()
+    for path in paths:  # decoys a worker would read by the relative name
+        (elsewhere / path.name).write_bytes(b"decoy\ndecoy\n")
+    want = sequential(paths, tmp_path / "seq-lib", window_size=2)
+    real = cluster.Reader.records
+
+    def from_elsewhere(self, part):
+        here = os.getcwd()
+        os.chdir(elsewhere)  # as a worker started there
+        try:
+            return real(self, part)
+        finally:
+            os.chdir(here)
+
+    monkeypatch.setattr(cluster.Reader, "records", from_elsewhere)
+    monkeypatch.chdir(inputs)
+    names = [path.name for path in paths]
+    deduplicate_files(names, tmp_path / "out", scheduler="sync", window_size=2)
+    assert [(tmp_path / "out" / name).read_bytes() for name in names] == want
+
+    def changed(self, part):
+        with open(part.path, "ab") as f:
+            f.write(b"appended\n")
+        return real(self, part)
+
+    monkeypatch.setattr(cluster.Reader, "records", changed)
+    with pytest.raises(SeqdedupError, match="as another file than the client saw"):
+        deduplicate_files(names, tmp_path / "out2", scheduler="sync", window_size=2)

@@ -61,10 +61,13 @@ class Part:
 
     number: int  # among all partitions of the job, in file order
     rank: int  # the file's place in the input order
-    path: str
+    path: str  # absolute: a worker's working directory is not the client's
     start: int
     end: int
     last: bool  # the file's last partition
+    # The file as the client saw it (size, modification time in ns): a worker checks
+    # that it reads the same file, not another one by the same name.
+    identity: tuple[int, int] = (0, 0)
 
 
 @dataclass
@@ -113,8 +116,11 @@ def plan_parts(paths: list[str], delimiter: bytes, block_size: int) -> list[Part
     """
     parts: list[Part] = []
     splittable = not _self_overlapping(delimiter)
-    for rank, path in enumerate(paths):
-        size = os.path.getsize(path)
+    for rank, name in enumerate(paths):
+        path = os.path.abspath(name)
+        status = os.stat(path)
+        size = status.st_size
+        identity = (size, status.st_mtime_ns)
         bounds = [0]
         if splittable:
             with open(path, "rb") as f:
@@ -127,9 +133,8 @@ def plan_parts(paths: list[str], delimiter: bytes, block_size: int) -> list[Part
                     at = boundary + block_size
         bounds.append(size)
         for k in range(len(bounds) - 1):
-            parts.append(
-                Part(len(parts), rank, path, bounds[k], bounds[k + 1], k == len(bounds) - 2)
-            )
+            last = k == len(bounds) - 2
+            parts.append(Part(len(parts), rank, path, bounds[k], bounds[k + 1], last, identity))
     return parts
 
 
@@ -229,6 +234,14 @@ class Reader:
         """The partition's records, and whether the file's final record lacks a
         delimiter (only possible in its last partition)."""
         with open(part.path, "rb") as f:
+            status = os.fstat(f.fileno())
+            if (status.st_size, status.st_mtime_ns) != part.identity:
+                raise SeqdedupError(
+                    f"a Dask worker reads '{part.path}' as another file than the client saw "
+                    f"(size {status.st_size:,} bytes, not {part.identity[0]:,}, or another "
+                    "modification time): the inputs must not change during the job, and "
+                    "must be the same files at the same paths on every worker"
+                )
             f.seek(part.start)
             data = f.read(part.end - part.start)
         if not data:
@@ -423,7 +436,7 @@ def deduplicate_files(
     width = config.window_size
     files = [str(p) for p in paths]
     names = _input_names(files)
-    out_dir = Path(output_dir)
+    out_dir = Path(os.path.abspath(output_dir))  # (the workers write into it)
     _check_outputs(out_dir, files, names)
     reader = _reader(config)
     parts = plan_parts(files, config.delimiter, block_size)
