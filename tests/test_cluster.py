@@ -225,6 +225,9 @@ def test_command_line_with_key_options(tmp_path, options, contents, second_outpu
         (["--connect-timeout", "0", "IN"], "--connect-timeout must be"),
         (["-a", "IN"], "--annotate is not supported"),
         (["--fold", "IN"], "--fold is not supported"),
+        (["-c", "3", "IN"], "--max-candidates is not supported"),
+        (["-U", "IN"], "--unlimited-unique-sequences is not supported"),
+        (["--block-size", "4096", "IN"], "--block-size must be at least 1,048,576 bytes"),
         (["--fold-every", "0", "IN"], "--fold-every requires --fold"),
         (["-w", "0", "IN"], "--window-size"),
     ],
@@ -376,3 +379,17 @@ def test_relative_inputs_are_read_as_the_client_meant(tmp_path, monkeypatch):
     monkeypatch.setattr(cluster.Reader, "records", changed)
     with pytest.raises(SeqdedupError, match="as another file than the client saw"):
         deduplicate_files(names, tmp_path / "out2", scheduler="sync", window_size=2)
+
+
+def test_a_failing_task_is_one_line_and_leaves_nothing_behind(tmp_path, monkeypatch):
+    from seqdedup import cluster
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(cluster, "write_part", broken)
+    paths = write_files(tmp_path / "in", ["a\nb\na\nb\n"])
+    out = tmp_path / "out"
+    with pytest.raises(SeqdedupError, match=r"^a Dask task failed: RuntimeError: disk on fire$"):
+        deduplicate_files(paths, out, scheduler="sync", window_size=2, library_dir=tmp_path / "L")
+    assert list(out.iterdir()) == []  # no partition outputs left

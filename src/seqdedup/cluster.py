@@ -442,9 +442,10 @@ def deduplicate_files(
     parts = plan_parts(files, config.delimiter, block_size)
 
     with _scheduler(scheduler, connect_timeout) as compute_kwargs:
-        scans = dask.compute(
-            *[delayed(scan_part)(reader, part, width) for part in parts], **compute_kwargs
-        )
+        with _one_line_failures():
+            scans = dask.compute(
+                *[delayed(scan_part)(reader, part, width) for part in parts], **compute_kwargs
+            )
         offsets, lookaheads, lookahead_records, reach = _overlaps(parts, scans, width)
         library_frame, loaded = _library_windows(config, reader, width)
         frames = [
@@ -460,13 +461,20 @@ def deduplicate_files(
             staging_dir = Path(tempfile.mkdtemp(prefix="seqdedup-dask-staging-"))
         parts_dir = out_dir / f".seqdedup-parts-{uuid.uuid4().hex}"
         parts_dir.mkdir()
-        overlaps = (offsets, lookaheads, lookahead_records, reach)
-        planned = _write_jobs(parts, scans, overlaps, by_part, width, parts_dir, staging_dir)
-        jobs = [
-            delayed(write_part)(reader, job, width, config.inverse, needed)
-            for job, needed in planned
-        ]
-        counts = dask.compute(*jobs, **compute_kwargs)
+        try:
+            overlaps = (offsets, lookaheads, lookahead_records, reach)
+            planned = _write_jobs(parts, scans, overlaps, by_part, width, parts_dir, staging_dir)
+            jobs = [
+                delayed(write_part)(reader, job, width, config.inverse, needed)
+                for job, needed in planned
+            ]
+            with _one_line_failures():
+                counts = dask.compute(*jobs, **compute_kwargs)
+        except BaseException:  # a failed or stopped job leaves nothing behind
+            shutil.rmtree(parts_dir, ignore_errors=True)
+            if staging_dir is not None:
+                shutil.rmtree(staging_dir, ignore_errors=True)
+            raise
 
     stats = JobStats(files=[FileStats(path) for path in files], library_loaded=loaded)
     _assemble_outputs(stats, parts, counts, names, out_dir, parts_dir)
@@ -774,6 +782,20 @@ class _scheduler:
             self._client.close()
         if self._cluster is not None:
             self._cluster.close()
+
+
+@contextlib.contextmanager
+def _one_line_failures() -> Iterator[None]:
+    """A task that fails on a worker is one line (its error's type and text), not the
+    worker's traceback; our own errors, and interruptions, pass as they are."""
+    try:
+        yield
+    except (SeqdedupError, KeyboardInterrupt, SystemExit):
+        raise
+    except MemoryError:
+        raise SeqdedupError("a Dask task ran out of memory") from None
+    except Exception as exc:
+        raise SeqdedupError(f"a Dask task failed: {type(exc).__name__}: {exc}") from None
 
 
 @contextlib.contextmanager

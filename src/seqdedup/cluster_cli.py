@@ -15,6 +15,8 @@ from seqdedup.cli import build_parser, config_from_args
 from seqdedup.errors import UsageError, exit_status, stop_on_termination_signals
 
 PROG = "seqdedup-dask"
+MIN_BLOCK_SIZE = 1 << 20
+
 _NOT_HERE = {
     "hash_transform": "--hash-transform",
     "transform_timeout": "--transform-timeout",
@@ -26,6 +28,10 @@ _NOT_HERE = {
     "max_history": "--max-history",
     "unlimited_history": "--unlimited-history",
     "show_keys": "--show-keys",
+    "max_candidates": "--max-candidates",
+    "unlimited_candidates": "--unlimited-candidates",
+    "max_unique_sequences": "--max-unique-sequences",
+    "unlimited_unique_sequences": "--unlimited-unique-sequences",
     "fold": "--fold",
     "fold_format": "--fold-format",
     "fold_every": "--fold-every",
@@ -73,8 +79,10 @@ def main(argv: Sequence[str] | None = None, stderr: TextIO | None = None) -> int
         for attr, option in _NOT_HERE.items():
             if getattr(args, attr, None):
                 raise UsageError(f"{option} is not supported by {PROG}")
-        if args.block_size < 1:
-            raise UsageError("--block-size must be at least 1")
+        if args.block_size < MIN_BLOCK_SIZE:
+            # (Tiny partitions make a job's planning and overlaps grow faster than its
+            # input: 1,000 lines in bytes-long partitions never finished.)
+            raise UsageError(f"--block-size must be at least {MIN_BLOCK_SIZE:,} bytes (1 MiB)")
         if not 0 < args.connect_timeout < float("inf"):
             raise UsageError("--connect-timeout must be a number of seconds above 0")
         config = config_from_args(args)
