@@ -393,3 +393,54 @@ def test_a_failing_task_is_one_line_and_leaves_nothing_behind(tmp_path, monkeypa
     with pytest.raises(SeqdedupError, match=r"^a Dask task failed: RuntimeError: disk on fire$"):
         deduplicate_files(paths, out, scheduler="sync", window_size=2, library_dir=tmp_path / "L")
     assert list(out.iterdir()) == []  # no partition outputs left
+
+
+@pytest.mark.usefixtures("engine")
+@pytest.mark.parametrize("decompress", [True, False])
+def test_compressed_inputs_are_read_as_seqdedup_reads_them(tmp_path, decompress):
+    """gzip, bzip2 and xz inputs are decompressed (their first bytes tell), as by
+    seqdedup; with decompress=False (--no-decompress) their bytes are the records."""
+    import bz2
+    import gzip
+    import lzma
+
+    texts = [b"a\nb\nc\na\nb\nc\nd\n", b"q\nr\na\nb\nc\n", b"d\ne\nq\nr\n"]
+    directory = tmp_path / "in"
+    directory.mkdir()
+    paths = []
+    for k, (text, pack, suffix) in enumerate(
+        zip(texts, (gzip.compress, bz2.compress, lzma.compress), ("gz", "bz2", "xz"), strict=True)
+    ):
+        paths.append(directory / f"f{k}.log.{suffix}")
+        paths[-1].write_bytes(pack(text))
+    want = []
+    for path in paths:  # what seqdedup -M --library-dir L over each file writes
+        sink = io.BytesIO()
+        with open(path, "rb", buffering=0) as source:
+            process_stream(
+                source,
+                sink,
+                max_history=None,
+                library_dir=tmp_path / "seq",
+                window_size=2,
+                decompress=decompress,
+            )
+        want.append(sink.getvalue())
+    out = tmp_path / "out"
+    deduplicate_files(paths, out, scheduler="sync", window_size=2, decompress=decompress)
+    assert [(out / path.name).read_bytes() for path in paths] == want
+    assert sorted(p.name for p in out.iterdir()) == sorted(p.name for p in paths)  # no staging
+    if decompress:
+        assert want[1] == b"q\nr\n"
+
+
+def test_a_damaged_compressed_input_is_one_line_and_writes_nothing(tmp_path):
+    import gzip
+
+    path = tmp_path / "cut.log.gz"
+    path.write_bytes(gzip.compress(b"a\nb\n" * 1000)[:30])
+    p = _cli("-w", "2", "--scheduler", "sync", "--output-dir", str(tmp_path / "out"), str(path))
+    assert p.returncode == 1, p.stderr
+    error = p.stderr.decode()
+    assert error.count("\n") == 1 and "cannot decompress" in error and "truncated" in error
+    assert list((tmp_path / "out").iterdir()) == []

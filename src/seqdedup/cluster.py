@@ -422,6 +422,7 @@ def deduplicate_files(
     scheduler: str | None = None,
     block_size: int = DEFAULT_BLOCK_SIZE,
     connect_timeout: float = CONNECT_TIMEOUT,
+    decompress: bool = True,
     **options: Any,
 ) -> JobStats:
     """Deduplicate ``paths`` in order into ``output_dir`` (see the module docstring).
@@ -429,17 +430,73 @@ def deduplicate_files(
     ``scheduler``: ``None`` for Dask's default (or the active distributed Client),
     ``"sync"`` for the synchronous scheduler, ``"local"`` for a local cluster, or the
     address of a running distributed scheduler (``tcp://host:8786``), which must
-    answer within ``connect_timeout`` seconds.
+    answer within ``connect_timeout`` seconds. With ``decompress``, compressed inputs
+    are read decompressed, as ``seqdedup`` reads them.
     """
     dask, delayed = _dask()
     config = _job_config(config, options)
-    width = config.window_size
     files = [str(p) for p in paths]
     names = _input_names(files)
     out_dir = Path(os.path.abspath(output_dir))  # (the workers write into it)
     _check_outputs(out_dir, files, names)
+    inputs_dir = out_dir / f".seqdedup-inputs-{uuid.uuid4().hex}"
+    try:
+        readable = _decompressed(files, inputs_dir) if decompress else files
+        return _run_job(
+            dask,
+            delayed,
+            config,
+            files,
+            readable,
+            names,
+            out_dir,
+            scheduler,
+            block_size,
+            connect_timeout,
+        )
+    finally:
+        shutil.rmtree(inputs_dir, ignore_errors=True)
+
+
+def _decompressed(files: list[str], inputs_dir: Path) -> list[str]:
+    """Each input as the workers read it: a compressed one (gzip, bzip2, xz, zstd, as
+    ``seqdedup`` tells them, by their first bytes) decompressed into ``inputs_dir``
+    first, in the output directory that every worker sees; the same errors as
+    ``seqdedup`` (a damaged file is exit 1, and here nothing is written)."""
+    from seqdedup.records import HEAD_BYTES, DecodedChunks, compression_of
+
+    readable = []
+    for rank, path in enumerate(files):
+        with open(path, "rb") as source:
+            kind = compression_of(source.read(HEAD_BYTES))
+        if kind is None:
+            readable.append(path)
+            continue
+        inputs_dir.mkdir(exist_ok=True)
+        target = inputs_dir / f"{rank}"
+        with open(path, "rb", buffering=0) as source, open(target, "wb") as sink:
+            for chunk in DecodedChunks(source, decompress=True):
+                sink.write(chunk)
+        readable.append(str(target))
+    return readable
+
+
+def _run_job(
+    dask: Any,
+    delayed: Any,
+    config: Config,
+    files: list[str],
+    readable: list[str],
+    names: list[str],
+    out_dir: Path,
+    scheduler: str | None,
+    block_size: int,
+    connect_timeout: float,
+) -> JobStats:
+    """The job itself, over the inputs as the workers read them (``readable``)."""
+    width = config.window_size
     reader = _reader(config)
-    parts = plan_parts(files, config.delimiter, block_size)
+    parts = plan_parts(readable, config.delimiter, block_size)
 
     with _scheduler(scheduler, connect_timeout) as compute_kwargs:
         with _one_line_failures():

@@ -39,12 +39,8 @@ _NOT_HERE = {
 }
 
 
-def main(argv: Sequence[str] | None = None, stderr: TextIO | None = None) -> int:
-    err = stderr if stderr is not None else sys.stderr
-    parser = build_parser(PROG, many_inputs=True)
-    for action in parser._actions:  # refused here: parsed (to say so), never offered
-        if action.dest in _NOT_HERE:
-            action.help = argparse.SUPPRESS
+def _cluster_options(parser: argparse.ArgumentParser) -> None:
+    """What only seqdedup-dask has: where outputs go, which scheduler, partitions."""
     cluster = parser.add_argument_group("cluster")
     cluster.add_argument(
         "--output-dir",
@@ -74,6 +70,15 @@ def main(argv: Sequence[str] | None = None, stderr: TextIO | None = None) -> int
         help="partition size (default 64 MiB)",
     )
 
+
+def main(argv: Sequence[str] | None = None, stderr: TextIO | None = None) -> int:
+    err = stderr if stderr is not None else sys.stderr
+    parser = build_parser(PROG, many_inputs=True)
+    for action in parser._actions:  # refused here: parsed (to say so), never offered
+        if action.dest in _NOT_HERE:
+            action.help = argparse.SUPPRESS
+    _cluster_options(parser)
+
     def body() -> int:
         args = parser.parse_args(argv)
         for attr, option in _NOT_HERE.items():
@@ -95,6 +100,7 @@ def main(argv: Sequence[str] | None = None, stderr: TextIO | None = None) -> int
             scheduler=args.scheduler,
             block_size=args.block_size,
             connect_timeout=args.connect_timeout,
+            decompress=not args.no_decompress,
         )
         if not args.quiet:
             _write_stats(stats, args.stats_format, err)

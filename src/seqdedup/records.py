@@ -178,6 +178,15 @@ DECODE_STEP = 1 << 20  # at most this much decompressed output at a time (bounde
 ZSTD_INPUT_STEP = 1 << 10  # compressed bytes given to zstandard at a time (see below)
 
 
+HEAD_BYTES = 16  # enough of a file's start to tell its compression (see _MAGIC)
+
+
+def compression_of(head: bytes) -> str | None:
+    """The compression format of a file that starts with ``head`` (its first
+    HEAD_BYTES bytes, or all of a shorter file), or None for plain input."""
+    return _format_of(head) or None
+
+
 def _format_of(head: bytes) -> str | None:
     """The compression format ``head`` starts with; "" while ``head`` is too short to
     tell but could still be one (wait for more); None for plain input."""
