@@ -444,3 +444,30 @@ def test_a_damaged_compressed_input_is_one_line_and_writes_nothing(tmp_path):
     error = p.stderr.decode()
     assert error.count("\n") == 1 and "cannot decompress" in error and "truncated" in error
     assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_a_terminated_job_leaves_no_scratch_folders(tmp_path):
+    """SIGTERM while the partitions are written: exit 143, and neither the partition
+    outputs nor the decompressed inputs stay in the output directory."""
+    import gzip
+    import signal
+    import time
+
+    path = tmp_path / "big.log.gz"
+    path.write_bytes(gzip.compress(b"".join(b"line %d\n" % (i % 50_000) for i in range(300_000))))
+    out = tmp_path / "out"
+    script = Path(sys.executable).parent / "seqdedup-dask"
+    proc = subprocess.Popen(
+        [str(script), "-q", "-w", "3", "--scheduler", "sync", "--output-dir", str(out), str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=user_env(),
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not list(out.glob(".seqdedup-parts-*")):
+        time.sleep(0.01)
+    assert list(out.glob(".seqdedup-parts-*")), "the job ended before it wrote partitions"
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert list(out.iterdir()) == []

@@ -439,9 +439,15 @@ def deduplicate_files(
     names = _input_names(files)
     out_dir = Path(os.path.abspath(output_dir))  # (the workers write into it)
     _check_outputs(out_dir, files, names)
-    inputs_dir = out_dir / f".seqdedup-inputs-{uuid.uuid4().hex}"
+    # Scratch folders, removed at the end whatever happens (a failure, SIGTERM): the
+    # decompressed inputs and the partition outputs (in the output directory, which
+    # every worker sees) and the library's staging.
+    job = uuid.uuid4().hex
+    scratch = Scratch(out_dir / f".seqdedup-inputs-{job}", out_dir / f".seqdedup-parts-{job}")
     try:
-        readable = _decompressed(files, inputs_dir) if decompress else files
+        readable = _decompressed(files, scratch.inputs) if decompress else files
+        if config.library_dir is not None:
+            scratch.staging = Path(tempfile.mkdtemp(prefix="seqdedup-dask-staging-"))
         return _run_job(
             dask,
             delayed,
@@ -453,9 +459,21 @@ def deduplicate_files(
             scheduler,
             block_size,
             connect_timeout,
+            scratch,
         )
     finally:
-        shutil.rmtree(inputs_dir, ignore_errors=True)
+        for folder in (scratch.inputs, scratch.parts, scratch.staging):
+            if folder is not None:
+                shutil.rmtree(folder, ignore_errors=True)
+
+
+@dataclass
+class Scratch:
+    """A job's scratch folders."""
+
+    inputs: Path
+    parts: Path
+    staging: Path | None = None
 
 
 def _decompressed(files: list[str], inputs_dir: Path) -> list[str]:
@@ -492,8 +510,10 @@ def _run_job(
     scheduler: str | None,
     block_size: int,
     connect_timeout: float,
+    scratch: Scratch,
 ) -> JobStats:
-    """The job itself, over the inputs as the workers read them (``readable``)."""
+    """The job itself, over the inputs as the workers read them (``readable``), with
+    its scratch folders (made here, removed by the caller)."""
     width = config.window_size
     reader = _reader(config)
     parts = plan_parts(readable, config.delimiter, block_size)
@@ -513,25 +533,16 @@ def _run_job(
         ]
         by_part = _repeats_by_part(frames, library_frame, width, len(parts))
 
-        staging_dir = None
-        if config.library_dir is not None:
-            staging_dir = Path(tempfile.mkdtemp(prefix="seqdedup-dask-staging-"))
-        parts_dir = out_dir / f".seqdedup-parts-{uuid.uuid4().hex}"
+        staging_dir, parts_dir = scratch.staging, scratch.parts
         parts_dir.mkdir()
-        try:
-            overlaps = (offsets, lookaheads, lookahead_records, reach)
-            planned = _write_jobs(parts, scans, overlaps, by_part, width, parts_dir, staging_dir)
-            jobs = [
-                delayed(write_part)(reader, job, width, config.inverse, needed)
-                for job, needed in planned
-            ]
-            with _one_line_failures():
-                counts = dask.compute(*jobs, **compute_kwargs)
-        except BaseException:  # a failed or stopped job leaves nothing behind
-            shutil.rmtree(parts_dir, ignore_errors=True)
-            if staging_dir is not None:
-                shutil.rmtree(staging_dir, ignore_errors=True)
-            raise
+        overlaps = (offsets, lookaheads, lookahead_records, reach)
+        planned = _write_jobs(parts, scans, overlaps, by_part, width, parts_dir, staging_dir)
+        jobs = [
+            delayed(write_part)(reader, job, width, config.inverse, needed)
+            for job, needed in planned
+        ]
+        with _one_line_failures():
+            counts = dask.compute(*jobs, **compute_kwargs)
 
     stats = JobStats(files=[FileStats(path) for path in files], library_loaded=loaded)
     _assemble_outputs(stats, parts, counts, names, out_dir, parts_dir)
