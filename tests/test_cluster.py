@@ -471,3 +471,111 @@ def test_a_terminated_job_leaves_no_scratch_folders(tmp_path):
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 143, err
     assert list(out.iterdir()) == []
+
+
+@pytest.fixture(scope="module")
+def real_cluster(tmp_path_factory):
+    """A real scheduler and two workers, the `distributed` command-line tools, each
+    worker started in a directory of its own (not the client's); yields the scheduler's
+    address and the workers' directories."""
+    import json
+    import time
+
+    base = tmp_path_factory.mktemp("cluster")
+    dask_cli = Path(sys.executable).parent / "dask"
+    address_file = base / "scheduler.json"
+    started = [
+        subprocess.Popen(
+            [
+                str(dask_cli),
+                "scheduler",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--no-dashboard",
+                "--scheduler-file",
+                str(address_file),
+            ],
+            cwd=base,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=user_env(),
+        )
+    ]
+    homes = []
+    try:
+        deadline = time.monotonic() + 60
+        while not address_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        address = json.loads(address_file.read_text())["address"]
+        for k in range(2):
+            home = base / f"worker{k}"
+            home.mkdir()
+            homes.append(home)
+            started.append(
+                subprocess.Popen(
+                    [
+                        str(dask_cli),
+                        "worker",
+                        address,
+                        "--nthreads",
+                        "1",
+                        "--no-dashboard",
+                        "--host",
+                        "127.0.0.1",
+                    ],
+                    cwd=home,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    env=user_env(),
+                )
+            )
+        yield address, homes
+    finally:
+        for proc in reversed(started):
+            proc.terminate()
+        for proc in started:
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+def test_a_real_cluster_reads_what_the_client_names(tmp_path, real_cluster, monkeypatch):
+    """Workers in other directories, holding decoys by the same relative names; plain and
+    compressed inputs: the outputs are those of sequential runs."""
+    import gzip
+
+    address, homes = real_cluster
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    texts = [b"a\nb\nc\na\nb\nc\nd\n" * 50, b"x\na\nb\nc\ny\n" * 30]
+    (inputs / "one.log").write_bytes(texts[0])
+    (inputs / "two.log.gz").write_bytes(gzip.compress(texts[1]))
+    names = ["one.log", "two.log.gz"]
+    for home in homes:
+        for name in names:
+            (home / name).write_bytes(b"decoy\n")
+    want = sequential(
+        [inputs / name for name in names], tmp_path / "seq-lib", window_size=3, decompress=True
+    )
+    monkeypatch.chdir(inputs)
+    p = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "seqdedup-dask"),
+            "-q",
+            "-w",
+            "3",
+            "--scheduler",
+            address,
+            "--output-dir",
+            str(tmp_path / "out"),
+            *names,
+        ],
+        capture_output=True,
+        env=user_env(),
+        timeout=180,
+    )
+    assert p.returncode == 0, p.stderr
+    assert [(tmp_path / "out" / name).read_bytes() for name in names] == want

@@ -365,8 +365,23 @@ def test_bytes_in_any_cut_give_the_lines_records_give(engine, keys, window, ever
         out += d.feed_bytes(data[at : at + cuts[turn % len(cuts)]])
         at, turn = at + cuts[turn % len(cuts)], turn + 1
     out += d.flush_bytes()
-    assert out == b"".join(item + b"\n" for item in expected)
-    lines = [json.loads(item) for item in out.splitlines() if item.startswith(b'{"seqdedup"')]
+    got = out.splitlines()
+    assert len(got) == len(expected)
+    provisional = {
+        k for k, part in enumerate(fold_parts([keys], window, every)) if part["source"] is None
+    }
+    line_number = 0
+    for item, want in zip(got, expected, strict=True):
+        if not want.startswith(b'{"seqdedup"'):
+            assert item == want
+            continue
+        line, wanted = json.loads(item), json.loads(want)
+        if line_number in provisional:  # an interim line while the first piece goes on:
+            for field in ("match_file", "match_start", "match_end", "sequence"):
+                del line[field], wanted[field]  # its source depends on the cut (documented)
+        assert line == wanted
+        line_number += 1
+    lines = [json.loads(item) for item in got if item.startswith(b'{"seqdedup"')]
     check_against_oracle([keys], window, every, lines)
     if top:
         assert d.stats.top_sequences is not None
