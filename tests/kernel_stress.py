@@ -77,7 +77,7 @@ def chunk_run(kernel, rng: random.Random) -> None:
     inverse = rng.random() < 0.3
     skip = rng.choice([0, 0, 1, 2])
     byte_mode = rng.random() < 0.5
-    run_heads = rng.random() < 0.5
+    run_heads = rng.choice([0, 1, 2])  # 2: each run's records (--fold, saving)
     m = kernel.Matcher(
         window,
         history,
@@ -90,7 +90,10 @@ def chunk_run(kernel, rng: random.Random) -> None:
         early=rng.random() < 0.5,  # settled records written before their window completes
     )
     streams = [make_stream(rng, delimiter, Key(skip, byte_mode)) for _ in range(rng.randint(1, 3))]
-    out, runs, decided = [], [], 0
+    collect = rng.random() < 0.4  # a library saved: the new material's stretches
+    if collect:
+        m.new_material = []
+    out, runs, decided, stretches = [], [], 0, []
     for number, (data, _, _, _, _) in enumerate(streams):
         if number:
             m.new_stream()
@@ -111,11 +114,22 @@ def chunk_run(kernel, rng: random.Random) -> None:
                 pairs = array("q", piece[2])
                 runs += list(zip(pairs[::2], pairs[1::2], strict=True))
             decided += piece[3]
+            if collect:
+                stretches += m.new_stretches
     records = [record for stream in streams for record in stream[1]]
-    for run in runs:  # with run_heads, each run carries its first record as read
+    for run in runs:  # with run_heads, each run carries its first record (or all) as read
         assert len(run) == (3 if run_heads else 2)
-        if run_heads:
+        if run_heads == 1:
             assert run[2] == records[run[0]], (run, records)
+        elif run_heads == 2:
+            assert run[2].split(delimiter) == records[run[0] : run[1]], (run, records)
+    for start, stop, lengths, contents in stretches:  # encoded as library rows hold them
+        assert 0 <= start < stop <= len(records)
+        held = array("I", lengths)
+        if sys.byteorder == "big":
+            held.byteswap()
+        assert list(held) == [len(r) for r in records[start:stop]]
+        assert contents == b"".join(records[start:stop])
     flags = skipped_flags_streams([s[4] for s in streams], window, history)
     merged: list[tuple[int, int]] = []  # a run cut by a call boundary is one run
     for run in runs:
@@ -485,6 +499,16 @@ def key_calls(kernel, rng: random.Random) -> None:
     twice = [paths[0]] * rng.randint(2, 64)
     for key in kernel.json_keys(lines, twice):
         assert key is None or isinstance(key, bytes)
+    # --fold's scan and comparisons: the first timestamp, a run's period and copies.
+    found = kernel.first_match(text, bits)
+    assert found is None or 0 <= found[0] < found[1] <= len(text)
+    keys = b"".join(rng.choice([b"a", b"b"]) * 16 for _ in range(rng.randint(0, 40)))
+    period = kernel.shortest_period(keys)
+    assert 0 <= period <= len(keys) // 16
+    if keys:
+        length = rng.randint(1, len(keys) // 16)
+        matched = kernel.periodic_match(keys[: 16 * length], keys, rng.randint(0, 100))
+        assert 0 <= matched <= len(keys) // 16
 
 
 def hostile_calls(kernel, rng: random.Random) -> None:
@@ -503,6 +527,13 @@ def hostile_calls(kernel, rng: random.Random) -> None:
         lambda v: kernel.Matcher(v),
         lambda v: kernel.Matcher(2, v),
         lambda v: kernel.Matcher(2, None, 0, v),
+        lambda v: kernel.Matcher(2, None, 0, b"\n", run_heads=v),
+        lambda v: kernel.first_match(v, 1),
+        lambda v: kernel.shortest_period(v),
+        lambda v: kernel.periodic_match(v, b"\0" * 32, 0),
+        lambda v: kernel.periodic_match(b"\0" * 16, v, 0),
+        lambda v: kernel.periodic_match(b"\0" * 16, b"\0" * 16, v),
+        lambda v: kernel.shortest_period(b"\0" * 17),
     ]
     for call in calls:
         with contextlib.suppress(TypeError, ValueError, OverflowError):
