@@ -364,6 +364,30 @@ def _output_options(parser: argparse.ArgumentParser) -> None:
         help="marker text with {start} {end} {match_start} {match_end} {count} "
         "{window_size} {file} {match_file}",
     )
+    _fold_options_of(output)
+    output.add_argument(
+        "-e", "--explain", action="store_true", help="explain each decision on stderr"
+    )
+    output.add_argument("-q", "--quiet", action="store_true", help="no statistics")
+    output.add_argument(
+        "--top",
+        type=int,
+        default=0,
+        metavar="N",
+        help="after the statistics (also with -q), the N repeated sequences that "
+        "removed the most records",
+    )
+    output.add_argument("-p", "--progress", action="store_true", help="live progress on a terminal")
+    output.add_argument(
+        "--stats-format",
+        choices=("table", "json"),
+        default="table",
+        help="statistics on stderr as a table (default) or JSON",
+    )
+
+
+def _fold_options_of(output: argparse._ArgumentGroup) -> None:
+    """--fold and its settings."""
     output.add_argument(
         "--fold",
         action="store_true",
@@ -393,25 +417,6 @@ def _output_options(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help=f"a summary line for the run so far when the input is idle this long "
         f"(default {DEFAULT_FOLD_IDLE:g}; 0: never)",
-    )
-    output.add_argument(
-        "-e", "--explain", action="store_true", help="explain each decision on stderr"
-    )
-    output.add_argument("-q", "--quiet", action="store_true", help="no statistics")
-    output.add_argument(
-        "--top",
-        type=int,
-        default=0,
-        metavar="N",
-        help="after the statistics (also with -q), the N repeated sequences that "
-        "removed the most records",
-    )
-    output.add_argument("-p", "--progress", action="store_true", help="live progress on a terminal")
-    output.add_argument(
-        "--stats-format",
-        choices=("table", "json"),
-        default="table",
-        help="statistics on stderr as a table (default) or JSON",
     )
 
 
