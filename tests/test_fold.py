@@ -11,12 +11,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from seqdedup import Deduplicator
+from seqdedup.config import FilterRule
 from seqdedup.errors import UsageError
 from seqdedup.fold import periodic_match, shortest_period
 from seqdedup.library.store import encode_records
 
 from conftest import arrived, kernel_built, live, new_lines_arrive_at_once
-from oracle import fold_parts, reference_output, skipped_flags_streams, smallest_period
+from oracle import (
+    fold_parts,
+    reference_output,
+    skipped_flags,
+    skipped_flags_streams,
+    smallest_period,
+)
 
 STAMP = 20  # "2026-11-24T10:00:00 " before each key
 
@@ -385,3 +392,41 @@ def test_bytes_in_any_cut_give_the_lines_records_give(engine, keys, window, ever
     check_against_oracle([keys], window, every, lines)
     if top:
         assert d.stats.top_sequences is not None
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    keys=st.lists(st.sampled_from(["a", "b", "c", "ts"]), max_size=80),
+    window=st.integers(1, 4),
+    history=st.sampled_from([None, 100]),
+    every=st.sampled_from([None, 3]),
+)
+def test_with_filters_the_lines_count_the_tracked_records_skipped(
+    engine, keys, window, history, every
+):
+    """Records a filter passes through are written where they stand; the lines count
+    exactly the tracked records skipped, and without them the output is the normal one
+    (the record path, with records settled early on a limited history)."""
+    records = [f"{k} {n}".encode() for n, k in enumerate(keys)]
+    rules = (FilterRule("bypass", "^ts"),)
+    d = Deduplicator(
+        window_size=window,
+        max_history=history,
+        fold=True,
+        fold_format="json",
+        fold_every=every,
+        filters=rules,
+        key_steps=(("mask", " [0-9]+$"),),  # the number after the key is not compared
+    )
+    out: list[bytes] = []
+    for k in range(0, len(records), 5):
+        out += d.feed(records[k : k + 5])
+    out += d.flush()
+    lines = [json.loads(o) for o in out if o.startswith(b'{"seqdedup"')]
+    written = [o for o in out if not o.startswith(b'{"seqdedup"')]
+    tracked = [k for k in keys if k != "ts"]
+    flags = iter(skipped_flags(tracked, window, history))
+    want = [r for r, k in zip(records, keys, strict=True) if k == "ts" or not next(flags)]
+    assert written == want
+    assert sum(line["removed"] for line in lines) == d.stats.skipped
+    assert all(line["removed"] == line["copies"] * line["length"] + line["extra"] for line in lines)
