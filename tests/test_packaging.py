@@ -95,6 +95,8 @@ def test_install_without_a_compiler_runs_the_python_engine(tmp_path):
 # Modules a one-line run must not pay for at start-up (each costs milliseconds to import;
 # rich, numpy, sqlite3 and the JSON parsers are imported when a run needs them).
 HEAVY = {"rich", "numpy", "dataclasses", "inspect", "sqlite3", "dask", "pandas", "json", "orjson"}
+# (argparse's help formatter would import shutil, and with it bz2 and lzma, in every run)
+HEAVY |= {"shutil", "bz2", "lzma"}
 
 
 def test_a_one_line_run_imports_nothing_heavy():
