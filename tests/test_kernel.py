@@ -260,6 +260,18 @@ class Chunked(io.RawIOBase):
         return self.parts.pop(0) if self.parts else b""
 
 
+def engines_agree(records, window, history, delimiter, trailing, cuts, inverse, **options):
+    """Run the records (joined by the delimiter) through both engines in the same cuts;
+    check that the output bytes and explanations are equal; return both statistics."""
+    data = delimiter.join(r.encode() for r in records) + (delimiter if trailing else b"")
+    options.update(window_size=window, max_history=history, delimiter=delimiter, inverse=inverse)
+    c_out, c_stats, c_explained = run_engine("c", data, cuts, **options)
+    py_out, py_stats, py_explained = run_engine("python", data, cuts, **options)
+    assert c_out == py_out
+    assert c_explained == py_explained
+    return c_stats, py_stats
+
+
 def run_engine(engine, data, cuts, **options):
     before = os.environ.get("SEQDEDUP_ENGINE")
     os.environ["SEQDEDUP_ENGINE"] = engine
@@ -292,15 +304,7 @@ def run_engine(engine, data, cuts, **options):
 def test_both_engines_give_identical_runs(
     records, window, history, delimiter, trailing, cuts, inverse, skip, byte_mode, extra
 ):
-    data = delimiter.join(r.encode() for r in records) + (delimiter if trailing else b"")
-    options = dict(
-        window_size=window,
-        max_history=history,
-        delimiter=delimiter,
-        inverse=inverse,
-        skip_chars=skip,
-        byte_mode=byte_mode,
-    )
+    options = dict(skip_chars=skip, byte_mode=byte_mode)
     if extra == "annotate":
         options["annotate"] = True
     elif extra == "explain":
@@ -309,11 +313,10 @@ def test_both_engines_give_identical_runs(
         from seqdedup.config import FilterRule
 
         options["filters"] = (FilterRule("bypass", "^b"),)
-    c_out, c_stats, c_explained = run_engine("c", data, cuts, **options)
-    py_out, py_stats, py_explained = run_engine("python", data, cuts, **options)
-    assert c_out == py_out
+    c_stats, py_stats = engines_agree(
+        records, window, history, delimiter, trailing, cuts, inverse, **options
+    )
     assert c_stats == py_stats
-    assert c_explained == py_explained
 
 
 @settings(max_examples=300, deadline=None)
@@ -378,18 +381,17 @@ def test_the_filtered_chunk_path_equals_the_record_path(
     """With filters the kernel splits each chunk, the filters classify its records in
     one region and the kernel decides and writes them: the same bytes, counts and
     --top rows as the Python engine, which takes them record by record."""
-    data = delimiter.join(r.encode() for r in records) + (delimiter if trailing else b"")
-    options = dict(
-        window_size=window,
-        max_history=history,
-        delimiter=delimiter,
-        inverse=inverse,
+    c_stats, py_stats = engines_agree(
+        records,
+        window,
+        history,
+        delimiter,
+        trailing,
+        cuts,
+        inverse,
         filters=filters,
         top=5 if top else 0,
     )
-    c_out, c_stats, _ = run_engine("c", data, cuts, **options)
-    py_out, py_stats, _ = run_engine("python", data, cuts, **options)
-    assert c_out == py_out
     assert c_stats == py_stats
     assert c_stats.top_sequences == py_stats.top_sequences
 
