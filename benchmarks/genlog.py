@@ -29,30 +29,54 @@ def _stack_trace(rng: random.Random, n: int) -> list[str]:
     return lines
 
 
-def generate(path: Path, n_lines: int, seed: int = 1, trace_share: float = 0.30) -> None:
-    """Write ``n_lines`` lines of about 100 bytes each to ``path``."""
+def log_lines(n_lines: int, seed: int = 1, trace_share: float = 0.30) -> list[str]:
+    """``n_lines`` lines of about 100 bytes each (without newlines)."""
     rng = random.Random(seed)
     pool = [_stack_trace(rng, rng.randint(5, 40)) for _ in range(200)]
     mean_trace = sum(map(len, pool)) / len(pool)
     # Probability per line of starting a trace so that ~trace_share of lines are traces.
     p_trace = trace_share / (mean_trace * (1 - trace_share) + trace_share)
-    written = 0
+    lines: list[str] = []
     sec = 0
+    while len(lines) < n_lines:
+        if rng.random() < p_trace:
+            lines += rng.choice(pool)[: n_lines - len(lines)]
+            continue
+        sec += 1
+        clock = f"{sec // 3600 % 24:02d}:{sec // 60 % 60:02d}:{sec % 60:02d}"
+        lines.append(
+            f"2026-11-22T{clock}.{len(lines) % 1000:03d}Z "
+            f"INFO {rng.choice(SERVICES)} {rng.choice(ACTIONS)} "
+            f"request_id={rng.getrandbits(64):016x} took {rng.randrange(1, 999)}ms status=200"
+        )
+    return lines
+
+
+def generate(path: Path, n_lines: int, seed: int = 1, trace_share: float = 0.30) -> None:
+    """Write ``n_lines`` lines of about 100 bytes each to ``path``."""
     with path.open("w") as out:
-        while written < n_lines:
-            if rng.random() < p_trace:
-                block = rng.choice(pool)[: n_lines - written]
-                out.write("\n".join(block) + "\n")
-                written += len(block)
-                continue
-            sec += 1
-            clock = f"{sec // 3600 % 24:02d}:{sec // 60 % 60:02d}:{sec % 60:02d}"
-            out.write(
-                f"2026-11-22T{clock}.{written % 1000:03d}Z "
-                f"INFO {rng.choice(SERVICES)} {rng.choice(ACTIONS)} "
-                f"request_id={rng.getrandbits(64):016x} took {rng.randrange(1, 999)}ms status=200\n"
-            )
-            written += 1
+        out.writelines(line + "\n" for line in log_lines(n_lines, seed, trace_share))
+
+
+def interleaved_lines(
+    n_lines: int, sources: int = 4, seed: int = 1
+) -> tuple[list[bytes], list[str]]:
+    """The log cut into ``sources`` consecutive parts, each line prefixed with its pod
+    (``[pod-N] ``, as ``kubectl logs --prefix`` writes), the parts interleaved in random
+    bursts of 1-3 lines: what several pods of one service write into one merged log."""
+    rng = random.Random(seed + 1)
+    lines = log_lines(n_lines, seed)
+    size = -(-len(lines) // sources)
+    pods = [f"pod-{n + 1}" for n in range(sources)]
+    parts = [lines[k * size : (k + 1) * size] for k in range(sources)]
+    taken = [0] * sources
+    out: list[bytes] = []
+    while any(taken[k] < len(parts[k]) for k in range(sources)):
+        k = rng.choice([k for k in range(sources) if taken[k] < len(parts[k])])
+        burst = parts[k][taken[k] : taken[k] + rng.randint(1, 3)]
+        taken[k] += len(burst)
+        out += (f"[{pods[k]}] {line}".encode() for line in burst)
+    return out, pods
 
 
 def generate_json(path: Path, n_lines: int, seed: int = 1, trace_share: float = 0.30) -> None:
@@ -94,5 +118,9 @@ if __name__ == "__main__":
     lines = int(sys.argv[2]) if len(sys.argv) > 2 else 1_000_000
     seed = int(sys.argv[3]) if len(sys.argv) > 3 else 1
     share = float(sys.argv[4]) if len(sys.argv) > 4 else 0.30
-    make = generate_json if len(sys.argv) > 5 and sys.argv[5] == "json" else generate
-    make(Path(sys.argv[1]), lines, seed, share)
+    kind = sys.argv[5] if len(sys.argv) > 5 else "text"
+    if kind == "interleaved":  # four pods' lines, interleaved in bursts
+        merged = interleaved_lines(lines, 4, seed)[0]
+        Path(sys.argv[1]).write_bytes(b"".join(line + b"\n" for line in merged))
+    else:
+        (generate_json if kind == "json" else generate)(Path(sys.argv[1]), lines, seed, share)

@@ -231,3 +231,57 @@ def fold_parts(
                 }
             )
     return parts
+
+
+def interleaved_skipped(
+    named_keys: Sequence[tuple[str | None, object]],
+    window: int,
+    history: int | None = None,
+    idle: int | None = None,
+    max_streams: int | None = None,
+) -> list[bool]:
+    """``--stream-by``: for each tracked record (its stream name, None for one that
+    continues the stream before it, and its key), whether the rule skips it.
+
+    Records are dealt to their streams; a stream without a record for more than
+    ``idle`` records, or the least recently active one when a new stream would be one
+    too many, ends, and its next record starts it afresh. A window is W consecutive
+    records of one stream's stretch; it is a repeat when an equal window ended before
+    it started (input order) and, with a history, within ``history`` records of its own
+    end. O(n^2 W)."""
+    names: list[str] = []
+    current = "(unnamed)"
+    for name, _ in named_keys:
+        current = current if name is None else name
+        names.append(current)
+    keys = [key for _, key in named_keys]
+    last: dict[str, int] = {}  # active streams: their last record
+    stretch_of: dict[str, list[int]] = {}
+    stretches: list[list[int]] = []
+    for position, name in enumerate(names):
+        if idle is not None:
+            for other in [n for n, at in last.items() if position - at > idle]:
+                del last[other]
+        if name not in last:
+            if max_streams is not None and len(last) >= max_streams:
+                del last[min(last, key=last.__getitem__)]
+            stretch_of[name] = []
+            stretches.append(stretch_of[name])
+        last[name] = position
+        stretch_of[name].append(position)
+    windows = [
+        (tuple(keys[p] for p in stretch[k : k + window]), stretch[k : k + window])
+        for stretch in stretches
+        for k in range(len(stretch) - window + 1)
+    ]
+    skipped = [False] * len(keys)
+    for content, where in windows:
+        if any(
+            other == content
+            and earlier[-1] < where[0]
+            and (history is None or where[-1] - earlier[-1] <= history)
+            for other, earlier in windows
+        ):
+            for position in where:
+                skipped[position] = True
+    return skipped

@@ -6,9 +6,9 @@ The command line is a thin user of this module; nothing here prints.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, Protocol, overload
+from typing import TYPE_CHECKING, Any, Protocol, overload
 
-from seqdedup.config import Config
+from seqdedup.config import STREAM_WAIT, Config
 from seqdedup.engine import SEED
 from seqdedup.engine import load as load_kernel
 from seqdedup.errors import SeqdedupError
@@ -18,6 +18,9 @@ from seqdedup.records import DamagedInput, DecodedChunks, Readable, RecordSplitt
 from seqdedup.report import Stats
 from seqdedup.stages import Stages
 from seqdedup.timelimit import PatternTimeout
+
+if TYPE_CHECKING:
+    from seqdedup.interleaved_path import StreamPath
 
 
 class Deduplicator:
@@ -60,7 +63,13 @@ class Deduplicator:
         self._stages = Stages(config, on_explain)
         self.stats = self._stages.stats
         self.engine = self._stages.engine
-        self._records = RecordPath(self._stages, config.annotate or on_explain is not None)
+        ordered = config.annotate or on_explain is not None
+        self._streams: StreamPath | None = None
+        if config.stream_split:
+            from seqdedup.interleaved_path import StreamPath
+
+            self._streams = StreamPath(self._stages, ordered)
+        self._records: RecordPath = self._streams or RecordPath(self._stages, ordered)
         chunks = self._stages.chunks
         self._bytes: BytePath = (
             ChunkPath(self._stages, chunks) if chunks is not None else self._records
@@ -96,12 +105,18 @@ class Deduplicator:
     def idle(self) -> list[bytes]:
         """The input has been idle (``config.fold_idle`` seconds, say): with ``fold``,
         return a summary line for the run of duplicates that is still open, covering
-        what it removed since its last line (nothing when there is none)."""
+        what it removed since its last line (nothing when there is none). With
+        ``stream_by``, every stream's pending records are decided as at end of input
+        (no window spans the pause) and returned."""
+        if self._streams is not None:
+            return self._streams.idle()
         folder = self._stages.folder
         return self._stages.lines(folder.idle()) if folder is not None else []
 
     def idle_bytes(self) -> bytes:
         """:meth:`idle` for a byte stream: the line followed by the delimiter."""
+        if self._streams is not None:
+            return self._streams.idle_bytes()
         delimiter = self.config.delimiter
         return b"".join(line + delimiter for line in self.idle())
 
@@ -219,7 +234,13 @@ def process_streams(
     file when it is asked for it (and close it when asked for the next)."""
     dedup = Deduplicator(config, on_explain, **options)
     delimiter = dedup.config.delimiter
-    idle = dedup.config.fold_idle if dedup.config.fold else None
+    idle = (
+        dedup.config.fold_idle
+        if dedup.config.fold
+        else STREAM_WAIT
+        if dedup.config.stream_split
+        else None
+    )
     try:
         upcoming = iter(sources)
         source = next(upcoming, None)

@@ -138,7 +138,11 @@ class DecisionCount:
     with many short repeats; this makes such a run as fast as its decisions."""
 
     open_piece = False
-    identified = 0  # no sequence is identified
+
+    @property
+    def identified(self) -> int:
+        """No sequence is identified."""
+        return 0
 
     def __init__(self) -> None:
         self.decided = 0

@@ -24,6 +24,8 @@ from seqdedup.config import (
     DEFAULT_FOLD_EVERY,
     DEFAULT_FOLD_IDLE,
     DEFAULT_HISTORY,
+    DEFAULT_MAX_STREAMS,
+    DEFAULT_STREAM_IDLE,
     DEFAULT_TRANSFORM_TIMEOUT,
     DEFAULT_UNIQUE_SEQUENCES,
     DEFAULT_WINDOW,
@@ -181,6 +183,7 @@ def build_parser(prog: str = PROG, many_inputs: bool = False) -> argparse.Argume
     _matching_options(parser)
     _key_options(parser)
     _filter_options(parser)
+    _stream_options(parser)
     _library_options(parser)
     _output_options(parser)
     parser.add_argument(
@@ -356,6 +359,50 @@ def _filter_options(parser: argparse.ArgumentParser) -> None:
         )
 
 
+def _stream_options(parser: argparse.ArgumentParser) -> None:
+    """Interleaved sources: the rule per stream, the history shared."""
+    streams = parser.add_argument_group("interleaved sources (pods, processes, threads)")
+    streams.add_argument(
+        "--stream-by",
+        metavar="REGEX",
+        help="a record's stream is REGEX's first group (or whole match); windows are "
+        "taken per stream, the match is left out of the key; a record without a match "
+        "continues the stream before it",
+    )
+    streams.add_argument(
+        "--stream-by-json",
+        metavar="PATH",
+        help="a record's stream is this JSON field (left out of the key)",
+    )
+    streams.add_argument(
+        "--stream-idle",
+        type=int,
+        metavar="N",
+        help=f"a stream without a record for N records ends (default {DEFAULT_STREAM_IDLE:,})",
+    )
+    streams.add_argument(
+        "--max-streams",
+        type=int,
+        metavar="N",
+        help="beyond N streams the least recently active one ends "
+        f"(default {DEFAULT_MAX_STREAMS:,})",
+    )
+
+
+def _stream_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """--stream-by and its settings; a setting without it is refused."""
+    split = args.stream_by is not None or args.stream_by_json is not None
+    for option, value in (("--stream-idle", args.stream_idle), ("--max-streams", args.max_streams)):
+        if value is not None and not split:
+            raise UsageError(f"{option} requires --stream-by or --stream-by-json")
+    return {
+        "stream_by": args.stream_by,
+        "stream_by_json": args.stream_by_json,
+        "stream_idle": DEFAULT_STREAM_IDLE if args.stream_idle is None else args.stream_idle,
+        "max_streams": DEFAULT_MAX_STREAMS if args.max_streams is None else args.max_streams,
+    }
+
+
 def _library_options(parser: argparse.ArgumentParser) -> None:
     """Sequences loaded as seen, and the library a run saves to."""
     library = parser.add_argument_group("library")
@@ -514,6 +561,7 @@ def config_from_args(args: argparse.Namespace) -> Config:
         json_ignore=tuple(args.json_ignore),
         sequence_stats=not args.quiet,  # -q: no statistics read the sequence count
         **_fold_options(args),
+        **_stream_settings(args),
     )
 
 

@@ -36,6 +36,10 @@ _NOT_HERE = {
     "fold_format": "--fold-format",
     "fold_every": "--fold-every",
     "fold_idle": "--fold-idle",
+    "stream_by": "--stream-by",
+    "stream_by_json": "--stream-by-json",
+    "stream_idle": "--stream-idle",
+    "max_streams": "--max-streams",
 }
 
 

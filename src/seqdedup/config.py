@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from seqdedup.errors import UsageError
 
 if TYPE_CHECKING:
+    import re
     from pathlib import Path
 
 MIN_WINDOW = 1
@@ -18,6 +19,9 @@ DEFAULT_CANDIDATES = 10
 DEFAULT_TRANSFORM_TIMEOUT = 60.0  # seconds one run of the --hash-transform command may take
 DEFAULT_FOLD_EVERY = 10_000  # --fold: an interim line after this many removed records
 DEFAULT_FOLD_IDLE = 5.0  # --fold: seconds of idle input before a line for the run so far
+DEFAULT_STREAM_IDLE = 10_000  # --stream-idle: records without one of a stream end it
+DEFAULT_MAX_STREAMS = 10_000  # --max-streams: beyond, the least recently active ends
+STREAM_WAIT = 2.0  # --stream-by on a live input: seconds idle before pending records go
 
 DEFAULT_ANNOTATION = (
     "[DUPLICATE: Lines {start}-{end} matched lines {match_start}-{match_end} "
@@ -35,6 +39,17 @@ DEFAULT_FILES_ANNOTATION = (
 DEFAULT_FILES_LIBRARY_ANNOTATION = (
     "[DUPLICATE: Lines {start}-{end} of {file} matched library sequence {sequence} "
     "records {match_start}-{match_end} (sequence seen {count} times)]"
+)
+
+# --stream-by: the default texts name the stream of the run and of its source.
+DEFAULT_STREAM_ANNOTATION = (
+    "[DUPLICATE: Lines {start}-{end} of stream {stream} matched lines "
+    "{match_start}-{match_end} of stream {match_stream} (sequence seen {count} times)]"
+)
+DEFAULT_STREAM_FILES_ANNOTATION = (
+    "[DUPLICATE: Lines {start}-{end} of {file}, stream {stream} matched lines "
+    "{match_start}-{match_end} of {match_file}, stream {match_stream} "
+    "(sequence seen {count} times)]"
 )
 
 
@@ -86,6 +101,13 @@ class _ConfigFields(NamedTuple):
     fold_format: str | None = None
     fold_every: int | None = DEFAULT_FOLD_EVERY
     fold_idle: float | None = DEFAULT_FOLD_IDLE
+    # --stream-by REGEX / --stream-by-json PATH: interleaved sources, the rule per stream
+    # (README: Interleaved sources); a stream idle this many tracked records ends, and
+    # beyond max_streams the least recently active one ends (None: never).
+    stream_by: str | None = None
+    stream_by_json: str | None = None
+    stream_idle: int | None = DEFAULT_STREAM_IDLE
+    max_streams: int | None = DEFAULT_MAX_STREAMS
 
 
 class Config(_ConfigFields):
@@ -131,6 +153,10 @@ class Config(_ConfigFields):
             check_template(self.annotation_format)
         if self.fold or self.fold_format is not None:
             _validate_fold(self)
+        if self.stream_split or self.stream_idle != DEFAULT_STREAM_IDLE:
+            _validate_streams(self)
+        elif self.annotation_format is not None and _names_stream(self.annotation_format):
+            raise UsageError("--annotation-format: {stream} and {match_stream} need --stream-by")
         if self.hash_transform is not None and not self.hash_transform.strip():
             raise UsageError("--hash-transform needs a command")
         if self.key_steps or self.json_key or self.json_ignore:
@@ -147,13 +173,62 @@ class Config(_ConfigFields):
                 f"--transform-timeout must be a number of seconds above 0, got {timeout!r}"
             )
 
+    @property
+    def stream_split(self) -> bool:
+        """Whether records are split into interleaved streams (``--stream-by``)."""
+        return self.stream_by is not None or self.stream_by_json is not None
+
+
+def _names_stream(template: str) -> bool:
+    return "{stream" in template or "{match_stream" in template
+
+
+def _validate_streams(config: Config) -> None:
+    if config.stream_idle is not None:
+        _at_least("--stream-idle", config.stream_idle, 1)
+    if config.max_streams is not None:
+        _at_least("--max-streams", config.max_streams, 1)
+    if not config.stream_split:
+        return
+    if config.stream_by is not None and config.stream_by_json is not None:
+        raise UsageError("--stream-by and --stream-by-json cannot be used together")
+    for option, given in (
+        ("--fold", config.fold),
+        ("--top", bool(config.top)),
+        ("--library-dir", config.library_dir is not None),
+        ("--read-sequences", bool(config.read_sequences)),
+    ):
+        if given:
+            raise UsageError(f"--stream-by cannot be combined with {option} (not supported yet)")
+    if config.stream_by is not None:
+        compile_stream_pattern(config.stream_by, config.byte_mode)
+    else:
+        from seqdedup.jsonkeys import parse_path
+
+        if config.byte_mode:
+            raise UsageError("--stream-by-json needs text mode; not with --byte-mode")
+        parse_path(str(config.stream_by_json), "--stream-by-json")
+
+
+def compile_stream_pattern(pattern: str, byte_mode: bool) -> re.Pattern[Any]:
+    """``--stream-by``'s expression: on the record's text, or its bytes in byte mode."""
+    import re
+
+    try:
+        if byte_mode:
+            return re.compile(pattern.encode("utf-8", "surrogateescape"))
+        return re.compile(pattern)
+    except re.error as exc:
+        raise UsageError(f"--stream-by: invalid regular expression '{pattern}': {exc}") from None
+
 
 NUMBER_FIELDS = ("start", "end", "match_start", "match_end", "count", "window_size")
-NAME_FIELDS = ("file", "match_file")  # the input a piece lies in, and its source's
+FILE_FIELDS = ("file", "match_file")  # the input a piece lies in, and its source's
+NAME_FIELDS = (*FILE_FIELDS, "stream", "match_stream")  # and with --stream-by, their streams
 ANNOTATION_FIELDS = NUMBER_FIELDS + NAME_FIELDS
 # --fold-format: the marker's fields, and what a summary line adds (README: Folding repeats)
 FOLD_NUMBER_FIELDS = (*NUMBER_FIELDS, "removed", "copies", "extra", "length", "part", "continues")
-FOLD_NAME_FIELDS = (*NAME_FIELDS, "id", "sequence", "first_time", "last_time")
+FOLD_NAME_FIELDS = (*FILE_FIELDS, "id", "sequence", "first_time", "last_time")
 
 
 def _validate_fold(config: Config) -> None:

@@ -131,10 +131,13 @@ def key_maker(
         from seqdedup.normalize import KeySteps
 
         steps = KeySteps(config.key_steps, kernel)
-    if config.json_key or config.json_ignore:
+    ignore = config.json_ignore
+    if config.stream_by_json is not None and not config.json_key:
+        ignore = (*ignore, config.stream_by_json)  # the stream's name is not in the key
+    if config.json_key or ignore:
         from seqdedup.jsonkeys import JsonSelector
 
-        json = JsonSelector(config.json_key, config.json_ignore, kernel, config.explain)
+        json = JsonSelector(config.json_key, ignore, kernel, config.explain)
     return KeyMaker(config.skip_chars, config.byte_mode, transform, kernel, seed, steps, json)
 
 

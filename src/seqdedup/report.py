@@ -32,6 +32,7 @@ class Stats:
         "library_loaded",
         "library_saved",
         "skipped",
+        "streams",
         "top_sequences",
         "total",
         "unique_sequences",
@@ -55,6 +56,8 @@ class Stats:
         self.top_sequences: list[dict[str, Any]] | None = None  # with --top
         # With several inputs: per input, {"name": ..., "lines": {total, emitted, skipped}}.
         self.files: list[dict[str, Any]] | None = None
+        # With --stream-by: per stream, {"name": ..., "lines": {total, emitted, skipped}}.
+        self.streams: list[dict[str, Any]] | None = None
 
     def _values(self) -> tuple[object, ...]:
         return tuple(getattr(self, name) for name in self.__slots__)
@@ -77,21 +80,25 @@ class Stats:
 def stats_rows(stats: Stats, config: Config) -> list[tuple[str, str]]:
     """The table rows, in the order the README gives."""
     history = "unlimited" if config.max_history is None else f"{config.max_history:,}"
-    return [
-        ("Total lines processed", f"{stats.total:,}"),
-        ("Lines emitted", f"{stats.emitted:,}"),
-        ("Lines skipped", f"{stats.skipped:,}"),
-        ("Redundancy", f"{stats.redundancy_pct:.1f}%"),
-        ("Unique sequences tracked", f"{stats.unique_sequences:,}"),
-        ("Window size", f"{config.window_size:,}"),
-        ("Max history", history),
-    ] + (
+    return (
         [
-            ("Library sequences loaded", f"{stats.library_loaded or 0:,}"),
-            ("Library sequences saved", f"{stats.library_saved or 0:,}"),
+            ("Total lines processed", f"{stats.total:,}"),
+            ("Lines emitted", f"{stats.emitted:,}"),
+            ("Lines skipped", f"{stats.skipped:,}"),
+            ("Redundancy", f"{stats.redundancy_pct:.1f}%"),
+            ("Unique sequences tracked", f"{stats.unique_sequences:,}"),
+            ("Window size", f"{config.window_size:,}"),
+            ("Max history", history),
         ]
-        if stats.library_loaded is not None or stats.library_saved is not None
-        else []
+        + ([("Streams", f"{len(stats.streams):,}")] if stats.streams is not None else [])
+        + (
+            [
+                ("Library sequences loaded", f"{stats.library_loaded or 0:,}"),
+                ("Library sequences saved", f"{stats.library_saved or 0:,}"),
+            ]
+            if stats.library_loaded is not None or stats.library_saved is not None
+            else []
+        )
     )
 
 
@@ -106,6 +113,7 @@ def stats_document(stats: Stats, config: Config) -> dict[str, object]:
             "sequences": {"unique_tracked": stats.unique_sequences},
             "library": {"loaded": stats.library_loaded or 0, "saved": stats.library_saved or 0},
             **({"files": stats.files} if stats.files is not None else {}),
+            **({"streams": stats.streams} if stats.streams is not None else {}),
         },
         "configuration": {
             "window_size": config.window_size,

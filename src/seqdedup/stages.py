@@ -265,6 +265,7 @@ def chunk_matcher(
     filters classify each chunk's records in one pass, see ChunkPath)."""
     if (
         engine is None
+        or config.stream_split
         or (config.fold and (filters or settles_early(config, on_explain)))
         or not (keys.plain or keys.kernel_normalize)
         or (config.annotate and (config.inverse or filters))
@@ -314,8 +315,8 @@ def make_attributor(
         or bool(config.top)
         or config.library_dir is not None
     )
-    if not (pieces_read or config.sequence_stats):
-        return DecisionCount()
+    if config.stream_split or not (pieces_read or config.sequence_stats):
+        return DecisionCount()  # (a stream run counts its own: interleaved_path.StreamCount)
     if engine is not None:
         return KernelAttributor(
             engine,

@@ -1,0 +1,291 @@
+"""``--stream-by``: interleaved sources, the rule per stream with one shared history,
+against the oracle (tests/oracle.py: interleaved_skipped) on both engines."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import random
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from seqdedup import Deduplicator
+from seqdedup.api import process_stream
+from seqdedup.config import FilterRule
+from test_kernel import Chunked
+
+from oracle import interleaved_skipped, skipped_flags
+
+PREFIX = r"^\[(\w+)\] "
+
+# A record: (stream name or None for a continuation line, key)
+records_strategy = st.integers(1, 5).flatmap(
+    lambda streams: st.lists(
+        st.tuples(
+            st.one_of(st.none(), st.sampled_from("pqrst"[:streams])),
+            st.sampled_from("ab" if streams > 2 else "abc"),
+        ),
+        max_size=70,
+    )
+)
+
+
+def text_of(name: str | None, key: str) -> bytes:
+    return (key if name is None else f"[{name}] {key}").encode()
+
+
+def feed_in_cuts(dedup: Deduplicator, records: list[bytes], cuts: list[int]) -> list[bytes]:
+    out, at = [], 0
+    for cut in sorted(set(cuts)):
+        out += dedup.feed(records[at:cut])
+        at = max(at, cut)
+    return out + dedup.feed(records[at:]) + dedup.flush()
+
+
+@settings(max_examples=250, deadline=None)
+@given(
+    records=records_strategy,
+    window=st.integers(1, 4),
+    idle=st.one_of(st.none(), st.integers(1, 6)),
+    max_streams=st.one_of(st.none(), st.integers(1, 3)),
+    cuts=st.lists(st.integers(0, 70), max_size=5),
+)
+def test_both_engines_follow_the_oracle(engine, records, window, idle, max_streams, cuts):
+    expected = interleaved_skipped(records, window, None, idle, max_streams)
+    texts = [text_of(*record) for record in records]
+    dedup = Deduplicator(
+        window_size=window,
+        max_history=None,
+        stream_by=PREFIX,
+        stream_idle=idle,
+        max_streams=max_streams,
+    )
+    out = feed_in_cuts(dedup, texts, cuts)
+    assert out == [text for text, skip in zip(texts, expected, strict=True) if not skip]
+    assert dedup.stats.skipped == sum(expected)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    records=st.lists(
+        st.tuples(st.one_of(st.none(), st.sampled_from("pq")), st.sampled_from("ab")),
+        min_size=100,
+        max_size=260,
+    ),
+    window=st.integers(1, 3),
+    inverse=st.booleans(),
+)
+def test_a_limited_history_counts_from_the_earlier_windows_end(engine, records, window, inverse):
+    expected = interleaved_skipped(records, window, 100)
+    texts = [text_of(*record) for record in records]
+    dedup = Deduplicator(window_size=window, max_history=100, stream_by=PREFIX, inverse=inverse)
+    out = dedup.feed(texts) + dedup.flush()
+    assert out == [text for text, skip in zip(texts, expected, strict=True) if skip == inverse]
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    records=st.lists(st.tuples(st.sampled_from("pq"), st.sampled_from("abc#")), max_size=60),
+    window=st.integers(1, 3),
+    cuts=st.lists(st.integers(0, 400), max_size=6),
+)
+def test_pass_through_records_take_no_part_and_any_cut_of_bytes_agrees(
+    engine, records, window, cuts
+):
+    texts = [text_of(*record) for record in records]
+    tracked = [(name, key) for name, key in records if key != "#"]
+    skipped = iter(interleaved_skipped(tracked, window))
+    expected = [
+        text
+        for text, (_, key) in zip(texts, records, strict=True)
+        if key == "#" or not next(skipped)
+    ]
+    data = b"".join(t + b"\n" for t in texts)
+    sink = io.BytesIO()
+    rules = (FilterRule("bypass", "#$"),)
+    process_stream(Chunked(data, cuts), sink, window_size=window, stream_by=PREFIX, filters=rules)
+    assert sink.getvalue() == b"".join(t + b"\n" for t in expected)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    keys=st.lists(st.sampled_from("abc"), max_size=80),
+    window=st.integers(1, 5),
+    history=st.sampled_from([None, 100]),
+)
+def test_one_stream_gives_exactly_todays_output(engine, keys, window, history):
+    texts = [f"[p] {key}".encode() for key in keys]
+    split = Deduplicator(window_size=window, max_history=history, stream_by=PREFIX)
+    plain = Deduplicator(window_size=window, max_history=history, skip_chars=4)
+    out = split.feed(texts) + split.flush()
+    assert out == plain.feed(texts) + plain.flush()
+    flags = skipped_flags(keys, window, history)
+    assert out == [text for text, skip in zip(texts, flags, strict=True) if not skip]
+
+
+def test_markers_and_explanations_name_both_streams(engine):
+    texts = [
+        b"[p1] start",
+        b"[p2] start",
+        b"[p1] a",
+        b"[p1] b",
+        b"[p2] a",
+        b"[p2] b",
+        b"[p1] c",
+        b"[p2] x",
+    ]
+    dedup = Deduplicator(window_size=2, stream_by=PREFIX, annotate=True, explain=True)
+    out = dedup.feed(texts) + dedup.flush()
+    assert out == [
+        *texts[:4],
+        b"[DUPLICATE: Lines 5-6 of stream p2 matched lines 3-4 of stream p1 "
+        b"(sequence seen 2 times)]",
+        b"[p1] c",
+        b"[p2] x",
+    ]
+    assert dedup.explanations == [
+        "EXPLAIN: Lines 5-6 (stream p2) skipped (duplicate of lines 3-4 (stream p1), seen 2x)"
+    ]
+    assert dedup.stats.streams == [
+        {"name": "p1", "lines": {"total": 4, "emitted": 4, "skipped": 0}},
+        {"name": "p2", "lines": {"total": 4, "emitted": 2, "skipped": 2}},
+    ]
+    assert dedup.stats.unique_sequences == 1
+
+
+def test_a_stream_named_by_a_json_field_leaves_it_out_of_the_key(engine):
+    def line(pod: str, msg: str) -> bytes:
+        return json.dumps({"pod": pod, "msg": msg}).encode()
+
+    texts = [line("a", "x"), line("a", "y"), line("b", "x"), b"  at frame", line("b", "y")]
+    dedup = Deduplicator(window_size=2, stream_by_json="pod")
+    assert dedup.feed(texts) + dedup.flush() == [*texts[:3], b"  at frame", texts[4]]
+    dedup = Deduplicator(window_size=2, stream_by_json="pod")
+    # without the continuation line, b's x, y repeat a's window
+    assert dedup.feed(texts[:3] + texts[4:]) + dedup.flush() == texts[:2]
+
+
+def test_no_window_spans_two_inputs(engine):
+    dedup = Deduplicator(window_size=2, stream_by=PREFIX)
+    out = dedup.feed([b"[p] a", b"[p] b"]) + dedup.next_stream()
+    out += dedup.feed([b"[p] b", b"[p] a", b"[p] b"]) + dedup.flush()
+    assert out == [b"[p] a", b"[p] b", b"[p] b"]
+
+
+def test_output_waits_only_for_the_records_own_stream(engine):
+    dedup = Deduplicator(window_size=3, stream_by=PREFIX)
+    assert dedup.feed([b"[p] 1", b"[p] 2", b"[p] 3"]) == [b"[p] 1"]
+    # q's record waits behind p's pending ones (input order), then goes with them
+    assert dedup.feed([b"[q] 1"]) == []
+    assert dedup.feed([b"[p] 4", b"[p] 5"]) == [b"[p] 2", b"[p] 3"]
+
+
+def test_the_measured_interleaved_log_loses_its_repeats_per_stream(engine):
+    """Four pods of the benchmark's generated log, interleaved in bursts of 1-3 lines:
+    per stream, W=10 removes what it removes with the pods one after another."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    from genlog import interleaved_lines  # type: ignore[import-not-found]
+
+    lines, pods = interleaved_lines(100_000, sources=4, seed=1)
+    assert len(pods) == 4
+    mask = (("mask", r"^\[pod-\d+\] "),)
+    split = Deduplicator(window_size=10, stream_by=r"^\[(pod-\d+)\] ")
+    split.feed(lines) + split.flush()
+    masked = Deduplicator(window_size=10, key_steps=mask)
+    masked.feed(lines) + masked.flush()
+    one_after_another = Deduplicator(window_size=10, key_steps=mask)
+    one_after_another.feed(sorted(lines, key=lambda line: line.split(b"]")[0]))
+    one_after_another.flush()
+    assert split.stats.skipped / split.stats.total >= 0.20
+    assert split.stats.skipped >= 0.99 * one_after_another.stats.skipped
+    assert masked.stats.skipped / masked.stats.total < 0.01  # without streams
+
+
+def run(args: list[str], data: bytes = b"") -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "seqdedup", *args], input=data, capture_output=True, check=False
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--stream-idle", "5"], "--stream-idle requires --stream-by or --stream-by-json"),
+        (["--stream-by", "(x"], "--stream-by: invalid regular expression '(x'"),
+        (["--stream-by", "x", "--fold"], "--stream-by cannot be combined with --fold"),
+        (["--stream-by", "x", "--stream-idle", "0"], "--stream-idle must be at least 1"),
+        (["--stream-by", "x", "--stream-by-json", "a"], "cannot be used together"),
+        (["--annotate", "--annotation-format", "{stream}"], "{stream} and {match_stream} need"),
+    ],
+)
+def test_bad_settings_are_one_line_and_no_output(args, message):
+    done = run(args, b"a\n")
+    assert done.returncode == 1
+    assert done.stdout == b""
+    assert message in done.stderr.decode()
+    assert done.stderr.decode().count("\n") == 1
+
+
+def test_the_dask_engine_refuses_it(tmp_path):
+    (tmp_path / "a.log").write_text("x\n")
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from seqdedup.cluster_cli import main; raise SystemExit(main())",
+            "--output-dir",
+            str(tmp_path / "out"),
+            "--stream-by",
+            "x",
+            str(tmp_path / "a.log"),
+        ],
+        capture_output=True,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert "--stream-by" in done.stderr.decode()
+    assert done.stderr.decode().count("\n") == 1
+
+
+def test_a_live_input_that_pauses_gets_its_pending_records(tmp_path):
+    """Standard input goes quiet with records of two streams pending: after about two
+    seconds they are written (the streams then start afresh)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONUNBUFFERED",)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "seqdedup", "-q", "-w", "5", "--stream-by", PREFIX],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env=env,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(b"[p] 1\n[q] 1\n[p] 2\n")
+    proc.stdin.flush()
+    started = time.monotonic()
+    got = b""
+    while got.count(b"\n") < 3 and time.monotonic() - started < 20:
+        ready, _, _ = select.select([proc.stdout], [], [], 20)
+        if ready:
+            got += os.read(proc.stdout.fileno(), 1 << 16)
+    waited = time.monotonic() - started
+    proc.stdin.close()
+    proc.wait(10)
+    assert got == b"[p] 1\n[q] 1\n[p] 2\n"
+    assert 1.5 <= waited < 15
+
+
+def test_random_interleavings_match_the_oracle_at_scale(engine):
+    rng = random.Random(7)
+    records = [(rng.choice(["p", "q", "r", None]), rng.choice("abcd")) for _ in range(1_500)]
+    expected = interleaved_skipped(records[:400], 3, None, 50, 2)
+    texts = [text_of(*r) for r in records[:400]]
+    dedup = Deduplicator(window_size=3, stream_by=PREFIX, stream_idle=50, max_streams=2)
+    out = dedup.feed(texts) + dedup.flush()
+    assert out == [t for t, s in zip(texts, expected, strict=True) if not s]
