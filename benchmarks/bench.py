@@ -313,6 +313,18 @@ def main() -> None:
         rows.append((f"seqdedup {name}", seconds, peak, count_lines(out)))
     seconds, peak = measure([*seqdedup(), "-q", "-w", "10", *parts], None, out)
     rows.append(("seqdedup -w 10 on the log as 4 files", seconds, peak, count_lines(out)))
+    merged = args.workdir / f"seqdedup-bench-interleaved-{args.lines}.log"
+    if not merged.exists():  # four pods' lines, [pod-N] prefixed, in bursts of 1-3
+        subprocess.run(
+            [sys.executable, str(GENLOG), str(merged), str(args.lines), "1", "0.3", "interleaved"],
+            check=True,
+        )
+    for name, extra in [
+        ("-w 10 --mask (interleaved log)", ["--mask", r"^\[pod-\d+\] "]),
+        ("-w 10 --stream-by (interleaved log)", ["--stream-by", r"^\[(pod-\d+)\] "]),
+    ]:
+        seconds, peak = measure([*seqdedup(), "-q", "-w", "10", *extra, str(merged)], None, out)
+        rows.append((f"seqdedup {name}", seconds, peak, count_lines(out)))
     packed = args.workdir / f"seqdedup-bench-{args.lines}.log.gz"
     if not packed.exists():  # compressed input, read in-process and through zcat
         with log.open("rb") as plain, packed.open("wb") as target:

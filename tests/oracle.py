@@ -249,29 +249,10 @@ def interleaved_skipped(
     records of one stream's stretch; it is a repeat when an equal window ended before
     it started (input order) and, with a history, within ``history`` records of its own
     end. O(n^2 W)."""
-    names: list[str] = []
-    current = "(unnamed)"
-    for name, _ in named_keys:
-        current = current if name is None else name
-        names.append(current)
     keys = [key for _, key in named_keys]
-    last: dict[str, int] = {}  # active streams: their last record
-    stretch_of: dict[str, list[int]] = {}
-    stretches: list[list[int]] = []
-    for position, name in enumerate(names):
-        if idle is not None:
-            for other in [n for n, at in last.items() if position - at > idle]:
-                del last[other]
-        if name not in last:
-            if max_streams is not None and len(last) >= max_streams:
-                del last[min(last, key=last.__getitem__)]
-            stretch_of[name] = []
-            stretches.append(stretch_of[name])
-        last[name] = position
-        stretch_of[name].append(position)
     windows = [
         (tuple(keys[p] for p in stretch[k : k + window]), stretch[k : k + window])
-        for stretch in stretches
+        for stretch in stream_stretches(named_keys, idle, max_streams)
         for k in range(len(stretch) - window + 1)
     ]
     skipped = [False] * len(keys)
@@ -285,3 +266,49 @@ def interleaved_skipped(
             for position in where:
                 skipped[position] = True
     return skipped
+
+
+def stream_stretches(
+    named_keys: Sequence[tuple[str | None, object]],
+    idle: int | None = None,
+    max_streams: int | None = None,
+) -> list[list[int]]:
+    """The positions of each stream's stretches (a stream that ends and starts again
+    has two), in the order they start."""
+    last: dict[str, int] = {}  # active streams: their last record
+    stretch_of: dict[str, list[int]] = {}
+    stretches: list[list[int]] = []
+    current = "(unnamed)"
+    for position, (name, _) in enumerate(named_keys):
+        current = current if name is None else name
+        if idle is not None:
+            for other in [n for n, at in last.items() if position - at > idle]:
+                del last[other]
+        if current not in last:
+            if max_streams is not None and len(last) >= max_streams:
+                del last[min(last, key=last.__getitem__)]
+            stretch_of[current] = []
+            stretches.append(stretch_of[current])
+        last[current] = position
+        stretch_of[current].append(position)
+    return stretches
+
+
+def interleaved_runs(
+    named_keys: Sequence[tuple[str | None, object]],
+    skipped: Sequence[bool],
+    idle: int | None = None,
+    max_streams: int | None = None,
+) -> list[tuple[tuple[object, ...], int]]:
+    """The duplicate runs (maximal stretches of skipped records of one stream's
+    stretch): their content and last position, in the order of their last records."""
+    runs: list[tuple[tuple[object, ...], int]] = []
+    for stretch in stream_stretches(named_keys, idle, max_streams):
+        run: list[object] = []
+        for at, position in enumerate([*stretch, None]):
+            if position is not None and skipped[position]:
+                run.append(named_keys[position][1])
+            elif run:
+                runs.append((tuple(run), stretch[at - 1]))
+                run = []
+    return sorted(runs, key=lambda item: item[1])

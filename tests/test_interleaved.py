@@ -22,7 +22,7 @@ from seqdedup.api import process_stream
 from seqdedup.config import FilterRule
 from test_kernel import Chunked
 
-from oracle import interleaved_skipped, skipped_flags
+from oracle import interleaved_runs, interleaved_skipped, skipped_flags
 
 PREFIX = r"^\[(\w+)\] "
 
@@ -71,6 +71,24 @@ def test_both_engines_follow_the_oracle(engine, records, window, idle, max_strea
     out = feed_in_cuts(dedup, texts, cuts)
     assert out == [text for text, skip in zip(texts, expected, strict=True) if not skip]
     assert dedup.stats.skipped == sum(expected)
+    runs = interleaved_runs(records, expected, idle, max_streams)
+    assert dedup.stats.unique_sequences == len({content for content, _ in runs})
+    marked = Deduplicator(
+        window_size=window,
+        max_history=None,
+        stream_by=PREFIX,
+        stream_idle=idle,
+        max_streams=max_streams,
+        annotate=True,
+        annotation_format="{count}",
+    )
+    markers = [line for line in feed_in_cuts(marked, texts, cuts) if line not in texts]
+    seen: dict[tuple[object, ...], int] = {}
+    counts = []
+    for content, _ in runs:  # each run's marker, in output order, counts its sequence
+        seen[content] = seen.get(content, 1) + 1
+        counts.append(str(seen[content]).encode())
+    assert markers == counts
 
 
 @settings(max_examples=40, deadline=None)
@@ -289,3 +307,19 @@ def test_random_interleavings_match_the_oracle_at_scale(engine):
     dedup = Deduplicator(window_size=3, stream_by=PREFIX, stream_idle=50, max_streams=2)
     out = dedup.feed(texts) + dedup.flush()
     assert out == [t for t, s in zip(texts, expected, strict=True) if not s]
+
+
+def test_counts_follow_the_output_when_streams_end_together(engine):
+    """Two runs of one sequence close when the input ends, the later-written one first
+    (its stream was less recently active): the markers still count 2, then 3."""
+    texts = [b"[p] x", b"[p] y", b"[q] x", b"[q] y", b"[p] x", b"[p] y", b"[q] z"]
+    dedup = Deduplicator(
+        window_size=2, stream_by=PREFIX, annotate=True, annotation_format="{count}"
+    )
+    assert dedup.feed(texts) + dedup.flush() == [b"[p] x", b"[p] y", b"2", b"3", b"[q] z"]
+
+
+def test_show_keys_leaves_the_stream_out():
+    done = run(["--show-keys", "--stream-by", PREFIX], b"[p] a\ncontinued\n[q] b\n")
+    assert done.returncode == 0
+    assert done.stdout == b"a\ncontinued\nb\n"

@@ -321,10 +321,19 @@ def show_keys(
     keys_of = key_maker(config, load_kernel(), SEED, transform).keys
     delimiter = config.delimiter
     count = 0
+    if config.stream_split:  # the stream's name is not part of the key
+        from seqdedup.interleaved import StreamNamer
+
+        namer = StreamNamer(config)
+
+        def keys_of_records(records: list[bytes]) -> list[bytes]:
+            return keys_of(namer.split(records)[1])
+    else:
+        keys_of_records = keys_of
 
     def make(records: list[bytes]) -> list[bytes]:
         try:
-            return keys_of(records)
+            return keys_of_records(records)
         except PatternTimeout as exc:
             raise exc.at(f"line {count - len(records) + exc.index + 1}") from None
 

@@ -169,7 +169,6 @@ class StreamDecider:
         self._admitted: deque[tuple[int, int]] = deque()  # (end, fingerprint), oldest first
         self._sources = sources  # keep where each window first occurred (for reports)
         self.position = 0
-        self.closed: list[Run] = []  # runs closed since the caller last took them
         self._counts: OrderedDict[int, int] = OrderedDict()
         self._max_sequences = max_sequences
 
@@ -269,14 +268,19 @@ class StreamDecider:
         run = lane.run
         assert run is not None
         lane.run = None
+        run.closed = True
+        run.last.marker = run
+        if not self._sources:  # (with reports, counted as written: see count())
+            self.count(run)
+
+    def count(self, run: Run) -> None:
+        """Count a closed run's sequence (in output order: its marker says how often
+        it has been seen by then; the first occurrence counts)."""
         counts = self._counts
-        run.count = counts.pop(run.content, 1) + 1  # the first occurrence counts
+        run.count = counts.pop(run.content, 1) + 1
         counts[run.content] = run.count
         if self._max_sequences is not None and len(counts) > self._max_sequences:
             counts.popitem(last=False)
-        run.closed = True
-        run.last.marker = run
-        self.closed.append(run)
 
     def _end(self, name: str) -> None:
         """Stream ``name`` ends: decide what it holds; its next record starts it anew."""

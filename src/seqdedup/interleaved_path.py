@@ -142,6 +142,7 @@ class StreamPath(RecordPath):
                 out.append(entry.record)
                 last_written = True
             if entry.marker is not None and self._reported:
+                self._decider.count(entry.marker)
                 fields = self._fields(entry.marker)
                 if self._annotation is not None:
                     marker = self._annotation.format_map(fields)
@@ -151,7 +152,6 @@ class StreamPath(RecordPath):
                     stages.report.explain(explain_stream_run(fields, stages.report.streams.named))
             elif entry.tracked_as not in (-1, TRACKED) and stages.report.explain is not None:
                 self._explain_passed(entry)
-        self._decider.closed.clear()
         stages.count(released, kept)
         stages.last_record_written = last_written
         return out

@@ -125,6 +125,18 @@ def stats_document(stats: Stats, config: Config) -> dict[str, object]:
             "delimiter": config.delimiter.decode("utf-8", "backslashreplace"),
             "byte_mode": config.byte_mode,
             "keys": key_settings(config),
+            **(
+                {
+                    "streams": {
+                        "by": config.stream_by,
+                        "by_json": config.stream_by_json,
+                        "idle": config.stream_idle,
+                        "max": config.max_streams,
+                    }
+                }
+                if config.stream_split
+                else {}
+            ),
         },
     }
 
