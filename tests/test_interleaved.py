@@ -61,26 +61,15 @@ def feed_in_cuts(dedup: Deduplicator, records: list[bytes], cuts: list[int]) -> 
 def test_both_engines_follow_the_oracle(engine, records, window, idle, max_streams, cuts):
     expected = interleaved_skipped(records, window, None, idle, max_streams)
     texts = [text_of(*record) for record in records]
-    dedup = Deduplicator(
-        window_size=window,
-        max_history=None,
-        stream_by=PREFIX,
-        stream_idle=idle,
-        max_streams=max_streams,
-    )
+    options = {"window_size": window, "stream_idle": idle, "max_streams": max_streams}
+    dedup = Deduplicator(max_history=None, stream_by=PREFIX, **options)
     out = feed_in_cuts(dedup, texts, cuts)
     assert out == [text for text, skip in zip(texts, expected, strict=True) if not skip]
     assert dedup.stats.skipped == sum(expected)
     runs = interleaved_runs(records, expected, idle, max_streams)
     assert dedup.stats.unique_sequences == len({content for content, _ in runs})
     marked = Deduplicator(
-        window_size=window,
-        max_history=None,
-        stream_by=PREFIX,
-        stream_idle=idle,
-        max_streams=max_streams,
-        annotate=True,
-        annotation_format="{count}",
+        max_history=None, stream_by=PREFIX, annotate=True, annotation_format="{count}", **options
     )
     markers = [line for line in feed_in_cuts(marked, texts, cuts) if line not in texts]
     seen: dict[tuple[object, ...], int] = {}
