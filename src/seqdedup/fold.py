@@ -240,6 +240,9 @@ class Folder:
         self._keys = bytearray()  # key hashes of the tracked records not yet decided
         self._key_base = 0  # the tracked index of the first of them
         self._taken = 0  # tracked records before this one were taken by settle()
+        # With filters, the input record numbers of records taken early (not decided
+        # yet, so attribution does not hold them): tracked index -> number.
+        self._early_numbers: dict[int, int] = {}
         self._run: _Run | None = None
         # Copies folded so far per sequence (for {count}), least recently folded evicted.
         self._folded: OrderedDict[bytes, int] = OrderedDict()
@@ -291,20 +294,36 @@ class Folder:
         return lines
 
     def before_settled(
-        self, matcher: Any, pending: list[bytes], tracked_at: list[int] | None
+        self,
+        matcher: Any,
+        pending: list[bytes],
+        tracked_at: list[int] | None,
+        first_number: int = 1,
     ) -> list[tuple[int, bytes]]:
         """Before records settled early (certain before their window completes) are
         written: those a decided repeat covers extend the open run, and a settled
         record after them, which is kept, ends it, so that its line comes first.
-        ``pending``: the records not decided yet; ``tracked_at``: where the tracked
-        ones stand in it (with filters)."""
+        ``pending``: the records not decided yet, the first with input record number
+        ``first_number``; ``tracked_at``: where the tracked ones stand in it (with
+        filters)."""
         decided, settled = matcher.decided, matcher.settled
         if settled <= decided:
             return []
         stop = max(decided, min(matcher.cover + 1, settled))  # covered: skipped
         count = stop - decided
         positions = tracked_at[:count] if tracked_at is not None else range(count)
+        if tracked_at is not None:
+            early = self._early_numbers
+            for old in [t for t in early if t < decided]:
+                del early[old]
+            for offset, position in enumerate(positions):
+                early[decided + offset] = first_number + position
         return self.settle(decided, [pending[p] for p in positions], ended=stop < settled)
+
+    def _number(self, tracked: int) -> int:
+        """The input record number of a tracked record of the run."""
+        early = self._early_numbers.get(tracked)
+        return early if early is not None else self._report.number(tracked)
 
     def settle(self, first: int, records: Sequence[bytes], ended: bool) -> list[tuple[int, bytes]]:
         """Tracked records ``first`` ... are skipped (a decided repeat covers them)
@@ -376,7 +395,7 @@ class Folder:
         first_time = stamp(run.part_first)
         digest = unit.digest.hex()
         fields = {
-            **self._report.span(start, stop - 1),
+            **self._report.span(start, stop - 1, self._number),
             "removed": removed,
             "copies": copies,
             "extra": removed - copies * length,

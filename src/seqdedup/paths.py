@@ -352,7 +352,8 @@ class RecordPath:
         pending, out = self._pending, []
         if stages.folder is not None:  # a run ended by a settled record: its line first
             tracked_at = self._tracked_at if stages.filters else None
-            out = stages.lines(stages.folder.before_settled(matcher, pending, tracked_at))
+            before = stages.folder.before_settled(matcher, pending, tracked_at, stages.released + 1)
+            out = stages.lines(before)
         position = 0
         for position in range(len(pending)):
             if is_tracked is not None and position not in is_tracked:

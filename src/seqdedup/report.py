@@ -257,10 +257,17 @@ class PieceReport:
         fields.update(self.source_fields(piece.source_start, piece.end - piece.start + 1))
         return fields
 
-    def span(self, start: int, end: int) -> dict[str, Any]:
+    def number(self, tracked: int) -> int:
+        """The input record number of a tracked record that attribution holds."""
+        return self._number(tracked)
+
+    def span(
+        self, start: int, end: int, number: Callable[[int], int] | None = None
+    ) -> dict[str, Any]:
         """Tracked records ``start`` .. ``end`` as ``start``, ``end`` (record numbers
-        inside their input) and ``file``."""
-        number = self._number
+        inside their input) and ``file``; ``number``: the tracked records' input
+        numbers, if not attribution's."""
+        number = number or self._number
         first = number(start)
         file, local = self.streams.locate(first)
         return {"start": local, "end": local + number(end) - first, "file": file}
