@@ -22,7 +22,7 @@ from seqdedup.jsonkeys import JsonSelector
 from seqdedup.library.store import encode_records
 from seqdedup.normalize import normalize_py
 
-from oracle import skipped_flags_streams
+from oracle import interleaved_runs, interleaved_skipped, skipped_flags_streams
 
 
 def load(path: str):
@@ -575,6 +575,41 @@ def big_run(kernel) -> None:
     assert m.source(n) == n - 1 and m.source(2 * n - 1) == 0
 
 
+def stream_run(kernel, rng: random.Random) -> None:
+    """StreamMatcher: random lanes and keys in random batches against the oracle of the
+    rule per stream (idle ends, evictions), with forced 64-bit collisions; misuse."""
+    window = rng.randint(1, 5)
+    idle = rng.choice([None, rng.randint(1, 6)])
+    most = rng.choice([None, rng.randint(1, 3)])
+    records = [
+        (str(rng.randrange(rng.randint(1, 5))), rng.choice("abc"))
+        for _ in range(rng.randint(0, 90))
+    ]
+    m = kernel.StreamMatcher(window, idle, most, count_runs=True)
+    words = key_hashes([key for _, key in records], rng.choice([None, 7]))
+    flags, totals, runs = b"", 0, 0
+    at = 0
+    while at < len(records):
+        stop = min(len(records), at + rng.randint(0, 20))
+        lanes = array("i", [int(name) for name, _ in records[at:stop]])
+        got, ended, closed = m.push(words[2 * at : 2 * stop].tobytes(), lanes.tobytes())
+        flags += got
+        totals += sum(array("q", ended)[1::3])
+        runs += len(closed) // 16
+        at = stop
+    got, ended, closed = m.end_all()
+    flags += got
+    totals += sum(array("q", ended)[1::3])
+    runs += len(closed) // 16
+    expected = interleaved_skipped(records, window, None, idle, most)
+    assert flags == bytes(expected), (records, window, idle, most)
+    assert totals == len(records)
+    assert runs == len(interleaved_runs(records, expected, idle, most))
+    for bad in ((b"x", array("i", [0]).tobytes()), (bytes(16), array("i", [-1]).tobytes())):
+        with contextlib.suppress(ValueError, RuntimeError):
+            m.push(*bad)
+
+
 def main() -> None:
     kernel = load(sys.argv[1])
     big_run(kernel)
@@ -589,6 +624,7 @@ def main() -> None:
         odd_calls(kernel, rng)
         key_calls(kernel, rng)
         hostile_calls(kernel, rng)
+        stream_run(kernel, rng)
     print(f"kernel stress: {iterations} iterations, all equal to the oracle")
 
 

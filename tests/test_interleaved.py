@@ -312,3 +312,29 @@ def test_show_keys_leaves_the_stream_out():
     done = run(["--show-keys", "--stream-by", PREFIX], b"[p] a\ncontinued\n[q] b\n")
     assert done.returncode == 0
     assert done.stdout == b"a\ncontinued\nb\n"
+
+
+@pytest.mark.parametrize(
+    ("records", "names", "keys"),
+    [
+        # ASCII records: the pattern's bytes twin; a match inside the record
+        ([b"ts [p] a", b"x", b"[q]"], ["p", None, "q"], [b"ts a", b"x", b""]),
+        # non-ASCII records: matched as text
+        (["[pöd] ä".encode(), b"[q] b"], ["pöd", "q"], ["ä".encode(), b"b"]),
+        # invalid UTF-8 stays as it is in the key
+        ([b"[p] \xff", b"\xfe"], ["p", None], [b"\xff", b"\xfe"]),
+    ],
+)
+def test_names_and_keys_of_records(records, names, keys):
+    from seqdedup.config import Config
+    from seqdedup.interleaved import StreamNamer
+
+    namer = StreamNamer(Config(stream_by=r"\[(\w+)\] ?"))
+    assert namer.split(records) == (names, keys)
+
+
+def test_byte_mode_names_streams_by_bytes(engine):
+    dedup = Deduplicator(window_size=1, byte_mode=True, stream_by=r"^(\xff|\x00)")
+    out = dedup.feed([b"\xffa", b"\x00a", b"\xffa"]) + dedup.flush()
+    assert out == [b"\xffa"]
+    assert [row["name"] for row in dedup.stats.streams] == ["\\xff", "\x00"]

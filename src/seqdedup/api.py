@@ -20,7 +20,7 @@ from seqdedup.stages import Stages
 from seqdedup.timelimit import PatternTimeout
 
 if TYPE_CHECKING:
-    from seqdedup.interleaved_path import StreamPath
+    from seqdedup.interleaved_path import KernelStreamPath, StreamPath
 
 
 class Deduplicator:
@@ -64,11 +64,11 @@ class Deduplicator:
         self.stats = self._stages.stats
         self.engine = self._stages.engine
         ordered = config.annotate or on_explain is not None
-        self._streams: StreamPath | None = None
+        self._streams: StreamPath | KernelStreamPath | None = None
         if config.stream_split:
-            from seqdedup.interleaved_path import StreamPath
+            from seqdedup.interleaved_path import stream_path
 
-            self._streams = StreamPath(self._stages, ordered)
+            self._streams = stream_path(self._stages, ordered)
         self._records: RecordPath = self._streams or RecordPath(self._stages, ordered)
         chunks = self._stages.chunks
         self._bytes: BytePath = (

@@ -318,16 +318,23 @@ def _byte_tests(patterns: Sequence[re.Pattern[str]], labels: Sequence[str]) -> l
     """
     twins: list[_Test] = []
     for pattern, label in zip(patterns, labels, strict=True):
-        source = pattern.pattern
-        if not source.isascii() or "\\s" in source or "\\S" in source:
+        twin = byte_twin(pattern)
+        if twin is None:
             return None
-        encoded = source.encode("ascii")
-        try:
-            twin = re.compile(encoded, pattern.flags & ~re.UNICODE)
-        except re.error:
-            return None
-        twins.append(_Test(encoded, twin.search, label))
+        twins.append(_Test(twin.pattern, twin.search, label))
     return twins
+
+
+def byte_twin(pattern: re.Pattern[str]) -> re.Pattern[bytes] | None:
+    """A bytes pattern that matches ASCII records exactly where ``pattern`` matches
+    their text (see :func:`_byte_tests`), or None."""
+    source = pattern.pattern
+    if not source.isascii() or "\\s" in source or "\\S" in source:
+        return None
+    try:
+        return re.compile(source.encode("ascii"), pattern.flags & ~re.UNICODE)
+    except re.error:
+        return None
 
 
 def _each_at(test: _Test, texts: Sequence[Any], positions: Sequence[int]) -> list[Any]:

@@ -38,35 +38,65 @@ class StreamNamer:
     def __init__(self, config: Config) -> None:
         self._json: tuple[str, ...] | None = None
         self._pattern: re.Pattern[Any] | None = None
+        self._twin: re.Pattern[bytes] | None = None  # the pattern on ASCII records' bytes
         self._text = not config.byte_mode
+        self._decoded: dict[bytes, str] = {}  # names as text, recently seen
         if config.stream_by_json is not None:
             from seqdedup.jsonkeys import parse_path
 
             self._json = parse_path(config.stream_by_json, "--stream-by-json")
         elif config.stream_by is not None:
             self._pattern = compile_stream_pattern(config.stream_by, config.byte_mode)
+            if self._text:
+                from seqdedup.filters import byte_twin
+
+                self._twin = byte_twin(self._pattern)
 
     def split(self, records: list[bytes]) -> tuple[list[str | None], list[bytes]]:
         """The stream names of ``records`` and the records as their keys see them."""
         if self._json is not None:
             return [self._json_name(record) for record in records], records
+        assert self._pattern is not None
+        if not self._text:
+            return self._split_bytes(records, self._pattern)
+        if self._twin is not None and b"".join(records).isascii():
+            return self._split_bytes(records, self._twin)
         names: list[str | None] = []
         keyed: list[bytes] = []
-        search = self._pattern.search  # type: ignore[union-attr]
+        search, group = self._pattern.search, 1 if self._pattern.groups else 0
         for record in records:
-            text: Any = record.decode("utf-8", "surrogateescape") if self._text else record
+            text = record.decode("utf-8", "surrogateescape")
             match = search(text)
             if match is None:
                 names.append(None)
                 keyed.append(record)
                 continue
-            name = match.group(1) if match.re.groups else match.group(0)
-            if not self._text:
-                name = (name or b"").decode("utf-8", "backslashreplace")
-            names.append(name or "")
+            names.append(match.group(group) or "")
             start, end = match.span()
-            rest = text[:start] + text[end:]
-            keyed.append(rest.encode("utf-8", "surrogateescape") if self._text else rest)
+            keyed.append((text[:start] + text[end:]).encode("utf-8", "surrogateescape"))
+        return names, keyed
+
+    def _split_bytes(
+        self, records: list[bytes], pattern: re.Pattern[bytes]
+    ) -> tuple[list[str | None], list[bytes]]:
+        """The same on the records' bytes (byte mode, or ASCII records in text mode)."""
+        names: list[str | None] = []
+        keyed: list[bytes] = []
+        decoded, group = self._decoded, 1 if pattern.groups else 0
+        if len(decoded) > 4096:  # (a cache, not a record of every name)
+            decoded.clear()
+        for record, match in zip(records, map(pattern.search, records), strict=True):
+            if match is None:
+                names.append(None)
+                keyed.append(record)
+                continue
+            raw = match.group(group) or b""
+            name = decoded.get(raw)
+            if name is None:
+                name = decoded[raw] = raw.decode("utf-8", "backslashreplace")
+            names.append(name)
+            start, end = match.span()
+            keyed.append(record[end:] if start == 0 else record[:start] + record[end:])
         return names, keyed
 
     def _json_name(self, record: bytes) -> str | None:
@@ -143,6 +173,28 @@ class _Lane:
         self.run: Run | None = None
 
 
+class SequenceCounts:
+    """How often each duplicate run's content has been seen (the first occurrence
+    counts), least recently seen evicted past ``limit``; ``identified``: contents new
+    to the table so far."""
+
+    def __init__(self, limit: int | None) -> None:
+        self._counts: OrderedDict[int, int] = OrderedDict()
+        self._limit = limit
+        self.identified = 0
+
+    def count(self, content: int) -> int:
+        counts = self._counts
+        seen = counts.pop(content, None)
+        if seen is None:
+            self.identified += 1
+            seen = 1
+        counts[content] = seen + 1
+        if self._limit is not None and len(counts) > self._limit:
+            counts.popitem(last=False)
+        return seen + 1
+
+
 class StreamDecider:
     """The rule per stream, the history shared (see the module's docstring)."""
 
@@ -152,7 +204,7 @@ class StreamDecider:
         history: int | None,
         idle: int | None,
         max_streams: int | None,
-        max_sequences: int | None,
+        sequences: SequenceCounts | None,
         sources: bool,
     ) -> None:
         self.window = window
@@ -169,13 +221,7 @@ class StreamDecider:
         self._admitted: deque[tuple[int, int]] = deque()  # (end, fingerprint), oldest first
         self._sources = sources  # keep where each window first occurred (for reports)
         self.position = 0
-        self._counts: OrderedDict[int, int] = OrderedDict()
-        self._max_sequences = max_sequences
-
-    @property
-    def identified(self) -> int:
-        """Distinct sequences of the duplicate runs so far (kept up to the limit)."""
-        return len(self._counts)
+        self.sequences = sequences  # None: runs are not counted (nothing reads it)
 
     def push(self, name: str, key: int, entry: Entry) -> None:
         """One tracked record of stream ``name`` with key hash ``key``."""
@@ -274,13 +320,10 @@ class StreamDecider:
             self.count(run)
 
     def count(self, run: Run) -> None:
-        """Count a closed run's sequence (in output order: its marker says how often
-        it has been seen by then; the first occurrence counts)."""
-        counts = self._counts
-        run.count = counts.pop(run.content, 1) + 1
-        counts[run.content] = run.count
-        if self._max_sequences is not None and len(counts) > self._max_sequences:
-            counts.popitem(last=False)
+        """Count a closed run's sequence (with reports, in output order: its marker says
+        how often it has been seen by then)."""
+        if self.sequences is not None:
+            run.count = self.sequences.count(run.content)
 
     def _end(self, name: str) -> None:
         """Stream ``name`` ends: decide what it holds; its next record starts it anew."""

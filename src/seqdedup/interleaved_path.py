@@ -9,8 +9,10 @@ run that is still open is written, so that its marker stands right after it.
 
 from __future__ import annotations
 
-from collections import OrderedDict, deque
+from array import array
+from collections import deque
 from collections.abc import Iterable
+from itertools import compress
 from typing import TYPE_CHECKING, Any
 
 from seqdedup.attribution import DecisionCount
@@ -18,10 +20,17 @@ from seqdedup.config import (
     DEFAULT_STREAM_ANNOTATION,
     DEFAULT_STREAM_FILES_ANNOTATION,
 )
-from seqdedup.engine import hash_ints
+from seqdedup.engine import hash_ints, hash_words
 from seqdedup.errors import visible
 from seqdedup.filters import TRACKED, UNMATCHED
-from seqdedup.interleaved import UNNAMED, Entry, Run, StreamDecider, StreamNamer
+from seqdedup.interleaved import (
+    UNNAMED,
+    Entry,
+    Run,
+    SequenceCounts,
+    StreamDecider,
+    StreamNamer,
+)
 from seqdedup.paths import RecordPath
 from seqdedup.report import explain_bypassed, explain_unmatched
 from seqdedup.timelimit import PatternTimeout
@@ -29,43 +38,120 @@ from seqdedup.timelimit import PatternTimeout
 if TYPE_CHECKING:
     from seqdedup.stages import Stages
 
-STREAM_ROWS = 10_000  # per-stream statistics rows kept; older streams are summed as one
+STREAM_ROWS = 10_000  # per-stream statistics rows: the first streams; the rest as one
+INVERTED = bytes.maketrans(b"\x00\x01", b"\x01\x00")
+
+
+class StreamRows:
+    """Per-stream statistics: the first STREAM_ROWS streams in order of appearance, the
+    records of any later one summed in one row."""
+
+    def __init__(self) -> None:
+        self._rows: dict[str, list[int]] = {}  # name -> [total, skipped]
+        self._other = [0, 0]
+
+    def note(self, name: str) -> None:
+        """Stream ``name`` appears (its row, if there is room, stands here)."""
+        if name not in self._rows and len(self._rows) < STREAM_ROWS:
+            self._rows[name] = [0, 0]
+
+    def add(self, name: str, total: int, skipped: int) -> None:
+        self.note(name)
+        row = self._rows.get(name, self._other)
+        row[0] += total
+        row[1] += skipped
+
+    def document(self) -> list[dict[str, Any]]:
+        """Per stream: its name and its records (total, emitted, skipped)."""
+        rows = [(name, total, skipped) for name, (total, skipped) in self._rows.items()]
+        if self._other[0]:
+            rows.append(("(other streams)", self._other[0], self._other[1]))
+        return [
+            {"name": name, "lines": {"total": t, "emitted": t - s, "skipped": s}}
+            for name, t, s in rows
+        ]
 
 
 class StreamCount(DecisionCount):
     """The attributor's place in :class:`Stages` for a stream run: the sequences its
     duplicate runs identified."""
 
-    def __init__(self, decider: StreamDecider) -> None:
+    def __init__(self, sequences: SequenceCounts) -> None:
         super().__init__()
-        self._decider = decider
+        self._sequences = sequences
 
     @property
     def identified(self) -> int:
-        return self._decider.identified
+        return self._sequences.identified
 
 
-class StreamPath(RecordPath):
-    """Records (or raw bytes, split by :class:`RecordPath`) of interleaved streams."""
+class _StreamRun(RecordPath):
+    """What both stream paths share: names, filters and keys of a batch, the counts,
+    and the ends (of an input, of a pause)."""
 
     def __init__(self, stages: Stages, ordered: bool) -> None:
         super().__init__(stages, ordered)
         config = stages.config
         self._namer = StreamNamer(config)
+        self._current = UNNAMED  # the stream of the last record (for continuation lines)
+        self._rows = StreamRows()
+        self.sequences = SequenceCounts(config.max_unique_sequences)
+        stages.attributor = StreamCount(self.sequences)
+
+    def _named(self, batch: list[bytes], held: int) -> tuple[list[str | None], bytes, Any]:
+        """The batch's stream names (None: continues the one before), its tracked
+        records' key hashes (16 bytes each) and the filter decisions (None: all tracked).
+        ``held``: records fed and not written yet."""
+        stages = self._stages
+        names, keyed = self._namer.split(batch)
+        decisions = None
+        try:
+            if stages.filters:
+                decisions = stages.filters.classify(batch)
+                keyed = [k for k, d in zip(keyed, decisions, strict=True) if d == TRACKED]
+            hashes = bytes(hash_words(stages.keys.hashes(keyed)))
+        except PatternTimeout as exc:
+            number = stages.released + held + 1 + exc.index
+            raise exc.at(stages.report.streams.line(number).lower()) from None
+        return names, hashes, decisions
+
+    def end_records(self) -> list[bytes]:
+        """End of an input: every stream ends (no window spans two inputs)."""
+        out = self._end_all()
+        self._current = UNNAMED
+        self._stages.stats.streams = self._rows.document()
+        return out
+
+    def idle(self) -> list[bytes]:
+        """The live input is idle: every stream's pending records are decided as at end
+        of input; the streams go on (a window never spans the pause)."""
+        return self._end_all()
+
+    def idle_bytes(self) -> bytes:
+        return self._joined(self.idle(), final=False)
+
+    def _end_all(self) -> list[bytes]:
+        raise NotImplementedError
+
+
+class StreamPath(_StreamRun):
+    """Records (or raw bytes, split by :class:`RecordPath`) of interleaved streams,
+    decided in Python (with markers, explanations or a limited history, and on the
+    Python engine)."""
+
+    def __init__(self, stages: Stages, ordered: bool) -> None:
+        super().__init__(stages, ordered)
+        config = stages.config
         self._reported = config.annotate or stages.report.explain is not None
         self._decider = StreamDecider(
             config.window_size,
             config.max_history,
             config.stream_idle,
             config.max_streams,
-            config.max_unique_sequences,
+            self.sequences if config.sequence_stats or self._reported else None,
             self._reported,
         )
-        stages.attributor = StreamCount(self._decider)
         self._queue: deque[Entry] = deque()  # fed, not yet written, in input order
-        self._current = UNNAMED  # the stream of the last record (for continuation lines)
-        self._rows: OrderedDict[str, list[int]] = OrderedDict()  # name -> [total, skipped]
-        self._other = [0, 0, 0]  # streams beyond STREAM_ROWS: count, total, skipped
         streams = stages.report.streams
         self._annotation = (
             config.annotation_format
@@ -75,19 +161,10 @@ class StreamPath(RecordPath):
         )
 
     def feed(self, records: Iterable[bytes]) -> list[bytes]:
-        stages = self._stages
         batch = records if isinstance(records, list) else list(records)
-        names, keyed = self._namer.split(batch)
-        decisions = None
-        try:
-            if stages.filters:
-                decisions = stages.filters.classify(batch)
-                keyed = [k for k, d in zip(keyed, decisions, strict=True) if d == TRACKED]
-            hashes = iter(hash_ints(stages.keys.hashes(keyed)))
-        except PatternTimeout as exc:
-            number = stages.released + len(self._queue) + 1 + exc.index
-            raise exc.at(stages.report.streams.line(number).lower()) from None
-        number = stages.released + len(self._queue) + 1
+        names, packed, decisions = self._named(batch, len(self._queue))
+        hashes = iter(hash_ints(packed))
+        number = self._stages.released + len(self._queue) + 1
         queue, push, current = self._queue, self._decider.push, self._current
         for offset, record in enumerate(batch):
             name = names[offset]
@@ -105,22 +182,9 @@ class StreamPath(RecordPath):
         self._current = current
         return self._write_decided()
 
-    def end_records(self) -> list[bytes]:
-        """End of an input: every stream ends (no window spans two inputs)."""
-        self._decider.end_all()
-        self._current = UNNAMED
-        out = self._write_decided()
-        self._stages.stats.streams = self.stream_rows()
-        return out
-
-    def idle(self) -> list[bytes]:
-        """The live input is idle: every stream's pending records are decided as at end
-        of input; the streams go on (a window never spans the pause)."""
+    def _end_all(self) -> list[bytes]:
         self._decider.end_all()
         return self._write_decided()
-
-    def idle_bytes(self) -> bytes:
-        return self._joined(self.idle(), final=False)
 
     def _write_decided(self) -> list[bytes]:
         """Write what is decided, up to the first record that is not (or, with markers
@@ -137,7 +201,7 @@ class StreamPath(RecordPath):
             queue.popleft()
             released += 1
             kept += not entry.skip
-            self._count(entry.stream, entry.skip)
+            self._rows.add(entry.stream, 1, entry.skip)
             if entry.skip == inverse:
                 out.append(entry.record)
                 last_written = True
@@ -188,37 +252,109 @@ class StreamPath(RecordPath):
             "window_size": self._stages.config.window_size,
         }
 
-    def _count(self, name: str, skipped: bool) -> None:
-        rows = self._rows
-        row = rows.get(name)
-        if row is None:
-            if len(rows) >= STREAM_ROWS:
-                _, (total, dropped) = rows.popitem(last=False)
-                other = self._other
-                other[0] += 1
-                other[1] += total
-                other[2] += dropped
-            row = rows[name] = [0, 0]
-        else:
-            rows.move_to_end(name)
-        row[0] += 1
-        row[1] += skipped
 
-    def stream_rows(self) -> list[dict[str, Any]]:
-        """Per stream: its name and its records (total, emitted, skipped)."""
-        rows = [
-            {"name": name, "lines": {"total": t, "emitted": t - s, "skipped": s}}
-            for name, (t, s) in self._rows.items()
-        ]
-        streams, total, skipped = self._other
-        if streams:
-            rows.append(
-                {
-                    "name": f"({streams:,} other streams)",
-                    "lines": {"total": total, "emitted": total - skipped, "skipped": skipped},
-                }
+class KernelStreamPath(_StreamRun):
+    """The same rule decided by the kernel's ``StreamMatcher`` (unlimited history, no
+    markers or explanations): each active stream gets a small lane number; the kernel
+    hands back the decided records' flags in input order, the streams that ended (with
+    their counts) and the closed runs' contents."""
+
+    def __init__(self, stages: Stages, kernel: Any) -> None:
+        super().__init__(stages, False)
+        config = stages.config
+        self._matcher = kernel.StreamMatcher(
+            config.window_size,
+            config.stream_idle,
+            config.max_streams,
+            count_runs=config.sequence_stats,
+        )
+        self._lanes: dict[str, int] = {}  # active stream names -> lane
+        self._names: list[str] = []  # lane -> stream name
+        self._free: list[int] = []  # lanes of streams that ended
+        self._pending: list[bytes] = []
+        self._pending_tracked: list[bool] = []  # with filters: which pending are tracked
+
+    def feed(self, records: Iterable[bytes]) -> list[bytes]:
+        batch = records if isinstance(records, list) else list(records)
+        names, hashes, decisions = self._named(batch, len(self._pending))
+        lanes = array("i")
+        lane_of, current = self._lanes, self._current
+        tracked = [d == TRACKED for d in decisions] if decisions is not None else None
+        for offset, name in enumerate(names):
+            if name is None:
+                name = current
+            else:
+                current = name
+            if tracked is not None and not tracked[offset]:
+                continue
+            lane = lane_of.get(name)
+            lanes.append(self._new_lane(name) if lane is None else lane)
+        self._current = current
+        self._pending += batch
+        if tracked is not None:
+            self._pending_tracked += tracked
+        return self._taken(self._matcher.push(hashes, lanes.tobytes()))
+
+    def _new_lane(self, name: str) -> int:
+        lane = self._free.pop() if self._free else len(self._names)
+        if lane == len(self._names):
+            self._names.append(name)
+        else:
+            self._names[lane] = name
+        self._lanes[name] = lane
+        self._rows.note(name)
+        return lane
+
+    def _end_all(self) -> list[bytes]:
+        return self._taken(self._matcher.end_all())
+
+    def _taken(self, result: tuple[bytes, bytes, bytes]) -> list[bytes]:
+        """Book what the kernel decided and ended; write what is decided."""
+        flags, ended, runs = result
+        if ended:
+            counts = array("q", ended)
+            for k in range(0, len(counts), 3):
+                lane, total, skipped = counts[k : k + 3]
+                self._rows.add(self._names[lane], total, skipped)
+            for lane in {counts[k] for k in range(0, len(counts), 3)}:
+                if not self._matcher.active(lane):  # ended, and not begun again since
+                    del self._lanes[self._names[lane]]
+                    self._free.append(lane)
+        if runs:
+            words = array("Q", runs)
+            count = self.sequences.count
+            for k in range(0, len(words), 2):
+                count(words[k] | words[k + 1] << 64)
+        return self._write(flags)
+
+    def _write(self, flags: bytes) -> list[bytes]:
+        """The pending records up to the first undecided tracked one: pass-through ones
+        as they stand, tracked ones as their flags say."""
+        stages = self._stages
+        inverse = stages.config.inverse
+        if not self._pending_tracked and not stages.filters:
+            cut = len(flags)
+            released = self._pending[:cut]
+            written_flags = flags if inverse else flags.translate(INVERTED)
+        else:
+            cut = written = 0
+            tracked = self._pending_tracked
+            while cut < len(tracked) and (not tracked[cut] or written < len(flags)):
+                written += tracked[cut]
+                cut += 1
+            released = self._pending[:cut]
+            marks = iter(flags)
+            written_flags = bytes(
+                (next(marks) == inverse) if is_tracked else not inverse
+                for is_tracked in tracked[:cut]
             )
-        return rows
+            del tracked[:cut]
+        del self._pending[:cut]
+        out = list(compress(released, written_flags))
+        stages.count(cut, cut - flags.count(1))
+        if cut:
+            stages.last_record_written = bool(written_flags[-1])
+        return out
 
 
 def explain_stream_run(fields: dict[str, Any], named: bool) -> str:
@@ -233,3 +369,14 @@ def explain_stream_run(fields: dict[str, Any], named: bool) -> str:
         f"EXPLAIN: {lines}{where} (stream {fields['stream']}) skipped (duplicate of "
         f"{source}{source_where} (stream {fields['match_stream']}), seen {fields['count']}x)"
     )
+
+
+def stream_path(stages: Stages, ordered: bool) -> StreamPath | KernelStreamPath:
+    """The kernel's path where it serves (unlimited history, nothing reported per run),
+    else the Python decider's."""
+    from seqdedup.engine import load
+
+    kernel = load()
+    if kernel is None or ordered or stages.config.max_history is not None:
+        return StreamPath(stages, ordered)
+    return KernelStreamPath(stages, kernel)

@@ -13,6 +13,7 @@
  *   attributor.c    the Attributor type over it
  *   fold.c          --fold's key comparisons: a run's shortest period, its copies
  *   stretches.c     the chunk path's new material, encoded as library rows
+ *   streams.c       the StreamMatcher type: the rule per stream (--stream-by)
  *
  * Here: the open-addressing table and growable arrays the units share, the Matcher's
  * state, and the functions one unit offers another (prefixed seqdedup_; the build
@@ -367,6 +368,7 @@ typedef struct {
 
 extern struct PyModuleDef seqdedup_kernel_module;
 extern PyType_Spec seqdedup_attributor_spec; /* attributor.c */
+extern PyType_Spec seqdedup_stream_matcher_spec; /* streams.c */
 
 /* hash.c */
 int seqdedup_to_u64(PyObject *obj, void *out); /* "O&" converters */

@@ -293,6 +293,11 @@ static int kernel_exec(PyObject *module)
     int rc = PyModule_AddType(module, (PyTypeObject *)attributor);
     Py_DECREF(attributor);
     if (rc < 0) return -1;
+    PyObject *streams = PyType_FromModuleAndSpec(module, &seqdedup_stream_matcher_spec, NULL);
+    if (streams == NULL) return -1;
+    rc = PyModule_AddType(module, (PyTypeObject *)streams);
+    Py_DECREF(streams);
+    if (rc < 0) return -1;
     return PyModule_AddIntConstant(module, "GIL_MINSIZE", GIL_MINSIZE);
 }
 

@@ -1,0 +1,421 @@
+/*
+ * seqdedup._kernel.StreamMatcher: the skip rule per stream with one shared history
+ * (--stream-by, unlimited history): the twin of interleaved.StreamDecider for runs that
+ * report no pieces. Records come as their key hashes and their stream's lane (a small
+ * id the caller gives each active stream name); per lane the last W hashes and
+ * positions, the rolling fingerprint, the open duplicate run and its counts; one
+ * first-end table for all lanes. A window is a repeat when its fingerprint first ended
+ * before the window started. Decisions come back in input order.
+ */
+#include "attribution.h" /* Vec */
+#include "first_table.h"
+
+#define DECIDED 1
+#define SKIPPED 2
+#define NO_LANE (-1)
+
+typedef struct {
+    int64_t last;             /* position of its last record */
+    uint64_t lo, hi;          /* fingerprint of its last W records (once it has W) */
+    Hash128 content;          /* the open run's content, rolled */
+    int64_t total, skipped;   /* records of this stretch, and of them skipped */
+    int32_t prev, next;       /* the activity list, least recently active first */
+    int32_t filled, head;     /* records in the ring (at most W), its oldest slot */
+    int32_t undecided;        /* the newest records of the ring not decided yet */
+    int8_t active, run_open;
+} Lane;
+
+typedef struct {
+    PyObject_HEAD
+    int32_t width;
+    int64_t idle;             /* -1: streams never end for idleness */
+    int64_t max_lanes;        /* -1: no limit on active streams */
+    int count_runs;
+    int busy, ready, broken;
+    uint64_t *coeffs;         /* 2W, from matcher.c: [0] and [W] are B^(W-1) per lane */
+    uint64_t base_lo, base_hi;
+    Lane *lanes;
+    Hash128 *ring_hash;       /* W per lane */
+    int64_t *ring_pos;
+    size_t lane_cap;
+    int32_t lru_head, lru_tail, active_count;
+    FirstTable first;         /* fingerprint -> first end */
+    unsigned char *queue;     /* per position from queue_base: DECIDED | SKIPPED */
+    size_t queue_len, queue_cap;
+    int64_t queue_base, position;
+    Vec ended;                /* (lane, total, skipped) per stream that ended */
+    Vec runs;                 /* (lo, hi) content of each closed run (count_runs) */
+} StreamMatcher;
+
+static const Hash128 CONTENT_BASE = {0xF39CC0605CEDC835ull, 0x9E3779B97F4A7C15ull};
+
+/* a * b mod 2^128 */
+static Hash128 mul128(Hash128 a, Hash128 b)
+{
+    Hash128 r;
+#if defined(__SIZEOF_INT128__)
+    unsigned __int128 low = (unsigned __int128)a.lo * b.lo;
+    r.lo = (uint64_t)low;
+    r.hi = (uint64_t)(low >> 64) + a.hi * b.lo + a.lo * b.hi;
+#else
+    uint64_t a0 = a.lo & 0xFFFFFFFFu, a1 = a.lo >> 32, b0 = b.lo & 0xFFFFFFFFu, b1 = b.lo >> 32;
+    uint64_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
+    uint64_t mid = (p00 >> 32) + (p01 & 0xFFFFFFFFu) + (p10 & 0xFFFFFFFFu);
+    r.lo = (p00 & 0xFFFFFFFFu) | (mid << 32);
+    r.hi = p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32) + a.hi * b.lo + a.lo * b.hi;
+#endif
+    return r;
+}
+
+static void lru_unlink(StreamMatcher *s, int32_t id)
+{
+    Lane *l = &s->lanes[id];
+    if (l->prev != NO_LANE) s->lanes[l->prev].next = l->next;
+    else s->lru_head = l->next;
+    if (l->next != NO_LANE) s->lanes[l->next].prev = l->prev;
+    else s->lru_tail = l->prev;
+    l->prev = l->next = NO_LANE;
+}
+
+static void lru_append(StreamMatcher *s, int32_t id)
+{
+    Lane *l = &s->lanes[id];
+    l->prev = s->lru_tail;
+    l->next = NO_LANE;
+    if (s->lru_tail != NO_LANE) s->lanes[s->lru_tail].next = id;
+    else s->lru_head = id;
+    s->lru_tail = id;
+}
+
+static int close_run(StreamMatcher *s, Lane *l)
+{
+    l->run_open = 0;
+    if (!s->count_runs) return 0;
+    if (vec_reserve(&s->runs, 2) < 0) return -1;
+    s->runs.data[s->runs.len++] = (int64_t)l->content.lo;
+    s->runs.data[s->runs.len++] = (int64_t)l->content.hi;
+    return 0;
+}
+
+/* Decide lane `id`'s oldest undecided record (every window holding it was seen). */
+static int decide_oldest(StreamMatcher *s, int32_t id)
+{
+    Lane *l = &s->lanes[id];
+    int32_t w = s->width, slot = (l->head + l->filled - l->undecided) % w;
+    int64_t at = s->ring_pos[(size_t)id * (size_t)w + (size_t)slot] - s->queue_base;
+    unsigned char *flag = &s->queue[at];
+    *flag |= DECIDED;
+    l->undecided--;
+    if (!(*flag & SKIPPED)) return l->run_open ? close_run(s, l) : 0;
+    l->skipped++;
+    Hash128 key = s->ring_hash[(size_t)id * (size_t)w + (size_t)slot];
+    if (!l->run_open) {
+        l->run_open = 1;
+        l->content.lo = l->content.hi = 0;
+    }
+    l->content = mul128(l->content, CONTENT_BASE);
+    l->content.lo += key.lo;
+    l->content.hi += key.hi + (l->content.lo < key.lo);
+    return 0;
+}
+
+/* Stream `id` ends: what it holds is decided; its next record starts it afresh. */
+static int end_lane(StreamMatcher *s, int32_t id)
+{
+    Lane *l = &s->lanes[id];
+    while (l->undecided > 0)
+        if (decide_oldest(s, id) < 0) return -1;
+    if (l->run_open && close_run(s, l) < 0) return -1;
+    if (vec_reserve(&s->ended, 3) < 0) return -1;
+    s->ended.data[s->ended.len++] = id;
+    s->ended.data[s->ended.len++] = l->total;
+    s->ended.data[s->ended.len++] = l->skipped;
+    lru_unlink(s, id);
+    l->active = 0;
+    s->active_count--;
+    return 0;
+}
+
+static int grow_lanes(StreamMatcher *s, int32_t id)
+{
+    if ((size_t)id < s->lane_cap) return 0;
+    size_t cap = s->lane_cap ? s->lane_cap : 8, w = (size_t)s->width;
+    while (cap <= (size_t)id) cap *= 2;
+    if (cap > SIZE_MAX / w / sizeof(Hash128)) return (void)PyErr_NoMemory(), -1;
+    Lane *lanes = PyMem_Realloc(s->lanes, cap * sizeof(Lane));
+    if (lanes == NULL) return (void)PyErr_NoMemory(), -1;
+    s->lanes = lanes;
+    Hash128 *hashes = PyMem_Realloc(s->ring_hash, cap * w * sizeof(Hash128));
+    if (hashes == NULL) return (void)PyErr_NoMemory(), -1;
+    s->ring_hash = hashes;
+    int64_t *pos = PyMem_Realloc(s->ring_pos, cap * w * sizeof(int64_t));
+    if (pos == NULL) return (void)PyErr_NoMemory(), -1;
+    s->ring_pos = pos;
+    memset(lanes + s->lane_cap, 0, (cap - s->lane_cap) * sizeof(Lane));
+    for (size_t k = s->lane_cap; k < cap; k++) lanes[k].prev = lanes[k].next = NO_LANE;
+    s->lane_cap = cap;
+    return 0;
+}
+
+static int queue_append(StreamMatcher *s)
+{
+    if (s->queue_len == s->queue_cap) {
+        size_t cap = s->queue_cap ? s->queue_cap * 2 : 4096;
+        unsigned char *queue = PyMem_Realloc(s->queue, cap);
+        if (queue == NULL) return (void)PyErr_NoMemory(), -1;
+        s->queue = queue;
+        s->queue_cap = cap;
+    }
+    s->queue[s->queue_len++] = 0;
+    return 0;
+}
+
+/* One tracked record of lane `id` with key hash `key`. */
+static int push_one(StreamMatcher *s, int32_t id, Hash128 key)
+{
+    int64_t g = s->position;
+    while (s->idle >= 0 && s->lru_head != NO_LANE && g - s->lanes[s->lru_head].last > s->idle)
+        if (end_lane(s, s->lru_head) < 0) return -1;
+    if (grow_lanes(s, id) < 0 || queue_append(s) < 0) return -1;
+    Lane *l = &s->lanes[id];
+    if (!l->active) {
+        if (s->max_lanes >= 0 && s->active_count >= s->max_lanes && end_lane(s, s->lru_head) < 0)
+            return -1;
+        memset(l, 0, sizeof *l);
+        l->prev = l->next = NO_LANE;
+        l->active = 1;
+        s->active_count++;
+    } else {
+        lru_unlink(s, id);
+    }
+    lru_append(s, id);
+    s->position = g + 1;
+    l->last = g;
+    l->total++;
+    int32_t w = s->width, slot;
+    Hash128 *ring = s->ring_hash + (size_t)id * (size_t)w;
+    int64_t *pos = s->ring_pos + (size_t)id * (size_t)w;
+    if (l->filled == w) { /* the oldest record leaves the window */
+        slot = l->head;
+        l->lo -= ring[slot].lo * s->coeffs[0];
+        l->hi -= ring[slot].hi * s->coeffs[w];
+        l->head = (l->head + 1) % w;
+    } else {
+        slot = (l->head + l->filled) % w;
+        l->filled++;
+    }
+    l->lo = l->lo * s->base_lo + key.lo;
+    l->hi = l->hi * s->base_hi + key.hi;
+    ring[slot] = key;
+    pos[slot] = g;
+    l->undecided++;
+    if (l->filled < w) return 0;
+    int64_t start = pos[l->head], first;
+    Hash128 fingerprint = {l->lo, l->hi};
+    if (ft_first_start(&s->first, fingerprint, g, &first) < 0) return -1;
+    if (first < start)
+        for (int32_t k = 0; k < w; k++) s->queue[pos[k] - s->queue_base] |= SKIPPED;
+    return decide_oldest(s, id);
+}
+
+/* The skipped flags (0 or 1) of the records decided at the front of the queue. */
+static PyObject *take_decided(StreamMatcher *s)
+{
+    size_t n = 0;
+    while (n < s->queue_len && (s->queue[n] & DECIDED)) n++;
+    PyObject *flags = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)n);
+    if (flags == NULL) return NULL;
+    char *out = PyBytes_AS_STRING(flags);
+    for (size_t k = 0; k < n; k++) out[k] = (s->queue[k] & SKIPPED) ? 1 : 0;
+    if (n && s->queue_len > n) memmove(s->queue, s->queue + n, s->queue_len - n);
+    s->queue_len -= n;
+    s->queue_base += (int64_t)n;
+    return flags;
+}
+
+static int enter(StreamMatcher *s)
+{
+    if (!s->ready) {
+        PyErr_SetString(PyExc_RuntimeError, "StreamMatcher is not initialised");
+        return -1;
+    }
+    if (s->broken) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "StreamMatcher is unusable after an earlier error in one of its calls");
+        return -1;
+    }
+    if (s->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "StreamMatcher is in use by another thread");
+        return -1;
+    }
+    s->busy = 1;
+    s->ended.len = s->runs.len = 0;
+    return 0;
+}
+
+/* (flags, ended, runs): the decided records' skipped flags, the streams that ended
+ * (int64 triples: lane, total, skipped) and the closed runs' contents (16 bytes). */
+static PyObject *leave(StreamMatcher *s, int rc)
+{
+    s->busy = 0;
+    if (rc < 0) {
+        s->broken = 1;
+        return NULL;
+    }
+    PyObject *flags = take_decided(s);
+    if (flags == NULL) {
+        s->broken = 1;
+        return NULL;
+    }
+    /* (a NULL buffer would be None to y#: an empty vector is given as "") */
+    const char *ended = s->ended.len ? (const char *)s->ended.data : "";
+    const char *runs = s->runs.len ? (const char *)s->runs.data : "";
+    return Py_BuildValue("(Ny#y#)", flags, ended, (Py_ssize_t)(s->ended.len * sizeof(int64_t)),
+                         runs, (Py_ssize_t)(s->runs.len * sizeof(int64_t)));
+}
+
+static PyObject *StreamMatcher_push(StreamMatcher *s, PyObject *args)
+{
+    Py_buffer hashes, lanes;
+    if (!PyArg_ParseTuple(args, "y*y*", &hashes, &lanes)) return NULL;
+    int rc = -1;
+    Py_ssize_t n = lanes.len / (Py_ssize_t)sizeof(int32_t);
+    if (lanes.len % (Py_ssize_t)sizeof(int32_t) || hashes.len != n * (Py_ssize_t)sizeof(Hash128)) {
+        PyErr_SetString(PyExc_ValueError, "expected 16 bytes of hash and 4 of lane per record");
+    } else if (enter(s) == 0) {
+        rc = 0;
+        const unsigned char *h = hashes.buf, *ids = lanes.buf;
+        for (Py_ssize_t k = 0; k < n && rc == 0; k++) {
+            Hash128 key;
+            int32_t id;
+            memcpy(&key, h + (size_t)k * sizeof key, sizeof key);
+            memcpy(&id, ids + (size_t)k * sizeof id, sizeof id);
+            if (id < 0 || id >= (1 << 30)) {
+                PyErr_SetString(PyExc_ValueError, "a lane is from 0 to 2^30 - 1");
+                rc = -1;
+            } else {
+                rc = push_one(s, id, key);
+            }
+        }
+        PyBuffer_Release(&hashes);
+        PyBuffer_Release(&lanes);
+        return leave(s, rc);
+    }
+    PyBuffer_Release(&hashes);
+    PyBuffer_Release(&lanes);
+    return NULL;
+}
+
+static PyObject *StreamMatcher_end_all(StreamMatcher *s, PyObject *Py_UNUSED(ignored))
+{
+    if (enter(s) < 0) return NULL;
+    int rc = 0;
+    while (rc == 0 && s->lru_head != NO_LANE) rc = end_lane(s, s->lru_head);
+    return leave(s, rc);
+}
+
+static PyObject *StreamMatcher_active(StreamMatcher *s, PyObject *arg)
+{
+    long id = PyLong_AsLong(arg);
+    if (id == -1 && PyErr_Occurred()) return NULL;
+    return PyBool_FromLong(id >= 0 && (size_t)id < s->lane_cap && s->lanes[id].active);
+}
+
+static int limit_of(PyObject *value, const char *name, int64_t *out)
+{
+    if (value == Py_None) {
+        *out = -1;
+        return 0;
+    }
+    long long v = PyLong_AsLongLong(value);
+    if (v == -1 && PyErr_Occurred()) return -1;
+    if (v < 1) {
+        PyErr_Format(PyExc_ValueError, "%s must be at least 1", name);
+        return -1;
+    }
+    *out = (int64_t)v;
+    return 0;
+}
+
+static int StreamMatcher_init(StreamMatcher *s, PyObject *args, PyObject *kwds)
+{
+    static char *names[] = {"window", "idle", "max_streams", "count_runs", NULL};
+    Py_ssize_t width;
+    PyObject *idle = Py_None, *max_streams = Py_None;
+    int count_runs = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "n|OOp", names, &width, &idle, &max_streams,
+                                     &count_runs))
+        return -1;
+    if (s->ready) {
+        PyErr_SetString(PyExc_RuntimeError, "StreamMatcher is initialised already");
+        return -1;
+    }
+    if (width < 1 || width > (1 << 20)) {
+        PyErr_SetString(PyExc_ValueError, "window must be from 1 to 2^20");
+        return -1;
+    }
+    if (limit_of(idle, "idle", &s->idle) < 0 || limit_of(max_streams, "max_streams", &s->max_lanes) < 0)
+        return -1;
+    s->coeffs = seqdedup_coefficients(width);
+    if (s->coeffs == NULL) return -1;
+    s->width = (int32_t)width;
+    s->base_lo = width > 1 ? s->coeffs[width - 2] : 1;
+    s->base_hi = width > 1 ? s->coeffs[2 * width - 2] : 1;
+    s->count_runs = count_runs;
+    s->lru_head = s->lru_tail = NO_LANE;
+    s->ready = 1;
+    return 0;
+}
+
+static void StreamMatcher_dealloc(StreamMatcher *s)
+{
+    PyTypeObject *type = Py_TYPE(s);
+    PyMem_Free(s->coeffs);
+    PyMem_Free(s->lanes);
+    PyMem_Free(s->ring_hash);
+    PyMem_Free(s->ring_pos);
+    PyMem_Free(s->queue);
+    vec_free(&s->ended);
+    vec_free(&s->runs);
+    ft_free(&s->first);
+    type->tp_free((PyObject *)s);
+    Py_DECREF(type);
+}
+
+static PyObject *get_position(StreamMatcher *s, void *c) { return PyLong_FromLongLong(s->position); }
+
+static PyObject *get_windows(StreamMatcher *s, void *c)
+{
+    return PyLong_FromSize_t(s->first.size + (size_t)s->first.has_zero);
+}
+
+static PyGetSetDef StreamMatcher_getset[] = {
+    {"position", (getter)get_position, NULL, "tracked records taken so far", NULL},
+    {"remembered_windows", (getter)get_windows, NULL, "distinct windows in the table", NULL},
+    {NULL}};
+
+static PyMethodDef StreamMatcher_methods[] = {
+    {"push", (PyCFunction)StreamMatcher_push, METH_VARARGS,
+     "push(hashes, lanes) -> (flags, ended, runs): the next tracked records (16-byte key "
+     "hashes, int32 lanes); the skipped flags of those now decided in input order, the "
+     "streams that ended (int64 lane, total, skipped) and the closed runs' contents"},
+    {"end_all", (PyCFunction)StreamMatcher_end_all, METH_NOARGS,
+     "end_all() -> (flags, ended, runs): every stream ends"},
+    {"active", (PyCFunction)StreamMatcher_active, METH_O, "active(lane) -> whether it is open"},
+    {NULL}};
+
+static PyType_Slot StreamMatcher_slots[] = {
+    {Py_tp_doc, "The skip rule per stream, one shared history (--stream-by)."},
+    {Py_tp_new, PyType_GenericNew},
+    {Py_tp_init, (initproc)StreamMatcher_init},
+    {Py_tp_dealloc, (destructor)StreamMatcher_dealloc},
+    {Py_tp_methods, StreamMatcher_methods},
+    {Py_tp_getset, StreamMatcher_getset},
+    {0, NULL}};
+
+PyType_Spec seqdedup_stream_matcher_spec = {
+    .name = "seqdedup._kernel.StreamMatcher",
+    .basicsize = sizeof(StreamMatcher),
+    .flags = Py_TPFLAGS_DEFAULT,
+    .slots = StreamMatcher_slots,
+};
