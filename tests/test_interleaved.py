@@ -338,3 +338,23 @@ def test_byte_mode_names_streams_by_bytes(engine):
     out = dedup.feed([b"\xffa", b"\x00a", b"\xffa"]) + dedup.flush()
     assert out == [b"\xffa"]
     assert [row["name"] for row in dedup.stats.streams] == ["\\xff", "\x00"]
+
+
+@settings(max_examples=120, deadline=None)
+@given(records=records_strategy, window=st.integers(1, 4), cuts=st.lists(st.integers(0, 70)))
+def test_top_counts_each_runs_sequence(engine, records, window, cuts):
+    """--top with streams: per distinct run content, the records removed, how often it
+    was seen (the first occurrence counts) and its length, as the oracle's runs say."""
+    expected = interleaved_skipped(records, window)
+    runs = interleaved_runs(records, expected)
+    want: dict[tuple[object, ...], int] = {}
+    for content, _ in runs:
+        want[content] = want.get(content, 0) + 1
+    dedup = Deduplicator(window_size=window, max_history=None, stream_by=PREFIX, top=1000)
+    texts = [text_of(*record) for record in records]
+    out = feed_in_cuts(dedup, texts, cuts)
+    assert out == [text for text, skip in zip(texts, expected, strict=True) if not skip]
+    top = dedup.stats.top_sequences or []
+    got = sorted((row["removed"], row["seen"], row["length"]) for row in top)
+    assert got == sorted((len(c) * n, n + 1, len(c)) for c, n in want.items())
+    assert all("stream" in row["first_seen"] for row in top)

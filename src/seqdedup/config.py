@@ -194,7 +194,6 @@ def _validate_streams(config: Config) -> None:
         raise UsageError("--stream-by and --stream-by-json cannot be used together")
     for option, given in (
         ("--fold", config.fold),
-        ("--top", bool(config.top)),
         ("--library-dir", config.library_dir is not None),
         ("--read-sequences", bool(config.read_sequences)),
     ):

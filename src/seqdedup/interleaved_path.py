@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from itertools import compress
 from typing import TYPE_CHECKING, Any
 
-from seqdedup.attribution import DecisionCount
+from seqdedup.attribution import DecisionCount, Piece
 from seqdedup.config import (
     DEFAULT_STREAM_ANNOTATION,
     DEFAULT_STREAM_FILES_ANNOTATION,
@@ -142,7 +142,10 @@ class StreamPath(_StreamRun):
     def __init__(self, stages: Stages, ordered: bool) -> None:
         super().__init__(stages, ordered)
         config = stages.config
-        self._reported = config.annotate or stages.report.explain is not None
+        # Each run's source and its count as written: markers, explanations, --top (a
+        # run is then closed before its last record is written, see _write_decided).
+        self._reported = config.annotate or stages.report.explain is not None or bool(config.top)
+        self._ordered = self._ordered or self._reported
         self._decider = StreamDecider(
             config.window_size,
             config.max_history,
@@ -208,6 +211,8 @@ class StreamPath(_StreamRun):
             if entry.marker is not None and self._reported:
                 self._decider.count(entry.marker)
                 fields = self._fields(entry.marker)
+                if stages.top is not None:
+                    self._observe_top(entry.marker, fields)
                 if self._annotation is not None:
                     marker = self._annotation.format_map(fields)
                     out.append(marker.encode("utf-8", "surrogateescape"))
@@ -219,6 +224,14 @@ class StreamPath(_StreamRun):
         stages.count(released, kept)
         stages.last_record_written = last_written
         return out
+
+    def _observe_top(self, run: Run, fields: dict[str, Any]) -> None:
+        """``--top``: count the run's sequence; where it was first seen, if it is new."""
+        stages = self._stages
+        assert stages.top is not None
+        piece = Piece(0, run.length - 1, 0, run.count, run.content)
+        named = stages.report.streams.named
+        stages.top.observe(piece, lambda _: fields, run.first.record, named)
 
     def _explain_passed(self, entry: Entry) -> None:
         report = self._stages.report
@@ -377,6 +390,7 @@ def stream_path(stages: Stages, ordered: bool) -> StreamPath | KernelStreamPath:
     from seqdedup.engine import load
 
     kernel = load()
-    if kernel is None or ordered or stages.config.max_history is not None:
+    config = stages.config
+    if kernel is None or ordered or config.top or config.max_history is not None:
         return StreamPath(stages, ordered)
     return KernelStreamPath(stages, kernel)

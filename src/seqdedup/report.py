@@ -397,6 +397,8 @@ class TopSequences:
                 first_seen = {"lines": [fields["match_start"], fields["match_end"]]}
                 if named:
                     first_seen["file"] = fields["match_file"]
+                if "match_stream" in fields:  # --stream-by
+                    first_seen["stream"] = fields["match_stream"]
             entry = {
                 "length": piece.end - piece.start + 1,
                 "repeats": 0,
@@ -459,6 +461,7 @@ def _top_table(rows: list[dict[str, Any]], width: int) -> Any:
             if "sequence" in seen
             else f"lines {seen['lines'][0]}-{seen['lines'][1]}"
             + (f" of {seen['file']}" if "file" in seen else "")
+            + (f" (stream {seen['stream']})" if "stream" in seen else "")
         )
         numbers = [f"{row[key]:,}" for key in ("removed", "seen", "length")]
         cells.append([*numbers, visible(where), visible(row["first_record"] or "")])
