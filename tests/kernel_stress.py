@@ -581,11 +581,12 @@ def stream_run(kernel, rng: random.Random) -> None:
     window = rng.randint(1, 5)
     idle = rng.choice([None, rng.randint(1, 6)])
     most = rng.choice([None, rng.randint(1, 3)])
+    history = rng.choice([None, rng.randint(1, 12)])
     records = [
         (str(rng.randrange(rng.randint(1, 5))), rng.choice("abc"))
         for _ in range(rng.randint(0, 90))
     ]
-    m = kernel.StreamMatcher(window, idle, most, count_runs=True)
+    m = kernel.StreamMatcher(window, idle, most, count_runs=True, history=history)
     words = key_hashes([key for _, key in records], rng.choice([None, 7]))
     flags, totals, runs = b"", 0, 0
     at = 0
@@ -601,8 +602,8 @@ def stream_run(kernel, rng: random.Random) -> None:
     flags += got
     totals += sum(array("q", ended)[1::3])
     runs += len(closed) // 16
-    expected = interleaved_skipped(records, window, None, idle, most)
-    assert flags == bytes(expected), (records, window, idle, most)
+    expected = interleaved_skipped(records, window, history, idle, most)
+    assert flags == bytes(expected), (records, window, history, idle, most)
     assert totals == len(records)
     assert runs == len(interleaved_runs(records, expected, idle, most))
     for bad in ((b"x", array("i", [0]).tobytes()), (bytes(16), array("i", [-1]).tobytes())):

@@ -267,8 +267,8 @@ class StreamPath(_StreamRun):
 
 
 class KernelStreamPath(_StreamRun):
-    """The same rule decided by the kernel's ``StreamMatcher`` (unlimited history, no
-    markers or explanations): each active stream gets a small lane number; the kernel
+    """The same rule decided by the kernel's ``StreamMatcher`` (no markers,
+    explanations or ``--top``): each active stream gets a small lane number; the kernel
     hands back the decided records' flags in input order, the streams that ended (with
     their counts) and the closed runs' contents."""
 
@@ -280,6 +280,7 @@ class KernelStreamPath(_StreamRun):
             config.stream_idle,
             config.max_streams,
             count_runs=config.sequence_stats,
+            history=config.max_history,
         )
         self._lanes: dict[str, int] = {}  # active stream names -> lane
         self._names: list[str] = []  # lane -> stream name
@@ -385,12 +386,12 @@ def explain_stream_run(fields: dict[str, Any], named: bool) -> str:
 
 
 def stream_path(stages: Stages, ordered: bool) -> StreamPath | KernelStreamPath:
-    """The kernel's path where it serves (unlimited history, nothing reported per run),
-    else the Python decider's."""
+    """The kernel's path where it serves (nothing reported per run), else the Python
+    decider's."""
     from seqdedup.engine import load
 
     kernel = load()
     config = stages.config
-    if kernel is None or ordered or config.top or config.max_history is not None:
+    if kernel is None or ordered or config.top:
         return StreamPath(stages, ordered)
     return KernelStreamPath(stages, kernel)

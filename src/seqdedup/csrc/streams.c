@@ -1,11 +1,17 @@
 /*
  * seqdedup._kernel.StreamMatcher: the skip rule per stream with one shared history
- * (--stream-by, unlimited history): the twin of interleaved.StreamDecider for runs that
- * report no pieces. Records come as their key hashes and their stream's lane (a small
- * id the caller gives each active stream name); per lane the last W hashes and
- * positions, the rolling fingerprint, the open duplicate run and its counts; one
- * first-end table for all lanes. A window is a repeat when its fingerprint first ended
- * before the window started. Decisions come back in input order.
+ * (--stream-by): the twin of interleaved.StreamDecider for runs that report no pieces.
+ * Records come as their key hashes and their stream's lane (a small id the caller
+ * gives each active stream name); per lane the last W hashes and positions, the rolling
+ * fingerprint, the open duplicate run and its counts. Unlimited history: one first-end
+ * table for all lanes; a window is a repeat when its fingerprint first ended before
+ * the window started. Decisions come back in input order.
+ *
+ * With a history of H records: per position, the end of the previous occurrence of the
+ * window that ended there (a ring of H + 1, older ends are forgotten), and per
+ * fingerprint its latest end, in two generations rotated every H positions (as the
+ * Matcher's chains). A window repeats when, walking its fingerprint's ends from the
+ * latest, one that ended before it started is still within the history.
  */
 #include "attribution.h" /* Vec */
 #include "first_table.h"
@@ -13,6 +19,7 @@
 #define DECIDED 1
 #define SKIPPED 2
 #define NO_LANE (-1)
+#define NO_END (-1)
 
 typedef struct {
     int64_t last;             /* position of its last record */
@@ -39,7 +46,14 @@ typedef struct {
     int64_t *ring_pos;
     size_t lane_cap;
     int32_t lru_head, lru_tail, active_count;
-    FirstTable first;         /* fingerprint -> first end */
+    FirstTable first;         /* unlimited: fingerprint -> first end */
+    int64_t history;          /* -1: unlimited */
+    Table latest[2];          /* limited: fingerprint -> latest end, two generations */
+    int current;
+    int64_t rotated_at;
+    int64_t *previous;        /* limited: per position, the previous end of its window */
+    size_t previous_cap;      /* a power of two */
+    int64_t previous_base, previous_len;
     unsigned char *queue;     /* per position from queue_base: DECIDED | SKIPPED */
     size_t queue_len, queue_cap;
     int64_t queue_base, position;
@@ -170,6 +184,66 @@ static int queue_append(StreamMatcher *s)
     return 0;
 }
 
+/* Limited history: position g's slot (the previous end of the window ending there). */
+static int64_t *previous_at(StreamMatcher *s, int64_t g)
+{
+    return &s->previous[(size_t)g & (s->previous_cap - 1)];
+}
+
+/* Limited history: make room for position g, forgetting ends older than the history. */
+static int previous_append(StreamMatcher *s, int64_t g)
+{
+    while (s->previous_len && s->previous_base < g - s->history) {
+        s->previous_base++;
+        s->previous_len--;
+    }
+    if ((size_t)s->previous_len == s->previous_cap) {
+        size_t cap = s->previous_cap ? s->previous_cap * 2 : 1024;
+        if (cap > SIZE_MAX / sizeof(int64_t)) return (void)PyErr_NoMemory(), -1;
+        int64_t *ring = PyMem_Malloc(cap * sizeof(int64_t));
+        if (ring == NULL) return (void)PyErr_NoMemory(), -1;
+        for (int64_t e = s->previous_base; e < s->previous_base + s->previous_len; e++)
+            ring[(size_t)e & (cap - 1)] = *previous_at(s, e);
+        PyMem_Free(s->previous);
+        s->previous = ring;
+        s->previous_cap = cap;
+    }
+    if (!s->previous_len) s->previous_base = g;
+    s->previous_len++;
+    *previous_at(s, g) = NO_END;
+    return 0;
+}
+
+/* Limited history: whether the window `key` (ending at g, started at `start`) repeats
+ * one that ended before it started, within the history; then it is admitted. */
+static int limited_repeat(StreamMatcher *s, Hash128 key, int64_t start, int64_t g, int *repeat)
+{
+    Table *cur = &s->latest[s->current], *old = &s->latest[1 - s->current];
+    int64_t *found = table_find(cur, key);
+    if (found == NULL) found = table_find(old, key);
+    int64_t latest = found != NULL ? found[0] : NO_END, end = latest;
+    *repeat = 0;
+    while (end != NO_END && end >= g - s->history && end >= s->previous_base) {
+        if (end < start) {
+            *repeat = 1;
+            break;
+        }
+        end = *previous_at(s, end);
+    }
+    *previous_at(s, g) = latest;
+    int created;
+    int64_t *slot = table_upsert(cur, key, &created);
+    if (slot == NULL) return -1;
+    slot[0] = g;
+    if (g + 1 - s->rotated_at >= s->history) {
+        /* what was last written two rotations ago is older than the history */
+        table_clear(old);
+        s->current = 1 - s->current;
+        s->rotated_at = g + 1;
+    }
+    return 0;
+}
+
 /* One tracked record of lane `id` with key hash `key`. */
 static int push_one(StreamMatcher *s, int32_t id, Hash128 key)
 {
@@ -177,6 +251,7 @@ static int push_one(StreamMatcher *s, int32_t id, Hash128 key)
     while (s->idle >= 0 && s->lru_head != NO_LANE && g - s->lanes[s->lru_head].last > s->idle)
         if (end_lane(s, s->lru_head) < 0) return -1;
     if (grow_lanes(s, id) < 0 || queue_append(s) < 0) return -1;
+    if (s->history >= 0 && previous_append(s, g) < 0) return -1;
     Lane *l = &s->lanes[id];
     if (!l->active) {
         if (s->max_lanes >= 0 && s->active_count >= s->max_lanes && end_lane(s, s->lru_head) < 0)
@@ -212,8 +287,14 @@ static int push_one(StreamMatcher *s, int32_t id, Hash128 key)
     if (l->filled < w) return 0;
     int64_t start = pos[l->head], first;
     Hash128 fingerprint = {l->lo, l->hi};
-    if (ft_first_start(&s->first, fingerprint, g, &first) < 0) return -1;
-    if (first < start)
+    int repeat;
+    if (s->history >= 0) {
+        if (limited_repeat(s, fingerprint, start, g, &repeat) < 0) return -1;
+    } else {
+        if (ft_first_start(&s->first, fingerprint, g, &first) < 0) return -1;
+        repeat = first < start;
+    }
+    if (repeat)
         for (int32_t k = 0; k < w; k++) s->queue[pos[k] - s->queue_base] |= SKIPPED;
     return decide_oldest(s, id);
 }
@@ -339,12 +420,12 @@ static int limit_of(PyObject *value, const char *name, int64_t *out)
 
 static int StreamMatcher_init(StreamMatcher *s, PyObject *args, PyObject *kwds)
 {
-    static char *names[] = {"window", "idle", "max_streams", "count_runs", NULL};
+    static char *names[] = {"window", "idle", "max_streams", "count_runs", "history", NULL};
     Py_ssize_t width;
-    PyObject *idle = Py_None, *max_streams = Py_None;
+    PyObject *idle = Py_None, *max_streams = Py_None, *history = Py_None;
     int count_runs = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "n|OOp", names, &width, &idle, &max_streams,
-                                     &count_runs))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "n|OOpO", names, &width, &idle, &max_streams,
+                                     &count_runs, &history))
         return -1;
     if (s->ready) {
         PyErr_SetString(PyExc_RuntimeError, "StreamMatcher is initialised already");
@@ -354,8 +435,11 @@ static int StreamMatcher_init(StreamMatcher *s, PyObject *args, PyObject *kwds)
         PyErr_SetString(PyExc_ValueError, "window must be from 1 to 2^20");
         return -1;
     }
-    if (limit_of(idle, "idle", &s->idle) < 0 || limit_of(max_streams, "max_streams", &s->max_lanes) < 0)
+    if (limit_of(idle, "idle", &s->idle) < 0 ||
+        limit_of(max_streams, "max_streams", &s->max_lanes) < 0 ||
+        limit_of(history, "history", &s->history) < 0)
         return -1;
+    s->latest[0].stride = s->latest[1].stride = 3; /* key (2), latest end */
     s->coeffs = seqdedup_coefficients(width);
     if (s->coeffs == NULL) return -1;
     s->width = (int32_t)width;
@@ -378,14 +462,22 @@ static void StreamMatcher_dealloc(StreamMatcher *s)
     vec_free(&s->ended);
     vec_free(&s->runs);
     ft_free(&s->first);
+    table_free(&s->latest[0]);
+    table_free(&s->latest[1]);
+    PyMem_Free(s->previous);
     type->tp_free((PyObject *)s);
     Py_DECREF(type);
 }
 
-static PyObject *get_position(StreamMatcher *s, void *c) { return PyLong_FromLongLong(s->position); }
+static PyObject *get_position(StreamMatcher *s, void *c)
+{
+    return PyLong_FromLongLong(s->position);
+}
 
 static PyObject *get_windows(StreamMatcher *s, void *c)
 {
+    if (s->history >= 0)
+        return PyLong_FromSize_t(table_len(&s->latest[0]) + table_len(&s->latest[1]));
     return PyLong_FromSize_t(s->first.size + (size_t)s->first.has_zero);
 }
 
