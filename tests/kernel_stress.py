@@ -18,6 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from seqdedup.attribution import runs_of
 from seqdedup.engine import MASK64, hash_words
+from seqdedup.interleaved import prefix_program
 from seqdedup.jsonkeys import JsonSelector
 from seqdedup.library.store import encode_records
 from seqdedup.normalize import normalize_py
@@ -611,6 +612,41 @@ def stream_run(kernel, rng: random.Random) -> None:
             m.push(*bad)
 
 
+def prefix_calls(kernel, rng: random.Random) -> None:
+    """stream_prefixes: random prefix programs against re, and malformed calls."""
+    import re
+
+    pieces = ["\\[", "\\]", " ", "a", "\\d", "\\S", "[^]]", "."]
+    atoms = [rng.choice(pieces) + rng.choice(["", "+", "*", "?", "{2}"]) for _ in range(4)]
+    low = rng.randint(0, 3)
+    atoms[low : low + 2] = ["(" + "".join(atoms[low : low + 2]) + ")"]
+    pattern = re.compile(("^" + "".join(atoms)).encode())
+    program = prefix_program(pattern)
+    records = [
+        bytes(
+            rng.choice(b"a1 []\xff")
+            for _ in range(rng.randint(0, 3000 if rng.random() < 0.05 else 9))
+        )
+        for _ in range(rng.randint(0, 30))
+    ]
+    if program is not None:
+        names, found, keys = kernel.stream_prefixes(records, *program)
+        for record, index, key in zip(records, array("i", found), keys, strict=True):
+            match = pattern.search(record)
+            assert (index == -1) == (match is None)
+            if match is not None:
+                assert names[index] == match.group(1) and key == record[match.end() :]
+        ascii_only = kernel.stream_prefixes(records, *program, True)
+        assert (ascii_only is None) == (not b"".join(records).isascii())
+    for bad in (
+        ([b"a"], b"x" * 31, b"", b"", 0, 1),
+        ([b"a"], bytes(32), bytes(8), bytes(8), 1, 1),
+        ([1], bytes(32), bytes(8), bytes(8), 0, 1),
+    ):
+        with contextlib.suppress(ValueError, TypeError):
+            kernel.stream_prefixes(*bad)
+
+
 def main() -> None:
     kernel = load(sys.argv[1])
     big_run(kernel)
@@ -626,6 +662,7 @@ def main() -> None:
         key_calls(kernel, rng)
         hostile_calls(kernel, rng)
         stream_run(kernel, rng)
+        prefix_calls(kernel, rng)
     print(f"kernel stress: {iterations} iterations, all equal to the oracle")
 
 

@@ -7,10 +7,12 @@ import io
 import json
 import os
 import random
+import re
 import select
 import subprocess
 import sys
 import time
+from array import array
 from pathlib import Path
 
 import pytest
@@ -358,3 +360,50 @@ def test_top_counts_each_runs_sequence(engine, records, window, cuts):
     got = sorted((row["removed"], row["seen"], row["length"]) for row in top)
     assert got == sorted((len(c) * n, n + 1, len(c)) for c, n in want.items())
     assert all("stream" in row["first_seen"] for row in top)
+
+
+PIECES = ["\\[", "\\]", " ", "-", "a", "b", "\\d", "\\w", "\\S", "[^]]", "[a-c]", ".", "\\W"]
+QUANTIFIERS = ["", "+", "*", "?", "{2}", "{1,3}"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    parts=st.lists(
+        st.tuples(st.sampled_from(PIECES), st.sampled_from(QUANTIFIERS)), min_size=1, max_size=5
+    ),
+    group=st.tuples(st.integers(0, 5), st.integers(0, 5)),
+    records=st.lists(st.text("ab1 []-_\t", max_size=12), max_size=12),
+)
+def test_prefix_programs_find_what_the_pattern_finds(parts, group, records):
+    """Where a pattern is a prefix program, the kernel's names and keys are exactly
+    those of re.search on every record."""
+    from seqdedup.interleaved import prefix_program
+
+    kernel = pytest.importorskip("seqdedup._kernel")
+    atoms = [piece + quantifier for piece, quantifier in parts]
+    low, high = sorted(group)
+    if low < high <= len(atoms):
+        atoms[low:high] = ["(" + "".join(atoms[low:high]) + ")"]
+    pattern = re.compile(("^" + "".join(atoms)).encode())
+    program = prefix_program(pattern)
+    if program is None:
+        return
+    data = [record.encode() for record in records]
+    names, found, keys = kernel.stream_prefixes(data, *program)
+    group_index = 1 if pattern.groups else 0
+    for record, index, key in zip(data, array("i", found), keys, strict=True):
+        match = pattern.search(record)
+        if match is None:
+            assert index == -1 and key == record
+        else:
+            assert names[index] == match.group(group_index)
+            assert key == record[: match.start()] + record[match.end() :]
+
+
+def test_common_stream_patterns_are_prefix_programs():
+    from seqdedup.interleaved import prefix_program
+
+    for text in (r"^\[(pod-\d+)\] ", r"^\[pod/([^/]+)/[^]]*\] ", r"^(\S+) ", r"^(\w+)\[\d+\]: "):
+        assert prefix_program(re.compile(text.encode())) is not None, text
+    for text in (r"^(a+)a", r"(x)", r"^(.*) ", r"^(ab|c)", r"^(a+?)b", r"^(a)$"):
+        assert prefix_program(re.compile(text.encode())) is None, text

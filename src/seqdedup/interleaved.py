@@ -15,16 +15,16 @@ with a single stream the decisions are exactly those of :mod:`seqdedup.matcher`.
 
 from __future__ import annotations
 
+import re
+from array import array
 from collections import OrderedDict, deque
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from seqdedup.config import compile_stream_pattern
 from seqdedup.engine import MASK64, MASK128
 from seqdedup.matcher import coefficients
 
 if TYPE_CHECKING:
-    import re
-
     from seqdedup.config import Config
 
 UNNAMED = "(unnamed)"  # the stream of the records before the first one that names one
@@ -75,6 +75,14 @@ class StreamNamer:
             start, end = match.span()
             keyed.append((text[:start] + text[end:]).encode("utf-8", "surrogateescape"))
         return names, keyed
+
+    def program(self) -> PrefixProgram | None:
+        """The pattern as a prefix program (on bytes: the pattern itself in byte mode,
+        its twin for ASCII records in text mode), if it is one."""
+        if self._json is not None or self._pattern is None:
+            return None
+        pattern = self._twin if self._text else self._pattern
+        return prefix_program(pattern) if pattern is not None else None
 
     def _split_bytes(
         self, records: list[bytes], pattern: re.Pattern[bytes]
@@ -341,3 +349,137 @@ class StreamDecider:
     @property
     def remembered_windows(self) -> int:
         return len(self._first) + len(self._admitted)
+
+
+class PrefixProgram(NamedTuple):
+    """A pattern as steps from the record's start (see :func:`prefix_program`): per step
+    a set of bytes (256 bits), how often at least and at most (-1: no limit); the steps
+    ``name_from`` .. ``name_to`` - 1 are the name."""
+
+    sets: bytes
+    mins: bytes  # int64 each
+    maxes: bytes
+    name_from: int
+    name_to: int
+
+
+def prefix_program(pattern: re.Pattern[bytes]) -> PrefixProgram | None:
+    """The bytes pattern as a prefix program, if greedy steps without backtracking find
+    exactly what it finds: anchored at the start (``^`` or ``\\A``), then literals,
+    classes and greedy repeats of one class, at most one group of them (the name); a
+    repeat whose count may vary must not share a byte with what can follow it up to the
+    next required step (so backtracking could never give a byte back). None otherwise."""
+    from re import _constants as c  # type: ignore[attr-defined]
+    from re import _parser  # type: ignore[attr-defined]
+
+    if pattern.flags or pattern.groups > 1:
+        return None
+    items = list(_parser.parse(pattern.pattern, pattern.flags))
+    if not items or items[0] not in ((c.AT, c.AT_BEGINNING), (c.AT, c.AT_BEGINNING_STRING)):
+        return None
+    found = _steps(c, items[1:])
+    if found is None or not _greedy_is_exact(found[0]):
+        return None
+    steps, name = found
+    return PrefixProgram(
+        b"".join(members.to_bytes(32, "little") for members, _, _ in steps),
+        array("q", [low for _, low, _ in steps]).tobytes(),
+        array("q", [high for _, _, high in steps]).tobytes(),
+        *name,
+    )
+
+
+def _steps(c: Any, items: list[Any]) -> tuple[list[tuple[int, int, int]], tuple[int, int]] | None:
+    """The items as steps (set as 256 bits, min, max) and the name's steps (the group's,
+    or all of them), or None."""
+    steps: list[tuple[int, int, int]] = []
+    name = (0, 0)
+    for op, arg in items:
+        inner = [(op, arg)]
+        if op is c.SUBPATTERN:
+            group, add, remove, inner = arg
+            if group != 1 or add or remove or name != (0, 0):
+                return None
+        first = len(steps)
+        for inner_op, inner_arg in inner:
+            step = _step(c, inner_op, inner_arg)
+            if step is None:
+                return None
+            steps.append(step)
+        if op is c.SUBPATTERN:
+            name = (first, len(steps))
+            if first == len(steps):
+                return None
+    if not steps:
+        return None
+    return steps, name if name != (0, 0) else (0, len(steps))
+
+
+def _greedy_is_exact(steps: list[tuple[int, int, int]]) -> bool:
+    """Whether no step whose count may vary shares a byte with what may follow it, up to
+    and including the next step that must match at least once."""
+    for k, (members, low, high) in enumerate(steps):
+        if low == high:
+            continue
+        following = 0
+        for later, later_low, _ in steps[k + 1 :]:
+            following |= later
+            if later_low:
+                break
+        if members & following:
+            return False
+    return True
+
+
+_CLASSES = {
+    "CATEGORY_DIGIT": b"0123456789",
+    "CATEGORY_WORD": b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_",
+    "CATEGORY_SPACE": b" \t\n\r\f\v",
+}
+_ALL = (1 << 256) - 1
+
+
+def _members(c: Any, op: Any, arg: Any) -> int | None:
+    """The bytes one item matches, as bits; None for what a set cannot say."""
+    if op is c.LITERAL:
+        return 1 << int(arg)
+    if op is c.NOT_LITERAL:
+        return _ALL & ~(1 << int(arg))
+    if op is c.ANY:
+        return _ALL & ~(1 << 10)  # (no DOTALL: any byte but a newline)
+    if op is c.RANGE:
+        return sum(1 << b for b in range(arg[0], arg[1] + 1))
+    if op is c.CATEGORY:
+        name = str(arg)
+        negated = name.startswith("CATEGORY_NOT_")
+        base = _CLASSES.get(name.replace("CATEGORY_NOT_", "CATEGORY_"))
+        if base is None:
+            return None
+        bits = sum(1 << b for b in base)
+        return _ALL & ~bits if negated else bits
+    if op is c.IN:
+        bits, negate = 0, False
+        for inner_op, inner_arg in arg:
+            if inner_op is c.NEGATE:
+                negate = True
+                continue
+            part = _members(c, inner_op, inner_arg)
+            if part is None:
+                return None
+            bits |= part
+        return _ALL & ~bits if negate else bits
+    return None
+
+
+def _step(c: Any, op: Any, arg: Any) -> tuple[int, int, int] | None:
+    """One item as a step (bits, min, max), or None."""
+    if op is c.MAX_REPEAT:
+        low, high, inner = arg
+        if len(inner) != 1:
+            return None
+        members = _members(c, *inner[0])
+        if members is None:
+            return None
+        return members, low, -1 if high is c.MAXREPEAT else high
+    members = _members(c, op, arg)
+    return None if members is None else (members, 1, 1)

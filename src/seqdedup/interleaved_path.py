@@ -287,9 +287,17 @@ class KernelStreamPath(_StreamRun):
         self._free: list[int] = []  # lanes of streams that ended
         self._pending: list[bytes] = []
         self._pending_tracked: list[bool] = []  # with filters: which pending are tracked
+        self._kernel = kernel
+        # Names found by the kernel where the pattern is a prefix program (no filters)
+        self._program = None if stages.filters else self._namer.program()
+        self._ascii_only = not config.byte_mode  # (the program is the text pattern's twin)
 
     def feed(self, records: Iterable[bytes]) -> list[bytes]:
         batch = records if isinstance(records, list) else list(records)
+        if self._program is not None:
+            found = self._kernel.stream_prefixes(batch, *self._program, self._ascii_only)
+            if found is not None:  # (None: a record is not ASCII, its text is matched)
+                return self._feed_prefixed(batch, *found)
         names, hashes, decisions = self._named(batch, len(self._pending))
         lanes = array("i")
         lane_of, current = self._lanes, self._current
@@ -308,6 +316,33 @@ class KernelStreamPath(_StreamRun):
         if tracked is not None:
             self._pending_tracked += tracked
         return self._taken(self._matcher.push(hashes, lanes.tobytes()))
+
+    def _feed_prefixed(
+        self, batch: list[bytes], found_names: list[bytes], found: bytes, keyed: list[bytes]
+    ) -> list[bytes]:
+        """``feed`` with the names the kernel found: each distinct name, each record's
+        name (an index into them, -1: none), each record without its match."""
+        initial = -1
+        if batch and int.from_bytes(found[:4], "little", signed=True) < 0:
+            initial = self._lane(self._current)  # the batch starts with a continuation
+        names = [raw.decode("utf-8", "backslashreplace") for raw in found_names]
+        translate = array("i", map(self._lane, names))
+        indices = array("i", found)
+        for index in reversed(indices):
+            if index >= 0:
+                self._current = names[index]
+                break
+        try:
+            hashes = bytes(hash_words(self._stages.keys.hashes(keyed)))
+        except PatternTimeout as exc:
+            number = self._stages.released + len(self._pending) + 1 + exc.index
+            raise exc.at(self._stages.report.streams.line(number).lower()) from None
+        self._pending += batch
+        return self._taken(self._matcher.push(hashes, found, translate.tobytes(), initial))
+
+    def _lane(self, name: str) -> int:
+        lane = self._lanes.get(name)
+        return self._new_lane(name) if lane is None else lane
 
     def _new_lane(self, name: str) -> int:
         lane = self._free.pop() if self._free else len(self._names)

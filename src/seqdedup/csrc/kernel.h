@@ -14,6 +14,7 @@
  *   fold.c          --fold's key comparisons: a run's shortest period, its copies
  *   stretches.c     the chunk path's new material, encoded as library rows
  *   streams.c       the StreamMatcher type: the rule per stream (--stream-by)
+ *   prefix.c        --stream-by's names by a prefix program, for simple patterns
  *
  * Here: the open-addressing table and growable arrays the units share, the Matcher's
  * state, and the functions one unit offers another (prefixed seqdedup_; the build
@@ -395,6 +396,8 @@ PyObject *seqdedup_py_first_match(PyObject *self, PyObject *args);
 int seqdedup_take_stretches(Matcher *m, size_t count, int64_t first_index);
 /* fold.c */
 PyObject *seqdedup_py_shortest_period(PyObject *self, PyObject *arg);
+/* prefix.c */
+PyObject *seqdedup_py_stream_prefixes(PyObject *self, PyObject *args);
 PyObject *seqdedup_py_periodic_match(PyObject *self, PyObject *args);
 
 /* module.c */

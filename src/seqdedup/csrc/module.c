@@ -274,6 +274,10 @@ static PyMethodDef kernel_methods[] = {
     {"shortest_period", seqdedup_py_shortest_period, METH_O,
      "shortest_period(keys) -> the smallest p with key i equal to key i-p for every i >= p "
      "(16-byte keys)"},
+    {"stream_prefixes", seqdedup_py_stream_prefixes, METH_VARARGS,
+     "stream_prefixes(records, sets, mins, maxes, name_from, name_to, ascii_only=False) -> "
+     "(names, found, keys) | None: --stream-by's names by a prefix program (see "
+     "interleaved.prefix_program)"},
     {"periodic_match", seqdedup_py_periodic_match, METH_VARARGS,
      "periodic_match(unit, data, offset) -> how many keys of data equal the unit's, "
      "repeated, from key offset of the repetition on"},

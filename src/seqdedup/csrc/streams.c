@@ -355,36 +355,56 @@ static PyObject *leave(StreamMatcher *s, int rc)
                          runs, (Py_ssize_t)(s->runs.len * sizeof(int64_t)));
 }
 
+/* The lane of record k: its entry of `lanes`, or with `translate` the lane of its name
+ * (an index into translate; -1: the record continues the stream before it). */
+static int lane_of(const unsigned char *lanes, Py_ssize_t k, const Py_buffer *translate,
+                   int32_t *current, int32_t *id)
+{
+    int32_t given;
+    memcpy(&given, lanes + (size_t)k * sizeof given, sizeof given);
+    if (translate->buf != NULL) {
+        Py_ssize_t names = translate->len / (Py_ssize_t)sizeof(int32_t);
+        if (given >= names) {
+            PyErr_SetString(PyExc_ValueError, "a name index beyond the translation");
+            return -1;
+        }
+        if (given >= 0) memcpy(current, (const char *)translate->buf + (size_t)given * 4, 4);
+        given = *current;
+    }
+    if (given < 0 || given >= (1 << 30)) {
+        PyErr_SetString(PyExc_ValueError, "a lane is from 0 to 2^30 - 1");
+        return -1;
+    }
+    *id = given;
+    return 0;
+}
+
 static PyObject *StreamMatcher_push(StreamMatcher *s, PyObject *args)
 {
-    Py_buffer hashes, lanes;
-    if (!PyArg_ParseTuple(args, "y*y*", &hashes, &lanes)) return NULL;
-    int rc = -1;
+    Py_buffer hashes, lanes, translate = {0};
+    Py_ssize_t initial = -1;
+    if (!PyArg_ParseTuple(args, "y*y*|y*n", &hashes, &lanes, &translate, &initial)) return NULL;
+    PyObject *result = NULL;
     Py_ssize_t n = lanes.len / (Py_ssize_t)sizeof(int32_t);
-    if (lanes.len % (Py_ssize_t)sizeof(int32_t) || hashes.len != n * (Py_ssize_t)sizeof(Hash128)) {
+    if (lanes.len % (Py_ssize_t)sizeof(int32_t) || hashes.len != n * (Py_ssize_t)sizeof(Hash128) ||
+        translate.len % (Py_ssize_t)sizeof(int32_t) || initial < -1 || initial >= (1 << 30)) {
         PyErr_SetString(PyExc_ValueError, "expected 16 bytes of hash and 4 of lane per record");
     } else if (enter(s) == 0) {
-        rc = 0;
-        const unsigned char *h = hashes.buf, *ids = lanes.buf;
+        int rc = 0;
+        int32_t current = (int32_t)initial, id;
+        const unsigned char *h = hashes.buf;
         for (Py_ssize_t k = 0; k < n && rc == 0; k++) {
             Hash128 key;
-            int32_t id;
             memcpy(&key, h + (size_t)k * sizeof key, sizeof key);
-            memcpy(&id, ids + (size_t)k * sizeof id, sizeof id);
-            if (id < 0 || id >= (1 << 30)) {
-                PyErr_SetString(PyExc_ValueError, "a lane is from 0 to 2^30 - 1");
-                rc = -1;
-            } else {
-                rc = push_one(s, id, key);
-            }
+            rc = lane_of(lanes.buf, k, &translate, &current, &id);
+            if (rc == 0) rc = push_one(s, id, key);
         }
-        PyBuffer_Release(&hashes);
-        PyBuffer_Release(&lanes);
-        return leave(s, rc);
+        result = leave(s, rc);
     }
     PyBuffer_Release(&hashes);
     PyBuffer_Release(&lanes);
-    return NULL;
+    if (translate.buf != NULL) PyBuffer_Release(&translate);
+    return result;
 }
 
 static PyObject *StreamMatcher_end_all(StreamMatcher *s, PyObject *Py_UNUSED(ignored))
@@ -488,9 +508,11 @@ static PyGetSetDef StreamMatcher_getset[] = {
 
 static PyMethodDef StreamMatcher_methods[] = {
     {"push", (PyCFunction)StreamMatcher_push, METH_VARARGS,
-     "push(hashes, lanes) -> (flags, ended, runs): the next tracked records (16-byte key "
-     "hashes, int32 lanes); the skipped flags of those now decided in input order, the "
-     "streams that ended (int64 lane, total, skipped) and the closed runs' contents"},
+     "push(hashes, lanes, translate=None, initial=-1) -> (flags, ended, runs): the next "
+     "tracked records (16-byte key hashes, int32 lanes; with translate, int32 indices into "
+     "it, -1 for a record that continues the stream before it, `initial` before the "
+     "first); the skipped flags of those now decided in input order, the streams that "
+     "ended (int64 lane, total, skipped) and the closed runs' contents"},
     {"end_all", (PyCFunction)StreamMatcher_end_all, METH_NOARGS,
      "end_all() -> (flags, ended, runs): every stream ends"},
     {"active", (PyCFunction)StreamMatcher_active, METH_O, "active(lane) -> whether it is open"},
