@@ -35,7 +35,8 @@ class StreamNamer:
     """Each record's stream name (``None``: the pattern or field is not there, so it
     belongs to the stream of the record before it) and its key text without the name."""
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, kernel: Any = None) -> None:
+        self._kernel = kernel  # with a prefix program, it finds the names
         self._json: tuple[str, ...] | None = None
         self._pattern: re.Pattern[Any] | None = None
         self._twin: re.Pattern[bytes] | None = None  # the pattern on ASCII records' bytes
@@ -51,12 +52,19 @@ class StreamNamer:
                 from seqdedup.filters import byte_twin
 
                 self._twin = byte_twin(self._pattern)
+        self._program = self.program() if kernel is not None else None
 
     def split(self, records: list[bytes]) -> tuple[list[str | None], list[bytes]]:
         """The stream names of ``records`` and the records as their keys see them."""
         if self._json is not None:
             return [self._json_name(record) for record in records], records
         assert self._pattern is not None
+        if self._program is not None:
+            found = self._kernel.stream_prefixes(records, *self._program, self._text)
+            if found is not None:  # (None: a record is not ASCII)
+                raw, indices, stripped = found
+                decoded = [name.decode("utf-8", "backslashreplace") for name in raw]
+                return [decoded[i] if i >= 0 else None for i in array("i", indices)], stripped
         if not self._text:
             return self._split_bytes(records, self._pattern)
         if self._twin is not None and b"".join(records).isascii():

@@ -21,6 +21,7 @@ from seqdedup.config import (
     DEFAULT_STREAM_FILES_ANNOTATION,
 )
 from seqdedup.engine import hash_ints, hash_words
+from seqdedup.engine import load as load_kernel
 from seqdedup.errors import visible
 from seqdedup.filters import TRACKED, UNMATCHED
 from seqdedup.interleaved import (
@@ -92,7 +93,7 @@ class _StreamRun(RecordPath):
     def __init__(self, stages: Stages, ordered: bool) -> None:
         super().__init__(stages, ordered)
         config = stages.config
-        self._namer = StreamNamer(config)
+        self._namer = StreamNamer(config, load_kernel())
         self._current = UNNAMED  # the stream of the last record (for continuation lines)
         self._rows = StreamRows()
         self.sequences = SequenceCounts(config.max_unique_sequences)
@@ -423,9 +424,7 @@ def explain_stream_run(fields: dict[str, Any], named: bool) -> str:
 def stream_path(stages: Stages, ordered: bool) -> StreamPath | KernelStreamPath:
     """The kernel's path where it serves (nothing reported per run), else the Python
     decider's."""
-    from seqdedup.engine import load
-
-    kernel = load()
+    kernel = load_kernel()
     config = stages.config
     if kernel is None or ordered or config.top:
         return StreamPath(stages, ordered)
