@@ -239,6 +239,7 @@ def interleaved_skipped(
     history: int | None = None,
     idle: int | None = None,
     max_streams: int | None = None,
+    library: Sequence[Sequence[object]] = (),
 ) -> list[bool]:
     """``--stream-by``: for each tracked record (its stream name, None for one that
     continues the stream before it, and its key), whether the rule skips it.
@@ -248,16 +249,17 @@ def interleaved_skipped(
     too many, ends, and its next record starts it afresh. A window is W consecutive
     records of one stream's stretch; it is a repeat when an equal window ended before
     it started (input order) and, with a history, within ``history`` records of its own
-    end. O(n^2 W)."""
+    end; or when it equals W consecutive keys of a ``library`` sequence. O(n^2 W)."""
     keys = [key for _, key in named_keys]
     windows = [
         (tuple(keys[p] for p in stretch[k : k + window]), stretch[k : k + window])
         for stretch in stream_stretches(named_keys, idle, max_streams)
         for k in range(len(stretch) - window + 1)
     ]
+    known = {tuple(seq[k : k + window]) for seq in library for k in range(len(seq) - window + 1)}
     skipped = [False] * len(keys)
     for content, where in windows:
-        if any(
+        if content in known or any(
             other == content
             and earlier[-1] < where[0]
             and (history is None or where[-1] - earlier[-1] <= history)

@@ -407,3 +407,49 @@ def test_common_stream_patterns_are_prefix_programs():
         assert prefix_program(re.compile(text.encode())) is not None, text
     for text in (r"^(a+)a", r"(x)", r"^(.*) ", r"^(ab|c)", r"^(a+?)b", r"^(a)$"):
         assert prefix_program(re.compile(text.encode())) is None, text
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    first=records_strategy,
+    second=records_strategy,
+    window=st.integers(1, 3),
+    idle=st.one_of(st.none(), st.integers(1, 6)),
+    history=st.sampled_from([None, 100]),
+)
+def test_a_library_saved_by_one_run_is_seen_by_every_stream_of_the_next(
+    engine, first, second, window, idle, history
+):
+    """Run one over X saves each stream's windows; run two over Y, loading them, skips
+    what the rule skips in Y when every window of X's streams is already seen."""
+    import tempfile
+
+    from oracle import stream_stretches
+
+    options = {"window_size": window, "stream_by": PREFIX, "stream_idle": idle}
+    with tempfile.TemporaryDirectory() as scratch:
+        library = Path(scratch) / "lib"
+        dedup = Deduplicator(max_history=None, library_dir=library, **options)
+        dedup.feed([text_of(*r) for r in first])
+        dedup.flush()
+        texts = [text_of(*r) for r in second]
+        reader = Deduplicator(max_history=history, read_sequences=(library,), **options)
+        out = reader.feed(texts) + reader.flush()
+    seen = [[first[p][1] for p in stretch] for stretch in stream_stretches(first, idle)]
+    expected = interleaved_skipped(second, window, history, idle, library=seen)
+    assert out == [text for text, skip in zip(texts, expected, strict=True) if not skip]
+
+
+def test_a_stream_library_is_refused_by_a_run_without_streams(tmp_path):
+    """A stream run saves its records without their stream's name: a run that makes its
+    keys otherwise is told so, as for any other key option."""
+    log = tmp_path / "x.log"
+    log.write_bytes(b"[p] a\n[p] b\n[q] a\n")
+    library = tmp_path / "lib"
+    assert (
+        run(["-q", "-w", "2", "--stream-by", PREFIX, "-l", str(library), str(log)]).returncode == 0
+    )
+    done = run(["-q", "-w", "2", "-r", str(library), str(log)])
+    assert done.returncode == 1
+    assert "--stream-by '^\\[(\\w+)\\] '" in done.stderr.decode()
+    assert done.stdout == b""

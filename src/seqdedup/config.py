@@ -46,6 +46,10 @@ DEFAULT_STREAM_ANNOTATION = (
     "[DUPLICATE: Lines {start}-{end} of stream {stream} matched lines "
     "{match_start}-{match_end} of stream {match_stream} (sequence seen {count} times)]"
 )
+DEFAULT_STREAM_LIBRARY_ANNOTATION = (
+    "[DUPLICATE: Lines {start}-{end} of stream {stream} matched library sequence "
+    "{sequence} records {match_start}-{match_end} (sequence seen {count} times)]"
+)
 DEFAULT_STREAM_FILES_ANNOTATION = (
     "[DUPLICATE: Lines {start}-{end} of {file}, stream {stream} matched lines "
     "{match_start}-{match_end} of {match_file}, stream {match_stream} "
@@ -192,11 +196,7 @@ def _validate_streams(config: Config) -> None:
         return
     if config.stream_by is not None and config.stream_by_json is not None:
         raise UsageError("--stream-by and --stream-by-json cannot be used together")
-    for option, given in (
-        ("--fold", config.fold),
-        ("--library-dir", config.library_dir is not None),
-        ("--read-sequences", bool(config.read_sequences)),
-    ):
+    for option, given in (("--fold", config.fold),):
         if given:
             raise UsageError(f"--stream-by cannot be combined with {option} (not supported yet)")
     if config.stream_by is not None:
@@ -279,13 +279,19 @@ def key_settings(config: Config) -> dict[str, object]:
                 steps.append(["normalize", ",".join(class_names(step))])
             else:
                 steps.append(["mask", step.pattern])
-    return {
+    settings: dict[str, object] = {
         "skip_chars": config.skip_chars,
         "hash_transform": config.hash_transform,
         "steps": steps,
         "json_key": sorted(set(config.json_key)),
         "json_ignore": sorted(set(config.json_ignore)),
     }
+    # A stream run's keys (and the records it saves) leave the stream's name out.
+    if config.stream_by is not None:
+        settings["stream_by"] = config.stream_by
+    if config.stream_by_json is not None:
+        settings["stream_by_json"] = config.stream_by_json
+    return settings
 
 
 def describe_key_settings(settings: dict[str, object]) -> str:
@@ -300,6 +306,9 @@ def describe_key_settings(settings: dict[str, object]) -> str:
             parts.append(f"--{option.replace('_', '-')} {path}")
     if settings.get("hash_transform"):
         parts.append(f"--hash-transform '{settings['hash_transform']}'")
+    for option in ("stream_by", "stream_by_json"):
+        if settings.get(option):
+            parts.append(f"--{option.replace('_', '-')} '{settings[option]}'")
     return " ".join(parts) or "no key options"
 
 

@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 
 UNNAMED = "(unnamed)"  # the stream of the records before the first one that names one
 CONTENT_BASE = 0x9E3779B97F4A7C15F39CC0605CEDC835  # odd: a run's content hash, rolled
+LIBRARY_END = -1  # where a loaded window "ended": before every window of the run
+STRETCH_BATCH = 4096  # a stream's new records are handed to the library this often
 
 
 class StreamNamer:
@@ -135,7 +137,9 @@ class Entry:
     __slots__ = (
         "decided",
         "key",
+        "keyed",
         "marker",
+        "new",
         "number",
         "position",
         "record",
@@ -150,6 +154,8 @@ class Entry:
         self.record = record
         self.number = number  # run-wide input record number (1-based)
         self.stream = stream
+        self.new = False  # in a window that is no repeat (saved to a library)
+        self.keyed = record  # without the stream's name: what a library saves
         self.decided = False
         self.skip = False
         self.key = 0
@@ -179,7 +185,7 @@ class _Lane:
     """One stream's window state: its last W key hashes, its undecided records, the
     rolling fingerprint of its last window, and its open duplicate run."""
 
-    __slots__ = ("entries", "hashes", "hi", "last", "lo", "run")
+    __slots__ = ("entries", "hashes", "hi", "last", "lo", "new", "open", "run", "stretch")
 
     def __init__(self, window: int) -> None:
         self.hashes: deque[int] = deque(maxlen=window)
@@ -187,6 +193,9 @@ class _Lane:
         self.lo = self.hi = 0
         self.last = -1
         self.run: Run | None = None
+        self.new: list[bytes] = []  # its latest new records, not handed to the library yet
+        self.stretch: Any = None  # where they go (library.save.Stretches)
+        self.open = False  # its stretch goes on (handed over in part)
 
 
 class SequenceCounts:
@@ -238,6 +247,23 @@ class StreamDecider:
         self._sources = sources  # keep where each window first occurred (for reports)
         self.position = 0
         self.sequences = sequences  # None: runs are not counted (nothing reads it)
+        self._library: dict[int, tuple[int, int, int, str]] = {}  # limited history
+        self._stretches: Any = None  # with a library saved: makes a stream's Stretches
+        self._whole = False  # save every record (not only the new ones)
+
+    def add_library(self, fingerprints: list[int], starts: list[int]) -> None:
+        """Loaded library windows: seen by every stream, before anything (never
+        forgotten); a source's (first, last) are its region indices."""
+        width = self.window
+        table = self._first if self.history is None else self._library
+        for fingerprint, start in zip(fingerprints, starts, strict=True):
+            table.setdefault(fingerprint, (LIBRARY_END, start, start + width - 1, ""))
+
+    def save_into(self, stretches: Any, whole: bool) -> None:
+        """Hand each stream's new material (records in windows that are no repeat; with
+        ``whole``, every record) to ``stretches()``, one per stream stretch."""
+        self._stretches = stretches
+        self._whole = whole
 
     def push(self, name: str, key: int, entry: Entry) -> None:
         """One tracked record of stream ``name`` with key hash ``key``."""
@@ -279,6 +305,9 @@ class StreamDecider:
             first.source = source
             for member in entries:
                 member.skip = True
+        elif self._stretches is not None:
+            for member in entries:
+                member.new = True
         self._admit(fingerprint, position, first.number, entry.number, name)
         self._decide(lane, entries.popleft())
 
@@ -288,6 +317,8 @@ class StreamDecider:
         if self.history is None:
             earliest = self._first.get(fingerprint)
             return earliest if earliest is not None and earliest[0] < start else None
+        if fingerprint in self._library:
+            return self._library[fingerprint]
         admitted, recent, horizon = self._admitted, self._recent, end - self.history
         while admitted and admitted[0][0] < horizon:  # forget what left the history
             _, old = admitted.popleft()
@@ -314,6 +345,13 @@ class StreamDecider:
 
     def _decide(self, lane: _Lane, entry: Entry) -> None:
         entry.decided = True
+        if self._stretches is not None:
+            if entry.new or self._whole:
+                lane.new.append(entry.keyed)
+                if len(lane.new) >= STRETCH_BATCH:
+                    self._hand_over(lane, ended=False)
+            elif lane.new or lane.open:
+                self._hand_over(lane, ended=True)
         run = lane.run
         if not entry.skip:
             if run is not None:
@@ -348,6 +386,19 @@ class StreamDecider:
             self._decide(lane, lane.entries.popleft())
         if lane.run is not None:
             self._close(lane)
+        if lane.new or lane.open:
+            self._hand_over(lane, ended=True)
+
+    def _hand_over(self, lane: _Lane, ended: bool) -> None:
+        """The stream's new records so far go to its stretches (which end with them
+        when a record that is not new, or the stream's end, follows)."""
+        if lane.stretch is None:
+            lane.stretch = self._stretches()
+        lane.stretch.add(lane.new, [True] * len(lane.new), True)
+        lane.new = []
+        lane.open = not ended
+        if ended:
+            lane.stretch.end()
 
     def end_all(self) -> None:
         """End of input (or of one input file): every stream ends."""

@@ -19,12 +19,14 @@ from seqdedup.attribution import DecisionCount, Piece
 from seqdedup.config import (
     DEFAULT_STREAM_ANNOTATION,
     DEFAULT_STREAM_FILES_ANNOTATION,
+    DEFAULT_STREAM_LIBRARY_ANNOTATION,
 )
 from seqdedup.engine import hash_ints, hash_words
 from seqdedup.engine import load as load_kernel
 from seqdedup.errors import visible
 from seqdedup.filters import TRACKED, UNMATCHED
 from seqdedup.interleaved import (
+    LIBRARY_END,
     UNNAMED,
     Entry,
     Run,
@@ -96,15 +98,18 @@ class _StreamRun(RecordPath):
         self._namer = StreamNamer(config, load_kernel())
         self._current = UNNAMED  # the stream of the last record (for continuation lines)
         self._rows = StreamRows()
+        self._keyed: list[bytes] = []  # the last batch without its stream names
         self.sequences = SequenceCounts(config.max_unique_sequences)
         stages.attributor = StreamCount(self.sequences)
 
     def _named(self, batch: list[bytes], held: int) -> tuple[list[str | None], bytes, Any]:
         """The batch's stream names (None: continues the one before), its tracked
-        records' key hashes (16 bytes each) and the filter decisions (None: all tracked).
-        ``held``: records fed and not written yet."""
+        records' key hashes (16 bytes each) and the filter decisions (None: all tracked);
+        ``self._keyed``: every record of it without its stream's name. ``held``: records
+        fed and not written yet."""
         stages = self._stages
         names, keyed = self._namer.split(batch)
+        self._keyed = keyed
         decisions = None
         try:
             if stages.filters:
@@ -155,6 +160,11 @@ class StreamPath(_StreamRun):
             self.sequences if config.sequence_stats or self._reported else None,
             self._reported,
         )
+        windows = stages.library_windows
+        if windows.fps is not None:
+            self._decider.add_library(hash_ints(windows.fps), list(windows.starts))
+        if stages.saver is not None:
+            self._decider.save_into(stages.saver.stretches, bool(config.read_sequences))
         self._queue: deque[Entry] = deque()  # fed, not yet written, in input order
         streams = stages.report.streams
         self._annotation = (
@@ -170,6 +180,7 @@ class StreamPath(_StreamRun):
         hashes = iter(hash_ints(packed))
         number = self._stages.released + len(self._queue) + 1
         queue, push, current = self._queue, self._decider.push, self._current
+        keyed = self._keyed if self._stages.saver is not None else None
         for offset, record in enumerate(batch):
             name = names[offset]
             if name is None:
@@ -177,6 +188,8 @@ class StreamPath(_StreamRun):
             else:
                 current = name
             entry = Entry(record, number + offset, name)
+            if keyed is not None:
+                entry.keyed = keyed[offset]
             queue.append(entry)
             if decisions is None or decisions[offset] == TRACKED:
                 push(name, next(hashes), entry)
@@ -215,7 +228,10 @@ class StreamPath(_StreamRun):
                 if stages.top is not None:
                     self._observe_top(entry.marker, fields)
                 if self._annotation is not None:
-                    marker = self._annotation.format_map(fields)
+                    template = self._annotation
+                    if "sequence" in fields and stages.config.annotation_format is None:
+                        template = DEFAULT_STREAM_LIBRARY_ANNOTATION
+                    marker = template.format_map(fields)
                     out.append(marker.encode("utf-8", "surrogateescape"))
                     last_written = False
                 if stages.report.explain is not None:
@@ -247,23 +263,34 @@ class StreamPath(_StreamRun):
     def _fields(self, run: Run) -> dict[str, Any]:
         """A run's marker and explanation fields: its first and last record, the earliest
         occurrence of its first window (first and last record), the streams."""
-        streams = self._stages.report.streams
+        stages = self._stages
+        streams = stages.report.streams
         file, start = streams.locate(run.first.number)
         end = start + run.last.number - run.first.number
         assert run.source is not None
-        _, match_first, match_last, match_stream = run.source
-        match_file, match_start = streams.locate(match_first)
-        return {
+        ended, match_first, match_last, match_stream = run.source
+        fields = {
             "start": start,
             "end": end,
             "file": file,
             "stream": visible(run.first.stream),
+            "count": run.count,
+            "window_size": stages.config.window_size,
+        }
+        if ended == LIBRARY_END:  # a loaded sequence: its name, and records inside it
+            assert stages.library is not None
+            sequence, offset = stages.library.locate(match_first)
+            match = {"sequence": sequence, "match_file": f"library sequence {sequence}"}
+            match_stream, match_start = "library", offset + 1
+        else:
+            match = {}
+            match["match_file"], match_start = streams.locate(match_first)
+        return {
+            **fields,
+            **match,
             "match_start": match_start,
             "match_end": match_start + match_last - match_first,
-            "match_file": match_file,
             "match_stream": visible(match_stream),
-            "count": run.count,
-            "window_size": self._stages.config.window_size,
         }
 
 
@@ -415,6 +442,12 @@ def explain_stream_run(fields: dict[str, Any], named: bool) -> str:
     start, end = fields["start"], fields["end"]
     lines = f"Line {start}" if start == end else f"Lines {start}-{end}"
     source = f"lines {fields['match_start']}-{fields['match_end']}"
+    if "sequence" in fields:
+        source = f"library sequence {fields['sequence']} records {source[6:]}"
+        return (
+            f"EXPLAIN: {lines}{where} (stream {fields['stream']}) skipped (duplicate of "
+            f"{source}, seen {fields['count']}x)"
+        )
     return (
         f"EXPLAIN: {lines}{where} (stream {fields['stream']}) skipped (duplicate of "
         f"{source}{source_where} (stream {fields['match_stream']}), seen {fields['count']}x)"
@@ -426,6 +459,7 @@ def stream_path(stages: Stages, ordered: bool) -> StreamPath | KernelStreamPath:
     decider's."""
     kernel = load_kernel()
     config = stages.config
-    if kernel is None or ordered or config.top:
+    libraries = config.library_dir is not None or bool(config.read_sequences)
+    if kernel is None or ordered or config.top or libraries:
         return StreamPath(stages, ordered)
     return KernelStreamPath(stages, kernel)

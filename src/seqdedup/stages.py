@@ -12,7 +12,7 @@ their decisions to it; :class:`seqdedup.api.Deduplicator` is the face over both.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from seqdedup.attribution import (
     Attributor,
@@ -79,11 +79,9 @@ class Stages:
             )
         )
         self.attributor = make_attributor(config, engine, self.matcher, on_explain)
-        self.library: LoadedLibrary | None = None
-        if config.read_sequences or config.library_dir is not None:
-            from seqdedup.library.load import load_libraries
-
-            self.library = load_libraries(config, self.keys, self.matcher)
+        # --stream-by: the loaded windows go to the stream decider (fingerprints, starts)
+        self.library_windows = LibraryWindows(self.matcher)
+        self.library = self._load_libraries()
         if self.library is not None:
             self.stats.library_loaded = len(self.library.names)
             self.attributor.set_library_keys(self.library.region)
@@ -113,6 +111,15 @@ class Stages:
         # after the end of input this tells whether its final record ends the output.
         self.last_record_written = False
         self._stream_counted = (0, 0, 0)  # the counts at the start of the current stream
+
+    def _load_libraries(self) -> LoadedLibrary | None:
+        config = self.config
+        if not (config.read_sequences or config.library_dir is not None):
+            return None
+        from seqdedup.library.load import load_libraries
+
+        target = self.library_windows if config.stream_split else self.matcher
+        return load_libraries(config, self.keys, target)
 
     # -- what every path books --------------------------------------------------------
     def count(self, released: int, kept: int) -> None:
@@ -231,6 +238,20 @@ class Stages:
         if self.saver is not None:
             self.saver.discard()
             self.saver = None
+
+
+class LibraryWindows:
+    """Where a stream run's loaded library windows wait for its decider: what
+    ``load_libraries`` needs of a matcher, keeping the windows it is given."""
+
+    def __init__(self, matcher: Matcher) -> None:
+        self.window_size = matcher.window_size
+        self.fingerprints = matcher.fingerprints  # (the same polynomial per stream)
+        self.fps: Any = None
+        self.starts: Any = None
+
+    def add_library_windows(self, fps: Any, starts: Any) -> None:
+        self.fps, self.starts = fps, starts
 
 
 def make_folder(stages: Stages) -> Folder:

@@ -388,6 +388,7 @@ class RunSaver:
         whole_runs: bool,
     ) -> None:
         self._writer = LibraryWriter(directory)
+        self._window_size = window_size
         self._library = library
         self._new = Stretches(self._writer, "new", window_size, STRETCH_CHUNK)
         self._whole_runs = (
@@ -397,6 +398,11 @@ class RunSaver:
         self._held_spans: list[tuple[int, int]] = []  # records held pieces covered
         self._stream_start = 0  # the current input stream's first tracked record
         self._named: set[bytes] = set()  # sequences staged under an id of their own
+
+    def stretches(self) -> Stretches:
+        """Stretches of new material of one interleaved stream (``--stream-by``): each
+        stream's are staged on their own, so that no saved window mixes streams."""
+        return Stretches(self._writer, "new", self._window_size, STRETCH_CHUNK)
 
     def new_stream(self, first: int) -> None:
         """A new input stream starts at tracked record ``first``: nothing saved spans
