@@ -453,3 +453,13 @@ def test_a_stream_library_is_refused_by_a_run_without_streams(tmp_path):
     assert done.returncode == 1
     assert "--stream-by '^\\[(\\w+)\\] '" in done.stderr.decode()
     assert done.stdout == b""
+
+
+def test_a_stream_pattern_that_backtracks_without_end_is_one_error(engine, monkeypatch):
+    from seqdedup import timelimit
+    from seqdedup.errors import SeqdedupError
+
+    monkeypatch.setattr(timelimit, "PATTERN_SECONDS", 0.3)
+    dedup = Deduplicator(window_size=2, stream_by=r"^(a+)+$")
+    with pytest.raises(SeqdedupError, match=r"--stream-by '\^\(a\+\)\+\$' took more .* line 2"):
+        dedup.feed([b"ok", b"a" * 40 + b"b"])

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from seqdedup.config import compile_stream_pattern
 from seqdedup.engine import MASK64, MASK128
 from seqdedup.matcher import coefficients
+from seqdedup.timelimit import each_within
 
 if TYPE_CHECKING:
     from seqdedup.config import Config
@@ -41,6 +42,7 @@ class StreamNamer:
         self._kernel = kernel  # with a prefix program, it finds the names
         self._json: tuple[str, ...] | None = None
         self._pattern: re.Pattern[Any] | None = None
+        self._label: str | None = None
         self._twin: re.Pattern[bytes] | None = None  # the pattern on ASCII records' bytes
         self._text = not config.byte_mode
         self._decoded: dict[bytes, str] = {}  # names as text, recently seen
@@ -50,6 +52,7 @@ class StreamNamer:
             self._json = parse_path(config.stream_by_json, "--stream-by-json")
         elif config.stream_by is not None:
             self._pattern = compile_stream_pattern(config.stream_by, config.byte_mode)
+            self._label = f"--stream-by '{config.stream_by}'"
             if self._text:
                 from seqdedup.filters import byte_twin
 
@@ -73,10 +76,10 @@ class StreamNamer:
             return self._split_bytes(records, self._twin)
         names: list[str | None] = []
         keyed: list[bytes] = []
-        search, group = self._pattern.search, 1 if self._pattern.groups else 0
-        for record in records:
-            text = record.decode("utf-8", "surrogateescape")
-            match = search(text)
+        group = 1 if self._pattern.groups else 0
+        texts = [record.decode("utf-8", "surrogateescape") for record in records]
+        matches = self._matches(self._pattern, texts)
+        for record, text, match in zip(records, texts, matches, strict=True):
             if match is None:
                 names.append(None)
                 keyed.append(record)
@@ -94,6 +97,12 @@ class StreamNamer:
         pattern = self._twin if self._text else self._pattern
         return prefix_program(pattern) if pattern is not None else None
 
+    def _matches(self, pattern: re.Pattern[Any], texts: list[Any]) -> list[Any]:
+        """The pattern's first match in each text, under the time limit of user
+        patterns (a backtracking pattern is one line, not a hang)."""
+        assert self._label is not None
+        return each_within(pattern.search, texts, self._label)
+
     def _split_bytes(
         self, records: list[bytes], pattern: re.Pattern[bytes]
     ) -> tuple[list[str | None], list[bytes]]:
@@ -103,7 +112,7 @@ class StreamNamer:
         decoded, group = self._decoded, 1 if pattern.groups else 0
         if len(decoded) > 4096:  # (a cache, not a record of every name)
             decoded.clear()
-        for record, match in zip(records, map(pattern.search, records), strict=True):
+        for record, match in zip(records, self._matches(pattern, records), strict=True):
             if match is None:
                 names.append(None)
                 keyed.append(record)

@@ -108,10 +108,10 @@ class _StreamRun(RecordPath):
         ``self._keyed``: every record of it without its stream's name. ``held``: records
         fed and not written yet."""
         stages = self._stages
-        names, keyed = self._namer.split(batch)
-        self._keyed = keyed
         decisions = None
         try:
+            names, keyed = self._namer.split(batch)
+            self._keyed = keyed
             if stages.filters:
                 decisions = stages.filters.classify(batch)
                 keyed = [k for k, d in zip(keyed, decisions, strict=True) if d == TRACKED]
