@@ -106,8 +106,11 @@ static int all_ascii(PyObject *records)
         PyObject *record = PyList_GET_ITEM(records, k);
         if (!PyBytes_Check(record)) continue; /* (refused below) */
         const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(record);
-        for (Py_ssize_t i = 0; i < PyBytes_GET_SIZE(record); i++)
-            if (p[i] & 0x80) return 0;
+        size_t len = (size_t)PyBytes_GET_SIZE(record), i = 0;
+        uint64_t high = 0, word;
+        for (; i + 8 <= len; i += 8) high |= *(uint64_t *)memcpy(&word, p + i, 8);
+        for (; i < len; i++) high |= p[i];
+        if (high & 0x8080808080808080ull) return 0;
     }
     return 1;
 }

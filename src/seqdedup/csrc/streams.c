@@ -1,17 +1,14 @@
 /*
  * seqdedup._kernel.StreamMatcher: the skip rule per stream with one shared history
- * (--stream-by): the twin of interleaved.StreamDecider for runs that report no pieces.
- * Records come as their key hashes and their stream's lane (a small id the caller
- * gives each active stream name); per lane the last W hashes and positions, the rolling
- * fingerprint, the open duplicate run and its counts. Unlimited history: one first-end
- * table for all lanes; a window is a repeat when its fingerprint first ended before
- * the window started. Decisions come back in input order.
- *
- * With a history of H records: per position, the end of the previous occurrence of the
- * window that ended there (a ring of H + 1, older ends are forgotten), and per
- * fingerprint its latest end, in two generations rotated every H positions (as the
- * Matcher's chains). A window repeats when, walking its fingerprint's ends from the
- * latest, one that ended before it started is still within the history.
+ * (--stream-by), the twin of interleaved.StreamDecider for runs that report nothing per
+ * run. Records come as key hashes and lanes (a small id the caller gives each active
+ * stream); per lane the last W hashes and positions, the rolling fingerprint, the open
+ * run and its counts. Unlimited history: one first-end table; a window repeats when its
+ * fingerprint first ended before the window started. With a history of H: per position
+ * the previous end of the window that ended there (a ring of H + 1) and per fingerprint
+ * its latest end, in two generations rotated every H positions (as the Matcher's
+ * chains); a window repeats when, walking its ends from the latest, one that ended
+ * before it started is still within the history. Decisions come back in input order.
  */
 #include "attribution.h" /* Vec */
 #include "first_table.h"
@@ -32,6 +29,15 @@ typedef struct {
     int8_t active, run_open;
 } Lane;
 
+/* A lane as the look-ahead sees it: the fingerprint of its last W hashes, never reset
+ * (so it equals the lane's own whenever that has a whole window). */
+typedef struct {
+    uint64_t lo, hi;
+    int32_t filled, head;
+} Ahead;
+
+#define AHEAD 16 /* records between a fingerprint's prefetch and its lookup */
+
 typedef struct {
     PyObject_HEAD
     int32_t width;
@@ -44,6 +50,8 @@ typedef struct {
     Lane *lanes;
     Hash128 *ring_hash;       /* W per lane */
     int64_t *ring_pos;
+    Ahead *ahead;             /* per lane, AHEAD records ahead of the decisions */
+    Hash128 *ahead_hash;      /* W per lane */
     size_t lane_cap;
     int32_t lru_head, lru_tail, active_count;
     FirstTable first;         /* unlimited: fingerprint -> first end */
@@ -165,6 +173,13 @@ static int grow_lanes(StreamMatcher *s, int32_t id)
     int64_t *pos = PyMem_Realloc(s->ring_pos, cap * w * sizeof(int64_t));
     if (pos == NULL) return (void)PyErr_NoMemory(), -1;
     s->ring_pos = pos;
+    Ahead *ahead = PyMem_Realloc(s->ahead, cap * sizeof(Ahead));
+    if (ahead == NULL) return (void)PyErr_NoMemory(), -1;
+    s->ahead = ahead;
+    Hash128 *ahead_hash = PyMem_Realloc(s->ahead_hash, cap * w * sizeof(Hash128));
+    if (ahead_hash == NULL) return (void)PyErr_NoMemory(), -1;
+    s->ahead_hash = ahead_hash;
+    memset(ahead + s->lane_cap, 0, (cap - s->lane_cap) * sizeof(Ahead));
     memset(lanes + s->lane_cap, 0, (cap - s->lane_cap) * sizeof(Lane));
     for (size_t k = s->lane_cap; k < cap; k++) lanes[k].prev = lanes[k].next = NO_LANE;
     s->lane_cap = cap;
@@ -379,6 +394,63 @@ static int lane_of(const unsigned char *lanes, Py_ssize_t k, const Py_buffer *tr
     return 0;
 }
 
+/* The look-ahead takes record `key` of lane `id` and prefetches where its window's
+ * fingerprint lies in the table, AHEAD records before the decision looks it up. */
+static void look_ahead(StreamMatcher *s, int32_t id, Hash128 key)
+{
+    Ahead *a = &s->ahead[id];
+    int32_t w = s->width, slot;
+    Hash128 *ring = s->ahead_hash + (size_t)id * (size_t)w;
+    if (a->filled == w) {
+        slot = a->head;
+        a->lo -= ring[slot].lo * s->coeffs[0];
+        a->hi -= ring[slot].hi * s->coeffs[w];
+        a->head = (a->head + 1) % w;
+    } else {
+        slot = (a->head + a->filled) % w;
+        a->filled++;
+    }
+    a->lo = a->lo * s->base_lo + key.lo;
+    a->hi = a->hi * s->base_hi + key.hi;
+    ring[slot] = key;
+    if (a->filled < w) return;
+    Hash128 fingerprint = {a->lo, a->hi};
+    if (s->history < 0) {
+        ft_prefetch(&s->first, fingerprint);
+    } else {
+        table_prefetch(&s->latest[0], fingerprint);
+        table_prefetch(&s->latest[1], fingerprint);
+    }
+}
+
+static Hash128 hash_at(const Py_buffer *hashes, Py_ssize_t k)
+{
+    Hash128 key; /* (memcpy: the buffer need not be aligned) */
+    return *(Hash128 *)memcpy(&key, (const char *)hashes->buf + (size_t)k * 16, 16);
+}
+
+/* Every record's lane (grown for), then each record decided, the look-ahead AHEAD
+ * records in front. */
+static int push_all(StreamMatcher *s, const Py_buffer *hashes, const Py_buffer *lanes,
+                    const Py_buffer *translate, int32_t current, Py_ssize_t n)
+{
+    int32_t *ids = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(int32_t));
+    if (ids == NULL) return (void)PyErr_NoMemory(), -1;
+    int rc = 0;
+    for (Py_ssize_t k = 0; k < n && rc == 0; k++) {
+        rc = lane_of(lanes->buf, k, translate, &current, &ids[k]);
+        if (rc == 0) rc = grow_lanes(s, ids[k]);
+    }
+    for (Py_ssize_t k = 0; k < n && k < AHEAD && rc == 0; k++)
+        look_ahead(s, ids[k], hash_at(hashes, k));
+    for (Py_ssize_t k = 0; k < n && rc == 0; k++) {
+        if (k + AHEAD < n) look_ahead(s, ids[k + AHEAD], hash_at(hashes, k + AHEAD));
+        rc = push_one(s, ids[k], hash_at(hashes, k));
+    }
+    PyMem_Free(ids);
+    return rc;
+}
+
 static PyObject *StreamMatcher_push(StreamMatcher *s, PyObject *args)
 {
     Py_buffer hashes, lanes, translate = {0};
@@ -390,16 +462,7 @@ static PyObject *StreamMatcher_push(StreamMatcher *s, PyObject *args)
         translate.len % (Py_ssize_t)sizeof(int32_t) || initial < -1 || initial >= (1 << 30)) {
         PyErr_SetString(PyExc_ValueError, "expected 16 bytes of hash and 4 of lane per record");
     } else if (enter(s) == 0) {
-        int rc = 0;
-        int32_t current = (int32_t)initial, id;
-        const unsigned char *h = hashes.buf;
-        for (Py_ssize_t k = 0; k < n && rc == 0; k++) {
-            Hash128 key;
-            memcpy(&key, h + (size_t)k * sizeof key, sizeof key);
-            rc = lane_of(lanes.buf, k, &translate, &current, &id);
-            if (rc == 0) rc = push_one(s, id, key);
-        }
-        result = leave(s, rc);
+        result = leave(s, push_all(s, &hashes, &lanes, &translate, (int32_t)initial, n));
     }
     PyBuffer_Release(&hashes);
     PyBuffer_Release(&lanes);
@@ -478,6 +541,8 @@ static void StreamMatcher_dealloc(StreamMatcher *s)
     PyMem_Free(s->lanes);
     PyMem_Free(s->ring_hash);
     PyMem_Free(s->ring_pos);
+    PyMem_Free(s->ahead);
+    PyMem_Free(s->ahead_hash);
     PyMem_Free(s->queue);
     vec_free(&s->ended);
     vec_free(&s->runs);
