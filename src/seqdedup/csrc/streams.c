@@ -18,23 +18,21 @@
 #define NO_LANE (-1)
 #define NO_END (-1)
 
+/* The fingerprint of the last W hashes of a ring of W (rolled as records come). */
+typedef struct {
+    uint64_t lo, hi;
+    int32_t filled, head;     /* hashes in the ring (at most W), its oldest slot */
+} Rolling;
+
 typedef struct {
     int64_t last;             /* position of its last record */
-    uint64_t lo, hi;          /* fingerprint of its last W records (once it has W) */
+    Rolling window;           /* its last W records (a whole window once filled == W) */
     Hash128 content;          /* the open run's content, rolled */
     int64_t total, skipped;   /* records of this stretch, and of them skipped */
     int32_t prev, next;       /* the activity list, least recently active first */
-    int32_t filled, head;     /* records in the ring (at most W), its oldest slot */
     int32_t undecided;        /* the newest records of the ring not decided yet */
     int8_t active, run_open;
 } Lane;
-
-/* A lane as the look-ahead sees it: the fingerprint of its last W hashes, never reset
- * (so it equals the lane's own whenever that has a whole window). */
-typedef struct {
-    uint64_t lo, hi;
-    int32_t filled, head;
-} Ahead;
 
 #define AHEAD 16 /* records between a fingerprint's prefetch and its lookup */
 
@@ -50,7 +48,9 @@ typedef struct {
     Lane *lanes;
     Hash128 *ring_hash;       /* W per lane */
     int64_t *ring_pos;
-    Ahead *ahead;             /* per lane, AHEAD records ahead of the decisions */
+    /* per lane, AHEAD records ahead of the decisions and never reset (so equal to the
+     * lane's own window whenever that is whole) */
+    Rolling *ahead;
     Hash128 *ahead_hash;      /* W per lane */
     size_t lane_cap;
     int32_t lru_head, lru_tail, active_count;
@@ -119,11 +119,30 @@ static int close_run(StreamMatcher *s, Lane *l)
     return 0;
 }
 
+/* Take `key` into a ring of W hashes and its fingerprint; the slot it went to. */
+static int32_t roll(const StreamMatcher *s, Rolling *r, Hash128 *ring, Hash128 key)
+{
+    int32_t w = s->width, slot;
+    if (r->filled == w) { /* the oldest record leaves the window */
+        slot = r->head;
+        r->lo -= ring[slot].lo * s->coeffs[0];
+        r->hi -= ring[slot].hi * s->coeffs[w];
+        r->head = (r->head + 1) % w;
+    } else {
+        slot = (r->head + r->filled) % w;
+        r->filled++;
+    }
+    r->lo = r->lo * s->base_lo + key.lo;
+    r->hi = r->hi * s->base_hi + key.hi;
+    ring[slot] = key;
+    return slot;
+}
+
 /* Decide lane `id`'s oldest undecided record (every window holding it was seen). */
 static int decide_oldest(StreamMatcher *s, int32_t id)
 {
     Lane *l = &s->lanes[id];
-    int32_t w = s->width, slot = (l->head + l->filled - l->undecided) % w;
+    int32_t w = s->width, slot = (l->window.head + l->window.filled - l->undecided) % w;
     int64_t at = s->ring_pos[(size_t)id * (size_t)w + (size_t)slot] - s->queue_base;
     unsigned char *flag = &s->queue[at];
     *flag |= DECIDED;
@@ -173,13 +192,13 @@ static int grow_lanes(StreamMatcher *s, int32_t id)
     int64_t *pos = PyMem_Realloc(s->ring_pos, cap * w * sizeof(int64_t));
     if (pos == NULL) return (void)PyErr_NoMemory(), -1;
     s->ring_pos = pos;
-    Ahead *ahead = PyMem_Realloc(s->ahead, cap * sizeof(Ahead));
+    Rolling *ahead = PyMem_Realloc(s->ahead, cap * sizeof(Rolling));
     if (ahead == NULL) return (void)PyErr_NoMemory(), -1;
     s->ahead = ahead;
     Hash128 *ahead_hash = PyMem_Realloc(s->ahead_hash, cap * w * sizeof(Hash128));
     if (ahead_hash == NULL) return (void)PyErr_NoMemory(), -1;
     s->ahead_hash = ahead_hash;
-    memset(ahead + s->lane_cap, 0, (cap - s->lane_cap) * sizeof(Ahead));
+    memset(ahead + s->lane_cap, 0, (cap - s->lane_cap) * sizeof(Rolling));
     memset(lanes + s->lane_cap, 0, (cap - s->lane_cap) * sizeof(Lane));
     for (size_t k = s->lane_cap; k < cap; k++) lanes[k].prev = lanes[k].next = NO_LANE;
     s->lane_cap = cap;
@@ -282,26 +301,14 @@ static int push_one(StreamMatcher *s, int32_t id, Hash128 key)
     s->position = g + 1;
     l->last = g;
     l->total++;
-    int32_t w = s->width, slot;
-    Hash128 *ring = s->ring_hash + (size_t)id * (size_t)w;
+    int32_t w = s->width;
+    Rolling *r = &l->window;
     int64_t *pos = s->ring_pos + (size_t)id * (size_t)w;
-    if (l->filled == w) { /* the oldest record leaves the window */
-        slot = l->head;
-        l->lo -= ring[slot].lo * s->coeffs[0];
-        l->hi -= ring[slot].hi * s->coeffs[w];
-        l->head = (l->head + 1) % w;
-    } else {
-        slot = (l->head + l->filled) % w;
-        l->filled++;
-    }
-    l->lo = l->lo * s->base_lo + key.lo;
-    l->hi = l->hi * s->base_hi + key.hi;
-    ring[slot] = key;
-    pos[slot] = g;
+    pos[roll(s, r, s->ring_hash + (size_t)id * (size_t)w, key)] = g;
     l->undecided++;
-    if (l->filled < w) return 0;
-    int64_t start = pos[l->head], first;
-    Hash128 fingerprint = {l->lo, l->hi};
+    if (r->filled < w) return 0;
+    int64_t start = pos[r->head], first;
+    Hash128 fingerprint = {r->lo, r->hi};
     int repeat;
     if (s->history >= 0) {
         if (limited_repeat(s, fingerprint, start, g, &repeat) < 0) return -1;
@@ -398,22 +405,9 @@ static int lane_of(const unsigned char *lanes, Py_ssize_t k, const Py_buffer *tr
  * fingerprint lies in the table, AHEAD records before the decision looks it up. */
 static void look_ahead(StreamMatcher *s, int32_t id, Hash128 key)
 {
-    Ahead *a = &s->ahead[id];
-    int32_t w = s->width, slot;
-    Hash128 *ring = s->ahead_hash + (size_t)id * (size_t)w;
-    if (a->filled == w) {
-        slot = a->head;
-        a->lo -= ring[slot].lo * s->coeffs[0];
-        a->hi -= ring[slot].hi * s->coeffs[w];
-        a->head = (a->head + 1) % w;
-    } else {
-        slot = (a->head + a->filled) % w;
-        a->filled++;
-    }
-    a->lo = a->lo * s->base_lo + key.lo;
-    a->hi = a->hi * s->base_hi + key.hi;
-    ring[slot] = key;
-    if (a->filled < w) return;
+    Rolling *a = &s->ahead[id];
+    (void)roll(s, a, s->ahead_hash + (size_t)id * (size_t)s->width, key);
+    if (a->filled < s->width) return;
     Hash128 fingerprint = {a->lo, a->hi};
     if (s->history < 0) {
         ft_prefetch(&s->first, fingerprint);
