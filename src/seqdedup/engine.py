@@ -103,6 +103,12 @@ def hash_words(values: object) -> array[int]:
     return words
 
 
+def hash_bytes(values: object) -> bytes:
+    """128-bit values in any form, as 16 bytes each (the kernel's own bytes as they
+    are, without a copy)."""
+    return values if isinstance(values, bytes) else hash_words(values).tobytes()
+
+
 def hash_lanes(values: object) -> Any:
     """128-bit values in any form, as a numpy uint64 array of shape (n, 2)."""
     import numpy as np

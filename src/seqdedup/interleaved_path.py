@@ -21,7 +21,7 @@ from seqdedup.config import (
     DEFAULT_STREAM_FILES_ANNOTATION,
     DEFAULT_STREAM_LIBRARY_ANNOTATION,
 )
-from seqdedup.engine import hash_ints, hash_words
+from seqdedup.engine import hash_bytes, hash_ints
 from seqdedup.engine import load as load_kernel
 from seqdedup.errors import visible
 from seqdedup.filters import TRACKED, UNMATCHED
@@ -115,7 +115,7 @@ class _StreamRun(RecordPath):
             if stages.filters:
                 decisions = stages.filters.classify(batch)
                 keyed = [k for k, d in zip(keyed, decisions, strict=True) if d == TRACKED]
-            hashes = bytes(hash_words(stages.keys.hashes(keyed)))
+            hashes = hash_bytes(stages.keys.hashes(keyed))
         except PatternTimeout as exc:
             number = stages.released + held + 1 + exc.index
             raise exc.at(stages.report.streams.line(number).lower()) from None
@@ -361,7 +361,7 @@ class KernelStreamPath(_StreamRun):
                 self._current = names[index]
                 break
         try:
-            hashes = bytes(hash_words(self._stages.keys.hashes(keyed)))
+            hashes = hash_bytes(self._stages.keys.hashes(keyed))
         except PatternTimeout as exc:
             number = self._stages.released + len(self._pending) + 1 + exc.index
             raise exc.at(self._stages.report.streams.line(number).lower()) from None
