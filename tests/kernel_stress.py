@@ -13,6 +13,7 @@ import random
 import struct
 import sys
 from array import array
+from collections import OrderedDict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -305,6 +306,7 @@ def attribution_run(kernel, rng: random.Random) -> None:
     sentinel = SENTINEL | SENTINEL << 64
     m = kernel.Matcher(window, history)
     report = rng.random() < 0.8
+    top = rng.random() < 0.5  # --top's table: alone, only each sequence's first piece
     core = kernel.Attributor(
         m,
         max_candidates=candidates,
@@ -312,7 +314,9 @@ def attribution_run(kernel, rng: random.Random) -> None:
         max_sequences=limit,
         seed=rng.getrandbits(64),
         report=report,
+        top=top,
     )
+    tops: OrderedDict[int, int] = OrderedDict()  # python identity -> pieces
     python = Attributor(window, SequenceTable(limit), m.source, candidates, history, m.fingerprints)
     region = [sentinel]
     fps, starts = array("Q"), array("q")
@@ -335,10 +339,21 @@ def attribution_run(kernel, rng: random.Random) -> None:
 
     def both(got, want) -> None:
         fields = [tuple(f) for f in struct.iter_unpack("4q2Q", got)] if got else []
-        if report:
+        made = []  # the pieces that make an entry in --top's table
+        for p in want:
+            if p.identity in tops:
+                tops[p.identity] += 1
+                tops.move_to_end(p.identity)
+                continue
+            made.append(p)
+            tops[p.identity] = 1
+            if limit is not None and len(tops) > limit:
+                tops.popitem(last=False)
+        if report or top:
+            shown = want if report else made
             assert [f[:4] for f in fields] == [
-                (p.start, p.end, p.source_start, p.count) for p in want
-            ], (fields, want)
+                (p.start, p.end, p.source_start, p.count) for p in shown
+            ], (fields, shown)
         else:
             assert got is None
         assert core.identified == python.table.identified
@@ -377,6 +392,8 @@ def attribution_run(kernel, rng: random.Random) -> None:
                 break
             pos += step
     both(core.finish(), python.finish())
+    counted = sorted(pieces for _, _, pieces in struct.iter_unpack("3q", core.top_counts()))
+    assert counted == (sorted(tops.values()) if top else [])
     for bad in (lambda: core.add_runs(-1, b""), lambda: core.add_runs(1, b"\x00" * 12)):
         with contextlib.suppress(ValueError):
             bad()

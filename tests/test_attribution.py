@@ -459,3 +459,55 @@ def test_top_sequences_count_what_the_oracle_repeats(keys, window):
     assert sorted(got, key=lambda row: -row["removed"]) == want
     assert [row["removed"] for row in got] == sorted((row["removed"] for row in got), reverse=True)
     assert sum(row["removed"] for row in rows) == d.stats.skipped
+
+
+def top_oracle(keys: list[str], window: int, limit: int) -> list[dict[str, object]]:
+    """--top rows from the oracle's pieces with a table of ``limit`` sequences, least
+    recently seen evicted: a sequence counts the pieces since its entry was made, and
+    is first seen where the piece that made the entry has its source."""
+    from collections import OrderedDict
+
+    repeats: OrderedDict[tuple[str, ...], int] = OrderedDict()
+    first: dict[tuple[str, ...], tuple[int, list[int]]] = {}
+    for order, (start, end, source) in enumerate(attribution_pieces(keys, window)):
+        content = tuple(keys[start : end + 1])
+        if content in repeats:
+            repeats[content] += 1
+            repeats.move_to_end(content)
+        else:
+            repeats[content] = 1
+            first[content] = (order, [source + 1, source + end - start + 1])
+            if len(repeats) > limit:
+                repeats.popitem(last=False)
+    ranked = sorted(repeats, key=lambda c: (-len(c) * repeats[c], first[c][0]))
+    return [
+        {
+            "removed": len(c) * repeats[c],
+            "seen": repeats[c] + 1,
+            "length": len(c),
+            "first_seen": {"lines": first[c][1]},
+        }
+        for c in ranked
+    ]
+
+
+@settings(max_examples=150, deadline=None)
+@given(keys=keys_strategy, window=st.integers(1, 4), limit=st.integers(1, 4))
+def test_top_with_a_small_sequences_table_keeps_what_it_keeps(engine, keys, window, limit):
+    """--top alone is counted by the kernel's attribution (each sequence's first piece
+    comes to Python); the Python engine counts every piece: both evict the least
+    recently seen sequence past the limit as the oracle does."""
+    d = Deduplicator(
+        window_size=window,
+        skip_chars=5,
+        max_history=None,
+        max_candidates=None,
+        max_unique_sequences=limit,
+        top=1000,
+    )
+    d.feed(numbered(keys))
+    d.flush()
+    rows = d.stats.top_sequences
+    assert rows is not None
+    got = [{k: row[k] for k in ("removed", "seen", "length", "first_seen")} for row in rows]
+    assert got == top_oracle(keys, window, limit)

@@ -708,6 +708,7 @@ class KernelAttributor:
         max_sequences: int | None,
         seed: int,
         report: bool,
+        top: bool = False,
     ) -> None:
         self._core = kernel.Attributor(
             matcher,
@@ -716,7 +717,10 @@ class KernelAttributor:
             max_sequences=max_sequences,
             seed=seed,
             report=report,
+            top=top,
         )
+        # --top counted by the kernel: only each sequence's first piece comes out
+        self.counts_top = top and not report
         self.append_keys = self._core.append_keys
         self.set_library_keys = self._core.set_library_keys
         self.record_number = self._core.record_number
@@ -750,6 +754,14 @@ class KernelAttributor:
         """``runs``: int64 pairs (bytes), or ``(start, stop, ...)`` tuples; ``numbers``:
         the records' input numbers (int64 bytes) when filters make them differ."""
         return _unpacked(self._core.add_runs(size, runs, numbers))
+
+    def top_counts(self) -> dict[int, int]:
+        """``--top`` counted by the kernel: each sequence its table holds, with the
+        pieces counted since its entry was made."""
+        return {
+            low | high << 64: pieces
+            for low, high, pieces in struct.iter_unpack("2Qq", self._core.top_counts())
+        }
 
     def finish(self) -> list[Piece]:
         return _unpacked(self._core.finish())

@@ -257,6 +257,10 @@ class PieceReport:
         fields.update(self.source_fields(piece.source_start, piece.end - piece.start + 1))
         return fields
 
+    def source_of(self, piece: Piece) -> dict[str, Any]:
+        """Where a piece's source lies (``--top``'s first seen): :meth:`source_fields`."""
+        return self.source_fields(piece.source_start, piece.end - piece.start + 1)
+
     def number(self, tracked: int) -> int:
         """The input record number of a tracked record that attribution holds."""
         return self._number(tracked)
@@ -365,13 +369,22 @@ class TopSequences:
     removed (its length times its repeats), how often it was seen, its length, where it
     was first seen and its first record. Kept for the sequences the sequences table
     keeps (least recently seen evicted past ``limit``), so exact when that is unlimited.
+
+    The pieces are counted here (:meth:`observe`, every piece), or by the kernel's
+    attribution (``counts``: identity -> pieces, read at the end), which then hands over
+    only each sequence's first piece (:meth:`first_seen`): no Python per piece.
     """
 
-    def __init__(self, limit: int | None) -> None:
+    def __init__(
+        self, limit: int | None, counts: Callable[[], dict[int, int]] | None = None
+    ) -> None:
         from collections import OrderedDict
 
         self._limit = limit
-        self._entries: OrderedDict[int, dict[str, Any]] = OrderedDict()
+        self._counts = counts
+        self.counted_elsewhere = self._counts is not None
+        self._repeats: OrderedDict[int, int] = OrderedDict()  # identity -> pieces (here)
+        self._entries: dict[int, dict[str, Any]] = {}  # identity -> its first piece's facts
         self._order = 0  # first observation order, for ties
 
     def observe(
@@ -382,46 +395,68 @@ class TopSequences:
         named: bool = False,
     ) -> None:
         """Count one piece; a sequence seen for the first time also gets where it was
-        first seen (``fields_of(piece)``: its marker's fields) and its first record."""
-        entries = self._entries
-        entry = entries.get(piece.identity)
-        if entry is None:
-            self._order += 1
-            fields = fields_of(piece)
-            if "sequence" in fields:
-                first_seen: dict[str, Any] = {
-                    "sequence": fields["sequence"],
-                    "records": [fields["match_start"], fields["match_end"]],
-                }
-            else:
-                first_seen = {"lines": [fields["match_start"], fields["match_end"]]}
-                if named:
-                    first_seen["file"] = fields["match_file"]
-                if "match_stream" in fields:  # --stream-by
-                    first_seen["stream"] = fields["match_stream"]
-            entry = {
-                "length": piece.end - piece.start + 1,
-                "repeats": 0,
-                "first_seen": first_seen,
-                "first_record": first_record,
-                "order": self._order,
-            }
-            entries[piece.identity] = entry
+        first seen (``fields_of(piece)``: its source's marker fields, at least) and its
+        first record."""
+        repeats, identity = self._repeats, piece.identity
+        count = repeats.get(identity)
+        if count is None:
+            self.first_seen(piece, fields_of, first_record, named)
+            repeats[identity] = 1
         else:
-            entries.move_to_end(piece.identity)
-        entry["repeats"] += 1
-        if self._limit is not None and len(entries) > self._limit:
-            entries.popitem(last=False)
+            repeats[identity] = count + 1
+            repeats.move_to_end(identity)
+        if self._limit is not None and len(repeats) > self._limit:
+            evicted, _ = repeats.popitem(last=False)
+            del self._entries[evicted]
+
+    def first_seen(
+        self,
+        piece: Piece,
+        fields_of: Callable[[Piece], dict[str, Any]],
+        first_record: bytes | None,
+        named: bool = False,
+    ) -> None:
+        """A sequence's first piece (again, after it was evicted): where it was first
+        seen and its first record."""
+        self._order += 1
+        fields = fields_of(piece)
+        if "sequence" in fields:
+            first_seen: dict[str, Any] = {
+                "sequence": fields["sequence"],
+                "records": [fields["match_start"], fields["match_end"]],
+            }
+        else:
+            first_seen = {"lines": [fields["match_start"], fields["match_end"]]}
+            if named:
+                first_seen["file"] = fields["match_file"]
+            if "match_stream" in fields:  # --stream-by
+                first_seen["stream"] = fields["match_stream"]
+        self._entries[piece.identity] = {
+            "length": piece.end - piece.start + 1,
+            "first_seen": first_seen,
+            "first_record": first_record,
+            "order": self._order,
+        }
+        limit = self._limit
+        if self._counts is not None and limit is not None and len(self._entries) > 2 * limit:
+            held = self._counts()  # drop what the kernel evicted
+            self._entries = {i: e for i, e in self._entries.items() if i in held}
 
     def top(self, count: int) -> list[dict[str, Any]]:
         """The ``count`` costliest, most records removed first, then first seen first."""
+        repeats = self._counts() if self._counts is not None else self._repeats
         ranked = sorted(
-            self._entries.values(), key=lambda e: (-e["length"] * e["repeats"], e["order"])
+            (
+                (entry, repeats[identity])
+                for identity, entry in self._entries.items()
+                if identity in repeats
+            ),
+            key=lambda item: (-item[0]["length"] * item[1], item[0]["order"]),
         )
         return [
             {
-                "removed": entry["length"] * entry["repeats"],
-                "seen": entry["repeats"] + 1,
+                "removed": entry["length"] * times,
+                "seen": times + 1,
                 "length": entry["length"],
                 "first_seen": entry["first_seen"],
                 "first_record": (
@@ -430,7 +465,7 @@ class TopSequences:
                     else entry["first_record"].decode("utf-8", "backslashreplace")
                 ),
             }
-            for entry in ranked[:count]
+            for entry, times in ranked[:count]
         ]
 
 

@@ -92,7 +92,13 @@ class Stages:
             on_explain,
             [rule.pattern for rule in self.filters.rules],
         )
-        self.top = TopSequences(config.max_unique_sequences) if config.top else None
+        attributor = self.attributor
+        counts = (  # the kernel counts --top's pieces itself
+            attributor.top_counts
+            if isinstance(attributor, KernelAttributor) and attributor.counts_top
+            else None
+        )
+        self.top = TopSequences(config.max_unique_sequences, counts) if config.top else None
         self.run_heads = RunHeads()  # with --top: each duplicate run's first record
         self.saver: RunSaver | None = None
         if config.library_dir is not None:
@@ -136,7 +142,9 @@ class Stages:
         duplicate run (the same on the kernel's chunk path and the record path)."""
         if self.top is None:
             return
-        heads, observe, fields = self.run_heads, self.top.observe, self.report.fields
+        heads, fields, top = self.run_heads, self.report.source_of, self.top
+        # (when the kernel counts, the pieces here are each sequence's first)
+        observe = top.first_seen if top.counted_elsewhere else top.observe
         named = self.report.streams.named
         for piece in pieces:
             observe(piece, fields, heads.get(piece.start), named)
@@ -339,6 +347,10 @@ def make_attributor(
     if config.stream_split or not (pieces_read or config.sequence_stats):
         return DecisionCount()  # (a stream run counts its own: interleaved_path.StreamCount)
     if engine is not None:
+        # --top alone reads each sequence's first piece only: the kernel counts the rest
+        top_only = bool(config.top) and not (
+            config.annotate or config.fold or on_explain is not None or config.library_dir
+        )
         return KernelAttributor(
             engine,
             matcher,
@@ -346,7 +358,8 @@ def make_attributor(
             config.max_history,
             config.max_unique_sequences,
             SEED,
-            pieces_read,
+            pieces_read and not top_only,
+            top_only,
         )
     return Attributor(
         config.window_size,

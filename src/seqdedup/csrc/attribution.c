@@ -309,9 +309,15 @@ static int emit_piece(Attributor *a, int64_t start, int64_t end, int64_t source)
     Hash128 identity =
         seqdedup_hash128((const unsigned char *)(a->keys.data + 2 * (start - a->offset)),
                          (size_t)(end - start + 1) * sizeof(Hash128), a->seed);
-    int64_t count = seqdedup_sequences_observe(&a->sequences, identity);
+    int made;
+    int64_t count = seqdedup_sequences_observe(&a->sequences, identity, &made);
     if (count < 0) return -1;
-    if (!a->report) return 0;
+    if (a->top) {
+        if (seqdedup_sequences_observe(&a->tops, identity, &made) < 0) return -1;
+        if (!a->report && !made) return 0; /* --top alone reads a sequence's first piece */
+    } else if (!a->report) {
+        return 0;
+    }
     if (vec_reserve(&a->out, PIECE_FIELDS) < 0) return -1;
     int64_t *p = a->out.data + a->out.len;
     p[0] = start;

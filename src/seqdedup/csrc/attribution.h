@@ -65,7 +65,8 @@ static inline Hash128 position_key(int64_t position)
 typedef struct {
     int64_t limit;    /* UNLIMITED, or at least 1 */
     Table counts;     /* identity (128 bits) -> (count, node); node: its place in the LRU list */
-    Table known;      /* with a limit: every identity ever counted (evicted ones too) */
+    Table known;      /* with a limit and `identifying`: every identity ever counted */
+    int identifying;  /* count `identified` (the sequences table; not --top's table) */
     int64_t identified;
     /* LRU list over nodes (most recently seen at the tail) */
     int64_t *prev, *next;
@@ -75,8 +76,9 @@ typedef struct {
 } Sequences;
 
 /* One more sighting of a sequence: its count so far (2 at its first repeat: the
- * first occurrence counts), or -1 with MemoryError set. */
-int64_t seqdedup_sequences_observe(Sequences *s, Hash128 identity);
+ * first occurrence counts, and when the sighting made its entry), or -1 with
+ * MemoryError set. */
+int64_t seqdedup_sequences_observe(Sequences *s, Hash128 identity, int *created);
 void seqdedup_sequences_free(Sequences *s);
 
 /* ---- the attributor ---------------------------------------------------------------- */
@@ -90,6 +92,8 @@ typedef struct {
     int64_t keep_back;  /* key hashes kept behind the last decided record; -1: all */
     Hash128 seed;       /* for piece identities (lane seeds) */
     int report;         /* hand the pieces to Python (else only count them) */
+    int top;            /* count pieces in `tops` too; without `report`, hand over those
+                         * that make an entry there (--top reads only those) */
     uint64_t *coeffs;
     Vec keys;           /* key hashes of tracked records offset .. (two lanes each) */
     int64_t offset;
@@ -109,6 +113,7 @@ typedef struct {
     int64_t indexed;    /* windows before this one are indexed (or lie in no run) */
     int64_t index_size; /* windows indexed in the current generation */
     Sequences sequences;
+    Sequences tops;     /* --top: identity -> pieces seen + 1, least recently seen evicted */
     Vec out;            /* pieces closed by this call */
     const int64_t *sources; /* the matcher's, read at the start of each add_runs */
     size_t sources_len;

@@ -34,7 +34,7 @@ static PyObject *leave(Attributor *a, int rc)
         a->broken = 1;
         return NULL;
     }
-    if (!a->report) Py_RETURN_NONE;
+    if (!a->report && !a->top) Py_RETURN_NONE;
     return PyBytes_FromStringAndSize((const char *)a->out.data,
                                      (Py_ssize_t)(a->out.len * sizeof(int64_t)));
 }
@@ -324,16 +324,16 @@ static int limit_from(PyObject *value, const char *name, int64_t minimum, int64_
 static int Attributor_init(Attributor *a, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"matcher", "max_candidates", "max_history", "max_sequences",
-                             "seed", "report", NULL};
+                             "seed", "report", "top", NULL};
     PyObject *matcher, *candidates = Py_None, *history = Py_None, *sequences = Py_None;
     unsigned long long seed = 0;
-    int report = 1;
+    int report = 1, top = 0;
     if (a->ready || a->broken) {
         PyErr_SetString(PyExc_RuntimeError, "Attributor is already initialised");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|OOOKp", kwlist, &matcher, &candidates,
-                                     &history, &sequences, &seed, &report))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|OOOKpp", kwlist, &matcher, &candidates,
+                                     &history, &sequences, &seed, &report, &top))
         return -1;
     if (!seqdedup_is_matcher(matcher)) return -1;
     PyObject *width_obj = PyObject_GetAttrString(matcher, "window_size");
@@ -358,7 +358,8 @@ static int Attributor_init(Attributor *a, PyObject *args, PyObject *kwds)
     a->generation_end = horizon;
     a->seed = seqdedup_lane_seeds(seed);
     a->report = report;
-    a->sequences.limit = table_limit;
+    a->top = top;
+    a->sequences.limit = a->tops.limit = table_limit;
     a->ready = 1;
     return 0;
 }
@@ -373,6 +374,10 @@ static PyObject *Attributor_new(PyTypeObject *type, PyObject *args, PyObject *kw
     a->sequences.counts.stride = 4;                      /* identity, count, node */
     a->sequences.known.stride = 3;                       /* identity, unused */
     a->sequences.head = a->sequences.tail = -1;
+    a->sequences.identifying = 1;
+    a->tops.counts.stride = 4;
+    a->tops.known.stride = 3;
+    a->tops.head = a->tops.tail = -1;
     return (PyObject *)a;
 }
 
@@ -403,8 +408,36 @@ static void Attributor_dealloc(Attributor *a)
     table_free(&a->occurring[0]);
     table_free(&a->occurring[1]);
     seqdedup_sequences_free(&a->sequences);
+    seqdedup_sequences_free(&a->tops);
     type->tp_free((PyObject *)a);
     Py_DECREF(type);
+}
+
+/* --top: every sequence its table holds, with how many pieces it counted since its
+ * entry was made: int64 triples (identity low, identity high, pieces). */
+static PyObject *Attributor_top_counts(Attributor *a, PyObject *unused)
+{
+    if (enter(a) < 0) return NULL;
+    a->busy = 0; /* (nothing below can fail half-way) */
+    const Table *t = &a->tops.counts;
+    size_t n = table_len(t);
+    PyObject *result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * 3 * sizeof(int64_t)));
+    if (result == NULL) return NULL;
+    int64_t *p = (int64_t *)PyBytes_AS_STRING(result);
+    size_t k = 0;
+    if (t->has_zero) {
+        p[k++] = 0;
+        p[k++] = 0;
+        p[k++] = t->zero_values[0] - 1;
+    }
+    for (size_t s = 0; s < t->cap; s++) {
+        const int64_t *slot = t->slots + s * (size_t)t->stride;
+        if (hash_is_zero(slot_key(slot))) continue;
+        p[k++] = slot[0];
+        p[k++] = slot[1];
+        p[k++] = slot[2] - 1; /* the count starts at 2 with the entry's first piece */
+    }
+    return result;
 }
 
 static PyObject *get_decided(Attributor *a, void *c) { return PyLong_FromLongLong(a->decided); }
@@ -465,6 +498,9 @@ static PyMethodDef Attributor_methods[] = {
      "finish() -> bytes | None: end of input, the open piece closed"},
     {"new_stream", (PyCFunction)Attributor_new_stream, METH_NOARGS,
      "new_stream() -> bytes | None: the stream ended, another begins"},
+    {"top_counts", (PyCFunction)Attributor_top_counts, METH_NOARGS,
+     "top_counts() -> bytes: (identity low, identity high, pieces) int64 triples, one per "
+     "sequence --top's table holds (top=True)"},
     {"record_number", (PyCFunction)Attributor_record_number, METH_O,
      "record_number(tracked) -> int: its 1-based input record number"},
     {NULL}};

@@ -21,8 +21,9 @@ static void lru_append(Sequences *s, int64_t node)
     s->tail = node;
 }
 
-int64_t seqdedup_sequences_observe(Sequences *s, Hash128 identity)
+int64_t seqdedup_sequences_observe(Sequences *s, Hash128 identity, int *made)
 {
+    *made = 0;
     int limited = s->limit != UNLIMITED;
     int64_t *entry = table_find(&s->counts, identity);
     if (entry != NULL) {
@@ -39,10 +40,13 @@ int64_t seqdedup_sequences_observe(Sequences *s, Hash128 identity)
         if (entry == NULL) return -1;
         entry[0] = 2;
         s->identified++;
+        *made = 1;
         return 2;
     }
-    if (table_upsert(&s->known, identity, &created) == NULL) return -1;
-    s->identified += created;
+    if (s->identifying) {
+        if (table_upsert(&s->known, identity, &created) == NULL) return -1;
+        s->identified += created;
+    }
     int64_t node;
     if ((int64_t)table_len(&s->counts) >= s->limit) { /* full: the least recent goes */
         node = s->head;
@@ -62,6 +66,7 @@ int64_t seqdedup_sequences_observe(Sequences *s, Hash128 identity)
     entry[1] = node;
     s->node_key[node] = identity;
     lru_append(s, node);
+    *made = 1;
     return 2;
 }
 
