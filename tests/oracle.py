@@ -314,3 +314,81 @@ def interleaved_runs(
                 runs.append((tuple(run), stretch[at - 1]))
                 run = []
     return sorted(runs, key=lambda item: item[1])
+
+
+def interleaved_fold_parts(
+    named_keys: Sequence[tuple[str | None, object]],
+    window: int,
+    skipped: Sequence[bool],
+    every: int | None = None,
+    idle: int | None = None,
+    max_streams: int | None = None,
+) -> list[dict[str, object]]:
+    """The summary lines ``--fold`` writes with ``--stream-by`` (unlimited history, no
+    library), in output order, literally: each duplicate run of a stream's stretch is
+    one piece, cut into parts of ``every`` records; a part's sequence is the smallest
+    period of the run (of the run up to the part's end while it goes on), its copies
+    those of the sequence repeated from the run's start that lie in the part; its
+    source is the window of equal content that ended first, the run's first window's.
+    Positions are 0-based; a line stands right after its part's last record."""
+    keys = [key for _, key in named_keys]
+    stretches = stream_stretches(named_keys, idle, max_streams)
+    stream_of: list[str] = []  # each record's stream: a continuation line's is the last
+    current = "(unnamed)"
+    for name, _ in named_keys:
+        current = current if name is None else name
+        stream_of.append(current)
+    windows: dict[tuple[object, ...], list[int]] = {}  # content -> the first, last position
+    parts: list[dict[str, object]] = []
+    for stretch in stretches:
+        for at in range(len(stretch) - window + 1):
+            positions = stretch[at : at + window]
+            content = tuple(keys[p] for p in positions)
+            first = windows.get(content)
+            if first is None or positions[-1] < first[1]:
+                windows[content] = [positions[0], positions[-1]]
+    for stretch in stretches:
+        run: list[int] = []
+        for position in [*stretch, None]:
+            if position is not None and skipped[position]:
+                run.append(position)
+                continue
+            if not run:
+                continue
+            n = len(run)
+            step = n if every is None else every
+            content = tuple(keys[p] for p in run[:window])
+            source = windows[content]
+            for part, s in enumerate(range(0, n, step), start=1):
+                t = min(s + step, n)
+                run_keys = [keys[p] for p in run]
+                length = smallest_period(run_keys[: n if t == n else t])
+                unit = run_keys[:length]
+                repeated = 0
+                while repeated < t and run_keys[repeated] == unit[repeated % length]:
+                    repeated += 1
+                copies = max(0, repeated - s) // length
+                parts.append(
+                    {
+                        "start": run[s],
+                        "end": run[t - 1],
+                        "removed": t - s,
+                        "copies": copies,
+                        "extra": t - s - copies * length,
+                        "length": length,
+                        "part": part,
+                        "continues": t < n,
+                        "stream": stream_of[run[0]],
+                        "match_start": source[0],
+                        "match_end": source[1],
+                        "unit": tuple(unit),
+                    }
+                )
+            run = []
+    parts.sort(key=lambda part: part["end"])  # type: ignore[arg-type,return-value]
+    folded: dict[tuple[object, ...], int] = {}
+    for part in parts:  # a line's count: copies folded so far, in output order
+        unit = part.pop("unit")  # type: ignore[assignment]
+        folded[unit] = folded.get(unit, 0) + part["copies"]  # type: ignore[operator]
+        part["count"] = folded[unit] + 1
+    return parts

@@ -24,7 +24,8 @@ from seqdedup.api import process_stream
 from seqdedup.config import FilterRule
 from test_kernel import Chunked
 
-from oracle import interleaved_runs, interleaved_skipped, skipped_flags
+from conftest import library_command
+from oracle import interleaved_fold_parts, interleaved_runs, interleaved_skipped, skipped_flags
 
 PREFIX = r"^\[(\w+)\] "
 
@@ -229,7 +230,7 @@ def run(args: list[str], data: bytes = b"") -> subprocess.CompletedProcess[bytes
     [
         (["--stream-idle", "5"], "--stream-idle requires --stream-by or --stream-by-json"),
         (["--stream-by", "(x"], "--stream-by: invalid regular expression '(x'"),
-        (["--stream-by", "x", "--fold"], "--stream-by cannot be combined with --fold"),
+        (["--fold", "--fold-format", "{match_stream}"], "{stream} and {match_stream} need"),
         (["--stream-by", "x", "--stream-idle", "0"], "--stream-idle must be at least 1"),
         (["--stream-by", "x", "--stream-by-json", "a"], "cannot be used together"),
         (["--annotate", "--annotation-format", "{stream}"], "{stream} and {match_stream} need"),
@@ -463,3 +464,79 @@ def test_a_stream_pattern_that_backtracks_without_end_is_one_error(engine, monke
     dedup = Deduplicator(window_size=2, stream_by=r"^(a+)+$")
     with pytest.raises(SeqdedupError, match=r"--stream-by '\^\(a\+\)\+\$' took more .* line 2"):
         dedup.feed([b"ok", b"a" * 40 + b"b"])
+
+
+FOLD_FIELDS = "{start} {end} {removed} {copies} {extra} {length} {count} {part} {continues}"
+FOLD_LINE = "F " + FOLD_FIELDS + " {stream} {match_start} {match_end}"
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    records=records_strategy,
+    window=st.integers(1, 4),
+    every=st.one_of(st.none(), st.integers(1, 4)),
+    idle=st.one_of(st.none(), st.integers(1, 6)),
+    max_streams=st.one_of(st.none(), st.integers(1, 3)),
+    cuts=st.lists(st.integers(0, 70), max_size=5),
+)
+def test_fold_writes_a_line_per_run_part_of_each_stream(
+    engine, records, window, every, idle, max_streams, cuts
+):
+    """--fold with --stream-by: one line per duplicate run of a stream (per part of
+    --fold-every records), right after its last record, as the oracle cuts and counts."""
+    skipped = interleaved_skipped(records, window, None, idle, max_streams)
+    parts = interleaved_fold_parts(records, window, skipped, every, idle, max_streams)
+    texts = [text_of(*record) for record in records]
+    expected: list[bytes] = []
+    lines = iter(parts)
+    line = next(lines, None)
+    for position, (text, skip) in enumerate(zip(texts, skipped, strict=True)):
+        if not skip:
+            expected.append(text)
+        while line is not None and line["end"] == position:
+            fields = {**line, "start": line["start"] + 1, "end": line["end"] + 1}
+            fields.update(match_start=line["match_start"] + 1, match_end=line["match_end"] + 1)
+            fields["continues"] = int(line["continues"])  # type: ignore[call-overload]
+            expected.append(FOLD_LINE.format_map(fields).encode())
+            line = next(lines, None)
+    dedup = Deduplicator(
+        window_size=window,
+        max_history=None,
+        stream_by=PREFIX,
+        stream_idle=idle,
+        max_streams=max_streams,
+        fold=True,
+        fold_every=every,
+        fold_format=FOLD_LINE,
+    )
+    assert feed_in_cuts(dedup, texts, cuts) == expected
+
+
+def test_fold_names_the_streams_and_a_library_holds_the_folded_sequence(tmp_path):
+    """End to end: the default line names both streams; with -l the folded sequence is
+    held under its id, its records without the stream's match."""
+    pods = Path(__file__).resolve().parent.parent / "examples" / "pods.log"
+    pattern = r"^\[pod/([^/]+)/[^]]*\] "
+    done = run(["-q", "-w", "3", "--stream-by", pattern, "--fold", str(pods)])
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stdout.decode().splitlines() if line.startswith("[FOLDED")]
+    assert len(lines) == 2
+    assert " of stream api-7d9f-m8q2z: 1 copy of sequence " in lines[0]
+    assert "first seen at lines 3-6 of stream api-7d9f-x2k4l)]" in lines[0]
+    library = tmp_path / "lib"
+    args = ["-q", "-w", "3", "--stream-by", pattern, "--fold", "--fold-format", "json"]
+    done = run([*args, "-l", str(library), str(pods)])
+    folded = [json.loads(line) for line in done.stdout.decode().splitlines() if "fold" in line]
+    assert [(f["stream"], f["match_stream"], f["count"]) for f in folded] == [
+        ("api-7d9f-m8q2z", "api-7d9f-x2k4l", 2),
+        ("api-7d9f-x2k4l", "api-7d9f-x2k4l", 3),
+    ]
+    shown = subprocess.run(
+        [*library_command(), "show", str(library), folded[0]["id"]],
+        capture_output=True,
+        check=False,
+    )
+    assert shown.returncode == 0, shown.stderr
+    trace = pods.read_bytes().splitlines()[2:9]
+    own = [line.split(b"] ", 1)[1] for line in trace if line.startswith(b"[pod/api-7d9f-x2k4l")]
+    assert shown.stdout.splitlines() == own

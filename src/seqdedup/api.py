@@ -234,11 +234,11 @@ def process_streams(
     file when it is asked for it (and close it when asked for the next)."""
     dedup = Deduplicator(config, on_explain, **options)
     delimiter = dedup.config.delimiter
-    idle = (
-        dedup.config.fold_idle
-        if dedup.config.fold
-        else STREAM_WAIT
+    idle = (  # (with --stream-by, the pause that decides every stream's pending records)
+        STREAM_WAIT
         if dedup.config.stream_split
+        else dedup.config.fold_idle
+        if dedup.config.fold
         else None
     )
     try:

@@ -159,8 +159,13 @@ class Config(_ConfigFields):
             _validate_fold(self)
         if self.stream_split or self.stream_idle != DEFAULT_STREAM_IDLE:
             _validate_streams(self)
-        elif self.annotation_format is not None and _names_stream(self.annotation_format):
-            raise UsageError("--annotation-format: {stream} and {match_stream} need --stream-by")
+        else:
+            for option, template in (
+                ("--annotation-format", self.annotation_format),
+                ("--fold-format", self.fold_format),
+            ):
+                if template is not None and _names_stream(template):
+                    raise UsageError(f"{option}: {{stream}} and {{match_stream}} need --stream-by")
         if self.hash_transform is not None and not self.hash_transform.strip():
             raise UsageError("--hash-transform needs a command")
         if self.key_steps or self.json_key or self.json_ignore:
@@ -196,9 +201,6 @@ def _validate_streams(config: Config) -> None:
         return
     if config.stream_by is not None and config.stream_by_json is not None:
         raise UsageError("--stream-by and --stream-by-json cannot be used together")
-    for option, given in (("--fold", config.fold),):
-        if given:
-            raise UsageError(f"--stream-by cannot be combined with {option} (not supported yet)")
     if config.stream_by is not None:
         compile_stream_pattern(config.stream_by, config.byte_mode)
     else:
@@ -227,7 +229,7 @@ NAME_FIELDS = (*FILE_FIELDS, "stream", "match_stream")  # and with --stream-by, 
 ANNOTATION_FIELDS = NUMBER_FIELDS + NAME_FIELDS
 # --fold-format: the marker's fields, and what a summary line adds (README: Folding repeats)
 FOLD_NUMBER_FIELDS = (*NUMBER_FIELDS, "removed", "copies", "extra", "length", "part", "continues")
-FOLD_NAME_FIELDS = (*FILE_FIELDS, "id", "sequence", "first_time", "last_time")
+FOLD_NAME_FIELDS = (*NAME_FIELDS, "id", "sequence", "first_time", "last_time")
 
 
 def _validate_fold(config: Config) -> None:

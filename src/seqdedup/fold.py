@@ -244,9 +244,7 @@ class Folder:
         # yet, so attribution does not hold them): tracked index -> number.
         self._early_numbers: dict[int, int] = {}
         self._run: _Run | None = None
-        # Copies folded so far per sequence (for {count}), least recently folded evicted.
-        self._folded: OrderedDict[bytes, int] = OrderedDict()
-        self._limit = config.max_unique_sequences
+        self._folded = FoldedCounts(config.max_unique_sequences)
 
     def append_keys(self, hashes: Any) -> None:
         self._keys += key_bytes(hashes)
@@ -383,37 +381,61 @@ class Folder:
     def _part_line(self, run: _Run, continues: bool) -> tuple[int, bytes]:
         """The line for the run's current part; a new part begins after it."""
         unit = run.unit if run.unit is not None else self._sequences.of(run)
-        start, stop, length = run.part_start, run.stop, unit.length
-        removed = stop - start
-        copies = max(0, min(run.start + run.matched, stop) - start) // length
-        folded = self._folded
-        count = folded.pop(unit.digest, 0) + copies
-        folded[unit.digest] = count
-        if self._limit is not None and len(folded) > self._limit:
-            folded.popitem(last=False)
-        stamp = self._stamp
-        first_time = stamp(run.part_first)
-        digest = unit.digest.hex()
+        start, stop = run.part_start, run.stop
         fields = {
             **self._report.span(start, stop - 1, self._number),
-            "removed": removed,
-            "copies": copies,
-            "extra": removed - copies * length,
-            "length": length,
-            "id": digest[:SHORT_ID],
-            "digest": digest,
-            "sequence": "",
-            "count": count + 1,
+            **part_fields(run, unit, self._folded, self._stamp, continues),
             "window_size": self._window,
-            "first_time": first_time,
-            "last_time": first_time if removed == 1 else stamp(run.last_record),
-            "part": run.part,
-            "continues": int(continues),
-            **self._report.source_fields(unit.source, length),
+            **self._report.source_fields(unit.source, unit.length),
         }
-        run.part += 1
-        run.part_start = stop
         return stop - 1, line_text(self._config.fold_format, fields, self._report.streams.named)
+
+
+class FoldedCounts:
+    """Copies folded so far per sequence id (a line's ``count``), least recently folded
+    evicted past ``limit``."""
+
+    def __init__(self, limit: int | None) -> None:
+        self._folded: OrderedDict[bytes, int] = OrderedDict()
+        self._limit = limit
+
+    def add(self, digest: bytes, copies: int) -> int:
+        """``copies`` more of sequence ``digest``; how many have been folded so far."""
+        folded = self._folded
+        count = folded.pop(digest, 0) + copies
+        folded[digest] = count
+        if self._limit is not None and len(folded) > self._limit:
+            folded.popitem(last=False)
+        return count
+
+
+def part_fields(
+    run: _Run, unit: _Unit, folded: FoldedCounts, stamp: Callable[[bytes], str], continues: bool
+) -> dict[str, Any]:
+    """A line's fields of the run's current part (what it removed, of which sequence,
+    when); a new part begins after it. The caller adds where it lies and its source."""
+    start, stop, length = run.part_start, run.stop, unit.length
+    removed = stop - start
+    copies = max(0, min(run.start + run.matched, stop) - start) // length
+    first_time = stamp(run.part_first)
+    digest = unit.digest.hex()
+    fields = {
+        "removed": removed,
+        "copies": copies,
+        "extra": removed - copies * length,
+        "length": length,
+        "id": digest[:SHORT_ID],
+        "digest": digest,
+        "sequence": "",
+        "count": folded.add(unit.digest, copies) + 1,
+        "first_time": first_time,
+        "last_time": first_time if removed == 1 else stamp(run.last_record),
+        "part": run.part,
+        "continues": int(continues),
+    }
+    run.part += 1
+    run.part_start = stop
+    return fields
 
 
 def sequence_digest(maker: KeyMaker, records: list[bytes]) -> bytes:
@@ -459,6 +481,12 @@ def default_text(fields: dict[str, Any], named: bool) -> str:
     """``[FOLDED: 36 records at lines 40-75: 3 copies of sequence 3fa9c1d2e4b7 (12
     records, first seen at lines 4-15), 09:00:03 .. 09:14:55]`` and its variants."""
     where = f" of {fields['file']}" if named else ""
+    source_where = f" of {fields['match_file']}" if named and not fields["sequence"] else ""
+    if "stream" in fields:  # --stream-by
+        where += f", stream {fields['stream']}" if named else f" of stream {fields['stream']}"
+        if not fields["sequence"]:
+            stream = fields["match_stream"]
+            source_where += f", stream {stream}" if named else f" of stream {stream}"
     head = "[FOLDED (continued)" if fields["part"] > 1 else "[FOLDED"
     text = (
         f"{head}: {fields['removed']} records at lines {fields['start']}-{fields['end']}{where}: "
@@ -467,7 +495,6 @@ def default_text(fields: dict[str, Any], named: bool) -> str:
         seen = f"first seen in {fields['match_file']} records"
     else:
         seen = "first seen at lines"
-    source_where = f" of {fields['match_file']}" if named and not fields["sequence"] else ""
     copies = fields["copies"]
     text += (
         f"{copies} {'copy' if copies == 1 else 'copies'} of sequence "
@@ -507,10 +534,13 @@ JSON_FIELDS = (
 )
 
 
+STREAM_FIELDS = ("stream", "match_stream")  # with --stream-by
+
+
 def json_line(fields: dict[str, Any]) -> str:
     """One JSON object (README: Folding repeats, the schema)."""
     document: dict[str, Any] = {"seqdedup": "fold"}
-    for name in JSON_FIELDS:
+    for name in JSON_FIELDS + (STREAM_FIELDS if "stream" in fields else ()):
         value = fields[name]
         if name in ("sequence", "first_time", "last_time"):
             value = value or None

@@ -145,6 +145,7 @@ class Entry:
 
     __slots__ = (
         "decided",
+        "index",
         "key",
         "keyed",
         "marker",
@@ -170,6 +171,7 @@ class Entry:
         self.key = 0
         self.position = -1  # tracked index (a pass-through record has none)
         self.run: Run | None = None  # the duplicate run of a skipped record
+        self.index = 0  # its place in that run (0: the first)
         self.source: tuple[int, int, int, str] | None = None  # a repeat window's source
         self.marker: Run | None = None  # the run that ends at this record
         self.tracked_as = -1  # the filter decision (filters.TRACKED for a tracked record)
@@ -369,6 +371,7 @@ class StreamDecider:
         if run is None:
             run = lane.run = Run(entry)
         run.last = entry
+        entry.index = run.length
         run.length += 1
         run.content = (run.content * CONTENT_BASE + entry.key) & MASK128
         entry.run = run

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from array import array
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from itertools import compress
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +39,7 @@ from seqdedup.report import explain_bypassed, explain_unmatched
 from seqdedup.timelimit import PatternTimeout
 
 if TYPE_CHECKING:
+    from seqdedup.fold_streams import StreamFolder
     from seqdedup.stages import Stages
 
 STREAM_ROWS = 10_000  # per-stream statistics rows: the first streams; the rest as one
@@ -148,10 +149,14 @@ class StreamPath(_StreamRun):
     def __init__(self, stages: Stages, ordered: bool) -> None:
         super().__init__(stages, ordered)
         config = stages.config
-        # Each run's source and its count as written: markers, explanations, --top (a
-        # run is then closed before its last record is written, see _write_decided).
-        self._reported = config.annotate or stages.report.explain is not None or bool(config.top)
+        # Each run's source and its count as written: markers, explanations, --top,
+        # summary lines (a run is then closed before its last record is written, see
+        # _write_decided).
+        self._reported = (
+            config.annotate or stages.report.explain is not None or bool(config.top) or config.fold
+        )
         self._ordered = self._ordered or self._reported
+        self._folder = make_stream_folder(stages, self._source_fields) if config.fold else None
         self._decider = StreamDecider(
             config.window_size,
             config.max_history,
@@ -180,7 +185,7 @@ class StreamPath(_StreamRun):
         hashes = iter(hash_ints(packed))
         number = self._stages.released + len(self._queue) + 1
         queue, push, current = self._queue, self._decider.push, self._current
-        keyed = self._keyed if self._stages.saver is not None else None
+        keyed = self._keyed if self._stages.saver or self._folder else None
         for offset, record in enumerate(batch):
             name = names[offset]
             if name is None:
@@ -207,13 +212,18 @@ class StreamPath(_StreamRun):
         """Write what is decided, up to the first record that is not (or, with markers
         or explanations, that lies in a run still open)."""
         stages = self._stages
-        inverse, ordered = stages.config.inverse, self._ordered
+        inverse, ordered, folder = stages.config.inverse, self._ordered, self._folder
         queue, out = self._queue, []
         released = kept = 0
         last_written = stages.last_record_written
         while queue:
             entry = queue[0]
-            if not entry.decided or (ordered and entry.run is not None and not entry.run.closed):
+            run = entry.run
+            if not entry.decided or (
+                ordered
+                and run is not None
+                and not (run.closed if folder is None else folder.releasable(entry))
+            ):
                 break
             queue.popleft()
             released += 1
@@ -222,6 +232,11 @@ class StreamPath(_StreamRun):
             if entry.skip == inverse:
                 out.append(entry.record)
                 last_written = True
+            elif folder is not None and run is not None:
+                line = folder.passed(entry)
+                if line is not None:
+                    out.append(line)
+                    last_written = False
             if entry.marker is not None and self._reported:
                 self._decider.count(entry.marker)
                 fields = self._fields(entry.marker)
@@ -264,19 +279,25 @@ class StreamPath(_StreamRun):
         """A run's marker and explanation fields: its first and last record, the earliest
         occurrence of its first window (first and last record), the streams."""
         stages = self._stages
-        streams = stages.report.streams
-        file, start = streams.locate(run.first.number)
-        end = start + run.last.number - run.first.number
-        assert run.source is not None
-        ended, match_first, match_last, match_stream = run.source
-        fields = {
+        file, start = stages.report.streams.locate(run.first.number)
+        return {
             "start": start,
-            "end": end,
+            "end": start + run.last.number - run.first.number,
             "file": file,
             "stream": visible(run.first.stream),
             "count": run.count,
             "window_size": stages.config.window_size,
+            **self._source_fields(run),
         }
+
+    def _source_fields(self, run: Run) -> dict[str, Any]:
+        """Where the earliest occurrence of a run's first window lies: ``match_file``,
+        ``match_start``, ``match_end`` and ``match_stream`` (``sequence`` too when it
+        is a loaded library sequence)."""
+        stages = self._stages
+        streams = stages.report.streams
+        assert run.source is not None
+        ended, match_first, match_last, match_stream = run.source
         if ended == LIBRARY_END:  # a loaded sequence: its name, and records inside it
             assert stages.library is not None
             sequence, offset = stages.library.locate(match_first)
@@ -286,7 +307,6 @@ class StreamPath(_StreamRun):
             match = {}
             match["match_file"], match_start = streams.locate(match_first)
         return {
-            **fields,
             **match,
             "match_start": match_start,
             "match_end": match_start + match_last - match_first,
@@ -454,12 +474,31 @@ def explain_stream_run(fields: dict[str, Any], named: bool) -> str:
     )
 
 
+def make_stream_folder(
+    stages: Stages, source_fields: Callable[[Run], dict[str, Any]]
+) -> StreamFolder:
+    """``--fold``'s summary lines for stream runs (and, with a library, each folded
+    sequence held under its id)."""
+    from seqdedup.fold_streams import StreamFolder
+
+    report = stages.report
+    return StreamFolder(
+        stages.config,
+        stages.keys,
+        report.streams.locate,
+        source_fields,
+        report.streams.named,
+        stages.saver.add_sequence if stages.saver is not None else None,
+        load_kernel(),
+    )
+
+
 def stream_path(stages: Stages, ordered: bool) -> StreamPath | KernelStreamPath:
     """The kernel's path where it serves (nothing reported per run), else the Python
     decider's."""
     kernel = load_kernel()
     config = stages.config
     libraries = config.library_dir is not None or bool(config.read_sequences)
-    if kernel is None or ordered or config.top or libraries:
+    if kernel is None or ordered or config.top or config.fold or libraries:
         return StreamPath(stages, ordered)
     return KernelStreamPath(stages, kernel)

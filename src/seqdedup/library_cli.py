@@ -133,3 +133,7 @@ def main(
 def entry_point() -> None:
     stop_on_termination_signals()
     sys.exit(main())
+
+
+if __name__ == "__main__":  # (python -m seqdedup.library_cli)
+    entry_point()

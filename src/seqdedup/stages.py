@@ -92,13 +92,7 @@ class Stages:
             on_explain,
             [rule.pattern for rule in self.filters.rules],
         )
-        attributor = self.attributor
-        counts = (  # the kernel counts --top's pieces itself
-            attributor.top_counts
-            if isinstance(attributor, KernelAttributor) and attributor.counts_top
-            else None
-        )
-        self.top = TopSequences(config.max_unique_sequences, counts) if config.top else None
+        self.top = make_top(config, self.attributor)
         self.run_heads = RunHeads()  # with --top: each duplicate run's first record
         self.saver: RunSaver | None = None
         if config.library_dir is not None:
@@ -111,7 +105,8 @@ class Stages:
                 whole_runs=bool(config.read_sequences),
             )
             self.matcher.new_material = []
-        self.folder = make_folder(self) if config.fold else None
+        # (a --stream-by run folds its stream runs itself: interleaved_path)
+        self.folder = make_folder(self) if config.fold and not config.stream_split else None
         self.released = 0  # records released so far (record numbers are 1-based)
         # Whether the last thing released was the last released record (not a marker);
         # after the end of input this tells whether its final record ends the output.
@@ -260,6 +255,17 @@ class LibraryWindows:
 
     def add_library_windows(self, fps: Any, starts: Any) -> None:
         self.fps, self.starts = fps, starts
+
+
+def make_top(
+    config: Config, attributor: Attributor | KernelAttributor | DecisionCount
+) -> TopSequences | None:
+    """``--top``'s table (counted by the kernel's attribution when it counts it)."""
+    if not config.top:
+        return None
+    if isinstance(attributor, KernelAttributor) and attributor.counts_top:
+        return TopSequences(config.max_unique_sequences, attributor.top_counts)
+    return TopSequences(config.max_unique_sequences)
 
 
 def make_folder(stages: Stages) -> Folder:
