@@ -73,8 +73,9 @@ options_strategy = st.fixed_dictionaries(
     options=options_strategy,
     block=st.integers(1, 24),
     preload=st.one_of(st.none(), records),
+    owners=st.integers(1, 4),
 )
-def test_matches_sequential_runs(tmp_path_factory, contents, options, block, preload):
+def test_matches_sequential_runs(tmp_path_factory, contents, options, block, preload, owners):
     base = tmp_path_factory.mktemp("job")
     paths = write_files(base / "in", contents)
     seq_lib, dask_lib = base / "seq-lib", base / "dask-lib"
@@ -89,7 +90,13 @@ def test_matches_sequential_runs(tmp_path_factory, contents, options, block, pre
             )
     want = sequential(paths, seq_lib, **options)
     stats = deduplicate_files(
-        paths, base / "out", scheduler="sync", block_size=block, library_dir=dask_lib, **options
+        paths,
+        base / "out",
+        scheduler="sync",
+        block_size=block,
+        library_dir=dask_lib,
+        owners=owners,
+        **options,
     )
     got = [(base / "out" / p.name).read_bytes() for p in paths]
     assert got == want
@@ -289,13 +296,13 @@ def test_rows_carry_the_whole_128_bit_identity(tmp_path, monkeypatch):
     either engine) leave each window's identity in its high lane: the job's rows carry
     both lanes, so the output is still that of sequential runs. With 64-bit rows every
     window after the first of a file would count as a repeat."""
-    from seqdedup import cluster
+    from seqdedup import partitions
     from seqdedup.engine import MASK64, MASK128, hash_ints, hash_words
 
     def forced(values: list[int]) -> list[int]:
         return [(value & ~MASK64 & MASK128) | 7 for value in values]
 
-    real_stable, real_kernel = cluster.stable_hash, cluster._kernel_module
+    real_stable, real_kernel = partitions.stable_hash, partitions.kernel_module
 
     class ForcedKernel:
         def __getattr__(self, name):
@@ -305,9 +312,9 @@ def test_rows_carry_the_whole_128_bit_identity(tmp_path, monkeypatch):
             return hash_words(forced(hash_ints(real_kernel().hash_records(keys, seed))))
 
     monkeypatch.setattr(
-        cluster, "stable_hash", lambda key, seed: forced([real_stable(key, seed)])[0]
+        partitions, "stable_hash", lambda key, seed: forced([real_stable(key, seed)])[0]
     )
-    monkeypatch.setattr(cluster, "_kernel_module", ForcedKernel)
+    monkeypatch.setattr(partitions, "kernel_module", ForcedKernel)
     contents = ["a\nb\nc\nd\na\nb\nc\ne\n", "b\nc\nf\ng\nb\nc\nd\n"]
     paths = write_files(tmp_path / "in", contents)
     want = sequential(paths, tmp_path / "seq-lib", window_size=2)
@@ -355,28 +362,28 @@ def test_relative_inputs_are_read_as_the_client_meant(tmp_path, monkeypatch):
     for path in paths:  # decoys a worker would read by the relative name
         (elsewhere / path.name).write_bytes(b"decoy\ndecoy\n")
     want = sequential(paths, tmp_path / "seq-lib", window_size=2)
-    real = cluster.Reader.records
+    real = cluster.Reader.read
 
-    def from_elsewhere(self, part):
+    def from_elsewhere(self, part, start, end):
         here = os.getcwd()
         os.chdir(elsewhere)  # as a worker started there
         try:
-            return real(self, part)
+            return real(self, part, start, end)
         finally:
             os.chdir(here)
 
-    monkeypatch.setattr(cluster.Reader, "records", from_elsewhere)
+    monkeypatch.setattr(cluster.Reader, "read", from_elsewhere)
     monkeypatch.chdir(inputs)
     names = [path.name for path in paths]
     deduplicate_files(names, tmp_path / "out", scheduler="sync", window_size=2)
     assert [(tmp_path / "out" / name).read_bytes() for name in names] == want
 
-    def changed(self, part):
+    def changed(self, part, start, end):
         with open(part.path, "ab") as f:
             f.write(b"appended\n")
-        return real(self, part)
+        return real(self, part, start, end)
 
-    monkeypatch.setattr(cluster.Reader, "records", changed)
+    monkeypatch.setattr(cluster.Reader, "read", changed)
     with pytest.raises(SeqdedupError, match="as another file than the client saw"):
         deduplicate_files(names, tmp_path / "out2", scheduler="sync", window_size=2)
 
@@ -387,7 +394,7 @@ def test_a_failing_task_is_one_line_and_leaves_nothing_behind(tmp_path, monkeypa
     def broken(*args, **kwargs):
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(cluster, "write_part", broken)
+    monkeypatch.setattr(cluster, "second_pass", broken)
     paths = write_files(tmp_path / "in", ["a\nb\na\nb\n"])
     out = tmp_path / "out"
     with pytest.raises(SeqdedupError, match=r"^a Dask task failed: RuntimeError: disk on fire$"):

@@ -6,27 +6,24 @@ unlimited history inside a file, and every window of an earlier file or of a loa
 library counting as already seen. Output: one file per input file, same name, in the
 output folder; statistics per file and for the whole set; optionally a library saved.
 
-The skip decision is a map-reduce on Dask collections (no scheduler, sockets or pools
-of our own):
+The skip decision needs one global fact per window: the earliest position of its
+content. It is found with one exchange of fixed-width rows on Dask (delayed tasks; no
+scheduler, sockets or pools of our own), each task's work done by the kernel
+(``seqdedup.partitions`` says what each does):
 
-1. Files are cut into partitions at record boundaries (``block_size`` bytes each). A
-   first pass over every partition counts its tracked records and returns the key
-   hashes of its first W-1 tracked records, so that each partition knows the W-1
-   records after it that its last windows need (the overlap).
-2. Every window becomes a row (fingerprint, position), position = file rank << 40 |
-   tracked index; the fingerprint is 128 bits, two int64 columns (``fp``, ``fp2``).
-   Key hashes are blake2b-128 keyed with the job's seed in the Python engine and the
-   kernel's two XXH64 lanes with the job's seed (the same on every worker of a job,
-   unlike Python's per-process ``hash``, and new for every job, so that no input can
-   be made to collide); window fingerprints are the engine's linear combination, per
-   lane.
-3. A group-by minimum gives each fingerprint's first position (library windows count
-   as position -1); a merge brings it back to every window. Window (k, j) repeats iff
-   its first occurrence is in the library, in an earlier file, or in file k at or
-   before j - W: exactly the single-machine rule.
-4. Repeat windows are shuffled to their partition; a last pass over each partition
-   writes its kept records (or, with ``inverse``, its skipped ones) and stages its new
-   material (records covered by first-seen windows) for the library.
+1. Files are cut into partitions at record boundaries (``block_size`` bytes each).
+   Each partition's first pass reads its records and the 2W-1 before and W-1 after it
+   (past its range), hashes their keys with the job's seed and fingerprints its
+   windows (128 bits); only the first window of each distinct fingerprint goes on, as
+   a row (fingerprint, position: file rank and byte offset) to the fingerprint's
+   owner.
+2. Each owner finds every fingerprint's earliest position (a library's windows count
+   as earliest) and answers each partition only for its rows that occur earlier.
+3. Each partition's second pass decides its windows (a window repeats iff the
+   earliest occurrence of its content is at or before record j - W of its file: in
+   the library, an earlier file, or W records back: exactly the single-machine rule),
+   writes its kept records (or, with ``inverse``, its skipped ones) and stages its
+   new material (records covered by first-seen windows) for the library.
 
 Only what applies to a set of files is offered: window size, skip-chars, filters,
 delimiter and byte mode, inverse, library load and save. Attribution (markers,
@@ -42,32 +39,24 @@ import tempfile
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from hashlib import blake2b
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from seqdedup.config import Config, key_settings
-from seqdedup.engine import hash_ints, hash_words
 from seqdedup.errors import SeqdedupError, UsageError
+from seqdedup.partitions import (
+    Output,
+    Part,
+    Reader,
+    first_pass,
+    owner_answers,
+    second_pass,
+    window_fingerprints,
+)
 
-FILE_SHIFT = 40  # position = file rank << 40 | tracked index within the file
-INDEX_MASK = (1 << FILE_SHIFT) - 1
 DEFAULT_BLOCK_SIZE = 64 << 20
-
-
-@dataclass(frozen=True)
-class Part:
-    """A byte range of one input file, cut at a record boundary."""
-
-    number: int  # among all partitions of the job, in file order
-    rank: int  # the file's place in the input order
-    path: str  # absolute: a worker's working directory is not the client's
-    start: int
-    end: int
-    last: bool  # the file's last partition
-    # The file as the client saw it (size, modification time in ns): a worker checks
-    # that it reads the same file, not another one by the same name.
-    identity: tuple[int, int] = (0, 0)
+OWNER_BYTES = 64 << 20  # input bytes per fingerprint owner (at least one, at most MAX_OWNERS)
+MAX_OWNERS = 64
 
 
 @dataclass
@@ -174,7 +163,7 @@ def _check_outputs(out_dir: Path, files: list[str], names: list[str]) -> None:
     make_directory(out_dir, "--output-dir")
 
 
-# -- per-partition work (runs on the workers) ----------------------------------------
+# -- per-partition work (runs on the workers: seqdedup.partitions) -----------------
 # Every worker of a job must hash alike: the client draws the job's seed, and every task
 # hashes with it (Reader.seed). A fixed seed would let crafted input collide.
 
@@ -182,233 +171,6 @@ def _check_outputs(out_dir: Path, files: list[str], names: list[str]) -> None:
 def job_seed() -> int:
     """A new 64-bit seed for one job."""
     return int.from_bytes(os.urandom(8), "little")
-
-
-def stable_hash(key: bytes, seed: int) -> int:
-    """A key's 128-bit hash in the Python engine, the same on every worker of a job:
-    blake2b keyed with the job's seed."""
-    digest = blake2b(key, digest_size=16, key=seed.to_bytes(8, "little")).digest()
-    return int.from_bytes(digest, "little")
-
-
-def _kernel_module() -> Any:
-    """The compiled kernel on this worker; the client chose it for the whole job."""
-    try:
-        from seqdedup import _kernel
-    except ImportError:
-        raise SeqdedupError(
-            "a Dask worker has no compiled seqdedup kernel but the job uses it: install "
-            "seqdedup with its kernel on every worker, or run with SEQDEDUP_ENGINE=python"
-        ) from None
-    return _kernel
-
-
-def window_fingerprints(engine: str, hashes: list[int], count: int, window: int) -> Any:
-    """The 128-bit fingerprints of the first ``count`` windows, by the job's engine: an
-    (n, 2) int64 array of lanes."""
-    import numpy as np
-
-    if engine == "c":
-        raw = _kernel_module().Matcher(window).fingerprints(hash_words(hashes), count)
-        return np.frombuffer(raw, dtype=np.int64).reshape(-1, 2)
-    from seqdedup.matcher import coefficients, fingerprints_np
-
-    return fingerprints_np(hashes, count, coefficients(window)).view(np.int64)
-
-
-@dataclass(frozen=True)
-class Reader:
-    """Reads a partition into records, tracked flags and key hashes."""
-
-    delimiter: bytes
-    skip_chars: int
-    byte_mode: bool
-    filters: tuple[Any, ...]
-    engine: str = "python"  # "c": the compiled kernel hashes (the same on every worker)
-    seed: int = 0  # the job's (job_seed): every task hashes with it
-    key_steps: tuple[tuple[str, str], ...] = ()  # --normalize/--mask, in order
-    json_key: tuple[str, ...] = ()
-    json_ignore: tuple[str, ...] = ()
-
-    def records(self, part: Part) -> tuple[list[bytes], bool]:
-        """The partition's records, and whether the file's final record lacks a
-        delimiter (only possible in its last partition)."""
-        with open(part.path, "rb") as f:
-            status = os.fstat(f.fileno())
-            if (status.st_size, status.st_mtime_ns) != part.identity:
-                raise SeqdedupError(
-                    f"a Dask worker reads '{part.path}' as another file than the client saw "
-                    f"(size {status.st_size:,} bytes, not {part.identity[0]:,}, or another "
-                    "modification time): the inputs must not change during the job, and "
-                    "must be the same files at the same paths on every worker"
-                )
-            f.seek(part.start)
-            data = f.read(part.end - part.start)
-        if not data:
-            return [], False
-        records = data.split(self.delimiter)
-        tail = records.pop()
-        if tail:
-            records.append(tail)
-        return records, bool(tail)
-
-    def tracked(self, records: list[bytes]) -> list[bool]:
-        if not self.filters:
-            return [True] * len(records)
-        from seqdedup.filters import TRACKED, FilterList
-
-        return [d == TRACKED for d in FilterList(self.filters).classify(records)]
-
-    def hashes(self, tracked_records: list[bytes]) -> list[int]:
-        from seqdedup.keys import KeyMaker
-
-        steps = json = None
-        kernel = _kernel_module() if self.engine == "c" else None
-        if self.key_steps:
-            from seqdedup.normalize import KeySteps
-
-            steps = KeySteps(self.key_steps, kernel)
-        if self.json_key or self.json_ignore:
-            from seqdedup.jsonkeys import JsonSelector
-
-            json = JsonSelector(self.json_key, self.json_ignore, kernel)
-        maker = KeyMaker(self.skip_chars, self.byte_mode, steps=steps, json=json)
-        keys = maker.keys(tracked_records)
-        if self.engine == "c":
-            return hash_ints(_kernel_module().hash_records(keys, self.seed))
-        seed = self.seed
-        return [stable_hash(key, seed) for key in keys]
-
-
-def scan_part(reader: Reader, part: Part, window: int) -> dict[str, Any]:
-    """First pass: counts, and the key hashes of the first W-1 tracked records."""
-    records, _ = reader.records(part)
-    flags = reader.tracked(records)
-    tracked = [r for r, f in zip(records, flags, strict=True) if f]
-    return {
-        "records": len(records),
-        "tracked": len(tracked),
-        "head": reader.hashes(tracked[: window - 1]),
-        "head_records": tracked[: window - 1],
-    }
-
-
-def part_windows(reader: Reader, part: Part, window: int, offset: int, lookahead: list[int]) -> Any:
-    """Second pass: one row per window starting in the partition."""
-    import numpy as np
-    import pandas as pd
-
-    records, _ = reader.records(part)
-    flags = reader.tracked(records)
-    hashes = reader.hashes([r for r, f in zip(records, flags, strict=True) if f])
-    values = hashes + lookahead
-    count = max(0, min(len(hashes), len(values) - window + 1))
-    if count == 0:
-        return _empty_windows()
-    fps = window_fingerprints(reader.engine, values, count, window)
-    positions = (part.rank << FILE_SHIFT) + offset + np.arange(count, dtype=np.int64)
-    part_numbers = np.full(count, part.number, dtype=np.int64)
-    return pd.DataFrame({"fp": fps[:, 0], "fp2": fps[:, 1], "pos": positions, "part": part_numbers})
-
-
-def _empty_windows() -> Any:
-    import numpy as np
-    import pandas as pd
-
-    empty = np.zeros(0, dtype=np.int64)
-    return pd.DataFrame({"fp": empty, "fp2": empty, "pos": empty, "part": empty})
-
-
-@dataclass(frozen=True)
-class WriteJob:
-    """What the last pass needs for one partition."""
-
-    part: Part
-    offset: int  # tracked index of the partition's first tracked record in its file
-    windows: int  # windows starting in the partition
-    earlier_windows: tuple[tuple[int, int], ...]  # (offset, windows) of parts reaching in
-    lookahead_records: tuple[bytes, ...]  # the W-1 tracked records after it, for saving
-    out_path: str
-    staging_path: str | None
-
-
-def write_part(
-    reader: Reader, job: WriteJob, window: int, inverse: bool, repeats: list[Any]
-) -> dict[str, int]:
-    """Last pass: write the partition's output and stage its new material."""
-    import numpy as np
-
-    records, final_open = reader.records(job.part)
-    flags = reader.tracked(records)
-    tracked = [r for r, f in zip(records, flags, strict=True) if f]
-    n = len(tracked)
-    repeat_starts = np.concatenate(
-        [np.asarray(frame["pos"], dtype=np.int64) & INDEX_MASK for frame in repeats]
-        or [np.zeros(0, dtype=np.int64)]
-    )
-    # Every window that covers a record of this partition: those starting in the
-    # earlier partitions that reach in, and its own. Local start = start - offset.
-    starts = np.concatenate(
-        [
-            np.arange(first, first + count, dtype=np.int64)
-            for first, count in (*job.earlier_windows, (job.offset, job.windows))
-        ]
-    )
-    is_repeat = np.isin(starts, repeat_starts)
-    local = starts - job.offset
-    skipped = _covered(local[is_repeat], window, n)
-    new = _covered(local[~is_repeat], window, n + window - 1)  # lookahead records too
-    keep = ~skipped
-    written: list[bytes] = []
-    last_written = False
-    t = 0
-    for record, is_tracked in zip(records, flags, strict=True):
-        if is_tracked:
-            last_written = bool(keep[t]) != inverse
-            t += 1
-        else:
-            last_written = not inverse
-        if last_written:
-            written.append(record)
-    delimiter = reader.delimiter
-    with open(job.out_path, "wb") as out:
-        if written:
-            out.write(delimiter.join(written))
-            if not (final_open and last_written):  # a final record keeps no delimiter
-                out.write(delimiter)
-    if job.staging_path is not None:
-        _stage_new_material(job, tracked, new, window)
-    emitted = len(records) - int(skipped.sum())
-    return {"records": len(records), "emitted": emitted, "skipped": int(skipped.sum())}
-
-
-def _covered(window_starts: Any, window: int, size: int) -> Any:
-    """Which of ``size`` records lie inside at least one of these windows."""
-    import numpy as np
-
-    lo = np.clip(window_starts, 0, size)
-    hi = np.clip(window_starts + window, 0, size)
-    edges = np.zeros(size + 1, dtype=np.int64)
-    np.add.at(edges, lo, 1)
-    np.add.at(edges, hi, -1)
-    return np.cumsum(edges[:size]) > 0
-
-
-def _stage_new_material(job: WriteJob, tracked: list[bytes], new: Any, window: int) -> None:
-    from seqdedup.library.save import StagingFile
-
-    extended = tracked + list(job.lookahead_records)
-    staging = StagingFile(job.staging_path)  # type: ignore[arg-type]
-    stretch: list[bytes] = []
-    for index, record in enumerate(extended):
-        if index < len(new) and new[index]:
-            stretch.append(record)
-        elif stretch:
-            staging.add(stretch, "new")
-            stretch = []
-    if stretch:
-        staging.add(stretch, "new")
-    staging.close()
 
 
 # -- the job -----------------------------------------------------------------------
@@ -423,6 +185,7 @@ def deduplicate_files(
     block_size: int = DEFAULT_BLOCK_SIZE,
     connect_timeout: float = CONNECT_TIMEOUT,
     decompress: bool = True,
+    owners: int | None = None,
     **options: Any,
 ) -> JobStats:
     """Deduplicate ``paths`` in order into ``output_dir`` (see the module docstring).
@@ -431,7 +194,8 @@ def deduplicate_files(
     ``"sync"`` for the synchronous scheduler, ``"local"`` for a local cluster, or the
     address of a running distributed scheduler (``tcp://host:8786``), which must
     answer within ``connect_timeout`` seconds. With ``decompress``, compressed inputs
-    are read decompressed, as ``seqdedup`` reads them.
+    are read decompressed, as ``seqdedup`` reads them. ``owners``: how many tasks
+    share the fingerprints (default: one per OWNER_BYTES of input).
     """
     dask, delayed = _dask()
     config = _job_config(config, options)
@@ -460,6 +224,7 @@ def deduplicate_files(
             block_size,
             connect_timeout,
             scratch,
+            owners,
         )
     finally:
         for folder in (scratch.inputs, scratch.parts, scratch.staging):
@@ -511,44 +276,54 @@ def _run_job(
     block_size: int,
     connect_timeout: float,
     scratch: Scratch,
+    owners: int | None = None,
 ) -> JobStats:
     """The job itself, over the inputs as the workers read them (``readable``), with
     its scratch folders (made here, removed by the caller)."""
     width = config.window_size
     reader = _reader(config)
     parts = plan_parts(readable, config.delimiter, block_size)
+    owners = owners or owner_count(sum(p.end - p.start for p in parts), len(parts))
+    library, loaded = _library_windows(config, reader, width, owners)
+    staging_dir, parts_dir = scratch.staging, scratch.parts
+    parts_dir.mkdir()
 
-    with _scheduler(scheduler, connect_timeout) as compute_kwargs:
-        with _one_line_failures():
-            scans = dask.compute(
-                *[delayed(scan_part)(reader, part, width) for part in parts], **compute_kwargs
-            )
-        offsets, lookaheads, lookahead_records, reach = _overlaps(parts, scans, width)
-        library_frame, loaded = _library_windows(config, reader, width)
-        frames = [
-            delayed(part_windows)(
-                reader, part, width, offsets[part.number], lookaheads[part.number]
-            )
-            for part in parts
-        ]
-        by_part = _repeats_by_part(frames, library_frame, width, len(parts))
-
-        staging_dir, parts_dir = scratch.staging, scratch.parts
-        parts_dir.mkdir()
-        overlaps = (offsets, lookaheads, lookahead_records, reach)
-        planned = _write_jobs(parts, scans, overlaps, by_part, width, parts_dir, staging_dir)
-        jobs = [
-            delayed(write_part)(reader, job, width, config.inverse, needed)
-            for job, needed in planned
-        ]
-        with _one_line_failures():
-            counts = dask.compute(*jobs, **compute_kwargs)
+    firsts = [delayed(first_pass, nout=2)(reader, part, width, owners) for part in parts]
+    answers = [
+        delayed(owner_answers, nout=len(parts))(
+            reader.engine, [buckets[b] for _, buckets in firsts], library[b]
+        )
+        for b in range(owners)
+    ]
+    jobs = [
+        delayed(second_pass)(
+            reader,
+            part,
+            state,
+            [answers[b][part.number] for b in range(owners)],
+            width,
+            Output(
+                str(parts_dir / f"{part.number}"),
+                None if staging_dir is None else str(staging_dir / f"{part.number}"),
+                config.inverse,
+            ),
+        )
+        for part, (state, _) in zip(parts, firsts, strict=True)
+    ]
+    with _scheduler(scheduler, connect_timeout) as compute_kwargs, _one_line_failures():
+        counts = dask.compute(*jobs, **compute_kwargs)
 
     stats = JobStats(files=[FileStats(path) for path in files], library_loaded=loaded)
     _assemble_outputs(stats, parts, counts, names, out_dir, parts_dir)
     if staging_dir is not None:
         stats.library_saved = _save_library(config, staging_dir, stats)
     return stats
+
+
+def owner_count(size: int, parts: int) -> int:
+    """How many owners share the fingerprints: one per OWNER_BYTES of input, at least
+    one, at most MAX_OWNERS and the number of partitions."""
+    return max(1, min(MAX_OWNERS, parts, -(-size // OWNER_BYTES)))
 
 
 def _job_config(config: Config | None, options: dict[str, Any]) -> Config:
@@ -592,33 +367,6 @@ def _reader(config: Config) -> Reader:
     )
 
 
-def _write_jobs(
-    parts: list[Any],
-    scans: Any,
-    overlaps: tuple[Any, Any, Any, Any],
-    by_part: Any,
-    width: int,
-    parts_dir: Path,
-    staging_dir: Path | None,
-) -> Iterator[tuple[WriteJob, list[Any]]]:
-    """Each part's write job, and the repeat frames it needs (its own and those of the
-    earlier parts its windows reach)."""
-    offsets, lookaheads, lookahead_records, reach = overlaps
-    for part in parts:
-        number = part.number
-        earlier = tuple((offsets[q], scans[q]["tracked"]) for q in reach[number])
-        job = WriteJob(
-            part=part,
-            offset=offsets[number],
-            windows=_window_count(scans[number]["tracked"], lookaheads[number], width),
-            earlier_windows=earlier,
-            lookahead_records=tuple(lookahead_records[number]),
-            out_path=str(parts_dir / f"{number}"),
-            staging_path=None if staging_dir is None else str(staging_dir / f"{number}"),
-        )
-        yield job, [by_part[q] for q in (*reach[number], number)]
-
-
 def _input_names(files: list[str]) -> list[str]:
     """Each input's output name (its base name), the inputs checked: readable files,
     with distinct names."""
@@ -631,34 +379,6 @@ def _input_names(files: list[str]) -> list[str]:
     if len(set(names)) != len(names):
         raise SeqdedupError("input files must have distinct names (outputs use the same names)")
     return names
-
-
-def _repeats_by_part(frames: list[Any], library_frame: Any, width: int, parts: int) -> Any:
-    """The repeat windows of the parts' window frames (and the library's), as one
-    delayed frame per part: a window repeats when the first position of its fingerprint
-    is in the library, in an earlier file, or in its own file at least W before it (the
-    single-machine rule)."""
-    import dask.dataframe as dd
-
-    windows = dd.from_delayed(frames, meta=_empty_windows())
-    if library_frame is not None:
-        windows = dd.concat([windows, dd.from_pandas(library_frame, npartitions=1)])
-    # Spread over as many partitions as the input, so that no single task holds every
-    # distinct window and the merge below is a shuffle join, not a broadcast.
-    spread = max(1, windows.npartitions)
-    by = ["fp", "fp2"]  # the two lanes of a window's 128-bit fingerprint
-    first = windows.groupby(by)["pos"].min(split_out=spread).rename("first").reset_index()
-    joined = windows.merge(first, on=by, how="left")
-    pos, first_pos = joined["pos"], joined["first"]
-    pos_file, first_file = pos // (1 << FILE_SHIFT), first_pos // (1 << FILE_SHIFT)
-    repeat = (
-        (first_pos < 0)
-        | (first_file < pos_file)
-        | ((first_file == pos_file) & (pos - first_pos >= width))
-    )
-    repeats = joined[repeat & (joined["part"] >= 0)][["part", "pos"]]
-    divisions = [*range(parts), max(parts - 1, 0)]
-    return repeats.set_index("part", divisions=divisions).to_delayed()
 
 
 def _assemble_outputs(
@@ -685,77 +405,31 @@ def _assemble_outputs(
     shutil.rmtree(parts_dir)
 
 
-def _window_count(tracked: int, lookahead: list[int], width: int) -> int:
-    return max(0, min(tracked, tracked + len(lookahead) - width + 1))
+def _library_windows(
+    config: Config, reader: Reader, width: int, owners: int
+) -> tuple[list[bytes], int]:
+    """The fingerprints of the loaded libraries' windows (int64 pairs), per owner, and
+    how many sequences were loaded."""
+    import numpy as np
 
-
-def _overlaps(
-    parts: list[Part], scans: tuple[dict[str, Any], ...], width: int
-) -> tuple[dict[int, int], dict[int, list[int]], dict[int, list[bytes]], dict[int, list[int]]]:
-    """Per partition: tracked offset in its file, the next W-1 tracked key hashes and
-    records, and the earlier partitions whose windows can reach into it."""
-    offsets: dict[int, int] = {}
-    lookaheads: dict[int, list[int]] = {}
-    records: dict[int, list[bytes]] = {}
-    reach: dict[int, list[int]] = {}
-    by_file: dict[int, list[Part]] = {}
-    for part in parts:
-        by_file.setdefault(part.rank, []).append(part)
-    for file_parts in by_file.values():
-        running = 0
-        for k, part in enumerate(file_parts):
-            offsets[part.number] = running
-            running += scans[part.number]["tracked"]
-            ahead: list[int] = []
-            ahead_records: list[bytes] = []
-            for later in file_parts[k + 1 :]:
-                if len(ahead) >= width - 1:
-                    break
-                ahead += scans[later.number]["head"]
-                ahead_records += scans[later.number]["head_records"]
-            lookaheads[part.number] = ahead[: width - 1]
-            records[part.number] = ahead_records[: width - 1]
-            needed, earlier = width - 1, list[int]()
-            for previous in reversed(file_parts[:k]):
-                if needed <= 0:
-                    break
-                earlier.insert(0, previous.number)
-                needed -= scans[previous.number]["tracked"]
-            reach[part.number] = earlier
-    return offsets, lookaheads, records, reach
-
-
-def _library_windows(config: Config, reader: Reader, width: int) -> tuple[Any, int]:
-    """Windows of the loaded libraries, at position -1 (before everything)."""
     directories = list(config.read_sequences)
     if config.library_dir is not None and config.library_dir.exists():
         directories.append(config.library_dir)
-    if not directories:
-        return None, 0
-    import numpy as np
-    import pandas as pd
-
-    from seqdedup.library.load import load_library
-
     fps: list[Any] = []
     loaded = 0
-    for directory in directories:
-        for sequence in load_library(directory, config.delimiter, keys=key_settings(config)):
-            loaded += 1
-            hashes = reader.hashes(sequence.records)
-            count = len(hashes) - width + 1
-            if count > 0:
-                fps.append(window_fingerprints(reader.engine, hashes, count, width))
+    if directories:
+        from seqdedup.library.load import load_library
+
+        for directory in directories:
+            for sequence in load_library(directory, config.delimiter, keys=key_settings(config)):
+                loaded += 1
+                hashes = reader.hash_bytes(sequence.records)
+                count = len(hashes) // 16 - width + 1
+                if count > 0:
+                    fps.append(window_fingerprints(reader.engine, hashes, count, width))
     values = np.concatenate(fps) if fps else np.zeros((0, 2), dtype=np.int64)
-    frame = pd.DataFrame(
-        {
-            "fp": values[:, 0],
-            "fp2": values[:, 1],
-            "pos": np.full(len(values), -1, dtype=np.int64),
-            "part": np.full(len(values), -1, dtype=np.int64),
-        }
-    )
-    return frame, loaded
+    owner = values[:, 0].view(np.uint64) % np.uint64(owners)
+    return [values[owner == b].tobytes() for b in range(owners)], loaded
 
 
 def _save_library(config: Config, staging_dir: Path, stats: JobStats) -> int:

@@ -15,6 +15,8 @@
  *   stretches.c     the chunk path's new material, encoded as library rows
  *   streams.c       the StreamMatcher type: the rule per stream (--stream-by)
  *   prefix.c        --stream-by's names by a prefix program, for simple patterns
+ *   spread.c        the Dask engine's steps: a partition's first windows, the earliest
+ *                   position of each fingerprint at its owner
  *
  * Here: the open-addressing table and growable arrays the units share, the Matcher's
  * state, and the functions one unit offers another (prefixed seqdedup_; the build
@@ -396,6 +398,9 @@ PyObject *seqdedup_py_first_match(PyObject *self, PyObject *args);
 int seqdedup_take_stretches(Matcher *m, size_t count, int64_t first_index);
 /* fold.c */
 PyObject *seqdedup_py_shortest_period(PyObject *self, PyObject *arg);
+/* spread.c */
+PyObject *seqdedup_py_first_windows(PyObject *self, PyObject *arg);
+PyObject *seqdedup_py_earliest(PyObject *self, PyObject *args);
 /* prefix.c */
 PyObject *seqdedup_py_stream_prefixes(PyObject *self, PyObject *args);
 PyObject *seqdedup_py_periodic_match(PyObject *self, PyObject *args);

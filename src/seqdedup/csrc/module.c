@@ -278,6 +278,13 @@ static PyMethodDef kernel_methods[] = {
      "stream_prefixes(records, sets, mins, maxes, name_from, name_to, ascii_only=False) -> "
      "(names, found, keys) | None: --stream-by's names by a prefix program (see "
      "interleaved.prefix_program)"},
+    {"first_windows", seqdedup_py_first_windows, METH_O,
+     "first_windows(fps) -> (firsts, distinct): per window (int64 fingerprint pairs) the "
+     "index of the first with its fingerprint, and those first indices (int64 each)"},
+    {"earliest", seqdedup_py_earliest, METH_VARARGS,
+     "earliest(rows, library) -> list of bytes: per list item of (fingerprint, position) "
+     "int64 triples, (row index, earliest position) for rows whose fingerprint occurs "
+     "earlier (library fingerprints, int64 pairs, at position -1)"},
     {"periodic_match", seqdedup_py_periodic_match, METH_VARARGS,
      "periodic_match(unit, data, offset) -> how many keys of data equal the unit's, "
      "repeated, from key offset of the repetition on"},

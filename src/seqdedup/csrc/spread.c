@@ -1,0 +1,164 @@
+/*
+ * The Dask engine's two steps over window fingerprints (seqdedup.cluster holds the
+ * same definitions in Python, for the pure-Python engine):
+ *
+ *   first_windows(fps)   in one partition: for each window, the first window of the
+ *                        partition with its fingerprint; and those first ones, in order
+ *   earliest(rows, lib)  at a fingerprint's owner: the rows (fingerprint, position) of
+ *                        every partition and the library's fingerprints (position -1);
+ *                        for each partition, the rows whose fingerprint occurs earlier
+ *
+ * Fingerprints are 128 bits, two int64 lanes; positions are int64. Every length is
+ * checked before anything is read.
+ */
+#include "kernel.h"
+
+/* A buffer of int64 groups of `width`: its count of groups, or -1 with ValueError. */
+static Py_ssize_t groups_of(const Py_buffer *b, Py_ssize_t width, const char *what)
+{
+    Py_ssize_t size = width * (Py_ssize_t)sizeof(int64_t);
+    if (b->len % size) {
+        PyErr_Format(PyExc_ValueError, "%s: %zd int64 values each", what, width);
+        return -1;
+    }
+    return b->len / size;
+}
+
+static Hash128 fp_at(const int64_t *values, Py_ssize_t i, Py_ssize_t width)
+{
+    Hash128 fp = {(uint64_t)values[i * width], (uint64_t)values[i * width + 1]};
+    return fp;
+}
+
+/* first_windows(fps) -> (firsts, distinct): int64 each; firsts[i] is the index of the
+ * first window with fingerprint fps[i], distinct the indices i with firsts[i] == i. */
+PyObject *seqdedup_py_first_windows(PyObject *self, PyObject *arg)
+{
+    Py_buffer data;
+    if (PyObject_GetBuffer(arg, &data, PyBUF_SIMPLE) < 0) return NULL;
+    PyObject *firsts = NULL, *distinct = NULL, *result = NULL;
+    Table seen = {.stride = 3}; /* fingerprint -> its first window */
+    Py_ssize_t n = groups_of(&data, 2, "first_windows: fingerprints");
+    if (n < 0) goto done;
+    firsts = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
+    if (firsts == NULL) goto done;
+    int64_t *first = (int64_t *)PyBytes_AS_STRING(firsts);
+    const int64_t *fps = data.buf;
+    Py_ssize_t count = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int created;
+        int64_t *entry = table_upsert(&seen, fp_at(fps, i, 2), &created);
+        if (entry == NULL) goto done;
+        if (created) {
+            entry[0] = i;
+            count++;
+        }
+        first[i] = entry[0];
+    }
+    distinct = PyBytes_FromStringAndSize(NULL, count * (Py_ssize_t)sizeof(int64_t));
+    if (distinct == NULL) goto done;
+    int64_t *at = (int64_t *)PyBytes_AS_STRING(distinct);
+    for (Py_ssize_t i = 0, k = 0; i < n; i++)
+        if (first[i] == i) at[k++] = i;
+    result = PyTuple_Pack(2, firsts, distinct);
+done:
+    Py_XDECREF(firsts);
+    Py_XDECREF(distinct);
+    table_free(&seen);
+    PyBuffer_Release(&data);
+    return result;
+}
+
+/* The earliest position of each fingerprint: the library's (-1) and every row's. */
+static int earliest_of(Table *earliest, PyObject *buffers, Py_ssize_t parts,
+                       const Py_buffer *library)
+{
+    const int64_t *lib = library->buf;
+    Py_ssize_t lib_count = library->len / (Py_ssize_t)(2 * sizeof(int64_t));
+    for (Py_ssize_t i = 0; i < lib_count; i++) {
+        int created;
+        int64_t *entry = table_upsert(earliest, fp_at(lib, i, 2), &created);
+        if (entry == NULL) return -1;
+        entry[0] = -1;
+    }
+    for (Py_ssize_t p = 0; p < parts; p++) {
+        Py_buffer rows;
+        if (PyObject_GetBuffer(PyList_GET_ITEM(buffers, p), &rows, PyBUF_SIMPLE) < 0) return -1;
+        Py_ssize_t n = groups_of(&rows, 3, "earliest: rows");
+        const int64_t *r = rows.buf;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            int created;
+            int64_t *entry = table_upsert(earliest, fp_at(r, i, 3), &created);
+            if (entry == NULL) {
+                n = -1;
+                break;
+            }
+            if (created || r[3 * i + 2] < entry[0]) entry[0] = r[3 * i + 2];
+        }
+        PyBuffer_Release(&rows);
+        if (n < 0) return -1;
+    }
+    return 0;
+}
+
+/* The (row index, earliest position) pairs of the rows whose fingerprint occurs
+ * earlier; every row's fingerprint must be in `earliest` (it was counted there). */
+static PyObject *answer_rows(Table *earliest, const Py_buffer *rows)
+{
+    Py_ssize_t n = groups_of(rows, 3, "earliest: rows"), replies = 0;
+    if (n < 0) return NULL;
+    const int64_t *r = rows->buf;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const int64_t *first = table_find(earliest, fp_at(r, i, 3));
+        if (first == NULL) {
+            PyErr_SetString(PyExc_RuntimeError, "earliest: the rows changed during the call");
+            return NULL;
+        }
+        replies += *first < r[3 * i + 2];
+    }
+    PyObject *answer = PyBytes_FromStringAndSize(NULL, replies * 2 * (Py_ssize_t)sizeof(int64_t));
+    if (answer == NULL) return NULL;
+    int64_t *out = (int64_t *)PyBytes_AS_STRING(answer);
+    for (Py_ssize_t i = 0, k = 0; i < n && k < 2 * replies; i++) {
+        int64_t first = *table_find(earliest, fp_at(r, i, 3));
+        if (first < r[3 * i + 2]) {
+            out[k++] = i;
+            out[k++] = first;
+        }
+    }
+    return answer;
+}
+
+/* earliest(rows, library) -> list of bytes: rows[p] holds int64 triples (fingerprint
+ * lanes, position), library int64 pairs (fingerprints at position -1); answer p holds
+ * int64 pairs (row index, earliest position) for the rows of p whose fingerprint
+ * occurs at an earlier position. */
+PyObject *seqdedup_py_earliest(PyObject *self, PyObject *args)
+{
+    PyObject *buffers, *answers = NULL;
+    Py_buffer library;
+    if (!PyArg_ParseTuple(args, "O!y*", &PyList_Type, &buffers, &library)) return NULL;
+    Table earliest = {.stride = 3}; /* fingerprint -> earliest position */
+    Py_ssize_t parts = PyList_GET_SIZE(buffers);
+    if (groups_of(&library, 2, "earliest: library fingerprints") < 0 ||
+        earliest_of(&earliest, buffers, parts, &library) < 0)
+        goto fail;
+    answers = PyList_New(parts);
+    if (answers == NULL) goto fail;
+    for (Py_ssize_t p = 0; p < parts; p++) {
+        Py_buffer rows;
+        if (PyObject_GetBuffer(PyList_GET_ITEM(buffers, p), &rows, PyBUF_SIMPLE) < 0) goto fail;
+        PyObject *answer = answer_rows(&earliest, &rows);
+        PyBuffer_Release(&rows);
+        if (answer == NULL) goto fail;
+        PyList_SET_ITEM(answers, p, answer);
+    }
+    table_free(&earliest);
+    PyBuffer_Release(&library);
+    return answers;
+fail:
+    Py_XDECREF(answers);
+    table_free(&earliest);
+    PyBuffer_Release(&library);
+    return NULL;
+}

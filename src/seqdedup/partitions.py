@@ -1,0 +1,411 @@
+"""What the Dask engine's tasks do to the input (seqdedup.cluster builds the job).
+
+Only one global fact is needed per window: the earliest position of its content (a
+loaded library's windows count as earliest). A window's *position* is its first
+record's place in the input order: ``file rank << POSITION_SHIFT | byte offset``
+(library windows: -1). A window at tracked record j of a file repeats iff that
+earliest position is at or before the position of record j - W of the file (which
+says: in the library, in an earlier file, or at least W records earlier in this one:
+the single-machine rule).
+
+1. :func:`first_pass`, per partition: its *frame* (its tracked records, with the 2W-1
+   before it and the W-1 after it in its file, read past its byte range) is hashed
+   with the job's seed and its windows fingerprinted (128 bits); of each distinct
+   fingerprint only the frame's first window goes on, as a row (fingerprint,
+   position), to the fingerprint's owner (``low lane % owners``).
+2. :func:`owner_answers`, per owner: the earliest position of each of its
+   fingerprints, over every partition's rows and the library's; each partition gets
+   back only its rows whose fingerprint occurs earlier (row, earliest position).
+3. :func:`second_pass`, per partition: every window that covers one of its records is
+   decided from the frame's first windows and the answers, its kept records are
+   written (byte ranges as read), its new material staged for the library.
+
+The kernel does the hashing, fingerprints and both table steps (``first_windows``,
+``earliest``); the pure-Python engine has the same definitions here.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from hashlib import blake2b
+from itertools import compress
+from typing import Any
+
+from seqdedup.engine import hash_ints, hash_words
+from seqdedup.errors import SeqdedupError
+
+POSITION_SHIFT = 44  # position = file rank << 44 | byte offset (files up to 16 TiB)
+READ_STEP = 1 << 14  # bytes read past a partition's range at first (doubled as needed)
+
+
+@dataclass(frozen=True)
+class Part:
+    """A byte range of one input file, cut at a record boundary."""
+
+    number: int  # among all partitions of the job, in file order
+    rank: int  # the file's place in the input order
+    path: str  # absolute: a worker's working directory is not the client's
+    start: int
+    end: int
+    last: bool  # the file's last partition
+    # The file as the client saw it (size, modification time in ns): a worker checks
+    # that it reads the same file, not another one by the same name.
+    identity: tuple[int, int] = (0, 0)
+
+
+def stable_hash(key: bytes, seed: int) -> int:
+    """A key's 128-bit hash in the Python engine, the same on every worker of a job:
+    blake2b keyed with the job's seed."""
+    digest = blake2b(key, digest_size=16, key=seed.to_bytes(8, "little")).digest()
+    return int.from_bytes(digest, "little")
+
+
+def kernel_module() -> Any:
+    """The compiled kernel on this worker; the client chose it for the whole job."""
+    try:
+        from seqdedup import _kernel
+    except ImportError:
+        raise SeqdedupError(
+            "a Dask worker has no compiled seqdedup kernel but the job uses it: install "
+            "seqdedup with its kernel on every worker, or run with SEQDEDUP_ENGINE=python"
+        ) from None
+    return _kernel
+
+
+def window_fingerprints(engine: str, hashes: bytes, count: int, window: int) -> Any:
+    """The 128-bit fingerprints of the first ``count`` windows of 16-byte key hashes,
+    by the job's engine: an (n, 2) int64 array of lanes."""
+    import numpy as np
+
+    if count <= 0:
+        return np.zeros((0, 2), dtype=np.int64)
+    if engine == "c":
+        raw = kernel_module().Matcher(window).fingerprints(hashes, count)
+        return np.frombuffer(raw, dtype=np.int64).reshape(-1, 2)
+    from seqdedup.matcher import coefficients, fingerprints_np
+
+    return fingerprints_np(hash_ints(hashes), count, coefficients(window)).view(np.int64)
+
+
+@dataclass(frozen=True)
+class Reader:
+    """Reads a partition (and what lies around it) into records, tracked flags and key
+    hashes, the same on every worker of a job."""
+
+    delimiter: bytes
+    skip_chars: int
+    byte_mode: bool
+    filters: tuple[Any, ...]
+    engine: str = "python"  # "c": the compiled kernel hashes (the same on every worker)
+    seed: int = 0  # the job's: every task hashes with it
+    key_steps: tuple[tuple[str, str], ...] = ()  # --normalize/--mask, in order
+    json_key: tuple[str, ...] = ()
+    json_ignore: tuple[str, ...] = ()
+
+    def read(self, part: Part, start: int, end: int) -> bytes:
+        """Bytes ``start`` .. ``end`` of the part's file, once it is checked to be the
+        file the client saw."""
+        with open(part.path, "rb") as f:
+            status = os.fstat(f.fileno())
+            if (status.st_size, status.st_mtime_ns) != part.identity:
+                raise SeqdedupError(
+                    f"a Dask worker reads '{part.path}' as another file than the client saw "
+                    f"(size {status.st_size:,} bytes, not {part.identity[0]:,}, or another "
+                    "modification time): the inputs must not change during the job, and "
+                    "must be the same files at the same paths on every worker"
+                )
+            f.seek(start)
+            return f.read(max(0, end - start))
+
+    def records(self, part: Part) -> tuple[list[bytes], bool]:
+        """The partition's records, and whether the file's final record lacks a
+        delimiter (only possible in its last partition)."""
+        data = self.read(part, part.start, part.end)
+        if not data:
+            return [], False
+        records = data.split(self.delimiter)
+        tail = records.pop()
+        if tail:
+            records.append(tail)
+        return records, bool(tail)
+
+    def tracked(self, records: list[bytes]) -> list[bool]:
+        if not self.filters:
+            return [True] * len(records)
+        from seqdedup.filters import TRACKED, FilterList
+
+        return [d == TRACKED for d in FilterList(self.filters).classify(records)]
+
+    def hash_bytes(self, tracked_records: list[bytes]) -> bytes:
+        """The records' 128-bit key hashes, 16 bytes each."""
+        from seqdedup.keys import KeyMaker
+
+        steps = json = None
+        kernel = kernel_module() if self.engine == "c" else None
+        if self.key_steps:
+            from seqdedup.normalize import KeySteps
+
+            steps = KeySteps(self.key_steps, kernel)
+        if self.json_key or self.json_ignore:
+            from seqdedup.jsonkeys import JsonSelector
+
+            json = JsonSelector(self.json_key, self.json_ignore, kernel)
+        maker = KeyMaker(self.skip_chars, self.byte_mode, steps=steps, json=json)
+        keys = maker.keys(tracked_records)
+        if self.engine == "c":
+            return bytes(kernel_module().hash_records(keys, self.seed))
+        seed = self.seed
+        return hash_words([stable_hash(key, seed) for key in keys]).tobytes()
+
+    def hashes(self, tracked_records: list[bytes]) -> list[int]:
+        """The same as 128-bit ints."""
+        return hash_ints(self.hash_bytes(tracked_records))
+
+
+# -- the frame: a partition's tracked records and what its windows need around it ----
+@dataclass
+class Frame:
+    """Tracked records ``before`` (up to 2W-1, in order), the partition's own, and
+    ``after`` (up to W-1): their byte offsets in the file and their key hashes."""
+
+    starts: Any  # int64 byte offset of each tracked record of the frame
+    hashes: bytes  # 16 bytes per tracked record
+    own: int  # frame index of the partition's first tracked record
+    own_count: int
+    after: list[bytes]  # the tracked records after the partition (for the library)
+
+
+def _split_at(data: bytes, base: int, delimiter: bytes) -> tuple[list[bytes], list[int]]:
+    """Records of ``data`` (which begins at file offset ``base`` at a record start)
+    and their offsets; a final record without a delimiter is kept."""
+    records = data.split(delimiter)
+    if records and not records[-1]:
+        records.pop()
+    starts, at, step = [], base, len(delimiter)
+    for record in records:
+        starts.append(at)
+        at += len(record) + step
+    return records, starts
+
+
+def _before(reader: Reader, part: Part, need: int) -> tuple[list[bytes], list[int]]:
+    """The last ``need`` tracked records before the part (fewer at the file's start)."""
+    delimiter, span = reader.delimiter, READ_STEP
+    while True:
+        begin = max(0, part.start - span)
+        data = reader.read(part, begin, part.start)
+        if begin > 0:  # the first record may be cut: start after the first delimiter
+            cut = data.find(delimiter)
+            data = data[cut + len(delimiter) :] if cut >= 0 else b""
+            begin = part.start - len(data)
+        records, starts = _split_at(data, begin, delimiter)
+        flags = reader.tracked(records)
+        records = list(compress(records, flags))
+        starts = list(compress(starts, flags))
+        if len(records) >= need or begin == 0:
+            keep = max(0, len(records) - need)
+            return records[keep:], starts[keep:]
+        span *= 2
+
+
+def _after(reader: Reader, part: Part, need: int, size: int) -> tuple[list[bytes], list[int]]:
+    """The first ``need`` tracked records after the part (fewer at the file's end)."""
+    delimiter, span = reader.delimiter, READ_STEP
+    while True:
+        stop = min(size, part.end + span)
+        data = reader.read(part, part.end, stop)
+        if stop < size:  # the last record may be cut: keep up to the last delimiter
+            cut = data.rfind(delimiter)
+            data = data[: cut + len(delimiter)] if cut >= 0 else b""
+        records, starts = _split_at(data, part.end, delimiter)
+        flags = reader.tracked(records)
+        records = list(compress(records, flags))
+        starts = list(compress(starts, flags))
+        if len(records) >= need or stop >= size:
+            return records[:need], starts[:need]
+        span *= 2
+
+
+def read_frame(reader: Reader, part: Part, window: int) -> tuple[Frame, list[bytes], list[bool]]:
+    """The partition's frame, and its own records with their tracked flags."""
+    import numpy as np
+
+    size = part.identity[0]
+    before, before_starts = _before(reader, part, 2 * window - 1)
+    data = reader.read(part, part.start, part.end)
+    own_records, own_starts = _split_at(data, part.start, reader.delimiter)
+    flags = reader.tracked(own_records)
+    own = list(compress(own_records, flags))
+    after, after_starts = _after(reader, part, window - 1, size) if not part.last else ([], [])
+    starts = np.array([*before_starts, *compress(own_starts, flags), *after_starts], dtype=np.int64)
+    frame = Frame(starts, reader.hash_bytes([*before, *own, *after]), len(before), len(own), after)
+    return frame, own_records, flags
+
+
+# -- pass 1 ---------------------------------------------------------------------------
+def first_windows(engine: str, fps: Any) -> tuple[Any, Any]:
+    """Per window, the index of the frame's first window with its fingerprint; and the
+    indices of those first windows, in order."""
+    import numpy as np
+
+    if engine == "c":
+        firsts, distinct = kernel_module().first_windows(fps.tobytes())
+        return np.frombuffer(firsts, dtype=np.int64), np.frombuffer(distinct, dtype=np.int64)
+    seen: dict[tuple[int, int], int] = {}
+    out = [seen.setdefault((int(lo), int(hi)), i) for i, (lo, hi) in enumerate(fps.tolist())]
+    firsts = np.array(out, dtype=np.int64)
+    return firsts, np.flatnonzero(firsts == np.arange(len(firsts)))
+
+
+@dataclass
+class PartState:
+    """What the second pass of a partition needs from its first (kept on the worker)."""
+
+    frame: Frame
+    firsts: Any  # per frame window: the index of the frame's first with its fingerprint
+    routed: list[Any]  # per owner: the frame windows of its rows, in row order
+
+
+def first_pass(
+    reader: Reader, part: Part, window: int, owners: int
+) -> tuple[PartState, tuple[bytes, ...]]:
+    """The partition's frame and, per owner, the rows (fingerprint lanes, position) of
+    the frame's first windows of the fingerprints it owns (int64 triples)."""
+    import numpy as np
+
+    frame, _, _ = read_frame(reader, part, window)
+    count = len(frame.starts) - window + 1
+    fps = window_fingerprints(reader.engine, frame.hashes, count, window)
+    firsts, distinct = first_windows(reader.engine, fps)
+    positions = (part.rank << POSITION_SHIFT) | frame.starts[distinct]
+    rows = np.column_stack([fps[distinct], positions])
+    owner = fps[distinct, 0].view(np.uint64) % np.uint64(owners)
+    order = np.argsort(owner, kind="stable")
+    bounds = np.cumsum(np.bincount(owner.astype(np.int64), minlength=owners))[:-1]
+    routed = np.split(distinct[order], bounds)
+    buckets = tuple(chunk.tobytes() for chunk in np.split(rows[order], bounds))
+    return PartState(frame, firsts, routed), buckets
+
+
+# -- owners ---------------------------------------------------------------------------
+def owner_answers(engine: str, rows: list[bytes], library: bytes) -> list[bytes]:
+    """For each partition's rows (int64 triples), its rows whose fingerprint occurs at
+    an earlier position (a library fingerprint, int64 pairs, at -1): int64 pairs (row,
+    earliest position)."""
+    if engine == "c":
+        answers: list[bytes] = kernel_module().earliest(rows, library)
+        return answers
+    import numpy as np
+
+    earliest: dict[tuple[int, int], int] = {}
+    for lo, hi in np.frombuffer(library, dtype=np.int64).reshape(-1, 2).tolist():
+        earliest[(lo, hi)] = -1
+    tables = [np.frombuffer(r, dtype=np.int64).reshape(-1, 3).tolist() for r in rows]
+    for table in tables:
+        for lo, hi, position in table:
+            if earliest.setdefault((lo, hi), position) > position:
+                earliest[(lo, hi)] = position
+    out = []
+    for table in tables:
+        pairs = [
+            (k, earliest[(lo, hi)])
+            for k, (lo, hi, position) in enumerate(table)
+            if earliest[(lo, hi)] < position
+        ]
+        out.append(np.array(pairs, dtype=np.int64).reshape(-1, 2).tobytes())
+    return out
+
+
+# -- pass 2 ---------------------------------------------------------------------------
+def decide(state: PartState, answers: list[bytes], rank: int, window: int) -> tuple[Any, Any]:
+    """Which of the partition's tracked records are skipped, and which of them (and
+    of the W-1 after) lie in a window that is no repeat (new material)."""
+    import numpy as np
+
+    frame, firsts = state.frame, state.firsts
+    count = len(firsts)
+    base = np.int64(rank << POSITION_SHIFT)
+    earliest = base | frame.starts[:count]  # a first window's own position, unless...
+    for routed, answer in zip(state.routed, answers, strict=True):
+        pairs = np.frombuffer(answer, dtype=np.int64).reshape(-1, 2)
+        earliest[routed[pairs[:, 0]]] = pairs[:, 1]  # ... its content occurs earlier
+    first = earliest[firsts]
+    # The position of record j - W: at or after it, an occurrence overlaps window j.
+    bound = np.full(count, base - 1, dtype=np.int64)
+    bound[window:] = base | frame.starts[: max(0, count - window)]
+    repeat = first <= bound
+    own, n = frame.own, frame.own_count
+    lo = max(0, own - window + 1)  # the windows that cover a record of the partition
+    hi = min(count, own + n)
+    starts = np.arange(lo, hi)
+    skipped = _covered(starts[repeat[lo:hi]] - own, window, n)
+    new = _covered(starts[~repeat[lo:hi]] - own, window, n + len(frame.after))
+    return skipped, new
+
+
+def _covered(window_starts: Any, window: int, size: int) -> Any:
+    """Which of ``size`` records lie inside at least one of these windows."""
+    import numpy as np
+
+    lo = np.clip(window_starts, 0, size)
+    hi = np.clip(window_starts + window, 0, size)
+    edges = np.zeros(size + 1, dtype=np.int64)
+    np.add.at(edges, lo, 1)
+    np.add.at(edges, hi, -1)
+    return np.cumsum(edges[:size]) > 0
+
+
+@dataclass(frozen=True)
+class Output:
+    """Where a partition's second pass writes."""
+
+    out_path: str
+    staging_path: str | None
+    inverse: bool
+
+
+def second_pass(
+    reader: Reader, part: Part, state: PartState, answers: list[bytes], window: int, out: Output
+) -> dict[str, int]:
+    """Decide the partition, write its output and stage its new material."""
+    skipped, new = decide(state, answers, part.rank, window)
+    records, final_open = reader.records(part)
+    flags = reader.tracked(records)
+    inverse, written, t = out.inverse, [], 0
+    last_written = False
+    for record, is_tracked in zip(records, flags, strict=True):
+        if is_tracked:
+            last_written = bool(skipped[t]) == inverse
+            t += 1
+        else:
+            last_written = not inverse
+        if last_written:
+            written.append(record)
+    delimiter = reader.delimiter
+    with open(out.out_path, "wb") as sink:
+        if written:
+            sink.write(delimiter.join(written))
+            if not (final_open and last_written):  # a final record keeps no delimiter
+                sink.write(delimiter)
+    if out.staging_path is not None:
+        tracked = [*compress(records, flags), *state.frame.after]
+        _stage_new_material(out.staging_path, tracked, new)
+    removed = int(skipped.sum())
+    return {"records": len(records), "emitted": len(records) - removed, "skipped": removed}
+
+
+def _stage_new_material(path: str, tracked: list[bytes], new: Any) -> None:
+    from seqdedup.library.save import StagingFile
+
+    staging = StagingFile(path)
+    stretch: list[bytes] = []
+    for index, record in enumerate(tracked):
+        if index < len(new) and new[index]:
+            stretch.append(record)
+        elif stretch:
+            staging.add(stretch, "new")
+            stretch = []
+    if stretch:
+        staging.add(stretch, "new")
+    staging.close()
