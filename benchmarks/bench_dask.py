@@ -1,10 +1,14 @@
-"""The Dask engine against the sequential command on the same set of files.
+"""The Dask engine against one seqdedup process on the same set of files.
 
 Generates (once, cached) FILES logs of LINES lines each (see genlog.py), then:
-- sequential: `seqdedup -q -w 10 --library-dir L FILE` over each file in turn;
-- Dask: `deduplicate_files` on a LocalCluster of 2 worker processes (1 thread each).
-Prints wall time of both, peak RSS per worker, bytes workers sent each other (per
-record), and checks that the outputs are identical.
+- one process: `seqdedup -q -w 10 --library-dir L FILE...` (all files, one run);
+- sequential: the same over each file in turn (what the Dask engine's output equals);
+- Dask: `deduplicate_files` on a LocalCluster of 2 worker processes (1 thread each),
+  the cluster already up: job time, CPU seconds (workers + client), peak RSS per
+  worker, bytes workers sent each other and bytes spilled to disk;
+- stages: the three steps of a job run in this process, one task after another, on
+  the same files: nanoseconds per record of each, rows and answers per record.
+Checks that the Dask outputs equal the sequential ones.
 
     python benchmarks/bench_dask.py --files 8 --lines 1000000
 """
@@ -20,14 +24,15 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 GENLOG = Path(__file__).with_name("genlog.py")
 
 
-def _bytes_moved(dask_worker: object) -> float:
+def _bytes_moved(dask_worker: Any) -> float:
     """Bytes a worker served to others (task data) plus what its p2p shuffles sent."""
     total = 0.0
-    for key, value in dask_worker.digests_total.items():  # type: ignore[attr-defined]
+    for key, value in dask_worker.digests_total.items():
         if not isinstance(key, tuple) or key[-1] != "bytes":
             continue
         if key[:2] == ("get-data", "memory-read") or (
@@ -35,6 +40,76 @@ def _bytes_moved(dask_worker: object) -> float:
         ):
             total += value
     return total
+
+
+def _spilled(dask_worker: Any) -> float:
+    """Bytes the worker spilled to disk."""
+    spilled = getattr(dask_worker.data, "spilled_total", None)
+    return float(getattr(spilled, "disk", 0) or 0)
+
+
+def _cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def one_process(script: Path, paths: list[Path], work: Path) -> tuple[float, float]:
+    """Wall and CPU seconds of one seqdedup process over every file."""
+    cpu, started = _children_cpu(), time.perf_counter()
+    with open(os.devnull, "wb") as sink:
+        subprocess.run(
+            [str(script), "-q", "-w", "10", "--library-dir", str(work / "one-lib"), *map(str, paths)],
+            stdout=sink,
+            check=True,
+        )
+    return time.perf_counter() - started, _children_cpu() - cpu
+
+
+def stages(paths: list[Path], block_size: int, work: Path) -> dict[str, float]:
+    """The job's three steps in this process, timed apart (seconds), with counts."""
+    from seqdedup.cluster import _reader, owner_count, plan_parts
+    from seqdedup.config import Config
+    from seqdedup.partitions import Output, first_pass, owner_answers, second_pass
+
+    config = Config(max_history=None, window_size=10)
+    reader = _reader(config)
+    parts = plan_parts([str(p) for p in paths], config.delimiter, block_size)
+    owners = owner_count(sum(p.end - p.start for p in parts), len(parts))
+    out = work / "stages"
+    out.mkdir()
+    started = time.perf_counter()
+    firsts = [first_pass(reader, part, 10, owners) for part in parts]
+    first = time.perf_counter() - started
+    started = time.perf_counter()
+    answers = [
+        owner_answers(reader.engine, [buckets[b] for _, buckets in firsts], b"")
+        for b in range(owners)
+    ]
+    owner = time.perf_counter() - started
+    started = time.perf_counter()
+    records = 0
+    for part, (state, _) in zip(parts, firsts, strict=True):
+        mine = [answers[b][part.number] for b in range(owners)]
+        done = second_pass(reader, part, state, mine, 10, Output(str(out / "p"), None, False))
+        records += done["records"]
+    second = time.perf_counter() - started
+    rows = sum(len(bucket) for _, buckets in firsts for bucket in buckets) // 24
+    replies = sum(len(a) for answer in answers for a in answer) // 16
+    return {
+        "records": records,
+        "first": first,
+        "owner": owner,
+        "second": second,
+        "rows": rows,
+        "replies": replies,
+        "parts": len(parts),
+        "owners": owners,
+    }
 
 
 def main() -> None:
@@ -60,6 +135,7 @@ def main() -> None:
         paths.append(path)
     work = Path(tempfile.mkdtemp(prefix="seqdedup-dask-bench-"))
     script = Path(sys.executable).parent / "seqdedup"
+    one_wall, one_cpu = one_process(script, paths, work)
     seq_out = work / "sequential"
     seq_out.mkdir()
     started = time.perf_counter()
@@ -79,7 +155,8 @@ def main() -> None:
         ) as cluster,
         Client(cluster) as client,
     ):
-        started = time.perf_counter()
+        worker_cpu = sum(client.run(_cpu_seconds).values())
+        client_cpu, started = _cpu_seconds(), time.perf_counter()
         stats = deduplicate_files(
             paths,
             work / "dask",
@@ -89,29 +166,51 @@ def main() -> None:
             library_dir=work / "dask-lib",
         )
         distributed_time = time.perf_counter() - started
+        client_cpu = _cpu_seconds() - client_cpu
+        worker_cpu = sum(client.run(_cpu_seconds).values()) - worker_cpu
         peaks = client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
         sent = client.run(_bytes_moved)
+        spilled = client.run(_spilled)
     same = all(
         (seq_out / p.name).read_bytes() == (work / "dask" / p.name).read_bytes() for p in paths
     )
     total = stats.total
+    steps = stages(paths, args.block_size, work)
     print(
         f"input: {len(paths)} files x {args.lines:,} lines = {total:,} records, "
         f"{sum(p.stat().st_size for p in paths) / 1e6:.0f} MB"
     )
     print(
+        f"one seqdedup process, all files, --library-dir: {one_wall:.2f} s "
+        f"({total / one_wall:,.0f} records/s), {one_cpu:.2f} s CPU = "
+        f"{one_cpu / total * 1e9:.0f} ns/record"
+    )
+    print(
         f"sequential seqdedup --library-dir, file by file: {sequential:.1f} s "
         f"({total / sequential:,.0f} records/s), peak {seq_peak:.0f} MB"
     )
+    cpu = worker_cpu + client_cpu
     print(
-        f"Dask, LocalCluster 2 workers x 1 thread: {distributed_time:.1f} s "
-        f"({total / distributed_time:,.0f} records/s)"
+        f"Dask, LocalCluster 2 workers x 1 thread (up): {distributed_time:.2f} s "
+        f"({total / distributed_time:,.0f} records/s, {distributed_time / one_wall:.2f}x one "
+        f"process), {cpu:.2f} s CPU (workers {worker_cpu:.2f}, client {client_cpu:.2f}) = "
+        f"{cpu / total * 1e9:.0f} ns/record, {cpu / one_cpu:.2f}x one process"
     )
     print("peak RSS per worker: " + ", ".join(f"{v:.0f} MB" for v in peaks.values()))
     moved = sum(sent.values())
     print(
         f"bytes moved (Dask's metrics: data served by workers + p2p shuffle comms): "
-        f"{moved / 1e6:.0f} MB = {moved / total:.1f} bytes/record"
+        f"{moved / 1e6:.0f} MB = {moved / total:.1f} bytes/record; spilled to disk: "
+        f"{sum(spilled.values()) / 1e6:.0f} MB"
+    )
+    n = steps["records"]
+    print(
+        f"stages in one process ({steps['parts']} partitions, {steps['owners']} owners): "
+        f"first pass {steps['first'] / n * 1e9:.0f} ns/record, owners "
+        f"{steps['owner'] / n * 1e9:.0f} ns/record ({steps['rows'] / n:.2f} rows/record, "
+        f"{steps['owner'] / max(1, steps['rows']) * 1e9:.0f} ns/row), second pass "
+        f"{steps['second'] / n * 1e9:.0f} ns/record; answers for "
+        f"{steps['replies'] / n:.2%} of records"
     )
     print(f"skipped {stats.skipped:,} of {total:,}; outputs identical to sequential: {same}")
     shutil.rmtree(work)

@@ -158,6 +158,21 @@ class Reader:
         seed = self.seed
         return hash_words([stable_hash(key, seed) for key in keys]).tobytes()
 
+    @property
+    def plain(self) -> bool:
+        """Every record tracked and its key the kernel's own (skip-chars at most): the
+        kernel splits and hashes a whole range, no Python object per record."""
+        return self.engine == "c" and not (
+            self.filters or self.key_steps or self.json_key or self.json_ignore
+        )
+
+    def split_hash(self, data: bytes) -> tuple[bytes, bytes]:
+        """The records of ``data`` (``plain`` only): starts (int64) and key hashes."""
+        found: tuple[bytes, bytes] = kernel_module().split_hash(
+            data, self.delimiter, self.seed, self.skip_chars, self.byte_mode
+        )
+        return found
+
     def hashes(self, tracked_records: list[bytes]) -> list[int]:
         """The same as 128-bit ints."""
         return hash_ints(self.hash_bytes(tracked_records))
@@ -227,20 +242,26 @@ def _after(reader: Reader, part: Part, need: int, size: int) -> tuple[list[bytes
         span *= 2
 
 
-def read_frame(reader: Reader, part: Part, window: int) -> tuple[Frame, list[bytes], list[bool]]:
-    """The partition's frame, and its own records with their tracked flags."""
+def read_frame(reader: Reader, part: Part, window: int) -> Frame:
+    """The partition's frame."""
     import numpy as np
 
     size = part.identity[0]
     before, before_starts = _before(reader, part, 2 * window - 1)
     data = reader.read(part, part.start, part.end)
-    own_records, own_starts = _split_at(data, part.start, reader.delimiter)
-    flags = reader.tracked(own_records)
-    own = list(compress(own_records, flags))
     after, after_starts = _after(reader, part, window - 1, size) if not part.last else ([], [])
-    starts = np.array([*before_starts, *compress(own_starts, flags), *after_starts], dtype=np.int64)
-    frame = Frame(starts, reader.hash_bytes([*before, *own, *after]), len(before), len(own), after)
-    return frame, own_records, flags
+    if reader.plain:  # the kernel splits and hashes the partition's own range
+        found, own_hashes = reader.split_hash(data)
+        own_starts = np.frombuffer(found, dtype=np.int64) + part.start
+        hashes = reader.hash_bytes(before) + own_hashes + reader.hash_bytes(after)
+    else:
+        own_records, starts = _split_at(data, part.start, reader.delimiter)
+        flags = reader.tracked(own_records)
+        own_starts = np.array(list(compress(starts, flags)), dtype=np.int64)
+        hashes = reader.hash_bytes([*before, *compress(own_records, flags), *after])
+    every = [np.array(before_starts, dtype=np.int64), own_starts]
+    every.append(np.array(after_starts, dtype=np.int64))
+    return Frame(np.concatenate(every), hashes, len(before), len(own_starts), after)
 
 
 # -- pass 1 ---------------------------------------------------------------------------
@@ -274,7 +295,7 @@ def first_pass(
     the frame's first windows of the fingerprints it owns (int64 triples)."""
     import numpy as np
 
-    frame, _, _ = read_frame(reader, part, window)
+    frame = read_frame(reader, part, window)
     count = len(frame.starts) - window + 1
     fps = window_fingerprints(reader.engine, frame.hashes, count, window)
     firsts, distinct = first_windows(reader.engine, fps)
@@ -370,6 +391,40 @@ def second_pass(
 ) -> dict[str, int]:
     """Decide the partition, write its output and stage its new material."""
     skipped, new = decide(state, answers, part.rank, window)
+    if reader.filters:
+        count = _write_records(reader, part, skipped, out)
+    else:  # every record tracked: the written ones as byte ranges of what was read
+        count = _write_ranges(reader, part, state.frame, skipped, out)
+    if out.staging_path is not None:
+        records, _ = reader.records(part)
+        tracked = [*compress(records, reader.tracked(records)), *state.frame.after]
+        _stage_new_material(out.staging_path, tracked, new)
+    removed = int(skipped.sum())
+    return {"records": count, "emitted": count - removed, "skipped": removed}
+
+
+def _write_ranges(reader: Reader, part: Part, frame: Frame, skipped: Any, out: Output) -> int:
+    """Write the records whose flag says so (each with its delimiter, as read: a file's
+    final record without one stays so); how many records the partition holds."""
+    import numpy as np
+
+    data = reader.read(part, part.start, part.end)
+    starts = frame.starts[frame.own : frame.own + frame.own_count] - part.start
+    chosen = np.flatnonzero(skipped == out.inverse)
+    view = memoryview(data)
+    with open(out.out_path, "wb") as sink:
+        if len(chosen):
+            ends = np.append(starts[1:], len(data))
+            breaks = np.flatnonzero(np.diff(chosen) != 1)
+            firsts = chosen[np.concatenate([[0], breaks + 1])]
+            lasts = chosen[np.concatenate([breaks, [len(chosen) - 1]])]
+            for first, last in zip(firsts.tolist(), lasts.tolist(), strict=True):
+                sink.write(view[starts[first] : ends[last]])
+    return len(starts)
+
+
+def _write_records(reader: Reader, part: Part, skipped: Any, out: Output) -> int:
+    """The same with pass-through records among them (written in normal mode only)."""
     records, final_open = reader.records(part)
     flags = reader.tracked(records)
     inverse, written, t = out.inverse, [], 0
@@ -388,11 +443,7 @@ def second_pass(
             sink.write(delimiter.join(written))
             if not (final_open and last_written):  # a final record keeps no delimiter
                 sink.write(delimiter)
-    if out.staging_path is not None:
-        tracked = [*compress(records, flags), *state.frame.after]
-        _stage_new_material(out.staging_path, tracked, new)
-    removed = int(skipped.sum())
-    return {"records": len(records), "emitted": len(records) - removed, "skipped": removed}
+    return len(records)
 
 
 def _stage_new_material(path: str, tracked: list[bytes], new: Any) -> None:

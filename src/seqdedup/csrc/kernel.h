@@ -15,8 +15,8 @@
  *   stretches.c     the chunk path's new material, encoded as library rows
  *   streams.c       the StreamMatcher type: the rule per stream (--stream-by)
  *   prefix.c        --stream-by's names by a prefix program, for simple patterns
- *   spread.c        the Dask engine's steps: a partition's first windows, the earliest
- *                   position of each fingerprint at its owner
+ *   spread.c        the Dask engine's steps: a partition's records and key hashes, its
+ *                   first windows, the earliest position of each fingerprint at its owner
  *
  * Here: the open-addressing table and growable arrays the units share, the Matcher's
  * state, and the functions one unit offers another (prefixed seqdedup_; the build
@@ -401,6 +401,7 @@ PyObject *seqdedup_py_shortest_period(PyObject *self, PyObject *arg);
 /* spread.c */
 PyObject *seqdedup_py_first_windows(PyObject *self, PyObject *arg);
 PyObject *seqdedup_py_earliest(PyObject *self, PyObject *args);
+PyObject *seqdedup_py_split_hash(PyObject *self, PyObject *args, PyObject *kwds);
 /* prefix.c */
 PyObject *seqdedup_py_stream_prefixes(PyObject *self, PyObject *args);
 PyObject *seqdedup_py_periodic_match(PyObject *self, PyObject *args);

@@ -281,6 +281,10 @@ static PyMethodDef kernel_methods[] = {
     {"first_windows", seqdedup_py_first_windows, METH_O,
      "first_windows(fps) -> (firsts, distinct): per window (int64 fingerprint pairs) the "
      "index of the first with its fingerprint, and those first indices (int64 each)"},
+    {"split_hash", (PyCFunction)(void (*)(void))seqdedup_py_split_hash,
+     METH_VARARGS | METH_KEYWORDS,
+     "split_hash(data, delimiter, seed=0, skip_chars=0, byte_mode=False, normalize=0) -> "
+     "(starts, hashes): each record's start (int64) and key hash (16 bytes)"},
     {"earliest", seqdedup_py_earliest, METH_VARARGS,
      "earliest(rows, library) -> list of bytes: per list item of (fingerprint, position) "
      "int64 triples, (row index, earliest position) for rows whose fingerprint occurs "

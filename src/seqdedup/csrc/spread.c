@@ -162,3 +162,70 @@ fail:
     PyBuffer_Release(&library);
     return NULL;
 }
+
+/* Where the record starting at `at` ends: the next delimiter, or the end of the data
+ * (a final record without one). */
+static size_t record_end(const unsigned char *p, size_t size, size_t at, const unsigned char *d,
+                         size_t dlen)
+{
+    const unsigned char *hit = memchr(p + at, d[0], size - at);
+    while (hit != NULL && ((size_t)(hit - p) + dlen > size || memcmp(hit, d, dlen) != 0))
+        hit = memchr(hit + 1, d[0], size - (size_t)(hit + 1 - p));
+    return hit == NULL ? size : (size_t)(hit - p);
+}
+
+/* split_hash(data, delimiter, seed=0, skip_chars=0, byte_mode=False, normalize=0) ->
+ * (starts, hashes): the records of data (which starts at a record's start; a final
+ * record without a delimiter counts), each one's start (int64) and key hash (16 bytes,
+ * as hash_records gives it), without a Python object per record. */
+PyObject *seqdedup_py_split_hash(PyObject *self, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"data",      "delimiter", "seed", "skip_chars",
+                             "byte_mode", "normalize", NULL};
+    Py_buffer data, delimiter;
+    unsigned long long seed = 0;
+    uint64_t skip = 0;
+    int byte_mode = 0;
+    unsigned normalize = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*y*|KO&pO&", kwlist, &data, &delimiter, &seed,
+                                     seqdedup_to_u64, &skip, &byte_mode, seqdedup_to_u32,
+                                     &normalize))
+        return NULL;
+    PyObject *starts = NULL, *hashes = NULL, *result = NULL;
+    const unsigned char *p = data.buf, *d = delimiter.buf;
+    size_t size = (size_t)data.len, dlen = (size_t)delimiter.len, count = 0;
+    if (dlen == 0) {
+        PyErr_SetString(PyExc_ValueError, "split_hash: an empty delimiter");
+        goto done;
+    }
+    for (size_t at = 0; at < size; count++) { /* count the records first */
+        size_t end = record_end(p, size, at, d, dlen);
+        at = end == size ? size : end + dlen;
+    }
+    if (count > (size_t)PY_SSIZE_T_MAX / 16) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    starts = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(count * sizeof(int64_t)));
+    hashes = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(count * 16));
+    if (starts == NULL || hashes == NULL) goto done;
+    int64_t *start = (int64_t *)PyBytes_AS_STRING(starts);
+    unsigned char *out = (unsigned char *)PyBytes_AS_STRING(hashes);
+    Hash128 seeds = seqdedup_lane_seeds(seed);
+    size_t at = 0;
+    unsigned classes = seqdedup_normalize_classes(normalize);
+    for (size_t k = 0; k < count && at < size; k++) {
+        size_t end = record_end(p, size, at, d, dlen);
+        Hash128 h = seqdedup_key_hash(p + at, end - at, skip, byte_mode, classes, seeds);
+        start[k] = (int64_t)at;
+        memcpy(out + 16 * k, &h, 16);
+        at = end == size ? size : end + dlen;
+    }
+    result = PyTuple_Pack(2, starts, hashes);
+done:
+    Py_XDECREF(starts);
+    Py_XDECREF(hashes);
+    PyBuffer_Release(&data);
+    PyBuffer_Release(&delimiter);
+    return result;
+}
