@@ -1,11 +1,13 @@
 """The Dask engine against one seqdedup process on the same set of files.
 
 Generates (once, cached) FILES logs of LINES lines each (see genlog.py), then:
-- one process: `seqdedup -q -w 10 --library-dir L FILE...` (all files, one run);
+- one process: `seqdedup -q -w 10 FILE...` (all files, one run), without and with
+  `--library-dir L`;
 - sequential: the same over each file in turn (what the Dask engine's output equals);
 - Dask: `deduplicate_files` on a LocalCluster of 2 worker processes (1 thread each),
-  the cluster already up: job time, CPU seconds (workers + client), peak RSS per
-  worker, bytes workers sent each other and bytes spilled to disk;
+  the cluster already up, without and with a library saved: job time, CPU seconds
+  (workers + client), peak RSS per worker, bytes workers sent each other and bytes
+  spilled to disk;
 - stages: the three steps of a job run in this process, one task after another, on
   the same files: nanoseconds per record of each, rows and answers per record.
 Checks that the Dask outputs equal the sequential ones.
@@ -58,16 +60,35 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def one_process(script: Path, paths: list[Path], work: Path) -> tuple[float, float]:
+def one_process(script: Path, paths: list[Path], library: Path | None) -> tuple[float, float]:
     """Wall and CPU seconds of one seqdedup process over every file."""
+    saving = ["--library-dir", str(library)] if library is not None else []
     cpu, started = _children_cpu(), time.perf_counter()
     with open(os.devnull, "wb") as sink:
         subprocess.run(
-            [str(script), "-q", "-w", "10", "--library-dir", str(work / "one-lib"), *map(str, paths)],
-            stdout=sink,
-            check=True,
+            [str(script), "-q", "-w", "10", *saving, *map(str, paths)], stdout=sink, check=True
         )
     return time.perf_counter() - started, _children_cpu() - cpu
+
+
+def dask_job(
+    client: Any, address: str, paths: list[Path], out: Path, library: Path | None, block_size: int
+) -> dict[str, Any]:
+    """One job on the running cluster: wall and CPU seconds (workers, client), stats."""
+    from seqdedup.cluster import deduplicate_files
+
+    workers = sum(client.run(_cpu_seconds).values())
+    mine, started = _cpu_seconds(), time.perf_counter()
+    stats = deduplicate_files(
+        paths, out, scheduler=address, block_size=block_size, window_size=10, library_dir=library
+    )
+    wall = time.perf_counter() - started
+    return {
+        "wall": wall,
+        "client": _cpu_seconds() - mine,
+        "workers": sum(client.run(_cpu_seconds).values()) - workers,
+        "stats": stats,
+    }
 
 
 def stages(paths: list[Path], block_size: int, work: Path) -> dict[str, float]:
@@ -87,8 +108,7 @@ def stages(paths: list[Path], block_size: int, work: Path) -> dict[str, float]:
     first = time.perf_counter() - started
     started = time.perf_counter()
     answers = [
-        owner_answers(reader.engine, [buckets[b] for _, buckets in firsts], b"")
-        for b in range(owners)
+        owner_answers(reader.engine, [rows[b] for _, rows in firsts], b"") for b in range(owners)
     ]
     owner = time.perf_counter() - started
     started = time.perf_counter()
@@ -121,8 +141,6 @@ def main() -> None:
     args = parser.parse_args()
     from distributed import Client, LocalCluster
 
-    from seqdedup.cluster import deduplicate_files
-
     inputs = args.workdir / f"seqdedup-dask-bench-{args.files}x{args.lines}"
     inputs.mkdir(exist_ok=True)
     paths = []
@@ -135,7 +153,8 @@ def main() -> None:
         paths.append(path)
     work = Path(tempfile.mkdtemp(prefix="seqdedup-dask-bench-"))
     script = Path(sys.executable).parent / "seqdedup"
-    one_wall, one_cpu = one_process(script, paths, work)
+    plain = one_process(script, paths, None)
+    saving = one_process(script, paths, work / "one-lib")
     seq_out = work / "sequential"
     seq_out.mkdir()
     started = time.perf_counter()
@@ -155,25 +174,22 @@ def main() -> None:
         ) as cluster,
         Client(cluster) as client,
     ):
-        worker_cpu = sum(client.run(_cpu_seconds).values())
-        client_cpu, started = _cpu_seconds(), time.perf_counter()
-        stats = deduplicate_files(
-            paths,
-            work / "dask",
-            scheduler=cluster.scheduler_address,
-            block_size=args.block_size,
-            window_size=10,
-            library_dir=work / "dask-lib",
-        )
-        distributed_time = time.perf_counter() - started
-        client_cpu = _cpu_seconds() - client_cpu
-        worker_cpu = sum(client.run(_cpu_seconds).values()) - worker_cpu
+        address = cluster.scheduler_address
+        jobs = {
+            "no library": dask_job(client, address, paths, work / "d1", None, args.block_size),
+            "--library-dir": dask_job(
+                client, address, paths, work / "dask", work / "dask-lib", args.block_size
+            ),
+        }
         peaks = client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
         sent = client.run(_bytes_moved)
         spilled = client.run(_spilled)
     same = all(
-        (seq_out / p.name).read_bytes() == (work / "dask" / p.name).read_bytes() for p in paths
+        (seq_out / p.name).read_bytes() == (work / "dask" / p.name).read_bytes()
+        and (work / "d1" / p.name).read_bytes() == (work / "dask" / p.name).read_bytes()
+        for p in paths
     )
+    stats = jobs["--library-dir"]["stats"]
     total = stats.total
     steps = stages(paths, args.block_size, work)
     print(
@@ -181,27 +197,28 @@ def main() -> None:
         f"{sum(p.stat().st_size for p in paths) / 1e6:.0f} MB"
     )
     print(
-        f"one seqdedup process, all files, --library-dir: {one_wall:.2f} s "
-        f"({total / one_wall:,.0f} records/s), {one_cpu:.2f} s CPU = "
-        f"{one_cpu / total * 1e9:.0f} ns/record"
-    )
-    print(
         f"sequential seqdedup --library-dir, file by file: {sequential:.1f} s "
         f"({total / sequential:,.0f} records/s), peak {seq_peak:.0f} MB"
     )
-    cpu = worker_cpu + client_cpu
-    print(
-        f"Dask, LocalCluster 2 workers x 1 thread (up): {distributed_time:.2f} s "
-        f"({total / distributed_time:,.0f} records/s, {distributed_time / one_wall:.2f}x one "
-        f"process), {cpu:.2f} s CPU (workers {worker_cpu:.2f}, client {client_cpu:.2f}) = "
-        f"{cpu / total * 1e9:.0f} ns/record, {cpu / one_cpu:.2f}x one process"
-    )
+    for (name, job), (one_wall, one_cpu) in zip(jobs.items(), (plain, saving), strict=True):
+        cpu = job["workers"] + job["client"]
+        print(
+            f"{name}: one seqdedup process, all files: {one_wall:.2f} s "
+            f"({total / one_wall:,.0f} records/s), {one_cpu:.2f} s CPU "
+            f"({one_cpu / total * 1e9:.0f} ns/record)"
+        )
+        print(
+            f"{name}: Dask, LocalCluster 2 workers x 1 thread (up): {job['wall']:.2f} s "
+            f"({total / job['wall']:,.0f} records/s, {job['wall'] / one_wall:.2f}x one process), "
+            f"{cpu:.2f} s CPU (workers {job['workers']:.2f}, client {job['client']:.2f}; "
+            f"{cpu / total * 1e9:.0f} ns/record, {cpu / one_cpu:.2f}x one process)"
+        )
     print("peak RSS per worker: " + ", ".join(f"{v:.0f} MB" for v in peaks.values()))
     moved = sum(sent.values())
     print(
-        f"bytes moved (Dask's metrics: data served by workers + p2p shuffle comms): "
-        f"{moved / 1e6:.0f} MB = {moved / total:.1f} bytes/record; spilled to disk: "
-        f"{sum(spilled.values()) / 1e6:.0f} MB"
+        f"bytes moved, both jobs (Dask's metrics: data served by workers + p2p shuffle "
+        f"comms): {moved / 1e6:.0f} MB = {moved / total / 2:.1f} bytes/record per job; "
+        f"spilled to disk: {sum(spilled.values()) / 1e6:.0f} MB"
     )
     n = steps["records"]
     print(

@@ -291,7 +291,7 @@ def _run_job(
     firsts = [delayed(first_pass, nout=2)(reader, part, width, owners) for part in parts]
     answers = [
         delayed(owner_answers, nout=len(parts))(
-            reader.engine, [buckets[b] for _, buckets in firsts], library[b]
+            reader.engine, [rows[b] for _, rows in firsts], library[b]
         )
         for b in range(owners)
     ]

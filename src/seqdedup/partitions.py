@@ -30,7 +30,7 @@ import os
 from dataclasses import dataclass
 from hashlib import blake2b
 from itertools import compress
-from typing import Any
+from typing import Any, BinaryIO
 
 from seqdedup.engine import hash_ints, hash_words
 from seqdedup.errors import SeqdedupError
@@ -106,17 +106,42 @@ class Reader:
     def read(self, part: Part, start: int, end: int) -> bytes:
         """Bytes ``start`` .. ``end`` of the part's file, once it is checked to be the
         file the client saw."""
-        with open(part.path, "rb") as f:
-            status = os.fstat(f.fileno())
-            if (status.st_size, status.st_mtime_ns) != part.identity:
-                raise SeqdedupError(
-                    f"a Dask worker reads '{part.path}' as another file than the client saw "
-                    f"(size {status.st_size:,} bytes, not {part.identity[0]:,}, or another "
-                    "modification time): the inputs must not change during the job, and "
-                    "must be the same files at the same paths on every worker"
-                )
+        with self._open(part) as f:
             f.seek(start)
             return f.read(max(0, end - start))
+
+    def mapped(self, part: Part, start: int, end: int) -> memoryview:
+        """The same, mapped from the page cache instead of copied (a partition's whole
+        range: the kernel reads it in place)."""
+        import mmap
+
+        if end <= start:
+            return memoryview(b"")
+        with self._open(part) as f:
+            offset = start - start % mmap.ALLOCATIONGRANULARITY
+            populate = getattr(mmap, "MAP_POPULATE", 0)  # (Linux: read ahead at once)
+            mapping = mmap.mmap(
+                f.fileno(),
+                end - offset,
+                flags=mmap.MAP_PRIVATE | populate,
+                prot=mmap.PROT_READ,
+                offset=offset,
+            )
+        return memoryview(mapping)[start - offset :]
+
+    def _open(self, part: Part) -> BinaryIO:
+        """The part's file, checked to be the file the client saw."""
+        f = open(part.path, "rb")  # noqa: SIM115 (returned open)
+        status = os.fstat(f.fileno())
+        if (status.st_size, status.st_mtime_ns) != part.identity:
+            f.close()
+            raise SeqdedupError(
+                f"a Dask worker reads '{part.path}' as another file than the client saw "
+                f"(size {status.st_size:,} bytes, not {part.identity[0]:,}, or another "
+                "modification time): the inputs must not change during the job, and "
+                "must be the same files at the same paths on every worker"
+            )
+        return f
 
     def records(self, part: Part) -> tuple[list[bytes], bool]:
         """The partition's records, and whether the file's final record lacks a
@@ -166,7 +191,7 @@ class Reader:
             self.filters or self.key_steps or self.json_key or self.json_ignore
         )
 
-    def split_hash(self, data: bytes) -> tuple[bytes, bytes]:
+    def split_hash(self, data: bytes | memoryview) -> tuple[bytes, bytes]:
         """The records of ``data`` (``plain`` only): starts (int64) and key hashes."""
         found: tuple[bytes, bytes] = kernel_module().split_hash(
             data, self.delimiter, self.seed, self.skip_chars, self.byte_mode
@@ -248,13 +273,13 @@ def read_frame(reader: Reader, part: Part, window: int) -> Frame:
 
     size = part.identity[0]
     before, before_starts = _before(reader, part, 2 * window - 1)
-    data = reader.read(part, part.start, part.end)
     after, after_starts = _after(reader, part, window - 1, size) if not part.last else ([], [])
     if reader.plain:  # the kernel splits and hashes the partition's own range
-        found, own_hashes = reader.split_hash(data)
+        found, own_hashes = reader.split_hash(reader.mapped(part, part.start, part.end))
         own_starts = np.frombuffer(found, dtype=np.int64) + part.start
         hashes = reader.hash_bytes(before) + own_hashes + reader.hash_bytes(after)
     else:
+        data = reader.read(part, part.start, part.end)
         own_records, starts = _split_at(data, part.start, reader.delimiter)
         flags = reader.tracked(own_records)
         own_starts = np.array(list(compress(starts, flags)), dtype=np.int64)
@@ -265,18 +290,31 @@ def read_frame(reader: Reader, part: Part, window: int) -> Frame:
 
 
 # -- pass 1 ---------------------------------------------------------------------------
-def first_windows(engine: str, fps: Any) -> tuple[Any, Any]:
-    """Per window, the index of the frame's first window with its fingerprint; and the
-    indices of those first windows, in order."""
+def first_windows(
+    engine: str, fps: Any, positions: Any, owners: int
+) -> tuple[Any, list[bytes], list[Any]]:
+    """Per window, the index of the frame's first window with its fingerprint; per
+    owner (low lane % owners), the rows (fingerprint lanes, position: int64 triples)
+    of the first windows whose fingerprints it owns, and their window indices."""
     import numpy as np
 
     if engine == "c":
-        firsts, distinct = kernel_module().first_windows(fps.tobytes())
-        return np.frombuffer(firsts, dtype=np.int64), np.frombuffer(distinct, dtype=np.int64)
+        firsts, rows, routed = kernel_module().first_windows(
+            fps.tobytes(), positions.tobytes(), owners
+        )
+        return (
+            np.frombuffer(firsts, dtype=np.int64),
+            rows,
+            [np.frombuffer(chunk, dtype=np.int64) for chunk in routed],
+        )
     seen: dict[tuple[int, int], int] = {}
     out = [seen.setdefault((int(lo), int(hi)), i) for i, (lo, hi) in enumerate(fps.tolist())]
-    firsts = np.array(out, dtype=np.int64)
-    return firsts, np.flatnonzero(firsts == np.arange(len(firsts)))
+    first = np.array(out, dtype=np.int64)
+    distinct = np.flatnonzero(first == np.arange(len(first)))
+    owner = fps[distinct, 0].view(np.uint64) % np.uint64(owners)
+    mine = [distinct[owner == b] for b in range(owners)]
+    table = np.column_stack([fps, positions]) if len(fps) else np.zeros((0, 3), np.int64)
+    return first, [table[chosen].tobytes() for chosen in mine], mine
 
 
 @dataclass
@@ -290,23 +328,16 @@ class PartState:
 
 def first_pass(
     reader: Reader, part: Part, window: int, owners: int
-) -> tuple[PartState, tuple[bytes, ...]]:
+) -> tuple[PartState, list[bytes]]:
     """The partition's frame and, per owner, the rows (fingerprint lanes, position) of
     the frame's first windows of the fingerprints it owns (int64 triples)."""
-    import numpy as np
-
     frame = read_frame(reader, part, window)
-    count = len(frame.starts) - window + 1
+    count = max(0, len(frame.starts) - window + 1)
     fps = window_fingerprints(reader.engine, frame.hashes, count, window)
-    firsts, distinct = first_windows(reader.engine, fps)
-    positions = (part.rank << POSITION_SHIFT) | frame.starts[distinct]
-    rows = np.column_stack([fps[distinct], positions])
-    owner = fps[distinct, 0].view(np.uint64) % np.uint64(owners)
-    order = np.argsort(owner, kind="stable")
-    bounds = np.cumsum(np.bincount(owner.astype(np.int64), minlength=owners))[:-1]
-    routed = np.split(distinct[order], bounds)
-    buckets = tuple(chunk.tobytes() for chunk in np.split(rows[order], bounds))
-    return PartState(frame, firsts, routed), buckets
+    positions = (part.rank << POSITION_SHIFT) | frame.starts[:count]
+    firsts, rows, routed = first_windows(reader.engine, fps, positions, owners)
+    frame.hashes = b""  # (not needed any more: the state stays until the second pass)
+    return PartState(frame, firsts, routed), rows
 
 
 # -- owners ---------------------------------------------------------------------------
@@ -408,13 +439,12 @@ def _write_ranges(reader: Reader, part: Part, frame: Frame, skipped: Any, out: O
     final record without one stays so); how many records the partition holds."""
     import numpy as np
 
-    data = reader.read(part, part.start, part.end)
+    view = reader.mapped(part, part.start, part.end)
     starts = frame.starts[frame.own : frame.own + frame.own_count] - part.start
     chosen = np.flatnonzero(skipped == out.inverse)
-    view = memoryview(data)
     with open(out.out_path, "wb") as sink:
         if len(chosen):
-            ends = np.append(starts[1:], len(data))
+            ends = np.append(starts[1:], len(view))
             breaks = np.flatnonzero(np.diff(chosen) != 1)
             firsts = chosen[np.concatenate([[0], breaks + 1])]
             lasts = chosen[np.concatenate([breaks, [len(chosen) - 1]])]

@@ -278,9 +278,11 @@ static PyMethodDef kernel_methods[] = {
      "stream_prefixes(records, sets, mins, maxes, name_from, name_to, ascii_only=False) -> "
      "(names, found, keys) | None: --stream-by's names by a prefix program (see "
      "interleaved.prefix_program)"},
-    {"first_windows", seqdedup_py_first_windows, METH_O,
-     "first_windows(fps) -> (firsts, distinct): per window (int64 fingerprint pairs) the "
-     "index of the first with its fingerprint, and those first indices (int64 each)"},
+    {"first_windows", seqdedup_py_first_windows, METH_VARARGS,
+     "first_windows(fps, positions, owners) -> (firsts, rows, routed): per window (int64 "
+     "fingerprint pairs, int64 positions) the index of the first with its fingerprint; per "
+     "owner (low lane % owners), the (fingerprint, position) rows of the first windows it "
+     "owns and their indices"},
     {"split_hash", (PyCFunction)(void (*)(void))seqdedup_py_split_hash,
      METH_VARARGS | METH_KEYWORDS,
      "split_hash(data, delimiter, seed=0, skip_chars=0, byte_mode=False, normalize=0) -> "

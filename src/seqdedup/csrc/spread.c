@@ -2,8 +2,9 @@
  * The Dask engine's two steps over window fingerprints (seqdedup.cluster holds the
  * same definitions in Python, for the pure-Python engine):
  *
- *   first_windows(fps)   in one partition: for each window, the first window of the
- *                        partition with its fingerprint; and those first ones, in order
+ *   first_windows(...)   in one partition: for each window, the first window of the
+ *                        partition with its fingerprint; and those first ones as rows
+ *                        (fingerprint, position) for each fingerprint's owner
  *   earliest(rows, lib)  at a fingerprint's owner: the rows (fingerprint, position) of
  *                        every partition and the library's fingerprints (position -1);
  *                        for each partition, the rows whose fingerprint occurs earlier
@@ -30,42 +31,91 @@ static Hash128 fp_at(const int64_t *values, Py_ssize_t i, Py_ssize_t width)
     return fp;
 }
 
-/* first_windows(fps) -> (firsts, distinct): int64 each; firsts[i] is the index of the
- * first window with fingerprint fps[i], distinct the indices i with firsts[i] == i. */
-PyObject *seqdedup_py_first_windows(PyObject *self, PyObject *arg)
+/* The owner of a fingerprint: its low lane modulo the number of owners. */
+static size_t owner_of(Hash128 fp, size_t owners) { return (size_t)(fp.lo % owners); }
+
+/* first_windows(fps, positions, owners) -> (firsts, rows, routed): fps int64 pairs and
+ * positions int64, one per window; firsts[i] (int64) is the index of the first window
+ * with fingerprint fps[i]; per owner (fingerprint low lane % owners), rows holds the
+ * (fingerprint lanes, position) int64 triples of the first windows it owns, in order,
+ * and routed their window indices (int64). */
+PyObject *seqdedup_py_first_windows(PyObject *self, PyObject *args)
 {
-    Py_buffer data;
-    if (PyObject_GetBuffer(arg, &data, PyBUF_SIMPLE) < 0) return NULL;
-    PyObject *firsts = NULL, *distinct = NULL, *result = NULL;
+    Py_buffer data, where;
+    Py_ssize_t owners;
+    if (!PyArg_ParseTuple(args, "y*y*n", &data, &where, &owners)) return NULL;
+    PyObject *firsts = NULL, *rows = NULL, *routed = NULL, *result = NULL;
     Table seen = {.stride = 3}; /* fingerprint -> its first window */
+    size_t *counts = NULL;
     Py_ssize_t n = groups_of(&data, 2, "first_windows: fingerprints");
     if (n < 0) goto done;
+    if (owners < 1 || groups_of(&where, 1, "first_windows: positions") != n) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "first_windows: a position per window, owners >= 1");
+        goto done;
+    }
     firsts = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
-    if (firsts == NULL) goto done;
+    counts = PyMem_Calloc((size_t)owners, sizeof(size_t));
+    if (firsts == NULL || counts == NULL) {
+        if (counts == NULL) PyErr_NoMemory();
+        goto done;
+    }
     int64_t *first = (int64_t *)PyBytes_AS_STRING(firsts);
-    const int64_t *fps = data.buf;
-    Py_ssize_t count = 0;
+    const int64_t *fps = data.buf, *position = where.buf;
     for (Py_ssize_t i = 0; i < n; i++) {
         int created;
-        int64_t *entry = table_upsert(&seen, fp_at(fps, i, 2), &created);
+        Hash128 fp = fp_at(fps, i, 2);
+        int64_t *entry = table_upsert(&seen, fp, &created);
         if (entry == NULL) goto done;
         if (created) {
             entry[0] = i;
-            count++;
+            counts[owner_of(fp, (size_t)owners)]++;
         }
         first[i] = entry[0];
     }
-    distinct = PyBytes_FromStringAndSize(NULL, count * (Py_ssize_t)sizeof(int64_t));
-    if (distinct == NULL) goto done;
-    int64_t *at = (int64_t *)PyBytes_AS_STRING(distinct);
-    for (Py_ssize_t i = 0, k = 0; i < n; i++)
-        if (first[i] == i) at[k++] = i;
-    result = PyTuple_Pack(2, firsts, distinct);
+    rows = PyList_New(owners);
+    routed = PyList_New(owners);
+    if (rows == NULL || routed == NULL) goto done;
+    int64_t **row_at = PyMem_Calloc((size_t)owners, 2 * sizeof(int64_t *));
+    if (row_at == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int64_t **index_at = row_at + owners;
+    for (Py_ssize_t b = 0; b < owners; b++) {
+        PyObject *r = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(counts[b] * 3 * sizeof(int64_t)));
+        PyObject *w = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(counts[b] * sizeof(int64_t)));
+        if (r == NULL || w == NULL) {
+            Py_XDECREF(r);
+            Py_XDECREF(w);
+            PyMem_Free(row_at);
+            goto done;
+        }
+        PyList_SET_ITEM(rows, b, r);
+        PyList_SET_ITEM(routed, b, w);
+        row_at[b] = (int64_t *)PyBytes_AS_STRING(r);
+        index_at[b] = (int64_t *)PyBytes_AS_STRING(w);
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (first[i] != i) continue;
+        size_t b = owner_of(fp_at(fps, i, 2), (size_t)owners);
+        int64_t *row = row_at[b];
+        row[0] = fps[2 * i];
+        row[1] = fps[2 * i + 1];
+        row[2] = position[i];
+        row_at[b] += 3;
+        *index_at[b]++ = i;
+    }
+    PyMem_Free(row_at);
+    result = PyTuple_Pack(3, firsts, rows, routed);
 done:
     Py_XDECREF(firsts);
-    Py_XDECREF(distinct);
+    Py_XDECREF(rows);
+    Py_XDECREF(routed);
+    PyMem_Free(counts);
     table_free(&seen);
     PyBuffer_Release(&data);
+    PyBuffer_Release(&where);
     return result;
 }
 
