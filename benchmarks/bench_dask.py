@@ -95,7 +95,7 @@ def stages(paths: list[Path], block_size: int, work: Path) -> dict[str, float]:
     """The job's three steps in this process, timed apart (seconds), with counts."""
     from seqdedup.cluster import _reader, owner_count, plan_parts
     from seqdedup.config import Config
-    from seqdedup.partitions import Output, first_pass, owner_answers, second_pass
+    from seqdedup.partitions import first_pass, owner_answers, second_pass, write_part
 
     config = Config(max_history=None, window_size=10)
     reader = _reader(config)
@@ -115,8 +115,10 @@ def stages(paths: list[Path], block_size: int, work: Path) -> dict[str, float]:
     records = 0
     for part, (state, _) in zip(parts, firsts, strict=True):
         mine = [answers[b][part.number] for b in range(owners)]
-        done = second_pass(reader, part, state, mine, 10, Output(str(out / "p"), None, False))
-        records += done["records"]
+        written = second_pass(reader, part, state, mine, 10, False, None)
+        (out / "p").touch()
+        write_part(reader, part, written, str(out / "p"), 0)
+        records += written.records
     second = time.perf_counter() - started
     rows = sum(len(bucket) for _, buckets in firsts for bucket in buckets) // 24
     replies = sum(len(a) for answer in answers for a in answer) // 16

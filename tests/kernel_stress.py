@@ -664,6 +664,54 @@ def prefix_calls(kernel, rng: random.Random) -> None:
             kernel.stream_prefixes(*bad)
 
 
+def spread_calls(kernel, rng: random.Random) -> None:
+    """The Dask engine's kernel steps against their Python definitions: a range's
+    records and key hashes, a partition's first windows bucketed by owner, the owners'
+    earliest positions; and malformed calls."""
+    import numpy as np
+
+    from seqdedup.partitions import first_windows, owner_answers
+
+    delimiter = rng.choice([b"\n", b"::", b"\xff\xfe"])
+    pieces = [rng.choice([b"a", b"b", b":", b"\xff", b""]) for _ in range(rng.randint(0, 40))]
+    data = delimiter.join(pieces) + (delimiter if rng.random() < 0.5 else b"")
+    records = data.split(delimiter)
+    if records and not records[-1]:
+        records.pop()
+    seed = rng.getrandbits(64)
+    starts, hashes = kernel.split_hash(memoryview(data), delimiter, seed)
+    assert hashes == kernel.hash_records(records, seed)
+    found = array("q")
+    found.frombytes(starts)
+    assert [data[at : at + len(r)] for at, r in zip(found, records, strict=True)] == records
+    count = rng.randint(0, 60)
+    fps = np.array(
+        [(rng.randint(-2, 2), rng.choice([0, 1, -1 << 63])) for _ in range(count)], dtype=np.int64
+    ).reshape(-1, 2)
+    positions = np.array([rng.randint(-5, 1 << 40) for _ in range(count)], dtype=np.int64)
+    owners = rng.randint(1, 4)
+    got = first_windows("c", fps, positions, owners)
+    want = first_windows("python", fps, positions, owners)
+    assert got[0].tolist() == want[0].tolist() and got[1] == want[1]
+    assert [r.tolist() for r in got[2]] == [r.tolist() for r in want[2]]
+    library = np.array(
+        [rng.randint(-2, 2) for _ in range(2 * rng.randint(0, 3))], dtype=np.int64
+    ).tobytes()
+    assert owner_answers("c", got[1], library) == owner_answers("python", got[1], library)
+    for bad in (
+        lambda: kernel.split_hash(b"a", b""),
+        lambda: kernel.first_windows(b"x" * 15, b"", 1),
+        lambda: kernel.first_windows(bytes(16), bytes(16), 1),
+        lambda: kernel.first_windows(bytes(16), bytes(8), 0),
+        lambda: kernel.earliest([b"x" * 23], b""),
+        lambda: kernel.earliest([bytes(24)], b"x" * 15),
+        lambda: kernel.earliest((bytes(24),), b""),
+        lambda: kernel.earliest([1], b""),
+    ):
+        with contextlib.suppress(ValueError, TypeError):
+            bad()
+
+
 def main() -> None:
     kernel = load(sys.argv[1])
     big_run(kernel)
@@ -680,6 +728,7 @@ def main() -> None:
         hostile_calls(kernel, rng)
         stream_run(kernel, rng)
         prefix_calls(kernel, rng)
+        spread_calls(kernel, rng)
     print(f"kernel stress: {iterations} iterations, all equal to the oracle")
 
 

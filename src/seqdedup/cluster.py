@@ -45,13 +45,14 @@ from typing import Any, BinaryIO
 from seqdedup.config import Config, key_settings
 from seqdedup.errors import SeqdedupError, UsageError
 from seqdedup.partitions import (
-    Output,
     Part,
     Reader,
+    Written,
     first_pass,
     owner_answers,
     second_pass,
     window_fingerprints,
+    write_part,
 )
 
 DEFAULT_BLOCK_SIZE = 64 << 20
@@ -295,26 +296,34 @@ def _run_job(
         )
         for b in range(owners)
     ]
-    jobs = [
+    decided = [
         delayed(second_pass)(
             reader,
             part,
             state,
             [answers[b][part.number] for b in range(owners)],
             width,
-            Output(
-                str(parts_dir / f"{part.number}"),
-                None if staging_dir is None else str(staging_dir / f"{part.number}"),
-                config.inverse,
-            ),
+            config.inverse,
+            None if staging_dir is None else str(staging_dir / f"{part.number}"),
         )
         for part, (state, _) in zip(parts, firsts, strict=True)
     ]
+    # Each file's output is made once, in the scratch folder, by its partitions writing
+    # at their offsets (the sizes of the partitions before them), then moved into place.
+    outputs = [parts_dir / f"{rank}" for rank in range(len(files))]
+    for output in outputs:
+        output.touch()
+    offsets = delayed(_offsets)([written.size for written in decided], [p.rank for p in parts])
+    writes = [
+        delayed(write_part)(reader, part, written, str(outputs[part.rank]), offsets[part.number])
+        for part, written in zip(parts, decided, strict=True)
+    ]
+    counts = [delayed(_counts)(written) for written in decided]  # (what the client needs)
     with _scheduler(scheduler, connect_timeout) as compute_kwargs, _one_line_failures():
-        counts = dask.compute(*jobs, **compute_kwargs)
+        results, _ = dask.compute(counts, writes, **compute_kwargs)
 
     stats = JobStats(files=[FileStats(path) for path in files], library_loaded=loaded)
-    _assemble_outputs(stats, parts, counts, names, out_dir, parts_dir)
+    _assemble_outputs(stats, parts, results, names, out_dir, outputs)
     if staging_dir is not None:
         stats.library_saved = _save_library(config, staging_dir, stats)
     return stats
@@ -381,28 +390,38 @@ def _input_names(files: list[str]) -> list[str]:
     return names
 
 
+def _counts(written: Written) -> tuple[int, int]:
+    """A partition's records and skipped records."""
+    return written.records, written.skipped
+
+
+def _offsets(sizes: list[int], ranks: list[int]) -> list[int]:
+    """Where each partition's output starts in its file's output."""
+    offsets, at = [], dict[int, int]()
+    for size, rank in zip(sizes, ranks, strict=True):
+        offsets.append(at.get(rank, 0))
+        at[rank] = offsets[-1] + size
+    return offsets
+
+
 def _assemble_outputs(
     stats: JobStats,
     parts: list[Any],
-    counts: Any,
+    results: Any,
     names: list[str],
     out_dir: Path,
-    parts_dir: Path,
+    outputs: list[Path],
 ) -> None:
-    """Count each part into its file's statistics and join the parts' outputs into one
-    output per input, in order; the parts' folder is removed."""
-    for part, count in zip(parts, counts, strict=True):
+    """Count each part into its file's statistics and move each file's output into
+    place."""
+    for part, (records, skipped) in zip(parts, results, strict=True):
         file_stats = stats.files[part.rank]
-        file_stats.total += count["records"]
-        file_stats.emitted += count["emitted"]
-        file_stats.skipped += count["skipped"]
-    for rank, name in enumerate(names):
-        with open(out_dir / name, "wb") as out:
-            for part in parts:
-                if part.rank == rank:
-                    with open(parts_dir / f"{part.number}", "rb") as piece:
-                        shutil.copyfileobj(piece, out, 1 << 20)
-    shutil.rmtree(parts_dir)
+        file_stats.total += records
+        file_stats.emitted += records - skipped
+        file_stats.skipped += skipped
+    for output, name in zip(outputs, names, strict=True):
+        os.replace(output, out_dir / name)
+    shutil.rmtree(outputs[0].parent)
 
 
 def _library_windows(

@@ -408,56 +408,65 @@ def _covered(window_starts: Any, window: int, size: int) -> Any:
     return np.cumsum(edges[:size]) > 0
 
 
-@dataclass(frozen=True)
-class Output:
-    """Where a partition's second pass writes."""
+@dataclass
+class Written:
+    """What a partition writes, decided by its second pass: byte ranges of its range
+    (int64 start, end pairs relative to its start), or, with pass-through records
+    among them, the bytes themselves; and its counts."""
 
-    out_path: str
-    staging_path: str | None
-    inverse: bool
+    ranges: Any
+    data: bytes | None
+    size: int
+    records: int
+    skipped: int
 
 
 def second_pass(
-    reader: Reader, part: Part, state: PartState, answers: list[bytes], window: int, out: Output
-) -> dict[str, int]:
-    """Decide the partition, write its output and stage its new material."""
+    reader: Reader,
+    part: Part,
+    state: PartState,
+    answers: list[bytes],
+    window: int,
+    inverse: bool,
+    staging_path: str | None,
+) -> Written:
+    """Decide the partition and stage its new material; what it writes (see
+    :func:`write_part`)."""
     skipped, new = decide(state, answers, part.rank, window)
     if reader.filters:
-        count = _write_records(reader, part, skipped, out)
+        written = _chosen_records(reader, part, skipped, inverse)
     else:  # every record tracked: the written ones as byte ranges of what was read
-        count = _write_ranges(reader, part, state.frame, skipped, out)
-    if out.staging_path is not None:
+        written = _chosen_ranges(part, state.frame, skipped, inverse)
+    if staging_path is not None:
         records, _ = reader.records(part)
         tracked = [*compress(records, reader.tracked(records)), *state.frame.after]
-        _stage_new_material(out.staging_path, tracked, new)
-    removed = int(skipped.sum())
-    return {"records": count, "emitted": count - removed, "skipped": removed}
+        _stage_new_material(staging_path, tracked, new)
+    return written
 
 
-def _write_ranges(reader: Reader, part: Part, frame: Frame, skipped: Any, out: Output) -> int:
-    """Write the records whose flag says so (each with its delimiter, as read: a file's
-    final record without one stays so); how many records the partition holds."""
+def _chosen_ranges(part: Part, frame: Frame, skipped: Any, inverse: bool) -> Written:
+    """The records whose flag says so, as runs of byte ranges (each record with its
+    delimiter, as read: a file's final record without one stays so)."""
     import numpy as np
 
-    view = reader.mapped(part, part.start, part.end)
     starts = frame.starts[frame.own : frame.own + frame.own_count] - part.start
-    chosen = np.flatnonzero(skipped == out.inverse)
-    with open(out.out_path, "wb") as sink:
-        if len(chosen):
-            ends = np.append(starts[1:], len(view))
-            breaks = np.flatnonzero(np.diff(chosen) != 1)
-            firsts = chosen[np.concatenate([[0], breaks + 1])]
-            lasts = chosen[np.concatenate([breaks, [len(chosen) - 1]])]
-            for first, last in zip(firsts.tolist(), lasts.tolist(), strict=True):
-                sink.write(view[starts[first] : ends[last]])
-    return len(starts)
+    chosen = np.flatnonzero(skipped == inverse)
+    ranges = np.zeros((0, 2), dtype=np.int64)
+    if len(chosen):
+        ends = np.append(starts[1:], part.end - part.start)
+        breaks = np.flatnonzero(np.diff(chosen) != 1)
+        firsts = chosen[np.concatenate([[0], breaks + 1])]
+        lasts = chosen[np.concatenate([breaks, [len(chosen) - 1]])]
+        ranges = np.column_stack([starts[firsts], ends[lasts]])
+    size = int((ranges[:, 1] - ranges[:, 0]).sum())
+    return Written(ranges, None, size, len(starts), int(skipped.sum()))
 
 
-def _write_records(reader: Reader, part: Part, skipped: Any, out: Output) -> int:
+def _chosen_records(reader: Reader, part: Part, skipped: Any, inverse: bool) -> Written:
     """The same with pass-through records among them (written in normal mode only)."""
     records, final_open = reader.records(part)
     flags = reader.tracked(records)
-    inverse, written, t = out.inverse, [], 0
+    written, t = [], 0
     last_written = False
     for record, is_tracked in zip(records, flags, strict=True):
         if is_tracked:
@@ -468,12 +477,43 @@ def _write_records(reader: Reader, part: Part, skipped: Any, out: Output) -> int
         if last_written:
             written.append(record)
     delimiter = reader.delimiter
-    with open(out.out_path, "wb") as sink:
-        if written:
-            sink.write(delimiter.join(written))
-            if not (final_open and last_written):  # a final record keeps no delimiter
-                sink.write(delimiter)
-    return len(records)
+    data = delimiter.join(written)
+    if written and not (final_open and last_written):  # a final record keeps no delimiter
+        data += delimiter
+    return Written(None, data, len(data), len(records), int(skipped.sum()))
+
+
+IOV_MAX = 1024  # byte ranges written by one system call
+
+
+def write_part(reader: Reader, part: Part, written: Written, path: str, offset: int) -> None:
+    """Write what the partition decided into its file's output, at ``offset`` (the
+    sizes of the file's partitions before it): each byte is written once."""
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        if written.data is not None:
+            _write_all(fd, [memoryview(written.data)], offset)
+            return
+        view = reader.mapped(part, part.start, part.end)
+        pairs = written.ranges.tolist()
+        for k in range(0, len(pairs), IOV_MAX):
+            slices = [view[a:b] for a, b in pairs[k : k + IOV_MAX]]
+            offset = _write_all(fd, slices, offset)
+    finally:
+        os.close(fd)
+
+
+def _write_all(fd: int, slices: list[memoryview], offset: int) -> int:
+    """Write the slices at ``offset`` (again where a write was short); the offset after."""
+    while slices:
+        done = os.pwritev(fd, slices, offset)
+        offset += done
+        while slices and done >= len(slices[0]):
+            done -= len(slices[0])
+            slices.pop(0)
+        if slices and done:
+            slices[0] = slices[0][done:]
+    return offset
 
 
 def _stage_new_material(path: str, tracked: list[bytes], new: Any) -> None:
