@@ -37,7 +37,7 @@ import os
 import shutil
 import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -179,7 +179,7 @@ CONNECT_TIMEOUT = 10.0  # seconds a scheduler named by address has to answer
 
 
 def deduplicate_files(
-    paths: list[str | Path],
+    paths: Sequence[str | Path],
     output_dir: str | Path,
     config: Config | None = None,
     scheduler: str | None = None,
@@ -289,6 +289,36 @@ def _run_job(
     staging_dir, parts_dir = scratch.staging, scratch.parts
     parts_dir.mkdir()
 
+    # Each file's output is made once, in the scratch folder, by its partitions writing
+    # at their offsets (the sizes of the partitions before them), then moved into place.
+    outputs = [parts_dir / f"{rank}" for rank in range(len(files))]
+    for output in outputs:
+        output.touch()
+    staging = None if staging_dir is None else str(staging_dir)
+    counts, writes = _tasks(delayed, reader, config, parts, owners, library, outputs, staging)
+    with _scheduler(scheduler, connect_timeout) as compute_kwargs, _one_line_failures():
+        results, _ = dask.compute(counts, writes, **compute_kwargs)
+
+    stats = JobStats(files=[FileStats(path) for path in files], library_loaded=loaded)
+    _assemble_outputs(stats, parts, results, names, out_dir, outputs)
+    if staging_dir is not None:
+        stats.library_saved = _save_library(config, staging_dir, stats)
+    return stats
+
+
+def _tasks(
+    delayed: Any,
+    reader: Reader,
+    config: Config,
+    parts: list[Part],
+    owners: int,
+    library: list[bytes],
+    outputs: list[Path],
+    staging: str | None,
+) -> tuple[list[Any], list[Any]]:
+    """The job's tasks: each partition's counts, and its write (the rest is what they
+    depend on: first passes, owners, second passes, the offsets)."""
+    width = config.window_size
     firsts = [delayed(first_pass, nout=2)(reader, part, width, owners) for part in parts]
     answers = [
         delayed(owner_answers, nout=len(parts))(
@@ -304,29 +334,16 @@ def _run_job(
             [answers[b][part.number] for b in range(owners)],
             width,
             config.inverse,
-            None if staging_dir is None else str(staging_dir / f"{part.number}"),
+            None if staging is None else os.path.join(staging, f"{part.number}"),
         )
         for part, (state, _) in zip(parts, firsts, strict=True)
     ]
-    # Each file's output is made once, in the scratch folder, by its partitions writing
-    # at their offsets (the sizes of the partitions before them), then moved into place.
-    outputs = [parts_dir / f"{rank}" for rank in range(len(files))]
-    for output in outputs:
-        output.touch()
     offsets = delayed(_offsets)([written.size for written in decided], [p.rank for p in parts])
     writes = [
         delayed(write_part)(reader, part, written, str(outputs[part.rank]), offsets[part.number])
         for part, written in zip(parts, decided, strict=True)
     ]
-    counts = [delayed(_counts)(written) for written in decided]  # (what the client needs)
-    with _scheduler(scheduler, connect_timeout) as compute_kwargs, _one_line_failures():
-        results, _ = dask.compute(counts, writes, **compute_kwargs)
-
-    stats = JobStats(files=[FileStats(path) for path in files], library_loaded=loaded)
-    _assemble_outputs(stats, parts, results, names, out_dir, outputs)
-    if staging_dir is not None:
-        stats.library_saved = _save_library(config, staging_dir, stats)
-    return stats
+    return [delayed(_counts)(written) for written in decided], writes
 
 
 def owner_count(size: int, parts: int) -> int:
