@@ -427,23 +427,30 @@ def test_large_batch_paths_and_trimming_against_the_oracle(keys, window, history
             assert all(flags[start - 1 : end])
 
 
-@settings(max_examples=200, deadline=None)
-@given(keys=keys_strategy, window=st.integers(1, 5))
-def test_top_sequences_count_what_the_oracle_repeats(keys, window):
-    """--top: per distinct piece content, repeats and records removed as the oracle's
-    pieces give them (unlimited history, candidates and sequences table)."""
+def top_rows(keys: list[str], window: int, limit: int | None) -> tuple[Deduplicator, list]:
+    """A run with --top 1000 (unlimited history and candidates, a sequences table of
+    ``limit``): the run and its rows."""
     d = Deduplicator(
         window_size=window,
         skip_chars=5,
         max_history=None,
         max_candidates=None,
-        max_unique_sequences=None,
+        max_unique_sequences=limit,
         top=1000,
     )
     d.feed(numbered(keys))
     d.flush()
     rows = d.stats.top_sequences
     assert rows is not None
+    return d, rows
+
+
+@settings(max_examples=200, deadline=None)
+@given(keys=keys_strategy, window=st.integers(1, 5))
+def test_top_sequences_count_what_the_oracle_repeats(keys, window):
+    """--top: per distinct piece content, repeats and records removed as the oracle's
+    pieces give them (unlimited history, candidates and sequences table)."""
+    d, rows = top_rows(keys, window, None)
     expected: dict[tuple[str, ...], list[int]] = {}
     for start, end, _ in attribution_pieces(keys, window):
         content = tuple(keys[start : end + 1])
@@ -497,17 +504,6 @@ def test_top_with_a_small_sequences_table_keeps_what_it_keeps(engine, keys, wind
     """--top alone is counted by the kernel's attribution (each sequence's first piece
     comes to Python); the Python engine counts every piece: both evict the least
     recently seen sequence past the limit as the oracle does."""
-    d = Deduplicator(
-        window_size=window,
-        skip_chars=5,
-        max_history=None,
-        max_candidates=None,
-        max_unique_sequences=limit,
-        top=1000,
-    )
-    d.feed(numbered(keys))
-    d.flush()
-    rows = d.stats.top_sequences
-    assert rows is not None
+    _, rows = top_rows(keys, window, limit)
     got = [{k: row[k] for k in ("removed", "seen", "length", "first_seen")} for row in rows]
     assert got == top_oracle(keys, window, limit)
