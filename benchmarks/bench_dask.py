@@ -1,8 +1,8 @@
 """The Dask engine against one seqdedup process on the same set of files.
 
 Generates (once, cached) FILES logs of LINES lines each (see genlog.py), then:
-- one process: `seqdedup -q -w 10 FILE...` (all files, one run), without and with
-  `--library-dir L`;
+- one process: `seqdedup -q -w 10 FILE... > OUT` (all files, one run, the output
+  written to a file as the Dask engine's are), without and with `--library-dir L`;
 - sequential: the same over each file in turn (what the Dask engine's output equals);
 - Dask: `deduplicate_files` on a LocalCluster of 2 worker processes (1 thread each),
   the cluster already up, without and with a library saved: job time, CPU seconds
@@ -18,6 +18,7 @@ Checks that the Dask outputs equal the sequential ones.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import resource
 import shutil
@@ -60,11 +61,14 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def one_process(script: Path, paths: list[Path], library: Path | None) -> tuple[float, float]:
-    """Wall and CPU seconds of one seqdedup process over every file."""
+def one_process(
+    script: Path, paths: list[Path], library: Path | None, output: Path
+) -> tuple[float, float]:
+    """Wall and CPU seconds of one seqdedup process over every file, its output written
+    to a file (as the Dask engine writes its outputs)."""
     saving = ["--library-dir", str(library)] if library is not None else []
     cpu, started = _children_cpu(), time.perf_counter()
-    with open(os.devnull, "wb") as sink:
+    with open(output, "wb") as sink:
         subprocess.run(
             [str(script), "-q", "-w", "10", *saving, *map(str, paths)], stdout=sink, check=True
         )
@@ -140,6 +144,12 @@ def main() -> None:
     parser.add_argument("--lines", type=int, default=1_000_000)
     parser.add_argument("--block-size", type=int, default=64 << 20)
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()))
+    parser.add_argument(
+        "--malloc-trim",
+        action="store_true",
+        help="workers with Dask's default MALLOC_TRIM_THRESHOLD_=65536 (seqdedup-dask's "
+        "own local cluster starts them without)",
+    )
     args = parser.parse_args()
     from distributed import Client, LocalCluster
 
@@ -155,8 +165,8 @@ def main() -> None:
         paths.append(path)
     work = Path(tempfile.mkdtemp(prefix="seqdedup-dask-bench-"))
     script = Path(sys.executable).parent / "seqdedup"
-    plain = one_process(script, paths, None)
-    saving = one_process(script, paths, work / "one-lib")
+    plain = one_process(script, paths, None, work / "one.out")
+    saving = one_process(script, paths, work / "one-lib", work / "one-lib.out")
     seq_out = work / "sequential"
     seq_out.mkdir()
     started = time.perf_counter()
@@ -170,9 +180,19 @@ def main() -> None:
     sequential = time.perf_counter() - started
     seq_peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 
+    import dask
+
+    from seqdedup.cluster import local_worker_environ
+
+    trimmed = args.malloc_trim  # Dask's default worker environment, or the local one's
     with (
+        dask.config.set({} if trimmed else local_worker_environ()),
         LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=logging.CRITICAL,  # (closing the cluster is no news)
         ) as cluster,
         Client(cluster) as client,
     ):

@@ -135,6 +135,21 @@ static inline int table_resize(Table *t, int bits)
     return 0;
 }
 
+/* Room for `n` keys at the load upsert keeps (at most 3/4) without growing again: a
+ * caller that knows its count saves the rehashes. -1 with MemoryError set. */
+static inline int table_reserve(Table *t, size_t n)
+{
+    int bits = TABLE_MIN_BITS;
+    while (((size_t)1 << bits) * 3 < (n + 1) * 4) {
+        if (bits >= (int)(sizeof(size_t) * 8 - 2)) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        bits++;
+    }
+    return ((size_t)1 << bits) > t->cap ? table_resize(t, bits) : 0;
+}
+
 /* The values of `key`, inserting it (values zeroed, *created = 1) if absent; NULL with
  * MemoryError set if the table cannot grow. Keeps the load at most 3/4. */
 static inline int64_t *table_upsert(Table *t, Hash128 key, int *created)

@@ -62,6 +62,7 @@ PyObject *seqdedup_py_first_windows(PyObject *self, PyObject *args)
     }
     int64_t *first = (int64_t *)PyBytes_AS_STRING(firsts);
     const int64_t *fps = data.buf, *position = where.buf;
+    if (table_reserve(&seen, (size_t)n) < 0) goto done; /* at most n distinct */
     for (Py_ssize_t i = 0; i < n; i++) {
         int created;
         Hash128 fp = fp_at(fps, i, 2);
@@ -125,6 +126,12 @@ static int earliest_of(Table *earliest, PyObject *buffers, Py_ssize_t parts,
 {
     const int64_t *lib = library->buf;
     Py_ssize_t lib_count = library->len / (Py_ssize_t)(2 * sizeof(int64_t));
+    size_t rows = (size_t)lib_count; /* room for every row: fewer are distinct */
+    for (Py_ssize_t p = 0; p < parts; p++) {
+        PyObject *item = PyList_GET_ITEM(buffers, p);
+        if (PyBytes_Check(item)) rows += (size_t)PyBytes_GET_SIZE(item) / (3 * sizeof(int64_t));
+    }
+    if (table_reserve(earliest, rows) < 0) return -1;
     for (Py_ssize_t i = 0; i < lib_count; i++) {
         int created;
         int64_t *entry = table_upsert(earliest, fp_at(lib, i, 2), &created);
