@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -600,3 +601,55 @@ def test_the_local_clusters_workers_start_without_malloc_trim():
     with _scheduler("local") as compute_kwargs:
         found = compute_kwargs["scheduler"].run(lambda: os.environ.get("MALLOC_TRIM_THRESHOLD_"))
     assert list(found.values()) == [None, None]
+
+
+def test_a_real_cluster_that_loses_a_worker_writes_the_same_bytes(tmp_path, real_cluster):
+    """One large file in many partitions and another file, a library saved: a worker
+    killed while the job runs has its tasks run again elsewhere (each writes its output
+    at a fixed offset and stages anew), and the outputs and the saved library are those
+    of sequential runs."""
+    import random
+    import threading
+    import time
+
+    from distributed import Client
+
+    address, _ = real_cluster
+    rng = random.Random(5)
+    big = b"".join(b"%d\n" % rng.randrange(40) for _ in range(200_000))
+    paths = write_files(tmp_path / "in", [big.decode(), "1\n2\n3\nx\n1\n2\n3\n"])
+    want = sequential(paths, tmp_path / "seq-lib", window_size=3)
+    out, library = tmp_path / "out", tmp_path / "dask-lib"
+    failed: list[BaseException] = []
+
+    def job() -> None:
+        try:
+            deduplicate_files(
+                paths,
+                out,
+                scheduler=address,
+                block_size=8 << 10,
+                window_size=3,
+                library_dir=library,
+            )
+        except BaseException as exc:  # (raised again below)
+            failed.append(exc)
+
+    running = threading.Thread(target=job)
+    running.start()
+    deadline = time.monotonic() + 60
+    while not any(out.glob(".seqdedup-parts-*")) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.3)  # the first tasks run
+    assert running.is_alive(), "the job ended before a worker could be killed"
+    with Client(address, timeout=10) as client:
+        workers = client.run(os.getpid)  # the processes that run the tasks
+    os.kill(next(iter(workers.values())), signal.SIGKILL)
+    running.join(timeout=300)
+    assert running.is_alive() is False, "the job did not end after losing a worker"
+    assert not failed, failed
+    assert [(out / p.name).read_bytes() for p in paths] == want
+    probe = write_files(tmp_path / "probe", [big.decode()[:3000]])
+    assert sequential(probe, None, read_sequences=(library,), window_size=3) == sequential(
+        probe, None, read_sequences=(tmp_path / "seq-lib",), window_size=3
+    )

@@ -26,6 +26,7 @@ The kernel does the hashing, fingerprints and both table steps (``first_windows`
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass
 from hashlib import blake2b
@@ -519,6 +520,10 @@ def _write_all(fd: int, slices: list[memoryview], offset: int) -> int:
 def _stage_new_material(path: str, tracked: list[bytes], new: Any) -> None:
     from seqdedup.library.save import StagingFile
 
+    # A task run again (its worker died) starts its staging anew: not on top of what
+    # the first run staged, nor of a file it left half-written.
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(path)
     staging = StagingFile(path)
     stretch: list[bytes] = []
     for index, record in enumerate(tracked):
