@@ -2,11 +2,16 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
+
+# Never the real user's settings file: every run in the tests (in this process and the
+# commands it starts) looks for one in an empty directory of its own.
+os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="seqdedup-tests-config-")
 
 
 def seqdedup_command() -> list[str]:

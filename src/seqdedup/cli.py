@@ -189,7 +189,29 @@ def build_parser(prog: str = PROG, many_inputs: bool = False) -> argparse.Argume
     parser.add_argument(
         "-V", "--version", action=_Version, nargs=0, help="print the version and the engine"
     )
+    if not many_inputs:
+        _config_options(parser)
     return parser
+
+
+def _config_options(parser: argparse.ArgumentParser) -> None:
+    """Settings from files (README: Everyday use)."""
+    files = parser.add_argument_group("configuration files")
+    files.add_argument(
+        "--config",
+        metavar="FILE",
+        help="read settings from FILE only (default: ~/.config/seqdedup/config.toml, "
+        "then ./.seqdedup.toml)",
+    )
+    files.add_argument("--no-config", action="store_true", help="read no settings file")
+    files.add_argument(
+        "--profile", metavar="NAME", help="also apply the files' [profile.NAME] tables"
+    )
+    files.add_argument(
+        "--show-config",
+        action="store_true",
+        help="print the files read, the profile and their settings, and exit",
+    )
 
 
 def _matching_options(parser: argparse.ArgumentParser) -> None:
@@ -785,8 +807,12 @@ def main(
         return 1
     out = stdout if stdout is not None else sys.stdout.buffer
     try:
-        args = build_parser().parse_args(argv)
-        return run(args, stdin, out, err)
+        parser = build_parser()
+        command_line = list(sys.argv[1:] if argv is None else argv)
+        settled = with_config_files(parser, command_line, parser.parse_args(command_line), out)
+        if settled is None:  # --show-config
+            return 0
+        return run(settled, stdin, out, err)
     except SeqdedupError as exc:
         err.write(f"{PROG}: {visible(str(exc))}\n")  # one line, whatever it names
         if isinstance(exc, OutputError) and stdout is None:
@@ -805,6 +831,62 @@ def main(
         if stdout is None:
             silence_stdout()
         return 0
+
+
+def with_config_files(
+    parser: argparse.ArgumentParser,
+    command_line: list[str],
+    args: argparse.Namespace,
+    out: IO[bytes],
+) -> argparse.Namespace | None:
+    """The arguments with the settings files' before the command line's (None after
+    ``--show-config`` wrote them); a setting refused is reported with its file, key
+    and line."""
+    paths = _settings_files(args.config, args.no_config)
+    if not paths and args.profile is None and not args.show_config:
+        return args  # (no file: the module that reads them is not even imported)
+    from seqdedup.configfile import (
+        arguments_before,
+        blame,
+        describe,
+        given_destinations,
+        read_settings,
+    )
+
+    settings = read_settings(parser, paths, args.profile)
+    given = given_destinations(parser, command_line)
+    if args.show_config:
+        out.write(describe(settings, given).encode("utf-8", "surrogateescape"))
+        out.flush()
+        return None
+    before = arguments_before(settings, given)
+    if not before:
+        return args
+    config_from_args(args)  # (an error of the command line itself is its own)
+
+    def check(arguments: list[str]) -> None:
+        config_from_args(parser.parse_args([*arguments, *command_line]))
+
+    try:
+        combined = parser.parse_args([*before, *command_line])
+        config_from_args(combined)
+    except UsageError as exc:
+        raise blame(settings, check, str(exc)) from None
+    return combined
+
+
+def _settings_files(config: str | None, no_config: bool) -> list[str]:
+    """The settings files to read, in the order they apply: ``--config FILE`` alone,
+    none with ``--no-config``, else the user's (``$XDG_CONFIG_HOME/seqdedup/config.toml``,
+    default ``~/.config/...``) and the project's (``./.seqdedup.toml``) where they
+    exist. (Looked for in every run: nothing is imported for it.)"""
+    if no_config:
+        return []
+    if config is not None:
+        return [config]
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    user = os.path.join(base, "seqdedup", "config.toml")
+    return [path for path in (user, ".seqdedup.toml") if os.path.isfile(path)]
 
 
 def entry_point() -> None:

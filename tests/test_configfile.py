@@ -1,0 +1,131 @@
+"""Settings files and profiles, end to end through the installed command: which files
+are read and in which order, the command line over them, one-line errors naming the
+file, the key and its line. (conftest points XDG_CONFIG_HOME at an empty directory:
+the real user's file is never read.)"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import seqdedup_command, user_env
+
+DATA = b"a\nb\nc\na\nb\nc\nd\n"
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    """A working directory with an input, and a user config directory of its own."""
+    (tmp_path / "in.log").write_bytes(DATA)
+    (tmp_path / "xdg" / "seqdedup").mkdir(parents=True)
+    return tmp_path
+
+
+def run(home: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    env = {**user_env(), "XDG_CONFIG_HOME": str(home / "xdg")}
+    return subprocess.run(
+        [*seqdedup_command(), *args], cwd=home, env=env, capture_output=True, timeout=60
+    )
+
+
+def user_file(home: Path) -> Path:
+    return home / "xdg" / "seqdedup" / "config.toml"
+
+
+def test_no_file_changes_nothing(home):
+    assert run(home, "-q", "in.log").stdout == DATA  # the default window (10) finds nothing
+
+
+def test_the_project_file_wins_over_the_user_file_and_the_command_line_over_both(home):
+    user_file(home).write_text("window-size = 2\nquiet = true\n")
+    assert run(home, "in.log").stdout == b"a\nb\nc\nd\n"  # the user's W=2
+    (home / ".seqdedup.toml").write_text("window-size = 4\n")
+    assert run(home, "in.log").stdout == DATA  # the project's W=4 (the user's quiet stays)
+    done = run(home, "-w", "3", "in.log")
+    assert done.stdout == b"a\nb\nc\nd\n" and done.stderr == b""
+
+
+def test_a_profile_applies_over_its_file(home):
+    (home / ".seqdedup.toml").write_text(
+        "window-size = 3\nquiet = true\n\n[profile.marks]\nannotate = true\nquiet = false\n"
+        'annotation-format = "M {start}-{end}"\n'
+    )
+    assert run(home, "in.log").stdout == b"a\nb\nc\nd\n"
+    done = run(home, "--profile", "marks", "in.log")
+    assert done.stdout == b"a\nb\nc\nM 4-6\nd\n"
+    assert b"Window size" in done.stderr  # quiet = false in the profile: statistics shown
+    missing = run(home, "--profile", "nope", "in.log")
+    assert missing.returncode == 1 and missing.stdout == b""
+    assert (
+        missing.stderr == b"seqdedup: --profile nope: no [profile.nope] table in .seqdedup.toml\n"
+    )
+
+
+def test_the_command_line_replaces_a_list_as_a_whole(home):
+    data = b"x1 a\nx2 b\nx3 a\nx4 b\ny\n"
+    (home / "ids.log").write_bytes(data)
+    (home / ".seqdedup.toml").write_text('window-size = 2\nquiet = true\nmask = ["^x\\\\d "]\n')
+    assert run(home, "ids.log").stdout == b"x1 a\nx2 b\ny\n"  # the file's mask
+    assert run(home, "--mask", "^zzz", "ids.log").stdout == data  # replaced, not added
+
+
+def test_config_names_the_one_file_and_no_config_reads_none(home):
+    user_file(home).write_text("window-size = 3\nquiet = true\n")
+    other = home / "other.toml"
+    other.write_text("quiet = true\n")
+    assert run(home, "--config", "other.toml", "in.log").stdout == DATA  # not the user's W
+    done = run(home, "--no-config", "-w", "3", "in.log")
+    assert done.stdout == b"a\nb\nc\nd\n" and b"Window size" in done.stderr
+
+
+def test_show_config_says_what_applies(home):
+    user_file(home).write_text("window-size = 3\n")
+    (home / ".seqdedup.toml").write_text("quiet = true\n\n[profile.k8s]\nwindow-size = 5\n")
+    done = run(home, "--profile", "k8s", "--show-config", "--quiet")
+    assert done.returncode == 0 and done.stderr == b""
+    lines = done.stdout.decode().splitlines()
+    assert lines[0] == f"# files read: {user_file(home)}, .seqdedup.toml"
+    assert lines[1] == "# profile: k8s"
+    assert lines[2].startswith("window-size = 3  # config file ") and "(replaced below)" in lines[2]
+    assert lines[3] == (
+        "quiet = true  # config file '.seqdedup.toml', line 1, 'quiet' "
+        "(replaced by the command line)"
+    )
+    assert lines[4] == "window-size = 5  # config file '.seqdedup.toml', line 4, 'window-size'"
+
+
+@pytest.mark.parametrize(
+    ("text", "args", "message"),
+    [
+        ('\nwindow-size = "ten"\n', [], "line 2: 'window-size' takes a whole number"),
+        ("windowsize = 3\n", [], "line 1: unknown key 'windowsize' (keys are long option names)"),
+        (
+            "[profile.a]\nwindow-size = 0\n",
+            ["--profile", "a"],
+            "line 2, 'window-size': --window-size must be at least 1, got 0",
+        ),
+        ("quiet = 1\n", [], "line 1: 'quiet' takes true or false"),
+        ('stats-format = "xml"\n', [], "line 1: 'stats-format' takes one of table, json"),
+        ("mask = [1]\n", [], "line 1: 'mask' takes a string or a list of strings"),
+        ("fold = true\n", ["-a"], "line 1, 'fold': --fold cannot be combined with --annotate"),
+        ("window-size = [\n", [], "config file '.seqdedup.toml': "),
+        ('config = "x"\n', [], "line 1: unknown key 'config'"),
+    ],
+)
+def test_a_bad_setting_is_one_line_naming_file_key_and_line(home, text, args, message):
+    (home / ".seqdedup.toml").write_text(text)
+    done = run(home, *args, "in.log")
+    assert done.returncode == 1 and done.stdout == b""
+    error = done.stderr.decode()
+    assert error.count("\n") == 1 and "Traceback" not in error
+    assert error.startswith("seqdedup: config file '.seqdedup.toml'") and message in error
+
+
+def test_an_unreadable_config_file_is_one_line(home):
+    done = run(home, "--config", "missing.toml", "in.log")
+    assert done.returncode == 1 and done.stdout == b""
+    assert done.stderr == (
+        b"seqdedup: cannot read config file 'missing.toml': No such file or directory\n"
+    )
