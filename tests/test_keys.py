@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-from hypothesis import given
+import pytest
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from seqdedup import deduplicate
@@ -29,3 +30,96 @@ def test_hashes_equal_for_equal_keys():
     maker = KeyMaker(skip_chars=3)
     a, b, c = maker.hashes([b"12:hello", b"34:hello", b"12:world"])
     assert a == b != c
+
+
+def fields_skipped(record: bytes, count: int) -> bytes:
+    """uniq -f, literally: a field is blanks (space, tab), then non-blanks."""
+    at = 0
+    for _ in range(count):
+        while at < len(record) and record[at] in b" \t":
+            at += 1
+        while at < len(record) and record[at] not in b" \t":
+            at += 1
+    return record[at:]
+
+
+field_records = st.lists(
+    st.lists(st.sampled_from([b"a", b"b", b" ", b"\t", b"\xc3\xa9", b"\xff"]), max_size=8).map(
+        b"".join
+    ),
+    max_size=40,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(records=field_records, fields=st.integers(0, 3), chars=st.integers(0, 2))
+def test_skip_fields_then_chars_on_both_engines(records, fields, chars):
+    """The key leaves out the first fields, then characters: Python's keys, the
+    kernel's hashes (records, a library row, a whole range) all as the literal rule."""
+    from seqdedup.engine import load
+    from seqdedup.library.store import encode_records
+
+    maker = KeyMaker(chars, skip_fields=fields)
+    want = [KeyMaker(chars).keys([fields_skipped(record, fields)])[0] for record in records]
+    assert maker.keys(records) == want
+    kernel = load()
+    if kernel is None:
+        return
+    hashed = kernel.hash_records(want, 7)
+    assert kernel.hash_records(records, 7, chars, False, 0, fields) == hashed
+    assert kernel.hash_encoded(encode_records(records), 7, chars, False, 0, fields) == hashed
+    data = b"".join(record + b"\n" for record in records)
+    assert kernel.split_hash(data, b"\n", 7, chars, False, skip_fields=fields)[1] == hashed
+    for record, key in zip(records, want, strict=True):
+        assert record[kernel.key_offset(record, chars, False, fields) :] == key
+
+
+def test_skip_fields_is_what_uniq_f_compares():
+    """A real `uniq -f N` on two records keeps one exactly when seqdedup -w 1 -f N
+    skips the second, on records with blanks, tabs and empty fields."""
+    import random
+    import shutil
+    import subprocess
+
+    uniq = shutil.which("uniq")
+    if uniq is None:
+        pytest.skip("no uniq on this machine")
+    rng = random.Random(3)
+    parts = ["x", "y", " ", "  ", "\t", "z"]
+    for _ in range(60):
+        first, second = ("".join(rng.choice(parts) for _ in range(rng.randint(0, 6))) for _ in "ab")
+        count = rng.randint(0, 3)
+        data = f"{first}\n{second}\n".encode()
+        env = {"LC_ALL": "C", "PATH": "/usr/bin:/bin"}
+        by_uniq = subprocess.run([uniq, "-f", str(count)], input=data, capture_output=True, env=env)
+        ours = list(
+            deduplicate([first.encode(), second.encode()], window_size=1, skip_fields=count)
+        )
+        assert len(by_uniq.stdout.splitlines()) == len(ours), (first, second, count)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    records=field_records,
+    fields=st.integers(0, 3),
+    window=st.integers(1, 3),
+    cuts=st.lists(st.integers(0, 200), max_size=4),
+)
+def test_skip_fields_on_the_chunk_path_follows_the_rule(records, fields, window, cuts):
+    """Raw bytes in any cut (the kernel's chunk path, or the Python engine's record
+    path): the output is the rule's over the keys without their first fields."""
+    from seqdedup import Deduplicator
+
+    from oracle import skipped_flags
+
+    records = [r.replace(b"\n", b"") for r in records]
+    skipped = skipped_flags([fields_skipped(r, fields) for r in records], window)
+    want = b"".join(r + b"\n" for r, s in zip(records, skipped, strict=True) if not s)
+    data = b"".join(r + b"\n" for r in records)
+    dedup = Deduplicator(window_size=window, max_history=None, skip_fields=fields)
+    out, at = [], 0
+    for cut in sorted(set(cuts)):
+        out.append(dedup.feed_bytes(data[at:cut]))
+        at = max(at, cut)
+    out += [dedup.feed_bytes(data[at:]), dedup.flush_bytes(True)]
+    assert b"".join(out) == want

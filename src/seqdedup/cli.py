@@ -282,6 +282,15 @@ def _key_options(parser: argparse.ArgumentParser) -> None:
         help="ignore the first N characters (bytes in byte mode) when comparing",
     )
     keys.add_argument(
+        "-f",
+        "--skip-fields",
+        type=int,
+        default=0,
+        metavar="N",
+        help="ignore the first N blank-separated fields when comparing (as uniq -f; "
+        "before --skip-chars)",
+    )
+    keys.add_argument(
         "--normalize",
         action=_InOrder,
         const="normalize",
@@ -565,6 +574,7 @@ def config_from_args(args: argparse.Namespace) -> Config:
             args, "max_candidates", "unlimited_candidates", DEFAULT_CANDIDATES
         ),
         skip_chars=args.skip_chars,
+        skip_fields=args.skip_fields,
         hash_transform=args.hash_transform,
         delimiter=delimiter,
         byte_mode=args.byte_mode,

@@ -390,6 +390,7 @@ def _reader(config: Config) -> Reader:
         config.key_steps,
         config.json_key,
         config.json_ignore,
+        config.skip_fields,
     )
 
 
@@ -542,7 +543,14 @@ class _scheduler:
                 # cluster, without their tracebacks.
                 import dask
 
-                with _interrupts_ignored(), dask.config.set(local_worker_environ()):
+                # (Dask's nanny copies its settings into this process's environment,
+                # which workers inherit: an earlier cluster may have left the variable.)
+                trim = os.environ.pop("MALLOC_TRIM_THRESHOLD_", None)
+                with (
+                    _interrupts_ignored(),
+                    dask.config.set(local_worker_environ()),
+                    _restored("MALLOC_TRIM_THRESHOLD_", trim),
+                ):
                     self._cluster = LocalCluster(
                         n_workers=2,
                         threads_per_worker=1,
@@ -588,6 +596,16 @@ def _one_line_failures() -> Iterator[None]:
         raise SeqdedupError("a Dask task ran out of memory") from None
     except Exception as exc:
         raise SeqdedupError(f"a Dask task failed: {type(exc).__name__}: {exc}") from None
+
+
+@contextlib.contextmanager
+def _restored(name: str, value: str | None) -> Iterator[None]:
+    """The environment variable ``name`` set back to ``value`` (if any) afterwards."""
+    try:
+        yield
+    finally:
+        if value is not None:
+            os.environ[name] = value
 
 
 @contextlib.contextmanager

@@ -73,6 +73,7 @@ class _ConfigFields(NamedTuple):
     max_unique_sequences: int | None = DEFAULT_UNIQUE_SEQUENCES
     max_candidates: int | None = DEFAULT_CANDIDATES
     skip_chars: int = 0
+    skip_fields: int = 0  # blank-separated fields left out of the key, before skip_chars
     hash_transform: str | None = None
     delimiter: bytes = b"\n"
     byte_mode: bool = False
@@ -143,6 +144,7 @@ class Config(_ConfigFields):
         if self.max_candidates is not None:
             _at_least("--max-candidates", self.max_candidates, 1)
         _at_least("--skip-chars", self.skip_chars, 0)
+        _at_least("--skip-fields", self.skip_fields, 0)
         _at_least("--top", self.top, 0)
         if not self.delimiter:
             raise UsageError("--delimiter must not be empty")
@@ -288,6 +290,8 @@ def key_settings(config: Config) -> dict[str, object]:
         "json_key": sorted(set(config.json_key)),
         "json_ignore": sorted(set(config.json_ignore)),
     }
+    if config.skip_fields:  # (only when set: libraries saved before it stay usable)
+        settings["skip_fields"] = config.skip_fields
     # A stream run's keys (and the records it saves) leave the stream's name out.
     if config.stream_by is not None:
         settings["stream_by"] = config.stream_by
@@ -299,6 +303,8 @@ def key_settings(config: Config) -> dict[str, object]:
 def describe_key_settings(settings: dict[str, object]) -> str:
     """Key settings as the options that make them."""
     parts = []
+    if settings.get("skip_fields"):
+        parts.append(f"--skip-fields {settings['skip_fields']}")
     if settings.get("skip_chars"):
         parts.append(f"--skip-chars {settings['skip_chars']}")
     for kind, value in settings.get("steps") or []:  # type: ignore[attr-defined]

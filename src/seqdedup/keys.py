@@ -43,8 +43,10 @@ class KeyMaker:
         seed: int = 0,
         steps: KeySteps | None = None,
         json: JsonSelector | None = None,
+        skip_fields: int = 0,
     ) -> None:
         self.skip_chars = skip_chars
+        self.skip_fields = skip_fields
         self.byte_mode = byte_mode
         self.transform = transform
         self.kernel = kernel  # the compiled kernel hashes keys when given
@@ -61,6 +63,8 @@ class KeyMaker:
     def keys(self, records: Sequence[bytes]) -> list[bytes]:
         """The comparison key of each record, in order."""
         keys: list[bytes] = list(records)
+        if self.skip_fields:
+            keys = skip_fields(keys, self.skip_fields)
         if self.skip_chars:
             keys = self._skip(keys)
         if self.json is not None:
@@ -83,10 +87,16 @@ class KeyMaker:
         if self.kernel is not None:
             if self.plain or self.kernel_normalize:
                 return self.kernel.hash_records(
-                    records, self.seed, self.skip_chars, self.byte_mode, self.kernel_normalize
+                    records,
+                    self.seed,
+                    self.skip_chars,
+                    self.byte_mode,
+                    self.kernel_normalize,
+                    self.skip_fields,
                 )
             return self.kernel.hash_records(self.keys(records), self.seed)
-        keys = records if not self.skip_chars and self.plain else self.keys(records)
+        skipping = self.skip_chars or self.skip_fields
+        keys = records if not skipping and self.plain else self.keys(records)
         if len(keys) < LARGE_BATCH or not numpy_available():
             return list(map(python_hash128, keys))
         import numpy as np
@@ -104,7 +114,12 @@ class KeyMaker:
         if self.kernel is None or not (self.plain or self.kernel_normalize):
             return None
         result: bytes = self.kernel.hash_encoded(
-            encoded, self.seed, self.skip_chars, self.byte_mode, self.kernel_normalize
+            encoded,
+            self.seed,
+            self.skip_chars,
+            self.byte_mode,
+            self.kernel_normalize,
+            self.skip_fields,
         )
         return result
 
@@ -120,6 +135,16 @@ class KeyMaker:
             else record.decode("utf-8", "surrogateescape")[n:].encode("utf-8", "surrogateescape")
             for record in records
         ]
+
+
+def skip_fields(records: list[bytes], count: int) -> list[bytes]:
+    """Each record without its first ``count`` fields, as ``uniq -f`` skips them: a
+    field is a run of blanks (space, tab) and then a run of other bytes; what follows
+    (the blanks before the next field included) is the key."""
+    import re
+
+    fields = re.compile(rb"(?:[ \t]*[^ \t]*){%d}" % count)
+    return [record[fields.match(record).end() :] for record in records]  # type: ignore[union-attr]
 
 
 def key_maker(
@@ -138,7 +163,16 @@ def key_maker(
         from seqdedup.jsonkeys import JsonSelector
 
         json = JsonSelector(config.json_key, ignore, kernel, config.explain)
-    return KeyMaker(config.skip_chars, config.byte_mode, transform, kernel, seed, steps, json)
+    return KeyMaker(
+        config.skip_chars,
+        config.byte_mode,
+        transform,
+        kernel,
+        seed,
+        steps,
+        json,
+        config.skip_fields,
+    )
 
 
 VERIFY_RECORDS = 8  # records checked per-record against the batch run, at the start

@@ -103,6 +103,7 @@ class Reader:
     key_steps: tuple[tuple[str, str], ...] = ()  # --normalize/--mask, in order
     json_key: tuple[str, ...] = ()
     json_ignore: tuple[str, ...] = ()
+    skip_fields: int = 0  # blank-separated fields left out of the key
 
     def read(self, part: Part, start: int, end: int) -> bytes:
         """Bytes ``start`` .. ``end`` of the part's file, once it is checked to be the
@@ -177,10 +178,12 @@ class Reader:
             from seqdedup.jsonkeys import JsonSelector
 
             json = JsonSelector(self.json_key, self.json_ignore, kernel)
-        maker = KeyMaker(self.skip_chars, self.byte_mode, steps=steps, json=json)
+        maker = KeyMaker(
+            self.skip_chars, self.byte_mode, steps=steps, json=json, skip_fields=self.skip_fields
+        )
         keys = maker.keys(tracked_records)
         if self.engine == "c":
-            return bytes(kernel_module().hash_records(keys, self.seed))
+            return bytes(kernel_module().hash_records(keys, self.seed))  # (keys made above)
         seed = self.seed
         return hash_words([stable_hash(key, seed) for key in keys]).tobytes()
 
@@ -195,7 +198,12 @@ class Reader:
     def split_hash(self, data: bytes | memoryview) -> tuple[bytes, bytes]:
         """The records of ``data`` (``plain`` only): starts (int64) and key hashes."""
         found: tuple[bytes, bytes] = kernel_module().split_hash(
-            data, self.delimiter, self.seed, self.skip_chars, self.byte_mode
+            data,
+            self.delimiter,
+            self.seed,
+            self.skip_chars,
+            self.byte_mode,
+            skip_fields=self.skip_fields,
         )
         return found
 

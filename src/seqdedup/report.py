@@ -122,6 +122,7 @@ def stats_document(stats: Stats, config: Config) -> dict[str, object]:
                 "unlimited" if config.max_unique_sequences is None else config.max_unique_sequences
             ),
             "skip_chars": config.skip_chars,
+            "skip_fields": config.skip_fields,
             "delimiter": config.delimiter.decode("utf-8", "backslashreplace"),
             "byte_mode": config.byte_mode,
             "keys": key_settings(config),

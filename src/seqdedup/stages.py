@@ -314,6 +314,7 @@ def chunk_matcher(
         seed=SEED,
         delimiter=config.delimiter,
         skip_chars=config.skip_chars,
+        skip_fields=config.skip_fields,
         byte_mode=config.byte_mode,
         inverse=config.inverse,
         # --fold and saving read each run's records; --top only its first

@@ -26,7 +26,7 @@ static const unsigned char *find_delimiter(const unsigned char *p, const unsigne
 
 static inline Hash128 record_hash(const Matcher *m, const unsigned char *p, size_t len)
 {
-    return seqdedup_key_hash(p, len, m->skip, m->byte_mode, m->normalize, m->seed);
+    return seqdedup_key_hash(p, len, m->fields, m->skip, m->byte_mode, m->normalize, m->seed);
 }
 
 /* Room for one more pending record (its bounds and, filtered, its mask). */

@@ -331,12 +331,32 @@ static size_t key_offset(const unsigned char *p, size_t len, uint64_t skip, int 
     return i;
 }
 
-/* The hash of a record's key: after `skip` characters, normalised with the classes of
- * `normalize` (0: none), as XXH64 with each lane's seed. */
-Hash128 seqdedup_key_hash(const unsigned char *p, size_t len, uint64_t skip, int byte_mode,
-                          unsigned normalize, Hash128 seeds)
+/* Byte offset after `fields` blank-separated fields, as `uniq -f` skips them: each is
+ * a run of blanks (space, tab), then a run of other bytes. */
+static size_t fields_offset(const unsigned char *p, size_t len, uint64_t fields)
 {
-    size_t off = skip ? key_offset(p, len, skip, byte_mode) : 0;
+    size_t i = 0;
+    for (; fields > 0 && i < len; fields--) {
+        while (i < len && (p[i] == ' ' || p[i] == '\t')) i++;
+        while (i < len && p[i] != ' ' && p[i] != '\t') i++;
+    }
+    return i;
+}
+
+/* Where a record's key starts: after `fields` fields, then `skip` characters. */
+static size_t key_start(const unsigned char *p, size_t len, uint64_t fields, uint64_t skip,
+                        int byte_mode)
+{
+    size_t off = fields ? fields_offset(p, len, fields) : 0;
+    return skip ? off + key_offset(p + off, len - off, skip, byte_mode) : off;
+}
+
+/* The hash of a record's key: after `fields` fields and `skip` characters, normalised
+ * with the classes of `normalize` (0: none), as XXH64 with each lane's seed. */
+Hash128 seqdedup_key_hash(const unsigned char *p, size_t len, uint64_t fields, uint64_t skip,
+                          int byte_mode, unsigned normalize, Hash128 seeds)
+{
+    size_t off = key_start(p, len, fields, skip, byte_mode);
     if (!normalize) return seqdedup_hash128(p + off, len - off, seeds);
     XXState state[2];
     xx_init(&state[0], seeds.lo);
@@ -384,14 +404,16 @@ PyObject *seqdedup_py_lane_seeds(PyObject *self, PyObject *arg)
 
 PyObject *seqdedup_py_hash_records(PyObject *self, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"records", "seed", "skip_chars", "byte_mode", "normalize", NULL};
+    static char *kwlist[] = {"records",   "seed",      "skip_chars", "byte_mode",
+                             "normalize", "skip_fields", NULL};
     PyObject *records;
     unsigned long long seed = 0;
-    uint64_t skip = 0;
+    uint64_t skip = 0, fields = 0;
     int byte_mode = 0;
     unsigned normalize = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|KO&pO&", kwlist, &records, &seed, seqdedup_to_u64,
-                                     &skip, &byte_mode, seqdedup_to_u32, &normalize))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|KO&pO&O&", kwlist, &records, &seed,
+                                     seqdedup_to_u64, &skip, &byte_mode, seqdedup_to_u32,
+                                     &normalize, seqdedup_to_u64, &fields))
         return NULL;
     PyObject *seq = PySequence_Fast(records, "records must be a sequence of bytes");
     if (seq == NULL) return NULL;
@@ -417,7 +439,8 @@ PyObject *seqdedup_py_hash_records(PyObject *self, PyObject *args, PyObject *kwd
         }
         const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(items[i]);
         size_t len = (size_t)PyBytes_GET_SIZE(items[i]);
-        Hash128 h = seqdedup_key_hash(p, len, skip, byte_mode, normalize & NORM_ALL, seeds);
+        Hash128 h =
+            seqdedup_key_hash(p, len, fields, skip, byte_mode, normalize & NORM_ALL, seeds);
         memcpy(dst + 16 * i, &h, 16);
     }
     Py_DECREF(seq);
@@ -430,14 +453,16 @@ PyObject *seqdedup_py_hash_records(PyObject *self, PyObject *args, PyObject *kwd
  * past its end. */
 PyObject *seqdedup_py_hash_encoded(PyObject *self, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"encoded", "seed", "skip_chars", "byte_mode", "normalize", NULL};
+    static char *kwlist[] = {"encoded",   "seed",      "skip_chars", "byte_mode",
+                             "normalize", "skip_fields", NULL};
     Py_buffer blob;
     unsigned long long seed = 0;
-    uint64_t skip = 0;
+    uint64_t skip = 0, fields = 0;
     int byte_mode = 0;
     unsigned normalize = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*|KO&pO&", kwlist, &blob, &seed, seqdedup_to_u64,
-                                     &skip, &byte_mode, seqdedup_to_u32, &normalize))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*|KO&pO&O&", kwlist, &blob, &seed,
+                                     seqdedup_to_u64, &skip, &byte_mode, seqdedup_to_u32,
+                                     &normalize, seqdedup_to_u64, &fields))
         return NULL;
     const unsigned char *base = blob.buf;
     size_t size = (size_t)blob.len;
@@ -462,7 +487,8 @@ PyObject *seqdedup_py_hash_encoded(PyObject *self, PyObject *args, PyObject *kwd
             break;
         }
         const unsigned char *p = base + pos;
-        Hash128 h = seqdedup_key_hash(p, len, skip, byte_mode, normalize & NORM_ALL, seeds);
+        Hash128 h =
+            seqdedup_key_hash(p, len, fields, skip, byte_mode, normalize & NORM_ALL, seeds);
         memcpy(dst + 16 * (size_t)i, &h, 16);
         pos += len;
     }
@@ -513,10 +539,12 @@ PyObject *seqdedup_py_first_match(PyObject *self, PyObject *args)
 PyObject *seqdedup_py_key_offset(PyObject *self, PyObject *args)
 {
     Py_buffer data;
-    uint64_t skip;
+    uint64_t skip, fields = 0;
     int byte_mode = 0;
-    if (!PyArg_ParseTuple(args, "y*O&|p", &data, seqdedup_to_u64, &skip, &byte_mode)) return NULL;
-    size_t off = key_offset(data.buf, (size_t)data.len, skip, byte_mode);
+    if (!PyArg_ParseTuple(args, "y*O&|pO&", &data, seqdedup_to_u64, &skip, &byte_mode,
+                          seqdedup_to_u64, &fields))
+        return NULL;
+    size_t off = key_start(data.buf, (size_t)data.len, fields, skip, byte_mode);
     PyBuffer_Release(&data);
     return PyLong_FromSize_t(off);
 }

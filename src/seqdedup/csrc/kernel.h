@@ -329,7 +329,8 @@ typedef struct {
     /* chunk path */
     unsigned char *delim;
     size_t delim_len;
-    uint64_t skip;
+    uint64_t skip;          /* --skip-chars */
+    uint64_t fields;        /* --skip-fields (before the characters) */
     int byte_mode;
     unsigned normalize; /* --normalize classes (NORM_*), 0: none */
     int inverse;
@@ -396,10 +397,11 @@ uint64_t seqdedup_xxh64(const unsigned char *p, size_t len, uint64_t seed);
 Hash128 seqdedup_lane_seeds(uint64_t seed);
 /* XXH64 of the bytes with each lane's seed. */
 Hash128 seqdedup_hash128(const unsigned char *p, size_t len, Hash128 seeds);
-/* The hash of a record's key: after `skip` characters (bytes with byte_mode),
- * normalised with the classes of `normalize` (0: none), as XXH64 with each lane seed. */
-Hash128 seqdedup_key_hash(const unsigned char *p, size_t len, uint64_t skip, int byte_mode,
-                          unsigned normalize, Hash128 seeds);
+/* The hash of a record's key: after `fields` blank-separated fields and `skip`
+ * characters (bytes with byte_mode), normalised with the classes of `normalize` (0:
+ * none), as XXH64 with each lane seed. */
+Hash128 seqdedup_key_hash(const unsigned char *p, size_t len, uint64_t fields, uint64_t skip,
+                          int byte_mode, unsigned normalize, Hash128 seeds);
 unsigned seqdedup_normalize_classes(unsigned classes); /* the known ones of a mask */
 PyObject *seqdedup_py_xxh64(PyObject *self, PyObject *args);
 PyObject *seqdedup_py_lane_seeds(PyObject *self, PyObject *arg);

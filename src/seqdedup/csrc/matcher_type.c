@@ -11,11 +11,12 @@ static int Matcher_init(Matcher *m, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"window_size", "max_history", "seed",      "delimiter",
                              "skip_chars",  "byte_mode",   "inverse",   "run_heads",
-                             "normalize",   "filtered",    "early",     NULL};
+                             "normalize",   "filtered",    "early",     "skip_fields",
+                             NULL};
     Py_ssize_t width;
     PyObject *history = Py_None;
     unsigned long long seed = 0;
-    uint64_t skip = 0;
+    uint64_t skip = 0, fields = 0;
     Py_buffer delim = {0};
     int byte_mode = 0, inverse = 0, run_heads = 0, filtered = 0, early = 0;
     unsigned normalize = 0;
@@ -23,9 +24,10 @@ static int Matcher_init(Matcher *m, PyObject *args, PyObject *kwds)
         PyErr_SetString(PyExc_RuntimeError, "Matcher is already initialised");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "n|OKz*O&ppiO&pp", kwlist, &width, &history,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "n|OKz*O&ppiO&ppO&", kwlist, &width, &history,
                                      &seed, &delim, seqdedup_to_u64, &skip, &byte_mode, &inverse,
-                                     &run_heads, seqdedup_to_u32, &normalize, &filtered, &early))
+                                     &run_heads, seqdedup_to_u32, &normalize, &filtered, &early,
+                                     seqdedup_to_u64, &fields))
         return -1;
     if (run_heads < 0 || run_heads > RUN_RECORDS) {
         PyErr_SetString(PyExc_ValueError, "run_heads must be 0, 1 (first records) or 2 (records)");
@@ -67,6 +69,7 @@ static int Matcher_init(Matcher *m, PyObject *args, PyObject *kwds)
     m->limited = history != Py_None;
     m->seed = seqdedup_lane_seeds(seed);
     m->skip = skip;
+    m->fields = fields;
     m->byte_mode = byte_mode;
     m->inverse = inverse;
     m->run_heads = run_heads;

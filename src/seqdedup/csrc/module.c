@@ -252,13 +252,15 @@ static PyMethodDef kernel_methods[] = {
     {"xxh64", seqdedup_py_xxh64, METH_VARARGS, "xxh64(data, seed=0) -> int: XXH64 of data"},
     {"hash_records", (PyCFunction)(void (*)(void))seqdedup_py_hash_records,
      METH_VARARGS | METH_KEYWORDS,
-     "hash_records(records, seed=0, skip_chars=0, byte_mode=False, normalize=0) -> bytes: "
+     "hash_records(records, seed=0, skip_chars=0, byte_mode=False, normalize=0, "
+     "skip_fields=0) -> bytes: "
      "16 per record, the key's XXH64 with each of lane_seeds(seed)"},
     {"lane_seeds", seqdedup_py_lane_seeds, METH_O,
      "lane_seeds(seed) -> (int, int): the seeds of the two lanes of a key hash"},
     {"hash_encoded", (PyCFunction)(void (*)(void))seqdedup_py_hash_encoded,
      METH_VARARGS | METH_KEYWORDS,
-     "hash_encoded(encoded, seed=0, skip_chars=0, byte_mode=False, normalize=0) -> bytes: "
+     "hash_encoded(encoded, seed=0, skip_chars=0, byte_mode=False, normalize=0, "
+     "skip_fields=0) -> bytes: "
      "the 16-byte key hashes of a library row's records"},
     {"normalize", seqdedup_py_normalize, METH_VARARGS,
      "normalize(key, classes) -> bytes: the key with each match of the classes replaced"},
@@ -267,7 +269,8 @@ static PyMethodDef kernel_methods[] = {
      "ignore, --json-ignore) key, the record itself (compared as text) or None (for Python "
      "to decide)"},
     {"key_offset", seqdedup_py_key_offset, METH_VARARGS,
-     "key_offset(record, skip_chars, byte_mode=False) -> where the key starts"},
+     "key_offset(record, skip_chars, byte_mode=False, skip_fields=0) -> where the key "
+     "starts"},
     {"first_match", seqdedup_py_first_match, METH_VARARGS,
      "first_match(record, classes) -> (start, end) of the first match of the --normalize "
      "classes, or None"},
@@ -285,7 +288,8 @@ static PyMethodDef kernel_methods[] = {
      "owns and their indices"},
     {"split_hash", (PyCFunction)(void (*)(void))seqdedup_py_split_hash,
      METH_VARARGS | METH_KEYWORDS,
-     "split_hash(data, delimiter, seed=0, skip_chars=0, byte_mode=False, normalize=0) -> "
+     "split_hash(data, delimiter, seed=0, skip_chars=0, byte_mode=False, normalize=0, "
+     "skip_fields=0) -> "
      "(starts, hashes): each record's start (int64) and key hash (16 bytes)"},
     {"earliest", seqdedup_py_earliest, METH_VARARGS,
      "earliest(rows, library) -> list of bytes: per list item of (fingerprint, position) "

@@ -237,16 +237,16 @@ static size_t record_end(const unsigned char *p, size_t size, size_t at, const u
  * as hash_records gives it), without a Python object per record. */
 PyObject *seqdedup_py_split_hash(PyObject *self, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"data",      "delimiter", "seed", "skip_chars",
-                             "byte_mode", "normalize", NULL};
+    static char *kwlist[] = {"data",      "delimiter", "seed",        "skip_chars",
+                             "byte_mode", "normalize", "skip_fields", NULL};
     Py_buffer data, delimiter;
     unsigned long long seed = 0;
-    uint64_t skip = 0;
+    uint64_t skip = 0, fields = 0;
     int byte_mode = 0;
     unsigned normalize = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*y*|KO&pO&", kwlist, &data, &delimiter, &seed,
-                                     seqdedup_to_u64, &skip, &byte_mode, seqdedup_to_u32,
-                                     &normalize))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*y*|KO&pO&O&", kwlist, &data, &delimiter,
+                                     &seed, seqdedup_to_u64, &skip, &byte_mode, seqdedup_to_u32,
+                                     &normalize, seqdedup_to_u64, &fields))
         return NULL;
     PyObject *starts = NULL, *hashes = NULL, *result = NULL;
     const unsigned char *p = data.buf, *d = delimiter.buf;
@@ -273,7 +273,7 @@ PyObject *seqdedup_py_split_hash(PyObject *self, PyObject *args, PyObject *kwds)
     unsigned classes = seqdedup_normalize_classes(normalize);
     for (size_t k = 0; k < count && at < size; k++) {
         size_t end = record_end(p, size, at, d, dlen);
-        Hash128 h = seqdedup_key_hash(p + at, end - at, skip, byte_mode, classes, seeds);
+        Hash128 h = seqdedup_key_hash(p + at, end - at, fields, skip, byte_mode, classes, seeds);
         start[k] = (int64_t)at;
         memcpy(out + 16 * k, &h, 16);
         at = end == size ? size : end + dlen;
