@@ -490,6 +490,13 @@ def _output_options(parser: argparse.ArgumentParser) -> None:
         default="table",
         help="statistics on stderr as a table (default) or JSON",
     )
+    output.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="markers, summary lines, explanations and the table in colour: auto (on a "
+        "terminal, unless NO_COLOR is set; FORCE_COLOR forces it), always or never",
+    )
 
 
 def _fold_options_of(output: argparse._ArgumentGroup) -> None:
@@ -761,12 +768,21 @@ def run(
     args: argparse.Namespace, stdin: IO[bytes] | None, stdout: IO[bytes], stderr: TextIO
 ) -> int:
     from seqdedup.api import process_streams
-    from seqdedup.report import ProgressLine, progress_wanted, write_stats, write_top
+    from seqdedup.report import (
+        EXPLAIN_COLOR,
+        RESET,
+        ProgressLine,
+        color_wanted,
+        progress_wanted,
+        write_stats,
+        write_top,
+    )
 
-    config = config_from_args(args)
+    config = config_from_args(args)._replace(color=color_wanted(args.color, stdout))
+    colored = color_wanted(args.color, stderr)
 
     def explain(line: str) -> None:
-        stderr.write(line + "\n")
+        stderr.write(f"{EXPLAIN_COLOR}{line}{RESET}\n" if colored else line + "\n")
 
     explainer = explain if config.explain else None
 
@@ -794,9 +810,9 @@ def run(
         else:
             stats = process_streams(sources, sink, config, explainer, decompress=decompress)
     if not args.quiet:
-        write_stats(stats, config, stderr, args.stats_format)
+        write_stats(stats, config, stderr, args.stats_format, colored)
     elif stats.top_sequences is not None:
-        write_top(stats.top_sequences, stderr, args.stats_format)
+        write_top(stats.top_sequences, stderr, args.stats_format, colored)
     return 0
 
 

@@ -40,6 +40,7 @@ _NOT_HERE = {
     "stream_by_json": "--stream-by-json",
     "stream_idle": "--stream-idle",
     "max_streams": "--max-streams",
+    "color": "--color",
 }
 
 
@@ -86,7 +87,8 @@ def main(argv: Sequence[str] | None = None, stderr: TextIO | None = None) -> int
     def body() -> int:
         args = parser.parse_args(argv)
         for attr, option in _NOT_HERE.items():
-            if getattr(args, attr, None):
+            value = getattr(args, attr, None)
+            if value and value != parser.get_default(attr):
                 raise UsageError(f"{option} is not supported by {PROG}")
         if args.block_size < MIN_BLOCK_SIZE:
             # (Tiny partitions make a job's planning and overlaps grow faster than its

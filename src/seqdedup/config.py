@@ -74,6 +74,9 @@ class _ConfigFields(NamedTuple):
     max_candidates: int | None = DEFAULT_CANDIDATES
     skip_chars: int = 0
     skip_fields: int = 0  # blank-separated fields left out of the key, before skip_chars
+    # Markers and summary lines in colour (ANSI escapes): the command line sets it when
+    # they go to a terminal (--color).
+    color: bool = False
     hash_transform: str | None = None
     delimiter: bytes = b"\n"
     byte_mode: bool = False

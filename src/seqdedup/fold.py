@@ -388,7 +388,8 @@ class Folder:
             "window_size": self._window,
             **self._report.source_fields(unit.source, unit.length),
         }
-        return stop - 1, line_text(self._config.fold_format, fields, self._report.streams.named)
+        named, color = self._report.streams.named, self._config.color
+        return stop - 1, line_text(self._config.fold_format, fields, named, color)
 
 
 class FoldedCounts:
@@ -468,13 +469,17 @@ def kernel_timestamp(first_match: Callable[[bytes, int], Any], record: bytes) ->
     return record[found[0] : found[1]].decode("ascii") if found else ""
 
 
-def line_text(template: str | None, fields: dict[str, Any], named: bool) -> bytes:
-    """A summary line: the default text, the user's template, or JSON."""
+def line_text(template: str | None, fields: dict[str, Any], named: bool, color: bool) -> bytes:
+    """A summary line: the default text, the user's template, or JSON (in colour)."""
+    from seqdedup.report import LINE_COLOR, painted
+
     if template == "json":
-        return json_line(fields).encode("utf-8")
-    if template is not None:
-        return template.format_map(fields).encode("utf-8", "surrogateescape")
-    return default_text(fields, named).encode("utf-8", "surrogateescape")
+        text = json_line(fields).encode("utf-8")
+    elif template is not None:
+        text = template.format_map(fields).encode("utf-8", "surrogateescape")
+    else:
+        text = default_text(fields, named).encode("utf-8", "surrogateescape")
+    return painted(text, LINE_COLOR if color else None)
 
 
 def default_text(fields: dict[str, Any], named: bool) -> str:

@@ -121,4 +121,4 @@ class StreamFolder:
             "window_size": self._config.window_size,
             **self._source_fields(run),
         }
-        return line_text(self._config.fold_format, fields, self._named)
+        return line_text(self._config.fold_format, fields, self._named, self._config.color)

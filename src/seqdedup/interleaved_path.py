@@ -35,7 +35,7 @@ from seqdedup.interleaved import (
     StreamNamer,
 )
 from seqdedup.paths import RecordPath
-from seqdedup.report import explain_bypassed, explain_unmatched
+from seqdedup.report import explain_bypassed, explain_unmatched, painted
 from seqdedup.timelimit import PatternTimeout
 
 if TYPE_CHECKING:
@@ -246,8 +246,8 @@ class StreamPath(_StreamRun):
                     template = self._annotation
                     if "sequence" in fields and stages.config.annotation_format is None:
                         template = DEFAULT_STREAM_LIBRARY_ANNOTATION
-                    marker = template.format_map(fields)
-                    out.append(marker.encode("utf-8", "surrogateescape"))
+                    marker = template.format_map(fields).encode("utf-8", "surrogateescape")
+                    out.append(painted(marker, stages.report.marker_color))
                     last_written = False
                 if stages.report.explain is not None:
                     stages.report.explain(explain_stream_run(fields, stages.report.streams.named))

@@ -233,6 +233,7 @@ class PieceReport:
         self._number = record_number  # tracked index -> input record number
         self._locate = locate  # library region index -> (sequence name, offset)
         self.explain = on_explain
+        self.marker_color = MARKER_COLOR if config.color else None
         self._patterns = filter_patterns
         self.streams = Streams(config.inputs)
         named = self.streams.named
@@ -327,7 +328,8 @@ class PieceReport:
         fields = self.fields(piece)
         template = self._library_annotation if "sequence" in fields else self.annotation
         assert template is not None
-        return template.format_map(fields).encode("utf-8", "surrogateescape")
+        marker = template.format_map(fields).encode("utf-8", "surrogateescape")
+        return painted(marker, self.marker_color)
 
     def explain_all(
         self,
@@ -470,7 +472,9 @@ class TopSequences:
         ]
 
 
-def write_top(rows: list[dict[str, Any]], stream: TextIO, fmt: str = "table") -> None:
+def write_top(
+    rows: list[dict[str, Any]], stream: TextIO, fmt: str = "table", color: bool = False
+) -> None:
     """The ``--top`` report alone (with ``--quiet``): a table, or one JSON document."""
     if fmt == "json":
         import json
@@ -480,8 +484,30 @@ def write_top(rows: list[dict[str, Any]], stream: TextIO, fmt: str = "table") ->
         return
     from rich.console import Console
 
-    console = Console(file=stream, highlight=False, markup=False, emoji=False)
+    console = _console(Console, stream, color)
     console.print(_top_table(rows, console.width))
+
+
+def _console(console_type: Any, stream: TextIO, color: bool) -> Any:
+    """A rich console on ``stream``: styled exactly when ``color`` says so (without,
+    no escape at all, bold included; a terminal's width still counts)."""
+    import os
+
+    width = None
+    if not color:
+        try:
+            width = os.get_terminal_size(stream.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            width = None
+    return console_type(
+        file=stream,
+        highlight=False,
+        markup=False,
+        emoji=False,
+        force_terminal=color,
+        no_color=not color,
+        width=width,
+    )
 
 
 def _top_table(rows: list[dict[str, Any]], width: int) -> Any:
@@ -517,8 +543,41 @@ def _top_table(rows: list[dict[str, Any]], width: int) -> Any:
     return table
 
 
-def write_stats(stats: Stats, config: Config, stream: TextIO, fmt: str = "table") -> None:
-    """Print the statistics to ``stream`` as a table or as one JSON document."""
+MARKER_COLOR = b"\x1b[33m"  # markers: yellow
+LINE_COLOR = b"\x1b[36m"  # summary lines: cyan
+EXPLAIN_COLOR = "\x1b[2m"  # explanations: dim
+RESET = "\x1b[0m"
+
+
+def painted(text: bytes, color: bytes | None) -> bytes:
+    """``text`` in ``color`` (an ANSI escape), or as it is."""
+    return color + text + RESET.encode() if color else text
+
+
+def color_wanted(choice: str, stream: object) -> bool:
+    """``--color``: always, never, or (auto) when ``stream`` is a terminal that can
+    show colour, unless NO_COLOR is set (FORCE_COLOR forces it)."""
+    import os
+
+    if choice != "auto":
+        return choice == "always"
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    isatty = getattr(stream, "isatty", None)
+    try:
+        terminal = bool(isatty()) if isatty is not None else False
+    except (OSError, ValueError):
+        terminal = False
+    return terminal and os.environ.get("TERM") != "dumb"
+
+
+def write_stats(
+    stats: Stats, config: Config, stream: TextIO, fmt: str = "table", color: bool = False
+) -> None:
+    """Print the statistics to ``stream`` as a table or as one JSON document (the table
+    in colour with ``color``)."""
     if fmt == "json":
         import json
 
@@ -536,7 +595,7 @@ def write_stats(stats: Stats, config: Config, stream: TextIO, fmt: str = "table"
     table.add_column("Value", justify="right")
     for name, value in stats_rows(stats, config):
         table.add_row(name, value)
-    console = Console(file=stream, highlight=False, markup=False, emoji=False)
+    console = _console(Console, stream, color)
     console.print(table)
     if stats.top_sequences is not None:
         console.print(_top_table(stats.top_sequences, console.width))
