@@ -189,6 +189,9 @@ def build_parser(prog: str = PROG, many_inputs: bool = False) -> argparse.Argume
     parser.add_argument(
         "-V", "--version", action=_Version, nargs=0, help="print the version and the engine"
     )
+    from seqdedup.completion import add_option
+
+    add_option(parser)
     if not many_inputs:
         _config_options(parser)
     return parser
@@ -834,6 +837,10 @@ def main(
     out = stdout if stdout is not None else sys.stdout.buffer
     try:
         parser = build_parser()
+        if argv is None:  # (a shell asking for completions gets them instead of a run)
+            from seqdedup.completion import answer
+
+            answer(parser)
         command_line = list(sys.argv[1:] if argv is None else argv)
         settled = with_config_files(parser, command_line, parser.parse_args(command_line), out)
         if settled is None:  # --show-config

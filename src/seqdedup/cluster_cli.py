@@ -83,6 +83,10 @@ def main(argv: Sequence[str] | None = None, stderr: TextIO | None = None) -> int
         if action.dest in _NOT_HERE:
             action.help = argparse.SUPPRESS
     _cluster_options(parser)
+    if argv is None:
+        from seqdedup.completion import answer
+
+        answer(parser)
 
     def body() -> int:
         args = parser.parse_args(argv)

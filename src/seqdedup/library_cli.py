@@ -24,7 +24,10 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from seqdedup.completion import add_option
+
     parser = _Parser(prog=PROG, description=DESCRIPTION)
+    add_option(parser)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     info = commands.add_parser("info", help="size, sequences, runs, oldest material")
     info.add_argument("directory", type=Path, metavar="DIR")
@@ -107,8 +110,14 @@ def main(
     out = stdout if stdout is not None else sys.stdout
     err = stderr if stderr is not None else sys.stderr
 
+    parser = build_parser()
+    if argv is None:
+        from seqdedup.completion import answer
+
+        answer(parser)
+
     def body() -> int:
-        args = build_parser().parse_args(argv)
+        args = parser.parse_args(argv)
         from seqdedup.library.admin import describe_library, prune_library, show_sequence
 
         if args.command == "show":

@@ -1,0 +1,62 @@
+"""Shell completion from each command's own parser: the scripts for bash, zsh and fish,
+and bash's `complete` running the generated script against the installed commands."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import user_env
+
+BIN = Path(sys.executable).parent
+COMMANDS = ("seqdedup", "seqdedup-dask", "seqdedup-library")
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_each_command_prints_a_script_for_each_shell(command, shell):
+    done = subprocess.run(
+        [str(BIN / command), "--print-completion", shell],
+        capture_output=True,
+        env=user_env(),
+        timeout=60,
+    )
+    assert done.returncode == 0 and done.stderr == b""
+    assert command.encode() in done.stdout and b"_ARGCOMPLETE" in done.stdout
+
+
+def bash_completions(command: str, words: list[str]) -> list[str]:
+    """What bash offers for the last word, through the generated script."""
+    script = subprocess.run(
+        [str(BIN / command), "--print-completion", "bash"], capture_output=True, check=True
+    ).stdout.decode()
+    line = " ".join([command, *words])
+    before = words[-2] if len(words) > 1 else command
+    words_array = " ".join(f"'{w}'" for w in [command, *words])
+    probe = (
+        f"{script}\n"
+        f"COMP_LINE='{line}'; COMP_POINT=${{#COMP_LINE}}; COMP_WORDS=({words_array}); "
+        f"COMP_CWORD={len(words)}\n"
+        f"complete -p {command} >/dev/null || exit 3\n"
+        f"_python_argcomplete {command} '{words[-1]}' '{before}'\n"
+        'printf "%s\\n" "${COMPREPLY[@]}"\n'
+    )
+    env = {**user_env(), "PATH": f"{BIN}:{user_env()['PATH']}"}
+    done = subprocess.run(["bash", "-c", probe], capture_output=True, env=env, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return [word.strip() for word in done.stdout.decode().splitlines() if word.strip()]
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="no bash")
+def test_bash_completes_options_values_and_commands():
+    assert bash_completions("seqdedup", ["--skip-f"]) == ["--skip-fields"]
+    assert sorted(bash_completions("seqdedup", ["--stats-format", ""])) == ["json", "table"]
+    assert sorted(bash_completions("seqdedup", ["--color", ""])) == ["always", "auto", "never"]
+    assert bash_completions("seqdedup-dask", ["--output-d"]) == ["--output-dir"]
+    assert bash_completions("seqdedup-library", ["pr"]) == ["prune"]
+    # options the Dask engine refuses are not offered
+    assert bash_completions("seqdedup-dask", ["--annot"]) == []
