@@ -20,6 +20,7 @@ def test_install_without_a_compiler_runs_the_python_engine(tmp_path):
     shutil.copytree(
         ROOT / "src", source / "src", ignore=shutil.ignore_patterns("*.so", "__pycache__")
     )
+    shutil.copytree(ROOT / "man", source / "man")
     target = tmp_path / "site"
     env = user_env()
     env.update(CC="false", LDSHARED="false")  # every compiler call fails

@@ -22,7 +22,7 @@ def _tool(name: str) -> str:
 
 def test_ruff_clean():
     p = subprocess.run(
-        [_tool("ruff"), "check", "src", "tests", "benchmarks"],
+        [_tool("ruff"), "check", "src", "tests", "benchmarks", "tools"],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -1,0 +1,102 @@
+"""The man page: made from the parser and the README's examples (tools/manpage.py), in
+sync with --help, valid roff, and shipped where `man` finds it; the sdist and the wheel
+that `python -m build` makes install and run in a fresh venv."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+
+from conftest import seqdedup_command, user_env
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGE = ROOT / "man" / "seqdedup.1"
+
+
+def test_the_shipped_page_is_what_the_tool_writes():
+    pytest.importorskip("argparse_manpage")
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        import manpage
+    finally:
+        sys.path.pop(0)
+    assert PAGE.read_text() == manpage.page(), "run: python tools/manpage.py > man/seqdedup.1"
+
+
+def test_every_option_of_help_is_in_the_page():
+    help_text = subprocess.run(
+        [*seqdedup_command(), "--help"], capture_output=True, text=True, env=user_env()
+    ).stdout
+    options = set(re.findall(r"(?<![\w-])--[a-z][a-z-]+", help_text))
+    assert len(options) > 40
+    page = PAGE.read_text().replace("\\-", "-")
+    assert sorted(o for o in options if o not in page) == []
+    for example in ("seqdedup -w 5 app.log > app.dedup.log", "journalctl -f | seqdedup -w 1 -q"):
+        assert example in page.replace("\\e", "\\")
+
+
+@pytest.mark.skipif(shutil.which("groff") is None, reason="no groff")
+def test_the_page_is_valid_roff():
+    done = subprocess.run(
+        ["groff", "-man", "-Tutf8", "-ww", "-z", str(PAGE)], capture_output=True, text=True
+    )
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+
+
+def test_the_built_wheel_installs_runs_and_brings_its_man_page(tmp_path):
+    pytest.importorskip("build")
+    source = tmp_path / "source"
+    source.mkdir()
+    for name in ("pyproject.toml", "setup.py", "README.md", "LICENSE"):
+        shutil.copy(ROOT / name, source / name)
+    for folder in ("src", "man"):
+        shutil.copytree(
+            ROOT / folder, source / folder, ignore=shutil.ignore_patterns("*.so", "__pycache__")
+        )
+    dist = tmp_path / "dist"
+    built = subprocess.run(
+        [sys.executable, "-m", "build", "--outdir", str(dist), str(source)],
+        capture_output=True,
+        text=True,
+        env=user_env(),
+        timeout=600,
+    )
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    (sdist,) = dist.glob("seqdedup-*.tar.gz")
+    (wheel,) = dist.glob("seqdedup-*.whl")
+    import tarfile
+
+    with tarfile.open(sdist) as archive:
+        assert any(name.endswith("man/seqdedup.1") for name in archive.getnames())
+    home = tmp_path / "venv"
+    venv.create(home, with_pip=True)
+    python = home / "bin" / "python"
+    installed = subprocess.run(
+        [str(python), "-m", "pip", "install", "--no-deps", "-q", str(wheel)],
+        capture_output=True,
+        text=True,
+        env=user_env(),
+        timeout=300,
+    )
+    assert installed.returncode == 0, installed.stderr[-2000:]
+    assert (home / "share" / "man" / "man1" / "seqdedup.1").read_text() == PAGE.read_text()
+    run = subprocess.run(
+        [str(home / "bin" / "seqdedup"), "-q", "-w", "2"],
+        input=b"a\nb\na\nb\nc\n",
+        capture_output=True,
+        env=user_env(),
+        timeout=60,
+    )
+    assert (run.returncode, run.stdout) == (0, b"a\nb\nc\n"), run.stderr
+    if shutil.which("man") is not None:  # man finds it through PATH, as for any venv
+        env = {**user_env(), "PATH": f"{home / 'bin'}{os.pathsep}{user_env()['PATH']}"}
+        env.pop("MANPATH", None)
+        found = subprocess.run(["man", "-w", "seqdedup"], capture_output=True, text=True, env=env)
+        assert found.stdout.strip() == str(home / "share" / "man" / "man1" / "seqdedup.1")

@@ -1,0 +1,95 @@
+"""Write the man page seqdedup.1 from the command's own parser and the README's
+examples (argparse-manpage draws the options); tests/test_manpage.py checks that the
+shipped man/seqdedup.1 is what this writes.
+
+    python tools/manpage.py > man/seqdedup.1
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DATE = "2026-11-25"  # of the options and texts below: change it when they change
+
+SECTIONS = {
+    "FILES": [
+        (
+            "~/.config/seqdedup/config.toml",
+            "Your settings ($XDG_CONFIG_HOME/seqdedup/config.toml when that is set): keys "
+            "are the long option names; [profile.NAME] tables apply with --profile NAME.",
+        ),
+        (".seqdedup.toml", "A project's settings, in the current directory, over yours."),
+    ],
+    "ENVIRONMENT": [
+        ("SEQDEDUP_ENGINE", "python: the pure-Python engine; c: the compiled kernel or exit 1."),
+        ("NO_COLOR", "Set: no colour (--color auto)."),
+        ("FORCE_COLOR", "Set: colour even in a pipe (--color auto)."),
+        ("XDG_CONFIG_HOME", "Where your settings file is looked for."),
+    ],
+    "EXIT STATUS": [
+        ("0", "Done (also when the reader of the output went away: seqdedup FILE | head)."),
+        ("1", "An invalid argument or setting, an unreadable input, a failure to write."),
+        ("130", "Ctrl-C; 128 + N for another signal N (SIGTERM: 143)."),
+    ],
+}
+
+
+def readme_examples() -> list[tuple[str, str]]:
+    """The README's first examples: each comment block and the commands under it."""
+    readme = (ROOT / "README.md").read_text()
+    block = re.search(r"## Examples\n\n```sh\n(.*?)```", readme, flags=re.DOTALL)
+    assert block is not None, "the README has no Examples block"
+    out = []
+    for group in block.group(1).strip().split("\n\n"):
+        lines = group.splitlines()
+        comment = " ".join(line.lstrip("# ") for line in lines if line.startswith("#"))
+        comment = re.sub(r'\(see "([^"]+)" below\)', r"(README: \1)", comment)
+        commands = "\n".join(line for line in lines if not line.startswith("#"))
+        out.append((comment, commands))
+    return out
+
+
+def escaped(text: str) -> str:
+    """Text for roff: backslashes and dashes kept, no line starting with a dot."""
+    text = text.replace("\\", "\\e").replace("-", "\\-")
+    return "\n".join(
+        "\\&" + line if line.startswith((".", "'")) else line for line in text.split("\n")
+    )
+
+
+def page() -> str:
+    from argparse_manpage.manpage import Manpage
+
+    sys.path.insert(0, str(ROOT / "src"))
+    from seqdedup import __version__
+    from seqdedup.cli import build_parser
+
+    manpage = Manpage(
+        build_parser(),
+        _data={
+            "project_name": "seqdedup",
+            "version": __version__,
+            "date": DATE,
+            "description": "remove repeated sequences of records from a stream",
+            "manual_title": "seqdedup manual",
+            "manual_section": 1,
+        },
+    )
+    text = str(manpage).rstrip("\n") + "\n"
+    text += ".SH EXAMPLES\n"
+    for comment, commands in readme_examples():
+        text += f".PP\n{escaped(comment)}\n.PP\n.RS\n.nf\n{escaped(commands)}\n.fi\n.RE\n"
+    for heading, entries in SECTIONS.items():
+        text += f".SH {heading}\n"
+        for name, meaning in entries:
+            text += f".TP\n\\fB{escaped(name)}\\fR\n{escaped(meaning)}\n"
+    text += ".SH SEE ALSO\n\\fBuniq\\fR(1), \\fBseqdedup\\-dask\\fR and \\fBseqdedup\\-library\\fR "
+    text += "(their \\-\\-help), and the README for everything in detail.\n"
+    return text
+
+
+if __name__ == "__main__":
+    sys.stdout.write(page())
