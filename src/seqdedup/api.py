@@ -279,6 +279,40 @@ def process_streams(
         raise
 
 
+def follow_file(
+    path: str,
+    sink: Writable,
+    config: Config | None = None,
+    on_explain: Callable[[str], None] | None = None,
+    from_start: bool = False,
+    on_note: Callable[[str], None] | None = None,
+) -> Stats:
+    """Deduplicate a file as ``tail -F`` follows it (:class:`seqdedup.follow.Follower`),
+    each record written as soon as it is decided, until interrupted (Ctrl-C): then
+    what is pending is decided as at the end of input, the library (if any) saved,
+    and the statistics returned with ``stats.interrupted`` set."""
+    from seqdedup.follow import Follower
+
+    dedup = Deduplicator(config, on_explain)
+    settings = dedup.config
+    idle = STREAM_WAIT if settings.stream_split else settings.fold_idle if settings.fold else None
+    follower = Follower(path, from_start, on_note)
+    try:
+        try:
+            for chunk in follower.chunks(idle):
+                _write(sink, dedup.feed_bytes(chunk) if chunk else dedup.idle_bytes())
+        except KeyboardInterrupt:  # how a follow ends: the rest decided, then saved
+            _write(sink, dedup.flush_bytes(False))
+            dedup.save()
+            dedup.stats.interrupted = True
+        return dedup.stats
+    except BaseException:
+        dedup.abort()
+        raise
+    finally:
+        follower.close()
+
+
 def _written(dedup: Deduplicator) -> str:
     """How many records the output holds so far, as a message says it."""
     stats = dedup.stats

@@ -12,7 +12,7 @@ import argparse
 import contextlib
 import os
 import sys
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from typing import IO, TYPE_CHECKING, Any, NoReturn, TextIO
 
 if TYPE_CHECKING:
@@ -488,6 +488,16 @@ def _output_options(parser: argparse.ArgumentParser) -> None:
     )
     output.add_argument("-p", "--progress", action="store_true", help="live progress on a terminal")
     output.add_argument(
+        "-F",
+        "--follow",
+        action="store_true",
+        help="follow the file as tail -F does (its end first; rotation, truncation and a "
+        "file that appears later survived) until Ctrl-C",
+    )
+    output.add_argument(
+        "--from-start", action="store_true", help="with --follow: read the file from its start"
+    )
+    output.add_argument(
         "--stats-format",
         choices=("table", "json"),
         default="table",
@@ -557,8 +567,10 @@ def config_from_args(args: argparse.Namespace) -> Config:
     inputs = list(args.input_files) or ["-"]
     if inputs.count("-") > 1:
         raise UsageError("standard input ('-') can be named only once")
+    following = _follow_settings(args, inputs)
     # A named file, or several inputs (one run): nothing is forgotten unless -m is given.
-    named_file = len(inputs) > 1 or inputs[0] != "-"
+    # (A followed file is endless, as standard input is.)
+    named_file = (len(inputs) > 1 or inputs[0] != "-") and not following
     filter_specs = getattr(args, "filter_specs", None) or []
     if filter_specs and args.byte_mode:  # before any pattern file is read (Config checks later)
         raise UsageError(
@@ -605,6 +617,18 @@ def config_from_args(args: argparse.Namespace) -> Config:
         **_fold_options(args),
         **_stream_settings(args),
     )
+
+
+def _follow_settings(args: argparse.Namespace, inputs: list[str]) -> bool:
+    """--follow takes one named file; --from-start needs --follow."""
+    following = bool(getattr(args, "follow", False))
+    if getattr(args, "from_start", False) and not following:
+        raise UsageError("--from-start requires --follow")
+    if following and (len(inputs) != 1 or inputs[0] == "-"):
+        raise UsageError("--follow follows one named file (not standard input, not several)")
+    if following and args.show_keys:
+        raise UsageError("--follow cannot be combined with --show-keys")
+    return following
 
 
 def _fold_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -790,6 +814,8 @@ def run(
     explainer = explain if config.explain else None
 
     names = config.inputs
+    if args.follow:
+        return _follow(args, config, explainer, stdout, stderr)
     _check_inputs(names, stdin)
     libraries = [*config.read_sequences, *filter(None, [config.library_dir])]
     if libraries:
@@ -817,6 +843,31 @@ def run(
     elif stats.top_sequences is not None:
         write_top(stats.top_sequences, stderr, args.stats_format, colored)
     return 0
+
+
+def _follow(
+    args: argparse.Namespace,
+    config: Config,
+    explainer: Callable[[str], None] | None,
+    stdout: IO[bytes],
+    stderr: TextIO,
+) -> int:
+    """--follow: the run lasts until Ctrl-C, which ends it as the end of input would
+    (pending records decided, the library saved, the statistics shown): exit 130."""
+    from seqdedup.api import follow_file
+    from seqdedup.report import color_wanted, write_stats, write_top
+
+    def note(message: str) -> None:
+        stderr.write(f"{PROG}: {visible(message)}\n")
+        stderr.flush()
+
+    stats = follow_file(config.inputs[0], Output(stdout), config, explainer, args.from_start, note)
+    colored = color_wanted(args.color, stderr)
+    if not args.quiet:
+        write_stats(stats, config, stderr, args.stats_format, colored)
+    elif stats.top_sequences is not None:
+        write_top(stats.top_sequences, stderr, args.stats_format, colored)
+    return 130 if stats.interrupted else 0
 
 
 def main(

@@ -29,6 +29,7 @@ class Stats:
     __slots__ = (
         "emitted",
         "files",
+        "interrupted",
         "library_loaded",
         "library_saved",
         "skipped",
@@ -58,6 +59,7 @@ class Stats:
         self.files: list[dict[str, Any]] | None = None
         # With --stream-by: per stream, {"name": ..., "lines": {total, emitted, skipped}}.
         self.streams: list[dict[str, Any]] | None = None
+        self.interrupted = False  # a followed file's run, ended by Ctrl-C
 
     def _values(self) -> tuple[object, ...]:
         return tuple(getattr(self, name) for name in self.__slots__)
