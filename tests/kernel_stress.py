@@ -698,7 +698,19 @@ def spread_calls(kernel, rng: random.Random) -> None:
         [rng.randint(-2, 2) for _ in range(2 * rng.randint(0, 3))], dtype=np.int64
     ).tobytes()
     assert owner_answers("c", got[1], library) == owner_answers("python", got[1], library)
+    from oracle import skipped_flags
+
+    keys = [rng.choice("ab") for _ in range(rng.randint(0, 80))]
+    widths = tuple(sorted(rng.sample([1, 2, 3, 5, 7, 90], rng.randint(1, 4))))
+    tallied = kernel.window_tally(key_hashes(keys, None).tobytes(), widths)
+    for width, (removed, _, lengths) in zip(widths, tallied, strict=True):
+        assert removed == sum(skipped_flags(keys, width))
+        assert sum(array("q", lengths)) == removed
     for bad in (
+        lambda: kernel.window_tally(b"x" * 17, (1,)),
+        lambda: kernel.window_tally(bytes(32), (2, 1)),
+        lambda: kernel.window_tally(bytes(32), (0,)),
+        lambda: kernel.window_tally(bytes(32), ("a",)),
         lambda: kernel.split_hash(b"a", b""),
         lambda: kernel.first_windows(b"x" * 15, b"", 1),
         lambda: kernel.first_windows(bytes(16), bytes(16), 1),

@@ -498,6 +498,19 @@ def _output_options(parser: argparse.ArgumentParser) -> None:
         "--from-start", action="store_true", help="with --follow: read the file from its start"
     )
     output.add_argument(
+        "--suggest-window",
+        action="store_true",
+        help="print what each window size (1 to 50) would remove, the lengths of the "
+        "repeated blocks, and the -w to use; nothing else is written",
+    )
+    output.add_argument(
+        "--sample",
+        type=int,
+        default=None,
+        metavar="N",
+        help="with --suggest-window: read the first N records (default 1,000,000)",
+    )
+    output.add_argument(
         "--stats-format",
         choices=("table", "json"),
         default="table",
@@ -620,7 +633,15 @@ def config_from_args(args: argparse.Namespace) -> Config:
 
 
 def _follow_settings(args: argparse.Namespace, inputs: list[str]) -> bool:
-    """--follow takes one named file; --from-start needs --follow."""
+    """--follow takes one named file; --from-start needs --follow (and --sample,
+    --suggest-window)."""
+    sample = getattr(args, "sample", None)
+    if sample is not None and not getattr(args, "suggest_window", False):
+        raise UsageError("--sample requires --suggest-window")
+    if sample is not None and sample < 1:
+        raise UsageError(f"--sample must be at least 1, got {sample}")
+    if getattr(args, "suggest_window", False) and getattr(args, "follow", False):
+        raise UsageError("--suggest-window reads an input once; not with --follow")
     following = bool(getattr(args, "follow", False))
     if getattr(args, "from_start", False) and not following:
         raise UsageError("--from-start requires --follow")
@@ -817,6 +838,8 @@ def run(
     if args.follow:
         return _follow(args, config, explainer, stdout, stderr)
     _check_inputs(names, stdin)
+    if args.suggest_window:
+        return _suggest(args, config, stdin, stdout)
     libraries = [*config.read_sequences, *filter(None, [config.library_dir])]
     if libraries:
         from seqdedup.library.store import refuse_inputs_inside
@@ -842,6 +865,29 @@ def run(
         write_stats(stats, config, stderr, args.stats_format, colored)
     elif stats.top_sequences is not None:
         write_top(stats.top_sequences, stderr, args.stats_format, colored)
+    return 0
+
+
+def _suggest(
+    args: argparse.Namespace, config: Config, stdin: IO[bytes] | None, stdout: IO[bytes]
+) -> int:
+    """--suggest-window: read (a sample of) the inputs and print the suggestion."""
+    import io
+
+    from seqdedup.records import DecodedChunks
+    from seqdedup.suggest import DEFAULT_SAMPLE, sample_records, suggest, write_suggestion
+
+    limit = DEFAULT_SAMPLE if args.sample is None else args.sample
+
+    def chunks() -> Generator[bytes, None, None]:
+        with contextlib.closing(_sources(config.inputs, stdin)) as sources:
+            for source in sources:
+                yield from DecodedChunks(source, not args.no_decompress)
+
+    records = sample_records(chunks(), config.delimiter, limit)
+    text = io.StringIO()
+    write_suggestion(suggest(records, config), text, args.stats_format)
+    Output(stdout).write(text.getvalue().encode())
     return 0
 
 

@@ -41,6 +41,10 @@ _NOT_HERE = {
     "stream_idle": "--stream-idle",
     "max_streams": "--max-streams",
     "color": "--color",
+    "follow": "--follow",
+    "from_start": "--from-start",
+    "suggest_window": "--suggest-window",
+    "sample": "--sample",
 }
 
 

@@ -15,6 +15,7 @@
  *   stretches.c     the chunk path's new material, encoded as library rows
  *   streams.c       the StreamMatcher type: the rule per stream (--stream-by)
  *   prefix.c        --stream-by's names by a prefix program, for simple patterns
+ *   suggest.c       --suggest-window: what each window size removes, in one pass each
  *   spread.c        the Dask engine's steps: a partition's records and key hashes, its
  *                   first windows, the earliest position of each fingerprint at its owner
  *
@@ -415,6 +416,8 @@ PyObject *seqdedup_py_first_match(PyObject *self, PyObject *args);
 int seqdedup_take_stretches(Matcher *m, size_t count, int64_t first_index);
 /* fold.c */
 PyObject *seqdedup_py_shortest_period(PyObject *self, PyObject *arg);
+/* suggest.c */
+PyObject *seqdedup_py_window_tally(PyObject *self, PyObject *args);
 /* spread.c */
 PyObject *seqdedup_py_first_windows(PyObject *self, PyObject *arg);
 PyObject *seqdedup_py_earliest(PyObject *self, PyObject *args);

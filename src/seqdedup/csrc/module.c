@@ -281,6 +281,9 @@ static PyMethodDef kernel_methods[] = {
      "stream_prefixes(records, sets, mins, maxes, name_from, name_to, ascii_only=False) -> "
      "(names, found, keys) | None: --stream-by's names by a prefix program (see "
      "interleaved.prefix_program)"},
+    {"window_tally", seqdedup_py_window_tally, METH_VARARGS,
+     "window_tally(keys, widths) -> [(removed, runs, run lengths)]: per width (increasing), "
+     "what the rule with an unlimited history removes from these 16-byte key hashes"},
     {"first_windows", seqdedup_py_first_windows, METH_VARARGS,
      "first_windows(fps, positions, owners) -> (firsts, rows, routed): per window (int64 "
      "fingerprint pairs, int64 positions) the index of the first with its fingerprint; per "
