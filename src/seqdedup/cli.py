@@ -487,6 +487,24 @@ def _output_options(parser: argparse.ArgumentParser) -> None:
         "removed the most records",
     )
     output.add_argument("-p", "--progress", action="store_true", help="live progress on a terminal")
+    _run_modes(output)
+    output.add_argument(
+        "--stats-format",
+        choices=("table", "json"),
+        default="table",
+        help="statistics on stderr as a table (default) or JSON",
+    )
+    output.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="markers, summary lines, explanations and the table in colour: auto (on a "
+        "terminal, unless NO_COLOR is set; FORCE_COLOR forces it), always or never",
+    )
+
+
+def _run_modes(output: argparse._ArgumentGroup) -> None:
+    """Runs of another kind: a file followed, a window size suggested."""
     output.add_argument(
         "-F",
         "--follow",
@@ -509,19 +527,6 @@ def _output_options(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="N",
         help="with --suggest-window: read the first N records (default 1,000,000)",
-    )
-    output.add_argument(
-        "--stats-format",
-        choices=("table", "json"),
-        default="table",
-        help="statistics on stderr as a table (default) or JSON",
-    )
-    output.add_argument(
-        "--color",
-        choices=("auto", "always", "never"),
-        default="auto",
-        help="markers, summary lines, explanations and the table in colour: auto (on a "
-        "terminal, unless NO_COLOR is set; FORCE_COLOR forces it), always or never",
     )
 
 
