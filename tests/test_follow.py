@@ -135,6 +135,7 @@ def test_ctrl_c_saves_the_library(tmp_path, log):
         (["--follow", "a.log", "b.log"], "--follow follows one named file"),
         (["--from-start", "a.log"], "--from-start requires --follow"),
         (["--follow", "--show-keys", "a.log"], "--follow cannot be combined with --show-keys"),
+        (["--follow", "/"], "cannot follow '/': Is a directory"),
     ],
 )
 def test_bad_follow_settings_are_one_line(args, message):

@@ -17,6 +17,8 @@ import time
 from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
+from seqdedup.errors import SeqdedupError
+
 POLL = 0.1  # seconds between looks at a file that has nothing new
 READ = 1 << 20  # bytes read at once
 
@@ -99,6 +101,8 @@ class Follower:
             f = open(self.path, "rb")  # noqa: SIM115 (kept open while followed)
         except FileNotFoundError:
             return False
+        except OSError as exc:  # a directory, no permission: nothing to follow
+            raise SeqdedupError(f"cannot follow '{self.path}': {exc.strerror or exc}") from None
         status = os.fstat(f.fileno())
         if at_end:
             f.seek(0, os.SEEK_END)
