@@ -22,7 +22,7 @@ from typing import Any
 
 from seqdedup.errors import UsageError
 
-NOT_SETTINGS = {"config", "no-config", "profile", "show-config", "help", "version"}
+NOT_SETTINGS = {"config", "no-config", "profile", "show-config", "help", "version", "print-completion"}
 
 
 class ConfigFileError(UsageError):
