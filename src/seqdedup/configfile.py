@@ -22,7 +22,9 @@ from typing import Any
 
 from seqdedup.errors import UsageError
 
-NOT_SETTINGS = {"config", "no-config", "profile", "show-config", "help", "version", "print-completion"}
+# Options that say where settings come from, or do something else than a run
+NOT_SETTINGS = {"config", "no-config", "profile", "show-config", "help", "version"}
+NOT_SETTINGS |= {"print-completion"}
 
 
 class ConfigFileError(UsageError):
