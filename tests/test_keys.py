@@ -123,3 +123,30 @@ def test_skip_fields_on_the_chunk_path_follows_the_rule(records, fields, window,
         at = max(at, cut)
     out += [dedup.feed_bytes(data[at:]), dedup.flush_bytes(True)]
     assert b"".join(out) == want
+
+
+def test_skip_fields_through_the_installed_command(tmp_path):
+    """`seqdedup -f 2` (and its config key) as uniq -f 2 compares: the date and time
+    fields of these lines differ, what follows them repeats."""
+    import subprocess
+
+    from conftest import seqdedup_command, user_env
+
+    log = tmp_path / "app.log"
+    log.write_bytes(
+        b"2026-11-22 09:00:01 GET /a 200\n2026-11-22 09:00:02 GET /b 200\n"
+        b"2026-11-22 09:00:03 GET /a 200\n2026-11-22 09:00:04 GET /b 200\n"
+        b"2026-11-22 09:00:05 GET /c 200\n"
+    )
+    done = subprocess.run(
+        [*seqdedup_command(), "-q", "-w", "2", "-f", "2", str(log)],
+        capture_output=True,
+        env=user_env(),
+    )
+    assert done.returncode == 0
+    assert (
+        done.stdout == b"2026-11-22 09:00:01 GET /a 200\n2026-11-22 09:00:02 GET /b 200\n"
+        b"2026-11-22 09:00:05 GET /c 200\n"
+    )
+    bad = subprocess.run([*seqdedup_command(), "-f", "-1", str(log)], capture_output=True)
+    assert bad.returncode == 1 and bad.stdout == b"" and b"--skip-fields" in bad.stderr
