@@ -142,3 +142,17 @@ def test_bad_follow_settings_are_one_line(args, message):
     done = subprocess.run([*seqdedup_command(), *args], capture_output=True, env=user_env())
     assert done.returncode == 1 and done.stdout == b""
     assert done.stderr.decode().count("\n") == 1 and message in done.stderr.decode()
+
+
+def test_a_pause_writes_the_summary_line_of_the_run_so_far(log):
+    """Idle flushes as for live streams: with --fold, a run of repeats that pauses gets
+    its line within the idle time, before anything more is written to the file."""
+    run = Following("--follow", "-w", "2", "-q", "--fold", "--fold-idle", "0.5", str(log))
+    time.sleep(0.5)
+    append(log, b"a\nb\na\nb\n")
+    lines = run.lines(3, within=5.0)
+    assert lines[:2] == [b"a", b"b"]
+    # (the run so far: its last record waits for the window after it, as on any pipe)
+    assert lines[2].startswith(b"[FOLDED: ") and lines[2].endswith(b"; the run goes on]")
+    status, _, _ = run.stop()
+    assert status == 130

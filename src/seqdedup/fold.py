@@ -482,6 +482,10 @@ def line_text(template: str | None, fields: dict[str, Any], named: bool, color: 
     return painted(text, LINE_COLOR if color else None)
 
 
+def _records(count: int) -> str:
+    return f"{count} record" if count == 1 else f"{count} records"
+
+
 def default_text(fields: dict[str, Any], named: bool) -> str:
     """``[FOLDED: 36 records at lines 40-75: 3 copies of sequence 3fa9c1d2e4b7 (12
     records, first seen at lines 4-15), 09:00:03 .. 09:14:55]`` and its variants."""
@@ -493,9 +497,11 @@ def default_text(fields: dict[str, Any], named: bool) -> str:
             stream = fields["match_stream"]
             source_where += f", stream {stream}" if named else f" of stream {stream}"
     head = "[FOLDED (continued)" if fields["part"] > 1 else "[FOLDED"
-    text = (
-        f"{head}: {fields['removed']} records at lines {fields['start']}-{fields['end']}{where}: "
+    removed, length = fields["removed"], fields["length"]
+    lines = (
+        f"line {fields['start']}" if removed == 1 else f"lines {fields['start']}-{fields['end']}"
     )
+    text = f"{head}: {_records(removed)} at {lines}{where}: "
     if fields["sequence"]:
         seen = f"first seen in {fields['match_file']} records"
     else:
@@ -503,7 +509,7 @@ def default_text(fields: dict[str, Any], named: bool) -> str:
     copies = fields["copies"]
     text += (
         f"{copies} {'copy' if copies == 1 else 'copies'} of sequence "
-        f"{fields['id']} ({fields['length']} records, {seen} "
+        f"{fields['id']} ({_records(length)}, {seen} "
         f"{fields['match_start']}-{fields['match_end']}{source_where})"
     )
     if fields["extra"]:
