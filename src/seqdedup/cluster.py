@@ -46,6 +46,7 @@ from seqdedup.config import Config, key_settings
 from seqdedup.errors import SeqdedupError, UsageError
 from seqdedup.partitions import (
     Part,
+    PartState,
     Reader,
     Written,
     first_pass,
@@ -295,9 +296,9 @@ def _run_job(
     for output in outputs:
         output.touch()
     staging = None if staging_dir is None else str(staging_dir)
-    counts, writes = _tasks(delayed, reader, config, parts, owners, library, outputs, staging)
+    writes = _tasks(delayed, reader, config, parts, owners, library, outputs, staging)
     with _scheduler(scheduler, connect_timeout) as compute_kwargs, _one_line_failures():
-        results, _ = dask.compute(counts, writes, **compute_kwargs)
+        (results,) = dask.compute(writes, **compute_kwargs)
 
     stats = JobStats(files=[FileStats(path) for path in files], library_loaded=loaded)
     _assemble_outputs(stats, parts, results, names, out_dir, outputs)
@@ -315,35 +316,64 @@ def _tasks(
     library: list[bytes],
     outputs: list[Path],
     staging: str | None,
-) -> tuple[list[Any], list[Any]]:
-    """The job's tasks: each partition's counts, and its write (the rest is what they
-    depend on: first passes, owners, second passes, the offsets)."""
+) -> list[Any]:
+    """The job's tasks: each partition's write, which gives its counts (the rest is
+    what they depend on: first passes, owners, second passes, the offsets). Every task
+    costs the scheduler and a worker about a millisecond, so small results are handed
+    over whole (each second pass takes every owner's answers, each write every offset)
+    rather than picked out by tasks of their own."""
     width = config.window_size
-    firsts = [delayed(first_pass, nout=2)(reader, part, width, owners) for part in parts]
+    firsts = [delayed(first_pass)(reader, part, width, owners) for part in parts]
     answers = [
-        delayed(owner_answers, nout=len(parts))(
-            reader.engine, [rows[b] for _, rows in firsts], library[b]
+        delayed(owner_answers)(
+            reader.engine, [delayed(_bucket)(first, b) for first in firsts], library[b]
         )
         for b in range(owners)
     ]
     decided = [
-        delayed(second_pass)(
+        delayed(_second_pass)(
             reader,
             part,
-            state,
-            [answers[b][part.number] for b in range(owners)],
+            first,
+            answers,
             width,
             config.inverse,
             None if staging is None else os.path.join(staging, f"{part.number}"),
         )
-        for part, (state, _) in zip(parts, firsts, strict=True)
+        for part, first in zip(parts, firsts, strict=True)
     ]
-    offsets = delayed(_offsets)([written.size for written in decided], [p.rank for p in parts])
-    writes = [
-        delayed(write_part)(reader, part, written, str(outputs[part.rank]), offsets[part.number])
+    offsets = delayed(_offsets)(decided, [p.rank for p in parts])
+    return [
+        delayed(_write)(reader, part, written, str(outputs[part.rank]), offsets)
         for part, written in zip(parts, decided, strict=True)
     ]
-    return [delayed(_counts)(written) for written in decided], writes
+
+
+def _bucket(first: tuple[PartState, list[bytes]], owner: int) -> bytes:
+    """A first pass's rows for one owner."""
+    return first[1][owner]
+
+
+def _second_pass(
+    reader: Reader,
+    part: Part,
+    first: tuple[PartState, list[bytes]],
+    answers: list[list[bytes]],
+    width: int,
+    inverse: bool,
+    staging: str | None,
+) -> Written:
+    """The partition's second pass, with its answers picked from every owner's."""
+    mine = [answer[part.number] for answer in answers]
+    return second_pass(reader, part, first[0], mine, width, inverse, staging)
+
+
+def _write(
+    reader: Reader, part: Part, written: Written, path: str, offsets: list[int]
+) -> tuple[int, int]:
+    """Write the partition's output at its offset; its records and skipped records."""
+    write_part(reader, part, written, path, offsets[part.number])
+    return written.records, written.skipped
 
 
 def owner_count(size: int, parts: int) -> int:
@@ -408,17 +438,12 @@ def _input_names(files: list[str]) -> list[str]:
     return names
 
 
-def _counts(written: Written) -> tuple[int, int]:
-    """A partition's records and skipped records."""
-    return written.records, written.skipped
-
-
-def _offsets(sizes: list[int], ranks: list[int]) -> list[int]:
+def _offsets(decided: list[Written], ranks: list[int]) -> list[int]:
     """Where each partition's output starts in its file's output."""
     offsets, at = [], dict[int, int]()
-    for size, rank in zip(sizes, ranks, strict=True):
+    for written, rank in zip(decided, ranks, strict=True):
         offsets.append(at.get(rank, 0))
-        at[rank] = offsets[-1] + size
+        at[rank] = offsets[-1] + written.size
     return offsets
 
 
