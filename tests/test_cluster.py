@@ -328,6 +328,32 @@ def test_rows_carry_the_whole_128_bit_identity(tmp_path, monkeypatch):
     assert want[0] == b"a\nb\nc\nd\ne\n"  # the rule itself: the repeat of "a b c" goes
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    picks=st.lists(st.integers(0, 11), max_size=60),
+    owners=st.integers(1, 4),
+)
+def test_first_windows_agree_when_fingerprints_share_their_top_bits(picks, owners):
+    """The kernel's first-window index keeps only the top bits of a fingerprint's high
+    lane in its slots: twelve fingerprints that share those bits (and differ in the
+    rest of either lane) are still told apart, as the Python definition tells them."""
+    import numpy as np
+
+    from seqdedup.partitions import first_windows
+
+    pytest.importorskip("seqdedup._kernel")
+    top = 0x5A5A5A << 40  # the same top 24 bits of the high lane for every fingerprint
+    alphabet = [(k % 3, top | (k // 3)) for k in range(12)]  # (0, top) too: lo may be 0
+    fps = np.array([alphabet[k] for k in picks], dtype=np.uint64).view(np.int64)
+    fps = fps.reshape(-1, 2)
+    positions = np.arange(len(picks), dtype=np.int64) * 3
+    got_first, got_rows, got_routed = first_windows("c", fps, positions, owners)
+    want_first, want_rows, want_routed = first_windows("python", fps, positions, owners)
+    assert got_first.tolist() == want_first.tolist()
+    assert got_rows == want_rows
+    assert [r.tolist() for r in got_routed] == [r.tolist() for r in want_routed]
+
+
 @pytest.mark.usefixtures("engine")
 def test_each_job_hashes_with_a_seed_of_its_own(tmp_path, monkeypatch):
     """A fixed, public seed would let crafted records collide with a chosen one and drop

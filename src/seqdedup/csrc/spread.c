@@ -14,6 +14,8 @@
  */
 #include "kernel.h"
 
+#define PREFETCH_AHEAD 8 /* windows: about what covers a miss to memory */
+
 /* A buffer of int64 groups of `width`: its count of groups, or -1 with ValueError. */
 static Py_ssize_t groups_of(const Py_buffer *b, Py_ssize_t width, const char *what)
 {
@@ -34,6 +36,58 @@ static Hash128 fp_at(const int64_t *values, Py_ssize_t i, Py_ssize_t width)
 /* The owner of a fingerprint: its low lane modulo the number of owners. */
 static size_t owner_of(Hash128 fp, size_t owners) { return (size_t)(fp.lo % owners); }
 
+/* ---- the first window of each fingerprint in one partition ---------------------------
+ * One 64-bit slot per entry: the window's index + 1 in the low FIRST_INDEX_BITS (0: an
+ * empty slot) and the top bits of the fingerprint's high lane above them, so a probe
+ * reads the fingerprints themselves only when those bits agree. A third of the memory
+ * of a Table slot (key and value), hence fewer misses and fewer pages to fault in. */
+#define FIRST_INDEX_BITS 40
+#define FIRST_INDEX_MASK (((uint64_t)1 << FIRST_INDEX_BITS) - 1)
+
+typedef struct {
+    uint64_t *slots;
+    size_t mask;
+    int shift;
+} FirstIndex;
+
+/* Room for n windows at a load of at most 3/4; -1 with MemoryError set. */
+static int first_index_init(FirstIndex *x, size_t n)
+{
+    int bits = 4;
+    while (((size_t)1 << bits) * 3 < (n + 1) * 4) {
+        if (bits >= 40) return (void)PyErr_NoMemory(), -1;
+        bits++;
+    }
+    x->slots = PyMem_Calloc((size_t)1 << bits, sizeof(uint64_t));
+    if (x->slots == NULL) return (void)PyErr_NoMemory(), -1;
+    x->mask = ((size_t)1 << bits) - 1;
+    x->shift = 64 - bits;
+    return 0;
+}
+
+static inline size_t first_index_home(const FirstIndex *x, Hash128 fp)
+{
+    return (size_t)(hash_mix(fp) >> x->shift);
+}
+
+/* The index of the first of windows 0..i with window i's fingerprint (i itself when it
+ * is the first; then it is entered). */
+static inline int64_t first_index_take(FirstIndex *x, const int64_t *fps, int64_t i)
+{
+    Hash128 fp = fp_at(fps, i, 2);
+    uint64_t tag = fp.hi >> FIRST_INDEX_BITS;
+    for (size_t h = first_index_home(x, fp);; h = (h + 1) & x->mask) {
+        uint64_t slot = x->slots[h];
+        if (slot == 0) {
+            x->slots[h] = (tag << FIRST_INDEX_BITS) | (uint64_t)(i + 1);
+            return i;
+        }
+        if (slot >> FIRST_INDEX_BITS != tag) continue;
+        int64_t j = (int64_t)(slot & FIRST_INDEX_MASK) - 1;
+        if (hash_equal(fp_at(fps, j, 2), fp)) return j;
+    }
+}
+
 /* first_windows(fps, positions, owners) -> (firsts, rows, routed): fps int64 pairs and
  * positions int64, one per window; firsts[i] (int64) is the index of the first window
  * with fingerprint fps[i]; per owner (fingerprint low lane % owners), rows holds the
@@ -45,13 +99,17 @@ PyObject *seqdedup_py_first_windows(PyObject *self, PyObject *args)
     Py_ssize_t owners;
     if (!PyArg_ParseTuple(args, "y*y*n", &data, &where, &owners)) return NULL;
     PyObject *firsts = NULL, *rows = NULL, *routed = NULL, *result = NULL;
-    Table seen = {.stride = 3}; /* fingerprint -> its first window */
+    FirstIndex seen = {NULL, 0, 0};
     size_t *counts = NULL;
     Py_ssize_t n = groups_of(&data, 2, "first_windows: fingerprints");
     if (n < 0) goto done;
     if (owners < 1 || groups_of(&where, 1, "first_windows: positions") != n) {
         if (!PyErr_Occurred())
             PyErr_SetString(PyExc_ValueError, "first_windows: a position per window, owners >= 1");
+        goto done;
+    }
+    if ((uint64_t)n >= FIRST_INDEX_MASK) {
+        PyErr_SetString(PyExc_ValueError, "first_windows: too many windows in one partition");
         goto done;
     }
     firsts = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
@@ -62,17 +120,12 @@ PyObject *seqdedup_py_first_windows(PyObject *self, PyObject *args)
     }
     int64_t *first = (int64_t *)PyBytes_AS_STRING(firsts);
     const int64_t *fps = data.buf, *position = where.buf;
-    if (table_reserve(&seen, (size_t)n) < 0) goto done; /* at most n distinct */
+    if (first_index_init(&seen, (size_t)n) < 0) goto done;
     for (Py_ssize_t i = 0; i < n; i++) {
-        int created;
-        Hash128 fp = fp_at(fps, i, 2);
-        int64_t *entry = table_upsert(&seen, fp, &created);
-        if (entry == NULL) goto done;
-        if (created) {
-            entry[0] = i;
-            counts[owner_of(fp, (size_t)owners)]++;
-        }
-        first[i] = entry[0];
+        if (i + PREFETCH_AHEAD < n) /* the slot wanted a few windows on: its miss overlaps */
+            PREFETCH(seen.slots + first_index_home(&seen, fp_at(fps, i + PREFETCH_AHEAD, 2)));
+        first[i] = first_index_take(&seen, fps, i);
+        if (first[i] == i) counts[owner_of(fp_at(fps, i, 2), (size_t)owners)]++;
     }
     rows = PyList_New(owners);
     routed = PyList_New(owners);
@@ -114,7 +167,7 @@ done:
     Py_XDECREF(rows);
     Py_XDECREF(routed);
     PyMem_Free(counts);
-    table_free(&seen);
+    PyMem_Free(seen.slots);
     PyBuffer_Release(&data);
     PyBuffer_Release(&where);
     return result;
@@ -255,29 +308,34 @@ PyObject *seqdedup_py_split_hash(PyObject *self, PyObject *args, PyObject *kwds)
         PyErr_SetString(PyExc_ValueError, "split_hash: an empty delimiter");
         goto done;
     }
-    for (size_t at = 0; at < size; count++) { /* count the records first */
-        size_t end = record_end(p, size, at, d, dlen);
-        at = end == size ? size : end + dlen;
-    }
-    if (count > (size_t)PY_SSIZE_T_MAX / 16) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    starts = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(count * sizeof(int64_t)));
-    hashes = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(count * 16));
+    /* One pass: the outputs are sized by a guess and grown (a first pass counting the
+     * records read the whole partition twice). */
+    size_t room = size / 64 + 16;
+    starts = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(room * sizeof(int64_t)));
+    hashes = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(room * 16));
     if (starts == NULL || hashes == NULL) goto done;
-    int64_t *start = (int64_t *)PyBytes_AS_STRING(starts);
-    unsigned char *out = (unsigned char *)PyBytes_AS_STRING(hashes);
     Hash128 seeds = seqdedup_lane_seeds(seed);
-    size_t at = 0;
     unsigned classes = seqdedup_normalize_classes(normalize);
-    for (size_t k = 0; k < count && at < size; k++) {
+    for (size_t at = 0; at < size; count++) {
+        if (count == room) {
+            if (room > (size_t)PY_SSIZE_T_MAX / 32) {
+                PyErr_NoMemory();
+                goto done;
+            }
+            room *= 2;
+            if (_PyBytes_Resize(&starts, (Py_ssize_t)(room * sizeof(int64_t))) < 0 ||
+                _PyBytes_Resize(&hashes, (Py_ssize_t)(room * 16)) < 0)
+                goto done;
+        }
         size_t end = record_end(p, size, at, d, dlen);
         Hash128 h = seqdedup_key_hash(p + at, end - at, fields, skip, byte_mode, classes, seeds);
-        start[k] = (int64_t)at;
-        memcpy(out + 16 * k, &h, 16);
+        ((int64_t *)PyBytes_AS_STRING(starts))[count] = (int64_t)at;
+        memcpy(PyBytes_AS_STRING(hashes) + 16 * count, &h, 16);
         at = end == size ? size : end + dlen;
     }
+    if (_PyBytes_Resize(&starts, (Py_ssize_t)(count * sizeof(int64_t))) < 0 ||
+        _PyBytes_Resize(&hashes, (Py_ssize_t)(count * 16)) < 0)
+        goto done;
     result = PyTuple_Pack(2, starts, hashes);
 done:
     Py_XDECREF(starts);
