@@ -198,6 +198,7 @@ static int earliest_of(Table *earliest, PyObject *buffers, Py_ssize_t parts,
         const int64_t *r = rows.buf;
         for (Py_ssize_t i = 0; i < n; i++) {
             int created;
+            if (i + PREFETCH_AHEAD < n) table_prefetch(earliest, fp_at(r, i + PREFETCH_AHEAD, 3));
             int64_t *entry = table_upsert(earliest, fp_at(r, i, 3), &created);
             if (entry == NULL) {
                 n = -1;
@@ -215,27 +216,31 @@ static int earliest_of(Table *earliest, PyObject *buffers, Py_ssize_t parts,
  * earlier; every row's fingerprint must be in `earliest` (it was counted there). */
 static PyObject *answer_rows(Table *earliest, const Py_buffer *rows)
 {
-    Py_ssize_t n = groups_of(rows, 3, "earliest: rows"), replies = 0;
+    Py_ssize_t n = groups_of(rows, 3, "earliest: rows");
     if (n < 0) return NULL;
     const int64_t *r = rows->buf;
+    int64_t *pairs = NULL; /* few: the rows that repeat another partition's */
+    size_t len = 0, cap = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
+        if (i + PREFETCH_AHEAD < n) table_prefetch(earliest, fp_at(r, i + PREFETCH_AHEAD, 3));
         const int64_t *first = table_find(earliest, fp_at(r, i, 3));
         if (first == NULL) {
             PyErr_SetString(PyExc_RuntimeError, "earliest: the rows changed during the call");
+            PyMem_Free(pairs);
             return NULL;
         }
-        replies += *first < r[3 * i + 2];
-    }
-    PyObject *answer = PyBytes_FromStringAndSize(NULL, replies * 2 * (Py_ssize_t)sizeof(int64_t));
-    if (answer == NULL) return NULL;
-    int64_t *out = (int64_t *)PyBytes_AS_STRING(answer);
-    for (Py_ssize_t i = 0, k = 0; i < n && k < 2 * replies; i++) {
-        int64_t first = *table_find(earliest, fp_at(r, i, 3));
-        if (first < r[3 * i + 2]) {
-            out[k++] = i;
-            out[k++] = first;
+        if (*first < r[3 * i + 2]) {
+            if (grow((void **)&pairs, &cap, len + 2, sizeof(int64_t)) < 0) {
+                PyMem_Free(pairs);
+                return NULL;
+            }
+            pairs[len++] = i;
+            pairs[len++] = *first;
         }
     }
+    PyObject *answer =
+        PyBytes_FromStringAndSize((const char *)pairs, (Py_ssize_t)(len * sizeof(int64_t)));
+    PyMem_Free(pairs);
     return answer;
 }
 
