@@ -5,7 +5,8 @@ Generates (once, cached) FILES logs of LINES lines each (see genlog.py), then:
   written to a file as the Dask engine's are), without and with `--library-dir L`;
 - sequential: the same over each file in turn (what the Dask engine's output equals);
 - Dask: `deduplicate_files` on a LocalCluster of 2 worker processes (1 thread each),
-  the cluster already up, without and with a library saved: job time, CPU seconds
+  the cluster already up, without (REPEAT times: the median, and the first job on
+  freshly started workers apart) and with a library saved: job time, CPU seconds
   (workers + client), peak RSS per worker, bytes workers sent each other and bytes
   spilled to disk;
 - stages: the three steps of a job run in this process, one task after another, on
@@ -82,17 +83,25 @@ def dask_job(
     from seqdedup.cluster import deduplicate_files
 
     workers = sum(client.run(_cpu_seconds).values())
+    moved = sum(client.run(_bytes_moved).values())
     mine, started = _cpu_seconds(), time.perf_counter()
     stats = deduplicate_files(
         paths, out, scheduler=address, block_size=block_size, window_size=10, library_dir=library
     )
     wall = time.perf_counter() - started
+    client_cpu = _cpu_seconds() - mine
     return {
         "wall": wall,
-        "client": _cpu_seconds() - mine,
+        "client": client_cpu,
         "workers": sum(client.run(_cpu_seconds).values()) - workers,
+        "moved": sum(client.run(_bytes_moved).values()) - moved,
         "stats": stats,
     }
+
+
+def median_job(jobs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The job of median wall time (its CPU and bytes with it)."""
+    return sorted(jobs, key=lambda job: job["wall"])[len(jobs) // 2]
 
 
 def stages(paths: list[Path], block_size: int, work: Path) -> dict[str, float]:
@@ -138,6 +147,17 @@ def stages(paths: list[Path], block_size: int, work: Path) -> dict[str, float]:
     }
 
 
+def _job_line(job: dict[str, Any], total: int, one_wall: float, one_cpu: float) -> str:
+    """A Dask job's figures beside one process's."""
+    cpu = job["workers"] + job["client"]
+    return (
+        f"LocalCluster 2 workers x 1 thread (up): {job['wall']:.2f} s "
+        f"({total / job['wall']:,.0f} records/s, {job['wall'] / one_wall:.2f}x one process), "
+        f"{cpu:.2f} s CPU (workers {job['workers']:.2f}, client {job['client']:.2f}; "
+        f"{cpu / total * 1e9:.0f} ns/record, {cpu / one_cpu:.2f}x one process)"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=8)
@@ -149,6 +169,13 @@ def main() -> None:
         action="store_true",
         help="workers with Dask's default MALLOC_TRIM_THRESHOLD_=65536 (seqdedup-dask's "
         "own local cluster starts them without)",
+    )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=3,
+        help="runs without a library, each way (the median is reported; the Dask job's "
+        "first, on freshly started workers, also apart)",
     )
     args = parser.parse_args()
     from distributed import Client, LocalCluster
@@ -165,7 +192,8 @@ def main() -> None:
         paths.append(path)
     work = Path(tempfile.mkdtemp(prefix="seqdedup-dask-bench-"))
     script = Path(sys.executable).parent / "seqdedup"
-    plain = one_process(script, paths, None, work / "one.out")
+    plains = [one_process(script, paths, None, work / "one.out") for _ in range(args.repeat)]
+    plain = sorted(plains)[len(plains) // 2]  # (median wall, its CPU)
     saving = one_process(script, paths, work / "one-lib", work / "one-lib.out")
     seq_out = work / "sequential"
     seq_out.mkdir()
@@ -197,18 +225,24 @@ def main() -> None:
         Client(cluster) as client,
     ):
         address = cluster.scheduler_address
+        plain_jobs = []
+        for k in range(args.repeat):
+            plain_jobs.append(
+                dask_job(client, address, paths, work / f"d{k}", None, args.block_size)
+            )
+            if k:  # (the first run's output is kept for the comparison below)
+                shutil.rmtree(work / f"d{k}")
         jobs = {
-            "no library": dask_job(client, address, paths, work / "d1", None, args.block_size),
+            "no library": median_job(plain_jobs),
             "--library-dir": dask_job(
                 client, address, paths, work / "dask", work / "dask-lib", args.block_size
             ),
         }
         peaks = client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
-        sent = client.run(_bytes_moved)
         spilled = client.run(_spilled)
     same = all(
         (seq_out / p.name).read_bytes() == (work / "dask" / p.name).read_bytes()
-        and (work / "d1" / p.name).read_bytes() == (work / "dask" / p.name).read_bytes()
+        and (work / "d0" / p.name).read_bytes() == (work / "dask" / p.name).read_bytes()
         for p in paths
     )
     stats = jobs["--library-dir"]["stats"]
@@ -222,25 +256,22 @@ def main() -> None:
         f"sequential seqdedup --library-dir, file by file: {sequential:.1f} s "
         f"({total / sequential:,.0f} records/s), peak {seq_peak:.0f} MB"
     )
+    runs = {"no library": f" (median of {args.repeat})", "--library-dir": ""}
     for (name, job), (one_wall, one_cpu) in zip(jobs.items(), (plain, saving), strict=True):
-        cpu = job["workers"] + job["client"]
         print(
-            f"{name}: one seqdedup process, all files: {one_wall:.2f} s "
+            f"{name}: one seqdedup process, all files{runs[name]}: {one_wall:.2f} s "
             f"({total / one_wall:,.0f} records/s), {one_cpu:.2f} s CPU "
             f"({one_cpu / total * 1e9:.0f} ns/record)"
         )
-        print(
-            f"{name}: Dask, LocalCluster 2 workers x 1 thread (up): {job['wall']:.2f} s "
-            f"({total / job['wall']:,.0f} records/s, {job['wall'] / one_wall:.2f}x one process), "
-            f"{cpu:.2f} s CPU (workers {job['workers']:.2f}, client {job['client']:.2f}; "
-            f"{cpu / total * 1e9:.0f} ns/record, {cpu / one_cpu:.2f}x one process)"
-        )
+        print(f"{name}: Dask{runs[name]}: " + _job_line(job, total, one_wall, one_cpu))
+        if name == "no library":
+            first = plain_jobs[0]
+            print("no library: Dask, first job: " + _job_line(first, total, one_wall, one_cpu))
     print("peak RSS per worker: " + ", ".join(f"{v:.0f} MB" for v in peaks.values()))
-    moved = sum(sent.values())
     print(
-        f"bytes moved, both jobs (Dask's metrics: data served by workers + p2p shuffle "
-        f"comms): {moved / 1e6:.0f} MB = {moved / total / 2:.1f} bytes/record per job; "
-        f"spilled to disk: {sum(spilled.values()) / 1e6:.0f} MB"
+        "bytes moved per job (Dask's metrics: data served by workers + p2p shuffle comms): "
+        + ", ".join(f"{name} {job['moved'] / total:.1f}" for name, job in jobs.items())
+        + f" bytes/record; spilled to disk: {sum(spilled.values()) / 1e6:.0f} MB"
     )
     n = steps["records"]
     print(
