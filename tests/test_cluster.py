@@ -330,28 +330,43 @@ def test_rows_carry_the_whole_128_bit_identity(tmp_path, monkeypatch):
 
 @settings(max_examples=200, deadline=None)
 @given(
-    picks=st.lists(st.integers(0, 11), max_size=60),
+    parts=st.lists(st.lists(st.integers(0, 11), max_size=40), min_size=1, max_size=3),
+    library=st.lists(st.integers(0, 11), max_size=4),
     owners=st.integers(1, 4),
 )
-def test_first_windows_agree_when_fingerprints_share_their_top_bits(picks, owners):
-    """The kernel's first-window index keeps only the top bits of a fingerprint's high
-    lane in its slots: twelve fingerprints that share those bits (and differ in the
-    rest of either lane) are still told apart, as the Python definition tells them."""
+def test_kernel_indexes_tell_apart_fingerprints_that_share_their_top_bits(
+    parts, library, owners
+):
+    """The kernel's first-window and earliest-position indexes keep only the top bits
+    of a fingerprint's high lane in their slots: twelve fingerprints that share those
+    bits (and differ in the rest of either lane) are still told apart, as the Python
+    definitions tell them, in each partition and at each owner (with a library)."""
     import numpy as np
 
-    from seqdedup.partitions import first_windows
+    from seqdedup.partitions import first_windows, owner_answers
 
     pytest.importorskip("seqdedup._kernel")
     top = 0x5A5A5A << 40  # the same top 24 bits of the high lane for every fingerprint
     alphabet = [(k % 3, top | (k // 3)) for k in range(12)]  # (0, top) too: lo may be 0
-    fps = np.array([alphabet[k] for k in picks], dtype=np.uint64).view(np.int64)
-    fps = fps.reshape(-1, 2)
-    positions = np.arange(len(picks), dtype=np.int64) * 3
-    got_first, got_rows, got_routed = first_windows("c", fps, positions, owners)
-    want_first, want_rows, want_routed = first_windows("python", fps, positions, owners)
-    assert got_first.tolist() == want_first.tolist()
-    assert got_rows == want_rows
-    assert [r.tolist() for r in got_routed] == [r.tolist() for r in want_routed]
+
+    def lanes(picks: list[int]) -> np.ndarray:
+        fps = np.array([alphabet[k] for k in picks], dtype=np.uint64).reshape(-1, 2)
+        return fps.view(np.int64)
+
+    rows = {"c": [], "python": []}
+    for rank, picks in enumerate(parts):
+        positions = (rank << 40) | np.arange(len(picks), dtype=np.int64) * 3
+        got = first_windows("c", lanes(picks), positions, owners)
+        want = first_windows("python", lanes(picks), positions, owners)
+        assert got[0].tolist() == want[0].tolist()
+        assert got[1] == want[1]
+        assert [r.tolist() for r in got[2]] == [r.tolist() for r in want[2]]
+        rows["c"].append(got[1])
+        rows["python"].append(want[1])
+    loaded = lanes(library).tobytes()
+    for b in range(owners):
+        mine = [buckets[b] for buckets in rows["c"]]
+        assert owner_answers("c", mine, loaded) == owner_answers("python", mine, loaded)
 
 
 @pytest.mark.usefixtures("engine")

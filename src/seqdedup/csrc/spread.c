@@ -173,75 +173,136 @@ done:
     return result;
 }
 
-/* The earliest position of each fingerprint: the library's (-1) and every row's. */
-static int earliest_of(Table *earliest, PyObject *buffers, Py_ssize_t parts,
-                       const Py_buffer *library)
+/* ---- the owners' earliest positions ------------------------------------------------
+ * The rows of one call, numbered: the library's fingerprints (position -1) first, then
+ * each partition's rows in turn. The index keeps, per fingerprint, the number of its
+ * row of earliest position (in a FirstIndex slot, as above). */
+typedef struct {
+    const int64_t *library;
+    Py_ssize_t library_count;
+    Py_buffer *parts;  /* each partition's rows (int64 triples) */
+    Py_ssize_t *ends;  /* ends[p]: the number after partition p's last row */
+    Py_ssize_t nparts; /* how many of parts are held */
+} RowSet;
+
+static void row_at(const RowSet *s, Py_ssize_t number, Hash128 *fp, int64_t *position)
 {
-    const int64_t *lib = library->buf;
-    Py_ssize_t lib_count = library->len / (Py_ssize_t)(2 * sizeof(int64_t));
-    size_t rows = (size_t)lib_count; /* room for every row: fewer are distinct */
-    for (Py_ssize_t p = 0; p < parts; p++) {
-        PyObject *item = PyList_GET_ITEM(buffers, p);
-        if (PyBytes_Check(item)) rows += (size_t)PyBytes_GET_SIZE(item) / (3 * sizeof(int64_t));
+    if (number < s->library_count) {
+        *fp = fp_at(s->library, number, 2);
+        *position = -1;
+        return;
     }
-    if (table_reserve(earliest, rows) < 0) return -1;
-    for (Py_ssize_t i = 0; i < lib_count; i++) {
-        int created;
-        int64_t *entry = table_upsert(earliest, fp_at(lib, i, 2), &created);
-        if (entry == NULL) return -1;
-        entry[0] = -1;
+    Py_ssize_t low = 0, high = s->nparts; /* the first partition ending after it */
+    while (low < high) {
+        Py_ssize_t middle = low + (high - low) / 2;
+        if (s->ends[middle] <= number) low = middle + 1; else high = middle;
     }
-    for (Py_ssize_t p = 0; p < parts; p++) {
-        Py_buffer rows;
-        if (PyObject_GetBuffer(PyList_GET_ITEM(buffers, p), &rows, PyBUF_SIMPLE) < 0) return -1;
-        Py_ssize_t n = groups_of(&rows, 3, "earliest: rows");
-        const int64_t *r = rows.buf;
-        for (Py_ssize_t i = 0; i < n; i++) {
-            int created;
-            if (i + PREFETCH_AHEAD < n) table_prefetch(earliest, fp_at(r, i + PREFETCH_AHEAD, 3));
-            int64_t *entry = table_upsert(earliest, fp_at(r, i, 3), &created);
-            if (entry == NULL) {
-                n = -1;
-                break;
-            }
-            if (created || r[3 * i + 2] < entry[0]) entry[0] = r[3 * i + 2];
-        }
-        PyBuffer_Release(&rows);
-        if (n < 0) return -1;
-    }
-    return 0;
+    Py_ssize_t k = number - (low ? s->ends[low - 1] : s->library_count);
+    const int64_t *rows = s->parts[low].buf;
+    *fp = fp_at(rows, k, 3);
+    *position = rows[3 * k + 2];
 }
 
-/* The (row index, earliest position) pairs of the rows whose fingerprint occurs
- * earlier; every row's fingerprint must be in `earliest` (it was counted there). */
-static PyObject *answer_rows(Table *earliest, const Py_buffer *rows)
+/* The slot of `fp` (its row of earliest position so far), or of the empty slot where
+ * it belongs. */
+static uint64_t *earliest_slot(FirstIndex *x, const RowSet *s, Hash128 fp)
 {
-    Py_ssize_t n = groups_of(rows, 3, "earliest: rows");
-    if (n < 0) return NULL;
-    const int64_t *r = rows->buf;
+    uint64_t tag = fp.hi >> FIRST_INDEX_BITS;
+    for (size_t h = first_index_home(x, fp);; h = (h + 1) & x->mask) {
+        uint64_t *slot = x->slots + h;
+        if (*slot == 0) return slot;
+        if (*slot >> FIRST_INDEX_BITS != tag) continue;
+        Hash128 other;
+        int64_t position;
+        row_at(s, (Py_ssize_t)(*slot & FIRST_INDEX_MASK) - 1, &other, &position);
+        if (hash_equal(other, fp)) return slot;
+    }
+}
+
+/* Enter a row, keeping per fingerprint the row of earliest position. */
+static void earliest_enter(FirstIndex *x, const RowSet *s, Py_ssize_t number, Hash128 fp,
+                           int64_t position)
+{
+    uint64_t *slot = earliest_slot(x, s, fp);
+    uint64_t mine = (fp.hi >> FIRST_INDEX_BITS) << FIRST_INDEX_BITS | (uint64_t)(number + 1);
+    if (*slot == 0) {
+        *slot = mine;
+        return;
+    }
+    Hash128 same;
+    int64_t earlier;
+    row_at(s, (Py_ssize_t)(*slot & FIRST_INDEX_MASK) - 1, &same, &earlier);
+    if (position < earlier) *slot = mine;
+}
+
+/* Enter the library's fingerprints, then every partition's rows. */
+static void earliest_enter_all(FirstIndex *x, const RowSet *s)
+{
+    for (Py_ssize_t i = 0; i < s->library_count; i++)
+        earliest_enter(x, s, i, fp_at(s->library, i, 2), -1);
+    for (Py_ssize_t p = 0; p < s->nparts; p++) {
+        Py_ssize_t first = p ? s->ends[p - 1] : s->library_count, n = s->ends[p] - first;
+        const int64_t *r = s->parts[p].buf;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            if (i + PREFETCH_AHEAD < n)
+                PREFETCH(x->slots + first_index_home(x, fp_at(r, i + PREFETCH_AHEAD, 3)));
+            earliest_enter(x, s, first + i, fp_at(r, i, 3), r[3 * i + 2]);
+        }
+    }
+}
+
+/* Partition p's (row index, earliest position) pairs: its rows whose fingerprint
+ * occurs at an earlier position. */
+static PyObject *answer_rows(FirstIndex *x, const RowSet *s, Py_ssize_t p)
+{
+    Py_ssize_t first = p ? s->ends[p - 1] : s->library_count, n = s->ends[p] - first;
+    const int64_t *r = s->parts[p].buf;
     int64_t *pairs = NULL; /* few: the rows that repeat another partition's */
     size_t len = 0, cap = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
-        if (i + PREFETCH_AHEAD < n) table_prefetch(earliest, fp_at(r, i + PREFETCH_AHEAD, 3));
-        const int64_t *first = table_find(earliest, fp_at(r, i, 3));
-        if (first == NULL) {
-            PyErr_SetString(PyExc_RuntimeError, "earliest: the rows changed during the call");
+        if (i + PREFETCH_AHEAD < n)
+            PREFETCH(x->slots + first_index_home(x, fp_at(r, i + PREFETCH_AHEAD, 3)));
+        uint64_t slot = *earliest_slot(x, s, fp_at(r, i, 3));
+        Py_ssize_t earliest = (Py_ssize_t)(slot & FIRST_INDEX_MASK) - 1;
+        if (earliest == first + i) continue; /* (its own row: the usual case) */
+        Hash128 fp;
+        int64_t position;
+        row_at(s, earliest, &fp, &position);
+        if (position >= r[3 * i + 2]) continue;
+        if (grow((void **)&pairs, &cap, len + 2, sizeof(int64_t)) < 0) {
             PyMem_Free(pairs);
             return NULL;
         }
-        if (*first < r[3 * i + 2]) {
-            if (grow((void **)&pairs, &cap, len + 2, sizeof(int64_t)) < 0) {
-                PyMem_Free(pairs);
-                return NULL;
-            }
-            pairs[len++] = i;
-            pairs[len++] = *first;
-        }
+        pairs[len++] = i;
+        pairs[len++] = position;
     }
     PyObject *answer =
         PyBytes_FromStringAndSize((const char *)pairs, (Py_ssize_t)(len * sizeof(int64_t)));
     PyMem_Free(pairs);
     return answer;
+}
+
+/* Hold every partition's rows in `s` (nparts counts those held); -1 with an error. */
+static int rows_held(RowSet *s, PyObject *buffers)
+{
+    Py_ssize_t parts = PyList_GET_SIZE(buffers), number = s->library_count;
+    s->parts = PyMem_Calloc((size_t)parts + 1, sizeof(Py_buffer));
+    s->ends = PyMem_Calloc((size_t)parts + 1, sizeof(Py_ssize_t));
+    if (s->parts == NULL || s->ends == NULL) return (void)PyErr_NoMemory(), -1;
+    for (Py_ssize_t p = 0; p < parts; p++) {
+        if (PyObject_GetBuffer(PyList_GET_ITEM(buffers, p), &s->parts[p], PyBUF_SIMPLE) < 0)
+            return -1;
+        s->nparts = p + 1;
+        Py_ssize_t n = groups_of(&s->parts[p], 3, "earliest: rows");
+        if (n < 0) return -1;
+        number += n;
+        s->ends[p] = number;
+    }
+    if ((uint64_t)number >= FIRST_INDEX_MASK) {
+        PyErr_SetString(PyExc_ValueError, "earliest: too many rows");
+        return -1;
+    }
+    return 0;
 }
 
 /* earliest(rows, library) -> list of bytes: rows[p] holds int64 triples (fingerprint
@@ -253,29 +314,31 @@ PyObject *seqdedup_py_earliest(PyObject *self, PyObject *args)
     PyObject *buffers, *answers = NULL;
     Py_buffer library;
     if (!PyArg_ParseTuple(args, "O!y*", &PyList_Type, &buffers, &library)) return NULL;
-    Table earliest = {.stride = 3}; /* fingerprint -> earliest position */
+    RowSet rows = {library.buf, 0, NULL, NULL, 0};
+    FirstIndex index = {NULL, 0, 0};
     Py_ssize_t parts = PyList_GET_SIZE(buffers);
-    if (groups_of(&library, 2, "earliest: library fingerprints") < 0 ||
-        earliest_of(&earliest, buffers, parts, &library) < 0)
-        goto fail;
+    rows.library_count = groups_of(&library, 2, "earliest: library fingerprints");
+    if (rows.library_count < 0 || rows_held(&rows, buffers) < 0) goto done;
+    if (first_index_init(&index, (size_t)(parts ? rows.ends[parts - 1] : rows.library_count)) < 0)
+        goto done;
+    earliest_enter_all(&index, &rows);
     answers = PyList_New(parts);
-    if (answers == NULL) goto fail;
+    if (answers == NULL) goto done;
     for (Py_ssize_t p = 0; p < parts; p++) {
-        Py_buffer rows;
-        if (PyObject_GetBuffer(PyList_GET_ITEM(buffers, p), &rows, PyBUF_SIMPLE) < 0) goto fail;
-        PyObject *answer = answer_rows(&earliest, &rows);
-        PyBuffer_Release(&rows);
-        if (answer == NULL) goto fail;
+        PyObject *answer = answer_rows(&index, &rows, p);
+        if (answer == NULL) {
+            Py_CLEAR(answers);
+            goto done;
+        }
         PyList_SET_ITEM(answers, p, answer);
     }
-    table_free(&earliest);
+done:
+    for (Py_ssize_t p = 0; p < rows.nparts; p++) PyBuffer_Release(&rows.parts[p]);
+    PyMem_Free(rows.parts);
+    PyMem_Free(rows.ends);
+    PyMem_Free(index.slots);
     PyBuffer_Release(&library);
     return answers;
-fail:
-    Py_XDECREF(answers);
-    table_free(&earliest);
-    PyBuffer_Release(&library);
-    return NULL;
 }
 
 /* Where the record starting at `at` ends: the next delimiter, or the end of the data
