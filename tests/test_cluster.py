@@ -334,9 +334,7 @@ def test_rows_carry_the_whole_128_bit_identity(tmp_path, monkeypatch):
     library=st.lists(st.integers(0, 11), max_size=4),
     owners=st.integers(1, 4),
 )
-def test_kernel_indexes_tell_apart_fingerprints_that_share_their_top_bits(
-    parts, library, owners
-):
+def test_kernel_indexes_tell_apart_fingerprints_that_share_their_top_bits(parts, library, owners):
     """The kernel's first-window and earliest-position indexes keep only the top bits
     of a fingerprint's high lane in their slots: twelve fingerprints that share those
     bits (and differ in the rest of either lane) are still told apart, as the Python
