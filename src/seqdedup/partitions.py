@@ -308,8 +308,8 @@ def first_windows(
     import numpy as np
 
     if engine == "c":
-        firsts, rows, routed = kernel_module().first_windows(
-            fps.tobytes(), positions.tobytes(), owners
+        firsts, rows, routed = kernel_module().first_windows(  # (arrays read in place)
+            np.ascontiguousarray(fps), np.ascontiguousarray(positions), owners
         )
         return (
             np.frombuffer(firsts, dtype=np.int64),
