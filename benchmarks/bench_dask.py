@@ -267,6 +267,9 @@ def main() -> None:
         if name == "no library":
             first = plain_jobs[0]
             print("no library: Dask, first job: " + _job_line(first, total, one_wall, one_cpu))
+            walls = ", ".join(f"{j['wall']:.2f}" for j in plain_jobs)
+            cpus = ", ".join(f"{j['workers'] + j['client']:.2f}" for j in plain_jobs)
+            print(f"no library: Dask, every job in order: {walls} s; CPU {cpus} s")
     print("peak RSS per worker: " + ", ".join(f"{v:.0f} MB" for v in peaks.values()))
     print(
         "bytes moved per job (Dask's metrics: data served by workers + p2p shuffle comms): "
