@@ -303,7 +303,7 @@ done:
 static int emit_piece(Attributor *a, int64_t start, int64_t end, int64_t source)
 {
     if (start < a->offset || end - a->offset >= held_keys(&a->keys) || end < start) {
-        PyErr_SetString(PyExc_RuntimeError, "attribution: a piece's records are not held");
+        seqdedup_fail(PyExc_RuntimeError, "attribution: a piece's records are not held");
         return -1;
     }
     Hash128 identity =
@@ -356,7 +356,7 @@ static int open_piece(Attributor *a, int64_t record, int run_start)
         }
     }
     if (a->found.len == 0) {
-        PyErr_Format(PyExc_RuntimeError,
+        seqdedup_fail(PyExc_RuntimeError,
                      "attribution: skipped record %lld is covered by no repeat window",
                      (long long)record);
         return -1;
@@ -465,7 +465,7 @@ static int extend(Attributor *a, int64_t start, int64_t stop)
         int64_t best;
         if (longest(a, start - a->piece_start, start, stop, &best) < 0) return -1;
         if (!best && a->piece_end < a->piece_start) {
-            PyErr_Format(PyExc_RuntimeError,
+            seqdedup_fail(PyExc_RuntimeError,
                          "attribution: no candidate matches skipped record %lld",
                          (long long)start);
             return -1;
@@ -497,24 +497,27 @@ static void trim(Attributor *a)
 }
 
 /* Take the next `size` tracked records, given as their runs of skipped records
- * (runs[2k], runs[2k+1]): tracked indices, half-open, in order. */
-int seqdedup_add_runs(Attributor *a, int64_t size, const int64_t *runs, size_t nruns)
+ * (runs[2k], runs[2k+1]): tracked indices, half-open, in order, with the matcher's
+ * sources of its recent windows as they were after it decided them. */
+int seqdedup_add_runs(Attributor *a, int64_t size, const int64_t *runs, size_t nruns,
+                      const int64_t *sources, size_t sources_len, int64_t sources_base)
 {
     int64_t base = a->decided, end = base + size;
     for (size_t k = 0; k < nruns; k++) {
         int64_t start = runs[2 * k], stop = runs[2 * k + 1];
         int64_t before = k ? runs[2 * k - 1] : base;
         if (start < before || stop <= start || stop > end) {
-            PyErr_SetString(PyExc_ValueError, "runs must be ordered, non-empty and in the batch");
+            seqdedup_fail(PyExc_ValueError, "runs must be ordered, non-empty and in the batch");
             return -1;
         }
     }
     if (end > a->offset + held_keys(&a->keys)) {
-        PyErr_SetString(PyExc_ValueError, "more records decided than key hashes given");
+        seqdedup_fail(PyExc_ValueError, "more records decided than key hashes given");
         return -1;
     }
-    if (seqdedup_matcher_sources(a->matcher, &a->sources, &a->sources_len, &a->sources_base) < 0)
-        return -1;
+    a->sources = sources;
+    a->sources_len = sources_len;
+    a->sources_base = sources_base;
     a->decided = end;
     index_rotate(a, end);
     if (a->piece_start >= 0 && size && !(nruns && runs[0] == base) && seqdedup_close_piece(a) < 0)
@@ -526,7 +529,7 @@ int seqdedup_add_runs(Attributor *a, int64_t size, const int64_t *runs, size_t n
              * (no candidate can do better): open, extend and close at once. */
             int64_t source;
             if (!source_of(a, start, &source)) {
-                PyErr_Format(PyExc_RuntimeError,
+                seqdedup_fail(PyExc_RuntimeError,
                              "attribution: skipped record %lld starts no repeat window",
                              (long long)start);
                 return -1;

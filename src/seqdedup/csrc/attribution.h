@@ -22,7 +22,7 @@ typedef struct {
 
 static inline int vec_reserve(Vec *v, size_t extra)
 {
-    if (extra > SIZE_MAX / 2 - v->len) return (void)PyErr_NoMemory(), -1;
+    if (extra > SIZE_MAX / 2 - v->len) return seqdedup_no_memory();
     return grow((void **)&v->data, &v->cap, v->len + extra, sizeof(int64_t));
 }
 
@@ -45,7 +45,7 @@ static inline void vec_drop_front(Vec *v, size_t n)
 
 static inline void vec_free(Vec *v)
 {
-    PyMem_Free(v->data);
+    PyMem_RawFree(v->data);
     v->data = NULL;
     v->len = v->cap = 0;
 }
@@ -115,7 +115,7 @@ typedef struct {
     Sequences sequences;
     Sequences tops;     /* --top: identity -> pieces seen + 1, least recently seen evicted */
     Vec out;            /* pieces closed by this call */
-    const int64_t *sources; /* the matcher's, read at the start of each add_runs */
+    const int64_t *sources; /* the matcher's (or a copy), for the add_runs call running */
     size_t sources_len;
     int64_t sources_base;
     Vec found, rooms, lengths, heap; /* scratch */
@@ -124,8 +124,12 @@ typedef struct {
 } Attributor;
 
 /* Take the next `size` tracked records, given as their runs of skipped records
- * (runs[2k], runs[2k+1]): tracked indices, half-open, in order. */
-int seqdedup_add_runs(Attributor *a, int64_t size, const int64_t *runs, size_t nruns);
+ * (runs[2k], runs[2k+1]): tracked indices, half-open, in order, with the matcher's
+ * sources of its recent windows (sources[k] for window sources_base + k) as they were
+ * after it decided them. Runs without the GIL when the caller lets it go: it touches
+ * no Python object and fails through seqdedup_fail (kernel.h). */
+int seqdedup_add_runs(Attributor *a, int64_t size, const int64_t *runs, size_t nruns,
+                      const int64_t *sources, size_t sources_len, int64_t sources_base);
 /* Close the open piece against its earliest remaining candidate. */
 int seqdedup_close_piece(Attributor *a);
 

@@ -188,11 +188,46 @@ static int runs_from(PyObject *obj, Vec *runs)
     return 0;
 }
 
+/* The call itself. Given the matcher's sources (a copy: `sources` a buffer of int64
+ * from `base`), it needs nothing but its arguments and lets the GIL go, so another
+ * thread (the matcher deciding the next chunk) runs meanwhile; without them it reads
+ * the matcher's, as they are now. */
+static int add_runs_core(Attributor *a, int64_t size, const Vec *runs, PyObject *sources,
+                         Py_ssize_t base)
+{
+    if (sources == Py_None) {
+        const int64_t *held;
+        size_t len;
+        int64_t at;
+        if (seqdedup_matcher_sources(a->matcher, &held, &len, &at) < 0) return -1;
+        return seqdedup_add_runs(a, size, runs->data, runs->len / 2, held, len, at);
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(sources, &view, PyBUF_SIMPLE) < 0) return -1;
+    int rc = -1;
+    if (view.len % 8) {
+        PyErr_SetString(PyExc_ValueError, "sources: a buffer of int64 values");
+    } else {
+        seqdedup_unlocked = 1;
+        Py_BEGIN_ALLOW_THREADS
+        rc = seqdedup_add_runs(a, size, runs->data, runs->len / 2, view.buf,
+                               (size_t)view.len / 8, (int64_t)base);
+        Py_END_ALLOW_THREADS
+        seqdedup_unlocked = 0;
+        if (rc < 0) seqdedup_raise_kept();
+        a->sources = NULL; /* (the copy is not held past the call) */
+        a->sources_len = 0;
+    }
+    PyBuffer_Release(&view);
+    return rc;
+}
+
 static PyObject *Attributor_add_runs(Attributor *a, PyObject *args)
 {
-    Py_ssize_t size;
-    PyObject *runs_obj, *numbers = Py_None;
-    if (!PyArg_ParseTuple(args, "nO|O", &size, &runs_obj, &numbers)) return NULL;
+    Py_ssize_t size, base = 0;
+    PyObject *runs_obj, *numbers = Py_None, *sources = Py_None;
+    if (!PyArg_ParseTuple(args, "nO|OOn", &size, &runs_obj, &numbers, &sources, &base))
+        return NULL;
     if (size < 0) {
         PyErr_SetString(PyExc_ValueError, "size must not be negative");
         return NULL;
@@ -215,7 +250,7 @@ static PyObject *Attributor_add_runs(Attributor *a, PyObject *args)
         a->busy = 0;
         return NULL;
     }
-    rc = seqdedup_add_runs(a, (int64_t)size, runs.data, runs.len / 2);
+    rc = add_runs_core(a, (int64_t)size, &runs, sources, base);
     vec_free(&runs);
     return leave(a, rc);
 }
@@ -400,7 +435,7 @@ static void Attributor_dealloc(Attributor *a)
     PyTypeObject *type = Py_TYPE(a);
     PyObject_GC_UnTrack(a);
     (void)Attributor_clear(a);
-    PyMem_Free(a->coeffs);
+    PyMem_RawFree(a->coeffs);
     Vec *vecs[] = {&a->keys,    &a->library, &a->numbers, &a->cands,   &a->ends,
                    &a->out,     &a->found,   &a->rooms,   &a->lengths, &a->heap,
                    &a->occ_nodes[0], &a->occ_nodes[1]};
@@ -489,9 +524,11 @@ static PyMethodDef Attributor_methods[] = {
     {"set_library_keys", (PyCFunction)Attributor_set_library_keys, METH_O,
      "set_library_keys(region): the loaded sequences' key hashes, ending at index -1"},
     {"add_runs", (PyCFunction)Attributor_add_runs, METH_VARARGS,
-     "add_runs(size, runs, numbers=None) -> bytes | None: the next size tracked records as "
-     "their skipped runs (int64 pairs, or (start, stop, ...) tuples); the pieces closed, "
-     "5 int64 each (start, end, source, count, identity)"},
+     "add_runs(size, runs, numbers=None, sources=None, sources_base=0) -> bytes | None: "
+     "the next size tracked records as their skipped runs (int64 pairs, or (start, stop, "
+     "...) tuples); sources: a copy of the matcher's recent sources (Matcher.sources()), "
+     "which lets the call run without the GIL; the pieces closed, 6 int64 each (start, "
+     "end, source, count, the identity's two lanes)"},
     {"add", (PyCFunction)Attributor_add, METH_VARARGS,
      "add(keep, numbers=None) -> bytes | None: the same from one flag per record"},
     {"finish", (PyCFunction)Attributor_finish, METH_NOARGS,

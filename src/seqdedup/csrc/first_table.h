@@ -73,7 +73,7 @@ static inline unsigned char *ft_alloc(size_t bytes, int *mapped)
     }
 #endif
     *mapped = 0;
-    return PyMem_Calloc(bytes, 1);
+    return PyMem_RawCalloc(bytes, 1);
 }
 
 static inline void ft_release(unsigned char *slots, size_t bytes, int mapped)
@@ -87,7 +87,7 @@ static inline void ft_release(unsigned char *slots, size_t bytes, int mapped)
 #endif
     (void)bytes;
     (void)mapped;
-    PyMem_Free(slots);
+    PyMem_RawFree(slots);
 }
 
 static inline int ft_resize(FirstTable *t, size_t cap)

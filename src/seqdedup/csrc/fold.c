@@ -24,7 +24,7 @@ PyObject *seqdedup_py_shortest_period(PyObject *self, PyObject *arg)
         PyErr_SetString(PyExc_ValueError, "shortest_period: keys are 16 bytes each");
         return NULL;
     }
-    size_t *borders = n > 1 ? PyMem_Malloc(n * sizeof(size_t)) : NULL;
+    size_t *borders = n > 1 ? PyMem_RawMalloc(n * sizeof(size_t)) : NULL;
     if (n > 1 && borders == NULL) {
         PyBuffer_Release(&data);
         return PyErr_NoMemory();
@@ -35,7 +35,7 @@ PyObject *seqdedup_py_shortest_period(PyObject *self, PyObject *arg)
         if (key_equal(keys, i, keys, border)) border++;
         borders[i] = border;
     }
-    PyMem_Free(borders);
+    PyMem_RawFree(borders);
     PyBuffer_Release(&data);
     return PyLong_FromSize_t(n - border);
 }

@@ -22,7 +22,8 @@
  * Here: the open-addressing table and growable arrays the units share, the Matcher's
  * state, and the functions one unit offers another (prefixed seqdedup_; the build
  * hides every symbol but the module's init function). Every allocation is checked; a
- * failure sets MemoryError.
+ * failure sets MemoryError. Memory comes from the raw allocator (PyMem_Raw*), which
+ * needs no GIL, so that attribution can run without it (see seqdedup_unlocked).
  */
 #ifndef SEQDEDUP_KERNEL_H
 #define SEQDEDUP_KERNEL_H
@@ -37,6 +38,18 @@
 #else
 #define PREFETCH(addr) ((void)0)
 #endif
+
+/* ---------------------------------------------------------------------------------
+ * Errors where the GIL may be let go. Code that runs both with the GIL and without it
+ * (attribution, and the tables and arrays it grows) fails through these: with the GIL
+ * the exception is set at once; on a thread that let the GIL go (seqdedup_unlocked,
+ * set by the caller around Py_BEGIN_ALLOW_THREADS) it is kept for that thread and set
+ * by seqdedup_raise_kept() once the GIL is back. Each returns -1.
+ */
+extern _Thread_local int seqdedup_unlocked;
+int seqdedup_fail(PyObject *type, const char *format, ...);
+int seqdedup_no_memory(void);
+void seqdedup_raise_kept(void);
 
 /* ---------------------------------------------------------------------------------
  * 128-bit identities: a record's key hash (two XXH64 lanes with independent seeds) and
@@ -110,15 +123,9 @@ static inline int table_resize(Table *t, int bits)
 {
     size_t cap = (size_t)1 << bits;
     size_t stride = (size_t)t->stride;
-    if (cap > SIZE_MAX / stride / sizeof(int64_t)) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    int64_t *slots = PyMem_Calloc(cap * stride, sizeof(int64_t));
-    if (slots == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
+    if (cap > SIZE_MAX / stride / sizeof(int64_t)) return seqdedup_no_memory();
+    int64_t *slots = PyMem_RawCalloc(cap * stride, sizeof(int64_t));
+    if (slots == NULL) return seqdedup_no_memory();
     int64_t *old = t->slots;
     size_t old_cap = t->cap;
     t->slots = slots;
@@ -132,7 +139,7 @@ static inline int table_resize(Table *t, int bits)
         while (!hash_is_zero(slot_key(slots + i * stride))) i = (i + 1) & mask;
         memcpy(slots + i * stride, src, stride * sizeof(int64_t));
     }
-    PyMem_Free(old);
+    PyMem_RawFree(old);
     return 0;
 }
 
@@ -142,10 +149,7 @@ static inline int table_reserve(Table *t, size_t n)
 {
     int bits = TABLE_MIN_BITS;
     while (((size_t)1 << bits) * 3 < (n + 1) * 4) {
-        if (bits >= (int)(sizeof(size_t) * 8 - 2)) {
-            PyErr_NoMemory();
-            return -1;
-        }
+        if (bits >= (int)(sizeof(size_t) * 8 - 2)) return seqdedup_no_memory();
         bits++;
     }
     return ((size_t)1 << bits) > t->cap ? table_resize(t, bits) : 0;
@@ -168,7 +172,7 @@ static inline int64_t *table_upsert(Table *t, Hash128 key, int *created)
         int bits = TABLE_MIN_BITS;
         while (((size_t)1 << bits) * 3 < (t->size + 1) * 4) {
             if (bits >= (int)(sizeof(size_t) * 8 - 2)) {
-                PyErr_NoMemory();
+                seqdedup_no_memory();
                 return NULL;
             }
             bits++;
@@ -229,7 +233,7 @@ static inline void table_clear(Table *t)
 
 static inline void table_free(Table *t)
 {
-    PyMem_Free(t->slots);
+    PyMem_RawFree(t->slots);
     t->slots = NULL;
     t->cap = t->size = 0;
     t->has_zero = 0;
@@ -243,21 +247,12 @@ static inline int grow(void **data, size_t *cap, size_t needed, size_t item)
     if (needed <= *cap) return 0;
     size_t want = *cap ? *cap : 16;
     while (want < needed) {
-        if (want > SIZE_MAX / 2) {
-            PyErr_NoMemory();
-            return -1;
-        }
+        if (want > SIZE_MAX / 2) return seqdedup_no_memory();
         want *= 2;
     }
-    if (want > SIZE_MAX / item) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    void *fresh = PyMem_Realloc(*data, want * item);
-    if (fresh == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
+    if (want > SIZE_MAX / item) return seqdedup_no_memory();
+    void *fresh = PyMem_RawRealloc(*data, want * item);
+    if (fresh == NULL) return seqdedup_no_memory();
     *data = fresh;
     *cap = want;
     return 0;
@@ -291,7 +286,7 @@ typedef struct {
 typedef struct {
     unsigned char *slots;
     size_t cap, size; /* cap: any size (grown by half), 0 before the first insertion */
-    int mapped;       /* slots come from mmap, not PyMem */
+    int mapped;       /* slots come from mmap, not PyMem_Raw* */
     int has_zero;
     int64_t zero_start;
 } FirstTable;
@@ -464,7 +459,7 @@ PyObject *seqdedup_matcher_decide_split(Matcher *m, PyObject *arg);
 /* matcher_type.c */
 extern PyType_Spec seqdedup_matcher_spec;
 /* matcher.c, for attribution: the fingerprint coefficients of W records, W per lane
- * (2W, PyMem_Malloc'd; NULL with MemoryError set), and a window's fingerprint. */
+ * (2W, PyMem_RawMalloc'd; NULL with MemoryError set), and a window's fingerprint. */
 uint64_t *seqdedup_coefficients(Py_ssize_t width);
 static inline Hash128 seqdedup_fingerprint(const Hash128 *h, const uint64_t *coeffs,
                                            Py_ssize_t width)

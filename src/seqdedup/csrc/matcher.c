@@ -64,7 +64,7 @@ uint64_t *seqdedup_coefficients(Py_ssize_t width)
         PyErr_NoMemory();
         return NULL;
     }
-    uint64_t *out = PyMem_Malloc((size_t)count * sizeof(uint64_t) + 1);
+    uint64_t *out = PyMem_RawMalloc((size_t)count * sizeof(uint64_t) + 1);
     if (out == NULL) {
         PyErr_NoMemory();
         return NULL;
@@ -425,7 +425,7 @@ static PyObject *Matcher_fingerprints_in(Matcher *m, PyObject *args)
     char *dst = PyBytes_AS_STRING(out);
     Hash128 *fps = NULL;
     if (count > 0) {
-        fps = PyMem_Malloc((size_t)count * sizeof(Hash128));
+        fps = PyMem_RawMalloc((size_t)count * sizeof(Hash128));
         if (fps == NULL) {
             Py_DECREF(out);
             return PyErr_NoMemory();
@@ -433,7 +433,7 @@ static PyObject *Matcher_fingerprints_in(Matcher *m, PyObject *args)
         rolling_fingerprints(h, (size_t)count, m->coeffs, m->width, fps);
         memcpy(dst, fps, (size_t)count * sizeof(Hash128));
     }
-    PyMem_Free(fps);
+    PyMem_RawFree(fps);
     return out;
 }
 

@@ -56,7 +56,7 @@ static int Matcher_init(Matcher *m, PyObject *args, PyObject *kwds)
             PyErr_SetString(PyExc_ValueError, "the delimiter must not be empty");
             goto done;
         }
-        delim_copy = PyMem_Malloc((size_t)delim.len);
+        delim_copy = PyMem_RawMalloc((size_t)delim.len);
         if (delim_copy == NULL) {
             PyErr_NoMemory();
             goto done;
@@ -119,26 +119,26 @@ static void Matcher_dealloc(Matcher *m)
     PyTypeObject *type = Py_TYPE(m);
     PyObject_GC_UnTrack(m);
     Matcher_clear(m);
-    PyMem_Free(m->sources);
-    PyMem_Free(m->coeffs);
-    PyMem_Free(m->tail);
-    PyMem_Free(m->recent);
+    PyMem_RawFree(m->sources);
+    PyMem_RawFree(m->coeffs);
+    PyMem_RawFree(m->tail);
+    PyMem_RawFree(m->recent);
     ft_free(&m->first);
     table_free(&m->chains[0]);
     table_free(&m->chains[1]);
     table_free(&m->library);
-    PyMem_Free(m->delim);
-    PyMem_Free(m->buf);
-    PyMem_Free(m->rec_start);
-    PyMem_Free(m->rec_end);
-    PyMem_Free(m->rec_tracked);
-    PyMem_Free(m->tracked_at);
-    PyMem_Free(m->released_flags);
+    PyMem_RawFree(m->delim);
+    PyMem_RawFree(m->buf);
+    PyMem_RawFree(m->rec_start);
+    PyMem_RawFree(m->rec_end);
+    PyMem_RawFree(m->rec_tracked);
+    PyMem_RawFree(m->tracked_at);
+    PyMem_RawFree(m->released_flags);
     seqdedup_keys_free(m);
-    PyMem_Free(m->scratch_hashes);
-    PyMem_Free(m->scratch_windows);
-    PyMem_Free(m->scratch_fps);
-    PyMem_Free(m->keep);
+    PyMem_RawFree(m->scratch_hashes);
+    PyMem_RawFree(m->scratch_windows);
+    PyMem_RawFree(m->scratch_fps);
+    PyMem_RawFree(m->keep);
     type->tp_free((PyObject *)m);
     Py_DECREF(type);
 }
@@ -215,6 +215,21 @@ static PyGetSetDef Matcher_getset[] = {
      NULL},
     {NULL}};
 
+/* sources() -> (base, bytes): a copy of the sources of the recent windows (int64 each,
+ * for windows base, base + 1, ...), as an Attributor reads them: with it, attribution
+ * of what the matcher just decided can run on another thread while the matcher goes on. */
+static PyObject *Matcher_sources(Matcher *m, PyObject *Py_UNUSED(ignored))
+{
+    const int64_t *sources;
+    size_t len;
+    int64_t base;
+    if (seqdedup_matcher_sources((PyObject *)m, &sources, &len, &base) < 0) return NULL;
+    PyObject *copy =
+        PyBytes_FromStringAndSize((const char *)sources, (Py_ssize_t)(len * sizeof(int64_t)));
+    if (copy == NULL) return NULL;
+    return Py_BuildValue("(LN)", (long long)base, copy);
+}
+
 static PyMethodDef Matcher_methods[] = {
     {"push", (PyCFunction)seqdedup_matcher_push, METH_O,
      "push(hashes) -> list[bool]: add key hashes (a buffer of int64); newly decided flags"},
@@ -251,6 +266,9 @@ static PyMethodDef Matcher_methods[] = {
      "records (int64)"},
     {"new_stream", (PyCFunction)seqdedup_matcher_new_stream, METH_NOARGS,
      "new_stream(): after finish() or finish_chunks(), a new stream follows"},
+    {"sources", (PyCFunction)Matcher_sources, METH_NOARGS,
+     "sources() -> (base, bytes): a copy of the recent windows' sources, for an Attributor "
+     "on another thread"},
     {NULL}};
 
 static PyType_Slot Matcher_slots[] = {

@@ -1,9 +1,54 @@
 /*
  * The module seqdedup._kernel: json_keys (the --json-key/--json-ignore fast path of
- * jsonkey.h), the method table and multi-phase initialisation (heap types, module state).
+ * jsonkey.h), errors kept while the GIL is let go, the method table and multi-phase
+ * initialisation (heap types, module state).
  */
 #include "kernel.h"
 #include "jsonkey.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+/* ---- errors kept while the GIL is let go (kernel.h) ---------------------------------- */
+
+_Thread_local int seqdedup_unlocked;
+
+static _Thread_local struct {
+    PyObject *type; /* NULL: none kept (an exception type is immortal enough: a builtin) */
+    char message[256];
+} kept;
+
+int seqdedup_fail(PyObject *type, const char *format, ...)
+{
+    char message[256];
+    va_list args;
+    va_start(args, format);
+    vsnprintf(message, sizeof message, format, args);
+    va_end(args);
+    if (!seqdedup_unlocked) {
+        PyErr_SetString(type, message);
+    } else if (kept.type == NULL) { /* the first failure is the one to report */
+        kept.type = type;
+        memcpy(kept.message, message, sizeof message);
+    }
+    return -1;
+}
+
+int seqdedup_no_memory(void)
+{
+    if (!seqdedup_unlocked) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return seqdedup_fail(PyExc_MemoryError, "out of memory");
+}
+
+void seqdedup_raise_kept(void)
+{
+    if (kept.type == NULL) return;
+    PyErr_SetString(kept.type, kept.message);
+    kept.type = NULL;
+}
 
 /* What json_keys makes: --json-key keys from `paths`, or (ignore) --json-ignore keys
  * without the members named in `names`. */
@@ -55,10 +100,10 @@ static PyObject *json_keys_of(PyObject *rec, const JkRequest *req)
         }
         PyList_SET_ITEM(out, r, key);
     }
-    PyMem_Free(buf);
+    PyMem_RawFree(buf);
     return out;
 fail:
-    PyMem_Free(buf);
+    PyMem_RawFree(buf);
     Py_DECREF(out);
     return NULL;
 }
@@ -80,7 +125,7 @@ PyObject *seqdedup_py_json_keys(PyObject *self, PyObject *args, PyObject *kwds)
     PyObject *out = NULL;
     const unsigned char **parts = NULL;
     size_t *part_lens = NULL;
-    JkRequest *req = PyMem_Calloc(1, sizeof *req); /* too large for the stack's comfort */
+    JkRequest *req = PyMem_RawCalloc(1, sizeof *req); /* too large for the stack's comfort */
     if (req == NULL) {
         PyErr_NoMemory();
         goto done;
@@ -120,8 +165,8 @@ PyObject *seqdedup_py_json_keys(PyObject *self, PyObject *args, PyObject *kwds)
         total_parts += (size_t)PyTuple_GET_SIZE(PyTuple_GET_ITEM(item, 1));
         req->extra += (size_t)PyBytes_GET_SIZE(PyTuple_GET_ITEM(item, 0)) + 4;
     }
-    parts = PyMem_Malloc(total_parts * sizeof *parts + 1);
-    part_lens = PyMem_Malloc(total_parts * sizeof *part_lens + 1);
+    parts = PyMem_RawMalloc(total_parts * sizeof *parts + 1);
+    part_lens = PyMem_RawMalloc(total_parts * sizeof *part_lens + 1);
     if (parts == NULL || part_lens == NULL) {
         PyErr_NoMemory();
         goto done;
@@ -147,9 +192,9 @@ PyObject *seqdedup_py_json_keys(PyObject *self, PyObject *args, PyObject *kwds)
     }
     out = json_keys_of(rec, req);
 done:
-    PyMem_Free(req);
-    PyMem_Free(parts);
-    PyMem_Free(part_lens);
+    PyMem_RawFree(req);
+    PyMem_RawFree(parts);
+    PyMem_RawFree(part_lens);
     Py_XDECREF(pths);
     Py_DECREF(rec);
     return out;
@@ -191,7 +236,7 @@ static PyObject *py_literal_mask(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "literal_mask: bounds and open do not match");
         goto done;
     }
-    int64_t *pairs = PyMem_Malloc(n * 16 + 1);
+    int64_t *pairs = PyMem_RawMalloc(n * 16 + 1);
     if (pairs == NULL) {
         PyErr_NoMemory();
         goto done;
@@ -202,13 +247,13 @@ static PyObject *py_literal_mask(PyObject *self, PyObject *args)
         int64_t before = i ? pairs[2 * i - 1] : 0;
         if (start < before || end < start || (uint64_t)end > total) {
             PyErr_SetString(PyExc_ValueError, "literal_mask: records out of order or bounds");
-            PyMem_Free(pairs);
+            PyMem_RawFree(pairs);
             goto done;
         }
     }
     out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)n);
     if (out == NULL) {
-        PyMem_Free(pairs);
+        PyMem_RawFree(pairs);
         goto done;
     }
     unsigned char *mask = (unsigned char *)PyBytes_AS_STRING(out);
@@ -236,7 +281,7 @@ static PyObject *py_literal_mask(PyObject *self, PyObject *args)
             }
         }
     }
-    PyMem_Free(pairs);
+    PyMem_RawFree(pairs);
 done:
     PyBuffer_Release(&region);
     PyBuffer_Release(&bounds);

@@ -48,7 +48,7 @@ static int32_t intern(NameSlot **slots, size_t *cap, PyObject *names, const unsi
     Py_ssize_t count = PyList_GET_SIZE(names);
     if ((size_t)(count + 1) * 2 > *cap) {
         size_t bigger = *cap ? *cap * 2 : 64;
-        NameSlot *fresh = PyMem_Calloc(bigger, sizeof(NameSlot));
+        NameSlot *fresh = PyMem_RawCalloc(bigger, sizeof(NameSlot));
         if (fresh == NULL) return (void)PyErr_NoMemory(), -1;
         for (size_t s = 0; s < *cap; s++) {
             if ((*slots)[s].data == NULL) continue;
@@ -56,7 +56,7 @@ static int32_t intern(NameSlot **slots, size_t *cap, PyObject *names, const unsi
             while (fresh[i & (bigger - 1)].data != NULL) i++;
             fresh[i & (bigger - 1)] = (*slots)[s];
         }
-        PyMem_Free(*slots);
+        PyMem_RawFree(*slots);
         *slots = fresh;
         *cap = bigger;
     }
@@ -160,10 +160,10 @@ PyObject *seqdedup_py_stream_prefixes(PyObject *self, PyObject *args)
         PyList_SET_ITEM(keys, k, key);
         memcpy(out + (size_t)k * sizeof index, &index, sizeof index);
     }
-    PyMem_Free(slots);
+    PyMem_RawFree(slots);
     return Py_BuildValue("(NNN)", names, found, keys);
 fail:
-    PyMem_Free(slots);
+    PyMem_RawFree(slots);
     Py_XDECREF(names);
     Py_XDECREF(keys);
     Py_XDECREF(found);

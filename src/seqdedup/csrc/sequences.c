@@ -74,9 +74,9 @@ void seqdedup_sequences_free(Sequences *s)
 {
     table_free(&s->counts);
     table_free(&s->known);
-    PyMem_Free(s->prev);
-    PyMem_Free(s->next);
-    PyMem_Free(s->node_key);
+    PyMem_RawFree(s->prev);
+    PyMem_RawFree(s->next);
+    PyMem_RawFree(s->node_key);
     s->prev = s->next = NULL;
     s->node_key = NULL;
     s->nodes = s->prev_cap = s->next_cap = s->key_cap = 0;

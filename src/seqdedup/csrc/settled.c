@@ -48,7 +48,7 @@ static int keyset_add(KeySet *s, uint32_t f, size_t limit)
     if ((s->size + 1) * 4 > s->cap * 3) {
         size_t cap = s->cap ? 2 * s->cap : 64;
         if (cap > limit) return 0;
-        uint32_t *slots = PyMem_Calloc(cap, sizeof(uint32_t));
+        uint32_t *slots = PyMem_RawCalloc(cap, sizeof(uint32_t));
         if (slots == NULL) return (void)PyErr_NoMemory(), -1;
         for (size_t k = 0; k < s->cap; k++) {
             uint32_t v = s->slots[k];
@@ -57,7 +57,7 @@ static int keyset_add(KeySet *s, uint32_t f, size_t limit)
             while (slots[i] != 0) i = (i + 1) & (cap - 1);
             slots[i] = v;
         }
-        PyMem_Free(s->slots);
+        PyMem_RawFree(s->slots);
         s->slots = slots;
         s->cap = cap;
     }
@@ -73,7 +73,7 @@ static int keyset_add(KeySet *s, uint32_t f, size_t limit)
 
 static void keyset_free(KeySet *s)
 {
-    PyMem_Free(s->slots);
+    PyMem_RawFree(s->slots);
     s->slots = NULL;
     s->cap = s->size = 0;
 }

@@ -58,7 +58,7 @@ static int first_index_init(FirstIndex *x, size_t n)
         if (bits >= 40) return (void)PyErr_NoMemory(), -1;
         bits++;
     }
-    x->slots = PyMem_Calloc((size_t)1 << bits, sizeof(uint64_t));
+    x->slots = PyMem_RawCalloc((size_t)1 << bits, sizeof(uint64_t));
     if (x->slots == NULL) return (void)PyErr_NoMemory(), -1;
     x->mask = ((size_t)1 << bits) - 1;
     x->shift = 64 - bits;
@@ -113,7 +113,7 @@ PyObject *seqdedup_py_first_windows(PyObject *self, PyObject *args)
         goto done;
     }
     firsts = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
-    counts = PyMem_Calloc((size_t)owners, sizeof(size_t));
+    counts = PyMem_RawCalloc((size_t)owners, sizeof(size_t));
     if (firsts == NULL || counts == NULL) {
         if (counts == NULL) PyErr_NoMemory();
         goto done;
@@ -130,7 +130,7 @@ PyObject *seqdedup_py_first_windows(PyObject *self, PyObject *args)
     rows = PyList_New(owners);
     routed = PyList_New(owners);
     if (rows == NULL || routed == NULL) goto done;
-    int64_t **row_at = PyMem_Calloc((size_t)owners, 2 * sizeof(int64_t *));
+    int64_t **row_at = PyMem_RawCalloc((size_t)owners, 2 * sizeof(int64_t *));
     if (row_at == NULL) {
         PyErr_NoMemory();
         goto done;
@@ -142,7 +142,7 @@ PyObject *seqdedup_py_first_windows(PyObject *self, PyObject *args)
         if (r == NULL || w == NULL) {
             Py_XDECREF(r);
             Py_XDECREF(w);
-            PyMem_Free(row_at);
+            PyMem_RawFree(row_at);
             goto done;
         }
         PyList_SET_ITEM(rows, b, r);
@@ -160,14 +160,14 @@ PyObject *seqdedup_py_first_windows(PyObject *self, PyObject *args)
         row_at[b] += 3;
         *index_at[b]++ = i;
     }
-    PyMem_Free(row_at);
+    PyMem_RawFree(row_at);
     result = PyTuple_Pack(3, firsts, rows, routed);
 done:
     Py_XDECREF(firsts);
     Py_XDECREF(rows);
     Py_XDECREF(routed);
-    PyMem_Free(counts);
-    PyMem_Free(seen.slots);
+    PyMem_RawFree(counts);
+    PyMem_RawFree(seen.slots);
     PyBuffer_Release(&data);
     PyBuffer_Release(&where);
     return result;
@@ -270,7 +270,7 @@ static PyObject *answer_rows(FirstIndex *x, const RowSet *s, Py_ssize_t p)
         row_at(s, earliest, &fp, &position);
         if (position >= r[3 * i + 2]) continue;
         if (grow((void **)&pairs, &cap, len + 2, sizeof(int64_t)) < 0) {
-            PyMem_Free(pairs);
+            PyMem_RawFree(pairs);
             return NULL;
         }
         pairs[len++] = i;
@@ -278,7 +278,7 @@ static PyObject *answer_rows(FirstIndex *x, const RowSet *s, Py_ssize_t p)
     }
     PyObject *answer =
         PyBytes_FromStringAndSize((const char *)pairs, (Py_ssize_t)(len * sizeof(int64_t)));
-    PyMem_Free(pairs);
+    PyMem_RawFree(pairs);
     return answer;
 }
 
@@ -286,8 +286,8 @@ static PyObject *answer_rows(FirstIndex *x, const RowSet *s, Py_ssize_t p)
 static int rows_held(RowSet *s, PyObject *buffers)
 {
     Py_ssize_t parts = PyList_GET_SIZE(buffers), number = s->library_count;
-    s->parts = PyMem_Calloc((size_t)parts + 1, sizeof(Py_buffer));
-    s->ends = PyMem_Calloc((size_t)parts + 1, sizeof(Py_ssize_t));
+    s->parts = PyMem_RawCalloc((size_t)parts + 1, sizeof(Py_buffer));
+    s->ends = PyMem_RawCalloc((size_t)parts + 1, sizeof(Py_ssize_t));
     if (s->parts == NULL || s->ends == NULL) return (void)PyErr_NoMemory(), -1;
     for (Py_ssize_t p = 0; p < parts; p++) {
         if (PyObject_GetBuffer(PyList_GET_ITEM(buffers, p), &s->parts[p], PyBUF_SIMPLE) < 0)
@@ -334,9 +334,9 @@ PyObject *seqdedup_py_earliest(PyObject *self, PyObject *args)
     }
 done:
     for (Py_ssize_t p = 0; p < rows.nparts; p++) PyBuffer_Release(&rows.parts[p]);
-    PyMem_Free(rows.parts);
-    PyMem_Free(rows.ends);
-    PyMem_Free(index.slots);
+    PyMem_RawFree(rows.parts);
+    PyMem_RawFree(rows.ends);
+    PyMem_RawFree(index.slots);
     PyBuffer_Release(&library);
     return answers;
 }

@@ -183,19 +183,19 @@ static int grow_lanes(StreamMatcher *s, int32_t id)
     size_t cap = s->lane_cap ? s->lane_cap : 8, w = (size_t)s->width;
     while (cap <= (size_t)id) cap *= 2;
     if (cap > SIZE_MAX / w / sizeof(Hash128)) return (void)PyErr_NoMemory(), -1;
-    Lane *lanes = PyMem_Realloc(s->lanes, cap * sizeof(Lane));
+    Lane *lanes = PyMem_RawRealloc(s->lanes, cap * sizeof(Lane));
     if (lanes == NULL) return (void)PyErr_NoMemory(), -1;
     s->lanes = lanes;
-    Hash128 *hashes = PyMem_Realloc(s->ring_hash, cap * w * sizeof(Hash128));
+    Hash128 *hashes = PyMem_RawRealloc(s->ring_hash, cap * w * sizeof(Hash128));
     if (hashes == NULL) return (void)PyErr_NoMemory(), -1;
     s->ring_hash = hashes;
-    int64_t *pos = PyMem_Realloc(s->ring_pos, cap * w * sizeof(int64_t));
+    int64_t *pos = PyMem_RawRealloc(s->ring_pos, cap * w * sizeof(int64_t));
     if (pos == NULL) return (void)PyErr_NoMemory(), -1;
     s->ring_pos = pos;
-    Rolling *ahead = PyMem_Realloc(s->ahead, cap * sizeof(Rolling));
+    Rolling *ahead = PyMem_RawRealloc(s->ahead, cap * sizeof(Rolling));
     if (ahead == NULL) return (void)PyErr_NoMemory(), -1;
     s->ahead = ahead;
-    Hash128 *ahead_hash = PyMem_Realloc(s->ahead_hash, cap * w * sizeof(Hash128));
+    Hash128 *ahead_hash = PyMem_RawRealloc(s->ahead_hash, cap * w * sizeof(Hash128));
     if (ahead_hash == NULL) return (void)PyErr_NoMemory(), -1;
     s->ahead_hash = ahead_hash;
     memset(ahead + s->lane_cap, 0, (cap - s->lane_cap) * sizeof(Rolling));
@@ -209,7 +209,7 @@ static int queue_append(StreamMatcher *s)
 {
     if (s->queue_len == s->queue_cap) {
         size_t cap = s->queue_cap ? s->queue_cap * 2 : 4096;
-        unsigned char *queue = PyMem_Realloc(s->queue, cap);
+        unsigned char *queue = PyMem_RawRealloc(s->queue, cap);
         if (queue == NULL) return (void)PyErr_NoMemory(), -1;
         s->queue = queue;
         s->queue_cap = cap;
@@ -234,11 +234,11 @@ static int previous_append(StreamMatcher *s, int64_t g)
     if ((size_t)s->previous_len == s->previous_cap) {
         size_t cap = s->previous_cap ? s->previous_cap * 2 : 1024;
         if (cap > SIZE_MAX / sizeof(int64_t)) return (void)PyErr_NoMemory(), -1;
-        int64_t *ring = PyMem_Malloc(cap * sizeof(int64_t));
+        int64_t *ring = PyMem_RawMalloc(cap * sizeof(int64_t));
         if (ring == NULL) return (void)PyErr_NoMemory(), -1;
         for (int64_t e = s->previous_base; e < s->previous_base + s->previous_len; e++)
             ring[(size_t)e & (cap - 1)] = *previous_at(s, e);
-        PyMem_Free(s->previous);
+        PyMem_RawFree(s->previous);
         s->previous = ring;
         s->previous_cap = cap;
     }
@@ -428,7 +428,7 @@ static Hash128 hash_at(const Py_buffer *hashes, Py_ssize_t k)
 static int push_all(StreamMatcher *s, const Py_buffer *hashes, const Py_buffer *lanes,
                     const Py_buffer *translate, int32_t current, Py_ssize_t n)
 {
-    int32_t *ids = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(int32_t));
+    int32_t *ids = PyMem_RawMalloc((size_t)(n ? n : 1) * sizeof(int32_t));
     if (ids == NULL) return (void)PyErr_NoMemory(), -1;
     int rc = 0;
     for (Py_ssize_t k = 0; k < n && rc == 0; k++) {
@@ -441,7 +441,7 @@ static int push_all(StreamMatcher *s, const Py_buffer *hashes, const Py_buffer *
         if (k + AHEAD < n) look_ahead(s, ids[k + AHEAD], hash_at(hashes, k + AHEAD));
         rc = push_one(s, ids[k], hash_at(hashes, k));
     }
-    PyMem_Free(ids);
+    PyMem_RawFree(ids);
     return rc;
 }
 
@@ -531,19 +531,19 @@ static int StreamMatcher_init(StreamMatcher *s, PyObject *args, PyObject *kwds)
 static void StreamMatcher_dealloc(StreamMatcher *s)
 {
     PyTypeObject *type = Py_TYPE(s);
-    PyMem_Free(s->coeffs);
-    PyMem_Free(s->lanes);
-    PyMem_Free(s->ring_hash);
-    PyMem_Free(s->ring_pos);
-    PyMem_Free(s->ahead);
-    PyMem_Free(s->ahead_hash);
-    PyMem_Free(s->queue);
+    PyMem_RawFree(s->coeffs);
+    PyMem_RawFree(s->lanes);
+    PyMem_RawFree(s->ring_hash);
+    PyMem_RawFree(s->ring_pos);
+    PyMem_RawFree(s->ahead);
+    PyMem_RawFree(s->ahead_hash);
+    PyMem_RawFree(s->queue);
     vec_free(&s->ended);
     vec_free(&s->runs);
     ft_free(&s->first);
     table_free(&s->latest[0]);
     table_free(&s->latest[1]);
-    PyMem_Free(s->previous);
+    PyMem_RawFree(s->previous);
     type->tp_free((PyObject *)s);
     Py_DECREF(type);
 }

@@ -106,8 +106,8 @@ PyObject *seqdedup_py_window_tally(PyObject *self, PyObject *args)
     }
     out = PyList_New(0);
     size_t bytes = (size_t)(n > 0 ? n : 1) * sizeof(int64_t);
-    previous = PyMem_Malloc(bytes);
-    current = PyMem_Malloc(bytes);
+    previous = PyMem_RawMalloc(bytes);
+    current = PyMem_RawMalloc(bytes);
     if (out == NULL || previous == NULL || current == NULL) {
         if (out != NULL) PyErr_NoMemory();
         goto fail;
@@ -141,8 +141,8 @@ PyObject *seqdedup_py_window_tally(PyObject *self, PyObject *args)
 fail:
     Py_CLEAR(out);
 done:
-    PyMem_Free(previous);
-    PyMem_Free(current);
+    PyMem_RawFree(previous);
+    PyMem_RawFree(current);
     PyBuffer_Release(&data);
     return out;
 }
