@@ -384,7 +384,11 @@ def attribution_run(kernel, rng: random.Random) -> None:
                 runs = array("q")
                 for start, stop in runs_of(flags, False):
                     runs.extend((core.decided + start, core.decided + stop))
-                got = core.add_runs(len(flags), runs, numbers)
+                if rng.random() < 0.5:  # a copy of the sources: the call lets the GIL go
+                    base, copy = m.sources()
+                    got = core.add_runs(len(flags), runs, numbers, copy, base)
+                else:
+                    got = core.add_runs(len(flags), runs, numbers)
             both(got, python.add(flags, numbers))
             for tracked in range(max(0, python.decided - 3), python.decided):
                 assert core.record_number(tracked) == python.record_number(tracked)
@@ -394,8 +398,18 @@ def attribution_run(kernel, rng: random.Random) -> None:
     both(core.finish(), python.finish())
     counted = sorted(pieces for _, _, pieces in struct.iter_unpack("3q", core.top_counts()))
     assert counted == (sorted(tops.values()) if top else [])
-    for bad in (lambda: core.add_runs(-1, b""), lambda: core.add_runs(1, b"\x00" * 12)):
-        with contextlib.suppress(ValueError):
+    try:  # refused without the GIL (no key hash for the record): raised once it is back
+        core.add_runs(1, array("q", [core.decided, core.decided + 1]), None, b"", 0)
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("a run past the key hashes given was taken")
+    for bad in (
+        lambda: core.add_runs(-1, b""),
+        lambda: core.add_runs(1, b"\x00" * 12),
+        lambda: core.add_runs(0, b"", None, b"\x00" * 7, 0),
+    ):
+        with contextlib.suppress(ValueError, RuntimeError):  # (broken by the refusal above)
             bad()
     with contextlib.suppress(TypeError):
         kernel.Attributor(object())

@@ -507,3 +507,97 @@ def test_top_with_a_small_sequences_table_keeps_what_it_keeps(engine, keys, wind
     _, rows = top_rows(keys, window, limit)
     got = [{k: row[k] for k in ("removed", "seen", "length", "first_seen")} for row in rows]
     assert got == top_oracle(keys, window, limit)
+
+
+class Trickle:
+    """An input that hands over at most ``step`` bytes a read: many chunks."""
+
+    def __init__(self, data: bytes, step: int) -> None:
+        self._data, self._step, self._at = data, step, 0
+
+    def read(self, size: int = -1) -> bytes:
+        chunk = self._data[self._at : self._at + min(size, self._step)]
+        self._at += len(chunk)
+        return chunk
+
+
+def counted_on_a_thread(streams, step, **options):
+    """Statistics of a run (the kernel's chunk path, many chunks) and the attribution
+    threads it made (AttributionThread only counts: nothing else reads a piece)."""
+    import io
+
+    from seqdedup import attribution
+    from seqdedup.api import process_streams
+    from seqdedup.config import Config
+
+    pytest.importorskip("seqdedup._kernel")
+    made = []
+    real_init = attribution.AttributionThread.__init__
+
+    def spied(self, *args):
+        real_init(self, *args)
+        made.append(self)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SEQDEDUP_ENGINE", "c")
+        patch.setattr(attribution.AttributionThread, "__init__", spied)
+        sources = [Trickle(b"".join(k.encode() + b"\n" for k in ks), step) for ks in streams]
+        stats = process_streams(sources, io.BytesIO(), Config(**options))
+    return stats, made
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    streams=st.lists(st.lists(st.sampled_from("abc"), max_size=120), min_size=1, max_size=3),
+    window=st.integers(1, 4),
+    step=st.integers(1, 40),
+)
+def test_sequences_counted_on_a_thread_are_the_oracles(streams, window, step):
+    """The statistics' sequences, counted on the attribution thread while the matcher
+    decides the next chunks (inputs read a few bytes at a time): as many as the oracle's
+    pieces have distinct contents."""
+    from oracle import attribution_pieces_streams
+
+    stats, made = counted_on_a_thread(streams, step, window_size=window)
+    keys = [k for ks in streams for k in ks]
+    pieces = attribution_pieces_streams(streams, window)
+    assert stats.unique_sequences == len({tuple(keys[s : e + 1]) for s, e, _ in pieces})
+    assert len(made) == 1
+
+
+def test_the_thread_counts_what_the_matcher_decides_meanwhile():
+    """A large input in many chunks: the thread does the counting (and the matcher
+    decides chunks of over a thousand records without the GIL), with the count of a run
+    that attributes every chunk at once."""
+    import random
+
+    rng = random.Random(7)
+    keys = [rng.choice("ab") for _ in range(30_000)]
+    stats, made = counted_on_a_thread([keys], 4096, window_size=3)
+    assert made[0].threaded_calls > 10
+    in_line, _ = counted_on_a_thread([keys], 1 << 20, window_size=3)
+    assert (stats.unique_sequences, stats.skipped) == (in_line.unique_sequences, in_line.skipped)
+    assert stats.unique_sequences > 100
+
+
+def test_a_failure_on_the_attribution_thread_ends_the_run(monkeypatch):
+    """An error in the thread's call is the run's error (raised on the main thread, at
+    the next chunk or at the end), never a hang or a wrong count: running out of memory
+    there is the run's one-line out-of-memory error."""
+    from seqdedup import attribution
+    from seqdedup.errors import SeqdedupError
+
+    real = attribution.AttributionThread._attribute
+    calls = []
+
+    def failing(self, *call):
+        calls.append(1)
+        if len(calls) == 3:
+            raise MemoryError("no room for the sequences")
+        real(self, *call)
+
+    monkeypatch.setattr(attribution.AttributionThread, "_attribute", failing)
+    keys = ["a", "b", "a", "b", "c"] * 2000
+    with pytest.raises(SeqdedupError, match="out of memory after"):
+        counted_on_a_thread([keys], 1000, window_size=2)
+    assert len(calls) == 3  # nothing attributed after the failure

@@ -770,6 +770,136 @@ class KernelAttributor:
         return _unpacked(self._core.new_stream())
 
 
+class AttributionThread:
+    """Attribution that only counts (the statistics' sequences: nothing reads a piece)
+    on a thread of its own, beside the matcher. Each chunk's runs go to the kernel's
+    attributor with a copy of the matcher's sources (``Matcher.sources()``), so its call
+    lets the GIL go and runs on another core while the matcher decides the next chunk.
+    At most ``IN_FLIGHT`` chunks wait for it (their key hashes, runs and sources held);
+    every other call, and every answer read, waits for what is queued first. The first
+    chunk is attributed at once: an input of one chunk starts no thread."""
+
+    IN_FLIGHT = 2
+
+    def __init__(self, inner: KernelAttributor, matcher: Any) -> None:
+        self._inner = inner
+        self._matcher = matcher
+        self._keys: list[Any] = []  # key hashes given since the last runs
+        self._decided = inner.decided
+        self._queue: Any = None  # queue.Queue of calls, once the thread runs
+        self._thread: Any = None
+        self._failure: BaseException | None = None
+        self.counts_top = False
+        self.set_library_keys = inner.set_library_keys  # (before any record)
+        self.threaded_calls = 0  # calls the thread made (tests check it works)
+
+    def append_keys(self, hashes: Any) -> None:
+        self._keys.append(hashes)
+
+    def add_runs(self, size: int, runs: Any, numbers: Any = None) -> list[Piece]:
+        if self._failure is not None:
+            raise self._failure
+        base, sources = self._matcher.sources()
+        keys, self._keys = self._keys, []
+        self._decided += size
+        call = (keys, size, runs, numbers, sources, base)
+        if self._thread is None and self._decided == size:
+            self._attribute(*call)  # the first chunk: perhaps the only one
+        else:
+            self._start().put(call)
+        return []
+
+    def _attribute(
+        self, keys: list[Any], size: int, runs: Any, numbers: Any, sources: bytes, base: int
+    ) -> None:
+        core = self._inner._core
+        for hashes in keys:
+            core.append_keys(hashes)
+        core.add_runs(size, runs, numbers, sources, base)
+
+    def _start(self) -> Any:
+        if self._thread is None:
+            import queue
+            import threading
+
+            self._queue = queue.Queue(self.IN_FLIGHT)
+            self._thread = threading.Thread(
+                target=self._work, name="seqdedup-attribution", daemon=True
+            )
+            self._thread.start()
+        return self._queue
+
+    def _work(self) -> None:
+        while True:
+            call = self._queue.get()
+            try:
+                if call is None:
+                    return
+                if self._failure is None:
+                    self._attribute(*call)
+                    self.threaded_calls += 1
+            except BaseException as exc:  # raised on the main thread by _settled
+                self._failure = exc
+            finally:
+                self._queue.task_done()
+
+    def _settled(self) -> KernelAttributor:
+        """The attributor once everything queued is done (its failure raised here)."""
+        if self._queue is not None:
+            self._queue.join()
+        if self._failure is not None:
+            raise self._failure
+        inner = self._inner
+        for hashes in self._keys:
+            inner.append_keys(hashes)
+        self._keys = []
+        return inner
+
+    def close(self) -> None:
+        """The thread ends (once what is queued is done)."""
+        if self._thread is not None:
+            self._queue.put(None)
+            self._thread.join()
+            self._thread = None
+            self._queue = None
+
+    @property
+    def decided(self) -> int:
+        return self._decided
+
+    @property
+    def identified(self) -> int:
+        return self._settled().identified
+
+    @property
+    def open_piece(self) -> bool:
+        return self._settled().open_piece
+
+    @property
+    def open_source(self) -> int | None:
+        return self._settled().open_source
+
+    @property
+    def work(self) -> int:
+        return self._settled().work
+
+    def record_number(self, tracked: int) -> int:
+        return int(self._settled().record_number(tracked))
+
+    def add(self, keep: Sequence[bool], numbers: Sequence[int] | None = None) -> list[Piece]:
+        pieces = self._settled().add(keep, numbers)
+        self._decided = self._inner.decided
+        return pieces
+
+    def finish(self) -> list[Piece]:
+        pieces = self._settled().finish()
+        self.close()
+        return pieces
+
+    def new_stream(self) -> list[Piece]:
+        return self._settled().new_stream()
+
+
 def _unpacked(packed: bytes | None) -> list[Piece]:
     """The kernel's pieces: six int64 each (start, end, source, count, and the two
     lanes of the identity)."""

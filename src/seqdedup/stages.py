@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from seqdedup.attribution import (
+    AttributionThread,
     Attributor,
     DecisionCount,
     KernelAttributor,
@@ -129,8 +130,7 @@ class Stages:
         stats.total += released
         stats.emitted += kept
         stats.skipped += released - kept
-        stats.unique_sequences = self.attributor.identified
-        self.released += released
+        self.released += released  # (the sequences are counted once, by finish)
 
     def note_pieces(self, pieces: list[Piece]) -> None:
         """``--top``: count each closed piece, with its first record when it starts a
@@ -258,7 +258,7 @@ class LibraryWindows:
 
 
 def make_top(
-    config: Config, attributor: Attributor | KernelAttributor | DecisionCount
+    config: Config, attributor: Attributor | KernelAttributor | AttributionThread | DecisionCount
 ) -> TopSequences | None:
     """``--top``'s table (counted by the kernel's attribution when it counts it)."""
     if not config.top:
@@ -340,7 +340,7 @@ def make_attributor(
     engine: object,
     matcher: Matcher,
     on_explain: Callable[[str], None] | None,
-) -> Attributor | KernelAttributor | DecisionCount:
+) -> Attributor | KernelAttributor | AttributionThread | DecisionCount:
     """Attribution only where something reads it (docs/engine.md: what needs what),
     in the kernel when it runs; pieces as objects only for what reads them one by
     one (the statistics read only the count of sequences)."""
@@ -358,7 +358,7 @@ def make_attributor(
         top_only = bool(config.top) and not (
             config.annotate or config.fold or on_explain is not None or config.library_dir
         )
-        return KernelAttributor(
+        attributor = KernelAttributor(
             engine,
             matcher,
             config.max_candidates,
@@ -368,6 +368,8 @@ def make_attributor(
             pieces_read and not top_only,
             top_only,
         )
+        # Only counted (the statistics read the number of sequences): on a thread.
+        return attributor if pieces_read else AttributionThread(attributor, matcher)
     return Attributor(
         config.window_size,
         SequenceTable(config.max_unique_sequences),

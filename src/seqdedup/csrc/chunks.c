@@ -303,6 +303,23 @@ static Py_ssize_t hash_pending(Matcher *m, size_t from, size_t to, const unsigne
     return (Py_ssize_t)made;
 }
 
+/* Decide n more tracked records (seqdedup_push_core), without the GIL when a batch is
+ * large and nothing on the way needs Python (no new-material list to append to): the
+ * statistics' attribution of the chunk before runs on another thread meanwhile. */
+static Py_ssize_t push_chunk(Matcher *m, const Hash128 *h, size_t n)
+{
+    if (n < PUSH_UNLOCKED_MIN || (m->new_material != NULL && m->new_material != Py_None))
+        return seqdedup_push_core(m, h, n, 0);
+    Py_ssize_t count;
+    seqdedup_unlocked = 1;
+    Py_BEGIN_ALLOW_THREADS
+    count = seqdedup_push_core(m, h, n, 0);
+    Py_END_ALLOW_THREADS
+    seqdedup_unlocked = 0;
+    if (count < 0) seqdedup_raise_kept();
+    return count;
+}
+
 static PyObject *Matcher_feed_chunk_in(Matcher *m, PyObject *arg, int *changed);
 
 PyObject *seqdedup_matcher_feed_chunk(Matcher *m, PyObject *arg)
@@ -344,7 +361,7 @@ static PyObject *Matcher_feed_chunk_in(Matcher *m, PyObject *arg, int *changed)
     PyObject *hashes = PyBytes_FromStringAndSize((const char *)h, n * (Py_ssize_t)sizeof(Hash128));
     if (hashes == NULL) return NULL;
     int64_t first_index = m->next;
-    Py_ssize_t count = seqdedup_push_core(m, h, (size_t)n, 0);
+    Py_ssize_t count = push_chunk(m, h, (size_t)n);
     PyObject *result = count < 0 ? NULL : emit(m, m->keep, (size_t)count, hashes, first_index);
     Py_DECREF(hashes);
     return result;
@@ -516,7 +533,7 @@ static PyObject *Matcher_decide_split_in(Matcher *m, PyObject *arg, int *changed
         PyBytes_FromStringAndSize((const char *)h, tracked * (Py_ssize_t)sizeof(Hash128));
     if (hashes == NULL) return NULL;
     int64_t first_index = m->next;
-    Py_ssize_t count = tracked ? seqdedup_push_core(m, h, (size_t)tracked, 0) : 0;
+    Py_ssize_t count = tracked ? push_chunk(m, h, (size_t)tracked) : 0;
     if (count >= 0 && m->chunks_finished) { /* the end: the tracked records left */
         Py_ssize_t rest = seqdedup_finish_core(m, (size_t)count);
         count = rest < 0 ? -1 : count + rest;

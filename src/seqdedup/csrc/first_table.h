@@ -92,10 +92,10 @@ static inline void ft_release(unsigned char *slots, size_t bytes, int mapped)
 
 static inline int ft_resize(FirstTable *t, size_t cap)
 {
-    if (cap > SIZE_MAX / FT_SLOT) return (void)PyErr_NoMemory(), -1;
+    if (cap > SIZE_MAX / FT_SLOT) return seqdedup_no_memory();
     int mapped;
     unsigned char *slots = ft_alloc(cap * FT_SLOT, &mapped);
-    if (slots == NULL) return (void)PyErr_NoMemory(), -1;
+    if (slots == NULL) return seqdedup_no_memory();
     unsigned char *old = t->slots;
     size_t old_cap = t->cap;
     int old_mapped = t->mapped;
@@ -131,9 +131,8 @@ static inline int ft_resize(FirstTable *t, size_t cap)
 static inline int ft_first_start(FirstTable *t, Hash128 key, int64_t start, int64_t *first)
 {
     if (start < -FT_BIAS || start >= FT_BIAS) {
-        PyErr_SetString(PyExc_OverflowError,
-                        "more than 2^39 records in one run with unlimited history");
-        return -1;
+        return seqdedup_fail(PyExc_OverflowError,
+                             "more than 2^39 records in one run with unlimited history");
     }
     if (hash_is_zero(key)) {
         if (!t->has_zero) {
@@ -148,7 +147,7 @@ static inline int ft_first_start(FirstTable *t, Hash128 key, int64_t start, int6
          * costs 21 / (1/2 .. 3/4) = 28 .. 42 bytes (doubling would reach 56). */
         size_t cap = t->cap < 16 ? 16 : t->cap + t->cap / 2;
         while (cap / 4 * 3 < t->size + 1) {
-            if (cap > SIZE_MAX / 2 / FT_SLOT) return (void)PyErr_NoMemory(), -1;
+            if (cap > SIZE_MAX / 2 / FT_SLOT) return seqdedup_no_memory();
             cap += cap / 2;
         }
         if (ft_resize(t, cap) < 0) return -1;

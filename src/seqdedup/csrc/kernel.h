@@ -260,6 +260,8 @@ static inline int grow(void **data, size_t *cap, size_t needed, size_t item)
 
 /* Below this many bytes, releasing the GIL costs more than it saves (hashlib's rule). */
 #define GIL_MINSIZE 2048
+/* Below this many records, the matcher decides a chunk with the GIL held. */
+#define PUSH_UNLOCKED_MIN 1024
 
 /* ---------------------------------------------------------------------------------
  * Keys seen (settled.c): 32-bit fingerprints of key hashes in an open-addressing set

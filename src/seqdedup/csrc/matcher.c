@@ -55,20 +55,12 @@ PyObject *seqdedup_matcher_leave(Matcher *m, PyObject *result, int changed)
 
 uint64_t *seqdedup_coefficients(Py_ssize_t width)
 {
-    if ((size_t)width > SIZE_MAX / 2 / sizeof(uint64_t)) {
-        PyErr_NoMemory();
-        return NULL;
-    }
     Py_ssize_t count = 2 * width;
-    if ((size_t)count > SIZE_MAX / sizeof(uint64_t)) {
-        PyErr_NoMemory();
-        return NULL;
-    }
+    if ((size_t)width > SIZE_MAX / 2 / sizeof(uint64_t) ||
+        (size_t)count > SIZE_MAX / sizeof(uint64_t))
+        return (void)seqdedup_no_memory(), NULL;
     uint64_t *out = PyMem_RawMalloc((size_t)count * sizeof(uint64_t) + 1);
-    if (out == NULL) {
-        PyErr_NoMemory();
-        return NULL;
-    }
+    if (out == NULL) return (void)seqdedup_no_memory(), NULL;
     /* Lane l's coefficients are the powers of its odd base B_l, R[l][k] = B_l^(W-1-k)
      * (B_l: the splitmix64 stream's first two values, made odd), so that the next
      * window's fingerprint follows from the last one (see rolling_fingerprints). */
@@ -131,11 +123,8 @@ static int prepare_sources(Matcher *m, size_t count)
         memmove(m->sources, m->sources + m->sources_len - keep, keep * sizeof(int64_t));
     m->sources_base = m->next - (int64_t)keep;
     m->sources_len = keep;
-    if (count > SIZE_MAX - keep ||
-        grow((void **)&m->sources, &m->sources_cap, keep + count, sizeof(int64_t)) < 0) {
-        if (!PyErr_Occurred()) PyErr_NoMemory();
-        return -1;
-    }
+    if (count > SIZE_MAX - keep) return seqdedup_no_memory();
+    if (grow((void **)&m->sources, &m->sources_cap, keep + count, sizeof(int64_t)) < 0) return -1;
     for (size_t k = 0; k < count; k++) m->sources[keep + k] = NO_SOURCE;
     m->sources_len = keep + count;
     return 0;
@@ -246,9 +235,9 @@ Py_ssize_t seqdedup_push_core(Matcher *m, const Hash128 *hashes, size_t n, size_
 {
     size_t width = (size_t)m->width;
     if (seqdedup_note_keys(m, hashes, n, m->next + (int64_t)m->tail_len) < 0) return -1;
-    if (n > SIZE_MAX / 2 - m->tail_len) return (void)PyErr_NoMemory(), -1;
+    if (n > SIZE_MAX / 2 - m->tail_len) return seqdedup_no_memory();
     size_t total = m->tail_len + n;
-    if (total > SIZE_MAX / 2 / sizeof(Hash128)) return (void)PyErr_NoMemory(), -1;
+    if (total > SIZE_MAX / 2 / sizeof(Hash128)) return seqdedup_no_memory();
     if (total < width) { /* no window completes: everything waits in the tail */
         if (grow((void **)&m->tail, &m->tail_cap, total, sizeof(Hash128)) < 0) return -1;
         if (n) memcpy(m->tail + m->tail_len, hashes, n * sizeof(Hash128));
@@ -258,12 +247,11 @@ Py_ssize_t seqdedup_push_core(Matcher *m, const Hash128 *hashes, size_t n, size_
     if (ensure_coefficients(m) < 0) return -1;
     size_t count = total - width + 1;
     size_t recent = m->limited ? m->recent_len : 0;
+    if (count > SIZE_MAX - at) return seqdedup_no_memory();
     if (grow((void **)&m->scratch_windows, &m->scratch_windows_cap, total, sizeof(Hash128)) < 0 ||
         grow((void **)&m->scratch_fps, &m->scratch_fps_cap, recent + count, sizeof(Hash128)) < 0 ||
-        count > SIZE_MAX - at || grow((void **)&m->keep, &m->keep_cap, at + count, 1) < 0) {
-        if (!PyErr_Occurred()) PyErr_NoMemory();
+        grow((void **)&m->keep, &m->keep_cap, at + count, 1) < 0)
         return -1;
-    }
     if (prepare_sources(m, count) < 0) return -1;
     Hash128 *all = m->scratch_windows, *fps = m->scratch_fps;
     unsigned char *keep = m->keep + at;

@@ -49,7 +49,7 @@ static int keyset_add(KeySet *s, uint32_t f, size_t limit)
         size_t cap = s->cap ? 2 * s->cap : 64;
         if (cap > limit) return 0;
         uint32_t *slots = PyMem_RawCalloc(cap, sizeof(uint32_t));
-        if (slots == NULL) return (void)PyErr_NoMemory(), -1;
+        if (slots == NULL) return seqdedup_no_memory();
         for (size_t k = 0; k < s->cap; k++) {
             uint32_t v = s->slots[k];
             if (v == 0) continue;
