@@ -449,7 +449,6 @@ int seqdedup_note_keys(Matcher *m, const Hash128 *h, size_t n, int64_t first);
 /* The first tracked record whose decision is not certain yet (>= m->next). */
 int64_t seqdedup_settled(const Matcher *m);
 void seqdedup_keys_free(Matcher *m);
-PyObject *seqdedup_matcher_get_settled(Matcher *m, void *closure);
 
 /* chunks.c */
 PyObject *seqdedup_matcher_feed_chunk(Matcher *m, PyObject *arg);

@@ -171,6 +171,12 @@ static PyObject *get_new_stretches(Matcher *m, void *c)
 
 static PyObject *get_decided(Matcher *m, void *c) { return PyLong_FromLongLong(m->next); }
 
+static PyObject *get_settled(Matcher *m, void *c)
+{
+    if (seqdedup_matcher_usable(m) < 0) return NULL;
+    return PyLong_FromLongLong(seqdedup_settled(m));
+}
+
 static PyObject *get_window_size(Matcher *m, void *c) { return PyLong_FromSsize_t(m->width); }
 
 static PyObject *get_max_history(Matcher *m, void *c)
@@ -208,7 +214,7 @@ static PyGetSetDef Matcher_getset[] = {
     {"max_history", (getter)get_max_history, NULL, "the history, None if unlimited", NULL},
     {"remembered_windows", (getter)get_remembered, NULL, "fingerprints held in history", NULL},
     {"table_bytes", (getter)get_table_bytes, NULL, "bytes held by the window tables", NULL},
-    {"settled", (getter)seqdedup_matcher_get_settled, NULL,
+    {"settled", (getter)get_settled, NULL,
      "the first tracked record whose decision is not certain yet: those before it (from "
      "decided on) are kept unless cover reaches them", NULL},
     {"cover", (getter)get_cover, NULL, "the last record a decided repeat covers (-1: none)",

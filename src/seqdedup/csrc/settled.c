@@ -119,9 +119,3 @@ int64_t seqdedup_settled(const Matcher *m)
     int64_t read = m->next + (int64_t)m->tail_len; /* records read so far */
     return m->last_novel + 1 < read ? m->last_novel + 1 : read;
 }
-
-PyObject *seqdedup_matcher_get_settled(Matcher *m, void *closure)
-{
-    if (seqdedup_matcher_usable(m) < 0) return NULL;
-    return PyLong_FromLongLong(seqdedup_settled(m));
-}
