@@ -130,7 +130,9 @@ class Stages:
         stats.total += released
         stats.emitted += kept
         stats.skipped += released - kept
-        self.released += released  # (the sequences are counted once, by finish)
+        if not isinstance(self.attributor, AttributionThread):  # (that one: at the end)
+            stats.unique_sequences = self.attributor.identified
+        self.released += released
 
     def note_pieces(self, pieces: list[Piece]) -> None:
         """``--top``: count each closed piece, with its first record when it starts a
