@@ -587,17 +587,46 @@ def test_a_failure_on_the_attribution_thread_ends_the_run(monkeypatch):
     from seqdedup import attribution
     from seqdedup.errors import SeqdedupError
 
-    real = attribution.AttributionThread._attribute
+    real = attribution._attribute
     calls = []
 
-    def failing(self, *call):
+    def failing(core, call):
         calls.append(1)
         if len(calls) == 3:
             raise MemoryError("no room for the sequences")
-        real(self, *call)
+        real(core, call)
 
-    monkeypatch.setattr(attribution.AttributionThread, "_attribute", failing)
+    monkeypatch.setattr(attribution, "_attribute", failing)
     keys = ["a", "b", "a", "b", "c"] * 2000
     with pytest.raises(SeqdedupError, match="out of memory after"):
         counted_on_a_thread([keys], 1000, window_size=2)
     assert len(calls) == 3  # nothing attributed after the failure
+
+
+def test_a_dropped_run_ends_its_attribution_thread():
+    """A Deduplicator dropped in the middle of raw input (never flushed) does not leave
+    its attribution thread behind."""
+    import gc
+    import threading
+    import time
+
+    from seqdedup import Deduplicator
+
+    pytest.importorskip("seqdedup._kernel")
+
+    def threads() -> int:
+        return sum(t.name == "seqdedup-attribution" for t in threading.enumerate())
+
+    before = threads()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SEQDEDUP_ENGINE", "c")
+        dedup = Deduplicator(window_size=2)
+        for k in range(20):
+            dedup.feed_bytes(b"".join(b"%d\n" % (n % 50) for n in range(k, k + 2000)))
+    assert threads() == before + 1
+    del dedup
+    gc.collect()
+    deadline = time.monotonic() + 5
+    while threads() > before and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert threads() == before

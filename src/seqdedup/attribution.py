@@ -788,67 +788,57 @@ class AttributionThread:
         self._decided = inner.decided
         self._queue: Any = None  # queue.Queue of calls, once the thread runs
         self._thread: Any = None
-        self._failure: BaseException | None = None
+        self._ending: Any = None  # weakref.finalize: ends the thread of a dropped object
+        self._state = _ThreadState()
         self.counts_top = False
         self.set_library_keys = inner.set_library_keys  # (before any record)
-        self.threaded_calls = 0  # calls the thread made (tests check it works)
+
+    @property
+    def threaded_calls(self) -> int:
+        """Calls the thread made (tests check that it works)."""
+        return self._state.calls
 
     def append_keys(self, hashes: Any) -> None:
         self._keys.append(hashes)
 
     def add_runs(self, size: int, runs: Any, numbers: Any = None) -> list[Piece]:
-        if self._failure is not None:
-            raise self._failure
+        if self._state.failure is not None:
+            raise self._state.failure
         base, sources = self._matcher.sources()
         keys, self._keys = self._keys, []
         self._decided += size
         call = (keys, size, runs, numbers, sources, base)
         if self._thread is None and self._decided == size:
-            self._attribute(*call)  # the first chunk: perhaps the only one
+            _attribute(self._inner._core, call)  # the first chunk: perhaps the only one
         else:
             self._start().put(call)
         return []
-
-    def _attribute(
-        self, keys: list[Any], size: int, runs: Any, numbers: Any, sources: bytes, base: int
-    ) -> None:
-        core = self._inner._core
-        for hashes in keys:
-            core.append_keys(hashes)
-        core.add_runs(size, runs, numbers, sources, base)
 
     def _start(self) -> Any:
         if self._thread is None:
             import queue
             import threading
+            import weakref
 
             self._queue = queue.Queue(self.IN_FLIGHT)
             self._thread = threading.Thread(
-                target=self._work, name="seqdedup-attribution", daemon=True
+                target=_attribute_queued,
+                args=(self._queue, self._inner._core, self._state),
+                name="seqdedup-attribution",
+                daemon=True,
             )
             self._thread.start()
+            # The thread holds the queue and the kernel's attributor, not this object:
+            # one dropped without finish() (an abandoned Deduplicator) ends its thread.
+            self._ending = weakref.finalize(self, self._queue.put, None)
         return self._queue
-
-    def _work(self) -> None:
-        while True:
-            call = self._queue.get()
-            try:
-                if call is None:
-                    return
-                if self._failure is None:
-                    self._attribute(*call)
-                    self.threaded_calls += 1
-            except BaseException as exc:  # raised on the main thread by _settled
-                self._failure = exc
-            finally:
-                self._queue.task_done()
 
     def _settled(self) -> KernelAttributor:
         """The attributor once everything queued is done (its failure raised here)."""
         if self._queue is not None:
             self._queue.join()
-        if self._failure is not None:
-            raise self._failure
+        if self._state.failure is not None:
+            raise self._state.failure
         inner = self._inner
         for hashes in self._keys:
             inner.append_keys(hashes)
@@ -858,6 +848,7 @@ class AttributionThread:
     def close(self) -> None:
         """The thread ends (once what is queued is done)."""
         if self._thread is not None:
+            self._ending.detach()
             self._queue.put(None)
             self._thread.join()
             self._thread = None
@@ -898,6 +889,39 @@ class AttributionThread:
 
     def new_stream(self) -> list[Piece]:
         return self._settled().new_stream()
+
+
+class _ThreadState:
+    """What the attribution thread tells the main thread: its first failure, its calls."""
+
+    def __init__(self) -> None:
+        self.failure: BaseException | None = None
+        self.calls = 0
+
+
+def _attribute(core: Any, call: tuple[Any, ...]) -> None:
+    """One chunk's attribution: its key hashes, then its runs with the sources' copy."""
+    keys, size, runs, numbers, sources, base = call
+    for hashes in keys:
+        core.append_keys(hashes)
+    core.add_runs(size, runs, numbers, sources, base)
+
+
+def _attribute_queued(calls: Any, core: Any, state: _ThreadState) -> None:
+    """The attribution thread: the queued calls in order until None; after a failure
+    the rest are dropped (the main thread raises it)."""
+    while True:
+        call = calls.get()
+        try:
+            if call is None:
+                return
+            if state.failure is None:
+                _attribute(core, call)
+                state.calls += 1
+        except BaseException as exc:  # raised on the main thread by _settled
+            state.failure = exc
+        finally:
+            calls.task_done()
 
 
 def _unpacked(packed: bytes | None) -> list[Piece]:
