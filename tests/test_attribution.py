@@ -556,11 +556,13 @@ def test_sequences_counted_on_a_thread_are_the_oracles(streams, window, step):
     """The statistics' sequences, counted on the attribution thread while the matcher
     decides the next chunks (inputs read a few bytes at a time): as many as the oracle's
     pieces have distinct contents."""
+    from seqdedup.config import DEFAULT_CANDIDATES
+
     from oracle import attribution_pieces_streams
 
     stats, made = counted_on_a_thread(streams, step, window_size=window)
     keys = [k for ks in streams for k in ks]
-    pieces = attribution_pieces_streams(streams, window)
+    pieces = attribution_pieces_streams(streams, window, DEFAULT_CANDIDATES)
     assert stats.unique_sequences == len({tuple(keys[s : e + 1]) for s, e, _ in pieces})
     assert len(made) == 1
 
