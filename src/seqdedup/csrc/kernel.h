@@ -46,7 +46,14 @@
  * set by the caller around Py_BEGIN_ALLOW_THREADS) it is kept for that thread and set
  * by seqdedup_raise_kept() once the GIL is back. Each returns -1.
  */
-extern _Thread_local int seqdedup_unlocked;
+#if defined(_MSC_VER)
+#define THREAD_LOCAL __declspec(thread)
+#elif defined(__GNUC__) || defined(__clang__)
+#define THREAD_LOCAL __thread /* (the build is C99, which has no _Thread_local) */
+#else
+#define THREAD_LOCAL _Thread_local
+#endif
+extern THREAD_LOCAL int seqdedup_unlocked;
 int seqdedup_fail(PyObject *type, const char *format, ...);
 int seqdedup_no_memory(void);
 void seqdedup_raise_kept(void);

@@ -11,9 +11,9 @@
 
 /* ---- errors kept while the GIL is let go (kernel.h) ---------------------------------- */
 
-_Thread_local int seqdedup_unlocked;
+THREAD_LOCAL int seqdedup_unlocked;
 
-static _Thread_local struct {
+static THREAD_LOCAL struct {
     PyObject *type; /* NULL: none kept (an exception type is immortal enough: a builtin) */
     char message[256];
 } kept;
