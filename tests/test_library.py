@@ -431,3 +431,41 @@ def test_rows_check_on_a_big_endian_machine(monkeypatch):
     row = library.encode_records([b"ab", b"cde"])
     library.check_encoded(row)
     assert library.decode_records(row) == [b"ab", b"cde"]
+
+
+def test_absorbed_staging_files_land_as_if_staged_here(tmp_path):
+    """Other staging files (the Dask engine's workers') land in the commit with the
+    run's own rows, read from where they are: every distinct content once, a content
+    staged in two files seen twice, a folded sequence under its id, the count of
+    sequences saved over all of them."""
+    parts = [
+        [([b"a", b"b"], "new", None), ([b"c"], "new", None)],
+        [([b"a", b"b"], "new", None), ([b"d", b"e"], "named", b"id-1")],
+        [],
+    ]
+    paths = []
+    for k, rows in enumerate(parts):
+        path = tmp_path / f"part-{k}"
+        staged = saving.StagingFile(str(path))
+        for records, kind, digest in rows:
+            if digest is None:
+                staged.add(records, kind)
+            else:
+                staged.add_encoded(encode_records(records), len(records), kind, digest)
+        staged.close()
+        paths.append(path)
+    writer = saving.LibraryWriter(tmp_path / "L")
+    writer.add([b"c"], "new")  # this run's own: the same content as a worker's
+    for path in paths:
+        writer.absorb(path)
+    saved = writer.commit({"window_size": 2}, {})
+    with closing(sqlite3.connect(tmp_path / "L" / DB_NAME)) as db:
+        rows = db.execute("SELECT records, kind, count FROM sequences").fetchall()
+    held = sorted((decode_records(records), kind, count) for records, kind, count in rows)
+    assert held == [
+        ([b"a", b"b"], "new", 2),
+        ([b"c"], "new", 2),
+        ([b"d", b"e"], "repeat", 1),
+    ]
+    assert saved == 3
+    assert all(path.exists() for path in paths)  # (the caller removes its files)

@@ -242,6 +242,7 @@ class LibraryWriter:
         self._staging_path = name
         self._staging = self._file.connection
         self._sightings: Counter[bytes] = Counter()  # held sequences repeated by this run
+        self._absorbed: list[str] = []  # other staging files landed with this one
         self.failure: SeqdedupError | None = None  # staging failed: commit() says so
         # Dropped without commit() or discard(): still remove the file (not after kill -9).
         self._cleanup = weakref.finalize(self, remove_staging, self._staging, name)
@@ -285,13 +286,10 @@ class LibraryWriter:
         self._sightings[digest] += 1
 
     def absorb(self, path: Path) -> None:
-        """Take in what another staging file holds (written by a :class:`StagingFile`)."""
-        with self._staging_errors():
-            self._file.flush()
-            self._staging.execute("ATTACH DATABASE ? AS other", (str(path),))
-            self._staging.execute("INSERT INTO staged SELECT * FROM other.staged")
-            self._staging.commit()
-            self._staging.execute("DETACH DATABASE other")
+        """Land what another staging file holds (written by a :class:`StagingFile`)
+        with this run's own, in :meth:`commit`: read from it there, not copied here
+        first (with Dask's 16 files of 8 million records the copy cost 2.5 s)."""
+        self._absorbed.append(str(path))
 
     def commit(self, config: dict[str, object], statistics: dict[str, object]) -> int:
         """Land the staged sequences and the run row; return how many sequences the
@@ -302,8 +300,7 @@ class LibraryWriter:
             with self._staging_errors():
                 self._file.flush()  # commits
                 self._file.stop()
-                query = "SELECT COUNT(DISTINCT digest) FROM staged"
-                saved = self._staging.execute(query).fetchone()[0]
+                saved = self._distinct_staged()
                 self._staging.close()
         except BaseException:
             self.discard()
@@ -328,6 +325,8 @@ class LibraryWriter:
                     (self.started, now_text(), json.dumps(config), json.dumps(statistics)),
                 ).lastrowid
                 _land_staged(connection, run_id)
+                for other in self._absorbed:
+                    _land_file(connection, other, run_id)
                 connection.executemany(
                     "UPDATE sequences SET count = count + ?, last_run = ? WHERE digest = ?",
                     ((times, run_id, digest) for digest, times in self._sightings.items()),
@@ -343,6 +342,18 @@ class LibraryWriter:
         finally:
             self.discard()
         return int(saved)
+
+    def _distinct_staged(self) -> int:
+        """How many distinct contents are staged, here and in the absorbed files."""
+        if not self._absorbed:
+            query = "SELECT COUNT(DISTINCT digest) FROM staged"
+            return int(self._staging.execute(query).fetchone()[0])
+        query = "SELECT DISTINCT digest FROM staged WHERE digest IS NOT NULL"
+        digests = {digest for (digest,) in self._staging.execute(query)}
+        for other in self._absorbed:
+            with contextlib.closing(sqlite3.connect(other)) as staged:
+                digests.update(digest for (digest,) in staged.execute(query))
+        return len(digests)
 
     def discard(self) -> None:
         """Drop what was staged (a failed run saves nothing)."""
@@ -368,6 +379,30 @@ def _land_staged(connection: sqlite3.Connection, run_id: int | None) -> None:
         "ON CONFLICT(digest) DO UPDATE SET last_run = ?",
         (run_id, run_id),
     )
+
+
+def _land_file(connection: sqlite3.Connection, path: str, run_id: int | None) -> None:
+    """Land another staging file's rows as :func:`_land_staged` lands the run's own
+    (read from the file: a database attached in a transaction cannot be detached in
+    it, and SQLite attaches at most 10)."""
+    with contextlib.closing(sqlite3.connect(path)) as staged:
+        for named, query in (
+            (False, "SELECT digest, records, length, kind FROM staged WHERE kind != 'named'"),
+            (
+                True,
+                "SELECT digest, records, length, kind FROM staged WHERE kind = 'named' "
+                "ORDER BY rowid",
+            ),
+        ):
+            connection.executemany(
+                "INSERT INTO sequences (digest, records, length, kind, count, run_id) "
+                "VALUES (?, ?, ?, ?, 1, ?) ON CONFLICT(digest) DO UPDATE SET "
+                + ("last_run = ?" if named else "count = count + 1, last_run = ?"),
+                (
+                    (digest, records, length, "repeat" if named else kind, run_id, run_id)
+                    for digest, records, length, kind in staged.execute(query)
+                ),
+            )
 
 
 MAX_BUFFERED_PIECE = 200_000  # skipped records held for saving one repeated piece
