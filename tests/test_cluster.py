@@ -124,6 +124,22 @@ def test_matches_sequential_runs(tmp_path_factory, contents, options, block, pre
     assert sequential(probe, None, read_sequences=(seq_lib,), **options) == sequential(
         probe, None, read_sequences=(dask_lib,), **options
     )
+    if not options["skip_chars"] and not options["key_steps"]:  # (keys are the records)
+        width = options["window_size"]
+        assert library_windows(seq_lib, width) == library_windows(dask_lib, width)
+
+
+def library_windows(library, width):
+    """Every window of ``width`` records inside a sequence the library holds."""
+    from seqdedup.library.load import load_library
+
+    if not library.exists():
+        return set()
+    windows = set()
+    for sequence in load_library(library, b"\n"):
+        records = sequence.records
+        windows.update(tuple(records[k : k + width]) for k in range(len(records) - width + 1))
+    return windows
 
 
 @pytest.fixture(scope="module")

@@ -33,6 +33,7 @@ from hashlib import blake2b
 from itertools import compress
 from typing import Any, BinaryIO
 
+from seqdedup.attribution import runs_of
 from seqdedup.engine import hash_ints, hash_words
 from seqdedup.errors import SeqdedupError
 
@@ -532,14 +533,10 @@ def _stage_new_material(path: str, tracked: list[bytes], new: Any) -> None:
     # the first run staged, nor of a file it left half-written.
     with contextlib.suppress(FileNotFoundError):
         os.remove(path)
+    import numpy as np
+
     staging = StagingFile(path)
-    stretch: list[bytes] = []
-    for index, record in enumerate(tracked):
-        if index < len(new) and new[index]:
-            stretch.append(record)
-        elif stretch:
-            staging.add(stretch, "new")
-            stretch = []
-    if stretch:
-        staging.add(stretch, "new")
+    flags = np.asarray(new[: len(tracked)], dtype=bool).tolist()  # (past `new`: not new)
+    for start, stop in runs_of(flags, True):  # (found at C speed, not record by record)
+        staging.add(tracked[start:stop], "new")
     staging.close()
