@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from array import array
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from seqdedup import Deduplicator
 from seqdedup.config import FilterRule
+from seqdedup.engine import hash_words
 
 from oracle import attribution_pieces, skipped_flags
 
@@ -632,3 +635,53 @@ def test_a_dropped_run_ends_its_attribution_thread():
     while threads() > before and time.monotonic() < deadline:
         time.sleep(0.01)
     assert threads() == before
+
+
+# -- an inconsistency attribution finds is an internal error (exit 70), never a traceback
+
+
+def test_the_kernel_reports_an_inconsistency_as_an_assertion():
+    """A skipped run that the matcher never decided: attribution finds no repeat window
+    covering it and says so as an AssertionError (the CLI's internal error), with or
+    without the GIL held."""
+    from conftest import kernel_built
+
+    if not kernel_built():
+        pytest.skip("the compiled kernel is not installed")
+    from seqdedup import _kernel as kernel
+
+    for copied in (False, True):
+        m = kernel.Matcher(2)
+        core = kernel.Attributor(m)
+        keys = hash_words([1, 2, 3, 4])
+        flags = m.push(keys) + m.finish()
+        assert flags == [True] * 4
+        core.append_keys(keys)
+        runs = array("q", [0, 2])  # records 0 and 1 "skipped": no window repeats them
+        with pytest.raises(AssertionError, match=r"attribution: .*record 0"):
+            if copied:
+                base, sources = m.sources()
+                core.add_runs(4, runs, None, sources, base)
+            else:
+                core.add_runs(4, runs)
+
+
+def test_an_internal_error_is_one_line_and_status_70(monkeypatch, tmp_path):
+    """What attribution (or any invariant) finds inconsistent ends the run with one line
+    asking for a report and exit status 70 (sysexits' EX_SOFTWARE)."""
+    import io
+
+    from seqdedup import cli, report
+
+    def broken(*args, **kwargs):
+        raise AssertionError("attribution: skipped record 7 is covered by no repeat window")
+
+    monkeypatch.setattr(report, "write_stats", broken)
+    stderr = io.StringIO()
+    status = cli.main(["-w", "2"], io.BytesIO(b"a\nb\na\nb\n"), io.BytesIO(), stderr)
+    assert status == 70
+    lines = stderr.getvalue().splitlines()
+    assert lines == [
+        "seqdedup: internal error: attribution: skipped record 7 is covered by no repeat "
+        "window; please report this bug with the command line"
+    ]

@@ -33,6 +33,7 @@ if not kernel_built():
 
 from seqdedup import _kernel
 
+SEED = 0x0123456789ABCDEF_FEDCBA9876543210
 # -- XXH64 -----------------------------------------------------------------------------
 
 # From the xxHash reference implementation's documentation and sanity tests.
@@ -45,28 +46,38 @@ XXH64_VECTORS = [
 
 @pytest.mark.parametrize(("data", "seed", "expected"), XXH64_VECTORS)
 def test_xxh64_published_vectors(data, seed, expected):
-    assert _kernel.xxh64(data, seed) == expected
+    assert _kernel._xxh64(data, seed) == expected
 
 
 @settings(max_examples=300, deadline=None)
 @given(data=st.binary(max_size=200), seed=st.integers(0, 2**64 - 1))
 def test_xxh64_equals_the_reference_library(data, seed):
     xxhash = pytest.importorskip("xxhash")
-    assert _kernel.xxh64(data, seed) == xxhash.xxh64_intdigest(data, seed)
+    assert _kernel._xxh64(data, seed) == xxhash.xxh64_intdigest(data, seed)
 
 
 @settings(max_examples=200, deadline=None)
-@given(records=st.lists(st.binary(max_size=80), max_size=6), seed=st.integers(0, 2**64 - 1))
+@given(records=st.lists(st.binary(max_size=80), max_size=6), seed=st.integers(0, 2**128 - 1))
 def test_hash_records_is_xxh64_of_each_key_with_each_lane_seed(records, seed):
-    """A key hash is 128 bits: XXH64 with the run's seed, then with a second seed
-    derived from it; the two lanes are independent hashes of the same key."""
+    """A key hash is 128 bits: XXH64 with each of the run's two 64-bit secrets (the low
+    and the high half of its 128-bit seed, independent when the seed is random)."""
     raw = _kernel.hash_records(records, seed)
-    low_seed, high_seed = _kernel.lane_seeds(seed)
-    assert low_seed == seed and high_seed != seed
+    low_seed, high_seed = _kernel._lane_seeds(seed)
+    assert (low_seed, high_seed) == (seed & (2**64 - 1), seed >> 64)
     words = array("Q")
     words.frombytes(raw)
-    assert list(words[0::2]) == [_kernel.xxh64(r, low_seed) for r in records]
-    assert list(words[1::2]) == [_kernel.xxh64(r, high_seed) for r in records]
+    assert list(words[0::2]) == [_kernel._xxh64(r, low_seed) for r in records]
+    assert list(words[1::2]) == [_kernel._xxh64(r, high_seed) for r in records]
+
+
+def test_a_seed_outside_128_bits_is_refused():
+    for bad in (-1, 2**128):
+        with pytest.raises(ValueError):
+            _kernel.hash_records([b"a"], bad)
+        with pytest.raises(ValueError):
+            _kernel.Matcher(2, seed=bad)
+    with pytest.raises(TypeError):
+        _kernel.Matcher(2, seed=1.5)
 
 
 @settings(max_examples=300, deadline=None)
@@ -98,8 +109,8 @@ utf8ish = st.lists(
 def test_key_offset_counts_characters_as_python_decodes_them(record, skip):
     text = record.decode("utf-8", "surrogateescape")
     want = text[skip:].encode("utf-8", "surrogateescape")
-    assert record[_kernel.key_offset(record, skip) :] == want
-    assert _kernel.key_offset(record, skip, True) == min(skip, len(record))
+    assert record[_kernel._key_offset(record, skip) :] == want
+    assert _kernel._key_offset(record, skip, True) == min(skip, len(record))
 
 
 # -- the matcher, record by record ----------------------------------------------------
@@ -151,7 +162,10 @@ def pack_starts(values):
 def test_kernel_matcher_equals_python_matcher_and_oracle(keys, window, history, chunks, library):
     """Decisions, repeat sources and new-material flags, library windows included."""
     hashes = [hash(k) for k in keys]
-    engines = [_kernel.Matcher(window, history), WindowMatcher(window, history)]
+    engines = [
+        _kernel.Matcher(window, history, seed=SEED),
+        WindowMatcher(window, history, seed=SEED),
+    ]
     results = []
     for m in engines:
         m.new_material = []
@@ -163,13 +177,15 @@ def test_kernel_matcher_equals_python_matcher_and_oracle(keys, window, history, 
             count = len(sequence) - window + 1
             if count > 0:
                 seq_hashes = [hash(k) for k in sequence]
-                fps += fingerprints_py(seq_hashes, count, coefficients(window))
+                fps += fingerprints_py(seq_hashes, count, coefficients(window, SEED))
                 starts += range(first, first + count)
         if fps:
             is_kernel = isinstance(m, _kernel.Matcher)
             starts = [s - len(region) for s in starts]
             m.add_library_windows(
-                pack(fps) if is_kernel else fps, pack_starts(starts) if is_kernel else starts
+                pack(fps) if is_kernel else fps,
+                pack_starts(starts) if is_kernel else starts,
+                pack(region) if is_kernel else region,
             )
         sources: dict[int, int | None] = {}
         keep = drive(m, hashes, chunks, sources)
@@ -178,12 +194,17 @@ def test_kernel_matcher_equals_python_matcher_and_oracle(keys, window, history, 
     assert results[0][0] == [not s for s in skipped_flags(keys, window, history, library)]
 
 
-@given(st.lists(st.integers(0, 2**128 - 1), min_size=1, max_size=60), st.integers(1, 20))
-def test_kernel_fingerprints_are_the_python_definition(hashes, window):
+@given(
+    st.lists(st.integers(0, 2**128 - 1), min_size=1, max_size=60),
+    st.integers(1, 20),
+    st.integers(0, 2**128 - 1),
+)
+def test_kernel_fingerprints_are_the_python_definition(hashes, window, seed):
     count = len(hashes) - window + 1
     if count > 0:
-        raw = _kernel.Matcher(window).fingerprints(pack(hashes), count)
-        assert kernel.hash_ints(raw) == fingerprints_py(hashes, count, coefficients(window))
+        raw = _kernel.Matcher(window, seed=seed).fingerprints(pack(hashes), count)
+        want = fingerprints_py(hashes, count, coefficients(window, seed))
+        assert kernel.hash_ints(raw) == want
 
 
 @pytest.mark.parametrize("history", [None, 50])
@@ -205,7 +226,8 @@ def test_windows_equal_in_one_lane_stay_distinct(window, history):
         lib_keys = [distinct(k) for k in range(n, n + 10)]
         count = 10 - window + 1
         fps = library.fingerprints(pack(lib_keys), count)
-        library.add_library_windows(fps, pack_starts(range(-count - window, -window)))
+        region = pack([*lib_keys, 0])  # the last library record at -2
+        library.add_library_windows(fps, pack_starts(range(-count - window, -window)), region)
         assert (
             library.push(pack(keys[:50] + lib_keys)) + library.finish()
             == [True] * 50 + [False] * 10
@@ -217,7 +239,7 @@ def test_history_table_stays_bounded():
     for start in range(0, 200_000, 1000):
         m.push(pack(range(start, start + 1000)))
     assert m.remembered_windows <= 2 * 100
-    assert m.table_bytes <= 2 * 4 * 8 * 512
+    assert m._table_bytes <= 2 * 4 * 8 * 512
 
 
 def test_bad_arguments_are_errors_not_crashes():
@@ -234,6 +256,8 @@ def test_bad_arguments_are_errors_not_crashes():
         m.fingerprints(pack([1, 2]), 1)  # a window needs 3
     with pytest.raises(RuntimeError):
         m.feed_chunk(b"a\n")  # made without a delimiter
+    with pytest.raises(ValueError, match="region"):
+        m.add_library_windows(pack([1]), pack_starts([-9]))  # no region to confirm them
     m.push(pack([1]))
     with pytest.raises(RuntimeError):
         m.add_library_windows(pack([1]), pack_starts([-9]))  # after a push
@@ -260,10 +284,14 @@ class Chunked(io.RawIOBase):
         return self.parts.pop(0) if self.parts else b""
 
 
-def engines_agree(records, window, history, delimiter, trailing, cuts, inverse, **options):
-    """Run the records (joined by the delimiter) through both engines in the same cuts;
-    check that the output bytes and explanations are equal; return both statistics."""
+def engines_agree(
+    records, window, history, delimiter, trailing, cuts, inverse, ending=b"", **options
+):
+    """Run the records (joined by the delimiter, then `ending`) through both engines in
+    the same cuts; check that the output bytes and explanations are equal; return both
+    statistics."""
     data = delimiter.join(r.encode() for r in records) + (delimiter if trailing else b"")
+    data += ending
     options.update(window_size=window, max_history=history, delimiter=delimiter, inverse=inverse)
     c_out, c_stats, c_explained = run_engine("c", data, cuts, **options)
     py_out, py_stats, py_explained = run_engine("python", data, cuts, **options)
@@ -299,11 +327,15 @@ def run_engine(engine, data, cuts, **options):
     inverse=st.booleans(),
     skip=st.sampled_from([0, 1, 3]),
     byte_mode=st.booleans(),
-    extra=st.sampled_from(["", "annotate", "explain", "bypass"]),
+    extra=st.sampled_from(["", "annotate", "explain", "bypass", "fold", "stream", "fold+stream"]),
+    ending=st.sampled_from([b"", b"", b"\n", b"\r\n"]),
 )
 def test_both_engines_give_identical_runs(
-    records, window, history, delimiter, trailing, cuts, inverse, skip, byte_mode, extra
+    records, window, history, delimiter, trailing, cuts, inverse, skip, byte_mode, extra, ending
 ):
+    """Output bytes, explanations and statistics, over delimiters, a final delimiter or
+    not, a newline ending the input (a delimiter of its own in text mode), filters,
+    --stream-by and --fold (whose lines name sequences by their content)."""
     options = dict(skip_chars=skip, byte_mode=byte_mode)
     if extra == "annotate":
         options["annotate"] = True
@@ -313,8 +345,12 @@ def test_both_engines_give_identical_runs(
         from seqdedup.config import FilterRule
 
         options["filters"] = (FilterRule("bypass", "^b"),)
+    if "fold" in extra and not inverse:
+        options["fold"] = True
+    if "stream" in extra and not byte_mode:
+        options["stream_by"] = "^(a|b)"  # streams a and b; other records go on the last one
     c_stats, py_stats = engines_agree(
-        records, window, history, delimiter, trailing, cuts, inverse, **options
+        records, window, history, delimiter, trailing, cuts, inverse, ending, **options
     )
     assert c_stats == py_stats
 
@@ -474,7 +510,7 @@ def test_large_table_keeps_every_first_start_through_growth():
     n = 300_000
     keys = [(k * 0x9E3779B97F4A7C15 + 1) % 2**63 for k in range(n)]
     assert m.push(pack(keys)) == [True] * n
-    assert m.table_bytes >= 1 << 20
+    assert m._table_bytes >= 1 << 20
     again = list(reversed(keys[: n // 2]))
     assert m.push(pack(again)) == [False] * len(again)
     assert [m.source(n + k) for k in range(0, len(again), 997)] == [
@@ -518,7 +554,7 @@ class TestRawApi:
         m.new_material = None
         lib = k.Matcher(2)
         with pytest.raises(ValueError, match="at most -W - 1"):  # the second start is bad
-            lib.add_library_windows(pack([5, 6]), array("q", [-3, 0]))
+            lib.add_library_windows(pack([5, 6]), array("q", [-3, 0]), pack([1, 2, 3]))
         with pytest.raises(RuntimeError, match="unusable after an earlier error"):
             lib.push(pack([1, 2]))
 
@@ -532,7 +568,7 @@ class TestRawApi:
         with pytest.raises(ValueError):
             k.hash_encoded(b"\0\0\0\0", 0, value)
         with pytest.raises(ValueError):
-            k.key_offset(b"abc", value)
+            k._key_offset(b"abc", value)
         with pytest.raises(ValueError):
             k.normalize(b"abc", -1)
 
@@ -577,6 +613,55 @@ class TestRawApi:
         k = _kernel
         assert k.GIL_MINSIZE == 2048
         assert k.Matcher.__flags__ & (1 << 9)  # Py_TPFLAGS_HEAPTYPE
+
+    def test_the_types_are_immutable_and_test_helpers_are_private(self):
+        """As CPython's own heap types: nothing assigns to a kernel type; what only the
+        tests call has an underscore name."""
+        k = _kernel
+        for kind in (k.Matcher, k.Attributor, k.StreamMatcher):
+            assert kind.__flags__ & (1 << 8)  # Py_TPFLAGS_IMMUTABLETYPE
+            with pytest.raises(TypeError):
+                kind.push = None
+        for name in ("xxh64", "lane_seeds", "key_offset"):
+            assert not hasattr(k, name) and hasattr(k, "_" + name)
+        assert not hasattr(k.Matcher(2), "table_bytes")
+        assert k.Matcher(2)._table_bytes >= 0
+
+    def test_the_new_material_list_is_not_swapped_during_a_call(self):
+        """A chunk decided without the GIL: another thread may not replace the list the
+        call would append to (nor take the stretches) until the call is over; it is told
+        the matcher is in use, and the call's own result is whole."""
+        import threading
+
+        k = _kernel
+        data = b"".join(b"line %d\n" % (i % 5000) for i in range(400_000))
+        refused = []
+        for _attempt in range(20):
+            m = k.Matcher(3, None, delimiter=b"\n")
+            done = threading.Event()
+
+            def feed(m=m, done=done):
+                try:
+                    m.feed_chunk(data)
+                finally:
+                    done.set()
+
+            worker = threading.Thread(target=feed)
+            worker.start()
+            while not done.is_set():
+                try:
+                    m.new_material = []
+                    m.new_material = None
+                except RuntimeError as exc:
+                    assert "in use" in str(exc)
+                    refused.append(exc)
+                    break
+            worker.join()
+            m.finish_chunks()
+            assert m.decided == 400_000
+            if refused:
+                break
+        assert refused  # the setter met a running call at least once, and refused it
 
     def test_hashing_releases_the_gil_on_large_inputs(self):
         """Two threads hash a large library row at once: both finish with the right

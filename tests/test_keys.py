@@ -71,7 +71,7 @@ def test_skip_fields_then_chars_on_both_engines(records, fields, chars):
     data = b"".join(record + b"\n" for record in records)
     assert kernel.split_hash(data, b"\n", 7, chars, False, skip_fields=fields)[1] == hashed
     for record, key in zip(records, want, strict=True):
-        assert record[kernel.key_offset(record, chars, False, fields) :] == key
+        assert record[kernel._key_offset(record, chars, False, fields) :] == key
 
 
 def test_skip_fields_is_what_uniq_f_compares():

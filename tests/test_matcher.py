@@ -8,8 +8,7 @@ from hypothesis import strategies as st
 
 from seqdedup import engine as kernel
 from seqdedup import matcher
-from seqdedup.engine import hash_ints
-from seqdedup.matcher import WindowMatcher, coefficients, fingerprints_np, fingerprints_py
+from seqdedup.matcher import PRIME, WindowMatcher, coefficients, fingerprints_py
 
 from oracle import skipped_flags
 
@@ -17,12 +16,24 @@ from oracle import skipped_flags
 def run_matcher(keys, window, history, chunks, numpy_threshold=None, monkeypatch=None, library=()):
     if numpy_threshold is not None:
         monkeypatch.setattr(matcher, "NUMPY_MIN_WINDOWS", numpy_threshold)
-    m = WindowMatcher(window, history)
+    m = WindowMatcher(window, history, seed=SEED)
     count = len(library) - window + 1
     if count > 0:  # one library sequence, its windows just before the run
-        fps = m.fingerprints([hash(k) for k in library], count)
-        m.add_library_windows(fps, list(range(-count - window, -window)))
+        add_library(m, [hash(k) for k in library])
     return push_all(m, keys, chunks)
+
+
+SEED = 0x0123456789ABCDEF_FEDCBA9876543210
+SENTINEL = 0x5EDD_ED5E_DDED_5EDD  # what stands between library sequences in the region
+
+
+def add_library(m, hashes):
+    """One library sequence (key hashes) in the region, its windows ending before -1."""
+    window = m.window_size
+    count = len(hashes) - window + 1
+    region = [*hashes, SENTINEL]  # its last record at -2, the sentinel at -1
+    starts = list(range(-len(region), -len(region) + count))
+    m.add_library_windows(m.fingerprints(hashes, count), starts, region)
 
 
 def push_all(m, keys, chunks):
@@ -91,36 +102,58 @@ def test_library_windows_are_already_seen(history):
     m = WindowMatcher(2, history)
     m.repeat_sources = {}
     lib = [hash("x"), hash("y"), hash("z")]
-    m.add_library_windows(m.fingerprints(lib, 2), [-5, -4])
+    m.add_library_windows(m.fingerprints(lib, 2), [-5, -4], [*lib, SENTINEL, SENTINEL])
     keep = m.push([hash(k) for k in "ayzb"]) + m.finish()
     assert keep == [True, False, False, True]
     assert m.repeat_sources == {1: -4}  # window "y z" came from library start -4
 
 
-@given(st.lists(st.integers(-(2**127), 2**128 - 1), min_size=1, max_size=60), st.integers(1, 20))
-def test_numpy_and_python_fingerprints_agree(hashes, window):
-    coeffs = coefficients(window)
+@given(
+    st.lists(st.integers(-(2**127), 2**128 - 1), min_size=1, max_size=60),
+    st.integers(1, 20),
+    st.integers(0, 2**128 - 1),
+)
+def test_rolled_fingerprints_are_the_polynomial_modulo_the_prime(hashes, window, seed):
+    """Each window's fingerprint, rolled from the one before, is per lane
+    sum(h mod p * B**(W-1-k)) mod p; a 1-record window's is its key hash."""
+    coeffs = coefficients(window, seed)
     count = max(0, len(hashes) - window + 1)
-    if count:
-        assert hash_ints(fingerprints_np(hashes, count, coeffs)) == fingerprints_py(
-            hashes, count, coeffs
-        )
+    values = [h % 2**128 for h in hashes]
+    want = []
+    for j in range(count):
+        if window == 1:
+            want.append(values[j])
+            continue
+        lanes = [
+            sum(
+                (values[j + k] >> (64 * lane) & (2**64 - 1)) % PRIME * coeffs[lane * window + k]
+                for k in range(window)
+            )
+            % PRIME
+            for lane in (0, 1)
+        ]
+        want.append(lanes[0] | lanes[1] << 64)
+    assert fingerprints_py(hashes, count, coeffs) == want
 
 
-def test_coefficients_are_powers_of_an_odd_base_per_lane():
-    """Odd and distinct, the powers B**(W-1) .. 1 of one base per lane (what lets the
-    kernel roll from one window's fingerprint to the next)."""
-    values = coefficients(64)
+def test_coefficients_are_powers_of_a_secret_base_per_lane():
+    """The powers B**(W-1) .. 1 modulo p of one base per lane, each drawn from its lane's
+    64 bits of the seed: another seed, other bases (what keeps an input from aiming at
+    the polynomials' roots), and the kernel rolls from one window to the next."""
+    seed = 0x1111_2222_3333_4444_5555_6666_7777_8888
+    values = coefficients(64, seed)
     assert len(values) == 128
-    assert all(v & 1 and 0 < v < 2**64 for v in values)
+    assert all(0 < v < PRIME for v in values)
     for lane in (values[:64], values[64:]):
         assert len(set(lane)) == 64
         base = lane[-2]
+        assert 2 <= base <= PRIME - 2
         assert lane[-1] == 1
-        assert all(lane[k] == lane[k + 1] * base % 2**64 for k in range(63))
+        assert all(lane[k] == lane[k + 1] * base % PRIME for k in range(63))
     assert values[:64][-2] != values[64:][-2]  # two bases
-    three = coefficients(3)
-    assert three == values[61:64] + values[125:128]
+    assert coefficients(3, seed) == values[61:64] + values[125:128]
+    high_only = coefficients(3, seed ^ 1 << 64)  # lane 2's secret alone changed
+    assert high_only[:3] == values[61:64] and high_only[3:] != values[125:128]
 
 
 def test_windows_equal_in_one_lane_stay_distinct():
@@ -166,7 +199,7 @@ def test_python_engine_without_numpy(keys, window, history, chunks, library):
         mp.setattr(kernel, "_numpy", False)
         keep = run_matcher(keys, window, history, chunks, 1, mp, library)
         m = WindowMatcher(window, history)
-        assert "numpy" not in type(m.fingerprints([1] * window, 1)).__module__
+        assert isinstance(m.fingerprints([1] * window, 1), list)
     finally:
         mp.undo()
     assert keep == [not s for s in skipped_flags(keys, window, history, [library])]

@@ -78,3 +78,46 @@ def test_read_chunks_hands_on_partial_reads():
             return self.parts.pop(0) if self.parts else b""
 
     assert list(read_chunks(Trickle())) == [b"a\n", b"b", b"\nc"]
+
+
+# -- the final record and the newline that ends the input ------------------------------
+
+
+@pytest.mark.parametrize("engine", ["c", "python"])
+def test_a_newline_ending_the_input_is_not_part_of_the_last_record(tmp_path, engine):
+    """Text mode with another delimiter: the newline (or CRLF) that ends the input ends
+    the last record as a delimiter would. It is not part of what a library saves (a
+    later run recognises the windows), nor of a fold line's sequence id, on a named
+    file as on standard input, in both engines."""
+    import json
+    import subprocess
+
+    from conftest import seqdedup_command, user_env
+
+    env = {**user_env(), "SEQDEDUP_ENGINE": engine}
+
+    def run(*args: str, data: bytes = b"") -> bytes:
+        done = subprocess.run(
+            [*seqdedup_command(), *args], input=data, capture_output=True, env=env, timeout=60
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    for ending in (b"\n", b"\r\n"):
+        (tmp_path / "X.txt").write_bytes(b"x\ty\tz" + ending)
+        library = tmp_path / f"L{len(ending)}"
+        assert run("-q", "-w", "2", "-d", "\\t", "-l", str(library), str(tmp_path / "X.txt")) == (
+            b"x\ty\tz" + ending
+        )
+        assert run("-q", "-w", "2", "-d", "\\t", "-r", str(library), data=b"y\tz\t") == b""
+    (tmp_path / "f1.txt").write_bytes(b"b\tb\ta\tb\tb\ta\n")
+    fold = ("-q", "-w", "3", "-d", "\\t", "--fold", "--fold-format", "json")
+
+    def fold_id(output: bytes) -> str:
+        kept = output.split(b"\t")
+        assert kept[:3] == [b"b", b"b", b"a"]
+        return str(json.loads(kept[3])["id"])
+
+    from_file = fold_id(run(*fold, str(tmp_path / "f1.txt")))
+    assert from_file == fold_id(run(*fold, data=b"b\tb\ta\tb\tb\ta\n"))
+    assert from_file == fold_id(run(*fold, data=b"b\tb\ta\tb\tb\ta"))  # no newline at all

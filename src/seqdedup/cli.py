@@ -33,9 +33,11 @@ from seqdedup.config import (
     FilterRule,
 )
 from seqdedup.errors import (
+    EXIT_INTERNAL,
     SeqdedupError,
     Terminated,
     UsageError,
+    internal_error,
     silence_stdout,
     stop_on_termination_signals,
     visible,
@@ -953,6 +955,9 @@ def main(
         if isinstance(exc, OutputError) and stdout is None:
             silence_stdout()
         return 1
+    except AssertionError as exc:  # an invariant failed: a bug, reported as one
+        err.write(internal_error(PROG, exc))
+        return EXIT_INTERNAL
     except SystemExit as exc:  # --help, --version
         return exc.code if isinstance(exc.code, int) else 0
     except KeyboardInterrupt:

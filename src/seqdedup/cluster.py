@@ -53,6 +53,7 @@ from seqdedup.partitions import (
     owner_answers,
     second_pass,
     window_fingerprints,
+    window_keys,
     write_part,
 )
 
@@ -171,8 +172,8 @@ def _check_outputs(out_dir: Path, files: list[str], names: list[str]) -> None:
 
 
 def job_seed() -> int:
-    """A new 64-bit seed for one job."""
-    return int.from_bytes(os.urandom(8), "little")
+    """A new 128-bit seed for one job (two 64-bit secrets, see seqdedup.engine.SEED)."""
+    return int.from_bytes(os.urandom(16), "little")
 
 
 # -- the job -----------------------------------------------------------------------
@@ -470,8 +471,8 @@ def _assemble_outputs(
 def _library_windows(
     config: Config, reader: Reader, width: int, owners: int
 ) -> tuple[list[bytes], int]:
-    """The fingerprints of the loaded libraries' windows (int64 pairs), per owner, and
-    how many sequences were loaded."""
+    """The keys of the loaded libraries' windows (int64 pairs, see
+    partitions.window_keys), per owner, and how many sequences were loaded."""
     import numpy as np
 
     directories = list(config.read_sequences)
@@ -488,7 +489,8 @@ def _library_windows(
                 hashes = reader.hash_bytes(sequence.records)
                 count = len(hashes) // 16 - width + 1
                 if count > 0:
-                    fps.append(window_fingerprints(reader.engine, hashes, count, width))
+                    prints = window_fingerprints(reader.engine, hashes, count, width, reader.seed)
+                    fps.append(window_keys(reader.engine, hashes, prints, width, reader.seed))
     values = np.concatenate(fps) if fps else np.zeros((0, 2), dtype=np.int64)
     owner = values[:, 0].view(np.uint64) % np.uint64(owners)
     return [values[owner == b].tobytes() for b in range(owners)], loaded

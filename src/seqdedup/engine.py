@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import os
 from array import array
+from hashlib import blake2b
 from types import ModuleType
 from typing import Any
 
 from seqdedup.errors import SeqdedupError
 
-# Record keys are hashed with this per-process random seed (as Python randomises its
-# own hash), so no input can be crafted to collide.
-SEED = int.from_bytes(os.urandom(8), "little")
+# Record keys are hashed with this per-process random seed: 128 bits, the two 64-bit
+# secrets of a key hash's two lanes (and of the window fingerprints' bases). No input can
+# be crafted to collide without it (docs/engine.md, "Identity of windows").
+SEED = int.from_bytes(os.urandom(16), "little")
 
 
 def load() -> ModuleType | None:
@@ -71,13 +73,27 @@ def numpy_available() -> bool:
 
 MASK64 = (1 << 64) - 1
 MASK128 = (1 << 128) - 1
-SECOND_LANE = b"\x01"  # the Python engine's second lane hashes the key after this byte
+# The Python engine's key hash: BLAKE2b keyed with the run's 128-bit seed, 16 bytes (a
+# pseudo-random function of the key for whoever does not know the seed).
+_KEYED = blake2b(digest_size=16, key=SEED.to_bytes(16, "little"))
 
 
 def python_hash128(key: bytes) -> int:
-    """The Python engine's 128-bit hash of a key: SipHash (Python's ``hash``, randomised
-    per process) of the key and of the key after one byte, as two independent lanes."""
-    return (hash(key) & MASK64) | (hash(SECOND_LANE + key) & MASK64) << 64
+    """The Python engine's 128-bit hash of a key (lo | hi << 64)."""
+    state = _KEYED.copy()
+    state.update(key)
+    return int.from_bytes(state.digest(), "little")
+
+
+def python_hash_bytes(keys: list[bytes]) -> bytes:
+    """The same hashes as :func:`python_hash128`, 16 bytes each (lo lane first)."""
+    copy = _KEYED.copy
+    out = []
+    for key in keys:
+        state = copy()
+        state.update(key)
+        out.append(state.digest())
+    return b"".join(out)
 
 
 def hash_ints(values: object) -> list[int]:

@@ -16,6 +16,17 @@ class UsageError(SeqdedupError):
     """An invalid option or combination of options (detected before any output)."""
 
 
+# The program found itself inconsistent (a bug, never bad input): sysexits' EX_SOFTWARE.
+EXIT_INTERNAL = 70
+
+
+def internal_error(prog: str, exc: BaseException) -> str:
+    """The one line for an internal inconsistency (an AssertionError, raised where an
+    invariant of the engine or of attribution failed), asking for a report."""
+    what = visible(str(exc)) or type(exc).__name__
+    return f"{prog}: internal error: {what}; please report this bug with the command line\n"
+
+
 class Terminated(BaseException):
     """SIGTERM or SIGHUP arrived: the run stops like on Ctrl-C (nothing saved) and
     exits with 128 + the signal number."""
@@ -89,13 +100,16 @@ def visible(text: str) -> str:
 
 def exit_status(prog: str, body: Callable[[], int], stderr: TextIO) -> int:
     """Run a command's body; turn what ends it into an exit status: a SeqdedupError is
-    one line and 1, Ctrl-C 130, SIGTERM/SIGHUP 128 + N, --help/--version their own, a
-    closed output pipe a quiet 0."""
+    one line and 1, an internal inconsistency one line and 70, Ctrl-C 130, SIGTERM and
+    SIGHUP 128 + N, --help/--version their own, a closed output pipe a quiet 0."""
     try:
         return body()
     except SeqdedupError as exc:
         stderr.write(f"{prog}: {visible(str(exc))}\n")  # one line, whatever it names
         return 1
+    except AssertionError as exc:
+        stderr.write(internal_error(prog, exc))
+        return EXIT_INTERNAL
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 0
     except KeyboardInterrupt:

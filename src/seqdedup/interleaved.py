@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from seqdedup.config import compile_stream_pattern
 from seqdedup.engine import MASK64, MASK128
-from seqdedup.matcher import coefficients
+from seqdedup.matcher import PRIME, coefficients
 from seqdedup.timelimit import each_within
 
 if TYPE_CHECKING:
@@ -196,7 +196,18 @@ class _Lane:
     """One stream's window state: its last W key hashes, its undecided records, the
     rolling fingerprint of its last window, and its open duplicate run."""
 
-    __slots__ = ("entries", "hashes", "hi", "last", "lo", "new", "open", "run", "stretch")
+    __slots__ = (
+        "entries",
+        "hashes",
+        "hi",
+        "last",
+        "lo",
+        "new",
+        "open",
+        "run",
+        "stretch",
+        "witness",
+    )
 
     def __init__(self, window: int) -> None:
         self.hashes: deque[int] = deque(maxlen=window)
@@ -207,6 +218,24 @@ class _Lane:
         self.new: list[bytes] = []  # its latest new records, not handed to the library yet
         self.stretch: Any = None  # where they go (library.save.Stretches)
         self.open = False  # its stretch goes on (handed over in part)
+        # where the window that its last window repeats ends (its key hashes compared):
+        # a position, or for a library window its last region index; None: no repeat
+        self.witness: int | None = None
+
+    def roll(self, key: int, window: int, base: tuple[int, int], top: tuple[int, int]) -> None:
+        """Take the next key hash into the window and its fingerprint: rolled modulo
+        PRIME as matcher.fingerprints_py (``base``: B per lane, ``top``: B**(W-1)); a
+        1-record window's fingerprint is its key hash."""
+        if window == 1:
+            self.lo, self.hi = key & MASK64, key >> 64 & MASK64
+        else:
+            if len(self.hashes) == window:  # the oldest record leaves the window
+                old = self.hashes[0]
+                self.lo = (self.lo - (old & MASK64) % PRIME * top[0]) % PRIME
+                self.hi = (self.hi - (old >> 64) % PRIME * top[1]) % PRIME
+            self.lo = (self.lo * base[0] + (key & MASK64) % PRIME) % PRIME
+            self.hi = (self.hi * base[1] + (key >> 64) % PRIME) % PRIME
+        self.hashes.append(key)
 
 
 class SequenceCounts:
@@ -231,6 +260,75 @@ class SequenceCounts:
         return seen + 1
 
 
+class StreamKeys:
+    """What a stream window's candidate is compared with (kernel: streams.c,
+    same_as_lane): per position, a record's key hash and the position of its stream's
+    record before it (-1 at a stream's start), so that a window known by its end is read
+    back; the oldest are dropped once no remembered window can hold them; and a loaded
+    library's key region (its last record at index -1)."""
+
+    def __init__(self, window: int, history: int | None, idle: int | None) -> None:
+        self.window = window
+        # With a history, what a remembered window may hold: positions within it, and
+        # (W-1) times the widest gap before (a stream idle longer has ended; without an
+        # idle limit, a history is taken as the widest gap).
+        gap = idle if idle is not None else history
+        self.span = None if history is None else history + 1 + (window - 1) * (gap or 0)
+        self.keys: list[int] = []
+        self.before: list[int] = []
+        self.base = 0
+        self.region: list[int] = []
+
+    def append(self, position: int, key: int, before: int) -> None:
+        if self.window == 1:  # nothing to compare: the fingerprint is the key hash
+            return
+        drop = position - self.span - self.base if self.span is not None else 0
+        if drop > 4096 and 2 * drop > len(self.keys):
+            del self.keys[:drop]
+            del self.before[:drop]
+            self.base += drop
+        self.keys.append(key)
+        self.before.append(before)
+
+    def _window(self, end: int) -> list[int] | None:
+        """The key hashes of the window ending at ``end``, oldest first, or None where
+        they are no longer held."""
+        out = []
+        at = end
+        for _ in range(self.window):
+            if at < self.base:
+                return None
+            out.append(self.keys[at - self.base])
+            at = self.before[at - self.base]
+        out.reverse()
+        return out
+
+    def same(self, occurrence: tuple[int, int, int, str], lane: _Lane) -> bool:
+        """Whether the occurrence's records have the keys of the lane's window: the
+        newest only when the lane's last window repeated the occurrence's predecessor,
+        else all W (from the log, or the library's region)."""
+        width = self.window
+        if width == 1:
+            return True
+        last = _last_of(occurrence)
+        if occurrence[0] == LIBRARY_END:  # its records lie together in the region
+            region, at = self.region, len(self.region) + occurrence[1]
+            if lane.witness == last - 1 and at >= 1:
+                return region[at + width - 1] == lane.hashes[-1]
+            return at >= 0 and region[at : at + width] == list(lane.hashes)
+        held = last - self.base
+        witness = lane.witness
+        if held >= 0 and witness is not None and witness >= 0 and self.before[held] == witness:
+            return self.keys[held] == lane.hashes[-1]
+        return self._window(last) == list(lane.hashes)
+
+
+def _last_of(occurrence: tuple[int, int, int, str]) -> int:
+    """Where an occurrence's window ends: its end position, or for a library window
+    its last region index (negative: never a position)."""
+    return occurrence[2] if occurrence[0] == LIBRARY_END else occurrence[0]
+
+
 class StreamDecider:
     """The rule per stream, the history shared (see the module's docstring)."""
 
@@ -242,12 +340,13 @@ class StreamDecider:
         max_streams: int | None,
         sequences: SequenceCounts | None,
         sources: bool,
+        seed: int = 0,
     ) -> None:
         self.window = window
         self.history = history
         self.idle = idle
         self.max_streams = max_streams
-        coeffs = coefficients(window)
+        coeffs = coefficients(window, seed)
         # B per lane (the coefficient before the last); any value rolls a 1-record window
         self._base = (coeffs[window - 2], coeffs[2 * window - 2]) if window > 1 else (1, 1)
         self._top = (coeffs[0], coeffs[window])  # B**(W-1) per lane: the leaving record's
@@ -259,13 +358,18 @@ class StreamDecider:
         self.position = 0
         self.sequences = sequences  # None: runs are not counted (nothing reads it)
         self._library: dict[int, tuple[int, int, int, str]] = {}  # limited history
+        self._keys = StreamKeys(window, history, idle)  # a candidate's keys, compared
         self._stretches: Any = None  # with a library saved: makes a stream's Stretches
         self._whole = False  # save every record (not only the new ones)
 
-    def add_library(self, fingerprints: list[int], starts: list[int]) -> None:
+    def add_library(
+        self, fingerprints: list[int], starts: list[int], region: list[int] | None = None
+    ) -> None:
         """Loaded library windows: seen by every stream, before anything (never
-        forgotten); a source's (first, last) are its region indices."""
+        forgotten); a source's (first, last) are its region indices (``region``: the
+        library's key hashes, the last at index -1, against which they are compared)."""
         width = self.window
+        self._keys.region = region or []
         table = self._first if self.history is None else self._library
         for fingerprint, start in zip(fingerprints, starts, strict=True):
             table.setdefault(fingerprint, (LIBRARY_END, start, start + width - 1, ""))
@@ -295,23 +399,17 @@ class StreamDecider:
                 self._end(next(iter(lanes)))
             lane = _Lane(self.window)
         lanes[name] = lane
+        self._keys.append(position, key, lane.last)
         lane.last = position
-        window = self.window
-        lo, hi = key & MASK64, key >> 64
-        if len(lane.hashes) == window:  # the oldest record leaves the window
-            old = lane.hashes[0]
-            lane.lo = (lane.lo - (old & MASK64) * self._top[0]) & MASK64
-            lane.hi = (lane.hi - (old >> 64) * self._top[1]) & MASK64
-        lane.lo = (lane.lo * self._base[0] + lo) & MASK64
-        lane.hi = (lane.hi * self._base[1] + hi) & MASK64
-        lane.hashes.append(key)
+        lane.roll(key, self.window, self._base, self._top)
         entries = lane.entries
         entries.append(entry)
-        if len(lane.hashes) < window:
+        if len(lane.hashes) < self.window:
             return
         first = entries[0]
         fingerprint = lane.lo | lane.hi << 64
-        source = self._lookup(fingerprint, first.position, position)
+        source = self._lookup(fingerprint, first.position, position, lane)
+        lane.witness = None if source is None else _last_of(source)
         if source is not None:
             first.source = source
             for member in entries:
@@ -322,14 +420,21 @@ class StreamDecider:
         self._admit(fingerprint, position, first.number, entry.number, name)
         self._decide(lane, entries.popleft())
 
-    def _lookup(self, fingerprint: int, start: int, end: int) -> tuple[int, int, int, str] | None:
+    def _lookup(
+        self, fingerprint: int, start: int, end: int, lane: _Lane
+    ) -> tuple[int, int, int, str] | None:
         """The remembered occurrence that makes the window ``start``..``end`` a repeat:
-        one that ended before it started (the earliest; with a history, the latest)."""
+        one that ended before it started (the earliest; with a history, the latest),
+        whose records' keys are those of the lane's window."""
+        same = self._keys.same
         if self.history is None:
             earliest = self._first.get(fingerprint)
-            return earliest if earliest is not None and earliest[0] < start else None
-        if fingerprint in self._library:
-            return self._library[fingerprint]
+            if earliest is not None and earliest[0] < start and same(earliest, lane):
+                return earliest
+            return None
+        library = self._library.get(fingerprint)
+        if library is not None and same(library, lane):
+            return library
         admitted, recent, horizon = self._admitted, self._recent, end - self.history
         while admitted and admitted[0][0] < horizon:  # forget what left the history
             _, old = admitted.popleft()
@@ -338,7 +443,7 @@ class StreamDecider:
             if not occurrences:
                 del recent[old]
         for occurrence in reversed(recent.get(fingerprint, ())):
-            if occurrence[0] < start:
+            if occurrence[0] < start and same(occurrence, lane):
                 return occurrence
         return None
 

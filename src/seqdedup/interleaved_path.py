@@ -21,7 +21,7 @@ from seqdedup.config import (
     DEFAULT_STREAM_FILES_ANNOTATION,
     DEFAULT_STREAM_LIBRARY_ANNOTATION,
 )
-from seqdedup.engine import hash_bytes, hash_ints
+from seqdedup.engine import SEED, hash_bytes, hash_ints
 from seqdedup.engine import load as load_kernel
 from seqdedup.errors import visible
 from seqdedup.filters import TRACKED, UNMATCHED
@@ -164,10 +164,12 @@ class StreamPath(_StreamRun):
             config.max_streams,
             self.sequences if config.sequence_stats or self._reported else None,
             self._reported,
+            SEED,
         )
         windows = stages.library_windows
         if windows.fps is not None:
-            self._decider.add_library(hash_ints(windows.fps), list(windows.starts))
+            region = hash_ints(windows.region) if windows.region is not None else None
+            self._decider.add_library(hash_ints(windows.fps), list(windows.starts), region)
         if stages.saver is not None:
             self._decider.save_into(stages.saver.stretches, bool(config.read_sequences))
         self._queue: deque[Entry] = deque()  # fed, not yet written, in input order
@@ -229,9 +231,11 @@ class StreamPath(_StreamRun):
             released += 1
             kept += not entry.skip
             self._rows.add(entry.stream, 1, entry.skip)
-            if entry.skip == inverse:
+            # whether the last record released was written: only then does the input's
+            # final record, when it had no delimiter, end the output without one
+            last_written = entry.skip == inverse
+            if last_written:
                 out.append(entry.record)
-                last_written = True
             elif folder is not None and run is not None:
                 line = folder.passed(entry)
                 if line is not None:
@@ -329,6 +333,7 @@ class KernelStreamPath(_StreamRun):
             config.max_streams,
             count_runs=config.sequence_stats,
             history=config.max_history,
+            seed=SEED,
         )
         self._lanes: dict[str, int] = {}  # active stream names -> lane
         self._names: list[str] = []  # lane -> stream name

@@ -17,7 +17,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from seqdedup.config import DEFAULT_TRANSFORM_TIMEOUT
-from seqdedup.engine import SECOND_LANE, numpy_available, python_hash128
+from seqdedup.engine import numpy_available, python_hash128, python_hash_bytes
 from seqdedup.errors import SeqdedupError
 
 if TYPE_CHECKING:
@@ -79,8 +79,8 @@ class KeyMaker:
         """A 128-bit hash of each key (two 64-bit lanes, see :mod:`seqdedup.engine`).
 
         With the kernel: XXH64 with each of the run's two lane seeds, as ``bytes`` of 16
-        per record (the kernel skips characters itself). Without: Python's SipHash
-        (randomised per process) of the key and of the key after one byte, a list of
+        per record (the kernel skips characters itself). Without: BLAKE2b keyed with
+        the run's 128-bit seed (:func:`seqdedup.engine.python_hash128`), a list of
         ints for a small batch and an (n, 2) int64 numpy array for a large one; the
         matcher and the attributor take every form without converting each value.
         """
@@ -101,11 +101,7 @@ class KeyMaker:
             return list(map(python_hash128, keys))
         import numpy as np
 
-        lanes = np.empty((len(keys), 2), dtype=np.int64)
-        lanes[:, 0] = np.fromiter(map(hash, keys), dtype=np.int64, count=len(keys))
-        second = (hash(SECOND_LANE + key) for key in keys)
-        lanes[:, 1] = np.fromiter(second, dtype=np.int64, count=len(keys))
-        return lanes
+        return np.frombuffer(python_hash_bytes(list(keys)), dtype=np.int64).reshape(-1, 2)
 
     def hash_encoded(self, encoded: bytes) -> bytes | None:
         """The key hashes of a library row's records (``library.encode_records``), as

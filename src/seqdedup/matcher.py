@@ -7,12 +7,13 @@ skipped when it lies inside at least one repeat.
 
 How it is computed:
 
-* Each window gets a 128-bit fingerprint: one 64-bit lane per lane of the records'
-  128-bit key hashes h (SipHash, randomised per process),
-  sum(h[j+k].lane * R[lane][k]) mod 2**64, R[lane][k] the powers of a fixed odd base
-  per lane. The record hashes are random per process, so no input can aim at the
-  polynomial's structure; two different windows collide with probability about
-  2**-128.
+* Each window gets a fingerprint that only names a candidate: one lane per lane of the
+  records' 128-bit key hashes h (BLAKE2b keyed with the run's seed),
+  sum(h[j+k].lane * R[lane][k]) mod p, p = 2**61 - 1, R[lane][k] the powers of a
+  secret base per lane drawn from the seed (for W = 1, the key hash itself). A window
+  repeats a candidate only when their W key hashes are equal (compared one record per
+  window along a run of repeats), so a shared fingerprint never skips a record: a
+  wrong skip needs two different keys with equal 128-bit keyed hashes.
 * Unlimited history: the earliest occurrence of a window is the best candidate, so one
   first-start lookup per window decides (window j repeats iff its fingerprint first
   started at or before j - W), a batch at a time: a dict for small inputs, the numpy
@@ -35,13 +36,15 @@ This class is the pure-Python engine. The compiled kernel's ``Matcher`` (see
 
 from __future__ import annotations
 
+from array import array
+from bisect import bisect_right
 from collections.abc import Sequence
 from itertools import repeat
 from operator import mul
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol
 
-from seqdedup.engine import MASK64, hash_ints, hash_lanes, numpy_available
+from seqdedup.engine import MASK64, hash_ints, hash_lanes, hash_words, numpy_available
 
 if TYPE_CHECKING:
     from seqdedup.fptable import FirstStartTable
@@ -49,53 +52,53 @@ if TYPE_CHECKING:
 NUMPY_MIN_WINDOWS = 2048
 
 
-def coefficients(width: int) -> list[int]:
+PRIME = (1 << 61) - 1  # the fingerprints' field: a polynomial of degree W-1 has < W roots
+SHARED = 1 | 1 << 64  # force_collisions (tests): every fingerprint of W >= 2 is this one
+
+
+def _splitmix64(z: int) -> int:
+    z = (z + 0x9E3779B97F4A7C15) & MASK64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+    return z ^ (z >> 31)
+
+
+def coefficients(width: int, seed: int) -> list[int]:
     """The fingerprint coefficients of ``width`` records, ``width`` per lane (low lane
-    first): the powers B**(width-1), ..., B, 1 of an odd 64-bit base per lane (the first
-    two values of splitmix64, made odd), so that the kernel rolls from one window's
-    fingerprint to the next."""
+    first): the powers B**(width-1), ..., B, 1 modulo :data:`PRIME` of a base per lane
+    drawn from that lane's 64 bits of the run's ``seed`` (from 2 to p - 2), as the
+    kernel draws them, so that both roll from one window's fingerprint to the next."""
     out = []
-    state = 0x9E3779B97F4A7C15
-    for _ in range(2):
-        state = (state + 0x9E3779B97F4A7C15) & MASK64
-        z = state
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
-        base = (z ^ (z >> 31)) | 1
-        out += [pow(base, width - 1 - k, 1 << 64) for k in range(width)]
+    for lane_seed in (seed & MASK64, seed >> 64 & MASK64):
+        base = 2 + _splitmix64(lane_seed ^ 0x5851F42D4C957F2D) % (PRIME - 3)
+        out += [pow(base, width - 1 - k, PRIME) for k in range(width)]
     return out
 
 
-def fingerprints_py(hashes: Sequence[int], count: int, coeffs: Sequence[int]) -> list[int]:
-    """Fingerprints of the first ``count`` windows of ``hashes`` (128-bit ints; pure
-    Python), as 128-bit ints."""
+def fingerprints_py(hashes: Any, count: int, coeffs: Sequence[int]) -> list[int]:
+    """Fingerprints of the first ``count`` windows of key hashes in any 128-bit form, as
+    128-bit ints (lo | hi << 64): the first in full, then each rolled from the one
+    before, as the kernel does. A 1-record window's fingerprint is its key hash."""
     width = len(coeffs) // 2
+    if count <= 0:
+        return []
+    values = hash_ints(hashes)[: count + width - 1]
+    if width == 1:
+        return values
+    lows = [(value & MASK64) % PRIME for value in values]
+    highs = [(value >> 64) % PRIME for value in values]
     low_factors, high_factors = coeffs[:width], coeffs[width:]
-    values = hash_ints(list(hashes[: count + width - 1]))  # taken modulo 2**128
-    lows = [value & MASK64 for value in values]
-    highs = [value >> 64 for value in values]
-    return [
-        (sum(map(mul, lows[j : j + width], low_factors)) & MASK64)
-        | (sum(map(mul, highs[j : j + width], high_factors)) & MASK64) << 64
-        for j in range(count)
-    ]
-
-
-def fingerprints_np(hashes: Any, count: int, coeffs: Sequence[int]) -> Any:
-    """The same fingerprints as :func:`fingerprints_py`, vectorised with numpy: an
-    (n, 2) uint64 array of lanes."""
-    import numpy as np
-
-    values = hash_lanes(hashes)
-    width = len(coeffs) // 2
-    factors = np.array(coeffs, dtype=np.uint64).reshape(2, width)
-    acc = values[:count] * factors[:, 0]
-    if width > 1:
-        term = np.empty((count, 2), dtype=np.uint64)
-        for k in range(1, width):
-            np.multiply(values[k : k + count], factors[:, k], out=term)
-            acc += term
-    return acc
+    low = sum(map(mul, lows[:width], low_factors)) % PRIME
+    high = sum(map(mul, highs[:width], high_factors)) % PRIME
+    top_low, top_high = low_factors[0], high_factors[0]
+    base_low, base_high = low_factors[width - 2], high_factors[width - 2]
+    out = [low | high << 64]
+    for j in range(1, count):
+        come = j + width - 1
+        low = ((low - lows[j - 1] * top_low) * base_low + lows[come]) % PRIME
+        high = ((high - highs[j - 1] * top_high) * base_high + highs[come]) % PRIME
+        out.append(low | high << 64)
+    return out
 
 
 class Matcher(Protocol):
@@ -120,7 +123,7 @@ class Matcher(Protocol):
     def new_stream(self) -> None: ...
     def source(self, window: int) -> int | None: ...
     def fingerprints(self, hashes: Any, count: int) -> Any: ...
-    def add_library_windows(self, fingerprints: Any, starts: Any) -> None: ...
+    def add_library_windows(self, fingerprints: Any, starts: Any, region: Any = None) -> None: ...
 
 
 def make_matcher(
@@ -129,7 +132,13 @@ def make_matcher(
     """The kernel's matcher when ``kernel`` is given (``chunk_options``: delimiter,
     skip_chars, byte_mode, inverse, seed, for its chunk path), else the Python one."""
     if kernel is None:
-        return WindowMatcher(window_size, max_history, chunk_options.get("early", False))
+        return WindowMatcher(
+            window_size,
+            max_history,
+            chunk_options.get("early", False),
+            chunk_options.get("seed", 0),
+            chunk_options.get("force_collisions", False),
+        )
     matcher: Matcher = kernel.Matcher(window_size, max_history, **chunk_options)
     return matcher
 
@@ -351,6 +360,105 @@ class SettledKeys:
         current.update(lows)
 
 
+class KeyLog:
+    """The key hashes a confirmation compares: every tracked record's from ``base`` on
+    (with a limited history, the oldest go once nothing can be compared with them), and
+    a loaded library's key region at negative positions (its last record at -1)."""
+
+    def __init__(self) -> None:
+        self.words = array("Q")  # two per record, lo first
+        self.base = 0  # position of the first record held
+        self.region = array("Q")
+
+    def append(self, hashes: Any) -> None:
+        self.words.extend(hash_words(hashes))
+
+    def forget_before(self, position: int) -> None:
+        drop = position - self.base
+        if drop >= 4096 and 2 * drop >= len(self.words) // 2:
+            del self.words[: 2 * drop]
+            self.base = position
+
+    def keys(self, position: int, count: int) -> array[int] | None:
+        """The words of ``count`` records from ``position``, or None where they are not
+        all held on one side (which makes the comparison fail)."""
+        if position < 0:
+            at = len(self.region) + 2 * position
+            stop = at + 2 * count
+            return self.region[at:stop] if at >= 0 and stop <= len(self.region) else None
+        at = 2 * (position - self.base)
+        stop = at + 2 * count
+        return self.words[at:stop] if at >= 0 and stop <= len(self.words) else None
+
+    def same(self, first: int, second: int, count: int) -> bool:
+        mine = self.keys(first, count)
+        return mine is not None and mine == self.keys(second, count)
+
+
+class Confirmation:
+    """A fingerprint names a candidate; this says whether the window repeats it, by
+    its key hashes (kernel: matcher.c, confirm). Along a run of repeats only the newest
+    record is compared; when a candidate differs (a fingerprint shared by two windows),
+    the window after the one that the last window repeated still may count."""
+
+    def __init__(self, window_size: int, max_history: int | None) -> None:
+        self.window_size = window_size
+        self.max_history = max_history
+        self.log = KeyLog()
+        # the last window confirmed a repeat, its source, and where the source's stream
+        # ends (a window that follows it must not run into the next stream)
+        self._witness = (-1, -1, 0)
+        self._stream_starts: list[int] = []  # where each stream after the first begins
+
+    def note(self, hashes: Any, decided: int) -> None:
+        """The key hashes of the next tracked records (``decided`` records decided)."""
+        if self.window_size > 1:
+            if self.max_history is not None:
+                self.log.forget_before(decided - 1 - self.max_history)
+            self.log.append(hashes)
+
+    def new_stream(self, position: int) -> None:
+        self._stream_starts.append(position)
+
+    def _stream_limit(self, position: int) -> int:
+        """Where the stream holding ``position`` ends (the library's region: at 0)."""
+        if position < 0:
+            return 0
+        at = bisect_right(self._stream_starts, position)
+        return self._stream_starts[at] if at < len(self._stream_starts) else 1 << 62
+
+    def confirm(self, start: int, firsts: list[int]) -> list[int]:
+        """Per window from ``start``: the start of the window it repeats (its candidate
+        in ``firsts``, checked), or its own start."""
+        width = self.window_size
+        if width == 1:  # the fingerprint is the key hash
+            return firsts
+        same = self.log.same
+        witness_window, witness_source, limit = self._witness
+        for offset, first in enumerate(firsts):
+            j = start + offset
+            if j - first >= width:
+                if witness_window == j - 1 and witness_source == first - 1:
+                    if same(first + width - 1, j + width - 1, 1):
+                        witness_window, witness_source = j, first
+                        continue
+                elif same(first, j, width):
+                    witness_window, witness_source = j, first
+                    limit = self._stream_limit(first)
+                    continue
+            if (
+                witness_window == j - 1
+                and witness_source + width < limit
+                and same(witness_source + width, j + width - 1, 1)
+            ):
+                witness_window, witness_source = j, witness_source + 1
+                firsts[offset] = witness_source
+                continue
+            firsts[offset] = j
+        self._witness = (witness_window, witness_source, limit)
+        return firsts
+
+
 class WindowMatcher:
     """Feed key hashes of tracked records in order; get keep/skip decisions back.
 
@@ -358,18 +466,29 @@ class WindowMatcher:
     record is decidable once the window starting at it is complete, i.e. W-1 records
     later. ``finish`` decides the last W-1 records at end of input. What the history
     remembers is :class:`UnlimitedHistory`'s or :class:`LimitedHistory`'s business;
-    both answer, per window, where the occurrence it repeats starts.
+    both answer, per window, where the occurrence it may repeat starts (a candidate,
+    found by fingerprint), and :meth:`_confirm` compares their key hashes.
     """
 
-    def __init__(self, window_size: int, max_history: int | None, early: bool = False) -> None:
+    def __init__(
+        self,
+        window_size: int,
+        max_history: int | None,
+        early: bool = False,
+        seed: int = 0,
+        force_collisions: bool = False,
+    ) -> None:
         self.window_size = window_size
         self.max_history = max_history
+        self._seed = seed
+        self._force_collisions = force_collisions and window_size > 1
         self._coeffs: list[int] | None = None  # made at the first complete window
         self._history: UnlimitedHistory | LimitedHistory = (
             UnlimitedHistory(window_size)
             if max_history is None
             else LimitedHistory(window_size, max_history)
         )
+        self._confirmation = Confirmation(window_size, max_history)
         self._tail: list[int] = []  # hashes of the records whose window is not complete
         self._next = 0  # index of the next window to decide (= next undecided record)
         self._skip_until = -1  # last record covered by a repeat so far
@@ -396,26 +515,35 @@ class WindowMatcher:
         return len(self._history)
 
     def fingerprints(self, hashes: Any, count: int) -> Any:
-        """Fingerprints of the first ``count`` windows of key hashes in any form (a list
-        of 128-bit ints, or an (n, 2) array of lanes if large)."""
+        """Fingerprints of the first ``count`` windows of key hashes in any form, as a
+        list of 128-bit ints."""
+        if self._force_collisions:
+            return [SHARED] * max(count, 0)
         if self._coeffs is None:  # not before: memory follows the records held, not W
-            self._coeffs = coefficients(self.window_size)
-        if count >= NUMPY_MIN_WINDOWS and numpy_available():
-            return fingerprints_np(hashes, count, self._coeffs)
-        return fingerprints_py(_fingerprint_list(hashes), count, self._coeffs)
+            self._coeffs = coefficients(self.window_size, self._seed)
+        return fingerprints_py(hashes, count, self._coeffs)
 
-    def add_library_windows(self, fingerprints: Any, starts: Any) -> None:
+    def add_library_windows(self, fingerprints: Any, starts: Any, region: Any = None) -> None:
         """Make these windows "already seen" for the whole run, never forgotten.
 
-        ``starts`` are where they start in the library's key region, negative and at
-        most -W - 1, so that every window of the run lies at least W after them (and
-        attribution can tell a library source by its sign). Call before any push.
+        ``starts`` are where they start in the library's key ``region`` (whose last
+        record is at -1), negative and at most -W - 1, so that every window of the run
+        lies at least W after them (and attribution can tell a library source by its
+        sign); with W > 1 the region is kept to confirm them. Call before any push.
         """
         listed = _as_list(starts)
         if not listed:
             return
         self._keys.off = True  # library keys are not noted: nothing settles early
-        assert max(listed) <= -self.window_size - 1
+        if self.window_size > 1:
+            if region is None:
+                raise ValueError("library windows need their key region (W > 1)")
+            log = self._confirmation.log
+            log.region = hash_words(region)
+            if min(listed) < -(len(log.region) // 2):
+                raise ValueError("library starts must lie in the region")
+        if max(listed) > -self.window_size - 1:
+            raise ValueError("library starts must be at most -W - 1")
         self._history.add_library(fingerprints, starts)
 
     # -- the decision ----------------------------------------------------------------
@@ -440,6 +568,7 @@ class WindowMatcher:
         return the newly decided flags."""
         width = self.window_size
         self._keys.note(hashes, self._next + len(self._tail))
+        self._confirmation.note(hashes, self._next)
         sources = self.repeat_sources
         if sources is not None and len(sources) > 4 * width + 4096:
             # Attribution has read the records decided so far: only windows that can
@@ -447,21 +576,13 @@ class WindowMatcher:
             oldest = self._next - width + 1
             for window in [w for w in sources if w < oldest]:
                 del sources[window]
-        pending: Any
-        if isinstance(hashes, list) or not numpy_available():
-            pending = self._tail + _fingerprint_list(hashes)
-        else:
-            import numpy as np
-
-            pending = np.concatenate([hash_lanes(self._tail), hash_lanes(hashes)])
+        pending = self._tail + _fingerprint_list(hashes)
         complete = len(pending) - width + 1
-        if complete < NUMPY_MIN_WINDOWS and not isinstance(pending, list):
-            pending = hash_ints(pending)
         if complete <= 0:
             self._tail = pending
             return []
         keep = self._decide(self.fingerprints(pending, complete))
-        self._tail = _fingerprint_list(pending[complete:])
+        self._tail = pending[complete:]
         return keep
 
     def finish(self) -> list[bool]:
@@ -481,6 +602,7 @@ class WindowMatcher:
             raise RuntimeError("new_stream() comes after finish()")
         if isinstance(self._history, LimitedHistory):
             self._history.new_stream()
+        self._confirmation.new_stream(self._next)
 
     def _decide(self, fps: Any) -> list[bool]:
         start = self._next
@@ -489,10 +611,7 @@ class WindowMatcher:
             firsts: Any = history.firsts(_fingerprint_list(fps), start)
         else:
             firsts = history.firsts(fps, start)
-        if not isinstance(firsts, list):  # a large batch: marked with numpy too
-            keep = self._mark_np(start, firsts)
-        else:
-            keep = self._mark_py(start, firsts)
+        keep = self._mark_py(start, self._confirmation.confirm(start, _as_list(firsts)))
         self._next = start + len(fps)
         return keep
 
@@ -525,28 +644,3 @@ class WindowMatcher:
                 until = j + width - 1
             flags.append(j <= until)
         self._new_until = until
-
-    def _mark_np(self, start: int, firsts: Any) -> list[bool]:
-        import numpy as np
-
-        width = self.window_size
-        position: Any = np.arange(start, start + len(firsts), dtype=np.int64)
-        first_starts = np.asarray(firsts, dtype=np.int64)
-        repeat_mask = (position - first_starts) >= width
-        if self.repeat_sources is not None:
-            self.repeat_sources.update(
-                zip(position[repeat_mask].tolist(), first_starts[repeat_mask].tolist(), strict=True)
-            )
-        # cover[r] = last record covered by a repeat starting at or before r.
-        cover = np.where(repeat_mask, position + (width - 1), -1)
-        np.maximum.accumulate(cover, out=cover)
-        np.maximum(cover, self._skip_until, out=cover)
-        self._skip_until = int(cover[-1])
-        keep: list[bool] = (position > cover).tolist()
-        if self.new_material is not None:
-            fresh = np.where(repeat_mask, -1, position + (width - 1))
-            np.maximum.accumulate(fresh, out=fresh)
-            np.maximum(fresh, self._new_until, out=fresh)
-            self._new_until = int(fresh[-1])
-            self.new_material += (position <= fresh).tolist()
-        return keep

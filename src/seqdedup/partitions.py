@@ -10,9 +10,10 @@ the single-machine rule).
 
 1. :func:`first_pass`, per partition: its *frame* (its tracked records, with the 2W-1
    before it and the W-1 after it in its file, read past its byte range) is hashed
-   with the job's seed and its windows fingerprinted (128 bits); of each distinct
-   fingerprint only the frame's first window goes on, as a row (fingerprint,
-   position), to the fingerprint's owner (``low lane % owners``).
+   with the job's seed, its windows fingerprinted and each given a key that stands for
+   its content (:func:`window_keys`: a keyed hash of its key hashes, confirmed by
+   comparison); of each distinct key only the frame's first window goes on, as a row
+   (key, position), to the key's owner (``low lane % owners``).
 2. :func:`owner_answers`, per owner: the earliest position of each of its
    fingerprints, over every partition's rows and the library's; each partition gets
    back only its rows whose fingerprint occurs earlier (row, earliest position).
@@ -59,7 +60,7 @@ class Part:
 def stable_hash(key: bytes, seed: int) -> int:
     """A key's 128-bit hash in the Python engine, the same on every worker of a job:
     blake2b keyed with the job's seed."""
-    digest = blake2b(key, digest_size=16, key=seed.to_bytes(8, "little")).digest()
+    digest = blake2b(key, digest_size=16, key=seed.to_bytes(16, "little")).digest()
     return int.from_bytes(digest, "little")
 
 
@@ -75,19 +76,50 @@ def kernel_module() -> Any:
     return _kernel
 
 
-def window_fingerprints(engine: str, hashes: bytes, count: int, window: int) -> Any:
+def window_fingerprints(engine: str, hashes: bytes, count: int, window: int, seed: int) -> Any:
     """The 128-bit fingerprints of the first ``count`` windows of 16-byte key hashes,
-    by the job's engine: an (n, 2) int64 array of lanes."""
+    by the job's engine and with the job's seed (its bases): an (n, 2) int64 array of
+    lanes."""
     import numpy as np
 
     if count <= 0:
         return np.zeros((0, 2), dtype=np.int64)
     if engine == "c":
-        raw = kernel_module().Matcher(window).fingerprints(hashes, count)
+        raw = kernel_module().Matcher(window, seed=seed).fingerprints(hashes, count)
         return np.frombuffer(raw, dtype=np.int64).reshape(-1, 2)
-    from seqdedup.matcher import coefficients, fingerprints_np
+    from seqdedup.matcher import coefficients, fingerprints_py
 
-    return fingerprints_np(hash_ints(hashes), count, coefficients(window)).view(np.int64)
+    prints = fingerprints_py(hash_ints(hashes), count, coefficients(window, seed))
+    return np.frombuffer(hash_words(prints), dtype=np.uint64).reshape(-1, 2).view(np.int64)
+
+
+def window_keys(engine: str, hashes: bytes, fps: Any, window: int, seed: int) -> Any:
+    """Per window (``fps``: its fingerprint lanes), a 128-bit key standing for its
+    content: a keyed hash of its W key hashes (W = 1: the key hash), found through the
+    fingerprint and confirmed by comparing records, so that owners group contents and a
+    shared fingerprint never joins two windows (docs/engine.md, "Identity of windows").
+    An (n, 2) int64 array of lanes."""
+    import numpy as np
+
+    fps = np.ascontiguousarray(fps, dtype=np.int64)
+    if engine == "c":
+        raw = kernel_module().window_keys(hashes, fps, window, seed)
+        return np.frombuffer(raw, dtype=np.int64).reshape(-1, 2)
+    count = len(fps)
+    if window == 1:
+        return np.frombuffer(hashes[: 16 * count], dtype=np.int64).reshape(-1, 2)
+    salt = (seed ^ 0x6B657973_20666F72_77696E64_6F776B65).to_bytes(16, "little")
+    first: dict[bytes, int] = {}
+    keys: list[bytes] = []
+    span = 16 * window
+    for i in range(count):
+        f = first.setdefault(fps[i].tobytes(), i)
+        mine = hashes[16 * i : 16 * i + span]
+        if f != i and mine == hashes[16 * f : 16 * f + span]:
+            keys.append(keys[f])
+        else:
+            keys.append(blake2b(mine, digest_size=16, key=salt).digest())
+    return np.frombuffer(b"".join(keys), dtype=np.int64).reshape(-1, 2)
 
 
 @dataclass(frozen=True)
@@ -343,9 +375,10 @@ def first_pass(
     the frame's first windows of the fingerprints it owns (int64 triples)."""
     frame = read_frame(reader, part, window)
     count = max(0, len(frame.starts) - window + 1)
-    fps = window_fingerprints(reader.engine, frame.hashes, count, window)
+    fps = window_fingerprints(reader.engine, frame.hashes, count, window, reader.seed)
+    keys = window_keys(reader.engine, frame.hashes, fps, window, reader.seed)
     positions = (part.rank << POSITION_SHIFT) | frame.starts[:count]
-    firsts, rows, routed = first_windows(reader.engine, fps, positions, owners)
+    firsts, rows, routed = first_windows(reader.engine, keys, positions, owners)
     frame.hashes = b""  # (not needed any more: the state stays until the second pass)
     return PartState(frame, firsts, routed), rows
 

@@ -77,6 +77,7 @@ class Stages:
                 config.max_history,
                 engine,
                 early=settles_early(config, on_explain),
+                seed=SEED,
             )
         )
         self.attributor = make_attributor(config, engine, self.matcher, on_explain)
@@ -254,9 +255,10 @@ class LibraryWindows:
         self.fingerprints = matcher.fingerprints  # (the same polynomial per stream)
         self.fps: Any = None
         self.starts: Any = None
+        self.region: Any = None
 
-    def add_library_windows(self, fps: Any, starts: Any) -> None:
-        self.fps, self.starts = fps, starts
+    def add_library_windows(self, fps: Any, starts: Any, region: Any = None) -> None:
+        self.fps, self.starts, self.region = fps, starts, region
 
 
 def make_top(

@@ -62,7 +62,7 @@ def suggest(records: list[bytes], config: Config) -> dict[str, Any]:
             if width == 2:
                 blocks = list(array("q", lengths))
     for width in WIDTHS if kernel is None else ():  # the matcher, once per width
-        matcher = make_matcher(width, None, kernel)
+        matcher = make_matcher(width, None, kernel, seed=SEED)
         keep = list(matcher.push(hashes)) + list(matcher.finish())
         runs = runs_of(keep, False)
         removed = sum(stop - start for start, stop in runs)

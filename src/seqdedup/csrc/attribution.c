@@ -105,8 +105,12 @@ static int window_fingerprint(Attributor *a, int64_t i, Hash128 *fp)
     for (int64_t k = 0; k < a->width; k++) {
         Hash128 key;
         if (!key_at(a, i + k, &key)) return 0;
-        acc.lo += key.lo * a->coeffs[k];
-        acc.hi += key.hi * a->coeffs[a->width + k];
+        if (a->width == 1) {
+            acc = key; /* a 1-record window is its key hash */
+        } else {
+            acc.lo = fp_add(acc.lo, fp_mul(fp_reduce(key.lo), a->coeffs[k]));
+            acc.hi = fp_add(acc.hi, fp_mul(fp_reduce(key.hi), a->coeffs[a->width + k]));
+        }
     }
     *fp = acc;
     return 1;
@@ -303,7 +307,7 @@ done:
 static int emit_piece(Attributor *a, int64_t start, int64_t end, int64_t source)
 {
     if (start < a->offset || end - a->offset >= held_keys(&a->keys) || end < start) {
-        seqdedup_fail(PyExc_RuntimeError, "attribution: a piece's records are not held");
+        seqdedup_fail(PyExc_AssertionError, "attribution: a piece's records are not held");
         return -1;
     }
     Hash128 identity =
@@ -356,7 +360,7 @@ static int open_piece(Attributor *a, int64_t record, int run_start)
         }
     }
     if (a->found.len == 0) {
-        seqdedup_fail(PyExc_RuntimeError,
+        seqdedup_fail(PyExc_AssertionError,
                      "attribution: skipped record %lld is covered by no repeat window",
                      (long long)record);
         return -1;
@@ -465,7 +469,7 @@ static int extend(Attributor *a, int64_t start, int64_t stop)
         int64_t best;
         if (longest(a, start - a->piece_start, start, stop, &best) < 0) return -1;
         if (!best && a->piece_end < a->piece_start) {
-            seqdedup_fail(PyExc_RuntimeError,
+            seqdedup_fail(PyExc_AssertionError,
                          "attribution: no candidate matches skipped record %lld",
                          (long long)start);
             return -1;
@@ -529,7 +533,7 @@ int seqdedup_add_runs(Attributor *a, int64_t size, const int64_t *runs, size_t n
              * (no candidate can do better): open, extend and close at once. */
             int64_t source;
             if (!source_of(a, start, &source)) {
-                seqdedup_fail(PyExc_RuntimeError,
+                seqdedup_fail(PyExc_AssertionError,
                              "attribution: skipped record %lld starts no repeat window",
                              (long long)start);
                 return -1;

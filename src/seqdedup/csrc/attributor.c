@@ -208,13 +208,8 @@ static int add_runs_core(Attributor *a, int64_t size, const Vec *runs, PyObject 
     if (view.len % 8) {
         PyErr_SetString(PyExc_ValueError, "sources: a buffer of int64 values");
     } else {
-        seqdedup_unlocked = 1;
-        Py_BEGIN_ALLOW_THREADS
-        rc = seqdedup_add_runs(a, size, runs->data, runs->len / 2, view.buf,
-                               (size_t)view.len / 8, (int64_t)base);
-        Py_END_ALLOW_THREADS
-        seqdedup_unlocked = 0;
-        if (rc < 0) seqdedup_raise_kept();
+        WITHOUT_GIL(1, rc = seqdedup_add_runs(a, size, runs->data, runs->len / 2, view.buf,
+                                              (size_t)view.len / 8, (int64_t)base));
         a->sources = NULL; /* (the copy is not held past the call) */
         a->sources_len = 0;
     }
@@ -361,14 +356,15 @@ static int Attributor_init(Attributor *a, PyObject *args, PyObject *kwds)
     static char *kwlist[] = {"matcher", "max_candidates", "max_history", "max_sequences",
                              "seed", "report", "top", NULL};
     PyObject *matcher, *candidates = Py_None, *history = Py_None, *sequences = Py_None;
-    unsigned long long seed = 0;
+    Hash128 seed = {0, 0};
     int report = 1, top = 0;
     if (a->ready || a->broken) {
         PyErr_SetString(PyExc_RuntimeError, "Attributor is already initialised");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|OOOKpp", kwlist, &matcher, &candidates,
-                                     &history, &sequences, &seed, &report, &top))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|OOOO&pp", kwlist, &matcher, &candidates,
+                                     &history, &sequences, seqdedup_to_seed, &seed, &report,
+                                     &top))
         return -1;
     if (!seqdedup_is_matcher(matcher)) return -1;
     PyObject *width_obj = PyObject_GetAttrString(matcher, "window_size");
@@ -381,7 +377,7 @@ static int Attributor_init(Attributor *a, PyObject *args, PyObject *kwds)
         limit_from(history, "max_history", width, &horizon) < 0 ||
         limit_from(sequences, "max_sequences", 1, &table_limit) < 0)
         return -1;
-    uint64_t *coeffs = seqdedup_coefficients(width);
+    uint64_t *coeffs = seqdedup_coefficients(width, seed);
     if (coeffs == NULL) return -1;
     Py_INCREF(matcher);
     a->matcher = matcher;
@@ -391,7 +387,7 @@ static int Attributor_init(Attributor *a, PyObject *args, PyObject *kwds)
     a->history = horizon;
     a->keep_back = horizon == UNLIMITED ? -1 : horizon + 2 * (int64_t)width;
     a->generation_end = horizon;
-    a->seed = seqdedup_lane_seeds(seed);
+    a->seed = seed;
     a->report = report;
     a->top = top;
     a->sequences.limit = a->tops.limit = table_limit;
@@ -556,7 +552,7 @@ static PyType_Slot Attributor_slots[] = {
 PyType_Spec seqdedup_attributor_spec = {
     .name = "seqdedup._kernel.Attributor",
     .basicsize = sizeof(Attributor),
-    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE,
     .slots = Attributor_slots,
 };
 

@@ -106,10 +106,12 @@ static size_t settle(Matcher *m, size_t released, size_t *from)
     return p;
 }
 
+/* A record's bytes as written: the record, then its delimiter, or for the final record
+ * without one what ended the input after it (nothing, or a newline or CRLF). */
 static inline size_t record_bytes(const Matcher *m, size_t k)
 {
     int bare = m->final_without_delimiter && k + 1 == m->rec_len;
-    return m->rec_end[k] - m->rec_start[k] + (bare ? 0 : m->delim_len);
+    return m->rec_end[k] - m->rec_start[k] + (bare ? m->final_suffix : m->delim_len);
 }
 
 /* Turn the decided records into the output, the skipped runs (in tracked indices from
@@ -157,7 +159,8 @@ static PyObject *emit(Matcher *m, const unsigned char *keep, size_t count, PyObj
         }
         if (written && k >= written_before) {
             int bare = m->final_without_delimiter && stop == m->rec_len;
-            size_t from = m->rec_start[k], to = m->rec_end[stop - 1] + (bare ? 0 : dlen);
+            size_t from = m->rec_start[k],
+                   to = m->rec_end[stop - 1] + (bare ? m->final_suffix : dlen);
             memcpy(dst, m->buf + from, to - from);
             dst += to - from;
         }
@@ -276,30 +279,32 @@ static Py_ssize_t append_and_split(Matcher *m, PyObject *arg, int *changed)
     return (Py_ssize_t)first_new;
 }
 
+/* The key hashes of pending records [from, to) whose mask is 1 (all without a mask)
+ * into h; how many. Touches no Python object. */
+static size_t hash_records_of(const Matcher *m, size_t from, size_t to,
+                              const unsigned char *mask, Hash128 *h)
+{
+    size_t made = 0;
+    for (size_t i = from; i < to; i++)
+        if (mask == NULL || mask[i - from])
+            h[made++] = record_hash(m, m->buf + m->rec_start[i], m->rec_end[i] - m->rec_start[i]);
+    return made;
+}
+
 /* Key hashes of pending records [from, to) (those whose mask is 1, with filters) into
- * scratch; how many, or -1. The last pending record's key may be shorter (a final
- * record without a delimiter). */
+ * scratch; how many, or -1. */
 static Py_ssize_t hash_pending(Matcher *m, size_t from, size_t to, const unsigned char *mask,
                                Hash128 **out)
 {
     size_t n = to - from;
     if (grow((void **)&m->scratch_hashes, &m->scratch_hashes_cap, n + 1, sizeof(Hash128)) < 0)
         return -1;
-    Hash128 *h = m->scratch_hashes;
-    size_t made = 0;
+    size_t made;
     /* Pure work on the matcher's own memory (busy keeps other calls out): without the
      * GIL when it is large, so other threads run meanwhile. */
-    int release_gil = n && m->rec_end[to - 1] - m->rec_start[from] >= GIL_MINSIZE;
-    PyThreadState *save = release_gil ? PyEval_SaveThread() : NULL;
-    for (size_t i = from; i < to; i++) {
-        if (mask != NULL && !mask[i - from]) continue;
-        size_t len = m->rec_end[i] - m->rec_start[i];
-        if (m->chunks_finished && i + 1 == m->rec_len && m->final_key_len < len)
-            len = m->final_key_len;
-        h[made++] = record_hash(m, m->buf + m->rec_start[i], len);
-    }
-    if (save != NULL) PyEval_RestoreThread(save);
-    *out = h;
+    WITHOUT_GIL(n && m->rec_end[to - 1] - m->rec_start[from] >= GIL_MINSIZE,
+                made = hash_records_of(m, from, to, mask, m->scratch_hashes));
+    *out = m->scratch_hashes;
     return (Py_ssize_t)made;
 }
 
@@ -311,12 +316,7 @@ static Py_ssize_t push_chunk(Matcher *m, const Hash128 *h, size_t n)
     if (n < PUSH_UNLOCKED_MIN || (m->new_material != NULL && m->new_material != Py_None))
         return seqdedup_push_core(m, h, n, 0);
     Py_ssize_t count;
-    seqdedup_unlocked = 1;
-    Py_BEGIN_ALLOW_THREADS
-    count = seqdedup_push_core(m, h, n, 0);
-    Py_END_ALLOW_THREADS
-    seqdedup_unlocked = 0;
-    if (count < 0) seqdedup_raise_kept();
+    WITHOUT_GIL(1, count = seqdedup_push_core(m, h, n, 0));
     return count;
 }
 
@@ -373,12 +373,13 @@ static PyObject *Matcher_feed_chunk_in(Matcher *m, PyObject *arg, int *changed)
 static int final_record(Matcher *m, int delimit_final)
 {
     m->chunks_finished = 1;
-    m->final_key_len = SIZE_MAX;
+    m->final_suffix = 0;
     if (m->tail_start >= m->buf_len) return 0;
     if (reserve_record(m) < 0) return -1;
     size_t first = m->tail_start, len = m->buf_len - first;
     /* Text with another delimiter than a newline: a newline (or CRLF) ending the input
-     * ends the last record; it is not part of its key (it is still written, as read). */
+     * ends the last record; it is not part of the record (its key, its fold line, what a
+     * library saves), and is written after it as read, as a delimiter would be. */
     int newline_delimited = m->delim_len == 1 && m->delim[0] == '\n';
     size_t key_len = len;
     if (!m->byte_mode && !newline_delimited && len > 0 && m->buf[first + len - 1] == '\n') {
@@ -397,10 +398,10 @@ static int final_record(Matcher *m, int delimit_final)
         m->final_without_delimiter = 1;
     }
     m->rec_start[m->rec_len] = first;
-    m->rec_end[m->rec_len] = first + len;
+    m->rec_end[m->rec_len] = first + key_len;
     m->rec_len++;
     m->tail_start = m->buf_len;
-    m->final_key_len = key_len;
+    m->final_suffix = len - key_len;
     return 1;
 }
 
@@ -447,8 +448,6 @@ static PyObject *unclassified(Matcher *m)
 {
     size_t from = m->rec_classified, n = m->rec_len - from;
     size_t base = n ? m->rec_start[from] : 0, top = n ? m->rec_end[m->rec_len - 1] : 0;
-    if (n && m->chunks_finished && m->final_key_len < top - m->rec_start[m->rec_len - 1])
-        top = m->rec_start[m->rec_len - 1] + m->final_key_len; /* the final record's key */
     if (n > (size_t)PY_SSIZE_T_MAX / 16) return PyErr_NoMemory();
     PyObject *region = PyBytes_FromStringAndSize((const char *)m->buf + base, (Py_ssize_t)(top - base));
     PyObject *bounds = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * 16));

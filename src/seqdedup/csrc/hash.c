@@ -206,13 +206,38 @@ Hash128 seqdedup_hash128(const unsigned char *p, size_t len, Hash128 seeds)
     return out;
 }
 
-Hash128 seqdedup_lane_seeds(uint64_t seed)
+int seqdedup_to_seed(PyObject *obj, void *out)
 {
-    uint64_t z = seed + 0x9E3779B97F4A7C15ULL; /* splitmix64: the lanes' seeds unrelated */
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    Hash128 seeds = {seed, z ^ (z >> 31)};
-    return seeds;
+    if (!PyLong_Check(obj)) {
+        PyErr_SetString(PyExc_TypeError, "the seed must be an int");
+        return 0;
+    }
+    unsigned char bytes[16];
+    /* (little-endian, unsigned: a negative or wider int raises OverflowError) */
+#if PY_VERSION_HEX >= 0x030D0000
+    Py_ssize_t got = PyLong_AsNativeBytes(obj, bytes, 16,
+                                          Py_ASNATIVEBYTES_LITTLE_ENDIAN |
+                                              Py_ASNATIVEBYTES_UNSIGNED_BUFFER |
+                                              Py_ASNATIVEBYTES_REJECT_NEGATIVE);
+    if (got < 0) return 0;
+    if (got > 16) {
+        PyErr_SetString(PyExc_ValueError, "the seed must be from 0 to 2**128 - 1");
+        return 0;
+    }
+#else
+    if (_PyLong_AsByteArray((PyLongObject *)obj, bytes, 16, 1, 0) < 0) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_ValueError, "the seed must be from 0 to 2**128 - 1");
+        return 0;
+    }
+#endif
+    Hash128 seeds = {0, 0};
+    for (int b = 7; b >= 0; b--) {
+        seeds.lo = seeds.lo << 8 | bytes[b];
+        seeds.hi = seeds.hi << 8 | bytes[8 + b];
+    }
+    *(Hash128 *)out = seeds;
+    return 1;
 }
 
 /* The same hash of bytes given in pieces (a normalised key is never held whole). */
@@ -382,23 +407,16 @@ PyObject *seqdedup_py_xxh64(PyObject *self, PyObject *args)
     unsigned long long seed = 0;
     if (!PyArg_ParseTuple(args, "y*|K", &data, &seed)) return NULL;
     uint64_t h;
-    if (data.len >= GIL_MINSIZE) {
-        Py_BEGIN_ALLOW_THREADS
-        h = xxh64(data.buf, (size_t)data.len, seed);
-        Py_END_ALLOW_THREADS
-    } else {
-        h = xxh64(data.buf, (size_t)data.len, seed);
-    }
+    WITHOUT_GIL(data.len >= GIL_MINSIZE, h = xxh64(data.buf, (size_t)data.len, seed));
     PyBuffer_Release(&data);
     return PyLong_FromUnsignedLongLong(h);
 }
 
-/* lane_seeds(seed) -> (lo, hi): the seeds of a key hash's two XXH64 lanes. */
+/* _lane_seeds(seed) -> (lo, hi): the seeds of a key hash's two XXH64 lanes (tests). */
 PyObject *seqdedup_py_lane_seeds(PyObject *self, PyObject *arg)
 {
-    uint64_t seed;
-    if (!seqdedup_to_u64(arg, &seed)) return NULL;
-    Hash128 seeds = seqdedup_lane_seeds(seed);
+    Hash128 seeds;
+    if (!seqdedup_to_seed(arg, &seeds)) return NULL;
     return Py_BuildValue("(KK)", (unsigned long long)seeds.lo, (unsigned long long)seeds.hi);
 }
 
@@ -407,11 +425,12 @@ PyObject *seqdedup_py_hash_records(PyObject *self, PyObject *args, PyObject *kwd
     static char *kwlist[] = {"records",   "seed",      "skip_chars", "byte_mode",
                              "normalize", "skip_fields", NULL};
     PyObject *records;
-    unsigned long long seed = 0;
+    Hash128 seeds = {0, 0};
     uint64_t skip = 0, fields = 0;
     int byte_mode = 0;
     unsigned normalize = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|KO&pO&O&", kwlist, &records, &seed,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|O&O&pO&O&", kwlist, &records,
+                                     seqdedup_to_seed, &seeds,
                                      seqdedup_to_u64, &skip, &byte_mode, seqdedup_to_u32,
                                      &normalize, seqdedup_to_u64, &fields))
         return NULL;
@@ -422,7 +441,6 @@ PyObject *seqdedup_py_hash_records(PyObject *self, PyObject *args, PyObject *kwd
         Py_DECREF(seq);
         return PyErr_NoMemory();
     }
-    Hash128 seeds = seqdedup_lane_seeds(seed);
     PyObject *out = PyBytes_FromStringAndSize(NULL, n * 16);
     if (out == NULL) {
         Py_DECREF(seq);
@@ -447,6 +465,29 @@ PyObject *seqdedup_py_hash_records(PyObject *self, PyObject *args, PyObject *kwd
     return out;
 }
 
+typedef struct {
+    uint64_t fields, skip;
+    int byte_mode;
+    unsigned normalize;
+    Hash128 seeds;
+} KeySettings;
+
+/* The key hashes of a row's `count` records (lengths from base + 4, records from `pos`)
+ * into dst; where the records end, or SIZE_MAX when a length runs past the row. */
+static size_t hash_rows(const unsigned char *base, size_t size, uint32_t count, size_t pos,
+                        const KeySettings *keys, char *dst)
+{
+    for (uint32_t i = 0; i < count; i++) {
+        size_t len = read32(base + 4 + 4 * (size_t)i);
+        if (len > size - pos) return SIZE_MAX;
+        Hash128 h = seqdedup_key_hash(base + pos, len, keys->fields, keys->skip,
+                                      keys->byte_mode, keys->normalize, keys->seeds);
+        memcpy(dst + 16 * (size_t)i, &h, 16);
+        pos += len;
+    }
+    return pos;
+}
+
 /* Key hashes straight from a library row (library.encode_records: uint32 count, count
  * uint32 lengths, the records), without a Python object per record. Every length is
  * checked against what the blob holds: a corrupt row is a ValueError, never a read
@@ -456,11 +497,12 @@ PyObject *seqdedup_py_hash_encoded(PyObject *self, PyObject *args, PyObject *kwd
     static char *kwlist[] = {"encoded",   "seed",      "skip_chars", "byte_mode",
                              "normalize", "skip_fields", NULL};
     Py_buffer blob;
-    unsigned long long seed = 0;
+    Hash128 seeds = {0, 0};
     uint64_t skip = 0, fields = 0;
     int byte_mode = 0;
     unsigned normalize = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*|KO&pO&O&", kwlist, &blob, &seed,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*|O&O&pO&O&", kwlist, &blob,
+                                     seqdedup_to_seed, &seeds,
                                      seqdedup_to_u64, &skip, &byte_mode, seqdedup_to_u32,
                                      &normalize, seqdedup_to_u64, &fields))
         return NULL;
@@ -473,27 +515,13 @@ PyObject *seqdedup_py_hash_encoded(PyObject *self, PyObject *args, PyObject *kwd
     size_t pos = 4 + 4 * (size_t)count; /* first record */
     size_t words = count; /* count * 16 overflows where size_t is 32 bits */
     if (words > (size_t)PY_SSIZE_T_MAX / 16) goto corrupt;
-    Hash128 seeds = seqdedup_lane_seeds(seed);
     out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)count * 16);
     if (out == NULL) goto done;
-    char *dst = PyBytes_AS_STRING(out);
-    int ok = 1;
+    KeySettings keys = {fields, skip, byte_mode, normalize & NORM_ALL, seeds};
     /* Pure work on the row (held by `blob`) and the new bytes object nobody else sees. */
-    PyThreadState *save = size >= GIL_MINSIZE ? PyEval_SaveThread() : NULL;
-    for (uint32_t i = 0; i < count; i++) {
-        size_t len = read32(base + 4 + 4 * (size_t)i);
-        if (len > size - pos) {
-            ok = 0;
-            break;
-        }
-        const unsigned char *p = base + pos;
-        Hash128 h =
-            seqdedup_key_hash(p, len, fields, skip, byte_mode, normalize & NORM_ALL, seeds);
-        memcpy(dst + 16 * (size_t)i, &h, 16);
-        pos += len;
-    }
-    if (save != NULL) PyEval_RestoreThread(save);
-    if (!ok || pos != size) goto corrupt;
+    WITHOUT_GIL(size >= GIL_MINSIZE,
+                pos = hash_rows(base, size, count, pos, &keys, PyBytes_AS_STRING(out)));
+    if (pos != size) goto corrupt;
     goto done;
 corrupt:
     Py_CLEAR(out);

@@ -4,6 +4,8 @@
  *   hash.c          XXH64, --skip-chars in characters, key hashes (with normalize.h), and
  *                   the module functions that hash
  *   matcher.c       the exact window rule: the tables, push/finish (the record path)
+ *   confirm.c       the confirmation: a fingerprint's candidate counts when its key
+ *                   hashes are the window's (and the log of key hashes it reads)
  *   chunks.c        the chunk path: raw chunks in, kept records out (filtered too)
  *   settled.c       the keys seen, for records settled before their window completes
  *   matcher_type.c  the Matcher type: construction, attributes, method table
@@ -13,7 +15,9 @@
  *   attributor.c    the Attributor type over it
  *   fold.c          --fold's key comparisons: a run's shortest period, its copies
  *   stretches.c     the chunk path's new material, encoded as library rows
- *   streams.c       the StreamMatcher type: the rule per stream (--stream-by)
+ *   streams.c       the StreamMatcher type: the rule per stream (--stream-by), with
+ *                   streams.h; stream_history.c its history and what a candidate is
+ *                   compared with (keylog.h: per position the key, the record before)
  *   prefix.c        --stream-by's names by a prefix program, for simple patterns
  *   suggest.c       --suggest-window: what each window size removes, in one pass each
  *   spread.c        the Dask engine's steps: a partition's records and key hashes, its
@@ -58,11 +62,32 @@ int seqdedup_fail(PyObject *type, const char *format, ...);
 int seqdedup_no_memory(void);
 void seqdedup_raise_kept(void);
 
+/* Run `statement` without the GIL when `worth` holds (hashlib's rule: only work that is
+ * larger than the switch), else with it. The statement touches no Python object; what
+ * fails in it is kept and raised once the GIL is back. The one place the kernel lets the
+ * GIL go: the caller has marked its object busy, so no other call reaches it meanwhile. */
+#define WITHOUT_GIL(worth, statement)                                                     \
+    do {                                                                                  \
+        if (worth) {                                                                      \
+            PyThreadState *gil_saved_ = PyEval_SaveThread();                              \
+            seqdedup_unlocked = 1;                                                        \
+            statement;                                                                    \
+            seqdedup_unlocked = 0;                                                        \
+            PyEval_RestoreThread(gil_saved_);                                             \
+            seqdedup_raise_kept();                                                        \
+        } else {                                                                          \
+            statement;                                                                    \
+        }                                                                                 \
+    } while (0)
+
 /* ---------------------------------------------------------------------------------
- * 128-bit identities: a record's key hash (two XXH64 lanes with independent seeds) and
- * a window's fingerprint (one linear hash per lane). Two different ones are equal with
- * probability about 2^-128, so over a run of n distinct windows a collision has odds of
- * about n^2 / 2^129 (below 10^-18 at 10^10 windows).
+ * Identities (docs/engine.md, "Identity of windows"). A record's key hash is 128 bits:
+ * XXH64 of the key with each of two independent 64-bit secrets (the run's seed). A
+ * window's fingerprint only finds candidates: per lane, a polynomial in the key hashes
+ * modulo the prime 2^61 - 1 at a secret base drawn from the seed (for W = 1, the key
+ * hash itself). A candidate decides nothing until the W key hashes of both windows are
+ * compared (the matcher's confirmation), so a wrong skip needs two different keys with
+ * equal 128-bit hashes, whatever the input.
  */
 enum { RUN_HEADS = 1, RUN_RECORDS = 2 }; /* Matcher.run_heads */
 
@@ -72,6 +97,42 @@ typedef struct {
 
 static inline int hash_equal(Hash128 a, Hash128 b) { return a.lo == b.lo && a.hi == b.hi; }
 static inline int hash_is_zero(Hash128 a) { return (a.lo | a.hi) == 0; }
+/* Arithmetic modulo the Mersenne prime 2^61 - 1, a field, where a polynomial of degree
+ * W - 1 has at most W - 1 roots (modulo 2^64 it may vanish for every odd base: the
+ * Thue-Morse construction). Values are kept reduced, below FP_PRIME. */
+#define FP_PRIME ((((uint64_t)1) << 61) - 1)
+
+static inline uint64_t fp_reduce(uint64_t x)
+{
+    x = (x & FP_PRIME) + (x >> 61); /* 2^61 = 1 (mod p) */
+    return x >= FP_PRIME ? x - FP_PRIME : x;
+}
+
+static inline uint64_t fp_add(uint64_t a, uint64_t b)
+{
+    uint64_t r = a + b;
+    return r >= FP_PRIME ? r - FP_PRIME : r;
+}
+
+static inline uint64_t fp_sub(uint64_t a, uint64_t b) { return a >= b ? a - b : a + FP_PRIME - b; }
+
+/* a * b mod p, for a, b < p. */
+static inline uint64_t fp_mul(uint64_t a, uint64_t b)
+{
+#if defined(__SIZEOF_INT128__)
+    unsigned __int128 t = (unsigned __int128)a * b; /* below 2^122 */
+    return fp_reduce(((uint64_t)t & FP_PRIME) + (uint64_t)(t >> 61));
+#else
+    /* a = a1 2^32 + a0, b = b1 2^32 + b0 (a1, b1 < 2^29); 2^64 = 8 and 2^61 = 1 (mod p) */
+    uint64_t a0 = a & 0xFFFFFFFFu, a1 = a >> 32, b0 = b & 0xFFFFFFFFu, b1 = b >> 32;
+    uint64_t mid = a1 * b0 + a0 * b1; /* below 2^62 */
+    uint64_t low = a0 * b0;
+    uint64_t sum = 8 * (a1 * b1) + (mid >> 29) + ((mid & 0x1FFFFFFFu) << 32) +
+                   (low & FP_PRIME) + (low >> 61); /* below 2^63 */
+    return fp_reduce(sum);
+#endif
+}
+
 /* Where a table puts a key: both lanes mixed, so either one alone may be constant. */
 static inline uint64_t hash_mix(Hash128 a)
 {
@@ -329,6 +390,20 @@ typedef struct {
     int64_t *sources;
     size_t sources_len, sources_cap;
     int64_t sources_base; /* window index of sources[0] */
+    /* confirmation (W >= 2): the key hashes of the tracked records from log_base on
+     * (all of them with unlimited history, the last history and window with a limited
+     * one), and the library's key region (region[k] is position k - region_len) */
+    Hash128 *log;
+    size_t log_len, log_cap;
+    int64_t log_base;
+    Hash128 *region;
+    size_t region_len;
+    int64_t witness_window; /* the last window confirmed equal to an earlier one */
+    int64_t witness_source; /* ... and that earlier one's start */
+    int64_t witness_limit;  /* ... and where that one's stream ends (the next begins) */
+    int64_t *stream_starts; /* where each stream after the first begins, in order */
+    size_t stream_starts_len, stream_starts_cap;
+    uint64_t force_collisions; /* tests: 1 makes every fingerprint of W >= 2 equal */
     PyObject *new_material;   /* list or None */
     PyObject *stretches;      /* the chunk path's last new-material stretches (or NULL) */
     /* chunk path */
@@ -353,7 +428,8 @@ typedef struct {
     unsigned char *rec_tracked;  /* per pending record: tracked (1) or passed through */
     size_t rec_tracked_cap;
     size_t rec_classified;       /* pending records whose mask is known (the oldest) */
-    size_t final_key_len;        /* key length of a final record without a delimiter */
+    size_t final_suffix;         /* after a final record without a delimiter: the newline
+                                  * (or CRLF) that ended the input, written after it */
     int64_t released_total;      /* records released so far, for record numbers */
     size_t *tracked_at;          /* scratch: pending index of each decided tracked record */
     size_t tracked_at_cap;
@@ -394,12 +470,27 @@ extern struct PyModuleDef seqdedup_kernel_module;
 extern PyType_Spec seqdedup_attributor_spec; /* attributor.c */
 extern PyType_Spec seqdedup_stream_matcher_spec; /* streams.c */
 
+/* confirm.c: whether window j repeats its candidate (NO_SOURCE: none), by key hashes, or
+ * the window after the one window j-1 repeats (its start to *source); the log of the key
+ * hashes it compares; where a new stream begins. */
+int seqdedup_confirm_keys(Matcher *m, int64_t j, int64_t candidate, int64_t *source);
+int seqdedup_log_keys(Matcher *m, const Hash128 *hashes, size_t n);
+int seqdedup_note_stream_start(Matcher *m);
+/* W = 1 needs no comparison: a 1-record window's fingerprint is its key hash. */
+static inline int seqdedup_confirm(Matcher *m, int64_t j, int64_t candidate, int64_t *source)
+{
+    *source = candidate;
+    if (m->width == 1) return candidate != NO_SOURCE;
+    return seqdedup_confirm_keys(m, j, candidate, source);
+}
+
 /* hash.c */
 int seqdedup_to_u64(PyObject *obj, void *out); /* "O&" converters */
 int seqdedup_to_u32(PyObject *obj, void *out);
 uint64_t seqdedup_xxh64(const unsigned char *p, size_t len, uint64_t seed);
-/* The two lane seeds of a run's seed (the second derived by splitmix64). */
-Hash128 seqdedup_lane_seeds(uint64_t seed);
+/* "O&" converter: a run's seed, an int from 0 to 2**128 - 1, as its two lane seeds
+ * (the low and the high 64 bits: two independent secrets when the seed is random). */
+int seqdedup_to_seed(PyObject *obj, void *out);
 /* XXH64 of the bytes with each lane's seed. */
 Hash128 seqdedup_hash128(const unsigned char *p, size_t len, Hash128 seeds);
 /* The hash of a record's key: after `fields` blank-separated fields and `skip`
@@ -424,6 +515,7 @@ PyObject *seqdedup_py_shortest_period(PyObject *self, PyObject *arg);
 PyObject *seqdedup_py_window_tally(PyObject *self, PyObject *args);
 /* spread.c */
 PyObject *seqdedup_py_first_windows(PyObject *self, PyObject *arg);
+PyObject *seqdedup_py_window_keys(PyObject *self, PyObject *args);
 PyObject *seqdedup_py_earliest(PyObject *self, PyObject *args);
 PyObject *seqdedup_py_split_hash(PyObject *self, PyObject *args, PyObject *kwds);
 /* prefix.c */
@@ -466,16 +558,20 @@ PyObject *seqdedup_matcher_decide_split(Matcher *m, PyObject *arg);
 
 /* matcher_type.c */
 extern PyType_Spec seqdedup_matcher_spec;
-/* matcher.c, for attribution: the fingerprint coefficients of W records, W per lane
- * (2W, PyMem_RawMalloc'd; NULL with MemoryError set), and a window's fingerprint. */
-uint64_t *seqdedup_coefficients(Py_ssize_t width);
+/* matcher.c, for every unit that fingerprints windows: the coefficients of W records, W
+ * per lane (2W, PyMem_RawMalloc'd; NULL with MemoryError set): R[l][k] = B_l^(W-1-k)
+ * mod p for the secret base B_l of lane l, drawn from the run's lane seeds. */
+uint64_t *seqdedup_coefficients(Py_ssize_t width, Hash128 seeds);
+/* A window's fingerprint: per lane sum(h[k] mod p * R[l][k]) mod p; for W = 1 the key
+ * hash itself (a table of them then needs no confirmation). */
 static inline Hash128 seqdedup_fingerprint(const Hash128 *h, const uint64_t *coeffs,
                                            Py_ssize_t width)
 {
+    if (width == 1) return h[0];
     Hash128 acc = {0, 0};
     for (Py_ssize_t k = 0; k < width; k++) {
-        acc.lo += h[k].lo * coeffs[k];
-        acc.hi += h[k].hi * coeffs[width + k];
+        acc.lo = fp_add(acc.lo, fp_mul(fp_reduce(h[k].lo), coeffs[k]));
+        acc.hi = fp_add(acc.hi, fp_mul(fp_reduce(h[k].hi), coeffs[width + k]));
     }
     return acc;
 }

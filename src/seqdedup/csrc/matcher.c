@@ -2,9 +2,12 @@
  * The exact window rule (the matcher): turn key hashes into keep/skip decisions.
  *
  *   - a record's key hash has two 64-bit lanes; a window's fingerprint has one lane
- *     per lane of the keys, sum(h[j+k].lane * R[lane][k]) mod 2^64 over its W records,
- *     R[lane][k] = B_lane^(W-1-k) for a fixed odd base per lane: the same definition
- *     as the Python engine, computed here rolling from window to window;
+ *     per lane of the keys, sum(h[j+k].lane * R[lane][k]) mod p over its W records,
+ *     p = 2^61 - 1, R[lane][k] = B_lane^(W-1-k) for a secret base per lane: the same
+ *     definition as the Python engine, computed here rolling from window to window;
+ *   - a fingerprint only names a candidate: a window repeats an earlier one when their
+ *     key hashes are equal, compared here (one record per window along a run of
+ *     repeats, all W at its start), so a shared fingerprint can never skip a record;
  *   - unlimited history: the first-start table maps a fingerprint to the start of its
  *     first window; window j repeats iff that start is <= j - W;
  *   - limited history: the rule window by window (admit j - W, look up j), in two
@@ -53,7 +56,15 @@ PyObject *seqdedup_matcher_leave(Matcher *m, PyObject *result, int changed)
     return result;
 }
 
-uint64_t *seqdedup_coefficients(Py_ssize_t width)
+static uint64_t splitmix64(uint64_t z)
+{
+    z += 0x9E3779B97F4A7C15ULL;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+uint64_t *seqdedup_coefficients(Py_ssize_t width, Hash128 seeds)
 {
     Py_ssize_t count = 2 * width;
     if ((size_t)width > SIZE_MAX / 2 / sizeof(uint64_t) ||
@@ -61,19 +72,17 @@ uint64_t *seqdedup_coefficients(Py_ssize_t width)
         return (void)seqdedup_no_memory(), NULL;
     uint64_t *out = PyMem_RawMalloc((size_t)count * sizeof(uint64_t) + 1);
     if (out == NULL) return (void)seqdedup_no_memory(), NULL;
-    /* Lane l's coefficients are the powers of its odd base B_l, R[l][k] = B_l^(W-1-k)
-     * (B_l: the splitmix64 stream's first two values, made odd), so that the next
-     * window's fingerprint follows from the last one (see rolling_fingerprints). */
-    uint64_t state = 0x9E3779B97F4A7C15ULL;
+    /* Lane l's coefficients are the powers of its base B_l, R[l][k] = B_l^(W-1-k) mod p,
+     * so that the next window's fingerprint follows from the last one (see
+     * rolling_fingerprints). B_l is drawn from lane l's seed, from 2 to p - 2: secret
+     * whenever the seed is, which is what keeps an input from aiming at its roots. */
+    const uint64_t lane_seeds[2] = {seeds.lo, seeds.hi};
     for (int lane = 0; lane < 2; lane++) {
-        state += 0x9E3779B97F4A7C15ULL;
-        uint64_t z = state;
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-        uint64_t base = (z ^ (z >> 31)) | 1, power = 1;
+        uint64_t base = 2 + splitmix64(lane_seeds[lane] ^ 0x5851F42D4C957F2DULL) % (FP_PRIME - 3);
+        uint64_t power = 1;
         for (Py_ssize_t k = width - 1; k >= 0; k--) {
             out[lane * width + k] = power;
-            power *= base;
+            power = fp_mul(power, base);
         }
     }
     return out;
@@ -81,30 +90,41 @@ uint64_t *seqdedup_coefficients(Py_ssize_t width)
 
 /* The fingerprints of the `count` windows starting at h[0 .. count-1]: the first in
  * full, then each from the one before, fp(j+1) = (fp(j) - h[j] * B^(W-1)) * B + h[j+W]
- * per lane (mod 2^64): two multiplications per lane instead of W. */
+ * per lane (mod p): two multiplications per lane instead of W. */
 static void rolling_fingerprints(const Hash128 *h, size_t count, const uint64_t *coeffs,
                                  Py_ssize_t width, Hash128 *out)
 {
     if (count == 0) return;
-    Hash128 fp = seqdedup_fingerprint(h, coeffs, width);
-    out[0] = fp;
-    if (width == 1) {
-        for (size_t k = 1; k < count; k++) out[k] = h[k];
+    if (width == 1) { /* a 1-record window is its key hash */
+        memcpy(out, h, count * sizeof(Hash128));
         return;
     }
+    Hash128 fp = seqdedup_fingerprint(h, coeffs, width);
+    out[0] = fp;
     const uint64_t top_lo = coeffs[0], top_hi = coeffs[width];
     const uint64_t base_lo = coeffs[width - 2], base_hi = coeffs[2 * width - 2];
     for (size_t k = 1; k < count; k++) {
         const Hash128 gone = h[k - 1], come = h[k - 1 + (size_t)width];
-        fp.lo = (fp.lo - gone.lo * top_lo) * base_lo + come.lo;
-        fp.hi = (fp.hi - gone.hi * top_hi) * base_hi + come.hi;
+        fp.lo = fp_add(fp_mul(fp_sub(fp.lo, fp_mul(fp_reduce(gone.lo), top_lo)), base_lo),
+                       fp_reduce(come.lo));
+        fp.hi = fp_add(fp_mul(fp_sub(fp.hi, fp_mul(fp_reduce(gone.hi), top_hi)), base_hi),
+                       fp_reduce(come.hi));
         out[k] = fp;
     }
 }
 
+/* The tests' hook (force_collisions): every window of W >= 2 gets one fingerprint, as if
+ * an input had found the bases' roots, so that only the confirmation tells them apart. */
+static void collide(const Matcher *m, Hash128 *fps, size_t count)
+{
+    const Hash128 shared = {1, 1};
+    if (m->width > 1)
+        for (size_t k = 0; k < count; k++) fps[k] = shared;
+}
+
 static int ensure_coefficients(Matcher *m)
 {
-    if (m->coeffs == NULL) m->coeffs = seqdedup_coefficients(m->width);
+    if (m->coeffs == NULL) m->coeffs = seqdedup_coefficients(m->width, m->seed);
     return m->coeffs ? 0 : -1;
 }
 
@@ -146,15 +166,15 @@ static int decide_unlimited(Matcher *m, const Hash128 *fps, size_t count, unsign
     for (size_t k = 0; k < count; k++) {
         if (k + AHEAD < count) ft_prefetch(&m->first, fps[k + AHEAD]);
         int64_t j = m->next + (int64_t)k;
-        int64_t first;
+        int64_t first, source;
         if (ft_first_start(&m->first, fps[k], j, &first) < 0) return -1;
-        if (j - first < width) {
+        if (!seqdedup_confirm(m, j, j - first >= width ? first : NO_SOURCE, &source)) {
             keep[k] = j > cover;
             m->new_until = j + width - 1;
         } else {
             cover = j + width - 1;
             keep[k] = 0;
-            note_source(m, j, first);
+            note_source(m, j, source);
         }
         if (note_new(m, j <= m->new_until) < 0) return -1;
     }
@@ -198,15 +218,13 @@ static int decide_limited(Matcher *m, const Hash128 *all, int64_t low, size_t co
         int64_t *lib = m->library.cap || m->library.has_zero ? table_find(&m->library, fp) : NULL;
         int64_t *chain = table_find(cur, fp);
         if (chain == NULL) chain = table_find(old, fp);
-        int repeat = 1;
-        int64_t source = 0;
-        if (lib != NULL) {
-            source = lib[0]; /* library windows come first and are never forgotten */
-        } else if (chain != NULL && j - chain[1] <= horizon) {
-            source = (j - chain[0] <= horizon) ? chain[0] : chain[1];
-        } else {
-            repeat = 0;
-        }
+        /* library windows come first and are never forgotten; a chain is remembered
+         * while its latest window is, and its first one, while remembered, is the source */
+        int64_t in_library = lib != NULL ? lib[0] : NO_SOURCE, in_chain = NO_SOURCE;
+        if (chain != NULL && j - chain[1] <= horizon)
+            in_chain = j - chain[0] <= horizon ? chain[0] : chain[1];
+        int64_t source;
+        int repeat = seqdedup_confirm(m, j, in_library != NO_SOURCE ? in_library : in_chain, &source);
         if (repeat) {
             cover = j + width - 1;
             keep[k] = 0;
@@ -235,6 +253,7 @@ Py_ssize_t seqdedup_push_core(Matcher *m, const Hash128 *hashes, size_t n, size_
 {
     size_t width = (size_t)m->width;
     if (seqdedup_note_keys(m, hashes, n, m->next + (int64_t)m->tail_len) < 0) return -1;
+    if (seqdedup_log_keys(m, hashes, n) < 0) return -1;
     if (n > SIZE_MAX / 2 - m->tail_len) return seqdedup_no_memory();
     size_t total = m->tail_len + n;
     if (total > SIZE_MAX / 2 / sizeof(Hash128)) return seqdedup_no_memory();
@@ -259,6 +278,7 @@ Py_ssize_t seqdedup_push_core(Matcher *m, const Hash128 *hashes, size_t n, size_
     if (n) memcpy(all + m->tail_len, hashes, n * sizeof(Hash128));
     if (recent) memcpy(fps, m->recent, recent * sizeof(Hash128));
     rolling_fingerprints(all, count, m->coeffs, m->width, fps + recent);
+    if (m->force_collisions) collide(m, fps + recent, count);
     if (m->limited) {
         if (decide_limited(m, fps, m->next - (int64_t)recent, count, keep) < 0) return -1;
         /* keep the last W fingerprints for admission */
@@ -419,6 +439,7 @@ static PyObject *Matcher_fingerprints_in(Matcher *m, PyObject *args)
             return PyErr_NoMemory();
         }
         rolling_fingerprints(h, (size_t)count, m->coeffs, m->width, fps);
+        if (m->force_collisions) collide(m, fps, (size_t)count);
         memcpy(dst, fps, (size_t)count * sizeof(Hash128));
     }
     PyMem_RawFree(fps);
@@ -437,31 +458,53 @@ PyObject *seqdedup_matcher_add_library_windows(Matcher *m, PyObject *args)
 
 static PyObject *Matcher_add_library_windows_in(Matcher *m, PyObject *args, int *changed)
 {
-    PyObject *fps_obj, *starts_obj;
-    if (!PyArg_ParseTuple(args, "OO", &fps_obj, &starts_obj)) return NULL;
+    PyObject *fps_obj, *starts_obj, *region_obj = Py_None;
+    if (!PyArg_ParseTuple(args, "OO|O", &fps_obj, &starts_obj, &region_obj)) return NULL;
     if (m->next != 0 || m->tail_len != 0) {
         PyErr_SetString(PyExc_RuntimeError, "library windows must be added before any push");
         return NULL;
     }
-    Py_buffer fps, starts;
+    Py_buffer fps, starts, region = {0};
     if (seqdedup_get_hashes(fps_obj, &fps) < 0) return NULL;
     if (get_words(starts_obj, &starts, 8) < 0) {
         PyBuffer_Release(&fps);
         return NULL;
     }
     PyObject *result = NULL;
+    if (region_obj != Py_None && seqdedup_get_hashes(region_obj, &region) < 0) goto done;
     if (fps.len / 16 != starts.len / 8) {
         PyErr_SetString(PyExc_ValueError, "fingerprints and starts differ in length");
         goto done;
     }
     Py_ssize_t n = starts.len / 8;
+    if (n > 0 && m->width > 1) {
+        /* the windows are confirmed against their records: the region is kept (once) */
+        if (region.buf == NULL || m->region != NULL) {
+            PyErr_SetString(PyExc_ValueError,
+                             m->region ? "the library region is given once"
+                                       : "library windows need their key region (W > 1)");
+            goto done;
+        }
+        size_t len = (size_t)region.len / sizeof(Hash128);
+        Hash128 *copy = PyMem_RawMalloc(len * sizeof(Hash128) + 1);
+        if (copy == NULL) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        if (len) memcpy(copy, region.buf, len * sizeof(Hash128));
+        m->region = copy;
+        m->region_len = len;
+        *changed = 1;
+    }
     for (Py_ssize_t k = 0; k < n; k++) {
         Hash128 fp;
         int64_t start;
         memcpy(&fp, (const char *)fps.buf + 16 * k, 16);
         memcpy(&start, (const char *)starts.buf + 8 * k, 8);
-        if (start > -(int64_t)m->width - 1) {
-            PyErr_SetString(PyExc_ValueError, "library starts must be at most -W - 1");
+        if (start > -(int64_t)m->width - 1 ||
+            (m->width > 1 && start < -(int64_t)m->region_len)) {
+            PyErr_SetString(PyExc_ValueError,
+                            "library starts must lie in the region, at most -W - 1");
             goto done;
         }
         /* the earliest library window wins */
@@ -482,6 +525,7 @@ static PyObject *Matcher_add_library_windows_in(Matcher *m, PyObject *args, int 
 done:
     PyBuffer_Release(&fps);
     PyBuffer_Release(&starts);
+    if (region.buf != NULL) PyBuffer_Release(&region);
     return result;
 }
 
@@ -510,6 +554,7 @@ PyObject *seqdedup_matcher_new_stream(Matcher *m, PyObject *Py_UNUSED(ignored))
     int64_t first = m->recent_end - (int64_t)m->recent_len;
     for (size_t k = 0; k < m->recent_len; k++)
         if (admit(m, m->recent[k], first + (int64_t)k) < 0) return seqdedup_matcher_leave(m, NULL, 1);
+    if (seqdedup_note_stream_start(m) < 0) return seqdedup_matcher_leave(m, NULL, 1);
     m->recent_len = 0;
     /* the chunk path starts empty again */
     m->chunks_finished = 0;

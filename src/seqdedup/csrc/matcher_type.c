@@ -12,10 +12,11 @@ static int Matcher_init(Matcher *m, PyObject *args, PyObject *kwds)
     static char *kwlist[] = {"window_size", "max_history", "seed",      "delimiter",
                              "skip_chars",  "byte_mode",   "inverse",   "run_heads",
                              "normalize",   "filtered",    "early",     "skip_fields",
-                             NULL};
+                             "force_collisions", NULL};
     Py_ssize_t width;
     PyObject *history = Py_None;
-    unsigned long long seed = 0;
+    Hash128 seed = {0, 0};
+    int force_collisions = 0;
     uint64_t skip = 0, fields = 0;
     Py_buffer delim = {0};
     int byte_mode = 0, inverse = 0, run_heads = 0, filtered = 0, early = 0;
@@ -24,10 +25,11 @@ static int Matcher_init(Matcher *m, PyObject *args, PyObject *kwds)
         PyErr_SetString(PyExc_RuntimeError, "Matcher is already initialised");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "n|OKz*O&ppiO&ppO&", kwlist, &width, &history,
-                                     &seed, &delim, seqdedup_to_u64, &skip, &byte_mode, &inverse,
-                                     &run_heads, seqdedup_to_u32, &normalize, &filtered, &early,
-                                     seqdedup_to_u64, &fields))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "n|OO&z*O&ppiO&ppO&p", kwlist, &width,
+                                     &history, seqdedup_to_seed, &seed, &delim, seqdedup_to_u64,
+                                     &skip, &byte_mode, &inverse, &run_heads, seqdedup_to_u32,
+                                     &normalize, &filtered, &early, seqdedup_to_u64, &fields,
+                                     &force_collisions))
         return -1;
     if (run_heads < 0 || run_heads > RUN_RECORDS) {
         PyErr_SetString(PyExc_ValueError, "run_heads must be 0, 1 (first records) or 2 (records)");
@@ -67,7 +69,8 @@ static int Matcher_init(Matcher *m, PyObject *args, PyObject *kwds)
     m->width = width;
     m->horizon = horizon;
     m->limited = history != Py_None;
-    m->seed = seqdedup_lane_seeds(seed);
+    m->seed = seed;
+    m->force_collisions = (uint64_t)force_collisions;
     m->skip = skip;
     m->fields = fields;
     m->byte_mode = byte_mode;
@@ -94,6 +97,7 @@ static PyObject *Matcher_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     m->cover = -1;
     m->new_until = -1;
     m->last_novel = -1;
+    m->witness_window = m->witness_source = NO_SOURCE;
     m->library.stride = 3;                          /* key (2), start */
     m->chains[0].stride = m->chains[1].stride = 4; /* key (2), first, latest */
     return (PyObject *)m;
@@ -122,6 +126,9 @@ static void Matcher_dealloc(Matcher *m)
     PyMem_RawFree(m->sources);
     PyMem_RawFree(m->coeffs);
     PyMem_RawFree(m->tail);
+    PyMem_RawFree(m->log);
+    PyMem_RawFree(m->region);
+    PyMem_RawFree(m->stream_starts);
     PyMem_RawFree(m->recent);
     ft_free(&m->first);
     table_free(&m->chains[0]);
@@ -150,8 +157,19 @@ static PyObject *get_new_material(Matcher *m, void *c)
     return value;
 }
 
+/* Refused while a call runs: the call may append to the list without the GIL's
+ * protection against a second thread (it appends only with the GIL, but decides once,
+ * on entry, whether it appends at all). */
+static int refuse_while_busy(const Matcher *m)
+{
+    if (!m->busy) return 0;
+    PyErr_SetString(PyExc_RuntimeError, "Matcher is in use by another thread");
+    return -1;
+}
+
 static int set_new_material(Matcher *m, PyObject *value, void *c)
 {
+    if (refuse_while_busy(m) < 0) return -1;
     if (value == NULL || (value != Py_None && !PyList_Check(value))) {
         PyErr_SetString(PyExc_TypeError, "new_material must be a list or None");
         return -1;
@@ -164,6 +182,7 @@ static int set_new_material(Matcher *m, PyObject *value, void *c)
 /* The new-material stretches of the last chunk-path call, handed over once. */
 static PyObject *get_new_stretches(Matcher *m, void *c)
 {
+    if (refuse_while_busy(m) < 0) return NULL;
     PyObject *value = m->stretches != NULL ? m->stretches : PyList_New(0);
     m->stretches = NULL;
     return value;
@@ -213,7 +232,7 @@ static PyGetSetDef Matcher_getset[] = {
     {"window_size", (getter)get_window_size, NULL, "W", NULL},
     {"max_history", (getter)get_max_history, NULL, "the history, None if unlimited", NULL},
     {"remembered_windows", (getter)get_remembered, NULL, "fingerprints held in history", NULL},
-    {"table_bytes", (getter)get_table_bytes, NULL, "bytes held by the window tables", NULL},
+    {"_table_bytes", (getter)get_table_bytes, NULL, "bytes held by the window tables (tests)", NULL},
     {"settled", (getter)get_settled, NULL,
      "the first tracked record whose decision is not certain yet: those before it (from "
      "decided on) are kept unless cover reaches them", NULL},
@@ -247,7 +266,9 @@ static PyMethodDef Matcher_methods[] = {
     {"fingerprints", (PyCFunction)seqdedup_matcher_fingerprints, METH_VARARGS,
      "fingerprints(hashes, count) -> bytes: int64 fingerprints of the first count windows"},
     {"add_library_windows", (PyCFunction)seqdedup_matcher_add_library_windows, METH_VARARGS,
-     "add_library_windows(fingerprints, starts): windows seen for the whole run"},
+     "add_library_windows(fingerprints, starts, region): windows seen for the whole run; "
+     "region: the library's key hashes (the last at position -1), against which they are "
+     "confirmed (needed when W > 1)"},
     {"feed_chunk", (PyCFunction)seqdedup_matcher_feed_chunk, METH_O,
      "feed_chunk(chunk) -> (output, hashes, skipped_runs, decided, kept, run_offsets); "
      "hashes: 16 bytes per record; skipped_runs: int64 pairs (start, stop), or with "
@@ -291,7 +312,7 @@ static PyType_Slot Matcher_slots[] = {
 PyType_Spec seqdedup_matcher_spec = {
     .name = "seqdedup._kernel.Matcher",
     .basicsize = sizeof(Matcher),
-    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE,
     .slots = Matcher_slots,
 };
 

@@ -294,14 +294,15 @@ static PyMethodDef kernel_methods[] = {
     {"literal_mask", py_literal_mask, METH_VARARGS,
      "literal_mask(region, bounds, literal, anchored, open) -> bytes: 1 per record (int64 "
      "start, end pairs) that contains the literal (or starts with it)"},
-    {"xxh64", seqdedup_py_xxh64, METH_VARARGS, "xxh64(data, seed=0) -> int: XXH64 of data"},
+    {"_xxh64", seqdedup_py_xxh64, METH_VARARGS, "_xxh64(data, seed=0) -> int: XXH64 of data (tests)"},
     {"hash_records", (PyCFunction)(void (*)(void))seqdedup_py_hash_records,
      METH_VARARGS | METH_KEYWORDS,
      "hash_records(records, seed=0, skip_chars=0, byte_mode=False, normalize=0, "
      "skip_fields=0) -> bytes: "
-     "16 per record, the key's XXH64 with each of lane_seeds(seed)"},
-    {"lane_seeds", seqdedup_py_lane_seeds, METH_O,
-     "lane_seeds(seed) -> (int, int): the seeds of the two lanes of a key hash"},
+     "16 per record, the key's XXH64 with each of _lane_seeds(seed)"},
+    {"_lane_seeds", seqdedup_py_lane_seeds, METH_O,
+     "_lane_seeds(seed) -> (int, int): the seeds of the two lanes of a key hash: the low and "
+     "high 64 bits of the seed, an int below 2**128 (tests)"},
     {"hash_encoded", (PyCFunction)(void (*)(void))seqdedup_py_hash_encoded,
      METH_VARARGS | METH_KEYWORDS,
      "hash_encoded(encoded, seed=0, skip_chars=0, byte_mode=False, normalize=0, "
@@ -313,9 +314,9 @@ static PyMethodDef kernel_methods[] = {
      "json_keys(records, paths, ignore=False) -> list: each record's --json-key (or, with "
      "ignore, --json-ignore) key, the record itself (compared as text) or None (for Python "
      "to decide)"},
-    {"key_offset", seqdedup_py_key_offset, METH_VARARGS,
-     "key_offset(record, skip_chars, byte_mode=False, skip_fields=0) -> where the key "
-     "starts"},
+    {"_key_offset", seqdedup_py_key_offset, METH_VARARGS,
+     "_key_offset(record, skip_chars, byte_mode=False, skip_fields=0) -> where the key "
+     "starts (tests)"},
     {"first_match", seqdedup_py_first_match, METH_VARARGS,
      "first_match(record, classes) -> (start, end) of the first match of the --normalize "
      "classes, or None"},
@@ -329,6 +330,9 @@ static PyMethodDef kernel_methods[] = {
     {"window_tally", seqdedup_py_window_tally, METH_VARARGS,
      "window_tally(keys, widths) -> [(removed, runs, run lengths)]: per width (increasing), "
      "what the rule with an unlimited history removes from these 16-byte key hashes"},
+    {"window_keys", seqdedup_py_window_keys, METH_VARARGS,
+     "window_keys(hashes, fps, width, seed) -> bytes: per window a 128-bit key standing for "
+     "its content (a keyed hash of its W key hashes), fingerprints confirmed by comparison"},
     {"first_windows", seqdedup_py_first_windows, METH_VARARGS,
      "first_windows(fps, positions, owners) -> (firsts, rows, routed): per window (int64 "
      "fingerprint pairs, int64 positions) the index of the first with its fingerprint; per "
@@ -386,7 +390,14 @@ static int kernel_clear(PyObject *module)
 
 static void kernel_free(void *module) { (void)kernel_clear((PyObject *)module); }
 
-static PyModuleDef_Slot kernel_slots[] = {{Py_mod_exec, kernel_exec}, {0, NULL}};
+/* Isolated: the types live in the module's state and nothing else is shared but the
+ * thread-local kept error, so each interpreter, with its own GIL, has its own module. */
+static PyModuleDef_Slot kernel_slots[] = {
+    {Py_mod_exec, kernel_exec},
+#if PY_VERSION_HEX >= 0x030C0000
+    {Py_mod_multiple_interpreters, Py_MOD_PER_INTERPRETER_GIL_SUPPORTED},
+#endif
+    {0, NULL}};
 
 struct PyModuleDef seqdedup_kernel_module = {
     PyModuleDef_HEAD_INIT,

@@ -9,8 +9,12 @@
  *                        every partition and the library's fingerprints (position -1);
  *                        for each partition, the rows whose fingerprint occurs earlier
  *
- * Fingerprints are 128 bits, two int64 lanes; positions are int64. Every length is
- * checked before anything is read.
+ *   window_keys(...)     before them, per window a key that stands for its content (a
+ *                        keyed hash of its key hashes), found by fingerprint and
+ *                        confirmed by comparison, so that the steps group contents
+ *
+ * Keys and fingerprints are 128 bits, two int64 lanes; positions are int64. Every length
+ * is checked before anything is read.
  */
 #include "kernel.h"
 
@@ -86,6 +90,65 @@ static inline int64_t first_index_take(FirstIndex *x, const int64_t *fps, int64_
         int64_t j = (int64_t)(slot & FIRST_INDEX_MASK) - 1;
         if (hash_equal(fp_at(fps, j, 2), fp)) return j;
     }
+}
+
+/* window_keys(hashes, fps, width, seed) -> bytes: per window (fps: its fingerprint, int64
+ * pairs; hashes: the 16-byte key hashes of its records and those after), a 128-bit key
+ * that is a keyed hash of its W key hashes (for W = 1 the key hash itself), so that the
+ * owners' grouping compares contents, not fingerprints (docs/engine.md, "Identity of
+ * windows"). A window whose records equal those of the first window with its fingerprint
+ * takes that one's key: compared in full at a run's start, then by the newest record. */
+PyObject *seqdedup_py_window_keys(PyObject *self, PyObject *args)
+{
+    Py_buffer keys, data;
+    Py_ssize_t width;
+    Hash128 seeds;
+    if (!PyArg_ParseTuple(args, "y*y*nO&", &keys, &data, &width, seqdedup_to_seed, &seeds))
+        return NULL;
+    PyObject *out = NULL;
+    FirstIndex seen = {NULL, 0, 0};
+    Py_ssize_t n = groups_of(&data, 2, "window_keys: fingerprints");
+    if (n < 0) goto done;
+    if (width < 1 || keys.len % 16 || (n > 0 && keys.len / 16 < n + width - 1) ||
+        (uint64_t)n >= FIRST_INDEX_MASK) {
+        PyErr_SetString(PyExc_ValueError, "window_keys: W >= 1 and W - 1 + a hash per window");
+        goto done;
+    }
+    out = PyBytes_FromStringAndSize(NULL, n * 16);
+    if (out == NULL) goto done;
+    unsigned char *key = (unsigned char *)PyBytes_AS_STRING(out);
+    const unsigned char *h = keys.buf;
+    const int64_t *fps = data.buf;
+    if (width == 1 || n == 0) {
+        if (n) memcpy(key, h, (size_t)n * 16); /* a 1-record window: its key hash */
+        goto done;
+    }
+    if (first_index_init(&seen, (size_t)n) < 0) {
+        Py_CLEAR(out);
+        goto done;
+    }
+    const Hash128 salt = {seeds.lo ^ 0x77696E646F776B65ULL, seeds.hi ^ 0x6B65797320666F72ULL};
+    const size_t span = (size_t)width * 16;
+    int64_t matched = -1; /* the first window that window i-1 equals, or -1 */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t f = first_index_take(&seen, fps, i);
+        const unsigned char *mine = h + (size_t)i * 16, *theirs = h + (size_t)f * 16;
+        int equal = f != i && (matched >= 0 && f == matched + 1
+                                   ? memcmp(mine + span - 16, theirs + span - 16, 16) == 0
+                                   : memcmp(mine, theirs, span) == 0);
+        if (equal) {
+            memcpy(key + (size_t)i * 16, key + (size_t)f * 16, 16);
+        } else {
+            Hash128 digest = seqdedup_hash128(mine, span, salt);
+            memcpy(key + (size_t)i * 16, &digest, 16);
+        }
+        matched = equal ? f : -1;
+    }
+done:
+    PyMem_RawFree(seen.slots);
+    PyBuffer_Release(&keys);
+    PyBuffer_Release(&data);
+    return out;
 }
 
 /* first_windows(fps, positions, owners) -> (firsts, rows, routed): fps int64 pairs and
@@ -361,12 +424,12 @@ PyObject *seqdedup_py_split_hash(PyObject *self, PyObject *args, PyObject *kwds)
     static char *kwlist[] = {"data",      "delimiter", "seed",        "skip_chars",
                              "byte_mode", "normalize", "skip_fields", NULL};
     Py_buffer data, delimiter;
-    unsigned long long seed = 0;
+    Hash128 seeds = {0, 0};
     uint64_t skip = 0, fields = 0;
     int byte_mode = 0;
     unsigned normalize = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*y*|KO&pO&O&", kwlist, &data, &delimiter,
-                                     &seed, seqdedup_to_u64, &skip, &byte_mode, seqdedup_to_u32,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*y*|O&O&pO&O&", kwlist, &data, &delimiter,
+                                     seqdedup_to_seed, &seeds, seqdedup_to_u64, &skip, &byte_mode, seqdedup_to_u32,
                                      &normalize, seqdedup_to_u64, &fields))
         return NULL;
     PyObject *starts = NULL, *hashes = NULL, *result = NULL;
@@ -382,7 +445,6 @@ PyObject *seqdedup_py_split_hash(PyObject *self, PyObject *args, PyObject *kwds)
     starts = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(room * sizeof(int64_t)));
     hashes = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(room * 16));
     if (starts == NULL || hashes == NULL) goto done;
-    Hash128 seeds = seqdedup_lane_seeds(seed);
     unsigned classes = seqdedup_normalize_classes(normalize);
     for (size_t at = 0; at < size; count++) {
         if (count == room) {

@@ -8,66 +8,13 @@
  * the previous end of the window that ended there (a ring of H + 1) and per fingerprint
  * its latest end, in two generations rotated every H positions (as the Matcher's
  * chains); a window repeats when, walking its ends from the latest, one that ended
- * before it started is still within the history. Decisions come back in input order.
+ * before it started is still within the history. A fingerprint only finds a candidate:
+ * the window repeats it when their key hashes are equal, read back through the key log
+ * (all W at a run's start, then the newest record per window). Decisions come back in
+ * input order.
  */
-#include "attribution.h" /* Vec */
-#include "first_table.h"
+#include "streams.h"
 
-#define DECIDED 1
-#define SKIPPED 2
-#define NO_LANE (-1)
-#define NO_END (-1)
-
-/* The fingerprint of the last W hashes of a ring of W (rolled as records come). */
-typedef struct {
-    uint64_t lo, hi;
-    int32_t filled, head;     /* hashes in the ring (at most W), its oldest slot */
-} Rolling;
-
-typedef struct {
-    int64_t last;             /* position of its last record */
-    Rolling window;           /* its last W records (a whole window once filled == W) */
-    Hash128 content;          /* the open run's content, rolled */
-    int64_t total, skipped;   /* records of this stretch, and of them skipped */
-    int32_t prev, next;       /* the activity list, least recently active first */
-    int32_t undecided;        /* the newest records of the ring not decided yet */
-    int8_t active, run_open;
-} Lane;
-
-#define AHEAD 16 /* records between a fingerprint's prefetch and its lookup */
-
-typedef struct {
-    PyObject_HEAD
-    int32_t width;
-    int64_t idle;             /* -1: streams never end for idleness */
-    int64_t max_lanes;        /* -1: no limit on active streams */
-    int count_runs;
-    int busy, ready, broken;
-    uint64_t *coeffs;         /* 2W, from matcher.c: [0] and [W] are B^(W-1) per lane */
-    uint64_t base_lo, base_hi;
-    Lane *lanes;
-    Hash128 *ring_hash;       /* W per lane */
-    int64_t *ring_pos;
-    /* per lane, AHEAD records ahead of the decisions and never reset (so equal to the
-     * lane's own window whenever that is whole) */
-    Rolling *ahead;
-    Hash128 *ahead_hash;      /* W per lane */
-    size_t lane_cap;
-    int32_t lru_head, lru_tail, active_count;
-    FirstTable first;         /* unlimited: fingerprint -> first end */
-    int64_t history;          /* -1: unlimited */
-    Table latest[2];          /* limited: fingerprint -> latest end, two generations */
-    int current;
-    int64_t rotated_at;
-    int64_t *previous;        /* limited: per position, the previous end of its window */
-    size_t previous_cap;      /* a power of two */
-    int64_t previous_base, previous_len;
-    unsigned char *queue;     /* per position from queue_base: DECIDED | SKIPPED */
-    size_t queue_len, queue_cap;
-    int64_t queue_base, position;
-    Vec ended;                /* (lane, total, skipped) per stream that ended */
-    Vec runs;                 /* (lo, hi) content of each closed run (count_runs) */
-} StreamMatcher;
 
 static const Hash128 CONTENT_BASE = {0xF39CC0605CEDC835ull, 0x9E3779B97F4A7C15ull};
 
@@ -125,15 +72,20 @@ static int32_t roll(const StreamMatcher *s, Rolling *r, Hash128 *ring, Hash128 k
     int32_t w = s->width, slot;
     if (r->filled == w) { /* the oldest record leaves the window */
         slot = r->head;
-        r->lo -= ring[slot].lo * s->coeffs[0];
-        r->hi -= ring[slot].hi * s->coeffs[w];
+        r->lo = fp_sub(r->lo, fp_mul(fp_reduce(ring[slot].lo), s->coeffs[0]));
+        r->hi = fp_sub(r->hi, fp_mul(fp_reduce(ring[slot].hi), s->coeffs[w]));
         r->head = (r->head + 1) % w;
     } else {
         slot = (r->head + r->filled) % w;
         r->filled++;
     }
-    r->lo = r->lo * s->base_lo + key.lo;
-    r->hi = r->hi * s->base_hi + key.hi;
+    if (w == 1) { /* a 1-record window is its key hash (matcher.c's definition) */
+        r->lo = key.lo;
+        r->hi = key.hi;
+    } else {
+        r->lo = fp_add(fp_mul(r->lo, s->base_lo), fp_reduce(key.lo));
+        r->hi = fp_add(fp_mul(r->hi, s->base_hi), fp_reduce(key.hi));
+    }
     ring[slot] = key;
     return slot;
 }
@@ -218,66 +170,6 @@ static int queue_append(StreamMatcher *s)
     return 0;
 }
 
-/* Limited history: position g's slot (the previous end of the window ending there). */
-static int64_t *previous_at(StreamMatcher *s, int64_t g)
-{
-    return &s->previous[(size_t)g & (s->previous_cap - 1)];
-}
-
-/* Limited history: make room for position g, forgetting ends older than the history. */
-static int previous_append(StreamMatcher *s, int64_t g)
-{
-    while (s->previous_len && s->previous_base < g - s->history) {
-        s->previous_base++;
-        s->previous_len--;
-    }
-    if ((size_t)s->previous_len == s->previous_cap) {
-        size_t cap = s->previous_cap ? s->previous_cap * 2 : 1024;
-        if (cap > SIZE_MAX / sizeof(int64_t)) return (void)PyErr_NoMemory(), -1;
-        int64_t *ring = PyMem_RawMalloc(cap * sizeof(int64_t));
-        if (ring == NULL) return (void)PyErr_NoMemory(), -1;
-        for (int64_t e = s->previous_base; e < s->previous_base + s->previous_len; e++)
-            ring[(size_t)e & (cap - 1)] = *previous_at(s, e);
-        PyMem_RawFree(s->previous);
-        s->previous = ring;
-        s->previous_cap = cap;
-    }
-    if (!s->previous_len) s->previous_base = g;
-    s->previous_len++;
-    *previous_at(s, g) = NO_END;
-    return 0;
-}
-
-/* Limited history: whether the window `key` (ending at g, started at `start`) repeats
- * one that ended before it started, within the history; then it is admitted. */
-static int limited_repeat(StreamMatcher *s, Hash128 key, int64_t start, int64_t g, int *repeat)
-{
-    Table *cur = &s->latest[s->current], *old = &s->latest[1 - s->current];
-    int64_t *found = table_find(cur, key);
-    if (found == NULL) found = table_find(old, key);
-    int64_t latest = found != NULL ? found[0] : NO_END, end = latest;
-    *repeat = 0;
-    while (end != NO_END && end >= g - s->history && end >= s->previous_base) {
-        if (end < start) {
-            *repeat = 1;
-            break;
-        }
-        end = *previous_at(s, end);
-    }
-    *previous_at(s, g) = latest;
-    int created;
-    int64_t *slot = table_upsert(cur, key, &created);
-    if (slot == NULL) return -1;
-    slot[0] = g;
-    if (g + 1 - s->rotated_at >= s->history) {
-        /* what was last written two rotations ago is older than the history */
-        table_clear(old);
-        s->current = 1 - s->current;
-        s->rotated_at = g + 1;
-    }
-    return 0;
-}
-
 /* One tracked record of lane `id` with key hash `key`. */
 static int push_one(StreamMatcher *s, int32_t id, Hash128 key)
 {
@@ -285,18 +177,23 @@ static int push_one(StreamMatcher *s, int32_t id, Hash128 key)
     while (s->idle >= 0 && s->lru_head != NO_LANE && g - s->lanes[s->lru_head].last > s->idle)
         if (end_lane(s, s->lru_head) < 0) return -1;
     if (grow_lanes(s, id) < 0 || queue_append(s) < 0) return -1;
-    if (s->history >= 0 && previous_append(s, g) < 0) return -1;
+    if (s->history >= 0 && seqdedup_previous_append(s, g) < 0) return -1;
     Lane *l = &s->lanes[id];
+    int64_t before = l->active ? l->last : NO_PREVIOUS; /* the stream's record before */
     if (!l->active) {
         if (s->max_lanes >= 0 && s->active_count >= s->max_lanes && end_lane(s, s->lru_head) < 0)
             return -1;
         memset(l, 0, sizeof *l);
         l->prev = l->next = NO_LANE;
+        l->witness = NO_END;
         l->active = 1;
         s->active_count++;
     } else {
         lru_unlink(s, id);
     }
+    if (s->width > 1 &&
+        keylog_append(&s->keys, key, before, s->history >= 0 ? g - s->keys_span : 0) < 0)
+        return -1;
     lru_append(s, id);
     s->position = g + 1;
     l->last = g;
@@ -307,16 +204,17 @@ static int push_one(StreamMatcher *s, int32_t id, Hash128 key)
     pos[roll(s, r, s->ring_hash + (size_t)id * (size_t)w, key)] = g;
     l->undecided++;
     if (r->filled < w) return 0;
-    int64_t start = pos[r->head], first;
+    int64_t start = pos[r->head], source = NO_END;
     Hash128 fingerprint = {r->lo, r->hi};
-    int repeat;
     if (s->history >= 0) {
-        if (limited_repeat(s, fingerprint, start, g, &repeat) < 0) return -1;
+        if (seqdedup_limited_repeat(s, l, id, fingerprint, key, start, g, &source) < 0)
+            return -1;
     } else {
-        if (ft_first_start(&s->first, fingerprint, g, &first) < 0) return -1;
-        repeat = first < start;
+        if (ft_first_start(&s->first, fingerprint, g, &source) < 0) return -1;
+        if (source >= start || !seqdedup_same_as_lane(s, l, id, source, key)) source = NO_END;
     }
-    if (repeat)
+    l->witness = source;
+    if (source != NO_END)
         for (int32_t k = 0; k < w; k++) s->queue[pos[k] - s->queue_base] |= SKIPPED;
     return decide_oldest(s, id);
 }
@@ -497,12 +395,14 @@ static int limit_of(PyObject *value, const char *name, int64_t *out)
 
 static int StreamMatcher_init(StreamMatcher *s, PyObject *args, PyObject *kwds)
 {
-    static char *names[] = {"window", "idle", "max_streams", "count_runs", "history", NULL};
+    static char *names[] = {"window", "idle", "max_streams", "count_runs", "history", "seed",
+                            NULL};
     Py_ssize_t width;
     PyObject *idle = Py_None, *max_streams = Py_None, *history = Py_None;
+    Hash128 seed = {0, 0};
     int count_runs = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "n|OOpO", names, &width, &idle, &max_streams,
-                                     &count_runs, &history))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "n|OOpOO&", names, &width, &idle, &max_streams,
+                                     &count_runs, &history, seqdedup_to_seed, &seed))
         return -1;
     if (s->ready) {
         PyErr_SetString(PyExc_RuntimeError, "StreamMatcher is initialised already");
@@ -517,7 +417,19 @@ static int StreamMatcher_init(StreamMatcher *s, PyObject *args, PyObject *kwds)
         limit_of(history, "history", &s->history) < 0)
         return -1;
     s->latest[0].stride = s->latest[1].stride = 3; /* key (2), latest end */
-    s->coeffs = seqdedup_coefficients(width);
+    /* A remembered window ends within the history, and its stream's records are at most
+     * `idle` apart (else the stream ended): its records lie within (W-1) * idle before
+     * that. Without an idle limit, a history is taken as the widest gap. */
+    if (s->history >= 0) {
+        int64_t gap = s->idle >= 0 ? s->idle : s->history;
+        s->keys_span = s->history + 1;
+        if (gap > (INT64_MAX / 2 - s->keys_span) / (width > 1 ? width - 1 : 1)) {
+            PyErr_SetString(PyExc_ValueError, "history and idle limit too large for the window");
+            return -1;
+        }
+        s->keys_span += (width - 1) * gap;
+    }
+    s->coeffs = seqdedup_coefficients(width, seed);
     if (s->coeffs == NULL) return -1;
     s->width = (int32_t)width;
     s->base_lo = width > 1 ? s->coeffs[width - 2] : 1;
@@ -544,6 +456,7 @@ static void StreamMatcher_dealloc(StreamMatcher *s)
     table_free(&s->latest[0]);
     table_free(&s->latest[1]);
     PyMem_RawFree(s->previous);
+    keylog_free(&s->keys);
     type->tp_free((PyObject *)s);
     Py_DECREF(type);
 }
@@ -589,6 +502,6 @@ static PyType_Slot StreamMatcher_slots[] = {
 PyType_Spec seqdedup_stream_matcher_spec = {
     .name = "seqdedup._kernel.StreamMatcher",
     .basicsize = sizeof(StreamMatcher),
-    .flags = Py_TPFLAGS_DEFAULT,
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
     .slots = StreamMatcher_slots,
 };

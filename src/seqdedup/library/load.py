@@ -173,7 +173,7 @@ def load_libraries(config: Config, keys: Any, matcher: Any) -> LoadedLibrary | N
     library = LoadedLibrary()
     region, fps, starts = library.index(sequences, keys, matcher)
     library.region = region
-    matcher.add_library_windows(fps, starts)
+    matcher.add_library_windows(fps, starts, region)
     return library
 
 

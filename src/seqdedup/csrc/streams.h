@@ -1,0 +1,82 @@
+/* The StreamMatcher's state (streams.c: the type and the record path; stream_history.c:
+ * what a window is compared with, the history's lookups). Internal, not an API. */
+#ifndef SEQDEDUP_STREAMS_H
+#define SEQDEDUP_STREAMS_H
+
+#include "attribution.h" /* Vec */
+#include "first_table.h"
+#include "keylog.h"
+
+#define DECIDED 1
+#define SKIPPED 2
+#define NO_LANE (-1)
+#define NO_END (-1)
+
+/* The fingerprint of the last W hashes of a ring of W (rolled as records come). */
+typedef struct {
+    uint64_t lo, hi;
+    int32_t filled, head;     /* hashes in the ring (at most W), its oldest slot */
+} Rolling;
+
+typedef struct {
+    int64_t last;             /* position of its last record */
+    Rolling window;           /* its last W records (a whole window once filled == W) */
+    Hash128 content;          /* the open run's content, rolled */
+    int64_t total, skipped;   /* records of this stretch, and of them skipped */
+    int32_t prev, next;       /* the activity list, least recently active first */
+    int32_t undecided;        /* the newest records of the ring not decided yet */
+    int64_t witness;          /* the end of the window its last window repeats (confirmed
+                               * by keys), NO_END when that window is no repeat */
+    int8_t active, run_open;
+} Lane;
+
+#define AHEAD 16 /* records between a fingerprint's prefetch and its lookup */
+
+typedef struct {
+    PyObject_HEAD
+    int32_t width;
+    int64_t idle;             /* -1: streams never end for idleness */
+    int64_t max_lanes;        /* -1: no limit on active streams */
+    int count_runs;
+    int busy, ready, broken;
+    uint64_t *coeffs;         /* 2W, from matcher.c: [0] and [W] are B^(W-1) per lane */
+    uint64_t base_lo, base_hi;
+    Lane *lanes;
+    Hash128 *ring_hash;       /* W per lane */
+    int64_t *ring_pos;
+    /* per lane, AHEAD records ahead of the decisions and never reset (so equal to the
+     * lane's own window whenever that is whole) */
+    Rolling *ahead;
+    Hash128 *ahead_hash;      /* W per lane */
+    size_t lane_cap;
+    int32_t lru_head, lru_tail, active_count;
+    FirstTable first;         /* unlimited: fingerprint -> first end */
+    int64_t history;          /* -1: unlimited */
+    Table latest[2];          /* limited: fingerprint -> latest end, two generations */
+    int current;
+    int64_t rotated_at;
+    int64_t *previous;        /* limited: per position, the previous end of its window */
+    size_t previous_cap;      /* a power of two */
+    int64_t previous_base, previous_len;
+    unsigned char *queue;     /* per position from queue_base: DECIDED | SKIPPED */
+    size_t queue_len, queue_cap;
+    int64_t queue_base, position;
+    KeyLog keys;              /* W > 1: per position the key and the stream's record before */
+    int64_t keys_span;        /* limited history: positions kept before the history */
+    Vec ended;                /* (lane, total, skipped) per stream that ended */
+    Vec runs;                 /* (lo, hi) content of each closed run (count_runs) */
+} StreamMatcher;
+
+/* stream_history.c */
+/* Limited history: make room for position g, forgetting ends older than the history. */
+int seqdedup_previous_append(StreamMatcher *s, int64_t g);
+/* Whether the window ending at `end` holds the key hashes of lane `id`'s window. */
+int seqdedup_same_as_lane(const StreamMatcher *s, const Lane *l, int32_t id, int64_t end,
+                          Hash128 key);
+/* Limited history: the end of the remembered window that the window of lane `id`
+ * (fingerprint, newest key, from `start` to g) repeats, or NO_END; then it is admitted.
+ * -1 with MemoryError set. */
+int seqdedup_limited_repeat(StreamMatcher *s, Lane *l, int32_t id, Hash128 fingerprint,
+                            Hash128 key, int64_t start, int64_t g, int64_t *source);
+
+#endif /* SEQDEDUP_STREAMS_H */
