@@ -5,6 +5,8 @@ the real user's file is never read.)"""
 
 from __future__ import annotations
 
+import argparse
+import os
 import subprocess
 from pathlib import Path
 
@@ -129,3 +131,123 @@ def test_an_unreadable_config_file_is_one_line(home):
     assert done.stderr == (
         b"seqdedup: cannot read config file 'missing.toml': No such file or directory\n"
     )
+
+
+# -- trust: nothing runs, reads or writes what the user did not ask for -----------------
+
+HOSTILE = 'hash-transform = "touch ran-it; cat"\nlibrary-dir = "stolen"\nwindow-size = 1\n'
+
+
+def test_a_project_file_others_may_write_to_is_refused(home):
+    """As git's safe.directory: a project file writable by others is refused, one line
+    naming it and how to trust it; nothing runs and nothing is written."""
+    project = home / ".seqdedup.toml"
+    project.write_text(HOSTILE)
+    project.chmod(0o666)
+    done = run(home, "-q", "in.log")
+    assert done.returncode == 1 and done.stdout == b""
+    error = done.stderr.decode()
+    assert error.count("\n") == 1 and "refusing the settings file '.seqdedup.toml'" in error
+    assert "others may write to it" in error and "trusted-projects" in error
+    assert not (home / "ran-it").exists() and not (home / "stolen").exists()
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="giving a file to another user needs root")
+def test_a_project_file_of_another_user_is_refused(home):
+    project = home / ".seqdedup.toml"
+    project.write_text(HOSTILE)
+    os.chown(project, 65534, -1)  # nobody
+    done = run(home, "-q", "in.log")
+    assert done.returncode == 1 and b"belongs to another user (uid 65534)" in done.stderr
+    assert not (home / "ran-it").exists() and not (home / "stolen").exists()
+    user_file(home).write_text(f'trusted-projects = ["{home}"]\n')  # the user trusts it
+    assert run(home, "-q", "in.log").returncode == 0 and (home / "ran-it").exists()
+
+
+def test_a_project_runs_commands_and_names_files_only_when_trusted(home):
+    """Options that run a command or name a file are left out of an untrusted project's
+    file, with one line saying so (and --show-config showing them refused); the rest of
+    the file applies. The user's own trust takes them."""
+    (home / ".seqdedup.toml").write_text(HOSTILE)
+    done = run(home, "-q", "in.log")
+    assert done.returncode == 0 and done.stdout == b"a\nb\nc\nd\n"  # window-size = 1 applies
+    assert done.stderr.decode().splitlines() == [
+        "seqdedup: not taken from .seqdedup.toml: hash-transform, library-dir (options that "
+        "run commands or name files come from a project's settings only when you trust it: "
+        "trusted-projects in your own settings file)"
+    ]
+    assert not (home / "ran-it").exists() and not (home / "stolen").exists()
+    shown = run(home, "--show-config").stdout.decode()
+    assert "# refused: hash-transform = " in shown and "# refused: library-dir = " in shown
+    user_file(home).write_text(f'trusted-projects = ["{home}"]\n')
+    done = run(home, "-q", "in.log")
+    assert done.returncode == 0 and done.stderr == b""
+    assert (home / "ran-it").exists() and (home / "stolen").is_dir()
+
+
+def test_only_the_users_own_file_trusts_projects(home):
+    (home / ".seqdedup.toml").write_text('trusted-projects = ["*"]\n' + HOSTILE)
+    done = run(home, "-q", "in.log")
+    assert done.returncode == 1 and b"only the user's own file trusts projects" in done.stderr
+    assert not (home / "ran-it").exists()
+
+
+def test_every_option_that_runs_or_names_a_path_needs_trust():
+    """Every option of every command that runs a command or names a file or directory
+    (its metavar says so) is one a project's file may give only when trusted; and each
+    one marked is a real option of the command that reads settings files."""
+    from seqdedup.cli import build_parser
+    from seqdedup.cluster_cli import PROG, _cluster_options
+    from seqdedup.configfile import NOT_SETTINGS, TRUSTED_ONLY
+    from seqdedup.library_cli import build_parser as library_parser
+
+    def dask_parser():
+        parser = build_parser(PROG, many_inputs=True)
+        _cluster_options(parser)
+        return parser
+
+    def naming(parser):
+        for action in parser._actions:
+            for option in action.option_strings:
+                if option.startswith("--") and option[2:] not in NOT_SETTINGS:
+                    yield option[2:], str(action.metavar or "")
+            if isinstance(action, argparse._SubParsersAction):  # each subcommand's own
+                for sub in action.choices.values():
+                    yield from naming(sub)
+
+    paths = {"CMD", "FILE", "DIR", "DIRECTORY", "PATHNAME", "COMMAND", "OUTPUT"}
+    options = set()
+    for parser in (build_parser(), dask_parser(), library_parser()):
+        for name, metavar in naming(parser):
+            options.add(name)
+            if metavar in paths:
+                assert name in TRUSTED_ONLY, name
+    assert options >= TRUSTED_ONLY
+
+
+@pytest.mark.parametrize(
+    ("text", "args", "message"),
+    [
+        ("window-size = -1\n", ["-w", "3"], "'window-size': --window-size must be at least 1"),
+        ("[profile.other]\nmax-history = 5\n", [], "'max-history': --max-history must be at"),
+        ("[profile.other]\nwindowsize = 3\n", [], "unknown key 'windowsize'"),
+        ("fold-idle = 1e12\n", [], "--fold-idle must be at most"),
+    ],
+)
+def test_every_value_is_checked_even_where_it_does_not_apply(home, text, args, message):
+    (home / ".seqdedup.toml").write_text(text)
+    done = run(home, "-q", *args, "in.log")
+    assert done.returncode == 1 and done.stdout == b"" and message in done.stderr.decode()
+
+
+def test_a_settings_file_is_read_up_to_a_mebibyte_and_from_a_pipe(home):
+    done = run(home, "--config", "/dev/zero", "in.log")
+    assert done.returncode == 1 and done.stdout == b""
+    assert done.stderr == b"seqdedup: config file '/dev/zero' is larger than 1 MiB\n"
+    env = {**user_env(), "XDG_CONFIG_HOME": str(home / "xdg")}
+    piped = subprocess.run(
+        ["bash", "-c", f"{' '.join(seqdedup_command())} --config <(printf 'window-size = 3\\n"
+         "quiet = true\\n') in.log"],
+        cwd=home, env=env, capture_output=True, timeout=60,
+    )  # fmt: skip
+    assert piped.returncode == 0 and piped.stdout == b"a\nb\nc\nd\n", piped.stderr

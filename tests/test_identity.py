@@ -197,3 +197,70 @@ def test_runs_of_repeats_are_confirmed_record_by_record(keys, window):
         keep = decide(engine, stream, window, None, force_collisions=True)
         assert all(k for k, r in zip(keep, rule, strict=True) if r), engine
         assert keep[-1]  # the changed record is never skipped
+
+
+stream_records = st.lists(
+    st.tuples(st.sampled_from(["p", "q", "r"]), st.sampled_from("ab")), max_size=90
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    records=stream_records,
+    window=st.integers(2, 5),
+    history=st.sampled_from([None, 8, 30]),
+    idle=st.sampled_from([None, 4]),
+)
+def test_a_shared_fingerprint_never_skips_a_stream_record(records, window, history, idle):
+    """--stream-by's matchers (the kernel's and the Python one), every fingerprint
+    equal: never a record skipped that the rule per stream keeps."""
+    from seqdedup.interleaved import Entry, StreamDecider
+
+    from oracle import interleaved_skipped
+
+    rule = interleaved_skipped(records, window, history, idle, None)
+    keys = [hash(key) & MASK64 | (hash((key, 2)) & MASK64) << 64 for _, key in records]
+    decider = StreamDecider(window, history, idle, None, None, False, SEED, True)
+    entries = []
+    for number, ((name, _), key) in enumerate(zip(records, keys, strict=True), 1):
+        entries.append(Entry(b"", number, name))
+        decider.push(name, key, entries[-1])
+    decider.end_all()
+    skipped = {"python": [entry.skip for entry in entries]}
+    if kernel_built():
+        from array import array
+
+        from seqdedup import _kernel
+
+        m = _kernel.StreamMatcher(window, idle, None, history=history, seed=SEED,
+                                  force_collisions=True)  # fmt: skip
+        lanes = array("i", ["pqr".index(name) for name, _ in records])
+        flags = m.push(hash_words(keys).tobytes(), lanes.tobytes())[0] + m.end_all()[0]
+        skipped["c"] = [bool(flag) for flag in flags]
+    for engine, flags in skipped.items():
+        assert all(not s for s, r in zip(flags, rule, strict=True) if not r), engine
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_dask_keys_stand_for_contents_whatever_the_fingerprints(engine):
+    """The Dask engine groups windows by a key that stands for their content: windows
+    with equal records get one key, different windows different keys, even when every
+    fingerprint is the same (a forced collision) or each one differs."""
+    import numpy as np
+
+    from seqdedup.partitions import window_fingerprints, window_keys
+
+    rng = random.Random(7)
+    for window in (1, 2, 3, 7):
+        text = [rng.choice("ab") for _ in range(300)]
+        hashes = hash_words([hash(k) & MASK64 | (hash((k, 2)) & MASK64) << 64 for k in text])
+        raw = hashes.tobytes()
+        count = len(text) - window + 1
+        real = window_fingerprints(engine, raw, count, window, SEED)
+        for fps in (real, np.zeros((count, 2), dtype=np.int64)):
+            keys = window_keys(engine, raw, fps, window, SEED)
+            contents = ["".join(text[i : i + window]) for i in range(count)]
+            by_content: dict[str, bytes] = {}
+            for content, key in zip(contents, map(bytes, keys), strict=True):
+                assert by_content.setdefault(content, key) == key
+            assert len(set(by_content.values())) == len(by_content)

@@ -540,3 +540,20 @@ def test_fold_names_the_streams_and_a_library_holds_the_folded_sequence(tmp_path
     trace = pods.read_bytes().splitlines()[2:9]
     own = [line.split(b"] ", 1)[1] for line in trace if line.startswith(b"[pod/api-7d9f-x2k4l")]
     assert shown.stdout.splitlines() == own
+
+
+@pytest.mark.parametrize("engine", ["c", "python"])
+def test_the_last_written_record_keeps_its_delimiter_when_the_final_one_is_skipped(engine):
+    """An input without a final delimiter whose last record is skipped: the last record
+    written is not the input's last, so it keeps its delimiter (installed command)."""
+    from conftest import seqdedup_command, user_env
+
+    run = subprocess.run(
+        [*seqdedup_command(), "-q", "-w", "2", "--stream-by", r"^(s\d) "],
+        input=b"s1 a\ns1 b\ns2 x\ns1 a\ns1 b",
+        capture_output=True,
+        env={**user_env(), "SEQDEDUP_ENGINE": engine},
+        timeout=60,
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == b"s1 a\ns1 b\ns2 x\n"

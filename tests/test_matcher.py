@@ -115,7 +115,8 @@ def test_library_windows_are_already_seen(history):
 )
 def test_rolled_fingerprints_are_the_polynomial_modulo_the_prime(hashes, window, seed):
     """Each window's fingerprint, rolled from the one before, is per lane
-    sum(h mod p * B**(W-1-k)) mod p; a 1-record window's is its key hash."""
+    sum((h & (2**61 - 1)) * B**(W-1-k)) mod p (each lane's low 61 bits); a 1-record
+    window's is its key hash."""
     coeffs = coefficients(window, seed)
     count = max(0, len(hashes) - window + 1)
     values = [h % 2**128 for h in hashes]
@@ -126,7 +127,7 @@ def test_rolled_fingerprints_are_the_polynomial_modulo_the_prime(hashes, window,
             continue
         lanes = [
             sum(
-                (values[j + k] >> (64 * lane) & (2**64 - 1)) % PRIME * coeffs[lane * window + k]
+                (values[j + k] >> (64 * lane) & (2**61 - 1)) * coeffs[lane * window + k]
                 for k in range(window)
             )
             % PRIME

@@ -946,7 +946,7 @@ def main(
 
             answer(parser)
         command_line = list(sys.argv[1:] if argv is None else argv)
-        settled = with_config_files(parser, command_line, parser.parse_args(command_line), out)
+        settled = with_config_files(parser, command_line, parser.parse_args(command_line), out, err)
         if settled is None:  # --show-config
             return 0
         return run(settled, stdin, out, err)
@@ -978,11 +978,12 @@ def with_config_files(
     command_line: list[str],
     args: argparse.Namespace,
     out: IO[bytes],
+    err: TextIO | None = None,
 ) -> argparse.Namespace | None:
     """The arguments with the settings files' before the command line's (None after
     ``--show-config`` wrote them); a setting refused is reported with its file, key
-    and line."""
-    paths = _settings_files(args.config, args.no_config)
+    and line, and a project's options that need trust are said to be left out."""
+    paths, user, project = _settings_files(args.config, args.no_config)
     if not paths and args.profile is None and not args.show_config:
         return args  # (no file: the module that reads them is not even imported)
     from seqdedup.configfile import (
@@ -993,12 +994,14 @@ def with_config_files(
         read_settings,
     )
 
-    settings = read_settings(parser, paths, args.profile)
+    settings = read_settings(parser, paths, args.profile, user, project)
     given = given_destinations(parser, command_line)
     if args.show_config:
         out.write(describe(settings, given).encode("utf-8", "surrogateescape"))
         out.flush()
         return None
+    if settings.refusal and err is not None:
+        err.write(f"{PROG}: {visible(settings.refusal)}\n")
     before = arguments_before(settings, given)
     if not before:
         return args
@@ -1015,18 +1018,25 @@ def with_config_files(
     return combined
 
 
-def _settings_files(config: str | None, no_config: bool) -> list[str]:
-    """The settings files to read, in the order they apply: ``--config FILE`` alone,
-    none with ``--no-config``, else the user's (``$XDG_CONFIG_HOME/seqdedup/config.toml``,
-    default ``~/.config/...``) and the project's (``./.seqdedup.toml``) where they
-    exist. (Looked for in every run: nothing is imported for it.)"""
+def _settings_files(
+    config: str | None, no_config: bool
+) -> tuple[list[str], str | None, str | None]:
+    """The settings files to read, in the order they apply: ``--config FILE`` alone (the
+    user's choice: trusted), none with ``--no-config``, else the user's
+    (``$XDG_CONFIG_HOME/seqdedup/config.toml``, default ``~/.config/...``) and the
+    project's (``./.seqdedup.toml``) where they exist; and which is the user's and which
+    the project's. (Looked for in every run: nothing is imported for it.)"""
     if no_config:
-        return []
+        return [], None, None
     if config is not None:
-        return [config]
+        return [config], config, None
     base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
     user = os.path.join(base, "seqdedup", "config.toml")
-    return [path for path in (user, ".seqdedup.toml") if os.path.isfile(path)]
+    paths = [path for path in (user, PROJECT_FILE) if os.path.isfile(path)]
+    return paths, user, PROJECT_FILE
+
+
+PROJECT_FILE = ".seqdedup.toml"  # a project's settings, in the current directory
 
 
 def entry_point() -> None:

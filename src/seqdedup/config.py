@@ -134,21 +134,13 @@ class Config(_ConfigFields):
 
     def validate(self) -> None:
         """Raise UsageError naming the option for any value the engine cannot honour."""
-        _at_least("--window-size", self.window_size, MIN_WINDOW)
-        if self.max_history is not None:
-            _at_least("--max-history", self.max_history, MIN_HISTORY)
-            if self.max_history < self.window_size:
-                raise UsageError(
-                    f"--max-history ({self.max_history}) must be at least --window-size "
-                    f"({self.window_size}): a shorter history could never match a window"
-                )
-        if self.max_unique_sequences is not None:
-            _at_least("--max-unique-sequences", self.max_unique_sequences, 1)
-        if self.max_candidates is not None:
-            _at_least("--max-candidates", self.max_candidates, 1)
-        _at_least("--skip-chars", self.skip_chars, 0)
-        _at_least("--skip-fields", self.skip_fields, 0)
-        _at_least("--top", self.top, 0)
+        for dest in OWN_BOUNDS:
+            check_own(dest, getattr(self, dest))
+        if self.max_history is not None and self.max_history < self.window_size:
+            raise UsageError(
+                f"--max-history ({self.max_history}) must be at least --window-size "
+                f"({self.window_size}): a shorter history could never match a window"
+            )
         if not self.delimiter:
             raise UsageError("--delimiter must not be empty")
         if self.byte_mode and self.filters:
@@ -177,15 +169,6 @@ class Config(_ConfigFields):
             _validate_key_options(self)
         if not isinstance(self.inputs, tuple) or not all(isinstance(n, str) for n in self.inputs):
             raise UsageError(f"inputs must be a tuple of names, got {self.inputs!r}")
-        timeout = self.transform_timeout
-        if timeout is not None and (
-            isinstance(timeout, bool)
-            or not isinstance(timeout, int | float)
-            or not 0 < timeout < float("inf")
-        ):
-            raise UsageError(
-                f"--transform-timeout must be a number of seconds above 0, got {timeout!r}"
-            )
 
     @property
     def stream_split(self) -> bool:
@@ -198,10 +181,6 @@ def _names_stream(template: str) -> bool:
 
 
 def _validate_streams(config: Config) -> None:
-    if config.stream_idle is not None:
-        _at_least("--stream-idle", config.stream_idle, 1)
-    if config.max_streams is not None:
-        _at_least("--max-streams", config.max_streams, 1)
     if not config.stream_split:
         return
     if config.stream_by is not None and config.stream_by_json is not None:
@@ -246,13 +225,6 @@ def _validate_fold(config: Config) -> None:
                 f"--fold cannot be combined with {option}: a summary line stands where "
                 "records were removed, in the normal output only"
             )
-    if config.fold_every is not None:
-        _at_least("--fold-every", config.fold_every, 1)
-    idle = config.fold_idle
-    if idle is not None and (
-        isinstance(idle, bool) or not isinstance(idle, int | float) or not 0 < idle < float("inf")
-    ):
-        raise UsageError(f"--fold-idle must be a number of seconds above 0, got {idle!r}")
     if config.fold_format is not None and config.fold_format != "json":
         check_template(
             config.fold_format, "--fold-format", FOLD_NUMBER_FIELDS, FOLD_NAME_FIELDS, "--fold"
@@ -371,6 +343,41 @@ def check_template(
 
 
 MAX_VALUE = 2**63 - 1  # larger counts mean nothing, and the C kernel holds 64-bit integers
+MAX_SECONDS = 366 * 86400  # a year: longer waits mean nothing (and overflow the timers)
+SECONDS = -1  # the bound of a duration: a number of seconds above 0, at most MAX_SECONDS
+
+# Each option's own bounds, checked on its value alone: in every Config, and for every
+# value of every settings file, whether or not it applies (Config.validate checks the
+# combinations of what applies).
+OWN_BOUNDS: dict[str, tuple[str, int]] = {
+    "window_size": ("--window-size", MIN_WINDOW),
+    "max_history": ("--max-history", MIN_HISTORY),
+    "max_unique_sequences": ("--max-unique-sequences", 1),
+    "max_candidates": ("--max-candidates", 1),
+    "skip_chars": ("--skip-chars", 0),
+    "skip_fields": ("--skip-fields", 0),
+    "top": ("--top", 0),
+    "stream_idle": ("--stream-idle", 1),
+    "max_streams": ("--max-streams", 1),
+    "fold_every": ("--fold-every", 1),
+    "fold_idle": ("--fold-idle", SECONDS),
+    "transform_timeout": ("--transform-timeout", SECONDS),
+}
+
+
+def check_own(dest: str, value: Any) -> None:
+    """Raise UsageError when ``value`` is outside the bounds of the option ``dest``
+    (None: not given)."""
+    bound = OWN_BOUNDS.get(dest)
+    if bound is None or value is None:
+        return
+    option, minimum = bound
+    if minimum != SECONDS:
+        _at_least(option, value, minimum)
+    elif isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise UsageError(f"{option} must be a number of seconds above 0, got {value!r}")
+    elif not value <= MAX_SECONDS:
+        raise UsageError(f"{option} must be at most {MAX_SECONDS:,} seconds (a year), got {value}")
 
 
 def _at_least(option: str, value: int, minimum: int) -> None:

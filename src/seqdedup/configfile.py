@@ -3,6 +3,13 @@
 directory, or one file named by ``--config``; ``[profile.NAME]`` tables chosen with
 ``--profile NAME``.
 
+Trust (README, "Everyday use"): a project file owned by another user (root aside) or
+writable by others is refused unless the user trusts its directory; options that run
+commands or name files (:data:`TRUSTED_ONLY`) are taken from a project file only when the user's own
+file lists its directory in ``trusted-projects`` (or ``"*"``); a file named by
+``--config`` is the user's choice and trusted. Every value of every file is checked on its
+own, whether it applies or not; at most :data:`MAX_BYTES` of a file are read.
+
 Keys are the long option names without their dashes (``window-size = 5``,
 ``quiet = true``, ``mask = ["^\\\\[pod[^]]*\\\\] "]``). What applies, each over the one
 before: the user file, its profile table, the project file, its profile table, the
@@ -16,15 +23,24 @@ refuses is reported with the file, the key and its line.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 from pathlib import Path
 from typing import Any
 
+from seqdedup.config import check_own
 from seqdedup.errors import UsageError
 
 # Options that say where settings come from, or do something else than a run
 NOT_SETTINGS = {"config", "no-config", "profile", "show-config", "help", "version"}
 NOT_SETTINGS |= {"print-completion"}
+# Options that run a command or name a file or directory to read or write: taken from a
+# project's file only when the user trusts the project (tests/test_configfile.py checks
+# that every such option of the command line is here).
+TRUSTED_ONLY = frozenset({"hash-transform", "track-file", "bypass-file", "read-sequences"})
+TRUSTED_ONLY |= {"library-dir", "output-dir"}
+TRUST_KEY = "trusted-projects"  # the user's own file only: directories (or "*") trusted
+MAX_BYTES = 1 << 20  # a settings file is small; /dev/zero is not one
 
 
 class ConfigFileError(UsageError):
@@ -44,42 +60,103 @@ class Setting:
 
 
 class FileSettings:
-    """What the files say: the files read, the profile chosen, and the settings in the
-    order they apply."""
+    """What the files say: the files read, the profile chosen, the settings in the
+    order they apply, and those refused (a project's, not trusted) with the reason."""
 
     def __init__(self, files: list[Path], profile: str | None) -> None:
         self.files = files
         self.profile = profile
         self.settings: list[Setting] = []
+        self.refused: list[Setting] = []
+        self.refusal = ""
 
 
 def read_settings(
-    parser: argparse.ArgumentParser, names: list[str], profile: str | None
+    parser: argparse.ArgumentParser,
+    names: list[str],
+    profile: str | None,
+    user: str | None = None,
+    project: str | None = None,
 ) -> FileSettings:
-    """The settings of the files (with the profile's tables), checked against the
-    parser's options."""
+    """The settings of the files (with the profile's tables), every value checked
+    against the parser's options. ``user``: the user's own file among them (the only one
+    that may trust projects); ``project``: the project's file, whose options that run
+    commands or name files need the user's trust."""
     options = _long_options(parser)
     paths = [Path(name) for name in names]
     found = FileSettings(paths, profile)
     profile_found = profile is None
+    trusted: list[str] = []
     for path in paths:
         document, text = _load(path)
-        tables: list[tuple[dict[str, Any], str]] = [(document, "")]
+        trust = document.pop(TRUST_KEY, None)
+        if trust is not None:
+            if str(path) != user:
+                raise _error(path, text, TRUST_KEY, "", "only the user's own file trusts projects")
+            trusted = _trusted(path, text, trust)
+        if str(path) == project:
+            _check_owner(path, trusted)
         profiles = document.pop("profile", {})
         if not isinstance(profiles, dict):
             raise _error(path, text, "profile", "", "[profile.NAME] tables are expected")
-        if profile is not None and profile in profiles:
-            if not isinstance(profiles[profile], dict):
-                raise _error(path, text, profile, "", "a profile is a [profile.NAME] table")
-            tables.append((profiles[profile], f"profile.{profile}"))
-            profile_found = True
-        for table, name in tables:
+        tables: list[tuple[dict[str, Any], str, bool]] = [(document, "", True)]
+        for name, table in profiles.items():
+            if not isinstance(table, dict):
+                raise _error(path, text, name, "", "a profile is a [profile.NAME] table")
+            tables.append((table, f"profile.{name}", name == profile))
+            profile_found = profile_found or name == profile
+        for table, name, applies in tables:
             for key, value in table.items():
-                found.settings.append(_setting(path, text, name, key, value, options))
+                setting = _setting(path, text, name, key, value, options)
+                if not applies:  # checked all the same
+                    continue
+                if str(path) == project and key in TRUSTED_ONLY and not _trusts(trusted):
+                    found.refused.append(setting)
+                    continue
+                found.settings.append(setting)
+    if found.refused:
+        keys = ", ".join(dict.fromkeys(s.key for s in found.refused))
+        found.refusal = (
+            f"not taken from {project}: {keys} (options that run commands or name files "
+            f"come from a project's settings only when you trust it: {TRUST_KEY} in your own "
+            "settings file)"
+        )
     if not profile_found:
         where = ", ".join(str(p) for p in paths) or "no config file"
         raise UsageError(f"--profile {profile}: no [profile.{profile}] table in {where}")
     return found
+
+
+def _trusted(path: Path, text: str, value: Any) -> list[str]:
+    """The directories a user's file trusts (absolute, resolved), or ["*"]."""
+    values = value if isinstance(value, list) else [value]
+    if not values or not all(isinstance(v, str) and v for v in values):
+        raise _error(path, text, TRUST_KEY, "", f"'{TRUST_KEY}' takes a list of directories")
+    return ["*" if v == "*" else os.path.realpath(os.path.expanduser(v)) for v in values]
+
+
+def _trusts(trusted: list[str]) -> bool:
+    """Whether the current directory (the project's) is trusted."""
+    return "*" in trusted or os.path.realpath(os.getcwd()) in trusted
+
+
+def _check_owner(path: Path, trusted: list[str]) -> None:
+    """Refuse a project file another user owns (root aside) or others may write to,
+    unless the user trusts the project (git's safe.directory, for the same reason)."""
+    if _trusts(trusted):
+        return
+    status = path.stat()
+    if status.st_uid not in (os.getuid(), 0):
+        why = f"it belongs to another user (uid {status.st_uid})"
+    elif status.st_mode & 0o022:
+        why = "others may write to it"
+    else:
+        return
+    here = os.path.realpath(os.getcwd())
+    raise ConfigFileError(
+        f"refusing the settings file '{path}': {why}; to use it, trust this directory "
+        f'({TRUST_KEY} = ["{here}"] in your own settings file), or run with --no-config'
+    )
 
 
 def arguments_before(settings: FileSettings, given: set[str]) -> list[str]:
@@ -134,6 +211,11 @@ def describe(settings: FileSettings, given: set[str]) -> str:
             else ""
         )
         lines.append(f"{setting.key} = {value}  # {_where(setting)}{note}")
+    for setting in settings.refused:
+        value = _toml_value(setting.value)
+        lines.append(f"# refused: {setting.key} = {value}  # {_where(setting)}: not trusted")
+    if settings.refusal:
+        lines.append(f"# {settings.refusal}")
     return "\n".join(lines) + "\n"
 
 
@@ -151,7 +233,11 @@ def _load(path: Path) -> tuple[dict[str, Any], str]:
     import tomllib
 
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as file:  # (a pipe too: --config <(cmd))
+            data = file.read(MAX_BYTES + 1)
+        if len(data) > MAX_BYTES:
+            raise UsageError(f"config file '{path}' is larger than {MAX_BYTES >> 20} MiB")
+        text = data.decode("utf-8")
     except OSError as exc:
         raise UsageError(f"cannot read config file '{path}': {exc.strerror or exc}") from None
     except UnicodeDecodeError:
@@ -181,7 +267,12 @@ def _setting(
         arguments = [f"{option}={v}" for v in values]
     else:
         arguments = [f"{option}={_scalar(path, text, table, key, value, action)}"]
-    return Setting(key, value, path, line, arguments, action.dest)
+    setting = Setting(key, value, path, line, arguments, action.dest)
+    try:
+        check_own(action.dest, value)
+    except UsageError as exc:
+        raise ConfigFileError(f"{_where(setting)}: {exc}") from None
+    return setting
 
 
 def _scalar(

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 from array import array
-from hashlib import blake2b
 from types import ModuleType
 from typing import Any
 
@@ -74,20 +73,30 @@ def numpy_available() -> bool:
 MASK64 = (1 << 64) - 1
 MASK128 = (1 << 128) - 1
 # The Python engine's key hash: BLAKE2b keyed with the run's 128-bit seed, 16 bytes (a
-# pseudo-random function of the key for whoever does not know the seed).
-_KEYED = blake2b(digest_size=16, key=SEED.to_bytes(16, "little"))
+# pseudo-random function of the key for whoever does not know the seed). Made on first
+# use: the kernel's runs never import hashlib.
+_keyed: Any = None
+
+
+def _keyed_state() -> Any:
+    global _keyed
+    if _keyed is None:
+        from hashlib import blake2b
+
+        _keyed = blake2b(digest_size=16, key=SEED.to_bytes(16, "little"))
+    return _keyed
 
 
 def python_hash128(key: bytes) -> int:
     """The Python engine's 128-bit hash of a key (lo | hi << 64)."""
-    state = _KEYED.copy()
+    state = _keyed_state().copy()
     state.update(key)
     return int.from_bytes(state.digest(), "little")
 
 
 def python_hash_bytes(keys: list[bytes]) -> bytes:
     """The same hashes as :func:`python_hash128`, 16 bytes each (lo lane first)."""
-    copy = _KEYED.copy
+    copy = _keyed_state().copy
     out = []
     for key in keys:
         state = copy()

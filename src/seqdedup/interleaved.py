@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from seqdedup.config import compile_stream_pattern
 from seqdedup.engine import MASK64, MASK128
-from seqdedup.matcher import PRIME, coefficients
+from seqdedup.matcher import PRIME, SHARED, coefficients
 from seqdedup.timelimit import each_within
 
 if TYPE_CHECKING:
@@ -231,10 +231,10 @@ class _Lane:
         else:
             if len(self.hashes) == window:  # the oldest record leaves the window
                 old = self.hashes[0]
-                self.lo = (self.lo - (old & MASK64) % PRIME * top[0]) % PRIME
-                self.hi = (self.hi - (old >> 64) % PRIME * top[1]) % PRIME
-            self.lo = (self.lo * base[0] + (key & MASK64) % PRIME) % PRIME
-            self.hi = (self.hi * base[1] + (key >> 64) % PRIME) % PRIME
+                self.lo = (self.lo - (old & PRIME) * top[0]) % PRIME
+                self.hi = (self.hi - (old >> 64 & PRIME) * top[1]) % PRIME
+            self.lo = (self.lo * base[0] + (key & PRIME)) % PRIME
+            self.hi = (self.hi * base[1] + (key >> 64 & PRIME)) % PRIME
         self.hashes.append(key)
 
 
@@ -341,6 +341,7 @@ class StreamDecider:
         sequences: SequenceCounts | None,
         sources: bool,
         seed: int = 0,
+        force_collisions: bool = False,  # tests: every fingerprint of W > 1 the same
     ) -> None:
         self.window = window
         self.history = history
@@ -350,6 +351,7 @@ class StreamDecider:
         # B per lane (the coefficient before the last); any value rolls a 1-record window
         self._base = (coeffs[window - 2], coeffs[2 * window - 2]) if window > 1 else (1, 1)
         self._top = (coeffs[0], coeffs[window])  # B**(W-1) per lane: the leaving record's
+        self._shared = force_collisions and window > 1
         self._lanes: OrderedDict[str, _Lane] = OrderedDict()  # least recently active first
         self._first: dict[int, tuple[int, int, int, str]] = {}  # unlimited history
         self._recent: dict[int, deque[tuple[int, int, int, str]]] = {}  # limited history
@@ -407,7 +409,7 @@ class StreamDecider:
         if len(lane.hashes) < self.window:
             return
         first = entries[0]
-        fingerprint = lane.lo | lane.hi << 64
+        fingerprint = SHARED if self._shared else lane.lo | lane.hi << 64
         source = self._lookup(fingerprint, first.position, position, lane)
         lane.witness = None if source is None else _last_of(source)
         if source is not None:

@@ -85,8 +85,8 @@ def fingerprints_py(hashes: Any, count: int, coeffs: Sequence[int]) -> list[int]
     values = hash_ints(hashes)[: count + width - 1]
     if width == 1:
         return values
-    lows = [(value & MASK64) % PRIME for value in values]
-    highs = [(value >> 64) % PRIME for value in values]
+    lows = [value & PRIME for value in values]  # each lane's low 61 bits, as the kernel
+    highs = [value >> 64 & PRIME for value in values]
     low_factors, high_factors = coeffs[:width], coeffs[width:]
     low = sum(map(mul, lows[:width], low_factors)) % PRIME
     high = sum(map(mul, highs[:width], high_factors)) % PRIME

@@ -108,8 +108,8 @@ static int window_fingerprint(Attributor *a, int64_t i, Hash128 *fp)
         if (a->width == 1) {
             acc = key; /* a 1-record window is its key hash */
         } else {
-            acc.lo = fp_add(acc.lo, fp_mul(fp_reduce(key.lo), a->coeffs[k]));
-            acc.hi = fp_add(acc.hi, fp_mul(fp_reduce(key.hi), a->coeffs[a->width + k]));
+            acc.lo = fp_add(acc.lo, fp_mul(fp_input(key.lo), a->coeffs[k]));
+            acc.hi = fp_add(acc.hi, fp_mul(fp_input(key.hi), a->coeffs[a->width + k]));
         }
     }
     *fp = acc;

@@ -116,7 +116,28 @@ static inline uint64_t fp_add(uint64_t a, uint64_t b)
 
 static inline uint64_t fp_sub(uint64_t a, uint64_t b) { return a >= b ? a - b : a + FP_PRIME - b; }
 
-/* a * b mod p, for a, b < p. */
+/* A key hash lane as the fingerprint takes it: its low 61 bits (a value from 0 to p). */
+static inline uint64_t fp_input(uint64_t lane) { return lane & FP_PRIME; }
+
+/* One step of a rolling fingerprint lane: fp * B + gone * drop + come (mod p), where
+ * drop = -B^W (mod p) takes the leaving record out; fp, B, drop < p; gone and come are
+ * key hash lanes (fp_input of each is taken). One reduction for the whole step. */
+static inline uint64_t fp_roll(uint64_t fp, uint64_t base, uint64_t gone, uint64_t drop,
+                               uint64_t come)
+{
+#if defined(__SIZEOF_INT128__)
+    unsigned __int128 t = (unsigned __int128)fp * base +
+                          (unsigned __int128)fp_input(gone) * drop + fp_input(come);
+    uint64_t lo = (uint64_t)t, hi = (uint64_t)(t >> 64); /* t below 2^123: hi below 2^59 */
+    uint64_t x = (lo & FP_PRIME) + ((hi << 3) | (lo >> 61)); /* (t mod 2^61) + (t >> 61) */
+    x = (x & FP_PRIME) + (x >> 61);                          /* below 2^61 + 4 */
+    return x >= FP_PRIME ? x - FP_PRIME : x;
+#else
+    return fp_add(fp_add(fp_mul(fp, base), fp_mul(fp_input(gone), drop)), fp_input(come));
+#endif
+}
+
+/* a * b mod p, for a, b <= p. */
 static inline uint64_t fp_mul(uint64_t a, uint64_t b)
 {
 #if defined(__SIZEOF_INT128__)
@@ -448,8 +469,8 @@ typedef struct {
     int64_t last_novel;   /* tracked index of the last record whose key was new, or -1 */
     size_t early_out;     /* pending records (the oldest) already written as settled */
     /* scratch, grown as needed and reused: fresh large blocks cost page faults */
-    Hash128 *scratch_hashes, *scratch_windows, *scratch_fps;
-    size_t scratch_hashes_cap, scratch_windows_cap, scratch_fps_cap;
+    Hash128 *scratch_hashes, *scratch_fps;
+    size_t scratch_hashes_cap, scratch_fps_cap;
     unsigned char *keep;  /* decisions of the records decided by the last call */
     size_t keep_cap;
     int ready;            /* __init__ succeeded */
@@ -481,6 +502,17 @@ static inline int seqdedup_confirm(Matcher *m, int64_t j, int64_t candidate, int
 {
     *source = candidate;
     if (m->width == 1) return candidate != NO_SOURCE;
+    int follows = m->witness_window == j - 1;
+    if (candidate == NO_SOURCE && !follows) return 0; /* (most windows) */
+    /* Along a run of repeats (the common case): the newest records, both in the log. */
+    int64_t newest = candidate + m->width - 1 - m->log_base;
+    if (follows && candidate == m->witness_source + 1 && candidate >= m->log_base &&
+        newest < (int64_t)m->log_len &&
+        hash_equal(m->log[newest], m->log[j + m->width - 1 - m->log_base])) {
+        m->witness_window = j;
+        m->witness_source = candidate;
+        return 1;
+    }
     return seqdedup_confirm_keys(m, j, candidate, source);
 }
 
@@ -562,16 +594,16 @@ extern PyType_Spec seqdedup_matcher_spec;
  * per lane (2W, PyMem_RawMalloc'd; NULL with MemoryError set): R[l][k] = B_l^(W-1-k)
  * mod p for the secret base B_l of lane l, drawn from the run's lane seeds. */
 uint64_t *seqdedup_coefficients(Py_ssize_t width, Hash128 seeds);
-/* A window's fingerprint: per lane sum(h[k] mod p * R[l][k]) mod p; for W = 1 the key
- * hash itself (a table of them then needs no confirmation). */
+/* A window's fingerprint: per lane sum(fp_input(h[k]) * R[l][k]) mod p; for W = 1 the
+ * key hash itself (a table of them then needs no confirmation). */
 static inline Hash128 seqdedup_fingerprint(const Hash128 *h, const uint64_t *coeffs,
                                            Py_ssize_t width)
 {
     if (width == 1) return h[0];
     Hash128 acc = {0, 0};
     for (Py_ssize_t k = 0; k < width; k++) {
-        acc.lo = fp_add(acc.lo, fp_mul(fp_reduce(h[k].lo), coeffs[k]));
-        acc.hi = fp_add(acc.hi, fp_mul(fp_reduce(h[k].hi), coeffs[width + k]));
+        acc.lo = fp_add(acc.lo, fp_mul(fp_input(h[k].lo), coeffs[k]));
+        acc.hi = fp_add(acc.hi, fp_mul(fp_input(h[k].hi), coeffs[width + k]));
     }
     return acc;
 }

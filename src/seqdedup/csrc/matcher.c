@@ -101,14 +101,14 @@ static void rolling_fingerprints(const Hash128 *h, size_t count, const uint64_t 
     }
     Hash128 fp = seqdedup_fingerprint(h, coeffs, width);
     out[0] = fp;
-    const uint64_t top_lo = coeffs[0], top_hi = coeffs[width];
     const uint64_t base_lo = coeffs[width - 2], base_hi = coeffs[2 * width - 2];
+    /* -B^W per lane: B^(W-1) (the leaving record's coefficient) times B, negated */
+    const uint64_t drop_lo = fp_sub(0, fp_mul(coeffs[0], base_lo));
+    const uint64_t drop_hi = fp_sub(0, fp_mul(coeffs[width], base_hi));
     for (size_t k = 1; k < count; k++) {
         const Hash128 gone = h[k - 1], come = h[k - 1 + (size_t)width];
-        fp.lo = fp_add(fp_mul(fp_sub(fp.lo, fp_mul(fp_reduce(gone.lo), top_lo)), base_lo),
-                       fp_reduce(come.lo));
-        fp.hi = fp_add(fp_mul(fp_sub(fp.hi, fp_mul(fp_reduce(gone.hi), top_hi)), base_hi),
-                       fp_reduce(come.hi));
+        fp.lo = fp_roll(fp.lo, base_lo, gone.lo, drop_lo, come.lo);
+        fp.hi = fp_roll(fp.hi, base_hi, gone.hi, drop_hi, come.hi);
         out[k] = fp;
     }
 }
@@ -267,27 +267,32 @@ Py_ssize_t seqdedup_push_core(Matcher *m, const Hash128 *hashes, size_t n, size_
     size_t count = total - width + 1;
     size_t recent = m->limited ? m->recent_len : 0;
     if (count > SIZE_MAX - at) return seqdedup_no_memory();
-    if (grow((void **)&m->scratch_windows, &m->scratch_windows_cap, total, sizeof(Hash128)) < 0 ||
-        grow((void **)&m->scratch_fps, &m->scratch_fps_cap, recent + count, sizeof(Hash128)) < 0 ||
+    if (grow((void **)&m->scratch_fps, &m->scratch_fps_cap, recent + count, sizeof(Hash128)) < 0 ||
         grow((void **)&m->keep, &m->keep_cap, at + count, 1) < 0)
         return -1;
     if (prepare_sources(m, count) < 0) return -1;
-    Hash128 *all = m->scratch_windows, *fps = m->scratch_fps;
+    /* The key hashes from record next on: the log holds them in order (W > 1); at W = 1
+     * nothing waits (no tail), so they are the ones given. */
+    const Hash128 *all = m->log_len ? m->log + (m->next - m->log_base) : hashes;
+    Hash128 *fps = m->scratch_fps;
     unsigned char *keep = m->keep + at;
-    if (m->tail_len) memcpy(all, m->tail, m->tail_len * sizeof(Hash128));
-    if (n) memcpy(all + m->tail_len, hashes, n * sizeof(Hash128));
     if (recent) memcpy(fps, m->recent, recent * sizeof(Hash128));
-    rolling_fingerprints(all, count, m->coeffs, m->width, fps + recent);
-    if (m->force_collisions) collide(m, fps + recent, count);
+    const Hash128 *windows = fps; /* their fingerprints, the recent ones first */
+    if (width == 1 && !recent) {
+        windows = all; /* a 1-record window's fingerprint is its key hash */
+    } else {
+        rolling_fingerprints(all, count, m->coeffs, m->width, fps + recent);
+        if (m->force_collisions) collide(m, fps + recent, count);
+    }
     if (m->limited) {
-        if (decide_limited(m, fps, m->next - (int64_t)recent, count, keep) < 0) return -1;
+        if (decide_limited(m, windows, m->next - (int64_t)recent, count, keep) < 0) return -1;
         /* keep the last W fingerprints for admission */
         size_t have = recent + count, keep_n = have < width ? have : width;
         if (grow((void **)&m->recent, &m->recent_cap, keep_n, sizeof(Hash128)) < 0) return -1;
-        memmove(m->recent, fps + have - keep_n, keep_n * sizeof(Hash128));
+        memmove(m->recent, windows + have - keep_n, keep_n * sizeof(Hash128));
         m->recent_len = keep_n;
         m->recent_end = m->next + (int64_t)count;
-    } else if (decide_unlimited(m, fps, count, keep) < 0) {
+    } else if (decide_unlimited(m, windows, count, keep) < 0) {
         return -1;
     }
     size_t rest = total - count; /* = W - 1 */

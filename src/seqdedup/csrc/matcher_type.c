@@ -143,7 +143,6 @@ static void Matcher_dealloc(Matcher *m)
     PyMem_RawFree(m->released_flags);
     seqdedup_keys_free(m);
     PyMem_RawFree(m->scratch_hashes);
-    PyMem_RawFree(m->scratch_windows);
     PyMem_RawFree(m->scratch_fps);
     PyMem_RawFree(m->keep);
     type->tp_free((PyObject *)m);

@@ -70,10 +70,10 @@ static int close_run(StreamMatcher *s, Lane *l)
 static int32_t roll(const StreamMatcher *s, Rolling *r, Hash128 *ring, Hash128 key)
 {
     int32_t w = s->width, slot;
+    Hash128 gone = {0, 0};
     if (r->filled == w) { /* the oldest record leaves the window */
         slot = r->head;
-        r->lo = fp_sub(r->lo, fp_mul(fp_reduce(ring[slot].lo), s->coeffs[0]));
-        r->hi = fp_sub(r->hi, fp_mul(fp_reduce(ring[slot].hi), s->coeffs[w]));
+        gone = ring[slot];
         r->head = (r->head + 1) % w;
     } else {
         slot = (r->head + r->filled) % w;
@@ -82,9 +82,9 @@ static int32_t roll(const StreamMatcher *s, Rolling *r, Hash128 *ring, Hash128 k
     if (w == 1) { /* a 1-record window is its key hash (matcher.c's definition) */
         r->lo = key.lo;
         r->hi = key.hi;
-    } else {
-        r->lo = fp_add(fp_mul(r->lo, s->base_lo), fp_reduce(key.lo));
-        r->hi = fp_add(fp_mul(r->hi, s->base_hi), fp_reduce(key.hi));
+    } else { /* as matcher.c's rolling_fingerprints (drop: -B^W per lane) */
+        r->lo = fp_roll(r->lo, s->base_lo, gone.lo, s->drop_lo, key.lo);
+        r->hi = fp_roll(r->hi, s->base_hi, gone.hi, s->drop_hi, key.hi);
     }
     ring[slot] = key;
     return slot;
@@ -206,6 +206,7 @@ static int push_one(StreamMatcher *s, int32_t id, Hash128 key)
     if (r->filled < w) return 0;
     int64_t start = pos[r->head], source = NO_END;
     Hash128 fingerprint = {r->lo, r->hi};
+    if (s->force_collisions && w > 1) fingerprint = (Hash128){1, 1}; /* the tests' hook */
     if (s->history >= 0) {
         if (seqdedup_limited_repeat(s, l, id, fingerprint, key, start, g, &source) < 0)
             return -1;
@@ -395,14 +396,16 @@ static int limit_of(PyObject *value, const char *name, int64_t *out)
 
 static int StreamMatcher_init(StreamMatcher *s, PyObject *args, PyObject *kwds)
 {
-    static char *names[] = {"window", "idle", "max_streams", "count_runs", "history", "seed",
-                            NULL};
+    static char *names[] = {"window",  "idle", "max_streams",      "count_runs",
+                            "history", "seed", "force_collisions", NULL};
     Py_ssize_t width;
     PyObject *idle = Py_None, *max_streams = Py_None, *history = Py_None;
     Hash128 seed = {0, 0};
     int count_runs = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "n|OOpOO&", names, &width, &idle, &max_streams,
-                                     &count_runs, &history, seqdedup_to_seed, &seed))
+    int force_collisions = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "n|OOpOO&p", names, &width, &idle, &max_streams,
+                                     &count_runs, &history, seqdedup_to_seed, &seed,
+                                     &force_collisions))
         return -1;
     if (s->ready) {
         PyErr_SetString(PyExc_RuntimeError, "StreamMatcher is initialised already");
@@ -434,7 +437,10 @@ static int StreamMatcher_init(StreamMatcher *s, PyObject *args, PyObject *kwds)
     s->width = (int32_t)width;
     s->base_lo = width > 1 ? s->coeffs[width - 2] : 1;
     s->base_hi = width > 1 ? s->coeffs[2 * width - 2] : 1;
+    s->drop_lo = fp_sub(0, fp_mul(s->coeffs[0], s->base_lo));
+    s->drop_hi = fp_sub(0, fp_mul(s->coeffs[width], s->base_hi));
     s->count_runs = count_runs;
+    s->force_collisions = force_collisions;
     s->lru_head = s->lru_tail = NO_LANE;
     s->ready = 1;
     return 0;

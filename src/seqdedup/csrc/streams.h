@@ -38,9 +38,11 @@ typedef struct {
     int64_t idle;             /* -1: streams never end for idleness */
     int64_t max_lanes;        /* -1: no limit on active streams */
     int count_runs;
+    int force_collisions;     /* tests: every fingerprint of W > 1 the same */
     int busy, ready, broken;
     uint64_t *coeffs;         /* 2W, from matcher.c: [0] and [W] are B^(W-1) per lane */
     uint64_t base_lo, base_hi;
+    uint64_t drop_lo, drop_hi; /* -B^W per lane: what takes the leaving record out */
     Lane *lanes;
     Hash128 *ring_hash;       /* W per lane */
     int64_t *ring_pos;
