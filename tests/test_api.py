@@ -169,3 +169,42 @@ def test_explain_without_a_callback_collects_the_lines():
     d.flush()
     assert heard == ["EXPLAIN: Line 2 skipped (duplicate of line 1, seen 2x)"]
     assert d.explanations == []
+
+
+def test_a_call_cut_short_makes_every_later_call_say_so():
+    """KeyboardInterrupt in the middle of a feed (here from the explanation callback)
+    leaves the state incomplete: later calls say the run was interrupted, never an
+    internal error nor a wrong answer."""
+    from seqdedup import Deduplicator
+
+    def explain(line: str) -> None:
+        raise KeyboardInterrupt
+
+    dedup = Deduplicator(window_size=1, explain=True, on_explain=explain)
+    with pytest.raises(KeyboardInterrupt):
+        dedup.feed_bytes(b"a\nb\na\nb\nc\n")
+    for call in (lambda: dedup.feed_bytes(b"d\n"), dedup.flush_bytes, dedup.idle_bytes):
+        with pytest.raises(RuntimeError, match="interrupted in an earlier call"):
+            call()
+
+
+def test_two_threads_at_once_are_refused_not_let_in():
+    import threading
+
+    from seqdedup import Deduplicator
+
+    inside, release = threading.Event(), threading.Event()
+
+    def explain(line: str) -> None:  # holds the first call open
+        inside.set()
+        release.wait(30)
+
+    dedup = Deduplicator(window_size=1, explain=True, on_explain=explain)
+    first = threading.Thread(target=lambda: dedup.feed([b"a", b"a", b"b"]))
+    first.start()
+    assert inside.wait(30)
+    with pytest.raises(RuntimeError, match="in use by another call"):
+        dedup.feed([b"b"])
+    release.set()
+    first.join()
+    assert dedup.feed([b"c"]) == [b"c"]  # the refused call changed nothing

@@ -708,3 +708,19 @@ def test_a_real_cluster_that_loses_a_worker_writes_the_same_bytes(tmp_path, real
     assert sequential(probe, None, read_sequences=(library,), window_size=3) == sequential(
         probe, None, read_sequences=(tmp_path / "seq-lib",), window_size=3
     )
+
+
+def test_positions_beyond_their_bits_are_refused_in_one_line(tmp_path, monkeypatch):
+    """A window's position is the file's rank and the byte offset in one int64: an
+    input too large for its offset bits, or too many inputs for the rank's, is refused
+    with one line (here with fewer offset bits, to show it without 16 TiB of disk)."""
+    from seqdedup import cluster
+    from seqdedup.errors import SeqdedupError
+
+    paths = write_files(tmp_path / "in", ["a\n" * 20, "b\n"])
+    monkeypatch.setattr(cluster, "POSITION_SHIFT", 5)  # offsets below 32 bytes
+    with pytest.raises(SeqdedupError, match=r"an input of 40 bytes; one job takes inputs below"):
+        cluster.plan_parts([str(p) for p in paths], b"\n", 1 << 20)
+    monkeypatch.setattr(cluster, "POSITION_SHIFT", 62)  # two files at most
+    with pytest.raises(SeqdedupError, match="at most 2 input files in one job, got 3"):
+        cluster.plan_parts([str(p) for p in [*paths, paths[0]]], b"\n", 1 << 20)

@@ -234,3 +234,43 @@ def test_show_errors_are_one_line(tmp_path, ident, message):
     assert done.returncode == 1 and done.stdout == b""
     error = done.stderr.decode()
     assert error.count("\n") == 1 and message in error, error
+
+
+def test_prune_refuses_a_database_that_is_no_library(tmp_path):
+    """An SQLite file that is not a library: pruned, it says so (exit 1, one line), as
+    info and show refuse it, instead of "deleted 0 sequences"."""
+    library = tmp_path / "L"
+    library.mkdir()
+    with closing(sqlite3.connect(library / DB_NAME)) as db:
+        db.execute("CREATE TABLE notes (text TEXT)")
+        db.commit()
+    done = run_library("prune", str(library), "--unseen-days", "1")
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "is not a seqdedup library" in done.stderr
+
+
+def test_info_refuses_a_row_that_claims_more_records_than_it_holds(tmp_path):
+    library = tmp_path / "L"
+    save(library, OLD)
+    with closing(sqlite3.connect(library / DB_NAME)) as db:
+        db.execute("UPDATE sequences SET length = 1000000000 WHERE rowid = 1")
+        db.commit()
+    done = run_library("info", str(library))
+    assert done.returncode == 1 and done.stdout == ""
+    assert "is damaged" in done.stderr and "1,000,000,000 records" in done.stderr
+
+
+def test_show_json_gives_the_records_bytes_exactly(tmp_path):
+    """Invalid UTF-8 is shown as U+FFFD in the text, and given exactly in base64."""
+    import base64
+
+    library = tmp_path / "L"
+    records = [b"ok %d" % i for i in range(3)] + [b"bad \xff\xfe"]
+    save(library, records + records, window=2)
+    with closing(sqlite3.connect(library / DB_NAME)) as db:
+        ident = db.execute("SELECT hex(digest) FROM sequences LIMIT 1").fetchone()[0]
+    document = json.loads(run_library("show", str(library), ident[:12], "--json").stdout)
+    exact = [base64.b64decode(r) for r in document["records_base64"]]
+    assert b"bad \xff\xfe" in exact
+    assert [r.encode() for r in document["records"]] != exact  # the text is only a view
+    assert document["records"] == [r.decode("utf-8", "replace") for r in exact]

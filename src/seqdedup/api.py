@@ -5,7 +5,9 @@ The command line is a thin user of this module; nothing here prints.
 
 from __future__ import annotations
 
+import _thread
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Protocol, overload
 
 from seqdedup.config import STREAM_WAIT, Config
@@ -76,12 +78,37 @@ class Deduplicator:
         )
         self._finished = False
         self._fed: str | None = None  # "records" or "bytes": the two cannot be mixed
+        self._in_call = _thread.allocate_lock()  # one call at a time (see _guarded)
+        self._interrupted: str | None = None  # what cut an earlier call short
 
     @property
     def last_record_written(self) -> bool:
         """Whether the last thing released was the last released record (not a marker);
         after the end of input, whether the input's final record ends the output."""
         return self._stages.last_record_written
+
+    @contextmanager
+    def _guarded(self) -> Iterator[None]:
+        """One call at a time: a second thread is refused rather than let in to
+        corrupt the state; a call cut short (KeyboardInterrupt, an error half-way) leaves
+        the state incomplete, so every later call says so instead of going on wrongly."""
+        if self._interrupted is not None:
+            raise RuntimeError(
+                f"this Deduplicator was interrupted in an earlier call ({self._interrupted}); "
+                "its state is incomplete: make a new one"
+            )
+        if not self._in_call.acquire(blocking=False):
+            raise RuntimeError(
+                "this Deduplicator is in use by another call (another thread?): "
+                "use one per thread, or a lock around its calls"
+            )
+        try:
+            yield
+        except BaseException as exc:
+            self._interrupted = type(exc).__name__
+            raise
+        finally:
+            self._in_call.release()
 
     def _start(self, how: str) -> None:
         if self._finished:
@@ -94,13 +121,15 @@ class Deduplicator:
     def feed(self, records: Iterable[bytes]) -> list[bytes]:
         """Add records; return those now decided for output (and markers)."""
         self._start("records")
-        return self._records.feed(records)
+        with self._guarded():
+            return self._records.feed(records)
 
     def feed_bytes(self, chunk: bytes) -> bytes:
         """Add raw input (any cut, split on the delimiter here); return the output
         bytes now decided: each kept record followed by the delimiter."""
         self._start("bytes")
-        return self._bytes.feed_bytes(chunk)
+        with self._guarded():
+            return self._bytes.feed_bytes(chunk)
 
     def idle(self) -> list[bytes]:
         """The input has been idle (``config.fold_idle`` seconds, say): with ``fold``,
@@ -108,15 +137,17 @@ class Deduplicator:
         what it removed since its last line (nothing when there is none). With
         ``stream_by``, every stream's pending records are decided as at end of input
         (no window spans the pause) and returned."""
-        if self._streams is not None:
-            return self._streams.idle()
-        folder = self._stages.folder
-        return self._stages.lines(folder.idle()) if folder is not None else []
+        with self._guarded():
+            if self._streams is not None:
+                return self._streams.idle()
+            folder = self._stages.folder
+            return self._stages.lines(folder.idle()) if folder is not None else []
 
     def idle_bytes(self) -> bytes:
         """:meth:`idle` for a byte stream: the line followed by the delimiter."""
         if self._streams is not None:
-            return self._streams.idle_bytes()
+            with self._guarded():
+                return self._streams.idle_bytes()
         delimiter = self.config.delimiter
         return b"".join(line + delimiter for line in self.idle())
 
@@ -129,8 +160,9 @@ class Deduplicator:
         markers and explanations count inside each stream.
         """
         self._start("records")
-        out = self._records.end_records()
-        self._stages.begin_stream()
+        with self._guarded():
+            out = self._records.end_records()
+            self._stages.begin_stream()
         return out
 
     def next_stream_bytes(self) -> bytes:
@@ -139,8 +171,9 @@ class Deduplicator:
         stream's records follow it), unless a newline ends it in text mode with another
         delimiter. See :meth:`next_stream`."""
         self._start("bytes")
-        out = self._bytes.end_bytes(last=False)
-        self._stages.begin_stream()
+        with self._guarded():
+            out = self._bytes.end_bytes(last=False)
+            self._stages.begin_stream()
         return out
 
     def flush(self, save: bool = True) -> list[bytes]:
@@ -154,7 +187,8 @@ class Deduplicator:
             return []
         if self._fed == "bytes" and self._bytes is not self._records:
             raise RuntimeError("after feed_bytes(), end with flush_bytes()")
-        out = self._records.end_records()
+        with self._guarded():
+            out = self._records.end_records()
         self._finish(save)
         return out
 
@@ -166,7 +200,8 @@ class Deduplicator:
         if self._fed == "records":
             raise RuntimeError("after feed(), end with flush()")
         self._fed = "bytes"
-        out = self._bytes.end_bytes(last=True)
+        with self._guarded():
+            out = self._bytes.end_bytes(last=True)
         self._finish(save)
         return out
 

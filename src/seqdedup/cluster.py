@@ -45,6 +45,7 @@ from typing import Any, BinaryIO
 from seqdedup.config import Config, key_settings
 from seqdedup.errors import SeqdedupError, UsageError
 from seqdedup.partitions import (
+    POSITION_SHIFT,
     Part,
     PartState,
     Reader,
@@ -108,10 +109,18 @@ def plan_parts(paths: list[str], delimiter: bytes, block_size: int) -> list[Part
     """
     parts: list[Part] = []
     splittable = not _self_overlapping(delimiter)
+    most_files = 1 << (63 - POSITION_SHIFT)  # a position is rank << POSITION_SHIFT | offset
+    if len(paths) > most_files:
+        raise SeqdedupError(f"at most {most_files:,} input files in one job, got {len(paths):,}")
     for rank, name in enumerate(paths):
         path = os.path.abspath(name)
         status = os.stat(path)
         size = status.st_size
+        if size >= 1 << POSITION_SHIFT:
+            raise SeqdedupError(
+                f"'{name}': an input of {size:,} bytes; one job takes inputs below "
+                f"{1 << POSITION_SHIFT:,} bytes (16 TiB)"
+            )
         identity = (size, status.st_mtime_ns)
         bounds = [0]
         if splittable:

@@ -180,9 +180,17 @@ def _names_stream(template: str) -> bool:
     return "{stream" in template or "{match_stream" in template
 
 
+MAX_STREAM_WINDOW = 1 << 20  # a stream's window is held per stream (the kernel's bound)
+
+
 def _validate_streams(config: Config) -> None:
     if not config.stream_split:
         return
+    if config.window_size > MAX_STREAM_WINDOW:
+        raise UsageError(
+            f"--window-size with --stream-by is at most {MAX_STREAM_WINDOW:,}, "
+            f"got {config.window_size:,}"
+        )
     if config.stream_by is not None and config.stream_by_json is not None:
         raise UsageError("--stream-by and --stream-by-json cannot be used together")
     if config.stream_by is not None:

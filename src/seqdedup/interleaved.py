@@ -137,7 +137,20 @@ class StreamNamer:
             if not isinstance(value, dict) or step not in value:
                 return None
             value = value[step]
-        return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+        return _writable(value) if isinstance(value, str) else json.dumps(value, sort_keys=True)
+
+
+def _writable(name: str) -> str:
+    """A stream name that can be written: a lone surrogate (a JSON string may escape
+    one) has no UTF-8, so it stays the escape it was read as (backslash, u, 4 digits)."""
+    try:
+        name.encode("utf-8", "surrogateescape")
+        return name
+    except UnicodeEncodeError:
+        return "".join(
+            f"\\u{ord(c):04x}" if "\ud800" <= c <= "\udfff" and not "\udc80" <= c <= "\udcff" else c
+            for c in name
+        )
 
 
 class Entry:

@@ -4,6 +4,7 @@ prune what no run has seen lately (see :mod:`seqdedup.library.admin`)."""
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import sys
 from collections.abc import Sequence
@@ -90,7 +91,12 @@ def _write_sequence(sequence: dict[str, Any], as_json: bool, out: TextIO) -> Non
     """The records, one per line, as stored (the bytes go out untouched); or JSON."""
     records: list[bytes] = sequence["records"]
     if as_json:
-        document = dict(sequence, records=[r.decode("utf-8", "replace") for r in records])
+        # the text to read (invalid UTF-8 shown as U+FFFD), and the bytes exactly
+        document = dict(
+            sequence,
+            records=[r.decode("utf-8", "replace") for r in records],
+            records_base64=[base64.b64encode(r).decode("ascii") for r in records],
+        )
         out.write(json.dumps(document, indent=2) + "\n")
         out.flush()
         return

@@ -84,11 +84,26 @@ def describe_library(directory: Path) -> dict[str, Any]:
             if seen is not None:
                 oldest.append(seen)
         info["oldest_last_seen"] = min(oldest, default=None)
+        _check_lengths(connection, directory)
         runs, first, last = connection.execute(
             "SELECT COUNT(*), MIN(started), MAX(finished) FROM runs"
         ).fetchone()
         info.update(runs=runs, first_run=first, last_run=last)
     return info
+
+
+def _check_lengths(connection: sqlite3.Connection, directory: Path) -> None:
+    """Refuse a row whose record count its records cannot hold (4 bytes of count, 4 of
+    length per record): a damaged library is said to be one, not summed as if whole."""
+    bad = connection.execute(
+        "SELECT hex(digest), length FROM sequences "
+        "WHERE length < 0 OR 4 + 4 * length > length(records) LIMIT 1"
+    ).fetchone()
+    if bad is not None:
+        raise SeqdedupError(
+            f"library '{directory}' is damaged: sequence {bad[0].lower()} claims "
+            f"{bad[1]:,} records, more than it holds"
+        )
 
 
 def show_sequence(directory: Path, prefix: str) -> dict[str, Any]:
@@ -173,7 +188,10 @@ def prune_library(
         try:
             tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master")}
             if not {"sequences", "runs"} <= tables:
-                return result
+                raise SeqdedupError(
+                    f"'{database}' is not a seqdedup library (it has no sequences and runs "
+                    "tables): nothing pruned"
+                )
             connection.execute("BEGIN IMMEDIATE")  # one writer at a time, like a save
             add_last_run(connection)
             stale = f"SELECT id, length FROM ({_last_seen(connection)}) WHERE seen < ?"
