@@ -495,8 +495,10 @@ def test_compressed_inputs_are_read_as_seqdedup_reads_them(tmp_path, decompress)
         want.append(sink.getvalue())
     out = tmp_path / "out"
     deduplicate_files(paths, out, scheduler="sync", window_size=2, decompress=decompress)
-    assert [(out / path.name).read_bytes() for path in paths] == want
-    assert sorted(p.name for p in out.iterdir()) == sorted(p.name for p in paths)  # no staging
+    # decompressed, an output is plain text named without the compression's suffix
+    names = [path.stem if decompress else path.name for path in paths]
+    assert [(out / name).read_bytes() for name in names] == want
+    assert sorted(p.name for p in out.iterdir()) == sorted(names)  # no staging
     if decompress:
         assert want[1] == b"q\nr\n"
 
@@ -724,3 +726,27 @@ def test_positions_beyond_their_bits_are_refused_in_one_line(tmp_path, monkeypat
     monkeypatch.setattr(cluster, "POSITION_SHIFT", 62)  # two files at most
     with pytest.raises(SeqdedupError, match="at most 2 input files in one job, got 3"):
         cluster.plan_parts([str(p) for p in [*paths, paths[0]]], b"\n", 1 << 20)
+
+
+def test_a_compressed_input_is_written_plain_under_its_plain_name(tmp_path):
+    """`b.log.gz` is read decompressed; its output is plain text named `b.log`, never
+    plain text under the `.gz` name (zcat would fail on it). Names that become one are
+    refused before anything is written."""
+    import gzip
+
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    (inputs / "a.log").write_text("x\ny\nz\n")
+    with gzip.open(inputs / "b.log.gz", "wt") as f:
+        f.write("x\ny\nz\nw\n")
+    p = _cli("-w", "3", "-q", "--scheduler", "sync", "--output-dir", str(tmp_path / "out"),
+             str(inputs / "a.log"), str(inputs / "b.log.gz"))  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert sorted(path.name for path in (tmp_path / "out").iterdir()) == ["a.log", "b.log"]
+    assert (tmp_path / "out" / "b.log").read_bytes() == b"w\n"
+    with gzip.open(inputs / "a.log.gz", "wt") as f:
+        f.write("q\n")
+    clash = _cli("--scheduler", "sync", "--output-dir", str(tmp_path / "out2"),
+                 str(inputs / "a.log"), str(inputs / "a.log.gz"))  # fmt: skip
+    assert clash.returncode == 1 and b"distinct names" in clash.stderr
+    assert not (tmp_path / "out2").exists()

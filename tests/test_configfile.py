@@ -235,6 +235,7 @@ def test_every_option_that_runs_or_names_a_path_needs_trust():
     ],
 )
 def test_every_value_is_checked_even_where_it_does_not_apply(home, text, args, message):
+    """(0 stays "none" where the command line says so: see the next test.)"""
     (home / ".seqdedup.toml").write_text(text)
     done = run(home, "-q", *args, "in.log")
     assert done.returncode == 1 and done.stdout == b"" and message in done.stderr.decode()
@@ -251,3 +252,13 @@ def test_a_settings_file_is_read_up_to_a_mebibyte_and_from_a_pipe(home):
         cwd=home, env=env, capture_output=True, timeout=60,
     )  # fmt: skip
     assert piped.returncode == 0 and piped.stdout == b"a\nb\nc\nd\n", piped.stderr
+
+
+def test_zero_says_none_in_a_file_as_on_the_command_line(home):
+    (home / ".seqdedup.toml").write_text(
+        "fold = true\nfold-idle = 0\nfold-every = 0\nwindow-size = 3\nquiet = true\n"
+        '[profile.t]\ntransform-timeout = 0\nhash-transform = "cat"\n'
+    )
+    done = run(home, "in.log")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(b"a\nb\nc\n")

@@ -212,7 +212,7 @@ def deduplicate_files(
     dask, delayed = _dask()
     config = _job_config(config, options)
     files = [str(p) for p in paths]
-    names = _input_names(files)
+    names = _input_names(files, decompress)
     out_dir = Path(os.path.abspath(output_dir))  # (the workers write into it)
     _check_outputs(out_dir, files, names)
     # Scratch folders, removed at the end whatever happens (a failure, SIGTERM): the
@@ -434,17 +434,36 @@ def _reader(config: Config) -> Reader:
     )
 
 
-def _input_names(files: list[str]) -> list[str]:
-    """Each input's output name (its base name), the inputs checked: readable files,
-    with distinct names."""
+# What a compressed input's name ends with, by its format: its output is plain text,
+# named without it (b.log.gz -> b.log), never plain text under a compressed name.
+_SUFFIXES = {"gzip": (".gz",), "bzip2": (".bz2",), "xz": (".xz",), "zstd": (".zst", ".zstd")}
+
+
+def _input_names(files: list[str], decompress: bool = True) -> list[str]:
+    """Each input's output name (its base name, without the suffix of a compression it
+    is read through), the inputs checked: readable files, with distinct names."""
+    from seqdedup.records import HEAD_BYTES, compression_of
+
+    names = []
     for path in files:
         if not os.path.isfile(path):
             raise SeqdedupError(f"cannot read input '{path}': not a readable file")
         if not os.access(path, os.R_OK):
             raise SeqdedupError(f"cannot read input '{path}': permission denied")
-    names = [os.path.basename(p) for p in files]
+        name = os.path.basename(path)
+        if decompress:
+            with open(path, "rb") as file:
+                kind = compression_of(file.read(HEAD_BYTES))
+            for suffix in _SUFFIXES.get(kind or "", ()):
+                if name.endswith(suffix) and len(name) > len(suffix):
+                    name = name[: -len(suffix)]
+                    break
+        names.append(name)
     if len(set(names)) != len(names):
-        raise SeqdedupError("input files must have distinct names (outputs use the same names)")
+        raise SeqdedupError(
+            "input files must have distinct names (outputs use the same names, without "
+            "the suffix of a compression: a.log and a.log.gz are one name)"
+        )
     return names
 
 

@@ -373,6 +373,10 @@ OWN_BOUNDS: dict[str, tuple[str, int]] = {
 }
 
 
+# On the command line and in settings files, 0 says "none" for these (no limit, never).
+ZERO_MEANS_NONE = frozenset({"fold_every", "fold_idle", "transform_timeout"})
+
+
 def check_own(dest: str, value: Any) -> None:
     """Raise UsageError when ``value`` is outside the bounds of the option ``dest``
     (None: not given)."""

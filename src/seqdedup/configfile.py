@@ -28,7 +28,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from seqdedup.config import check_own
+from seqdedup.config import ZERO_MEANS_NONE, check_own
 from seqdedup.errors import UsageError
 
 # Options that say where settings come from, or do something else than a run
@@ -269,7 +269,8 @@ def _setting(
         arguments = [f"{option}={_scalar(path, text, table, key, value, action)}"]
     setting = Setting(key, value, path, line, arguments, action.dest)
     try:
-        check_own(action.dest, value)
+        if not (value == 0 and action.dest in ZERO_MEANS_NONE):
+            check_own(action.dest, value)
     except UsageError as exc:
         raise ConfigFileError(f"{_where(setting)}: {exc}") from None
     return setting

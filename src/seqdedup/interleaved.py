@@ -282,11 +282,12 @@ class StreamKeys:
 
     def __init__(self, window: int, history: int | None, idle: int | None) -> None:
         self.window = window
-        # With a history, what a remembered window may hold: positions within it, and
-        # (W-1) times the widest gap before (a stream idle longer has ended; without an
-        # idle limit, a history is taken as the widest gap).
-        gap = idle if idle is not None else history
-        self.span = None if history is None else history + 1 + (window - 1) * (gap or 0)
+        # With a history and an idle limit, what a remembered window may hold: positions
+        # within the history, and (W-1) times the widest gap before (a stream idle longer
+        # has ended). Without either, a window may spread over any length: all are kept.
+        self.span: int | None = None
+        if history is not None and idle is not None:
+            self.span = history + 1 + (window - 1) * idle
         self.keys: list[int] = []
         self.before: list[int] = []
         self.base = 0

@@ -192,7 +192,7 @@ static int push_one(StreamMatcher *s, int32_t id, Hash128 key)
         lru_unlink(s, id);
     }
     if (s->width > 1 &&
-        keylog_append(&s->keys, key, before, s->history >= 0 ? g - s->keys_span : 0) < 0)
+        keylog_append(&s->keys, key, before, s->keys_span >= 0 ? g - s->keys_span : 0) < 0)
         return -1;
     lru_append(s, id);
     s->position = g + 1;
@@ -422,15 +422,16 @@ static int StreamMatcher_init(StreamMatcher *s, PyObject *args, PyObject *kwds)
     s->latest[0].stride = s->latest[1].stride = 3; /* key (2), latest end */
     /* A remembered window ends within the history, and its stream's records are at most
      * `idle` apart (else the stream ended): its records lie within (W-1) * idle before
-     * that. Without an idle limit, a history is taken as the widest gap. */
-    if (s->history >= 0) {
-        int64_t gap = s->idle >= 0 ? s->idle : s->history;
+     * that. Without a history, or without an idle limit (a window may then spread over
+     * any length), every position is kept (-1). */
+    s->keys_span = -1;
+    if (s->history >= 0 && s->idle >= 0) {
         s->keys_span = s->history + 1;
-        if (gap > (INT64_MAX / 2 - s->keys_span) / (width > 1 ? width - 1 : 1)) {
+        if (s->idle > (INT64_MAX / 2 - s->keys_span) / (width > 1 ? width - 1 : 1)) {
             PyErr_SetString(PyExc_ValueError, "history and idle limit too large for the window");
             return -1;
         }
-        s->keys_span += (width - 1) * gap;
+        s->keys_span += (width - 1) * s->idle;
     }
     s->coeffs = seqdedup_coefficients(width, seed);
     if (s->coeffs == NULL) return -1;

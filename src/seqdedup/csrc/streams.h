@@ -64,7 +64,7 @@ typedef struct {
     size_t queue_len, queue_cap;
     int64_t queue_base, position;
     KeyLog keys;              /* W > 1: per position the key and the stream's record before */
-    int64_t keys_span;        /* limited history: positions kept before the history */
+    int64_t keys_span;        /* positions the key log keeps (-1: all of them) */
     Vec ended;                /* (lane, total, skipped) per stream that ended */
     Vec runs;                 /* (lo, hi) content of each closed run (count_runs) */
 } StreamMatcher;
