@@ -647,7 +647,8 @@ def test_a_real_cluster_reads_what_the_client_names(tmp_path, real_cluster, monk
         timeout=180,
     )
     assert p.returncode == 0, p.stderr
-    assert [(tmp_path / "out" / name).read_bytes() for name in names] == want
+    written = ["one.log", "two.log"]  # (a compressed input's output has its plain name)
+    assert [(tmp_path / "out" / name).read_bytes() for name in written] == want
 
 
 def test_the_local_clusters_workers_start_without_malloc_trim():
