@@ -504,11 +504,12 @@ static inline int seqdedup_confirm(Matcher *m, int64_t j, int64_t candidate, int
     if (m->width == 1) return candidate != NO_SOURCE;
     int follows = m->witness_window == j - 1;
     if (candidate == NO_SOURCE && !follows) return 0; /* (most windows) */
-    /* Along a run of repeats (the common case): the newest records, both in the log. */
-    int64_t newest = candidate + m->width - 1 - m->log_base;
+    /* Along a run of repeats (the common case): the newest records, both in the log
+     * (the candidate's is checked to be; window j's always is). */
     if (follows && candidate == m->witness_source + 1 && candidate >= m->log_base &&
-        newest < (int64_t)m->log_len &&
-        hash_equal(m->log[newest], m->log[j + m->width - 1 - m->log_base])) {
+        candidate - m->log_base < (int64_t)m->log_len - (m->width - 1) &&
+        hash_equal(m->log[candidate + m->width - 1 - m->log_base],
+                   m->log[j + m->width - 1 - m->log_base])) {
         m->witness_window = j;
         m->witness_source = candidate;
         return 1;
