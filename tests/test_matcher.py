@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from seqdedup import engine as kernel
 from seqdedup import matcher
+from seqdedup.engine import hash_ints
 from seqdedup.matcher import PRIME, WindowMatcher, coefficients, fingerprints_py
 
 from oracle import skipped_flags
@@ -240,3 +241,29 @@ def test_new_material_flags_with_or_without_sources(keys, window, history, chunk
     keep = push_all(m, keys, chunks)
     assert keep == [not s for s in skipped_flags(keys, window, history)]
     assert m.new_material == new_material_oracle(keys, window, history)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.integers(0, 2**128 - 1),
+            st.sampled_from([2**128 - 1, 2**61 - 1, (2**61 - 1) << 64, 2**64 - 1, 0]),
+        ),
+        min_size=64,
+        max_size=300,
+    ),
+    st.integers(2, 64),
+    st.integers(0, 2**128 - 1),
+)
+def test_numpy_fingerprints_are_the_rolled_ones(hashes, window, seed):
+    """Large batches of the Python engine sum each window's W products with numpy (in
+    31-bit halves): the same fingerprints as the rolling definition, extremes included."""
+    pytest.importorskip("numpy")
+    from seqdedup.matcher import fingerprints_np
+
+    coeffs = coefficients(window, seed)
+    count = len(hashes) - window + 1
+    assert hash_ints(fingerprints_np(hashes, count, coeffs)) == fingerprints_py(
+        hashes, count, coeffs
+    )

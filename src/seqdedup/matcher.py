@@ -101,6 +101,51 @@ def fingerprints_py(hashes: Any, count: int, coeffs: Sequence[int]) -> list[int]
     return out
 
 
+NUMPY_MAX_WIDTH = 64  # above this, W products per window cost more than rolling in Python
+_MASK31 = (1 << 31) - 1
+_MASK30 = (1 << 30) - 1
+
+
+def _mulmod_np(a: Any, b: int) -> Any:
+    """a * b mod PRIME for a uint64 array ``a`` and an int ``b``, all at most PRIME, in
+    31-bit halves so that no product leaves 64 bits (2^61 = 1 and 2^62 = 2 mod p)."""
+    import numpy as np
+
+    a1, a0 = a >> np.uint64(31), a & np.uint64(_MASK31)
+    b1, b0 = np.uint64(b >> 31), np.uint64(b & _MASK31)
+    middle = a1 * b0 + a0 * b1  # below 2^62: middle * 2^31 = (middle >> 30) + (its rest) * 2^31
+    total = (a1 * b1 << np.uint64(1)) + (middle >> np.uint64(30))
+    total += (middle & np.uint64(_MASK30)) << np.uint64(31)
+    total += a0 * b0  # below 2^64 in all
+    return _reduce_np(total)
+
+
+def _reduce_np(values: Any) -> Any:
+    import numpy as np
+
+    prime = np.uint64(PRIME)
+    folded = (values & prime) + (values >> np.uint64(61))  # below 2^61 + 8
+    return np.where(folded >= prime, folded - prime, folded)
+
+
+def fingerprints_np(hashes: Any, count: int, coeffs: Sequence[int]) -> Any:
+    """The fingerprints of :func:`fingerprints_py` for W from 2 to NUMPY_MAX_WIDTH,
+    each the sum of its W products at once over all windows (numpy): an (n, 2) uint64
+    array of lanes."""
+    import numpy as np
+
+    width = len(coeffs) // 2
+    lanes = hash_lanes(hashes)[: count + width - 1] & np.uint64(PRIME)
+    out = np.zeros((count, 2), dtype=np.uint64)
+    prime = np.uint64(PRIME)
+    for lane in (0, 1):
+        acc = out[:, lane]
+        for k in range(width):
+            acc += _mulmod_np(lanes[k : k + count, lane], coeffs[lane * width + k])
+            acc[...] = np.where(acc >= prime, acc - prime, acc)
+    return out
+
+
 class Matcher(Protocol):
     """What the other stages use of a matcher, whichever engine provides it."""
 
@@ -521,6 +566,9 @@ class WindowMatcher:
             return [SHARED] * max(count, 0)
         if self._coeffs is None:  # not before: memory follows the records held, not W
             self._coeffs = coefficients(self.window_size, self._seed)
+        width = self.window_size
+        if count >= NUMPY_MIN_WINDOWS and 1 < width <= NUMPY_MAX_WIDTH and numpy_available():
+            return fingerprints_np(hashes, count, self._coeffs)
         return fingerprints_py(hashes, count, self._coeffs)
 
     def add_library_windows(self, fingerprints: Any, starts: Any, region: Any = None) -> None:

@@ -87,9 +87,12 @@ def window_fingerprints(engine: str, hashes: bytes, count: int, window: int, see
     if engine == "c":
         raw = kernel_module().Matcher(window, seed=seed).fingerprints(hashes, count)
         return np.frombuffer(raw, dtype=np.int64).reshape(-1, 2)
-    from seqdedup.matcher import coefficients, fingerprints_py
+    from seqdedup.matcher import NUMPY_MAX_WIDTH, coefficients, fingerprints_np, fingerprints_py
 
-    prints = fingerprints_py(hash_ints(hashes), count, coefficients(window, seed))
+    coeffs = coefficients(window, seed)
+    if 1 < window <= NUMPY_MAX_WIDTH:
+        return fingerprints_np(hashes, count, coeffs).view(np.int64)
+    prints = fingerprints_py(hash_ints(hashes), count, coeffs)
     return np.frombuffer(hash_words(prints), dtype=np.uint64).reshape(-1, 2).view(np.int64)
 
 
