@@ -9,7 +9,7 @@ How it is computed:
 
 * Each window gets a fingerprint that only names a candidate: one lane per lane of the
   records' 128-bit key hashes h (BLAKE2b keyed with the run's seed),
-  sum(h[j+k].lane * R[lane][k]) mod p, p = 2**61 - 1, R[lane][k] the powers of a
+  sum(low61(h[j+k].lane) * R[lane][k]) mod p, p = 2**61 - 1, R[lane][k] the powers of a
   secret base per lane drawn from the seed (for W = 1, the key hash itself). A window
   repeats a candidate only when their W key hashes are equal (compared one record per
   window along a run of repeats), so a shared fingerprint never skips a record: a
@@ -25,9 +25,9 @@ How it is computed:
 * Each recent repeat window's source start is kept for attribution (``source()``):
   the earliest occurrence, or the earliest still remembered.
 
-Large batches use numpy for fingerprints and marking; small ones (a live stream, a
-one-line input) use the pure-Python twins, which give identical results and spare the
-numpy import. Nothing here prints or reads.
+Large batches use numpy for fingerprints (W up to 64) and the first-start table; small
+ones (a live stream, a one-line input) use the pure-Python twins, which give identical
+results and spare the numpy import. Nothing here prints or reads.
 
 This class is the pure-Python engine. The compiled kernel's ``Matcher`` (see
 ``csrc/``) computes exactly the same rule with the same interface;
