@@ -87,15 +87,8 @@ def _keyed_state() -> Any:
     return _keyed
 
 
-def python_hash128(key: bytes) -> int:
-    """The Python engine's 128-bit hash of a key (lo | hi << 64)."""
-    state = _keyed_state().copy()
-    state.update(key)
-    return int.from_bytes(state.digest(), "little")
-
-
 def python_hash_bytes(keys: list[bytes]) -> bytes:
-    """The same hashes as :func:`python_hash128`, 16 bytes each (lo lane first)."""
+    """The Python engine's 128-bit key hashes, 16 bytes each (lo lane first)."""
     copy = _keyed_state().copy
     out = []
     for key in keys:
@@ -103,6 +96,11 @@ def python_hash_bytes(keys: list[bytes]) -> bytes:
         state.update(key)
         out.append(state.digest())
     return b"".join(out)
+
+
+def python_hash128(key: bytes) -> int:
+    """The same hash of one key, as an int (lo | hi << 64)."""
+    return int.from_bytes(python_hash_bytes([key]), "little")
 
 
 def hash_ints(values: object) -> list[int]:
