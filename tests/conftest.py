@@ -53,6 +53,32 @@ def arrived(fd: int, timeout: float) -> bytes:
         got += chunk
 
 
+def children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (read from /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def holds_open(pid: int, path) -> bool:
+    """Whether process ``pid`` has the file ``path`` open."""
+    import contextlib
+
+    target = os.path.realpath(path)
+    with contextlib.suppress(OSError):
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            with contextlib.suppress(OSError):
+                if os.readlink(f"/proc/{pid}/fd/{fd}") == target:
+                    return True
+    return False
+
+
 def live(*args: str) -> subprocess.Popen[bytes]:
     """The installed command reading a pipe that the test writes to (as a user runs
     ``tail -f log | seqdedup``: no PYTHONUNBUFFERED)."""

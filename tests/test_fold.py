@@ -357,12 +357,19 @@ def test_the_kernel_compares_and_scans_as_the_definitions(keys, offset, text):
     every=st.sampled_from([None, 2, 7]),
     cuts=st.lists(st.integers(1, 300), min_size=1, max_size=5),
     top=st.booleans(),
+    settled=st.booleans(),
 )
-def test_bytes_in_any_cut_give_the_lines_records_give(engine, keys, window, every, cuts, top):
+def test_bytes_in_any_cut_give_the_lines_records_give(
+    engine, keys, window, every, cuts, top, settled
+):
     """Raw bytes (the kernel's chunk path, which hands each run's records over) and
-    records (the record path) give the same output, lines included."""
+    records (the record path) give the same output, lines included; also with records
+    settled early (a history longer than the input: the same decisions), where a
+    record written early in one cut is followed by a run's line in the next."""
     records = stamped(keys)
     options = dict(window_size=window, fold_every=every, top=3 if top else 0, **ORACLE_OPTIONS)
+    if settled:
+        options["max_history"] = 10_000
     d = Deduplicator(**options)
     expected = d.feed(records) + d.flush()
     data = b"".join(record + b"\n" for record in records)

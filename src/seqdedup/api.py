@@ -16,9 +16,16 @@ from seqdedup.engine import load as load_kernel
 from seqdedup.errors import SeqdedupError
 from seqdedup.keys import ShellTransform, key_maker
 from seqdedup.paths import BytePath, ChunkPath, RecordPath, split_ending
-from seqdedup.records import DamagedInput, DecodedChunks, Readable, RecordSplitter
+from seqdedup.records import (
+    DamagedInput,
+    DecodedChunks,
+    Readable,
+    RecordSplitter,
+    live_descriptor,
+)
 from seqdedup.report import Stats
 from seqdedup.stages import Stages
+from seqdedup.stopping import graceful, requested
 from seqdedup.timelimit import PatternTimeout
 
 if TYPE_CHECKING:
@@ -192,16 +199,17 @@ class Deduplicator:
         self._finish(save)
         return out
 
-    def flush_bytes(self, save: bool = True) -> bytes:
+    def flush_bytes(self, save: bool = True, cut: bool = False) -> bytes:
         """End of raw input: the rest of the output. A final record that had no
-        delimiter in the input is written without one. ``save`` as for :meth:`flush`."""
+        delimiter is written without one; ``cut`` (the input was cut short) drops it.
+        ``save`` as for :meth:`flush`."""
         if self._finished:
             return b""
         if self._fed == "records":
             raise RuntimeError("after feed(), end with flush()")
         self._fed = "bytes"
         with self._guarded():
-            out = self._bytes.end_bytes(last=True)
+            out = self._bytes.end_bytes(last=True, cut=cut)
         self._finish(save)
         return out
 
@@ -269,13 +277,7 @@ def process_streams(
     file when it is asked for it (and close it when asked for the next)."""
     dedup = Deduplicator(config, on_explain, **options)
     delimiter = dedup.config.delimiter
-    idle = (  # (with --stream-by, the pause that decides every stream's pending records)
-        STREAM_WAIT
-        if dedup.config.stream_split
-        else dedup.config.fold_idle
-        if dedup.config.fold
-        else None
-    )
+    idle = _idle(dedup.config)
     try:
         upcoming = iter(sources)
         source = next(upcoming, None)
@@ -303,6 +305,8 @@ def process_streams(
             except MemoryError:
                 raise SeqdedupError(_out_of_memory(dedup, open_bytes)) from None
             read_before += chunks.consumed
+            if chunks.cut:  # a signal asked the run to stop (inside stopping.graceful)
+                return _stopped(dedup, sink, source)
             source = next(upcoming, None)
             _write(
                 sink, dedup.next_stream_bytes() if source is not None else dedup.flush_bytes(False)
@@ -314,6 +318,27 @@ def process_streams(
         raise
 
 
+def _idle(config: Config) -> float | None:
+    """After how long a pause of live input decides what waits for more: with
+    --stream-by, every stream's pending records; with --fold, the open run's line."""
+    return STREAM_WAIT if config.stream_split else config.fold_idle if config.fold else None
+
+
+def _stopped(dedup: Deduplicator, sink: Writable, source: Readable) -> Stats:
+    """A signal ended the input early: what was read is decided as at its end and
+    written; the library is saved when the input was live (it has no end of its own),
+    and left unchanged when a file was cut short (a later run reads it whole)."""
+    live = live_descriptor(source) is not None
+    # (a file cut inside a record: its start is no record; live input is what came)
+    _write(sink, dedup.flush_bytes(False, cut=not live))
+    if live:
+        dedup.save()
+    else:
+        dedup.abort()
+    dedup.stats.interrupted = requested()
+    return dedup.stats
+
+
 def follow_file(
     path: str,
     sink: Writable,
@@ -323,23 +348,24 @@ def follow_file(
     on_note: Callable[[str], None] | None = None,
 ) -> Stats:
     """Deduplicate a file as ``tail -F`` follows it (:class:`seqdedup.follow.Follower`),
-    each record written as soon as it is decided, until interrupted (Ctrl-C): then
-    what is pending is decided as at the end of input, the library (if any) saved,
-    and the statistics returned with ``stats.interrupted`` set."""
+    each record written as soon as it is decided, until a signal (Ctrl-C; SIGTERM or
+    SIGHUP in the command) asks it to stop: then what is pending is decided as at the
+    end of input, the library (if any) saved, and the statistics returned with
+    ``stats.interrupted`` set to the signal's number. (Signals reach the main thread
+    only: there it must run to be stopped so.)"""
     from seqdedup.follow import Follower
 
     dedup = Deduplicator(config, on_explain)
-    settings = dedup.config
-    idle = STREAM_WAIT if settings.stream_split else settings.fold_idle if settings.fold else None
+    idle = _idle(dedup.config)
     follower = Follower(path, from_start, on_note)
     try:
-        try:
+        with graceful():  # Ctrl-C (SIGTERM, SIGHUP) only asks the run to stop
             for chunk in follower.chunks(idle):
                 _write(sink, dedup.feed_bytes(chunk) if chunk else dedup.idle_bytes())
-        except KeyboardInterrupt:  # how a follow ends: the rest decided, then saved
+            # (how a follow ends: the rest decided as at the end of input, then saved)
             _write(sink, dedup.flush_bytes(False))
             dedup.save()
-            dedup.stats.interrupted = True
+            dedup.stats.interrupted = requested()
         return dedup.stats
     except BaseException:
         dedup.abort()

@@ -18,6 +18,8 @@ from typing import IO, TYPE_CHECKING, Any, NoReturn, TextIO
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from seqdedup.report import Stats
+
 from seqdedup import __version__
 from seqdedup.config import (
     DEFAULT_CANDIDATES,
@@ -39,12 +41,12 @@ from seqdedup.errors import (
     UsageError,
     internal_error,
     silence_stdout,
-    stop_on_termination_signals,
     visible,
 )
 from seqdedup.filters import load_pattern_file
 from seqdedup.records import parse_delimiter, parse_hex_delimiter
 from seqdedup.sinks import Messages, Output, OutputError
+from seqdedup.stopping import graceful, requested, signal_name, stop_on_termination_signals
 
 PROG = "seqdedup"
 EXAMPLES = """examples:
@@ -846,7 +848,7 @@ def run(
         return _follow(args, config, explainer, stdout, stderr)
     _check_inputs(names, stdin)
     if args.suggest_window:
-        return _suggest(args, config, stdin, stdout)
+        return _suggest(args, config, stdin, stdout, stderr)
     libraries = [*config.read_sequences, *filter(None, [config.library_dir])]
     if libraries:
         from seqdedup.library.store import refuse_inputs_inside
@@ -854,12 +856,12 @@ def run(
         refuse_inputs_inside(libraries, _identities(names, stdin))
     decompress = not args.no_decompress
     sink = Output(stdout)
-    with contextlib.closing(_sources(names, stdin)) as sources:
+    with contextlib.closing(_sources(names, stdin)) as sources, graceful():
         if args.show_keys:
             from seqdedup.api import show_keys
 
             show_keys(sources, sink, config, decompress)
-            return 0
+            return _status(None, config, stderr)
         if args.progress and progress_wanted(sink.fd, stderr):
             size = None if stdin is not None and "-" in names else _inputs_size(names)
             with ProgressLine(stderr, size) as progress:
@@ -872,11 +874,32 @@ def run(
         write_stats(stats, config, stderr, args.stats_format, colored)
     elif stats.top_sequences is not None:
         write_top(stats.top_sequences, stderr, args.stats_format, colored)
-    return 0
+    return _status(stats, config, stderr)
+
+
+def _status(stats: Stats | None, config: Config, stderr: TextIO) -> int:
+    """0, or after a signal asked the run to stop (see :mod:`seqdedup.stopping`) 128 + N
+    and one line saying what became of the input read and of the library."""
+    signum = requested()
+    if signum is None:
+        return 0
+    cut = stats is None or stats.interrupted is not None
+    line = f"stopped by {signal_name(signum)}: " + (
+        "what was read is decided and written" if cut else "the input was read to its end"
+    )
+    if config.library_dir is not None and stats is not None:
+        saved = stats.library_saved is not None
+        line += "; the library is saved" if saved else "; the library is unchanged"
+    stderr.write(f"{PROG}: {line}\n")
+    return 128 + signum
 
 
 def _suggest(
-    args: argparse.Namespace, config: Config, stdin: IO[bytes] | None, stdout: IO[bytes]
+    args: argparse.Namespace,
+    config: Config,
+    stdin: IO[bytes] | None,
+    stdout: IO[bytes],
+    stderr: TextIO,
 ) -> int:
     """--suggest-window: read (a sample of) the inputs and print the suggestion."""
     import io
@@ -891,11 +914,12 @@ def _suggest(
             for source in sources:
                 yield from DecodedChunks(source, not args.no_decompress)
 
-    records = sample_records(chunks(), config.delimiter, limit)
+    with graceful():
+        records = sample_records(chunks(), config.delimiter, limit)
     text = io.StringIO()
     write_suggestion(suggest(records, config), text, args.stats_format)
     Output(stdout).write(text.getvalue().encode())
-    return 0
+    return _status(None, config, stderr)
 
 
 def _follow(
@@ -905,8 +929,9 @@ def _follow(
     stdout: IO[bytes],
     stderr: TextIO,
 ) -> int:
-    """--follow: the run lasts until Ctrl-C, which ends it as the end of input would
-    (pending records decided, the library saved, the statistics shown): exit 130."""
+    """--follow: the run lasts until a signal (Ctrl-C, SIGTERM, SIGHUP), which ends it
+    as the end of input would (pending records decided, the library saved, the
+    statistics shown): exit 128 + N."""
     from seqdedup.api import follow_file
     from seqdedup.report import color_wanted, write_stats, write_top
 
@@ -920,7 +945,7 @@ def _follow(
         write_stats(stats, config, stderr, args.stats_format, colored)
     elif stats.top_sequences is not None:
         write_top(stats.top_sequences, stderr, args.stats_format, colored)
-    return 130 if stats.interrupted else 0
+    return _status(stats, config, stderr)
 
 
 def main(

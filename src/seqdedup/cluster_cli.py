@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from seqdedup.cli import build_parser, config_from_args
-from seqdedup.errors import UsageError, exit_status, stop_on_termination_signals
+from seqdedup.errors import UsageError, exit_status
+from seqdedup.stopping import stop_on_termination_signals
 
 PROG = "seqdedup-dask"
 MIN_BLOCK_SIZE = 1 << 20

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import TextIO
 
 
@@ -28,64 +28,12 @@ def internal_error(prog: str, exc: BaseException) -> str:
 
 
 class Terminated(BaseException):
-    """SIGTERM or SIGHUP arrived: the run stops like on Ctrl-C (nothing saved) and
+    """SIGTERM or SIGHUP ended the command at once (see :mod:`seqdedup.stopping`): it
     exits with 128 + the signal number."""
 
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
         self.signum = signum
-
-
-_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
-_settled = False  # the run's outcome is fixed (its library committed)
-
-
-def stop_on_termination_signals() -> None:
-    """Turn SIGTERM and SIGHUP into :class:`Terminated`, Ctrl-C into KeyboardInterrupt
-    (the console scripts only). Once the run is settled (:func:`settle`), such a signal ends
-    it at once with exit 0 instead: what it was asked to save is saved."""
-    import signal
-
-    global _settled
-    _settled = False
-
-    def terminate(signum: int, frame: object) -> None:
-        if _settled:
-            raise SystemExit(0)
-        if signum == signal.SIGINT:
-            raise KeyboardInterrupt
-        raise Terminated(signum)
-
-    for name in _SIGNALS:
-        signum = getattr(signal, name, None)  # not every platform has SIGHUP
-        # A signal ignored by whoever started us (nohup, a background job) stays so.
-        if signum is not None and signal.getsignal(signum) is not signal.SIG_IGN:
-            signal.signal(signum, terminate)
-
-
-def settle() -> None:
-    """The run's library was committed: from now on it is not reported interrupted."""
-    global _settled
-    _settled = True
-
-
-@contextlib.contextmanager
-def signals_held() -> Iterator[None]:
-    """Hold Ctrl-C, SIGTERM and SIGHUP back while the statement that fixes the run's
-    outcome runs and is recorded (:func:`settle`): a run is then reported interrupted
-    exactly when its library is unchanged."""
-    import signal
-
-    held = {getattr(signal, name) for name in _SIGNALS if hasattr(signal, name)}
-    try:
-        before = signal.pthread_sigmask(signal.SIG_BLOCK, held)
-    except (AttributeError, OSError, ValueError):  # no pthread_sigmask (Windows)
-        before = None
-    try:
-        yield
-    finally:
-        if before is not None:
-            signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
 _CONTROL = {code: f"\\x{code:02x}" for code in (*range(0x20), 0x7F)}

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
 from seqdedup.errors import SeqdedupError
+from seqdedup.stopping import pause, requested
 
 POLL = 0.1  # seconds between looks at a file that has nothing new
 READ = 1 << 20  # bytes read at once
@@ -43,10 +44,11 @@ class Follower:
 
     def chunks(self, idle: float | None = None) -> Iterator[bytes]:
         """New bytes as they are written; ``b""`` once after ``idle`` seconds without
-        any (and again after the next bytes and pause)."""
+        any (and again after the next bytes and pause); until a signal asks the run to
+        stop (:mod:`seqdedup.stopping`)."""
         quiet_since = time.monotonic()
         idle_told = False
-        while True:
+        while requested() is None:
             data = self._read()
             if data:
                 yield data
@@ -56,7 +58,7 @@ class Follower:
                 idle_told = True
                 yield b""
                 continue
-            time.sleep(self._poll)
+            pause(self._poll)
 
     def close(self) -> None:
         if self._file is not None:

@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from seqdedup.errors import UsageError, exit_status, stop_on_termination_signals
+from seqdedup.errors import UsageError, exit_status
+from seqdedup.stopping import stop_on_termination_signals
 
 PROG = "seqdedup-library"
 DESCRIPTION = (

@@ -35,7 +35,7 @@ class BytePath(Protocol):
     """What both paths offer for raw input."""
 
     def feed_bytes(self, chunk: bytes) -> bytes: ...
-    def end_bytes(self, last: bool) -> bytes: ...
+    def end_bytes(self, last: bool, cut: bool = False) -> bytes: ...
 
 
 def split_ending(final: bytes, config: Config) -> tuple[bytes, bytes]:
@@ -73,14 +73,17 @@ class ChunkPath:
         placed = self._account(hashes, runs, decided, kept)
         return self._marked(out, runs, offsets, placed) if placed else out
 
-    def end_bytes(self, last: bool) -> bytes:
-        """Decide the rest of a byte stream; ``last``: nothing follows it."""
+    def end_bytes(self, last: bool, cut: bool = False) -> bytes:
+        """Decide the rest of a byte stream; ``last``: nothing follows it; ``cut``: it
+        was cut short, so the bytes after its last delimiter are no record (dropped)."""
         kernel, stages = self._kernel, self._stages
         if self._filters is not None:
-            out = self._filtered(kernel.split_final(delimit_final=not last))
+            out = self._filtered(kernel.split_final(delimit_final=not last, drop_final=cut))
             stages.note_pieces(stages.attributor.finish())
             return out
-        out, hashes, runs, decided, kept, offsets = kernel.finish_chunks(delimit_final=not last)
+        out, hashes, runs, decided, kept, offsets = kernel.finish_chunks(
+            delimit_final=not last, drop_final=cut
+        )
         placed = self._account(hashes, runs, decided, kept)
         closed = stages.attributor.finish()  # a piece whose run reached the end
         stages.note_pieces(closed)
@@ -202,9 +205,10 @@ class RecordPath:
             self._splitter = RecordSplitter(self._stages.config.delimiter)
         return self._joined(self.feed(self._splitter.split(chunk)), final=False)
 
-    def end_bytes(self, last: bool) -> bytes:
-        """Decide the rest of a byte stream; ``last``: nothing follows it."""
-        final = self._splitter.finish() if self._splitter is not None else None
+    def end_bytes(self, last: bool, cut: bool = False) -> bytes:
+        """Decide the rest of a byte stream; ``last``: nothing follows it; ``cut``: it
+        was cut short, so the bytes after its last delimiter are no record (dropped)."""
+        final = self._splitter.finish() if self._splitter is not None and not cut else None
         self._splitter = None
         ending = b""
         if final is not None:
@@ -332,8 +336,10 @@ class RecordPath:
                 del self._as_text[: len(as_text)]
             report.explain_all(pieces, decisions, first_number, as_text)
         placed = stages.markers(first, keep, tracked_records, pieces, final)
-        if placed:
-            out, marker_last = report.with_markers(out, written, placed, first_number)
+        if placed:  # (among the records that ``out`` holds: those written early are not)
+            out, marker_last = report.with_markers(
+                out, written[early:], placed, first_number + early
+            )
             if marker_last:
                 stages.last_record_written = False  # a marker ends this output
         if not self._ordered and not final:

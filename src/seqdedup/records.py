@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
 from seqdedup.errors import SeqdedupError, UsageError
+from seqdedup.stopping import pause, requested, wait_readable
 
 READ_SIZE = 1 << 20
 
@@ -59,7 +60,10 @@ def describe(source: object) -> str:
 
 
 def read_chunks(
-    source: Readable, size: int = READ_SIZE, idle: float | None = None
+    source: Readable,
+    size: int = READ_SIZE,
+    idle: float | None = None,
+    on_cut: Callable[[], None] | None = None,
 ) -> Iterator[bytes]:
     """Yield what ``source`` has, as soon as it has anything, until end of input.
 
@@ -68,13 +72,20 @@ def read_chunks(
     whatever is available instead of waiting to fill ``size`` bytes. With ``idle``
     (seconds), a pipe, terminal or socket that has had nothing for that long yields an
     empty chunk (``--fold`` then writes what the open run removed so far); a regular
-    file is never idle.
+    file is never idle. A signal that asks the run to stop (:mod:`seqdedup.stopping`)
+    ends the input there, as its end would, and ``on_cut`` is called: a wait for input
+    is cut short, and nothing read is lost (the wait consumes nothing).
     """
-    watched = _watched(source) if idle is not None else None
+    watched = live_descriptor(source)
     while True:
-        if watched is not None and not _ready(watched, idle):
-            yield b""
+        ready = True if watched is None else wait_readable(watched, idle)
+        if ready is False:
+            yield b""  # idle
             continue
+        if ready is None or requested() is not None:
+            if on_cut is not None:
+                on_cut()
+            return
         try:
             chunk = source.read(size)
         except IsADirectoryError:
@@ -82,16 +93,17 @@ def read_chunks(
         except OSError as exc:
             raise SeqdedupError(f"cannot read {describe(source)}: {exc.strerror or exc}") from None
         if chunk is None:  # a non-blocking source with nothing ready: wait, do not spin
-            _wait_readable(source)
+            if watched is None:  # (an object without a descriptor: only time to wait on)
+                pause(0.01)
             continue
         if not chunk:
             return
         yield chunk
 
 
-def _watched(source: Readable) -> int | None:
-    """The descriptor to watch for idle input: not for a regular file, which is never
-    idle (nor for an object without a descriptor)."""
+def live_descriptor(source: object) -> int | None:
+    """The descriptor of a live input (a pipe, terminal or socket: one that can wait
+    and be idle), None for a regular file or an object without a descriptor."""
     import os
     import stat
 
@@ -100,24 +112,6 @@ def _watched(source: Readable) -> int | None:
         return None if stat.S_ISREG(os.fstat(fd).st_mode) else fd
     except (AttributeError, OSError, ValueError):
         return None
-
-
-def _ready(fd: int, timeout: float | None) -> bool:
-    import select
-
-    return bool(select.select([fd], [], [], timeout)[0])
-
-
-def _wait_readable(source: Readable) -> None:
-    import select
-
-    fileno = getattr(source, "fileno", None)
-    if fileno is None:  # an object without a descriptor: nothing to wait on but time
-        import time
-
-        time.sleep(0.01)
-        return
-    select.select([fileno()], [], [])
 
 
 class RecordSplitter:
@@ -175,7 +169,6 @@ _MAGIC = (
     ("zstd", (b"(\xb5/\xfd",)),
 )
 DECODE_STEP = 1 << 20  # at most this much decompressed output at a time (bounded memory)
-ZSTD_INPUT_STEP = 1 << 10  # compressed bytes given to zstandard at a time (see below)
 
 
 HEAD_BYTES = 16  # enough of a file's start to tell its compression (see _MAGIC)
@@ -261,55 +254,17 @@ def _decompressor_factory(name: str) -> Callable[[], Any]:
         return lzma.LZMADecompressor
     try:
         from compression import zstd  # type: ignore[import-not-found]  # Python 3.14
-
-        return zstd.ZstdDecompressor  # type: ignore[no-any-return]
     except ImportError:
-        pass
-    try:
-        import zstandard
-    except ImportError:
-        raise SeqdedupError(
-            "the input is zstd-compressed: install zstd support with "
-            "pip install 'seqdedup[zstd]' (or read it through zstdcat)"
-        ) from None
-    return lambda: _ZstandardDecoder(zstandard)
-
-
-class _ZstandardDecoder:
-    """The ``zstandard`` package behind the interface of the standard decompressors.
-
-    Its decompression object takes no output bound, so a bomb (a few kB that expand
-    to gigabytes) would be decoded whole in one call. Input is therefore given to it
-    in steps of ZSTD_INPUT_STEP bytes, the rest held here (``needs_input`` False until
-    it is used up, as bz2 and lzma say): zstd expands a byte to at most about 43 kB (an
-    RLE block: 4 bytes for 128 kB), so one step yields at most about 44 MB; steps are
-    taken until ``max_length`` bytes came out."""
-
-    def __init__(self, zstandard: Any) -> None:
-        self._object = zstandard.ZstdDecompressor().decompressobj()
-        self._input = memoryview(b"")
-        self.unused_data = b""
-        self.needs_input = True
-
-    @property
-    def eof(self) -> bool:
-        return bool(self._object.eof)
-
-    def decompress(self, data: bytes, max_length: int = -1) -> bytes:
-        if data:
-            self._input = memoryview(bytes(self._input) + data if self._input else data)
-        parts: list[bytes] = []
-        size = 0
-        while self._input and (max_length < 0 or size < max_length):
-            step, self._input = self._input[:ZSTD_INPUT_STEP], self._input[ZSTD_INPUT_STEP:]
-            part = self._object.decompress(step)
-            parts.append(part)
-            size += len(part)
-            if self._object.eof:
-                self.unused_data = bytes(self._object.unused_data) + bytes(self._input)
-                self._input = memoryview(b"")
-        self.needs_input = not self._input
-        return b"".join(parts)
+        try:
+            from backports import zstd
+        except ImportError:
+            raise SeqdedupError(
+                "the input is zstd-compressed: install zstd support with "
+                "pip install 'seqdedup[zstd]' (or read it through zstdcat)"
+            ) from None
+    # (Its decompress takes an output bound, as zlib's: a bomb of a few kB that expands
+    # to gigabytes is decoded DECODE_STEP bytes at a time.)
+    return zstd.ZstdDecompressor  # type: ignore[no-any-return]
 
 
 class DamagedInput(SeqdedupError):
@@ -334,9 +289,13 @@ class DecodedChunks:
         self._idle = idle  # see read_chunks: an empty chunk says the input is idle
         self.consumed = 0
         self.format: str | None = None
+        self.cut = False  # a signal ended the input before its end (see read_chunks)
+
+    def _cut(self) -> None:
+        self.cut = True
 
     def __iter__(self) -> Iterator[bytes]:
-        chunks = read_chunks(self._source, self._size, self._idle)
+        chunks = read_chunks(self._source, self._size, self._idle, self._cut)
         if not self._decompress:
             for chunk in chunks:
                 self.consumed += len(chunk)
@@ -368,8 +327,13 @@ class DecodedChunks:
                 if not chunk:
                     yield chunk  # idle
                     continue
-                yield from stream.feed(chunk)
-            yield from stream.finish()
+                for out in stream.feed(chunk):
+                    yield out
+                    if requested() is not None:  # (a chunk may hold much)
+                        self.cut = True
+                        return
+            if not self.cut:
+                yield from stream.finish()
 
         decoded = False
         try:

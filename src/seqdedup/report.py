@@ -59,7 +59,8 @@ class Stats:
         self.files: list[dict[str, Any]] | None = None
         # With --stream-by: per stream, {"name": ..., "lines": {total, emitted, skipped}}.
         self.streams: list[dict[str, Any]] | None = None
-        self.interrupted = False  # a followed file's run, ended by Ctrl-C
+        # The signal that asked the run to stop before its input ended (None: it ended).
+        self.interrupted: int | None = None
 
     def _values(self) -> tuple[object, ...]:
         return tuple(getattr(self, name) for name in self.__slots__)

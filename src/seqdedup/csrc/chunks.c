@@ -369,11 +369,13 @@ static PyObject *Matcher_feed_chunk_in(Matcher *m, PyObject *arg, int *changed)
 
 /* The final record without a delimiter, if any, made pending: 1, 0 (none) or -1. With
  * delimit_final, it is written with one (another stream follows), except one that a
- * newline ends in text mode. */
-static int final_record(Matcher *m, int delimit_final)
+ * newline ends in text mode. With drop_final, those bytes are no record (the input was
+ * cut short inside one): they are dropped. */
+static int final_record(Matcher *m, int delimit_final, int drop_final)
 {
     m->chunks_finished = 1;
     m->final_suffix = 0;
+    if (drop_final) m->buf_len = m->tail_start; /* (no record points past it) */
     if (m->tail_start >= m->buf_len) return 0;
     if (reserve_record(m) < 0) return -1;
     size_t first = m->tail_start, len = m->buf_len - first;
@@ -419,13 +421,14 @@ PyObject *seqdedup_matcher_finish_chunks(Matcher *m, PyObject *args, PyObject *k
 static PyObject *Matcher_finish_chunks_in(Matcher *m, PyObject *args, PyObject *kwds,
                                           int *changed)
 {
-    static char *kwlist[] = {"delimit_final", NULL};
-    int delimit_final = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|p", kwlist, &delimit_final)) return NULL;
+    static char *kwlist[] = {"delimit_final", "drop_final", NULL};
+    int delimit_final = 0, drop_final = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|pp", kwlist, &delimit_final, &drop_final))
+        return NULL;
     if (!chunks_open(m, 0)) return NULL;
     *changed = 1;
     int64_t first_index = m->next;
-    int made = final_record(m, delimit_final);
+    int made = final_record(m, delimit_final, drop_final);
     if (made < 0) return NULL;
     Hash128 *h;
     Py_ssize_t n = hash_pending(m, m->rec_len - (size_t)made, m->rec_len, NULL, &h);
@@ -486,16 +489,17 @@ PyObject *seqdedup_matcher_split_chunk(Matcher *m, PyObject *arg)
 
 static PyObject *Matcher_split_final_in(Matcher *m, PyObject *args, PyObject *kwds, int *changed)
 {
-    static char *kwlist[] = {"delimit_final", NULL};
-    int delimit_final = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|p", kwlist, &delimit_final)) return NULL;
+    static char *kwlist[] = {"delimit_final", "drop_final", NULL};
+    int delimit_final = 0, drop_final = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|pp", kwlist, &delimit_final, &drop_final))
+        return NULL;
     if (!chunks_open(m, 1)) return NULL;
     if (m->rec_classified != m->rec_len) {
         PyErr_SetString(PyExc_RuntimeError, "split_final() before the last split was decided");
         return NULL;
     }
     *changed = 1;
-    if (final_record(m, delimit_final) < 0) return NULL;
+    if (final_record(m, delimit_final, drop_final) < 0) return NULL;
     return unclassified(m);
 }
 

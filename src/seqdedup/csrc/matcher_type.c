@@ -276,15 +276,16 @@ static PyMethodDef Matcher_methods[] = {
      "run_offsets: int64 per run, the bytes of output before it"},
     {"finish_chunks", (PyCFunction)(void (*)(void))seqdedup_matcher_finish_chunks,
      METH_VARARGS | METH_KEYWORDS,
-     "finish_chunks(delimit_final=False) -> the same, for the rest at end of input"},
+     "finish_chunks(delimit_final=False, drop_final=False) -> the same, for the rest at end "
+     "of input (drop_final: the bytes after the last delimiter are dropped)"},
     {"split_chunk", (PyCFunction)seqdedup_matcher_split_chunk, METH_O,
      "split_chunk(chunk) -> (region, bounds, first): with filtered=True, the records the "
      "chunk completes, as one bytes object, int64 (start, end) pairs into it, and the "
      "0-based input index of the first; decide_split() takes their filter mask"},
     {"split_final", (PyCFunction)(void (*)(void))seqdedup_matcher_split_final,
      METH_VARARGS | METH_KEYWORDS,
-     "split_final(delimit_final=False) -> the same for a final record without a delimiter "
-     "(its key), at the end of the input"},
+     "split_final(delimit_final=False, drop_final=False) -> the same for a final record "
+     "without a delimiter (its key), at the end of the input"},
     {"decide_split", (PyCFunction)seqdedup_matcher_decide_split, METH_O,
      "decide_split(mask) -> (output, hashes, skipped_runs, decided, kept, numbers, "
      "released): one byte per record split (1: tracked); decided counts tracked records, "

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from seqdedup.attribution import Piece, PieceContent, runs_of
-from seqdedup.errors import SeqdedupError, settle, signals_held
+from seqdedup.errors import SeqdedupError
 from seqdedup.library.load import LoadedLibrary
 from seqdedup.library.store import (
     BUSY_TIMEOUT_S,
@@ -46,6 +46,7 @@ from seqdedup.library.store import (
     remove_stale_staging,
     staging_prefix,
 )
+from seqdedup.stopping import settle, signals_held
 
 if TYPE_CHECKING:
     pass

@@ -1,0 +1,162 @@
+"""How a command stops on a signal: SIGINT (Ctrl-C), SIGTERM and SIGHUP.
+
+The console scripts install :func:`stop_on_termination_signals`: a signal then ends the
+command at once, as ``KeyboardInterrupt`` (exit 130) or :class:`Terminated` (128 + N).
+While a run reads its input inside :func:`graceful`, the *first* signal only asks it to
+stop (:func:`requested`): reading ends as at the end of input, and the run decides,
+writes and (on live input) saves what it read. A wait for input is cut short
+(:func:`wait_readable`, :func:`pause`): waiting consumes nothing, so nothing read is
+lost; a run busy deciding sees the request at its next read. A second signal ends the
+command at once. Signals ignored by whoever started the command (``nohup``) stay
+ignored.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+from seqdedup.errors import Terminated
+
+_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
+_graceful = False  # a run reading its input: the first signal only asks it to stop
+_requested: int | None = None  # the first signal's number, once one came
+_waiting = False  # the main thread waits for input (safe to cut short)
+_settled = False  # the run's outcome is fixed (its library committed)
+
+
+class _WaitCut(BaseException):
+    """Raised by the handler into a wait for input (only there): the wait ends."""
+
+
+def _on_signal(signum: int, frame: object) -> None:
+    global _requested
+    if _graceful and _requested is None:
+        _requested = signum
+        if _waiting:
+            raise _WaitCut
+        return
+    if _settled:  # what the run was asked to save is saved
+        raise SystemExit(0 if _requested is None else 128 + _requested)
+    import signal
+
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt
+    raise Terminated(signum)
+
+
+def _signal_numbers() -> list[int]:
+    import signal
+
+    return [getattr(signal, name) for name in _SIGNALS if hasattr(signal, name)]
+
+
+def stop_on_termination_signals() -> None:
+    """Install the signal table (the console scripts only; see the module docstring)."""
+    import signal
+
+    global _requested, _settled, _graceful
+    _requested, _settled, _graceful = None, False, False
+    for signum in _signal_numbers():
+        # A signal ignored by whoever started us (nohup, a background job) stays so.
+        if signal.getsignal(signum) is not signal.SIG_IGN:
+            signal.signal(signum, _on_signal)
+
+
+@contextlib.contextmanager
+def graceful() -> Iterator[None]:
+    """While reading: the first signal asks the run to stop instead of ending it.
+    Where Python's own Ctrl-C handler is in place (a program using the library), it is
+    replaced for the while, so that Ctrl-C ends a followed file as its end would."""
+    import signal
+    import threading
+
+    global _graceful, _requested
+    if threading.current_thread() is not threading.main_thread():
+        yield  # (handlers can only be changed, and only run, in the main thread)
+        return
+    replaced = {}
+    for signum in _signal_numbers():
+        if signal.getsignal(signum) is signal.default_int_handler:
+            replaced[signum] = signal.signal(signum, _on_signal)
+    _requested, _graceful = None, True
+    try:
+        yield
+    finally:
+        _graceful = False
+        for signum, handler in replaced.items():
+            signal.signal(signum, handler)
+
+
+def requested() -> int | None:
+    """The signal that asked the run to stop, if one did."""
+    return _requested
+
+
+def wait_readable(fd: int, timeout: float | None) -> bool | None:
+    """Wait until ``fd`` has input (True) or ``timeout`` seconds passed (False); None
+    when the run was asked to stop, before or during the wait."""
+    import select
+
+    global _waiting
+    if _requested is not None:
+        return None
+    try:
+        _waiting = True
+        ready = bool(select.select([fd], [], [], timeout)[0])
+        _waiting = False
+    except _WaitCut:
+        _waiting = False
+        return None
+    return ready
+
+
+def pause(seconds: float) -> bool:
+    """Sleep; False (at once) when the run was asked to stop, before or during it."""
+    import time
+
+    global _waiting
+    if _requested is not None:
+        return False
+    try:
+        _waiting = True
+        time.sleep(seconds)
+        _waiting = False
+    except _WaitCut:
+        _waiting = False
+        return False
+    return True
+
+
+def settle() -> None:
+    """The run's library was committed: a signal from now on ends the command with the
+    status it has (0, or 128 + N after a stop was asked), never as interrupted."""
+    global _settled
+    _settled = True
+
+
+@contextlib.contextmanager
+def signals_held() -> Iterator[None]:
+    """Hold Ctrl-C, SIGTERM and SIGHUP back while the statement that fixes the run's
+    outcome runs and is recorded (:func:`settle`): a run is then reported interrupted
+    exactly when its library is unchanged."""
+    import signal
+
+    try:
+        before = signal.pthread_sigmask(signal.SIG_BLOCK, _signal_numbers())
+    except (AttributeError, OSError, ValueError):  # no pthread_sigmask (Windows)
+        before = None
+    try:
+        yield
+    finally:
+        if before is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
+def signal_name(signum: int) -> str:
+    import signal
+
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
