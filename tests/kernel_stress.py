@@ -85,6 +85,7 @@ def chunk_run(kernel, rng: random.Random) -> None:
         window,
         history,
         seed=rng.getrandbits(64),
+        compact_min=rng.choice([1, 7, 1 << 16]),  # the key log compacted (or not)
         delimiter=delimiter,
         skip_chars=skip,
         byte_mode=byte_mode,
@@ -169,6 +170,7 @@ def filtered_run(kernel, rng: random.Random) -> None:
     m = kernel.Matcher(
         window,
         history,
+        compact_min=rng.choice([1, 1 << 16]),
         delimiter=delimiter,
         inverse=inverse,
         filtered=True,
@@ -257,7 +259,7 @@ def push_run(kernel, rng: random.Random) -> None:
     ]
     library = [[rng.choice("abc") for _ in range(rng.randint(0, 12))] for _ in range(3)]
     forced_low = rng.choice([None, 0, 5])
-    m = kernel.Matcher(window, history, seed=rng.getrandbits(128))
+    m = kernel.Matcher(window, history, seed=rng.getrandbits(128), compact_min=rng.choice([1, 5]))
     m.new_material = []
     region = array("Q")  # key hashes, two words each; sentinels (0, 0) between sequences
     fps, starts = array("Q"), array("q")

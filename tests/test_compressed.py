@@ -6,6 +6,7 @@ import bz2
 import gzip
 import io
 import lzma
+import subprocess
 import sys
 import zlib
 
@@ -196,6 +197,25 @@ def test_a_decompression_bomb_is_streamed_in_bounded_memory(tmp_path, kind):
     assert (tmp_path / "err").read_bytes() == b""
     peak_mib = peak_kib / 1024
     assert 0 < peak_mib < 200, f"peak {peak_mib:.0f} MiB for a {BOMB_MIB[kind]} MiB bomb"
+
+
+@pytest.mark.parametrize("kind", sorted(BOMB_MAKERS))
+def test_a_bomb_of_empty_lines_runs_in_bounded_memory(tmp_path, kind):
+    """A few kB that expand to 33 million empty lines, under a 300 MB address-space
+    limit: a decoded chunk holds at most 1 MiB (records too, then), and the storm of
+    repeats keeps nothing per record (the key log keeps only what repeated nothing)."""
+    from conftest import seqdedup_command, user_env
+
+    packer = BOMB_MAKERS[kind]()
+    path = tmp_path / "bomb"
+    with path.open("wb") as out:
+        for _ in range(32):
+            out.write(packer.compress(b"\n" * (1 << 20)))
+        out.write(packer.flush())
+    assert path.stat().st_size < 64 << 10
+    command = f"ulimit -v 300000; exec {' '.join(seqdedup_command())} -q {path}"
+    p = subprocess.run(["bash", "-c", command], capture_output=True, env=user_env(), timeout=300)
+    assert (p.returncode, p.stdout, p.stderr) == (0, b"\n" * 10, b"")
 
 
 def _high_water_kib(pid):

@@ -327,6 +327,14 @@ typedef struct {
     int64_t zero_start;
 } FirstTable;
 
+/* A stretch of records first..last (inclusive) that windows repeating nothing cover:
+ * the only earlier records a comparison needs (unlimited history; see confirm.c). Once
+ * decided, their key hashes move to the archive, from index `at`. */
+typedef struct {
+    int64_t first, last;
+    size_t at;
+} KeySpan;
+
 /* ---------------------------------------------------------------------------------
  * The matcher.
  */
@@ -362,6 +370,15 @@ typedef struct {
     Hash128 *log;
     size_t log_len, log_cap;
     int64_t log_base;
+    /* unlimited history: of the records before log_base, those of windows that repeated
+     * nothing (spans[0 .. spans_archived), their key hashes in archive); the spans
+     * after those are the decided records from log_base on, still in the log */
+    Hash128 *archive;
+    size_t archive_len, archive_cap;
+    KeySpan *spans;
+    size_t spans_len, spans_cap, spans_archived, span_hint;
+    int64_t spans_needed; /* records in the spans not archived yet */
+    int64_t compact_min;  /* decided records in the log before it is compacted (tests: 1) */
     Hash128 *region;
     size_t region_len;
     int64_t witness_window; /* the last window confirmed equal to an earlier one */
@@ -441,6 +458,20 @@ extern PyType_Spec seqdedup_stream_matcher_spec; /* streams.c */
  * hashes it compares; where a new stream begins. */
 int seqdedup_confirm_keys(Matcher *m, int64_t j, int64_t candidate, int64_t *source);
 int seqdedup_log_keys(Matcher *m, const Hash128 *hashes, size_t n);
+int seqdedup_new_span(Matcher *m, int64_t j);
+/* Window j repeated nothing (unlimited history, W >= 2): its records may be compared
+ * with later (see confirm.c). */
+static inline int seqdedup_note_new_window(Matcher *m, int64_t j)
+{
+    int64_t last = j + m->width - 1;
+    if (m->spans_len > m->spans_archived && j <= m->spans[m->spans_len - 1].last + 1) {
+        KeySpan *span = &m->spans[m->spans_len - 1];
+        m->spans_needed += last - span->last;
+        span->last = last;
+        return 0;
+    }
+    return seqdedup_new_span(m, j);
+}
 int seqdedup_note_stream_start(Matcher *m);
 /* W = 1 needs no comparison: a 1-record window's fingerprint is its key hash. */
 static inline int seqdedup_confirm(Matcher *m, int64_t j, int64_t candidate, int64_t *source)

@@ -171,6 +171,7 @@ static int decide_unlimited(Matcher *m, const Hash128 *fps, size_t count, unsign
         if (!seqdedup_confirm(m, j, j - first >= width ? first : NO_SOURCE, &source)) {
             keep[k] = j > cover;
             m->new_until = j + width - 1;
+            if (width > 1 && seqdedup_note_new_window(m, j) < 0) return -1;
         } else {
             cover = j + width - 1;
             keep[k] = 0;

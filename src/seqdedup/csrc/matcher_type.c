@@ -12,11 +12,12 @@ static int Matcher_init(Matcher *m, PyObject *args, PyObject *kwds)
     static char *kwlist[] = {"window_size", "max_history", "seed",      "delimiter",
                              "skip_chars",  "byte_mode",   "inverse",   "run_heads",
                              "normalize",   "filtered",    "early",     "skip_fields",
-                             "force_collisions", NULL};
+                             "force_collisions", "compact_min", NULL};
     Py_ssize_t width;
     PyObject *history = Py_None;
     Hash128 seed = {0, 0};
     int force_collisions = 0;
+    Py_ssize_t compact_min = 1 << 16;
     uint64_t skip = 0, fields = 0;
     Py_buffer delim = {0};
     int byte_mode = 0, inverse = 0, run_heads = 0, filtered = 0, early = 0;
@@ -25,11 +26,11 @@ static int Matcher_init(Matcher *m, PyObject *args, PyObject *kwds)
         PyErr_SetString(PyExc_RuntimeError, "Matcher is already initialised");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "n|OO&z*O&ppiO&ppO&p", kwlist, &width,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "n|OO&z*O&ppiO&ppO&pn", kwlist, &width,
                                      &history, seqdedup_to_seed, &seed, &delim, seqdedup_to_u64,
                                      &skip, &byte_mode, &inverse, &run_heads, seqdedup_to_u32,
                                      &normalize, &filtered, &early, seqdedup_to_u64, &fields,
-                                     &force_collisions))
+                                     &force_collisions, &compact_min))
         return -1;
     if (run_heads < 0 || run_heads > RUN_RECORDS) {
         PyErr_SetString(PyExc_ValueError, "run_heads must be 0, 1 (first records) or 2 (records)");
@@ -42,6 +43,10 @@ static int Matcher_init(Matcher *m, PyObject *args, PyObject *kwds)
     unsigned char *delim_copy = NULL;
     if (width < 1) {
         PyErr_SetString(PyExc_ValueError, "window_size must be at least 1");
+        goto done;
+    }
+    if (compact_min < 1) {
+        PyErr_SetString(PyExc_ValueError, "compact_min must be at least 1");
         goto done;
     }
     if (history != Py_None) {
@@ -71,6 +76,7 @@ static int Matcher_init(Matcher *m, PyObject *args, PyObject *kwds)
     m->limited = history != Py_None;
     m->seed = seed;
     m->force_collisions = (uint64_t)force_collisions;
+    m->compact_min = compact_min;
     m->skip = skip;
     m->fields = fields;
     m->byte_mode = byte_mode;
@@ -127,6 +133,8 @@ static void Matcher_dealloc(Matcher *m)
     PyMem_RawFree(m->coeffs);
     PyMem_RawFree(m->tail);
     PyMem_RawFree(m->log);
+    PyMem_RawFree(m->archive);
+    PyMem_RawFree(m->spans);
     PyMem_RawFree(m->region);
     PyMem_RawFree(m->stream_starts);
     PyMem_RawFree(m->recent);
@@ -218,6 +226,13 @@ static PyObject *get_table_bytes(Matcher *m, void *c)
     return PyLong_FromSize_t(n);
 }
 
+/* (tests) the key hashes kept for confirmation: the log's, the archive's, its spans */
+static PyObject *get_key_log(Matcher *m, void *c)
+{
+    return Py_BuildValue("(nnn)", (Py_ssize_t)m->log_len, (Py_ssize_t)m->archive_len,
+                         (Py_ssize_t)m->spans_archived);
+}
+
 static PyObject *get_cover(Matcher *m, void *c) { return PyLong_FromLongLong(m->cover); }
 
 static PyGetSetDef Matcher_getset[] = {
@@ -232,6 +247,8 @@ static PyGetSetDef Matcher_getset[] = {
     {"max_history", (getter)get_max_history, NULL, "the history, None if unlimited", NULL},
     {"remembered_windows", (getter)get_remembered, NULL, "fingerprints held in history", NULL},
     {"_table_bytes", (getter)get_table_bytes, NULL, "bytes held by the window tables (tests)", NULL},
+    {"_key_log", (getter)get_key_log, NULL,
+     "(key hashes in the log, in the archive, archived spans) (tests)", NULL},
     {"settled", (getter)get_settled, NULL,
      "the first tracked record whose decision is not certain yet: those before it (from "
      "decided on) are kept unless cover reaches them", NULL},
