@@ -336,34 +336,104 @@ def test_dask_scheduler_that_is_no_address_is_one_line(tmp_path, address):
     assert p.stderr.startswith(f"seqdedup-dask: --scheduler '{address}' is not a".encode())
 
 
-def test_ctrl_c_of_the_dask_command_is_quiet(tmp_path):
-    """Ctrl-C reaches the whole process group (the workers too): exit 130, no traceback."""
-    import time
+def session_processes(session: int) -> list[str]:
+    """The processes of a session (pid and state), zombies included."""
+    from pathlib import Path
 
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[3]) == session:
+            found.append(f"{stat.parent.name} {fields[0]}")
+    return found
+
+
+def _dask_job(tmp_path, *args, lines=6_000_000):
+    """seqdedup-dask on a local cluster, in a session of its own, with Ctrl-C as a
+    terminal gives it; a large input with a filter (classified record by record in
+    Python: the job lasts long enough to be interrupted)."""
     source = tmp_path / "big.log"
-    source.write_bytes(b"".join(b"line %d\n" % (i % 50_000) for i in range(6_000_000)))
-    # (a filter classifies record by record in Python: the job lasts long enough)
-    command = [_script("seqdedup-dask"), "-q", "--bypass", "^zzz", "--output-dir"]
-    proc = subprocess.Popen(
-        [*command, str(tmp_path / "out"), str(source)],
+    if not source.exists():
+        source.write_bytes(b"".join(b"line %d\n" % (i % 50_000) for i in range(lines)))
+    command = [_script("seqdedup-dask"), "-q", "--scheduler", "local", *args]
+    return subprocess.Popen(
+        [*command, "--output-dir", str(tmp_path / "out"), str(source)],
         stderr=subprocess.PIPE,
         env=user_env(),
         start_new_session=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
+
+
+def _wait_for(condition, proc, timeout=120):
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert proc.poll() is None, "the job ended before the event"
+        assert time.monotonic() < deadline, "the event did not come"
+        time.sleep(0.01)
+
+
+@pytest.mark.parametrize("when", ["starting", "running"])
+def test_ctrl_c_of_the_dask_command_is_quiet_and_leaves_nothing(tmp_path, when):
+    """Ctrl-C reaches the whole process group (the workers too): exit 130 within
+    seconds, no traceback, and no process of the job's session is left. "starting":
+    when the cluster's first process has appeared (the cluster is still starting: that
+    Ctrl-C is held until it has, then ends the job); "running": when its workers are
+    all there."""
+    import time
+
+    proc = _dask_job(tmp_path, "--bypass", "^zzz")
     try:
-        deadline = time.monotonic() + 60
-        while len(children(proc.pid)) < 2 and time.monotonic() < deadline:  # the workers
-            time.sleep(0.2)
-        time.sleep(1.5)  # they start and the job runs
-        assert proc.poll() is None, "the job ended before it could be interrupted"
+        wanted = 1 if when == "starting" else 3  # (the resource tracker and two workers)
+        _wait_for(lambda: len(children(proc.pid)) >= wanted, proc)
         os.killpg(proc.pid, signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
+        interrupted = time.monotonic()
+        _, err = proc.communicate(timeout=120)
+        took = time.monotonic() - interrupted
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
-    assert proc.returncode == 130
+    assert proc.returncode == 130, err.decode()[-2000:]
+    assert took < 30  # (the job itself lasts much longer)
     assert b"Traceback" not in err and err.count(b"\n") <= 1, err.decode()[-2000:]
+    assert session_processes(proc.pid) == []
+
+
+def test_the_dask_command_leaves_no_process_after_success_failure_or_sigterm(tmp_path):
+    """Every process a local cluster started ends with the command: after a job that
+    succeeds, one that fails on a worker (a damaged input), and one ended by SIGTERM."""
+    import gzip
+
+    small = tmp_path / "small.log"
+    small.write_bytes(b"a\nb\na\nb\n")
+    damaged = tmp_path / "cut.log.gz"
+    damaged.write_bytes(gzip.compress(b"a\nb\n" * 1000)[:30])
+    for source, status in ((small, 0), (damaged, 1)):
+        command = [_script("seqdedup-dask"), "-q", "--scheduler", "local"]
+        proc = subprocess.Popen(
+            [*command, "--output-dir", str(tmp_path / f"out-{status}"), str(source)],
+            stderr=subprocess.PIPE,
+            env=user_env(),
+            start_new_session=True,
+        )
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == status, err
+        assert session_processes(proc.pid) == []
+    proc = _dask_job(tmp_path, "--bypass", "^zzz", lines=2_000_000)
+    try:
+        _wait_for(lambda: len(children(proc.pid)) >= 3, proc)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 143, err
+    assert session_processes(proc.pid) == []
 
 
 # -- smaller ones ------------------------------------------------------------------------

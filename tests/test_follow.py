@@ -26,6 +26,7 @@ class Following:
             env=user_env(),
         )
         self.out = b""
+        self.err = b""
 
     def lines(self, count: int, within: float = 5.0) -> list[bytes]:
         """Wait until the output holds ``count`` lines (or the time is up)."""
@@ -47,11 +48,20 @@ class Following:
             assert time.monotonic() < deadline, f"{path} was never opened"
             time.sleep(0.02)
 
+    def note(self, text: str, within: float = 30.0) -> None:
+        """Wait until standard error holds ``text`` (kept for stop())."""
+        deadline = time.monotonic() + within
+        fd = self.proc.stderr.fileno()  # type: ignore[union-attr]
+        while text not in self.err.decode(errors="replace"):
+            assert time.monotonic() < deadline, f"no note {text!r}: {self.err!r}"
+            if select.select([fd], [], [], 0.05)[0]:
+                self.err += os.read(fd, 65536)
+
     def stop(self) -> tuple[int, bytes, str]:
         """Ctrl-C: the exit status, the rest of the output and standard error."""
         self.proc.send_signal(signal.SIGINT)
         rest, err = self.proc.communicate(timeout=30)
-        return self.proc.returncode, self.out + rest, err.decode()
+        return self.proc.returncode, self.out + rest, (self.err + err).decode()
 
 
 def append(path: Path, data: bytes) -> None:
@@ -167,3 +177,81 @@ def test_a_pause_writes_the_summary_line_of_the_run_so_far(log):
     assert lines[2].startswith(b"[FOLDED: ") and lines[2].endswith(b"; the run goes on]")
     status, _, _ = run.stop()
     assert status == 130
+
+
+# -- rotation ---------------------------------------------------------------------------
+def _records(count: int, tag: str) -> bytes:
+    return b"".join(f"{tag} record {i}\n".encode() for i in range(count))
+
+
+def test_copytruncate_that_regrows_at_once_loses_nothing_and_cuts_nothing(tmp_path):
+    """copytruncate, and the file written past the old offset again before the next
+    look: the rewrite is told by the bytes before the offset, the new file is read from
+    its start, and the record that was incomplete at the truncation is dropped, never
+    joined to new bytes."""
+    log = tmp_path / "app.log"
+    log.write_bytes(b"")
+    run = Following("--follow", "-w", "1", "-q", str(log))
+    run.opened(log)
+    append(log, _records(200, "old") + b"half a rec")  # (one write: read together)
+    assert len(run.lines(200)) == 200
+    with open(log, "r+b") as f:  # truncated and rewritten, longer, within microseconds
+        f.truncate(0)
+        f.write(_records(400, "new"))
+    assert len(run.lines(600)) == 600
+    status, out, err = run.stop()
+    assert status == 130
+    assert out == _records(200, "old") + _records(400, "new")
+    assert f"{log}: file truncated; following it from its start" in err
+    assert "the incomplete record before it, 10 bytes, is dropped" in err
+
+
+def test_a_rotated_files_late_lines_are_read_for_the_rotate_wait(tmp_path):
+    """Renamed, and a new file at the path: lines written late to the old file (a
+    writer that has not reopened yet) still come, in arrival order, and its last line
+    without a newline, when the wait is over, is a record of its own."""
+    log = tmp_path / "app.log"
+    log.write_bytes(b"")
+    run = Following("--follow", "-w", "1", "-q", "--rotate-wait", "1", str(log))
+    run.opened(log)
+    append(log, b"before\n")
+    assert run.lines(1) == [b"before"]
+    log.rename(tmp_path / "app.log.1")
+    log.write_bytes(b"new 1\n")
+    assert run.lines(2) == [b"before", b"new 1"]  # (the new file is followed now)
+    append(tmp_path / "app.log.1", b"late 1\nlate half")
+    assert run.lines(3)[-1] == b"late 1"
+    append(log, b"new 2\n")
+    assert run.lines(5, within=10) == [b"before", b"new 1", b"late 1", b"new 2", b"late half"]
+    status, out, _ = run.stop()
+    assert status == 130 and out.endswith(b"late half\n")
+
+
+def test_a_rotated_in_path_that_cannot_be_read_yet_is_tried_again(tmp_path):
+    """The path is briefly a directory after a rotation (or unreadable): one note, the
+    old file kept meanwhile, and the new file followed once it is there."""
+    log = tmp_path / "app.log"
+    log.write_bytes(b"")
+    run = Following("--follow", "-w", "1", "-q", "--rotate-wait", "0", str(log))
+    run.opened(log)
+    log.rename(tmp_path / "app.log.1")
+    log.mkdir()
+    run.note(f"cannot read {log} (Is a directory); trying again")
+    log.rmdir()
+    log.write_bytes(b"fresh\n")
+    assert run.lines(1) == [b"fresh"]
+    status, _, err = run.stop()
+    assert status == 130
+    assert err.count("trying again") == 1
+
+
+def test_rotate_wait_is_checked_and_needs_follow(run_cli, tmp_path):
+    log = tmp_path / "app.log"
+    log.write_bytes(b"a\n")
+    for args, message in (
+        (["--rotate-wait", "5"], "--rotate-wait requires --follow"),
+        (["-F", "--rotate-wait", "-1"], "--rotate-wait must be a number of seconds above 0"),
+    ):
+        p = run_cli([*args, str(log)])
+        assert (p.returncode, p.stdout) == (1, b"")
+        assert p.stderr.decode().startswith(f"seqdedup: {message}")

@@ -356,14 +356,17 @@ def follow_file(
     from seqdedup.follow import Follower
 
     dedup = Deduplicator(config, on_explain)
-    idle = _idle(dedup.config)
-    follower = Follower(path, from_start, on_note)
+    settings = dedup.config
+    idle = _idle(settings)
+    follower = Follower(
+        path, from_start, on_note, delimiter=settings.delimiter, rotate_wait=settings.rotate_wait
+    )
     try:
         with graceful():  # Ctrl-C (SIGTERM, SIGHUP) only asks the run to stop
             for chunk in follower.chunks(idle):
                 _write(sink, dedup.feed_bytes(chunk) if chunk else dedup.idle_bytes())
             # (how a follow ends: the rest decided as at the end of input, then saved)
-            _write(sink, dedup.flush_bytes(False))
+            _write(sink, dedup.feed_bytes(follower.rest()) + dedup.flush_bytes(False))
             dedup.save()
             dedup.stats.interrupted = requested()
         return dedup.stats

@@ -27,6 +27,7 @@ from seqdedup.config import (
     DEFAULT_FOLD_IDLE,
     DEFAULT_HISTORY,
     DEFAULT_MAX_STREAMS,
+    DEFAULT_ROTATE_WAIT,
     DEFAULT_STREAM_IDLE,
     DEFAULT_TRANSFORM_TIMEOUT,
     DEFAULT_UNIQUE_SEQUENCES,
@@ -520,6 +521,14 @@ def _run_modes(output: argparse._ArgumentGroup) -> None:
         "--from-start", action="store_true", help="with --follow: read the file from its start"
     )
     output.add_argument(
+        "--rotate-wait",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="with --follow: after a rotation, read lines written late to the old file "
+        f"this long (default {DEFAULT_ROTATE_WAIT:g}; 0: not at all)",
+    )
+    output.add_argument(
         "--suggest-window",
         action="store_true",
         help="print what each window size (1 to 50) would remove, the lengths of the "
@@ -636,6 +645,7 @@ def config_from_args(args: argparse.Namespace) -> Config:
         json_key=tuple(args.json_key),
         json_ignore=tuple(args.json_ignore),
         sequence_stats=not args.quiet,  # -q: no statistics read the sequence count
+        rotate_wait=_rotate_wait(args),
         **_fold_options(args),
         **_stream_settings(args),
     )
@@ -654,6 +664,8 @@ def _follow_settings(args: argparse.Namespace, inputs: list[str]) -> bool:
     following = bool(getattr(args, "follow", False))
     if getattr(args, "from_start", False) and not following:
         raise UsageError("--from-start requires --follow")
+    if getattr(args, "rotate_wait", None) is not None and not following:
+        raise UsageError("--rotate-wait requires --follow")
     if following and (len(inputs) != 1 or inputs[0] == "-"):
         raise UsageError("--follow follows one named file (not standard input, not several)")
     if following and args.show_keys:
@@ -710,6 +722,13 @@ def _refuse_beside_show_keys(args: argparse.Namespace) -> None:
             raise UsageError(
                 f"--show-keys prints keys and matches nothing: it cannot be combined with {option}"
             )
+
+
+def _rotate_wait(args: argparse.Namespace) -> float | None:
+    wait: float | None = getattr(args, "rotate_wait", None)
+    if wait is None:
+        return DEFAULT_ROTATE_WAIT
+    return wait or None  # (0: a rotated file is not read any more; Config checks the rest)
 
 
 def _transform_timeout(args: argparse.Namespace) -> float | None:

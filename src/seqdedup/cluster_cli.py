@@ -7,6 +7,7 @@ Same option names as ``seqdedup`` where they apply; one output file per input fi
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import Sequence
 from typing import TextIO
@@ -172,4 +173,10 @@ def _write_stats(stats: object, fmt: str, stream: TextIO) -> None:
 
 def entry_point() -> None:
     stop_on_termination_signals()
-    sys.exit(main())
+    status = main()
+    from seqdedup.cluster import end_helper_processes
+    from seqdedup.errors import Terminated
+
+    with contextlib.suppress(KeyboardInterrupt, Terminated):  # (its status stands)
+        end_helper_processes()  # (after a job that succeeded, failed or was stopped)
+    sys.exit(status)

@@ -19,6 +19,7 @@ DEFAULT_CANDIDATES = 10
 DEFAULT_TRANSFORM_TIMEOUT = 60.0  # seconds one run of the --hash-transform command may take
 DEFAULT_FOLD_EVERY = 10_000  # --fold: an interim line after this many removed records
 DEFAULT_FOLD_IDLE = 5.0  # --fold: seconds of idle input before a line for the run so far
+DEFAULT_ROTATE_WAIT = 5.0  # --follow: seconds a rotated file's late lines are still read
 DEFAULT_STREAM_IDLE = 10_000  # --stream-idle: records without one of a stream end it
 DEFAULT_MAX_STREAMS = 10_000  # --max-streams: beyond, the least recently active ends
 STREAM_WAIT = 2.0  # --stream-by on a live input: seconds idle before pending records go
@@ -109,6 +110,8 @@ class _ConfigFields(NamedTuple):
     fold_format: str | None = None
     fold_every: int | None = DEFAULT_FOLD_EVERY
     fold_idle: float | None = DEFAULT_FOLD_IDLE
+    # --follow: how long a rotated file is still read for lines written to it late
+    rotate_wait: float | None = DEFAULT_ROTATE_WAIT
     # --stream-by REGEX / --stream-by-json PATH: interleaved sources, the rule per stream
     # (README: Interleaved sources); a stream idle this many tracked records ends, and
     # beyond max_streams the least recently active one ends (None: never).
@@ -370,11 +373,12 @@ OWN_BOUNDS: dict[str, tuple[str, int]] = {
     "fold_every": ("--fold-every", 1),
     "fold_idle": ("--fold-idle", SECONDS),
     "transform_timeout": ("--transform-timeout", SECONDS),
+    "rotate_wait": ("--rotate-wait", SECONDS),
 }
 
 
 # On the command line and in settings files, 0 says "none" for these (no limit, never).
-ZERO_MEANS_NONE = frozenset({"fold_every", "fold_idle", "transform_timeout"})
+ZERO_MEANS_NONE = frozenset({"fold_every", "fold_idle", "transform_timeout", "rotate_wait"})
 
 
 def check_own(dest: str, value: Any) -> None:
