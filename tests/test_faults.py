@@ -541,3 +541,33 @@ def test_an_error_naming_a_file_is_one_readable_line(tmp_path):
     assert run.returncode == 1 and run.stdout == b""
     assert run.stderr.count(b"\n") == 1, run.stderr
     assert b"no\\x0asuch\\x1b[31m.log" in run.stderr and b"\x1b" not in run.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--fold", "--fold-idle", "1e12"], "--fold-idle must be at most 31,622,400 seconds"),
+        (["--hash-transform", "cat", "--transform-timeout", "1e308"], "--transform-timeout"),
+        (["-w", "2000000", "--stream-by-json", "pod"], "--window-size with --stream-by is at most"),
+    ],
+)
+def test_values_past_their_bounds_are_one_line_never_a_traceback(run_cli, tmp_path, args, message):
+    source = tmp_path / "in.json"
+    source.write_bytes(b'{"pod": "a", "m": 1}\n')
+    p = run_cli([*args, str(source)])
+    assert (p.returncode, p.stdout) == (1, b"")
+    assert p.stderr.count(b"\n") == 1 and p.stderr.startswith(f"seqdedup: {message}".encode())
+
+
+@pytest.mark.parametrize("option", ["-a", "--fold"])
+def test_a_stream_name_with_a_lone_surrogate_is_written_escaped(run_cli, tmp_path, option):
+    """JSON allows "\\ud800" (no character): the stream's name is shown escaped in the
+    markers and summary lines, the records as they were, exit 0."""
+    record = b'{"pod": "\\ud800", "m": "a"}\n'
+    source = tmp_path / "in.json"
+    source.write_bytes(record * 2 + b'{"pod": "x", "m": "b"}\n')
+    p = run_cli(["-q", "-w", "1", "--stream-by-json", "pod", option, str(source)])
+    assert p.returncode == 0 and p.stderr == b""
+    lines = p.stdout.splitlines(keepends=True)
+    assert lines[0] == record and lines[2] == b'{"pod": "x", "m": "b"}\n'
+    assert b"of stream \\ud800" in lines[1]

@@ -19,7 +19,7 @@ import pytest
 
 from seqdedup.library.store import DB_NAME
 
-from conftest import library_command, seqdedup_command, user_env
+from conftest import children, library_command, seqdedup_command, user_env
 
 
 def library_state(library):
@@ -223,17 +223,48 @@ def start_live_run(library):
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
-def test_terminated_run_saves_nothing_and_cleans_up(tmp_path, base_library, signum):
+def test_a_live_run_stopped_by_a_signal_saves_and_cleans_up(tmp_path, base_library, signum):
+    """Live input has no end of its own: a signal ends it, and what was read is saved
+    as at its end (one run more), the staging file gone; exit 128 + N."""
     library = tmp_path / "L"
     shutil.copytree(base_library, library)
-    before = library_state(library)
+    runs, sequences, records = library_state(library)
     proc = start_live_run(library)
     proc.send_signal(signum)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 128 + signum, err
-    assert b"Traceback" not in err
-    assert library_state(library) == before
+    assert err.decode().endswith("the library is saved\n")
+    after = library_state(library)
+    assert after[0] == runs + 1 and after[1] > sequences and after[2] > records
     assert staging_files(library) == []
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_a_second_signal_saves_nothing_and_cleans_up(tmp_path, signum):
+    """The first signal cannot end a run whose --hash-transform hangs; the second ends
+    it at once: no run saved, the staging file gone."""
+    library = tmp_path / "L"
+    proc = subprocess.Popen(
+        [*seqdedup_command(), "-q", "-w", "2", "-l", str(library), "--hash-transform",
+         "read x; sleep 300", "-"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=user_env(),
+    )  # fmt: skip
+    proc.stdin.write(b"a\nb\n")
+    proc.stdin.flush()
+    deadline = time.monotonic() + 30
+    while not children(proc.pid):  # the transform runs (and hangs)
+        assert time.monotonic() < deadline, "the transform never started"
+        time.sleep(0.02)
+    proc.send_signal(signum)
+    proc.send_signal(signal.SIGINT)  # (the transform hangs: the first cannot finish)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode in (130, 128 + signum), err
+    assert b"Traceback" not in err
+    assert not (library / DB_NAME).exists() or library_state(library)[0] == 0
+    assert not library.exists() or staging_files(library) == []
 
 
 def test_staging_left_by_a_killed_run_is_removed_by_the_next(tmp_path, base_library):
