@@ -35,18 +35,10 @@ from seqdedup.config import (
     Config,
     FilterRule,
 )
-from seqdedup.errors import (
-    EXIT_INTERNAL,
-    SeqdedupError,
-    Terminated,
-    UsageError,
-    internal_error,
-    silence_stdout,
-    visible,
-)
+from seqdedup.errors import SeqdedupError, UsageError, exit_status, visible
 from seqdedup.filters import load_pattern_file
 from seqdedup.records import parse_delimiter, parse_hex_delimiter
-from seqdedup.sinks import Messages, Output, OutputError
+from seqdedup.sinks import Messages, Output
 from seqdedup.stopping import graceful, requested, signal_name, stop_on_termination_signals
 
 PROG = "seqdedup"
@@ -983,7 +975,8 @@ def main(
         err.write(f"{PROG}: standard output is closed: nowhere to write the records\n")
         return 1
     out = stdout if stdout is not None else sys.stdout.buffer
-    try:
+
+    def body() -> int:
         parser = build_parser()
         if argv is None:  # (a shell asking for completions gets them instead of a run)
             from seqdedup.completion import answer
@@ -994,27 +987,8 @@ def main(
         if settled is None:  # --show-config
             return 0
         return run(settled, stdin, out, err)
-    except SeqdedupError as exc:
-        err.write(f"{PROG}: {visible(str(exc))}\n")  # one line, whatever it names
-        if isinstance(exc, OutputError) and stdout is None:
-            silence_stdout()
-        return 1
-    except AssertionError as exc:  # an invariant failed: a bug, reported as one
-        err.write(internal_error(PROG, exc))
-        return EXIT_INTERNAL
-    except SystemExit as exc:  # --help, --version
-        return exc.code if isinstance(exc.code, int) else 0
-    except KeyboardInterrupt:
-        return 130
-    except Terminated as exc:
-        return 128 + exc.signum
-    except MemoryError:
-        err.write(f"{PROG}: out of memory\n")
-        return 1
-    except BrokenPipeError:
-        if stdout is None:
-            silence_stdout()
-        return 0
+
+    return exit_status(PROG, body, err, own_stdout=stdout is None)
 
 
 def with_config_files(

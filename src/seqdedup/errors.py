@@ -16,6 +16,10 @@ class UsageError(SeqdedupError):
     """An invalid option or combination of options (detected before any output)."""
 
 
+class OutputError(SeqdedupError):
+    """Standard output cannot be written."""
+
+
 # The program found itself inconsistent (a bug, never bad input): sysexits' EX_SOFTWARE.
 EXIT_INTERNAL = 70
 
@@ -46,19 +50,23 @@ def visible(text: str) -> str:
     return text.translate(_CONTROL)
 
 
-def exit_status(prog: str, body: Callable[[], int], stderr: TextIO) -> int:
+def exit_status(prog: str, body: Callable[[], int], stderr: TextIO, own_stdout: bool = True) -> int:
     """Run a command's body; turn what ends it into an exit status: a SeqdedupError is
     one line and 1, an internal inconsistency one line and 70, Ctrl-C 130, SIGTERM and
-    SIGHUP 128 + N, --help/--version their own, a closed output pipe a quiet 0."""
+    SIGHUP 128 + N, --help/--version their own, a closed output pipe a quiet 0. With
+    ``own_stdout`` (the process's own standard output, not one a test passed in), an
+    output that failed is silenced, so that the interpreter's last flush stays quiet."""
     try:
         return body()
     except SeqdedupError as exc:
         stderr.write(f"{prog}: {visible(str(exc))}\n")  # one line, whatever it names
+        if isinstance(exc, OutputError) and own_stdout:
+            silence_stdout()
         return 1
-    except AssertionError as exc:
+    except AssertionError as exc:  # an invariant failed: a bug, reported as one
         stderr.write(internal_error(prog, exc))
         return EXIT_INTERNAL
-    except SystemExit as exc:
+    except SystemExit as exc:  # --help, --version
         return exc.code if isinstance(exc.code, int) else 0
     except KeyboardInterrupt:
         return 130
@@ -68,7 +76,8 @@ def exit_status(prog: str, body: Callable[[], int], stderr: TextIO) -> int:
         stderr.write(f"{prog}: out of memory\n")
         return 1
     except BrokenPipeError:  # the reader of stdout went away (| head): a quiet end
-        silence_stdout()
+        if own_stdout:
+            silence_stdout()
         return 0
 
 

@@ -16,11 +16,7 @@ import select
 from collections.abc import Iterator
 from typing import IO
 
-from seqdedup.errors import SeqdedupError
-
-
-class OutputError(SeqdedupError):
-    """Standard output cannot be written."""
+from seqdedup.errors import OutputError
 
 
 class Output:
