@@ -160,7 +160,7 @@ def test_option_values_may_start_with_a_dash(run_cli, args, data, expected):
 
 
 def test_every_option_has_a_help_line_and_the_help_ends_with_examples(run_cli):
-    from seqdedup.cli import build_parser
+    from seqdedup.options import build_parser
 
     text = run_cli(["--help"]).stdout.decode()
     for action in build_parser()._actions:

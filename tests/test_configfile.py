@@ -196,10 +196,10 @@ def test_every_option_that_runs_or_names_a_path_needs_trust():
     """Every option of every command that runs a command or names a file or directory
     (its metavar says so) is one a project's file may give only when trusted; and each
     one marked is a real option of the command that reads settings files."""
-    from seqdedup.cli import build_parser
     from seqdedup.cluster_cli import PROG, _cluster_options
     from seqdedup.configfile import NOT_SETTINGS, TRUSTED_ONLY
     from seqdedup.library_cli import build_parser as library_parser
+    from seqdedup.options import build_parser
 
     def dask_parser():
         parser = build_parser(PROG, many_inputs=True)

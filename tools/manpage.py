@@ -65,7 +65,7 @@ def page() -> str:
 
     sys.path.insert(0, str(ROOT / "src"))
     from seqdedup import __version__
-    from seqdedup.cli import build_parser
+    from seqdedup.options import build_parser
 
     manpage = Manpage(
         build_parser(),

@@ -12,8 +12,9 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from seqdedup.cli import build_parser, config_from_args
+from seqdedup.arguments import config_from_args
 from seqdedup.errors import UsageError, exit_status
+from seqdedup.options import build_parser
 from seqdedup.stopping import stop_on_termination_signals
 
 PROG = "seqdedup-dask"

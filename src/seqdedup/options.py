@@ -1,0 +1,538 @@
+"""The command line's options: the parser of ``seqdedup`` (and, with the groups it
+supports, of ``seqdedup-dask``), its help and its argument handling; nothing here
+gives an option its meaning (:mod:`seqdedup.arguments` does)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+from seqdedup import __version__
+from seqdedup.config import (
+    DEFAULT_CANDIDATES,
+    DEFAULT_FOLD_EVERY,
+    DEFAULT_FOLD_IDLE,
+    DEFAULT_HISTORY,
+    DEFAULT_MAX_STREAMS,
+    DEFAULT_ROTATE_WAIT,
+    DEFAULT_STREAM_IDLE,
+    DEFAULT_UNIQUE_SEQUENCES,
+    DEFAULT_WINDOW,
+)
+from seqdedup.errors import UsageError
+
+PROG = "seqdedup"
+EXAMPLES = """examples:
+  seqdedup -w 5 app.log > app.dedup.log          drop repeated blocks of 5+ lines
+  tail -f app.log | seqdedup -w 3 -q             a live stream, each line as soon as decided
+  seqdedup -q -w 1 -r yesterday/ --annotate today.log | grep -v DUPLICATE
+                                                 only what the library has never seen"""
+
+
+_DOUBLE_DASH = "\0seqdedup:--\0"  # stands in for an option value of exactly "--"
+
+
+def _restore_double_dash(value: Any) -> Any:
+    if value == _DOUBLE_DASH:
+        return "--"
+    if isinstance(value, list):
+        return [_restore_double_dash(item) for item in value]
+    if isinstance(value, tuple):
+        return tuple(_restore_double_dash(item) for item in value)
+    return value
+
+
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """argparse's, with the width found as ``shutil.get_terminal_size`` finds it
+    (COLUMNS, else the terminal, else 80): argparse would import shutil (and with it
+    bz2 and lzma) for that in every run, 2 ms of start-up."""
+
+    def __init__(
+        self,
+        prog: str,
+        indent_increment: int = 2,
+        max_help_position: int = 24,
+        width: int | None = None,
+    ) -> None:
+        super().__init__(prog, indent_increment, max_help_position, width or _help_width())
+
+
+def _help_width() -> int:
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 80
+    return columns - 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        argv = list(sys.argv[1:] if args is None else args)
+        parsed, rest = super().parse_known_args(self._attach_text_values(argv), namespace)
+        for name, value in vars(parsed).items():
+            setattr(parsed, name, _restore_double_dash(value))
+        return parsed, rest
+
+    def _attach_text_values(self, argv: list[str]) -> list[str]:
+        """``--delimiter ---END---``, ``-d --``, ``--bypass -DEBUG-``: argparse refuses a
+        value that starts with '-'. A text option always takes the next argument as its
+        value, so it is attached (``--delimiter=---END---``) before argparse sees it."""
+        text_options = {
+            option: next((o for o in action.option_strings if o.startswith("--")), option)
+            for action in self._actions
+            if action.nargs is None and action.type is None and action.option_strings
+            for option in action.option_strings
+        }
+        out: list[str] = []
+        position = 0
+        while position < len(argv):
+            token = argv[position]
+            if token == "--":  # the rest are file names
+                return out + argv[position:]
+            value_follows = position + 1 < len(argv)
+            if token in text_options and value_follows and argv[position + 1].startswith("-"):
+                value = argv[position + 1]
+                # argparse drops a value of exactly "--" even when attached: stand-in.
+                value = _DOUBLE_DASH if value == "--" else value
+                out.append(f"{text_options[token]}={value}")
+                position += 2
+                continue
+            out.append(token)
+            position += 1
+        return out
+
+
+class _InOrder(argparse.Action):
+    """Collect (kind, value) pairs of several options in command-line order into one
+    list: the filters (--track/--bypass and their files), the key passes (--normalize,
+    --mask)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        specs = list(getattr(namespace, self.dest, None) or [])
+        specs.append((self.const, values))
+        setattr(namespace, self.dest, specs)
+
+
+class _Version(argparse.Action):
+    """``seqdedup <version> (engine: c|python)``; the engine is looked up only when asked."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        from seqdedup.engine import engine_name
+
+        sys.stdout.write(f"{parser.prog} {__version__} (engine: {engine_name()})\n")
+        parser.exit()
+
+
+def build_parser(prog: str = PROG, many_inputs: bool = False) -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog=prog,
+        description="Remove repeated sequences of records from a stream.",
+        epilog=None if many_inputs else EXAMPLES,
+        formatter_class=_Formatter,
+        allow_abbrev=False,
+    )
+    add = parser.add_argument
+    if many_inputs:
+        add("input_files", nargs="+", metavar="FILE", help="files to read, in this order")
+    else:
+        add(
+            "input_files",
+            nargs="*",
+            metavar="FILE",
+            help="files to read, in this order, as one run ('-' or none: stdin)",
+        )
+    _matching_options(parser)
+    _key_options(parser)
+    _filter_options(parser)
+    _stream_options(parser)
+    _library_options(parser)
+    _output_options(parser)
+    parser.add_argument(
+        "-V", "--version", action=_Version, nargs=0, help="print the version and the engine"
+    )
+    from seqdedup.completion import add_option
+
+    add_option(parser)
+    if not many_inputs:
+        _config_options(parser)
+    return parser
+
+
+def _config_options(parser: argparse.ArgumentParser) -> None:
+    """Settings from files (README: Everyday use)."""
+    files = parser.add_argument_group("configuration files")
+    files.add_argument(
+        "--config",
+        metavar="FILE",
+        help="read settings from FILE only (default: ~/.config/seqdedup/config.toml, "
+        "then ./.seqdedup.toml)",
+    )
+    files.add_argument("--no-config", action="store_true", help="read no settings file")
+    files.add_argument(
+        "--profile", metavar="NAME", help="also apply the files' [profile.NAME] tables"
+    )
+    files.add_argument(
+        "--show-config",
+        action="store_true",
+        help="print the files read, the profile and their settings, and exit",
+    )
+
+
+def _matching_options(parser: argparse.ArgumentParser) -> None:
+    """The window, the history and the limits of attribution."""
+    core = parser.add_argument_group("matching")
+    core.add_argument(
+        "-w",
+        "--window-size",
+        type=int,
+        default=DEFAULT_WINDOW,
+        metavar="N",
+        help=f"records per window: shortest repeat found (default {DEFAULT_WINDOW})",
+    )
+    core.add_argument(
+        "-m",
+        "--max-history",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"windows remembered (default {DEFAULT_HISTORY}; min 100)",
+    )
+    core.add_argument(
+        "-M",
+        "--unlimited-history",
+        action="store_true",
+        help="remember everything (default for a named input file)",
+    )
+    core.add_argument(
+        "-u",
+        "--max-unique-sequences",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"sequences kept for counting (default {DEFAULT_UNIQUE_SEQUENCES})",
+    )
+    core.add_argument(
+        "-U",
+        "--unlimited-unique-sequences",
+        action="store_true",
+        help="count every distinct repeated sequence (no limit)",
+    )
+    core.add_argument(
+        "-c",
+        "--max-candidates",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"earlier occurrences followed for attribution (default "
+        f"{DEFAULT_CANDIDATES}); never changes what is skipped",
+    )
+    core.add_argument(
+        "-C",
+        "--unlimited-candidates",
+        action="store_true",
+        help="follow every earlier occurrence for attribution (no limit)",
+    )
+
+
+def _key_options(parser: argparse.ArgumentParser) -> None:
+    """What is compared: the key of each record, and how records are read."""
+    keys = parser.add_argument_group("keys and records")
+    keys.add_argument(
+        "-s",
+        "--skip-chars",
+        type=int,
+        default=0,
+        metavar="N",
+        help="ignore the first N characters (bytes in byte mode) when comparing",
+    )
+    keys.add_argument(
+        "-f",
+        "--skip-fields",
+        type=int,
+        default=0,
+        metavar="N",
+        help="ignore the first N blank-separated fields when comparing (as uniq -f; "
+        "before --skip-chars)",
+    )
+    keys.add_argument(
+        "--normalize",
+        action=_InOrder,
+        const="normalize",
+        dest="key_specs",
+        metavar="CLASSES",
+        help="compare with timestamp,uuid,ip,hex,number (or all) replaced by placeholders "
+        "(comma-separated, repeatable)",
+    )
+    keys.add_argument(
+        "--mask",
+        action=_InOrder,
+        const="mask",
+        dest="key_specs",
+        metavar="REGEX",
+        help="compare with every match of REGEX replaced by a placeholder (repeatable)",
+    )
+    keys.add_argument(
+        "--json-key",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="compare JSON-object records by this field only (dotted; repeatable)",
+    )
+    keys.add_argument(
+        "--json-ignore",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="compare JSON-object records without this field (dotted; repeatable)",
+    )
+    keys.add_argument(
+        "--show-keys",
+        action="store_true",
+        help="write each record's comparison key instead of deduplicating",
+    )
+    _transform_options(keys)
+    _record_options(keys)
+
+
+def _transform_options(keys: argparse._ArgumentGroup) -> None:
+    """Keys made by a shell command (in the same group)."""
+    keys.add_argument(
+        "-t",
+        "--hash-transform",
+        metavar="CMD",
+        help="compare records by the output of this shell command",
+    )
+    keys.add_argument(
+        "--transform-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="end a --hash-transform run that takes longer (default 60; 0: no limit)",
+    )
+
+
+def _record_options(keys: argparse._ArgumentGroup) -> None:
+    """How records are read: the delimiter, byte mode, decompression (in the same group)."""
+    keys.add_argument(
+        "-d",
+        "--delimiter",
+        default=None,
+        metavar="STR",
+        help=r"record delimiter, escapes \n \t \0 \r \\ (default \n)",
+    )
+    keys.add_argument(
+        "-x",
+        "--delimiter-hex",
+        default=None,
+        metavar="HEX",
+        help="byte delimiter in hex, e.g. 00 or 0x0d0a (needs --byte-mode)",
+    )
+    keys.add_argument("-b", "--byte-mode", action="store_true", help="binary records")
+    keys.add_argument(
+        "--no-decompress",
+        action="store_true",
+        help="read gzip/bzip2/xz/zstd input as it is (default: decompress it)",
+    )
+
+
+def _filter_options(parser: argparse.ArgumentParser) -> None:
+    """Which records take part (--track, --bypass and their files)."""
+    filters = parser.add_argument_group("filters (first matching pattern decides)")
+    for option, kind, text in (
+        ("--track", "track", "deduplicate only records matching REGEX"),
+        ("--bypass", "bypass", "pass records matching REGEX through untouched"),
+        ("--track-file", "track-file", "--track each pattern in FILE (one per line, # comments)"),
+        ("--bypass-file", "bypass-file", "--bypass each pattern in FILE"),
+    ):
+        filters.add_argument(
+            option,
+            action=_InOrder,
+            const=kind,
+            dest="filter_specs",
+            metavar="FILE" if kind.endswith("file") else "REGEX",
+            help=text,
+        )
+
+
+def _stream_options(parser: argparse.ArgumentParser) -> None:
+    """Interleaved sources: the rule per stream, the history shared."""
+    streams = parser.add_argument_group("interleaved sources (pods, processes, threads)")
+    streams.add_argument(
+        "--stream-by",
+        metavar="REGEX",
+        help="a record's stream is REGEX's first group (or whole match); windows are "
+        "taken per stream, the match is left out of the key; a record without a match "
+        "continues the stream before it",
+    )
+    streams.add_argument(
+        "--stream-by-json",
+        metavar="PATH",
+        help="a record's stream is this JSON field (left out of the key)",
+    )
+    streams.add_argument(
+        "--stream-idle",
+        type=int,
+        metavar="N",
+        help=f"a stream without a record for N records ends (default {DEFAULT_STREAM_IDLE:,})",
+    )
+    streams.add_argument(
+        "--max-streams",
+        type=int,
+        metavar="N",
+        help="beyond N streams the least recently active one ends "
+        f"(default {DEFAULT_MAX_STREAMS:,})",
+    )
+
+
+def _library_options(parser: argparse.ArgumentParser) -> None:
+    """Sequences loaded as seen, and the library a run saves to."""
+    library = parser.add_argument_group("library")
+    library.add_argument(
+        "-r",
+        "--read-sequences",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="load sequences from DIR as already seen (repeatable)",
+    )
+    library.add_argument(
+        "-l",
+        "--library-dir",
+        default=None,
+        metavar="DIR",
+        help="load sequences from DIR and save what this run saw",
+    )
+
+
+def _output_options(parser: argparse.ArgumentParser) -> None:
+    """What is written: records, markers, explanations, statistics."""
+    output = parser.add_argument_group("output")
+    output.add_argument(
+        "-i", "--inverse", action="store_true", help="emit only the records normal mode skips"
+    )
+    output.add_argument(
+        "-a", "--annotate", action="store_true", help="write a marker where duplicates were removed"
+    )
+    output.add_argument(
+        "--annotation-format",
+        default=None,
+        metavar="TEMPLATE",
+        help="marker text with {start} {end} {match_start} {match_end} {count} "
+        "{window_size} {file} {match_file}",
+    )
+    _fold_options_of(output)
+    output.add_argument(
+        "-e", "--explain", action="store_true", help="explain each decision on stderr"
+    )
+    output.add_argument("-q", "--quiet", action="store_true", help="no statistics")
+    output.add_argument(
+        "--top",
+        type=int,
+        default=0,
+        metavar="N",
+        help="after the statistics (also with -q), the N repeated sequences that "
+        "removed the most records",
+    )
+    output.add_argument("-p", "--progress", action="store_true", help="live progress on a terminal")
+    _run_modes(output)
+    output.add_argument(
+        "--stats-format",
+        choices=("table", "json"),
+        default="table",
+        help="statistics on stderr as a table (default) or JSON",
+    )
+    output.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="markers, summary lines, explanations and the table in colour: auto (on a "
+        "terminal, unless NO_COLOR is set; FORCE_COLOR forces it), always or never",
+    )
+
+
+def _run_modes(output: argparse._ArgumentGroup) -> None:
+    """Runs of another kind: a file followed, a window size suggested."""
+    output.add_argument(
+        "-F",
+        "--follow",
+        action="store_true",
+        help="follow the file as tail -F does (its end first; rotation, truncation and a "
+        "file that appears later survived) until Ctrl-C",
+    )
+    output.add_argument(
+        "--from-start", action="store_true", help="with --follow: read the file from its start"
+    )
+    output.add_argument(
+        "--rotate-wait",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="with --follow: after a rotation, read lines written late to the old file "
+        f"this long (default {DEFAULT_ROTATE_WAIT:g}; 0: not at all)",
+    )
+    output.add_argument(
+        "--suggest-window",
+        action="store_true",
+        help="print what each window size (1 to 50) would remove, the lengths of the "
+        "repeated blocks, and the -w to use; nothing else is written",
+    )
+    output.add_argument(
+        "--sample",
+        type=int,
+        default=None,
+        metavar="N",
+        help="with --suggest-window: read the first N records (default 1,000,000)",
+    )
+
+
+def _fold_options_of(output: argparse._ArgumentGroup) -> None:
+    """--fold and its settings."""
+    output.add_argument(
+        "--fold",
+        action="store_true",
+        help="write one summary line (records removed, copies, first seen, time span) "
+        "where each run of duplicates was removed",
+    )
+    output.add_argument(
+        "--fold-format",
+        default=None,
+        metavar="TEMPLATE|json",
+        help="summary line text: the --annotation-format fields and {removed} {copies} "
+        "{extra} {length} {id} {sequence} {first_time} {last_time} {part} {continues}; "
+        "or json (one object per line)",
+    )
+    output.add_argument(
+        "--fold-every",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"an interim summary line every N removed records of a run that goes on "
+        f"(default {DEFAULT_FOLD_EVERY:,}; 0: only at its end)",
+    )
+    output.add_argument(
+        "--fold-idle",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help=f"a summary line for the run so far when the input is idle this long "
+        f"(default {DEFAULT_FOLD_IDLE:g}; 0: never)",
+    )
