@@ -221,7 +221,6 @@ def compile_stream_pattern(pattern: str, byte_mode: bool) -> re.Pattern[Any]:
 NUMBER_FIELDS = ("start", "end", "match_start", "match_end", "count", "window_size")
 FILE_FIELDS = ("file", "match_file")  # the input a piece lies in, and its source's
 NAME_FIELDS = (*FILE_FIELDS, "stream", "match_stream")  # and with --stream-by, their streams
-ANNOTATION_FIELDS = NUMBER_FIELDS + NAME_FIELDS
 # --fold-format: the marker's fields, and what a summary line adds (README: Folding repeats)
 FOLD_NUMBER_FIELDS = (*NUMBER_FIELDS, "removed", "copies", "extra", "length", "part", "continues")
 FOLD_NAME_FIELDS = (*NAME_FIELDS, "id", "sequence", "first_time", "last_time")

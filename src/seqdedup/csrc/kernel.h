@@ -520,6 +520,7 @@ PyObject *seqdedup_py_first_match(PyObject *self, PyObject *args);
 int seqdedup_take_stretches(Matcher *m, size_t count, int64_t first_index);
 /* fold.c */
 PyObject *seqdedup_py_shortest_period(PyObject *self, PyObject *arg);
+PyObject *seqdedup_py_periodic_match(PyObject *self, PyObject *args);
 /* suggest.c */
 PyObject *seqdedup_py_window_tally(PyObject *self, PyObject *args);
 /* spread.c */
@@ -529,7 +530,6 @@ PyObject *seqdedup_py_earliest(PyObject *self, PyObject *args);
 PyObject *seqdedup_py_split_hash(PyObject *self, PyObject *args, PyObject *kwds);
 /* prefix.c */
 PyObject *seqdedup_py_stream_prefixes(PyObject *self, PyObject *args);
-PyObject *seqdedup_py_periodic_match(PyObject *self, PyObject *args);
 
 /* module.c */
 PyObject *seqdedup_py_json_keys(PyObject *self, PyObject *args, PyObject *kwds);
