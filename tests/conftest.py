@@ -9,6 +9,23 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+# Property-based tests: a quick profile while working (a fifth of each test's examples,
+# 20 where a test names none), the full one where CI=true (CI sets it): the same
+# command, `python -m pytest`, either way.
+FULL = os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+
+
+def examples(count: int) -> int:
+    """A test's number of Hypothesis examples under the profile in use."""
+    return count if FULL else max(10, count // 5)
+
+
+from hypothesis import settings as _hypothesis_settings  # noqa: E402
+
+_hypothesis_settings.register_profile("quick", max_examples=20)
+_hypothesis_settings.register_profile("full")
+_hypothesis_settings.load_profile("full" if FULL else "quick")
+
 # Never the real user's settings file: every run in the tests (in this process and the
 # commands it starts) looks for one in an empty directory of its own.
 os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="seqdedup-tests-config-")

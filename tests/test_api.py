@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from seqdedup import Config, Deduplicator, UsageError, deduplicate
 from seqdedup.api import process_stream
 
+from conftest import examples
 from oracle import kept, skipped_flags
 
 alphabet_lists = st.integers(1, 5).flatmap(
@@ -17,14 +18,14 @@ alphabet_lists = st.integers(1, 5).flatmap(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(records=alphabet_lists, window=st.integers(1, 12), history=st.sampled_from([None, 100]))
 def test_deduplicate_matches_oracle(records, window, history):
     out = list(deduplicate(records, window_size=window, max_history=history, batch_size=7))
     assert out == kept(records, window, history)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     records=alphabet_lists,
     window=st.integers(1, 8),

@@ -12,6 +12,7 @@ from seqdedup import Deduplicator
 from seqdedup.config import FilterRule
 from seqdedup.engine import hash_words
 
+from conftest import examples
 from oracle import attribution_pieces, skipped_flags
 
 MARKER = "M {start} {end} {match_start} {match_end} {count}"
@@ -37,7 +38,7 @@ keys_strategy = st.integers(1, 4).flatmap(
 )
 
 
-@settings(max_examples=250, deadline=None)
+@settings(max_examples=examples(250), deadline=None)
 @given(
     keys=keys_strategy,
     window=st.integers(1, 8),
@@ -80,7 +81,7 @@ def test_markers_tile_the_skipped_records_with_equal_earlier_sources(
     assert len(explained) == sum(1 for line in out if line.startswith("M "))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(keys=keys_strategy, window=st.integers(1, 6))
 def test_inverse_is_the_exact_complement(keys, window):
     records = numbered(keys)
@@ -92,7 +93,7 @@ def test_inverse_is_the_exact_complement(keys, window):
     assert inverse_stats == normal_stats
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(keys=keys_strategy, window=st.integers(1, 6), limit=st.integers(1, 3))
 def test_eviction_never_changes_what_is_skipped(keys, window, limit):
     records = numbered(keys)
@@ -166,7 +167,7 @@ def test_marker_at_the_end_and_in_byte_mode():
     assert d.last_record_written is False
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     keys=keys_strategy,
     window=st.integers(1, 6),
@@ -188,7 +189,7 @@ def test_markers_do_not_depend_on_how_input_is_chunked(keys, window, history, si
     assert annotated(sizes) == annotated([len(records) or 1])
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(keys=keys_strategy, window=st.integers(1, 6))
 def test_limited_and_unlimited_history_agree_while_nothing_is_forgotten(keys, window):
     records = numbered(keys[:100])  # shorter than the smallest history
@@ -203,7 +204,7 @@ filtered_records = st.lists(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     records=filtered_records,
     window=st.integers(1, 5),
@@ -364,7 +365,7 @@ def test_attribution_work_is_linear_on_text_with_many_short_repeats(key_work, en
         assert work[1] < 5 * work[0], work  # linear: about 4x; quadratic: about 16x
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(
     keys=keys_strategy,
     window=st.integers(1, 6),
@@ -395,7 +396,7 @@ def test_a_run_follows_every_occurrence_of_its_first_window():
     assert markers == ["M 4 7 1 4 2", "M 8 16 4 12 2"]
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=examples(120), deadline=None)
 @given(
     keys=st.integers(1, 3).flatmap(
         lambda k: st.lists(st.sampled_from("abc"[:k]), min_size=150, max_size=400)
@@ -448,7 +449,7 @@ def top_rows(keys: list[str], window: int, limit: int | None) -> tuple[Deduplica
     return d, rows
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(keys=keys_strategy, window=st.integers(1, 5))
 def test_top_sequences_count_what_the_oracle_repeats(keys, window):
     """--top: per distinct piece content, repeats and records removed as the oracle's
@@ -501,7 +502,7 @@ def top_oracle(keys: list[str], window: int, limit: int) -> list[dict[str, objec
     ]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(keys=keys_strategy, window=st.integers(1, 4), limit=st.integers(1, 4))
 def test_top_with_a_small_sequences_table_keeps_what_it_keeps(engine, keys, window, limit):
     """--top alone is counted by the kernel's attribution (each sequence's first piece
@@ -549,7 +550,7 @@ def counted_on_a_thread(streams, step, **options):
     return stats, made
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     streams=st.lists(st.lists(st.sampled_from("abc"), max_size=120), min_size=1, max_size=3),
     window=st.integers(1, 4),

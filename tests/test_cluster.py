@@ -21,7 +21,7 @@ from seqdedup.cluster import deduplicate_files
 from seqdedup.config import FilterRule
 from seqdedup.errors import SeqdedupError
 
-from conftest import user_env
+from conftest import examples, user_env
 
 records = st.lists(st.sampled_from(["a", "b", "c", "ts 1", "ts 22", "d"]), max_size=50)
 file_sets = st.lists(
@@ -67,7 +67,9 @@ options_strategy = st.fixed_dictionaries(
 
 @pytest.mark.usefixtures("engine")  # each engine hashes its own way
 @settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(40),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(
     contents=file_sets,
@@ -157,7 +159,9 @@ def local_cluster():
 
 @pytest.mark.usefixtures("engine")  # each engine hashes its own way
 @settings(
-    max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(5),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(contents=file_sets, window=st.integers(1, 4), block=st.integers(1, 24))
 def test_matches_sequential_runs_on_a_local_cluster(
@@ -344,7 +348,7 @@ def test_rows_carry_the_whole_128_bit_identity(tmp_path, monkeypatch):
     assert want[0] == b"a\nb\nc\nd\ne\n"  # the rule itself: the repeat of "a b c" goes
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     parts=st.lists(st.lists(st.integers(0, 11), max_size=40), min_size=1, max_size=3),
     library=st.lists(st.integers(0, 11), max_size=4),

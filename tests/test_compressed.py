@@ -18,6 +18,8 @@ from hypothesis import strategies as st
 from seqdedup import SeqdedupError
 from seqdedup.records import DecodedChunks, _format_of
 
+from conftest import examples
+
 COMPRESS = {
     "gzip": gzip.compress,
     "bzip2": bz2.compress,
@@ -45,7 +47,7 @@ def decoded(data: bytes, step: int = 1 << 20, decompress: bool = True) -> bytes:
     return b"".join(DecodedChunks(Trickle(data, step), decompress))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     data=st.binary(max_size=3000) | st.text(max_size=3000).map(str.encode),
     kind=st.sampled_from(sorted(COMPRESS)),

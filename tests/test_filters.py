@@ -9,6 +9,7 @@ from seqdedup import filters as filters_module
 from seqdedup.config import FilterRule
 from seqdedup.filters import TRACKED, UNMATCHED, FilterList, load_pattern_file
 
+from conftest import examples
 from oracle import reference_output
 
 # Records like "E1", "ts3", "I2": a kind prefix and a small alphabet of bodies.
@@ -22,7 +23,7 @@ rules_strategy = st.lists(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     records=records_strategy,
     rules=rules_strategy,
@@ -123,7 +124,7 @@ PATTERNS = [
 ]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     records=st.lists(
         st.text(alphabet=st.sampled_from("ERORrx é:\x1c\t\n1234a.bts"), max_size=12).map(

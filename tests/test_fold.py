@@ -16,7 +16,7 @@ from seqdedup.errors import UsageError
 from seqdedup.fold import periodic_match, shortest_period
 from seqdedup.library.store import encode_records
 
-from conftest import arrived, kernel_built, live, new_lines_arrive_at_once
+from conftest import arrived, examples, kernel_built, live, new_lines_arrive_at_once
 from oracle import (
     fold_parts,
     reference_output,
@@ -115,7 +115,7 @@ def check_placement(out: list[bytes]) -> None:
             assert all(n > line["end"] for n in numbers[k + 1 :] if n is not None)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     keys=keys_strategy,
     window=st.integers(1, 5),
@@ -132,7 +132,7 @@ def test_summary_lines_equal_the_oracle(engine, keys, window, every, sizes):
     check_placement(out)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     streams=st.lists(keys_strategy, min_size=2, max_size=3),
     window=st.integers(1, 4),
@@ -331,7 +331,7 @@ def test_wrong_fold_options_are_one_line_and_no_output(run_cli, args, message):
 
 
 @pytest.mark.skipif(not kernel_built(), reason="the compiled kernel is not built")
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     keys=st.lists(st.sampled_from("ab"), min_size=1, max_size=40),
     offset=st.integers(0, 50),
@@ -350,7 +350,7 @@ def test_the_kernel_compares_and_scans_as_the_definitions(keys, offset, text):
     assert kernel_timestamp(_kernel.first_match, record) == first_timestamp(record)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     keys=keys_strategy,
     window=st.integers(1, 5),
@@ -401,7 +401,7 @@ def test_bytes_in_any_cut_give_the_lines_records_give(
         assert d.stats.top_sequences is not None
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     keys=st.lists(st.sampled_from(["a", "b", "c", "ts"]), max_size=80),
     window=st.integers(1, 4),

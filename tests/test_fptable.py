@@ -7,6 +7,8 @@ from hypothesis import strategies as st
 from seqdedup.engine import hash_ints, hash_lanes
 from seqdedup.fptable import FirstStartTable
 
+from conftest import examples
+
 
 def reference(batches):
     """A dict from fingerprint to first start."""
@@ -26,7 +28,7 @@ small_or_one_lane = st.one_of(
 )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     st.lists(
         st.lists(small_or_one_lane, max_size=400),

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from seqdedup.engine import MASK64, hash_words
 from seqdedup.matcher import WindowMatcher
 
-from conftest import ENGINES, kernel_built, seqdedup_command, user_env
+from conftest import ENGINES, examples, kernel_built, seqdedup_command, user_env
 from oracle import skipped_flags
 
 SEED = 0x0F1E2D3C4B5A6978_8796A5B4C3D2E1F0
@@ -143,7 +143,7 @@ def long_window_inputs(draw):
     return "".join(chars), window, history
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(long_window_inputs())
 def test_long_windows_match_the_oracle_on_every_engine(case):
     text, window, history = case
@@ -168,7 +168,7 @@ def test_two_windows_forced_to_share_a_fingerprint_are_both_kept(engine):
     assert decide(engine, list("abba"), 2, 50, force_collisions=True) == [True] * 4
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     keys=keys_strategy,
     window=st.integers(2, 6),
@@ -184,7 +184,7 @@ def test_a_shared_fingerprint_never_skips_a_record(keys, window, history):
         assert all(k for k, r in zip(keep, rule, strict=True) if r), engine
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(keys=keys_strategy, window=st.integers(2, 6))
 def test_runs_of_repeats_are_confirmed_record_by_record(keys, window):
     """Along a run of repeats the comparison takes one record per window: a copy that
@@ -204,7 +204,7 @@ stream_records = st.lists(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     records=stream_records,
     window=st.integers(2, 5),

@@ -24,7 +24,7 @@ from seqdedup.api import process_stream
 from seqdedup.config import FilterRule
 from test_kernel import Chunked
 
-from conftest import library_command
+from conftest import examples, library_command
 from oracle import interleaved_fold_parts, interleaved_runs, interleaved_skipped, skipped_flags
 
 PREFIX = r"^\[(\w+)\] "
@@ -53,7 +53,7 @@ def feed_in_cuts(dedup: Deduplicator, records: list[bytes], cuts: list[int]) -> 
     return out + dedup.feed(records[at:]) + dedup.flush()
 
 
-@settings(max_examples=250, deadline=None)
+@settings(max_examples=examples(250), deadline=None)
 @given(
     records=records_strategy,
     window=st.integers(1, 4),
@@ -83,7 +83,7 @@ def test_both_engines_follow_the_oracle(engine, records, window, idle, max_strea
     assert markers == counts
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     records=st.lists(
         st.tuples(st.one_of(st.none(), st.sampled_from("pq")), st.sampled_from("ab")),
@@ -101,7 +101,7 @@ def test_a_limited_history_counts_from_the_earlier_windows_end(engine, records, 
     assert out == [text for text, skip in zip(texts, expected, strict=True) if skip == inverse]
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=examples(120), deadline=None)
 @given(
     records=st.lists(st.tuples(st.sampled_from("pq"), st.sampled_from("abc#")), max_size=60),
     window=st.integers(1, 3),
@@ -125,7 +125,7 @@ def test_pass_through_records_take_no_part_and_any_cut_of_bytes_agrees(
     assert sink.getvalue() == b"".join(t + b"\n" for t in expected)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     keys=st.lists(st.sampled_from("abc"), max_size=80),
     window=st.integers(1, 5),
@@ -343,7 +343,7 @@ def test_byte_mode_names_streams_by_bytes(engine):
     assert [row["name"] for row in dedup.stats.streams] == ["\\xff", "\x00"]
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=examples(120), deadline=None)
 @given(records=records_strategy, window=st.integers(1, 4), cuts=st.lists(st.integers(0, 70)))
 def test_top_counts_each_runs_sequence(engine, records, window, cuts):
     """--top with streams: per distinct run content, the records removed, how often it
@@ -367,7 +367,7 @@ PIECES = ["\\[", "\\]", " ", "-", "a", "b", "\\d", "\\w", "\\S", "[^]]", "[a-c]"
 QUANTIFIERS = ["", "+", "*", "?", "{2}", "{1,3}"]
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(
     parts=st.lists(
         st.tuples(st.sampled_from(PIECES), st.sampled_from(QUANTIFIERS)), min_size=1, max_size=5
@@ -410,7 +410,7 @@ def test_common_stream_patterns_are_prefix_programs():
         assert prefix_program(re.compile(text.encode())) is None, text
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     first=records_strategy,
     second=records_strategy,
@@ -470,7 +470,7 @@ FOLD_FIELDS = "{start} {end} {removed} {copies} {extra} {length} {count} {part} 
 FOLD_LINE = "F " + FOLD_FIELDS + " {stream} {match_start} {match_end}"
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     records=records_strategy,
     window=st.integers(1, 4),

@@ -20,7 +20,7 @@ from seqdedup.config import Config, FilterRule
 from seqdedup.library.store import encode_records
 from seqdedup.matcher import WindowMatcher, coefficients, fingerprints_py
 
-from conftest import kernel_built, user_env
+from conftest import examples, kernel_built, user_env
 from oracle import skipped_flags
 
 if not kernel_built():
@@ -49,14 +49,14 @@ def test_xxh64_published_vectors(data, seed, expected):
     assert _kernel._xxh64(data, seed) == expected
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(data=st.binary(max_size=200), seed=st.integers(0, 2**64 - 1))
 def test_xxh64_equals_the_reference_library(data, seed):
     xxhash = pytest.importorskip("xxhash")
     assert _kernel._xxh64(data, seed) == xxhash.xxh64_intdigest(data, seed)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(records=st.lists(st.binary(max_size=80), max_size=6), seed=st.integers(0, 2**128 - 1))
 def test_hash_records_is_xxh64_of_each_key_with_each_lane_seed(records, seed):
     """A key hash is 128 bits: XXH64 with each of the run's two 64-bit secrets (the low
@@ -80,7 +80,7 @@ def test_a_seed_outside_128_bits_is_refused():
         _kernel.Matcher(2, seed=1.5)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(records=st.lists(st.binary(max_size=20), max_size=8), skip=st.integers(0, 4), cut=st.data())
 def test_hash_encoded_equals_hash_records_and_refuses_damaged_rows(records, skip, cut):
     encoded = encode_records(records)
@@ -104,7 +104,7 @@ utf8ish = st.lists(
 ).map(b"".join)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(record=utf8ish, skip=st.integers(0, 12))
 def test_key_offset_counts_characters_as_python_decodes_them(record, skip):
     text = record.decode("utf-8", "surrogateescape")
@@ -151,7 +151,7 @@ def pack_starts(values):
     return array("q", values).tobytes()
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(
     keys=keys_strategy,
     window=st.integers(1, 12),
@@ -204,7 +204,7 @@ blocks_strategy = st.lists(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     blocks=blocks_strategy,
     order=st.lists(st.integers(0, 4), min_size=1, max_size=60),
@@ -351,7 +351,7 @@ def run_engine(engine, data, cuts, **options):
             os.environ["SEQDEDUP_ENGINE"] = before
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     records=records_strategy,
     window=st.integers(1, 6),
@@ -390,7 +390,7 @@ def test_both_engines_give_identical_runs(
     assert c_stats == py_stats
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     records=st.lists(
         st.sampled_from([b"", b"a", b"ab", b"ba", b"aab", b"xab|ab", b"|"]), max_size=40
@@ -431,7 +431,7 @@ FILTER_SETS = [
 ]
 
 
-@settings(max_examples=250, deadline=None)
+@settings(max_examples=examples(250), deadline=None)
 @given(
     records=st.lists(
         st.one_of(st.sampled_from(["a", "b", "c", "", "ab", "b a", "cx"]), st.just("é a")),
@@ -467,7 +467,7 @@ def test_the_filtered_chunk_path_equals_the_record_path(
     assert c_stats.top_sequences == py_stats.top_sequences
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=examples(120), deadline=None)
 @given(
     first=records_strategy,
     second=records_strategy,

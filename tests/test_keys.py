@@ -7,6 +7,8 @@ from hypothesis import strategies as st
 from seqdedup import deduplicate
 from seqdedup.keys import KeyMaker
 
+from conftest import examples
+
 
 def test_skip_chars_counts_characters_in_text_mode():
     keys = KeyMaker(skip_chars=2).keys(["éé-x".encode(), b"ab-x", b"a"])
@@ -51,7 +53,7 @@ field_records = st.lists(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(records=field_records, fields=st.integers(0, 3), chars=st.integers(0, 2))
 def test_skip_fields_then_chars_on_both_engines(records, fields, chars):
     """The key leaves out the first fields, then characters: Python's keys, the
@@ -98,7 +100,7 @@ def test_skip_fields_is_what_uniq_f_compares():
         assert len(by_uniq.stdout.splitlines()) == len(ours), (first, second, count)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     records=field_records,
     fields=st.integers(0, 3),

@@ -15,7 +15,7 @@ from seqdedup.library import save as saving
 from seqdedup.library.load import load_library
 from seqdedup.library.store import DB_NAME, decode_records, encode_records
 
-from conftest import kernel_built
+from conftest import examples, kernel_built
 from oracle import skipped_flags
 
 
@@ -36,7 +36,9 @@ alphabet = st.integers(1, 4).flatmap(
 
 
 @settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(60),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(
     x=alphabet,
@@ -62,7 +64,9 @@ def library_rows(library):
 
 
 @settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(60),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(x=alphabet, y=alphabet, window=st.integers(1, 5))
 def test_what_the_library_holds_is_not_saved_again(tmp_path_factory, x, y, window):
@@ -346,7 +350,9 @@ noisy = st.lists(st.sampled_from([b"a 1", b"a 2", b"b 0x1f", b"b 0xee", b"c", b"
 
 
 @settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(60),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(x=noisy, y=noisy, window=st.integers(1, 4))
 def test_a_library_saved_with_a_normalisation_matches_the_same_keys_later(

@@ -11,6 +11,7 @@ from seqdedup import matcher
 from seqdedup.engine import hash_ints
 from seqdedup.matcher import PRIME, WindowMatcher, coefficients, fingerprints_py
 
+from conftest import examples
 from oracle import skipped_flags
 
 
@@ -55,7 +56,7 @@ keys_strategy = st.integers(1, 5).flatmap(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(
     keys=keys_strategy,
     window=st.integers(1, 12),
@@ -72,7 +73,7 @@ def test_matches_oracle(keys, window, history, chunks, numpy_threshold):
     assert keep == [not s for s in skipped_flags(keys, window, history)]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     period=st.lists(st.sampled_from("ab"), min_size=1, max_size=4),
     repeats=st.integers(20, 80),
@@ -186,7 +187,7 @@ def test_history_table_stays_bounded():
     assert m.remembered_windows <= 2 * 100 + 1024
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     keys=keys_strategy,
     window=st.integers(1, 8),
@@ -224,7 +225,7 @@ def new_material_oracle(keys, window, history):
     return covered
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     keys=keys_strategy,
     window=st.integers(1, 6),
@@ -243,7 +244,7 @@ def test_new_material_flags_with_or_without_sources(keys, window, history, chunk
     assert m.new_material == new_material_oracle(keys, window, history)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     st.lists(
         st.one_of(

@@ -15,7 +15,7 @@ from seqdedup import engine as kernel
 from seqdedup.library.store import encode_records
 from seqdedup.normalize import ALL, CLASSES, KeySteps, normalize_py, parse_classes
 
-from conftest import kernel_built
+from conftest import examples, kernel_built
 from oracle import skipped_flags
 
 EXAMPLES = [
@@ -139,7 +139,7 @@ texts = st.lists(st.sampled_from(PIECES), max_size=16).map(
 
 
 @pytest.mark.skipif(not kernel_built(), reason="needs the compiled kernel")
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=examples(3000), deadline=None)
 @given(text=texts, bits=st.integers(1, ALL))
 def test_the_kernel_scanner_is_the_regular_expressions(text, bits):
     from seqdedup import _kernel
@@ -198,7 +198,7 @@ FILLERS = {
 }
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     words=st.lists(
         st.sampled_from(["GET", "retry", "failed:", "id=", "from", "(", ")", "took"]), max_size=6
@@ -231,7 +231,7 @@ records_strategy = st.lists(
 
 @pytest.mark.usefixtures("engine")
 class TestInTheEngine:
-    @settings(max_examples=200, deadline=None)
+    @settings(max_examples=examples(200), deadline=None)
     @given(
         records=records_strategy,
         window=st.integers(1, 5),

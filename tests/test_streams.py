@@ -18,6 +18,7 @@ from seqdedup import engine as kernel
 from seqdedup.config import FilterRule
 from seqdedup.matcher import WindowMatcher
 
+from conftest import examples
 from oracle import attribution_pieces_streams, skipped_flags_streams
 
 streams_strategy = st.integers(1, 4).flatmap(
@@ -47,7 +48,7 @@ def push_streams(m, streams, chunk):
     return keep
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     streams=streams_strategy,
     window=st.integers(1, 8),
@@ -109,7 +110,7 @@ def expected_kept(streams, window, history=None):
 
 @pytest.mark.usefixtures("engine")
 class TestDeduplicator:
-    @settings(max_examples=150, deadline=None)
+    @settings(max_examples=examples(150), deadline=None)
     @given(
         streams=streams_strategy,
         window=st.integers(1, 6),
@@ -141,7 +142,7 @@ class TestDeduplicator:
         assert [row["lines"]["total"] for row in files] == [len(s) for s in streams]
         assert sum(row["lines"]["skipped"] for row in files) == d.stats.skipped
 
-    @settings(max_examples=150, deadline=None)
+    @settings(max_examples=examples(150), deadline=None)
     @given(
         streams=streams_strategy,
         window=st.integers(1, 6),
@@ -177,7 +178,7 @@ class TestDeduplicator:
             want = want[:-1]  # the input's final record, written as read
         assert out.decode() == want
 
-    @settings(max_examples=60, deadline=None)
+    @settings(max_examples=examples(60), deadline=None)
     @given(streams=streams_strategy, window=st.integers(1, 5))
     def test_one_run_equals_runs_in_turn_with_a_shared_library(self, streams, window):
         together, _ = run_records(streams, window)
@@ -190,7 +191,7 @@ class TestDeduplicator:
                 in_turn += [o.decode() for o in d.feed(numbered(keys)) + d.flush()]
         assert together == in_turn
 
-    @settings(max_examples=60, deadline=None)
+    @settings(max_examples=examples(60), deadline=None)
     @given(
         streams=streams_strategy,
         window=st.integers(1, 5),
@@ -221,7 +222,7 @@ class TestDeduplicator:
             r.decode() for r, s in zip(numbered(later), skipped, strict=True) if not s
         ]
 
-    @settings(max_examples=80, deadline=None)
+    @settings(max_examples=examples(80), deadline=None)
     @given(streams=streams_strategy, window=st.integers(1, 5))
     def test_filters_pass_records_through_in_each_stream(self, streams, window):
         """Records with key "d" are bypassed: they pass through and take no part."""

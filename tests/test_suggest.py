@@ -16,7 +16,7 @@ from seqdedup.config import Config
 from seqdedup.engine import hash_words
 from seqdedup.suggest import WIDTHS, suggest
 
-from conftest import seqdedup_command, user_env
+from conftest import examples, seqdedup_command, user_env
 from oracle import skipped_flags
 
 
@@ -37,7 +37,7 @@ keys_strategy = st.integers(1, 4).flatmap(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(keys=keys_strategy)
 def test_each_width_removes_what_the_rule_removes(engine, keys):
     result = suggest([k.encode() for k in keys], Config(max_history=None))
@@ -49,7 +49,7 @@ def test_each_width_removes_what_the_rule_removes(engine, keys):
     assert sum(b["records"] for b in result["repeated_blocks"]) == sum(blocks)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(keys=st.lists(st.sampled_from(["a", "b"]), max_size=60))
 def test_the_kernels_tally_is_the_rule(keys):
     kernel = pytest.importorskip("seqdedup._kernel")

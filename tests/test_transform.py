@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from seqdedup import SeqdedupError, deduplicate
 from seqdedup.keys import ShellTransform
 
-from conftest import seqdedup_command, user_env
+from conftest import examples, seqdedup_command, user_env
 from oracle import reference_output
 
 
@@ -48,7 +48,7 @@ def test_failing_command_is_a_clear_error():
         ShellTransform("echo oops >&2; exit 3")([b"x"])
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(
     records=st.lists(st.sampled_from(["1:a", "2:a", "1:b", "3:b", "2:c"]), max_size=40),
     window=st.integers(1, 4),
@@ -80,7 +80,7 @@ def test_order_dependent_command_on_sorted_first_records_is_caught(run_cli):
     assert transform.batch_mode is False
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(records=st.lists(st.sampled_from(["a", "b", "c", "d"]), min_size=2, max_size=40))
 def test_sort_as_a_transform_matches_the_oracle(records):
     """Per record, `sort` is the identity: the result must be that of no transform."""

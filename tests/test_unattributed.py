@@ -14,6 +14,7 @@ from seqdedup.api import process_streams
 from seqdedup.attribution import Attributor, DecisionCount, KernelAttributor
 from seqdedup.config import FilterRule
 
+from conftest import examples
 from oracle import skipped_flags_streams
 
 streams_strategy = st.integers(1, 4).flatmap(
@@ -29,7 +30,7 @@ def run(streams, **options):
 
 
 @pytest.mark.usefixtures("engine")
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     streams=streams_strategy,
     window=st.integers(1, 4),
