@@ -214,7 +214,7 @@ stream_records = st.lists(
 def test_a_shared_fingerprint_never_skips_a_stream_record(records, window, history, idle):
     """--stream-by's matchers (the kernel's and the Python one), every fingerprint
     equal: never a record skipped that the rule per stream keeps."""
-    from seqdedup.interleaved import Entry, StreamDecider
+    from seqdedup.streamby.decider import Entry, StreamDecider
 
     from oracle import interleaved_skipped
 

@@ -29,7 +29,7 @@ from seqdedup.stopping import graceful, requested
 from seqdedup.timelimit import PatternTimeout
 
 if TYPE_CHECKING:
-    from seqdedup.interleaved_path import KernelStreamPath, StreamPath
+    from seqdedup.streamby.path import KernelStreamPath, StreamPath
 
 
 class Deduplicator:
@@ -75,7 +75,7 @@ class Deduplicator:
         ordered = config.annotate or on_explain is not None
         self._streams: StreamPath | KernelStreamPath | None = None
         if config.stream_split:
-            from seqdedup.interleaved_path import stream_path
+            from seqdedup.streamby.path import stream_path
 
             self._streams = stream_path(self._stages, ordered)
         self._records: RecordPath = self._streams or RecordPath(self._stages, ordered)
@@ -420,7 +420,7 @@ def show_keys(
     delimiter = config.delimiter
     count = 0
     if config.stream_split:  # the stream's name is not part of the key
-        from seqdedup.interleaved import StreamNamer
+        from seqdedup.streamby.decider import StreamNamer
 
         namer = StreamNamer(config)
 

@@ -97,7 +97,7 @@ def _first_difference(data: bytes | bytearray, unit: bytes, at: int, phase: int,
     return take
 
 
-class _Run:
+class FoldRun:
     """The run being folded (tracked indices, ``stop`` exclusive)."""
 
     __slots__ = (
@@ -154,7 +154,7 @@ class _Unit:
         self.source = source  # where it was first seen (tracked index; < 0: a library)
 
 
-class _Sequences:
+class Sequences:
     """What sequence a run repeats, and its id (the comparisons in the kernel when it
     runs)."""
 
@@ -174,7 +174,7 @@ class _Sequences:
         self._on_sequence = on_sequence  # (digest, records) of each new sequence: -l
         self._digests: OrderedDict[bytes, bytes] = OrderedDict()  # sequence keys -> id
 
-    def of(self, run: _Run, fix: bool = False) -> _Unit:
+    def of(self, run: FoldRun, fix: bool = False) -> _Unit:
         """The run's sequence: the shortest period of its first piece, first seen at
         the piece's source. While that piece goes on past the records taken, of the
         piece so far against the earliest source it still matches (a provisional
@@ -228,7 +228,7 @@ class Folder:
         kernel: Any = None,
     ) -> None:
         self._config = config
-        self._sequences = _Sequences(keys, open_source, on_sequence, kernel)
+        self._sequences = Sequences(keys, open_source, on_sequence, kernel)
         self._match = self._sequences.match
         # The timestamp scan in the kernel when it runs.
         self._stamp: Callable[[bytes], str] = (
@@ -243,7 +243,7 @@ class Folder:
         # With filters, the input record numbers of records taken early (not decided
         # yet, so attribution does not hold them): tracked index -> number.
         self._early_numbers: dict[int, int] = {}
-        self._run: _Run | None = None
+        self._run: FoldRun | None = None
         self._folded = FoldedCounts(config.max_unique_sequences)
 
     def append_keys(self, hashes: Any) -> None:
@@ -282,7 +282,7 @@ class Folder:
             at = max(start, self._taken)  # (records settled early were taken then)
             if at < stop:
                 if run is None:
-                    run = self._run = _Run(at, firsts.get(at))
+                    run = self._run = FoldRun(at, firsts.get(at))
                 where = (at - first) * KEY, (stop - first) * KEY
                 self._extend(run, keys[where[0] : where[1]], records[at - start :], lines)
         if run is not None and run.stop < first + size:  # the record after it is kept
@@ -333,7 +333,7 @@ class Folder:
         if at < stop:
             run = self._run
             if run is None:
-                run = self._run = _Run(at, None)
+                run = self._run = FoldRun(at, None)
             base = self._key_base
             keys = bytes(self._keys[(at - base) * KEY : (stop - base) * KEY])
             self._extend(run, keys, records[at - first :], lines)
@@ -355,7 +355,7 @@ class Folder:
 
     # -- internals ------------------------------------------------------------------
     def _extend(
-        self, run: _Run, keys: bytes, records: Sequence[bytes], lines: list[tuple[int, bytes]]
+        self, run: FoldRun, keys: bytes, records: Sequence[bytes], lines: list[tuple[int, bytes]]
     ) -> None:
         """Add the run's next skipped records. A part that holds ``--fold-every``
         records gets its line when the run goes on past it (so where lines fall does
@@ -373,12 +373,12 @@ class Folder:
                 self._sequences.of(run, fix=True)
             taken += take
 
-    def _complete(self, run: _Run) -> list[tuple[int, bytes]]:
+    def _complete(self, run: FoldRun) -> list[tuple[int, bytes]]:
         """The run ended: the line of its last part (none if an idle line took it all)."""
         self._run = None
         return [self._part_line(run, continues=False)] if run.stop > run.part_start else []
 
-    def _part_line(self, run: _Run, continues: bool) -> tuple[int, bytes]:
+    def _part_line(self, run: FoldRun, continues: bool) -> tuple[int, bytes]:
         """The line for the run's current part; a new part begins after it."""
         unit = run.unit if run.unit is not None else self._sequences.of(run)
         start, stop = run.part_start, run.stop
@@ -411,7 +411,7 @@ class FoldedCounts:
 
 
 def part_fields(
-    run: _Run, unit: _Unit, folded: FoldedCounts, stamp: Callable[[bytes], str], continues: bool
+    run: FoldRun, unit: _Unit, folded: FoldedCounts, stamp: Callable[[bytes], str], continues: bool
 ) -> dict[str, Any]:
     """A line's fields of the run's current part (what it removed, of which sequence,
     when); a new part begins after it. The caller adds where it lies and its source."""

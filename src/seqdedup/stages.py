@@ -107,7 +107,7 @@ class Stages:
                 whole_runs=bool(config.read_sequences),
             )
             self.matcher.new_material = []
-        # (a --stream-by run folds its stream runs itself: interleaved_path)
+        # (a --stream-by run folds its stream runs itself: streamby.path)
         self.folder = make_folder(self) if config.fold and not config.stream_split else None
         self.released = 0  # records released so far (record numbers are 1-based)
         # Whether the last thing released was the last released record (not a marker);
@@ -356,7 +356,7 @@ def make_attributor(
         or config.library_dir is not None
     )
     if config.stream_split or not (pieces_read or config.sequence_stats):
-        return DecisionCount()  # (a stream run counts its own: interleaved_path.StreamCount)
+        return DecisionCount()  # (a stream run counts its own: streamby.path.StreamCount)
     if engine is not None:
         # --top alone reads each sequence's first piece only: the kernel counts the rest
         top_only = bool(config.top) and not (

@@ -326,7 +326,7 @@ static PyMethodDef kernel_methods[] = {
     {"stream_prefixes", seqdedup_py_stream_prefixes, METH_VARARGS,
      "stream_prefixes(records, sets, mins, maxes, name_from, name_to, ascii_only=False) -> "
      "(names, found, keys) | None: --stream-by's names by a prefix program (see "
-     "interleaved.prefix_program)"},
+     "streamby.decider.prefix_program)"},
     {"window_tally", seqdedup_py_window_tally, METH_VARARGS,
      "window_tally(keys, widths) -> [(removed, runs, run lengths)]: per width (increasing), "
      "what the rule with an unlimited history removes from these 16-byte key hashes"},

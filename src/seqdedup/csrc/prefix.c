@@ -1,7 +1,7 @@
 /*
  * --stream-by's names at C speed for patterns that are a *prefix program*: anchored at
  * the record's start, a sequence of steps, each a set of bytes taken between min and
- * max times (greedily), one span of steps the name. interleaved.prefix_program makes
+ * max times (greedily), one span of steps the name. streamby.decider.prefix_program makes
  * one from a regular expression only where greedy matching without backtracking finds
  * exactly what the expression finds; everything else stays with Python's `re`.
  */

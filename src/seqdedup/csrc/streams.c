@@ -1,6 +1,6 @@
 /*
  * seqdedup._kernel.StreamMatcher: the skip rule per stream with one shared history
- * (--stream-by), the twin of interleaved.StreamDecider for runs that report nothing per
+ * (--stream-by), the twin of streamby.decider.StreamDecider for runs that report nothing per
  * run. Records come as key hashes and lanes (a small id the caller gives each active
  * stream); per lane the last W hashes and positions, the rolling fingerprint, the open
  * run and its counts. Unlimited history: one first-end table; a window repeats when its

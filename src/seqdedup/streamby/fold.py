@@ -1,7 +1,7 @@
 """``--fold`` with ``--stream-by``: one summary line for each duplicate run of a stream.
 
 A stream's run is attributed as a whole (its source is the earliest occurrence of its
-first window, see :mod:`seqdedup.interleaved`), so its sequence is the shortest period
+first window, see :mod:`seqdedup.streamby.decider`), so its sequence is the shortest period
 of the whole run, fixed when the run ends (or when HELD_MAX of its records are held).
 Its line stands right after the run's last record in the output (where its marker
 would stand), before the next record written. A run that goes on past ``--fold-every``
@@ -20,8 +20,8 @@ from seqdedup.errors import visible
 from seqdedup.fold import (
     KEY,
     FoldedCounts,
-    _Run,
-    _Sequences,
+    FoldRun,
+    Sequences,
     first_timestamp,
     kernel_timestamp,
     line_text,
@@ -30,11 +30,11 @@ from seqdedup.fold import (
 
 if TYPE_CHECKING:
     from seqdedup.config import Config
-    from seqdedup.interleaved import Entry, Run
     from seqdedup.keys import KeyMaker
+    from seqdedup.streamby.decider import Entry, Run
 
 
-class _Part(_Run):
+class _Part(FoldRun):
     """A stream run being folded, and the input numbers of its current part's first
     and last records (a stream's records are not consecutive lines)."""
 
@@ -62,7 +62,7 @@ class StreamFolder:
         self._config = config
         self._every = config.fold_every
         # (a stream run's source is known from its first window: never an open piece)
-        self._sequences = _Sequences(keys, lambda: 0, on_sequence, kernel)
+        self._sequences = Sequences(keys, lambda: 0, on_sequence, kernel)
         self._stamp: Callable[[bytes], str] = (
             first_timestamp
             if kernel is None

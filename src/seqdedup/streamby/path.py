@@ -1,5 +1,5 @@
 """The feeding path of a ``--stream-by`` run: records in, each named by its stream and
-decided by :class:`seqdedup.interleaved.StreamDecider`, written in input order.
+decided by :class:`seqdedup.streamby.decider.StreamDecider`, written in input order.
 
 A record is written as soon as it and every record before it are decided; it waits
 only for later records of its own stream (W - 1 of them), or for its stream to end
@@ -25,7 +25,9 @@ from seqdedup.engine import SEED, hash_bytes, hash_ints
 from seqdedup.engine import load as load_kernel
 from seqdedup.errors import visible
 from seqdedup.filters import TRACKED, UNMATCHED
-from seqdedup.interleaved import (
+from seqdedup.paths import RecordPath
+from seqdedup.report import explain_bypassed, explain_unmatched, painted
+from seqdedup.streamby.decider import (
     LIBRARY_END,
     UNNAMED,
     Entry,
@@ -34,13 +36,11 @@ from seqdedup.interleaved import (
     StreamDecider,
     StreamNamer,
 )
-from seqdedup.paths import RecordPath
-from seqdedup.report import explain_bypassed, explain_unmatched, painted
 from seqdedup.timelimit import PatternTimeout
 
 if TYPE_CHECKING:
-    from seqdedup.fold_streams import StreamFolder
     from seqdedup.stages import Stages
+    from seqdedup.streamby.fold import StreamFolder
 
 STREAM_ROWS = 10_000  # per-stream statistics rows: the first streams; the rest as one
 INVERTED = bytes.maketrans(b"\x00\x01", b"\x01\x00")
@@ -484,7 +484,7 @@ def make_stream_folder(
 ) -> StreamFolder:
     """``--fold``'s summary lines for stream runs (and, with a library, each folded
     sequence held under its id)."""
-    from seqdedup.fold_streams import StreamFolder
+    from seqdedup.streamby.fold import StreamFolder
 
     report = stages.report
     return StreamFolder(
