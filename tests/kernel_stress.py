@@ -17,11 +17,11 @@ from collections import OrderedDict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from seqdedup.attribution import runs_of
 from seqdedup.engine import MASK64, hash_words
 from seqdedup.jsonkeys import JsonSelector
 from seqdedup.library.store import encode_records
 from seqdedup.normalize import normalize_py
+from seqdedup.runs import runs_of
 from seqdedup.streamby.decider import prefix_program
 
 from oracle import interleaved_runs, interleaved_skipped, skipped_flags_streams

@@ -530,13 +530,13 @@ def counted_on_a_thread(streams, step, **options):
     threads it made (AttributionThread only counts: nothing else reads a piece)."""
     import io
 
-    from seqdedup import attribution
+    from seqdedup import attribution_thread
     from seqdedup.api import process_streams
     from seqdedup.config import Config
 
     pytest.importorskip("seqdedup._kernel")
     made = []
-    real_init = attribution.AttributionThread.__init__
+    real_init = attribution_thread.AttributionThread.__init__
 
     def spied(self, *args):
         real_init(self, *args)
@@ -544,7 +544,7 @@ def counted_on_a_thread(streams, step, **options):
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("SEQDEDUP_ENGINE", "c")
-        patch.setattr(attribution.AttributionThread, "__init__", spied)
+        patch.setattr(attribution_thread.AttributionThread, "__init__", spied)
         sources = [Trickle(b"".join(k.encode() + b"\n" for k in ks), step) for ks in streams]
         stats = process_streams(sources, io.BytesIO(), Config(**options))
     return stats, made
@@ -590,10 +590,10 @@ def test_a_failure_on_the_attribution_thread_ends_the_run(monkeypatch):
     """An error in the thread's call is the run's error (raised on the main thread, at
     the next chunk or at the end), never a hang or a wrong count: running out of memory
     there is the run's one-line out-of-memory error."""
-    from seqdedup import attribution
+    from seqdedup import attribution_thread
     from seqdedup.errors import SeqdedupError
 
-    real = attribution._attribute
+    real = attribution_thread._attribute
     calls = []
 
     def failing(core, call):
@@ -602,7 +602,7 @@ def test_a_failure_on_the_attribution_thread_ends_the_run(monkeypatch):
             raise MemoryError("no room for the sequences")
         real(core, call)
 
-    monkeypatch.setattr(attribution, "_attribute", failing)
+    monkeypatch.setattr(attribution_thread, "_attribute", failing)
     keys = ["a", "b", "a", "b", "c"] * 2000
     with pytest.raises(SeqdedupError, match="out of memory after"):
         counted_on_a_thread([keys], 1000, window_size=2)

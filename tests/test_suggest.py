@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from seqdedup.attribution import runs_of
 from seqdedup.config import Config
 from seqdedup.engine import hash_words
+from seqdedup.runs import runs_of
 from seqdedup.suggest import WIDTHS, suggest
 
 from conftest import examples, seqdedup_command, user_env

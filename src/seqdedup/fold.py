@@ -254,7 +254,7 @@ class Folder:
     ) -> list[tuple[int, bytes]]:
         """Take the decisions of tracked records ``first`` ..., their records and the
         pieces closed; return the summary lines now due."""
-        from seqdedup.attribution import runs_of
+        from seqdedup.runs import runs_of
 
         runs = [(first + a, first + b, records[a:b]) for a, b in runs_of(keep, False)]
         return self.add_runs(first, len(keep), runs, pieces)

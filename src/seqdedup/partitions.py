@@ -34,9 +34,9 @@ from hashlib import blake2b
 from itertools import compress
 from typing import Any, BinaryIO
 
-from seqdedup.attribution import runs_of
 from seqdedup.engine import hash_ints, hash_words
 from seqdedup.errors import SeqdedupError
+from seqdedup.runs import runs_of
 
 POSITION_SHIFT = 44  # position = file rank << 44 | byte offset (files up to 16 TiB)
 READ_STEP = 1 << 14  # bytes read past a partition's range at first (doubled as needed)

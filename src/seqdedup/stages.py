@@ -15,14 +15,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from seqdedup.attribution import (
-    AttributionThread,
     Attributor,
     DecisionCount,
     KernelAttributor,
     RunHeads,
     SequenceTable,
-    runs_of,
 )
+from seqdedup.attribution_thread import AttributionThread
 from seqdedup.config import Config
 from seqdedup.engine import SEED
 from seqdedup.engine import load as load_kernel
@@ -30,6 +29,7 @@ from seqdedup.filters import FilterList
 from seqdedup.keys import KeyMaker, ShellTransform, key_maker
 from seqdedup.matcher import Matcher, make_matcher
 from seqdedup.report import PieceReport, Stats, TopSequences, stats_document
+from seqdedup.runs import runs_of
 
 if TYPE_CHECKING:
     from seqdedup._kernel import Matcher as ChunkMatcher

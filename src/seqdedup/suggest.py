@@ -43,11 +43,11 @@ def sample_records(chunks: Iterable[bytes], delimiter: bytes, limit: int | None)
 def suggest(records: list[bytes], config: Config) -> dict[str, Any]:
     """Per W, the records removed and the runs; the histogram of repeated blocks; the
     recommended W and why."""
-    from seqdedup.attribution import runs_of
     from seqdedup.engine import SEED
     from seqdedup.engine import load as load_kernel
     from seqdedup.keys import key_maker
     from seqdedup.matcher import make_matcher
+    from seqdedup.runs import runs_of
 
     kernel = load_kernel()
     hashes = key_maker(config, kernel, SEED).hashes(records)

@@ -28,7 +28,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from seqdedup.attribution import Piece, PieceContent, runs_of
+from seqdedup.attribution import Piece, PieceContent
 from seqdedup.errors import SeqdedupError
 from seqdedup.library.load import LoadedLibrary
 from seqdedup.library.store import (
@@ -46,6 +46,7 @@ from seqdedup.library.store import (
     remove_stale_staging,
     staging_prefix,
 )
+from seqdedup.runs import runs_of
 from seqdedup.stopping import settle, signals_held
 
 if TYPE_CHECKING:
