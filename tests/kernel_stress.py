@@ -17,7 +17,7 @@ from collections import OrderedDict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from seqdedup.engine import MASK64, hash_words
+from seqdedup.hashes import MASK64, hash_words
 from seqdedup.jsonkeys import JsonSelector
 from seqdedup.library.store import encode_records
 from seqdedup.normalize import normalize_py

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from seqdedup import Deduplicator
 from seqdedup.config import FilterRule
-from seqdedup.engine import hash_words
+from seqdedup.hashes import hash_words
 
 from conftest import examples
 from oracle import attribution_pieces, skipped_flags

@@ -318,7 +318,7 @@ def test_rows_carry_the_whole_128_bit_identity(tmp_path, monkeypatch):
     both lanes, so the output is still that of sequential runs. With 64-bit rows every
     window after the first of a file would count as a repeat."""
     from seqdedup import partitions
-    from seqdedup.engine import MASK64, MASK128, hash_ints, hash_words
+    from seqdedup.hashes import MASK64, MASK128, hash_ints, hash_words
 
     def forced(values: list[int]) -> list[int]:
         return [(value & ~MASK64 & MASK128) | 7 for value in values]

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from seqdedup.engine import MASK64, hash_words
+from seqdedup.hashes import MASK64, hash_words
 from seqdedup.matcher import WindowMatcher
 
 from conftest import ENGINES, examples, kernel_built, seqdedup_command, user_env

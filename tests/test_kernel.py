@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from seqdedup import __version__
 from seqdedup import engine as kernel
+from seqdedup import hashes as hash_forms
 from seqdedup.api import Deduplicator, process_stream
 from seqdedup.config import Config, FilterRule
 from seqdedup.library.store import encode_records
@@ -144,7 +145,7 @@ def drive(m, hashes, chunks, sources=None):
 
 def pack(values):
     """128-bit key hashes or fingerprints (ints) in the kernel's form: 16 bytes each."""
-    return kernel.hash_words(list(values)).tobytes()
+    return hash_forms.hash_words(list(values)).tobytes()
 
 
 def pack_starts(values):
@@ -239,7 +240,7 @@ def test_kernel_fingerprints_are_the_python_definition(hashes, window, seed):
     if count > 0:
         raw = _kernel.Matcher(window, seed=seed).fingerprints(pack(hashes), count)
         want = fingerprints_py(hashes, count, coefficients(window, seed))
-        assert kernel.hash_ints(raw) == want
+        assert hash_forms.hash_ints(raw) == want
 
 
 @pytest.mark.parametrize("history", [None, 50])

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from seqdedup import engine as kernel
 from seqdedup import matcher
-from seqdedup.engine import hash_ints
+from seqdedup.hashes import hash_ints
 from seqdedup.matcher import PRIME, WindowMatcher, coefficients, fingerprints_py
 
 from conftest import examples

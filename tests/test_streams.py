@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from seqdedup import Deduplicator, matcher
 from seqdedup import engine as kernel
 from seqdedup.config import FilterRule
+from seqdedup.hashes import hash_words
 from seqdedup.matcher import WindowMatcher
 
 from conftest import examples
@@ -75,7 +76,7 @@ def test_both_matchers_follow_the_oracle_across_streams(
             if number:
                 m.new_stream()
             for at in range(0, len(hashes), chunk):
-                got += m.push(kernel.hash_words(hashes[at : at + chunk]))
+                got += m.push(hash_words(hashes[at : at + chunk]))
             got += m.finish()
         assert got == want
 

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from seqdedup.config import Config
-from seqdedup.engine import hash_words
+from seqdedup.hashes import hash_words
 from seqdedup.runs import runs_of
 from seqdedup.suggest import WIDTHS, suggest
 

@@ -9,7 +9,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from seqdedup.engine import hash_ints, hash_words, python_hash128
+from seqdedup.hashes import hash_ints, hash_words, python_hash128
 from seqdedup.runs import runs_of
 
 

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache, partial
 from typing import TYPE_CHECKING, Any
 
-from seqdedup.engine import MASK128
+from seqdedup.hashes import MASK128
 from seqdedup.normalize import TIMESTAMP
 
 if TYPE_CHECKING:

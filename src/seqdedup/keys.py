@@ -17,8 +17,9 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from seqdedup.config import DEFAULT_TRANSFORM_TIMEOUT
-from seqdedup.engine import numpy_available, python_hash128, python_hash_bytes
+from seqdedup.engine import numpy_available
 from seqdedup.errors import SeqdedupError
+from seqdedup.hashes import python_hash128, python_hash_bytes
 
 if TYPE_CHECKING:
     import subprocess
@@ -80,7 +81,7 @@ class KeyMaker:
 
         With the kernel: XXH64 with each of the run's two lane seeds, as ``bytes`` of 16
         per record (the kernel skips characters itself). Without: BLAKE2b keyed with
-        the run's 128-bit seed (:func:`seqdedup.engine.python_hash128`), a list of
+        the run's 128-bit seed (:func:`seqdedup.hashes.python_hash128`), a list of
         ints for a small batch and an (n, 2) int64 numpy array for a large one; the
         matcher and the attributor take every form without converting each value.
         """

@@ -44,7 +44,8 @@ from operator import mul
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol
 
-from seqdedup.engine import MASK64, hash_ints, hash_lanes, hash_words, numpy_available
+from seqdedup.engine import numpy_available
+from seqdedup.hashes import MASK64, hash_ints, hash_lanes, hash_words
 
 if TYPE_CHECKING:
     from seqdedup.fptable import FirstStartTable

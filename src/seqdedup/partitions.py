@@ -34,8 +34,8 @@ from hashlib import blake2b
 from itertools import compress
 from typing import Any, BinaryIO
 
-from seqdedup.engine import hash_ints, hash_words
 from seqdedup.errors import SeqdedupError
+from seqdedup.hashes import hash_ints, hash_words
 from seqdedup.runs import runs_of
 
 POSITION_SHIFT = 44  # position = file rank << 44 | byte offset (files up to 16 TiB)

@@ -12,8 +12,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from seqdedup.engine import hash_words
 from seqdedup.errors import SeqdedupError
+from seqdedup.hashes import hash_words
 from seqdedup.library.store import (
     DB_NAME,
     check_encoded,

@@ -21,7 +21,7 @@ from collections import OrderedDict, deque
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from seqdedup.config import compile_stream_pattern
-from seqdedup.engine import MASK64, MASK128
+from seqdedup.hashes import MASK64, MASK128
 from seqdedup.matcher import PRIME, SHARED, coefficients
 from seqdedup.timelimit import each_within
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from seqdedup.engine import MASK128
 from seqdedup.errors import visible
 from seqdedup.fold import (
     KEY,
@@ -27,6 +26,7 @@ from seqdedup.fold import (
     line_text,
     part_fields,
 )
+from seqdedup.hashes import MASK128
 
 if TYPE_CHECKING:
     from seqdedup.config import Config

@@ -21,10 +21,11 @@ from seqdedup.config import (
     DEFAULT_STREAM_FILES_ANNOTATION,
     DEFAULT_STREAM_LIBRARY_ANNOTATION,
 )
-from seqdedup.engine import SEED, hash_bytes, hash_ints
+from seqdedup.engine import SEED
 from seqdedup.engine import load as load_kernel
 from seqdedup.errors import visible
 from seqdedup.filters import TRACKED, UNMATCHED
+from seqdedup.hashes import hash_bytes, hash_ints
 from seqdedup.paths import RecordPath
 from seqdedup.report import explain_bypassed, explain_unmatched, painted
 from seqdedup.streamby.decider import (
