@@ -70,17 +70,26 @@ def arrived(fd: int, timeout: float) -> bytes:
         got += chunk
 
 
-def children(pid: int) -> list[int]:
-    """The processes whose parent is ``pid`` (read from /proc)."""
+def processes() -> list[tuple[int, list[str]]]:
+    """Every process (read from /proc): its pid and the fields of its stat after the
+    name (state, parent, group, session, ...)."""
     found = []
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
+            found.append((int(stat.parent.name), stat.read_text().rsplit(")", 1)[1].split()))
         except OSError:
             continue
-        if int(fields[1]) == pid:
-            found.append(int(stat.parent.name))
     return found
+
+
+def children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid``."""
+    return [child for child, fields in processes() if int(fields[1]) == pid]
+
+
+def session_processes(session: int) -> list[str]:
+    """The processes of a session (pid and state), zombies included."""
+    return [f"{pid} {fields[0]}" for pid, fields in processes() if int(fields[3]) == session]
 
 
 def holds_open(pid: int, path) -> bool:

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from conftest import ENGINES, children, seqdedup_command, user_env
+from conftest import ENGINES, children, seqdedup_command, session_processes, user_env
 from oracle import kept
 
 SEQDEDUP = " ".join(shlex.quote(part) for part in seqdedup_command())
@@ -334,21 +334,6 @@ def test_dask_scheduler_that_is_no_address_is_one_line(tmp_path, address):
     assert p.returncode == 1
     assert p.stderr.count(b"\n") == 1
     assert p.stderr.startswith(f"seqdedup-dask: --scheduler '{address}' is not a".encode())
-
-
-def session_processes(session: int) -> list[str]:
-    """The processes of a session (pid and state), zombies included."""
-    from pathlib import Path
-
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[3]) == session:
-            found.append(f"{stat.parent.name} {fields[0]}")
-    return found
 
 
 def _dask_job(tmp_path, *args, lines=6_000_000):

@@ -148,20 +148,9 @@ def test_a_signal_the_parent_ignores_stays_ignored(tmp_path):
 def test_a_followed_file_ends_as_its_end_would(tmp_path, signame):
     """--follow, stopped by a service manager's SIGTERM (or Ctrl-C, SIGHUP): the open
     fold line is written, the library saved, exit 128 + N."""
-    log = tmp_path / "app.log"
-    log.write_bytes(b"")
     library = tmp_path / "L"
-    proc = subprocess.Popen(
-        [*seqdedup_command(), "-F", "-q", "-w", "3", "--fold", "-l", str(library), str(log)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=user_env(),
-    )
-    assert proc.stdout is not None
-    wait_until(lambda: holds_open(proc.pid, log))  # (a follow starts at the file's end)
-    with log.open("ab") as writer:
-        writer.write(b"start\n" + BLOCK * 3)
-    assert arrived(proc.stdout.fileno(), 30) == b"start\n" + BLOCK
+    command = [*seqdedup_command(), "-F", "-q", "-w", "3", "--fold", "-l", str(library)]
+    proc = _following(command, tmp_path, copies=3)
     proc.send_signal(getattr(signal, signame))
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 128 + getattr(signal, signame)
@@ -173,12 +162,28 @@ def test_a_followed_file_ends_as_its_end_would(tmp_path, signame):
     assert runs_in(library) == 1
 
 
+def _following(command: list[str], tmp_path, copies: int) -> subprocess.Popen[bytes]:
+    """A follower of tmp_path/app.log (``command``, the file's name added when it is
+    seqdedup's), once it holds the file open: "start" and ``copies`` copies of BLOCK
+    written, the first copy read back (the others are an open run)."""
+    log = tmp_path / "app.log"
+    log.write_bytes(b"")
+    if command[0] != sys.executable:
+        command = [*command, str(log)]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=user_env())
+    assert proc.stdout is not None
+    wait_until(lambda: holds_open(proc.pid, log))  # (a follow starts at the file's end)
+    with log.open("ab") as writer:
+        writer.write(b"start\n" + BLOCK * copies)
+    assert arrived(proc.stdout.fileno(), 30) == b"start\n" + BLOCK
+    return proc
+
+
 def test_the_library_api_follow_ends_on_ctrl_c_with_the_rest_written(tmp_path):
     """A program using follow_file in its main thread: Ctrl-C ends the follow as the
     end of input would (stats.interrupted is the signal), and the handler it had is
     back afterwards."""
     log = tmp_path / "app.log"
-    log.write_bytes(b"")
     program = (
         "import signal, sys\n"
         "from seqdedup import Config\n"
@@ -189,17 +194,7 @@ def test_the_library_api_follow_ends_on_ctrl_c_with_the_rest_written(tmp_path):
         "print(stats.interrupted, signal.getsignal(signal.SIGINT) is "
         "signal.default_int_handler, file=sys.stderr)\n"
     )
-    proc = subprocess.Popen(
-        [sys.executable, "-c", program],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=user_env(),
-    )
-    assert proc.stdout is not None
-    wait_until(lambda: holds_open(proc.pid, log))  # (a follow starts at the file's end)
-    with log.open("ab") as writer:
-        writer.write(b"start\n" + BLOCK * 2)
-    assert arrived(proc.stdout.fileno(), 30) == b"start\n" + BLOCK
+    proc = _following([sys.executable, "-c", program], tmp_path, copies=2)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
