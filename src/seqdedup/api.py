@@ -14,8 +14,8 @@ from seqdedup.config import STREAM_WAIT, Config
 from seqdedup.engine import SEED
 from seqdedup.engine import load as load_kernel
 from seqdedup.errors import SeqdedupError
+from seqdedup.feeding import BytePath, ChunkPath, RecordPath, split_ending
 from seqdedup.keys import ShellTransform, key_maker
-from seqdedup.paths import BytePath, ChunkPath, RecordPath, split_ending
 from seqdedup.records import (
     DamagedInput,
     DecodedChunks,

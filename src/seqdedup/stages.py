@@ -5,7 +5,7 @@ A run is a pipeline: records are framed (``records``), keyed (``keys``), filtere
 (``report``) and saved (``library.save``). :class:`Stages` makes each stage once, chooses
 between the kernel and the Python engine and between attributing and only counting,
 and keeps what every feeding path books: the statistics, the record numbers, the
-streams, ``--top`` and the library session. The two feeding paths (``paths``) hand
+streams, ``--top`` and the library session. The two feeding paths (``feeding``) hand
 their decisions to it; :class:`seqdedup.api.Deduplicator` is the face over both.
 """
 

@@ -24,9 +24,9 @@ from seqdedup.config import (
 from seqdedup.engine import SEED
 from seqdedup.engine import load as load_kernel
 from seqdedup.errors import visible
+from seqdedup.feeding import RecordPath
 from seqdedup.filters import TRACKED, UNMATCHED
 from seqdedup.hashes import hash_bytes, hash_ints
-from seqdedup.paths import RecordPath
 from seqdedup.report import explain_bypassed, explain_unmatched, painted
 from seqdedup.streamby.decider import (
     LIBRARY_END,
