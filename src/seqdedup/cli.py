@@ -32,15 +32,8 @@ def run(
     args: argparse.Namespace, stdin: IO[bytes] | None, stdout: IO[bytes], stderr: TextIO
 ) -> int:
     from seqdedup.api import process_streams
-    from seqdedup.report import (
-        EXPLAIN_COLOR,
-        RESET,
-        ProgressLine,
-        color_wanted,
-        progress_wanted,
-        write_stats,
-        write_top,
-    )
+    from seqdedup.progress import ProgressLine, progress_wanted
+    from seqdedup.report import EXPLAIN_COLOR, RESET, color_wanted, write_stats, write_top
 
     config = config_from_args(args)._replace(color=color_wanted(args.color, stdout))
     colored = color_wanted(args.color, stderr)
