@@ -15,12 +15,12 @@
  *   attributor.c    the Attributor type over it
  *   fold.c          --fold's key comparisons: a run's shortest period, its copies
  *   stretches.c     the chunk path's new material, encoded as library rows
- *   streams.c       the StreamMatcher type: the rule per stream (--stream-by), with
- *                   streams.h; stream_history.c its history and what a candidate is
- *                   compared with (keylog.h: per position the key, the record before)
- *   prefix.c        --stream-by's names by a prefix program, for simple patterns
+ *   streamby.c      the StreamMatcher type: the rule per stream (--stream-by), with
+ *                   streamby.h; streamby_history.c its history and what a candidate
+ *                   is compared with (keylog.h: per position the key, the record
+ *                   before); streamby_prefix.c the names by a prefix program
  *   suggest.c       --suggest-window: what each window size removes, in one pass each
- *   spread.c        the Dask engine's steps: a partition's records and key hashes, its
+ *   dask_steps.c    the Dask engine's steps: a partition's records and key hashes, its
  *                   first windows, the earliest position of each fingerprint at its owner
  *
  * Here: the open-addressing table and growable arrays the units share, the Matcher's
@@ -451,7 +451,7 @@ typedef struct {
 
 extern struct PyModuleDef seqdedup_kernel_module;
 extern PyType_Spec seqdedup_attributor_spec; /* attributor.c */
-extern PyType_Spec seqdedup_stream_matcher_spec; /* streams.c */
+extern PyType_Spec seqdedup_stream_matcher_spec; /* streamby.c */
 
 /* confirm.c: whether window j repeats its candidate (NO_SOURCE: none), by key hashes, or
  * the window after the one window j-1 repeats (its start to *source); the log of the key
@@ -523,12 +523,12 @@ PyObject *seqdedup_py_shortest_period(PyObject *self, PyObject *arg);
 PyObject *seqdedup_py_periodic_match(PyObject *self, PyObject *args);
 /* suggest.c */
 PyObject *seqdedup_py_window_tally(PyObject *self, PyObject *args);
-/* spread.c */
+/* dask_steps.c */
 PyObject *seqdedup_py_first_windows(PyObject *self, PyObject *arg);
 PyObject *seqdedup_py_window_keys(PyObject *self, PyObject *args);
 PyObject *seqdedup_py_earliest(PyObject *self, PyObject *args);
 PyObject *seqdedup_py_split_hash(PyObject *self, PyObject *args, PyObject *kwds);
-/* prefix.c */
+/* streamby_prefix.c */
 PyObject *seqdedup_py_stream_prefixes(PyObject *self, PyObject *args);
 
 /* module.c */

@@ -1,4 +1,4 @@
-/* The key log of the StreamMatcher (streams.c): per input position the record's key hash
+/* The key log of the StreamMatcher (streamby.c): per input position the record's key hash
  * and the position of the record before it in its stream (NO_PREVIOUS at a stream's
  * start), so that a window known by its end can be read back and compared record by
  * record. A ring of positions base .. base + len - 1; with a limited history the oldest

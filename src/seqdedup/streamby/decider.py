@@ -274,7 +274,7 @@ class SequenceCounts:
 
 
 class StreamKeys:
-    """What a stream window's candidate is compared with (kernel: streams.c,
+    """What a stream window's candidate is compared with (kernel: streamby.c,
     same_as_lane): per position, a record's key hash and the position of its stream's
     record before it (-1 at a stream's start), so that a window known by its end is read
     back; the oldest are dropped once no remembered window can hold them; and a loaded

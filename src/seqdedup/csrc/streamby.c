@@ -13,7 +13,7 @@
  * (all W at a run's start, then the newest record per window). Decisions come back in
  * input order.
  */
-#include "streams.h"
+#include "streamby.h"
 
 
 static const Hash128 CONTENT_BASE = {0xF39CC0605CEDC835ull, 0x9E3779B97F4A7C15ull};

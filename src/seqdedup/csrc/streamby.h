@@ -1,4 +1,4 @@
-/* The StreamMatcher's state (streams.c: the type and the record path; stream_history.c:
+/* The StreamMatcher's state (streamby.c: the type and the record path; streamby_history.c:
  * what a window is compared with, the history's lookups). Internal, not an API. */
 #ifndef SEQDEDUP_STREAMS_H
 #define SEQDEDUP_STREAMS_H
@@ -69,7 +69,7 @@ typedef struct {
     Vec runs;                 /* (lo, hi) content of each closed run (count_runs) */
 } StreamMatcher;
 
-/* stream_history.c */
+/* streamby_history.c */
 /* Limited history: make room for position g, forgetting ends older than the history. */
 int seqdedup_previous_append(StreamMatcher *s, int64_t g);
 /* Whether the window ending at `end` holds the key hashes of lane `id`'s window. */

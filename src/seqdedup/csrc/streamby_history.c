@@ -1,11 +1,11 @@
 /*
- * The StreamMatcher's history (streams.c has the type and the record path): with a
+ * The StreamMatcher's history (streamby.c has the type and the record path): with a
  * limited history, per position the previous end of the window that ended there and per
  * fingerprint its latest end, in two generations; and for every history, what a
  * candidate window is compared with before it counts (its key hashes, read back through
  * the key log).
  */
-#include "streams.h"
+#include "streamby.h"
 
 /* Limited history: position g's slot (the previous end of the window ending there). */
 static int64_t *previous_at(StreamMatcher *s, int64_t g)
