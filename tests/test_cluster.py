@@ -149,7 +149,7 @@ def local_cluster():
     from distributed import LocalCluster
 
     cluster = LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
     )
     try:
         yield cluster.scheduler_address

@@ -632,7 +632,9 @@ class _scheduler:
                     n_workers=2,
                     threads_per_worker=1,
                     processes=True,
-                    dashboard_address=None,
+                    # (None still binds the scheduler's HTTP server to port 8787, and a
+                    # warning when that port is taken: any free port, said nowhere)
+                    dashboard_address=":0",
                     # A cancelled task is a WARNING there, and a worker that outlives the
                     # scheduler stopped by Ctrl-C logs heartbeat ERRORs: what a job needs
                     # to say comes to this process as results and errors.
