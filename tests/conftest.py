@@ -20,6 +20,13 @@ def examples(count: int) -> int:
     return count if FULL else max(10, count // 5)
 
 
+def needs(present: bool, reason: str) -> pytest.MarkDecorator:
+    """A test that needs a system part (a program, a runtime): skipped with ``reason``
+    where it is missing while working; run anyway where CI=true, so that it fails
+    there: CI installs what the tests need (.ci/run)."""
+    return pytest.mark.skipif(not present and not FULL, reason=reason)
+
+
 from hypothesis import settings as _hypothesis_settings  # noqa: E402
 
 _hypothesis_settings.register_profile("quick", max_examples=20)

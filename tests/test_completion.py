@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import user_env
+from conftest import needs, user_env
 
 BIN = Path(sys.executable).parent
 COMMANDS = ("seqdedup", "seqdedup-dask", "seqdedup-library")
@@ -51,7 +51,7 @@ def bash_completions(command: str, words: list[str]) -> list[str]:
     return [word.strip() for word in done.stdout.decode().splitlines() if word.strip()]
 
 
-@pytest.mark.skipif(shutil.which("bash") is None, reason="no bash")
+@needs(shutil.which("bash") is not None, "no bash")
 def test_bash_completes_options_values_and_commands():
     assert bash_completions("seqdedup", ["--skip-f"]) == ["--skip-fields"]
     assert sorted(bash_completions("seqdedup", ["--stats-format", ""])) == ["json", "table"]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import kernel_built, user_env
+from conftest import kernel_built, needs, user_env
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = sorted((ROOT / "src" / "seqdedup" / "csrc").glob("*.c"))  # the kernel's C units
@@ -27,7 +27,7 @@ def sanitizer_runtime(name: str) -> str | None:
     return found if os.path.isabs(found) and os.path.exists(found) else None
 
 
-@pytest.mark.skipif(sanitizer_runtime("libasan.so") is None, reason="needs gcc with libasan")
+@needs(sanitizer_runtime("libasan.so") is not None, "needs gcc with libasan")
 def test_kernel_under_address_and_undefined_behaviour_sanitizers(tmp_path):
     """Random chunkings (delimiters split across chunks, 2- and 3-byte delimiters, empty
     records, records longer than a chunk), limited and unlimited history, library windows

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import seqdedup_command, user_env
+from conftest import needs, seqdedup_command, user_env
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "man" / "seqdedup.1"
@@ -42,7 +42,7 @@ def test_every_option_of_help_is_in_the_page():
         assert example in page.replace("\\e", "\\")
 
 
-@pytest.mark.skipif(shutil.which("groff") is None, reason="no groff")
+@needs(shutil.which("groff") is not None, "no groff")
 def test_the_page_is_valid_roff():
     done = subprocess.run(
         ["groff", "-man", "-Tutf8", "-ww", "-z", str(PAGE)], capture_output=True, text=True
