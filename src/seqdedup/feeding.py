@@ -3,7 +3,7 @@
 - :class:`ChunkPath`: the kernel's chunk path. Raw bytes in, the kept bytes out,
   decided, attributed and counted by the kernel with no Python object per record; it
   serves every run that needs nothing per record from Python (see
-  :meth:`seqdedup.stages.Stages._chunk_matcher`).
+  :func:`seqdedup.plan.plan_run`).
 - :class:`RecordPath`: records (``bytes``) in, through filters, keys and the matcher,
   with the Python stages for markers, explanations, ``--top`` and the library around
   it; raw bytes are split here first.

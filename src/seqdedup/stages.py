@@ -28,6 +28,7 @@ from seqdedup.engine import load as load_kernel
 from seqdedup.filters import FilterList
 from seqdedup.keys import KeyMaker, ShellTransform, key_maker
 from seqdedup.matcher import Matcher, make_matcher
+from seqdedup.plan import RunPlan, plan_run
 from seqdedup.report import PieceReport, Stats, TopSequences, stats_document
 from seqdedup.runs import runs_of
 
@@ -68,19 +69,15 @@ class Stages:
         engine = load_kernel()
         self.engine = "python" if engine is None else "c"
         self.keys = key_maker(config, engine, SEED, transform)
-        self.chunks = chunk_matcher(config, engine, self.filters, self.keys, on_explain)
-        self.matcher: Matcher = (
-            self.chunks
-            if self.chunks is not None
-            else make_matcher(
-                config.window_size,
-                config.max_history,
-                engine,
-                early=settles_early(config, on_explain),
-                seed=SEED,
-            )
+        kernel_keys = self.keys.plain or bool(self.keys.kernel_normalize)
+        self.plan = plan = plan_run(config, engine is not None, on_explain is not None, kernel_keys)
+        self.chunks = (
+            chunk_matcher(config, engine, plan, self.keys) if plan.feeding == "chunk" else None
         )
-        self.attributor = make_attributor(config, engine, self.matcher, on_explain)
+        self.matcher: Matcher = self.chunks or make_matcher(
+            config.window_size, config.max_history, engine, early=plan.settles_early, seed=SEED
+        )
+        self.attributor = make_attributor(config, engine, self.matcher, plan)
         # --stream-by: the loaded windows go to the stream decider (fingerprints, starts)
         self.library_windows = LibraryWindows(self.matcher)
         self.library = self._load_libraries()
@@ -97,7 +94,8 @@ class Stages:
         self.top = make_top(config, self.attributor)
         self.run_heads = RunHeads()  # with --top: each duplicate run's first record
         self.saver: RunSaver | None = None
-        if config.library_dir is not None:
+        if plan.saves:
+            assert config.library_dir is not None
             from seqdedup.library.save import RunSaver
 
             self.saver = RunSaver(
@@ -108,7 +106,7 @@ class Stages:
             )
             self.matcher.new_material = []
         # (a --stream-by run folds its stream runs itself: streamby.path)
-        self.folder = make_folder(self) if config.fold and not config.stream_split else None
+        self.folder = make_folder(self) if plan.folds else None
         self.released = 0  # records released so far (record numbers are 1-based)
         # Whether the last thing released was the last released record (not a marker);
         # after the end of input this tells whether its final record ends the output.
@@ -288,31 +286,10 @@ def make_folder(stages: Stages) -> Folder:
     )
 
 
-def chunk_matcher(
-    config: Config,
-    engine: object,
-    filters: FilterList,
-    keys: KeyMaker,
-    on_explain: Callable[[str], None] | None,
-) -> ChunkMatcher | None:
+def chunk_matcher(config: Config, engine: Any, plan: RunPlan, keys: KeyMaker) -> ChunkMatcher:
     """The kernel's chunk path (raw bytes in, kept bytes out, no Python object per
-    record) serves every run that needs nothing per record from Python: no
-    transform, JSON keys, masks or explanations, nor library saving with filters or
-    libraries read (`-r`), nor markers with --inverse or filters, nor summary lines
-    with filters or records settled early (a
-    --normalize pass it does itself; markers and summary lines it places by the runs;
-    filters classify each chunk's records in one pass, see ChunkPath)."""
-    if (
-        engine is None
-        or config.stream_split
-        or (config.fold and (filters or settles_early(config, on_explain)))
-        or not (keys.plain or keys.kernel_normalize)
-        or (config.annotate and (config.inverse or filters))
-        or on_explain is not None
-        or (config.library_dir is not None and (filters or config.read_sequences))
-    ):
-        return None
-    matcher: ChunkMatcher = engine.Matcher(  # type: ignore[attr-defined]
+    record), for a run the plan feeds so (see :func:`seqdedup.plan.plan_run`)."""
+    matcher: ChunkMatcher = engine.Matcher(
         config.window_size,
         config.max_history,
         seed=SEED,
@@ -321,47 +298,23 @@ def chunk_matcher(
         skip_fields=config.skip_fields,
         byte_mode=config.byte_mode,
         inverse=config.inverse,
-        # --fold and saving read each run's records; --top only its first
-        run_heads=2 if config.fold or config.library_dir is not None else 1 if config.top else 0,
+        run_heads=plan.run_heads,
         normalize=keys.kernel_normalize,
-        filtered=bool(filters),
-        early=settles_early(config, on_explain),
+        filtered=bool(config.filters),
+        early=plan.settles_early,
     )
     return matcher
 
 
-def settles_early(config: Config, on_explain: Callable[[str], None] | None) -> bool:
-    """Whether records are written as soon as their decision is certain, before their
-    window completes (docs/engine.md, "New material never waits"): with a limited
-    history, the default on standard input, where its bookkeeping stays small; not with
-    markers or explanations, which must come before the records after a duplicate run.
-    (A summary line can: a settled record ends the run before it, see RecordPath.)"""
-    return config.max_history is not None and not config.annotate and on_explain is None
-
-
 def make_attributor(
-    config: Config,
-    engine: object,
-    matcher: Matcher,
-    on_explain: Callable[[str], None] | None,
+    config: Config, engine: object, matcher: Matcher, plan: RunPlan
 ) -> Attributor | KernelAttributor | AttributionThread | DecisionCount:
-    """Attribution only where something reads it (docs/engine.md: what needs what),
-    in the kernel when it runs; pieces as objects only for what reads them one by
-    one (the statistics read only the count of sequences)."""
-    pieces_read = (
-        config.annotate
-        or config.fold
-        or on_explain is not None
-        or bool(config.top)
-        or config.library_dir is not None
-    )
-    if config.stream_split or not (pieces_read or config.sequence_stats):
+    """The attribution the plan names (docs/engine.md: what needs attribution): none
+    (only the decisions counted), the kernel's (counted on a thread when only the
+    statistics read it), or the Python engine's."""
+    if plan.attribution == "count":
         return DecisionCount()  # (a stream run counts its own: streamby.path.StreamCount)
-    if engine is not None:
-        # --top alone reads each sequence's first piece only: the kernel counts the rest
-        top_only = bool(config.top) and not (
-            config.annotate or config.fold or on_explain is not None or config.library_dir
-        )
+    if plan.attribution in ("kernel", "thread"):
         attributor = KernelAttributor(
             engine,
             matcher,
@@ -369,11 +322,12 @@ def make_attributor(
             config.max_history,
             config.max_unique_sequences,
             SEED,
-            pieces_read and not top_only,
-            top_only,
+            plan.pieces_read and not plan.top_only,
+            plan.top_only,
         )
-        # Only counted (the statistics read the number of sequences): on a thread.
-        return attributor if pieces_read else AttributionThread(attributor, matcher)
+        return (
+            attributor if plan.attribution == "kernel" else AttributionThread(attributor, matcher)
+        )
     return Attributor(
         config.window_size,
         SequenceTable(config.max_unique_sequences),

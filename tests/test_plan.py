@@ -1,0 +1,101 @@
+"""The plan of a run (plan): the table of option combinations and the plan each gets,
+docs/engine.md's "What needs attribution" and "The kernel's chunk path" made
+executable; and the stages build what the plan names."""
+
+from __future__ import annotations
+
+import pytest
+
+from seqdedup.attribution import Attributor, DecisionCount, KernelAttributor
+from seqdedup.attribution_thread import AttributionThread
+from seqdedup.config import Config, FilterRule
+from seqdedup.plan import plan_run
+
+from conftest import kernel_built
+
+TRACK = (FilterRule("track", "^ERROR"),)
+# options -> (feeding, attribution, settles early, run heads), with the kernel, keys it
+# makes itself, no explanations and an unlimited history (a named file's) unless the
+# row says otherwise
+TABLE = [
+    ({}, "chunk", "thread", False, 0),  # statistics only: counted on a second core
+    ({"sequence_stats": False}, "chunk", "count", False, 0),  # -q: nothing reads a piece
+    ({"max_history": 100}, "chunk", "thread", True, 0),  # (stdin's default history)
+    ({"annotate": True}, "chunk", "kernel", False, 0),
+    ({"annotate": True, "inverse": True}, "record", "kernel", False, 0),
+    ({"annotate": True, "filters": TRACK}, "record", "kernel", False, 0),
+    ({"annotate": True, "max_history": 100}, "chunk", "kernel", False, 0),  # markers wait
+    ({"filters": TRACK}, "chunk", "thread", False, 0),  # a chunk's records classified
+    ({"fold": True}, "chunk", "kernel", False, 2),
+    ({"fold": True, "max_history": 100}, "record", "kernel", True, 2),  # lines of settled
+    ({"fold": True, "filters": TRACK}, "record", "kernel", False, 2),
+    ({"top": 3}, "chunk", "kernel", False, 1),  # --top alone: the first records
+    ({"top": 3, "sequence_stats": False}, "chunk", "kernel", False, 1),
+    ({"library_dir": "L"}, "chunk", "kernel", False, 2),  # saving reads each run
+    ({"library_dir": "L", "filters": TRACK}, "record", "kernel", False, 2),
+    ({"library_dir": "L", "read_sequences": ("R",)}, "record", "kernel", False, 2),
+    ({"read_sequences": ("R",)}, "chunk", "thread", False, 0),  # loading: tables only
+    ({"stream_by": "^(\\w+) "}, "stream", "count", False, 0),  # counts its own
+    ({"stream_by": "^(\\w+) ", "fold": True}, "stream", "count", False, 2),
+]
+
+
+@pytest.mark.parametrize(("options", "feeding", "attribution", "settles", "heads"), TABLE)
+def test_the_plan_of_each_combination(options, feeding, attribution, settles, heads):
+    config = Config(**{"max_history": None, **options})
+    plan = plan_run(config, kernel=True, explaining=False, kernel_keys=True)
+    assert (plan.feeding, plan.attribution, plan.settles_early, plan.run_heads) == (
+        feeding,
+        attribution,
+        settles,
+        heads,
+    )
+    assert plan.saves == ("library_dir" in options)
+    assert plan.folds == (config.fold and not config.stream_split)
+
+
+def test_what_the_parts_of_a_run_change():
+    """Without the kernel nothing takes the chunk path and attribution is Python's;
+    explanations and keys the kernel cannot make take the record path; explanations
+    read pieces and keep records from settling early."""
+    plain = Config(max_history=None)
+    assert plan_run(plain, False, False, True)[:2] == ("record", "python")
+    quiet = Config(max_history=None, sequence_stats=False)
+    assert plan_run(quiet, False, False, True)[:2] == ("record", "count")
+    assert plan_run(plain, True, False, False)[:2] == ("record", "thread")  # a transform
+    explained = plan_run(Config(max_history=100), True, True, True)
+    assert (explained.feeding, explained.attribution, explained.settles_early) == (
+        "record",
+        "kernel",
+        False,
+    )
+    top = plan_run(Config(top=3), True, False, True)
+    assert top.top_only and not plan_run(Config(top=3, fold=True), True, False, True).top_only
+
+
+KINDS = {
+    "count": DecisionCount,
+    "thread": AttributionThread,
+    "kernel": KernelAttributor,
+    "python": Attributor,
+}
+
+
+@pytest.mark.skipif(not kernel_built(), reason="the kernel's parts")
+@pytest.mark.parametrize(("options", "feeding", "attribution", "settles", "heads"), TABLE)
+def test_the_stages_build_what_the_plan_names(
+    tmp_path, monkeypatch, options, feeding, attribution, settles, heads
+):
+    from seqdedup.stages import Stages
+
+    monkeypatch.setenv("SEQDEDUP_ENGINE", "c")
+    if "library_dir" in options:
+        options = {**options, "library_dir": tmp_path / "L"}
+    options.pop("read_sequences", None)  # (no library to read here; the row above has it)
+    stages = Stages(Config(**{"max_history": None, **options}), None)
+    plan = stages.plan
+    assert (stages.chunks is not None) == (plan.feeding == "chunk")
+    assert isinstance(stages.attributor, KINDS[plan.attribution])
+    assert (stages.saver is not None) == plan.saves
+    assert (stages.folder is not None) == plan.folds
+    stages.abort()
