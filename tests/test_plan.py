@@ -10,6 +10,7 @@ from seqdedup.attribution import Attributor, DecisionCount, KernelAttributor
 from seqdedup.attribution_thread import AttributionThread
 from seqdedup.config import Config, FilterRule
 from seqdedup.plan import plan_run
+from seqdedup.streamby.decider import StreamCount
 
 from conftest import kernel_built
 
@@ -96,6 +97,8 @@ def test_the_stages_build_what_the_plan_names(
     plan = stages.plan
     assert (stages.chunks is not None) == (plan.feeding == "chunk")
     assert isinstance(stages.attributor, KINDS[plan.attribution])
+    # (a --stream-by run's counter is built here too, for its path to count into)
+    assert isinstance(stages.attributor, StreamCount) == (plan.feeding == "stream")
     assert (stages.saver is not None) == plan.saves
     assert (stages.folder is not None) == plan.folds
     stages.abort()

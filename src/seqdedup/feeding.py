@@ -325,7 +325,7 @@ class RecordPath:
 
         stages.count(cut, cut - keep.count(False))
         if cut:
-            stages.last_record_written = written[-1]
+            stages.written_last(written[-1])
 
         report = stages.report
         if report.explain is not None:
@@ -341,7 +341,7 @@ class RecordPath:
                 out, written[early:], placed, first_number + early
             )
             if marker_last:
-                stages.last_record_written = False  # a marker ends this output
+                stages.written_last(False)  # a marker ends this output
         if not self._ordered and not final:
             out += self._settled()
         return out

@@ -31,6 +31,7 @@ from seqdedup.matcher import Matcher, make_matcher
 from seqdedup.plan import RunPlan, plan_run
 from seqdedup.report import PieceReport, Stats, TopSequences, stats_document
 from seqdedup.runs import runs_of
+from seqdedup.streamby.decider import SequenceCounts, StreamCount
 
 if TYPE_CHECKING:
     from seqdedup._kernel import Matcher as ChunkMatcher
@@ -77,7 +78,11 @@ class Stages:
         self.matcher: Matcher = self.chunks or make_matcher(
             config.window_size, config.max_history, engine, early=plan.settles_early, seed=SEED
         )
-        self.attributor = make_attributor(config, engine, self.matcher, plan)
+        self.attributor = (
+            StreamCount(SequenceCounts(config.max_unique_sequences))  # (the stream path's)
+            if plan.feeding == "stream"
+            else make_attributor(config, engine, self.matcher, plan)
+        )
         # --stream-by: the loaded windows go to the stream decider (fingerprints, starts)
         self.library_windows = LibraryWindows(self.matcher)
         self.library = self._load_libraries()
@@ -123,6 +128,10 @@ class Stages:
         return load_libraries(config, self.keys, target)
 
     # -- what every path books --------------------------------------------------------
+    def written_last(self, record: bool) -> None:
+        """What the output released last is: a record (True) or a marker."""
+        self.last_record_written = record
+
     def count(self, released: int, kept: int) -> None:
         """Statistics for ``released`` more records, ``kept`` of them kept (normal mode)."""
         stats = self.stats
@@ -313,7 +322,7 @@ def make_attributor(
     (only the decisions counted), the kernel's (counted on a thread when only the
     statistics read it), or the Python engine's."""
     if plan.attribution == "count":
-        return DecisionCount()  # (a stream run counts its own: streamby.path.StreamCount)
+        return DecisionCount()  # (nothing reads a piece; a stream run: StreamCount)
     if plan.attribution in ("kernel", "thread"):
         attributor = KernelAttributor(
             engine,

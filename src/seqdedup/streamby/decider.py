@@ -20,6 +20,7 @@ from array import array
 from collections import OrderedDict, deque
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from seqdedup.attribution import DecisionCount
 from seqdedup.config import compile_stream_pattern
 from seqdedup.hashes import MASK64, MASK128
 from seqdedup.matcher import PRIME, SHARED, coefficients
@@ -675,3 +676,16 @@ def _step(c: Any, op: Any, arg: Any) -> tuple[int, int, int] | None:
         return members, low, -1 if high is c.MAXREPEAT else high
     members = _members(c, op, arg)
     return None if members is None else (members, 1, 1)
+
+
+class StreamCount(DecisionCount):
+    """The attributor's place in :class:`Stages` for a stream run: the sequences its
+    duplicate runs identified."""
+
+    def __init__(self, sequences: SequenceCounts) -> None:
+        super().__init__()
+        self.sequences = sequences
+
+    @property
+    def identified(self) -> int:
+        return self.sequences.identified

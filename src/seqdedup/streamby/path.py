@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from itertools import compress
 from typing import TYPE_CHECKING, Any
 
-from seqdedup.attribution import DecisionCount, Piece
+from seqdedup.attribution import Piece
 from seqdedup.config import (
     DEFAULT_STREAM_ANNOTATION,
     DEFAULT_STREAM_FILES_ANNOTATION,
@@ -33,7 +33,7 @@ from seqdedup.streamby.decider import (
     UNNAMED,
     Entry,
     Run,
-    SequenceCounts,
+    StreamCount,
     StreamDecider,
     StreamNamer,
 )
@@ -77,19 +77,6 @@ class StreamRows:
         ]
 
 
-class StreamCount(DecisionCount):
-    """The attributor's place in :class:`Stages` for a stream run: the sequences its
-    duplicate runs identified."""
-
-    def __init__(self, sequences: SequenceCounts) -> None:
-        super().__init__()
-        self._sequences = sequences
-
-    @property
-    def identified(self) -> int:
-        return self._sequences.identified
-
-
 class _StreamRun(RecordPath):
     """What both stream paths share: names, filters and keys of a batch, the counts,
     and the ends (of an input, of a pause)."""
@@ -101,8 +88,8 @@ class _StreamRun(RecordPath):
         self._current = UNNAMED  # the stream of the last record (for continuation lines)
         self._rows = StreamRows()
         self._keyed: list[bytes] = []  # the last batch without its stream names
-        self.sequences = SequenceCounts(config.max_unique_sequences)
-        stages.attributor = StreamCount(self.sequences)
+        assert isinstance(stages.attributor, StreamCount)  # (the plan's: see Stages)
+        self.sequences = stages.attributor.sequences
 
     def _named(self, batch: list[bytes], held: int) -> tuple[list[str | None], bytes, Any]:
         """The batch's stream names (None: continues the one before), its tracked
@@ -259,7 +246,7 @@ class StreamPath(_StreamRun):
             elif entry.tracked_as not in (-1, TRACKED) and stages.report.explain is not None:
                 self._explain_passed(entry)
         stages.count(released, kept)
-        stages.last_record_written = last_written
+        stages.written_last(last_written)
         return out
 
     def _observe_top(self, run: Run, fields: dict[str, Any]) -> None:
@@ -456,7 +443,7 @@ class KernelStreamPath(_StreamRun):
         out = list(compress(released, written_flags))
         stages.count(cut, cut - flags.count(1))
         if cut:
-            stages.last_record_written = bool(written_flags[-1])
+            stages.written_last(bool(written_flags[-1]))
         return out
 
 
