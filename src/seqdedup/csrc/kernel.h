@@ -9,7 +9,8 @@
  *   chunks.c        the chunk path: raw chunks in, kept records out (filtered too)
  *   settled.c       the keys seen, for records settled before their window completes
  *   matcher_type.c  the Matcher type: construction, attributes, method table
- *   module.c        the module: json_keys (with jsonkey.h), its functions and types
+ *   module.c        the module: its functions and types, errors kept without the GIL
+ *   jsonkey.c       json_keys (--json-key/--json-ignore, jsonkey.h); literal.c literal_mask
  *   sequences.c     the sequences table of attribution (counts, least recent evicted)
  *   attribution.c   attribution: duplicate runs cut into pieces, and their sources
  *   attributor.c    the Attributor type over it
@@ -531,8 +532,10 @@ PyObject *seqdedup_py_split_hash(PyObject *self, PyObject *args, PyObject *kwds)
 /* streamby_prefix.c */
 PyObject *seqdedup_py_stream_prefixes(PyObject *self, PyObject *args);
 
-/* module.c */
+/* jsonkey.c */
 PyObject *seqdedup_py_json_keys(PyObject *self, PyObject *args, PyObject *kwds);
+/* literal.c */
+PyObject *seqdedup_py_literal_mask(PyObject *self, PyObject *args);
 
 /* matcher.c */
 int seqdedup_matcher_usable(const Matcher *m); /* else an error is set */
