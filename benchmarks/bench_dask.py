@@ -210,7 +210,7 @@ def main() -> None:
 
     import dask
 
-    from seqdedup.cluster import local_worker_environ
+    from seqdedup.scheduler import local_worker_environ
 
     trimmed = args.malloc_trim  # Dask's default worker environment, or the local one's
     with (

@@ -658,9 +658,9 @@ def test_a_real_cluster_reads_what_the_client_names(tmp_path, real_cluster, monk
 def test_the_local_clusters_workers_start_without_malloc_trim():
     """Dask's nanny gives workers MALLOC_TRIM_THRESHOLD_=65536, which made every pass
     about 1.6x slower; `--scheduler local` starts its own workers without it."""
-    from seqdedup.cluster import _scheduler
+    from seqdedup.scheduler import Scheduler
 
-    with _scheduler("local") as compute_kwargs:
+    with Scheduler("local") as compute_kwargs:
         found = compute_kwargs["scheduler"].run(lambda: os.environ.get("MALLOC_TRIM_THRESHOLD_"))
     assert list(found.values()) == [None, None]
 

@@ -175,8 +175,8 @@ def _write_stats(stats: object, fmt: str, stream: TextIO) -> None:
 def entry_point() -> None:
     stop_on_termination_signals()
     status = main()
-    from seqdedup.cluster import end_helper_processes
     from seqdedup.errors import Terminated
+    from seqdedup.scheduler import end_helper_processes
 
     with contextlib.suppress(KeyboardInterrupt, Terminated):  # (its status stands)
         end_helper_processes()  # (after a job that succeeded, failed or was stopped)
