@@ -51,8 +51,8 @@ class _Open:
 
     def take(self, data: bytes, delimiter: bytes) -> bytes:
         """The whole records of ``data`` (after the incomplete one held); the rest held."""
-        if data:
-            self.before = (self.before + data)[-CHECK:]
+        if data:  # (the last CHECK bytes read, without copying a whole chunk)
+            self.before = data[-CHECK:] if len(data) >= CHECK else (self.before + data)[-CHECK:]
         data = self.partial + data
         cut = data.rfind(delimiter)
         if cut < 0:
