@@ -4,8 +4,7 @@ options: what needs what, what cannot go together)."""
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from seqdedup.config import (
     DEFAULT_CANDIDATES,
@@ -23,6 +22,9 @@ from seqdedup.config import (
 from seqdedup.errors import UsageError
 from seqdedup.filters import load_pattern_file
 from seqdedup.records import parse_delimiter, parse_hex_delimiter
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def _stream_settings(args: argparse.Namespace) -> dict[str, Any]:
