@@ -1,3 +1,5 @@
+import contextlib
+import io
 import os
 import shutil
 import subprocess
@@ -136,9 +138,41 @@ def new_lines_arrive_at_once(proc: subprocess.Popen[bytes]) -> tuple[int, list[b
     return fd, lines
 
 
+def run_in_process(
+    args: list[str], input_bytes: bytes = b"", env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    """``seqdedup ARGS`` run by ``cli.main`` in this process (standard input a file
+    holding ``input_bytes``, the output and messages captured), answered in
+    ``subprocess.run``'s shape; ``env``: the environment during the run."""
+    from seqdedup import cli
+
+    saved = dict(os.environ)
+    try:
+        if env is not None:
+            os.environ.clear()
+            os.environ.update(env)
+        with tempfile.TemporaryFile() as stdin:
+            stdin.write(input_bytes)
+            stdin.seek(0)
+            out, err, said = io.BytesIO(), io.StringIO(), io.StringIO()
+            # (what argparse prints itself, --help and --version, goes to sys.stdout)
+            with contextlib.redirect_stdout(said):
+                status = cli.main([str(arg) for arg in args], stdin, out, err)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    written = said.getvalue().encode() + out.getvalue()
+    return subprocess.CompletedProcess(args, status, written, err.getvalue().encode())
+
+
 @pytest.fixture
 def run_cli():
-    def run(args, input_bytes=b"", timeout=60, **kwargs):
+    """``seqdedup ARGS``: in this process, unless a real process is the point
+    (``process=True``, or an option only a process has: ``cwd``, ``pass_fds``, ...)."""
+
+    def run(args, input_bytes=b"", timeout=60, process=False, **kwargs):
+        if not process and set(kwargs) <= {"env"}:
+            return run_in_process(args, input_bytes, kwargs.get("env"))
         return subprocess.run(
             [*seqdedup_command(), *args],
             input=input_bytes,
