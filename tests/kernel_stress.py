@@ -100,7 +100,7 @@ def chunk_run(kernel, rng: random.Random) -> None:
     out, runs, decided, stretches = [], [], 0, []
     for number, (data, _, _, _, _) in enumerate(streams):
         if number:
-            m.new_stream()
+            m.new_input()
         cuts = sorted(rng.sample(range(len(data) + 1), min(len(data) + 1, rng.randint(0, 12))))
         results = [
             m.feed_chunk(data[a:b]) for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True)
@@ -278,7 +278,7 @@ def push_run(kernel, rng: random.Random) -> None:
     keep: list[bool] = []
     for number, keys in enumerate(streams):
         if number:
-            m.new_stream()
+            m.new_input()
         pos = 0
         while pos < len(keys):
             step = rng.randint(0, 40)
@@ -369,8 +369,8 @@ def attribution_run(kernel, rng: random.Random) -> None:
     streams = rng.randint(1, 3)
     for stream in range(streams):
         if stream:
-            m.new_stream()
-            both(core.new_stream(), python.new_stream())
+            m.new_input()
+            both(core.new_input(), python.new_input())
         keys = [rng.choice(alphabet) for _ in range(rng.randint(0, 200))]
         pos = 0
         while pos <= len(keys):
@@ -447,11 +447,11 @@ def odd_calls(kernel, rng: random.Random) -> None:
     with contextlib.suppress(RuntimeError):
         mixed.finish_chunks()
     with contextlib.suppress(RuntimeError):
-        mixed.new_stream()  # the tail is not decided yet
+        mixed.new_input()  # the tail is not decided yet
     unfinished = kernel.Matcher(2, None, delimiter=b"\n")
     unfinished.feed_chunk(b"a\nb")
     with contextlib.suppress(RuntimeError):
-        unfinished.new_stream()  # before finish_chunks()
+        unfinished.new_input()  # before finish_chunks()
 
 
 JSONISH = [
@@ -581,7 +581,7 @@ def hostile_calls(kernel, rng: random.Random) -> None:
         half.__init__(rng.choice([0, 3]), rng.choice([None, 1]))
     for method in (
         half.finish,
-        half.new_stream,
+        half.new_input,
         lambda: half.push(b"\0" * 16),
         lambda: half.feed_chunk(b"a\n"),
         lambda: half.source(1),

@@ -282,7 +282,7 @@ class KeyWork:
 
     def of(self, d: Deduplicator) -> int:
         """The work of the run ``d`` (made after the last ``reset``)."""
-        return self.compared if self.engine == "python" else d._stages.attributor.work
+        return self.compared if self.engine == "python" else d._stages.parts.attributor.work
 
     def reset(self) -> None:
         self.compared = 0
@@ -531,7 +531,7 @@ def counted_on_a_thread(streams, step, **options):
     import io
 
     from seqdedup import attribution_thread
-    from seqdedup.api import process_streams
+    from seqdedup.api import process_inputs
     from seqdedup.config import Config
 
     pytest.importorskip("seqdedup._kernel")
@@ -546,7 +546,7 @@ def counted_on_a_thread(streams, step, **options):
         patch.setenv("SEQDEDUP_ENGINE", "c")
         patch.setattr(attribution_thread.AttributionThread, "__init__", spied)
         sources = [Trickle(b"".join(k.encode() + b"\n" for k in ks), step) for ks in streams]
-        stats = process_streams(sources, io.BytesIO(), Config(**options))
+        stats = process_inputs(sources, io.BytesIO(), Config(**options))
     return stats, made
 
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 pytest.importorskip("dask")
 pytest.importorskip("distributed")
 
-from seqdedup.api import process_stream, process_streams
+from seqdedup.api import process_inputs, process_stream
 from seqdedup.cluster import deduplicate_files
 from seqdedup.config import FilterRule
 from seqdedup.errors import SeqdedupError
@@ -113,7 +113,7 @@ def test_matches_sequential_runs(tmp_path_factory, contents, options, block, pre
         sink = io.BytesIO()
         sources = [open(path, "rb", buffering=0) for path in paths]  # noqa: SIM115
         try:
-            process_streams(sources, sink, max_history=None, **options)
+            process_inputs(sources, sink, max_history=None, **options)
         finally:
             for source in sources:
                 source.close()

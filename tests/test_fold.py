@@ -57,7 +57,7 @@ def fold_run(streams: list[list[bytes]], window: int, sizes=(7,), **options):
             size = sizes[turn % len(sizes)]
             out += d.feed(records[at : at + size])
             at, turn = at + size, turn + 1
-        out += d.next_stream() if k + 1 < len(streams) else d.flush()
+        out += d.next_input() if k + 1 < len(streams) else d.flush()
     if not streams:
         out += d.flush()
     lines = [json.loads(o) for o in out if o.startswith(b'{"seqdedup": "fold"')]

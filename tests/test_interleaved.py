@@ -185,7 +185,7 @@ def test_a_stream_named_by_a_json_field_leaves_it_out_of_the_key(engine):
 
 def test_no_window_spans_two_inputs(engine):
     dedup = Deduplicator(window_size=2, stream_by=PREFIX)
-    out = dedup.feed([b"[p] a", b"[p] b"]) + dedup.next_stream()
+    out = dedup.feed([b"[p] a", b"[p] b"]) + dedup.next_input()
     out += dedup.feed([b"[p] b", b"[p] a", b"[p] b"]) + dedup.flush()
     assert out == [b"[p] a", b"[p] b", b"[p] b"]
 

@@ -255,7 +255,7 @@ def test_windows_equal_in_one_lane_stay_distinct(window, history):
         keys = [distinct(k) for k in range(n)]
         m = _kernel.Matcher(window, history)
         assert m.push(pack(keys)) + m.finish() == [True] * n
-        m.new_stream()
+        m.new_input()
         again = keys[n - 40 :]  # still remembered with either history
         assert m.push(pack(again)) + m.finish() == [False] * 40
         library = _kernel.Matcher(window, history)
@@ -563,7 +563,7 @@ class TestRawApi:
             lambda: m.push(b"\0" * 16),
             m.finish,
             lambda: m.source(0),
-            m.new_stream,
+            m.new_input,
             lambda: m.feed_chunk(b"a\n"),
             lambda: m.fingerprints(b"", 0),
         ):

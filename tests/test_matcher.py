@@ -170,7 +170,7 @@ def test_windows_equal_in_one_lane_stay_distinct():
         for window in (1, 3):
             m = WindowMatcher(window, history)
             assert m.push(keys) + m.finish() == [True] * size
-            m.new_stream()
+            m.new_input()
             assert m.push(keys[-window:]) + m.finish() == [False] * window
 
 

@@ -96,9 +96,9 @@ def test_the_stages_build_what_the_plan_names(
     stages = Stages(Config(**{"max_history": None, **options}), None)
     plan = stages.plan
     assert (stages.chunks is not None) == (plan.feeding == "chunk")
-    assert isinstance(stages.attributor, KINDS[plan.attribution])
+    assert isinstance(stages.parts.attributor, KINDS[plan.attribution])
     # (a --stream-by run's counter is built here too, for its path to count into)
-    assert isinstance(stages.attributor, StreamCount) == (plan.feeding == "stream")
+    assert isinstance(stages.parts.attributor, StreamCount) == (plan.feeding == "stream")
     assert (stages.saver is not None) == plan.saves
     assert (stages.folder is not None) == plan.folds
     stages.abort()

@@ -41,7 +41,7 @@ def push_streams(m, streams, chunk):
     keep: list[bool] = []
     for number, keys in enumerate(streams):
         if number:
-            m.new_stream()
+            m.new_input()
         hashes = [hash(k) for k in keys]
         for at in range(0, len(hashes), chunk):
             keep += m.push(hashes[at : at + chunk])
@@ -74,7 +74,7 @@ def test_both_matchers_follow_the_oracle_across_streams(
         got: list[bool] = []
         for number, hashes in enumerate(as_int64):
             if number:
-                m.new_stream()
+                m.new_input()
             for at in range(0, len(hashes), chunk):
                 got += m.push(hash_words(hashes[at : at + chunk]))
             got += m.finish()
@@ -85,18 +85,18 @@ def test_new_stream_comes_after_finish():
     m = WindowMatcher(3, None)
     m.push([1, 2])
     with pytest.raises(RuntimeError, match="after finish"):
-        m.new_stream()
+        m.new_input()
 
 
 def run_records(streams, window, history=None, chunk=7, **options):
-    """Feed each stream's numbered records, in batches, ending each with next_stream()."""
+    """Feed each stream's numbered records, in batches, ending each with next_input()."""
     d = Deduplicator(
         window_size=window, max_history=history, skip_chars=5, inputs=names(streams), **options
     )
     out: list[bytes] = []
     for number, keys in enumerate(streams):
         if number:
-            out += d.next_stream()
+            out += d.next_input()
         records = numbered(keys)
         for at in range(0, len(records), chunk):
             out += d.feed(records[at : at + chunk])
@@ -162,7 +162,7 @@ class TestDeduplicator:
                 data = data[:-1]
             datas.append(data)
             if number:
-                out += d.next_stream_bytes()
+                out += d.next_input_bytes()
             at = 0
             for size in cuts * (len(data) // sum(cuts) + 1):
                 if at >= len(data):
@@ -249,7 +249,7 @@ class TestDeduplicator:
 
 def test_default_texts_name_the_files():
     d = Deduplicator(window_size=2, annotate=True, explain=True, inputs=("a.log", "b.log"))
-    out = d.feed([b"x", b"y", b"z"]) + d.next_stream() + d.feed([b"n", b"x", b"y"]) + d.flush()
+    out = d.feed([b"x", b"y", b"z"]) + d.next_input() + d.feed([b"n", b"x", b"y"]) + d.flush()
     assert out == [
         b"x",
         b"y",
@@ -282,9 +282,9 @@ def test_a_run_never_spans_two_streams():
     d = Deduplicator(window_size=2, annotate=True, annotation_format=MARKER, inputs=("a", "b", "c"))
     out = (
         d.feed([b"p", b"q", b"r", b"s"])
-        + d.next_stream()
+        + d.next_input()
         + d.feed([b"k", b"p", b"q"])
-        + d.next_stream()
+        + d.next_input()
         + d.feed([b"r", b"s", b"t"])
         + d.flush()
     )
@@ -396,7 +396,7 @@ def test_a_named_pipe_among_files_loses_nothing(run_cli, logs):
 def test_top_says_in_which_input_a_sequence_was_first_seen():
     d = Deduplicator(window_size=2, top=3, inputs=("a.log", "b.log"))
     d.feed([b"x", b"p", b"q"])
-    d.next_stream()
+    d.next_input()
     d.feed([b"p", b"q", b"y"])
     d.flush()
     assert d.stats.top_sequences == [

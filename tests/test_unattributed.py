@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from seqdedup import Config, Deduplicator
-from seqdedup.api import process_streams
+from seqdedup.api import process_inputs
 from seqdedup.attribution import Attributor, DecisionCount, KernelAttributor
 from seqdedup.config import FilterRule
 
@@ -25,7 +25,7 @@ streams_strategy = st.integers(1, 4).flatmap(
 def run(streams, **options):
     sources = [io.BytesIO(b"".join(k.encode() + b"\n" for k in keys)) for keys in streams]
     sink = io.BytesIO()
-    stats = process_streams(sources, sink, Config(**options))
+    stats = process_inputs(sources, sink, Config(**options))
     return sink.getvalue(), stats
 
 
@@ -59,14 +59,14 @@ def test_with_filters_the_record_path_is_unattributed_too():
     records = [b"a", b"x1", b"b", b"a", b"x2", b"b", b"c"]
     options = {"window_size": 2, "filters": (FilterRule("bypass", "^x"),)}
     quiet = Deduplicator(sequence_stats=False, **options)
-    assert isinstance(quiet._stages.attributor, DecisionCount)
+    assert isinstance(quiet._stages.parts.attributor, DecisionCount)
     assert quiet.feed(records) + quiet.flush() == [b"a", b"x1", b"b", b"x2", b"c"]
 
 
 @pytest.mark.parametrize("options", [{"annotate": True}, {"explain": True}, {"top": 3}])
 def test_anything_that_reads_attribution_keeps_it(options):
     def attribution(d: Deduplicator) -> object:
-        return d._stages.attributor
+        return d._stages.parts.attributor
 
     attributors = (Attributor, KernelAttributor)  # the Python engine's, the kernel's
     assert isinstance(attribution(Deduplicator(sequence_stats=False, **options)), attributors)
@@ -76,7 +76,7 @@ def test_anything_that_reads_attribution_keeps_it(options):
 
 def test_saving_a_library_keeps_it(tmp_path):
     saving = Deduplicator(sequence_stats=False, library_dir=tmp_path / "L")
-    assert isinstance(saving._stages.attributor, Attributor | KernelAttributor)
+    assert isinstance(saving._stages.parts.attributor, Attributor | KernelAttributor)
     saving.abort()
 
 

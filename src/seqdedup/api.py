@@ -69,19 +69,21 @@ class Deduplicator:
         self.explanations: list[str] = []
         if config.explain and on_explain is None:
             on_explain = self.explanations.append
-        self._stages = Stages(config, on_explain)
-        self.stats = self._stages.stats
-        self.engine = self._stages.engine
+        self._stages = stages = Stages(config, on_explain)
+        self.stats = stages.stats
+        self.engine = stages.engine
         ordered = config.annotate or on_explain is not None
-        self._streams: StreamPath | KernelStreamPath | None = None
+        self._stream_path: StreamPath | KernelStreamPath | None = None
         if config.stream_split:
             from seqdedup.streamby.path import stream_path
 
-            self._streams = stream_path(self._stages, ordered)
-        self._records: RecordPath = self._streams or RecordPath(self._stages, ordered)
-        chunks = self._stages.chunks
+            self._stream_path = stream_path(stages.parts, stages.ledger, ordered)
+        self._records: RecordPath = self._stream_path or RecordPath(
+            stages.parts, stages.ledger, ordered
+        )
+        chunks = stages.chunks
         self._bytes: BytePath = (
-            ChunkPath(self._stages, chunks) if chunks is not None else self._records
+            ChunkPath(stages.parts, stages.ledger, chunks) if chunks is not None else self._records
         )
         self._finished = False
         self._fed: str | None = None  # "records" or "bytes": the two cannot be mixed
@@ -145,43 +147,47 @@ class Deduplicator:
         ``stream_by``, every stream's pending records are decided as at end of input
         (no window spans the pause) and returned."""
         with self._guarded():
-            if self._streams is not None:
-                return self._streams.idle()
+            if self._stream_path is not None:
+                return self._stream_path.idle()
             folder = self._stages.folder
-            return self._stages.lines(folder.idle()) if folder is not None else []
+            return self._stages.ledger.lines(folder.idle()) if folder is not None else []
 
     def idle_bytes(self) -> bytes:
         """:meth:`idle` for a byte stream: the line followed by the delimiter."""
-        if self._streams is not None:
+        if self._stream_path is not None:
             with self._guarded():
-                return self._streams.idle_bytes()
+                return self._stream_path.idle_bytes()
         delimiter = self.config.delimiter
         return b"".join(line + delimiter for line in self.idle())
 
-    def next_stream(self) -> list[bytes]:
-        """The current input stream ends and the next begins (the next name of
+    def next_input(self) -> list[bytes]:
+        """The current input ends and the next begins (the next name of
         ``config.inputs``): return what the end of this one decided.
 
-        The streams are one run: every window of an earlier stream counts as seen
-        (within the history), no window spans two streams, and record numbers in
-        markers and explanations count inside each stream.
+        The inputs are one run: every window of an earlier input counts as seen
+        (within the history), no window spans two inputs, and record numbers in
+        markers and explanations count inside each input.
         """
         self._start("records")
         with self._guarded():
             out = self._records.end_records()
-            self._stages.begin_stream()
+            self._stages.begin_input()
         return out
 
-    def next_stream_bytes(self) -> bytes:
-        """The raw input of this stream (file) ends; the next begins: return the rest of
+    def next_input_bytes(self) -> bytes:
+        """The raw bytes of this input (file) end; the next begins: return the rest of
         this one's output. A final record without a delimiter gets one here (the next
-        stream's records follow it), unless a newline ends it in text mode with another
-        delimiter. See :meth:`next_stream`."""
+        input's records follow it), unless a newline ends it in text mode with another
+        delimiter. See :meth:`next_input`."""
         self._start("bytes")
         with self._guarded():
             out = self._bytes.end_bytes(last=False)
-            self._stages.begin_stream()
+            self._stages.begin_input()
         return out
+
+    # The names of 0.1 (an input was called a stream), kept for one release.
+    next_stream = next_input
+    next_stream_bytes = next_input_bytes
 
     def flush(self, save: bool = True) -> list[bytes]:
         """End of input: return everything still held back.
@@ -258,10 +264,10 @@ def process_stream(
     after each chunk. With ``decompress``, a source that starts with a gzip, bzip2, xz or
     zstd header is decompressed as it is read (what the command line does).
     """
-    return process_streams([source], sink, config, on_explain, on_progress, decompress, **options)
+    return process_inputs([source], sink, config, on_explain, on_progress, decompress, **options)
 
 
-def process_streams(
+def process_inputs(
     sources: Iterable[Readable],
     sink: Writable,
     config: Config | None = None,
@@ -270,10 +276,10 @@ def process_streams(
     decompress: bool = False,
     **options: Any,
 ) -> Stats:
-    """Deduplicate several byte streams (files) into one output, in order, as one run:
-    each is its own stream (no window spans two), every window of an earlier one counts
-    as seen. Otherwise as :func:`process_stream`; ``on_progress`` gets the bytes read
-    from all sources so far. ``sources`` is iterated lazily: a generator may open each
+    """Deduplicate several inputs (files) into one output, in order, as one run: no
+    window spans two inputs, every window of an earlier one counts as seen. Otherwise
+    as :func:`process_stream`; ``on_progress`` gets the bytes read from all sources so
+    far. ``sources`` is iterated lazily: a generator may open each
     file when it is asked for it (and close it when asked for the next)."""
     dedup = Deduplicator(config, on_explain, **options)
     delimiter = dedup.config.delimiter
@@ -309,13 +315,16 @@ def process_streams(
                 return _stopped(dedup, sink, source)
             source = next(upcoming, None)
             _write(
-                sink, dedup.next_stream_bytes() if source is not None else dedup.flush_bytes(False)
+                sink, dedup.next_input_bytes() if source is not None else dedup.flush_bytes(False)
             )
         dedup.save()  # only now: a failed save must not cost any output
         return dedup.stats
     except BaseException:
         dedup.abort()  # a failed or interrupted run saves nothing to the library
         raise
+
+
+process_streams = process_inputs  # (its name in 0.1, kept for one release)
 
 
 def _idle(config: Config) -> float | None:

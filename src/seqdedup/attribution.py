@@ -7,10 +7,13 @@ import sys
 from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from seqdedup.hashes import hash_ints, hash_words, python_hash128
 from seqdedup.runs import runs_of
+
+if TYPE_CHECKING:
+    from seqdedup.hashes import Hashes
 
 
 class SequenceTable:
@@ -114,6 +117,33 @@ class RunHeads:
         self._heads = {} if open_head is None else {self._open: open_head}
 
 
+class Attribution(Protocol):
+    """What every attributor offers the run: this module's two (Python, kernel),
+    the kernel's on a thread (``attribution_thread``), a count of the decisions
+    (:class:`DecisionCount`) and the stream path's (``streamby.decider``)."""
+
+    @property
+    def decided(self) -> int: ...
+    @property
+    def open_piece(self) -> bool: ...
+    @property
+    def identified(self) -> int: ...
+    def record_number(self, tracked: int) -> int: ...
+    def set_library_keys(self, region: array[int]) -> None: ...
+    def append_keys(self, hashes: Hashes) -> None: ...
+    def add(self, keep: Sequence[bool], numbers: Sequence[int] | None = None) -> list[Piece]: ...
+    def finish(self) -> list[Piece]: ...
+    def new_input(self) -> list[Piece]: ...
+
+
+class ChunkAttribution(Attribution, Protocol):
+    """An attributor the kernel's chunk path feeds with whole runs."""
+
+    def add_runs(
+        self, size: int, runs: bytes | list[Any], numbers: bytes | None = None
+    ) -> list[Piece]: ...
+
+
 class DecisionCount:
     """The attributor's interface for a run in which nothing reads attribution (no
     markers, explanations, ``--top``, library or sequence statistics): it only counts
@@ -150,7 +180,7 @@ class DecisionCount:
     def finish(self) -> list[Piece]:
         return []
 
-    def new_stream(self) -> list[Piece]:
+    def new_input(self) -> list[Piece]:
         return []
 
 
@@ -231,7 +261,7 @@ class OccurrenceIndex:
         self._full: dict[int, list[int]] = {}  # complete answers, see find()
         self.stream_ends: list[int] = []  # where each earlier stream ended
 
-    def new_stream(self) -> None:
+    def new_input(self) -> None:
         """No skipped run goes on across a stream boundary."""
         self._run_start = -1
 
@@ -520,12 +550,12 @@ class Attributor:
         """End of input: close the open piece, if any."""
         return [self._close()] if self._piece_start >= 0 else []
 
-    def new_stream(self) -> list[Piece]:
+    def new_input(self) -> list[Piece]:
         """The input stream ended (after its last records were added) and another
         begins: close the open piece; no piece or source spans the boundary."""
         closed = self.finish()
         self._stream_ends.append(self._decided)
-        self._occurrences.new_stream()
+        self._occurrences.new_input()
         return closed
 
     # -- internals ------------------------------------------------------------------
@@ -749,8 +779,8 @@ class KernelAttributor:
     def finish(self) -> list[Piece]:
         return unpack_pieces(self._core.finish())
 
-    def new_stream(self) -> list[Piece]:
-        return unpack_pieces(self._core.new_stream())
+    def new_input(self) -> list[Piece]:
+        return unpack_pieces(self._core.new_input())
 
 
 def unpack_pieces(packed: bytes | None) -> list[Piece]:

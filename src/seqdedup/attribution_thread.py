@@ -126,8 +126,8 @@ class AttributionThread:
         self.close()
         return pieces
 
-    def new_stream(self) -> list[Piece]:
-        return self._settled().new_stream()
+    def new_input(self) -> list[Piece]:
+        return self._settled().new_input()
 
 
 class _ThreadState:

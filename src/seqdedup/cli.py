@@ -31,7 +31,7 @@ from seqdedup.stopping import graceful, requested, signal_name, stop_on_terminat
 def run(
     args: argparse.Namespace, stdin: IO[bytes] | None, stdout: IO[bytes], stderr: TextIO
 ) -> int:
-    from seqdedup.api import process_streams
+    from seqdedup.api import process_inputs
     from seqdedup.progress import ProgressLine, progress_wanted
     from seqdedup.report import EXPLAIN_COLOR, RESET, color_wanted, write_stats, write_top
 
@@ -65,11 +65,11 @@ def run(
         if args.progress and progress_wanted(sink.fd, stderr):
             size = None if stdin is not None and "-" in names else inputs_size(names)
             with ProgressLine(stderr, size) as progress:
-                stats = process_streams(
+                stats = process_inputs(
                     sources, sink, config, explainer, progress.update, decompress
                 )
         else:
-            stats = process_streams(sources, sink, config, explainer, decompress=decompress)
+            stats = process_inputs(sources, sink, config, explainer, decompress=decompress)
     if not args.quiet:
         write_stats(stats, config, stderr, args.stats_format, colored)
     elif stats.top_sequences is not None:

@@ -8,7 +8,8 @@
   with the Python stages for markers, explanations, ``--top`` and the library around
   it; raw bytes are split here first.
 
-Both book what they decide with :class:`seqdedup.stages.Stages`.
+Each is given the run's stages (:class:`seqdedup.stages.Parts`) and books what it
+decides with the run's :class:`seqdedup.ledger.Ledger`.
 """
 
 from __future__ import annotations
@@ -17,18 +18,19 @@ from array import array
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from itertools import compress
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from seqdedup.attribution import Attributor
+from seqdedup.attribution import Attributor, ChunkAttribution
 from seqdedup.config import Config
 from seqdedup.filters import TRACKED
+from seqdedup.ledger import Decided, Ledger
 from seqdedup.records import RecordSplitter
-from seqdedup.stages import Decided
 from seqdedup.timelimit import PatternTimeout
 
 if TYPE_CHECKING:
     from seqdedup._kernel import Matcher as ChunkMatcher
-    from seqdedup.stages import Stages
+    from seqdedup.attribution import Piece
+    from seqdedup.stages import Parts
 
 
 class BytePath(Protocol):
@@ -60,11 +62,15 @@ class ChunkPath:
     output, the passed-through records in their place (markers and summary lines then
     take the record path)."""
 
-    def __init__(self, stages: Stages, kernel: ChunkMatcher) -> None:
-        self._stages = stages
+    def __init__(self, parts: Parts, ledger: Ledger, kernel: ChunkMatcher) -> None:
+        self._parts = parts
+        self._ledger = ledger
         self._kernel = kernel
-        self._markers = stages.report.annotation is not None
-        self._filters = stages.filters if stages.filters else None
+        # (the plan feeds chunks only where the kernel attributes, or nothing does)
+        assert not isinstance(parts.attributor, Attributor)
+        self._attributor = cast("ChunkAttribution", parts.attributor)
+        self._markers = parts.report.annotation is not None
+        self._filters = parts.filters if parts.filters else None
 
     def feed_bytes(self, chunk: bytes) -> bytes:
         if self._filters is not None:
@@ -76,24 +82,25 @@ class ChunkPath:
     def end_bytes(self, last: bool, cut: bool = False) -> bytes:
         """Decide the rest of a byte stream; ``last``: nothing follows it; ``cut``: it
         was cut short, so the bytes after its last delimiter are no record (dropped)."""
-        kernel, stages = self._kernel, self._stages
+        kernel, parts, ledger = self._kernel, self._parts, self._ledger
+        attributor = self._attributor
         if self._filters is not None:
             out = self._filtered(kernel.split_final(delimit_final=not last, drop_final=cut))
-            stages.note_pieces(stages.attributor.finish())
+            ledger.note_pieces(attributor.finish())
             return out
         out, hashes, runs, decided, kept, offsets = kernel.finish_chunks(
             delimit_final=not last, drop_final=cut
         )
         placed = self._account(hashes, runs, decided, kept)
-        closed = stages.attributor.finish()  # a piece whose run reached the end
-        stages.note_pieces(closed)
-        if stages.saver is not None:
-            stages.saver.observe_runs(stages.attributor.decided, 0, [], [], closed)
+        closed = attributor.finish()  # a piece whose run reached the end
+        ledger.note_pieces(closed)
+        if parts.saver is not None:
+            parts.saver.observe_runs(attributor.decided, 0, [], [], closed)
         if self._markers:
-            placed += [(piece.end, stages.report.marker(piece)) for piece in closed]
-        elif stages.folder is not None:  # the run that reached the end: its line
-            placed += stages.folder.add_runs(stages.attributor.decided, 0, [], closed)
-            placed += stages.folder.end()
+            placed += [(piece.end, parts.report.marker(piece)) for piece in closed]
+        elif parts.folder is not None:  # the run that reached the end: its line
+            placed += parts.folder.add_runs(attributor.decided, 0, [], closed)
+            placed += parts.folder.end()
         return self._marked(out, runs, offsets, placed) if placed else out
 
     def _filtered(self, split: tuple[bytes, bytes, int]) -> bytes:
@@ -101,9 +108,9 @@ class ChunkPath:
         assert self._filters is not None
         region, bounds, first = split
         try:
-            mask = self._filters.tracked_mask(region, bounds, self._stages.config.delimiter)
+            mask = self._filters.tracked_mask(region, bounds, self._parts.config.delimiter)
         except PatternTimeout as exc:
-            line = self._stages.report.streams.line(first + 1 + exc.index)
+            line = self._parts.report.inputs.line(first + 1 + exc.index)
             raise exc.at(line.lower()) from None
         out, hashes, runs, decided, kept, numbers, released = self._kernel.decide_split(mask)
         self._account(hashes, runs, decided, kept, numbers, released)
@@ -121,22 +128,20 @@ class ChunkPath:
         """Book what the kernel decided (``decided`` tracked records; ``released`` in
         all, with filters, and their input ``numbers``): attribution and statistics;
         the markers or summary lines now due, with the tracked record each follows."""
-        stages = self._stages
-        attributor, folder = stages.attributor, stages.folder
-        assert not isinstance(attributor, Attributor)  # the kernel runs: so does its own
+        parts, ledger, attributor = self._parts, self._ledger, self._attributor
+        folder, saver = parts.folder, parts.saver
         attributor.append_keys(hashes)
         first = attributor.decided
-        saver = stages.saver
         if isinstance(runs, list):  # the runs carry their first record, or all of them
             heads = runs
             if folder is not None or saver is not None:
                 runs = self._split(runs)
                 heads = [(start, stop, records[0]) for start, stop, records in runs]
-            if stages.top is not None:
-                stages.run_heads.add(first, decided, heads)  # (before add_runs)
+            if parts.top is not None:
+                ledger.run_heads.add(first, decided, heads)  # (before add_runs)
         pieces = attributor.add_runs(decided, runs, numbers)
-        stages.note_pieces(pieces)
-        stages.count(decided if released is None else released, kept)
+        ledger.note_pieces(pieces)
+        ledger.count(decided if released is None else released, kept)
         if saver is not None:
             assert isinstance(runs, list)
             saver.observe_runs(first, decided, self._kernel.new_stretches, runs, pieces)
@@ -145,12 +150,12 @@ class ChunkPath:
             folder.append_keys(hashes)
             return folder.add_runs(first, decided, runs, pieces)
         return (
-            [(piece.end, stages.report.marker(piece)) for piece in pieces] if self._markers else []
+            [(piece.end, parts.report.marker(piece)) for piece in pieces] if self._markers else []
         )
 
     def _split(self, runs: list[tuple[int, int, bytes]]) -> list[tuple[int, int, list[bytes]]]:
         """Runs whose records the kernel handed over as one stretch of bytes, split."""
-        delimiter = self._stages.config.delimiter
+        delimiter = self._parts.config.delimiter
         return [(start, stop, data.split(delimiter)) for start, stop, data in runs]
 
     def _marked(
@@ -166,7 +171,7 @@ class ChunkPath:
             starts.extend(run[0] for run in runs)
         at = array("q")
         at.frombytes(offsets)
-        delimiter = self._stages.config.delimiter
+        delimiter = self._parts.config.delimiter
         view = memoryview(out)  # slices without copies: the join copies once
         parts: list[bytes | memoryview] = []
         taken = 0
@@ -182,8 +187,11 @@ class ChunkPath:
 class RecordPath:
     """Records through filters, keys, the matcher and the Python stages."""
 
-    def __init__(self, stages: Stages, ordered: bool) -> None:
-        self._stages = stages
+    def __init__(self, parts: Parts, ledger: Ledger, ordered: bool) -> None:
+        self._parts = parts
+        self._ledger = ledger
+        # The decided records' bytes are read by --top, the library and --fold.
+        self._reads_records = ledger.reads_records or parts.folder is not None
         # Markers and explanations must follow a piece's last record and precede what
         # comes after it: with them on, nothing past an open piece is released early.
         self._ordered = ordered
@@ -202,7 +210,7 @@ class RecordPath:
     # -- bytes --------------------------------------------------------------------------
     def feed_bytes(self, chunk: bytes) -> bytes:
         if self._splitter is None:
-            self._splitter = RecordSplitter(self._stages.config.delimiter)
+            self._splitter = RecordSplitter(self._parts.config.delimiter)
         return self._joined(self.feed(self._splitter.split(chunk)), final=False)
 
     def end_bytes(self, last: bool, cut: bool = False) -> bytes:
@@ -212,7 +220,7 @@ class RecordPath:
         self._splitter = None
         ending = b""
         if final is not None:
-            final, ending = split_ending(final, self._stages.config)
+            final, ending = split_ending(final, self._parts.config)
         out = self.feed([final]) if final is not None else []
         out += self.end_records()
         return self._joined(out, final=final is not None and (last or bool(ending)), ending=ending)
@@ -220,50 +228,48 @@ class RecordPath:
     def _joined(self, out: list[bytes], final: bool, ending: bytes = b"") -> bytes:
         if not out:
             return b""
-        delimiter = self._stages.config.delimiter
+        delimiter = self._parts.config.delimiter
         joined = delimiter.join(out)
-        if final and self._stages.last_record_written:
+        if final and self._ledger.last_record_written:
             return joined + ending  # the input's final record had no delimiter
         return joined + delimiter
 
     # -- records ------------------------------------------------------------------------
     def feed(self, records: Iterable[bytes]) -> list[bytes]:
         """Add records; return those now decided for output (and markers)."""
-        stages = self._stages
+        parts = self._parts
         batch = records if isinstance(records, list) else list(records)
         tracked = batch
         base = len(self._pending)
         places: Sequence[int] = range(len(batch))  # where the records matched lie in the batch
         try:
-            if stages.filters:
-                decisions = stages.filters.classify(batch)
+            if parts.filters:
+                decisions = parts.filters.classify(batch)
                 is_tracked = list(map(TRACKED.__eq__, decisions))
                 places = list(compress(places, is_tracked))  # masks see the tracked ones only
                 self._pending_decisions += decisions
                 self._tracked_at += compress(range(base, base + len(batch)), is_tracked)
                 tracked = list(compress(batch, is_tracked))
-            hashes = stages.keys.hashes(tracked)
+            hashes = parts.keys.hashes(tracked)
         except PatternTimeout as exc:
             position = exc.index if tracked is batch else places[exc.index]
-            number = stages.released + base + 1 + position
-            raise exc.at(stages.report.streams.line(number).lower()) from None
-        json = stages.keys.json
+            number = self._ledger.released + base + 1 + position
+            raise exc.at(parts.report.inputs.line(number).lower()) from None
+        json = parts.keys.json
         if json is not None and json.track_text and json.as_text:
             # --explain: which records were compared as text (not a JSON object)
-            at = (
-                self._tracked_at[len(self._tracked_at) - len(tracked) :] if stages.filters else None
-            )
-            first = stages.released + 1 + (0 if at is not None else base)
+            at = self._tracked_at[len(self._tracked_at) - len(tracked) :] if parts.filters else None
+            first = self._ledger.released + 1 + (0 if at is not None else base)
             self._as_text += [first + (at[i] if at is not None else i) for i in json.as_text]
         self._pending += batch
-        stages.attributor.append_keys(hashes)
-        if stages.folder is not None:
-            stages.folder.append_keys(hashes)
-        return self._release(stages.matcher.push(hashes))
+        parts.attributor.append_keys(hashes)
+        if parts.folder is not None:
+            parts.folder.append_keys(hashes)
+        return self._release(parts.matcher.push(hashes))
 
     def end_records(self) -> list[bytes]:
         """End of a stream of records: the rest of it."""
-        return self._release(self._stages.matcher.finish(), final=True)
+        return self._release(self._parts.matcher.finish(), final=True)
 
     def _filtered(
         self, keep: list[bool], tracked_at: list[int]
@@ -271,11 +277,11 @@ class RecordPath:
         """With filters: how many pending records are released (up to the first
         undecided tracked one, or the last one an open piece lets go), which of them are
         written, and their filter decisions."""
-        inverse = self._stages.config.inverse
+        inverse = self._parts.config.inverse
         decided = len(keep)
         tracked_at_all = self._tracked_at
         cut = tracked_at_all[decided] if decided < len(tracked_at_all) else len(self._pending)
-        if self._ordered and self._stages.attributor.open_piece:
+        if self._ordered and self._parts.attributor.open_piece:
             # Nothing past an open piece yet: its marker and explanation come first.
             cut = tracked_at[-1] + 1 if tracked_at else 0
         written = [not inverse] * cut  # pass-through records
@@ -288,11 +294,11 @@ class RecordPath:
 
     def _release(self, keep: list[bool], final: bool = False) -> list[bytes]:
         """Hand out the records up to the first undecided tracked one."""
-        stages = self._stages
-        attributor = stages.attributor
+        parts, ledger = self._parts, self._ledger
+        attributor = parts.attributor
         decided = len(keep)
-        first_number = stages.released + 1
-        if stages.filters:
+        first_number = ledger.released + 1
+        if parts.filters:
             tracked_at = self._tracked_at[:decided]
             numbers = [first_number + position for position in tracked_at]
         else:
@@ -306,7 +312,7 @@ class RecordPath:
             cut, written, decisions = self._filtered(keep, tracked_at)
         else:
             cut = decided
-            written = [not k for k in keep] if stages.config.inverse else keep
+            written = [not k for k in keep] if parts.config.inverse else keep
             decisions = None
         records = self._pending[:cut]
         del self._pending[:cut]
@@ -314,20 +320,20 @@ class RecordPath:
         out = list(compress(records[early:], written[early:]))
         self._written_early -= early
         tracked_records: list[bytes] = []
-        if stages.saver is not None or stages.top is not None or stages.folder is not None:
+        if self._reads_records:
             tracked_records = (
                 records[:decided]
                 if tracked_at is None
                 else [records[position] for position in tracked_at]
             )
         first = attributor.decided - len(keep)
-        stages.book(Decided(first, keep, tracked_records, stages.take_new_material(), pieces))
+        ledger.book(Decided(first, keep, tracked_records, ledger.take_new_material(), pieces))
 
-        stages.count(cut, cut - keep.count(False))
+        ledger.count(cut, cut - keep.count(False))
         if cut:
-            stages.written_last(written[-1])
+            ledger.written_last(written[-1])
 
-        report = stages.report
+        report = parts.report
         if report.explain is not None:
             as_text: list[int] = []
             if self._as_text:
@@ -335,31 +341,44 @@ class RecordPath:
                 as_text = [n for n in self._as_text if n <= last]
                 del self._as_text[: len(as_text)]
             report.explain_all(pieces, decisions, first_number, as_text)
-        placed = stages.markers(first, keep, tracked_records, pieces, final)
+        placed = self._markers(first, keep, tracked_records, pieces, final)
         if placed:  # (among the records that ``out`` holds: those written early are not)
             out, marker_last = report.with_markers(
                 out, written[early:], placed, first_number + early
             )
             if marker_last:
-                stages.written_last(False)  # a marker ends this output
+                ledger.written_last(False)  # a marker ends this output
         if not self._ordered and not final:
             out += self._settled()
         return out
 
+    def _markers(
+        self, first: int, keep: list[bool], records: list[bytes], pieces: list[Piece], final: bool
+    ) -> list[tuple[int, bytes]]:
+        """The markers (``--annotate``) or summary lines (``--fold``) now due, each with
+        the tracked record it follows."""
+        report, folder = self._parts.report, self._parts.folder
+        if report.annotation is not None:
+            return [(piece.end, report.marker(piece)) for piece in pieces]
+        if folder is None:
+            return []
+        lines = folder.add(first, keep, records, pieces)
+        return lines + folder.end() if final else lines
+
     def _settled(self) -> list[bytes]:
         """The pending records whose decision is certain already (the matcher's
         ``settled``), not written yet: they are written now, and booked when decided."""
-        stages = self._stages
-        matcher, inverse = stages.matcher, stages.config.inverse
+        parts = self._parts
+        matcher, inverse = parts.matcher, parts.config.inverse
         settled, cover = matcher.settled, matcher.cover
         tracked = matcher.decided  # the tracked index of the next tracked pending record
-        tracked_at = self._tracked_at if stages.filters else None
+        tracked_at = self._tracked_at if parts.filters else None
         is_tracked = set(tracked_at) if tracked_at is not None else None
         pending, out = self._pending, []
-        if stages.folder is not None:  # a run ended by a settled record: its line first
-            tracked_at = self._tracked_at if stages.filters else None
-            before = stages.folder.before_settled(matcher, pending, tracked_at, stages.released + 1)
-            out = stages.lines(before)
+        if parts.folder is not None:  # a run ended by a settled record: its line first
+            first = self._ledger.released + 1
+            before = parts.folder.before_settled(matcher, pending, tracked_at, first)
+            out = self._ledger.lines(before)
         position = 0
         for position in range(len(pending)):
             if is_tracked is not None and position not in is_tracked:

@@ -388,7 +388,7 @@ class Folder:
             "window_size": self._window,
             **self._report.source_fields(unit.source, unit.length),
         }
-        named, color = self._report.streams.named, self._config.color
+        named, color = self._report.inputs.named, self._config.color
         return stop - 1, line_text(self._config.fold_format, fields, named, color)
 
 

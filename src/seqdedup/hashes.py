@@ -13,19 +13,32 @@ engines move them in one of three forms, which every consumer accepts:
 from __future__ import annotations
 
 from array import array
-from typing import Any
+from typing import TYPE_CHECKING, TypeAlias
 
 from seqdedup.engine import SEED
+
+if TYPE_CHECKING:
+    from hashlib import blake2b
+
+    import numpy as np
+    import numpy.typing as npt
+
+    # The three forms of a batch of 128-bit values (key hashes, window fingerprints):
+    Words: TypeAlias = bytes | array[int] | memoryview  # native 64-bit lanes, lo first
+    Lanes: TypeAlias = npt.NDArray[np.uint64]  # shape (n, 2): lo, hi (numpy)
+    Hashes: TypeAlias = Words | list[int] | Lanes  # (a list: ints lo | hi << 64)
+    # Where windows start (record indices): a list, an array("q") or int64s
+    Starts: TypeAlias = list[int] | array[int] | npt.NDArray[np.int64]
 
 MASK64 = (1 << 64) - 1
 MASK128 = (1 << 128) - 1
 # The Python engine's key hash: BLAKE2b keyed with the run's 128-bit seed, 16 bytes (a
 # pseudo-random function of the key for whoever does not know the seed). Made on first
 # use: the kernel's runs never import hashlib.
-_keyed: Any = None
+_keyed: blake2b | None = None
 
 
-def _keyed_state() -> Any:
+def _keyed_state() -> blake2b:
     global _keyed
     if _keyed is None:
         from hashlib import blake2b
@@ -50,7 +63,7 @@ def python_hash128(key: bytes) -> int:
     return int.from_bytes(python_hash_bytes([key]), "little")
 
 
-def hash_ints(values: object) -> list[int]:
+def hash_ints(values: Hashes) -> list[int]:
     """128-bit values in any form, as a list of ints from 0 to 2**128 - 1."""
     if isinstance(values, list):
         return [value & MASK128 for value in values]
@@ -58,7 +71,7 @@ def hash_ints(values: object) -> list[int]:
     return [lo | hi << 64 for lo, hi in zip(words[0::2], words[1::2], strict=True)]
 
 
-def hash_words(values: object) -> array[int]:
+def hash_words(values: Hashes) -> array[int]:
     """128-bit values in any form, as an ``array("Q")`` of lanes (two per value)."""
     words = array("Q")
     if isinstance(values, list):
@@ -66,20 +79,20 @@ def hash_words(values: object) -> array[int]:
             words.append(value & MASK64)
             words.append(value >> 64 & MASK64)
         return words
-    raw = values.tobytes() if hasattr(values, "tobytes") else bytes(values)  # type: ignore[call-overload]
+    raw = values if isinstance(values, bytes) else values.tobytes()
     if len(raw) % 16:
         raise ValueError("128-bit values: the buffer is not a whole number of 16-byte values")
     words.frombytes(raw)
     return words
 
 
-def hash_bytes(values: object) -> bytes:
+def hash_bytes(values: Hashes) -> bytes:
     """128-bit values in any form, as 16 bytes each (the kernel's own bytes as they
     are, without a copy)."""
     return values if isinstance(values, bytes) else hash_words(values).tobytes()
 
 
-def hash_lanes(values: object) -> Any:
+def hash_lanes(values: Hashes) -> Lanes:
     """128-bit values in any form, as a numpy uint64 array of shape (n, 2)."""
     import numpy as np
 

@@ -14,12 +14,11 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Sequence
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from seqdedup.config import DEFAULT_TRANSFORM_TIMEOUT
-from seqdedup.engine import numpy_available
 from seqdedup.errors import SeqdedupError
-from seqdedup.hashes import python_hash128, python_hash_bytes
+from seqdedup.hashes import python_hash_bytes
 
 if TYPE_CHECKING:
     import subprocess
@@ -76,33 +75,31 @@ class KeyMaker:
             keys = self.transform(keys)
         return keys
 
-    def hashes(self, records: Sequence[bytes]) -> Any:
-        """A 128-bit hash of each key (two 64-bit lanes, see :mod:`seqdedup.engine`).
+    def hashes(self, records: Sequence[bytes]) -> bytes:
+        """A 128-bit hash of each key (two 64-bit lanes, see :mod:`seqdedup.hashes`),
+        16 bytes per record, lo lane first: the form every stage takes.
 
-        With the kernel: XXH64 with each of the run's two lane seeds, as ``bytes`` of 16
-        per record (the kernel skips characters itself). Without: BLAKE2b keyed with
-        the run's 128-bit seed (:func:`seqdedup.hashes.python_hash128`), a list of
-        ints for a small batch and an (n, 2) int64 numpy array for a large one; the
-        matcher and the attributor take every form without converting each value.
+        With the kernel: XXH64 with each of the run's two lane seeds (the kernel skips
+        characters itself). Without: BLAKE2b keyed with the run's 128-bit seed
+        (:func:`seqdedup.hashes.python_hash_bytes`).
         """
-        if self.kernel is not None:
-            if self.plain or self.kernel_normalize:
-                return self.kernel.hash_records(
-                    records,
-                    self.seed,
-                    self.skip_chars,
-                    self.byte_mode,
-                    self.kernel_normalize,
-                    self.skip_fields,
-                )
-            return self.kernel.hash_records(self.keys(records), self.seed)
-        skipping = self.skip_chars or self.skip_fields
-        keys = records if not skipping and self.plain else self.keys(records)
-        if len(keys) < LARGE_BATCH or not numpy_available():
-            return list(map(python_hash128, keys))
-        import numpy as np
-
-        return np.frombuffer(python_hash_bytes(list(keys)), dtype=np.int64).reshape(-1, 2)
+        if self.kernel is None:
+            skipping = self.skip_chars or self.skip_fields
+            keys = records if not skipping and self.plain else self.keys(records)
+            return python_hash_bytes(list(keys))
+        hashes: bytes
+        if self.plain or self.kernel_normalize:
+            hashes = self.kernel.hash_records(
+                records,
+                self.seed,
+                self.skip_chars,
+                self.byte_mode,
+                self.kernel_normalize,
+                self.skip_fields,
+            )
+        else:
+            hashes = self.kernel.hash_records(self.keys(records), self.seed)
+        return hashes
 
     def hash_encoded(self, encoded: bytes) -> bytes | None:
         """The key hashes of a library row's records (``library.encode_records``), as

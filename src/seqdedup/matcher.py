@@ -49,6 +49,7 @@ from seqdedup.hashes import MASK64, hash_ints, hash_lanes, hash_words
 
 if TYPE_CHECKING:
     from seqdedup.fptable import FirstStartTable
+    from seqdedup.hashes import Hashes, Lanes, Starts, Words
 
 NUMPY_MIN_WINDOWS = 2048
 
@@ -76,7 +77,7 @@ def coefficients(width: int, seed: int) -> list[int]:
     return out
 
 
-def fingerprints_py(hashes: Any, count: int, coeffs: Sequence[int]) -> list[int]:
+def fingerprints_py(hashes: Hashes, count: int, coeffs: Sequence[int]) -> list[int]:
     """Fingerprints of the first ``count`` windows of key hashes in any 128-bit form, as
     128-bit ints (lo | hi << 64): the first in full, then each rolled from the one
     before, as the kernel does. A 1-record window's fingerprint is its key hash."""
@@ -107,7 +108,7 @@ _MASK31 = (1 << 31) - 1
 _MASK30 = (1 << 30) - 1
 
 
-def _mulmod_np(a: Any, b: int) -> Any:
+def _mulmod_np(a: Lanes, b: int) -> Lanes:
     """a * b mod PRIME for a uint64 array ``a`` and an int ``b``, all at most PRIME, in
     31-bit halves so that no product leaves 64 bits (2^61 = 1 and 2^62 = 2 mod p)."""
     import numpy as np
@@ -121,7 +122,7 @@ def _mulmod_np(a: Any, b: int) -> Any:
     return _reduce_np(total)
 
 
-def _reduce_np(values: Any) -> Any:
+def _reduce_np(values: Lanes) -> Lanes:
     import numpy as np
 
     prime = np.uint64(PRIME)
@@ -129,7 +130,7 @@ def _reduce_np(values: Any) -> Any:
     return np.where(folded >= prime, folded - prime, folded)
 
 
-def fingerprints_np(hashes: Any, count: int, coeffs: Sequence[int]) -> Any:
+def fingerprints_np(hashes: Hashes, count: int, coeffs: Sequence[int]) -> Lanes:
     """The fingerprints of :func:`fingerprints_py` for W from 2 to NUMPY_MAX_WIDTH,
     each the sum of its W products at once over all windows (numpy): an (n, 2) uint64
     array of lanes."""
@@ -160,16 +161,35 @@ class Matcher(Protocol):
     def decided(self) -> int: ...
     @property
     def remembered_windows(self) -> int: ...
-    def push(self, hashes: Any) -> list[bool]: ...
+    def push(self, hashes: Words, /) -> list[bool]: ...
     @property
     def settled(self) -> int: ...
     @property
     def cover(self) -> int: ...
     def finish(self) -> list[bool]: ...
-    def new_stream(self) -> None: ...
-    def source(self, window: int) -> int | None: ...
-    def fingerprints(self, hashes: Any, count: int) -> Any: ...
-    def add_library_windows(self, fingerprints: Any, starts: Any, region: Any = None) -> None: ...
+    def new_input(self) -> None: ...
+    def source(self, window: int, /) -> int | None: ...
+    def fingerprints(self, hashes: Words, count: int, /) -> Hashes: ...
+    def add_library_windows(
+        self, fingerprints: array[int], starts: array[int], region: array[int] | None = None, /
+    ) -> None: ...
+
+
+class LibraryWindows:
+    """Where a stream run's loaded library windows wait for its decider: what
+    ``load_libraries`` needs of a matcher, keeping the windows it is given."""
+
+    def __init__(self, matcher: Matcher) -> None:
+        self.window_size = matcher.window_size
+        self.fingerprints = matcher.fingerprints  # (the same polynomial per stream)
+        self.fps: array[int] | None = None
+        self.starts: array[int] | None = None
+        self.region: array[int] | None = None
+
+    def add_library_windows(
+        self, fps: array[int], starts: array[int], region: array[int] | None = None
+    ) -> None:
+        self.fps, self.starts, self.region = fps, starts, region
 
 
 def make_matcher(
@@ -189,18 +209,18 @@ def make_matcher(
     return matcher
 
 
-def _as_list(values: Any) -> list[int]:
+def _as_list(values: Starts) -> list[int]:
     """Plain ints (starts) in list form."""
     return values if isinstance(values, list) else list(values.tolist())
 
 
-def _fingerprint_list(fingerprints: Any) -> list[int]:
+def _fingerprint_list(fingerprints: Hashes) -> list[int]:
     """Fingerprints as 128-bit ints (a list made here is already in that form)."""
     return fingerprints if isinstance(fingerprints, list) else hash_ints(fingerprints)
 
 
 def _add_first_starts(
-    small: dict[int, int], large: FirstStartTable | None, fingerprints: Any, starts: Any
+    small: dict[int, int], large: FirstStartTable | None, fingerprints: Hashes, starts: Starts
 ) -> FirstStartTable | None:
     """Record first starts in the dict (without numpy) or the numpy table (made when
     missing); return the table."""
@@ -233,13 +253,13 @@ class UnlimitedHistory:
     def __len__(self) -> int:
         return len(self._first_starts) if self._first_starts is not None else len(self._table)
 
-    def add_library(self, fingerprints: Any, starts: Any) -> None:
+    def add_library(self, fingerprints: Hashes, starts: Starts) -> None:
         """Library windows are just very early windows."""
         self._first_starts = _add_first_starts(
             self._table, self._first_starts, fingerprints, starts
         )
 
-    def firsts(self, fps: Any, start: int) -> Any:
+    def firsts(self, fps: Hashes, start: int) -> Any:
         """The first start of each window's fingerprint, inserting the new ones (a
         list, or an int64 array for a large batch)."""
         end = start + len(fps)
@@ -289,7 +309,7 @@ class LimitedHistory:
     def __len__(self) -> int:
         return len(self._chains) + len(self._older_chains)
 
-    def add_library(self, fingerprints: Any, starts: Any) -> None:
+    def add_library(self, fingerprints: Hashes, starts: Starts) -> None:
         """Library windows, never forgotten: a table of their own."""
         self._library = _add_first_starts(self._library_dict, self._library, fingerprints, starts)
 
@@ -335,7 +355,7 @@ class LimitedHistory:
         else:
             self._chains[fingerprint] = (chain[0], start)
 
-    def new_stream(self) -> None:
+    def new_input(self) -> None:
         """The stream ended: its last windows need not wait W windows to be admitted
         (no later window can overlap them), and the next stream's windows start anew."""
         first = self._recent_end - len(self._recent)
@@ -373,7 +393,7 @@ class SettledKeys:
             return decided
         return min(self.last_novel + 1, read)
 
-    def note(self, hashes: Any, first: int) -> None:
+    def note(self, hashes: Hashes, first: int) -> None:
         """Note the keys of tracked records first, first + 1, ..."""
         if self.off:
             return
@@ -416,7 +436,7 @@ class KeyLog:
         self.base = 0  # position of the first record held
         self.region = array("Q")
 
-    def append(self, hashes: Any) -> None:
+    def append(self, hashes: Hashes) -> None:
         self.words.extend(hash_words(hashes))
 
     def forget_before(self, position: int) -> None:
@@ -456,14 +476,14 @@ class Confirmation:
         self._witness = (-1, -1, 0)
         self._stream_starts: list[int] = []  # where each stream after the first begins
 
-    def note(self, hashes: Any, decided: int) -> None:
+    def note(self, hashes: Hashes, decided: int) -> None:
         """The key hashes of the next tracked records (``decided`` records decided)."""
         if self.window_size > 1:
             if self.max_history is not None:
                 self.log.forget_before(decided - 1 - self.max_history)
             self.log.append(hashes)
 
-    def new_stream(self, position: int) -> None:
+    def new_input(self, position: int) -> None:
         self._stream_starts.append(position)
 
     def _stream_limit(self, position: int) -> int:
@@ -560,7 +580,7 @@ class WindowMatcher:
         """How many window fingerprints the history currently holds."""
         return len(self._history)
 
-    def fingerprints(self, hashes: Any, count: int) -> Any:
+    def fingerprints(self, hashes: Hashes, count: int) -> Hashes:
         """Fingerprints of the first ``count`` windows of key hashes in any form, as a
         list of 128-bit ints."""
         if self._force_collisions:
@@ -572,7 +592,9 @@ class WindowMatcher:
             return fingerprints_np(hashes, count, self._coeffs)
         return fingerprints_py(hashes, count, self._coeffs)
 
-    def add_library_windows(self, fingerprints: Any, starts: Any, region: Any = None) -> None:
+    def add_library_windows(
+        self, fingerprints: Hashes, starts: Starts, region: Hashes | None = None
+    ) -> None:
         """Make these windows "already seen" for the whole run, never forgotten.
 
         ``starts`` are where they start in the library's key ``region`` (whose last
@@ -612,7 +634,7 @@ class WindowMatcher:
         """The last record a decided repeat covers (-1: none)."""
         return self._skip_until
 
-    def push(self, hashes: Any) -> list[bool]:
+    def push(self, hashes: Hashes) -> list[bool]:
         """Add the key hashes of the next tracked records (in any 128-bit form);
         return the newly decided flags."""
         width = self.window_size
@@ -644,16 +666,16 @@ class WindowMatcher:
             self.new_material += [first + k <= self._new_until for k in range(count)]
         return [first + k > self._skip_until for k in range(count)]
 
-    def new_stream(self) -> None:
+    def new_input(self) -> None:
         """After :meth:`finish`: what follows is a new stream. Its windows can repeat
         every remembered window of the earlier ones, and none spans the boundary."""
         if self._tail:
-            raise RuntimeError("new_stream() comes after finish()")
+            raise RuntimeError("new_input() comes after finish()")
         if isinstance(self._history, LimitedHistory):
-            self._history.new_stream()
-        self._confirmation.new_stream(self._next)
+            self._history.new_input()
+        self._confirmation.new_input(self._next)
 
-    def _decide(self, fps: Any) -> list[bool]:
+    def _decide(self, fps: Hashes) -> list[bool]:
         start = self._next
         history = self._history
         if isinstance(history, LimitedHistory):

@@ -181,8 +181,8 @@ def explain_unmatched(line: str) -> str:
     return f"EXPLAIN: {line} passed through (no track pattern matched)"
 
 
-class Streams:
-    """The input streams of a run (files, one after another): their names and the
+class Inputs:
+    """The inputs of a run (files, one after another): their names and the
     run-wide number of each one's first record, to give record numbers per input."""
 
     def __init__(self, names: Sequence[str]) -> None:
@@ -238,8 +238,8 @@ class PieceReport:
         self.explain = on_explain
         self.marker_color = MARKER_COLOR if config.color else None
         self._patterns = filter_patterns
-        self.streams = Streams(config.inputs)
-        named = self.streams.named
+        self.inputs = Inputs(config.inputs)
+        named = self.inputs.named
         self.annotation = (
             config.annotation_format or (DEFAULT_FILES_ANNOTATION if named else DEFAULT_ANNOTATION)
             if config.annotate
@@ -278,7 +278,7 @@ class PieceReport:
         numbers, if not attribution's."""
         number = number or self._number
         first = number(start)
-        file, local = self.streams.locate(first)
+        file, local = self.inputs.locate(first)
         return {"start": local, "end": local + number(end) - first, "file": file}
 
     def source_fields(self, source: int, length: int) -> dict[str, Any]:
@@ -296,7 +296,7 @@ class PieceReport:
             }
         number = self._number
         first = number(source)
-        match_file, match_start = self.streams.locate(first)
+        match_file, match_start = self.inputs.locate(first)
         return {
             "match_file": match_file,
             "match_start": match_start,
@@ -346,10 +346,10 @@ class PieceReport:
         from seqdedup.filters import TRACKED, UNMATCHED
 
         assert self.explain is not None
-        named, streams = self.streams.named, self.streams
+        named, inputs = self.inputs.named, self.inputs
         # (a record's own line before the piece that ends at it)
         lines = [
-            (number, f"EXPLAIN: {streams.line(number)} compared as text (not a JSON object)")
+            (number, f"EXPLAIN: {inputs.line(number)} compared as text (not a JSON object)")
             for number in as_text
         ]
         for piece in pieces:
@@ -361,9 +361,9 @@ class PieceReport:
                     continue
                 number = first_number + offset
                 if decision == UNMATCHED:
-                    lines.append((number, explain_unmatched(streams.line(number))))
+                    lines.append((number, explain_unmatched(inputs.line(number))))
                 else:
-                    line = streams.line(number)
+                    line = inputs.line(number)
                     lines.append((number, explain_bypassed(line, self._patterns[decision])))
         lines.sort(key=lambda item: item[0])
         for _, line in lines:

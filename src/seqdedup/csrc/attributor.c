@@ -314,7 +314,7 @@ static PyObject *Attributor_finish(Attributor *a, PyObject *Py_UNUSED(ignored))
 
 /* The input stream ended (after its last records were added) and another begins: close
  * the open piece; no piece or source spans the boundary. */
-static PyObject *Attributor_new_stream(Attributor *a, PyObject *Py_UNUSED(ignored))
+static PyObject *Attributor_new_input(Attributor *a, PyObject *Py_UNUSED(ignored))
 {
     if (enter(a) < 0) return NULL;
     int rc = a->piece_start >= 0 ? seqdedup_close_piece(a) : 0;
@@ -529,8 +529,8 @@ static PyMethodDef Attributor_methods[] = {
      "add(keep, numbers=None) -> bytes | None: the same from one flag per record"},
     {"finish", (PyCFunction)Attributor_finish, METH_NOARGS,
      "finish() -> bytes | None: end of input, the open piece closed"},
-    {"new_stream", (PyCFunction)Attributor_new_stream, METH_NOARGS,
-     "new_stream() -> bytes | None: the stream ended, another begins"},
+    {"new_input", (PyCFunction)Attributor_new_input, METH_NOARGS,
+     "new_input() -> bytes | None: the stream ended, another begins"},
     {"top_counts", (PyCFunction)Attributor_top_counts, METH_NOARGS,
      "top_counts() -> bytes: (identity low, identity high, pieces) int64 triples, one per "
      "sequence --top's table holds (top=True)"},

@@ -183,7 +183,7 @@ int seqdedup_log_keys(Matcher *m, const Hash128 *hashes, size_t n)
     return 0;
 }
 
-/* After new_stream(): where the next stream begins (a window never runs across it). */
+/* After new_input(): where the next stream begins (a window never runs across it). */
 int seqdedup_note_stream_start(Matcher *m)
 {
     if (grow((void **)&m->stream_starts, &m->stream_starts_cap, m->stream_starts_len + 1,

@@ -552,7 +552,7 @@ PyObject *seqdedup_matcher_finish(Matcher *m, PyObject *ignored);
 PyObject *seqdedup_matcher_fingerprints(Matcher *m, PyObject *args);
 PyObject *seqdedup_matcher_add_library_windows(Matcher *m, PyObject *args);
 PyObject *seqdedup_matcher_source(Matcher *m, PyObject *arg);
-PyObject *seqdedup_matcher_new_stream(Matcher *m, PyObject *ignored);
+PyObject *seqdedup_matcher_new_input(Matcher *m, PyObject *ignored);
 
 /* settled.c */
 /* Note the keys of tracked records first .. first + n - 1 (hashes h): which are new. */

@@ -550,11 +550,11 @@ PyObject *seqdedup_matcher_source(Matcher *m, PyObject *arg)
 /* After finish() or finish_chunks(): what follows is a new stream. Its windows may
  * repeat every remembered window of the earlier streams, and none spans the boundary:
  * the last windows are admitted now (nothing later can overlap them). */
-PyObject *seqdedup_matcher_new_stream(Matcher *m, PyObject *Py_UNUSED(ignored))
+PyObject *seqdedup_matcher_new_input(Matcher *m, PyObject *Py_UNUSED(ignored))
 {
     if (seqdedup_matcher_enter(m) < 0) return NULL;
     if (m->tail_len || (m->fed_by == 2 && !m->chunks_finished)) {
-        PyErr_SetString(PyExc_RuntimeError, "new_stream() comes after finish()");
+        PyErr_SetString(PyExc_RuntimeError, "new_input() comes after finish()");
         return seqdedup_matcher_leave(m, NULL, 0);
     }
     int64_t first = m->recent_end - (int64_t)m->recent_len;

@@ -308,8 +308,8 @@ static PyMethodDef Matcher_methods[] = {
      "released): one byte per record split (1: tracked); decided counts tracked records, "
      "released all of them, numbers are the 1-based input numbers of the decided tracked "
      "records (int64)"},
-    {"new_stream", (PyCFunction)seqdedup_matcher_new_stream, METH_NOARGS,
-     "new_stream(): after finish() or finish_chunks(), a new stream follows"},
+    {"new_input", (PyCFunction)seqdedup_matcher_new_input, METH_NOARGS,
+     "new_input(): after finish() or finish_chunks(), a new stream follows"},
     {"sources", (PyCFunction)Matcher_sources, METH_NOARGS,
      "sources() -> (base, bytes): a copy of the recent windows' sources, for an Attributor "
      "on another thread"},

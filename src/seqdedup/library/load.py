@@ -10,7 +10,7 @@ import sqlite3
 from array import array
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from seqdedup.errors import SeqdedupError
 from seqdedup.hashes import hash_words
@@ -24,6 +24,8 @@ from seqdedup.library.store import (
 
 if TYPE_CHECKING:
     from seqdedup.config import Config
+    from seqdedup.keys import KeyMaker
+    from seqdedup.matcher import LibraryWindows, Matcher
 
 
 class LibrarySequence:
@@ -152,7 +154,9 @@ SENTINEL = 0x5EDD_ED5E_DDED_5EDD  # both lanes of the record between sequences i
 # region: it matches no key (a 128-bit key hash equals it with probability 2**-128)
 
 
-def load_libraries(config: Config, keys: Any, matcher: Any) -> LoadedLibrary | None:
+def load_libraries(
+    config: Config, keys: KeyMaker, matcher: Matcher | LibraryWindows
+) -> LoadedLibrary | None:
     """Load ``read_sequences`` and ``library_dir`` (when it exists) and make every
     window of theirs already seen by ``matcher``; None when there is nothing to load."""
     directories = list(config.read_sequences)
@@ -195,7 +199,10 @@ class LoadedLibrary:
         self.digests: list[bytes | None] = []
 
     def index(
-        self, sequences: Iterable[LibrarySequence], keys: Any, matcher: Any
+        self,
+        sequences: Iterable[LibrarySequence],
+        keys: KeyMaker,
+        matcher: Matcher | LibraryWindows,
     ) -> tuple[array[int], array[int], array[int]]:
         """Return the key region (the lanes of its records' key hashes), and every
         window's fingerprint (lanes) and start.

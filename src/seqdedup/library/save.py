@@ -438,7 +438,7 @@ class RunSaver:
         stream's are staged on their own, so that no saved window mixes streams."""
         return Stretches(self._writer, "new", self._window_size, STRETCH_CHUNK)
 
-    def new_stream(self, first: int) -> None:
+    def new_input(self, first: int) -> None:
         """A new input stream starts at tracked record ``first``: nothing saved spans
         the boundary (it would make windows that never occurred)."""
         for stretches in (self._new, self._whole_runs):

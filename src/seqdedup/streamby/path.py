@@ -40,7 +40,8 @@ from seqdedup.streamby.decider import (
 from seqdedup.timelimit import PatternTimeout
 
 if TYPE_CHECKING:
-    from seqdedup.stages import Stages
+    from seqdedup.ledger import Ledger
+    from seqdedup.stages import Parts
     from seqdedup.streamby.fold import StreamFolder
 
 STREAM_ROWS = 10_000  # per-stream statistics rows: the first streams; the rest as one
@@ -81,40 +82,40 @@ class _StreamRun(RecordPath):
     """What both stream paths share: names, filters and keys of a batch, the counts,
     and the ends (of an input, of a pause)."""
 
-    def __init__(self, stages: Stages, ordered: bool) -> None:
-        super().__init__(stages, ordered)
-        config = stages.config
+    def __init__(self, parts: Parts, ledger: Ledger, ordered: bool) -> None:
+        super().__init__(parts, ledger, ordered)
+        config = parts.config
         self._namer = StreamNamer(config, load_kernel())
         self._current = UNNAMED  # the stream of the last record (for continuation lines)
         self._rows = StreamRows()
         self._keyed: list[bytes] = []  # the last batch without its stream names
-        assert isinstance(stages.attributor, StreamCount)  # (the plan's: see Stages)
-        self.sequences = stages.attributor.sequences
+        assert isinstance(parts.attributor, StreamCount)  # (the plan's: see stages.Stages)
+        self.sequences = parts.attributor.sequences
 
     def _named(self, batch: list[bytes], held: int) -> tuple[list[str | None], bytes, Any]:
         """The batch's stream names (None: continues the one before), its tracked
         records' key hashes (16 bytes each) and the filter decisions (None: all tracked);
         ``self._keyed``: every record of it without its stream's name. ``held``: records
         fed and not written yet."""
-        stages = self._stages
+        parts, ledger = self._parts, self._ledger
         decisions = None
         try:
             names, keyed = self._namer.split(batch)
             self._keyed = keyed
-            if stages.filters:
-                decisions = stages.filters.classify(batch)
+            if parts.filters:
+                decisions = parts.filters.classify(batch)
                 keyed = [k for k, d in zip(keyed, decisions, strict=True) if d == TRACKED]
-            hashes = hash_bytes(stages.keys.hashes(keyed))
+            hashes = hash_bytes(parts.keys.hashes(keyed))
         except PatternTimeout as exc:
-            number = stages.released + held + 1 + exc.index
-            raise exc.at(stages.report.streams.line(number).lower()) from None
+            number = ledger.released + held + 1 + exc.index
+            raise exc.at(parts.report.inputs.line(number).lower()) from None
         return names, hashes, decisions
 
     def end_records(self) -> list[bytes]:
         """End of an input: every stream ends (no window spans two inputs)."""
         out = self._end_all()
         self._current = UNNAMED
-        self._stages.stats.streams = self._rows.document()
+        self._ledger.stats.streams = self._rows.document()
         return out
 
     def idle(self) -> list[bytes]:
@@ -134,17 +135,17 @@ class StreamPath(_StreamRun):
     decided in Python (with markers, explanations or a limited history, and on the
     Python engine)."""
 
-    def __init__(self, stages: Stages, ordered: bool) -> None:
-        super().__init__(stages, ordered)
-        config = stages.config
+    def __init__(self, parts: Parts, ledger: Ledger, ordered: bool) -> None:
+        super().__init__(parts, ledger, ordered)
+        config = parts.config
         # Each run's source and its count as written: markers, explanations, --top,
         # summary lines (a run is then closed before its last record is written, see
         # _write_decided).
         self._reported = (
-            config.annotate or stages.report.explain is not None or bool(config.top) or config.fold
+            config.annotate or parts.report.explain is not None or bool(config.top) or config.fold
         )
         self._ordered = self._ordered or self._reported
-        self._folder = make_stream_folder(stages, self._source_fields) if config.fold else None
+        self._folder = make_stream_folder(parts, self._source_fields) if config.fold else None
         self._decider = StreamDecider(
             config.window_size,
             config.max_history,
@@ -154,14 +155,14 @@ class StreamPath(_StreamRun):
             self._reported,
             SEED,
         )
-        windows = stages.library_windows
-        if windows.fps is not None:
+        windows = parts.library_windows
+        if windows.fps is not None and windows.starts is not None:
             region = hash_ints(windows.region) if windows.region is not None else None
             self._decider.add_library(hash_ints(windows.fps), list(windows.starts), region)
-        if stages.saver is not None:
-            self._decider.save_into(stages.saver.stretches, bool(config.read_sequences))
+        if parts.saver is not None:
+            self._decider.save_into(parts.saver.stretches, bool(config.read_sequences))
         self._queue: deque[Entry] = deque()  # fed, not yet written, in input order
-        streams = stages.report.streams
+        streams = parts.report.inputs
         self._annotation = (
             config.annotation_format
             or (DEFAULT_STREAM_FILES_ANNOTATION if streams.named else DEFAULT_STREAM_ANNOTATION)
@@ -173,9 +174,9 @@ class StreamPath(_StreamRun):
         batch = records if isinstance(records, list) else list(records)
         names, packed, decisions = self._named(batch, len(self._queue))
         hashes = iter(hash_ints(packed))
-        number = self._stages.released + len(self._queue) + 1
+        number = self._ledger.released + len(self._queue) + 1
         queue, push, current = self._queue, self._decider.push, self._current
-        keyed = self._keyed if self._stages.saver or self._folder else None
+        keyed = self._keyed if self._parts.saver or self._folder else None
         for offset, record in enumerate(batch):
             name = names[offset]
             if name is None:
@@ -201,11 +202,11 @@ class StreamPath(_StreamRun):
     def _write_decided(self) -> list[bytes]:
         """Write what is decided, up to the first record that is not (or, with markers
         or explanations, that lies in a run still open)."""
-        stages = self._stages
-        inverse, ordered, folder = stages.config.inverse, self._ordered, self._folder
+        parts, ledger = self._parts, self._ledger
+        inverse, ordered, folder = parts.config.inverse, self._ordered, self._folder
         queue, out = self._queue, []
         released = kept = 0
-        last_written = stages.last_record_written
+        last_written = ledger.last_record_written
         while queue:
             entry = queue[0]
             run = entry.run
@@ -232,53 +233,53 @@ class StreamPath(_StreamRun):
             if entry.marker is not None and self._reported:
                 self._decider.count(entry.marker)
                 fields = self._fields(entry.marker)
-                if stages.top is not None:
+                if parts.top is not None:
                     self._observe_top(entry.marker, fields)
                 if self._annotation is not None:
                     template = self._annotation
-                    if "sequence" in fields and stages.config.annotation_format is None:
+                    if "sequence" in fields and parts.config.annotation_format is None:
                         template = DEFAULT_STREAM_LIBRARY_ANNOTATION
                     marker = template.format_map(fields).encode("utf-8", "surrogateescape")
-                    out.append(painted(marker, stages.report.marker_color))
+                    out.append(painted(marker, parts.report.marker_color))
                     last_written = False
-                if stages.report.explain is not None:
-                    stages.report.explain(explain_stream_run(fields, stages.report.streams.named))
-            elif entry.tracked_as not in (-1, TRACKED) and stages.report.explain is not None:
+                if parts.report.explain is not None:
+                    parts.report.explain(explain_stream_run(fields, parts.report.inputs.named))
+            elif entry.tracked_as not in (-1, TRACKED) and parts.report.explain is not None:
                 self._explain_passed(entry)
-        stages.count(released, kept)
-        stages.written_last(last_written)
+        ledger.count(released, kept)
+        ledger.written_last(last_written)
         return out
 
     def _observe_top(self, run: Run, fields: dict[str, Any]) -> None:
         """``--top``: count the run's sequence; where it was first seen, if it is new."""
-        stages = self._stages
-        assert stages.top is not None
+        parts = self._parts
+        assert parts.top is not None
         piece = Piece(0, run.length - 1, 0, run.count, run.content)
-        named = stages.report.streams.named
-        stages.top.observe(piece, lambda _: fields, run.first.record, named)
+        named = parts.report.inputs.named
+        parts.top.observe(piece, lambda _: fields, run.first.record, named)
 
     def _explain_passed(self, entry: Entry) -> None:
-        report = self._stages.report
+        report = self._parts.report
         assert report.explain is not None
-        line = report.streams.line(entry.number)
+        line = report.inputs.line(entry.number)
         if entry.tracked_as == UNMATCHED:
             report.explain(explain_unmatched(line))
         else:
-            patterns = [rule.pattern for rule in self._stages.filters.rules]
+            patterns = [rule.pattern for rule in self._parts.filters.rules]
             report.explain(explain_bypassed(line, patterns[entry.tracked_as]))
 
     def _fields(self, run: Run) -> dict[str, Any]:
         """A run's marker and explanation fields: its first and last record, the earliest
         occurrence of its first window (first and last record), the streams."""
-        stages = self._stages
-        file, start = stages.report.streams.locate(run.first.number)
+        parts = self._parts
+        file, start = parts.report.inputs.locate(run.first.number)
         return {
             "start": start,
             "end": start + run.last.number - run.first.number,
             "file": file,
             "stream": visible(run.first.stream),
             "count": run.count,
-            "window_size": stages.config.window_size,
+            "window_size": parts.config.window_size,
             **self._source_fields(run),
         }
 
@@ -286,13 +287,13 @@ class StreamPath(_StreamRun):
         """Where the earliest occurrence of a run's first window lies: ``match_file``,
         ``match_start``, ``match_end`` and ``match_stream`` (``sequence`` too when it
         is a loaded library sequence)."""
-        stages = self._stages
-        streams = stages.report.streams
+        parts = self._parts
+        streams = parts.report.inputs
         assert run.source is not None
         ended, match_first, match_last, match_stream = run.source
         if ended == LIBRARY_END:  # a loaded sequence: its name, and records inside it
-            assert stages.library is not None
-            sequence, offset = stages.library.locate(match_first)
+            assert parts.library is not None
+            sequence, offset = parts.library.locate(match_first)
             match = {"sequence": sequence, "match_file": f"library sequence {sequence}"}
             match_stream, match_start = "library", offset + 1
         else:
@@ -312,9 +313,9 @@ class KernelStreamPath(_StreamRun):
     hands back the decided records' flags in input order, the streams that ended (with
     their counts) and the closed runs' contents."""
 
-    def __init__(self, stages: Stages, kernel: Any) -> None:
-        super().__init__(stages, False)
-        config = stages.config
+    def __init__(self, parts: Parts, ledger: Ledger, kernel: Any) -> None:
+        super().__init__(parts, ledger, False)
+        config = parts.config
         self._matcher = kernel.StreamMatcher(
             config.window_size,
             config.stream_idle,
@@ -330,7 +331,7 @@ class KernelStreamPath(_StreamRun):
         self._pending_tracked: list[bool] = []  # with filters: which pending are tracked
         self._kernel = kernel
         # Names found by the kernel where the pattern is a prefix program (no filters)
-        self._program = None if stages.filters else self._namer.program()
+        self._program = None if parts.filters else self._namer.program()
         self._ascii_only = not config.byte_mode  # (the program is the text pattern's twin)
 
     def feed(self, records: Iterable[bytes]) -> list[bytes]:
@@ -374,10 +375,10 @@ class KernelStreamPath(_StreamRun):
                 self._current = names[index]
                 break
         try:
-            hashes = hash_bytes(self._stages.keys.hashes(keyed))
+            hashes = hash_bytes(self._parts.keys.hashes(keyed))
         except PatternTimeout as exc:
-            number = self._stages.released + len(self._pending) + 1 + exc.index
-            raise exc.at(self._stages.report.streams.line(number).lower()) from None
+            number = self._ledger.released + len(self._pending) + 1 + exc.index
+            raise exc.at(self._parts.report.inputs.line(number).lower()) from None
         self._pending += batch
         return self._taken(self._matcher.push(hashes, found, translate.tobytes(), initial))
 
@@ -420,9 +421,9 @@ class KernelStreamPath(_StreamRun):
     def _write(self, flags: bytes) -> list[bytes]:
         """The pending records up to the first undecided tracked one: pass-through ones
         as they stand, tracked ones as their flags say."""
-        stages = self._stages
-        inverse = stages.config.inverse
-        if not self._pending_tracked and not stages.filters:
+        parts, ledger = self._parts, self._ledger
+        inverse = parts.config.inverse
+        if not self._pending_tracked and not parts.filters:
             cut = len(flags)
             released = self._pending[:cut]
             written_flags = flags if inverse else flags.translate(INVERTED)
@@ -441,9 +442,9 @@ class KernelStreamPath(_StreamRun):
             del tracked[:cut]
         del self._pending[:cut]
         out = list(compress(released, written_flags))
-        stages.count(cut, cut - flags.count(1))
+        ledger.count(cut, cut - flags.count(1))
         if cut:
-            stages.written_last(bool(written_flags[-1]))
+            ledger.written_last(bool(written_flags[-1]))
         return out
 
 
@@ -468,30 +469,30 @@ def explain_stream_run(fields: dict[str, Any], named: bool) -> str:
 
 
 def make_stream_folder(
-    stages: Stages, source_fields: Callable[[Run], dict[str, Any]]
+    parts: Parts, source_fields: Callable[[Run], dict[str, Any]]
 ) -> StreamFolder:
     """``--fold``'s summary lines for stream runs (and, with a library, each folded
     sequence held under its id)."""
     from seqdedup.streamby.fold import StreamFolder
 
-    report = stages.report
+    report = parts.report
     return StreamFolder(
-        stages.config,
-        stages.keys,
-        report.streams.locate,
+        parts.config,
+        parts.keys,
+        report.inputs.locate,
         source_fields,
-        report.streams.named,
-        stages.saver.add_sequence if stages.saver is not None else None,
+        report.inputs.named,
+        parts.saver.add_sequence if parts.saver is not None else None,
         load_kernel(),
     )
 
 
-def stream_path(stages: Stages, ordered: bool) -> StreamPath | KernelStreamPath:
+def stream_path(parts: Parts, ledger: Ledger, ordered: bool) -> StreamPath | KernelStreamPath:
     """The kernel's path where it serves (nothing reported per run), else the Python
     decider's."""
     kernel = load_kernel()
-    config = stages.config
+    config = parts.config
     libraries = config.library_dir is not None or bool(config.read_sequences)
     if kernel is None or ordered or config.top or config.fold or libraries:
-        return StreamPath(stages, ordered)
-    return KernelStreamPath(stages, kernel)
+        return StreamPath(parts, ledger, ordered)
+    return KernelStreamPath(parts, ledger, kernel)

@@ -1,0 +1,147 @@
+"""What a run has decided so far, booked by whichever path feeds it.
+
+:class:`Ledger` keeps the run's accounting: the statistics, how many records were
+released (record numbers are 1-based), whether the output ends with a record or a
+marker, ``--top``'s run heads and counts, each input's counts, and what the library
+session observes. A feeding path (``feeding``, ``streamby.path``) hands its decisions
+to it; nothing else writes these figures.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, NamedTuple
+
+from seqdedup.attribution import RunHeads
+from seqdedup.attribution_thread import AttributionThread
+from seqdedup.report import PieceReport, Stats, TopSequences
+from seqdedup.runs import runs_of
+
+if TYPE_CHECKING:
+    from seqdedup.attribution import Attribution, Piece
+    from seqdedup.library.save import RunSaver
+    from seqdedup.matcher import Matcher
+
+
+class Decided(NamedTuple):
+    """What one step of the record path decided, handed on as one object: tracked
+    records ``first`` .. ``first + len(keep) - 1``, whether each is kept, their bytes
+    (for ``--top`` and the library; empty when neither reads them), which of them
+    first-seen windows cover (with a library saved) and the pieces attribution closed.
+    (A NamedTuple: dataclasses would cost every start-up 12 ms of imports.)"""
+
+    first: int
+    keep: list[bool]
+    records: list[bytes]
+    new_material: list[bool] | None
+    pieces: list[Piece]
+
+
+class Ledger:
+    """The run's accounting, over the stages that read or feed it."""
+
+    def __init__(
+        self,
+        stats: Stats,
+        attributor: Attribution,
+        matcher: Matcher,
+        report: PieceReport,
+        top: TopSequences | None,
+        saver: RunSaver | None,
+    ) -> None:
+        self.stats = stats
+        self._attributor = attributor
+        self._matcher = matcher
+        self._report = report
+        self.top = top
+        self._saver = saver
+        self.run_heads = RunHeads()  # with --top: each duplicate run's first record
+        self.released = 0  # records released so far (record numbers are 1-based)
+        # Whether the last thing released was the last released record (not a marker);
+        # after the end of input this tells whether its final record ends the output.
+        self.last_record_written = False
+        self._input_counted = (0, 0, 0)  # the counts at the start of the current input
+
+    @property
+    def reads_records(self) -> bool:
+        """Whether booking needs the decided records' bytes (``--top``, a library)."""
+        return self.top is not None or self._saver is not None
+
+    def written_last(self, record: bool) -> None:
+        """What the output released last is: a record (True) or a marker."""
+        self.last_record_written = record
+
+    def lines(self, placed: list[tuple[int, bytes]]) -> list[bytes]:
+        """Summary lines written on their own (not placed among records)."""
+        if placed:
+            self.last_record_written = False  # a line ends this output
+        return [text for _, text in placed]
+
+    def count(self, released: int, kept: int) -> None:
+        """Statistics for ``released`` more records, ``kept`` of them kept (normal mode)."""
+        stats = self.stats
+        stats.total += released
+        stats.emitted += kept
+        stats.skipped += released - kept
+        if not isinstance(self._attributor, AttributionThread):  # (that one: at the end)
+            stats.unique_sequences = self._attributor.identified
+        self.released += released
+
+    def note_pieces(self, pieces: list[Piece]) -> None:
+        """``--top``: count each closed piece, with its first record when it starts a
+        duplicate run (the same on the kernel's chunk path and the record path)."""
+        if self.top is None:
+            return
+        heads, fields, top = self.run_heads, self._report.source_of, self.top
+        # (when the kernel counts, the pieces here are each sequence's first)
+        observe = top.first_seen if top.counted_elsewhere else top.observe
+        named = self._report.inputs.named
+        for piece in pieces:
+            observe(piece, fields, heads.get(piece.start), named)
+        heads.trim()
+
+    def take_new_material(self) -> list[bool] | None:
+        """With a library saved: which records decided since the last call first-seen
+        windows cover (the matcher notes them as it decides)."""
+        if self._saver is None:
+            return None
+        taken = self._matcher.new_material
+        self._matcher.new_material = []
+        return taken
+
+    def book(self, decided: Decided) -> None:
+        """The record path's decisions, for ``--top`` and the library."""
+        if self.top is not None:
+            base = decided.first
+            heads = [
+                (base + a, base + b, decided.records[a]) for a, b in runs_of(decided.keep, False)
+            ]
+            self.run_heads.add(base, len(decided.keep), heads)
+            self.note_pieces(decided.pieces)
+        if self._saver is not None:
+            assert decided.new_material is not None
+            self._saver.observe(
+                decided.records, decided.keep, decided.new_material, decided.first, decided.pieces
+            )
+
+    def end_input(self) -> None:
+        """With several inputs, the counts of the input that ended; ``--top`` starts
+        its run heads again."""
+        self.run_heads = RunHeads()
+        inputs = self._report.inputs
+        if not inputs.named:
+            return
+        stats = self.stats
+        total, emitted, skipped = self._input_counted
+        if stats.files is None:
+            stats.files = []
+        stats.files.append(
+            {
+                "name": inputs.name(len(stats.files)),
+                "lines": {
+                    "total": stats.total - total,
+                    "emitted": stats.emitted - emitted,
+                    "skipped": stats.skipped - skipped,
+                },
+            }
+        )
+        self._input_counted = (stats.total, stats.emitted, stats.skipped)
