@@ -29,6 +29,18 @@ def needs(present: bool, reason: str) -> pytest.MarkDecorator:
     return pytest.mark.skipif(not present and not FULL, reason=reason)
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked ``slow`` (whole builds, sanitizers, real clusters, bombs, killed
+    runs: seconds each) run where CI=true; while working they are skipped, so that
+    the quick run stays quick. ``pytest -m slow`` with CI=true runs only them."""
+    if FULL:
+        return
+    skip = pytest.mark.skip(reason="a slow whole-system test: CI=true runs it")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
+
+
 from hypothesis import settings as _hypothesis_settings  # noqa: E402
 
 _hypothesis_settings.register_profile("quick", max_examples=20)

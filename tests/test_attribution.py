@@ -333,6 +333,7 @@ def roff_like(lines: int, seed: int) -> bytes:
     return b"\n".join(out) + b"\n"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("window", [1, 3])
 def test_attribution_work_is_linear_on_text_with_many_short_repeats(key_work, engine, window):
     """Statistics shown (attribution on) over roff-like text and random a/b lines at

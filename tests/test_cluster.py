@@ -615,6 +615,7 @@ def real_cluster(tmp_path_factory):
                 proc.kill()
 
 
+@pytest.mark.slow
 def test_a_real_cluster_reads_what_the_client_names(tmp_path, real_cluster, monkeypatch):
     """Workers in other directories, holding decoys by the same relative names; plain and
     compressed inputs: the outputs are those of sequential runs."""
@@ -665,6 +666,7 @@ def test_the_local_clusters_workers_start_without_malloc_trim():
     assert list(found.values()) == [None, None]
 
 
+@pytest.mark.slow
 def test_a_real_cluster_that_loses_a_worker_writes_the_same_bytes(tmp_path, real_cluster):
     """One large file in many partitions and another file, a library saved: a worker
     killed while the job runs has its tasks run again elsewhere (each writes its output

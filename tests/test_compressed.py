@@ -166,6 +166,7 @@ BOMB_MAKERS = {
 BOMB_MIB = {"gzip": 256, "bzip2": 256, "xz": 256, "zstd": 1024}  # zstd's is cheap to make
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", sorted(BOMB_MAKERS))
 def test_a_decompression_bomb_is_streamed_in_bounded_memory(tmp_path, kind):
     """A few kB that expand to hundreds of MB (1 GiB for zstd) of 1 MiB records: the
@@ -201,6 +202,7 @@ def test_a_decompression_bomb_is_streamed_in_bounded_memory(tmp_path, kind):
     assert 0 < peak_mib < 200, f"peak {peak_mib:.0f} MiB for a {BOMB_MIB[kind]} MiB bomb"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", sorted(BOMB_MAKERS))
 def test_a_bomb_of_empty_lines_runs_in_bounded_memory(tmp_path, kind):
     """A few kB that expand to 33 million empty lines, under a 300 MB address-space

@@ -134,6 +134,7 @@ if sys.platform != "linux":  # pragma: no cover
     pytestmark = pytest.mark.skip(reason="pipes with O_NONBLOCK, /proc")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ENGINES)
 def test_a_failure_while_staging_costs_no_output(tmp_path, engine):
     """``ulimit -f`` stops the staging file half-way: the whole output is still written,
@@ -363,6 +364,7 @@ def _wait_for(condition, proc, timeout=120):
         time.sleep(0.01)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("when", ["starting", "running"])
 def test_ctrl_c_of_the_dask_command_is_quiet_and_leaves_nothing(tmp_path, when):
     """Ctrl-C reaches the whole process group (the workers too): exit 130 within
@@ -389,6 +391,7 @@ def test_ctrl_c_of_the_dask_command_is_quiet_and_leaves_nothing(tmp_path, when):
     assert session_processes(proc.pid) == []
 
 
+@pytest.mark.slow
 def test_the_dask_command_leaves_no_process_after_success_failure_or_sigterm(tmp_path):
     """Every process a local cluster started ends with the command: after a job that
     succeeds, one that fails on a worker (a damaged input), and one ended by SIGTERM."""

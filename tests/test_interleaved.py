@@ -198,6 +198,7 @@ def test_output_waits_only_for_the_records_own_stream(engine):
     assert dedup.feed([b"[p] 4", b"[p] 5"]) == [b"[p] 2", b"[p] 3"]
 
 
+@pytest.mark.slow
 def test_the_measured_interleaved_log_loses_its_repeats_per_stream(engine):
     """Four pods of the benchmark's generated log, interleaved in bursts of 1-3 lines:
     per stream, W=10 removes what it removes with the pods one after another."""

@@ -27,6 +27,7 @@ def sanitizer_runtime(name: str) -> str | None:
     return found if os.path.isabs(found) and os.path.exists(found) else None
 
 
+@pytest.mark.slow
 @needs(sanitizer_runtime("libasan.so") is not None, "needs gcc with libasan")
 def test_kernel_under_address_and_undefined_behaviour_sanitizers(tmp_path):
     """Random chunkings (delimiters split across chunks, 2- and 3-byte delimiters, empty
@@ -70,6 +71,7 @@ def test_kernel_under_address_and_undefined_behaviour_sanitizers(tmp_path):
     assert "all equal to the oracle" in run.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not kernel_built(), reason="the compiled kernel is not installed")
 def test_kernel_stress_on_the_installed_build():
     from seqdedup import _kernel
@@ -108,6 +110,7 @@ print(rss() - before)
 """
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/statm").exists(), reason="needs /proc")
 @pytest.mark.usefixtures("engine")
 def test_no_leak_over_repeated_runs():

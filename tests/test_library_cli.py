@@ -56,6 +56,7 @@ def base_library(tmp_path_factory):
     return library
 
 
+@pytest.mark.slow
 def test_killed_run_leaves_old_or_new_library(tmp_path, big_input, base_library):
     before = library_state(base_library)
     complete = tmp_path / "complete"
@@ -99,6 +100,7 @@ def test_killed_run_leaves_old_or_new_library(tmp_path, big_input, base_library)
     assert before in outcomes  # some kills landed before the commit
 
 
+@pytest.mark.slow
 def test_two_runs_saving_at_once_both_land(tmp_path, big_input, base_library):
     library = tmp_path / "L"
     shutil.copytree(base_library, library)
@@ -408,6 +410,7 @@ def test_saving_into_a_library_this_user_cannot_write_is_one_line_before_any_out
     assert library_state(library) == before
 
 
+@pytest.mark.slow
 def test_read_sequences_folder_with_sub_folder_link_loops_and_a_100_mb_file(tmp_path, run_cli):
     folder = tmp_path / "R"
     (folder / "sub").mkdir(parents=True)

@@ -50,6 +50,7 @@ def test_the_page_is_valid_roff():
     assert done.returncode == 0 and done.stderr == "", done.stderr
 
 
+@pytest.mark.slow
 def test_the_built_wheel_installs_runs_and_brings_its_man_page(tmp_path):
     pytest.importorskip("build")
     source = tmp_path / "source"

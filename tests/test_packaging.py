@@ -7,11 +7,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import user_env
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.mark.slow
 def test_install_without_a_compiler_runs_the_python_engine(tmp_path):
     source = tmp_path / "source"
     source.mkdir()

@@ -82,6 +82,7 @@ def test_show_keys_names_the_record_too(short_limit):
     assert "on line 3:" in err.getvalue()
 
 
+@pytest.mark.slow
 def test_the_installed_command_ends_within_the_limit(run_cli):
     """As a user runs it, with the real limit: the run ends (two limits at most: the
     batch's, then the record's own), one line, no traceback."""

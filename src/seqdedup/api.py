@@ -73,18 +73,7 @@ class Deduplicator:
         self.stats = stages.stats
         self.engine = stages.engine
         ordered = config.annotate or on_explain is not None
-        self._stream_path: StreamPath | KernelStreamPath | None = None
-        if config.stream_split:
-            from seqdedup.streamby.path import stream_path
-
-            self._stream_path = stream_path(stages.parts, stages.ledger, ordered)
-        self._records: RecordPath = self._stream_path or RecordPath(
-            stages.parts, stages.ledger, ordered
-        )
-        chunks = stages.chunks
-        self._bytes: BytePath = (
-            ChunkPath(stages.parts, stages.ledger, chunks) if chunks is not None else self._records
-        )
+        self._stream_path, self._records, self._bytes = feeding_paths(stages, ordered)
         self._finished = False
         self._fed: str | None = None  # "records" or "bytes": the two cannot be mixed
         self._in_call = _thread.allocate_lock()  # one call at a time (see _guarded)
@@ -185,9 +174,7 @@ class Deduplicator:
             self._stages.begin_input()
         return out
 
-    # The names of 0.1 (an input was called a stream), kept for one release.
-    next_stream = next_input
-    next_stream_bytes = next_input_bytes
+    next_stream, next_stream_bytes = next_input, next_input_bytes  # (0.1's names)
 
     def flush(self, save: bool = True) -> list[bytes]:
         """End of input: return everything still held back.
@@ -238,6 +225,27 @@ class Deduplicator:
         """The run failed or was cut short: save nothing to the library."""
         self._stages.abort()
         self._finished = True
+
+
+def feeding_paths(
+    stages: Stages, ordered: bool
+) -> tuple[StreamPath | KernelStreamPath | None, RecordPath, BytePath]:
+    """The paths that feed a run, each given its parts and ledger: the stream path
+    (``--stream-by``, else None), the path records take, and the one raw bytes take
+    (the kernel's chunk path where the plan says so). ``ordered``: markers or
+    explanations must follow each run before what comes after it."""
+    streams = None
+    if stages.plan.feeding == "stream":
+        from seqdedup.streamby.path import stream_path
+
+        streams = stream_path(stages.parts, stages.ledger, ordered)
+    records = streams or RecordPath(stages.parts, stages.ledger, ordered)
+    chunks = stages.chunks
+    return (
+        streams,
+        records,
+        records if chunks is None else ChunkPath(stages.parts, stages.ledger, chunks),
+    )
 
 
 class Writable(Protocol):

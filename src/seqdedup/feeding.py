@@ -29,7 +29,6 @@ from seqdedup.timelimit import PatternTimeout
 
 if TYPE_CHECKING:
     from seqdedup._kernel import Matcher as ChunkMatcher
-    from seqdedup.attribution import Piece
     from seqdedup.stages import Parts
 
 
@@ -50,6 +49,18 @@ def split_ending(final: bytes, config: Config) -> tuple[bytes, bytes]:
     if stripped != final:
         stripped = stripped.removesuffix(b"\r")
     return stripped, final[len(stripped) :]
+
+
+def markers_due(parts: Parts, decided: Decided, final: bool) -> list[tuple[int, bytes]]:
+    """The record path's markers (``--annotate``) or summary lines (``--fold``) now
+    due, each with the tracked record it follows."""
+    report, folder = parts.report, parts.folder
+    if report.annotation is not None:
+        return [(piece.end, report.marker(piece)) for piece in decided.pieces]
+    if folder is None:
+        return []
+    lines = folder.add(decided.first, decided.keep, decided.records, decided.pieces)
+    return lines + folder.end() if final else lines
 
 
 class ChunkPath:
@@ -341,7 +352,7 @@ class RecordPath:
                 as_text = [n for n in self._as_text if n <= last]
                 del self._as_text[: len(as_text)]
             report.explain_all(pieces, decisions, first_number, as_text)
-        placed = self._markers(first, keep, tracked_records, pieces, final)
+        placed = markers_due(parts, Decided(first, keep, tracked_records, None, pieces), final)
         if placed:  # (among the records that ``out`` holds: those written early are not)
             out, marker_last = report.with_markers(
                 out, written[early:], placed, first_number + early
@@ -351,19 +362,6 @@ class RecordPath:
         if not self._ordered and not final:
             out += self._settled()
         return out
-
-    def _markers(
-        self, first: int, keep: list[bool], records: list[bytes], pieces: list[Piece], final: bool
-    ) -> list[tuple[int, bytes]]:
-        """The markers (``--annotate``) or summary lines (``--fold``) now due, each with
-        the tracked record it follows."""
-        report, folder = self._parts.report, self._parts.folder
-        if report.annotation is not None:
-            return [(piece.end, report.marker(piece)) for piece in pieces]
-        if folder is None:
-            return []
-        lines = folder.add(first, keep, records, pieces)
-        return lines + folder.end() if final else lines
 
     def _settled(self) -> list[bytes]:
         """The pending records whose decision is certain already (the matcher's

@@ -192,6 +192,10 @@ class LibraryWindows:
         self.fps, self.starts, self.region = fps, starts, region
 
 
+# What a library's windows are given to: the run's matcher, or (--stream-by) a holder
+WindowTarget = Matcher | LibraryWindows
+
+
 def make_matcher(
     window_size: int, max_history: int | None, kernel: ModuleType | None, **chunk_options: Any
 ) -> Matcher:

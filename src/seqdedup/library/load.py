@@ -25,7 +25,7 @@ from seqdedup.library.store import (
 if TYPE_CHECKING:
     from seqdedup.config import Config
     from seqdedup.keys import KeyMaker
-    from seqdedup.matcher import LibraryWindows, Matcher
+    from seqdedup.matcher import WindowTarget
 
 
 class LibrarySequence:
@@ -154,9 +154,7 @@ SENTINEL = 0x5EDD_ED5E_DDED_5EDD  # both lanes of the record between sequences i
 # region: it matches no key (a 128-bit key hash equals it with probability 2**-128)
 
 
-def load_libraries(
-    config: Config, keys: KeyMaker, matcher: Matcher | LibraryWindows
-) -> LoadedLibrary | None:
+def load_libraries(config: Config, keys: KeyMaker, matcher: WindowTarget) -> LoadedLibrary | None:
     """Load ``read_sequences`` and ``library_dir`` (when it exists) and make every
     window of theirs already seen by ``matcher``; None when there is nothing to load."""
     directories = list(config.read_sequences)
@@ -199,10 +197,7 @@ class LoadedLibrary:
         self.digests: list[bytes | None] = []
 
     def index(
-        self,
-        sequences: Iterable[LibrarySequence],
-        keys: KeyMaker,
-        matcher: Matcher | LibraryWindows,
+        self, sequences: Iterable[LibrarySequence], keys: KeyMaker, matcher: WindowTarget
     ) -> tuple[array[int], array[int], array[int]]:
         """Return the key region (the lanes of its records' key hashes), and every
         window's fingerprint (lanes) and start.
