@@ -157,6 +157,7 @@ def local_cluster():
         cluster.close()
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("engine")  # each engine hashes its own way
 @settings(
     max_examples=examples(5),
@@ -656,6 +657,7 @@ def test_a_real_cluster_reads_what_the_client_names(tmp_path, real_cluster, monk
     assert [(tmp_path / "out" / name).read_bytes() for name in written] == want
 
 
+@pytest.mark.slow
 def test_the_local_clusters_workers_start_without_malloc_trim():
     """Dask's nanny gives workers MALLOC_TRIM_THRESHOLD_=65536, which made every pass
     about 1.6x slower; `--scheduler local` starts its own workers without it."""

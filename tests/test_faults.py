@@ -46,6 +46,7 @@ def engine_env(engine):
     return dict(user_env(), SEQDEDUP_ENGINE=engine)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("library", [False, True])
 def test_a_closed_stderr_loses_no_record(tmp_path, repeats_log, engine, library):
@@ -253,6 +254,7 @@ def test_top_shows_records_as_text_never_as_markup(run_cli):
                 assert shown[:12] in err  # the table shortens long records
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ENGINES)
 def test_a_record_larger_than_memory_is_one_line_after_the_output(engine):
     """2 GB without a delimiter under a 700 MB address-space limit."""

@@ -141,6 +141,7 @@ def json_lines(draw):
     return (text + junk).encode("utf-8", "surrogatepass")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not kernel_built(), reason="needs the compiled kernel")
 @settings(max_examples=examples(1500), deadline=None)
 @given(

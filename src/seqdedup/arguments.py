@@ -4,7 +4,7 @@ options: what needs what, what cannot go together)."""
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from seqdedup.config import (
     DEFAULT_CANDIDATES,
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 
-def _stream_settings(args: argparse.Namespace) -> dict[str, Any]:
+def _stream_settings(args: argparse.Namespace) -> dict[str, object]:
     """--stream-by and its settings; a setting without it is refused."""
     split = args.stream_by is not None or args.stream_by_json is not None
     for option, value in (("--stream-idle", args.stream_idle), ("--max-streams", args.max_streams)):
@@ -137,7 +137,7 @@ def _follow_settings(args: argparse.Namespace, inputs: list[str]) -> bool:
     return following
 
 
-def _fold_options(args: argparse.Namespace) -> dict[str, Any]:
+def _fold_options(args: argparse.Namespace) -> dict[str, object]:
     """--fold and its settings; a setting without --fold is refused (Config checks
     the values)."""
     fold = getattr(args, "fold", False)

@@ -13,7 +13,11 @@ from seqdedup.hashes import hash_ints, hash_words, python_hash128
 from seqdedup.runs import runs_of
 
 if TYPE_CHECKING:
-    from seqdedup.hashes import Hashes
+    from types import ModuleType
+
+    from seqdedup._kernel import RunsTaken
+    from seqdedup.hashes import Hashes, Words
+    from seqdedup.matcher import Matcher
 
 
 class SequenceTable:
@@ -130,7 +134,7 @@ class Attribution(Protocol):
     def identified(self) -> int: ...
     def record_number(self, tracked: int) -> int: ...
     def set_library_keys(self, region: array[int]) -> None: ...
-    def append_keys(self, hashes: Hashes) -> None: ...
+    def append_keys(self, hashes: bytes) -> None: ...
     def add(self, keep: Sequence[bool], numbers: Sequence[int] | None = None) -> list[Piece]: ...
     def finish(self) -> list[Piece]: ...
     def new_input(self) -> list[Piece]: ...
@@ -139,9 +143,7 @@ class Attribution(Protocol):
 class ChunkAttribution(Attribution, Protocol):
     """An attributor the kernel's chunk path feeds with whole runs."""
 
-    def add_runs(
-        self, size: int, runs: bytes | list[Any], numbers: bytes | None = None
-    ) -> list[Piece]: ...
+    def add_runs(self, size: int, runs: RunsTaken, numbers: bytes | None = None) -> list[Piece]: ...
 
 
 class DecisionCount:
@@ -166,14 +168,14 @@ class DecisionCount:
     def set_library_keys(self, region: array[int]) -> None:
         pass
 
-    def append_keys(self, hashes: Any) -> None:
+    def append_keys(self, hashes: Hashes) -> None:
         pass
 
     def add(self, keep: Sequence[bool], numbers: Sequence[int] | None = None) -> list[Piece]:
         self.decided += len(keep)
         return []
 
-    def add_runs(self, size: int, runs: Any, numbers: Any = None) -> list[Piece]:
+    def add_runs(self, size: int, runs: RunsTaken, numbers: bytes | None = None) -> list[Piece]:
         self.decided += size
         return []
 
@@ -245,7 +247,7 @@ class OccurrenceIndex:
         window_size: int,
         max_candidates: int | None,
         max_history: int | None,
-        fingerprints: Callable[[Any, int], Any],
+        fingerprints: Callable[[Words, int], Hashes],
     ) -> None:
         self.window_size = window_size
         self.max_candidates = max_candidates
@@ -384,12 +386,12 @@ class KeyHistory:
         self._keep_back = keep_back  # None: keep everything
         self._numbers: array[int] | None = None
 
-    def append(self, hashes: Any) -> None:
+    def append(self, hashes: Hashes) -> None:
         """Key hashes of the next tracked records, as they are fed, in any 128-bit form
         (:mod:`seqdedup.engine`)."""
         self.keys += hash_words(hashes)
 
-    def set_library(self, region: Any) -> None:
+    def set_library(self, region: Hashes) -> None:
         """The loaded sequences' key hashes, ending at index -1 (before the run)."""
         self.library = hash_words(region)
 
@@ -459,7 +461,7 @@ class Attributor:
         source_of: Callable[[int], int | None],
         max_candidates: int | None,
         max_history: int | None,
-        fingerprints: Callable[[Any, int], Any],
+        fingerprints: Callable[[Words, int], Hashes],
     ) -> None:
         self.window_size = window_size
         self.table = table
@@ -714,8 +716,8 @@ class KernelAttributor:
 
     def __init__(
         self,
-        kernel: Any,
-        matcher: Any,
+        kernel: ModuleType,
+        matcher: Matcher,
         max_candidates: int | None,
         max_history: int | None,
         max_sequences: int | None,
@@ -763,7 +765,7 @@ class KernelAttributor:
     def add(self, keep: Sequence[bool], numbers: Sequence[int] | None = None) -> list[Piece]:
         return unpack_pieces(self._core.add(keep, numbers))
 
-    def add_runs(self, size: int, runs: Any, numbers: Any = None) -> list[Piece]:
+    def add_runs(self, size: int, runs: RunsTaken, numbers: bytes | None = None) -> list[Piece]:
         """``runs``: int64 pairs (bytes), or ``(start, stop, ...)`` tuples; ``numbers``:
         the records' input numbers (int64 bytes) when filters make them differ."""
         return unpack_pieces(self._core.add_runs(size, runs, numbers))
@@ -794,6 +796,6 @@ def unpack_pieces(packed: bytes | None) -> list[Piece]:
     ]
 
 
-def _as_ints(values: Any) -> Sequence[int]:
+def _as_ints(values: Hashes) -> Sequence[int]:
     """Fingerprints in any engine's form, as 128-bit ints."""
     return values if isinstance(values, list) else hash_ints(values)

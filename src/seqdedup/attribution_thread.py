@@ -4,9 +4,21 @@ kernel's attributor on a thread of its own, beside the matcher."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from seqdedup.attribution import KernelAttributor, Piece
+
+if TYPE_CHECKING:
+    from queue import Queue
+    from threading import Thread
+    from weakref import finalize
+
+    from seqdedup._kernel import Attributor as KernelCore
+    from seqdedup._kernel import Matcher as ChunkMatcher
+    from seqdedup._kernel import RunsTaken
+
+    # One chunk's attribution: key hashes, size, runs, numbers, the sources, their base
+    Call = tuple[list[bytes], int, RunsTaken, bytes | None, bytes, int]
 
 
 class AttributionThread:
@@ -20,14 +32,14 @@ class AttributionThread:
 
     IN_FLIGHT = 2
 
-    def __init__(self, inner: KernelAttributor, matcher: Any) -> None:
+    def __init__(self, inner: KernelAttributor, matcher: ChunkMatcher) -> None:
         self._inner = inner
         self._matcher = matcher
-        self._keys: list[Any] = []  # key hashes given since the last runs
+        self._keys: list[bytes] = []  # key hashes given since the last runs
         self._decided = inner.decided
-        self._queue: Any = None  # queue.Queue of calls, once the thread runs
-        self._thread: Any = None
-        self._ending: Any = None  # weakref.finalize: ends the thread of a dropped object
+        self._queue: Queue[Call | None] | None = None  # the calls, once the thread runs
+        self._thread: Thread | None = None
+        self._ending: finalize[..., object] | None = None  # ends a dropped object's thread
         self._state = _ThreadState()
         self.counts_top = False
         self.set_library_keys = inner.set_library_keys  # (before any record)
@@ -37,10 +49,10 @@ class AttributionThread:
         """Calls the thread made (tests check that it works)."""
         return self._state.calls
 
-    def append_keys(self, hashes: Any) -> None:
+    def append_keys(self, hashes: bytes) -> None:
         self._keys.append(hashes)
 
-    def add_runs(self, size: int, runs: Any, numbers: Any = None) -> list[Piece]:
+    def add_runs(self, size: int, runs: RunsTaken, numbers: bytes | None = None) -> list[Piece]:
         if self._state.failure is not None:
             raise self._state.failure
         base, sources = self._matcher.sources()
@@ -53,13 +65,14 @@ class AttributionThread:
             self._start().put(call)
         return []
 
-    def _start(self) -> Any:
+    def _start(self) -> Queue[Call | None]:
         if self._thread is None:
             import queue
             import threading
             import weakref
 
-            self._queue = queue.Queue(self.IN_FLIGHT)
+            calls: Queue[Call | None] = queue.Queue(self.IN_FLIGHT)
+            self._queue = calls
             self._thread = threading.Thread(
                 target=_attribute_queued,
                 args=(self._queue, self._inner._core, self._state),
@@ -69,7 +82,8 @@ class AttributionThread:
             self._thread.start()
             # The thread holds the queue and the kernel's attributor, not this object:
             # one dropped without finish() (an abandoned Deduplicator) ends its thread.
-            self._ending = weakref.finalize(self, self._queue.put, None)
+            self._ending = weakref.finalize(self, calls.put, None)
+        assert self._queue is not None
         return self._queue
 
     def _settled(self) -> KernelAttributor:
@@ -87,6 +101,7 @@ class AttributionThread:
     def close(self) -> None:
         """The thread ends (once what is queued is done)."""
         if self._thread is not None:
+            assert self._ending is not None and self._queue is not None
             self._ending.detach()
             self._queue.put(None)
             self._thread.join()
@@ -138,7 +153,7 @@ class _ThreadState:
         self.calls = 0
 
 
-def _attribute(core: Any, call: tuple[Any, ...]) -> None:
+def _attribute(core: KernelCore, call: Call) -> None:
     """One chunk's attribution: its key hashes, then its runs with the sources' copy."""
     keys, size, runs, numbers, sources, base = call
     for hashes in keys:
@@ -146,7 +161,7 @@ def _attribute(core: Any, call: tuple[Any, ...]) -> None:
     core.add_runs(size, runs, numbers, sources, base)
 
 
-def _attribute_queued(calls: Any, core: Any, state: _ThreadState) -> None:
+def _attribute_queued(calls: Queue[Call | None], core: KernelCore, state: _ThreadState) -> None:
     """The attribution thread: the queued calls in order until None; after a failure
     the rest are dropped (the main thread raises it)."""
     while True:

@@ -393,7 +393,7 @@ def owner_count(size: int, parts: int) -> int:
     return max(1, min(MAX_OWNERS, parts, -(-size // OWNER_BYTES)))
 
 
-def _job_config(config: Config | None, options: dict[str, Any]) -> Config:
+def _job_config(config: Config | None, options: dict[str, object]) -> Config:
     """The job's configuration (unlimited history: files are read whole), refusing what
     only the single-machine tool does."""
     config = config or Config(max_history=None, **options)

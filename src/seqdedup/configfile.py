@@ -53,7 +53,7 @@ class Setting:
     __slots__ = ("arguments", "dest", "key", "line", "path", "value")
 
     def __init__(
-        self, key: str, value: Any, path: Path, line: int, arguments: list[str], dest: str
+        self, key: str, value: object, path: Path, line: int, arguments: list[str], dest: str
     ) -> None:
         self.key, self.value, self.path, self.line = key, value, path, line
         self.arguments, self.dest = arguments, dest
@@ -99,7 +99,7 @@ def read_settings(
         profiles = document.pop("profile", {})
         if not isinstance(profiles, dict):
             raise _error(path, text, "profile", "", "[profile.NAME] tables are expected")
-        tables: list[tuple[dict[str, Any], str, bool]] = [(document, "", True)]
+        tables: list[tuple[dict[str, object], str, bool]] = [(document, "", True)]
         for name, table in profiles.items():
             if not isinstance(table, dict):
                 raise _error(path, text, name, "", "a profile is a [profile.NAME] table")
@@ -229,7 +229,7 @@ def _long_options(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]
     return out
 
 
-def _load(path: Path) -> tuple[dict[str, Any], str]:
+def _load(path: Path) -> tuple[dict[str, object], str]:
     import tomllib
 
     try:
@@ -249,7 +249,7 @@ def _load(path: Path) -> tuple[dict[str, Any], str]:
 
 
 def _setting(
-    path: Path, text: str, table: str, key: str, value: Any, options: dict[str, argparse.Action]
+    path: Path, text: str, table: str, key: str, value: object, options: dict[str, argparse.Action]
 ) -> Setting:
     action = options.get(key)
     if action is None:
@@ -277,7 +277,7 @@ def _setting(
 
 
 def _scalar(
-    path: Path, text: str, table: str, key: str, value: Any, action: argparse.Action
+    path: Path, text: str, table: str, key: str, value: object, action: argparse.Action
 ) -> str:
     if action.type is int and (isinstance(value, bool) or not isinstance(value, int)):
         raise _error(path, text, key, table, f"'{key}' takes a whole number")
@@ -316,7 +316,7 @@ def _where(setting: Setting) -> str:
     return f"config file '{setting.path}'{line}, '{setting.key}'"
 
 
-def _toml_value(value: Any) -> str:
+def _toml_value(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):

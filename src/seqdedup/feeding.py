@@ -29,6 +29,7 @@ from seqdedup.timelimit import PatternTimeout
 
 if TYPE_CHECKING:
     from seqdedup._kernel import Matcher as ChunkMatcher
+    from seqdedup._kernel import RunsTaken
     from seqdedup.stages import Parts
 
 
@@ -170,7 +171,7 @@ class ChunkPath:
         return [(start, stop, data.split(delimiter)) for start, stop, data in runs]
 
     def _marked(
-        self, out: bytes, runs: bytes | list[Any], offsets: bytes, placed: list[tuple[int, bytes]]
+        self, out: bytes, runs: RunsTaken, offsets: bytes, placed: list[tuple[int, bytes]]
     ) -> bytes:
         """The output with each marker (and a delimiter) where the run of the tracked
         record it follows lies."""

@@ -22,6 +22,7 @@ import re
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from functools import lru_cache, partial
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from seqdedup.hashes import MASK128
@@ -30,7 +31,9 @@ from seqdedup.normalize import TIMESTAMP
 if TYPE_CHECKING:
     from seqdedup.attribution import Piece
     from seqdedup.config import Config
+    from seqdedup.hashes import Lanes
     from seqdedup.keys import KeyMaker
+    from seqdedup.matcher import Matcher
     from seqdedup.report import PieceReport
 
 KEY = 16  # bytes of one record's key hash (two 64-bit lanes)
@@ -42,7 +45,7 @@ DIGESTS_HELD = 4096  # ids of recent sequences remembered
 Matching = Callable[[bytes, bytes | bytearray, int], int]  # periodic_match's signature
 
 
-def key_bytes(hashes: Any) -> bytes:
+def key_bytes(hashes: bytes | list[int] | Lanes) -> bytes:
     """Key hashes in any engine's form (the kernel's bytes, a list of 128-bit ints, an
     (n, 2) int64 array) as 16 bytes per record."""
     if isinstance(hashes, bytes | bytearray):
@@ -163,7 +166,7 @@ class Sequences:
         keys: KeyMaker,
         open_source: Callable[[], int | None],
         on_sequence: Callable[[bytes, list[bytes]], None] | None,
-        kernel: Any,
+        kernel: ModuleType | None,
     ) -> None:
         self.period: Callable[[bytes | bytearray], int] = (
             shortest_period if kernel is None else kernel.shortest_period
@@ -225,7 +228,7 @@ class Folder:
         keys: KeyMaker,
         open_source: Callable[[], int | None],
         on_sequence: Callable[[bytes, list[bytes]], None] | None = None,
-        kernel: Any = None,
+        kernel: ModuleType | None = None,
     ) -> None:
         self._config = config
         self._sequences = Sequences(keys, open_source, on_sequence, kernel)
@@ -246,7 +249,7 @@ class Folder:
         self._run: FoldRun | None = None
         self._folded = FoldedCounts(config.max_unique_sequences)
 
-    def append_keys(self, hashes: Any) -> None:
+    def append_keys(self, hashes: bytes) -> None:
         self._keys += key_bytes(hashes)
 
     def add(
@@ -293,7 +296,7 @@ class Folder:
 
     def before_settled(
         self,
-        matcher: Any,
+        matcher: Matcher,
         pending: list[bytes],
         tracked_at: list[int] | None,
         first_number: int = 1,
@@ -462,7 +465,9 @@ def first_timestamp(record: bytes) -> str:
     return found.group(0).decode("ascii") if found else ""
 
 
-def kernel_timestamp(first_match: Callable[[bytes, int], Any], record: bytes) -> str:
+def kernel_timestamp(
+    first_match: Callable[[bytes, int], tuple[int, int] | None], record: bytes
+) -> str:
     """:func:`first_timestamp` by the kernel's scan (``first_match``: the same patterns
     in C)."""
     found = first_match(record, TIMESTAMP)

@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     Hashes: TypeAlias = Words | list[int] | Lanes  # (a list: ints lo | hi << 64)
     # Where windows start (record indices): a list, an array("q") or int64s
     Starts: TypeAlias = list[int] | array[int] | npt.NDArray[np.int64]
+    Int64s: TypeAlias = npt.NDArray[np.int64]  # numpy int64s (positions, lanes as int64)
+    Flags: TypeAlias = npt.NDArray[np.bool_]  # numpy flags, one per record
 
 MASK64 = (1 << 64) - 1
 MASK128 = (1 << 128) - 1

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
+from types import ModuleType
 from typing import Any
 
 from seqdedup.errors import UsageError
@@ -161,7 +162,7 @@ class JsonSelector:
         self,
         keys: Sequence[str] = (),
         ignore: Sequence[str] = (),
-        kernel: Any = None,
+        kernel: ModuleType | None = None,
         track_text: bool = False,
     ) -> None:
         if keys and ignore:

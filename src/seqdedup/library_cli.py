@@ -9,7 +9,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 from seqdedup.errors import UsageError, exit_status
 from seqdedup.stopping import stop_on_termination_signals
@@ -21,7 +21,7 @@ DESCRIPTION = (
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> Any:  # one line, exit 1 (argparse says 2)
+    def error(self, message: str) -> NoReturn:  # one line, exit 1 (argparse says 2)
         raise UsageError(message)
 
 

@@ -35,7 +35,7 @@ EXAMPLES = """examples:
 _DOUBLE_DASH = "\0seqdedup:--\0"  # stands in for an option value of exactly "--"
 
 
-def _restore_double_dash(value: Any) -> Any:
+def _restore_double_dash(value: object) -> object:
     if value == _DOUBLE_DASH:
         return "--"
     if isinstance(value, list):
@@ -124,7 +124,7 @@ class _InOrder(argparse.Action):
         self,
         parser: argparse.ArgumentParser,
         namespace: argparse.Namespace,
-        values: Any,
+        values: object,
         option_string: str | None = None,
     ) -> None:
         specs = list(getattr(namespace, self.dest, None) or [])

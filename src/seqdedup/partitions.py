@@ -32,11 +32,15 @@ import os
 from dataclasses import dataclass
 from hashlib import blake2b
 from itertools import compress
-from typing import Any, BinaryIO
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from seqdedup.errors import SeqdedupError
 from seqdedup.hashes import hash_ints, hash_words
 from seqdedup.runs import runs_of
+
+if TYPE_CHECKING:
+    from seqdedup.hashes import Flags, Int64s
 
 POSITION_SHIFT = 44  # position = file rank << 44 | byte offset (files up to 16 TiB)
 READ_STEP = 1 << 14  # bytes read past a partition's range at first (doubled as needed)
@@ -64,7 +68,7 @@ def stable_hash(key: bytes, seed: int) -> int:
     return int.from_bytes(digest, "little")
 
 
-def kernel_module() -> Any:
+def kernel_module() -> ModuleType:
     """The compiled kernel on this worker; the client chose it for the whole job."""
     try:
         from seqdedup import _kernel
@@ -76,7 +80,7 @@ def kernel_module() -> Any:
     return _kernel
 
 
-def window_fingerprints(engine: str, hashes: bytes, count: int, window: int, seed: int) -> Any:
+def window_fingerprints(engine: str, hashes: bytes, count: int, window: int, seed: int) -> Int64s:
     """The 128-bit fingerprints of the first ``count`` windows of 16-byte key hashes,
     by the job's engine and with the job's seed (its bases): an (n, 2) int64 array of
     lanes."""
@@ -96,7 +100,7 @@ def window_fingerprints(engine: str, hashes: bytes, count: int, window: int, see
     return np.frombuffer(hash_words(prints), dtype=np.uint64).reshape(-1, 2).view(np.int64)
 
 
-def window_keys(engine: str, hashes: bytes, fps: Any, window: int, seed: int) -> Any:
+def window_keys(engine: str, hashes: bytes, fps: Int64s, window: int, seed: int) -> Int64s:
     """Per window (``fps``: its fingerprint lanes), a 128-bit key standing for its
     content: a keyed hash of its W key hashes (W = 1: the key hash), found through the
     fingerprint and confirmed by comparing records, so that owners group contents and a
@@ -254,7 +258,7 @@ class Frame:
     """Tracked records ``before`` (up to 2W-1, in order), the partition's own, and
     ``after`` (up to W-1): their byte offsets in the file and their key hashes."""
 
-    starts: Any  # int64 byte offset of each tracked record of the frame
+    starts: Int64s  # int64 byte offset of each tracked record of the frame
     hashes: bytes  # 16 bytes per tracked record
     own: int  # frame index of the partition's first tracked record
     own_count: int
@@ -336,8 +340,8 @@ def read_frame(reader: Reader, part: Part, window: int) -> Frame:
 
 # -- pass 1 ---------------------------------------------------------------------------
 def first_windows(
-    engine: str, fps: Any, positions: Any, owners: int
-) -> tuple[Any, list[bytes], list[Any]]:
+    engine: str, fps: Int64s, positions: Int64s, owners: int
+) -> tuple[Int64s, list[bytes], list[Int64s]]:
     """Per window, the index of the frame's first window with its fingerprint; per
     owner (low lane % owners), the rows (fingerprint lanes, position: int64 triples)
     of the first windows whose fingerprints it owns, and their window indices."""
@@ -367,8 +371,8 @@ class PartState:
     """What the second pass of a partition needs from its first (kept on the worker)."""
 
     frame: Frame
-    firsts: Any  # per frame window: the index of the frame's first with its fingerprint
-    routed: list[Any]  # per owner: the frame windows of its rows, in row order
+    firsts: Int64s  # per frame window: the index of the frame's first with its fingerprint
+    routed: list[Int64s]  # per owner: the frame windows of its rows, in row order
 
 
 def first_pass(
@@ -416,7 +420,7 @@ def owner_answers(engine: str, rows: list[bytes], library: bytes) -> list[bytes]
 
 
 # -- pass 2 ---------------------------------------------------------------------------
-def decide(state: PartState, answers: list[bytes], rank: int, window: int) -> tuple[Any, Any]:
+def decide(state: PartState, answers: list[bytes], rank: int, window: int) -> tuple[Flags, Flags]:
     """Which of the partition's tracked records are skipped, and which of them (and
     of the W-1 after) lie in a window that is no repeat (new material)."""
     import numpy as np
@@ -442,7 +446,7 @@ def decide(state: PartState, answers: list[bytes], rank: int, window: int) -> tu
     return skipped, new
 
 
-def _covered(window_starts: Any, window: int, size: int) -> Any:
+def _covered(window_starts: Int64s, window: int, size: int) -> Flags:
     """Which of ``size`` records lie inside at least one of these windows."""
     import numpy as np
 
@@ -460,7 +464,7 @@ class Written:
     (int64 start, end pairs relative to its start), or, with pass-through records
     among them, the bytes themselves; and its counts."""
 
-    ranges: Any
+    ranges: Int64s | None
     data: bytes | None
     size: int
     records: int
@@ -490,7 +494,7 @@ def second_pass(
     return written
 
 
-def _chosen_ranges(part: Part, frame: Frame, skipped: Any, inverse: bool) -> Written:
+def _chosen_ranges(part: Part, frame: Frame, skipped: Flags, inverse: bool) -> Written:
     """The records whose flag says so, as runs of byte ranges (each record with its
     delimiter, as read: a file's final record without one stays so)."""
     import numpy as np
@@ -508,7 +512,7 @@ def _chosen_ranges(part: Part, frame: Frame, skipped: Any, inverse: bool) -> Wri
     return Written(ranges, None, size, len(starts), int(skipped.sum()))
 
 
-def _chosen_records(reader: Reader, part: Part, skipped: Any, inverse: bool) -> Written:
+def _chosen_records(reader: Reader, part: Part, skipped: Flags, inverse: bool) -> Written:
     """The same with pass-through records among them (written in normal mode only)."""
     records, final_open = reader.records(part)
     flags = reader.tracked(records)
@@ -541,6 +545,7 @@ def write_part(reader: Reader, part: Part, written: Written, path: str, offset: 
             _write_all(fd, [memoryview(written.data)], offset)
             return
         view = reader.mapped(part, part.start, part.end)
+        assert written.ranges is not None  # (no data: the ranges say what is written)
         pairs = written.ranges.tolist()
         for k in range(0, len(pairs), IOV_MAX):
             slices = [view[a:b] for a, b in pairs[k : k + IOV_MAX]]
@@ -562,7 +567,7 @@ def _write_all(fd: int, slices: list[memoryview], offset: int) -> int:
     return offset
 
 
-def _stage_new_material(path: str, tracked: list[bytes], new: Any) -> None:
+def _stage_new_material(path: str, tracked: list[bytes], new: Flags) -> None:
     from seqdedup.library.save import StagingFile
 
     # A task run again (its worker died) starts its staging anew: not on top of what

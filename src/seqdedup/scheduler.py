@@ -14,7 +14,7 @@ from typing import Any
 from seqdedup.errors import SeqdedupError, Terminated, UsageError
 
 
-def local_worker_environ() -> dict[str, Any]:
+def local_worker_environ() -> dict[str, object]:
     """Dask's configuration for the workers of a local cluster: Dask's nanny starts
     workers with MALLOC_TRIM_THRESHOLD_=65536, which makes glibc map and unmap every
     large buffer (each pass allocates several per partition): first passes ran 1.6x
@@ -35,7 +35,7 @@ class Scheduler:
         self._client: Any = None
         self._cluster: Any = None
 
-    def __enter__(self) -> dict[str, Any]:
+    def __enter__(self) -> dict[str, object]:
         if self.name is None:
             return {}
         if self.name in ("sync", "synchronous"):

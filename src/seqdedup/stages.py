@@ -241,13 +241,16 @@ def chunk_matcher(
     return matcher
 
 
-def make_attributor(config: Config, engine: object, matcher: Matcher, plan: RunPlan) -> Attribution:
+def make_attributor(
+    config: Config, engine: ModuleType | None, matcher: Matcher, plan: RunPlan
+) -> Attribution:
     """The attribution the plan names (docs/engine.md: what needs attribution): none
     (only the decisions counted), the kernel's (counted on a thread when only the
     statistics read it), or the Python engine's."""
     if plan.attribution == "count":
         return DecisionCount()  # (nothing reads a piece; a stream run: StreamCount)
     if plan.attribution in ("kernel", "thread"):
+        assert engine is not None  # (the plan: the kernel's attribution with the kernel)
         attributor = KernelAttributor(
             engine,
             matcher,
@@ -258,9 +261,10 @@ def make_attributor(config: Config, engine: object, matcher: Matcher, plan: RunP
             plan.pieces_read and not plan.top_only,
             plan.top_only,
         )
-        return (
-            attributor if plan.attribution == "kernel" else AttributionThread(attributor, matcher)
-        )
+        if plan.attribution == "kernel":
+            return attributor
+        assert isinstance(matcher, engine.Matcher)  # (the plan: a thread beside the kernel's)
+        return AttributionThread(attributor, matcher)
     return Attributor(
         config.window_size,
         SequenceTable(config.max_unique_sequences),

@@ -14,7 +14,7 @@ closing brace) alone.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, TextIO
 
 from seqdedup.config import Config
 
@@ -101,7 +101,7 @@ def recommend(rows: list[dict[str, int]]) -> tuple[int, str]:
     )
 
 
-def write_suggestion(result: dict[str, Any], stream: Any, fmt: str) -> None:
+def write_suggestion(result: dict[str, Any], stream: TextIO, fmt: str) -> None:
     """The suggestion as tables and a line (or one JSON document with ``json``)."""
     if fmt == "json":
         import json

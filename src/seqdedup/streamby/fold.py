@@ -13,7 +13,8 @@ output stays in input order), so a storm in one stream holds back at most one pa
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from seqdedup.errors import visible
 from seqdedup.fold import (
@@ -54,10 +55,10 @@ class StreamFolder:
         config: Config,
         keys: KeyMaker,
         locate: Callable[[int], tuple[str, int]],
-        source_fields: Callable[[Run], dict[str, Any]],
+        source_fields: Callable[[Run], dict[str, object]],
         named: bool,
         on_sequence: Callable[[bytes, list[bytes]], None] | None = None,
-        kernel: Any = None,
+        kernel: ModuleType | None = None,
     ) -> None:
         self._config = config
         self._every = config.fold_every

@@ -13,7 +13,8 @@ from array import array
 from collections import deque
 from collections.abc import Callable, Iterable
 from itertools import compress
-from typing import TYPE_CHECKING, Any
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from seqdedup.attribution import Piece
 from seqdedup.config import (
@@ -67,7 +68,7 @@ class StreamRows:
         row[0] += total
         row[1] += skipped
 
-    def document(self) -> list[dict[str, Any]]:
+    def document(self) -> list[dict[str, object]]:
         """Per stream: its name and its records (total, emitted, skipped)."""
         rows = [(name, total, skipped) for name, (total, skipped) in self._rows.items()]
         if self._other[0]:
@@ -92,7 +93,9 @@ class _StreamRun(RecordPath):
         assert isinstance(parts.attributor, StreamCount)  # (the plan's: see stages.Stages)
         self.sequences = parts.attributor.sequences
 
-    def _named(self, batch: list[bytes], held: int) -> tuple[list[str | None], bytes, Any]:
+    def _named(
+        self, batch: list[bytes], held: int
+    ) -> tuple[list[str | None], bytes, list[int] | None]:
         """The batch's stream names (None: continues the one before), its tracked
         records' key hashes (16 bytes each) and the filter decisions (None: all tracked);
         ``self._keyed``: every record of it without its stream's name. ``held``: records
@@ -250,7 +253,7 @@ class StreamPath(_StreamRun):
         ledger.written_last(last_written)
         return out
 
-    def _observe_top(self, run: Run, fields: dict[str, Any]) -> None:
+    def _observe_top(self, run: Run, fields: dict[str, object]) -> None:
         """``--top``: count the run's sequence; where it was first seen, if it is new."""
         parts = self._parts
         assert parts.top is not None
@@ -268,7 +271,7 @@ class StreamPath(_StreamRun):
             patterns = [rule.pattern for rule in self._parts.filters.rules]
             report.explain(explain_bypassed(line, patterns[entry.tracked_as]))
 
-    def _fields(self, run: Run) -> dict[str, Any]:
+    def _fields(self, run: Run) -> dict[str, object]:
         """A run's marker and explanation fields: its first and last record, the earliest
         occurrence of its first window (first and last record), the streams."""
         parts = self._parts
@@ -283,7 +286,7 @@ class StreamPath(_StreamRun):
             **self._source_fields(run),
         }
 
-    def _source_fields(self, run: Run) -> dict[str, Any]:
+    def _source_fields(self, run: Run) -> dict[str, object]:
         """Where the earliest occurrence of a run's first window lies: ``match_file``,
         ``match_start``, ``match_end`` and ``match_stream`` (``sequence`` too when it
         is a loaded library sequence)."""
@@ -313,7 +316,7 @@ class KernelStreamPath(_StreamRun):
     hands back the decided records' flags in input order, the streams that ended (with
     their counts) and the closed runs' contents."""
 
-    def __init__(self, parts: Parts, ledger: Ledger, kernel: Any) -> None:
+    def __init__(self, parts: Parts, ledger: Ledger, kernel: ModuleType) -> None:
         super().__init__(parts, ledger, False)
         config = parts.config
         self._matcher = kernel.StreamMatcher(
@@ -448,7 +451,7 @@ class KernelStreamPath(_StreamRun):
         return out
 
 
-def explain_stream_run(fields: dict[str, Any], named: bool) -> str:
+def explain_stream_run(fields: dict[str, object], named: bool) -> str:
     """``EXPLAIN: Lines a-b of stream S skipped (duplicate of lines c-d of stream T, seen
     nx)``, with the input files when there are several."""
     where = f" of {fields['file']}" if named else ""
@@ -469,7 +472,7 @@ def explain_stream_run(fields: dict[str, Any], named: bool) -> str:
 
 
 def make_stream_folder(
-    parts: Parts, source_fields: Callable[[Run], dict[str, Any]]
+    parts: Parts, source_fields: Callable[[Run], dict[str, object]]
 ) -> StreamFolder:
     """``--fold``'s summary lines for stream runs (and, with a library, each folded
     sequence held under its id)."""
