@@ -206,14 +206,16 @@ def _validate_streams(config: Config) -> None:
         parse_path(str(config.stream_by_json), "--stream-by-json")
 
 
-def compile_stream_pattern(pattern: str, byte_mode: bool) -> re.Pattern[Any]:
-    """``--stream-by``'s expression: on the record's text, or its bytes in byte mode."""
+def compile_stream_pattern(
+    pattern: str, byte_mode: bool
+) -> tuple[re.Pattern[str] | None, re.Pattern[bytes] | None]:
+    """``--stream-by``'s expression: on the record's text, or (byte mode) its bytes."""
     import re
 
     try:
         if byte_mode:
-            return re.compile(pattern.encode("utf-8", "surrogateescape"))
-        return re.compile(pattern)
+            return None, re.compile(pattern.encode("utf-8", "surrogateescape"))
+        return re.compile(pattern), None
     except re.error as exc:
         raise UsageError(f"--stream-by: invalid regular expression '{pattern}': {exc}") from None
 

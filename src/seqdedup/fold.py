@@ -20,10 +20,10 @@ from __future__ import annotations
 import json
 import re
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache, partial
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from seqdedup.hashes import MASK128
 from seqdedup.normalize import TIMESTAMP
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from seqdedup.hashes import Lanes
     from seqdedup.keys import KeyMaker
     from seqdedup.matcher import Matcher
-    from seqdedup.report import PieceReport
+    from seqdedup.report import Fields, PieceReport
 
 KEY = 16  # bytes of one record's key hash (two 64-bit lanes)
 SHORT_ID = 12  # hex digits of a sequence's id (JSON's "digest" has all 32)
@@ -385,7 +385,7 @@ class Folder:
         """The line for the run's current part; a new part begins after it."""
         unit = run.unit if run.unit is not None else self._sequences.of(run)
         start, stop = run.part_start, run.stop
-        fields = {
+        fields: Fields = {
             **self._report.span(start, stop - 1, self._number),
             **part_fields(run, unit, self._folded, self._stamp, continues),
             "window_size": self._window,
@@ -415,7 +415,7 @@ class FoldedCounts:
 
 def part_fields(
     run: FoldRun, unit: _Unit, folded: FoldedCounts, stamp: Callable[[bytes], str], continues: bool
-) -> dict[str, Any]:
+) -> Fields:
     """A line's fields of the run's current part (what it removed, of which sequence,
     when); a new part begins after it. The caller adds where it lies and its source."""
     start, stop, length = run.part_start, run.stop, unit.length
@@ -423,7 +423,7 @@ def part_fields(
     copies = max(0, min(run.start + run.matched, stop) - start) // length
     first_time = stamp(run.part_first)
     digest = unit.digest.hex()
-    fields = {
+    fields: Fields = {
         "removed": removed,
         "copies": copies,
         "extra": removed - copies * length,
@@ -474,7 +474,7 @@ def kernel_timestamp(
     return record[found[0] : found[1]].decode("ascii") if found else ""
 
 
-def line_text(template: str | None, fields: dict[str, Any], named: bool, color: bool) -> bytes:
+def line_text(template: str | None, fields: Fields, named: bool, color: bool) -> bytes:
     """A summary line: the default text, the user's template, or JSON (in colour)."""
     from seqdedup.report import LINE_COLOR, painted
 
@@ -491,7 +491,7 @@ def _records(count: int) -> str:
     return f"{count} record" if count == 1 else f"{count} records"
 
 
-def default_text(fields: dict[str, Any], named: bool) -> str:
+def default_text(fields: Fields, named: bool) -> str:
     """``[FOLDED: 36 records at lines 40-75: 3 copies of sequence 3fa9c1d2e4b7 (12
     records, first seen at lines 4-15), 09:00:03 .. 09:14:55]`` and its variants."""
     where = f" of {fields['file']}" if named else ""
@@ -553,11 +553,12 @@ JSON_FIELDS = (
 STREAM_FIELDS = ("stream", "match_stream")  # with --stream-by
 
 
-def json_line(fields: dict[str, Any]) -> str:
+def json_line(fields: Fields) -> str:
     """One JSON object (README: Folding repeats, the schema)."""
-    document: dict[str, Any] = {"seqdedup": "fold"}
+    document: dict[str, object] = {"seqdedup": "fold"}
+    by_name: Mapping[str, object] = fields  # (the names are JSON_FIELDS'; a TypedDict)
     for name in JSON_FIELDS + (STREAM_FIELDS if "stream" in fields else ()):
-        value = fields[name]
+        value = by_name[name]
         if name in ("sequence", "first_time", "last_time"):
             value = value or None
         elif name == "continues":

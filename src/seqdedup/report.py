@@ -10,13 +10,86 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from itertools import compress
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO, TypedDict
 
 from seqdedup.errors import visible
 
 if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
     from seqdedup.attribution import Piece
     from seqdedup.config import Config
+
+
+class Fields(TypedDict, total=False):
+    """The placeholders of a marker, an explanation and a fold line (README: the
+    annotation and fold formats); each holds the ones that apply to it."""
+
+    start: int  # the run's first and last record numbers, inside their input
+    end: int
+    file: str
+    count: int  # how many times its sequence has been seen
+    window_size: int
+    match_file: str  # where the run's earliest occurrence lies
+    match_start: int
+    match_end: int
+    sequence: str  # a library sequence's name (the occurrence lies in a library)
+    stream: str  # with --stream-by: the run's stream, and its occurrence's
+    match_stream: str
+    removed: int  # fold lines: records removed, whole copies, records past them
+    copies: int
+    extra: int
+    length: int
+    id: str
+    digest: str
+    first_time: str
+    last_time: str
+    part: int
+    continues: int
+
+
+class FirstSeen(TypedDict, total=False):
+    """``--top``: where a sequence was first seen (lines of an input, or records of a
+    library sequence)."""
+
+    lines: list[int]
+    records: list[int]
+    sequence: str
+    file: str
+    stream: str
+
+
+class TopRow(TypedDict):
+    """One row of ``--top``'s table and its JSON."""
+
+    removed: int
+    seen: int
+    length: int
+    first_seen: FirstSeen
+    first_record: str | None
+
+
+class LineCounts(TypedDict):
+    """Records read, written and removed (of one input, or one stream)."""
+
+    total: int
+    emitted: int
+    skipped: int
+
+
+class CountsRow(TypedDict):
+    """Per input (several files) or per stream (``--stream-by``): its name and counts."""
+
+    name: str
+    lines: LineCounts
+
+
+class _TopEntry(TypedDict):
+    length: int
+    first_seen: FirstSeen
+    first_record: bytes | None
+    order: int
 
 
 class Stats:
@@ -54,11 +127,9 @@ class Stats:
         self.unique_sequences = unique_sequences
         self.library_loaded = library_loaded
         self.library_saved = library_saved
-        self.top_sequences: list[dict[str, Any]] | None = None  # with --top
-        # With several inputs: per input, {"name": ..., "lines": {total, emitted, skipped}}.
-        self.files: list[dict[str, Any]] | None = None
-        # With --stream-by: per stream, {"name": ..., "lines": {total, emitted, skipped}}.
-        self.streams: list[dict[str, Any]] | None = None
+        self.top_sequences: list[TopRow] | None = None  # with --top
+        self.files: list[CountsRow] | None = None  # with several inputs: per input
+        self.streams: list[CountsRow] | None = None  # with --stream-by: per stream
         # The signal that asked the run to stop before its input ended (None: it ended).
         self.interrupted: int | None = None
 
@@ -253,7 +324,7 @@ class PieceReport:
             else DEFAULT_LIBRARY_ANNOTATION
         )
 
-    def fields(self, piece: Piece) -> dict[str, Any]:
+    def fields(self, piece: Piece) -> Fields:
         """The placeholders of a piece's marker and explanation (record numbers count
         inside each input)."""
         fields = self.span(piece.start, piece.end)
@@ -262,7 +333,7 @@ class PieceReport:
         fields.update(self.source_fields(piece.source_start, piece.end - piece.start + 1))
         return fields
 
-    def source_of(self, piece: Piece) -> dict[str, Any]:
+    def source_of(self, piece: Piece) -> Fields:
         """Where a piece's source lies (``--top``'s first seen): :meth:`source_fields`."""
         return self.source_fields(piece.source_start, piece.end - piece.start + 1)
 
@@ -270,9 +341,7 @@ class PieceReport:
         """The input record number of a tracked record that attribution holds."""
         return self._number(tracked)
 
-    def span(
-        self, start: int, end: int, number: Callable[[int], int] | None = None
-    ) -> dict[str, Any]:
+    def span(self, start: int, end: int, number: Callable[[int], int] | None = None) -> Fields:
         """Tracked records ``start`` .. ``end`` as ``start``, ``end`` (record numbers
         inside their input) and ``file``; ``number``: the tracked records' input
         numbers, if not attribution's."""
@@ -281,7 +350,7 @@ class PieceReport:
         file, local = self.inputs.locate(first)
         return {"start": local, "end": local + number(end) - first, "file": file}
 
-    def source_fields(self, source: int, length: int) -> dict[str, Any]:
+    def source_fields(self, source: int, length: int) -> Fields:
         """Where ``length`` records from tracked record ``source`` lie: ``match_file``,
         ``match_start``, ``match_end``, and ``sequence`` when they are library material
         (a negative ``source``)."""
@@ -390,13 +459,13 @@ class TopSequences:
         self._counts = counts
         self.counted_elsewhere = self._counts is not None
         self._repeats: OrderedDict[int, int] = OrderedDict()  # identity -> pieces (here)
-        self._entries: dict[int, dict[str, Any]] = {}  # identity -> its first piece's facts
+        self._entries: dict[int, _TopEntry] = {}  # identity -> its first piece's facts
         self._order = 0  # first observation order, for ties
 
     def observe(
         self,
         piece: Piece,
-        fields_of: Callable[[Piece], dict[str, Any]],
+        fields_of: Callable[[Piece], Fields],
         first_record: bytes | None,
         named: bool = False,
     ) -> None:
@@ -418,7 +487,7 @@ class TopSequences:
     def first_seen(
         self,
         piece: Piece,
-        fields_of: Callable[[Piece], dict[str, Any]],
+        fields_of: Callable[[Piece], Fields],
         first_record: bytes | None,
         named: bool = False,
     ) -> None:
@@ -427,7 +496,7 @@ class TopSequences:
         self._order += 1
         fields = fields_of(piece)
         if "sequence" in fields:
-            first_seen: dict[str, Any] = {
+            first_seen: FirstSeen = {
                 "sequence": fields["sequence"],
                 "records": [fields["match_start"], fields["match_end"]],
             }
@@ -448,7 +517,7 @@ class TopSequences:
             held = self._counts()  # drop what the kernel evicted
             self._entries = {i: e for i, e in self._entries.items() if i in held}
 
-    def top(self, count: int) -> list[dict[str, Any]]:
+    def top(self, count: int) -> list[TopRow]:
         """The ``count`` costliest, most records removed first, then first seen first."""
         repeats = self._counts() if self._counts is not None else self._repeats
         ranked = sorted(
@@ -475,9 +544,7 @@ class TopSequences:
         ]
 
 
-def write_top(
-    rows: list[dict[str, Any]], stream: TextIO, fmt: str = "table", color: bool = False
-) -> None:
+def write_top(rows: list[TopRow], stream: TextIO, fmt: str = "table", color: bool = False) -> None:
     """The ``--top`` report alone (with ``--quiet``): a table, or one JSON document."""
     if fmt == "json":
         import json
@@ -491,7 +558,7 @@ def write_top(
     console.print(_top_table(rows, console.width))
 
 
-def _console(console_type: Any, stream: TextIO, color: bool) -> Any:
+def _console(console_type: type[Console], stream: TextIO, color: bool) -> Console:
     """A rich console on ``stream``: styled exactly when ``color`` says so (without,
     no escape at all, bold included; a terminal's width still counts)."""
     import os
@@ -513,7 +580,7 @@ def _console(console_type: Any, stream: TextIO, color: bool) -> Any:
     )
 
 
-def _top_table(rows: list[dict[str, Any]], width: int) -> Any:
+def _top_table(rows: list[TopRow], width: int) -> Table:
     """The report as a table no wider than ``width``: the first record is shortened."""
     from rich.table import Table
     from rich.text import Text

@@ -17,13 +17,14 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from seqdedup.errors import SeqdedupError
 
 PATTERN_SECONDS = 5.0  # the longest one record may take with one pattern
 
 Item = TypeVar("Item")
+Result = TypeVar("Result")
 
 
 class PatternTimeout(SeqdedupError):
@@ -78,7 +79,9 @@ def _timer(seconds: float) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
-def each_within(function: Callable[[Item], Any], items: Sequence[Item], label: str) -> list[Any]:
+def each_within(
+    function: Callable[[Item], Result], items: Sequence[Item], label: str
+) -> list[Result]:
     """``list(map(function, items))``, stopped with :class:`PatternTimeout` when
     ``function`` takes longer than PATTERN_SECONDS on one item. ``label`` names the
     pattern in the message (``--mask '(a+)+$'``)."""
@@ -89,7 +92,7 @@ def each_within(function: Callable[[Item], Any], items: Sequence[Item], label: s
             return list(map(function, items))
     except _Expired:
         pass
-    results = []  # a slow batch: which record is slow on its own?
+    results: list[Result] = []  # a slow batch: which record is slow on its own?
     for index, item in enumerate(items):
         try:
             with _timer(PATTERN_SECONDS):

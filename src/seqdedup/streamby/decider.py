@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from array import array
 from collections import OrderedDict, deque
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, AnyStr, NamedTuple
 
 from seqdedup.attribution import DecisionCount
 from seqdedup.config import compile_stream_pattern
@@ -42,9 +42,10 @@ class StreamNamer:
     def __init__(self, config: Config, kernel: Any = None) -> None:
         self._kernel = kernel  # with a prefix program, it finds the names
         self._json: tuple[str, ...] | None = None
-        self._pattern: re.Pattern[Any] | None = None
+        self._pattern: re.Pattern[str] | None = None  # on the records' text
         self._label: str | None = None
-        self._twin: re.Pattern[bytes] | None = None  # the pattern on ASCII records' bytes
+        # On the records' bytes: in byte mode, and for ASCII records in text mode
+        self._twin: re.Pattern[bytes] | None = None
         self._text = not config.byte_mode
         self._decoded: dict[bytes, str] = {}  # names as text, recently seen
         if config.stream_by_json is not None:
@@ -52,9 +53,9 @@ class StreamNamer:
 
             self._json = parse_path(config.stream_by_json, "--stream-by-json")
         elif config.stream_by is not None:
-            self._pattern = compile_stream_pattern(config.stream_by, config.byte_mode)
+            self._pattern, self._twin = compile_stream_pattern(config.stream_by, config.byte_mode)
             self._label = f"--stream-by '{config.stream_by}'"
-            if self._text:
+            if self._pattern is not None:  # (text mode: the twin, for ASCII records)
                 from seqdedup.filters import byte_twin
 
                 self._twin = byte_twin(self._pattern)
@@ -64,17 +65,15 @@ class StreamNamer:
         """The stream names of ``records`` and the records as their keys see them."""
         if self._json is not None:
             return [self._json_name(record) for record in records], records
-        assert self._pattern is not None
         if self._program is not None:
             found = self._kernel.stream_prefixes(records, *self._program, self._text)
             if found is not None:  # (None: a record is not ASCII)
                 raw, indices, stripped = found
                 decoded = [name.decode("utf-8", "backslashreplace") for name in raw]
                 return [decoded[i] if i >= 0 else None for i in array("i", indices)], stripped
-        if not self._text:
-            return self._split_bytes(records, self._pattern)
-        if self._twin is not None and b"".join(records).isascii():
+        if self._twin is not None and (not self._text or b"".join(records).isascii()):
             return self._split_bytes(records, self._twin)
+        assert self._pattern is not None
         names: list[str | None] = []
         keyed: list[bytes] = []
         group = 1 if self._pattern.groups else 0
@@ -93,12 +92,13 @@ class StreamNamer:
     def program(self) -> PrefixProgram | None:
         """The pattern as a prefix program (on bytes: the pattern itself in byte mode,
         its twin for ASCII records in text mode), if it is one."""
-        if self._json is not None or self._pattern is None:
+        if self._json is not None or self._twin is None:
             return None
-        pattern = self._twin if self._text else self._pattern
-        return prefix_program(pattern) if pattern is not None else None
+        return prefix_program(self._twin)
 
-    def _matches(self, pattern: re.Pattern[Any], texts: list[Any]) -> list[Any]:
+    def _matches(
+        self, pattern: re.Pattern[AnyStr], texts: list[AnyStr]
+    ) -> list[re.Match[AnyStr] | None]:
         """The pattern's first match in each text, under the time limit of user
         patterns (a backtracking pattern is one line, not a hang)."""
         assert self._label is not None
@@ -131,7 +131,7 @@ class StreamNamer:
         import json
 
         try:
-            value: Any = json.loads(record)
+            value: object = json.loads(record)
         except (ValueError, RecursionError):
             return None
         for step in self._json or ():

@@ -32,6 +32,7 @@ from seqdedup.hashes import MASK128
 if TYPE_CHECKING:
     from seqdedup.config import Config
     from seqdedup.keys import KeyMaker
+    from seqdedup.report import Fields
     from seqdedup.streamby.decider import Entry, Run
 
 
@@ -55,7 +56,7 @@ class StreamFolder:
         config: Config,
         keys: KeyMaker,
         locate: Callable[[int], tuple[str, int]],
-        source_fields: Callable[[Run], dict[str, object]],
+        source_fields: Callable[[Run], Fields],
         named: bool,
         on_sequence: Callable[[bytes, list[bytes]], None] | None = None,
         kernel: ModuleType | None = None,
@@ -113,7 +114,7 @@ class StreamFolder:
     def _line(self, run: Run, part: _Part, continues: bool) -> bytes:
         unit = part.unit if part.unit is not None else self._sequences.of(part)
         file, start = self._locate(part.first_number)
-        fields = {
+        fields: Fields = {
             "file": file,
             "start": start,
             "end": start + part.last_number - part.first_number,

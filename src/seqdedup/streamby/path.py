@@ -42,6 +42,7 @@ from seqdedup.timelimit import PatternTimeout
 
 if TYPE_CHECKING:
     from seqdedup.ledger import Ledger
+    from seqdedup.report import CountsRow, Fields
     from seqdedup.stages import Parts
     from seqdedup.streamby.fold import StreamFolder
 
@@ -68,7 +69,7 @@ class StreamRows:
         row[0] += total
         row[1] += skipped
 
-    def document(self) -> list[dict[str, object]]:
+    def document(self) -> list[CountsRow]:
         """Per stream: its name and its records (total, emitted, skipped)."""
         rows = [(name, total, skipped) for name, (total, skipped) in self._rows.items()]
         if self._other[0]:
@@ -253,7 +254,7 @@ class StreamPath(_StreamRun):
         ledger.written_last(last_written)
         return out
 
-    def _observe_top(self, run: Run, fields: dict[str, object]) -> None:
+    def _observe_top(self, run: Run, fields: Fields) -> None:
         """``--top``: count the run's sequence; where it was first seen, if it is new."""
         parts = self._parts
         assert parts.top is not None
@@ -271,7 +272,7 @@ class StreamPath(_StreamRun):
             patterns = [rule.pattern for rule in self._parts.filters.rules]
             report.explain(explain_bypassed(line, patterns[entry.tracked_as]))
 
-    def _fields(self, run: Run) -> dict[str, object]:
+    def _fields(self, run: Run) -> Fields:
         """A run's marker and explanation fields: its first and last record, the earliest
         occurrence of its first window (first and last record), the streams."""
         parts = self._parts
@@ -286,7 +287,7 @@ class StreamPath(_StreamRun):
             **self._source_fields(run),
         }
 
-    def _source_fields(self, run: Run) -> dict[str, object]:
+    def _source_fields(self, run: Run) -> Fields:
         """Where the earliest occurrence of a run's first window lies: ``match_file``,
         ``match_start``, ``match_end`` and ``match_stream`` (``sequence`` too when it
         is a loaded library sequence)."""
@@ -297,7 +298,7 @@ class StreamPath(_StreamRun):
         if ended == LIBRARY_END:  # a loaded sequence: its name, and records inside it
             assert parts.library is not None
             sequence, offset = parts.library.locate(match_first)
-            match = {"sequence": sequence, "match_file": f"library sequence {sequence}"}
+            match: Fields = {"sequence": sequence, "match_file": f"library sequence {sequence}"}
             match_stream, match_start = "library", offset + 1
         else:
             match = {}
@@ -451,7 +452,7 @@ class KernelStreamPath(_StreamRun):
         return out
 
 
-def explain_stream_run(fields: dict[str, object], named: bool) -> str:
+def explain_stream_run(fields: Fields, named: bool) -> str:
     """``EXPLAIN: Lines a-b of stream S skipped (duplicate of lines c-d of stream T, seen
     nx)``, with the input files when there are several."""
     where = f" of {fields['file']}" if named else ""
@@ -471,9 +472,7 @@ def explain_stream_run(fields: dict[str, object], named: bool) -> str:
     )
 
 
-def make_stream_folder(
-    parts: Parts, source_fields: Callable[[Run], dict[str, object]]
-) -> StreamFolder:
+def make_stream_folder(parts: Parts, source_fields: Callable[[Run], Fields]) -> StreamFolder:
     """``--fold``'s summary lines for stream runs (and, with a library, each folded
     sequence held under its id)."""
     from seqdedup.streamby.fold import StreamFolder
