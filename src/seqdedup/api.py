@@ -8,7 +8,7 @@ from __future__ import annotations
 import _thread
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Protocol, overload
+from typing import TYPE_CHECKING, Protocol, overload
 
 from seqdedup.config import STREAM_WAIT, Config
 from seqdedup.engine import SEED
@@ -58,7 +58,7 @@ class Deduplicator:
         self,
         config: Config | None = None,
         on_explain: Callable[[str], None] | None = None,
-        **options: Any,
+        **options: object,
     ) -> None:
         if config is None:
             config = Config(**options)
@@ -260,7 +260,7 @@ def process_stream(
     on_explain: Callable[[str], None] | None = None,
     on_progress: Callable[[int, Stats], None] | None = None,
     decompress: bool = False,
-    **options: Any,
+    **options: object,
 ) -> Stats:
     """Deduplicate a byte stream into another; return the statistics.
 
@@ -282,7 +282,7 @@ def process_inputs(
     on_explain: Callable[[str], None] | None = None,
     on_progress: Callable[[int, Stats], None] | None = None,
     decompress: bool = False,
-    **options: Any,
+    **options: object,
 ) -> Stats:
     """Deduplicate several inputs (files) into one output, in order, as one run: no
     window spans two inputs, every window of an earlier one counts as seen. Otherwise
@@ -421,7 +421,7 @@ def show_keys(
     sink: Writable,
     config: Config | None = None,
     decompress: bool = False,
-    **options: Any,
+    **options: object,
 ) -> int:
     """Write each record's comparison key instead of the record (``--show-keys``), each
     followed by the delimiter, to check a normalisation before trusting it. Every record
@@ -475,12 +475,18 @@ def _write(sink: Writable, out: bytes) -> None:
 
 
 @overload
-def deduplicate(records: Iterable[str], **options: Any) -> Iterator[str]: ...
+def deduplicate(
+    records: Iterable[str], batch_size: int = ..., **options: object
+) -> Iterator[str]: ...
 @overload
-def deduplicate(records: Iterable[bytes], **options: Any) -> Iterator[bytes]: ...
+def deduplicate(
+    records: Iterable[bytes], batch_size: int = ..., **options: object
+) -> Iterator[bytes]: ...
 
 
-def deduplicate(records: Iterable[Any], batch_size: int = 4096, **options: Any) -> Iterator[Any]:
+def deduplicate(
+    records: Iterable[str] | Iterable[bytes], batch_size: int = 4096, **options: object
+) -> Iterator[str] | Iterator[bytes]:
     """Yield the records of ``records`` that are not inside a repeated sequence.
 
     Records may be ``str`` or ``bytes`` (the output has the type of the input); options
@@ -491,7 +497,7 @@ def deduplicate(records: Iterable[Any], batch_size: int = 4096, **options: Any) 
     >>> list(deduplicate(["x", "y", "x", "y", "z"], window_size=2))
     ['x', 'y', 'z']
     """
-    dedup = Deduplicator(**options)
+    dedup = Deduplicator(None, None, **options)
     text: bool | None = None
     batch: list[bytes] = []
     for number, record in enumerate(records, 1):
@@ -513,7 +519,7 @@ def deduplicate(records: Iterable[Any], batch_size: int = 4096, **options: Any) 
     yield from _decoded(dedup.feed(batch) + dedup.flush(), bool(text))
 
 
-def _decoded(records: list[bytes], text: bool | None) -> Iterable[Any]:
+def _decoded(records: list[bytes], text: bool | None) -> list[str] | list[bytes]:
     if text:
         return [record.decode("utf-8", "surrogateescape") for record in records]
     return records

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from typing import Any, Protocol
+from typing import Protocol
 
 from seqdedup.errors import SeqdedupError, UsageError
 from seqdedup.stopping import pause, requested, wait_readable
@@ -228,18 +228,28 @@ class _Stream:
             raise EOFError("it is truncated (the input ends inside a compressed stream)")
 
 
-def _leftover(decoder: Any) -> bytes:
+class Decoder(Protocol):
+    """What a decompressor offers (zlib's, bz2's, lzma's, zstd's)."""
+
+    @property
+    def eof(self) -> bool: ...
+    @property
+    def unused_data(self) -> bytes: ...
+    def decompress(self, data: bytes, max_length: int = ..., /) -> bytes: ...
+
+
+def _leftover(decoder: Decoder) -> bytes:
     """Input a decoder has not consumed (zlib keeps it apart; bz2 and lzma inside)."""
     return bytes(getattr(decoder, "unconsumed_tail", b""))
 
 
-def _has_more(decoder: Any) -> bool:
+def _has_more(decoder: Decoder) -> bool:
     """Whether a decoder holds output it has not given yet (bz2, lzma: needs_input)."""
     needs = getattr(decoder, "needs_input", None)
     return needs is False
 
 
-def _decompressor_factory(name: str) -> Callable[[], Any]:
+def _decompressor_factory(name: str) -> Callable[[], Decoder]:
     if name == "gzip":
         import zlib
 
