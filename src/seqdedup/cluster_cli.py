@@ -14,7 +14,7 @@ from typing import TextIO
 
 from seqdedup.arguments import config_from_args
 from seqdedup.errors import UsageError, exit_status
-from seqdedup.options import build_parser
+from seqdedup.options import build_parser, check_refused
 from seqdedup.stopping import stop_on_termination_signals
 
 PROG = "seqdedup-dask"
@@ -85,10 +85,7 @@ def _cluster_options(parser: argparse.ArgumentParser) -> None:
 
 def main(argv: Sequence[str] | None = None, stderr: TextIO | None = None) -> int:
     err = stderr if stderr is not None else sys.stderr
-    parser = build_parser(PROG, many_inputs=True)
-    for action in parser._actions:  # refused here: parsed (to say so), never offered
-        if action.dest in _NOT_HERE:
-            action.help = argparse.SUPPRESS
+    parser = build_parser(PROG, many_inputs=True, refused=_NOT_HERE)
     _cluster_options(parser)
     if argv is None:
         from seqdedup.completion import answer
@@ -97,10 +94,7 @@ def main(argv: Sequence[str] | None = None, stderr: TextIO | None = None) -> int
 
     def body() -> int:
         args = parser.parse_args(argv)
-        for attr, option in _NOT_HERE.items():
-            value = getattr(args, attr, None)
-            if value and value != parser.get_default(attr):
-                raise UsageError(f"{option} is not supported by {PROG}")
+        check_refused(parser, args, _NOT_HERE)
         if args.block_size < MIN_BLOCK_SIZE:
             # (Tiny partitions make a job's planning and overlaps grow faster than its
             # input: 1,000 lines in bytes-long partitions never finished.)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
 from seqdedup import __version__
@@ -142,7 +142,13 @@ class _Version(argparse.Action):
         parser.exit()
 
 
-def build_parser(prog: str = PROG, many_inputs: bool = False) -> argparse.ArgumentParser:
+def build_parser(
+    prog: str = PROG, many_inputs: bool = False, refused: Mapping[str, str] | None = None
+) -> argparse.ArgumentParser:
+    """The parser of ``prog``: every option group; ``many_inputs``: named files only,
+    no settings files (``seqdedup-dask``). ``refused``: the options (dest -> option) a
+    command does not offer: hidden from its help, parsed so that :func:`check_refused`
+    can say so in one line."""
     parser = _Parser(
         prog=prog,
         description="Remove repeated sequences of records from a stream.",
@@ -174,7 +180,20 @@ def build_parser(prog: str = PROG, many_inputs: bool = False) -> argparse.Argume
     add_option(parser)
     if not many_inputs:
         _config_options(parser)
+    for action in parser._actions:
+        if refused and action.dest in refused:
+            action.help = argparse.SUPPRESS
     return parser
+
+
+def check_refused(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, refused: Mapping[str, str]
+) -> None:
+    """A refused option given a value (other than its default): one line, exit 1."""
+    for dest, option in refused.items():
+        value = getattr(args, dest, None)
+        if value and value != parser.get_default(dest):
+            raise UsageError(f"{option} is not supported by {parser.prog}")
 
 
 def _config_options(parser: argparse.ArgumentParser) -> None:
