@@ -15,7 +15,7 @@ from array import array
 from collections.abc import Callable, Sequence
 from itertools import compress, repeat
 from operator import not_
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, AnyStr, Generic, overload
 
 from seqdedup.config import FilterRule
 from seqdedup.engine import numpy_available
@@ -24,6 +24,8 @@ from seqdedup.timelimit import PatternTimeout, each_within
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from seqdedup.hashes import Flags
 
 TRACKED = -1  # decision for a tracked record
 UNMATCHED = -2  # passed through: no track pattern matched
@@ -73,11 +75,11 @@ class FilterList:
         in C: ``map`` of a compiled search, or for a plain literal one scan of the whole
         batch (large batches) or ``count``/``startswith`` per record (small ones).
         """
-        texts: Sequence[Any]
         if self._byte_tests is not None and all(map(bytes.isascii, records)):
-            texts, tests = records, self._byte_tests  # no decoding needed
-        else:
-            texts, tests = list(map(_decode, records)), self._text_tests
+            return self._classify(records, self._byte_tests)  # no decoding needed
+        return self._classify(list(map(_decode, records)), self._text_tests)
+
+    def _classify(self, texts: Sequence[AnyStr], tests: list[_Test[AnyStr]]) -> list[int]:
         default = UNMATCHED if self.has_track else TRACKED
         if (
             len(texts) >= SCAN_MIN_RECORDS
@@ -103,7 +105,7 @@ class FilterList:
         return decisions
 
     def _classify_scanning(
-        self, texts: Sequence[Any], tests: list[_Test], default: int
+        self, texts: Sequence[AnyStr], tests: list[_Test[AnyStr]], default: int
     ) -> list[int]:
         import numpy as np
 
@@ -188,18 +190,27 @@ class _Region(Sequence[bytes]):
     def __len__(self) -> int:
         return len(self.starts)
 
-    def __getitem__(self, index: Any) -> Any:
+    @overload
+    def __getitem__(self, index: int) -> bytes: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[bytes]: ...
+    def __getitem__(self, index: int | slice) -> bytes | Sequence[bytes]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
         return self.data[self.starts[index] : self.ends[index]]
 
 
-class _Batch:
+class _Batch(Generic[AnyStr]):
     """A batch joined into one string, each record preceded by a newline, with the
     offsets of each record, so a literal is found by scanning the whole batch."""
 
-    def __init__(self, texts: Sequence[Any]) -> None:
+    separator: AnyStr
+    joined: AnyStr
+
+    def __init__(self, texts: Sequence[AnyStr]) -> None:
         import numpy as np
 
-        separator = texts[0][:0] + ("\n" if isinstance(texts[0], str) else b"\n")
+        separator: AnyStr = "\n" if isinstance(texts[0], str) else b"\n"
         self.separator = separator
         self.joined = separator + separator.join(texts)
         lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
@@ -208,10 +219,13 @@ class _Batch:
         self.size = len(texts)
 
 
-class _Test:
+class _Test(Generic[AnyStr]):
     """How one pattern is matched: a compiled search, or a plain (``^``) literal."""
 
-    def __init__(self, source: Any, search: Callable[[Any], object], label: str) -> None:
+    search: Callable[[AnyStr], object]
+    literal: AnyStr | None
+
+    def __init__(self, source: AnyStr, search: Callable[[AnyStr], object], label: str) -> None:
         anchored = source[:1] in ("^", b"^")
         literal = source[1:] if anchored else source
         plain = not any(
@@ -223,7 +237,7 @@ class _Test:
         self.anchored = anchored
         self.literal = literal if plain else None
 
-    def each(self, texts: Sequence[Any]) -> list[Any]:
+    def each(self, texts: Sequence[AnyStr]) -> list[object]:
         """A truthy value per text that the pattern matches."""
         literal = self.literal
         if literal is None:  # a regular expression: it may backtrack without end
@@ -234,7 +248,7 @@ class _Test:
         # raised and cleared TypeError on every record.
         return list(map(type(literal).count, texts, repeat(literal)))
 
-    def scan(self, batch: _Batch, open_: Any = None) -> Any:
+    def scan(self, batch: _Batch[AnyStr], open_: Flags | None = None) -> Flags:
         """Which records of the batch contain (or start with) the literal (those that
         ``open_`` marks, at least)."""
         import numpy as np
@@ -244,7 +258,7 @@ class _Test:
         if not literal:
             hits[:] = True  # "" and "^" match every record
             return hits
-        if isinstance(batch.joined, bytes) and (self.anchored or b"\n" not in literal):
+        if isinstance(literal, bytes) and (self.anchored or b"\n" not in literal):
             return self._scan_bytes(batch, literal, hits, open_)
         needle = batch.separator + literal if self.anchored else literal
         find, found = batch.joined.find, []
@@ -263,7 +277,9 @@ class _Test:
             hits[record[inside]] = True
         return hits
 
-    def _scan_bytes(self, batch: _Batch, literal: bytes, hits: Any, open_: Any) -> Any:
+    def _scan_bytes(
+        self, batch: _Batch[bytes], literal: bytes, hits: Flags, open_: Flags | None
+    ) -> Flags:
         """The same on bytes with no Python step per occurrence: by the kernel's
         ``literal_mask`` (one pass of memmem over the batch, records already decided
         skipped) when it is built; else an anchored literal is compared byte by byte at
@@ -308,7 +324,9 @@ class _Test:
 _METACHARACTERS = frozenset(".^$*+?{}[]\\|()")
 
 
-def _byte_tests(patterns: Sequence[re.Pattern[str]], labels: Sequence[str]) -> list[_Test] | None:
+def _byte_tests(
+    patterns: Sequence[re.Pattern[str]], labels: Sequence[str]
+) -> list[_Test[bytes]] | None:
     """Bytes twins of the patterns, for batches of ASCII records, or None.
 
     On ASCII text a bytes pattern matches exactly where its str original does, with
@@ -316,7 +334,7 @@ def _byte_tests(patterns: Sequence[re.Pattern[str]], labels: Sequence[str]) -> l
     only ASCII patterns without ``\\s``/``\\S`` that compile as bytes get a twin;
     otherwise every batch is decoded and matched as str.
     """
-    twins: list[_Test] = []
+    twins: list[_Test[bytes]] = []
     for pattern, label in zip(patterns, labels, strict=True):
         twin = byte_twin(pattern)
         if twin is None:
@@ -337,7 +355,9 @@ def byte_twin(pattern: re.Pattern[str]) -> re.Pattern[bytes] | None:
         return None
 
 
-def _each_at(test: _Test, texts: Sequence[Any], positions: Sequence[int]) -> list[Any]:
+def _each_at(
+    test: _Test[AnyStr], texts: Sequence[AnyStr], positions: Sequence[int]
+) -> list[object]:
     """``test.each`` over the texts at ``positions``; a runaway pattern is reported at
     its record's place in ``texts``."""
     try:

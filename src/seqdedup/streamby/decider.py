@@ -18,7 +18,9 @@ from __future__ import annotations
 import re
 from array import array
 from collections import OrderedDict, deque
-from typing import TYPE_CHECKING, Any, AnyStr, NamedTuple
+from collections.abc import Callable
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, AnyStr, NamedTuple, Protocol
 
 from seqdedup.attribution import DecisionCount
 from seqdedup.config import compile_stream_pattern
@@ -230,7 +232,7 @@ class _Lane:
         self.last = -1
         self.run: Run | None = None
         self.new: list[bytes] = []  # its latest new records, not handed to the library yet
-        self.stretch: Any = None  # where they go (library.save.Stretches)
+        self.stretch: Stretch | None = None  # where they go (library.save.Stretches)
         self.open = False  # its stretch goes on (handed over in part)
         # where the window that its last window repeats ends (its key hashes compared):
         # a position, or for a library window its last region index; None: no repeat
@@ -376,7 +378,7 @@ class StreamDecider:
         self.sequences = sequences  # None: runs are not counted (nothing reads it)
         self._library: dict[int, tuple[int, int, int, str]] = {}  # limited history
         self._keys = StreamKeys(window, history, idle)  # a candidate's keys, compared
-        self._stretches: Any = None  # with a library saved: makes a stream's Stretches
+        self._stretches: Callable[[], Stretch] | None = None  # makes a stream's Stretches
         self._whole = False  # save every record (not only the new ones)
 
     def add_library(
@@ -391,7 +393,7 @@ class StreamDecider:
         for fingerprint, start in zip(fingerprints, starts, strict=True):
             table.setdefault(fingerprint, (LIBRARY_END, start, start + width - 1, ""))
 
-    def save_into(self, stretches: Any, whole: bool) -> None:
+    def save_into(self, stretches: Callable[[], Stretch], whole: bool) -> None:
         """Hand each stream's new material (records in windows that are no repeat; with
         ``whole``, every record) to ``stretches()``, one per stream stretch."""
         self._stretches = stretches
@@ -527,6 +529,7 @@ class StreamDecider:
         """The stream's new records so far go to its stretches (which end with them
         when a record that is not new, or the stream's end, follows)."""
         if lane.stretch is None:
+            assert self._stretches is not None  # (called only with a library saved)
             lane.stretch = self._stretches()
         lane.stretch.add(lane.new, [True] * len(lane.new), True)
         lane.new = []
@@ -582,7 +585,9 @@ def prefix_program(pattern: re.Pattern[bytes]) -> PrefixProgram | None:
     )
 
 
-def _steps(c: Any, items: list[Any]) -> tuple[list[tuple[int, int, int]], tuple[int, int]] | None:
+def _steps(
+    c: ModuleType, items: list[tuple[object, ParsedArg]]
+) -> tuple[list[tuple[int, int, int]], tuple[int, int]] | None:
     """The items as steps (set as 256 bits, min, max) and the name's steps (the group's,
     or all of them), or None."""
     steps: list[tuple[int, int, int]] = []
@@ -624,6 +629,10 @@ def _greedy_is_exact(steps: list[tuple[int, int, int]]) -> bool:
     return True
 
 
+# An argument of an item of ``re``'s parser (an int, a pair, a list of items...): the
+# parser is private and untyped.
+ParsedArg = Any
+
 _CLASSES = {
     "CATEGORY_DIGIT": b"0123456789",
     "CATEGORY_WORD": b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_",
@@ -632,7 +641,7 @@ _CLASSES = {
 _ALL = (1 << 256) - 1
 
 
-def _members(c: Any, op: Any, arg: Any) -> int | None:
+def _members(c: ModuleType, op: object, arg: ParsedArg) -> int | None:
     """The bytes one item matches, as bits; None for what a set cannot say."""
     if op is c.LITERAL:
         return 1 << int(arg)
@@ -664,7 +673,7 @@ def _members(c: Any, op: Any, arg: Any) -> int | None:
     return None
 
 
-def _step(c: Any, op: Any, arg: Any) -> tuple[int, int, int] | None:
+def _step(c: ModuleType, op: object, arg: ParsedArg) -> tuple[int, int, int] | None:
     """One item as a step (bits, min, max), or None."""
     if op is c.MAX_REPEAT:
         low, high, inner = arg
@@ -676,6 +685,14 @@ def _step(c: Any, op: Any, arg: Any) -> tuple[int, int, int] | None:
         return members, low, -1 if high is c.MAXREPEAT else high
     members = _members(c, op, arg)
     return None if members is None else (members, 1, 1)
+
+
+class Stretch(Protocol):
+    """Where a stream's new records go when a library is saved (``library.save``'s
+    ``Stretches``, one per stream stretch)."""
+
+    def add(self, records: list[bytes], flags: list[bool], value: bool) -> None: ...
+    def end(self) -> None: ...
 
 
 class StreamCount(DecisionCount):
