@@ -7,7 +7,7 @@ import sys
 from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from seqdedup.hashes import hash_ints, hash_words, python_hash128
 from seqdedup.runs import runs_of
@@ -85,7 +85,12 @@ class PieceContent:
             self._waiting.clear()
 
 
-def open_run_start(runs: Sequence[tuple[Any, ...]], base: int, size: int, previous: int) -> int:
+def open_run_start(
+    runs: Sequence[tuple[int, int]] | Sequence[tuple[int, int, object]],
+    base: int,
+    size: int,
+    previous: int,
+) -> int:
     """Where the skipped run reaching the end of the batch [base, base + size) began
     (``previous`` when it goes on from the batch before), or -1 when none does. An
     empty batch (the chunk path's end of input when all was decided) changes nothing."""

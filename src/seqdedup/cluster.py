@@ -199,7 +199,7 @@ def deduplicate_files(
     connect_timeout: float = CONNECT_TIMEOUT,
     decompress: bool = True,
     owners: int | None = None,
-    **options: Any,
+    **options: object,
 ) -> JobStats:
     """Deduplicate ``paths`` in order into ``output_dir`` (see the module docstring).
 

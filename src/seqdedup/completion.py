@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any
 
 SHELLS = ("bash", "zsh", "fish")
 
@@ -23,12 +22,12 @@ class _PrintCompletion(argparse.Action):
         self,
         parser: argparse.ArgumentParser,
         namespace: argparse.Namespace,
-        values: Any,
+        values: object,
         option_string: str | None = None,
     ) -> None:
         from argcomplete.shell_integration import shellcode
 
-        sys.stdout.write(shellcode([parser.prog], shell=values))
+        sys.stdout.write(shellcode([parser.prog], shell=str(values)))
         sys.stdout.flush()
         parser.exit()
 

@@ -24,7 +24,6 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from types import ModuleType
-from typing import Any
 
 from seqdedup.errors import UsageError
 
@@ -48,15 +47,15 @@ MAX_DEPTH = 200  # a record nested deeper is compared as its text, whichever the
 _ORJSON_UNSURE = re.compile(rb"\d{19}|\d[.eE][-+]?\d|\\u[dD][89abAB]")
 
 
-def _reject_constant(name: str) -> Any:
+def _reject_constant(name: str) -> object:
     raise ValueError(f"{name} is not JSON")  # NaN, Infinity: invalid for both parsers
 
 
-def _std_loads(record: bytes) -> Any:
+def _std_loads(record: bytes) -> object:
     return json.loads(record, parse_constant=_reject_constant)
 
 
-def _std_dumps(value: Any) -> bytes:
+def _std_dumps(value: object) -> bytes:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(
         "utf-8", "surrogatepass"
     )
@@ -88,7 +87,7 @@ def _too_deep(record: bytes) -> bool:
     return False
 
 
-Codec = tuple[Callable[[bytes], Any], Callable[[Any], bytes]]
+Codec = tuple[Callable[[bytes], object], Callable[[object], bytes]]  # (loads, dumps)
 
 
 def _orjson_codec() -> Codec | None:
@@ -100,7 +99,7 @@ def _orjson_codec() -> Codec | None:
     option = orjson.OPT_SORT_KEYS
     orjson_dumps = orjson.dumps
 
-    def dumps(value: Any) -> bytes:
+    def dumps(value: object) -> bytes:
         return orjson_dumps(value, option=option)
 
     return orjson.loads, dumps
@@ -109,7 +108,7 @@ def _orjson_codec() -> Codec | None:
 _MISSING = object()
 
 
-def _get(value: Any, path: Path) -> Any:
+def _get(value: object, path: Path) -> object:
     for part in path:
         if isinstance(value, dict):
             value = value.get(part, _MISSING)
@@ -122,7 +121,7 @@ def _get(value: Any, path: Path) -> Any:
     return value
 
 
-def _drop(value: Any, path: Path) -> None:
+def _drop(value: object, path: Path) -> None:
     """Remove ``path`` from ``value`` in place (nothing when it is not there)."""
     *parents, last = path
     container = _get(value, tuple(parents))

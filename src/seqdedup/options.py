@@ -8,7 +8,7 @@ import argparse
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any, NoReturn
+from typing import NoReturn
 
 from seqdedup import __version__
 from seqdedup.config import (
@@ -135,7 +135,7 @@ class _InOrder(argparse.Action):
 class _Version(argparse.Action):
     """``seqdedup <version> (engine: c|python)``; the engine is looked up only when asked."""
 
-    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+    def __call__(self, parser: argparse.ArgumentParser, *args: object, **kwargs: object) -> None:
         from seqdedup.engine import engine_name
 
         sys.stdout.write(f"{parser.prog} {__version__} (engine: {engine_name()})\n")
