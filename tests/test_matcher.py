@@ -6,13 +6,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from seqdedup import Deduplicator, matcher
 from seqdedup import engine as kernel
-from seqdedup import matcher
 from seqdedup.hashes import hash_ints
 from seqdedup.matcher import PRIME, WindowMatcher, coefficients, fingerprints_py
 
 from conftest import examples
-from oracle import skipped_flags
+from oracle import kept, skipped_flags
 
 
 def run_matcher(keys, window, history, chunks, numpy_threshold=None, monkeypatch=None, library=()):
@@ -268,3 +268,28 @@ def test_numpy_fingerprints_are_the_rolled_ones(hashes, window, seed):
     assert hash_ints(fingerprints_np(hashes, count, coeffs)) == fingerprints_py(
         hashes, count, coeffs
     )
+
+
+def test_the_python_engine_runs_without_numpy(monkeypatch):
+    """The core install has no numpy: every path of the Python engine (a large batch,
+    settling early, a limited history, a library window) then runs without it."""
+    import builtins
+
+    from seqdedup import engine
+
+    real_import = builtins.__import__
+
+    def no_numpy(name, *args, **kwargs):
+        if name == "numpy" or name.startswith("numpy."):
+            raise ImportError("no numpy here")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_numpy)
+    monkeypatch.setattr(engine, "_numpy", False)
+    monkeypatch.setenv("SEQDEDUP_ENGINE", "python")
+    records = [f"r{i % 97}".encode() for i in range(20_000)]
+    for options in ({}, {"max_history": 500}, {"annotate": True}):
+        dedup = Deduplicator(window_size=3, **options)
+        got = dedup.feed(records) + dedup.flush()
+        want = kept(records, 3, options.get("max_history"))
+        assert [r for r in got if not r.startswith(b"[")] == want, options

@@ -403,8 +403,8 @@ class SettledKeys:
             return
         if isinstance(hashes, list):
             lows = [value & MASK64 for value in hashes]
-        else:
-            lows = hash_lanes(hashes)[:, 0].tolist()
+        else:  # (without numpy: the core install has none)
+            lows = hash_words(hashes)[0::2].tolist()
         at = 0
         while at < len(lows):
             stop = len(lows)
