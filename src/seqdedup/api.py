@@ -272,7 +272,9 @@ def process_stream(
     after each chunk. With ``decompress``, a source that starts with a gzip, bzip2, xz or
     zstd header is decompressed as it is read (what the command line does).
     """
-    return process_inputs([source], sink, config, on_explain, on_progress, decompress, **options)
+    return process_inputs(
+        [source], sink, config, on_explain, on_progress, decompress, None, **options
+    )
 
 
 def process_inputs(
@@ -282,13 +284,15 @@ def process_inputs(
     on_explain: Callable[[str], None] | None = None,
     on_progress: Callable[[int, Stats], None] | None = None,
     decompress: bool = False,
+    on_chunk: Callable[[bytes], None] | None = None,
     **options: object,
 ) -> Stats:
     """Deduplicate several inputs (files) into one output, in order, as one run: no
     window spans two inputs, every window of an earlier one counts as seen. Otherwise
     as :func:`process_stream`; ``on_progress`` gets the bytes read from all sources so
-    far. ``sources`` is iterated lazily: a generator may open each
-    file when it is asked for it (and close it when asked for the next)."""
+    far; ``on_chunk`` each chunk of input as decoded, before it is decided. ``sources``
+    is iterated lazily: a generator may open each file when it is asked for it (and
+    close it when asked for the next)."""
     dedup = Deduplicator(config, on_explain, **options)
     delimiter = dedup.config.delimiter
     idle = _idle(dedup.config)
@@ -307,6 +311,8 @@ def process_inputs(
                         _write(sink, dedup.idle_bytes())
                         continue
                     open_bytes += len(chunk)
+                    if on_chunk is not None:
+                        on_chunk(chunk)
                     _write(sink, dedup.feed_bytes(chunk))
                     ended = chunk.rfind(delimiter)
                     if ended >= 0:

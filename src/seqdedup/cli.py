@@ -17,6 +17,7 @@ from collections.abc import Callable, Generator, Sequence
 from typing import IO, TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
+    from seqdedup.hints import InputHead
     from seqdedup.report import Stats
 
 from seqdedup.arguments import config_from_args
@@ -56,6 +57,7 @@ def run(
         refuse_inputs_inside(libraries, identities(names, stdin))
     decompress = not args.no_decompress
     sink = Output(stdout)
+    head = _head_for_hint(args)
     with contextlib.closing(sources_of(names, stdin)) as sources, graceful():
         if args.show_keys:
             from seqdedup.api import show_keys
@@ -66,15 +68,36 @@ def run(
             size = None if stdin is not None and "-" in names else inputs_size(names)
             with ProgressLine(stderr, size) as progress:
                 stats = process_inputs(
-                    sources, sink, config, explainer, progress.update, decompress
+                    sources, sink, config, explainer, progress.update, decompress, head
                 )
         else:
-            stats = process_inputs(sources, sink, config, explainer, decompress=decompress)
+            stats = process_inputs(sources, sink, config, explainer, None, decompress, head)
     if not args.quiet:
         write_stats(stats, config, stderr, args.stats_format, colored)
+        _hint(config, stats, head, stderr)
     elif stats.top_sequences is not None:
         write_top(stats.top_sequences, stderr, args.stats_format, colored)
     return _status(stats, config, stderr)
+
+
+def _head_for_hint(args: argparse.Namespace) -> InputHead | None:
+    """The start of the input, kept for the hint after a run that removed almost
+    nothing (only where the statistics table is shown)."""
+    if args.quiet or args.stats_format != "table":
+        return None
+    from seqdedup.hints import InputHead
+
+    return InputHead()
+
+
+def _hint(config: Config, stats: Stats, head: InputHead | None, stderr: TextIO) -> None:
+    if head is None or stats.interrupted is not None:
+        return
+    from seqdedup.hints import normalization_hint
+
+    line = normalization_hint(config, stats, head)
+    if line is not None:
+        stderr.write(f"{PROG}: {line}\n")
 
 
 def _status(stats: Stats | None, config: Config, stderr: TextIO) -> int:

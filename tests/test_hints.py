@@ -1,0 +1,112 @@
+"""The hint after a run that removed almost nothing (seqdedup.hints)."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+
+import pytest
+
+from seqdedup.config import Config
+from seqdedup.hints import SAMPLE_MAX, SAMPLE_MIN, InputHead, normalization_hint, sample_size
+from seqdedup.report import Stats
+
+from conftest import seqdedup_command, user_env
+
+BLOCK = ["retrying connection to db-1", "ConnectionError: refused", "backing off"]
+
+
+def timestamped_log(lines: int = 3000, seed: int = 3) -> bytes:
+    """A service log whose repeated blocks differ only in their timestamps."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(lines):
+        stamp = f"2026-11-26T10:{i // 60 % 60:02d}:{i % 60:02d}.{rng.randint(0, 999):03d}Z"
+        if i % 5 == 0:
+            out += [f"{stamp} {text}" for text in BLOCK]
+        else:
+            out.append(f"{stamp} request {rng.randint(0, 10**9)} served")
+    return ("\n".join(out) + "\n").encode()
+
+
+def run(args: list[str], data: bytes) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [*seqdedup_command(), *args], input=data, capture_output=True, env=user_env(), timeout=60
+    )
+
+
+def hint_lines(stderr: bytes) -> list[str]:
+    return [line for line in stderr.decode().splitlines() if line.startswith("seqdedup: lines")]
+
+
+def test_a_timestamped_log_that_finds_nothing_gets_one_hint_on_stderr():
+    data = timestamped_log()
+    shown = run(["-w", "3"], data)
+    quiet = run(["-q", "-w", "3"], data)
+    assert shown.returncode == quiet.returncode == 0
+    assert shown.stdout == quiet.stdout == data  # nothing removed; the hint never in the output
+    (line,) = hint_lines(shown.stderr)
+    assert line.startswith("seqdedup: lines differ only in their timestamps; ")
+    assert "--normalize timestamp would remove" in line
+    assert line.endswith("(seqdedup --suggest-window for more)")
+    # the share it names is the one a normalised run removes (on its sample)
+    named = int(line.split("would remove ")[1].split("%")[0])
+    normalized = run(["-q", "-w", "3", "--normalize", "timestamp"], data)
+    removed = 1 - normalized.stdout.count(b"\n") / data.count(b"\n")
+    assert abs(named / 100 - removed) < 0.1
+    assert hint_lines(quiet.stderr) == []
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["-q", "-w", "3"],  # no statistics shown
+        ["--stats-format", "json", "-w", "3"],  # a program reads stderr
+        ["-w", "3", "--normalize", "timestamp"],  # the user chose the keys
+        ["-w", "3", "--json-key", "msg"],
+    ],
+)
+def test_no_hint_where_it_does_not_belong(args):
+    assert hint_lines(run(args, timestamped_log()).stderr) == []
+
+
+def test_no_hint_when_nothing_would_be_gained_or_the_run_already_removes():
+    rng = random.Random(1)
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"]
+    distinct = "".join(
+        " ".join(rng.choice(words) for _ in range(6)) + "\n" for _ in range(3000)
+    ).encode()  # (lines that differ in their words: no normalisation joins them)
+    assert hint_lines(run(["-w", "3"], distinct).stderr) == []
+    repeats = b"".join(f"{text}\n".encode() for _ in range(500) for text in BLOCK)
+    assert hint_lines(run(["-w", "3"], repeats).stderr) == []  # it removes 99% already
+
+
+def test_the_class_that_helps_is_named():
+    rng = random.Random(2)
+    lines = []
+    for _ in range(3000):
+        lines.append(f"job {rng.randint(0, 10**6)} started")
+        lines.append(f"job {rng.randint(0, 10**6)} finished in {rng.randint(1, 90)}s")
+    data = ("\n".join(lines) + "\n").encode()
+    (line,) = hint_lines(run(["-w", "2"], data).stderr)
+    assert line.startswith("seqdedup: lines differ only in their numbers; --normalize number")
+
+
+def test_the_head_gives_whole_records_across_chunks():
+    head = InputHead(limit=40)
+    for chunk in (b"a\nbb\nc", b"cc\nd\n", b"e" * 50):
+        head(chunk)
+    assert head.records(b"\n", 3) == [b"a", b"bb", b"ccc"]
+    assert head.records(b"\n", 0) == []
+    assert sample_size(10) == 10
+    assert sample_size(10_000) == SAMPLE_MIN
+    assert sample_size(10**9) == SAMPLE_MAX
+
+
+def test_the_hint_reads_the_statistics_of_the_run():
+    head = InputHead()
+    head(timestamped_log())
+    config = Config(window_size=3)
+    assert normalization_hint(config, Stats(total=5000, emitted=4000, skipped=1000), head) is None
+    assert normalization_hint(config, Stats(total=0), head) is None
+    assert normalization_hint(config, Stats(total=5000, emitted=5000), head) is not None
