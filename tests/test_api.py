@@ -145,15 +145,37 @@ def test_stats_count_sequences():
     assert d.stats.redundancy_pct == pytest.approx(100 * 6 / 13)
 
 
-def test_config_validation_names_the_option():
-    with pytest.raises(UsageError, match="--window-size"):
+def test_config_validation_names_the_keyword_in_python_and_the_option_on_the_command_line(
+    run_cli,
+):
+    with pytest.raises(UsageError, match=r"^window_size must be at least 1, got 0$"):
         Config(window_size=0)
-    with pytest.raises(UsageError, match="--max-history"):
+    with pytest.raises(UsageError, match=r"^max_history must be at least 100"):
         Config(max_history=50)
-    with pytest.raises(UsageError, match="at least --window-size"):
+    with pytest.raises(UsageError, match="at least window_size"):
         Config(window_size=200, max_history=150)
     with pytest.raises(TypeError):
         Deduplicator(Config(), window_size=3)
+    p = run_cli(["-w", "0"], b"")
+    assert (p.returncode, p.stderr) == (1, b"seqdedup: --window-size must be at least 1, got 0\n")
+    p = run_cli(["-w", "200", "-m", "150"], b"")
+    assert b"--max-history (150) must be at least --window-size (200)" in p.stderr
+
+
+def test_a_misspelled_keyword_gets_a_suggestion():
+    with pytest.raises(
+        TypeError, match=r"^unknown option 'windowsize' \(did you mean 'window_size'\?\)$"
+    ):
+        Deduplicator(windowsize=2)
+    with pytest.raises(TypeError, match=r"^unknown option 'zzz'$"):
+        Config(zzz=1)
+
+
+def test_deduplicate_checks_its_options_at_the_call():
+    with pytest.raises(UsageError, match="window_size must be at least 1"):
+        deduplicate(["a"], window_size=0)  # (not only once iterated)
+    with pytest.raises(ValueError, match="batch_size must be at least 1"):
+        deduplicate(["a"], batch_size=0)
 
 
 # Every test here runs once per engine (compiled kernel and pure Python).
@@ -209,3 +231,10 @@ def test_two_threads_at_once_are_refused_not_let_in():
     release.set()
     first.join()
     assert dedup.feed([b"c"]) == [b"c"]  # the refused call changed nothing
+
+
+def test_feed_refuses_str_with_the_way_out():
+    d = Deduplicator(window_size=2)
+    with pytest.raises(TypeError, match=r"^Deduplicator.feed takes bytes records, got str: "):
+        d.feed(["a", "b"])
+    assert list(deduplicate(["a", "b", "a", "b", "c"], window_size=2)) == ["a", "b", "c"]

@@ -120,7 +120,7 @@ class Deduplicator:
         """Add records; return those now decided for output (and markers)."""
         self._start("records")
         with self._guarded():
-            return self._records.feed(records)
+            return self._records.feed(bytes_records(records))
 
     def feed_bytes(self, chunk: bytes) -> bytes:
         """Add raw input (any cut, split on the delimiter here); return the output
@@ -246,6 +246,18 @@ def feeding_paths(
         records,
         records if chunks is None else ChunkPath(stages.parts, stages.ledger, chunks),
     )
+
+
+def bytes_records(records: Iterable[bytes]) -> list[bytes]:
+    """The records as a list, refused with one clear message when they are not bytes
+    (``deduplicate`` takes str records too, and gives str back)."""
+    batch = records if isinstance(records, list) else list(records)
+    if batch and not isinstance(batch[0], bytes | bytearray):
+        raise TypeError(
+            f"Deduplicator.feed takes bytes records, got {type(batch[0]).__name__}: "
+            "encode them (record.encode()), or use deduplicate(), which takes str too"
+        )
+    return batch
 
 
 class Writable(Protocol):
@@ -503,7 +515,15 @@ def deduplicate(
     >>> list(deduplicate(["x", "y", "x", "y", "z"], window_size=2))
     ['x', 'y', 'z']
     """
-    dedup = Deduplicator(None, None, **options)
+    dedup = Deduplicator(None, None, **options)  # (the options checked here, at the call)
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+    return _deduplicated(dedup, records, batch_size)
+
+
+def _deduplicated(
+    dedup: Deduplicator, records: Iterable[str] | Iterable[bytes], batch_size: int
+) -> Iterator[str] | Iterator[bytes]:
     text: bool | None = None
     batch: list[bytes] = []
     for number, record in enumerate(records, 1):

@@ -18,6 +18,7 @@ from seqdedup.config import (
     DEFAULT_UNIQUE_SEQUENCES,
     Config,
     FilterRule,
+    command_line_config,
 )
 from seqdedup.errors import UsageError
 from seqdedup.filters import load_pattern_file
@@ -81,7 +82,7 @@ def config_from_args(args: argparse.Namespace) -> Config:
             f"{DEFAULT_HISTORY:,} windows on standard input: raise it with "
             "--max-history N, or use --unlimited-history"
         )
-    return Config(
+    return command_line_config(
         window_size=args.window_size,
         max_history=max_history,
         max_unique_sequences=_pick_limit(

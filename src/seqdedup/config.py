@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from seqdedup.errors import UsageError
@@ -121,6 +123,40 @@ class _ConfigFields(NamedTuple):
     max_streams: int | None = DEFAULT_MAX_STREAMS
 
 
+# Whether a Config is being made from the command line: its errors then name options
+# (--window-size); made in Python, they name the keywords (window_size).
+_ON_COMMAND_LINE: ContextVar[bool] = ContextVar("seqdedup_on_command_line", default=False)
+
+
+def command_line_config(**settings: Any) -> Config:
+    """A Config made from the command line's settings (errors name the options)."""
+    token = _ON_COMMAND_LINE.set(True)
+    try:
+        return Config(**settings)
+    finally:
+        _ON_COMMAND_LINE.reset(token)
+
+
+def keyword_names(message: str, fields: Sequence[str]) -> str:
+    """A message about options, with each option that is a Config field named as the
+    keyword (``--window-size`` -> ``window_size``)."""
+    import re
+
+    def keyword(match: re.Match[str]) -> str:
+        name = match.group(1).replace("-", "_")
+        return name if name in fields else match.group(0)
+
+    return re.sub(r"--([a-z][a-z0-9-]*)", keyword, message)
+
+
+def _unknown_option(name: str, fields: Sequence[str]) -> str:
+    from difflib import get_close_matches
+
+    close = get_close_matches(name, fields, n=1)
+    hint = f" (did you mean '{close[0]}'?)" if close else ""
+    return f"unknown option '{name}'{hint}"
+
+
 class Config(_ConfigFields):
     """What the engine needs to know. ``None`` for a limit means unlimited.
 
@@ -131,8 +167,16 @@ class Config(_ConfigFields):
     __slots__ = ()
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Config:
+        unknown = [name for name in kwargs if name not in cls._fields]
+        if unknown:
+            raise TypeError(_unknown_option(unknown[0], cls._fields))
         self = super().__new__(cls, *args, **kwargs)
-        self.validate()
+        try:
+            self.validate()
+        except UsageError as exc:
+            if _ON_COMMAND_LINE.get():
+                raise
+            raise UsageError(keyword_names(str(exc), cls._fields)) from None
         return self
 
     def validate(self) -> None:
