@@ -110,3 +110,56 @@ def test_the_hint_reads_the_statistics_of_the_run():
     assert normalization_hint(config, Stats(total=5000, emitted=4000, skipped=1000), head) is None
     assert normalization_hint(config, Stats(total=0), head) is None
     assert normalization_hint(config, Stats(total=5000, emitted=5000), head) is not None
+
+
+def json_lines(count: int) -> bytes:
+    return b"".join(
+        b'{"msg": "m%d", "ts": %d, "request_id": "r%d"}\n' % (i % 3, i, i) for i in range(count)
+    )
+
+
+def warnings_of(stderr: bytes) -> list[str]:
+    return [line for line in stderr.decode().splitlines() if line.startswith("seqdedup: warning")]
+
+
+def test_a_json_path_that_matches_nothing_is_one_warning_even_with_q():
+    data = json_lines(50)
+    p = run(["-q", "-w", "1", "--json-ignore", "ts,request_id"], data)
+    assert p.returncode == 0 and p.stdout == data  # every line differs in ts: all kept
+    assert warnings_of(p.stderr) == [
+        "seqdedup: warning: --json-ignore 'ts,request_id' matched no field of the first 50 "
+        "records (one path per option: --json-ignore ts --json-ignore request_id)"
+    ]
+    right = run(["-q", "-w", "1", "--json-ignore", "ts", "--json-ignore", "request_id"], data)
+    assert warnings_of(right.stderr) == [] and right.stdout.count(b"\n") == 3
+    keys = run(["-q", "-w", "1", "--json-key", "msg", "--json-key", "mgs"], data)
+    assert warnings_of(keys.stderr) == [
+        "seqdedup: warning: --json-key 'mgs' matched no field of the first 50 records"
+    ]
+
+
+def test_the_json_warning_comes_after_ten_thousand_records_of_a_live_input():
+    import select
+
+    proc = subprocess.Popen(
+        [*seqdedup_command(), "-q", "-w", "1", "--json-key", "mgs"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=user_env(),
+    )
+    assert proc.stdin is not None and proc.stderr is not None
+    try:
+        proc.stdin.write(json_lines(10_050))
+        proc.stdin.flush()  # (the input stays open: a live run)
+        ready, _, _ = select.select([proc.stderr], [], [], 30)
+        assert ready, "no warning while the input is still open"
+        line = proc.stderr.readline().decode()
+        assert (
+            line
+            == "seqdedup: warning: --json-key 'mgs' matched no field of the first 10,000 records\n"
+        )
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=30)
+    assert proc.returncode == 0

@@ -17,7 +17,7 @@ from collections.abc import Callable, Generator, Sequence
 from typing import IO, TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
-    from seqdedup.hints import InputHead
+    from seqdedup.hints import InputHead, JsonPathCheck
     from seqdedup.report import Stats
 
 from seqdedup.arguments import config_from_args
@@ -58,6 +58,8 @@ def run(
     decompress = not args.no_decompress
     sink = Output(stdout)
     head = _head_for_hint(args)
+    json_check = _json_check(config, stderr)
+    tap = _taps(head, json_check)
     with contextlib.closing(sources_of(names, stdin)) as sources, graceful():
         if args.show_keys:
             from seqdedup.api import show_keys
@@ -68,10 +70,12 @@ def run(
             size = None if stdin is not None and "-" in names else inputs_size(names)
             with ProgressLine(stderr, size) as progress:
                 stats = process_inputs(
-                    sources, sink, config, explainer, progress.update, decompress, head
+                    sources, sink, config, explainer, progress.update, decompress, tap
                 )
         else:
-            stats = process_inputs(sources, sink, config, explainer, None, decompress, head)
+            stats = process_inputs(sources, sink, config, explainer, None, decompress, tap)
+    if json_check is not None:
+        json_check.finish()
     if not args.quiet:
         write_stats(stats, config, stderr, args.stats_format, colored)
         _hint(config, stats, head, stderr)
@@ -88,6 +92,31 @@ def _head_for_hint(args: argparse.Namespace) -> InputHead | None:
     from seqdedup.hints import InputHead
 
     return InputHead()
+
+
+def _json_check(config: Config, stderr: TextIO) -> JsonPathCheck | None:
+    """A warning for each --json-key/--json-ignore path no record matches."""
+    if not (config.json_key or config.json_ignore):
+        return None
+    from seqdedup.hints import JsonPathCheck
+
+    def warn(line: str) -> None:
+        stderr.write(f"{PROG}: warning: {line}\n")
+
+    return JsonPathCheck(config, warn)
+
+
+def _taps(*taps: Callable[[bytes], None] | None) -> Callable[[bytes], None] | None:
+    """One callback for the input's chunks out of those given (None: no tap)."""
+    given = [tap for tap in taps if tap is not None]
+    if len(given) < 2:
+        return given[0] if given else None
+
+    def each(chunk: bytes) -> None:
+        for tap in given:
+            tap(chunk)
+
+    return each
 
 
 def _hint(config: Config, stats: Stats, head: InputHead | None, stderr: TextIO) -> None:

@@ -1,4 +1,5 @@
-"""What a run may have missed: the hint after a run that removed almost nothing.
+"""What a run may have missed: the hint after a run that removed almost nothing, and
+the warning about a JSON path that matches nothing.
 
 A first run on a real log often finds nothing because every line carries its own
 timestamp (or request id, or counter). When the statistics table is shown and the run
@@ -12,6 +13,8 @@ when all of them help) each class alone to name it.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from seqdedup.config import Config
 from seqdedup.report import Stats
@@ -111,3 +114,69 @@ def _removed(config: Config, records: list[bytes], normalize: str) -> float:
     dedup.feed(records)
     dedup.flush()
     return dedup.stats.skipped / len(records)
+
+
+JSON_CHECKED = 10_000  # records a --json-key/--json-ignore path should match one of
+
+
+class JsonPathCheck:
+    """``--json-key``/``--json-ignore`` paths that matched no record of the first
+    JSON_CHECKED: a tap on the input (``on_chunk``) that, once it has seen them (or the
+    input ended before), hands one warning per such path to ``say``. A path written
+    with commas (``ts,request_id``) is one field name with commas in it: the warning
+    says to give the option once per field."""
+
+    def __init__(self, config: Config, say: Callable[[str], None]) -> None:
+        from seqdedup.jsonkeys import parse_path
+
+        option = "--json-key" if config.json_key else "--json-ignore"
+        texts = config.json_key or config.json_ignore
+        self._paths = [(text, parse_path(text, option)) for text in dict.fromkeys(texts)]
+        self._option, self._delimiter, self._say = option, config.delimiter, say
+        self._parts: list[bytes] = []
+        self._seen = 0
+        self.done = not self._paths
+
+    def __call__(self, chunk: bytes) -> None:
+        if self.done:
+            return
+        self._parts.append(chunk)
+        self._seen += chunk.count(self._delimiter)
+        if self._seen >= JSON_CHECKED:
+            self.finish()
+
+    def finish(self) -> None:
+        """Check what was seen (at the end of input, when it had fewer records)."""
+        if self.done:
+            return
+        self.done = True
+        records = b"".join(self._parts).split(self._delimiter, JSON_CHECKED)[:JSON_CHECKED]
+        if records and not records[-1]:
+            records.pop()  # (what follows the last delimiter: no record)
+        self._parts = []
+        missing = _unmatched(self._paths, records)
+        for text in missing:
+            line = f"{self._option} '{text}' matched no field of the first {len(records):,} records"
+            if "," in text:
+                fields = " ".join(f"{self._option} {part}" for part in text.split(",") if part)
+                line += f" (one path per option: {fields})"
+            self._say(line)
+
+
+def _unmatched(paths: list[tuple[str, tuple[str, ...]]], records: list[bytes]) -> list[str]:
+    """The texts of the paths no JSON object among ``records`` holds."""
+    import json
+
+    from seqdedup.jsonkeys import path_in
+
+    left = dict(paths)
+    for record in records:
+        if not left:
+            break
+        try:
+            value = json.loads(record)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(value, dict):
+            left = {text: path for text, path in left.items() if not path_in(value, path)}
+    return list(left)

@@ -121,6 +121,11 @@ def _get(value: object, path: Path) -> object:
     return value
 
 
+def path_in(value: object, path: Path) -> bool:
+    """Whether ``value`` (a parsed JSON value) holds ``path``."""
+    return _get(value, path) is not _MISSING
+
+
 def _drop(value: object, path: Path) -> None:
     """Remove ``path`` from ``value`` in place (nothing when it is not there)."""
     *parents, last = path
