@@ -165,7 +165,7 @@ def test_every_option_has_a_help_line_and_the_help_ends_with_examples(run_cli):
     text = run_cli(["--help"]).stdout.decode()
     for action in build_parser()._actions:
         assert action.help, f"{action.option_strings or action.dest} has no help line"
-    assert text.rstrip().splitlines()[-5] == "examples:"
+    assert text.rstrip().splitlines()[-4] == "examples:"
     assert "--library-dir" in text and "--annotation-format TEMPLATE" in text
 
 

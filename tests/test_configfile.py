@@ -262,3 +262,43 @@ def test_zero_says_none_in_a_file_as_on_the_command_line(home):
     done = run(home, "in.log")
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(b"a\nb\nc\n")
+
+
+def test_every_switch_has_its_negation_and_the_last_one_given_wins():
+    from seqdedup.options import NOT_NEGATED, build_parser
+
+    for parser in (build_parser(), build_parser("seqdedup-dask", many_inputs=True)):
+        switches = [
+            a
+            for a in parser._actions
+            if isinstance(a, argparse._StoreTrueAction) and a.dest not in NOT_NEGATED
+        ]
+        assert len(switches) >= 12
+        for switch in switches:
+            long = next(o for o in switch.option_strings if o.startswith("--"))
+            negation = "--" + long[5:] if long.startswith("--no-") else "--no-" + long[2:]
+            inputs = ["f"]
+            on = parser.parse_args([*inputs, negation, long])
+            off = parser.parse_args([*inputs, long, negation])
+            assert (getattr(on, switch.dest), getattr(off, switch.dest)) == (True, False), long
+
+
+def test_a_profiles_switch_is_turned_off_for_one_run_with_what_only_applies_with_it(home):
+    (home / ".seqdedup.toml").write_text(
+        "[profile.k8s]\nfold = true\nfold-every = 50\n"
+        'fold-format = "F {removed}"\nwindow-size = 3\n'
+    )
+    folded = run(home, "-q", "--profile", "k8s", "in.log")
+    assert folded.stdout == b"a\nb\nc\nF 3\nd\n"
+    refused = run(home, "-q", "--profile", "k8s", "--annotate", "in.log")
+    assert refused.returncode == 1 and refused.stdout == b""
+    assert refused.stderr.decode().endswith("(--no-fold turns it off for this run)\n")
+    marked = run(home, "-q", "--profile", "k8s", "--no-fold", "--annotate", "in.log")
+    assert (marked.returncode, marked.stderr) == (0, b"")  # fold-every, fold-format dropped too
+    assert (
+        marked.stdout
+        == b"a\nb\nc\n[DUPLICATE: Lines 4-6 matched lines 1-3 (sequence seen 2 times)]\nd\n"
+    )
+    (home / ".seqdedup.toml").write_text("no-fold = true\n")
+    bad = run(home, "-q", "in.log")
+    assert bad.returncode == 1 and b"unknown key 'no-fold'" in bad.stderr

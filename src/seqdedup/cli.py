@@ -24,7 +24,7 @@ from seqdedup.arguments import config_from_args
 from seqdedup.config import Config
 from seqdedup.errors import UsageError, exit_status, visible
 from seqdedup.inputs import check_inputs, identities, inputs_size, sources_of
-from seqdedup.options import PROG, build_parser
+from seqdedup.options import DEPENDENTS, PROG, build_parser
 from seqdedup.sinks import Messages, Output
 from seqdedup.stopping import graceful, requested, signal_name, stop_on_termination_signals
 
@@ -255,6 +255,8 @@ def with_config_files(
 
     settings = read_settings(parser, paths, args.profile, user, project)
     given = given_destinations(parser, command_line)
+    for dest in [dest for dest in given if getattr(args, dest, None) is False]:
+        given.update(DEPENDENTS.get(dest, ()))  # --no-fold: the files' fold settings go too
     if args.show_config:
         out.write(describe(settings, given).encode("utf-8", "surrogateescape"))
         out.flush()

@@ -190,7 +190,10 @@ def blame(settings: FileSettings, check: Any, message: str) -> UsageError:
         try:
             check(setting.arguments)
         except UsageError as exc:
-            return ConfigFileError(f"{_where(setting)}: {exc}")
+            off = (
+                f" (--no-{setting.key} turns it off for this run)" if setting.value is True else ""
+            )
+            return ConfigFileError(f"{_where(setting)}: {exc}{off}")
     files = ", ".join(str(p) for p in settings.files)
     return ConfigFileError(f"the settings of {files}: {message}")
 
@@ -223,6 +226,8 @@ def describe(settings: FileSettings, given: set[str]) -> str:
 def _long_options(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
     out = {}
     for action in parser._actions:
+        if getattr(action, "negates", False):
+            continue  # (--no-fold: a file says fold = false)
         for option in action.option_strings:
             if option.startswith("--") and option[2:] not in NOT_SETTINGS:
                 out[option[2:]] = action

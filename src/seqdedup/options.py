@@ -28,8 +28,37 @@ PROG = "seqdedup"
 EXAMPLES = """examples:
   seqdedup -w 5 app.log > app.dedup.log          drop repeated blocks of 5+ lines
   tail -f app.log | seqdedup -w 3 -q             a live stream, each line as soon as decided
-  seqdedup -q -w 1 -r yesterday/ --annotate today.log | grep -v DUPLICATE
-                                                 only what the library has never seen"""
+  seqdedup -q -w 3 -r yesterday/ today.log       only what yesterday's logs never showed"""
+NEGATIONS = """every switch has its negation (--no-fold, --no-annotate, --no-quiet, ...): it turns
+off what a settings file or profile turned on (--no-fold drops its fold settings too)"""
+
+# Switches without a negation: those about the settings files themselves
+NOT_NEGATED = frozenset({"no_config", "show_config", "help"})
+# What a switch turned off (--no-SWITCH) drops from the settings files: the settings
+# that only apply with it
+DEPENDENTS = {
+    "fold": ("fold_every", "fold_idle", "fold_format"),
+    "annotate": ("annotation_format",),
+    "follow": ("from_start", "rotate_wait"),
+    "suggest_window": ("sample",),
+    "byte_mode": ("delimiter_hex",),
+}
+
+
+class Negation(argparse._StoreFalseAction):
+    """``--no-SWITCH``: the switch off (hidden from the help, which says so once)."""
+
+    negates = True  # (settings files set the switch itself: fold = false)
+
+
+def add_negations(parser: argparse.ArgumentParser) -> None:
+    """A ``--no-X`` for every switch ``--X`` (``--decompress`` for ``--no-decompress``)."""
+    for action in list(parser._actions):
+        if type(action) is not argparse._StoreTrueAction or action.dest in NOT_NEGATED:
+            continue
+        long = next(o for o in action.option_strings if o.startswith("--"))
+        negated = "--" + long[5:] if long.startswith("--no-") else "--no-" + long[2:]
+        parser.add_argument(negated, dest=action.dest, action=Negation, help=argparse.SUPPRESS)
 
 
 _DOUBLE_DASH = "\0seqdedup:--\0"  # stands in for an option value of exactly "--"
@@ -151,7 +180,8 @@ def build_parser(
     can say so in one line."""
     parser = _Parser(
         prog=prog,
-        description="Remove repeated sequences of records from a stream.",
+        description="Remove repeated sequences of records from a stream."
+        + ("" if many_inputs else "\n\n" + NEGATIONS),
         epilog=None if many_inputs else EXAMPLES,
         formatter_class=_Formatter,
         allow_abbrev=False,
@@ -180,6 +210,7 @@ def build_parser(
     add_option(parser)
     if not many_inputs:
         _config_options(parser)
+    add_negations(parser)
     for action in parser._actions:
         if refused and action.dest in refused:
             action.help = argparse.SUPPRESS
