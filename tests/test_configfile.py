@@ -82,20 +82,39 @@ def test_config_names_the_one_file_and_no_config_reads_none(home):
     assert done.stdout == b"a\nb\nc\nd\n" and b"Window size" in done.stderr
 
 
-def test_show_config_says_what_applies(home):
+def test_show_config_says_every_value_in_effect_and_where_it_comes_from(home):
     user_file(home).write_text("window-size = 3\n")
-    (home / ".seqdedup.toml").write_text("quiet = true\n\n[profile.k8s]\nwindow-size = 5\n")
-    done = run(home, "--profile", "k8s", "--show-config", "--quiet")
+    (home / ".seqdedup.toml").write_text(
+        "quiet = true\n\n[profile.k8s]\nwindow-size = 5\nfold = true\nfold-every = 9\n"
+        "[profile.ci]\ntop = 3\n"
+    )
+    done = run(home, "--profile", "k8s", "--show-config", "--quiet", "--no-fold")
     assert done.returncode == 0 and done.stderr == b""
     lines = done.stdout.decode().splitlines()
     assert lines[0] == f"# files read: {user_file(home)}, .seqdedup.toml"
-    assert lines[1] == "# profile: k8s"
-    assert lines[2].startswith("window-size = 3  # config file ") and "(replaced below)" in lines[2]
-    assert lines[3] == (
-        "quiet = true  # config file '.seqdedup.toml', line 1, 'quiet' "
-        "(replaced by the command line)"
-    )
-    assert lines[4] == "window-size = 5  # config file '.seqdedup.toml', line 4, 'window-size'"
+    assert lines[1] == "# profile: k8s (in the files: k8s, ci)"
+    where = "config file '.seqdedup.toml', line"
+    assert f"window-size = 5  # {where} 4, 'window-size'" in lines  # the profile's
+    assert "quiet = true  # the command line" in lines
+    assert "fold = false  # the command line" in lines
+    assert "# fold-every: not set  # --no-fold" in lines  # dropped with --fold
+    assert "annotate = false  # default" in lines and "top = 0  # default" in lines
+    assert 'stats-format = "table"  # default' in lines
+    assert f"# replaced by --no-fold: fold-every = 9  # {where} 6, 'fold-every'" in lines
+    assert f"# replaced by the command line: quiet = true  # {where} 1, 'quiet'" in lines
+    replaced = [line for line in lines if line.startswith("# replaced by a later setting: ")]
+    assert replaced == [
+        f"# replaced by a later setting: window-size = 3  # config file '{user_file(home)}', "
+        "line 1, 'window-size'"
+    ]
+    from seqdedup.configfile import NOT_SETTINGS
+    from seqdedup.options import build_parser
+
+    shown = {line.lstrip("# ").split(" ")[0].rstrip(":") for line in lines[2:]}
+    for action in build_parser()._actions:
+        longs = [o[2:] for o in action.option_strings if o.startswith("--")]
+        if longs and longs[0] not in NOT_SETTINGS and not getattr(action, "negates", False):
+            assert longs[0] in shown, longs[0]  # every setting has its line
 
 
 @pytest.mark.parametrize(

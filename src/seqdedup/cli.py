@@ -255,15 +255,23 @@ def with_config_files(
 
     settings = read_settings(parser, paths, args.profile, user, project)
     given = given_destinations(parser, command_line)
-    for dest in [dest for dest in given if getattr(args, dest, None) is False]:
-        given.update(DEPENDENTS.get(dest, ()))  # --no-fold: the files' fold settings go too
-    if args.show_config:
-        out.write(describe(settings, given).encode("utf-8", "surrogateescape"))
-        out.flush()
-        return None
-    if settings.refusal and err is not None:
+    # --no-fold: the files' settings that only apply with --fold go too
+    dropped = {
+        dependent: dest
+        for dest in given
+        if getattr(args, dest, None) is False
+        for dependent in DEPENDENTS.get(dest, ())
+    }
+    given |= set(dropped)
+    if settings.refusal and err is not None and not args.show_config:
         err.write(f"{PROG}: {visible(settings.refusal)}\n")
     before = arguments_before(settings, given)
+    if args.show_config:
+        effective = parser.parse_args([*before, *command_line])
+        text = describe(settings, given, parser, effective, dropped)
+        out.write(text.encode("utf-8", "surrogateescape"))
+        out.flush()
+        return None
     if not before:
         return args
     config_from_args(args)  # (an error of the command line itself is its own)

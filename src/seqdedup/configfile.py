@@ -69,6 +69,7 @@ class FileSettings:
         self.settings: list[Setting] = []
         self.refused: list[Setting] = []
         self.refusal = ""
+        self.profiles: list[str] = []  # every profile the files define
 
 
 def read_settings(
@@ -104,6 +105,7 @@ def read_settings(
             if not isinstance(table, dict):
                 raise _error(path, text, name, "", "a profile is a [profile.NAME] table")
             tables.append((table, f"profile.{name}", name == profile))
+            found.profiles.append(name)
             profile_found = profile_found or name == profile
         for table, name, applies in tables:
             for key, value in table.items():
@@ -198,22 +200,46 @@ def blame(settings: FileSettings, check: Any, message: str) -> UsageError:
     return ConfigFileError(f"the settings of {files}: {message}")
 
 
-def describe(settings: FileSettings, given: set[str]) -> str:
-    """``--show-config``: the files read, the profile, and each setting that applies
-    (as TOML), with the ones the command line replaces marked."""
+def describe(
+    settings: FileSettings,
+    given: set[str],
+    parser: argparse.ArgumentParser,
+    effective: argparse.Namespace,
+    dropped: dict[str, str],
+) -> str:
+    """``--show-config``: the files read, the profile (and every profile the files
+    define), then every setting with the value in effect (``effective``: the files'
+    and the command line's arguments parsed) and where it comes from (a file and line,
+    the command line, or the default); then the files' settings something replaced.
+    ``dropped``: settings a switch turned off took with it (dest -> the switch's)."""
+
+    def by_command_line(dest: str) -> str:
+        switch = dropped.get(dest)
+        return "the command line" if switch is None else f"--no-{switch.replace('_', '-')}"
+
     lines = ["# files read: " + (", ".join(str(p) for p in settings.files) or "none")]
-    lines.append(f"# profile: {settings.profile or 'none'}")
+    available = ", ".join(dict.fromkeys(settings.profiles)) or "none"
+    lines.append(f"# profile: {settings.profile or 'none'} (in the files: {available})")
     last = {s.dest: k for k, s in enumerate(settings.settings)}
+    for key, action in _long_options(parser).items():
+        if action.dest == "help" or key != _first_long(action):
+            continue
+        value = getattr(effective, action.dest, None)
+        if action.dest in given:
+            source = by_command_line(action.dest)
+        elif action.dest in last:
+            source = _where(settings.settings[last[action.dest]])
+        else:
+            source = "default"
+        if value is None or value == []:
+            lines.append(f"# {key}: not set  # {source}")
+        else:
+            lines.append(f"{key} = {_toml_value(value)}  # {source}")
     for k, setting in enumerate(settings.settings):
-        value = _toml_value(setting.value)
-        note = (
-            " (replaced by the command line)"
-            if setting.dest in given
-            else " (replaced below)"
-            if last[setting.dest] != k
-            else ""
-        )
-        lines.append(f"{setting.key} = {value}  # {_where(setting)}{note}")
+        if setting.dest in given or last[setting.dest] != k:
+            by = by_command_line(setting.dest) if setting.dest in given else "a later setting"
+            value = _toml_value(setting.value)
+            lines.append(f"# replaced by {by}: {setting.key} = {value}  # {_where(setting)}")
     for setting in settings.refused:
         value = _toml_value(setting.value)
         lines.append(f"# refused: {setting.key} = {value}  # {_where(setting)}: not trusted")
@@ -232,6 +258,10 @@ def _long_options(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]
             if option.startswith("--") and option[2:] not in NOT_SETTINGS:
                 out[option[2:]] = action
     return out
+
+
+def _first_long(action: argparse.Action) -> str:
+    return next(o for o in action.option_strings if o.startswith("--"))[2:]
 
 
 def _load(path: Path) -> tuple[dict[str, object], str]:
