@@ -321,3 +321,39 @@ def test_a_profiles_switch_is_turned_off_for_one_run_with_what_only_applies_with
     (home / ".seqdedup.toml").write_text("no-fold = true\n")
     bad = run(home, "-q", "in.log")
     assert bad.returncode == 1 and b"unknown key 'no-fold'" in bad.stderr
+
+
+def run_in(home: Path, cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess[bytes]:
+    environment = {**user_env(), "XDG_CONFIG_HOME": str(home / "xdg"), **env}
+    return subprocess.run(
+        [*seqdedup_command(), *args], cwd=cwd, env=environment, capture_output=True, timeout=60
+    )
+
+
+def test_the_project_file_is_found_above_the_current_directory_up_to_a_repository(home):
+    (home / ".seqdedup.toml").write_text("window-size = 3\nquiet = true\n")
+    deep = home / "src" / "pkg"
+    deep.mkdir(parents=True)
+    (deep / "in.log").write_bytes(DATA)
+    env = {"HOME": str(home.parent)}  # (the home directory above: not a boundary here)
+    found = run_in(home, deep, "in.log", **env)
+    assert (found.stdout, found.stderr) == (b"a\nb\nc\nd\n", b"")  # W=3 from two levels up
+    shown = run_in(home, deep, "--show-config", **env).stdout.decode()
+    assert f"# files read: {home / '.seqdedup.toml'}" in shown
+    (home / "src" / ".git").mkdir()  # a repository's root below the file: the search stops
+    assert run_in(home, deep, "-q", "in.log", **env).stdout == DATA
+    (home / "src" / ".git").rmdir()
+    assert run_in(home, deep, "-q", "in.log", HOME=str(home / "src")).stdout == DATA  # home
+
+
+def test_a_project_above_is_trusted_by_its_own_directory(home):
+    (home / ".seqdedup.toml").write_text('window-size = 3\nlibrary-dir = "L"\n')
+    deep = home / "sub"
+    deep.mkdir()
+    (deep / "in.log").write_bytes(DATA)
+    env = {"HOME": str(home.parent)}
+    refused = run_in(home, deep, "-q", "in.log", **env)
+    assert b"not taken from" in refused.stderr and not (home / "L").exists()
+    user_file(home).write_text(f'trusted-projects = ["{home}"]\n')
+    taken = run_in(home, deep, "-q", "in.log", **env)
+    assert taken.stderr == b"" and (deep / "L" / "seqdedup.sqlite").exists()

@@ -301,11 +301,32 @@ def _settings_files(
         return [config], config, None
     base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
     user = os.path.join(base, "seqdedup", "config.toml")
-    paths = [path for path in (user, PROJECT_FILE) if os.path.isfile(path)]
-    return paths, user, PROJECT_FILE
+    project = project_file()
+    paths = [path for path in (user, project) if path is not None and os.path.isfile(path)]
+    return paths, user, project
 
 
-PROJECT_FILE = ".seqdedup.toml"  # a project's settings, in the current directory
+PROJECT_FILE = ".seqdedup.toml"  # a project's settings
+
+
+def project_file() -> str | None:
+    """The project's settings file: ``.seqdedup.toml`` in the current directory or the
+    nearest one above it, as ruff and editorconfig look; the search stops at a
+    repository's root (a ``.git``), the home directory and a file-system boundary. In
+    the current directory its name is given as is (messages say ``.seqdedup.toml``)."""
+    here = current = os.getcwd()
+    home = os.path.realpath(os.path.expanduser("~"))
+    device = os.stat(current).st_dev
+    while True:
+        candidate = os.path.join(current, PROJECT_FILE)
+        if os.path.isfile(candidate):
+            return PROJECT_FILE if current == here else candidate
+        if os.path.exists(os.path.join(current, ".git")) or os.path.realpath(current) == home:
+            return None
+        parent = os.path.dirname(current)
+        if parent == current or os.stat(parent).st_dev != device:
+            return None
+        current = parent
 
 
 def entry_point() -> None:

@@ -112,7 +112,7 @@ def read_settings(
                 setting = _setting(path, text, name, key, value, options)
                 if not applies:  # checked all the same
                     continue
-                if str(path) == project and key in TRUSTED_ONLY and not _trusts(trusted):
+                if str(path) == project and key in TRUSTED_ONLY and not _trusts(trusted, project):
                     found.refused.append(setting)
                     continue
                 found.settings.append(setting)
@@ -137,15 +137,20 @@ def _trusted(path: Path, text: str, value: Any) -> list[str]:
     return ["*" if v == "*" else os.path.realpath(os.path.expanduser(v)) for v in values]
 
 
-def _trusts(trusted: list[str]) -> bool:
-    """Whether the current directory (the project's) is trusted."""
-    return "*" in trusted or os.path.realpath(os.getcwd()) in trusted
+def _project_directory(project: str | None) -> str:
+    """The directory of the project's file (resolved): what a user trusts."""
+    return os.path.realpath(os.path.dirname(project or "") or ".")
+
+
+def _trusts(trusted: list[str], project: str | None) -> bool:
+    """Whether the project (the directory of its file) is trusted."""
+    return "*" in trusted or _project_directory(project) in trusted
 
 
 def _check_owner(path: Path, trusted: list[str]) -> None:
     """Refuse a project file another user owns (root aside) or others may write to,
     unless the user trusts the project (git's safe.directory, for the same reason)."""
-    if _trusts(trusted):
+    if _trusts(trusted, str(path)):
         return
     status = path.stat()
     if status.st_uid not in (os.getuid(), 0):
@@ -154,7 +159,7 @@ def _check_owner(path: Path, trusted: list[str]) -> None:
         why = "others may write to it"
     else:
         return
-    here = os.path.realpath(os.getcwd())
+    here = _project_directory(str(path))
     raise ConfigFileError(
         f"refusing the settings file '{path}': {why}; to use it, trust this directory "
         f'({TRUST_KEY} = ["{here}"] in your own settings file), or run with --no-config'
