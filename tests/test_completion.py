@@ -60,3 +60,25 @@ def test_bash_completes_options_values_and_commands():
     assert bash_completions("seqdedup-library", ["pr"]) == ["prune"]
     # options the Dask engine refuses are not offered
     assert bash_completions("seqdedup-dask", ["--annot"]) == []
+
+
+@needs(shutil.which("bash") is not None, "no bash")
+def test_bash_completes_normalisation_classes_and_the_profiles_in_effect(tmp_path, monkeypatch):
+    assert sorted(bash_completions("seqdedup", ["--normalize", "t"])) == ["timestamp"]
+    assert sorted(bash_completions("seqdedup", ["--normalize", "timestamp,u"])) == [
+        "timestamp,uuid"
+    ]
+    everything = bash_completions("seqdedup", ["--normalize", ""])
+    assert sorted(everything) == sorted(["timestamp", "uuid", "ip", "hex", "number", "all"])
+    xdg = tmp_path / "xdg"
+    (xdg / "seqdedup").mkdir(parents=True)
+    (xdg / "seqdedup" / "config.toml").write_text("[profile.k8s]\nfold = true\n")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / ".seqdedup.toml").write_text(
+        "[profile.ci]\ntop = 3\n[profile.kafka]\nquiet = true\n"
+    )
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(xdg))
+    monkeypatch.chdir(project)
+    assert sorted(bash_completions("seqdedup", ["--profile", ""])) == ["ci", "k8s", "kafka"]
+    assert sorted(bash_completions("seqdedup", ["--profile", "k"])) == ["k8s", "kafka"]

@@ -25,6 +25,7 @@ from seqdedup.config import Config
 from seqdedup.errors import UsageError, exit_status, visible
 from seqdedup.inputs import check_inputs, identities, inputs_size, sources_of
 from seqdedup.options import DEPENDENTS, PROG, build_parser
+from seqdedup.settings_paths import project_file, user_settings_file
 from seqdedup.sinks import Messages, Output
 from seqdedup.stopping import graceful, requested, signal_name, stop_on_termination_signals
 
@@ -299,34 +300,10 @@ def _settings_files(
         return [], None, None
     if config is not None:
         return [config], config, None
-    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    user = os.path.join(base, "seqdedup", "config.toml")
+    user = user_settings_file()
     project = project_file()
     paths = [path for path in (user, project) if path is not None and os.path.isfile(path)]
     return paths, user, project
-
-
-PROJECT_FILE = ".seqdedup.toml"  # a project's settings
-
-
-def project_file() -> str | None:
-    """The project's settings file: ``.seqdedup.toml`` in the current directory or the
-    nearest one above it, as ruff and editorconfig look; the search stops at a
-    repository's root (a ``.git``), the home directory and a file-system boundary. In
-    the current directory its name is given as is (messages say ``.seqdedup.toml``)."""
-    here = current = os.getcwd()
-    home = os.path.realpath(os.path.expanduser("~"))
-    device = os.stat(current).st_dev
-    while True:
-        candidate = os.path.join(current, PROJECT_FILE)
-        if os.path.isfile(candidate):
-            return PROJECT_FILE if current == here else candidate
-        if os.path.exists(os.path.join(current, ".git")) or os.path.realpath(current) == home:
-            return None
-        parent = os.path.dirname(current)
-        if parent == current or os.stat(parent).st_dev != device:
-            return None
-        current = parent
 
 
 def entry_point() -> None:

@@ -49,4 +49,39 @@ def answer(parser: argparse.ArgumentParser) -> None:
         return
     import argcomplete
 
+    for action in parser._actions:
+        if "--normalize" in action.option_strings:
+            action.completer = complete_classes  # type: ignore[attr-defined]
+        elif "--profile" in action.option_strings:
+            action.completer = complete_profiles  # type: ignore[attr-defined]
     argcomplete.autocomplete(parser)
+
+
+def complete_classes(prefix: str, **_: object) -> list[str]:
+    """``--normalize``'s classes, also after a comma (``timestamp,u`` -> ``timestamp,uuid``)."""
+    from seqdedup.normalize import CLASSES
+
+    done, _comma, part = prefix.rpartition(",")
+    head = done + "," if done else ""
+    taken = set(done.split(","))
+    return [
+        head + name for name in [*CLASSES, "all"] if name.startswith(part) and name not in taken
+    ]
+
+
+def complete_profiles(prefix: str, **_: object) -> list[str]:
+    """The profiles that the settings files in effect define."""
+    import tomllib
+
+    from seqdedup.settings_paths import project_file, user_settings_file
+
+    found: list[str] = []
+    for path in (user_settings_file(), project_file()):
+        try:
+            with open(path or "", "rb") as file:
+                profiles = tomllib.load(file).get("profile", {})
+        except (OSError, ValueError):
+            continue
+        if isinstance(profiles, dict):
+            found += [name for name in profiles if name.startswith(prefix)]
+    return list(dict.fromkeys(found))

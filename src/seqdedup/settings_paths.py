@@ -1,0 +1,37 @@
+"""Where the settings files are: the user's, and the project's (searched upward).
+
+Looked for in every run of ``seqdedup`` (only ``os``: nothing else is imported for
+it), and by shell completion for the profiles they define.
+"""
+
+from __future__ import annotations
+
+import os
+
+PROJECT_FILE = ".seqdedup.toml"  # a project's settings
+
+
+def user_settings_file() -> str:
+    """``$XDG_CONFIG_HOME/seqdedup/config.toml`` (default ``~/.config/...``)."""
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return os.path.join(base, "seqdedup", "config.toml")
+
+
+def project_file() -> str | None:
+    """The project's settings file: ``.seqdedup.toml`` in the current directory or the
+    nearest one above it, as ruff and editorconfig look; the search stops at a
+    repository's root (a ``.git``), the home directory and a file-system boundary. In
+    the current directory its name is given as is (messages say ``.seqdedup.toml``)."""
+    here = current = os.getcwd()
+    home = os.path.realpath(os.path.expanduser("~"))
+    device = os.stat(current).st_dev
+    while True:
+        candidate = os.path.join(current, PROJECT_FILE)
+        if os.path.isfile(candidate):
+            return PROJECT_FILE if current == here else candidate
+        if os.path.exists(os.path.join(current, ".git")) or os.path.realpath(current) == home:
+            return None
+        parent = os.path.dirname(current)
+        if parent == current or os.stat(parent).st_dev != device:
+            return None
+        current = parent
