@@ -114,7 +114,11 @@ def generate_json(path: Path, n_lines: int, seed: int = 1, trace_share: float = 
             written += 1
 
 
+USAGE = "usage: genlog.py OUTPUT [LINES [SEED [TRACE_SHARE [text|json|interleaved]]]]"
+
 if __name__ == "__main__":
+    if len(sys.argv) < 2 or sys.argv[1].startswith("-"):  # (never a file named --help)
+        sys.exit(USAGE)
     lines = int(sys.argv[2]) if len(sys.argv) > 2 else 1_000_000
     seed = int(sys.argv[3]) if len(sys.argv) > 3 else 1
     share = float(sys.argv[4]) if len(sys.argv) > 4 else 0.30
