@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 from setuptools import Extension, setup
+from setuptools.dist import Distribution
 
 # The kernel's C units and their internal headers (src/seqdedup/csrc/kernel.h says
 # which unit holds what).
@@ -25,4 +26,15 @@ if os.environ.get("SEQDEDUP_NO_EXTENSION", "") in ("", "0"):
         )
     )
 
-setup(ext_modules=extensions)
+
+
+class _Distribution(Distribution):
+    """setuptools' editable install asks for ``has_data`` before it installs data
+    files (the man page) and distutils names it ``has_data_files``: without this, an
+    editable install (the development venv) has no ``man seqdedup``."""
+
+    def has_data(self) -> bool:
+        return self.has_data_files()
+
+
+setup(ext_modules=extensions, distclass=_Distribution)

@@ -101,3 +101,11 @@ def test_the_built_wheel_installs_runs_and_brings_its_man_page(tmp_path):
         env.pop("MANPATH", None)
         found = subprocess.run(["man", "-w", "seqdedup"], capture_output=True, text=True, env=env)
         assert found.stdout.strip() == str(home / "share" / "man" / "man1" / "seqdedup.1")
+
+
+def test_the_man_page_is_where_man_finds_it_in_this_environment():
+    """The development venv is an editable install: it has the page too (setuptools
+    installs data files there only with setup.py's has_data)."""
+    page = Path(sys.prefix) / "share" / "man" / "man1" / "seqdedup.1"
+    assert page.is_file(), f"no {page}: reinstall with pip install -e ."
+    assert page.read_text().startswith(".TH SEQDEDUP ")
