@@ -217,17 +217,17 @@ def test_library_material_is_named_and_shown(tmp_path):
 
 
 def test_options_are_checked():
-    with pytest.raises(UsageError, match="--fold cannot be combined with --inverse"):
+    with pytest.raises(UsageError, match="fold cannot be combined with inverse"):
         Deduplicator(fold=True, inverse=True)
-    with pytest.raises(UsageError, match="--fold cannot be combined with --annotate"):
+    with pytest.raises(UsageError, match="fold cannot be combined with annotate"):
         Deduplicator(fold=True, annotate=True)
-    with pytest.raises(UsageError, match="--fold-format requires --fold"):
+    with pytest.raises(UsageError, match="fold_format requires fold"):
         Deduplicator(fold_format="json")
     with pytest.raises(UsageError, match=r"unknown placeholder '\{nope\}'"):
         Deduplicator(fold=True, fold_format="{removed} {nope}")
-    with pytest.raises(UsageError, match="--fold-every must be at least 1"):
+    with pytest.raises(UsageError, match="fold_every must be at least 1"):
         Deduplicator(fold=True, fold_every=0)
-    with pytest.raises(UsageError, match="--fold-idle must be a number of seconds"):
+    with pytest.raises(UsageError, match="fold_idle must be a number of seconds"):
         Deduplicator(fold=True, fold_idle=-1.0)
 
 

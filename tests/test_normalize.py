@@ -295,7 +295,7 @@ def test_an_invalid_mask_is_a_usage_error():
     for steps in ((("normalize", 5),), (("normalize",),), ("normalize",)):
         with pytest.raises(UsageError, match="a \\(kind, text\\) pair"):
             Deduplicator(key_steps=steps)
-    with pytest.raises(UsageError, match="--json-key: paths are a sequence of text"):
+    with pytest.raises(UsageError, match="json_key: paths are a sequence of text"):
         Deduplicator(json_key="msg")
 
 

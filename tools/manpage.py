@@ -1,4 +1,4 @@
-"""Write the man page seqdedup.1 from the command's own parser and the README's
+"""Write the man page seqdedup.1 from the command's own parser and the documentation's
 examples (argparse-manpage draws the options); tests/test_manpage.py checks that the
 shipped man/seqdedup.1 is what this writes.
 
@@ -38,15 +38,16 @@ SECTIONS = {
 
 
 def readme_examples() -> list[tuple[str, str]]:
-    """The README's first examples: each comment block and the commands under it."""
-    readme = (ROOT / "README.md").read_text()
-    block = re.search(r"## Examples\n\n```sh\n(.*?)```", readme, flags=re.DOTALL)
-    assert block is not None, "the README has no Examples block"
+    """The documentation's first examples (docs/ci-logs.md, "Examples"): each comment
+    block and the commands under it."""
+    page = (ROOT / "docs" / "ci-logs.md").read_text()
+    block = re.search(r"## Examples\n\n```sh\n(.*?)```", page, flags=re.DOTALL)
+    assert block is not None, "docs/ci-logs.md has no Examples block"
     out = []
     for group in block.group(1).strip().split("\n\n"):
         lines = group.splitlines()
         comment = " ".join(line.lstrip("# ") for line in lines if line.startswith("#"))
-        comment = re.sub(r'\(see "([^"]+)" below\)', r"(README: \1)", comment)
+        comment = re.sub(r'\(see "([^"]+)"(?: below)?\)', r"(docs: \1)", comment)
         commands = "\n".join(line for line in lines if not line.startswith("#"))
         out.append((comment, commands))
     return out
@@ -87,7 +88,7 @@ def page() -> str:
         for name, meaning in entries:
             text += f".TP\n\\fB{escaped(name)}\\fR\n{escaped(meaning)}\n"
     text += ".SH SEE ALSO\n\\fBuniq\\fR(1), \\fBseqdedup\\-dask\\fR and \\fBseqdedup\\-library\\fR "
-    text += "(their \\-\\-help), and the README for everything in detail.\n"
+    text += "(their \\-\\-help), and the documentation (docs/) for everything in detail.\n"
     return text
 
 

@@ -57,7 +57,7 @@ def _pick_limit(
 
 
 def config_from_args(args: argparse.Namespace) -> Config:
-    """Apply every option rule (README: Options, Errors) and build the Config."""
+    """Apply every option rule (docs/reference.md: Options, Errors) and build the Config."""
     delimiter = _delimiter(args)
     _refuse_beside_show_keys(args)
     inputs = list(args.input_files) or ["-"]

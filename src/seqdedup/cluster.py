@@ -1,4 +1,4 @@
-"""seqdedup over many files on Dask (README: Beyond one machine): ``seqdedup-dask``.
+"""seqdedup over many files on Dask (docs/scale-out.md): ``seqdedup-dask``.
 
 Meaning: an ordered list of files is processed as if ``seqdedup --library-dir L`` ran
 over each file in turn: each file its own stream (windows never span two files), with

@@ -104,7 +104,7 @@ class _ConfigFields(NamedTuple):
     # needs attribution of every duplicate run; a run whose statistics nobody reads
     # (the command line's -q), with no markers, explanations, --top or library, skips it.
     sequence_stats: bool = True
-    # --fold: one summary line in place of each run of skipped records (README:
+    # --fold: one summary line in place of each run of skipped records (docs/ci-logs.md:
     # Folding repeats); its template or "json"; an interim line every N removed records
     # of a run that goes on (None: only at its end) and after this many seconds of idle
     # input (None: never; the command line's reader watches the time).
@@ -115,7 +115,7 @@ class _ConfigFields(NamedTuple):
     # --follow: how long a rotated file is still read for lines written to it late
     rotate_wait: float | None = DEFAULT_ROTATE_WAIT
     # --stream-by REGEX / --stream-by-json PATH: interleaved sources, the rule per stream
-    # (README: Interleaved sources); a stream idle this many tracked records ends, and
+    # (docs/kubernetes.md); a stream idle this many tracked records ends, and
     # beyond max_streams the least recently active one ends (None: never).
     stream_by: str | None = None
     stream_by_json: str | None = None
@@ -267,7 +267,7 @@ def compile_stream_pattern(
 NUMBER_FIELDS = ("start", "end", "match_start", "match_end", "count", "window_size")
 FILE_FIELDS = ("file", "match_file")  # the input a piece lies in, and its source's
 NAME_FIELDS = (*FILE_FIELDS, "stream", "match_stream")  # and with --stream-by, their streams
-# --fold-format: the marker's fields, and what a summary line adds (README: Folding repeats)
+# --fold-format: the marker's fields, and what a summary line adds (docs/ci-logs.md)
 FOLD_NUMBER_FIELDS = (*NUMBER_FIELDS, "removed", "copies", "extra", "length", "part", "continues")
 FOLD_NAME_FIELDS = (*NAME_FIELDS, "id", "sequence", "first_time", "last_time")
 

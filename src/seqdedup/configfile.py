@@ -3,7 +3,7 @@
 directory, or one file named by ``--config``; ``[profile.NAME]`` tables chosen with
 ``--profile NAME``.
 
-Trust (README, "Everyday use"): a project file owned by another user (root aside) or
+Trust (docs/reference.md, Settings files): a project file owned by another user (root aside) or
 writable by others is refused unless the user trusts its directory; options that run
 commands or name files (:data:`TRUSTED_ONLY`) are taken from a project file only when the user's own
 file lists its directory in ``trusted-projects`` (or ``"*"``); a file named by

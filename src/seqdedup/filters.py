@@ -1,4 +1,4 @@
-"""The ordered filter list (README: Filters and transforms): which records take part in matching.
+"""The ordered filter list (docs/json-logs.md): which records take part in matching.
 
 All patterns form one list in command-line order, a file's patterns standing where the
 file was named. The first pattern that matches a record (``re.search``, anywhere in the

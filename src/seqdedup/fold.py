@@ -1,4 +1,4 @@
-"""``--fold``: one summary line in place of each run of skipped records (README:
+"""``--fold``: one summary line in place of each run of skipped records (docs/ci-logs.md:
 Folding repeats).
 
 A *run* is a maximal stretch of consecutive skipped tracked records of one input. Its
@@ -554,7 +554,7 @@ STREAM_FIELDS = ("stream", "match_stream")  # with --stream-by
 
 
 def json_line(fields: Fields) -> str:
-    """One JSON object (README: Folding repeats, the schema)."""
+    """One JSON object (docs/ci-logs.md: Folding repeats, the schema)."""
     document: dict[str, object] = {"seqdedup": "fold"}
     by_name: Mapping[str, object] = fields  # (the names are JSON_FIELDS'; a TypedDict)
     for name in JSON_FIELDS + (STREAM_FIELDS if "stream" in fields else ()):

@@ -228,7 +228,7 @@ def check_refused(
 
 
 def _config_options(parser: argparse.ArgumentParser) -> None:
-    """Settings from files (README: Everyday use)."""
+    """Settings from files (docs/reference.md: Settings files)."""
     files = parser.add_argument_group("configuration files")
     files.add_argument(
         "--config",

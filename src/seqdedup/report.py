@@ -23,8 +23,8 @@ if TYPE_CHECKING:
 
 
 class Fields(TypedDict, total=False):
-    """The placeholders of a marker, an explanation and a fold line (README: the
-    annotation and fold formats); each holds the ones that apply to it."""
+    """The placeholders of a marker, an explanation and a fold line (docs/ci-logs.md:
+    the annotation and fold formats); each holds the ones that apply to it."""
 
     start: int  # the run's first and last record numbers, inside their input
     end: int
@@ -152,7 +152,7 @@ class Stats:
 
 
 def stats_rows(stats: Stats, config: Config) -> list[tuple[str, str]]:
-    """The table rows, in the order the README gives."""
+    """The table rows, in the order the documentation gives."""
     history = "unlimited" if config.max_history is None else f"{config.max_history:,}"
     return (
         [

@@ -1,4 +1,4 @@
-"""Saving after a run (README: The library): what a run stages, and how it lands.
+"""Saving after a run (docs/only-new.md): what a run stages, and how it lands.
 
 Saving is atomic and concurrent-safe: during the run, sequences are staged in a
 private SQLite file in the library directory (so memory stays bounded however much is
