@@ -27,7 +27,6 @@ if os.environ.get("SEQDEDUP_NO_EXTENSION", "") in ("", "0"):
     )
 
 
-
 class _Distribution(Distribution):
     """setuptools' editable install asks for ``has_data`` before it installs data
     files (the man page) and distutils names it ``has_data_files``: without this, an
