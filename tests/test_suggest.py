@@ -75,7 +75,8 @@ def test_the_report_and_its_recommendation(tmp_path: Path):
     assert done.returncode == 0 and done.stderr == b""
     lines = done.stdout.decode().splitlines()
     assert lines[0] == "40 records read"
-    assert lines[-1].startswith("suggested: -w 10 (-w 10 removes 24 records, 100% of what -w 2")
+    (suggested,) = [line for line in lines if line.startswith("suggested: ")]
+    assert suggested.startswith("suggested: -w 10 (-w 10 removes 24 records, 100% of what -w 2")
     as_json = json.loads(run("--suggest-window", "--stats-format", "json", data=data).stdout)
     doc = as_json["suggest_window"]
     assert doc["recommended"] == 10 and doc["records"] == 40
@@ -84,8 +85,61 @@ def test_the_report_and_its_recommendation(tmp_path: Path):
         run("--suggest-window", "--sample", "14", "--stats-format", "json", data=data).stdout
     )
     assert sampled["suggest_window"]["records"] == 14
-    none = run("--suggest-window", data=b"a\nb\nc\n").stdout.decode().splitlines()[-1]
-    assert none.startswith("suggested: -w 10 (no block of two or more records repeats")
+    none = run("--suggest-window", data=b"a\nb\nc\n").stdout.decode().splitlines()
+    assert none[-1] == "suggested keys: as given (no built-in key removes much more)"
+    (line,) = [line for line in none if line.startswith("suggested: ")]
+    assert line.startswith("suggested: -w 10 (no block of two or more records repeats")
+
+
+def stamped(lines: list[str]) -> bytes:
+    """Lines that differ only in the timestamp each starts with."""
+    return "".join(
+        f"2026-11-26T10:00:{k % 60:02d}.{k:03d}Z {line}\n" for k, line in enumerate(lines)
+    ).encode()
+
+
+def test_keys_are_suggested_with_the_window_they_need():
+    block = ["retrying db", "ConnectionError: refused", "backing off"]
+    words = [a + b for a in "pqrstuvwxy" for b in "abcd"]  # (no numbers: all differ)
+    data = stamped([f"request {word} served" for word in words] + block * 30)
+    doc = json.loads(run("--suggest-window", "--stats-format", "json", data=data).stdout)
+    result = doc["suggest_window"]
+    assert result["windows"][1]["removed"] == 0  # the timestamps: nothing repeats as given
+    assert result["recommended_keys"] == "--normalize timestamp"
+    keyed = ("--suggest-window", "--stats-format", "json", "--normalize", "timestamp")
+    chosen = json.loads(run(*keyed, data=data).stdout)["suggest_window"]
+    assert result["with_keys"]["recommended"] == chosen["recommended"]  # its W with them
+    removed = {row["keys"]: row["removed"] for row in result["keys"]}
+    plain = run("-q", "-w", "2", "-M", "--normalize", "timestamp", data=data).stdout
+    assert removed["--normalize timestamp"] == data.count(b"\n") - plain.count(b"\n")
+    text = run("--suggest-window", data=data).stdout.decode().splitlines()
+    w = chosen["recommended"]
+    assert text[-1].startswith(f"suggested keys: --normalize timestamp -w {w} (")
+    given = run("--suggest-window", "--normalize", "timestamp", data=data).stdout.decode()
+    assert "keys (" not in given  # the user chose the keys
+
+
+def test_stream_by_is_honoured_per_window():
+    pods = []
+    for k in range(30):
+        pods += [f"[a] step {k % 3}", f"[b] other {k}", f"[b] step {k % 3}"]
+    data = ("\n".join(pods) + "\n").encode()
+    args = ("--stream-by", r"^\[(\w)\] ")
+    doc = json.loads(run("--suggest-window", "--stats-format", "json", *args, data=data).stdout)
+    for row in doc["suggest_window"]["windows"]:
+        width = str(row["window_size"])
+        kept = run("-q", "-M", "-w", width, *args, data=data).stdout.count(b"\n")
+        assert row["removed"] == data.count(b"\n") - kept, width
+
+
+def test_options_it_does_not_use_are_refused_on_the_command_line(tmp_path):
+    for option in (["-w", "5"], ["--fold"], ["--annotate"], ["--top", "3"]):
+        done = run("--suggest-window", *option, data=b"a\n")
+        assert done.returncode == 1 and done.stdout == b""
+        assert done.stderr.startswith(b"seqdedup: --suggest-window tries every window size")
+    (tmp_path / "s.toml").write_text("window-size = 4\nfold = true\n")
+    profile = run("--config", str(tmp_path / "s.toml"), "--suggest-window", data=b"a\n")
+    assert profile.returncode == 0  # (a settings file that sets them is no error)
 
 
 @pytest.mark.parametrize(

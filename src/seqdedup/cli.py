@@ -130,6 +130,21 @@ def _hint(config: Config, stats: Stats, head: InputHead | None, stderr: TextIO) 
         stderr.write(f"{PROG}: {line}\n")
 
 
+def _refuse_unused(parser: argparse.ArgumentParser, command_line: list[str]) -> None:
+    """--suggest-window with an option it does not use, on the command line (a profile
+    that sets one is no error): one line instead of a silent no-op."""
+    from seqdedup.configfile import given_destinations
+    from seqdedup.suggest import IGNORED
+
+    given = given_destinations(parser, command_line)
+    for dest, option in IGNORED.items():
+        if dest in given:
+            raise UsageError(
+                f"--suggest-window tries every window size and makes no run: {option} "
+                "is not used (leave it out)"
+            )
+
+
 def _status(stats: Stats | None, config: Config, stderr: TextIO) -> int:
     """0, or after a signal asked the run to stop (see :mod:`seqdedup.stopping`) 128 + N
     and one line saying what became of the input read and of the library."""
@@ -228,6 +243,8 @@ def main(
         settled = with_config_files(parser, command_line, parser.parse_args(command_line), out, err)
         if settled is None:  # --show-config
             return 0
+        if settled.suggest_window:
+            _refuse_unused(parser, command_line)
         return run(settled, stdin, out, err)
 
     return exit_status(PROG, body, err, own_stdout=stdout is None)

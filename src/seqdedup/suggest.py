@@ -9,11 +9,17 @@ repeat of two or more records), as a histogram. The recommendation is the larges
 W >= 2 that still removes at least :data:`KEEP` of what W=2 removes: blocks shorter
 than that are rare, and a larger W leaves short coincidences (a blank line and a
 closing brace) alone.
+
+With ``--stream-by`` the rule runs per stream, as a run would (the decider, once per W).
+Without key options, the keys are suggested too: at the recommended W, what a built-in
+normalisation (timestamp, then all) and skipping the first fields of each record would
+remove; one of them is suggested when it removes at least :data:`KEY_GAIN` of the
+records more than the plain keys.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, TextIO
 
 from seqdedup.config import Config
@@ -22,6 +28,27 @@ WIDTHS = (1, 2, 3, 5, 10, 20, 50)
 BUCKETS = ((2, 4), (5, 9), (10, 19), (20, 49), (50, 99), (100, None))
 KEEP = 0.8  # of what W=2 removes, the recommended W still removes
 DEFAULT_SAMPLE = 1_000_000
+KEY_GAIN = 0.10  # of the records, more than the plain keys remove: a key is suggested
+KEY_WIDTH = 2  # the keys are tried at this W: the one that finds every repeated block
+# The keys tried, the least sweeping first: the option as the user would write it, and
+# the config it makes
+KEY_TRIALS: tuple[tuple[str, Callable[[Config], Config]], ...] = (
+    ("--normalize timestamp", lambda c: c._replace(key_steps=(("normalize", "timestamp"),))),
+    ("--skip-fields 1", lambda c: c._replace(skip_fields=1)),
+    ("--skip-fields 2", lambda c: c._replace(skip_fields=2)),
+    ("--normalize all", lambda c: c._replace(key_steps=(("normalize", "all"),))),
+)
+NEARLY = 0.9  # a key that removes this share of the best key's records is as good
+# Options --suggest-window does not use: refused when given on the command line (a
+# profile that sets them is no error)
+IGNORED = {
+    "window_size": "-w",
+    "fold": "--fold",
+    "annotate": "--annotate",
+    "explain": "--explain",
+    "top": "--top",
+    "inverse": "--inverse",
+}
 
 
 def sample_records(chunks: Iterable[bytes], delimiter: bytes, limit: int | None) -> list[bytes]:
@@ -50,8 +77,17 @@ def suggest(records: list[bytes], config: Config) -> dict[str, Any]:
     from seqdedup.runs import runs_of
 
     kernel = load_kernel()
-    hashes = key_maker(config, kernel, SEED).hashes(records)
     rows, blocks = [], []
+    if config.stream_split:  # per stream, as the run decides (the stream decider)
+        for width in WIDTHS:
+            removed, lengths = _stream_runs(config, records, width)
+            rows.append({"window_size": width, "removed": removed, "runs": len(lengths)})
+            if width == 2:
+                blocks = lengths
+        kernel = None  # (the rows are made)
+        hashes = b""
+    else:
+        hashes = key_maker(config, kernel, SEED).hashes(records)
     if kernel is not None:  # every width in one pass each, in C
         from array import array
 
@@ -61,7 +97,7 @@ def suggest(records: list[bytes], config: Config) -> dict[str, Any]:
             rows.append({"window_size": width, "removed": removed, "runs": count})
             if width == 2:
                 blocks = list(array("q", lengths))
-    for width in WIDTHS if kernel is None else ():  # the matcher, once per width
+    for width in WIDTHS if kernel is None and not config.stream_split else ():  # the matcher
         matcher = make_matcher(width, None, kernel, seed=SEED)
         keep = list(matcher.push(hashes)) + list(matcher.finish())
         runs = runs_of(keep, False)
@@ -78,13 +114,97 @@ def suggest(records: list[bytes], config: Config) -> dict[str, Any]:
         for low, high in BUCKETS
     ]
     window, reason = recommend(rows)
-    return {
+    keys = suggest_keys(config, records)
+    best = _best_key(keys, len(records))
+    result: dict[str, Any] = {
         "records": len(records),
         "windows": rows,
         "repeated_blocks": histogram,
         "recommended": window,
         "reason": reason,
+        "keys": keys,
+        "recommended_keys": best,
     }
+    if best is not None:  # the W to use with those keys
+        trial = dict(KEY_TRIALS)[best](config)
+        with_keys = suggest(records, trial)
+        result["with_keys"] = {
+            "recommended": with_keys["recommended"],
+            "reason": with_keys["reason"],
+        }
+    return result
+
+
+def _quiet(config: Config, width: int) -> Config:
+    """The run's config at ``width``, with an unlimited history, nothing reported."""
+    return config._replace(
+        window_size=width,
+        max_history=None,
+        inputs=("-",),
+        annotate=False,
+        annotation_format=None,
+        explain=False,
+        top=0,
+        library_dir=None,
+        read_sequences=(),
+        sequence_stats=False,
+        fold=False,
+        fold_format=None,
+    )
+
+
+def _stream_runs(config: Config, records: list[bytes], width: int) -> tuple[int, list[int]]:
+    """With --stream-by: the records removed at ``width``, and each run's length (one
+    fold line per run, with the records it removed)."""
+    from seqdedup.api import Deduplicator
+
+    folding = _quiet(config, width)._replace(fold=True, fold_format="\0{removed}", fold_every=None)
+    dedup = Deduplicator(folding)
+    out = dedup.feed(records) + dedup.flush()
+    lengths = [int(line[1:]) for line in out if line.startswith(b"\0")]
+    return dedup.stats.skipped, lengths
+
+
+def suggest_keys(config: Config, records: list[bytes]) -> list[dict[str, object]]:
+    """At KEY_WIDTH: the records the plain keys remove, and each key trial's (none when
+    the user gave key options: the keys are chosen)."""
+    if config.key_steps or config.json_key or config.json_ignore or config.skip_fields:
+        return []
+    from seqdedup.api import Deduplicator
+
+    found = []
+    for option, keyed in (("(the keys as given)", _as_given), *KEY_TRIALS):
+        if option.startswith("--skip-fields") and not _fields_left(records, int(option[-1])):
+            continue
+        dedup = Deduplicator(keyed(_quiet(config, KEY_WIDTH)))
+        dedup.feed(records)
+        dedup.flush()
+        found.append({"keys": option, "removed": dedup.stats.skipped})
+    return found
+
+
+def _fields_left(records: list[bytes], skipped: int) -> bool:
+    """Whether skipping the first fields leaves most records two fields or more (else
+    the keys would be all but empty, and every record a repeat)."""
+    kept = sum(1 for record in records if len(record.split(maxsplit=skipped + 1)) > skipped + 1)
+    return kept >= 0.9 * len(records)
+
+
+def _as_given(config: Config) -> Config:
+    return config
+
+
+def _best_key(keys: list[dict[str, object]], total: int) -> str | None:
+    """The least sweeping trial that removes nearly as much as the best one, when the
+    best removes KEY_GAIN of the records more than the keys as given."""
+    if not keys or not total:
+        return None
+    removed = [int(str(row["removed"])) for row in keys]
+    most = max(removed[1:])
+    if most - removed[0] < KEY_GAIN * total:
+        return None
+    trials = zip(keys[1:], removed[1:], strict=True)
+    return next(str(row["keys"]) for row, n in trials if n >= NEARLY * most)
 
 
 def recommend(rows: list[dict[str, int]]) -> tuple[int, str]:
@@ -124,4 +244,17 @@ def write_suggestion(result: dict[str, Any], stream: TextIO, fmt: str) -> None:
             f"{bucket['records']:>12,} records"
         )
     lines.append(f"suggested: -w {result['recommended']} ({result['reason']})")
+    if result["keys"]:
+        lines.append(f"keys (records removed at -w {KEY_WIDTH}):")
+        for row in result["keys"]:
+            share = 100.0 * row["removed"] / total if total else 0.0
+            lines.append(f"{row['keys']:>24}  {row['removed']:>12,}  {share:>5.1f}%")
+        best = result["recommended_keys"]
+        if best:
+            with_keys = result["with_keys"]
+            lines.append(
+                f"suggested keys: {best} -w {with_keys['recommended']} ({with_keys['reason']})"
+            )
+        else:
+            lines.append("suggested keys: as given (no built-in key removes much more)")
     stream.write("\n".join(lines) + "\n")
