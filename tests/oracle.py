@@ -240,9 +240,12 @@ def interleaved_skipped(
     idle: int | None = None,
     max_streams: int | None = None,
     library: Sequence[Sequence[object]] = (),
+    per_stream: bool = False,
 ) -> list[bool]:
     """``--stream-by``: for each tracked record (its stream name, None for one that
-    continues the stream before it, and its key), whether the rule skips it.
+    continues the stream before it, and its key), whether the rule skips it. With
+    ``per_stream`` a window repeats only an earlier window of its own stream (or the
+    library's).
 
     Records are dealt to their streams; a stream without a record for more than
     ``idle`` records, or the least recently active one when a new stream would be one
@@ -251,15 +254,19 @@ def interleaved_skipped(
     it started (input order) and, with a history, within ``history`` records of its own
     end; or when it equals W consecutive keys of a ``library`` sequence. O(n^2 W)."""
     keys = [key for _, key in named_keys]
+    names, current = [], "(unnamed)"
+    for name, _ in named_keys:
+        current = current if name is None else name
+        names.append(current if per_stream else "")  # (one history: one name for all)
     windows = [
-        (tuple(keys[p] for p in stretch[k : k + window]), stretch[k : k + window])
+        ((names[stretch[0]], *(keys[p] for p in stretch[k : k + window])), stretch[k : k + window])
         for stretch in stream_stretches(named_keys, idle, max_streams)
         for k in range(len(stretch) - window + 1)
     ]
     known = {tuple(seq[k : k + window]) for seq in library for k in range(len(seq) - window + 1)}
     skipped = [False] * len(keys)
     for content, where in windows:
-        if content in known or any(
+        if content[1:] in known or any(
             other == content
             and earlier[-1] < where[0]
             and (history is None or where[-1] - earlier[-1] <= history)

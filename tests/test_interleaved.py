@@ -558,3 +558,46 @@ def test_the_last_written_record_keeps_its_delimiter_when_the_final_one_is_skipp
     )
     assert run.returncode == 0, run.stderr
     assert run.stdout == b"s1 a\ns1 b\ns2 x\n"
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(
+    records=records_strategy,
+    window=st.integers(1, 4),
+    idle=st.one_of(st.none(), st.integers(1, 6)),
+    library=st.lists(st.lists(st.sampled_from("abc"), max_size=5), max_size=3),
+    fold=st.booleans(),
+)
+def test_per_stream_histories_follow_the_oracle(engine, records, window, idle, library, fold):
+    """--per-stream: a window repeats only its own stream's earlier windows, or a
+    library's (seen by every stream); the same with --fold (the kept records)."""
+    texts = [text_of(name, key) for name, key in records]
+    options = {"window_size": window, "max_history": None, "stream_by": PREFIX, "fold": fold}
+    options |= {"stream_idle": idle, "per_stream": True}
+    if fold:
+        options["fold_format"] = "\0"  # (a fold line: left out below)
+    if library:
+        import tempfile
+
+        folder = Path(tempfile.mkdtemp())
+        for k, seq in enumerate(library):
+            (folder / f"s{k}").write_text("".join(f"{key}\n" for key in seq))
+        options["read_sequences"] = (folder,)
+    dedup = Deduplicator(**options)
+    out = [line for line in dedup.feed(texts) + dedup.flush() if line != b"\0"]
+    skipped = interleaved_skipped(records, window, idle=idle, library=library, per_stream=True)
+    assert out == [t for t, s in zip(texts, skipped, strict=True) if not s]
+
+
+def test_per_stream_keeps_each_pods_first_trace_and_one_bounded_table(engine):
+    trace = ["Traceback", "  File x", "Error"]
+    pods = [f"[{pod}] {line}" for pod in ("p", "q") for line in trace]
+    shared = Deduplicator(window_size=3, stream_by=PREFIX, max_history=None)
+    assert len(shared.feed([t.encode() for t in pods]) + shared.flush()) == 3
+    own = Deduplicator(window_size=3, stream_by=PREFIX, max_history=None, per_stream=True)
+    assert len(own.feed([t.encode() for t in pods]) + own.flush()) == 6
+    # many streams, one history: the table holds at most the history's windows
+    bounded = Deduplicator(window_size=1, stream_by=PREFIX, max_history=1000, per_stream=True)
+    bounded.feed([f"[s{k % 500}] line {k % 7}".encode() for k in range(20_000)])
+    decider = bounded._stream_path._decider  # (the stream path's, as built)
+    assert sum(map(len, decider._recent.values())) <= 1001

@@ -38,6 +38,7 @@ def _stream_settings(args: argparse.Namespace) -> dict[str, object]:
         "stream_by": args.stream_by,
         "stream_by_json": args.stream_by_json,
         "stream_idle": DEFAULT_STREAM_IDLE if args.stream_idle is None else args.stream_idle,
+        "per_stream": getattr(args, "per_stream", False),
         "max_streams": DEFAULT_MAX_STREAMS if args.max_streams is None else args.max_streams,
     }
 

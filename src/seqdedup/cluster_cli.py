@@ -43,6 +43,7 @@ _NOT_HERE = {
     "stream_by_json": "--stream-by-json",
     "stream_idle": "--stream-idle",
     "max_streams": "--max-streams",
+    "per_stream": "--per-stream",
     "color": "--color",
     "follow": "--follow",
     "from_start": "--from-start",

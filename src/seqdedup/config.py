@@ -121,6 +121,9 @@ class _ConfigFields(NamedTuple):
     stream_by_json: str | None = None
     stream_idle: int | None = DEFAULT_STREAM_IDLE
     max_streams: int | None = DEFAULT_MAX_STREAMS
+    # --per-stream: each stream has its own history (a window another stream showed
+    # is new to it); without it the history is shared
+    per_stream: bool = False
 
 
 # Whether a Config is being made from the command line: its errors then name options
@@ -201,6 +204,8 @@ class Config(_ConfigFields):
             check_template(self.annotation_format)
         if self.fold or self.fold_format is not None:
             _validate_fold(self)
+        if self.per_stream and not self.stream_split:
+            raise UsageError("--per-stream requires --stream-by or --stream-by-json")
         if self.stream_split or self.stream_idle != DEFAULT_STREAM_IDLE:
             _validate_streams(self)
         else:

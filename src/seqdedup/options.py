@@ -451,6 +451,12 @@ def _stream_options(parser: argparse.ArgumentParser) -> None:
         help="beyond N streams the least recently active one ends "
         f"(default {DEFAULT_MAX_STREAMS:,})",
     )
+    streams.add_argument(
+        "--per-stream",
+        action="store_true",
+        help="each stream keeps its own history: a block another stream showed is "
+        "still new to it (default: one history, shared)",
+    )
 
 
 def _library_options(parser: argparse.ArgumentParser) -> None:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, AnyStr, NamedTuple, Protocol
 
 from seqdedup.attribution import DecisionCount
 from seqdedup.config import compile_stream_pattern
-from seqdedup.hashes import MASK64, MASK128
+from seqdedup.hashes import MASK64, MASK128, python_hash128
 from seqdedup.matcher import PRIME, SHARED, coefficients
 from seqdedup.timelimit import each_within
 
@@ -222,10 +222,12 @@ class _Lane:
         "open",
         "run",
         "stretch",
+        "tag",
         "witness",
     )
 
-    def __init__(self, window: int) -> None:
+    def __init__(self, window: int, tag: int = 0) -> None:
+        self.tag = tag  # --per-stream: mixed into its windows' fingerprints (0: shared)
         self.hashes: deque[int] = deque(maxlen=window)
         self.entries: deque[Entry] = deque()
         self.lo = self.hi = 0
@@ -359,8 +361,13 @@ class StreamDecider:
         sources: bool,
         seed: int = 0,
         force_collisions: bool = False,  # tests: every fingerprint of W > 1 the same
+        per_stream: bool = False,
     ) -> None:
         self.window = window
+        # --per-stream: each stream's windows carry its name's 128-bit keyed hash, mixed
+        # into their fingerprints, so a stream finds only its own earlier windows (and
+        # the library's) in the one shared table, bounded by the one history
+        self.per_stream = per_stream
         self.history = history
         self.idle = idle
         self.max_streams = max_streams
@@ -416,7 +423,7 @@ class StreamDecider:
         if lane is None:
             if self.max_streams is not None and len(lanes) >= self.max_streams:
                 self._end(next(iter(lanes)))
-            lane = _Lane(self.window)
+            lane = _Lane(self.window, stream_tag(name) if self.per_stream else 0)
         lanes[name] = lane
         self._keys.append(position, key, lane.last)
         lane.last = position
@@ -426,8 +433,11 @@ class StreamDecider:
         if len(lane.hashes) < self.window:
             return
         first = entries[0]
-        fingerprint = SHARED if self._shared else lane.lo | lane.hi << 64
-        source = self._lookup(fingerprint, first.position, position, lane)
+        raw = SHARED if self._shared else lane.lo | lane.hi << 64
+        fingerprint = raw ^ lane.tag  # (its stream's own, with --per-stream)
+        source = self._in_library(raw, lane) if lane.tag else None
+        if source is None:
+            source = self._lookup(fingerprint, first.position, position, lane)
         lane.witness = None if source is None else _last_of(source)
         if source is not None:
             first.source = source
@@ -464,6 +474,15 @@ class StreamDecider:
         for occurrence in reversed(recent.get(fingerprint, ())):
             if occurrence[0] < start and same(occurrence, lane):
                 return occurrence
+        return None
+
+    def _in_library(self, fingerprint: int, lane: _Lane) -> tuple[int, int, int, str] | None:
+        """--per-stream: a loaded library window with this (unmixed) fingerprint, seen by
+        every stream."""
+        table = self._first if self.history is None else self._library
+        found = table.get(fingerprint)
+        if found is not None and found[0] == LIBRARY_END and self._keys.same(found, lane):
+            return found
         return None
 
     def _admit(self, fingerprint: int, end: int, first: int, last: int, name: str) -> None:
@@ -693,6 +712,11 @@ class Stretch(Protocol):
 
     def add(self, records: list[bytes], flags: list[bool], value: bool) -> None: ...
     def end(self) -> None: ...
+
+
+def stream_tag(name: str) -> int:
+    """A stream's identity for --per-stream: its name's keyed 128-bit hash (never 0)."""
+    return python_hash128(name.encode("utf-8", "surrogateescape")) or 1
 
 
 class StreamCount(DecisionCount):

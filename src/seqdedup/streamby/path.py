@@ -158,6 +158,7 @@ class StreamPath(_StreamRun):
             self.sequences if config.sequence_stats or self._reported else None,
             self._reported,
             SEED,
+            per_stream=config.per_stream,
         )
         windows = parts.library_windows
         if windows.fps is not None and windows.starts is not None:
@@ -495,6 +496,6 @@ def stream_path(parts: Parts, ledger: Ledger, ordered: bool) -> StreamPath | Ker
     kernel = load_kernel()
     config = parts.config
     libraries = config.library_dir is not None or bool(config.read_sequences)
-    if kernel is None or ordered or config.top or config.fold or libraries:
+    if kernel is None or ordered or config.top or config.fold or libraries or config.per_stream:
         return StreamPath(parts, ledger, ordered)
     return KernelStreamPath(parts, ledger, kernel)
