@@ -267,3 +267,20 @@ def test_both_parsers_agree_on_any_json_object(objects):
     for keys, ignore in ((["id"], []), ([], ["m"])):
         with_orjson, standard = _keys_with_each_parser(records, keys, ignore)
         assert with_orjson == standard
+
+
+@pytest.mark.parametrize("engine", ["c", "python"])
+def test_top_on_json_logs_shows_the_key_compared(run_cli, engine, monkeypatch):
+    if engine == "c" and not kernel_built():
+        pytest.skip("needs the compiled kernel")
+    monkeypatch.setenv("SEQDEDUP_ENGINE", engine)
+    data = b"".join(
+        b'{"ts": %d, "msg": "%s", "trace": "t%d"}\n' % (k, m, k)
+        for k, m in enumerate([b"db lost", b"retry", b"db lost", b"retry", b"done"])
+    )
+    for args in (["--json-key", "msg"], ["--json-ignore", "ts", "--json-ignore", "trace"]):
+        p = run_cli(["-q", "-w", "2", "--top", "3", "--stats-format", "json", *args], data)
+        (row,) = json.loads(p.stderr)["top_sequences"]
+        assert row["first_record"] == '{"msg":"db lost"}', args
+    plain = run_cli(["-q", "-w", "1", "--top", "3", "--stats-format", "json"], b"a\nb\na\n")
+    assert json.loads(plain.stderr)["top_sequences"][0]["first_record"] == "a"

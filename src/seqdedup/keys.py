@@ -60,6 +60,11 @@ class KeyMaker:
         )
         self.plain = transform is None and json is None and self.steps is None
 
+    def shown_record(self, record: bytes) -> bytes:
+        """What ``--top`` shows of a record: with JSON keys, the key compared (the
+        fields kept, canonical); otherwise the record itself."""
+        return self.keys([record])[0] if self.json is not None else record
+
     def keys(self, records: Sequence[bytes]) -> list[bytes]:
         """The comparison key of each record, in order."""
         keys: list[bytes] = list(records)

@@ -9,6 +9,7 @@ to it; nothing else writes these figures.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple
 
 from seqdedup.attribution import RunHeads
@@ -47,8 +48,10 @@ class Ledger:
         report: PieceReport,
         top: TopSequences | None,
         saver: RunSaver | None,
+        shown: Callable[[bytes], bytes] | None = None,
     ) -> None:
         self.stats = stats
+        self._shown = shown  # what --top shows of a record (the JSON key compared)
         self._attributor = attributor
         self._matcher = matcher
         self._report = report
@@ -95,8 +98,12 @@ class Ledger:
         # (when the kernel counts, the pieces here are each sequence's first)
         observe = top.first_seen if top.counted_elsewhere else top.observe
         named = self._report.inputs.named
+        shown = self._shown
         for piece in pieces:
-            observe(piece, fields, heads.get(piece.start), named)
+            head = heads.get(piece.start)
+            if head is not None and shown is not None:
+                head = shown(head)
+            observe(piece, fields, head, named)
         heads.trim()
 
     def take_new_material(self) -> list[bool] | None:

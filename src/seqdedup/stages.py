@@ -119,7 +119,8 @@ class Stages:
             library,
             library_windows,
         )
-        self.ledger = Ledger(stats, attributor, matcher, report, top, saver)
+        shown = keys.shown_record if keys.json is not None else None
+        self.ledger = Ledger(stats, attributor, matcher, report, top, saver, shown)
 
     @property
     def last_record_written(self) -> bool:

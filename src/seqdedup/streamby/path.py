@@ -261,7 +261,9 @@ class StreamPath(_StreamRun):
         assert parts.top is not None
         piece = Piece(0, run.length - 1, 0, run.count, run.content)
         named = parts.report.inputs.named
-        parts.top.observe(piece, lambda _: fields, run.first.record, named)
+        record = run.first.record
+        shown = parts.keys.shown_record(record) if record is not None else None
+        parts.top.observe(piece, lambda _: fields, shown, named)
 
     def _explain_passed(self, entry: Entry) -> None:
         report = self._parts.report
