@@ -600,4 +600,4 @@ def test_per_stream_keeps_each_pods_first_trace_and_one_bounded_table(engine):
     bounded = Deduplicator(window_size=1, stream_by=PREFIX, max_history=1000, per_stream=True)
     bounded.feed([f"[s{k % 500}] line {k % 7}".encode() for k in range(20_000)])
     decider = bounded._stream_path._decider  # (the stream path's, as built)
-    assert sum(map(len, decider._recent.values())) <= 1001
+    assert sum(map(len, decider._windows._recent.values())) <= 1001

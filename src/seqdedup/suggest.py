@@ -69,42 +69,8 @@ def sample_records(chunks: Iterable[bytes], delimiter: bytes, limit: int | None)
 
 def suggest(records: list[bytes], config: Config) -> dict[str, Any]:
     """Per W, the records removed and the runs; the histogram of repeated blocks; the
-    recommended W and why."""
-    from seqdedup.engine import SEED
-    from seqdedup.engine import load as load_kernel
-    from seqdedup.keys import key_maker
-    from seqdedup.matcher import make_matcher
-    from seqdedup.runs import runs_of
-
-    kernel = load_kernel()
-    rows, blocks = [], []
-    if config.stream_split:  # per stream, as the run decides (the stream decider)
-        for width in WIDTHS:
-            removed, lengths = _stream_runs(config, records, width)
-            rows.append({"window_size": width, "removed": removed, "runs": len(lengths)})
-            if width == 2:
-                blocks = lengths
-        kernel = None  # (the rows are made)
-        hashes = b""
-    else:
-        hashes = key_maker(config, kernel, SEED).hashes(records)
-    if kernel is not None:  # every width in one pass each, in C
-        from array import array
-
-        for width, (removed, count, lengths) in zip(
-            WIDTHS, kernel.window_tally(bytes(hashes), WIDTHS), strict=True
-        ):
-            rows.append({"window_size": width, "removed": removed, "runs": count})
-            if width == 2:
-                blocks = list(array("q", lengths))
-    for width in WIDTHS if kernel is None and not config.stream_split else ():  # the matcher
-        matcher = make_matcher(width, None, kernel, seed=SEED)
-        keep = list(matcher.push(hashes)) + list(matcher.finish())
-        runs = runs_of(keep, False)
-        removed = sum(stop - start for start, stop in runs)
-        rows.append({"window_size": width, "removed": removed, "runs": len(runs)})
-        if width == 2:
-            blocks = [stop - start for start, stop in runs]
+    recommended W and why; the keys, when none were given."""
+    rows, blocks = width_rows(records, config)
     histogram = [
         {
             "lengths": f"{low}-{high}" if high is not None else f"{low}+",
@@ -205,6 +171,44 @@ def _best_key(keys: list[dict[str, object]], total: int) -> str | None:
         return None
     trials = zip(keys[1:], removed[1:], strict=True)
     return next(str(row["keys"]) for row, n in trials if n >= NEARLY * most)
+
+
+def width_rows(records: list[bytes], config: Config) -> tuple[list[dict[str, int]], list[int]]:
+    """Per W of WIDTHS, the records removed and the runs; and the runs' lengths at W=2."""
+    from seqdedup.engine import SEED
+    from seqdedup.engine import load as load_kernel
+    from seqdedup.keys import key_maker
+    from seqdedup.matcher import make_matcher
+    from seqdedup.runs import runs_of
+
+    rows, blocks = [], []
+    if config.stream_split:  # per stream, as the run decides (the stream decider)
+        for width in WIDTHS:
+            removed, lengths = _stream_runs(config, records, width)
+            rows.append({"window_size": width, "removed": removed, "runs": len(lengths)})
+            if width == 2:
+                blocks = lengths
+        return rows, blocks
+    kernel = load_kernel()
+    hashes = key_maker(config, kernel, SEED).hashes(records)
+    if kernel is not None:  # every width in one pass each, in C
+        from array import array
+
+        tallies = kernel.window_tally(bytes(hashes), WIDTHS)
+        for width, (removed, count, lengths) in zip(WIDTHS, tallies, strict=True):
+            rows.append({"window_size": width, "removed": removed, "runs": count})
+            if width == 2:
+                blocks = list(array("q", lengths))
+        return rows, blocks
+    for width in WIDTHS:  # the matcher, once per width
+        matcher = make_matcher(width, None, kernel, seed=SEED)
+        keep = list(matcher.push(hashes)) + list(matcher.finish())
+        runs = runs_of(keep, False)
+        removed = sum(stop - start for start, stop in runs)
+        rows.append({"window_size": width, "removed": removed, "runs": len(runs)})
+        if width == 2:
+            blocks = [stop - start for start, stop in runs]
+    return rows, blocks
 
 
 def recommend(rows: list[dict[str, int]]) -> tuple[int, str]:

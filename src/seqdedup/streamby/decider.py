@@ -348,6 +348,84 @@ def _last_of(occurrence: tuple[int, int, int, str]) -> int:
     return occurrence[2] if occurrence[0] == LIBRARY_END else occurrence[0]
 
 
+class WindowHistory:
+    """The windows every stream has shown, in one table: the earliest occurrence of
+    each fingerprint (unlimited history), or each occurrence still within the history,
+    and the loaded library's windows. An occurrence is (end, first, last, stream); a
+    candidate counts only when ``same`` finds its records' keys equal the window's."""
+
+    def __init__(
+        self, history: int | None, same: Callable[[tuple[int, int, int, str], _Lane], bool]
+    ) -> None:
+        self.history = history
+        self._same = same
+        self._first: dict[int, tuple[int, int, int, str]] = {}  # unlimited history
+        self._recent: dict[int, deque[tuple[int, int, int, str]]] = {}  # limited history
+        self._admitted: deque[tuple[int, int]] = deque()  # (end, fingerprint), oldest first
+        self._library: dict[int, tuple[int, int, int, str]] = {}  # limited history
+
+    @property
+    def remembered(self) -> int:
+        return len(self._first) + len(self._admitted)
+
+    def add_library(self, fingerprints: list[int], starts: list[int], width: int) -> None:
+        table = self._first if self.history is None else self._library
+        for fingerprint, start in zip(fingerprints, starts, strict=True):
+            table.setdefault(fingerprint, (LIBRARY_END, start, start + width - 1, ""))
+
+    def lookup(
+        self, fingerprint: int, start: int, end: int, lane: _Lane
+    ) -> tuple[int, int, int, str] | None:
+        """The remembered occurrence that makes the window ``start``..``end`` a repeat:
+        one that ended before it started (the earliest; with a history, the latest),
+        whose records' keys are those of the lane's window."""
+        same = self._same
+        if self.history is None:
+            earliest = self._first.get(fingerprint)
+            if earliest is not None and earliest[0] < start and same(earliest, lane):
+                return earliest
+            return None
+        library = self._library.get(fingerprint)
+        if library is not None and same(library, lane):
+            return library
+        admitted, recent, horizon = self._admitted, self._recent, end - self.history
+        while admitted and admitted[0][0] < horizon:  # forget what left the history
+            _, old = admitted.popleft()
+            occurrences = recent[old]
+            occurrences.popleft()
+            if not occurrences:
+                del recent[old]
+        for occurrence in reversed(recent.get(fingerprint, ())):
+            if occurrence[0] < start and same(occurrence, lane):
+                return occurrence
+        return None
+
+    def in_library(self, fingerprint: int, lane: _Lane) -> tuple[int, int, int, str] | None:
+        """--per-stream: a loaded library window with this (unmixed) fingerprint, seen by
+        every stream."""
+        table = self._first if self.history is None else self._library
+        found = table.get(fingerprint)
+        if found is not None and found[0] == LIBRARY_END and self._same(found, lane):
+            return found
+        return None
+
+    def admit(
+        self, fingerprint: int, end: int, occurrence: tuple[int, int, int, str] | None
+    ) -> None:
+        """Remember the window ending at ``end`` (``occurrence``: where it lies, when
+        reports need it)."""
+        occurrence = occurrence or (end, 0, 0, "")
+        if self.history is None:
+            self._first.setdefault(fingerprint, occurrence)
+            return
+        self._admitted.append((end, fingerprint))
+        found = self._recent.get(fingerprint)
+        if found is None:
+            self._recent[fingerprint] = deque((occurrence,))
+        else:
+            found.append(occurrence)
+
+
 class StreamDecider:
     """The rule per stream, the history shared (see the module's docstring)."""
 
@@ -377,14 +455,11 @@ class StreamDecider:
         self._top = (coeffs[0], coeffs[window])  # B**(W-1) per lane: the leaving record's
         self._shared = force_collisions and window > 1
         self._lanes: OrderedDict[str, _Lane] = OrderedDict()  # least recently active first
-        self._first: dict[int, tuple[int, int, int, str]] = {}  # unlimited history
-        self._recent: dict[int, deque[tuple[int, int, int, str]]] = {}  # limited history
-        self._admitted: deque[tuple[int, int]] = deque()  # (end, fingerprint), oldest first
         self._sources = sources  # keep where each window first occurred (for reports)
         self.position = 0
         self.sequences = sequences  # None: runs are not counted (nothing reads it)
-        self._library: dict[int, tuple[int, int, int, str]] = {}  # limited history
         self._keys = StreamKeys(window, history, idle)  # a candidate's keys, compared
+        self._windows = WindowHistory(history, self._keys.same)
         self._stretches: Callable[[], Stretch] | None = None  # makes a stream's Stretches
         self._whole = False  # save every record (not only the new ones)
 
@@ -396,9 +471,7 @@ class StreamDecider:
         library's key hashes, the last at index -1, against which they are compared)."""
         width = self.window
         self._keys.region = region or []
-        table = self._first if self.history is None else self._library
-        for fingerprint, start in zip(fingerprints, starts, strict=True):
-            table.setdefault(fingerprint, (LIBRARY_END, start, start + width - 1, ""))
+        self._windows.add_library(fingerprints, starts, width)
 
     def save_into(self, stretches: Callable[[], Stretch], whole: bool) -> None:
         """Hand each stream's new material (records in windows that are no repeat; with
@@ -435,9 +508,10 @@ class StreamDecider:
         first = entries[0]
         raw = SHARED if self._shared else lane.lo | lane.hi << 64
         fingerprint = raw ^ lane.tag  # (its stream's own, with --per-stream)
-        source = self._in_library(raw, lane) if lane.tag else None
+        windows = self._windows
+        source = windows.in_library(raw, lane) if lane.tag else None
         if source is None:
-            source = self._lookup(fingerprint, first.position, position, lane)
+            source = windows.lookup(fingerprint, first.position, position, lane)
         lane.witness = None if source is None else _last_of(source)
         if source is not None:
             first.source = source
@@ -446,56 +520,9 @@ class StreamDecider:
         elif self._stretches is not None:
             for member in entries:
                 member.new = True
-        self._admit(fingerprint, position, first.number, entry.number, name)
+        occurrence = (position, first.number, entry.number, name) if self._sources else None
+        windows.admit(fingerprint, position, occurrence)
         self._decide(lane, entries.popleft())
-
-    def _lookup(
-        self, fingerprint: int, start: int, end: int, lane: _Lane
-    ) -> tuple[int, int, int, str] | None:
-        """The remembered occurrence that makes the window ``start``..``end`` a repeat:
-        one that ended before it started (the earliest; with a history, the latest),
-        whose records' keys are those of the lane's window."""
-        same = self._keys.same
-        if self.history is None:
-            earliest = self._first.get(fingerprint)
-            if earliest is not None and earliest[0] < start and same(earliest, lane):
-                return earliest
-            return None
-        library = self._library.get(fingerprint)
-        if library is not None and same(library, lane):
-            return library
-        admitted, recent, horizon = self._admitted, self._recent, end - self.history
-        while admitted and admitted[0][0] < horizon:  # forget what left the history
-            _, old = admitted.popleft()
-            occurrences = recent[old]
-            occurrences.popleft()
-            if not occurrences:
-                del recent[old]
-        for occurrence in reversed(recent.get(fingerprint, ())):
-            if occurrence[0] < start and same(occurrence, lane):
-                return occurrence
-        return None
-
-    def _in_library(self, fingerprint: int, lane: _Lane) -> tuple[int, int, int, str] | None:
-        """--per-stream: a loaded library window with this (unmixed) fingerprint, seen by
-        every stream."""
-        table = self._first if self.history is None else self._library
-        found = table.get(fingerprint)
-        if found is not None and found[0] == LIBRARY_END and self._keys.same(found, lane):
-            return found
-        return None
-
-    def _admit(self, fingerprint: int, end: int, first: int, last: int, name: str) -> None:
-        occurrence = (end, first, last, name) if self._sources else (end, 0, 0, "")
-        if self.history is None:
-            self._first.setdefault(fingerprint, occurrence)
-            return
-        self._admitted.append((end, fingerprint))
-        found = self._recent.get(fingerprint)
-        if found is None:
-            self._recent[fingerprint] = deque((occurrence,))
-        else:
-            found.append(occurrence)
 
     def _decide(self, lane: _Lane, entry: Entry) -> None:
         entry.decided = True
@@ -563,7 +590,7 @@ class StreamDecider:
 
     @property
     def remembered_windows(self) -> int:
-        return len(self._first) + len(self._admitted)
+        return self._windows.remembered
 
 
 class PrefixProgram(NamedTuple):
