@@ -457,3 +457,35 @@ def test_a_line_ended_by_a_settled_record_numbers_it_among_passed_records(engine
     lines = [json.loads(o) for o in out if o.startswith(b'{"seqdedup"')]
     assert [(line["start"], line["end"], line["removed"]) for line in lines] == [(6, 8, 3)]
     assert [o for o in out if not o.startswith(b"{")] == [*records[:5], records[8]]
+
+
+@pytest.mark.parametrize("engine", ["c", "python"])
+def test_a_fold_line_says_when_its_copies_differ_in_their_text(run_cli, engine, monkeypatch):
+    """Under key options, copies of one sequence may differ in their text (--normalize
+    number folds exit status 0 into 1): the line says how many texts it folded, never
+    counting timestamps (its time span says those differ)."""
+    monkeypatch.setenv("SEQDEDUP_ENGINE", engine)
+    statuses = [0, 0, 1, 0, 0, 0, 2]
+    data = b"".join(b"job exit status %d\n" % s for s in statuses)
+    p = run_cli(["-q", "-w", "1", "--normalize", "number", "--fold"], data)
+    assert p.stdout.endswith(b"(3 variants of the text)]\n"), p.stdout
+    as_json = run_cli(
+        ["-q", "-w", "1", "--normalize", "number", "--fold-format", "json", "--fold"], data
+    )
+    assert json.loads(as_json.stdout.splitlines()[-1])["variants"] == 3
+    template = run_cli(
+        ["-q", "-w", "1", "--normalize", "number", "--fold", "--fold-format", "{variants}"], data
+    )
+    assert template.stdout.splitlines()[-1] == b"3"
+    stamped = b"".join(b"2026-11-26T10:00:%02dZ job done\n" % k for k in range(6))
+    same = run_cli(
+        ["-q", "-w", "1", "--normalize", "timestamp", "--fold", "--fold-format", "json"], stamped
+    )
+    assert json.loads(same.stdout.splitlines()[-1])["variants"] == 1  # only their times differ
+    plain = run_cli(["-q", "-w", "1", "--fold"], b"a\na\na\n")
+    assert b"variants" not in plain.stdout
+    pods = b"".join(b"[p%d] exit %d\n" % (k % 2, k % 3) for k in range(12))
+    streams = run_cli(
+        ["-q", "-w", "1", "--stream-by", r"^\[(\w+)\] ", "--normalize", "number", "--fold"], pods
+    )
+    assert b"variants of the text)" in streams.stdout

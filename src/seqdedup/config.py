@@ -273,7 +273,8 @@ NUMBER_FIELDS = ("start", "end", "match_start", "match_end", "count", "window_si
 FILE_FIELDS = ("file", "match_file")  # the input a piece lies in, and its source's
 NAME_FIELDS = (*FILE_FIELDS, "stream", "match_stream")  # and with --stream-by, their streams
 # --fold-format: the marker's fields, and what a summary line adds (docs/ci-logs.md)
-FOLD_NUMBER_FIELDS = (*NUMBER_FIELDS, "removed", "copies", "extra", "length", "part", "continues")
+FOLD_COUNTS = ("removed", "copies", "extra", "length", "part", "continues", "variants")
+FOLD_NUMBER_FIELDS = (*NUMBER_FIELDS, *FOLD_COUNTS)
 FOLD_NAME_FIELDS = (*NAME_FIELDS, "id", "sequence", "first_time", "last_time")
 
 

@@ -40,6 +40,7 @@ KEY = 16  # bytes of one record's key hash (two 64-bit lanes)
 SHORT_ID = 12  # hex digits of a sequence's id (JSON's "digest" has all 32)
 BLOCK = 4096  # records compared at once against a repeated sequence
 HELD_MAX = 1 << 16  # records of a run held while its first piece goes on
+VARIANTS_TRACKED = 1 << 20  # records of a part whose texts are compared, at most
 DIGESTS_HELD = 4096  # ids of recent sequences remembered
 
 Matching = Callable[[bytes, bytes | bytearray, int], int]  # periodic_match's signature
@@ -114,6 +115,7 @@ class FoldRun:
         "records",
         "start",
         "stop",
+        "texts",
         "unit",
     )
 
@@ -127,6 +129,26 @@ class FoldRun:
         self.last_record = b""
         self.unit: _Unit | None = None
         self.matched = 0  # records from the run's start that repeat the sequence (so far)
+        # With key options: a digest of each record of the current part's text (its
+        # timestamps masked), to say when the copies a line folds differ in their text
+        self.texts: list[int] | None = None
+
+    def note_texts(self, records: Sequence[bytes], digest: Callable[[bytes], int]) -> None:
+        """The texts of records just taken (at most VARIANTS_TRACKED per part)."""
+        texts = self.texts
+        if texts is None:
+            texts = self.texts = []
+        if len(texts) < VARIANTS_TRACKED:
+            texts += map(digest, records[: VARIANTS_TRACKED - len(texts)])
+
+    def variants(self, length: int) -> int:
+        """How many different texts the current part's copies have (1: all the same;
+        a partial copy counts as one of its own). Then a new part begins."""
+        texts, self.texts = self.texts, None
+        if not texts:
+            return 1
+        # (copies counted from the part's start, as the line's "copies" are)
+        return len({tuple(texts[at : at + length]) for at in range(0, len(texts), length)})
 
     def take(self, keys: bytes, records: Sequence[bytes], match: Matching) -> bool:
         """Add the next skipped records; return whether the sequence can be fixed now
@@ -248,6 +270,7 @@ class Folder:
         self._early_numbers: dict[int, int] = {}
         self._run: FoldRun | None = None
         self._folded = FoldedCounts(config.max_unique_sequences)
+        self._text = text_digest(config)
 
     def append_keys(self, hashes: bytes) -> None:
         self._keys += key_bytes(hashes)
@@ -372,6 +395,8 @@ class Folder:
                     lines.append(self._part_line(run, continues=True))
                 take = min(take, run.part_start + every - run.stop)
             kept = keys[taken * KEY : (taken + take) * KEY]
+            if self._text is not None:
+                run.note_texts(records[taken : taken + take], self._text)
             if run.take(kept, records[taken : taken + take], self._match):
                 self._sequences.of(run, fix=True)
             taken += take
@@ -413,6 +438,26 @@ class FoldedCounts:
         return count
 
 
+def text_digest(config: Config) -> Callable[[bytes], int] | None:
+    """With key options (records compared by something else than their text): a digest
+    of a record's text with its timestamps masked, to tell the copies a line folds
+    apart (their times are on the line already). None: the copies are the same text."""
+    plain = not (
+        config.key_steps
+        or config.json_key
+        or config.json_ignore
+        or config.hash_transform
+        or config.skip_chars
+        or config.skip_fields
+    )
+    if plain:
+        return None
+    from seqdedup.normalize import CLASSES, normalize_py
+
+    bits = CLASSES["timestamp"]
+    return lambda record: hash(normalize_py(record, bits))
+
+
 def part_fields(
     run: FoldRun, unit: _Unit, folded: FoldedCounts, stamp: Callable[[bytes], str], continues: bool
 ) -> Fields:
@@ -423,6 +468,7 @@ def part_fields(
     copies = max(0, min(run.start + run.matched, stop) - start) // length
     first_time = stamp(run.part_first)
     digest = unit.digest.hex()
+    variants = run.variants(length)
     fields: Fields = {
         "removed": removed,
         "copies": copies,
@@ -436,6 +482,7 @@ def part_fields(
         "last_time": first_time if removed == 1 else stamp(run.last_record),
         "part": run.part,
         "continues": int(continues),
+        "variants": variants,
     }
     run.part += 1
     run.part_start = stop
@@ -524,6 +571,9 @@ def default_text(fields: Fields, named: bool) -> str:
         text += f", {first_time} .. {last_time}"
     elif first_time or last_time:  # only one of the two records holds a time
         text += f", from {first_time}" if first_time else f", until {last_time}"
+    variants = fields.get("variants", 1)
+    if variants > 1:  # (the copies are the same sequence by their keys, not their text)
+        text += f" ({variants} variants of the text)"
     return text + ("; the run goes on]" if fields["continues"] else "]")
 
 
@@ -547,6 +597,7 @@ JSON_FIELDS = (
     "part",
     "continues",
     "window_size",
+    "variants",
 )
 
 

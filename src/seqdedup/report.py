@@ -47,6 +47,7 @@ class Fields(TypedDict, total=False):
     last_time: str
     part: int
     continues: int
+    variants: int  # how many different texts the folded copies have (1: all the same)
 
 
 class FirstSeen(TypedDict, total=False):

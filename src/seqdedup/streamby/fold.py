@@ -26,6 +26,7 @@ from seqdedup.fold import (
     kernel_timestamp,
     line_text,
     part_fields,
+    text_digest,
 )
 from seqdedup.hashes import MASK128
 
@@ -75,6 +76,7 @@ class StreamFolder:
         self._named = named
         self._folded = FoldedCounts(config.max_unique_sequences)
         self._runs: dict[Run, _Part] = {}  # the runs with records passed, not ended
+        self._text = text_digest(config)  # (the records' texts, without the stream name)
 
     def releasable(self, entry: Entry) -> bool:
         """Whether a skipped record may be passed: its run has ended, or has gone on
@@ -98,6 +100,8 @@ class StreamFolder:
             part.first_number = entry.number
         part.last_number = entry.number
         key = (entry.key & MASK128).to_bytes(KEY, "little")
+        if self._text is not None:
+            part.note_texts([entry.keyed], self._text)
         if part.take(key, [entry.keyed], self._sequences.match):
             self._sequences.of(part, fix=True)
         if run.closed and entry is run.last:
