@@ -132,14 +132,14 @@ class Deduplicator:
     def idle(self) -> list[bytes]:
         """The input has been idle (``config.fold_idle`` seconds, say): with ``fold``,
         return a summary line for the run of duplicates that is still open, covering
-        what it removed since its last line (nothing when there is none). With
+        what it removed since its last line, the records a repeat already covers
+        included (nothing when there is none). With
         ``stream_by``, every stream's pending records are decided as at end of input
         (no window spans the pause) and returned."""
         with self._guarded():
             if self._stream_path is not None:
                 return self._stream_path.idle()
-            folder = self._stages.folder
-            return self._stages.ledger.lines(folder.idle()) if folder is not None else []
+            return self._records.idle_lines()
 
     def idle_bytes(self) -> bytes:
         """:meth:`idle` for a byte stream: the line followed by the delimiter."""

@@ -279,6 +279,20 @@ class RecordPath:
             parts.folder.append_keys(hashes)
         return self._release(parts.matcher.push(hashes))
 
+    def idle_lines(self) -> list[bytes]:
+        """The input is idle: with ``--fold``, the open run's line so far, counting the
+        records a decided repeat already covers (certain to go; they only wait for
+        their own window)."""
+        parts = self._parts
+        folder = parts.folder
+        if folder is None:
+            return []
+        matcher = parts.matcher
+        covered = matcher.cover + 1 - matcher.decided
+        if covered > 0 and not parts.filters:  # (pending[0] is tracked record `decided`)
+            folder.settle(matcher.decided, self._pending[:covered], ended=False)
+        return self._ledger.lines(folder.idle())
+
     def end_records(self) -> list[bytes]:
         """End of a stream of records: the rest of it."""
         return self._release(self._parts.matcher.finish(), final=True)
