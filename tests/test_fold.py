@@ -499,3 +499,58 @@ def test_an_idle_line_counts_every_record_already_certain_to_go(engine, monkeypa
     assert dedup.idle() == [b"10"]  # records 6-15: the last four still wait for a window
     assert dedup.feed([*block, b"z"]) + dedup.flush() == [b"5", b"z"]
     assert dedup.stats.skipped == 15  # counted once each
+
+
+def test_fold_every_takes_a_count_or_a_time():
+    from seqdedup.config import Duration
+
+    assert Duration.parse("10") == 10 and isinstance(Duration.parse("10"), int)
+    assert [Duration.parse(t) for t in ("30s", "5m", "500ms", "2h", "1.5s")] == [
+        30.0,
+        300.0,
+        0.5,
+        7200.0,
+        1.5,
+    ]
+    assert all(isinstance(Duration.parse(t), Duration) for t in ("30s", "5m"))
+    for bad in ("1x", "0s", "1.5", "-3s", "", "s"):
+        with pytest.raises(ValueError):
+            Duration.parse(bad)
+
+
+def test_fold_every_a_time_on_a_named_file_reads_the_records_own_time(run_cli, tmp_path):
+    storm = "".join(
+        f"2026-11-26T10:{s // 60:02d}:{s % 60:02d}Z ERROR db connection refused\n"
+        for s in range(200)
+    )
+    log = tmp_path / "storm.log"
+    log.write_text(storm)
+    args = ["-q", "-w", "1", "--normalize", "timestamp", "--fold", "--fold-format", "{removed}"]
+    p = run_cli([*args, "--fold-every", "1m", str(log)])
+    assert p.returncode == 0 and p.stdout.splitlines()[1:] == [b"60", b"60", b"60", b"19"]
+    (tmp_path / "plain.log").write_text("a\na\na\n")
+    refused = run_cli(
+        ["-q", "-w", "1", "--fold", "--fold-every", "30s", str(tmp_path / "plain.log")]
+    )
+    assert refused.returncode == 1
+    assert b"reads each removed record's own time on a named file" in refused.stderr
+    streams = run_cli(["-q", "--fold", "--fold-every", "30s", "--stream-by", "^x", str(log)])
+    assert streams.returncode == 1 and b"cannot be combined with --stream-by" in streams.stderr
+    bad = run_cli(["-q", "--fold", "--fold-every", "1x", str(log)])
+    assert bad.returncode == 1 and b"not a count nor a duration" in bad.stderr
+
+
+def test_fold_every_a_time_on_live_input_reads_the_clock(monkeypatch):
+    from seqdedup import fold
+    from seqdedup.config import Duration
+
+    clock = [1000.0]
+    monkeypatch.setattr(fold.time, "monotonic", lambda: clock[0])
+    options = {"window_size": 1, "fold": True, "fold_format": "{removed}"}
+    dedup = Deduplicator(**options, fold_every=Duration(30), max_history=1000)
+    out = dedup.feed([b"x"])
+    for second in range(1, 100):  # one repeat a second, fed as it comes
+        clock[0] = 1000.0 + second
+        out += dedup.feed([b"x"])
+    out += dedup.flush()
+    assert out == [b"x", b"30", b"30", b"30", b"9"]

@@ -112,7 +112,7 @@ def config_from_args(args: argparse.Namespace) -> Config:
         json_ignore=tuple(args.json_ignore),
         sequence_stats=not args.quiet,  # -q: no statistics read the sequence count
         rotate_wait=_rotate_wait(args),
-        **_fold_options(args),
+        **_fold_options(args, named_file and "-" not in inputs),
         **_stream_settings(args),
     )
 
@@ -139,9 +139,10 @@ def _follow_settings(args: argparse.Namespace, inputs: list[str]) -> bool:
     return following
 
 
-def _fold_options(args: argparse.Namespace) -> dict[str, object]:
+def _fold_options(args: argparse.Namespace, named: bool) -> dict[str, object]:
     """--fold and its settings; a setting without --fold is refused (Config checks
-    the values)."""
+    the values). ``named``: the inputs are named files (a --fold-every time is then the
+    records' own)."""
     fold = getattr(args, "fold", False)
     every = getattr(args, "fold_every", None)
     idle = getattr(args, "fold_idle", None)
@@ -155,6 +156,7 @@ def _fold_options(args: argparse.Namespace) -> dict[str, object]:
         "fold_format": getattr(args, "fold_format", None),
         "fold_every": DEFAULT_FOLD_EVERY if every is None else every or None,
         "fold_idle": DEFAULT_FOLD_IDLE if idle is None else idle or None,
+        "fold_clock": "records" if named else "wall",
     }
 
 

@@ -110,7 +110,10 @@ class _ConfigFields(NamedTuple):
     # input (None: never; the command line's reader watches the time).
     fold: bool = False
     fold_format: str | None = None
-    fold_every: int | None = DEFAULT_FOLD_EVERY
+    fold_every: int | Duration | None = DEFAULT_FOLD_EVERY  # removed records, or a time
+    # --fold-every DURATION: "wall" (live input: the clock) or "records" (named files:
+    # the records' own timestamps)
+    fold_clock: str = "wall"
     fold_idle: float | None = DEFAULT_FOLD_IDLE
     # --follow: how long a rotated file is still read for lines written to it late
     rotate_wait: float | None = DEFAULT_ROTATE_WAIT
@@ -204,6 +207,13 @@ class Config(_ConfigFields):
             check_template(self.annotation_format)
         if self.fold or self.fold_format is not None:
             _validate_fold(self)
+        if isinstance(self.fold_every, Duration) and self.stream_split:
+            raise UsageError(
+                "--fold-every TIME cannot be combined with --stream-by: a stream's lines "
+                "come every N of its records (give a count)"
+            )
+        if self.fold_clock not in ("wall", "records"):
+            raise UsageError(f"fold_clock is 'wall' or 'records', not {self.fold_clock!r}")
         if self.per_stream and not self.stream_split:
             raise UsageError("--per-stream requires --stream-by or --stream-by-json")
         if self.stream_split or self.stream_idle != DEFAULT_STREAM_IDLE:
@@ -432,11 +442,39 @@ OWN_BOUNDS: dict[str, tuple[str, int]] = {
 ZERO_MEANS_NONE = frozenset({"fold_every", "fold_idle", "transform_timeout", "rotate_wait"})
 
 
+DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+class Duration(float):
+    """A time in seconds where an option takes a count or a time (``--fold-every 30s``)."""
+
+    @classmethod
+    def parse(cls, text: str) -> int | Duration:
+        """``N`` (a count) or ``N`` followed by ms, s, m or h (a time)."""
+        import re
+
+        found = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*", str(text))
+        if found is None:
+            raise ValueError(f"not a count nor a duration such as 30s or 5m: {text!r}")
+        number, unit = found.groups()
+        if unit is None:
+            if "." in number:
+                raise ValueError(f"a count is a whole number: {text!r}")
+            return int(number)
+        seconds = cls(float(number) * DURATION_UNITS[unit])
+        if not 0 < seconds <= MAX_SECONDS:
+            raise ValueError(f"a duration above 0 and at most a year: {text!r}")
+        return seconds
+
+    def __str__(self) -> str:
+        return f"{float(self):g}s"
+
+
 def check_own(dest: str, value: Any) -> None:
     """Raise UsageError when ``value`` is outside the bounds of the option ``dest``
     (None: not given)."""
     bound = OWN_BOUNDS.get(dest)
-    if bound is None or value is None:
+    if bound is None or value is None or isinstance(value, Duration):
         return
     option, minimum = bound
     if minimum != SECONDS:

@@ -19,12 +19,15 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache, partial
 from types import ModuleType
 from typing import TYPE_CHECKING
 
+from seqdedup.config import Duration
+from seqdedup.errors import SeqdedupError, visible
 from seqdedup.hashes import MASK128
 from seqdedup.normalize import TIMESTAMP
 
@@ -110,6 +113,7 @@ class FoldRun:
         "last_record",
         "matched",
         "part",
+        "part_clock",
         "part_first",
         "part_start",
         "records",
@@ -132,6 +136,7 @@ class FoldRun:
         # With key options: a digest of each record of the current part's text (its
         # timestamps masked), to say when the copies a line folds differ in their text
         self.texts: list[int] | None = None
+        self.part_clock = 0.0  # --fold-every TIME: when the current part began (seconds)
 
     def note_texts(self, records: Sequence[bytes], digest: Callable[[bytes], int]) -> None:
         """The texts of records just taken (at most VARIANTS_TRACKED per part)."""
@@ -387,6 +392,9 @@ class Folder:
         records gets its line when the run goes on past it (so where lines fall does
         not depend on how the input was cut)."""
         every = self._every
+        if isinstance(every, Duration):
+            self._extend_timed(run, keys, records, lines, float(every))
+            return
         taken = 0
         while taken < len(records):
             take = len(records) - taken
@@ -400,6 +408,46 @@ class Folder:
             if run.take(kept, records[taken : taken + take], self._match):
                 self._sequences.of(run, fix=True)
             taken += take
+
+    def _extend_timed(
+        self,
+        run: FoldRun,
+        keys: bytes,
+        records: Sequence[bytes],
+        lines: list[tuple[int, bytes]],
+        seconds: float,
+    ) -> None:
+        """``--fold-every TIME``: a part's line when the run goes on past TIME after the
+        part began, by the clock (live input: per batch) or by the records' own time
+        (named files: per record)."""
+        by_records = self._config.fold_clock == "records"
+        taken = 0
+        while taken < len(records):
+            now = self._record_time(records[taken]) if by_records else time.monotonic()
+            if run.stop > run.part_start and now - run.part_clock >= seconds:
+                lines.append(self._part_line(run, continues=True))
+            if run.stop == run.part_start:
+                run.part_clock = now
+            take = 1 if by_records else len(records) - taken
+            batch = records[taken : taken + take]
+            if self._text is not None:
+                run.note_texts(batch, self._text)
+            if run.take(keys[taken * KEY : (taken + take) * KEY], batch, self._match):
+                self._sequences.of(run, fix=True)
+            taken += take
+
+    def _record_time(self, record: bytes) -> float:
+        """A record's own time in seconds (its first timestamp), for --fold-every TIME
+        on named files; a record without one ends the run with one line."""
+        found = timestamp_seconds(self._stamp(record))
+        if found is None:
+            shown = visible(record[:60].decode("utf-8", "replace"))
+            raise SeqdedupError(
+                f"--fold-every {self._every} reads each removed record's own time on a "
+                f"named file, and this one has none: {shown!r} (give a count instead, "
+                "such as --fold-every 1000)"
+            )
+        return found
 
     def _complete(self, run: FoldRun) -> list[tuple[int, bytes]]:
         """The run ended: the line of its last part (none if an idle line took it all)."""
@@ -436,6 +484,32 @@ class FoldedCounts:
         if self._limit is not None and len(folded) > self._limit:
             folded.popitem(last=False)
         return count
+
+
+def timestamp_seconds(text: str) -> float | None:
+    """A timestamp the ``timestamp`` class found, as seconds: ISO 8601 (without a zone:
+    UTC), common log format, syslog or a time of day (the year 1900 for the last two:
+    only differences are read); None for none."""
+    from datetime import UTC, datetime
+
+    if not text:
+        return None
+    try:
+        found = datetime.fromisoformat(text.replace(",", "."))
+    except ValueError:
+        whole, _, fraction = text.partition(".")
+        for form in _TIME_FORMS:
+            try:
+                found = datetime.strptime(" ".join(whole.split()), form)
+            except ValueError:
+                continue
+            seconds = found.replace(tzinfo=found.tzinfo or UTC).timestamp()
+            return seconds + (float("0." + fraction) if fraction.isdigit() else 0.0)
+        return None
+    return (found if found.tzinfo is not None else found.replace(tzinfo=UTC)).timestamp()
+
+
+_TIME_FORMS = ("%d/%b/%Y:%H:%M:%S %z", "%d/%b/%Y:%H:%M:%S", "%b %d %H:%M:%S", "%H:%M:%S")
 
 
 def text_digest(config: Config) -> Callable[[bytes], int] | None:

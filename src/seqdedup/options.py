@@ -21,6 +21,7 @@ from seqdedup.config import (
     DEFAULT_STREAM_IDLE,
     DEFAULT_UNIQUE_SEQUENCES,
     DEFAULT_WINDOW,
+    Duration,
 )
 from seqdedup.errors import UsageError
 
@@ -169,6 +170,13 @@ class _Version(argparse.Action):
 
         sys.stdout.write(f"{parser.prog} {__version__} (engine: {engine_name()})\n")
         parser.exit()
+
+
+def _count_or_duration(text: str) -> int | Duration:
+    try:
+        return Duration.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def build_parser(
@@ -578,11 +586,12 @@ def _fold_options_of(output: argparse._ArgumentGroup) -> None:
     )
     output.add_argument(
         "--fold-every",
-        type=int,
+        type=_count_or_duration,
         default=None,
-        metavar="N",
-        help=f"an interim summary line every N removed records of a run that goes on "
-        f"(default {DEFAULT_FOLD_EVERY:,}; 0: only at its end)",
+        metavar="N|TIME",
+        help=f"an interim summary line every N removed records of a run that goes on, or "
+        f"every TIME (30s, 5m: the clock on live input, the records' own on files; "
+        f"default {DEFAULT_FOLD_EVERY:,}; 0: only at its end)",
     )
     output.add_argument(
         "--fold-idle",
