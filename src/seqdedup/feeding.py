@@ -60,8 +60,33 @@ def markers_due(parts: Parts, decided: Decided, final: bool) -> list[tuple[int, 
         return [(piece.end, report.marker(piece)) for piece in decided.pieces]
     if folder is None:
         return []
-    lines = folder.add(decided.first, decided.keep, decided.records, decided.pieces)
+    from seqdedup.fold import skipped_runs  # (imported only by a run that folds)
+
+    runs = skipped_runs(decided.first, decided.keep, decided.records)
+    lines = folder.add_runs(decided.first, len(decided.keep), runs, decided.pieces)
     return lines + folder.end() if final else lines
+
+
+def joined(out: list[bytes], delimiter: bytes, ending: bytes | None) -> bytes:
+    """Records (and lines) as output bytes: each followed by the delimiter, the last by
+    ``ending`` instead when it is given (a final record that had no delimiter)."""
+    if not out:
+        return b""
+    return delimiter.join(out) + (delimiter if ending is None else ending)
+
+
+def idle_lines(parts: Parts, ledger: Ledger, pending: list[bytes]) -> list[bytes]:
+    """The input is idle: with ``--fold``, the open run's line so far, counting the
+    records a decided repeat already covers (certain to go; they only wait for their
+    own window). ``pending``: the records fed and not decided, in input order."""
+    folder = parts.folder
+    if folder is None:
+        return []
+    matcher = parts.matcher
+    covered = matcher.cover + 1 - matcher.decided
+    if covered > 0 and not parts.filters:  # (pending[0] is tracked record `decided`)
+        folder.settle(matcher.decided, pending[:covered], ended=False)
+    return ledger.lines(folder.idle())
 
 
 class ChunkPath:
@@ -238,13 +263,8 @@ class RecordPath:
         return self._joined(out, final=final is not None and (last or bool(ending)), ending=ending)
 
     def _joined(self, out: list[bytes], final: bool, ending: bytes = b"") -> bytes:
-        if not out:
-            return b""
-        delimiter = self._parts.config.delimiter
-        joined = delimiter.join(out)
-        if final and self._ledger.last_record_written:
-            return joined + ending  # the input's final record had no delimiter
-        return joined + delimiter
+        last = final and self._ledger.last_record_written  # (the input's had none)
+        return joined(out, self._parts.config.delimiter, ending if last else None)
 
     # -- records ------------------------------------------------------------------------
     def feed(self, records: Iterable[bytes]) -> list[bytes]:
@@ -280,18 +300,8 @@ class RecordPath:
         return self._release(parts.matcher.push(hashes))
 
     def idle_lines(self) -> list[bytes]:
-        """The input is idle: with ``--fold``, the open run's line so far, counting the
-        records a decided repeat already covers (certain to go; they only wait for
-        their own window)."""
-        parts = self._parts
-        folder = parts.folder
-        if folder is None:
-            return []
-        matcher = parts.matcher
-        covered = matcher.cover + 1 - matcher.decided
-        if covered > 0 and not parts.filters:  # (pending[0] is tracked record `decided`)
-            folder.settle(matcher.decided, self._pending[:covered], ended=False)
-        return self._ledger.lines(folder.idle())
+        """The input is idle: see :func:`idle_lines`."""
+        return idle_lines(self._parts, self._ledger, self._pending)
 
     def end_records(self) -> list[bytes]:
         """End of a stream of records: the rest of it."""

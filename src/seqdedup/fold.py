@@ -280,16 +280,6 @@ class Folder:
     def append_keys(self, hashes: bytes) -> None:
         self._keys += key_bytes(hashes)
 
-    def add(
-        self, first: int, keep: Sequence[bool], records: Sequence[bytes], pieces: list[Piece]
-    ) -> list[tuple[int, bytes]]:
-        """Take the decisions of tracked records ``first`` ..., their records and the
-        pieces closed; return the summary lines now due."""
-        from seqdedup.runs import runs_of
-
-        runs = [(first + a, first + b, records[a:b]) for a, b in runs_of(keep, False)]
-        return self.add_runs(first, len(keep), runs, pieces)
-
     def add_runs(
         self,
         first: int,
@@ -329,12 +319,10 @@ class Folder:
         tracked_at: list[int] | None,
         first_number: int = 1,
     ) -> list[tuple[int, bytes]]:
-        """Before records settled early (certain before their window completes) are
-        written: those a decided repeat covers extend the open run, and a settled
-        record after them, which is kept, ends it, so that its line comes first.
-        ``pending``: the records not decided yet, the first with input record number
-        ``first_number``; ``tracked_at``: where the tracked ones stand in it (with
-        filters)."""
+        """Before records settled early are written: those a decided repeat covers
+        extend the open run, and a kept one after them ends it (its line first).
+        ``pending``: the records not decided yet, the first numbered ``first_number``;
+        ``tracked_at``: where the tracked ones stand in it (with filters)."""
         decided, settled = matcher.decided, matcher.settled
         if settled <= decided:
             return []
@@ -393,7 +381,8 @@ class Folder:
         not depend on how the input was cut)."""
         every = self._every
         if isinstance(every, Duration):
-            self._extend_timed(run, keys, records, lines, float(every))
+            clock = PartClock(every, self._config.fold_clock == "records", self._stamp)
+            self._extend_timed(run, keys, records, lines, clock)
             return
         taken = 0
         while taken < len(records):
@@ -415,39 +404,24 @@ class Folder:
         keys: bytes,
         records: Sequence[bytes],
         lines: list[tuple[int, bytes]],
-        seconds: float,
+        clock: PartClock,
     ) -> None:
         """``--fold-every TIME``: a part's line when the run goes on past TIME after the
-        part began, by the clock (live input: per batch) or by the records' own time
-        (named files: per record)."""
-        by_records = self._config.fold_clock == "records"
+        part began (by ``clock``: per batch, or per record by the records' own time)."""
         taken = 0
         while taken < len(records):
-            now = self._record_time(records[taken]) if by_records else time.monotonic()
-            if run.stop > run.part_start and now - run.part_clock >= seconds:
+            now = clock.now(records[taken])
+            if run.stop > run.part_start and now - run.part_clock >= clock.seconds:
                 lines.append(self._part_line(run, continues=True))
             if run.stop == run.part_start:
                 run.part_clock = now
-            take = 1 if by_records else len(records) - taken
+            take = 1 if clock.by_records else len(records) - taken
             batch = records[taken : taken + take]
             if self._text is not None:
                 run.note_texts(batch, self._text)
             if run.take(keys[taken * KEY : (taken + take) * KEY], batch, self._match):
                 self._sequences.of(run, fix=True)
             taken += take
-
-    def _record_time(self, record: bytes) -> float:
-        """A record's own time in seconds (its first timestamp), for --fold-every TIME
-        on named files; a record without one ends the run with one line."""
-        found = timestamp_seconds(self._stamp(record))
-        if found is None:
-            shown = visible(record[:60].decode("utf-8", "replace"))
-            raise SeqdedupError(
-                f"--fold-every {self._every} reads each removed record's own time on a "
-                f"named file, and this one has none: {shown!r} (give a count instead, "
-                "such as --fold-every 1000)"
-            )
-        return found
 
     def _complete(self, run: FoldRun) -> list[tuple[int, bytes]]:
         """The run ended: the line of its last part (none if an idle line took it all)."""
@@ -466,6 +440,40 @@ class Folder:
         }
         named, color = self._report.inputs.named, self._config.color
         return stop - 1, line_text(self._config.fold_format, fields, named, color)
+
+
+def skipped_runs(
+    first: int, keep: Sequence[bool], records: Sequence[bytes]
+) -> list[tuple[int, int, Sequence[bytes]]]:
+    """The runs of skipped records among tracked records ``first`` ... (``keep``: their
+    decisions), with their records: what :meth:`Folder.add_runs` takes."""
+    from seqdedup.runs import runs_of
+
+    return [(first + a, first + b, records[a:b]) for a, b in runs_of(keep, False)]
+
+
+class PartClock:
+    """``--fold-every TIME``'s clock: the wall clock (live input), or each record's own
+    time (named files), where a record without a timestamp ends the run with one line."""
+
+    def __init__(self, every: Duration, by_records: bool, stamp: Callable[[bytes], str]) -> None:
+        self.seconds = float(every)
+        self.by_records = by_records
+        self._every = every
+        self._stamp = stamp
+
+    def now(self, record: bytes) -> float:
+        if not self.by_records:
+            return time.monotonic()
+        found = timestamp_seconds(self._stamp(record))
+        if found is None:
+            shown = visible(record[:60].decode("utf-8", "replace"))
+            raise SeqdedupError(
+                f"--fold-every {self._every} reads each removed record's own time on a "
+                f"named file, and this one has none: {shown!r} (give a count instead, "
+                "such as --fold-every 1000)"
+            )
+        return found
 
 
 class FoldedCounts:
