@@ -227,6 +227,15 @@ class Deduplicator:
         self._finished = True
 
 
+def count_removed(config: Config, records: list[bytes]) -> int:
+    """How many of ``records`` a run of ``config`` removes (a trial: see
+    :meth:`Config.quiet`)."""
+    dedup = Deduplicator(config)
+    dedup.feed(records)
+    dedup.flush()
+    return dedup.stats.skipped
+
+
 def feeding_paths(
     stages: Stages, ordered: bool
 ) -> tuple[StreamPath | KernelStreamPath | None, RecordPath, BytePath]:

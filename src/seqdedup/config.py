@@ -185,6 +185,22 @@ class Config(_ConfigFields):
             raise UsageError(keyword_names(str(exc), cls._fields)) from None
         return self
 
+    def quiet(self) -> Config:
+        """The same rule and keys for a trial run: nothing reported, saved or folded
+        (the hint after a run, --suggest-window's trials)."""
+        return self._replace(
+            inputs=("-",),
+            annotate=False,
+            annotation_format=None,
+            explain=False,
+            fold=False,
+            fold_format=None,
+            top=0,
+            library_dir=None,
+            read_sequences=(),
+            sequence_stats=False,
+        )
+
     def validate(self) -> None:
         """Raise UsageError naming the option for any value the engine cannot honour."""
         for dest in OWN_BOUNDS:

@@ -94,26 +94,10 @@ def _line(name: str, share: float) -> str:
 def _removed(config: Config, records: list[bytes], normalize: str) -> float:
     """The share of ``records`` the run's rule removes, with ``normalize`` added to
     its keys (nothing reported, nothing saved)."""
-    from seqdedup.api import Deduplicator
+    from seqdedup.api import count_removed
 
     steps = (("normalize", normalize),) if normalize else ()
-    quiet = config._replace(
-        key_steps=steps,
-        inputs=("-",),
-        annotate=False,
-        annotation_format=None,
-        explain=False,
-        fold=False,
-        fold_format=None,
-        top=0,
-        library_dir=None,
-        read_sequences=(),
-        sequence_stats=False,
-    )
-    dedup = Deduplicator(quiet)
-    dedup.feed(records)
-    dedup.flush()
-    return dedup.stats.skipped / len(records)
+    return count_removed(config.quiet()._replace(key_steps=steps), records) / len(records)
 
 
 JSON_CHECKED = 10_000  # records a --json-key/--json-ignore path should match one of

@@ -103,20 +103,7 @@ def suggest(records: list[bytes], config: Config) -> dict[str, Any]:
 
 def _quiet(config: Config, width: int) -> Config:
     """The run's config at ``width``, with an unlimited history, nothing reported."""
-    return config._replace(
-        window_size=width,
-        max_history=None,
-        inputs=("-",),
-        annotate=False,
-        annotation_format=None,
-        explain=False,
-        top=0,
-        library_dir=None,
-        read_sequences=(),
-        sequence_stats=False,
-        fold=False,
-        fold_format=None,
-    )
+    return config.quiet()._replace(window_size=width, max_history=None)
 
 
 def _stream_runs(config: Config, records: list[bytes], width: int) -> tuple[int, list[int]]:
@@ -136,16 +123,14 @@ def suggest_keys(config: Config, records: list[bytes]) -> list[dict[str, object]
     the user gave key options: the keys are chosen)."""
     if config.key_steps or config.json_key or config.json_ignore or config.skip_fields:
         return []
-    from seqdedup.api import Deduplicator
+    from seqdedup.api import count_removed
 
     found = []
     for option, keyed in (("(the keys as given)", _as_given), *KEY_TRIALS):
         if option.startswith("--skip-fields") and not _fields_left(records, int(option[-1])):
             continue
-        dedup = Deduplicator(keyed(_quiet(config, KEY_WIDTH)))
-        dedup.feed(records)
-        dedup.flush()
-        found.append({"keys": option, "removed": dedup.stats.skipped})
+        removed = count_removed(keyed(_quiet(config, KEY_WIDTH)), records)
+        found.append({"keys": option, "removed": removed})
     return found
 
 
