@@ -233,8 +233,24 @@ def test_two_threads_at_once_are_refused_not_let_in():
     assert dedup.feed([b"c"]) == [b"c"]  # the refused call changed nothing
 
 
-def test_feed_refuses_str_with_the_way_out():
-    d = Deduplicator(window_size=2)
-    with pytest.raises(TypeError, match=r"^Deduplicator.feed takes bytes records, got str: "):
-        d.feed(["a", "b"])
+def test_feed_takes_str_or_bytes_and_gives_back_what_it_was_given():
+    d: Deduplicator[str] = Deduplicator(window_size=2, annotate=True)
+    out = d.feed(["a", "b", "c", "a", "b"]) + d.feed(["é"]) + d.flush()
+    assert out == [
+        "a",
+        "b",
+        "c",
+        "[DUPLICATE: Lines 4-5 matched lines 1-2 (sequence seen 2 times)]",
+        "é",
+    ]
     assert list(deduplicate(["a", "b", "a", "b", "c"], window_size=2)) == ["a", "b", "c"]
+    both = Deduplicator(window_size=2)
+    assert both.feed([b"a"]) == [b"a"] and both.flush() == []
+    mixed = Deduplicator(window_size=2)
+    mixed.feed(["a"])
+    with pytest.raises(TypeError, match=r"all str or all bytes \(this one's: str\)"):
+        mixed.feed([b"a"])
+    with pytest.raises(TypeError, match=r"all str or all bytes \(this one's: str\)"):
+        Deduplicator(window_size=2).feed(["a", b"b"])  # type: ignore[list-item]
+    folded: Deduplicator[str] = Deduplicator(window_size=1, fold=True, fold_format="{removed}")
+    assert folded.feed(["x", "x", "x"]) + folded.idle() + folded.flush() == ["x", "2"]

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import _thread
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, Protocol, overload
+from typing import TYPE_CHECKING, Generic, Protocol, cast, overload
 
 from seqdedup.config import STREAM_WAIT, Config
 from seqdedup.engine import SEED
@@ -29,11 +28,23 @@ from seqdedup.stopping import graceful, requested
 from seqdedup.timelimit import PatternTimeout
 
 if TYPE_CHECKING:
+    from typing_extensions import TypeVar
+
+    # A run's record type: bytes unless feed() is given str (Deduplicator[str])
+    Record = TypeVar("Record", str, bytes, default=bytes)
+else:
+    from typing import TypeVar
+
+    Record = TypeVar("Record", str, bytes)
+
+if TYPE_CHECKING:
     from seqdedup.streamby.path import KernelStreamPath, StreamPath
 
 
-class Deduplicator:
-    """Streaming sequence deduplication over records given as ``bytes``.
+class Deduplicator(Generic[Record]):
+    """Streaming sequence deduplication over records given as ``bytes`` or ``str``
+    (the first :meth:`feed` says which; what comes back has that type, and a type
+    checker reads it from ``Deduplicator[str]``; ``bytes`` by default).
 
     Feed records in input order with :meth:`feed`; each call returns what became
     decidable and is to be written, in order: records, and with ``annotate`` the marker
@@ -76,37 +87,14 @@ class Deduplicator:
         self._stream_path, self._records, self._bytes = feeding_paths(stages, ordered)
         self._finished = False
         self._fed: str | None = None  # "records" or "bytes": the two cannot be mixed
-        self._in_call = _thread.allocate_lock()  # one call at a time (see _guarded)
-        self._interrupted: str | None = None  # what cut an earlier call short
+        self._guard = OneCall()  # one call at a time, none after one cut short
+        self._text: bool | None = None  # whether feed() was given str records
 
     @property
     def last_record_written(self) -> bool:
         """Whether the last thing released was the last released record (not a marker);
         after the end of input, whether the input's final record ends the output."""
         return self._stages.last_record_written
-
-    @contextmanager
-    def _guarded(self) -> Iterator[None]:
-        """One call at a time: a second thread is refused rather than let in to
-        corrupt the state; a call cut short (KeyboardInterrupt, an error half-way) leaves
-        the state incomplete, so every later call says so instead of going on wrongly."""
-        if self._interrupted is not None:
-            raise RuntimeError(
-                f"this Deduplicator was interrupted in an earlier call ({self._interrupted}); "
-                "its state is incomplete: make a new one"
-            )
-        if not self._in_call.acquire(blocking=False):
-            raise RuntimeError(
-                "this Deduplicator is in use by another call (another thread?): "
-                "use one per thread, or a lock around its calls"
-            )
-        try:
-            yield
-        except BaseException as exc:
-            self._interrupted = type(exc).__name__
-            raise
-        finally:
-            self._in_call.release()
 
     def _start(self, how: str) -> None:
         if self._finished:
@@ -116,40 +104,49 @@ class Deduplicator:
         elif self._fed != how:
             raise RuntimeError("feed() and feed_bytes() cannot be mixed in one run")
 
-    def feed(self, records: Iterable[bytes]) -> list[bytes]:
+    def feed(self, records: Iterable[Record]) -> list[Record]:
         """Add records; return those now decided for output (and markers)."""
         self._start("records")
-        with self._guarded():
-            return self._records.feed(bytes_records(records))
+        batch, self._text = bytes_records(records, self._text)
+        with self._guard:
+            return self._typed(self._records.feed(batch))
+
+    def _typed(self, out: list[bytes]) -> list[Record]:
+        """Output of the run's record type (str when feed() was given str)."""
+        typed: list[str] | list[bytes] = out
+        if self._text:
+            typed = [record.decode("utf-8", "surrogateescape") for record in out]
+        return cast("list[Record]", typed)
 
     def feed_bytes(self, chunk: bytes) -> bytes:
         """Add raw input (any cut, split on the delimiter here); return the output
         bytes now decided: each kept record followed by the delimiter."""
         self._start("bytes")
-        with self._guarded():
+        with self._guard:
             return self._bytes.feed_bytes(chunk)
 
-    def idle(self) -> list[bytes]:
+    def idle(self) -> list[Record]:
         """The input has been idle (``config.fold_idle`` seconds, say): with ``fold``,
         return a summary line for the run of duplicates that is still open, covering
         what it removed since its last line, the records a repeat already covers
         included (nothing when there is none). With
         ``stream_by``, every stream's pending records are decided as at end of input
         (no window spans the pause) and returned."""
-        with self._guarded():
+        with self._guard:
             if self._stream_path is not None:
-                return self._stream_path.idle()
-            return self._records.idle_lines()
+                return self._typed(self._stream_path.idle())
+            return self._typed(self._records.idle_lines())
 
     def idle_bytes(self) -> bytes:
         """:meth:`idle` for a byte stream: the line followed by the delimiter."""
         if self._stream_path is not None:
-            with self._guarded():
+            with self._guard:
                 return self._stream_path.idle_bytes()
         delimiter = self.config.delimiter
-        return b"".join(line + delimiter for line in self.idle())
+        with self._guard:
+            return b"".join(line + delimiter for line in self._records.idle_lines())
 
-    def next_input(self) -> list[bytes]:
+    def next_input(self) -> list[Record]:
         """The current input ends and the next begins (the next name of
         ``config.inputs``): return what the end of this one decided.
 
@@ -158,10 +155,10 @@ class Deduplicator:
         markers and explanations count inside each input.
         """
         self._start("records")
-        with self._guarded():
+        with self._guard:
             out = self._records.end_records()
             self._stages.begin_input()
-        return out
+        return self._typed(out)
 
     def next_input_bytes(self) -> bytes:
         """The raw bytes of this input (file) end; the next begins: return the rest of
@@ -169,14 +166,14 @@ class Deduplicator:
         input's records follow it), unless a newline ends it in text mode with another
         delimiter. See :meth:`next_input`."""
         self._start("bytes")
-        with self._guarded():
+        with self._guard:
             out = self._bytes.end_bytes(last=False)
             self._stages.begin_input()
         return out
 
     next_stream, next_stream_bytes = next_input, next_input_bytes  # (0.1's names)
 
-    def flush(self, save: bool = True) -> list[bytes]:
+    def flush(self, save: bool = True) -> list[Record]:
         """End of input: return everything still held back.
 
         With ``library_dir``, the library is saved here too, unless ``save=False``:
@@ -187,10 +184,10 @@ class Deduplicator:
             return []
         if self._fed == "bytes" and self._bytes is not self._records:
             raise RuntimeError("after feed_bytes(), end with flush_bytes()")
-        with self._guarded():
+        with self._guard:
             out = self._records.end_records()
         self._finish(save)
-        return out
+        return self._typed(out)
 
     def flush_bytes(self, save: bool = True, cut: bool = False) -> bytes:
         """End of raw input: the rest of the output. A final record that had no
@@ -201,7 +198,7 @@ class Deduplicator:
         if self._fed == "records":
             raise RuntimeError("after feed(), end with flush()")
         self._fed = "bytes"
-        with self._guarded():
+        with self._guard:
             out = self._bytes.end_bytes(last=True, cut=cut)
         self._finish(save)
         return out
@@ -257,16 +254,52 @@ def feeding_paths(
     )
 
 
-def bytes_records(records: Iterable[bytes]) -> list[bytes]:
-    """The records as a list, refused with one clear message when they are not bytes
-    (``deduplicate`` takes str records too, and gives str back)."""
-    batch = records if isinstance(records, list) else list(records)
-    if batch and not isinstance(batch[0], bytes | bytearray):
+def bytes_records(
+    records: Iterable[str] | Iterable[bytes], text: bool | None
+) -> tuple[list[bytes], bool | None]:
+    """The records as bytes (str ones encoded, as ``deduplicate`` does), and whether
+    they were str: ``text``, what the run's earlier records were (None: none yet). A
+    run's records are all str or all bytes."""
+    batch: list[str | bytes] = list(records)
+    if not batch:
+        return [], text
+    given = isinstance(batch[0], str)
+    if (text is not None and given != text) or not all(
+        isinstance(r, str) if given else isinstance(r, bytes | bytearray) for r in batch
+    ):
+        was = "str" if (given if text is None else text) else "bytes"
         raise TypeError(
-            f"Deduplicator.feed takes bytes records, got {type(batch[0]).__name__}: "
-            "encode them (record.encode()), or use deduplicate(), which takes str too"
+            f"Deduplicator.feed: a run's records are all str or all bytes (this one's: {was})"
         )
-    return batch
+    encoded = [r.encode("utf-8", "surrogateescape") if isinstance(r, str) else r for r in batch]
+    return encoded, given
+
+
+class OneCall:
+    """One call at a time: a second thread is refused rather than let in to corrupt
+    the state; a call cut short (KeyboardInterrupt, an error half-way) leaves the state
+    incomplete, so every later call says so instead of going on wrongly."""
+
+    def __init__(self) -> None:
+        self._lock = _thread.allocate_lock()
+        self._interrupted: str | None = None  # what cut an earlier call short
+
+    def __enter__(self) -> None:
+        if self._interrupted is not None:
+            raise RuntimeError(
+                f"this Deduplicator was interrupted in an earlier call ({self._interrupted}); "
+                "its state is incomplete: make a new one"
+            )
+        if not self._lock.acquire(blocking=False):
+            raise RuntimeError(
+                "this Deduplicator is in use by another call (another thread?): "
+                "use one per thread, or a lock around its calls"
+            )
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        if kind is not None:
+            self._interrupted = kind.__name__
+        self._lock.release()
 
 
 class Writable(Protocol):
