@@ -287,7 +287,7 @@ def test_the_python_engine_runs_without_numpy(monkeypatch):
     monkeypatch.setattr(builtins, "__import__", no_numpy)
     monkeypatch.setattr(engine, "_numpy", False)
     monkeypatch.setenv("SEQDEDUP_ENGINE", "python")
-    records = [f"r{i % 97}".encode() for i in range(20_000)]
+    records = [f"r{i % 97}".encode() for i in range(3_000)]
     for options in ({}, {"max_history": 500}, {"annotate": True}):
         dedup = Deduplicator(window_size=3, **options)
         got = dedup.feed(records) + dedup.flush()
