@@ -137,6 +137,7 @@ def decoded_before_damage(packed):
     return b"".join(out)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", sorted(COMPRESS))
 def test_every_record_decoded_before_the_damage_is_written_and_counted(run_cli, tmp_path, kind):
     text = b"".join(b"record %d\n" % i for i in range(200_000))

@@ -79,6 +79,7 @@ def _nonblocking_pipe():
     return read_end, write_end
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ENGINES)
 def test_a_non_blocking_stdout_gets_every_byte(tmp_path, repeats_log, engine):
     read_end, write_end = _nonblocking_pipe()
@@ -103,6 +104,7 @@ def test_a_non_blocking_stdout_gets_every_byte(tmp_path, repeats_log, engine):
     assert len(received) > 1 << 20  # far more than a pipe holds
 
 
+@pytest.mark.slow
 def test_a_non_blocking_stdin_is_waited_on_not_polled(tmp_path):
     """A parent that set O_NONBLOCK on our stdin: the run waits for input without
     spinning (CPU time stays near zero while the input is idle)."""

@@ -271,6 +271,7 @@ def test_live_new_lines_at_once_and_a_paused_run_within_the_idle_time():
         proc.kill()
 
 
+@pytest.mark.slow
 def test_live_a_steady_storm_shows_a_line_every_n_repeats():
     every = 1000
     proc = live("-q", "-w", "3", "--fold", "--fold-every", str(every), "--fold-format", "{removed}")

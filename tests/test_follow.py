@@ -98,6 +98,7 @@ def test_from_start_and_the_statistics_at_ctrl_c(log):
     assert "Total lines processed" in err and "Lines skipped" in err  # the table
 
 
+@pytest.mark.slow
 def test_rotation_truncation_and_a_file_that_comes_later(tmp_path):
     log = tmp_path / "later.log"
     run = Following("--follow", "-w", "1", "-q", str(log))
@@ -206,6 +207,7 @@ def test_copytruncate_that_regrows_at_once_loses_nothing_and_cuts_nothing(tmp_pa
     assert "the incomplete record before it, 10 bytes, is dropped" in err
 
 
+@pytest.mark.slow
 def test_a_rotated_files_late_lines_are_read_for_the_rotate_wait(tmp_path):
     """Renamed, and a new file at the path: lines written late to the old file (a
     writer that has not reopened yet) still come, in arrival order, and its last line

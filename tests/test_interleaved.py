@@ -266,6 +266,7 @@ def test_the_dask_engine_refuses_it(tmp_path):
     assert done.stderr.decode().count("\n") == 1
 
 
+@pytest.mark.slow
 def test_a_live_input_that_pauses_gets_its_pending_records(tmp_path):
     """Standard input goes quiet with records of two streams pending: after about two
     seconds they are written (the streams then start afresh)."""

@@ -66,6 +66,7 @@ def _stats_and_line(err: bytes) -> tuple[dict, str]:
     return json.loads(body)["statistics"], line
 
 
+@pytest.mark.slow
 def test_a_named_file_stops_at_once_its_output_whole_and_the_library_unchanged(tmp_path):
     """A file cut short: what was read is decided as at its end, fold lines included,
     written in whole records, and the library stays as it was (a later run reads it)."""

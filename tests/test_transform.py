@@ -192,6 +192,7 @@ def test_transform_limits_on_the_command_line(run_cli, args, message):
     assert result.stderr.count(b"\n") == 1 and message in result.stderr
 
 
+@pytest.mark.slow
 def test_no_time_limit_with_zero(run_cli):
     result = run_cli(
         ["-q", "-w", "1", "-t", "sleep 0.2; cat", "--transform-timeout", "0"], b"a\na\n"
