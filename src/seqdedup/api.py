@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import _thread
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Generic, Protocol, cast, overload
+from typing import TYPE_CHECKING, Generic, NoReturn, Protocol, cast, overload
 
 from seqdedup.config import STREAM_WAIT, Config
 from seqdedup.engine import SEED
@@ -259,20 +259,29 @@ def bytes_records(
 ) -> tuple[list[bytes], bool | None]:
     """The records as bytes (str ones encoded, as ``deduplicate`` does), and whether
     they were str: ``text``, what the run's earlier records were (None: none yet). A
-    run's records are all str or all bytes."""
-    batch: list[str | bytes] = list(records)
+    run's records are all str or all bytes. Bytes records are handed on as they are,
+    without a copy or a look at each (the engines refuse anything else)."""
+    batch = cast("list[str | bytes]", records if isinstance(records, list) else list(records))
     if not batch:
         return [], text
     given = isinstance(batch[0], str)
-    if (text is not None and given != text) or not all(
-        isinstance(r, str) if given else isinstance(r, bytes | bytearray) for r in batch
-    ):
-        was = "str" if (given if text is None else text) else "bytes"
-        raise TypeError(
-            f"Deduplicator.feed: a run's records are all str or all bytes (this one's: {was})"
-        )
-    encoded = [r.encode("utf-8", "surrogateescape") if isinstance(r, str) else r for r in batch]
-    return encoded, given
+    if text is not None and given != text:
+        _mixed(text)
+    if not given:
+        return cast("list[bytes]", batch), False
+    encoded = []
+    for record in batch:
+        if not isinstance(record, str):
+            _mixed(True)
+        encoded.append(record.encode("utf-8", "surrogateescape"))
+    return encoded, True
+
+
+def _mixed(text: bool) -> NoReturn:
+    was = "str" if text else "bytes"
+    raise TypeError(
+        f"Deduplicator.feed: a run's records are all str or all bytes (this one's: {was})"
+    )
 
 
 class OneCall:
