@@ -115,9 +115,11 @@ def test_run_without_a_single_source_is_cut_into_pieces():
     # "a b c" and "c d e" each occurred before, but "a b c d e" never did.
     keys = ["a", "b", "c", "x", "c", "d", "e", "y", "a", "b", "c", "d", "e"]
     out, explained, _ = run(numbered(keys), 3, annotate=True)
+    # (the records' numbers differ: skip_chars leaves them out of the keys)
+    differ = " (2 variants of the text)"
     assert [line for line in out if line.startswith("[")] == [
-        "[DUPLICATE: Lines 9-11 matched lines 1-3 (sequence seen 2 times)]",
-        "[DUPLICATE: Lines 12-13 matched lines 6-7 (sequence seen 2 times)]",
+        f"[DUPLICATE: Lines 9-11 matched lines 1-3 (sequence seen 2 times){differ}]",
+        f"[DUPLICATE: Lines 12-13 matched lines 6-7 (sequence seen 2 times){differ}]",
     ]
     assert explained == [
         "EXPLAIN: Lines 9-11 skipped (duplicate of lines 1-3, seen 2x)",
@@ -128,7 +130,9 @@ def test_run_without_a_single_source_is_cut_into_pieces():
 def test_default_marker_and_explain_texts():
     keys = ["a", "b", "x", "a", "b", "y", "a"]
     out, explained, _ = run(numbered(keys), 2, annotate=True)
-    assert out[3] == "[DUPLICATE: Lines 4-5 matched lines 1-2 (sequence seen 2 times)]"
+    assert out[3] == (
+        "[DUPLICATE: Lines 4-5 matched lines 1-2 (sequence seen 2 times) (2 variants of the text)]"
+    )
     assert [line[5:] for line in out if not line.startswith("[")] == ["a", "b", "x", "y", "a"]
     assert explained == ["EXPLAIN: Lines 4-5 skipped (duplicate of lines 1-2, seen 2x)"]
     single = Deduplicator(window_size=1, on_explain=(lines := []).append)
@@ -687,3 +691,97 @@ def test_an_internal_error_is_one_line_and_status_70(monkeypatch, tmp_path):
         "seqdedup: internal error: attribution: skipped record 7 is covered by no repeat "
         "window; please report this bug with the command line"
     ]
+
+
+# -- markers that say when a run differs in its text from its occurrence -----------------
+
+VARIANT_MARKER = "M {start} {end} {match_start} {match_end} {variants}"
+
+
+@settings(max_examples=examples(150), deadline=None)
+@given(
+    records=st.lists(st.sampled_from(["a0", "a1", "b0", "b1", "c0"]), max_size=400),
+    window=st.integers(1, 6),
+    history=st.sampled_from([None, 100]),
+    trim=st.booleans(),
+)
+def test_a_marker_says_when_its_run_differs_in_its_text(records, window, history, trim):
+    """Under key options (a mask: the digit is not compared) a marker's ``{variants}`` is
+    2 exactly when its run's records differ in their text from the records it names
+    (the oracle: the input itself), 1 when they are the same text; with a limited
+    history its texts are trimmed as the run goes (``trim``: at once, not after 64 Ki
+    records), and what a marker reads is never gone."""
+    from seqdedup.report import MarkerTexts
+
+    with pytest.MonkeyPatch.context() as patch:
+        if trim:
+            patch.setattr(MarkerTexts, "TRIM_SLACK", 0)
+        d = Deduplicator(
+            window_size=window,
+            max_history=history,
+            annotate=True,
+            annotation_format=VARIANT_MARKER,
+            key_steps=(("mask", "[0-9]"),),
+        )
+        out = [o for k in range(0, len(records), 9) for o in d.feed(records[k : k + 9])]
+        out += d.flush()
+    markers = [line.split()[1:] for line in out if line.startswith("M ")]
+    assert bool(markers) == bool(d.stats.skipped)
+    for start, end, m_start, m_end, variants in (map(int, m) for m in markers):
+        same = records[start - 1 : end] == records[m_start - 1 : m_end]
+        assert variants == (1 if same else 2), (start, end, m_start, m_end)
+
+
+def test_the_default_marker_names_two_variants_and_never_timestamps(tmp_path):
+    statuses = b"job exit status 0\nretrying\njob exit status 1\nretrying\n"
+    d = Deduplicator(window_size=2, annotate=True, key_steps=(("normalize", "number"),))
+    out = d.feed(statuses.splitlines()) + d.flush()
+    assert out[-1] == (
+        b"[DUPLICATE: Lines 3-4 matched lines 1-2 (sequence seen 2 times) (2 variants of the text)]"
+    )
+    same = Deduplicator(window_size=2, annotate=True, key_steps=(("normalize", "number"),))
+    stamped = [b"09:00:0%d job exit status 0" % k if k % 2 == 0 else b"retrying" for k in range(4)]
+    assert not same.feed([*stamped, b"end"])[-2].endswith(b"of the text)]")  # times only
+    plain = Deduplicator(window_size=2, annotate=True)
+    assert b"variants" not in (plain.feed([b"a", b"b", b"a", b"b"]) + plain.flush())[-1]
+
+
+def test_a_marker_against_a_library_sequence_compares_its_stored_text(tmp_path):
+    (tmp_path / "yesterday.txt").write_bytes(b"exit status 0\nretrying\n")
+    for today, expected in (
+        (b"exit status 7", b" (2 variants of the text)]"),
+        (b"exit status 0", b"]"),
+    ):
+        d = Deduplicator(
+            window_size=2,
+            annotate=True,
+            key_steps=(("normalize", "number"),),
+            read_sequences=(tmp_path,),
+        )
+        out = d.feed([today, b"retrying"]) + d.flush()
+        assert out[0].startswith(b"[DUPLICATE: Lines 1-2 matched library sequence")
+        assert out[0].endswith(b"times)" + expected), out
+
+
+def test_stream_markers_say_when_a_run_differs_in_its_text():
+    """With --stream-by: every record of a run is compared, its first window whole and
+    each later record with the last record of the window it repeats."""
+    pods = [b"[p1] exit 0", b"[p1] done", b"[p2] exit 0", b"[p2] done", b"[p2] fine"]
+    options = {
+        "annotate": True,
+        "annotation_format": "{start}-{end} {variants}",
+        "key_steps": (("normalize", "number"),),
+        "stream_by": r"^\[(\w+)\] ",
+    }
+    same = Deduplicator(window_size=2, **options)
+    assert [o for o in same.feed(pods) + same.flush() if not o.startswith(b"[")] == [b"3-4 1"]
+    for late in (1, 3):  # a difference in the first window, and in a record after it
+        steps = [b"a", b"b", b"c", b"d"]
+        trace = [b"[p1] %s 0" % step for step in steps]
+        again = [b"[p2] %s %d" % (step, 5 if k == late else 0) for k, step in enumerate(steps)]
+        d = Deduplicator(window_size=2, **options)
+        out = [o for o in d.feed(trace + again + [b"[p2] x"]) + d.flush() if not o.startswith(b"[")]
+        assert out == [b"5-8 2"], (late, out)
+    d = Deduplicator(window_size=2, **{**options, "annotation_format": None})
+    out = d.feed([*pods[:2], b"[p2] exit 3", b"[p2] done", b"[p2] x"]) + d.flush()
+    assert out[2].endswith(b"(sequence seen 2 times) (2 variants of the text)]"), out

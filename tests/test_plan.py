@@ -26,6 +26,8 @@ TABLE = [
     ({"annotate": True, "inverse": True}, "record", "kernel", False, 0),
     ({"annotate": True, "filters": TRACK}, "record", "kernel", False, 0),
     ({"annotate": True, "max_history": 100}, "chunk", "kernel", False, 0),  # markers wait
+    # markers under key options compare texts: the record path
+    ({"annotate": True, "key_steps": (("normalize", "number"),)}, "record", "kernel", False, 0),
     ({"filters": TRACK}, "chunk", "thread", False, 0),  # a chunk's records classified
     ({"fold": True}, "chunk", "kernel", False, 2),
     ({"fold": True, "max_history": 100}, "record", "kernel", True, 2),  # lines of settled

@@ -136,6 +136,8 @@ class Attribution(Protocol):
     @property
     def open_piece(self) -> bool: ...
     @property
+    def open_source(self) -> int | None: ...
+    @property
     def identified(self) -> int: ...
     def record_number(self, tracked: int) -> int: ...
     def set_library_keys(self, region: array[int]) -> None: ...
@@ -158,6 +160,7 @@ class DecisionCount:
     with many short repeats; this makes such a run as fast as its decisions."""
 
     open_piece = False
+    open_source = None
 
     @property
     def identified(self) -> int:

@@ -253,6 +253,19 @@ class Config(_ConfigFields):
         """Whether records are split into interleaved streams (``--stream-by``)."""
         return self.stream_by is not None or self.stream_by_json is not None
 
+    @property
+    def keyed(self) -> bool:
+        """Whether records are compared by something else than their whole text (key
+        options): copies that count as one sequence may then differ in their text."""
+        return bool(
+            self.key_steps
+            or self.json_key
+            or self.json_ignore
+            or self.hash_transform
+            or self.skip_chars
+            or self.skip_fields
+        )
+
 
 def _names_stream(template: str) -> bool:
     return "{stream" in template or "{match_stream" in template
@@ -295,11 +308,12 @@ def compile_stream_pattern(
         raise UsageError(f"--stream-by: invalid regular expression '{pattern}': {exc}") from None
 
 
-NUMBER_FIELDS = ("start", "end", "match_start", "match_end", "count", "window_size")
+# (variants: 2 when a marker's run differs in its text from its occurrence, else 1)
+NUMBER_FIELDS = ("start", "end", "match_start", "match_end", "count", "window_size", "variants")
 FILE_FIELDS = ("file", "match_file")  # the input a piece lies in, and its source's
 NAME_FIELDS = (*FILE_FIELDS, "stream", "match_stream")  # and with --stream-by, their streams
 # --fold-format: the marker's fields, and what a summary line adds (docs/ci-logs.md)
-FOLD_COUNTS = ("removed", "copies", "extra", "length", "part", "continues", "variants")
+FOLD_COUNTS = ("removed", "copies", "extra", "length", "part", "continues")
 FOLD_NUMBER_FIELDS = (*NUMBER_FIELDS, *FOLD_COUNTS)
 FOLD_NAME_FIELDS = (*NAME_FIELDS, "id", "sequence", "first_time", "last_time")
 

@@ -57,7 +57,10 @@ def markers_due(parts: Parts, decided: Decided, final: bool) -> list[tuple[int, 
     due, each with the tracked record it follows."""
     report, folder = parts.report, parts.folder
     if report.annotation is not None:
-        return [(piece.end, report.marker(piece)) for piece in decided.pieces]
+        markers = [(piece.end, report.marker(piece)) for piece in decided.pieces]
+        if report.texts is not None:  # (what no later marker reads goes)
+            report.texts.trim(parts.attributor.decided, parts.attributor.open_source)
+        return markers
     if folder is None:
         return []
     from seqdedup.fold import skipped_runs  # (imported only by a run that folds)
@@ -294,6 +297,8 @@ class RecordPath:
             first = self._ledger.released + 1 + (0 if at is not None else base)
             self._as_text += [first + (at[i] if at is not None else i) for i in json.as_text]
         self._pending += batch
+        if parts.report.texts is not None:
+            parts.report.texts.append(tracked)
         parts.attributor.append_keys(hashes)
         if parts.folder is not None:
             parts.folder.append_keys(hashes)

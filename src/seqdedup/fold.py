@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 from seqdedup.config import Duration
 from seqdedup.errors import SeqdedupError, visible
 from seqdedup.hashes import MASK128
+from seqdedup.keys import text_digest
 from seqdedup.normalize import TIMESTAMP
 
 if TYPE_CHECKING:
@@ -518,26 +519,6 @@ def timestamp_seconds(text: str) -> float | None:
 
 
 _TIME_FORMS = ("%d/%b/%Y:%H:%M:%S %z", "%d/%b/%Y:%H:%M:%S", "%b %d %H:%M:%S", "%H:%M:%S")
-
-
-def text_digest(config: Config) -> Callable[[bytes], int] | None:
-    """With key options (records compared by something else than their text): a digest
-    of a record's text with its timestamps masked, to tell the copies a line folds
-    apart (their times are on the line already). None: the copies are the same text."""
-    plain = not (
-        config.key_steps
-        or config.json_key
-        or config.json_ignore
-        or config.hash_transform
-        or config.skip_chars
-        or config.skip_fields
-    )
-    if plain:
-        return None
-    from seqdedup.normalize import CLASSES, normalize_py
-
-    bits = CLASSES["timestamp"]
-    return lambda record: hash(normalize_py(record, bits))
 
 
 def part_fields(

@@ -146,6 +146,18 @@ def skip_fields(records: list[bytes], count: int) -> list[bytes]:
     return [record[fields.match(record).end() :] for record in records]  # type: ignore[union-attr]
 
 
+def text_digest(config: Config) -> Callable[[bytes], int] | None:
+    """With key options (:attr:`Config.keyed`): a digest of a record's text with its
+    timestamps masked, to tell apart copies that count as one sequence (a fold line's,
+    a marker's and its occurrence). None: copies are the same text."""
+    if not config.keyed:
+        return None
+    from seqdedup.normalize import CLASSES, normalize_py
+
+    bits = CLASSES["timestamp"]
+    return lambda record: hash(normalize_py(record, bits))
+
+
 def key_maker(
     config: Config, kernel: ModuleType | None, seed: int, transform: Transform | None = None
 ) -> KeyMaker:

@@ -501,7 +501,7 @@ def _output_options(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="TEMPLATE",
         help="marker text with {start} {end} {match_start} {match_end} {count} "
-        "{window_size} {file} {match_file}",
+        "{window_size} {file} {match_file} {variants}",
     )
     _fold_options_of(output)
     output.add_argument(
@@ -581,7 +581,8 @@ def _fold_options_of(output: argparse._ArgumentGroup) -> None:
         default=None,
         metavar="TEMPLATE|json",
         help="summary line text: the --annotation-format fields and {removed} {copies} "
-        "{extra} {length} {id} {sequence} {first_time} {last_time} {part} {continues}; "
+        "{extra} {length} {id} {sequence} {first_time} {last_time} {part} {continues} "
+        "(and {variants}: its copies' texts); "
         "or json (one object per line)",
     )
     output.add_argument(

@@ -69,7 +69,8 @@ def _feeding(
 ) -> str:
     """The kernel's chunk path serves every run that needs nothing per record from
     Python: no transform, JSON keys, masks or explanations, nor library saving with
-    filters or libraries read (`-r`), nor markers with --inverse or filters, nor summary
+    filters or libraries read (`-r`), nor markers with --inverse, filters or key options
+    (a marker compares its run's text with its occurrence's), nor summary
     lines with filters or records settled early (a --normalize pass it does itself;
     markers and summary lines it places by the runs; filters classify each chunk's
     records in one pass)."""
@@ -79,7 +80,7 @@ def _feeding(
         not kernel
         or (config.fold and (filtering or settles))
         or not kernel_keys
-        or (config.annotate and (config.inverse or filtering))
+        or (config.annotate and (config.inverse or filtering or config.keyed))
         or explaining
         or (config.library_dir is not None and (filtering or bool(config.read_sequences)))
     ):

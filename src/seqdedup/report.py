@@ -7,6 +7,7 @@ records.
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from itertools import compress
@@ -285,6 +286,66 @@ class Inputs:
         return f"Line {local} of {name}" if self.named else f"Line {local}"
 
 
+class MarkerTexts:
+    """``--annotate`` with key options: a digest of each tracked record's text (its
+    timestamps masked), so that a marker says when its run differs in its text from
+    the occurrence it names (copies are one sequence by their keys, not their text).
+    The digests of a loaded library (``library``) sit at the region's indices."""
+
+    TRIM_SLACK = 1 << 16
+
+    def __init__(self, digest: Callable[[bytes], int], keep_back: int | None) -> None:
+        self.digest = digest
+        self._texts = array("q")
+        self._offset = 0  # tracked index of _texts[0]
+        self._keep_back = keep_back  # None: every record stays (as the keys do)
+        self.library = array("q")
+
+    def append(self, records: Sequence[bytes]) -> None:
+        """The next tracked records, as they are fed."""
+        self._texts.extend(map(self.digest, records))
+
+    def variants(self, start: int, source: int, length: int) -> int:
+        """2 when tracked records ``start`` .. and the occurrence from ``source`` (< 0:
+        in the library region) differ in their text, else 1."""
+        own = self._slice(start, length)
+        return 1 if own == self._slice(source, length) else 2
+
+    def _slice(self, start: int, length: int) -> array[int]:
+        if start < 0:
+            library = self.library
+            return library[len(library) + start : len(library) + start + length]
+        at = start - self._offset
+        assert at >= 0, "a marker's record was trimmed"  # (trim keeps what can be read)
+        return self._texts[at : at + length]
+
+    def trim(self, decided: int, open_source: int | None) -> None:
+        """With a limited history: drop what no piece can name any more."""
+        keep_back = self._keep_back
+        if keep_back is None or len(self._texts) <= 2 * keep_back + self.TRIM_SLACK:
+            return
+        oldest = decided - keep_back
+        if open_source is not None:
+            oldest = min(oldest, open_source)
+        drop = max(0, oldest - self._offset)
+        del self._texts[:drop]
+        self._offset += drop
+
+
+def marker_texts(config: Config) -> MarkerTexts | None:
+    """The texts a run's markers compare (:class:`MarkerTexts`), when its records are
+    compared by keys; None otherwise."""
+    if not config.annotate:
+        return None
+    from seqdedup.keys import text_digest
+
+    digest = text_digest(config)
+    if digest is None:
+        return None
+    history = config.max_history
+    return MarkerTexts(digest, None if history is None else history + 2 * config.window_size)
+
+
 class PieceReport:
     """Markers (``--annotate``) and explanations (``--explain``) for the pieces
     attribution closes, with the filter decisions of pass-through records."""
@@ -296,6 +357,7 @@ class PieceReport:
         locate: Callable[[int], tuple[str, int]] | None,
         on_explain: Callable[[str], None] | None,
         filter_patterns: Sequence[str],
+        texts: MarkerTexts | None = None,
     ) -> None:
         from seqdedup.config import (
             DEFAULT_ANNOTATION,
@@ -324,6 +386,7 @@ class PieceReport:
             if named
             else DEFAULT_LIBRARY_ANNOTATION
         )
+        self.texts = texts
 
     def fields(self, piece: Piece) -> Fields:
         """The placeholders of a piece's marker and explanation (record numbers count
@@ -401,8 +464,13 @@ class PieceReport:
         fields = self.fields(piece)
         template = self._library_annotation if "sequence" in fields else self.annotation
         assert template is not None
-        marker = template.format_map(fields).encode("utf-8", "surrogateescape")
-        return painted(marker, self.marker_color)
+        texts, variants = self.texts, 1
+        if texts is not None:
+            variants = texts.variants(piece.start, piece.source_start, piece.end - piece.start + 1)
+        fields["variants"] = variants
+        return painted(
+            marker_text(template, fields, self.config.annotation_format), self.marker_color
+        )
 
     def explain_all(
         self,
@@ -618,6 +686,16 @@ MARKER_COLOR = b"\x1b[33m"  # markers: yellow
 LINE_COLOR = b"\x1b[36m"  # summary lines: cyan
 EXPLAIN_COLOR = "\x1b[2m"  # explanations: dim
 RESET = "\x1b[0m"
+
+
+def marker_text(template: str, fields: Fields, given: str | None) -> bytes:
+    """A marker's text from its template; the default one (``given`` None) says at its
+    end when the run differs in its text from its occurrence (under key options)."""
+    text = template.format_map(fields)
+    variants = fields.get("variants", 1)
+    if variants > 1 and given is None:
+        text = f"{text[:-1]} ({variants} variants of the text)]"
+    return text.encode("utf-8", "surrogateescape")
 
 
 def painted(text: bytes, color: bytes | None) -> bytes:

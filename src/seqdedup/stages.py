@@ -31,7 +31,14 @@ from seqdedup.keys import KeyMaker, ShellTransform, key_maker
 from seqdedup.ledger import Ledger
 from seqdedup.matcher import LibraryWindows, Matcher, make_matcher
 from seqdedup.plan import RunPlan, plan_run
-from seqdedup.report import PieceReport, Stats, TopSequences, stats_document
+from seqdedup.report import (
+    MarkerTexts,
+    PieceReport,
+    Stats,
+    TopSequences,
+    marker_texts,
+    stats_document,
+)
 from seqdedup.streamby.decider import SequenceCounts, StreamCount
 
 if TYPE_CHECKING:
@@ -66,14 +73,9 @@ class Stages:
         self.config = config
         self.stats = stats = Stats()
         filters = FilterList(config.filters)
-        transform = (
-            ShellTransform(config.hash_transform, config.transform_timeout)
-            if config.hash_transform
-            else None
-        )
         engine = load_kernel()
         self.engine = "python" if engine is None else "c"
-        keys = key_maker(config, engine, SEED, transform)
+        keys = key_maker(config, engine, SEED, shell_transform(config))
         kernel_keys = keys.plain or bool(keys.kernel_normalize)
         self.plan = plan = plan_run(config, engine is not None, on_explain is not None, kernel_keys)
         self.chunks = (  # (the plan feeds chunks only with a kernel)
@@ -91,7 +93,10 @@ class Stages:
         )
         # --stream-by: the loaded windows go to the stream decider (fingerprints, starts)
         library_windows = LibraryWindows(matcher)
-        library = load_library(config, keys, library_windows if config.stream_split else matcher)
+        texts = marker_texts(config)
+        library = load_library(
+            config, keys, library_windows if config.stream_split else matcher, texts
+        )
         if library is not None:
             stats.library_loaded = len(library.names)
             attributor.set_library_keys(library.region)
@@ -101,6 +106,7 @@ class Stages:
             library.locate if library is not None else None,
             on_explain,
             [rule.pattern for rule in filters.rules],
+            texts,
         )
         top = make_top(config, attributor)
         self.saver = saver = make_saver(config, plan, library, matcher)
@@ -163,15 +169,29 @@ class Stages:
             self.saver = None
 
 
+def shell_transform(config: Config) -> ShellTransform | None:
+    """The run's ``--hash-transform`` command, when it has one."""
+    if not config.hash_transform:
+        return None
+    return ShellTransform(config.hash_transform, config.transform_timeout)
+
+
 def load_library(
-    config: Config, keys: KeyMaker, target: Matcher | LibraryWindows
+    config: Config,
+    keys: KeyMaker,
+    target: Matcher | LibraryWindows,
+    texts: MarkerTexts | None,
 ) -> LoadedLibrary | None:
-    """The libraries the run reads (``-r``, ``-l``), their windows given to ``target``."""
+    """The libraries the run reads (``-r``, ``-l``), their windows given to ``target``
+    (and their records' text digests to ``texts``, for markers)."""
     if not (config.read_sequences or config.library_dir is not None):
         return None
     from seqdedup.library.load import load_libraries
 
-    return load_libraries(config, keys, target)
+    library = load_libraries(config, keys, target, texts.digest if texts else None)
+    if library is not None and texts is not None:
+        texts.library = library.texts
+    return library
 
 
 def make_saver(

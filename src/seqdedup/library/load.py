@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -154,9 +154,15 @@ SENTINEL = 0x5EDD_ED5E_DDED_5EDD  # both lanes of the record between sequences i
 # region: it matches no key (a 128-bit key hash equals it with probability 2**-128)
 
 
-def load_libraries(config: Config, keys: KeyMaker, matcher: WindowTarget) -> LoadedLibrary | None:
+def load_libraries(
+    config: Config,
+    keys: KeyMaker,
+    matcher: WindowTarget,
+    text: Callable[[bytes], int] | None = None,
+) -> LoadedLibrary | None:
     """Load ``read_sequences`` and ``library_dir`` (when it exists) and make every
-    window of theirs already seen by ``matcher``; None when there is nothing to load."""
+    window of theirs already seen by ``matcher``; None when there is nothing to load.
+    ``text``: keep each record's text digest too (:attr:`LoadedLibrary.texts`)."""
     directories = list(config.read_sequences)
     if config.library_dir is not None and config.library_dir.exists():
         directories.append(config.library_dir)
@@ -172,11 +178,23 @@ def load_libraries(config: Config, keys: KeyMaker, matcher: WindowTarget) -> Loa
             directory, config.delimiter, held=directory == config.library_dir, keys=keys_made
         )
     )
-    library = LoadedLibrary()
+    library = LoadedLibrary(text)
     region, fps, starts = library.index(sequences, keys, matcher)
     library.region = region
     matcher.add_library_windows(fps, starts, region)
     return library
+
+
+def _record_texts(
+    sequences: Iterable[LibrarySequence], text: Callable[[bytes], int] | None
+) -> Iterator[int]:
+    """Each record's text digest, and 0 for the sentinel after each sequence (nothing
+    without ``text``)."""
+    if text is None:
+        return
+    for sequence in sequences:
+        yield from map(text, sequence.records)
+        yield 0
 
 
 class LoadedLibrary:
@@ -188,13 +206,17 @@ class LoadedLibrary:
     negative and at most -W - 1, so every window of the run repeats it.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, text: Callable[[bytes], int] | None = None) -> None:
+        self._text = text
         self.names: list[str] = []
         self.starts: list[int] = []  # region index of each sequence's first record
         self.region = array("Q")  # every sequence's key hashes (two lanes each), see index()
         # Per sequence: its database key when held by the library the run saves to (b""
         # for a held plain file), None when it comes from elsewhere.
         self.digests: list[bytes | None] = []
+        # With ``text`` (markers under key options): each region record's text digest
+        # (0 for the sentinels), at the region's indices as the keys are
+        self.texts = array("q", [0])
 
     def index(
         self, sequences: Iterable[LibrarySequence], keys: KeyMaker, matcher: WindowTarget
@@ -202,10 +224,9 @@ class LoadedLibrary:
         """Return the key region (the lanes of its records' key hashes), and every
         window's fingerprint (lanes) and start.
 
-        Records are hashed a group of sequences at a time and then dropped: only the
-        16-byte key hashes of the whole library stay in memory. The windows are
-        re-hashed at every load (with the run's seed), so nothing of a run's hashing is
-        ever stored.
+        Records are hashed a group of sequences at a time and then dropped: only their
+        16-byte key hashes stay in memory. The windows are re-hashed at every load (with
+        the run's seed): nothing of a run's hashing is ever stored.
         """
         region = array("Q", [SENTINEL, SENTINEL])
         firsts: list[int] = []
@@ -228,6 +249,7 @@ class LoadedLibrary:
                 else:
                     region.frombytes(hashed)
                 region.extend((SENTINEL, SENTINEL))
+            self.texts.extend(_record_texts(group, self._text))
             self.names.extend(sequence.name for sequence in group)
             self.digests.extend(
                 (sequence.digest or b"") if sequence.held else None for sequence in group

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from array import array
 from collections import OrderedDict, deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, AnyStr, NamedTuple, Protocol
 
@@ -161,6 +161,7 @@ class Entry:
 
     __slots__ = (
         "decided",
+        "differs",
         "index",
         "key",
         "keyed",
@@ -191,17 +192,20 @@ class Entry:
         self.source: tuple[int, int, int, str] | None = None  # a repeat window's source
         self.marker: Run | None = None  # the run that ends at this record
         self.tracked_as = -1  # the filter decision (filters.TRACKED for a tracked record)
+        # markers under key options: its window's text differs from the occurrence's
+        self.differs = False
 
 
 class Run:
     """A duplicate run of one stream: its first and last records, where the earliest
     occurrence of its first window lies, and its sequence's count when it closes."""
 
-    __slots__ = ("closed", "content", "count", "first", "last", "length", "source")
+    __slots__ = ("closed", "content", "count", "differs", "first", "last", "length", "source")
 
     def __init__(self, first: Entry) -> None:
         self.first = self.last = first
         self.source = first.source
+        self.differs = False  # some record's text differs from what it repeats (markers)
         self.content = 0
         self.length = 0
         self.count = 0
@@ -297,30 +301,59 @@ class StreamKeys:
         self.before: list[int] = []
         self.base = 0
         self.region: list[int] = []
+        # Markers under key options: each record's text digest, beside its key hash
+        # (and the library region's, at its indices)
+        self.texts: list[int] | None = None
+        self.region_texts: Sequence[int] = ()
 
-    def append(self, position: int, key: int, before: int) -> None:
-        if self.window == 1:  # nothing to compare: the fingerprint is the key hash
+    def append(self, position: int, key: int, before: int, text: int = 0) -> None:
+        texts = self.texts
+        if self.window == 1 and texts is None:  # the fingerprint is the key hash
             return
         drop = position - self.span - self.base if self.span is not None else 0
         if drop > 4096 and 2 * drop > len(self.keys):
             del self.keys[:drop]
             del self.before[:drop]
+            if texts is not None:
+                del texts[:drop]
             self.base += drop
         self.keys.append(key)
         self.before.append(before)
+        if texts is not None:
+            texts.append(text)
 
-    def _window(self, end: int) -> list[int] | None:
-        """The key hashes of the window ending at ``end``, oldest first, or None where
-        they are no longer held."""
+    def _window(self, end: int, values: list[int] | None = None) -> list[int] | None:
+        """The key hashes (or ``values``: the text digests) of the window ending at
+        ``end``, oldest first, or None where they are no longer held."""
+        held = self.keys if values is None else values
         out = []
         at = end
         for _ in range(self.window):
             if at < self.base:
                 return None
-            out.append(self.keys[at - self.base])
+            out.append(held[at - self.base])
             at = self.before[at - self.base]
         out.reverse()
         return out
+
+    def text_differs(self, occurrence: tuple[int, int, int, str], end: int, whole: bool) -> bool:
+        """Whether the window ending at position ``end`` differs in its text from the
+        occurrence it repeats: all W records (``whole``), or only the newest (the ones
+        before it were compared with the windows before)."""
+        texts = self.texts
+        assert texts is not None
+        last, count = _last_of(occurrence), self.window if whole else 1
+        theirs: Sequence[int] | None
+        if occurrence[0] == LIBRARY_END:  # its records lie together in the region
+            region = self.region_texts
+            at = len(region) + last + 1
+            theirs = list(region[at - count : at])
+        elif whole:
+            theirs = self._window(last, texts)
+        else:
+            theirs = [texts[last - self.base]] if last >= self.base else None
+        ours = self._window(end, texts) if whole else [texts[end - self.base]]
+        return ours != theirs
 
     def same(self, occurrence: tuple[int, int, int, str], lane: _Lane) -> bool:
         """Whether the occurrence's records have the keys of the lane's window: the
@@ -462,6 +495,15 @@ class StreamDecider:
         self._windows = WindowHistory(history, self._keys.same)
         self._stretches: Callable[[], Stretch] | None = None  # makes a stream's Stretches
         self._whole = False  # save every record (not only the new ones)
+        self._text: Callable[[bytes], int] | None = None  # markers under key options
+
+    def compare_texts(self, digest: Callable[[bytes], int], region: Sequence[int]) -> None:
+        """Markers under key options: tell when a run's records differ in their text
+        (``digest``, of a record without its stream's name) from what they repeat
+        (``region``: the loaded library's text digests, at its region indices)."""
+        self._text = digest
+        self._keys.texts = []
+        self._keys.region_texts = region
 
     def add_library(
         self, fingerprints: list[int], starts: list[int], region: list[int] | None = None
@@ -498,7 +540,8 @@ class StreamDecider:
                 self._end(next(iter(lanes)))
             lane = _Lane(self.window, stream_tag(name) if self.per_stream else 0)
         lanes[name] = lane
-        self._keys.append(position, key, lane.last)
+        text = self._text
+        self._keys.append(position, key, lane.last, 0 if text is None else text(entry.keyed))
         lane.last = position
         lane.roll(key, self.window, self._base, self._top)
         entries = lane.entries
@@ -509,6 +552,7 @@ class StreamDecider:
         raw = SHARED if self._shared else lane.lo | lane.hi << 64
         fingerprint = raw ^ lane.tag  # (its stream's own, with --per-stream)
         windows = self._windows
+        repeated = lane.witness is not None  # (the lane's last window was a repeat)
         source = windows.in_library(raw, lane) if lane.tag else None
         if source is None:
             source = windows.lookup(fingerprint, first.position, position, lane)
@@ -517,6 +561,10 @@ class StreamDecider:
             first.source = source
             for member in entries:
                 member.skip = True
+            if text is not None:  # (a window after a repeat: its newest record only)
+                whole = not repeated
+                if self._keys.text_differs(source, position, whole):
+                    (first if whole else entry).differs = True
         elif self._stretches is not None:
             for member in entries:
                 member.new = True
@@ -541,6 +589,7 @@ class StreamDecider:
         if run is None:
             run = lane.run = Run(entry)
         run.last = entry
+        run.differs = run.differs or entry.differs
         entry.index = run.length
         run.length += 1
         run.content = (run.content * CONTENT_BASE + entry.key) & MASK128

@@ -26,9 +26,9 @@ from seqdedup.fold import (
     kernel_timestamp,
     line_text,
     part_fields,
-    text_digest,
 )
 from seqdedup.hashes import MASK128
+from seqdedup.keys import text_digest
 
 if TYPE_CHECKING:
     from seqdedup.config import Config

@@ -28,7 +28,7 @@ from seqdedup.errors import visible
 from seqdedup.feeding import RecordPath
 from seqdedup.filters import TRACKED, UNMATCHED
 from seqdedup.hashes import hash_bytes, hash_ints
-from seqdedup.report import explain_bypassed, explain_unmatched, painted
+from seqdedup.report import explain_bypassed, explain_unmatched, marker_text, painted
 from seqdedup.streamby.decider import (
     LIBRARY_END,
     UNNAMED,
@@ -166,6 +166,9 @@ class StreamPath(_StreamRun):
             self._decider.add_library(hash_ints(windows.fps), list(windows.starts), region)
         if parts.saver is not None:
             self._decider.save_into(parts.saver.stretches, bool(config.read_sequences))
+        texts = parts.report.texts
+        if texts is not None:
+            self._decider.compare_texts(texts.digest, texts.library)
         self._queue: deque[Entry] = deque()  # fed, not yet written, in input order
         streams = parts.report.inputs
         self._annotation = (
@@ -181,7 +184,8 @@ class StreamPath(_StreamRun):
         hashes = iter(hash_ints(packed))
         number = self._ledger.released + len(self._queue) + 1
         queue, push, current = self._queue, self._decider.push, self._current
-        keyed = self._keyed if self._parts.saver or self._folder else None
+        parts = self._parts
+        keyed = self._keyed if parts.saver or self._folder or parts.report.texts else None
         for offset, record in enumerate(batch):
             name = names[offset]
             if name is None:
@@ -244,7 +248,7 @@ class StreamPath(_StreamRun):
                     template = self._annotation
                     if "sequence" in fields and parts.config.annotation_format is None:
                         template = DEFAULT_STREAM_LIBRARY_ANNOTATION
-                    marker = template.format_map(fields).encode("utf-8", "surrogateescape")
+                    marker = marker_text(template, fields, parts.config.annotation_format)
                     out.append(painted(marker, parts.report.marker_color))
                     last_written = False
                 if parts.report.explain is not None:
@@ -287,6 +291,7 @@ class StreamPath(_StreamRun):
             "stream": visible(run.first.stream),
             "count": run.count,
             "window_size": parts.config.window_size,
+            "variants": 2 if run.differs else 1,
             **self._source_fields(run),
         }
 
