@@ -26,10 +26,20 @@ def literal_mask(
     /,
 ) -> bytes: ...
 def hash_records(
-    records: Sequence[bytes], seed: int = 0, skip_chars: int = 0, byte_mode: bool = False
+    records: Sequence[bytes],
+    seed: int = 0,
+    skip_chars: int = 0,
+    byte_mode: bool = False,
+    normalize: int = 0,
+    skip_fields: int = 0,
 ) -> bytes: ...
 def hash_encoded(
-    encoded: ReadableBuffer, seed: int = 0, skip_chars: int = 0, byte_mode: bool = False
+    encoded: ReadableBuffer,
+    seed: int = 0,
+    skip_chars: int = 0,
+    byte_mode: bool = False,
+    normalize: int = 0,
+    skip_fields: int = 0,
 ) -> bytes: ...
 def _key_offset(record: ReadableBuffer, skip_chars: int, byte_mode: bool = False, /) -> int: ...
 def window_keys(hashes: ReadableBuffer, fps: ReadableBuffer, width: int, seed: int, /) -> bytes: ...

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from seqdedup.attribution import Piece
     from seqdedup.config import Config
     from seqdedup.hashes import Lanes
-    from seqdedup.keys import KeyMaker
+    from seqdedup.keys import KeyMaker, TextDigest
     from seqdedup.matcher import Matcher
     from seqdedup.report import Fields, PieceReport
 
@@ -139,13 +139,13 @@ class FoldRun:
         self.texts: list[int] | None = None
         self.part_clock = 0.0  # --fold-every TIME: when the current part began (seconds)
 
-    def note_texts(self, records: Sequence[bytes], digest: Callable[[bytes], int]) -> None:
+    def note_texts(self, records: Sequence[bytes], digest: TextDigest) -> None:
         """The texts of records just taken (at most VARIANTS_TRACKED per part)."""
         texts = self.texts
         if texts is None:
             texts = self.texts = []
         if len(texts) < VARIANTS_TRACKED:
-            texts += map(digest, records[: VARIANTS_TRACKED - len(texts)])
+            texts += digest(records[: VARIANTS_TRACKED - len(texts)])
 
     def variants(self, length: int) -> int:
         """How many different texts the current part's copies have (1: all the same;
@@ -276,7 +276,7 @@ class Folder:
         self._early_numbers: dict[int, int] = {}
         self._run: FoldRun | None = None
         self._folded = FoldedCounts(config.max_unique_sequences)
-        self._text = text_digest(config)
+        self._text = text_digest(config, kernel)
 
     def append_keys(self, hashes: bytes) -> None:
         self._keys += key_bytes(hashes)

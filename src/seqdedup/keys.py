@@ -18,10 +18,11 @@ from typing import TYPE_CHECKING
 
 from seqdedup.config import DEFAULT_TRANSFORM_TIMEOUT
 from seqdedup.errors import SeqdedupError
-from seqdedup.hashes import python_hash_bytes
+from seqdedup.hashes import MASK64, python_hash_bytes
 
 if TYPE_CHECKING:
     import subprocess
+    from array import array
 
     from seqdedup.config import Config
     from seqdedup.jsonkeys import JsonSelector
@@ -146,16 +147,30 @@ def skip_fields(records: list[bytes], count: int) -> list[bytes]:
     return [record[fields.match(record).end() :] for record in records]  # type: ignore[union-attr]
 
 
-def text_digest(config: Config) -> Callable[[bytes], int] | None:
-    """With key options (:attr:`Config.keyed`): a digest of a record's text with its
-    timestamps masked, to tell apart copies that count as one sequence (a fold line's,
-    a marker's and its occurrence). None: copies are the same text."""
+TextDigest = Callable[[Sequence[bytes]], "array[int]"]
+
+
+def text_digest(config: Config, kernel: ModuleType | None) -> TextDigest | None:
+    """With key options (:attr:`Config.keyed`): a 64-bit digest of each record's text
+    with its timestamps masked, to tell apart copies that count as one sequence (a fold
+    line's; a marker's run and its occurrence). None: copies are the same text. The
+    kernel masks and hashes a batch in one call; Python uses the regular expressions."""
     if not config.keyed:
         return None
+    from array import array
+
     from seqdedup.normalize import CLASSES, normalize_py
 
     bits = CLASSES["timestamp"]
-    return lambda record: hash(normalize_py(record, bits))
+    if kernel is not None:
+        hash_records = kernel.hash_records
+
+        def digests(records: Sequence[bytes]) -> array[int]:
+            lanes = array("Q", hash_records(records, 0, 0, False, bits, 0))
+            return lanes[0::2]
+
+        return digests
+    return lambda records: array("Q", [hash(normalize_py(r, bits)) & MASK64 for r in records])
 
 
 def key_maker(

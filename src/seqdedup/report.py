@@ -16,11 +16,14 @@ from typing import TYPE_CHECKING, TextIO, TypedDict
 from seqdedup.errors import visible
 
 if TYPE_CHECKING:
+    from types import ModuleType
+
     from rich.console import Console
     from rich.table import Table
 
     from seqdedup.attribution import Piece
     from seqdedup.config import Config
+    from seqdedup.keys import TextDigest
 
 
 class Fields(TypedDict, total=False):
@@ -294,16 +297,16 @@ class MarkerTexts:
 
     TRIM_SLACK = 1 << 16
 
-    def __init__(self, digest: Callable[[bytes], int], keep_back: int | None) -> None:
+    def __init__(self, digest: TextDigest, keep_back: int | None) -> None:
         self.digest = digest
-        self._texts = array("q")
+        self._texts = array("Q")
         self._offset = 0  # tracked index of _texts[0]
         self._keep_back = keep_back  # None: every record stays (as the keys do)
-        self.library = array("q")
+        self.library = array("Q")
 
     def append(self, records: Sequence[bytes]) -> None:
         """The next tracked records, as they are fed."""
-        self._texts.extend(map(self.digest, records))
+        self._texts.extend(self.digest(records))
 
     def variants(self, start: int, source: int, length: int) -> int:
         """2 when tracked records ``start`` .. and the occurrence from ``source`` (< 0:
@@ -332,14 +335,14 @@ class MarkerTexts:
         self._offset += drop
 
 
-def marker_texts(config: Config) -> MarkerTexts | None:
+def marker_texts(config: Config, kernel: ModuleType | None) -> MarkerTexts | None:
     """The texts a run's markers compare (:class:`MarkerTexts`), when its records are
     compared by keys; None otherwise."""
     if not config.annotate:
         return None
     from seqdedup.keys import text_digest
 
-    digest = text_digest(config)
+    digest = text_digest(config, kernel)
     if digest is None:
         return None
     history = config.max_history

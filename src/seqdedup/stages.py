@@ -93,7 +93,7 @@ class Stages:
         )
         # --stream-by: the loaded windows go to the stream decider (fingerprints, starts)
         library_windows = LibraryWindows(matcher)
-        texts = marker_texts(config)
+        texts = marker_texts(config, engine)
         library = load_library(
             config, keys, library_windows if config.stream_split else matcher, texts
         )

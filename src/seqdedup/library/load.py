@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from array import array
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,7 +24,7 @@ from seqdedup.library.store import (
 
 if TYPE_CHECKING:
     from seqdedup.config import Config
-    from seqdedup.keys import KeyMaker
+    from seqdedup.keys import KeyMaker, TextDigest
     from seqdedup.matcher import WindowTarget
 
 
@@ -158,7 +158,7 @@ def load_libraries(
     config: Config,
     keys: KeyMaker,
     matcher: WindowTarget,
-    text: Callable[[bytes], int] | None = None,
+    text: TextDigest | None = None,
 ) -> LoadedLibrary | None:
     """Load ``read_sequences`` and ``library_dir`` (when it exists) and make every
     window of theirs already seen by ``matcher``; None when there is nothing to load.
@@ -185,16 +185,15 @@ def load_libraries(
     return library
 
 
-def _record_texts(
-    sequences: Iterable[LibrarySequence], text: Callable[[bytes], int] | None
-) -> Iterator[int]:
+def _record_texts(sequences: Iterable[LibrarySequence], text: TextDigest | None) -> array[int]:
     """Each record's text digest, and 0 for the sentinel after each sequence (nothing
     without ``text``)."""
-    if text is None:
-        return
-    for sequence in sequences:
-        yield from map(text, sequence.records)
-        yield 0
+    texts = array("Q")
+    if text is not None:
+        for sequence in sequences:
+            texts += text(sequence.records)
+            texts.append(0)
+    return texts
 
 
 class LoadedLibrary:
@@ -206,7 +205,7 @@ class LoadedLibrary:
     negative and at most -W - 1, so every window of the run repeats it.
     """
 
-    def __init__(self, text: Callable[[bytes], int] | None = None) -> None:
+    def __init__(self, text: TextDigest | None = None) -> None:
         self._text = text
         self.names: list[str] = []
         self.starts: list[int] = []  # region index of each sequence's first record
@@ -216,7 +215,7 @@ class LoadedLibrary:
         self.digests: list[bytes | None] = []
         # With ``text`` (markers under key options): each region record's text digest
         # (0 for the sentinels), at the region's indices as the keys are
-        self.texts = array("q", [0])
+        self.texts = array("Q", [0])
 
     def index(
         self, sequences: Iterable[LibrarySequence], keys: KeyMaker, matcher: WindowTarget

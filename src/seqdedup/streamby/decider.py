@@ -174,6 +174,7 @@ class Entry:
         "skip",
         "source",
         "stream",
+        "text",
         "tracked_as",
     )
 
@@ -192,7 +193,9 @@ class Entry:
         self.source: tuple[int, int, int, str] | None = None  # a repeat window's source
         self.marker: Run | None = None  # the run that ends at this record
         self.tracked_as = -1  # the filter decision (filters.TRACKED for a tracked record)
-        # markers under key options: its window's text differs from the occurrence's
+        # markers under key options: its text's digest, and whether its window's text
+        # differs from the occurrence's
+        self.text = 0
         self.differs = False
 
 
@@ -495,13 +498,13 @@ class StreamDecider:
         self._windows = WindowHistory(history, self._keys.same)
         self._stretches: Callable[[], Stretch] | None = None  # makes a stream's Stretches
         self._whole = False  # save every record (not only the new ones)
-        self._text: Callable[[bytes], int] | None = None  # markers under key options
+        self._texts = False  # markers under key options: texts compared
 
-    def compare_texts(self, digest: Callable[[bytes], int], region: Sequence[int]) -> None:
+    def compare_texts(self, region: Sequence[int]) -> None:
         """Markers under key options: tell when a run's records differ in their text
-        (``digest``, of a record without its stream's name) from what they repeat
-        (``region``: the loaded library's text digests, at its region indices)."""
-        self._text = digest
+        (each entry's ``text``) from what they repeat (``region``: the loaded library's
+        text digests, at its region indices)."""
+        self._texts = True
         self._keys.texts = []
         self._keys.region_texts = region
 
@@ -540,8 +543,7 @@ class StreamDecider:
                 self._end(next(iter(lanes)))
             lane = _Lane(self.window, stream_tag(name) if self.per_stream else 0)
         lanes[name] = lane
-        text = self._text
-        self._keys.append(position, key, lane.last, 0 if text is None else text(entry.keyed))
+        self._keys.append(position, key, lane.last, entry.text)
         lane.last = position
         lane.roll(key, self.window, self._base, self._top)
         entries = lane.entries
@@ -561,7 +563,7 @@ class StreamDecider:
             first.source = source
             for member in entries:
                 member.skip = True
-            if text is not None:  # (a window after a repeat: its newest record only)
+            if self._texts:  # (a window after a repeat: its newest record only)
                 whole = not repeated
                 if self._keys.text_differs(source, position, whole):
                     (first if whole else entry).differs = True

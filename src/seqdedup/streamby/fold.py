@@ -76,7 +76,7 @@ class StreamFolder:
         self._named = named
         self._folded = FoldedCounts(config.max_unique_sequences)
         self._runs: dict[Run, _Part] = {}  # the runs with records passed, not ended
-        self._text = text_digest(config)  # (the records' texts, without the stream name)
+        self._text = text_digest(config, kernel)  # (the records' texts, without the stream name)
 
     def releasable(self, entry: Entry) -> bool:
         """Whether a skipped record may be passed: its run has ended, or has gone on

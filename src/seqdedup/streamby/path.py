@@ -166,9 +166,9 @@ class StreamPath(_StreamRun):
             self._decider.add_library(hash_ints(windows.fps), list(windows.starts), region)
         if parts.saver is not None:
             self._decider.save_into(parts.saver.stretches, bool(config.read_sequences))
-        texts = parts.report.texts
-        if texts is not None:
-            self._decider.compare_texts(texts.digest, texts.library)
+        self._digest = parts.report.texts.digest if parts.report.texts is not None else None
+        if parts.report.texts is not None:
+            self._decider.compare_texts(parts.report.texts.library)
         self._queue: deque[Entry] = deque()  # fed, not yet written, in input order
         streams = parts.report.inputs
         self._annotation = (
@@ -184,8 +184,9 @@ class StreamPath(_StreamRun):
         hashes = iter(hash_ints(packed))
         number = self._ledger.released + len(self._queue) + 1
         queue, push, current = self._queue, self._decider.push, self._current
-        parts = self._parts
-        keyed = self._keyed if parts.saver or self._folder or parts.report.texts else None
+        parts, digest = self._parts, self._digest
+        keyed = self._keyed if parts.saver or self._folder else None
+        texts = digest(self._keyed) if digest is not None else None
         for offset, record in enumerate(batch):
             name = names[offset]
             if name is None:
@@ -195,6 +196,8 @@ class StreamPath(_StreamRun):
             entry = Entry(record, number + offset, name)
             if keyed is not None:
                 entry.keyed = keyed[offset]
+            if texts is not None:
+                entry.text = texts[offset]
             queue.append(entry)
             if decisions is None or decisions[offset] == TRACKED:
                 push(name, next(hashes), entry)
