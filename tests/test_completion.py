@@ -13,7 +13,7 @@ import pytest
 from conftest import needs, user_env
 
 BIN = Path(sys.executable).parent
-COMMANDS = ("seqdedup", "seqdedup-dask", "seqdedup-library")
+COMMANDS = ("seqdedup", "seqdedup-dask", "seqdedup-library", "seqdedup-expand")
 
 
 @pytest.mark.parametrize("command", COMMANDS)
@@ -58,6 +58,8 @@ def test_bash_completes_options_values_and_commands():
     assert sorted(bash_completions("seqdedup", ["--color", ""])) == ["always", "auto", "never"]
     assert bash_completions("seqdedup-dask", ["--output-d"]) == ["--output-dir"]
     assert bash_completions("seqdedup-library", ["pr"]) == ["prune"]
+    assert bash_completions("seqdedup-expand", ["--li"]) == ["--lines"]
+    assert bash_completions("seqdedup", ["--keep-rem"]) == ["--keep-removed"]
     # options the Dask engine refuses are not offered
     assert bash_completions("seqdedup-dask", ["--annot"]) == []
 

@@ -28,6 +28,10 @@ def test_the_shipped_page_is_what_the_tool_writes():
     finally:
         sys.path.pop(0)
     assert PAGE.read_text() == manpage.page(), "run: python tools/manpage.py > man/seqdedup.1"
+    expand = ROOT / "man" / "seqdedup-expand.1"
+    assert expand.read_text() == manpage.expand_page(), (
+        "run: python tools/manpage.py seqdedup-expand > man/seqdedup-expand.1"
+    )
 
 
 def test_every_option_of_help_is_in_the_page():

@@ -3,6 +3,7 @@ examples (argparse-manpage draws the options); tests/test_manpage.py checks that
 shipped man/seqdedup.1 is what this writes.
 
     python tools/manpage.py > man/seqdedup.1
+    python tools/manpage.py seqdedup-expand > man/seqdedup-expand.1
 """
 
 from __future__ import annotations
@@ -92,5 +93,36 @@ def page() -> str:
     return text
 
 
+def expand_page() -> str:
+    """seqdedup-expand's page, from its parser."""
+    from argparse_manpage.manpage import Manpage
+
+    sys.path.insert(0, str(ROOT / "src"))
+    from seqdedup import __version__
+    from seqdedup.expand_cli import build_parser
+
+    manpage = Manpage(
+        build_parser(),
+        _data={
+            "project_name": "seqdedup-expand",
+            "version": __version__,
+            "date": DATE,
+            "description": "restore what seqdedup --budget removed, byte for byte",
+            "manual_title": "seqdedup manual",
+            "manual_section": 1,
+        },
+    )
+    text = str(manpage).rstrip("\n") + "\n"
+    for heading, entries in (("EXIT STATUS", SECTIONS["EXIT STATUS"][:2]),):
+        text += f".SH {heading}\n"
+        for name, meaning in entries:
+            text += f".TP\n\\fB{escaped(name)}\\fR\n{escaped(meaning)}\n"
+    text += ".SH SEE ALSO\n\\fBseqdedup\\fR(1) (\\-\\-budget, \\-\\-keep\\-removed), and "
+    text += "the documentation (docs/llm-context.md).\n"
+    return text
+
+
+PAGES = {"seqdedup": page, "seqdedup-expand": expand_page}
+
 if __name__ == "__main__":
-    sys.stdout.write(page())
+    sys.stdout.write(PAGES[sys.argv[1] if len(sys.argv) > 1 else "seqdedup"]())

@@ -4,12 +4,65 @@ Importing the package is cheap (no numpy, no rich): heavy modules load only when
 large batch or a statistics table needs them.
 """
 
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
 from seqdedup.api import Deduplicator, deduplicate
 from seqdedup.config import Config
 from seqdedup.errors import SeqdedupError, UsageError
 from seqdedup.report import Stats
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from seqdedup.budget import Reduction
+    from seqdedup.tokens import TokenCounter
+
 __version__ = "0.1.0"
+
+
+def reduce_to_budget(
+    data: bytes,
+    budget: int,
+    *,
+    keep: Sequence[str] = (),
+    keep_removed: Path | str | None = None,
+    count_tokens: TokenCounter | None = None,
+    **options: Any,
+) -> Reduction:
+    """``seqdedup --budget``: the whole ``data`` reduced to fit in ``budget`` tokens
+    (``count_tokens``: any function of a line's bytes; the built-in estimate
+    otherwise), what it removed stored in ``keep_removed`` when given. ``options`` are
+    :class:`Config`'s keywords (``window_size``, ``key_steps``, ``delimiter``, ...)."""
+    from pathlib import Path
+
+    from seqdedup import budget as reducer
+
+    options.setdefault("max_history", None)
+    config = Config(
+        budget=budget,
+        keep=tuple(keep),
+        keep_removed=Path(keep_removed) if keep_removed is not None else None,
+        **options,
+    )
+    return reducer.reduce_to_budget(data, config, count_tokens)
+
+
+def expand(reduced: bytes, store: Path | str) -> bytes:
+    """``seqdedup-expand``: the original input of a reduced text, byte for byte, from
+    the store its reduction wrote (an error when the store does not know the text)."""
+    from pathlib import Path
+
+    from seqdedup.expand import restore
+    from seqdedup.removed import RemovedStore
+
+    opened = RemovedStore(Path(store), create=False)
+    try:
+        return restore(reduced, opened)
+    finally:
+        opened.close()
 
 __all__ = [
     "Config",
@@ -19,4 +72,6 @@ __all__ = [
     "UsageError",
     "__version__",
     "deduplicate",
+    "expand",
+    "reduce_to_budget",
 ]

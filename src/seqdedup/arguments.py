@@ -4,7 +4,7 @@ options: what needs what, what cannot go together)."""
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from seqdedup.config import (
     DEFAULT_CANDIDATES,
@@ -114,7 +114,18 @@ def config_from_args(args: argparse.Namespace) -> Config:
         rotate_wait=_rotate_wait(args),
         **_fold_options(args, named_file and "-" not in inputs),
         **_stream_settings(args),
+        **_budget_settings(args),
     )
+
+
+def _budget_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """--budget, --keep, --keep-removed (not offered by seqdedup-dask)."""
+    removed = getattr(args, "keep_removed", None)
+    return {
+        "budget": getattr(args, "budget", None),
+        "keep": tuple(getattr(args, "keep", None) or ()),
+        "keep_removed": _path(removed) if removed else None,
+    }
 
 
 def _follow_settings(args: argparse.Namespace, inputs: list[str]) -> bool:
@@ -128,6 +139,8 @@ def _follow_settings(args: argparse.Namespace, inputs: list[str]) -> bool:
     if getattr(args, "suggest_window", False) and getattr(args, "follow", False):
         raise UsageError("--suggest-window reads an input once; not with --follow")
     following = bool(getattr(args, "follow", False))
+    if following and getattr(args, "budget", None) is not None:
+        raise UsageError("--budget reads the whole input first; not with --follow")
     if getattr(args, "from_start", False) and not following:
         raise UsageError("--from-start requires --follow")
     if getattr(args, "rotate_wait", None) is not None and not following:

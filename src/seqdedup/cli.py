@@ -51,6 +51,8 @@ def run(
     check_inputs(names, stdin)
     if args.suggest_window:
         return _suggest(args, config, stdin, stdout, stderr)
+    if config.budget is not None:
+        return _budget(args, config, stdin, stdout, stderr)
     libraries = [*config.read_sequences, *filter(None, [config.library_dir])]
     if libraries:
         from seqdedup.library.store import refuse_inputs_inside
@@ -187,6 +189,32 @@ def _suggest(
     text = io.StringIO()
     write_suggestion(suggest(records, config), text, args.stats_format)
     Output(stdout).write(text.getvalue().encode())
+    return _status(None, config, stderr)
+
+
+def _budget(
+    args: argparse.Namespace,
+    config: Config,
+    stdin: IO[bytes] | None,
+    stdout: IO[bytes],
+    stderr: TextIO,
+) -> int:
+    """--budget: read the whole input, reduce it, store what was removed (before the
+    output is written: a reference never names what the file does not hold)."""
+    from seqdedup.budget import read_whole, reduce_to_budget
+    from seqdedup.records import DecodedChunks
+
+    def chunks() -> Generator[bytes, None, None]:
+        with contextlib.closing(sources_of(config.inputs, stdin)) as sources:
+            for source in sources:
+                yield from DecodedChunks(source, not args.no_decompress)
+
+    with graceful():
+        data = read_whole(chunks())
+        reduction = reduce_to_budget(data, config)
+    Output(stdout).write(reduction.text)
+    if not args.quiet:
+        stderr.write(f"{PROG}: {reduction.summary(config.budget or 0)}\n")
     return _status(None, config, stderr)
 
 

@@ -1,4 +1,4 @@
-"""Shell completion for the three commands, made from each one's own parser.
+"""Shell completion for the commands, made from each one's own parser.
 
 argcomplete (imported only when it is needed) does both halves: it writes the script a
 shell loads (``--print-completion bash|zsh|fish``), and, when a shell asks for the

@@ -127,6 +127,12 @@ class _ConfigFields(NamedTuple):
     # --per-stream: each stream has its own history (a window another stream showed
     # is new to it); without it the history is shared
     per_stream: bool = False
+    # --budget N: the whole input reduced to fit in N tokens (docs/llm-context.md); the
+    # patterns of lines kept verbatim besides the built-in ones; where what was removed
+    # is stored (--keep-removed)
+    budget: int | None = None
+    keep: tuple[str, ...] = ()
+    keep_removed: Path | None = None
 
 
 # Whether a Config is being made from the command line: its errors then name options
@@ -223,6 +229,8 @@ class Config(_ConfigFields):
             check_template(self.annotation_format)
         if self.fold or self.fold_format is not None:
             _validate_fold(self)
+        if self.budget is not None or self.keep or self.keep_removed is not None:
+            _validate_budget(self)
         if isinstance(self.fold_every, Duration) and self.stream_split:
             raise UsageError(
                 "--fold-every TIME cannot be combined with --stream-by: a stream's lines "
@@ -316,6 +324,34 @@ NAME_FIELDS = (*FILE_FIELDS, "stream", "match_stream")  # and with --stream-by, 
 FOLD_COUNTS = ("removed", "copies", "extra", "length", "part", "continues")
 FOLD_NUMBER_FIELDS = (*NUMBER_FIELDS, *FOLD_COUNTS)
 FOLD_NAME_FIELDS = (*NAME_FIELDS, "id", "sequence", "first_time", "last_time")
+
+
+def _validate_budget(config: Config) -> None:
+    """--budget's settings, and what it cannot go with (it writes its own fold lines
+    and markers, after reading the whole input)."""
+    if config.budget is None:
+        raise UsageError(("--keep" if config.keep else "--keep-removed") + " requires --budget")
+    _at_least("--budget", config.budget, 1)
+    for option, given in (
+        ("--stream-by", config.stream_split),
+        ("--annotate", config.annotate),
+        ("--explain", config.explain),
+        ("--inverse", config.inverse),
+        ("--track/--bypass", bool(config.filters)),
+        ("--read-sequences/--library-dir", bool(config.read_sequences or config.library_dir)),
+        ("--fold-format", config.fold_format is not None),
+        ("--top", bool(config.top)),
+        ("--hash-transform", config.hash_transform is not None),
+    ):
+        if given:
+            raise UsageError(f"--budget cannot be combined with {option}")
+    import re
+
+    for pattern in config.keep:
+        try:
+            re.compile(pattern.encode("utf-8", "surrogateescape"))
+        except re.error as exc:
+            raise UsageError(f"--keep: invalid regular expression '{pattern}': {exc}") from None
 
 
 def _validate_fold(config: Config) -> None:

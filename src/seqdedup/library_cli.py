@@ -9,9 +9,10 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn, TextIO
+from typing import Any, TextIO
 
-from seqdedup.errors import UsageError, exit_status
+from seqdedup.errors import exit_status
+from seqdedup.options import OneLineErrors
 from seqdedup.stopping import stop_on_termination_signals
 
 PROG = "seqdedup-library"
@@ -20,15 +21,10 @@ DESCRIPTION = (
 )
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:  # one line, exit 1 (argparse says 2)
-        raise UsageError(message)
-
-
 def build_parser() -> argparse.ArgumentParser:
     from seqdedup.completion import add_option
 
-    parser = _Parser(prog=PROG, description=DESCRIPTION)
+    parser = OneLineErrors(prog=PROG, description=DESCRIPTION)
     add_option(parser)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     info = commands.add_parser("info", help="size, sequences, runs, oldest material")

@@ -42,6 +42,7 @@ DEPENDENTS = {
     "annotate": ("annotation_format",),
     "follow": ("from_start", "rotate_wait"),
     "suggest_window": ("sample",),
+    "budget": ("keep", "keep_removed"),
     "byte_mode": ("delimiter_hex",),
 }
 
@@ -103,10 +104,14 @@ def _help_width() -> int:
     return columns - 2
 
 
-class _Parser(argparse.ArgumentParser):
+class OneLineErrors(argparse.ArgumentParser):
+    """A parser whose errors are one line and exit 1 (argparse says 2, with usage)."""
+
     def error(self, message: str) -> NoReturn:
         raise UsageError(message)
 
+
+class _Parser(OneLineErrors):
     def parse_known_args(  # type: ignore[override]
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
     ) -> tuple[argparse.Namespace, list[str]]:
@@ -210,6 +215,7 @@ def build_parser(
     _stream_options(parser)
     _library_options(parser)
     _output_options(parser)
+    _budget_options_of(parser)
     parser.add_argument(
         "-V", "--version", action=_Version, nargs=0, help="print the version and the engine"
     )
@@ -566,6 +572,42 @@ def _run_modes(output: argparse._ArgumentGroup) -> None:
         metavar="N",
         help="with --suggest-window: read the first N records (default 1,000,000)",
     )
+
+
+def _budget_options_of(parser: argparse.ArgumentParser) -> None:
+    """--budget and its settings (docs/llm-context.md)."""
+    budget = parser.add_argument_group("reduction for a language model's context")
+    budget.add_argument(
+        "--budget",
+        type=_token_count,
+        default=None,
+        metavar="N",
+        help="read the whole input, then reduce it to fit in N tokens (8k = 8,000): "
+        "errors, warnings and tracebacks kept verbatim, repeats folded, the rest elided, "
+        "each fold and elision with a reference to what it replaced",
+    )
+    budget.add_argument(
+        "--keep",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        help="with --budget: lines matching this regular expression stay verbatim too (repeatable)",
+    )
+    budget.add_argument(
+        "--keep-removed",
+        default=None,
+        metavar="FILE",
+        help="with --budget: store what was removed in FILE (SQLite) for seqdedup-expand",
+    )
+
+
+def _token_count(text: str) -> int:
+    """A token count: digits, or with k (thousands) or m (millions)."""
+    scale = {"k": 1_000, "m": 1_000_000}.get(text[-1:].lower(), 1)
+    digits = text[:-1] if scale > 1 else text
+    if not digits.isdigit():
+        raise argparse.ArgumentTypeError(f"not a token count: '{text}' (e.g. 8000 or 8k)")
+    return int(digits) * scale
 
 
 def _fold_options_of(output: argparse._ArgumentGroup) -> None:

@@ -21,6 +21,7 @@
  *                   is compared with (keylog.h: per position the key, the record
  *                   before); streamby_prefix.c the names by a prefix program
  *   suggest.c       --suggest-window: what each window size removes, in one pass each
+ *   tokens.c        --budget's token estimate per record
  *   dask_steps.c    the Dask engine's steps: a partition's records and key hashes, its
  *                   first windows, the earliest position of each fingerprint at its owner
  *
@@ -522,6 +523,8 @@ int seqdedup_take_stretches(Matcher *m, size_t count, int64_t first_index);
 /* fold.c */
 PyObject *seqdedup_py_shortest_period(PyObject *self, PyObject *arg);
 PyObject *seqdedup_py_periodic_match(PyObject *self, PyObject *args);
+/* tokens.c */
+PyObject *seqdedup_py_token_counts(PyObject *self, PyObject *args);
 /* suggest.c */
 PyObject *seqdedup_py_window_tally(PyObject *self, PyObject *args);
 /* dask_steps.c */

@@ -78,6 +78,9 @@ static PyMethodDef kernel_methods[] = {
     {"first_match", seqdedup_py_first_match, METH_VARARGS,
      "first_match(record, classes) -> (start, end) of the first match of the --normalize "
      "classes, or None"},
+    {"token_counts", seqdedup_py_token_counts, METH_VARARGS,
+     "token_counts(data, bounds) -> bytes: each record's estimated tokens (int64), the "
+     "records given as int64 (start, end) pairs"},
     {"shortest_period", seqdedup_py_shortest_period, METH_O,
      "shortest_period(keys) -> the smallest p with key i equal to key i-p for every i >= p "
      "(16-byte keys)"},

@@ -1,0 +1,653 @@
+"""``--budget N``: the whole input reduced to fit in N tokens, exactly and always the
+same way (docs/llm-context.md).
+
+The lines that must stay verbatim (errors, warnings and their tracebacks: the built-in
+patterns and ``--keep``) keep their first occurrence, unchanged and in order; their
+repeats fold only when their text is identical. The rest is reduced in a fixed order
+until the output fits, each step tried on the whole input:
+
+1. fold exact repeats (the run's window and key options);
+2. fold repeats once timestamps, UUIDs and hex ids are masked (verbatim lines still by
+   their exact text);
+3. the same with smaller windows (W/2, then 1);
+4. elide the stretches of output lines that are neither verbatim nor within
+   ``CONTEXT`` lines of one, largest saving first, each replaced by one marker; then
+   with less context (down to none).
+
+Every fold line and elision marker carries a reference to the exact bytes it replaces
+(:mod:`seqdedup.removed`), so nothing is lost: ``seqdedup-expand`` restores the input
+byte for byte from the reduced text and the ``--keep-removed`` file.
+"""
+
+from __future__ import annotations
+
+import binascii
+import mmap
+import re
+import secrets
+from array import array
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from functools import partial
+from itertools import accumulate
+from types import ModuleType
+from typing import Any, NamedTuple
+
+from seqdedup.api import Deduplicator
+from seqdedup.config import Config
+from seqdedup.errors import visible
+from seqdedup.fold import first_timestamp, kernel_timestamp
+from seqdedup.keys import key_maker
+from seqdedup.removed import RemovedStore, digest_of, shortest_prefixes
+from seqdedup.tokens import TokenCounter, estimate_tokens, record_tokens
+
+PLACEHOLDER = "sd:" + "0a" * 6  # a reference as it costs at most (12 pieces)
+SOURCES_NAMED = 3  # the stretches a fold line names (then how many more)
+CONTEXT = 3  # lines kept around each verbatim line, as grep -C 3 (dropped last)
+BATCH = 65_536  # records handed to a pass's engine at once
+CHUNK = 1 << 20  # bytes handed to it at once
+# Errors and warnings: level words, exception names, tracebacks and test failures
+VERBATIM = (
+    r"\b(?:ERROR|Error|error|ERR|FATAL|Fatal|fatal|CRITICAL|Critical|CRIT|ALERT|EMERG"
+    r"|WARN|WARNING|Warning|warning|PANIC|panic)\b"
+    r"|Traceback \(most recent call last\)|\w(?:Exception|Error)\b"
+    r"|panic:|\bFAIL(?:ED|URE)?\b|\b[Ff]ail(?:ed|ure)\b|\bAssertion"
+)
+# Every match of VERBATIM holds one of these: they are found first (memchr speed),
+# the pattern tried only on the records that hold one
+VERBATIM_LITERALS = (
+    b"ERR",
+    b"Err",
+    b"err",
+    b"FATAL",
+    b"Fatal",
+    b"fatal",
+    b"CRIT",
+    b"Crit",
+    b"ALERT",
+    b"EMERG",
+    b"WARN",
+    b"Warn",
+    b"warn",
+    b"PANIC",
+    b"panic",
+    b"Traceback",
+    b"Exception",
+    b"FAIL",
+    b"Fail",
+    b"fail",
+    b"Assertion",
+)
+IDS = "timestamp,uuid,hex"  # the masks of step 2
+SPILL = 256 << 20  # input bytes held in memory; past it, in a temporary file (mapped)
+
+Buffer = bytes | mmap.mmap
+
+
+def read_whole(chunks: Iterable[bytes]) -> Buffer:
+    """The whole input: in memory up to SPILL bytes, else in a temporary file mapped
+    into memory (the system pages it in and out)."""
+    import tempfile
+
+    size = 0
+    with tempfile.SpooledTemporaryFile(max_size=SPILL) as spool:
+        for chunk in chunks:
+            size += spool.write(chunk)
+        spool.seek(0)
+        if size <= SPILL:  # (in memory still)
+            return spool.read()
+        spool.flush()  # (the map outlives the file: it holds its own descriptor)
+        return mmap.mmap(spool.fileno(), 0, access=mmap.ACCESS_READ)
+
+
+class Reduction(NamedTuple):
+    """A reduced text, its references (full digest -> exact bytes replaced), and its
+    figures."""
+
+    text: bytes
+    pieces: dict[str, bytes]
+    markers: list[tuple[int, str | None]]  # (line of the reduced text, digest or None)
+    tokens_in: int
+    tokens_out: int
+    verbatim_lines: int
+    met: bool
+    step: str  # the last step taken
+
+    def summary(self, budget: int) -> str:
+        """One line of figures (what the command says on standard error)."""
+        met = "within" if self.met else "NOT within"
+        return (
+            f"{self.tokens_in:,} tokens in, {self.tokens_out:,} out, {met} the budget of "
+            f"{budget:,} (last step: {self.step}); {self.verbatim_lines:,} lines kept "
+            f"verbatim; {len(self.pieces):,} references"
+        )
+
+
+def reduce_to_budget(
+    data: Buffer, config: Config, count_tokens: TokenCounter | None = None
+) -> Reduction:
+    """``config.budget``'s reduction of the whole input ``data``, with what it removed
+    stored in ``config.keep_removed`` (one transaction) when that is set."""
+    from seqdedup.engine import load
+
+    assert config.budget is not None
+    reduction = reduce_input(data, config, config.budget, config.keep, count_tokens, load())
+    if config.keep_removed is not None:
+        store = RemovedStore(config.keep_removed)
+        try:
+            store.save(
+                reduction.pieces,
+                reduction.text,
+                config.delimiter,
+                digest_of(data),
+                reduction.markers,
+            )
+        finally:
+            store.close()
+    return reduction
+
+
+class Source:
+    """The whole input, its records by their bounds (``data[bounds[2k]:bounds[2k+1]]``)."""
+
+    def __init__(self, data: Buffer, delimiter: bytes) -> None:
+        self.data = data
+        self.delimiter = delimiter
+        size, width = len(data), len(delimiter)
+        self.ends_delimited = size == 0 or data[size - width :] == delimiter
+        # (found one record at a time: a list of every record would hold the input twice)
+        bounds = array("q")
+        start = 0
+        find = data.find
+        while start < size:
+            end = find(delimiter, start)
+            if end < 0:
+                end = size
+            bounds.append(start)
+            bounds.append(end)
+            start = end + width
+        self.bounds = bounds
+        self.count = len(bounds) // 2
+        self.stamp: Callable[[bytes], str] = first_timestamp  # (the kernel's scan if it runs)
+
+    def record(self, index: int) -> bytes:
+        return self.data[self.bounds[2 * index] : self.bounds[2 * index + 1]]
+
+    def records(self, start: int, stop: int | None) -> list[bytes]:
+        bounds, data = self.bounds, self.data
+        stop = self.count if stop is None else stop
+        return [data[bounds[2 * k] : bounds[2 * k + 1]] for k in range(start, stop)]
+
+    def span(self, first: int, last: int) -> bytes:
+        """The exact bytes of records ``first`` .. ``last``, each with its delimiter
+        (the input's last record without one where it had none)."""
+        end = self.bounds[2 * last + 1]
+        if last + 1 < self.count or self.ends_delimited:
+            end += len(self.delimiter)
+        return self.data[self.bounds[2 * first] : end]
+
+
+def verbatim_flags(source: Source, patterns: Sequence[str]) -> bytearray:
+    """Which records must stay verbatim: those VERBATIM or one of ``patterns`` matches,
+    and the lines of their tracebacks (the indented lines after one; after
+    ``Traceback`` also the line that ends it)."""
+    flags = bytearray(source.count)
+    starts = source.bounds[0::2]
+    data = source.data
+    candidates: set[int] = set()
+    for literal in VERBATIM_LITERALS:
+        at = data.find(literal)
+        while at >= 0:
+            record = bisect_right(starts, at) - 1
+            candidates.add(record)
+            at = data.find(literal, source.bounds[2 * record + 1])  # (the next record)
+    builtin = re.compile(VERBATIM.encode())
+    for record in candidates:
+        if builtin.search(source.record(record)):
+            flags[record] = 1
+    for pattern in patterns:
+        for found in re.finditer(pattern.encode("utf-8", "surrogateescape"), data, re.MULTILINE):
+            flags[max(0, bisect_right(starts, found.start()) - 1)] = 1
+    at = 0
+    while at < source.count:
+        if not flags[at]:
+            at += 1
+            continue
+        traceback = source.record(at).lstrip().startswith(b"Traceback")
+        at += 1
+        while at < source.count and data[starts[at] : starts[at] + 1] in (b" ", b"\t"):
+            flags[at] = 1
+            at += 1
+        if traceback and at < source.count:
+            flags[at] = 1  # (the exception's own line)
+            at += 1
+    return flags
+
+
+class Fold(NamedTuple):
+    """Records ``start`` .. ``end`` (0-based, inclusive) removed as repeats of the
+    ``sources`` (each an earlier stretch, first and last record, as long as the piece
+    of the run it stands for); ``exact``: each piece byte for byte its source."""
+
+    start: int
+    end: int
+    sources: tuple[tuple[int, int], ...]
+    exact: bool
+
+
+def fold_pass(
+    source: Source,
+    verbatim: bytearray,
+    window: int,
+    keys: Config,
+    kernel: ModuleType | None,
+) -> list[Fold]:
+    """The folds of one step: the run's rule on each record's key (its text for a
+    verbatim record, else the key ``keys`` makes of it)."""
+    if not keys.keyed or keys.key_steps == (("normalize", IDS),):
+        folds = _engine_pass(source, verbatim, window, keys, kernel)
+        if folds is not None:
+            return folds
+    return _keyed_pass(source, verbatim, window, keys, kernel)
+
+
+def _fold_engine(window: int, token: str, **keys: Any) -> Deduplicator[bytes]:
+    """The engine of one step: the rule over the whole input, a marker per piece of a
+    removed run (a stretch that repeats one earlier stretch: markers tile the removed
+    records) with its record numbers after ``token``."""
+    return Deduplicator(
+        window_size=window,
+        max_history=None,
+        max_unique_sequences=None,
+        annotate=True,
+        annotation_format=token + " {start} {end} {match_start} {match_end}",
+        **keys,
+    )
+
+
+def _engine_pass(
+    source: Source, verbatim: bytearray, window: int, keys: Config, kernel: ModuleType | None
+) -> list[Fold] | None:
+    """A step without key options of the user's: the raw input through the kernel's
+    chunk path, each verbatim record written in letters no built-in class masks (so it
+    is compared by its text). None when a fold took a verbatim record as a copy of
+    different text (only an input that holds those letters could: then the slower way)."""
+    # A fold line starts with a token no input can know in advance
+    token = "seqdedup-fold-" + secrets.token_hex(16)
+    engine = _fold_engine(
+        window, token, key_steps=keys.key_steps, delimiter=keys.delimiter, byte_mode=keys.byte_mode
+    )
+    lines = bytearray()
+    masked = bool(keys.key_steps)
+    for chunk in _raw_chunks(source, verbatim if masked else None):
+        lines += _fold_lines(engine.feed_bytes(chunk), token, source.delimiter)
+    lines += _fold_lines(engine.flush_bytes(), token, source.delimiter)
+    folds = _folds_of(source, bytes(lines).split(), masked)
+    if masked and not all(_verbatim_copied(source, fold, verbatim) for fold in folds):
+        return None
+    return folds
+
+
+def _verbatim_copied(source: Source, fold: Fold, verbatim: bytearray) -> bool:
+    """Whether each verbatim record a fold removes is byte for byte the record of the
+    source it stands for."""
+    if fold.exact:
+        return True
+    at = fold.start
+    for first, last in fold.sources:
+        for offset in range(last - first + 1):
+            if verbatim[at + offset] and source.record(at + offset) != source.record(
+                first + offset
+            ):
+                return False
+        at += last - first + 1
+    return True
+
+
+def _fold_lines(out: bytes, token: str, delimiter: bytes) -> bytes:
+    """The numbers of the fold lines in an output (four a line, after ``token``)."""
+    mark = token.encode() + b" "
+    found = bytearray()
+    at = out.find(mark)
+    while at >= 0:
+        stop = out.find(delimiter, at)
+        found += out[at + len(mark) : stop if stop >= 0 else len(out)] + b" "
+        at = out.find(mark, at + len(mark))
+    return bytes(found)
+
+
+def _raw_chunks(source: Source, verbatim: bytearray | None) -> Iterator[bytes]:
+    """The input in chunks of about 1 MiB, each verbatim record (when ``verbatim`` is
+    given) written as NUL and its bytes in hex spelled with g-v (no digit, no hex
+    letter)."""
+    data, bounds = source.data, source.bounds
+    pieces: list[bytes] = []
+    held = at = 0
+    for record in ones(verbatim) if verbatim is not None else ():
+        start, end = bounds[2 * record], bounds[2 * record + 1]
+        pieces += (data[at:start], b"\x00" + binascii.hexlify(data[start:end]).translate(_LETTERS))
+        held += end - at
+        at = end
+        if held >= CHUNK:
+            yield b"".join(pieces)
+            pieces, held = [], 0
+    if pieces:
+        yield b"".join(pieces)
+    for start in range(at, len(data), CHUNK):
+        yield data[start : min(len(data), start + CHUNK)]
+
+
+_LETTERS = bytes.maketrans(b"0123456789abcdef", b"ghijklmnopqrstuv")
+
+
+def _keyed_pass(
+    source: Source, verbatim: bytearray, window: int, keys: Config, kernel: ModuleType | None
+) -> list[Fold]:
+    """A step with the user's key options: each record's key made here (its text for a
+    verbatim record), the kinds kept apart by their first byte."""
+    maker = key_maker(keys, kernel, 0)
+    token = "seqdedup-fold-" + secrets.token_hex(16)
+    engine = _fold_engine(window, token)
+    numbers = bytearray()
+    for first in range(0, source.count, BATCH):
+        records = source.records(first, min(source.count, first + BATCH))
+        made = maker.keys(records)
+        flags = verbatim[first : first + len(records)]
+        keyed = [b"v" + r if f else b"k" + k for r, k, f in zip(records, made, flags, strict=True)]
+        for out in engine.feed(keyed):
+            if out.startswith(token.encode()):
+                numbers += out[len(token) :] + b" "
+    for out in engine.flush():
+        if out.startswith(token.encode()):
+            numbers += out[len(token) :] + b" "
+    return _folds_of(source, bytes(numbers).split(), True)
+
+
+def _folds_of(source: Source, numbers: list[bytes], keyed: bool) -> list[Fold]:
+    """Folds from the pieces' record numbers (1-based, four a piece: start, end and
+    its source's): adjacent pieces make one fold. ``keyed``: compared by keys, so
+    whether each piece is a byte-for-byte copy is checked."""
+    folds: list[Fold] = []
+    for at in range(0, len(numbers), 4):
+        start, end, match_start, match_end = (int(n) - 1 for n in numbers[at : at + 4])
+        exact = not keyed or source.records(start, end + 1) == source.records(
+            match_start, match_end + 1
+        )
+        if folds and folds[-1].end + 1 == start:
+            last = folds[-1]
+            folds[-1] = Fold(
+                last.start, end, (*last.sources, (match_start, match_end)), last.exact and exact
+            )
+        else:
+            folds.append(Fold(start, end, ((match_start, match_end),), exact))
+    return folds
+
+
+class Plan:
+    """The output of one step: the folds, then the elisions chosen, as record ranges;
+    its tokens computed from prefix sums (no line made until it is written)."""
+
+    def __init__(self, source: Source, folds: list[Fold], costs: Costs) -> None:
+        self.source = source
+        self.folds = folds
+        self.costs = costs
+        self.fold_starts = [fold.start for fold in folds]
+        self.removed = sum(costs.records(f.start, f.end) for f in folds)
+        self.fold_lines = costs.lines([fold_text(source, f, PLACEHOLDER) for f in folds])
+        self.fold_line_sums = [0, *accumulate(self.fold_lines)]
+        self.elided: list[tuple[int, int]] = []  # record ranges, sorted
+        self.tokens = costs.records(0, source.count - 1) - self.removed + sum(self.fold_lines)
+
+    def output_tokens(self, first: int, last: int) -> int:
+        """The tokens of the output lines that records ``first`` .. ``last`` make
+        (the range holds whole folds)."""
+        if last < first:
+            return 0
+        low = bisect_left(self.fold_starts, first)
+        high = bisect_right(self.fold_starts, last)
+        removed = sum(self.costs.records(f.start, f.end) for f in self.folds[low:high])
+        lines = self.fold_line_sums[high] - self.fold_line_sums[low]
+        return self.costs.records(first, last) - removed + lines
+
+
+class Costs:
+    """Token costs: each record's (with its delimiter) as prefix sums, and a line's."""
+
+    def __init__(self, source: Source, count: TokenCounter | None, kernel: ModuleType | None):
+        self._count = count or estimate_tokens
+        delimiter = self._count(source.delimiter)
+        if count is None:
+            each = record_tokens(source.data, source.bounds, kernel)
+        else:
+            each = array("q", (count(r) for r in source.records(0, source.count)))
+        self.sums = array("q", [0])
+        self.sums.extend(accumulate(t + delimiter for t in each))
+        self._delimiter = delimiter
+        self._kernel = kernel if count is None else None
+
+    def records(self, first: int, last: int) -> int:
+        return self.sums[last + 1] - self.sums[first] if last >= first else 0
+
+    def line(self, text: bytes) -> int:
+        return self._count(text) + self._delimiter
+
+    def lines(self, texts: list[bytes]) -> Sequence[int]:
+        """Each line's tokens (with its delimiter), counted in one call where the
+        kernel counts."""
+        if self._kernel is None and self._count is not estimate_tokens:
+            return [self.line(text) for text in texts]
+        bounds = array("q")
+        at = 0
+        for text in texts:
+            bounds.append(at)
+            at += len(text)
+            bounds.append(at)
+        counts = record_tokens(b"".join(texts), bounds, self._kernel)
+        return [count + self._delimiter for count in counts]
+
+    def text(self, text: bytes, delimiter: bytes) -> int:
+        """The tokens of a whole text, line by line as the budget counts them."""
+        if self._kernel is not None or self._count is estimate_tokens:
+            lines = Source(text, delimiter)
+            each = record_tokens(text, lines.bounds, self._kernel)
+            return sum(each) + self._delimiter * lines.count
+        return sum(self.line(line) for line in Source(text, delimiter).records(0, None))
+
+
+def fold_text(source: Source, fold: Fold, reference: str) -> bytes:
+    """A fold line: what it replaces, where, which lines it repeats (how often), when,
+    and whether the text alone is enough to read it."""
+    counts: dict[tuple[int, int], int] = {}
+    for stretch in fold.sources:
+        counts[stretch] = counts.get(stretch, 0) + 1
+    named = [
+        f"lines {a + 1}-{b + 1}" + (f" ({n} times)" if n > 1 else "")
+        for (a, b), n in list(counts.items())[:SOURCES_NAMED]
+    ]
+    if len(counts) > SOURCES_NAMED:
+        named.append(f"{len(counts) - SOURCES_NAMED} more stretches")
+    text = f"[{reference}: lines {fold.start + 1}-{fold.end + 1} folded, repeats of "
+    text += ", ".join(named) + _time_span(source, fold.start, fold.end)
+    if fold.exact:
+        text += "; the same text, byte for byte]"
+    else:
+        text += "; the same by key, the text differs: expand the reference]"
+    return text.encode("utf-8", "surrogateescape")
+
+
+def elision_text(source: Source, first: int, last: int, reference: str) -> bytes:
+    count = last - first + 1
+    text = f"[{reference}: lines {first + 1}-{last + 1} elided ({count} lines)"
+    text += _time_span(source, first, last) + "; expand the reference]"
+    return text.encode("utf-8", "surrogateescape")
+
+
+def _time_span(source: Source, first: int, last: int) -> str:
+    stamp = source.stamp
+    start, end = stamp(source.record(first)), stamp(source.record(last))
+    return f", {visible(start)} .. {visible(end)}" if start and end else ""
+
+
+def protected_ranges(plan: Plan, verbatim: bytearray, context: int) -> list[tuple[int, int]]:
+    """Record ranges elision must leave: each verbatim record written as it is, and the
+    ``context`` output lines before and after it (whole folds)."""
+    folds, starts = plan.folds, plan.fold_starts
+    ranges: list[tuple[int, int]] = []
+
+    def fold_at(record: int) -> Fold | None:  # the fold a record lies in
+        at = bisect_right(starts, record) - 1
+        return folds[at] if at >= 0 and folds[at].end >= record else None
+
+    def line_at(record: int) -> tuple[int, int]:  # the output line a record makes
+        fold = fold_at(record)
+        return (record, record) if fold is None else (fold.start, fold.end)
+
+    for record in ones(verbatim):
+        if fold_at(record) is not None:
+            continue  # a folded repeat: its line is no verbatim line
+        first = last = record
+        for _ in range(context):
+            if first > 0:
+                first = line_at(first - 1)[0]
+            if last + 1 < plan.source.count:
+                last = line_at(last + 1)[1]
+        if ranges and first <= ranges[-1][1] + 1:
+            ranges[-1] = (ranges[-1][0], max(last, ranges[-1][1]))
+        else:
+            ranges.append((first, last))
+    return ranges
+
+
+def ones(flags: bytearray) -> Iterator[int]:
+    """The indices of the set flags, in order."""
+    at = flags.find(1)
+    while at >= 0:
+        yield at
+        at = flags.find(1, at + 1)
+
+
+def elide(plan: Plan, verbatim: bytearray, context: int, budget: int, costs: Costs) -> None:
+    """Elide the gaps between protected ranges, largest saving first, until the plan
+    fits (ties: the earlier gap)."""
+    gaps, at = [], 0
+    for first, last in [*protected_ranges(plan, verbatim, context), (plan.source.count, 0)]:
+        if first > at:
+            gaps.append((at, first - 1))
+        at = max(at, last + 1)
+    savings = sorted(
+        (
+            (
+                plan.output_tokens(a, b) - costs.line(elision_text(plan.source, a, b, PLACEHOLDER)),
+                a,
+                b,
+            )
+            for a, b in gaps
+        ),
+        key=lambda saving: (-saving[0], saving[1]),
+    )
+    chosen = []
+    for saving, first, last in savings:
+        if plan.tokens <= budget or saving <= 0:
+            break
+        chosen.append((first, last))
+        plan.tokens -= saving
+    plan.elided = sorted(chosen)
+
+
+def reduce_input(
+    data: Buffer,
+    config: Config,
+    budget: int,
+    keep: Sequence[str] = (),
+    count_tokens: TokenCounter | None = None,
+    kernel: ModuleType | None = None,
+) -> Reduction:
+    """Reduce ``data`` (the whole input) to fit in ``budget`` tokens (see the module)."""
+    source = Source(data, config.delimiter)
+    if kernel is not None:
+        source.stamp = partial(kernel_timestamp, kernel.first_match)
+    costs = Costs(source, count_tokens, kernel)
+    verbatim = verbatim_flags(source, keep)
+    tokens_in = costs.records(0, source.count - 1)
+    steps: list[tuple[str, int, Config]] = [("exact", config.window_size, config)]
+    ids = config._replace(key_steps=(*config.key_steps, ("normalize", IDS)))
+    steps.append(("ids", config.window_size, ids))
+    steps += [
+        ("ids", w, ids)
+        for w in sorted({max(1, config.window_size // 2), 1}, reverse=True)
+        if w < config.window_size
+    ]
+    plan = Plan(source, [], costs)
+    step = "none"
+    if plan.tokens > budget:
+        for name, window, keys in steps:
+            step = f"{name} (window {window})"
+            plan = Plan(source, fold_pass(source, verbatim, window, keys, kernel), costs)
+            if plan.tokens <= budget:
+                break
+    for context in range(CONTEXT, -1, -1):
+        if plan.tokens <= budget:
+            break
+        plan.tokens = Plan(source, plan.folds, costs).tokens
+        elide(plan, verbatim, context, budget, costs)
+        step = f"elide (context {context})"
+    return render(plan, verbatim, costs, budget, tokens_in, step)
+
+
+def render(
+    plan: Plan, verbatim: bytearray, costs: Costs, budget: int, tokens_in: int, step: str
+) -> Reduction:
+    """The reduced text of a plan, its references and figures."""
+    source = plan.source
+    delimiter = source.delimiter
+    cuts: list[tuple[int, int, Fold | None]] = sorted(
+        [(f.start, f.end, f) for f in plan.folds if not _inside(plan.elided, f.start)]
+        + [(a, b, None) for a, b in plan.elided]
+    )
+    spans = {digest_of(source.span(a, b)): (a, b) for a, b, _ in cuts}
+    references = shortest_prefixes(spans)
+    out: list[bytes] = []
+    markers: list[tuple[int, str | None]] = []
+    lines = at = removed_verbatim = 0
+    for first, last, fold in cuts:
+        if first > at:
+            out.append(source.span(at, first - 1))
+            lines += first - at
+        digest = digest_of(source.span(first, last))
+        reference = references[digest]
+        if fold is None:
+            out.append(elision_text(source, first, last, reference) + delimiter)
+        else:
+            out.append(fold_text(source, fold, reference) + delimiter)
+        markers.append((lines, digest))
+        removed_verbatim += verbatim[first : last + 1].count(1)
+        lines += 1
+        at = last + 1
+    if at < source.count:
+        out.append(source.span(at, source.count - 1))
+    text = b"".join(out)
+    tokens_out = costs.text(text, delimiter)
+    kept_verbatim = verbatim.count(1) - removed_verbatim
+    if tokens_out > budget:  # (only where the verbatim lines and their folds do not fit)
+        note = (
+            f"[seqdedup: the budget of {budget:,} tokens is not met: the {kept_verbatim:,} "
+            f"lines kept verbatim and the lines between them take {tokens_out:,}]"
+        ).encode()
+        text = note + delimiter + text
+        markers = [(0, None)] + [(line + 1, digest) for line, digest in markers]
+        tokens_out += costs.line(note)
+    return Reduction(
+        text,
+        {digest: source.span(a, b) for digest, (a, b) in spans.items()},
+        markers,
+        tokens_in,
+        tokens_out,
+        kept_verbatim,
+        tokens_out <= budget,
+        step,
+    )
+
+
+def _inside(ranges: list[tuple[int, int]], record: int) -> bool:
+    at = bisect_right(ranges, (record, 1 << 62)) - 1
+    return at >= 0 and ranges[at][0] <= record <= ranges[at][1]
