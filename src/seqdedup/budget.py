@@ -244,7 +244,8 @@ def fold_pass(
 ) -> list[Fold]:
     """The folds of one step: the run's rule on each record's key (its text for a
     verbatim record, else the key ``keys`` makes of it)."""
-    if not keys.keyed or keys.key_steps == (("normalize", IDS),):
+    spelled = not set(keys.delimiter) & set(b"ghijklmnopqrstuvw")  # (no delimiter inside)
+    if spelled and (not keys.keyed or keys.key_steps == (("normalize", IDS),)):
         folds = _engine_pass(source, verbatim, window, keys, kernel)
         if folds is not None:
             return folds
@@ -270,20 +271,20 @@ def _engine_pass(
 ) -> list[Fold] | None:
     """A step without key options of the user's: the raw input through the kernel's
     chunk path, each verbatim record written in letters no built-in class masks (so it
-    is compared by its text). None when a fold took a verbatim record as a copy of
-    different text (only an input that holds those letters could: then the slower way)."""
+    is compared by its text, with verbatim records only). None when a fold took a
+    verbatim record as a copy of other text (only an input that holds such letters
+    could: then the slower way)."""
     # A fold line starts with a token no input can know in advance
     token = "seqdedup-fold-" + secrets.token_hex(16)
     engine = _fold_engine(
         window, token, key_steps=keys.key_steps, delimiter=keys.delimiter, byte_mode=keys.byte_mode
     )
     lines = bytearray()
-    masked = bool(keys.key_steps)
-    for chunk in _raw_chunks(source, verbatim if masked else None):
+    for chunk in _raw_chunks(source, verbatim):
         lines += _fold_lines(engine.feed_bytes(chunk), token, source.delimiter)
     lines += _fold_lines(engine.flush_bytes(), token, source.delimiter)
-    folds = _folds_of(source, bytes(lines).split(), masked)
-    if masked and not all(_verbatim_copied(source, fold, verbatim) for fold in folds):
+    folds = _folds_of(source, bytes(lines).split(), True)
+    if not all(_verbatim_copied(source, fold, verbatim) for fold in folds):
         return None
     return folds
 
@@ -316,16 +317,16 @@ def _fold_lines(out: bytes, token: str, delimiter: bytes) -> bytes:
     return bytes(found)
 
 
-def _raw_chunks(source: Source, verbatim: bytearray | None) -> Iterator[bytes]:
-    """The input in chunks of about 1 MiB, each verbatim record (when ``verbatim`` is
-    given) written as NUL and its bytes in hex spelled with g-v (no digit, no hex
-    letter)."""
+def _raw_chunks(source: Source, verbatim: bytearray) -> Iterator[bytes]:
+    """The input in chunks of about 1 MiB, each verbatim record written as w and its
+    bytes in hex spelled with g-v (no digit, no hex letter): compared with verbatim
+    records only, by their text."""
     data, bounds = source.data, source.bounds
     pieces: list[bytes] = []
     held = at = 0
-    for record in ones(verbatim) if verbatim is not None else ():
+    for record in ones(verbatim):
         start, end = bounds[2 * record], bounds[2 * record + 1]
-        pieces += (data[at:start], b"\x00" + binascii.hexlify(data[start:end]).translate(_LETTERS))
+        pieces += (data[at:start], b"w" + binascii.hexlify(data[start:end]).translate(_LETTERS))
         held += end - at
         at = end
         if held >= CHUNK:
@@ -461,12 +462,12 @@ def fold_text(source: Source, fold: Fold, reference: str) -> bytes:
     for stretch in fold.sources:
         counts[stretch] = counts.get(stretch, 0) + 1
     named = [
-        f"lines {a + 1}-{b + 1}" + (f" ({n} times)" if n > 1 else "")
+        _lines(a, b) + (f" ({n} times)" if n > 1 else "")
         for (a, b), n in list(counts.items())[:SOURCES_NAMED]
     ]
     if len(counts) > SOURCES_NAMED:
         named.append(f"{len(counts) - SOURCES_NAMED} more stretches")
-    text = f"[{reference}: lines {fold.start + 1}-{fold.end + 1} folded, repeats of "
+    text = f"[{reference}: {_lines(fold.start, fold.end)} folded, repeats of "
     text += ", ".join(named) + _time_span(source, fold.start, fold.end)
     if fold.exact:
         text += "; the same text, byte for byte]"
@@ -477,9 +478,14 @@ def fold_text(source: Source, fold: Fold, reference: str) -> bytes:
 
 def elision_text(source: Source, first: int, last: int, reference: str) -> bytes:
     count = last - first + 1
-    text = f"[{reference}: lines {first + 1}-{last + 1} elided ({count} lines)"
+    text = f"[{reference}: {_lines(first, last)} elided ({count} line{'s' * (count > 1)})"
     text += _time_span(source, first, last) + "; expand the reference]"
     return text.encode("utf-8", "surrogateescape")
+
+
+def _lines(first: int, last: int) -> str:
+    """Records ``first`` .. ``last`` (0-based) as the lines they are (1-based)."""
+    return f"line {first + 1}" if first == last else f"lines {first + 1}-{last + 1}"
 
 
 def _time_span(source: Source, first: int, last: int) -> str:

@@ -1,0 +1,181 @@
+"""--budget: the reduction is exact (the store restores the input byte for byte), the
+lines kept verbatim are all there, unchanged and in order, the budget is met whenever
+it can be, and the same input always gives the same bytes, on both engines."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from seqdedup import Config, expand, reduce_to_budget
+from seqdedup.budget import VERBATIM, Source, reduce_input
+from seqdedup.engine import load
+from seqdedup.expand import restore
+from seqdedup.removed import RemovedStore, shortest_prefixes
+from seqdedup.tokens import estimate_tokens
+
+from conftest import examples
+
+LINES = [
+    b"INFO start",
+    b"INFO tick 1",
+    b"INFO tick 2",
+    b"2026-11-26T10:00:01Z INFO poll",
+    b"2026-11-26T10:00:02Z INFO poll",
+    b"ERROR db lost",
+    b"ERROR db lost 2",
+    b"Traceback (most recent call last):",
+    b'  File "a.py", line 1',
+    b"ValueError: bad",
+    b"  at x",
+    b"",
+    b"[sd:0123456789ab: lines 1-2 elided (2 lines); expand the reference]",
+    b"\xff\xfe raw",
+]
+
+records = st.lists(st.sampled_from(LINES), max_size=60)
+
+
+def joined(lines: list[bytes], delimiter: bytes, last: bool) -> bytes:
+    data = delimiter.join(lines)
+    return data + delimiter if last and lines else data
+
+
+def reduced(data: bytes, budget: int, kernel: object = "load", **options: object) -> tuple:
+    config = Config(max_history=None, **options)  # type: ignore[arg-type]
+    reduction = reduce_input(data, config, budget, kernel=load() if kernel == "load" else None)
+    store = RemovedStore(Path(":memory:"))
+    store.save(reduction.pieces, reduction.text, config.delimiter, "", reduction.markers)
+    return reduction, store
+
+
+def output_lines(text: bytes, delimiter: bytes) -> list[bytes]:
+    lines = text.split(delimiter)
+    return lines[:-1] if text.endswith(delimiter) or not text else lines
+
+
+def kept_records(reduction, store, delimiter: bytes) -> list[tuple[int, bytes]]:
+    """Each unmarked output line, with the input record it stands for (a marker skips
+    the records it holds)."""
+    markers = dict(reduction.markers)
+    kept, at = [], 0
+    for position, line in enumerate(output_lines(reduction.text, delimiter)):
+        if position in markers:
+            digest = markers[position]
+            if digest is not None:
+                at += Source(store.data(digest), delimiter).count
+        else:
+            kept.append((at, line))
+            at += 1
+    return kept
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    lines=records,
+    delimiter=st.sampled_from([b"\n", b"\x00", b"--"]),
+    last=st.booleans(),
+    window=st.integers(1, 6),
+    keys=st.sampled_from([{}, {"key_steps": (("normalize", "number"),)}, {"skip_fields": 1}]),
+    budget=st.sampled_from([1, 10, 40, 120, 400, 10**6]),
+)
+def test_the_reduction_is_exact_keeps_every_verbatim_line_and_fits_when_it_can(
+    lines, delimiter, last, window, keys, budget
+):
+    data = joined(lines, delimiter, last)
+    source = Source(data, delimiter)
+    inputs = source.records(0, None)
+    reduction, store = reduced(data, budget, window_size=window, delimiter=delimiter, **keys)
+    assert restore(reduction.text, store) == data  # byte for byte
+    # Every unmarked line is the input record it stands for, and every verbatim line's
+    # first occurrence is one of them
+    kept = kept_records(reduction, store, delimiter)
+    assert all(inputs[at] == line for at, line in kept)
+    pattern = re.compile(VERBATIM.encode())
+    firsts = {line: k for k, line in reversed(list(enumerate(inputs))) if pattern.search(line)}
+    assert set(firsts.values()) <= {at for at, _ in kept}
+    # The budget: the count is the estimate's, met exactly when it fits, and met
+    # whenever the most reduced output fits
+    out = output_lines(reduction.text, delimiter)
+    per_line = estimate_tokens(delimiter)
+    assert reduction.tokens_out == sum(estimate_tokens(line) + per_line for line in out)
+    assert reduction.met == (reduction.tokens_out <= budget)
+    most, _ = reduced(data, 1, window_size=window, delimiter=delimiter, **keys)
+    floor = most.tokens_out
+    if not most.met:  # (less its note)
+        floor -= estimate_tokens(output_lines(most.text, delimiter)[0]) + per_line
+    if budget >= floor:
+        assert reduction.met, (budget, floor, reduction.tokens_out)
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(lines=records, window=st.integers(1, 4), budget=st.sampled_from([5, 50, 500]))
+def test_the_same_input_gives_the_same_bytes_on_both_engines(lines, window, budget):
+    data = joined(lines, b"\n", True)
+    first, _ = reduced(data, budget, window_size=window)
+    again, _ = reduced(data, budget, window_size=window)
+    python, _ = reduced(data, budget, kernel=None, window_size=window)
+    assert first.text == again.text == python.text
+    assert first.pieces == python.pieces
+
+
+@settings(max_examples=examples(150), deadline=None)
+@given(data=st.binary(max_size=300), window=st.integers(1, 6), budget=st.integers(1, 200))
+def test_any_bytes_round_trip(data, window, budget):
+    reduction, store = reduced(data, budget, window_size=window)
+    assert restore(reduction.text, store) == data
+
+
+def test_a_ci_log_at_a_small_budget_keeps_its_failures(tmp_path):
+    data = Path("examples/ci.log").read_bytes()
+    store = tmp_path / "removed.db"
+    reduction = reduce_to_budget(data, 150, keep_removed=store, window_size=3)
+    text = reduction.text.decode()
+    for line in ("--- FAIL: TestUpload (0.31s)", "--- FAIL: TestUpload (0.29s)", "FAIL\texample"):
+        assert line in text
+    assert re.search(r"\[sd:[0-9a-f]{12}: lines 5-8 elided \(4 lines\)", text)
+    assert expand(reduction.text, store) == data
+
+
+def test_a_long_log_fits_its_budget_and_each_reference_expands(tmp_path):
+    block = [f"2026-11-26T10:{m:02d}:00Z INFO poll {m}".encode() for m in range(60)]
+    data = b"\n".join([b"start", *block, b"ERROR failed once", *block, b"end"]) + b"\n"
+    store = tmp_path / "removed.db"
+    reduction = reduce_to_budget(data, 120, keep_removed=store, window_size=5)
+    assert reduction.met and reduction.tokens_out <= 120
+    assert b"ERROR failed once" in reduction.text
+    opened = RemovedStore(store, create=False)
+    for digest, piece in reduction.pieces.items():
+        assert opened.data(opened.resolve("sd:" + digest[:12])) == piece
+    assert expand(reduction.text, store) == data
+
+
+def test_a_custom_token_counter_is_honoured():
+    data = b"".join(b"line %d\n" % k for k in range(200))
+    by_bytes = reduce_to_budget(data, 300, count_tokens=len)
+    assert by_bytes.met and len(by_bytes.text) <= 300
+
+
+def test_references_are_lengthened_where_a_prefix_is_shared():
+    a, b = "abcdef0123456" + "0" * 19, "abcdef0123456" + "1" * 19
+    refs = shortest_prefixes([a], [b])
+    assert refs[a] == "sd:abcdef01234560"
+    assert shortest_prefixes([a])[a] == "sd:abcdef012345"
+
+
+def test_the_store_refuses_unknown_ambiguous_and_malformed_references():
+    from seqdedup.errors import SeqdedupError
+
+    store = RemovedStore(Path(":memory:"))
+    store.save({"abcd" + "0" * 28: b"x\n", "abcd" + "1" * 28: b"y\n"}, b"r\n", b"\n", "", [])
+    with pytest.raises(SeqdedupError, match="ambiguous"):
+        store.resolve("sd:abcd")
+    with pytest.raises(SeqdedupError, match="not in the store"):
+        store.resolve("sd:ffff")
+    with pytest.raises(SeqdedupError, match="no reference"):
+        store.resolve("sd:xyz!")
+    assert store.data(store.resolve("sd:abcd0")) == b"x\n"

@@ -1,0 +1,126 @@
+"""seqdedup --budget and seqdedup-expand through the installed commands: the round trip
+byte for byte, one reference, a range of lines, and every refusal in one line."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from seqdedup import expand_cli
+
+from conftest import user_env
+
+BIN = Path(sys.executable).parent
+CI_LOG = Path("examples/ci.log")
+
+
+def expand(*args: str, stdin: bytes = b"") -> tuple[int, bytes, str]:
+    out, err = io.BytesIO(), io.StringIO()
+    status = expand_cli.main(list(args), io.BytesIO(stdin), out, err)
+    return status, out.getvalue(), err.getvalue()
+
+
+def test_the_installed_commands_round_trip_a_ci_log(tmp_path):
+    store = tmp_path / "removed.db"
+    reduced = tmp_path / "reduced.txt"
+    done = subprocess.run(
+        [str(BIN / "seqdedup"), "--budget", "150", "-w", "3", "--keep-removed", str(store)],
+        stdin=CI_LOG.open("rb"),
+        capture_output=True,
+        env=user_env(),
+        check=True,
+    )
+    reduced.write_bytes(done.stdout)
+    assert b"elided" in done.stdout and "tokens in" in done.stderr.decode()
+    back = subprocess.run(
+        [str(BIN / "seqdedup-expand"), str(reduced), "--from", str(store)],
+        capture_output=True,
+        env=user_env(),
+        check=True,
+    )
+    assert back.stdout == CI_LOG.read_bytes()
+
+
+def test_one_reference_a_range_of_lines_and_standard_input(run_cli, tmp_path):
+    store = tmp_path / "removed.db"
+    done = run_cli(["--budget", "150", "-w", "3", "-q", "--keep-removed", str(store), str(CI_LOG)])
+    reference = done.stdout.split(b"[sd:")[1].split(b":")[0].decode()
+    status, out, err = expand("--from", str(store), "sd:" + reference)
+    lines = CI_LOG.read_bytes().splitlines(keepends=True)
+    assert (status, err) == (0, "") and out == b"".join(lines[4:8])
+    reduced = tmp_path / "reduced.txt"
+    reduced.write_bytes(done.stdout)
+    assert expand(str(reduced), "--from", str(store), "--lines", "3-5")[1] == b"".join(lines[2:5])
+    assert expand("-", "--from", str(store), stdin=done.stdout)[1] == CI_LOG.read_bytes()
+
+
+def test_a_line_that_looks_like_a_marker_is_never_taken_for_one(run_cli, tmp_path):
+    store = tmp_path / "removed.db"
+    fake = b"[sd:0123456789ab: lines 1-2 elided (2 lines); expand the reference]\n"
+    data = fake + CI_LOG.read_bytes() + fake
+    keep = ["--keep", r"^\[sd:"]  # (kept verbatim: written as it is, among real markers)
+    done = run_cli(["--budget", "200", "-w", "3", "-q", *keep, "--keep-removed", str(store)], data)
+    assert fake in done.stdout.splitlines(keepends=True) and b"elided" in done.stdout
+    assert expand("-", "--from", str(store), stdin=done.stdout)[1] == data
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--from", "{store}", "sd:ffffffff"], "sd:ffffffff is not in the store"),
+        (["--from", "{store}", "sd:zz"], "is no reference"),
+        (["{changed}", "--from", "{store}"], "the reduced text is not one the store"),
+        (["{reduced}", "--from", "{missing}"], "no store at"),
+        (["{reduced}", "--from", "{store}", "--lines", "5-2"], "--lines: not a range"),
+        (["--from", "{store}", "sd:abcd", "--lines", "1-2"], "--lines applies to a reduced text"),
+        (["{nothing}", "--from", "{store}"], "cannot read"),
+        ([], "the following arguments are required"),
+    ],
+)
+def test_refusals_are_one_line_and_exit_1(run_cli, tmp_path, args, message):
+    store = tmp_path / "removed.db"
+    done = run_cli(["--budget", "150", "-w", "3", "-q", "--keep-removed", str(store), str(CI_LOG)])
+    reduced, changed = tmp_path / "reduced.txt", tmp_path / "changed.txt"
+    reduced.write_bytes(done.stdout)
+    changed.write_bytes(done.stdout.replace(b"FAIL", b"PASS"))
+    names = {
+        "store": store,
+        "reduced": reduced,
+        "changed": changed,
+        "missing": tmp_path / "none.db",
+        "nothing": tmp_path / "none.txt",
+    }
+    status, out, err = expand(*(a.format(**names) for a in args))
+    assert status == 1 and out == b""
+    assert err.count("\n") == 1 and err.startswith("seqdedup-expand: ") and message in err
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--budget", "8x"], "not a token count: '8x'"),
+        (["--budget", "0"], "--budget must be at least 1"),
+        (["--keep", "ERR"], "--keep requires --budget"),
+        (["--budget", "1k", "--keep", "("], "--keep: invalid regular expression"),
+        (["--budget", "1k", "--stream-by", "^x"], "--budget cannot be combined with --stream-by"),
+        (["--budget", "1k", "--annotate"], "--budget cannot be combined with --annotate"),
+        (["--budget", "1k", "-F", "{log}"], "--budget reads the whole input first"),
+    ],
+)
+def test_budget_refusals(run_cli, args, message):
+    done = run_cli([a.format(log=CI_LOG) for a in args], b"x\n")
+    assert done.returncode == 1 and done.stdout == b""
+    assert message in done.stderr.decode() and done.stderr.decode().count("\n") == 1
+
+
+def test_the_dask_engine_refuses_a_budget(tmp_path):
+    done = subprocess.run(
+        [str(BIN / "seqdedup-dask"), "--budget", "8k", str(CI_LOG), "--output-dir", str(tmp_path)],
+        capture_output=True,
+        env=user_env(),
+    )
+    assert done.returncode == 1 and b"--budget" in done.stderr
