@@ -64,6 +64,7 @@ def expand(reduced: bytes, store: Path | str) -> bytes:
     finally:
         opened.close()
 
+
 __all__ = [
     "Config",
     "Deduplicator",

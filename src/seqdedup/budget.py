@@ -105,7 +105,9 @@ class Reduction(NamedTuple):
     figures."""
 
     text: bytes
-    pieces: dict[str, bytes]
+    pieces: dict[str, bytes]  # full digest -> the exact bytes a marker replaced
+    references: dict[str, str]  # full digest -> its reference (sd:...)
+    lines: dict[str, tuple[int, int]]  # full digest -> the input lines it held (1-based)
     markers: list[tuple[int, str | None]]  # (line of the reduced text, digest or None)
     tokens_in: int
     tokens_out: int
@@ -645,6 +647,8 @@ def render(
     return Reduction(
         text,
         {digest: source.span(a, b) for digest, (a, b) in spans.items()},
+        references,
+        {digest: (a + 1, b + 1) for digest, (a, b) in spans.items()},
         markers,
         tokens_in,
         tokens_out,

@@ -1,0 +1,277 @@
+"""``seqdedup-mcp``: seqdedup as a Model Context Protocol server (stdio), on the official
+SDK (extra ``seqdedup[mcp]``, major version 2). Tools: reduce a file or a text within a
+token budget, expand a reference exactly, the top repeated sequences of a file, the
+window and keys to use (docs/llm-context.md).
+
+It reads files only under its roots (the folders named on its command line, else the
+current folder), takes no settings file (its tools take their options, none of which
+runs a command or names a file to write), and keeps what reductions removed in one
+store under the user's cache folder (mode 0600, a size cap, a tool that clears it), so
+a reference expands across calls and sessions until the cap pushes it out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import io
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from seqdedup.errors import SeqdedupError, UsageError, exit_status
+
+PROG = "seqdedup-mcp"
+T = TypeVar("T")
+DEFAULT_CAP = 256 << 20  # bytes of removed text the store keeps (then the oldest go)
+
+
+def default_store() -> Path:
+    """The store under the user's cache folder ($XDG_CACHE_HOME, else ~/.cache)."""
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "seqdedup" / "mcp-removed.db"
+
+
+def open_store(path: Path) -> Any:
+    """The store, its folder 0700 and its file 0600 (created so before SQLite opens it)."""
+    from seqdedup.removed import RemovedStore
+
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+    os.chmod(path, 0o600)
+    return RemovedStore(path)
+
+
+class Roots:
+    """The folders whose files the tools may read."""
+
+    def __init__(self, folders: Sequence[Path]) -> None:
+        self.folders = [folder.resolve() for folder in folders]
+
+    def file(self, name: str) -> Path:
+        path = Path(name)
+        resolved = (path if path.is_absolute() else self.folders[0] / path).resolve()
+        if not any(resolved.is_relative_to(folder) for folder in self.folders):
+            raise SeqdedupError(f"'{name}' lies outside the server's roots")
+        if not resolved.is_file():
+            raise SeqdedupError(f"'{name}' is not a file")
+        return resolved
+
+
+def reduce_tool(
+    roots: Roots,
+    store_path: Path,
+    cap: int,
+    budget: int,
+    path: str | None,
+    text: str | None,
+    window: int,
+    normalize: str | None,
+    keep: Sequence[str],
+) -> dict[str, Any]:
+    """The ``reduce`` tool: see :func:`build_server`."""
+    from seqdedup.budget import reduce_input
+    from seqdedup.config import Config
+    from seqdedup.engine import load
+    from seqdedup.removed import digest_of
+
+    if (path is None) == (text is None):
+        raise SeqdedupError("give either path or text")
+    data = roots.file(path).read_bytes() if path is not None else (text or "").encode()
+    steps = (("normalize", normalize),) if normalize else ()
+    config = Config(window_size=window, max_history=None, key_steps=steps, keep=tuple(keep))
+    reduction = reduce_input(data, config, budget, tuple(keep), None, load())
+    store = open_store(store_path)
+    try:
+        store.save(reduction.pieces, reduction.text, b"\n", digest_of(data), reduction.markers)
+        store.prune(cap)
+    finally:
+        store.close()
+    return {
+        "text": reduction.text.decode("utf-8", "replace"),
+        "references": [
+            {"reference": reduction.references[d], "lines": list(reduction.lines[d])}
+            for d in reduction.pieces
+        ],
+        "tokens_in": reduction.tokens_in,
+        "tokens_out": reduction.tokens_out,
+        "within_budget": reduction.met,
+        "lines_kept_verbatim": reduction.verbatim_lines,
+    }
+
+
+def expand_tool(store_path: Path, reference: str) -> dict[str, Any]:
+    """The ``expand`` tool: see :func:`build_server`."""
+    if not store_path.exists():
+        raise SeqdedupError(f"{reference} is not in the store (it is empty)")
+    store = open_store(store_path)
+    try:
+        data = store.data(store.resolve(reference))
+    finally:
+        store.close()
+    try:
+        text, exact = data.decode("utf-8"), True
+    except UnicodeDecodeError:
+        text, exact = data.decode("utf-8", "replace"), False
+    return {
+        "reference": reference,
+        "text": text,
+        "text_is_exact": exact,
+        "base64": base64.b64encode(data).decode("ascii"),
+        "bytes": len(data),
+    }
+
+
+def top_tool(roots: Roots, path: str, window: int, count: int) -> list[dict[str, Any]]:
+    """The ``top`` tool: see :func:`build_server`."""
+    from seqdedup.api import Deduplicator
+
+    dedup = Deduplicator(window_size=window, max_history=None, top=count)
+    dedup.feed_bytes(roots.file(path).read_bytes())
+    dedup.flush_bytes()
+    return [dict(row) for row in dedup.stats.top_sequences or []]
+
+
+def suggest_tool(roots: Roots, path: str) -> dict[str, Any]:
+    """The ``suggest`` tool: see :func:`build_server`."""
+    import json
+
+    from seqdedup.config import Config
+    from seqdedup.suggest import sample_records, suggest, write_suggestion
+
+    records = sample_records([roots.file(path).read_bytes()], b"\n", 1_000_000)
+    text = io.StringIO()
+    write_suggestion(suggest(records, Config(max_history=None)), text, "json")
+    result: dict[str, Any] = json.loads(text.getvalue())
+    return result
+
+
+def build_server(roots: Roots, store_path: Path, cap: int) -> Any:
+    """The server and its tools (errors become tool errors, one line each)."""
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from seqdedup import __version__
+
+    server = MCPServer(
+        "seqdedup",
+        version=__version__,
+        instructions="Reduce logs and tool output to a token budget, exactly: every fold "
+        "and elision carries a reference (sd:...) that the expand tool restores.",
+    )
+
+    def guarded(call: Callable[..., T], *args: Any) -> T:
+        try:
+            return call(*args)
+        except SeqdedupError as exc:
+            raise ToolError(str(exc)) from None
+
+    @server.tool()
+    def reduce(
+        budget: int = 8000,
+        path: str | None = None,
+        text: str | None = None,
+        window: int = 10,
+        normalize: str | None = None,
+        keep: list[str] | None = None,
+    ) -> dict[str, Any]:
+        """Reduce a file (path, under the server's roots) or a text to fit in `budget`
+        tokens: errors, warnings and tracebacks stay verbatim, repeats are folded and
+        the rest elided; each fold or elision line names a reference (sd:...) that
+        `expand` restores byte for byte. `normalize`: classes (timestamp,uuid,ip,hex,
+        number or all) masked before comparing; `keep`: patterns of lines kept verbatim."""
+        return guarded(
+            reduce_tool, roots, store_path, cap, budget, path, text, window, normalize, keep or []
+        )
+
+    @server.tool()
+    def expand(reference: str) -> dict[str, Any]:
+        """The exact text a reference (sd:...) of an earlier reduction stands for
+        (base64 holds its bytes; text is them as UTF-8)."""
+        return guarded(expand_tool, store_path, reference)
+
+    @server.tool()
+    def top(path: str, window: int = 10, count: int = 10) -> list[dict[str, Any]]:
+        """The sequences of `window` or more lines that repeat most in a file (records
+        removed, times seen, length, where first seen)."""
+        return guarded(top_tool, roots, path, window, count)
+
+    @server.tool()
+    def suggest(path: str) -> dict[str, Any]:
+        """What each window size would remove from a file, the window to use, and keys
+        (normalisations) that would remove more."""
+        return guarded(suggest_tool, roots, path)
+
+    @server.tool()
+    def clear_store() -> str:
+        """Forget every reference kept so far."""
+        store_path.unlink(missing_ok=True)
+        return "the store is empty"
+
+    return server
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from seqdedup.options import OneLineErrors
+
+    parser = OneLineErrors(
+        prog=PROG,
+        description="seqdedup as an MCP server on standard input and output: reduce logs "
+        "to a token budget, expand references, top sequences, window suggestions.",
+    )
+    parser.add_argument(
+        "roots",
+        nargs="*",
+        metavar="DIR",
+        help="folders whose files the tools may read (default: the current folder)",
+    )
+    parser.add_argument(
+        "--store",
+        default=None,
+        metavar="FILE",
+        help=f"where removed text is kept (default {default_store()})",
+    )
+    parser.add_argument(
+        "--store-cap",
+        type=int,
+        default=DEFAULT_CAP,
+        metavar="BYTES",
+        help=f"removed text kept at most, oldest dropped first (default {DEFAULT_CAP:,})",
+    )
+    from seqdedup.completion import add_option
+
+    add_option(parser)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the server until its client closes standard input."""
+
+    def body() -> int:
+        parser = build_parser()
+        if argv is None:
+            from seqdedup.completion import answer
+
+            answer(parser)
+        args = parser.parse_args(sys.argv[1:] if argv is None else list(argv))
+        try:
+            import mcp.server.mcpserver  # noqa: F401
+        except ImportError:
+            raise UsageError(
+                "the MCP server needs the MCP SDK: pip install 'seqdedup[mcp]'"
+            ) from None
+        folders = [Path(root) for root in args.roots] or [Path.cwd()]
+        for folder in folders:
+            if not folder.is_dir():
+                raise UsageError(f"root '{folder}' is not a folder")
+        store = Path(args.store) if args.store else default_store()
+        build_server(Roots(folders), store, args.store_cap).run("stdio")
+        return 0
+
+    return exit_status(PROG, body, sys.stderr)
+
+
+def entry_point() -> None:
+    sys.exit(main())

@@ -1,0 +1,102 @@
+"""seqdedup-mcp started as a subprocess and driven by the official MCP SDK's own client:
+its tools listed, a file reduced, every reference expanded and compared byte for byte,
+files outside its roots refused, the store private and clearable."""
+
+from __future__ import annotations
+
+import base64
+import os
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import user_env
+
+mcp = pytest.importorskip("mcp", reason="the MCP SDK (pip install 'seqdedup[mcp]')")
+
+BIN = Path(sys.executable).parent
+CI_LOG = Path("examples/ci.log").resolve()
+
+
+def run_client(root: Path, store: Path, body):
+    """Start the server on ``root`` and run ``body(client)`` (async) against it."""
+    import anyio
+    from mcp import Client, StdioServerParameters
+
+    params = StdioServerParameters(
+        command=str(BIN / "seqdedup-mcp"),
+        args=[str(root), "--store", str(store)],
+        env=user_env(),
+    )
+
+    async def main():
+        async with Client(params) as client:
+            return await body(client)
+
+    return anyio.run(main)
+
+
+def structured(result):
+    assert not result.is_error, result.content
+    return result.structured_content
+
+
+def test_the_tools_reduce_expand_top_and_suggest(tmp_path):
+    root = tmp_path / "logs"
+    root.mkdir()
+    log = root / "ci.log"
+    log.write_bytes(CI_LOG.read_bytes() * 3)
+    outside = tmp_path / "secret.log"
+    outside.write_bytes(b"secret\n")
+    store = tmp_path / "cache" / "removed.db"
+
+    async def body(client):
+        tools = {tool.name for tool in (await client.list_tools()).tools}
+        reduced = structured(
+            await client.call_tool("reduce", {"path": "ci.log", "budget": 150, "window": 3})
+        )
+        expanded = {}
+        for entry in reduced["references"]:
+            got = structured(await client.call_tool("expand", {"reference": entry["reference"]}))
+            expanded[entry["reference"]] = got
+        refused = await client.call_tool("reduce", {"path": str(outside), "budget": 10})
+        unknown = await client.call_tool("expand", {"reference": "sd:ffffffffffff"})
+        top = await client.call_tool("top", {"path": "ci.log", "window": 3, "count": 2})
+        suggested = structured(await client.call_tool("suggest", {"path": "ci.log"}))
+        from_text = structured(
+            await client.call_tool("reduce", {"text": "a\nb\na\nb\na\nb\n", "budget": 5})
+        )
+        return tools, reduced, expanded, refused, unknown, top, suggested, from_text
+
+    tools, reduced, expanded, refused, unknown, top, suggested, from_text = run_client(
+        root, store, body
+    )
+    assert {"reduce", "expand", "top", "suggest", "clear_store"} <= tools
+    assert reduced["tokens_out"] < reduced["tokens_in"] and reduced["references"]
+    original = log.read_bytes().splitlines(keepends=True)
+    for entry in reduced["references"]:
+        got = expanded[entry["reference"]]
+        first, last = entry["lines"]
+        assert base64.b64decode(got["base64"]) == b"".join(original[first - 1 : last])
+        assert entry["reference"] in reduced["text"]
+    assert refused.is_error and "outside the server's roots" in refused.content[0].text
+    assert unknown.is_error and "not in the store" in unknown.content[0].text
+    rows = structured(top)["result"]
+    assert rows and rows[0]["removed"] > 0 and rows[0]["length"] >= 3
+    assert "window" in str(suggested).lower()
+    assert from_text["references"]
+    # The store is private to the user and lasts across sessions
+    assert stat.S_IMODE(os.stat(store).st_mode) == 0o600
+    first = reduced["references"][0]
+
+    async def again(client):
+        kept = structured(await client.call_tool("expand", {"reference": first["reference"]}))
+        await client.call_tool("clear_store", {})
+        gone = await client.call_tool("expand", {"reference": first["reference"]})
+        return kept, gone
+
+    kept, gone = run_client(root, store, again)
+    assert kept["base64"] == expanded[first["reference"]]["base64"]
+    assert gone.is_error
