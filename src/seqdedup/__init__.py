@@ -55,8 +55,8 @@ def expand(reduced: bytes, store: Path | str) -> bytes:
     the store its reduction wrote (an error when the store does not know the text)."""
     from pathlib import Path
 
-    from seqdedup.expand import restore
     from seqdedup.removed import RemovedStore
+    from seqdedup.restore import restore
 
     opened = RemovedStore(Path(store), create=False)
     try:

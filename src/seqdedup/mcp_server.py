@@ -148,10 +148,19 @@ def suggest_tool(roots: Roots, path: str) -> dict[str, Any]:
     return result
 
 
+def guarded(call: Callable[..., T], *args: Any) -> T:
+    """A tool's work; what ends it with an error is the tool's error (one line)."""
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    try:
+        return call(*args)
+    except SeqdedupError as exc:
+        raise ToolError(str(exc)) from None
+
+
 def build_server(roots: Roots, store_path: Path, cap: int) -> Any:
     """The server and its tools (errors become tool errors, one line each)."""
     from mcp.server.mcpserver import MCPServer
-    from mcp.server.mcpserver.exceptions import ToolError
 
     from seqdedup import __version__
 
@@ -161,12 +170,6 @@ def build_server(roots: Roots, store_path: Path, cap: int) -> Any:
         instructions="Reduce logs and tool output to a token budget, exactly: every fold "
         "and elision carries a reference (sd:...) that the expand tool restores.",
     )
-
-    def guarded(call: Callable[..., T], *args: Any) -> T:
-        try:
-            return call(*args)
-        except SeqdedupError as exc:
-            raise ToolError(str(exc)) from None
 
     @server.tool()
     def reduce(

@@ -1,7 +1,7 @@
 """What a reduction removed, content-addressed (``--keep-removed FILE``): one SQLite
 file, each removed stretch of the input compressed under the BLAKE2b-128 digest of its
 exact bytes, and for each reduced text (known by its own digest) where each of its
-markers stands and what it stands for. :mod:`seqdedup.expand` reads it back.
+markers stands and what it stands for. :mod:`seqdedup.restore` reads it back.
 
 A reference is ``sd:`` and the first 12 hex digits of the digest (more where another
 digest in the store starts the same, as git lengthens an ambiguous prefix). Nothing
