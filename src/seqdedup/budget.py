@@ -585,6 +585,10 @@ def reduce_input(
         for w in sorted({max(1, config.window_size // 2), 1}, reverse=True)
         if w < config.window_size
     ]
+    contexts = range(CONTEXT, -1, -1)
+    if verbatim_floor(source, verbatim, costs) > budget:
+        # (no step can fit: each would be tried in vain before the most reducing one)
+        steps, contexts = steps[-1:], range(0, -1, -1)
     plan = Plan(source, [], costs)
     step = "none"
     if plan.tokens > budget:
@@ -593,13 +597,21 @@ def reduce_input(
             plan = Plan(source, fold_pass(source, verbatim, window, keys, kernel), costs)
             if plan.tokens <= budget:
                 break
-    for context in range(CONTEXT, -1, -1):
+    for context in contexts:
         if plan.tokens <= budget:
             break
         plan.tokens = Plan(source, plan.folds, costs).tokens
         elide(plan, verbatim, context, budget, costs)
         step = f"elide (context {context})"
     return render(plan, verbatim, costs, budget, tokens_in, step)
+
+
+def verbatim_floor(source: Source, verbatim: bytearray, costs: Costs) -> int:
+    """The tokens every output holds: each verbatim line's first occurrence."""
+    firsts: dict[bytes, int] = {}
+    for record in ones(verbatim):
+        firsts.setdefault(source.record(record), costs.records(record, record))
+    return sum(firsts.values())
 
 
 def render(
