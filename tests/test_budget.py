@@ -179,3 +179,18 @@ def test_the_store_refuses_unknown_ambiguous_and_malformed_references():
     with pytest.raises(SeqdedupError, match="no reference"):
         store.resolve("sd:xyz!")
     assert store.data(store.resolve("sd:abcd0")) == b"x\n"
+
+
+def test_an_input_past_the_memory_limit_is_mapped_from_a_temporary_file(monkeypatch):
+    import mmap
+
+    from seqdedup import budget
+
+    data = Path("examples/ci.log").read_bytes() * 50
+    monkeypatch.setattr(budget, "SPILL", 1000)
+    whole = budget.read_whole(data[k : k + 700] for k in range(0, len(data), 700))
+    assert isinstance(whole, mmap.mmap) and whole[:] == data
+    reduction, store = reduced(whole, 300, window_size=3)
+    assert reduction.text == reduced(data, 300, window_size=3)[0].text
+    assert restore(reduction.text, store) == data
+    assert budget.read_whole([b"small"]) == b"small"

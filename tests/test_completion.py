@@ -13,7 +13,7 @@ import pytest
 from conftest import needs, user_env
 
 BIN = Path(sys.executable).parent
-COMMANDS = ("seqdedup", "seqdedup-dask", "seqdedup-library", "seqdedup-expand")
+COMMANDS = ("seqdedup", "seqdedup-dask", "seqdedup-library", "seqdedup-expand", "seqdedup-mcp")
 
 
 @pytest.mark.parametrize("command", COMMANDS)

@@ -28,10 +28,12 @@ def test_the_shipped_page_is_what_the_tool_writes():
     finally:
         sys.path.pop(0)
     assert PAGE.read_text() == manpage.page(), "run: python tools/manpage.py > man/seqdedup.1"
-    expand = ROOT / "man" / "seqdedup-expand.1"
-    assert expand.read_text() == manpage.expand_page(), (
-        "run: python tools/manpage.py seqdedup-expand > man/seqdedup-expand.1"
-    )
+    for name, write in (
+        ("seqdedup-expand", manpage.expand_page),
+        ("seqdedup-mcp", manpage.mcp_page),
+    ):
+        shipped = ROOT / "man" / f"{name}.1"
+        assert shipped.read_text() == write(), f"run: python tools/manpage.py {name} > {shipped}"
 
 
 def test_every_option_of_help_is_in_the_page():

@@ -4,6 +4,7 @@ shipped man/seqdedup.1 is what this writes.
 
     python tools/manpage.py > man/seqdedup.1
     python tools/manpage.py seqdedup-expand > man/seqdedup-expand.1
+    python tools/manpage.py seqdedup-mcp > man/seqdedup-mcp.1
 """
 
 from __future__ import annotations
@@ -95,19 +96,37 @@ def page() -> str:
 
 def expand_page() -> str:
     """seqdedup-expand's page, from its parser."""
-    from argparse_manpage.manpage import Manpage
-
     sys.path.insert(0, str(ROOT / "src"))
-    from seqdedup import __version__
     from seqdedup.expand_cli import build_parser
 
+    return command_page(
+        build_parser(), "seqdedup-expand", "restore what seqdedup --budget removed, byte for byte"
+    )
+
+
+def mcp_page() -> str:
+    """seqdedup-mcp's page, from its parser."""
+    sys.path.insert(0, str(ROOT / "src"))
+    from seqdedup.mcp_server import build_parser
+
+    return command_page(
+        build_parser(), "seqdedup-mcp", "seqdedup as a Model Context Protocol server (stdio)"
+    )
+
+
+def command_page(parser: object, name: str, description: str) -> str:
+    """A companion command's page: its options, exit statuses, where to read more."""
+    from argparse_manpage.manpage import Manpage
+
+    from seqdedup import __version__
+
     manpage = Manpage(
-        build_parser(),
+        parser,
         _data={
-            "project_name": "seqdedup-expand",
+            "project_name": name,
             "version": __version__,
             "date": DATE,
-            "description": "restore what seqdedup --budget removed, byte for byte",
+            "description": description,
             "manual_title": "seqdedup manual",
             "manual_section": 1,
         },
@@ -115,14 +134,14 @@ def expand_page() -> str:
     text = str(manpage).rstrip("\n") + "\n"
     for heading, entries in (("EXIT STATUS", SECTIONS["EXIT STATUS"][:2]),):
         text += f".SH {heading}\n"
-        for name, meaning in entries:
-            text += f".TP\n\\fB{escaped(name)}\\fR\n{escaped(meaning)}\n"
+        for status, meaning in entries:
+            text += f".TP\n\\fB{escaped(status)}\\fR\n{escaped(meaning)}\n"
     text += ".SH SEE ALSO\n\\fBseqdedup\\fR(1) (\\-\\-budget, \\-\\-keep\\-removed), and "
     text += "the documentation (docs/llm-context.md).\n"
     return text
 
 
-PAGES = {"seqdedup": page, "seqdedup-expand": expand_page}
+PAGES = {"seqdedup": page, "seqdedup-expand": expand_page, "seqdedup-mcp": mcp_page}
 
 if __name__ == "__main__":
     sys.stdout.write(PAGES[sys.argv[1] if len(sys.argv) > 1 else "seqdedup"]())

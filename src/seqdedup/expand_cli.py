@@ -59,28 +59,35 @@ def _line_range(text: str) -> tuple[int, int]:
 
 def run(args: argparse.Namespace, stdin: IO[bytes], stdout: IO[bytes]) -> int:
     from seqdedup.removed import PREFIX, RemovedStore
-    from seqdedup.restore import line_range, restore
+    from seqdedup.restore import line_range, restore, restored_pieces
     from seqdedup.sinks import Output
 
     lines = _line_range(args.lines) if args.lines is not None else None
     store = RemovedStore(Path(args.store), create=False)
+    sink = Output(stdout)
     try:
         if args.what.startswith(PREFIX):
             if lines is not None:
                 raise UsageError("--lines applies to a reduced text, not to a reference")
-            out = store.data(store.resolve(args.what))
-        else:
-            try:
-                reduced = stdin.read() if args.what == "-" else Path(args.what).read_bytes()
-            except OSError as exc:
-                raise SeqdedupError(f"cannot read '{args.what}': {exc.strerror}") from None
-            out = restore(reduced, store)
-            if lines is not None:
-                delimiter = store.reduction(reduced)[0]  # type: ignore[index]  # (restored)
-                out = line_range(out, delimiter, *lines)
+            sink.write(store.data(store.resolve(args.what)))
+            return 0
+        try:
+            reduced = stdin.read() if args.what == "-" else Path(args.what).read_bytes()
+        except OSError as exc:
+            raise SeqdedupError(f"cannot read '{args.what}': {exc.strerror}") from None
+        if lines is None:
+            pieces = restored_pieces(reduced, store)
+            first = next(pieces, b"")  # (a text the store does not know: refused, nothing written)
+            sink.write(first)
+            for piece in pieces:
+                sink.write(piece)
+            return 0
+        delimiter = store.reduction(reduced)
+        original = restore(reduced, store)
+        assert delimiter is not None  # (restore refuses a text the store does not know)
+        sink.write(line_range(original, delimiter[0], *lines))
     finally:
         store.close()
-    Output(stdout).write(out)
     return 0
 
 

@@ -8,12 +8,20 @@ like a marker is never taken for one.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from seqdedup.errors import SeqdedupError
 from seqdedup.removed import RemovedStore
 
 
 def restore(reduced: bytes, store: RemovedStore) -> bytes:
     """The original input of a reduced text, byte for byte."""
+    return b"".join(restored_pieces(reduced, store))
+
+
+def restored_pieces(reduced: bytes, store: RemovedStore) -> Iterator[bytes]:
+    """The original input of a reduced text in pieces, in order (written as they come,
+    nothing is joined)."""
     known = store.reduction(reduced)
     if known is None:
         raise SeqdedupError(
@@ -21,20 +29,21 @@ def restore(reduced: bytes, store: RemovedStore) -> bytes:
             "the reduction, or reduced with another --keep-removed file)"
         )
     delimiter, markers = known
-    out: list[bytes] = []
-    line = position = 0
+    line = position = taken = 0
     while position < len(reduced):
         found = reduced.find(delimiter, position)
         stop = len(reduced) if found < 0 else found + len(delimiter)
         if line in markers:
+            if taken < position:  # (the unmarked lines before it, as one piece)
+                yield reduced[taken:position]
             digest = markers[line]
             if digest is not None:  # (None: the note of a budget not met)
-                out.append(store.data(digest))
-        else:
-            out.append(reduced[position:stop])
+                yield store.data(digest)
+            taken = stop
         position = stop
         line += 1
-    return b"".join(out)
+    if taken < len(reduced):
+        yield reduced[taken:]
 
 
 def line_range(original: bytes, delimiter: bytes, first: int, last: int) -> bytes:
