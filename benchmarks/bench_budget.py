@@ -29,7 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from bench import CORPUS_CODE, generate
 
-BUDGETS = (2_000, 8_000, 32_000)
+BUDGETS = ((2_000, ()), (8_000, ()), (32_000, ()), (8_000, ("--normalize", "all")))
 
 
 def command(name: str) -> str:
@@ -82,11 +82,11 @@ def verbatim_kept(corpus: Path, reduced: Path, store: Path) -> tuple[int, int]:
 def budget_rows(name: str, corpus: Path, work: Path, repeat: int) -> None:
     digest = hashlib.sha256(corpus.read_bytes()).hexdigest()
     out = work / "out.txt"
-    for budget in BUDGETS:
-        store = work / f"removed-{name}-{budget}.db"
+    for budget, keys in BUDGETS:
+        store = work / f"removed-{name}-{budget}-{len(keys)}.db"
         store.unlink(missing_ok=True)
-        reduced = work / f"reduced-{name}-{budget}.txt"
-        run = [command("seqdedup"), "--budget", str(budget), "-w", "10", "--keep-removed"]
+        reduced = work / f"reduced-{name}-{budget}-{len(keys)}.txt"
+        run = [command("seqdedup"), "--budget", str(budget), "-w", "10", *keys, "--keep-removed"]
         cpu_budget, cpu_fold = [], []
         for _ in range(repeat):  # interleaved: the machine's load falls on both alike
             cpu_budget.append(cpu_of([*run, str(store), str(corpus)], reduced))
@@ -107,7 +107,7 @@ def budget_rows(name: str, corpus: Path, work: Path, repeat: int) -> None:
         wanted, kept = verbatim_kept(corpus, reduced, store)
         ratio = statistics.median(cpu_budget) / statistics.median(cpu_fold)
         print(
-            f"| {name} | {budget:,} | {tokens.group(1)} | {tokens.group(2)} | "
+            f"| {name} | {budget:,} {' '.join(keys)} | {tokens.group(1)} | {tokens.group(2)} | "
             f"{'no' if tokens.group(3) else 'yes'} | {kept:,} of {wanted:,} | "
             f"{'exact' if exact else 'DIFFERS'} | {statistics.median(cpu_budget):.2f} s | "
             f"{statistics.median(cpu_fold):.2f} s | {ratio:.1f}x |"

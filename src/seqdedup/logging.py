@@ -1,0 +1,308 @@
+"""Repeated sequences of log records folded inside the Python process: a ``logging``
+handler (docs/logging.md).
+
+:class:`FoldingHandler` wraps any handler and forwards records to it, except repeats of
+whole sequences of records, which it replaces by one summary record per run. A record's
+key is its level, logger, message template (``record.msg``, before ``%`` formatting)
+and formatted exception; never its time. Each thread is a stream of its own (windows
+per stream, one history: ``--stream-by``'s rule), so a traceback one thread already
+logged folds in another thread too.
+
+Records are held until the rule decides them (W - 1 later records of their stream, or
+a pause) and handed to the engine in batches, so a call costs little more than the key
+it makes. A timer thread decides what is held after ``idle`` seconds without records
+and whatever is older than ``max_delay``; ``flush()``, ``close()`` and interpreter exit
+(``logging.shutdown``) decide everything. A hard crash (``os._exit``, a signal that
+kills) loses the records held: at most ``max_delay`` seconds of them.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Hashable
+from typing import Any
+
+from seqdedup.api import Deduplicator
+
+BATCH = 256  # records handed to the engine at once (or sooner, by the timer)
+STREAM = rb"^(s[0-9]+)\t"  # a record as fed: s<stream number> TAB <order> TAB <key>
+
+
+class _Run:
+    """A stream's run of repeated records not summarised yet."""
+
+    __slots__ = ("keys", "records", "started")
+
+    def __init__(self) -> None:
+        self.records: list[logging.LogRecord] = []
+        self.keys: list[bytes] = []
+        self.started = time.monotonic()
+
+
+class FoldingHandler(logging.Handler):
+    """Forward records to ``target`` (a handler, or the name of one configured by
+    ``logging.config.dictConfig``), folding repeated sequences of ``window`` or more
+    records into one summary record per run.
+
+    ``stream(record)`` names a record's stream (default: its thread); ``include_args``
+    keys records by their formatted message instead of their template; ``every``: a
+    summary also every that many removed records (an int) or seconds (a float) of a run
+    that goes on; ``idle``: seconds without records after which held records are
+    decided; ``max_delay``: no record is held longer; ``pass_level``: records at or
+    above it are forwarded at once (what is held before them first); ``history``: the
+    windows remembered (None: all)."""
+
+    def __init__(
+        self,
+        target: logging.Handler | str,
+        window: int = 5,
+        *,
+        stream: Callable[[logging.LogRecord], Hashable] | None = None,
+        include_args: bool = False,
+        every: int | float | None = None,
+        idle: float | None = 1.0,
+        max_delay: float | None = 5.0,
+        pass_level: int = logging.CRITICAL,
+        history: int | None = 100_000,
+        level: int = logging.NOTSET,
+    ) -> None:
+        super().__init__(level)
+        self._target = target
+        self.window = window
+        self._stream = stream
+        self._include_args = include_args
+        self._every = every
+        self._idle = idle
+        self._max_delay = max_delay
+        self._pass_level = pass_level
+        self._engine = Deduplicator(
+            window_size=window,
+            max_history=history,
+            stream_by=STREAM.decode(),
+            skip_fields=1,  # (the order number is no part of the key)
+            stream_idle=None,
+            max_streams=None,
+        )
+        self._streams: dict[Hashable, int] = {}
+        self._held: dict[int, tuple[int, bytes, logging.LogRecord]] = {}  # by order
+        self._batch: list[bytes] = []
+        self._fed = 0  # records handed to the engine (the next one's order)
+        self._decided = 0  # records the engine has decided
+        self._runs: dict[int, _Run] = {}  # by stream number
+        self._last_emit = time.monotonic()
+        self._stop = threading.Event()
+        self._timer: threading.Thread | None = None
+        if idle is not None or max_delay is not None or isinstance(every, float):
+            self._timer = threading.Thread(target=self._tick, name="seqdedup-folding", daemon=True)
+            self._timer.start()
+
+    # -- logging.Handler --------------------------------------------------------------
+    def emit(self, record: logging.LogRecord) -> None:
+        """(called with the handler's lock held, by ``handle``)"""
+        try:
+            self._last_emit = time.monotonic()
+            if record.levelno >= self._pass_level:
+                self._forward([*self._decide_all(), record])
+                return
+            self._hold(record)
+            if len(self._batch) >= BATCH:
+                self._forward(self._feed())
+        except Exception:  # never into the application: handleError, as every handler
+            self.handleError(record)
+
+    def flush(self) -> None:
+        """Decide and forward everything held, then flush the target."""
+        with self.lock:  # type: ignore[union-attr]
+            try:
+                self._forward(self._decide_all())
+            except Exception:
+                self.handleError(_INTERNAL)
+        target = self._resolved()
+        if target is not None:
+            target.flush()
+
+    def close(self) -> None:
+        """Forward what is held (interpreter exit calls this through logging.shutdown;
+        the target is closed on its own), and stop the timer."""
+        self._stop.set()
+        self.flush()
+        if self._timer is not None and self._timer is not threading.current_thread():
+            self._timer.join(timeout=5)
+        super().close()
+
+    # -- the engine -------------------------------------------------------------------
+    def _hold(self, record: logging.LogRecord) -> None:
+        name = record.thread if self._stream is None else self._stream(record)
+        stream = self._streams.setdefault(name, len(self._streams))
+        order = self._fed + len(self._batch)
+        key = record_key(record, self._include_args).encode("utf-8", "surrogateescape")
+        self._held[order] = (stream, key, record)
+        self._batch.append(b"s%d\t%d\t%s" % (stream, order, key))
+
+    def _feed(self) -> list[logging.LogRecord]:
+        """Hand the batch to the engine; the records it decided, in order (runs of
+        repeats as summaries where each ended)."""
+        batch, self._batch = self._batch, []
+        self._fed += len(batch)
+        kept = self._engine.feed(batch)
+        return self._decided_records(kept, self._engine.stats.total)
+
+    def _decide_all(self) -> list[logging.LogRecord]:
+        """Everything held decided (as at a pause: no window spans it), every run
+        summarised."""
+        out = self._feed() if self._batch else []
+        out += self._decided_records(self._engine.idle(), self._engine.stats.total)
+        for stream in list(self._runs):
+            out += self._summary(stream, ended=True)
+        return out
+
+    def _decided_records(self, kept: list[bytes], decided: int) -> list[logging.LogRecord]:
+        """Records ``self._decided`` .. ``decided - 1`` are decided; ``kept``: those
+        written, as fed. A removed record joins its stream's run; a written one ends the
+        run of its stream first."""
+        written = {int(line.split(b"\t", 2)[1]) for line in kept}
+        out: list[logging.LogRecord] = []
+        for order in range(self._decided, decided):
+            stream, key, record = self._held.pop(order)
+            if order in written:
+                if stream in self._runs:
+                    out += self._summary(stream, ended=True)
+                out.append(record)
+                continue
+            run = self._runs.get(stream)
+            if run is None:
+                run = self._runs[stream] = _Run()
+            run.records.append(record)
+            run.keys.append(key)
+            if isinstance(self._every, int) and len(run.records) >= self._every:
+                out += self._summary(stream, ended=False)
+        self._decided = decided
+        return out
+
+    def _summary(self, stream: int, ended: bool) -> list[logging.LogRecord]:
+        run = self._runs.pop(stream)
+        if not ended:
+            self._runs[stream] = _Run()
+        return [summary_record(run.records, run.keys, stream, not ended)]
+
+    def _forward(self, records: list[logging.LogRecord]) -> None:
+        target = self._resolved()
+        for record in records:
+            if target is None:
+                raise RuntimeError(f"no handler named {self._target!r}")
+            target.handle(record)
+
+    def _resolved(self) -> logging.Handler | None:
+        target = self._target
+        if isinstance(target, str):  # (a name: dictConfig made it, maybe after us)
+            found: logging.Handler | None = logging._handlers.get(target)  # type: ignore[attr-defined]
+            if found is None:
+                return None
+            self._target = target = found
+        return target
+
+    def _tick(self) -> None:
+        """The timer: a pause decides what is held; so does a record held too long; a
+        run that goes on is summarised every ``every`` seconds."""
+        step = min(x for x in (self._idle, self._max_delay, 1.0) if x is not None) / 4
+        while not self._stop.wait(step):
+            with self.lock:  # type: ignore[union-attr]
+                try:
+                    self._forward(self._timed())
+                except Exception:
+                    self.handleError(_INTERNAL)
+
+    def _timed(self) -> list[logging.LogRecord]:
+        now = time.monotonic()
+        held = self._held or self._batch or self._runs
+        if not held:
+            return []
+        oldest = min(self._held.values(), key=lambda h: h[2].created)[2] if self._held else None
+        too_old = (
+            self._max_delay is not None
+            and oldest is not None
+            and time.time() - oldest.created >= self._max_delay
+        )
+        if (self._idle is not None and now - self._last_emit >= self._idle) or too_old:
+            return self._decide_all()
+        out: list[logging.LogRecord] = []
+        if isinstance(self._every, float):
+            for stream, run in list(self._runs.items()):
+                if now - run.started >= self._every and run.records:
+                    out += self._summary(stream, ended=False)
+        return out
+
+
+def record_key(record: logging.LogRecord, include_args: bool = False) -> str:
+    """What is compared: level, logger, message template (or the formatted message),
+    exception and stack; never the time."""
+    if record.exc_info and not record.exc_text:  # (cached on the record, as Formatter does)
+        record.exc_text = _FORMATTER.formatException(record.exc_info)
+    message = record.getMessage() if include_args else str(record.msg)
+    return f"{record.levelno}|{record.name}|{message!r}|{record.exc_text!r}|{record.stack_info!r}"
+
+
+def summary_record(
+    records: list[logging.LogRecord], keys: list[bytes], stream: int, continues: bool
+) -> logging.LogRecord:
+    """One record for a run of repeated records: at the highest level among them, from
+    their logger (or ``seqdedup``), with the fold line's fields as its attributes."""
+    from seqdedup.fold import shortest_period
+
+    length = _period(keys, shortest_period)
+    copies, extra = divmod(len(records), length)
+    texts = {
+        tuple(_text(r) for r in records[k : k + length]) for k in range(0, len(records), length)
+    }
+    first, last = records[0], records[-1]
+    names = {r.name for r in records}
+    fields: dict[str, Any] = {
+        "removed": len(records),
+        "copies": copies,
+        "extra": extra,
+        "length": length,
+        "variants": len(texts),
+        "first_time": first.created,
+        "last_time": last.created,
+        "stream": stream,
+        "thread_name": first.threadName,
+        "continues": continues,
+    }
+    message = (
+        f"seqdedup: {len(records)} repeated records folded ({copies} "
+        f"{'copy' if copies == 1 else 'copies'} of a sequence of {length}"
+        + (f" and {extra} more" if extra else "")
+        + (f", {len(texts)} variants of the text" if len(texts) > 1 else "")
+        + f", thread {first.threadName})"
+    )
+    record = logging.LogRecord(
+        names.pop() if len(names) == 1 else "seqdedup",
+        max(r.levelno for r in records),
+        first.pathname,
+        first.lineno,
+        message,
+        None,
+        None,
+    )
+    record.seqdedup = fields
+    for name, value in fields.items():
+        setattr(record, f"seqdedup_{name}", value)
+    return record
+
+
+def _period(keys: list[bytes], shortest_period: Callable[[bytes], int]) -> int:
+    """The length of the sequence a run repeats (the shortest period of its keys)."""
+    import hashlib
+
+    digests = b"".join(hashlib.blake2b(key, digest_size=16).digest() for key in keys)
+    return shortest_period(digests)
+
+
+def _text(record: logging.LogRecord) -> str:
+    return record.getMessage() + "\n" + (record.exc_text or "")
+
+
+_FORMATTER = logging.Formatter()
+_INTERNAL = logging.LogRecord("seqdedup", logging.ERROR, __file__, 0, "seqdedup", None, None)
