@@ -64,31 +64,14 @@ def escaped(text: str) -> str:
 
 
 def page() -> str:
-    from argparse_manpage.manpage import Manpage
-
     sys.path.insert(0, str(ROOT / "src"))
-    from seqdedup import __version__
     from seqdedup.options import build_parser
 
-    manpage = Manpage(
-        build_parser(),
-        _data={
-            "project_name": "seqdedup",
-            "version": __version__,
-            "date": DATE,
-            "description": "remove repeated sequences of records from a stream",
-            "manual_title": "seqdedup manual",
-            "manual_section": 1,
-        },
-    )
-    text = str(manpage).rstrip("\n") + "\n"
+    text = drawn(build_parser(), "seqdedup", "remove repeated sequences of records from a stream")
     text += ".SH EXAMPLES\n"
     for comment, commands in readme_examples():
         text += f".PP\n{escaped(comment)}\n.PP\n.RS\n.nf\n{escaped(commands)}\n.fi\n.RE\n"
-    for heading, entries in SECTIONS.items():
-        text += f".SH {heading}\n"
-        for name, meaning in entries:
-            text += f".TP\n\\fB{escaped(name)}\\fR\n{escaped(meaning)}\n"
+    text += roff_sections(SECTIONS)
     text += ".SH SEE ALSO\n\\fBuniq\\fR(1), \\fBseqdedup\\-dask\\fR and \\fBseqdedup\\-library\\fR "
     text += "(their \\-\\-help), and the documentation (docs/) for everything in detail.\n"
     return text
@@ -114,8 +97,18 @@ def mcp_page() -> str:
     )
 
 
-def command_page(parser: object, name: str, description: str) -> str:
-    """A companion command's page: its options, exit statuses, where to read more."""
+def roff_sections(sections: dict[str, list[tuple[str, str]]]) -> str:
+    """Sections of tagged paragraphs (a name, then what it means)."""
+    text = ""
+    for heading, entries in sections.items():
+        text += f".SH {heading}\n"
+        for name, meaning in entries:
+            text += f".TP\n\\fB{escaped(name)}\\fR\n{escaped(meaning)}\n"
+    return text
+
+
+def drawn(parser: object, name: str, description: str) -> str:
+    """A command's page as argparse-manpage draws it from its parser."""
     from argparse_manpage.manpage import Manpage
 
     from seqdedup import __version__
@@ -131,11 +124,13 @@ def command_page(parser: object, name: str, description: str) -> str:
             "manual_section": 1,
         },
     )
-    text = str(manpage).rstrip("\n") + "\n"
-    for heading, entries in (("EXIT STATUS", SECTIONS["EXIT STATUS"][:2]),):
-        text += f".SH {heading}\n"
-        for status, meaning in entries:
-            text += f".TP\n\\fB{escaped(status)}\\fR\n{escaped(meaning)}\n"
+    return str(manpage).rstrip("\n") + "\n"
+
+
+def command_page(parser: object, name: str, description: str) -> str:
+    """A companion command's page: its options, exit statuses, where to read more."""
+    text = drawn(parser, name, description)
+    text += roff_sections({"EXIT STATUS": SECTIONS["EXIT STATUS"][:2]})
     text += ".SH SEE ALSO\n\\fBseqdedup\\fR(1) (\\-\\-budget, \\-\\-keep\\-removed), and "
     text += "the documentation (docs/llm-context.md).\n"
     return text

@@ -164,6 +164,17 @@ def _status(stats: Stats | None, config: Config, stderr: TextIO) -> int:
     return 128 + signum
 
 
+def _decoded(
+    args: argparse.Namespace, config: Config, stdin: IO[bytes] | None
+) -> Generator[bytes, None, None]:
+    """The inputs' bytes in chunks, one input after another, decompressed."""
+    from seqdedup.records import DecodedChunks
+
+    with contextlib.closing(sources_of(config.inputs, stdin)) as sources:
+        for source in sources:
+            yield from DecodedChunks(source, not args.no_decompress)
+
+
 def _suggest(
     args: argparse.Namespace,
     config: Config,
@@ -174,18 +185,11 @@ def _suggest(
     """--suggest-window: read (a sample of) the inputs and print the suggestion."""
     import io
 
-    from seqdedup.records import DecodedChunks
     from seqdedup.suggest import DEFAULT_SAMPLE, sample_records, suggest, write_suggestion
 
     limit = DEFAULT_SAMPLE if args.sample is None else args.sample
-
-    def chunks() -> Generator[bytes, None, None]:
-        with contextlib.closing(sources_of(config.inputs, stdin)) as sources:
-            for source in sources:
-                yield from DecodedChunks(source, not args.no_decompress)
-
     with graceful():
-        records = sample_records(chunks(), config.delimiter, limit)
+        records = sample_records(_decoded(args, config, stdin), config.delimiter, limit)
     text = io.StringIO()
     write_suggestion(suggest(records, config), text, args.stats_format)
     Output(stdout).write(text.getvalue().encode())
@@ -202,15 +206,9 @@ def _budget(
     """--budget: read the whole input, reduce it, store what was removed (before the
     output is written: a reference never names what the file does not hold)."""
     from seqdedup.budget import read_whole, reduce_to_budget
-    from seqdedup.records import DecodedChunks
-
-    def chunks() -> Generator[bytes, None, None]:
-        with contextlib.closing(sources_of(config.inputs, stdin)) as sources:
-            for source in sources:
-                yield from DecodedChunks(source, not args.no_decompress)
 
     with graceful():
-        data = read_whole(chunks())
+        data = read_whole(_decoded(args, config, stdin))
         reduction = reduce_to_budget(data, config)
     Output(stdout).write(reduction.text)
     if not args.quiet:
