@@ -59,7 +59,7 @@ def run(
 
         refuse_inputs_inside(libraries, identities(names, stdin))
     decompress = not args.no_decompress
-    sink = Output(stdout)
+    sink = _sink(args, stdout)
     head = _head_for_hint(args)
     json_check = _json_check(config, stderr)
     tap = _taps(head, json_check)
@@ -164,6 +164,22 @@ def _status(stats: Stats | None, config: Config, stderr: TextIO) -> int:
     return 128 + signum
 
 
+def _sink(args: argparse.Namespace, stdout: IO[bytes]) -> Output:
+    """Where the records go: standard output, or ``--output FILE`` (appended to, and
+    reopened on SIGHUP)."""
+    from seqdedup.stopping import reopen_on_hangup
+
+    name = getattr(args, "output", None)
+    if name is None:
+        reopen_on_hangup(None)
+        return Output(stdout)
+    from seqdedup.sinks import FileOutput
+
+    sink = FileOutput(name)
+    reopen_on_hangup(sink.request_reopen)
+    return sink
+
+
 def _decoded(
     args: argparse.Namespace, config: Config, stdin: IO[bytes] | None
 ) -> Generator[bytes, None, None]:
@@ -192,7 +208,7 @@ def _suggest(
         records = sample_records(_decoded(args, config, stdin), config.delimiter, limit)
     text = io.StringIO()
     write_suggestion(suggest(records, config), text, args.stats_format)
-    Output(stdout).write(text.getvalue().encode())
+    _sink(args, stdout).write(text.getvalue().encode())
     return _status(None, config, stderr)
 
 
@@ -210,7 +226,7 @@ def _budget(
     with graceful():
         data = read_whole(_decoded(args, config, stdin))
         reduction = reduce_to_budget(data, config)
-    Output(stdout).write(reduction.text)
+    _sink(args, stdout).write(reduction.text)
     if not args.quiet:
         stderr.write(f"{PROG}: {reduction.summary(config.budget or 0)}\n")
     return _status(None, config, stderr)
@@ -233,7 +249,8 @@ def _follow(
         stderr.write(f"{PROG}: {visible(message)}\n")
         stderr.flush()
 
-    stats = follow_file(config.inputs[0], Output(stdout), config, explainer, args.from_start, note)
+    sink = _sink(args, stdout)
+    stats = follow_file(config.inputs[0], sink, config, explainer, args.from_start, note)
     colored = color_wanted(args.color, stderr)
     if not args.quiet:
         write_stats(stats, config, stderr, args.stats_format, colored)

@@ -36,6 +36,7 @@ _NOT_HERE = {
     "max_unique_sequences": "--max-unique-sequences",
     "unlimited_unique_sequences": "--unlimited-unique-sequences",
     "budget": "--budget",
+    "output": "--output",
     "keep": "--keep",
     "keep_removed": "--keep-removed",
     "fold": "--fold",

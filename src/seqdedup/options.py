@@ -496,6 +496,7 @@ def _library_options(parser: argparse.ArgumentParser) -> None:
 def _output_options(parser: argparse.ArgumentParser) -> None:
     """What is written: records, markers, explanations, statistics."""
     output = parser.add_argument_group("output")
+    _output_file_option(output)
     output.add_argument(
         "-i", "--inverse", action="store_true", help="emit only the records normal mode skips"
     )
@@ -571,6 +572,16 @@ def _run_modes(output: argparse._ArgumentGroup) -> None:
         default=None,
         metavar="N",
         help="with --suggest-window: read the first N records (default 1,000,000)",
+    )
+
+
+def _output_file_option(output: argparse._ArgumentGroup) -> None:
+    output.add_argument(
+        "--output",
+        default=None,
+        metavar="FILE",
+        help="append the output to FILE instead of writing it to standard output; "
+        "SIGHUP then reopens FILE (logrotate) instead of ending the run",
     )
 
 

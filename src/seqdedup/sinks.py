@@ -61,6 +61,37 @@ class Output:
             raise OutputError(f"cannot write output: {exc.strerror or exc}") from None
 
 
+class FileOutput(Output):
+    """``--output FILE``: the records appended to a file, which SIGHUP has reopened
+    before the next write (logrotate moves the file away, then signals)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._reopen = False
+        super().__init__(self._open())
+
+    def _open(self) -> IO[bytes]:
+        try:
+            return open(self.path, "ab", buffering=0)  # (closed by reopen/close)
+        except OSError as exc:
+            raise OutputError(f"cannot write '{self.path}': {exc.strerror or exc}") from None
+
+    def request_reopen(self) -> None:
+        """(the signal handler: only a flag)"""
+        self._reopen = True
+
+    def write(self, data: bytes) -> int:
+        if self._reopen:
+            self._reopen = False
+            self._stream.close()
+            self._stream = self._open()
+            self.fd = self._stream.fileno()
+        return super().write(data)
+
+    def close(self) -> None:
+        self._stream.close()
+
+
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:

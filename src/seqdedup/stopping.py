@@ -8,13 +8,14 @@ writes and (on live input) saves what it read. A wait for input is cut short
 (:func:`wait_readable`, :func:`pause`): waiting consumes nothing, so nothing read is
 lost; a run busy deciding sees the request at its next read. A second signal ends the
 command at once. Signals ignored by whoever started the command (``nohup``) stay
-ignored.
+ignored. With ``--output FILE``, SIGHUP reopens the file instead
+(:func:`reopen_on_hangup`).
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from seqdedup.errors import Terminated
 
@@ -23,6 +24,8 @@ _graceful = False  # a run reading its input: the first signal only asks it to s
 _requested: int | None = None  # the first signal's number, once one came
 _waiting = False  # the main thread waits for input (safe to cut short)
 _settled = False  # the run's outcome is fixed (its library committed)
+# --output FILE: SIGHUP asks the output to be reopened (logrotate), not the run to stop
+_on_hangup: Callable[[], None] | None = None
 
 
 class _WaitCut(BaseException):
@@ -31,6 +34,9 @@ class _WaitCut(BaseException):
 
 def _on_signal(signum: int, frame: object) -> None:
     global _requested
+    if _on_hangup is not None and signum == _hangup_number():
+        _on_hangup()  # (sets a flag: the file is reopened before the next write)
+        return
     if _graceful and _requested is None:
         _requested = signum
         if _waiting:
@@ -43,6 +49,19 @@ def _on_signal(signum: int, frame: object) -> None:
     if signum == signal.SIGINT:
         raise KeyboardInterrupt
     raise Terminated(signum)
+
+
+def reopen_on_hangup(callback: Callable[[], None] | None) -> None:
+    """With ``--output FILE``: SIGHUP calls ``callback`` (which asks the output to be
+    reopened) instead of stopping the run, as daemons do for logrotate."""
+    global _on_hangup
+    _on_hangup = callback
+
+
+def _hangup_number() -> int | None:
+    import signal
+
+    return getattr(signal, "SIGHUP", None)
 
 
 def _signal_numbers() -> list[int]:

@@ -1,0 +1,88 @@
+"""--output FILE: the records appended to a file; SIGHUP reopens it (logrotate moves the
+file away, then signals) and the run goes on with its history; SIGTERM still ends the
+run as the end of input would. Through the installed command, in real processes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from conftest import user_env
+
+BIN = Path(sys.executable).parent
+
+
+def wait_for(path: Path, content: bytes, timeout: float = 20) -> bytes:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_bytes() == content:
+            return content
+        time.sleep(0.05)
+    return path.read_bytes() if path.exists() else b"(missing)"
+
+
+def start(*args: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [str(BIN / "seqdedup"), *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=user_env(),
+    )
+
+
+def test_sighup_reopens_the_output_and_keeps_the_history(tmp_path):
+    out = tmp_path / "app.dedup.log"
+    proc = start("-w", "2", "-q", "--output", str(out))
+    assert proc.stdin is not None
+    proc.stdin.write(b"a\nb\n")
+    proc.stdin.flush()
+    assert wait_for(out, b"a\nb\n") == b"a\nb\n"
+    out.rename(tmp_path / "app.dedup.log.1")  # what logrotate does, then it signals
+    proc.send_signal(signal.SIGHUP)
+    time.sleep(0.3)
+    assert proc.poll() is None  # (the run goes on)
+    proc.stdin.write(b"a\nb\nc\n")
+    proc.stdin.flush()
+    assert wait_for(out, b"c\n") == b"c\n"  # a b: repeats, the history was kept
+    stdout, stderr = proc.communicate(timeout=20)
+    assert proc.returncode == 0 and stdout == b"" and stderr == b""
+    assert (tmp_path / "app.dedup.log.1").read_bytes() == b"a\nb\n"
+
+
+def test_sigterm_ends_the_run_as_its_end_would_with_the_fold_line_written(tmp_path):
+    out = tmp_path / "out.log"
+    out.write_bytes(b"earlier\n")  # (appended to, never truncated)
+    proc = start("-w", "1", "-q", "--fold", "--output", str(out))
+    assert proc.stdin is not None
+    proc.stdin.write(b"x\n" * 5)
+    proc.stdin.flush()
+    assert wait_for(out, b"earlier\nx\n") == b"earlier\nx\n"
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=20)
+    assert proc.returncode == 128 + signal.SIGTERM
+    lines = out.read_bytes().splitlines()
+    assert lines[:2] == [b"earlier", b"x"] and lines[2].startswith(b"[FOLDED: 4 records")
+
+
+def test_without_output_sighup_still_ends_the_run(tmp_path):
+    proc = start("-w", "1", "-q")
+    assert proc.stdin is not None
+    proc.stdin.write(b"y\n")
+    proc.stdin.flush()
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGHUP)
+    stdout, _ = proc.communicate(timeout=20)
+    assert proc.returncode == 128 + signal.SIGHUP and stdout == b"y\n"
+
+
+def test_an_output_that_cannot_be_written_is_one_line_before_any_input(run_cli, tmp_path):
+    done = run_cli(["-q", "--output", str(tmp_path / "no" / "such" / "dir.log")], b"a\n")
+    assert done.returncode == 1 and done.stdout == b""
+    assert done.stderr.decode().count("\n") == 1 and "cannot write" in done.stderr.decode()
+    assert not os.path.exists(tmp_path / "no")
