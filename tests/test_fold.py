@@ -555,3 +555,42 @@ def test_fold_every_a_time_on_live_input_reads_the_clock(monkeypatch):
         out += dedup.feed([b"x"])
     out += dedup.flush()
     assert out == [b"x", b"30", b"30", b"30", b"9"]
+
+
+def test_otel_fold_records_parse_as_otlp_log_records(run_cli):
+    """--fold-format otel: each line one OTLP/JSON LogRecord (the protobuf package's own
+    JSON parser reads it) with logdedupprocessor's attributes beside seqdedup's; times
+    are the records' own where they carry timestamps, else the time written."""
+    import time
+
+    logs = pytest.importorskip("opentelemetry.proto.logs.v1.logs_pb2")
+    from google.protobuf import json_format
+
+    p = run_cli(
+        [
+            "-w",
+            "4",
+            "-q",
+            "--normalize",
+            "all",
+            "--fold",
+            "--fold-format",
+            "otel",
+            "examples/requests.log",
+        ]
+    )
+    lines = [line for line in p.stdout.splitlines() if line.startswith(b'{"timeUnixNano"')]
+    assert len(lines) == 2
+    records = [json_format.Parse(line, logs.LogRecord()) for line in lines]
+    attributes = [{a.key: a.value for a in r.attributes} for r in records]
+    assert [a["log_count"].int_value for a in attributes] == [5, 4]
+    assert attributes[0]["first_observed_timestamp"].string_value == "2026-11-22T09:00:09.412Z"
+    assert attributes[0]["last_observed_timestamp"].string_value == "2026-11-22T09:00:16.874Z"
+    assert attributes[0]["seqdedup.length"].int_value == 5
+    assert attributes[0]["seqdedup.continues"].bool_value is False
+    assert records[0].time_unix_nano == 1795338009412000000
+    assert records[0].body.string_value.startswith("[FOLDED: 5 records at lines 7-11")
+    before = time.time_ns()
+    plain = run_cli(["-w", "1", "-q", "--fold", "--fold-format", "otel"], b"a\na\na\n")
+    undated = json_format.Parse(plain.stdout.splitlines()[-1], logs.LogRecord())
+    assert undated.time_unix_nano >= before - 10**9  # (no timestamp: the time written)

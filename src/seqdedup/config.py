@@ -363,7 +363,7 @@ def _validate_fold(config: Config) -> None:
                 f"--fold cannot be combined with {option}: a summary line stands where "
                 "records were removed, in the normal output only"
             )
-    if config.fold_format is not None and config.fold_format != "json":
+    if config.fold_format is not None and config.fold_format not in ("json", "otel"):
         check_template(
             config.fold_format, "--fold-format", FOLD_NUMBER_FIELDS, FOLD_NAME_FIELDS, "--fold"
         )

@@ -590,6 +590,8 @@ def line_text(template: str | None, fields: Fields, named: bool, color: bool) ->
 
     if template == "json":
         text = json_line(fields).encode("utf-8")
+    elif template == "otel":
+        text = otel_line(fields, named).encode("utf-8")
     elif template is not None:
         text = template.format_map(fields).encode("utf-8", "surrogateescape")
     else:
@@ -665,6 +667,63 @@ JSON_FIELDS = (
 
 
 STREAM_FIELDS = ("stream", "match_stream")  # with --stream-by
+
+
+def otel_line(fields: Fields, named: bool) -> str:
+    """One OTLP/JSON log record (docs/ci-logs.md: Fold records for OpenTelemetry): the
+    attributes OpenTelemetry's logdedupprocessor writes (``log_count``,
+    ``first_observed_timestamp``, ``last_observed_timestamp``) beside seqdedup's own.
+    Times are the records' own where the ``timestamp`` class finds them, else the time
+    the line is written."""
+    import time
+
+    now = time.time()
+    first, last = (_epoch(fields.get(name, ""), now) for name in ("first_time", "last_time"))
+    by_name: Mapping[str, object] = fields
+    attributes = [
+        _otel_attribute("log_count", fields["removed"]),
+        _otel_attribute("first_observed_timestamp", _rfc3339(first)),
+        _otel_attribute("last_observed_timestamp", _rfc3339(last)),
+    ]
+    for name in JSON_FIELDS + (STREAM_FIELDS if "stream" in fields else ()):
+        value = by_name[name]
+        if value is not None and value != "":
+            value = bool(value) if name == "continues" else value
+            attributes.append(_otel_attribute(f"seqdedup.{name}", value))
+    record = {
+        # (microseconds, exact in a float for this century's seconds, then nanoseconds)
+        "timeUnixNano": str(round(first * 1e6) * 1000),
+        "observedTimeUnixNano": str(round(now * 1e6) * 1000),
+        "body": {"stringValue": default_text(fields, named)},
+        "attributes": attributes,
+    }
+    return json.dumps(record, ensure_ascii=False)
+
+
+def _epoch(stamp: object, now: float) -> float:
+    """A record's timestamp as seconds since the epoch; ``now`` where there is none or
+    it has no date (a syslog or time-of-day stamp reads as the year 1900)."""
+    seconds = timestamp_seconds(stamp) if isinstance(stamp, str) else None
+    return now if seconds is None or seconds < 0 else seconds
+
+
+def _otel_attribute(key: str, value: object) -> dict[str, object]:
+    """An OTLP/JSON KeyValue (64-bit integers as strings, as the mapping wants)."""
+    if isinstance(value, bool):
+        return {"key": key, "value": {"boolValue": value}}
+    if isinstance(value, int):
+        return {"key": key, "value": {"intValue": str(value)}}
+    return {"key": key, "value": {"stringValue": str(value)}}
+
+
+def _rfc3339(seconds: float) -> str:
+    from datetime import UTC, datetime
+
+    return (
+        datetime.fromtimestamp(seconds, UTC)
+        .isoformat(timespec="milliseconds")
+        .replace("+00:00", "Z")
+    )
 
 
 def json_line(fields: Fields) -> str:

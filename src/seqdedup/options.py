@@ -632,11 +632,11 @@ def _fold_options_of(output: argparse._ArgumentGroup) -> None:
     output.add_argument(
         "--fold-format",
         default=None,
-        metavar="TEMPLATE|json",
+        metavar="TEMPLATE|json|otel",
         help="summary line text: the --annotation-format fields and {removed} {copies} "
         "{extra} {length} {id} {sequence} {first_time} {last_time} {part} {continues} "
         "(and {variants}: its copies' texts); "
-        "or json (one object per line)",
+        "or json (one object per line); or otel (an OTLP/JSON log record per line)",
     )
     output.add_argument(
         "--fold-every",
