@@ -82,12 +82,14 @@ def test_rsyslog_omprog_reload_reopens_the_file_and_keeps_the_history(tmp_path, 
     config = tmp_path / "rsyslog.conf"
     config.write_text(
         f'global(workDirectory="{tmp_path}")\n'
+        'main_queue(queue.workerThreads="1")\n'
         'module(load="imtcp")\nmodule(load="omprog")\n'
         f'input(type="imtcp" port="{port}" address="127.0.0.1" ruleset="dedup")\n'
         'template(name="message" type="string" string="%msg:2:$%\\n")\n'
         'ruleset(name="dedup") {\n'
         f'  action(type="omprog" binary="{SEQDEDUP} --output {out}" template="message"\n'
-        '         signalOnClose="on" closeTimeout="10000" hup.signal="HUP")\n'
+        '         signalOnClose="on" closeTimeout="10000" hup.signal="HUP"\n'
+        '         forceSingleInstance="on")\n'
         "}\n"
     )
     pid_file = tmp_path / "rsyslogd.pid"
