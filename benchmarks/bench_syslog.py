@@ -116,7 +116,9 @@ def main() -> None:
             folded,
         )
         offline = subprocess.run(
-            [str(seqdedup), "-w", "10", "-q", "-m", "100000", str(plain)], capture_output=True, check=True
+            [str(seqdedup), "-w", "10", "-q", "-m", "100000", str(plain)],
+            capture_output=True,
+            check=True,
         ).stdout.splitlines()
         records = [line for line in kept if not line.startswith(b"[FOLDED")]
         print(f"{len(lines):,} messages; omfile wrote {len(written):,} lines")
