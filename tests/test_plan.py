@@ -28,6 +28,14 @@ TABLE = [
     ({"annotate": True, "max_history": 100}, "chunk", "kernel", False, 0),  # markers wait
     # markers under key options compare texts: the record path
     ({"annotate": True, "key_steps": (("normalize", "number"),)}, "record", "kernel", False, 0),
+    # (a template that does not show {variants} compares no texts)
+    (
+        {"annotate": True, "key_steps": (("normalize", "number"),), "annotation_format": "{start}"},
+        "chunk",
+        "kernel",
+        False,
+        0,
+    ),
     ({"filters": TRACK}, "chunk", "thread", False, 0),  # a chunk's records classified
     ({"fold": True}, "chunk", "kernel", False, 2),
     ({"fold": True, "max_history": 100}, "record", "kernel", True, 2),  # lines of settled

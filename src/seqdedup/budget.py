@@ -370,20 +370,23 @@ def _folds_of(source: Source, numbers: list[bytes], keyed: bool) -> list[Fold]:
     """Folds from the pieces' record numbers (1-based, four a piece: start, end and
     its source's): adjacent pieces make one fold. ``keyed``: compared by keys, so
     whether each piece is a byte-for-byte copy is checked."""
-    folds: list[Fold] = []
+    data, bounds = source.data, source.bounds
+    runs: list[tuple[int, int, list[tuple[int, int]], bool]] = []
     for at in range(0, len(numbers), 4):
         start, end, match_start, match_end = (int(n) - 1 for n in numbers[at : at + 4])
-        exact = not keyed or source.records(start, end + 1) == source.records(
-            match_start, match_end + 1
+        # (records equal one by one exactly when the stretches between the first's
+        # start and the last's end are: the delimiters inside fall at the same places)
+        exact = not keyed or (
+            data[bounds[2 * start] : bounds[2 * end + 1]]
+            == data[bounds[2 * match_start] : bounds[2 * match_end + 1]]
         )
-        if folds and folds[-1].end + 1 == start:
-            last = folds[-1]
-            folds[-1] = Fold(
-                last.start, end, (*last.sources, (match_start, match_end)), last.exact and exact
-            )
+        if runs and runs[-1][1] + 1 == start:
+            first, _, sources, was_exact = runs[-1]
+            sources.append((match_start, match_end))
+            runs[-1] = (first, end, sources, was_exact and exact)
         else:
-            folds.append(Fold(start, end, ((match_start, match_end),), exact))
-    return folds
+            runs.append((start, end, [(match_start, match_end)], exact))
+    return [Fold(start, end, tuple(sources), exact) for start, end, sources, exact in runs]
 
 
 class Plan:

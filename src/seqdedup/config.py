@@ -262,6 +262,13 @@ class Config(_ConfigFields):
         return self.stream_by is not None or self.stream_by_json is not None
 
     @property
+    def marks_variants(self) -> bool:
+        """Whether markers say when a run's text differs from its occurrence's: with
+        key options, in the default text or a template that names ``{variants}``."""
+        template = self.annotation_format
+        return self.annotate and self.keyed and (template is None or "{variants" in template)
+
+    @property
     def keyed(self) -> bool:
         """Whether records are compared by something else than their whole text (key
         options): copies that count as one sequence may then differ in their text."""

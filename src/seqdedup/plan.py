@@ -80,7 +80,8 @@ def _feeding(
         not kernel
         or (config.fold and (filtering or settles))
         or not kernel_keys
-        or (config.annotate and (config.inverse or filtering or config.keyed))
+        or (config.annotate and (config.inverse or filtering))
+        or config.marks_variants
         or explaining
         or (config.library_dir is not None and (filtering or bool(config.read_sequences)))
     ):

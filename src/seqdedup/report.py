@@ -338,7 +338,7 @@ class MarkerTexts:
 def marker_texts(config: Config, kernel: ModuleType | None) -> MarkerTexts | None:
     """The texts a run's markers compare (:class:`MarkerTexts`), when its records are
     compared by keys; None otherwise."""
-    if not config.annotate:
+    if not config.marks_variants:
         return None
     from seqdedup.keys import text_digest
 
