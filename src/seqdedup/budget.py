@@ -600,10 +600,11 @@ def reduce_input(
             plan = Plan(source, fold_pass(source, verbatim, window, keys, kernel), costs)
             if plan.tokens <= budget:
                 break
+    folded = plan.tokens  # (each context is tried from the folds alone)
     for context in contexts:
         if plan.tokens <= budget:
             break
-        plan.tokens = Plan(source, plan.folds, costs).tokens
+        plan.tokens = folded
         elide(plan, verbatim, context, budget, costs)
         step = f"elide (context {context})"
     return render(plan, verbatim, costs, budget, tokens_in, step)
