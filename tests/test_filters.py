@@ -9,7 +9,7 @@ from seqdedup import filters as filters_module
 from seqdedup.config import FilterRule
 from seqdedup.filters import TRACKED, UNMATCHED, FilterList, load_pattern_file
 
-from conftest import examples
+from conftest import examples, kernel_built
 from oracle import reference_output
 
 # Records like "E1", "ts3", "I2": a kind prefix and a small alphabet of bodies.
@@ -160,6 +160,16 @@ def test_fast_paths_agree_with_plain_regex_search(records, rules, invalid, scan_
     with pytest.MonkeyPatch.context() as patch:  # 1: whole-batch scanning for literals
         patch.setattr(filters_module, "SCAN_MIN_RECORDS", scan_from)
         assert filters.classify(records) == expected
+    if kernel_built():  # the kernel's filtered chunk path: literals found in any bytes
+        from array import array
+
+        region = b"\n".join(records)
+        bounds, at = array("q"), 0
+        for record in records:
+            bounds.extend((at, at + len(record)))
+            at += len(record) + 1
+        mask = filters.tracked_mask(region, bounds.tobytes(), b"\n")
+        assert list(mask) == [int(verdict == TRACKED) for verdict in expected]
 
 
 # Every test here runs once per engine (compiled kernel and pure Python).

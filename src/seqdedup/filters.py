@@ -132,38 +132,51 @@ class FilterList:
         between them) and int64 (start, end) pairs into it; one byte per record, 1 when
         it is tracked.
 
-        On an ASCII region whose patterns have bytes twins, the flags of all records
-        are held as one int, one byte per record (so setting and clearing them for a
-        whole batch is one operation): a literal is found by the kernel in one pass over
-        the region, skipping decided records; another pattern is searched record by
-        record, on the undecided ones only. Anything else goes through :meth:`classify`.
+        Where the patterns have bytes twins, the flags of all records are held as one
+        int, one byte per record (so setting and clearing them for a whole batch is one
+        operation): a literal is found by the kernel in one pass over the region (any
+        region: see below), skipping decided records; another pattern is searched record
+        by record, on the undecided ones only (as bytes on an ASCII region, else as
+        text). Anything else goes through :meth:`classify`.
         No numpy: its import alone would cost more than the whole pass.
         """
         from seqdedup import _kernel
 
         tests, count = self._byte_tests, len(bounds) // 16
-        if tests is None or not region.isascii():
+        if tests is None:
             pairs = array("q")
             pairs.frombytes(bounds)
             records = [region[a:b] for a, b in zip(pairs[0::2], pairs[1::2], strict=True)]
             return bytes(map(TRACKED.__eq__, self.classify(records)))
+        # An ASCII literal is found in any bytes where the text holds it (in UTF-8 an
+        # ASCII byte is never part of another character, and surrogateescape keeps
+        # the others apart): the kernel scans for it whatever the region. Another
+        # pattern's bytes twin holds only on ASCII: elsewhere the text is searched.
+        ascii = region.isascii()
         undecided = int.from_bytes(b"\1" * count, "little")
         tracked = 0
-        texts: _Region | None = None
-        for rule, test in zip(self.rules, tests, strict=True):
+        region_texts: _Region | None = None
+        decoded: list[str] | None = None
+        for index, (rule, test) in enumerate(zip(self.rules, tests, strict=True)):
             if not undecided:
                 break
             literal = test.literal
+            open_ = undecided.to_bytes(count, "little")
             if literal is not None and (test.anchored or delimiter not in literal):
-                open_ = undecided.to_bytes(count, "little")
                 found = _kernel.literal_mask(region, bounds, literal, test.anchored, open_)
             else:
-                if texts is None:
-                    texts = _Region(region, bounds)
-                open_ = undecided.to_bytes(count, "little")
+                if region_texts is None:
+                    region_texts = _Region(region, bounds)
                 positions = list(compress(range(count), open_))
                 matched = bytearray(count)
-                for position, hit in zip(positions, _each_at(test, texts, positions), strict=True):
+                hits_at: list[object]
+                if ascii:
+                    hits_at = _each_at(test, region_texts, positions)
+                else:
+                    if decoded is None:
+                        decoded = [_decode(record) for record in region_texts]
+                    hits_at = _each_at(self._text_tests[index], decoded, positions)
+                for position, hit in zip(positions, hits_at, strict=True):
                     matched[position] = bool(hit)
                 found = bytes(matched)
             hits = int.from_bytes(found, "little")
