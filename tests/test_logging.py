@@ -103,9 +103,12 @@ def test_the_timer_releases_after_a_pause_and_past_the_longest_delay():
     held = Collect()
     slow = FoldingHandler(held, 3, idle=None, max_delay=0.3)
     log = logger_with(slow, "delay")
+    started = time.monotonic()
     log.info("first")  # (W - 1 more records of its stream would decide it)
-    time.sleep(1.2)
+    while not held.records and time.monotonic() - started < 10:
+        time.sleep(0.05)
     assert [r.getMessage() for r in held.records] == ["first"]
+    assert time.monotonic() - started >= 0.3  # (held for max_delay first)
     slow.close()
 
 
