@@ -64,8 +64,13 @@ class StreamRows:
             self._rows[name] = [0, 0]
 
     def add(self, name: str, total: int, skipped: int) -> None:
-        self.note(name)
-        row = self._rows.get(name, self._other)
+        rows = self._rows
+        row = rows.get(name)
+        if row is None:  # (a stream's row is made where it appears, if there is room)
+            if len(rows) < STREAM_ROWS:
+                row = rows[name] = [0, 0]
+            else:
+                row = self._other
         row[0] += total
         row[1] += skipped
 
@@ -419,13 +424,15 @@ class KernelStreamPath(_StreamRun):
         flags, ended, runs = result
         if ended:
             counts = array("q", ended)
-            for k in range(0, len(counts), 3):
-                lane, total, skipped = counts[k : k + 3]
-                self._rows.add(self._names[lane], total, skipped)
-            for lane in {counts[k] for k in range(0, len(counts), 3)}:
-                if not self._matcher.active(lane):  # ended, and not begun again since
-                    del self._lanes[self._names[lane]]
-                    self._free.append(lane)
+            names, add = self._names, self._rows.add
+            lanes = counts[0::3]
+            for lane, total, skipped in zip(lanes, counts[1::3], counts[2::3], strict=True):
+                add(names[lane], total, skipped)
+            active, known, free = self._matcher.active, self._lanes, self._free
+            for lane in set(lanes):
+                if not active(lane):  # ended, and not begun again since
+                    del known[names[lane]]
+                    free.append(lane)
         if runs:
             words = array("Q", runs)
             count = self.sequences.count
