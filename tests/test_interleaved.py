@@ -602,3 +602,21 @@ def test_per_stream_keeps_each_pods_first_trace_and_one_bounded_table(engine):
     bounded.feed([f"[s{k % 500}] line {k % 7}".encode() for k in range(20_000)])
     decider = bounded._stream_path._decider  # (the stream path's, as built)
     assert sum(map(len, decider._windows._recent.values())) <= 1001
+
+
+@pytest.mark.parametrize("kernel_path", [True, False])
+def test_streams_past_the_row_limit_are_counted_as_one_row(engine, kernel_path, monkeypatch):
+    """Per-stream statistics name the first STREAM_ROWS streams; the records of every
+    later stream are summed in one "(other streams)" row (memory stays bounded)."""
+    from seqdedup.streamby import path
+
+    monkeypatch.setattr(path, "STREAM_ROWS", 2)
+    texts = [b"[p%d] x" % (k % 5) for k in range(20)]
+    options = {} if kernel_path else {"annotate": True}  # (markers: the Python decider)
+    dedup = Deduplicator(window_size=1, stream_by=PREFIX, **options)
+    dedup.feed(texts)
+    dedup.flush()
+    rows = dedup.stats.streams
+    assert [row["name"] for row in rows] == ["p0", "p1", "(other streams)"]
+    assert [row["lines"]["total"] for row in rows] == [4, 4, 12]
+    assert sum(row["lines"]["skipped"] for row in rows) == 19
