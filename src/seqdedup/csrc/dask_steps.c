@@ -17,6 +17,7 @@
  * is checked before anything is read.
  */
 #include "kernel.h"
+#include "functions.h"
 
 #define PREFETCH_AHEAD 8 /* windows: about what covers a miss to memory */
 

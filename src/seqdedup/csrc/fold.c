@@ -4,6 +4,7 @@
  * sequence. Keys are 16-byte key hashes, compared as bytes.
  */
 #include "kernel.h"
+#include "functions.h"
 
 #define KEY_BYTES 16
 

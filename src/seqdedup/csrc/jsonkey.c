@@ -3,6 +3,7 @@
  * batch of records, each record's key in one call.
  */
 #include "kernel.h"
+#include "functions.h"
 #include "jsonkey.h"
 
 /* What json_keys makes: --json-key keys from `paths`, or (ignore) --json-ignore keys

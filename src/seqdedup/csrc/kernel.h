@@ -22,6 +22,7 @@
  *                   before); streamby_prefix.c the names by a prefix program
  *   suggest.c       --suggest-window: what each window size removes, in one pass each
  *   tokens.c        --budget's token estimate per record
+ *   functions.h     the module functions of the units without a type of their own
  *   dask_steps.c    the Dask engine's steps: a partition's records and key hashes, its
  *                   first windows, the earliest position of each fingerprint at its owner
  *
@@ -520,26 +521,6 @@ PyObject *seqdedup_py_first_match(PyObject *self, PyObject *args);
 /* stretches.c: with new_material a list, the new-material stretches among the `count`
  * records emitted now (first_index: the first one's tracked index) into m->stretches. */
 int seqdedup_take_stretches(Matcher *m, size_t count, int64_t first_index);
-/* fold.c */
-PyObject *seqdedup_py_shortest_period(PyObject *self, PyObject *arg);
-PyObject *seqdedup_py_periodic_match(PyObject *self, PyObject *args);
-/* tokens.c */
-PyObject *seqdedup_py_token_counts(PyObject *self, PyObject *args);
-/* suggest.c */
-PyObject *seqdedup_py_window_tally(PyObject *self, PyObject *args);
-/* dask_steps.c */
-PyObject *seqdedup_py_first_windows(PyObject *self, PyObject *arg);
-PyObject *seqdedup_py_window_keys(PyObject *self, PyObject *args);
-PyObject *seqdedup_py_earliest(PyObject *self, PyObject *args);
-PyObject *seqdedup_py_split_hash(PyObject *self, PyObject *args, PyObject *kwds);
-/* streamby_prefix.c */
-PyObject *seqdedup_py_stream_prefixes(PyObject *self, PyObject *args);
-
-/* jsonkey.c */
-PyObject *seqdedup_py_json_keys(PyObject *self, PyObject *args, PyObject *kwds);
-/* literal.c */
-PyObject *seqdedup_py_literal_mask(PyObject *self, PyObject *args);
-
 /* matcher.c */
 int seqdedup_matcher_usable(const Matcher *m); /* else an error is set */
 int seqdedup_matcher_enter(Matcher *m);        /* refuses an unusable or busy one */

@@ -3,6 +3,7 @@
  * in one pass over the chunk: --track/--bypass patterns that are plain text.
  */
 #include "kernel.h"
+#include "functions.h"
 
 #include <string.h>
 

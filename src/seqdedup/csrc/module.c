@@ -3,6 +3,7 @@
  * and multi-phase initialisation (heap types, module state).
  */
 #include "kernel.h"
+#include "functions.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -6,6 +6,7 @@
  * exactly what the expression finds; everything else stays with Python's `re`.
  */
 #include "kernel.h"
+#include "functions.h"
 
 #define SET_BYTES 32 /* a set of bytes as 256 bits */
 

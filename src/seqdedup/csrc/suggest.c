@@ -14,6 +14,7 @@
  * touch their table only where the P-block repeats with another continuation.
  */
 #include "attribution.h" /* (its Vec) */
+#include "functions.h"
 
 #define KEY 16
 

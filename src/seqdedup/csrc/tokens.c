@@ -5,6 +5,7 @@
  * one.
  */
 #include "kernel.h"
+#include "functions.h"
 
 static int64_t record_tokens(const unsigned char *text, size_t length)
 {

@@ -1,0 +1,30 @@
+/*
+ * The module functions of the units that have no type of their own (module.c puts
+ * them in the method table): each unit defines its own; see kernel.h for the rest.
+ */
+#ifndef SEQDEDUP_FUNCTIONS_H
+#define SEQDEDUP_FUNCTIONS_H
+
+#include <Python.h>
+
+/* fold.c */
+PyObject *seqdedup_py_shortest_period(PyObject *self, PyObject *arg);
+PyObject *seqdedup_py_periodic_match(PyObject *self, PyObject *args);
+/* tokens.c */
+PyObject *seqdedup_py_token_counts(PyObject *self, PyObject *args);
+/* suggest.c */
+PyObject *seqdedup_py_window_tally(PyObject *self, PyObject *args);
+/* dask_steps.c */
+PyObject *seqdedup_py_first_windows(PyObject *self, PyObject *arg);
+PyObject *seqdedup_py_window_keys(PyObject *self, PyObject *args);
+PyObject *seqdedup_py_earliest(PyObject *self, PyObject *args);
+PyObject *seqdedup_py_split_hash(PyObject *self, PyObject *args, PyObject *kwds);
+/* streamby_prefix.c */
+PyObject *seqdedup_py_stream_prefixes(PyObject *self, PyObject *args);
+
+/* jsonkey.c */
+PyObject *seqdedup_py_json_keys(PyObject *self, PyObject *args, PyObject *kwds);
+/* literal.c */
+PyObject *seqdedup_py_literal_mask(PyObject *self, PyObject *args);
+
+#endif
