@@ -71,6 +71,23 @@ def same_ids(text: str) -> str:
     return re.sub(r"sequence [0-9a-f]{12}", "sequence ID", text)
 
 
+def feed_with_a_reload(port: int, out: Path, pid_file: Path, rotated: Path | None) -> None:
+    """Once the daemon is up: the first messages, the output moved to ``rotated`` (if
+    given) and a reload (SIGHUP to the daemon), then the second messages."""
+    deadline = time.monotonic() + 30
+    while not pid_file.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(0.5)
+    send(port, FIRST)
+    wait_for(out, "mark1")
+    if rotated is not None:
+        out.rename(rotated)
+    os.kill(int(pid_file.read_text().split()[0]), signal.SIGHUP)
+    time.sleep(1.5)
+    send(port, SECOND)
+    wait_for(out, "mark2")
+
+
 def stop(daemon: subprocess.Popen[bytes], pid_file: Path) -> None:
     os.kill(int(pid_file.read_text().split()[0]), signal.SIGTERM)
     daemon.wait(timeout=30)
@@ -97,17 +114,8 @@ def test_rsyslog_omprog_reload_reopens_the_file_and_keeps_the_history(tmp_path, 
         [str(RSYSLOGD), "-n", "-f", str(config), "-i", str(pid_file)], env=user_env()
     )
     try:
-        deadline = time.monotonic() + 30
-        while not pid_file.exists() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        time.sleep(0.5)
-        send(port, FIRST)
-        wait_for(out, "mark1")
-        out.rename(tmp_path / "out.log.1")  # what logrotate does; then it signals
-        os.kill(int(pid_file.read_text().split()[0]), signal.SIGHUP)
-        time.sleep(1.5)  # (rsyslog hands the signal on to seqdedup)
-        send(port, SECOND)
-        wait_for(out, "mark2")
+        # what logrotate does, then it signals (rsyslog hands the signal on to seqdedup)
+        feed_with_a_reload(port, out, pid_file, tmp_path / "out.log.1")
     finally:
         stop(daemon, pid_file)
     rotated = (tmp_path / "out.log.1").read_text()
@@ -150,16 +158,7 @@ def test_syslog_ng_program_keeps_seqdedup_across_a_reload(tmp_path, run_cli):
         env=env,
     )
     try:
-        deadline = time.monotonic() + 30
-        while not pid_file.exists() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        time.sleep(0.5)
-        send(port, FIRST)
-        wait_for(out, "mark1")
-        os.kill(int(pid_file.read_text().split()[0]), signal.SIGHUP)  # a reload
-        time.sleep(1.5)
-        send(port, SECOND)
-        wait_for(out, "mark2")
+        feed_with_a_reload(port, out, pid_file, None)
     finally:
         stop(daemon, pid_file)
     # keep-alive(yes): the reload did not restart seqdedup, so its history held, and
