@@ -38,6 +38,7 @@ else:
     Record = TypeVar("Record", str, bytes)
 
 if TYPE_CHECKING:
+    from seqdedup.picture import RunPicture
     from seqdedup.streamby.path import KernelStreamPath, StreamPath
 
 
@@ -69,6 +70,8 @@ class Deduplicator(Generic[Record]):
         self,
         config: Config | None = None,
         on_explain: Callable[[str], None] | None = None,
+        *,
+        picture: RunPicture | None = None,
         **options: object,
     ) -> None:
         if config is None:
@@ -80,7 +83,7 @@ class Deduplicator(Generic[Record]):
         self.explanations: list[str] = []
         if config.explain and on_explain is None:
             on_explain = self.explanations.append
-        self._stages = stages = Stages(config, on_explain)
+        self._stages = stages = Stages(config, on_explain, picture)
         self.stats = stages.stats
         self.engine = stages.engine
         ordered = config.annotate or on_explain is not None
@@ -348,15 +351,17 @@ def process_inputs(
     on_progress: Callable[[int, Stats], None] | None = None,
     decompress: bool = False,
     on_chunk: Callable[[bytes], None] | None = None,
+    picture: RunPicture | None = None,
     **options: object,
 ) -> Stats:
     """Deduplicate several inputs (files) into one output, in order, as one run: no
     window spans two inputs, every window of an earlier one counts as seen. Otherwise
     as :func:`process_stream`; ``on_progress`` gets the bytes read from all sources so
-    far; ``on_chunk`` each chunk of input as decoded, before it is decided. ``sources``
+    far; ``on_chunk`` each chunk of input as decoded, before it is decided (and
+    ``picture``, a report page's :class:`~seqdedup.picture.RunPicture`). ``sources``
     is iterated lazily: a generator may open each file when it is asked for it (and
     close it when asked for the next)."""
-    dedup = Deduplicator(config, on_explain, **options)
+    dedup = Deduplicator(config, on_explain, picture=picture, **options)
     delimiter = dedup.config.delimiter
     idle = _idle(dedup.config)
     try:
@@ -376,6 +381,8 @@ def process_inputs(
                     open_bytes += len(chunk)
                     if on_chunk is not None:
                         on_chunk(chunk)
+                    if picture is not None:
+                        picture(chunk)
                     _write(sink, dedup.feed_bytes(chunk))
                     ended = chunk.rfind(delimiter)
                     if ended >= 0:
@@ -432,6 +439,7 @@ def follow_file(
     on_explain: Callable[[str], None] | None = None,
     from_start: bool = False,
     on_note: Callable[[str], None] | None = None,
+    picture: RunPicture | None = None,
 ) -> Stats:
     """Deduplicate a file as ``tail -F`` follows it (:class:`seqdedup.follow.Follower`),
     each record written as soon as it is decided, until a signal (Ctrl-C; SIGTERM or
@@ -441,7 +449,7 @@ def follow_file(
     only: there it must run to be stopped so.)"""
     from seqdedup.follow import Follower
 
-    dedup = Deduplicator(config, on_explain)
+    dedup = Deduplicator(config, on_explain, picture=picture)
     settings = dedup.config
     idle = _idle(settings)
     follower = Follower(
@@ -450,9 +458,14 @@ def follow_file(
     try:
         with graceful():  # Ctrl-C (SIGTERM, SIGHUP) only asks the run to stop
             for chunk in follower.chunks(idle):
+                if chunk and picture is not None:
+                    picture(chunk)
                 _write(sink, dedup.feed_bytes(chunk) if chunk else dedup.idle_bytes())
             # (how a follow ends: the rest decided as at the end of input, then saved)
-            _write(sink, dedup.feed_bytes(follower.rest()) + dedup.flush_bytes(False))
+            rest = follower.rest()
+            if picture is not None:
+                picture(rest)
+            _write(sink, dedup.feed_bytes(rest) + dedup.flush_bytes(False))
             dedup.save()
             dedup.stats.interrupted = requested()
         return dedup.stats

@@ -136,6 +136,8 @@ def _follow_settings(args: argparse.Namespace, inputs: list[str]) -> bool:
         raise UsageError("--sample requires --suggest-window")
     if sample is not None and sample < 1:
         raise UsageError(f"--sample must be at least 1, got {sample}")
+    if getattr(args, "suggest_window", False) and getattr(args, "report", None) is not None:
+        raise UsageError("--suggest-window makes no run to report on; not with --report")
     if getattr(args, "suggest_window", False) and getattr(args, "follow", False):
         raise UsageError("--suggest-window reads an input once; not with --follow")
     following = bool(getattr(args, "follow", False))
@@ -197,6 +199,7 @@ def _refuse_beside_show_keys(args: argparse.Namespace) -> None:
         ("--inverse", args.inverse),
         ("--explain", args.explain),
         ("--top", getattr(args, "top", None)),
+        ("--report", getattr(args, "report", None)),
         ("--fold", getattr(args, "fold", None)),
     ):
         if value:

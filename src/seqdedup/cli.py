@@ -18,6 +18,7 @@ from typing import IO, TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
     from seqdedup.hints import InputHead, JsonPathCheck
+    from seqdedup.htmlpage import ReportPage
     from seqdedup.report import Stats
 
 from seqdedup.arguments import config_from_args
@@ -46,13 +47,14 @@ def run(
     explainer = explain if config.explain else None
 
     names = config.inputs
+    page = _report_page(args, config)
     if args.follow:
-        return _follow(args, config, explainer, stdout, stderr)
+        return _follow(args, config, explainer, stdout, stderr, page)
     check_inputs(names, stdin)
     if args.suggest_window:
         return _suggest(args, config, stdin, stdout, stderr)
     if config.budget is not None:
-        return _budget(args, config, stdin, stdout, stderr)
+        return _budget(args, config, stdin, stdout, stderr, page)
     libraries = [*config.read_sequences, *filter(None, [config.library_dir])]
     if libraries:
         from seqdedup.library.store import refuse_inputs_inside
@@ -63,6 +65,7 @@ def run(
     head = _head_for_hint(args)
     json_check = _json_check(config, stderr)
     tap = _taps(head, json_check)
+    picture = page.picture if page is not None else None
     with contextlib.closing(sources_of(names, stdin)) as sources, graceful():
         if args.show_keys:
             from seqdedup.api import show_keys
@@ -73,10 +76,10 @@ def run(
             size = None if stdin is not None and "-" in names else inputs_size(names)
             with ProgressLine(stderr, size) as progress:
                 stats = process_inputs(
-                    sources, sink, config, explainer, progress.update, decompress, tap
+                    sources, sink, config, explainer, progress.update, decompress, tap, picture
                 )
         else:
-            stats = process_inputs(sources, sink, config, explainer, None, decompress, tap)
+            stats = process_inputs(sources, sink, config, explainer, None, decompress, tap, picture)
     if json_check is not None:
         json_check.finish()
     if not args.quiet:
@@ -84,7 +87,23 @@ def run(
         _hint(config, stats, head, stderr)
     elif stats.top_sequences is not None:
         write_top(stats.top_sequences, stderr, args.stats_format, colored)
+    if page is not None:
+        _report_written(page, page.write(stats, sink.written), args.quiet, stderr)
     return _status(stats, config, stderr)
+
+
+def _report_page(args: argparse.Namespace, config: Config) -> ReportPage | None:
+    """--report: its packages and its path checked before the run reads anything."""
+    if getattr(args, "report", None) is None:
+        return None
+    from seqdedup.htmlpage import ReportPage
+
+    return ReportPage(args.report, config)
+
+
+def _report_written(page: ReportPage, size: int, quiet: bool, stderr: TextIO) -> None:
+    if not quiet:
+        stderr.write(f"{PROG}: report written to {visible(str(page.path))} ({size:,} bytes)\n")
 
 
 def _head_for_hint(args: argparse.Namespace) -> InputHead | None:
@@ -218,6 +237,7 @@ def _budget(
     stdin: IO[bytes] | None,
     stdout: IO[bytes],
     stderr: TextIO,
+    page: ReportPage | None,
 ) -> int:
     """--budget: read the whole input, reduce it, store what was removed (before the
     output is written: a reference never names what the file does not hold)."""
@@ -226,9 +246,14 @@ def _budget(
     with graceful():
         data = read_whole(_decoded(args, config, stdin))
         reduction = reduce_to_budget(data, config)
-    _sink(args, stdout).write(reduction.text)
+    sink = _sink(args, stdout)
+    sink.write(reduction.text)
     if not args.quiet:
         stderr.write(f"{PROG}: {reduction.summary(config.budget or 0)}\n")
+    if page is not None:
+        _report_written(
+            page, page.write_reduction(data, reduction, sink.written), args.quiet, stderr
+        )
     return _status(None, config, stderr)
 
 
@@ -238,6 +263,7 @@ def _follow(
     explainer: Callable[[str], None] | None,
     stdout: IO[bytes],
     stderr: TextIO,
+    page: ReportPage | None,
 ) -> int:
     """--follow: the run lasts until a signal (Ctrl-C, SIGTERM, SIGHUP), which ends it
     as the end of input would (pending records decided, the library saved, the
@@ -250,12 +276,15 @@ def _follow(
         stderr.flush()
 
     sink = _sink(args, stdout)
-    stats = follow_file(config.inputs[0], sink, config, explainer, args.from_start, note)
+    picture = page.picture if page is not None else None
+    stats = follow_file(config.inputs[0], sink, config, explainer, args.from_start, note, picture)
     colored = color_wanted(args.color, stderr)
     if not args.quiet:
         write_stats(stats, config, stderr, args.stats_format, colored)
     elif stats.top_sequences is not None:
         write_top(stats.top_sequences, stderr, args.stats_format, colored)
+    if page is not None:
+        _report_written(page, page.write(stats, sink.written), args.quiet, stderr)
     return _status(stats, config, stderr)
 
 

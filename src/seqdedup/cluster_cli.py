@@ -37,6 +37,7 @@ _NOT_HERE = {
     "unlimited_unique_sequences": "--unlimited-unique-sequences",
     "budget": "--budget",
     "output": "--output",
+    "report": "--report",
     "keep": "--keep",
     "keep_removed": "--keep-removed",
     "fold": "--fold",

@@ -38,7 +38,7 @@ NOT_SETTINGS |= {"print-completion"}
 # project's file only when the user trusts the project (tests/test_configfile.py checks
 # that every such option of the command line is here).
 TRUSTED_ONLY = frozenset({"hash-transform", "track-file", "bypass-file", "read-sequences"})
-TRUSTED_ONLY |= {"library-dir", "output-dir", "keep-removed", "output"}
+TRUSTED_ONLY |= {"library-dir", "output-dir", "keep-removed", "output", "report"}
 TRUST_KEY = "trusted-projects"  # the user's own file only: directories (or "*") trusted
 MAX_BYTES = 1 << 20  # a settings file is small; /dev/zero is not one
 

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from seqdedup.attribution import Attribution, Piece
     from seqdedup.library.save import RunSaver
     from seqdedup.matcher import Matcher
+    from seqdedup.picture import RunPicture
 
 
 class Decided(NamedTuple):
@@ -49,6 +50,7 @@ class Ledger:
         top: TopSequences | None,
         saver: RunSaver | None,
         shown: Callable[[bytes], bytes] | None = None,
+        picture: RunPicture | None = None,
     ) -> None:
         self.stats = stats
         self._shown = shown  # what --top shows of a record (the JSON key compared)
@@ -56,6 +58,7 @@ class Ledger:
         self._matcher = matcher
         self._report = report
         self.top = top
+        self.picture = picture  # --report: every piece, and where each input ends
         self._saver = saver
         self.run_heads = RunHeads()  # with --top: each duplicate run's first record
         self.released = 0  # records released so far (record numbers are 1-based)
@@ -94,6 +97,8 @@ class Ledger:
         duplicate run (the same on the kernel's chunk path and the record path)."""
         if self.top is None:
             return
+        if self.picture is not None:
+            self.picture.add_pieces(pieces, self._attributor.record_number)
         heads, fields, top = self.run_heads, self._report.source_of, self.top
         # (when the kernel counts, the pieces here are each sequence's first)
         observe = top.first_seen if top.counted_elsewhere else top.observe
@@ -134,6 +139,8 @@ class Ledger:
         """With several inputs, the counts of the input that ended; ``--top`` starts
         its run heads again."""
         self.run_heads = RunHeads()
+        if self.picture is not None:
+            self.picture.end_input(self.released)
         inputs = self._report.inputs
         if not inputs.named:
             return

@@ -30,8 +30,9 @@ DEFAULT_CAP = 256 << 20  # bytes of removed text the store keeps (then the oldes
 
 def default_store() -> Path:
     """The store under the user's cache folder ($XDG_CACHE_HOME, else ~/.cache)."""
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache) / "seqdedup" / "mcp-removed.db"
+    from seqdedup.settings_paths import cache_folder
+
+    return Path(cache_folder()) / "mcp-removed.db"
 
 
 def open_store(path: Path) -> Any:

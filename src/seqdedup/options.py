@@ -524,6 +524,13 @@ def _output_options(parser: argparse.ArgumentParser) -> None:
         "removed the most records",
     )
     output.add_argument("-p", "--progress", action="store_true", help="live progress on a terminal")
+    output.add_argument(
+        "--report",
+        default=None,
+        metavar="FILE",
+        help="also write a picture of the run to FILE: one HTML page that works offline "
+        "(timeline, costliest sequences, streams, block lengths; needs seqdedup[report])",
+    )
     _run_modes(output)
     output.add_argument(
         "--stats-format",

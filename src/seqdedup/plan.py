@@ -31,10 +31,13 @@ class RunPlan(NamedTuple):
     folds: bool  # summary lines by the run's folder (--stream-by folds its own)
 
 
-def plan_run(config: Config, kernel: bool, explaining: bool, kernel_keys: bool) -> RunPlan:
+def plan_run(
+    config: Config, kernel: bool, explaining: bool, kernel_keys: bool, picturing: bool = False
+) -> RunPlan:
     """The plan of a run of ``config``: ``kernel``, the compiled kernel runs;
     ``explaining``, explanations are asked for; ``kernel_keys``, the kernel makes the
-    keys itself (no transform, JSON keys or masks it cannot do)."""
+    keys itself (no transform, JSON keys or masks it cannot do); ``picturing``, a
+    report page reads every piece (and ranks the sequences as ``--top`` does)."""
     filtering = bool(config.filters)
     settles = config.max_history is not None and not config.annotate and not explaining
     pieces_read = (
@@ -42,16 +45,23 @@ def plan_run(config: Config, kernel: bool, explaining: bool, kernel_keys: bool) 
         or config.fold
         or explaining
         or bool(config.top)
+        or picturing
         or config.library_dir is not None
     )
     top_only = bool(config.top) and not (
-        config.annotate or config.fold or explaining or config.library_dir is not None
+        config.annotate or config.fold or explaining or picturing or config.library_dir is not None
     )
     return RunPlan(
         feeding=_feeding(config, kernel, explaining, kernel_keys, settles, filtering),
         attribution=_attribution(config, kernel, pieces_read),
         settles_early=settles,
-        run_heads=2 if config.fold or config.library_dir is not None else 1 if config.top else 0,
+        run_heads=(
+            2
+            if config.fold or config.library_dir is not None
+            else 1
+            if config.top or picturing
+            else 0
+        ),
         pieces_read=pieces_read,
         top_only=top_only,
         saves=config.library_dir is not None,

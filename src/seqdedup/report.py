@@ -591,28 +591,35 @@ class TopSequences:
 
     def top(self, count: int) -> list[TopRow]:
         """The ``count`` costliest, most records removed first, then first seen first."""
+        return [row for _, row in self.ranked(count)]
+
+    def ranked(self, count: int) -> list[tuple[int, TopRow]]:
+        """:meth:`top`'s rows, each with its sequence's key in the sequences table."""
         repeats = self._counts() if self._counts is not None else self._repeats
         ranked = sorted(
             (
-                (entry, repeats[identity])
+                (identity, entry, repeats[identity])
                 for identity, entry in self._entries.items()
                 if identity in repeats
             ),
-            key=lambda item: (-item[0]["length"] * item[1], item[0]["order"]),
+            key=lambda item: (-item[1]["length"] * item[2], item[1]["order"]),
         )
         return [
-            {
-                "removed": entry["length"] * times,
-                "seen": times + 1,
-                "length": entry["length"],
-                "first_seen": entry["first_seen"],
-                "first_record": (
-                    None
-                    if entry["first_record"] is None
-                    else entry["first_record"].decode("utf-8", "backslashreplace")
-                ),
-            }
-            for entry, times in ranked[:count]
+            (
+                identity,
+                {
+                    "removed": entry["length"] * times,
+                    "seen": times + 1,
+                    "length": entry["length"],
+                    "first_seen": entry["first_seen"],
+                    "first_record": (
+                        None
+                        if entry["first_record"] is None
+                        else entry["first_record"].decode("utf-8", "backslashreplace")
+                    ),
+                },
+            )
+            for identity, entry, times in ranked[:count]
         ]
 
 

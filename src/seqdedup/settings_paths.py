@@ -1,4 +1,5 @@
-"""Where the settings files are: the user's, and the project's (searched upward).
+"""Where the settings files are: the user's, and the project's (searched upward); and
+the user's cache folder.
 
 Looked for in every run of ``seqdedup`` (only ``os``: nothing else is imported for
 it), and by shell completion for the profiles they define.
@@ -15,6 +16,13 @@ def user_settings_file() -> str:
     """``$XDG_CONFIG_HOME/seqdedup/config.toml`` (default ``~/.config/...``)."""
     base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
     return os.path.join(base, "seqdedup", "config.toml")
+
+
+def cache_folder() -> str:
+    """``$XDG_CACHE_HOME/seqdedup`` (default ``~/.cache/seqdedup``): what may be made
+    again (the MCP server's store, the report page's chart script)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "seqdedup")
 
 
 def project_file() -> str | None:

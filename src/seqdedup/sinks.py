@@ -32,12 +32,14 @@ class Output:
 
     def __init__(self, stream: IO[bytes]) -> None:
         self._stream = stream
+        self.written = 0  # bytes written (a report page shows them)
         self.fd = _fileno(stream)
         if self.fd >= 0:
             with self._errors():
                 stream.flush()  # whatever the stream buffered goes first
 
     def write(self, data: bytes) -> int:
+        self.written += len(data)
         with self._errors():
             if self.fd < 0:
                 self._stream.write(data)

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from seqdedup.fold import Folder
     from seqdedup.library.load import LoadedLibrary
     from seqdedup.library.save import RunSaver
+    from seqdedup.picture import RunPicture
 
 
 class Parts(NamedTuple):
@@ -69,7 +70,12 @@ class Stages:
     """Every stage of one run, built from the plan, and the run's ends (the next
     input, the end of input, saving)."""
 
-    def __init__(self, config: Config, on_explain: Callable[[str], None] | None) -> None:
+    def __init__(
+        self,
+        config: Config,
+        on_explain: Callable[[str], None] | None,
+        picture: RunPicture | None = None,
+    ) -> None:
         self.config = config
         self.stats = stats = Stats()
         filters = FilterList(config.filters)
@@ -77,7 +83,9 @@ class Stages:
         self.engine = "python" if engine is None else "c"
         keys = key_maker(config, engine, SEED, shell_transform(config))
         kernel_keys = keys.plain or bool(keys.kernel_normalize)
-        self.plan = plan = plan_run(config, engine is not None, on_explain is not None, kernel_keys)
+        self.plan = plan = plan_run(
+            config, engine is not None, on_explain is not None, kernel_keys, picture is not None
+        )
         self.chunks = (  # (the plan feeds chunks only with a kernel)
             chunk_matcher(config, engine, plan, keys)
             if engine is not None and plan.feeding == "chunk"
@@ -108,7 +116,9 @@ class Stages:
             [rule.pattern for rule in filters.rules],
             texts,
         )
-        top = make_top(config, attributor)
+        top = make_top(config, attributor, picture is not None)
+        if picture is not None:
+            picture.ranking = top
         self.saver = saver = make_saver(config, plan, library, matcher)
         # (a --stream-by run folds its stream runs itself: streamby.path)
         self.folder = make_folder(config, report, keys, attributor, saver) if plan.folds else None
@@ -126,7 +136,7 @@ class Stages:
             library_windows,
         )
         shown = keys.shown_record if keys.json is not None else None
-        self.ledger = Ledger(stats, attributor, matcher, report, top, saver, shown)
+        self.ledger = Ledger(stats, attributor, matcher, report, top, saver, shown, picture)
 
     @property
     def last_record_written(self) -> bool:
@@ -147,7 +157,7 @@ class Stages:
         """End of input: the last input's counts, ``--top`` and the sequences."""
         self.ledger.end_input()
         top = self.parts.top
-        if top is not None:
+        if top is not None and self.config.top:
             self.stats.top_sequences = top.top(self.config.top)
         self.stats.unique_sequences = self.parts.attributor.identified
 
@@ -209,9 +219,10 @@ def make_saver(
     )
 
 
-def make_top(config: Config, attributor: Attribution) -> TopSequences | None:
-    """``--top``'s table (counted by the kernel's attribution when it counts it)."""
-    if not config.top:
+def make_top(config: Config, attributor: Attribution, picturing: bool) -> TopSequences | None:
+    """``--top``'s table (counted by the kernel's attribution when it counts it), also
+    for a report page (``picturing``)."""
+    if not (config.top or picturing):
         return None
     if isinstance(attributor, KernelAttributor) and attributor.counts_top:
         return TopSequences(config.max_unique_sequences, attributor.top_counts)

@@ -151,7 +151,10 @@ class StreamPath(_StreamRun):
         # summary lines (a run is then closed before its last record is written, see
         # _write_decided).
         self._reported = (
-            config.annotate or parts.report.explain is not None or bool(config.top) or config.fold
+            config.annotate
+            or parts.report.explain is not None
+            or parts.top is not None  # (--top, or a report page)
+            or config.fold
         )
         self._ordered = self._ordered or self._reported
         self._folder = make_stream_folder(parts, self._source_fields) if config.fold else None
@@ -276,6 +279,12 @@ class StreamPath(_StreamRun):
         record = run.first.record
         shown = parts.keys.shown_record(record) if record is not None else None
         parts.top.observe(piece, lambda _: fields, shown, named)
+        picture = self._ledger.picture
+        if picture is not None:
+            library = run.source is not None and run.source[0] == LIBRARY_END
+            picture.add_stream_run(
+                run.first.number, run.length, run.content, run.first.stream, library
+            )
 
     def _explain_passed(self, entry: Entry) -> None:
         report = self._parts.report
@@ -513,6 +522,7 @@ def stream_path(parts: Parts, ledger: Ledger, ordered: bool) -> StreamPath | Ker
     kernel = load_kernel()
     config = parts.config
     libraries = config.library_dir is not None or bool(config.read_sequences)
-    if kernel is None or ordered or config.top or config.fold or libraries or config.per_stream:
+    reported = parts.top is not None  # (--top, or a report page)
+    if kernel is None or ordered or reported or config.fold or libraries or config.per_stream:
         return StreamPath(parts, ledger, ordered)
     return KernelStreamPath(parts, ledger, kernel)

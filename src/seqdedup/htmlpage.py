@@ -1,0 +1,176 @@
+"""The report page (``--report FILE.html``, ``seqdedup-library report``): one HTML file
+that works offline, written from the page's data (``pagedata``) with a Jinja2 template
+(``templates/report.html.jinja``) and the charts of ``pagecharts``, drawn by the
+Vega-Lite script embedded in the page.
+
+That script (Vega, Vega-Lite and Vega-Embed, about 0.9 MB) comes from the installed
+``vl-convert-python`` package, which bundles it on request (about 1.5 s); the bundle is
+kept in the user's cache folder under the package's version, so later pages take it as
+it is. Both packages are the extra ``seqdedup[report]``; :func:`check_report_extra`
+refuses ``--report`` in one line before the run when either is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from importlib.util import find_spec
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from seqdedup.config import Config
+from seqdedup.errors import SeqdedupError, UsageError
+from seqdedup.picture import RunPicture
+
+if TYPE_CHECKING:
+    from seqdedup.budget import Reduction
+    from seqdedup.report import Stats
+
+EXTRA = "pip install 'seqdedup[report]'"
+# A page without a network: scripts and styles only from the page itself (Vega needs
+# eval for its expressions), images only as data.
+POLICY = (
+    "default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval'; "
+    "style-src 'unsafe-inline'; img-src data:"
+)
+
+
+def check_report_extra(option: str = "--report") -> None:
+    """One line, before anything runs, when the report's packages are not installed."""
+    missing = [name for name in ("jinja2", "vl_convert") if find_spec(name) is None]
+    if missing:
+        raise UsageError(f"{option} needs the report extra ({', '.join(missing)} missing): {EXTRA}")
+
+
+def check_report_path(path: str, option: str = "--report") -> Path:
+    """The page's path, refused before the run when its folder cannot take it."""
+    target = Path(path)
+    folder = target.parent if str(target.parent) else Path(".")
+    if target.is_dir():
+        raise UsageError(f"{option} {path}: is a directory")
+    if not folder.is_dir():
+        raise UsageError(f"{option} {path}: no such directory: {folder}")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UsageError(f"{option} {path}: cannot write in {folder}")
+    return target
+
+
+def vega_script() -> str:
+    """Vega, Vega-Lite and Vega-Embed as one script, from the cache or the package."""
+    import vl_convert
+
+    from seqdedup.settings_paths import cache_folder
+
+    version = getattr(vl_convert, "__version__", "unknown")
+    cached = Path(cache_folder()) / f"vega-bundle-{version}.js"
+    try:
+        return cached.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        pass
+    script: str = vl_convert.javascript_bundle()
+    try:
+        cached.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        _replace(cached, script.encode("utf-8"))
+    except OSError:
+        pass  # (no cache: the next page bundles it again)
+    return script
+
+
+def _replace(path: Path, data: bytes) -> None:
+    """Write ``path`` whole or not at all (a temporary file renamed over it)."""
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+
+
+def script_json(value: object) -> str:
+    """JSON that is safe inside a ``<script>`` element (no ``<``, ``>`` or ``&``)."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def render(data: dict[str, Any]) -> str:
+    """The page's HTML for ``data`` (a run's or a library's)."""
+    from importlib.resources import files
+
+    import jinja2
+    from markupsafe import Markup
+
+    from seqdedup.pagecharts import charts_of
+
+    template_text = (files("seqdedup") / "templates" / "report.html.jinja").read_text("utf-8")
+    environment = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
+    environment.filters["count"] = lambda n: f"{n:,}" if isinstance(n, int) else n
+    script = vega_script()
+    if "</script" in script.lower() or "<!--" in script:  # (never so far: checked)
+        raise SeqdedupError("the Vega-Lite script cannot be embedded: it holds </script")
+    summary = {key: value for key, value in data.items() if key != "top"}
+    summary["top"] = [
+        {key: value for key, value in row.items() if key != "text"} for row in data.get("top", [])
+    ]
+    return environment.from_string(template_text).render(
+        data=data,
+        policy=POLICY,
+        vega=Markup(script),
+        charts=Markup(script_json(charts_of(data))),
+        summary=Markup(script_json(summary)),
+    )
+
+
+def write_page(path: Path, data: dict[str, Any]) -> int:
+    """The page written whole (or not at all) to ``path``; its size in bytes."""
+    page = render(data).encode("utf-8")
+    try:
+        _replace(path, page)
+    except OSError as exc:
+        raise SeqdedupError(f"cannot write the report {path}: {exc.strerror or exc}") from None
+    return len(page)
+
+
+class ReportPage:
+    """One run's page: checked before the run (:func:`check_report_extra`, the path),
+    its :class:`~seqdedup.picture.RunPicture` fed by the run, written at its end."""
+
+    def __init__(self, path: str, config: Config) -> None:
+        import time
+
+        check_report_extra()
+        self.path = check_report_path(path)
+        self.config = config
+        self.picture = RunPicture(config.delimiter)
+        self._clock = time.monotonic
+        self._started = time.monotonic()
+
+    def write(self, stats: Stats, bytes_written: int) -> int:
+        """The page of a run that ended (or was stopped); its size in bytes."""
+        from seqdedup.pagedata import TOP, page_data
+
+        picture = self.picture
+        ranked = picture.ranking.ranked(TOP) if picture.ranking is not None else []
+        names = list(self.config.inputs)
+        seconds = self._clock() - self._started
+        data = page_data(picture, stats, self.config, ranked, names, bytes_written, seconds)
+        try:
+            return write_page(self.path, data)
+        finally:
+            picture.close()
+
+    def write_reduction(self, data: bytes, reduction: Reduction, bytes_written: int) -> int:
+        """The page of a ``--budget`` reduction: its folds and elisions as the pieces."""
+        from seqdedup.pagedata import reduction_data
+
+        seconds = self._clock() - self._started
+        document = reduction_data(
+            self.picture, self.config, data, reduction, bytes_written, seconds
+        )
+        try:
+            return write_page(self.path, document)
+        finally:
+            self.picture.close()

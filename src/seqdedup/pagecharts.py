@@ -1,0 +1,297 @@
+"""The report page's charts as Vega-Lite specifications (plain JSON, drawn in the
+browser by Vega-Lite's own script, which ``htmlpage`` embeds): the timeline with its
+folded bands, the heat map per stream or input, the block lengths and what each W
+removes, the costliest sequences, and (a library's page) its runs.
+
+Every chart fills its container's width (``"width": "container"``), so that the page
+has no horizontal scroll on a phone; tooltips show records as text (Vega's tooltip
+handler escapes them).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+READ, WRITTEN, FOLDED, REMOVED = "#c9d3df", "#2f6db3", "#e8871e", "#d1495b"
+TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
+HEIGHT = 220
+
+
+def _chart(**spec: Any) -> dict[str, Any]:
+    return {
+        "$schema": "https://vega.github.io/schema/vega-lite/v6.json",
+        "width": "container",
+        "height": HEIGHT,
+        "autosize": {"type": "fit-x", "contains": "padding"},
+        "config": {"view": {"stroke": None}, "axis": {"labelFontSize": 11}},
+        **spec,
+    }
+
+
+def _place(axis: str, field: str, title: str | None = None) -> dict[str, Any]:
+    """An x encoding of a place on the timeline: a time, or a record number."""
+    encoding: dict[str, Any] = {"field": field, "title": title}
+    if axis == "time":
+        encoding.update(type="temporal", axis={"labelOverlap": True, "format": "%H:%M:%S"})
+    else:
+        encoding.update(type="quantitative", axis={"format": "~s", "labelOverlap": True})
+    return encoding
+
+
+def _at(axis: str, field: str, title: str) -> dict[str, Any]:
+    """A tooltip field of a place on the timeline."""
+    if axis == "time":
+        return {"field": field, "type": "temporal", "format": TIME_FORMAT, "title": title}
+    return {"field": field, "type": "quantitative", "format": ",d", "title": title}
+
+
+def _legend(name: str, names: list[str], colours: list[str]) -> dict[str, Any]:
+    """A layer's colour, from one legend shared by the layers."""
+    return {
+        "datum": name,
+        "type": "nominal",
+        "scale": {"domain": names, "range": colours},
+        "legend": {"orient": "top", "title": None},
+    }
+
+
+def timeline_chart(timeline: dict[str, Any]) -> dict[str, Any]:
+    """Records read and written per bucket, the folded stretches as bands."""
+    axis = timeline["axis"]
+    names, colours = ["records read", "records written", "folded"], [READ, WRITTEN, FOLDED]
+    x_title = "time (the records' timestamps)" if axis == "time" else "record number"
+    layers: list[dict[str, Any]] = [
+        {
+            "data": {"values": timeline["buckets"]},
+            "mark": {"type": "rect"},
+            "encoding": {
+                "x": _place(axis, "from", x_title),
+                "x2": {"field": "to"},
+                "y": {"field": "read", "type": "quantitative", "title": "records"},
+                "color": _legend("records read", names, colours),
+                "tooltip": [
+                    _at(axis, "from", "from"),
+                    {"field": "read", "type": "quantitative", "format": ",d"},
+                    {"field": "written", "type": "quantitative", "format": ",d"},
+                ],
+            },
+        },
+        {
+            "data": {"values": timeline["buckets"]},
+            "mark": {"type": "rect"},
+            "encoding": {
+                "x": _place(axis, "from", x_title),
+                "x2": {"field": "to"},
+                "y": {"field": "written", "type": "quantitative"},
+                "color": _legend("records written", names, colours),
+            },
+        },
+    ]
+    if timeline["bands"]:
+        layers.append(
+            {
+                "data": {"values": timeline["bands"]},
+                "mark": {"type": "rect", "opacity": 0.35},
+                "encoding": {
+                    "x": _place(axis, "from", x_title),
+                    "x2": {"field": "to"},
+                    "color": _legend("folded", names, colours),
+                    "tooltip": [
+                        {"field": "sequence", "type": "nominal"},
+                        {"field": "copies", "type": "quantitative", "format": ",d"},
+                        {
+                            "field": "removed",
+                            "type": "quantitative",
+                            "format": ",d",
+                            "title": "records removed",
+                        },
+                        _at(axis, "first", "from"),
+                        _at(axis, "last", "until"),
+                    ],
+                },
+            }
+        )
+    return _chart(layer=layers)
+
+
+def heat_chart(heat: dict[str, Any]) -> dict[str, Any]:
+    """Records removed per stream or input (rows) and bucket (columns)."""
+    axis = heat["axis"]
+    rows = heat["rows"]
+    return _chart(
+        height=max(HEIGHT // 2, 18 * len(rows)),
+        data={"values": heat["cells"]},
+        mark={"type": "rect"},
+        encoding={
+            "x": _place(axis, "from", "time" if axis == "time" else "record number"),
+            "x2": {"field": "to"},
+            "y": {
+                "field": "row",
+                "type": "nominal",
+                "sort": rows,
+                "title": None,
+                "axis": {"labelLimit": 120},
+            },
+            "color": {
+                "field": "removed",
+                "type": "quantitative",
+                "title": "removed",
+                "scale": {"scheme": "oranges"},
+            },
+            "tooltip": [
+                {"field": "row", "type": "nominal", "title": heat["kind"]},
+                _at(axis, "from", "from"),
+                {"field": "removed", "type": "quantitative", "format": ",d"},
+            ],
+        },
+    )
+
+
+def widths_chart(blocks: dict[str, Any]) -> dict[str, Any]:
+    """The share of the sample each W removes, the W used marked."""
+    return _chart(
+        data={"values": blocks["widths"]},
+        mark={"type": "bar"},
+        encoding={
+            "x": {
+                "field": "window_size",
+                "type": "ordinal",
+                "title": "W (-w)",
+                "axis": {"labelAngle": 0},
+            },
+            "y": {"field": "share", "type": "quantitative", "title": "% of the sample removed"},
+            "color": {
+                "condition": {"test": "datum.used", "value": FOLDED},
+                "value": WRITTEN,
+            },
+            "tooltip": [
+                {"field": "window_size", "type": "ordinal", "title": "W"},
+                {"field": "removed", "type": "quantitative", "format": ",d"},
+                {"field": "share", "type": "quantitative", "title": "%"},
+                {"field": "used", "type": "nominal", "title": "this run's W"},
+            ],
+        },
+    )
+
+
+def lengths_chart(blocks: dict[str, Any]) -> dict[str, Any]:
+    """How many repeated blocks of each length the sample holds."""
+    return _chart(
+        data={"values": blocks["histogram"]},
+        mark={"type": "bar", "color": WRITTEN},
+        encoding={
+            "x": {
+                "field": "lengths",
+                "type": "ordinal",
+                "sort": None,
+                "title": "block length",
+                "axis": {"labelAngle": 0},
+            },
+            "y": {"field": "blocks", "type": "quantitative", "title": "repeated blocks"},
+            "tooltip": [
+                {"field": "lengths", "type": "ordinal"},
+                {"field": "blocks", "type": "quantitative", "format": ",d"},
+            ],
+        },
+    )
+
+
+def top_chart(top: list[dict[str, Any]]) -> dict[str, Any]:
+    """Records removed by each of the costliest sequences."""
+    values = [
+        {"rank": f"#{i}", "removed": row["removed"], "sample": row["sample"], "seen": row["seen"]}
+        for i, row in enumerate(top, 1)
+    ]
+    return _chart(
+        height=18 * len(values) + 10,
+        data={"values": values},
+        mark={"type": "bar", "color": REMOVED},
+        encoding={
+            "y": {"field": "rank", "type": "ordinal", "sort": None, "title": None},
+            "x": {"field": "removed", "type": "quantitative", "title": "records removed"},
+            "tooltip": [
+                {"field": "rank", "type": "ordinal"},
+                {"field": "removed", "type": "quantitative", "format": ",d"},
+                {"field": "seen", "type": "quantitative", "format": ",d"},
+                {"field": "sample", "type": "nominal", "title": "first record"},
+            ],
+        },
+    )
+
+
+def library_chart(library: dict[str, Any]) -> dict[str, Any]:
+    """The records of the run: kept, removed as repeats of the library, of the run."""
+    values = [
+        {"part": "kept (new)", "records": library["kept"]},
+        {"part": "repeats of this run", "records": library["removed_by_run"]},
+        {"part": "repeats of the library", "records": library["removed_by_library"]},
+    ]
+    return _chart(
+        height=HEIGHT // 3,
+        data={"values": values},
+        mark={"type": "bar"},
+        encoding={
+            "x": {"field": "records", "type": "quantitative", "stack": "zero", "title": "records"},
+            "color": {
+                "field": "part",
+                "type": "nominal",
+                "sort": None,
+                "title": None,
+                "scale": {"range": [WRITTEN, FOLDED, READ]},
+                "legend": {"orient": "top"},
+            },
+            "tooltip": [
+                {"field": "part", "type": "nominal"},
+                {"field": "records", "type": "quantitative", "format": ",d"},
+            ],
+        },
+    )
+
+
+def runs_chart(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """A library's runs: records read and written by each."""
+    values = [
+        {"run": row["run"], "finished": row["finished"], "kind": kind, "records": row[key]}
+        for row in runs
+        for kind, key in (("read", "read"), ("written", "written"))
+    ]
+    return _chart(
+        data={"values": values},
+        mark={"type": "bar"},
+        encoding={
+            "x": {"field": "run", "type": "ordinal", "title": "run"},
+            "xOffset": {"field": "kind"},
+            "y": {"field": "records", "type": "quantitative"},
+            "color": {
+                "field": "kind",
+                "type": "nominal",
+                "scale": {"range": [READ, WRITTEN]},
+                "legend": {"orient": "top", "title": None},
+            },
+            "tooltip": [
+                {"field": "run", "type": "ordinal"},
+                {"field": "finished", "type": "nominal"},
+                {"field": "kind", "type": "nominal"},
+                {"field": "records", "type": "quantitative", "format": ",d"},
+            ],
+        },
+    )
+
+
+def charts_of(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The page's charts by the id of the element each is drawn in."""
+    charts: dict[str, dict[str, Any]] = {}
+    if data.get("timeline") is not None:
+        charts["chart-timeline"] = timeline_chart(data["timeline"])
+    if data.get("runs"):
+        charts["chart-runs"] = runs_chart(data["runs"])
+    if data.get("top"):
+        charts["chart-top"] = top_chart(data["top"])
+    if data.get("heat") is not None:
+        charts["chart-heat"] = heat_chart(data["heat"])
+    if data.get("blocks") is not None:
+        charts["chart-widths"] = widths_chart(data["blocks"])
+        charts["chart-lengths"] = lengths_chart(data["blocks"])
+    if data.get("library") is not None:
+        charts["chart-library"] = library_chart(data["library"])
+    return charts

@@ -1,0 +1,571 @@
+"""The report page's data (``--report``): a run's :class:`~seqdedup.picture.RunPicture`,
+its statistics and its ``--top`` ranking turned into one JSON-ready document, which
+``htmlpage`` draws. Every figure is the run's own except the block lengths, which come
+from a sample of the input's first records, as ``--suggest-window --sample`` does (the
+page says so), and the times of the timeline, read from one record's timestamp every
+``stride`` bytes (the page says how many).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from seqdedup.config import Config
+from seqdedup.errors import visible
+from seqdedup.picture import RunPicture
+from seqdedup.report import Stats, TopRow, stats_document
+
+if TYPE_CHECKING:
+    from seqdedup.budget import Reduction
+
+BUCKETS = 96  # columns of the timeline
+HEAT_COLUMNS = 48  # columns of the heat map
+HEAT_ROWS = 20  # streams or inputs shown (the rest as one row)
+BANDS = 120  # folded stretches drawn on the timeline (the largest)
+TOP = 20  # sequences listed
+TEXT_RECORDS = 200  # records of a sequence's text shown (the rest counted)
+TEXT_BYTES = 16384  # bytes of a sequence's text shown
+SAMPLE_SHOWN = 200  # characters of a sequence's sample line
+SUGGEST_SAMPLE = 100_000  # records the block lengths are measured on
+TIMED_SHARE = 0.5  # of the sampled records, at least this share have a timestamp: a time axis
+
+
+def shown(record: bytes, limit: int | None = None) -> str:
+    """A record as the page shows it: text, never markup or a terminal command
+    (invalid UTF-8 as ``\\xNN``, control characters as visible escapes)."""
+    text = visible(record.decode("utf-8", "backslashreplace"))
+    if limit is not None and len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return text
+
+
+class Axis:
+    """Where a record lies on the timeline: its time (from the timestamp samples), or
+    its number; and the bucket of a record index."""
+
+    def __init__(self, picture: RunPicture, total: int, buckets: int) -> None:
+        self.total = max(total, 1)
+        at, times = picture.sample_at, picture.sample_time
+        tried = max(picture.samples_tried, 1)
+        self.timed = len(at) >= 2 and len(at) >= TIMED_SHARE * tried and max(times) > min(times)
+        self._at, self._times = at, times
+        if self.timed:
+            self.low, self.high = min(times), max(times)
+        else:
+            self.low, self.high = 0.0, float(self.total)
+        self.buckets = buckets if self.timed else max(1, min(buckets, self.total))
+        self.width = (self.high - self.low) / self.buckets
+
+    def position(self, index: int) -> float:
+        """A record's place on the axis: the time of the latest sample at or before it
+        (the first sample's before the first), else its index."""
+        if not self.timed:
+            return float(index)
+        sample = bisect_right(self._at, index) - 1
+        return self._times[max(sample, 0)]
+
+    def bucket(self, index: int) -> int:
+        return self.bucket_of(self.position(index))
+
+    def bucket_of(self, place: float) -> int:
+        return min(self.buckets - 1, max(0, int((place - self.low) / self.width)))
+
+    def read_per_bucket(self) -> list[int]:
+        """Records read per bucket (on a time axis: each stretch between two samples
+        counts in the bucket of its first sample's time)."""
+        read = [0] * self.buckets
+        if not self.timed:
+            width = self.total / self.buckets
+            for b in range(self.buckets):
+                read[b] = int((b + 1) * width) - int(b * width)
+            return read
+        at = [0, *self._at[1:], self.total]
+        for i, time in enumerate(self._times):
+            read[self.bucket_of(time)] += at[i + 1] - at[i]
+        return read
+
+    def label(self, index: int) -> float:
+        """A record's place as the page shows it: milliseconds since 1970 (a time
+        axis), else its 1-based number."""
+        return self.position(index) * 1000.0 if self.timed else float(index + 1)
+
+    def edge(self, bucket: int) -> float:
+        place = self.low + bucket * self.width
+        return place * 1000.0 if self.timed else place + 1
+
+
+def short_names(names: Sequence[str]) -> list[str]:
+    """Inputs as a chart labels them: their file names, where those tell them apart."""
+    import os
+
+    bases = [os.path.basename(name) or name for name in names]
+    return [visible(name) for name in (bases if len(set(bases)) == len(bases) else names)]
+
+
+def removed_per_bucket(picture: RunPicture, axis: Axis, keep: Callable[[int], bool]) -> list[int]:
+    """Records removed per bucket, of the pieces whose index ``keep`` admits."""
+    removed = [0] * axis.buckets
+    bucket = axis.bucket
+    for i, (start, length) in enumerate(zip(picture.starts, picture.lengths, strict=True)):
+        if keep(i):
+            removed[bucket(start)] += length
+    return removed
+
+
+def timeline(picture: RunPicture, axis: Axis) -> dict[str, Any]:
+    """Records read and written per bucket, and the folded stretches as bands."""
+    read = axis.read_per_bucket()
+    removed = removed_per_bucket(picture, axis, lambda _: True)
+    carried = 0  # a piece counted where it starts may reach into the next bucket
+    rows = []
+    for b in range(axis.buckets):
+        here = removed[b] + carried
+        taken = min(here, read[b])
+        carried = here - taken
+        rows.append(
+            {
+                "from": axis.edge(b),
+                "to": axis.edge(b + 1),
+                "read": read[b],
+                "written": read[b] - taken,
+            }
+        )
+    bands, dropped = folded_bands(picture, axis)
+    return {
+        "axis": "time" if axis.timed else "record",
+        "buckets": rows,
+        "bands": bands,
+        "bands_left_out": dropped,
+    }
+
+
+def folded_bands(picture: RunPicture, axis: Axis) -> tuple[list[dict[str, Any]], int]:
+    """The folded stretches (pieces less than 1/300 of the input apart joined), the
+    largest :data:`BANDS` of them: where, how many records, their main sequence; and
+    how many smaller ones were left out."""
+    starts, lengths = picture.starts, picture.lengths
+    gap = max(1, axis.total // 300)
+    groups: list[list[int]] = []
+    end = 0
+    for i in sorted(range(len(starts)), key=starts.__getitem__):
+        stop = starts[i] + lengths[i] - 1
+        if not groups or starts[i] > end + gap:
+            groups.append([])
+            end = stop
+        end = max(end, stop)
+        groups[-1].append(i)
+    groups.sort(key=lambda group: -sum(lengths[i] for i in group))
+    bands = [_band(picture, axis, group) for group in groups[:BANDS]]
+    bands.sort(key=lambda band: band["from"])
+    return bands, max(0, len(groups) - BANDS)
+
+
+def _band(picture: RunPicture, axis: Axis, group: list[int]) -> dict[str, Any]:
+    starts, lengths, sequences = picture.starts, picture.lengths, picture.sequences
+    weight: Counter[int] = Counter()
+    for i in group:
+        weight[sequences[i]] += lengths[i]
+    main = weight.most_common(1)[0][0]
+    of_main = [i for i in group if sequences[i] == main]
+    first = starts[group[0]]
+    last = max(starts[i] + lengths[i] - 1 for i in group)
+    text = picture.text_of(starts[of_main[0]], 1)
+    return {  # (drawn over the buckets it touches, so that a short one shows)
+        "from": axis.edge(axis.bucket(first)),
+        "to": axis.edge(axis.bucket(last) + 1),
+        "first": axis.label(first),
+        "last": axis.label(last),
+        "removed": sum(lengths[i] for i in group),
+        "copies": len(of_main),
+        "sequence": shown(text[0], 80) if text else "(text not kept)",
+    }
+
+
+def heat(
+    picture: RunPicture, stats: Stats, names: Sequence[str], total: int
+) -> dict[str, Any] | None:
+    """Records removed per stream (``--stream-by``) or per input (several) and bucket."""
+    if picture.lane_names:
+        kind = "stream"
+        labels = {lane: visible(name) for name, lane in picture.lane_names.items()}
+        row_of: Callable[[int], int] = picture.lanes.__getitem__
+    elif len(picture.input_ends) > 1:
+        kind = "input"
+        labels = dict(enumerate(short_names(names)))
+        ends = picture.input_ends
+        row_of = lambda i: min(bisect_right(ends, picture.starts[i]), len(ends) - 1)  # noqa: E731
+    else:
+        return None
+    axis = Axis(picture, total, HEAT_COLUMNS)
+    per_row: dict[int, list[int]] = {}
+    for i, (start, length) in enumerate(zip(picture.starts, picture.lengths, strict=True)):
+        row = per_row.setdefault(row_of(i), [0] * axis.buckets)
+        row[axis.bucket(start)] += length
+    ranked = sorted(per_row.items(), key=lambda item: -sum(item[1]))
+    shown_rows = [(labels.get(row, str(row)), cells) for row, cells in ranked[:HEAT_ROWS]]
+    if len(ranked) > HEAT_ROWS:
+        other = [sum(cells[b] for _, cells in ranked[HEAT_ROWS:]) for b in range(axis.buckets)]
+        shown_rows.append((f"(other {kind}s: {len(ranked) - HEAT_ROWS})", other))
+    cells = [
+        {"row": label, "from": axis.edge(b), "to": axis.edge(b + 1), "removed": value}
+        for label, row in shown_rows
+        for b, value in enumerate(row)
+    ]
+    return {
+        "kind": kind,
+        "axis": "time" if axis.timed else "record",
+        "rows": [r for r, _ in shown_rows],
+        "cells": cells,
+    }
+
+
+def blocks(picture: RunPicture, config: Config) -> dict[str, Any] | None:
+    """What each W removes and the lengths of the repeated blocks, on the input's
+    first :data:`SUGGEST_SAMPLE` records (``--suggest-window``'s figures)."""
+    from seqdedup.suggest import BUCKETS as LENGTHS
+    from seqdedup.suggest import width_rows
+
+    count = min(SUGGEST_SAMPLE, picture.records)
+    sample = picture.text_of(0, count) if count else None
+    if not sample:
+        return None
+    rows, lengths = width_rows(sample, config)
+    histogram = [
+        {
+            "lengths": f"{low}-{high}" if high is not None else f"{low}+",
+            "blocks": sum(1 for n in lengths if low <= n and (high is None or n <= high)),
+        }
+        for low, high in LENGTHS
+    ]
+    return {
+        "sample": len(sample),
+        "window_size": config.window_size,
+        "widths": [
+            {
+                **row,
+                "share": round(100.0 * row["removed"] / len(sample), 1),
+                "used": row["window_size"] == config.window_size,
+            }
+            for row in rows
+        ],
+        "histogram": histogram,
+    }
+
+
+def top_sequences(
+    picture: RunPicture, ranked: list[tuple[int, TopRow]], axis: Axis, names: Sequence[str]
+) -> list[dict[str, Any]]:
+    """The sequences that removed the most records: counts, first place, time bounds,
+    a sample line, the text of the first occurrence and its reference (``sd:`` and the
+    first 12 hex digits of the BLAKE2b-128 of its exact bytes, as ``--budget`` names
+    what it removed)."""
+    from seqdedup.removed import digest_of
+
+    last_piece = {sequence: i for i, sequence in enumerate(picture.sequences)}
+    delimiter = picture.delimiter
+    rows = []
+    for identity, row in ranked:
+        first_seen, length = row["first_seen"], row["length"]
+        first = _first_index(picture, first_seen, names)
+        whole = None  # (a stream's occurrence is interleaved with other streams')
+        if first is not None and "stream" not in first_seen:
+            whole = picture.text_of(first, length)
+        data = b"".join(record + delimiter for record in whole) if whole else b""
+        sample = (
+            whole[0] if whole else (row["first_record"] or "").encode("utf-8", "surrogateescape")
+        )
+        last = last_piece.get(picture.numbers.get(identity, -1))
+        rows.append(
+            {
+                "removed": row["removed"],
+                "seen": row["seen"],
+                "length": length,
+                "first_place": _place(first_seen),
+                "first": axis.label(first) if first is not None else None,
+                "last": axis.label(picture.starts[last]) if last is not None else None,
+                "first_shown": when(axis, first),
+                "last_shown": when(axis, picture.starts[last]) if last is not None else "",
+                "sample": shown(sample, SAMPLE_SHOWN),
+                "text": _text(whole) if whole else None,
+                "text_missing": _missing(first_seen, first, whole),
+                "more_records": max(0, length - TEXT_RECORDS) if whole else 0,
+                "reference": "sd:" + digest_of(data)[:12] if whole else None,
+            }
+        )
+    return rows
+
+
+def _text(records: list[bytes]) -> str:
+    """A sequence's text as shown: one line per record (each escaped as a record is),
+    its first TEXT_RECORDS records, at most about TEXT_BYTES characters."""
+    lines, size = [], 0
+    for record in records[:TEXT_RECORDS]:
+        line = shown(record)
+        size += len(line) + 1
+        if size > TEXT_BYTES:
+            lines.append("…")
+            break
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _missing(first_seen: Any, first: int | None, whole: list[bytes] | None) -> str:
+    if whole is not None:
+        return ""
+    if first is None:
+        return "Its text lies in the library (seqdedup-library show gives it)."
+    if "stream" in first_seen:
+        return "Its records lie among other streams' records: the first one is shown above."
+    return "Its text lies past what the page keeps of the input: the first record is shown above."
+
+
+def when(axis: Axis, index: int | None) -> str:
+    """Where a record lies, as the page says it: its time, or its number."""
+    if index is None:
+        return ""
+    if not axis.timed:
+        return f"record {index + 1:,}"
+    from datetime import UTC, datetime
+
+    moment = datetime.fromtimestamp(axis.position(index), UTC)
+    return moment.strftime("%H:%M:%S" if moment.year == 1900 else "%Y-%m-%d %H:%M:%S")
+
+
+def _first_index(picture: RunPicture, first_seen: Any, names: Sequence[str]) -> int | None:
+    """The 0-based input index of a sequence's first occurrence (None: a library's)."""
+    lines = first_seen.get("lines")
+    if lines is None:
+        return None
+    offset = 0
+    if "file" in first_seen and first_seen["file"] in names:
+        which = list(names).index(first_seen["file"])
+        offset = picture.input_ends[which - 1] if which > 0 else 0
+    return offset + int(lines[0]) - 1
+
+
+def _place(first_seen: Any) -> str:
+    if "sequence" in first_seen:
+        start, end = first_seen["records"]
+        return f"library sequence {first_seen['sequence']}, records {start}-{end}"
+    start, end = first_seen["lines"]
+    where = f"lines {start}-{end}"
+    if "file" in first_seen:
+        where = f"{visible(first_seen['file'])}, {where}"
+    if "stream" in first_seen:
+        where += f" (stream {visible(first_seen['stream'])})"
+    return where
+
+
+def against_library(
+    picture: RunPicture, stats: Stats, top: list[dict[str, Any]], ranked: list[tuple[int, TopRow]]
+) -> dict[str, Any]:
+    """What this run saw that its libraries did not."""
+    by_library = sum(
+        length for length, held in zip(picture.lengths, picture.from_library, strict=True) if held
+    )
+    own = {s for s, held in zip(picture.sequences, picture.from_library, strict=True) if not held}
+    held = {s for s, h in zip(picture.sequences, picture.from_library, strict=True) if h}
+    new = [
+        row
+        for row, (_, raw) in zip(top, ranked, strict=True)
+        if "sequence" not in raw["first_seen"]
+    ]
+    return {
+        "kept": stats.emitted,
+        "removed_by_library": by_library,
+        "removed_by_run": stats.skipped - by_library,
+        "sequences_new": len(own - held),
+        "sequences_known": len(held),
+        "top_new": new[:10],
+    }
+
+
+def page_data(
+    picture: RunPicture,
+    stats: Stats,
+    config: Config,
+    ranked: list[tuple[int, TopRow]],
+    names: Sequence[str],
+    bytes_written: int,
+    seconds: float,
+    tokens: tuple[int, int] | None = None,
+) -> dict[str, Any]:
+    """Everything the page shows of one run (see the module docstring)."""
+    import json
+
+    from seqdedup import __version__
+
+    document = stats_document(stats, config)
+    axis = Axis(picture, stats.total, BUCKETS)
+    top = top_sequences(picture, ranked, axis, names)
+    libraries = bool(config.read_sequences) or bool(stats.library_loaded)
+    inputs = [visible(n) if n != "-" else "standard input" for n in names] or ["standard input"]
+    headline: dict[str, Any] = {
+        "records_read": stats.total,
+        "records_written": stats.emitted,
+        "records_removed": stats.skipped,
+        "removed_pct": document["statistics"]["redundancy_pct"],  # type: ignore[index]
+        "bytes_read": picture.bytes_read,
+        "bytes_written": bytes_written,
+        "sequences": stats.unique_sequences,
+        "seconds": round(seconds, 3),
+    }
+    if tokens is not None:
+        headline["tokens_in"], headline["tokens_out"] = tokens
+    line = timeline(picture, axis)
+    return {
+        "kind": "run",
+        "version": __version__,
+        "title": "seqdedup report: " + ", ".join(inputs),
+        "heading": f"{stats.redundancy_pct:.1f}% of the records removed",
+        "subtitle": _subtitle(inputs, stats, seconds),
+        "headline": headline,
+        "figures": figures(headline),
+        "inputs": inputs,
+        "configuration": document["configuration"],
+        "configuration_text": json.dumps(document["configuration"], indent=2),
+        "timeline": line,
+        "timeline_how": _timeline_how(picture, line),
+        "runs": None,  # (a library's page)
+        "top": top,
+        "top_how": (
+            f"The {len(top)} sequences that removed the most records (of "
+            f"{stats.unique_sequences:,}); open one for its text, as first seen."
+        ),
+        "heat": heat(picture, stats, names, stats.total),
+        "blocks": blocks(picture, config),
+        "library": against_library(picture, stats, top, ranked) if libraries else None,
+        "notes": _notes(picture),
+    }
+
+
+LABELS = {
+    "records_read": "records read",
+    "records_written": "records written",
+    "records_removed": "records removed",
+    "removed_pct": "share removed",
+    "bytes_read": "bytes read",
+    "bytes_written": "bytes written",
+    "sequences": "repeated sequences",
+    "tokens_in": "tokens in",
+    "tokens_out": "tokens out",
+    "seconds": "time taken",
+}
+
+
+def figures(headline: dict[str, Any]) -> list[dict[str, Any]]:
+    """The headline's figures as the page shows them (the value exact, for a reader
+    that checks it; the shown form rounded)."""
+    rows = []
+    for field, value in headline.items():
+        if field in ("removed_pct",):
+            text = f"{value:.1f}%"
+        elif field.startswith("bytes"):
+            text = _size(value)
+        elif field == "seconds":
+            text = f"{value:.2f} s"
+        else:
+            text = f"{value:,}"
+        rows.append(
+            {"field": field, "label": LABELS.get(field, field), "value": value, "shown": text}
+        )
+    return rows
+
+
+def _size(count: int) -> str:
+    for unit, size in (("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
+        if count >= size:
+            return f"{count / size:.1f} {unit}"
+    return f"{count:,} B"
+
+
+def _subtitle(inputs: list[str], stats: Stats, seconds: float) -> str:
+    text = f"{', '.join(inputs)}: {stats.total:,} records read, {stats.emitted:,} written"
+    if stats.interrupted is not None:
+        text += " (the run was stopped before its input ended)"
+    return text
+
+
+def _timeline_how(picture: RunPicture, line: dict[str, Any]) -> str:
+    if line["axis"] == "time":
+        how = (
+            "Records read and written over time, the times read from the timestamps of "
+            f"{len(picture.sample_at):,} records (one every {picture.stride:,} bytes or so)."
+        )
+    else:
+        how = "Records read and written by record number (no timestamps found)."
+    how += " Folded stretches are the orange bands: hover one for its sequence and copies."
+    if line["bands_left_out"]:
+        how += f" The {line['bands_left_out']:,} smallest stretches are not drawn."
+    return how
+
+
+def _notes(picture: RunPicture) -> list[str]:
+    notes = []
+    if picture.coarsened:
+        notes.append(
+            "More pieces than the page keeps: neighbouring pieces were merged, so a "
+            "band's bounds are known to within its pieces."
+        )
+    if picture.spooled < picture.bytes_read:
+        notes.append(
+            f"Only the first {picture.spooled:,} bytes of input were kept for the texts: "
+            "sequences first seen later show their first record only."
+        )
+    return notes
+
+
+def reduction_data(
+    picture: RunPicture,
+    config: Config,
+    data: bytes,
+    reduction: Reduction,
+    bytes_written: int,
+    seconds: float,
+) -> dict[str, Any]:
+    """The page of a ``--budget`` reduction: each fold and elision is a piece (its
+    lines, its reference), listed largest first; the tokens in and out."""
+    picture(data)
+    delimiter = config.delimiter
+    total = data.count(delimiter) + (0 if not data or data.endswith(delimiter) else 1)
+    picture.end_input(total)
+    ranked: list[tuple[int, TopRow]] = []
+    removed = 0
+    for digest, (first, last) in sorted(reduction.lines.items(), key=lambda item: item[1]):
+        identity = int(digest[:15], 16)
+        length = last - first + 1
+        removed += length
+        picture.add(first - 1, length, identity, 0, False)
+        ranked.append(
+            (
+                identity,
+                {
+                    "removed": length,
+                    "seen": 1,
+                    "length": length,
+                    "first_seen": {"lines": [first, last]},
+                    "first_record": None,
+                },
+            )
+        )
+    ranked.sort(key=lambda item: -item[1]["removed"])
+    stats = Stats(total=total, emitted=total - removed, skipped=removed)
+    page = page_data(
+        picture,
+        stats,
+        config,
+        ranked[:TOP],
+        list(config.inputs),
+        bytes_written,
+        seconds,
+        (reduction.tokens_in, reduction.tokens_out),
+    )
+    page["top_how"] = (
+        f"The {min(TOP, len(ranked))} largest of the {len(ranked):,} stretches folded or "
+        "elided to meet the budget; open one for its exact text (its reference is the one "
+        "in the reduced text)."
+    )
+    return page
