@@ -17,7 +17,8 @@ from seqdedup.stopping import stop_on_termination_signals
 
 PROG = "seqdedup-library"
 DESCRIPTION = (
-    "See what a library holds, print one of its sequences, and prune what no run has seen lately."
+    "See what a library holds, print one of its sequences, prune what no run has seen "
+    "lately, and draw it as an HTML page."
 )
 
 
@@ -45,7 +46,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     prune.add_argument("--dry-run", action="store_true", help="count, delete nothing")
     prune.add_argument("--json", action="store_true", help="one JSON document")
-    for sub in (info, show, prune):
+    report = commands.add_parser(
+        "report", help="write what the library holds as one HTML page (needs seqdedup[report])"
+    )
+    report.add_argument("directory", type=Path, metavar="DIR")
+    report.add_argument("page", metavar="FILE.html", help="the page to write")
+    for sub in (info, show, prune, report):
         sub.error = parser.error  # type: ignore[method-assign]
     return parser
 
@@ -107,6 +113,19 @@ def _write_sequence(sequence: dict[str, Any], as_json: bool, out: TextIO) -> Non
         out.flush()
 
 
+def _report(directory: Path, page: str, out: TextIO) -> int:
+    """``report DIR FILE.html``: the library's page."""
+    from seqdedup.htmlpage import check_report_extra, check_report_path, write_page
+    from seqdedup.pagedata import library_data
+
+    check_report_extra("seqdedup-library report")
+    path = check_report_path(page, "seqdedup-library report")
+    size = write_page(path, library_data(directory))
+    out.write(f"report written to {path} ({size:,} bytes)\n")
+    out.flush()
+    return 0
+
+
 def main(
     argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr: TextIO | None = None
 ) -> int:
@@ -126,6 +145,8 @@ def main(
         if args.command == "show":
             _write_sequence(show_sequence(args.directory, args.id), args.json, out)
             return 0
+        if args.command == "report":
+            return _report(args.directory, args.page, out)
         if args.command == "info":
             result = describe_library(args.directory)
         else:

@@ -34,7 +34,11 @@ def _place(axis: str, field: str, title: str | None = None) -> dict[str, Any]:
     if axis == "time":
         encoding.update(type="temporal", axis={"labelOverlap": True, "format": "%H:%M:%S"})
     else:
-        encoding.update(type="quantitative", axis={"format": "~s", "labelOverlap": True})
+        encoding.update(
+            type="quantitative",
+            axis={"format": "~s", "labelOverlap": True},
+            scale={"zero": False, "nice": False},
+        )
     return encoding
 
 
@@ -259,7 +263,7 @@ def runs_chart(runs: list[dict[str, Any]]) -> dict[str, Any]:
         data={"values": values},
         mark={"type": "bar"},
         encoding={
-            "x": {"field": "run", "type": "ordinal", "title": "run"},
+            "x": {"field": "run", "type": "ordinal", "title": "run", "axis": {"labelAngle": 0}},
             "xOffset": {"field": "kind"},
             "y": {"field": "records", "type": "quantitative"},
             "color": {
@@ -290,7 +294,8 @@ def charts_of(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
     if data.get("heat") is not None:
         charts["chart-heat"] = heat_chart(data["heat"])
     if data.get("blocks") is not None:
-        charts["chart-widths"] = widths_chart(data["blocks"])
+        if data["blocks"]["widths"]:
+            charts["chart-widths"] = widths_chart(data["blocks"])
         charts["chart-lengths"] = lengths_chart(data["blocks"])
     if data.get("library") is not None:
         charts["chart-library"] = library_chart(data["library"])

@@ -11,6 +11,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from seqdedup.config import Config
@@ -432,8 +433,8 @@ def page_data(
         "runs": None,  # (a library's page)
         "top": top,
         "top_how": (
-            f"The {len(top)} sequences that removed the most records (of "
-            f"{stats.unique_sequences:,}); open one for its text, as first seen."
+            f"Of the {stats.unique_sequences:,} repeated sequences, the {len(top)} that "
+            "removed the most records; open one for its text, as first seen."
         ),
         "heat": heat(picture, stats, names, stats.total),
         "blocks": blocks(picture, config),
@@ -443,6 +444,11 @@ def page_data(
 
 
 LABELS = {
+    "sequences_repeat": "repeated sequences",
+    "sequences_new": "first-seen stretches",
+    "records": "records held",
+    "runs": "runs",
+    "bytes_on_disk": "bytes on disk",
     "records_read": "records read",
     "records_written": "records written",
     "records_removed": "records removed",
@@ -569,3 +575,77 @@ def reduction_data(
         "in the reduced text)."
     )
     return page
+
+
+def library_data(directory: Path) -> dict[str, Any]:
+    """Everything the page shows of a library: its size, its runs, the repeated
+    sequences that removed the most records (with their text and id), and the lengths
+    of its repeated sequences."""
+    import json
+
+    from seqdedup import __version__
+    from seqdedup.library.admin import describe_library, library_contents
+
+    info = describe_library(directory)
+    contents = library_contents(directory, TOP)
+    sequences = info["sequences"]
+    headline = {
+        "sequences_repeat": sequences["repeat"],
+        "sequences_new": sequences["new"],
+        "records": info["records"],
+        "runs": info["runs"],
+        "bytes_on_disk": info["disk_bytes"],
+    }
+    top = [
+        {
+            "removed": row["length"] * row["count"],
+            "seen": row["count"],
+            "length": row["length"],
+            "first_place": f"library sequence {row['id'][:12]}",
+            "first_shown": "",
+            "last_shown": "",
+            "sample": shown(row["records"][0], SAMPLE_SHOWN) if row["records"] else "",
+            "text": _text(row["records"]),
+            "text_missing": "",
+            "more_records": max(0, row["length"] - TEXT_RECORDS),
+            "reference": row["id"][:12],
+        }
+        for row in contents["top"]
+    ]
+    lengths = contents["lengths"]
+    from seqdedup.suggest import BUCKETS as LENGTHS
+
+    histogram = [
+        {
+            "lengths": f"{low}-{high}" if high is not None else f"{low}+",
+            "blocks": sum(1 for n in lengths if low <= n and (high is None or n <= high)),
+        }
+        for low, high in LENGTHS
+    ]
+    name = visible(str(directory))
+    return {
+        "kind": "library",
+        "version": __version__,
+        "title": f"seqdedup library: {name}",
+        "heading": f"Library {name}",
+        "subtitle": (
+            f"{sequences['repeat']:,} repeated sequences and {sequences['new']:,} stretches of "
+            f"first-seen material from {info['runs']:,} runs; last run {info['last_run'] or '-'}"
+        ),
+        "headline": headline,
+        "figures": figures(headline),
+        "configuration": None,
+        "configuration_text": "",
+        "timeline": None,
+        "timeline_how": "",
+        "runs": contents["runs"],
+        "top": top,
+        "top_how": (
+            f"The {len(top)} repeated sequences that removed the most records (length times "
+            "sightings); open one for its records (seqdedup-library show DIR ID prints one)."
+        ),
+        "heat": None,
+        "blocks": {"sample": None, "window_size": None, "widths": [], "histogram": histogram},
+        "library": None,
+        "notes": [],
+    }

@@ -212,3 +212,54 @@ def prune_library(
         raise SeqdedupError(f"library '{database}' cannot be pruned: {exc}") from None
     result["disk_bytes_after"] = database.stat().st_size
     return result
+
+
+def library_contents(directory: Path, limit: int) -> dict[str, Any]:
+    """What a report page shows of a library: its runs (records read and written by
+    each), its ``limit`` repeated sequences that removed the most records (length times
+    sightings) with their records, and the lengths of all its repeated sequences."""
+    _check_directory(directory)
+    database = directory / DB_NAME
+    contents: dict[str, Any] = {"runs": [], "top": [], "lengths": []}
+    if not database.exists():
+        return contents
+    with _reading(database) as connection:
+        if connection is None:
+            return contents
+        _check_lengths(connection, directory)
+        for run, finished, statistics in connection.execute(
+            "SELECT id, finished, statistics FROM runs ORDER BY id"
+        ):
+            lines = _run_lines(statistics)
+            contents["runs"].append(
+                {"run": run, "finished": finished, "read": lines[0], "written": lines[1]}
+            )
+        rows = connection.execute(
+            "SELECT digest, length, count, records FROM sequences WHERE kind = 'repeat' "
+            "ORDER BY length * count DESC, rowid LIMIT ?",
+            (limit,),
+        ).fetchall()
+        for digest, length, count, blob in rows:
+            try:
+                check_encoded(blob)
+            except ValueError as exc:
+                raise SeqdedupError(f"library '{directory}': sequence {digest.hex()}: {exc}") from None
+            contents["top"].append(
+                {"id": digest.hex(), "length": length, "count": count, "records": decode_records(blob)}
+            )
+        contents["lengths"] = [
+            length
+            for (length,) in connection.execute("SELECT length FROM sequences WHERE kind = 'repeat'")
+        ]
+    return contents
+
+
+def _run_lines(statistics: str) -> tuple[int, int]:
+    """Records read and written by a run, from its saved statistics (0 where absent)."""
+    import json
+
+    try:
+        lines = json.loads(statistics)["statistics"]["lines"]
+        return int(lines["total"]), int(lines["emitted"])
+    except (ValueError, KeyError, TypeError):
+        return 0, 0
