@@ -70,14 +70,30 @@ class Deduplicator(Generic[Record]):
         self,
         config: Config | None = None,
         on_explain: Callable[[str], None] | None = None,
-        *,
-        picture: RunPicture | None = None,
         **options: object,
     ) -> None:
         if config is None:
             config = Config(**options)
         elif options:
             raise TypeError("pass either a Config or keyword options, not both")
+        self._build(config, on_explain, None)
+
+    @classmethod
+    def pictured(
+        cls, config: Config, on_explain: Callable[[str], None] | None, picture: RunPicture
+    ) -> Deduplicator[bytes]:
+        """A run that a report page's picture watches (``--report``): it is handed every
+        piece and where each input ends (the input's chunks are the caller's to hand)."""
+        dedup: Deduplicator[bytes] = object.__new__(Deduplicator)
+        dedup._build(config, on_explain, picture)
+        return dedup
+
+    def _build(
+        self,
+        config: Config,
+        on_explain: Callable[[str], None] | None,
+        picture: RunPicture | None,
+    ) -> None:
         self.config = config
         # explain=True without a callback: the lines wait in .explanations for the caller.
         self.explanations: list[str] = []
@@ -351,17 +367,33 @@ def process_inputs(
     on_progress: Callable[[int, Stats], None] | None = None,
     decompress: bool = False,
     on_chunk: Callable[[bytes], None] | None = None,
-    picture: RunPicture | None = None,
     **options: object,
 ) -> Stats:
     """Deduplicate several inputs (files) into one output, in order, as one run: no
     window spans two inputs, every window of an earlier one counts as seen. Otherwise
     as :func:`process_stream`; ``on_progress`` gets the bytes read from all sources so
-    far; ``on_chunk`` each chunk of input as decoded, before it is decided (and
-    ``picture``, a report page's :class:`~seqdedup.picture.RunPicture`). ``sources``
+    far; ``on_chunk`` each chunk of input as decoded, before it is decided. ``sources``
     is iterated lazily: a generator may open each file when it is asked for it (and
     close it when asked for the next)."""
-    dedup = Deduplicator(config, on_explain, picture=picture, **options)
+    return feed_inputs(
+        Deduplicator(config, on_explain, **options),
+        sources,
+        sink,
+        on_progress,
+        decompress,
+        on_chunk,
+    )
+
+
+def feed_inputs(
+    dedup: Deduplicator[bytes],
+    sources: Iterable[Readable],
+    sink: Writable,
+    on_progress: Callable[[int, Stats], None] | None = None,
+    decompress: bool = False,
+    on_chunk: Callable[[bytes], None] | None = None,
+) -> Stats:
+    """:func:`process_inputs` with the run given (one :meth:`Deduplicator.pictured`)."""
     delimiter = dedup.config.delimiter
     idle = _idle(dedup.config)
     try:
@@ -381,8 +413,6 @@ def process_inputs(
                     open_bytes += len(chunk)
                     if on_chunk is not None:
                         on_chunk(chunk)
-                    if picture is not None:
-                        picture(chunk)
                     _write(sink, dedup.feed_bytes(chunk))
                     ended = chunk.rfind(delimiter)
                     if ended >= 0:
@@ -449,7 +479,11 @@ def follow_file(
     only: there it must run to be stopped so.)"""
     from seqdedup.follow import Follower
 
-    dedup = Deduplicator(config, on_explain, picture=picture)
+    dedup = (
+        Deduplicator(config, on_explain)
+        if picture is None
+        else Deduplicator.pictured(config or Config(), on_explain, picture)
+    )
     settings = dedup.config
     idle = _idle(settings)
     follower = Follower(

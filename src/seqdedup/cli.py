@@ -34,7 +34,7 @@ from seqdedup.stopping import graceful, requested, signal_name, stop_on_terminat
 def run(
     args: argparse.Namespace, stdin: IO[bytes] | None, stdout: IO[bytes], stderr: TextIO
 ) -> int:
-    from seqdedup.api import process_inputs
+    from seqdedup.api import Deduplicator, feed_inputs
     from seqdedup.progress import ProgressLine, progress_wanted
     from seqdedup.report import EXPLAIN_COLOR, RESET, color_wanted, write_stats, write_top
 
@@ -64,22 +64,24 @@ def run(
     sink = _sink(args, stdout)
     head = _head_for_hint(args)
     json_check = _json_check(config, stderr)
-    tap = _taps(head, json_check)
-    picture = page.picture if page is not None else None
+    tap = _taps(head, json_check, page.picture if page is not None else None)
     with contextlib.closing(sources_of(names, stdin)) as sources, graceful():
         if args.show_keys:
             from seqdedup.api import show_keys
 
             show_keys(sources, sink, config, decompress)
             return _status(None, config, stderr)
+        dedup = (
+            Deduplicator(config, explainer)
+            if page is None
+            else Deduplicator.pictured(config, explainer, page.picture)
+        )
         if args.progress and progress_wanted(sink.fd, stderr):
             size = None if stdin is not None and "-" in names else inputs_size(names)
             with ProgressLine(stderr, size) as progress:
-                stats = process_inputs(
-                    sources, sink, config, explainer, progress.update, decompress, tap, picture
-                )
+                stats = feed_inputs(dedup, sources, sink, progress.update, decompress, tap)
         else:
-            stats = process_inputs(sources, sink, config, explainer, None, decompress, tap, picture)
+            stats = feed_inputs(dedup, sources, sink, None, decompress, tap)
     if json_check is not None:
         json_check.finish()
     if not args.quiet:
@@ -252,7 +254,7 @@ def _budget(
         stderr.write(f"{PROG}: {reduction.summary(config.budget or 0)}\n")
     if page is not None:
         _report_written(
-            page, page.write_reduction(data, reduction, sink.written), args.quiet, stderr
+            page, page.write_reduction(bytes(data), reduction, sink.written), args.quiet, stderr
         )
     return _status(None, config, stderr)
 

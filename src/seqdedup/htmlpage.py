@@ -36,6 +36,9 @@ POLICY = (
 )
 
 
+SNIPPET = "window.vegaEmbed = vegaEmbed;"  # (the bundle's only global: the page calls it)
+
+
 def check_report_extra(option: str = "--report") -> None:
     """One line, before anything runs, when the report's packages are not installed."""
     missing = [name for name in ("jinja2", "vl_convert") if find_spec(name) is None]
@@ -63,12 +66,12 @@ def vega_script() -> str:
     from seqdedup.settings_paths import cache_folder
 
     version = getattr(vl_convert, "__version__", "unknown")
-    cached = Path(cache_folder()) / f"vega-bundle-{version}.js"
+    cached = Path(cache_folder()) / f"vega-embed-{version}.js"
     try:
         return cached.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         pass
-    script: str = vl_convert.javascript_bundle()
+    script: str = vl_convert.javascript_bundle(SNIPPET)
     try:
         cached.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         _replace(cached, script.encode("utf-8"))

@@ -59,6 +59,8 @@ class Axis:
             self.low, self.high = 0.0, float(self.total)
         self.buckets = buckets if self.timed else max(1, min(buckets, self.total))
         self.width = (self.high - self.low) / self.buckets
+        # (a record axis: bucket b holds the records from bounds[b] to bounds[b + 1])
+        self.bounds = [int(b * self.total / self.buckets) for b in range(self.buckets + 1)]
 
     def position(self, index: int) -> float:
         """A record's place on the axis: the time of the latest sample at or before it
@@ -69,6 +71,8 @@ class Axis:
         return self._times[max(sample, 0)]
 
     def bucket(self, index: int) -> int:
+        if not self.timed:
+            return min(self.buckets - 1, max(0, bisect_right(self.bounds, index) - 1))
         return self.bucket_of(self.position(index))
 
     def bucket_of(self, place: float) -> int:
@@ -79,10 +83,8 @@ class Axis:
         counts in the bucket of its first sample's time)."""
         read = [0] * self.buckets
         if not self.timed:
-            width = self.total / self.buckets
-            for b in range(self.buckets):
-                read[b] = int((b + 1) * width) - int(b * width)
-            return read
+            bounds = self.bounds
+            return [bounds[b + 1] - bounds[b] for b in range(self.buckets)]
         at = [0, *self._at[1:], self.total]
         for i, time in enumerate(self._times):
             read[self.bucket_of(time)] += at[i + 1] - at[i]
@@ -94,8 +96,9 @@ class Axis:
         return self.position(index) * 1000.0 if self.timed else float(index + 1)
 
     def edge(self, bucket: int) -> float:
-        place = self.low + bucket * self.width
-        return place * 1000.0 if self.timed else place + 1
+        if not self.timed:
+            return float(self.bounds[bucket] + 1)
+        return (self.low + bucket * self.width) * 1000.0
 
 
 def short_names(names: Sequence[str]) -> list[str]:
@@ -106,20 +109,30 @@ def short_names(names: Sequence[str]) -> list[str]:
     return [visible(name) for name in (bases if len(set(bases)) == len(bases) else names)]
 
 
-def removed_per_bucket(picture: RunPicture, axis: Axis, keep: Callable[[int], bool]) -> list[int]:
-    """Records removed per bucket, of the pieces whose index ``keep`` admits."""
+def removed_per_bucket(picture: RunPicture, axis: Axis) -> list[int]:
+    """Records removed per bucket: on a
+    record axis each piece's records in the buckets they lie in (exact where the pieces
+    are contiguous: no filters, no streams), on a time axis where the piece starts."""
     removed = [0] * axis.buckets
-    bucket = axis.bucket
-    for i, (start, length) in enumerate(zip(picture.starts, picture.lengths, strict=True)):
-        if keep(i):
+    bucket, bounds = axis.bucket, axis.bounds
+    for start, length in zip(picture.starts, picture.lengths, strict=True):
+        if axis.timed:  # (where a time bucket's records lie is known to the samples)
             removed[bucket(start)] += length
+            continue
+        while length > 0:  # a piece's records, bucket by bucket
+            b = bucket(start)
+            taken = min(length, bounds[b + 1] - start) if b + 1 < len(bounds) else length
+            taken = max(taken, 1)
+            removed[b] += taken
+            start += taken
+            length -= taken
     return removed
 
 
 def timeline(picture: RunPicture, axis: Axis) -> dict[str, Any]:
     """Records read and written per bucket, and the folded stretches as bands."""
     read = axis.read_per_bucket()
-    removed = removed_per_bucket(picture, axis, lambda _: True)
+    removed = removed_per_bucket(picture, axis)
     carried = 0  # a piece counted where it starts may reach into the next bucket
     rows = []
     for b in range(axis.buckets):
@@ -581,7 +594,6 @@ def library_data(directory: Path) -> dict[str, Any]:
     """Everything the page shows of a library: its size, its runs, the repeated
     sequences that removed the most records (with their text and id), and the lengths
     of its repeated sequences."""
-    import json
 
     from seqdedup import __version__
     from seqdedup.library.admin import describe_library, library_contents

@@ -174,7 +174,9 @@ class RunPicture:
             merged[3].append(lanes[longer])
             merged[4].append(library[longer])
         if len(starts) % 2:
-            for column, source in zip(merged, (starts, lengths, sequences, lanes, library), strict=True):
+            for column, source in zip(
+                merged, (starts, lengths, sequences, lanes, library), strict=True
+            ):
                 column.append(source[-1])
         self.starts, self.lengths, self.sequences, self.lanes, self.from_library = merged
         self.coarsened += 1
@@ -193,7 +195,7 @@ class RunPicture:
         mark = bisect_right(records, first) - 1
         skip = first - records[mark]
         self._spool.seek(offsets[mark])
-        delimiter, found = self.delimiter, []
+        delimiter, found = self.delimiter, list[bytes]()
         data = b""
         while len(found) < skip + count:
             more = self._spool.read(1 << 16)

@@ -243,13 +243,22 @@ def library_contents(directory: Path, limit: int) -> dict[str, Any]:
             try:
                 check_encoded(blob)
             except ValueError as exc:
-                raise SeqdedupError(f"library '{directory}': sequence {digest.hex()}: {exc}") from None
+                raise SeqdedupError(
+                    f"library '{directory}': sequence {digest.hex()}: {exc}"
+                ) from None
             contents["top"].append(
-                {"id": digest.hex(), "length": length, "count": count, "records": decode_records(blob)}
+                {
+                    "id": digest.hex(),
+                    "length": length,
+                    "count": count,
+                    "records": decode_records(blob),
+                }
             )
         contents["lengths"] = [
             length
-            for (length,) in connection.execute("SELECT length FROM sequences WHERE kind = 'repeat'")
+            for (length,) in connection.execute(
+                "SELECT length FROM sequences WHERE kind = 'repeat'"
+            )
         ]
     return contents
 
