@@ -90,7 +90,7 @@ def run(
     elif stats.top_sequences is not None:
         write_top(stats.top_sequences, stderr, args.stats_format, colored)
     if page is not None:
-        _report_written(page, page.write(stats, sink.written), args.quiet, stderr)
+        _report_written(page, page.write(stats, sink.written), args, stderr)
     return _status(stats, config, stderr)
 
 
@@ -103,8 +103,9 @@ def _report_page(args: argparse.Namespace, config: Config) -> ReportPage | None:
     return ReportPage(args.report, config)
 
 
-def _report_written(page: ReportPage, size: int, quiet: bool, stderr: TextIO) -> None:
-    if not quiet:
+def _report_written(page: ReportPage, size: int, args: argparse.Namespace, stderr: TextIO) -> None:
+    """One line where the statistics table is shown (never inside JSON statistics)."""
+    if not args.quiet and args.stats_format == "table":
         stderr.write(f"{PROG}: report written to {visible(str(page.path))} ({size:,} bytes)\n")
 
 
@@ -253,9 +254,8 @@ def _budget(
     if not args.quiet:
         stderr.write(f"{PROG}: {reduction.summary(config.budget or 0)}\n")
     if page is not None:
-        _report_written(
-            page, page.write_reduction(bytes(data), reduction, sink.written), args.quiet, stderr
-        )
+        size = page.write_reduction(bytes(data), reduction, sink.written)
+        _report_written(page, size, args, stderr)
     return _status(None, config, stderr)
 
 
@@ -286,7 +286,7 @@ def _follow(
     elif stats.top_sequences is not None:
         write_top(stats.top_sequences, stderr, args.stats_format, colored)
     if page is not None:
-        _report_written(page, page.write(stats, sink.written), args.quiet, stderr)
+        _report_written(page, page.write(stats, sink.written), args, stderr)
     return _status(stats, config, stderr)
 
 
