@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import itertools
 import json
 import re
 from pathlib import Path
@@ -88,7 +89,7 @@ def test_the_spool_gives_back_any_records_whatever_the_chunks(records, cuts, end
     picture = RunPicture(b"\n")
     for _ in range(2):
         bounds = sorted({0, len(data), *(c % (len(data) + 1) for c in cuts)})
-        for a, b in zip(bounds, bounds[1:], strict=False):
+        for a, b in itertools.pairwise(bounds):
             picture(data[a:b])
         picture.end_input((picture.input_ends[-1] if picture.input_ends else 0) + len(records))
     both = records + records
