@@ -1,0 +1,255 @@
+"""--report's page in a real browser: the system's Chromium (installed by .ci/run), driven
+by Playwright. Each page is made by the installed commands from the shipped examples, a
+generated log, a library and hostile records; each must load with no console error and
+no request of its own, fit a 390 px wide phone with no horizontal scroll, draw every
+chart, show the run's own statistics, expand a sequence to its exact records, and name
+a band's sequence on hover. A screenshot of each is kept in build/report-pages/."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import needs, user_env
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+BIN = Path(sys.executable).parent
+SHOTS = ROOT / "build" / "report-pages"
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+BROWSER_FLAGS = [
+    "--no-sandbox",  # (CI runs as root)
+    "--disable-gpu",
+    "--disable-background-networking",  # (the closed network refuses Chromium's own calls)
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+pytestmark = needs(CHROMIUM is not None, "Chromium is not installed (.ci/run installs it)")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=BROWSER_FLAGS)
+        yield launched
+        launched.close()
+
+
+def make_report(
+    tmp_path: Path, name: str, args: list[str], stdin: bytes | None = None
+) -> tuple[Path, dict]:
+    """The page of a run of the installed command, and the run's JSON statistics."""
+    page = tmp_path / f"{name}.html"
+    done = subprocess.run(
+        [str(BIN / "seqdedup"), "--stats-format", "json", "--report", str(page), *args],
+        input=stdin,
+        capture_output=True,
+        env=user_env(),
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    return page, json.loads(done.stderr)
+
+
+class Opened:
+    """A page loaded in the browser at a width, with what it logged and requested."""
+
+    def __init__(self, browser: Any, path: Path, width: int) -> None:
+        self.page = browser.new_page(viewport={"width": width, "height": 900})
+        self.console: list[str] = []
+        self.requests: list[str] = []
+        self.dialogs: list[str] = []
+        self.page.on("console", lambda m: self.console.append(f"{m.type}: {m.text}"))
+        self.page.on("pageerror", lambda e: self.console.append(f"pageerror: {e}"))
+        self.page.on("request", lambda r: self.requests.append(r.url))
+        self.page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
+        self.url = path.as_uri()
+        self.page.goto(self.url)
+        self.page.wait_for_selector("body[data-drawn=yes]", timeout=30_000)
+
+    def check_loaded(self, shot: str) -> None:
+        """No console error, no request but the page, every chart drawn, no sideways
+        scroll; a screenshot kept."""
+        page = self.page
+        assert [line for line in self.console if line.startswith(("error", "pageerror"))] == []
+        assert self.requests == [self.url]
+        charts = json.loads(page.inner_text("#seqdedup-charts"))
+        drawn = page.evaluate(
+            """ids => ids.map(id => {
+                const svg = document.querySelector('#' + id + ' svg');
+                return svg ? svg.querySelectorAll('path, rect, text').length : 0;
+            })""",
+            list(charts),
+        )
+        assert charts and all(count > 10 for count in drawn), dict(zip(charts, drawn, strict=True))
+        width = page.viewport_size["width"]
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / f"{shot}-{width}.png"), full_page=True)
+
+    def figures(self) -> dict[str, str]:
+        return self.page.evaluate(
+            """() => Object.fromEntries(Array.from(document.querySelectorAll('dd[data-field]'))
+                .map(dd => [dd.dataset.field, dd.dataset.value]))"""
+        )
+
+    def close(self) -> None:
+        self.page.close()
+
+
+RUNS = {
+    "app": ["-w", "3", str(EXAMPLES / "app.log")],
+    "ci": ["-w", "2", str(EXAMPLES / "ci.log")],
+    "storm": ["-w", "2", str(EXAMPLES / "storm.log")],
+    "requests": ["-w", "3", "--normalize", "all", str(EXAMPLES / "requests.log")],
+    "pods": ["-w", "3", "--stream-by", r"^\S+", str(EXAMPLES / "pods.log")],
+    "json": ["-w", "2", "--json-ignore", "ts", str(EXAMPLES / "app.jsonl")],
+    "several": ["-w", "3", *(str(EXAMPLES / n) for n in ("app.log", "ci.log", "storm.log"))],
+}
+
+
+@pytest.mark.parametrize("name", list(RUNS))
+def test_each_shipped_example_makes_a_page_that_loads_and_shows_its_run(browser, tmp_path, name):
+    path, stats = make_report(tmp_path, name, RUNS[name])
+    for width in (1100, 390):
+        opened = Opened(browser, path, width)
+        try:
+            opened.check_loaded(name)
+            shown = opened.figures()
+            lines = stats["statistics"]["lines"]
+            assert int(shown["records_read"]) == lines["total"]
+            assert int(shown["records_written"]) == lines["emitted"]
+            assert int(shown["records_removed"]) == lines["skipped"]
+            assert float(shown["removed_pct"]) == stats["statistics"]["redundancy_pct"]
+        finally:
+            opened.close()
+
+
+def test_a_sequence_expands_to_its_exact_records_and_a_band_names_it(browser, tmp_path):
+    path, _ = make_report(tmp_path, "app-expand", RUNS["app"])
+    opened = Opened(browser, path, 1100)
+    try:
+        page = opened.page
+        first = page.locator("ol.sequences li").first
+        assert not first.locator("pre.text").is_visible()
+        first.locator("summary").click()
+        text = first.locator("pre.text")
+        assert text.is_visible()
+        facts = first.locator(".facts").first.inner_text()
+        start, end = (int(n) for n in re.search(r"lines (\d+)-(\d+)", facts).groups())  # type: ignore[union-attr]
+        lines = (EXAMPLES / "app.log").read_text().split("\n")
+        assert text.inner_text() == "\n".join(lines[start - 1 : end])
+        band = page.locator("#chart-timeline svg g.mark-rect").nth(2).locator("path").first
+        band.hover(force=True)
+        page.wait_for_selector("#vg-tooltip-element.visible", timeout=5000)
+        tooltip = page.inner_text("#vg-tooltip-element")
+        assert "Traceback (most recent call last):" in tooltip and "copies" in tooltip
+    finally:
+        opened.close()
+
+
+def test_a_generated_log_makes_a_page(browser, tmp_path):
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from genlog import log_lines  # type: ignore[import-not-found]
+
+    log = tmp_path / "generated.log"
+    log.write_text("".join(line + "\n" for line in log_lines(20_000)))
+    path, stats = make_report(tmp_path, "generated", ["-w", "5", str(log)])
+    opened = Opened(browser, path, 1100)
+    try:
+        opened.check_loaded("generated")
+        assert int(opened.figures()["records_removed"]) == stats["statistics"]["lines"]["skipped"]
+        assert opened.page.locator("ol.sequences li").count() == 20
+    finally:
+        opened.close()
+
+
+def test_standard_input_a_budget_and_a_library_make_pages(browser, tmp_path):
+    storm = (EXAMPLES / "storm.log").read_bytes()
+    piped, _ = make_report(tmp_path, "stdin", ["-w", "2"], stdin=storm)
+    budget = tmp_path / "budget.html"
+    library = tmp_path / "library"
+    for args in (
+        ["--budget", "150", "--report", str(budget), str(EXAMPLES / "app.log")],
+        ["-q", "-w", "3", "-l", str(library), str(EXAMPLES / "app.log"), str(EXAMPLES / "ci.log")],
+        [
+            "-q",
+            "-w",
+            "3",
+            "-l",
+            str(library),
+            "--report",
+            str(tmp_path / "new.html"),
+            str(EXAMPLES / "storm.log"),
+            str(EXAMPLES / "app.log"),
+        ],
+    ):
+        done = subprocess.run(
+            [str(BIN / "seqdedup"), *args], capture_output=True, env=user_env(), check=False
+        )
+        assert done.returncode == 0, done.stderr.decode()
+    shelf = tmp_path / "library.html"
+    done = subprocess.run(
+        [str(BIN / "seqdedup-library"), "report", str(library), str(shelf)],
+        capture_output=True,
+        env=user_env(),
+        check=False,
+    )
+    assert done.returncode == 0 and b"report written" in done.stdout, done.stderr.decode()
+    for path, sections in (
+        (piped, ["#timeline", "#top", "#blocks"]),
+        (budget, ["#timeline", "#top"]),
+        (tmp_path / "new.html", ["#library"]),
+        (shelf, ["#runs", "#top", "#blocks"]),
+    ):
+        opened = Opened(browser, path, 390)
+        try:
+            opened.check_loaded(path.stem)
+            for section in sections:
+                assert opened.page.locator(section).is_visible()
+        finally:
+            opened.close()
+
+
+def test_hostile_records_show_as_text(browser, tmp_path):
+    hostile = [
+        b"<script>alert('x')</script>",
+        b"</textarea><b id=bold>bold</b> \"quoted\" 'single' &amp;",
+        b"\x1b[31mred\x1b[0m \xff\xfe invalid",
+        b"<img src=x onerror=alert(1)>",
+    ]
+    log = tmp_path / "hostile.log"
+    log.write_bytes(b"".join(record + b"\n" for record in hostile) * 3)
+    path, _ = make_report(tmp_path, "hostile", ["-w", "2", str(log)])
+    opened = Opened(browser, path, 390)
+    try:
+        opened.check_loaded("hostile")
+        page = opened.page
+        page.locator("ol.sequences summary").first.click()
+        text = page.inner_text("ol.sequences pre.text")
+        assert "<script>alert('x')</script>" in text
+        assert "</textarea><b id=bold>bold</b> \"quoted\" 'single' &amp;" in text
+        assert "\\x1b[31mred\\x1b[0m \\xff\\xfe invalid" in text
+        assert "<img src=x onerror=alert(1)>" in text
+        assert page.evaluate("document.scripts.length") == 4  # (the page's own)
+        assert page.evaluate("document.querySelectorAll('#bold, img').length") == 0
+        band = page.locator("#chart-timeline svg g.mark-rect").nth(2).locator("path").first
+        band.hover(force=True)
+        page.wait_for_selector("#vg-tooltip-element.visible", timeout=5000)
+        assert "<script>alert('x')</script>" in page.inner_text("#vg-tooltip-element")
+        assert opened.dialogs == []
+    finally:
+        opened.close()
