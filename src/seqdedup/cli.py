@@ -36,7 +36,7 @@ def run(
 ) -> int:
     from seqdedup.api import Deduplicator, feed_inputs
     from seqdedup.progress import ProgressLine, progress_wanted
-    from seqdedup.report import EXPLAIN_COLOR, RESET, color_wanted, write_stats, write_top
+    from seqdedup.report import EXPLAIN_COLOR, RESET, color_wanted
 
     config = config_from_args(args)._replace(color=color_wanted(args.color, stdout))
     colored = color_wanted(args.color, stderr)
@@ -71,11 +71,7 @@ def run(
 
             show_keys(sources, sink, config, decompress)
             return _status(None, config, stderr)
-        dedup = (
-            Deduplicator(config, explainer)
-            if page is None
-            else Deduplicator.pictured(config, explainer, page.picture)
-        )
+        dedup = Deduplicator(config, explainer) if page is None else page.run(explainer)
         if args.progress and progress_wanted(sink.fd, stderr):
             size = None if stdin is not None and "-" in names else inputs_size(names)
             with ProgressLine(stderr, size) as progress:
@@ -84,14 +80,28 @@ def run(
             stats = feed_inputs(dedup, sources, sink, None, decompress, tap)
     if json_check is not None:
         json_check.finish()
+    _show(args, config, stats, stderr, head)
+    if page is not None:
+        _report_written(page, page.write(stats, sink.written), args, stderr)
+    return _status(stats, config, stderr)
+
+
+def _show(
+    args: argparse.Namespace,
+    config: Config,
+    stats: Stats,
+    stderr: TextIO,
+    head: InputHead | None = None,
+) -> None:
+    """What a run shows on standard error: the statistics (and the hint), or --top."""
+    from seqdedup.report import color_wanted, write_stats, write_top
+
+    colored = color_wanted(args.color, stderr)
     if not args.quiet:
         write_stats(stats, config, stderr, args.stats_format, colored)
         _hint(config, stats, head, stderr)
     elif stats.top_sequences is not None:
         write_top(stats.top_sequences, stderr, args.stats_format, colored)
-    if page is not None:
-        _report_written(page, page.write(stats, sink.written), args, stderr)
-    return _status(stats, config, stderr)
 
 
 def _report_page(args: argparse.Namespace, config: Config) -> ReportPage | None:
@@ -271,7 +281,6 @@ def _follow(
     as the end of input would (pending records decided, the library saved, the
     statistics shown): exit 128 + N."""
     from seqdedup.api import follow_file
-    from seqdedup.report import color_wanted, write_stats, write_top
 
     def note(message: str) -> None:
         stderr.write(f"{PROG}: {visible(message)}\n")
@@ -280,11 +289,7 @@ def _follow(
     sink = _sink(args, stdout)
     picture = page.picture if page is not None else None
     stats = follow_file(config.inputs[0], sink, config, explainer, args.from_start, note, picture)
-    colored = color_wanted(args.color, stderr)
-    if not args.quiet:
-        write_stats(stats, config, stderr, args.stats_format, colored)
-    elif stats.top_sequences is not None:
-        write_top(stats.top_sequences, stderr, args.stats_format, colored)
+    _show(args, config, stats, stderr)
     if page is not None:
         _report_written(page, page.write(stats, sink.written), args, stderr)
     return _status(stats, config, stderr)

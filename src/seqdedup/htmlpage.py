@@ -24,6 +24,9 @@ from seqdedup.errors import SeqdedupError, UsageError
 from seqdedup.picture import RunPicture
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from seqdedup.api import Deduplicator
     from seqdedup.budget import Reduction
     from seqdedup.report import Stats
 
@@ -150,6 +153,12 @@ class ReportPage:
         self.picture = RunPicture(config.delimiter)
         self._clock = time.monotonic
         self._started = time.monotonic()
+
+    def run(self, on_explain: Callable[[str], None] | None) -> Deduplicator[bytes]:
+        """The run this page watches."""
+        from seqdedup.api import Deduplicator
+
+        return Deduplicator.pictured(self.config, on_explain, self.picture)
 
     def write(self, stats: Stats, bytes_written: int) -> int:
         """The page of a run that ended (or was stopped); its size in bytes."""

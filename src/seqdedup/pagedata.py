@@ -239,7 +239,6 @@ def heat(
 def blocks(picture: RunPicture, config: Config) -> dict[str, Any] | None:
     """What each W removes and the lengths of the repeated blocks, on the input's
     first :data:`SUGGEST_SAMPLE` records (``--suggest-window``'s figures)."""
-    from seqdedup.suggest import BUCKETS as LENGTHS
     from seqdedup.suggest import width_rows
 
     count = min(SUGGEST_SAMPLE, picture.records)
@@ -247,13 +246,7 @@ def blocks(picture: RunPicture, config: Config) -> dict[str, Any] | None:
     if not sample:
         return None
     rows, lengths = width_rows(sample, config)
-    histogram = [
-        {
-            "lengths": f"{low}-{high}" if high is not None else f"{low}+",
-            "blocks": sum(1 for n in lengths if low <= n and (high is None or n <= high)),
-        }
-        for low, high in LENGTHS
-    ]
+    histogram = length_histogram(lengths)
     return {
         "sample": len(sample),
         "window_size": config.window_size,
@@ -267,6 +260,19 @@ def blocks(picture: RunPicture, config: Config) -> dict[str, Any] | None:
         ],
         "histogram": histogram,
     }
+
+
+def length_histogram(lengths: Sequence[int]) -> list[dict[str, Any]]:
+    """How many blocks have a length in each of ``--suggest-window``'s ranges."""
+    from seqdedup.suggest import BUCKETS
+
+    return [
+        {
+            "lengths": f"{low}-{high}" if high is not None else f"{low}+",
+            "blocks": sum(1 for n in lengths if low <= n and (high is None or n <= high)),
+        }
+        for low, high in BUCKETS
+    ]
 
 
 def top_sequences(
@@ -608,32 +614,8 @@ def library_data(directory: Path) -> dict[str, Any]:
         "runs": info["runs"],
         "bytes_on_disk": info["disk_bytes"],
     }
-    top = [
-        {
-            "removed": row["length"] * row["count"],
-            "seen": row["count"],
-            "length": row["length"],
-            "first_place": f"library sequence {row['id'][:12]}",
-            "first_shown": "",
-            "last_shown": "",
-            "sample": shown(row["records"][0], SAMPLE_SHOWN) if row["records"] else "",
-            "text": _text(row["records"]),
-            "text_missing": "",
-            "more_records": max(0, row["length"] - TEXT_RECORDS),
-            "reference": row["id"][:12],
-        }
-        for row in contents["top"]
-    ]
-    lengths = contents["lengths"]
-    from seqdedup.suggest import BUCKETS as LENGTHS
-
-    histogram = [
-        {
-            "lengths": f"{low}-{high}" if high is not None else f"{low}+",
-            "blocks": sum(1 for n in lengths if low <= n and (high is None or n <= high)),
-        }
-        for low, high in LENGTHS
-    ]
+    top = [_library_row(row) for row in contents["top"]]
+    histogram = length_histogram(contents["lengths"])
     name = visible(str(directory))
     return {
         "kind": "library",
@@ -660,4 +642,21 @@ def library_data(directory: Path) -> dict[str, Any]:
         "blocks": {"sample": None, "window_size": None, "widths": [], "histogram": histogram},
         "library": None,
         "notes": [],
+    }
+
+
+def _library_row(row: dict[str, Any]) -> dict[str, Any]:
+    """A library's sequence as the top sequences list shows it (its id for reference)."""
+    return {
+        "removed": row["length"] * row["count"],
+        "seen": row["count"],
+        "length": row["length"],
+        "first_place": f"library sequence {row['id'][:12]}",
+        "first_shown": "",
+        "last_shown": "",
+        "sample": shown(row["records"][0], SAMPLE_SHOWN) if row["records"] else "",
+        "text": _text(row["records"]),
+        "text_missing": "",
+        "more_records": max(0, row["length"] - TEXT_RECORDS),
+        "reference": row["id"][:12],
     }

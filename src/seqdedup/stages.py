@@ -86,19 +86,11 @@ class Stages:
         self.plan = plan = plan_run(
             config, engine is not None, on_explain is not None, kernel_keys, picture is not None
         )
-        self.chunks = (  # (the plan feeds chunks only with a kernel)
-            chunk_matcher(config, engine, plan, keys)
-            if engine is not None and plan.feeding == "chunk"
-            else None
-        )
+        self.chunks = chunk_matcher(config, engine, plan, keys)
         matcher: Matcher = self.chunks or make_matcher(
             config.window_size, config.max_history, engine, early=plan.settles_early, seed=SEED
         )
-        attributor: Attribution = (
-            StreamCount(SequenceCounts(config.max_unique_sequences))  # (the stream path's)
-            if plan.feeding == "stream"
-            else make_attributor(config, engine, matcher, plan)
-        )
+        attributor = make_attributor(config, engine, matcher, plan)
         # --stream-by: the loaded windows go to the stream decider (fingerprints, starts)
         library_windows = LibraryWindows(matcher)
         texts = marker_texts(config, engine)
@@ -116,9 +108,7 @@ class Stages:
             [rule.pattern for rule in filters.rules],
             texts,
         )
-        top = make_top(config, attributor, picture is not None)
-        if picture is not None:
-            picture.ranking = top
+        top = make_top(config, attributor, picture)
         self.saver = saver = make_saver(config, plan, library, matcher)
         # (a --stream-by run folds its stream runs itself: streamby.path)
         self.folder = make_folder(config, report, keys, attributor, saver) if plan.folds else None
@@ -219,11 +209,20 @@ def make_saver(
     )
 
 
-def make_top(config: Config, attributor: Attribution, picturing: bool) -> TopSequences | None:
+def make_top(
+    config: Config, attributor: Attribution, picture: RunPicture | None
+) -> TopSequences | None:
     """``--top``'s table (counted by the kernel's attribution when it counts it), also
-    for a report page (``picturing``)."""
-    if not (config.top or picturing):
+    for a report page (whose ``picture`` reads its ranking at the end)."""
+    if not (config.top or picture is not None):
         return None
+    top = _top_table(config, attributor)
+    if picture is not None:
+        picture.ranking = top
+    return top
+
+
+def _top_table(config: Config, attributor: Attribution) -> TopSequences:
     if isinstance(attributor, KernelAttributor) and attributor.counts_top:
         return TopSequences(config.max_unique_sequences, attributor.top_counts)
     return TopSequences(config.max_unique_sequences)
@@ -252,10 +251,13 @@ def make_folder(
 
 
 def chunk_matcher(
-    config: Config, engine: ModuleType, plan: RunPlan, keys: KeyMaker
-) -> ChunkMatcher:
+    config: Config, engine: ModuleType | None, plan: RunPlan, keys: KeyMaker
+) -> ChunkMatcher | None:
     """The kernel's chunk path (raw bytes in, kept bytes out, no Python object per
-    record), for a run the plan feeds so (see :func:`seqdedup.plan.plan_run`)."""
+    record), for a run the plan feeds so (see :func:`seqdedup.plan.plan_run`; only
+    with the kernel); None for any other run."""
+    if engine is None or plan.feeding != "chunk":
+        return None
     matcher: ChunkMatcher = engine.Matcher(
         config.window_size,
         config.max_history,
@@ -279,6 +281,8 @@ def make_attributor(
     """The attribution the plan names (docs/engine.md: what needs attribution): none
     (only the decisions counted), the kernel's (counted on a thread when only the
     statistics read it), or the Python engine's."""
+    if plan.feeding == "stream":
+        return StreamCount(SequenceCounts(config.max_unique_sequences))  # (its own decider's)
     if plan.attribution == "count":
         return DecisionCount()  # (nothing reads a piece; a stream run: StreamCount)
     if plan.attribution in ("kernel", "thread"):
