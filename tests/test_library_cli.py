@@ -19,7 +19,7 @@ import pytest
 
 from seqdedup.library.store import DB_NAME
 
-from conftest import children, library_command, seqdedup_command, user_env
+from conftest import arrived, children, library_command, seqdedup_command, user_env
 
 
 def library_state(library):
@@ -221,6 +221,8 @@ def start_live_run(library):
     while not staging_files(library) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert staging_files(library), "the run never started staging"
+    # (and has decided records: a signal before it read any would save nothing new)
+    assert arrived(proc.stdout.fileno(), 30).startswith(b"live 0\n")
     return proc
 
 
