@@ -193,7 +193,7 @@ def test_a_page_with_many_distinct_sequences_stays_small():
 def test_coarsened_pieces_keep_the_records_removed():
     picture = RunPicture(b"\n")
     for i in range(1001):
-        picture.add(3 * i, 2, i % 7, 0, False)
+        picture.add(3 * i, 1, i % 7, 0, False)
     picture._coarsen()
     assert sum(picture.lengths) == 2002 and len(picture.starts) == 501
     assert picture.coarsened == 1
@@ -258,3 +258,51 @@ class TestRefusals:
         argv = ["--output-dir", str(tmp_path / "o"), "--report", "r.html", str(EXAMPLES / "ci.log")]
         assert dask_main(argv, err) == 1
         assert err.getvalue().count("\n") == 1 and "--report" in err.getvalue()
+
+
+@pytest.mark.parametrize("delimiter", [b"\n", b"--"])
+def test_named_files_are_read_back_in_place_and_records_found_across_blocks(tmp_path, delimiter):
+    """Inputs read back from the files themselves (one without a final delimiter, one
+    compressed, so copied), records numbered across 1 MiB blocks of the kept input."""
+    import gzip
+
+    records = [b"record %d " % i + b"x" * (i % 50) for i in range(60_000)]
+    names = [tmp_path / "a.log", tmp_path / "b.log.gz", tmp_path / "c.log"]
+    names[0].write_bytes(delimiter.join(records[:25_000]))  # (no final delimiter)
+    decoded = delimiter.join(records[25_000:40_000]) + delimiter
+    names[1].write_bytes(gzip.compress(decoded))
+    names[2].write_bytes(delimiter.join(records[40_000:]) + delimiter)
+    picture = RunPicture(delimiter, [str(n) for n in names])
+    ends = [25_000, 40_000, 60_000]
+    for data, end in zip(
+        [names[0].read_bytes(), decoded, names[2].read_bytes()], ends, strict=True
+    ):
+        for at in range(0, len(data), 300_001):
+            picture(data[at : at + 300_001])
+        picture.end_input(end)
+    assert picture._spool_size == len(decoded) + len(delimiter)  # (only b and a's end)
+    for first in (0, 24_999, 25_000, 33_333, 39_999, 40_000, 59_990):
+        assert picture.text_of(first, 10) == (
+            records[first : first + 10] if first + 10 <= 60_000 else None
+        )
+    picture.close()
+
+
+def test_each_timestamp_sample_names_the_record_it_was_read_from(tmp_path):
+    from seqdedup.fold import first_timestamp, timestamp_seconds
+
+    records = [
+        b"2026-11-22T%02d:%02d:%02d.%03dZ event %d"
+        % (i // 3600 % 24, i // 60 % 60, i % 60, i % 1000, i)
+        for i in range(200_000)
+    ]
+    data = b"\n".join(records) + b"\n"
+    picture = RunPicture(b"\n")
+    for at in range(0, len(data), 1 << 20):
+        picture(data[at : at + (1 << 20)])
+    picture.end_input(len(records))
+    at, times = picture.sample_at, picture.sample_time
+    assert 500 <= len(at) <= 1024 and list(at) == sorted(at)
+    for index, seconds in zip(at, times, strict=True):
+        assert timestamp_seconds(first_timestamp(records[index])) == seconds
+    picture.close()

@@ -732,6 +732,7 @@ class KernelAttributor:
         seed: int,
         report: bool,
         top: bool = False,
+        watched: bool = False,
     ) -> None:
         self._core = kernel.Attributor(
             matcher,
@@ -739,11 +740,16 @@ class KernelAttributor:
             max_history=max_history,
             max_sequences=max_sequences,
             seed=seed,
-            report=report,
+            report=report or watched,
             top=top,
         )
         # --top counted by the kernel: only each sequence's first piece comes out
         self.counts_top = top and not report
+        # A report page's picture takes every piece packed (``watched``: see watch());
+        # with --top counted here, only each sequence's first piece goes on as a Piece
+        self._watcher: Callable[[bytes], None] | None = None
+        self._known: set[int] = set()  # (then: the sequences whose first piece went on)
+        self._limit = max_sequences
         self.append_keys = self._core.append_keys
         self.set_library_keys = self._core.set_library_keys
         self.record_number = self._core.record_number
@@ -771,12 +777,34 @@ class KernelAttributor:
         return int(self._core.work)
 
     def add(self, keep: Sequence[bool], numbers: Sequence[int] | None = None) -> list[Piece]:
-        return unpack_pieces(self._core.add(keep, numbers))
+        return self._pieces(self._core.add(keep, numbers))
 
     def add_runs(self, size: int, runs: RunsTaken, numbers: bytes | None = None) -> list[Piece]:
         """``runs``: int64 pairs (bytes), or ``(start, stop, ...)`` tuples; ``numbers``:
         the records' input numbers (int64 bytes) when filters make them differ."""
-        return unpack_pieces(self._core.add_runs(size, runs, numbers))
+        return self._pieces(self._core.add_runs(size, runs, numbers))
+
+    def watch(self, watcher: Callable[[bytes], None]) -> None:
+        """Hand every piece, packed, to ``watcher`` (made ``watched``)."""
+        self._watcher = watcher
+
+    def _pieces(self, packed: bytes | None) -> list[Piece]:
+        """The pieces a call closed, as Pieces: all of them, or with a watcher and --top
+        counted here, each sequence's first only (the watcher has them all)."""
+        if self._watcher is None:
+            return unpack_pieces(packed)
+        self._watcher(packed or b"")
+        if not self.counts_top:
+            return unpack_pieces(packed)
+        known, firsts = self._known, []
+        if self._limit is not None and len(known) > 2 * self._limit:
+            known.intersection_update(self.top_counts())  # (what the kernel evicted)
+        for start, end, source, count, low, high in struct.iter_unpack("4q2Q", packed or b""):
+            identity = low | high << 64
+            if identity not in known:
+                known.add(identity)
+                firsts.append(Piece(start, end, source, count, identity))
+        return firsts
 
     def top_counts(self) -> dict[int, int]:
         """``--top`` counted by the kernel: each sequence its table holds, with the
@@ -787,10 +815,10 @@ class KernelAttributor:
         }
 
     def finish(self) -> list[Piece]:
-        return unpack_pieces(self._core.finish())
+        return self._pieces(self._core.finish())
 
     def new_input(self) -> list[Piece]:
-        return unpack_pieces(self._core.new_input())
+        return self._pieces(self._core.new_input())
 
 
 def unpack_pieces(packed: bytes | None) -> list[Piece]:

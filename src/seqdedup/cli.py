@@ -110,7 +110,7 @@ def _report_page(args: argparse.Namespace, config: Config) -> ReportPage | None:
         return None
     from seqdedup.htmlpage import ReportPage
 
-    return ReportPage(args.report, config)
+    return ReportPage(args.report, config, in_place=not args.follow)
 
 
 def _report_written(page: ReportPage, size: int, args: argparse.Namespace, stderr: TextIO) -> None:

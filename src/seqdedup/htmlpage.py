@@ -144,13 +144,15 @@ class ReportPage:
     """One run's page: checked before the run (:func:`check_report_extra`, the path),
     its :class:`~seqdedup.picture.RunPicture` fed by the run, written at its end."""
 
-    def __init__(self, path: str, config: Config) -> None:
+    def __init__(self, path: str, config: Config, in_place: bool = True) -> None:
+        """``in_place``: the named inputs stay as they are while the run reads them
+        (not --follow), so the page reads their texts back from them."""
         import time
 
         check_report_extra()
         self.path = check_report_path(path)
         self.config = config
-        self.picture = RunPicture(config.delimiter)
+        self.picture = RunPicture(config.delimiter, config.inputs if in_place else ())
         self._clock = time.monotonic
         self._started = time.monotonic()
 

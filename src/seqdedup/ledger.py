@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple
 
-from seqdedup.attribution import RunHeads
+from seqdedup.attribution import Attributor, RunHeads
 from seqdedup.attribution_thread import AttributionThread
 from seqdedup.report import PieceReport, Stats, TopSequences
 from seqdedup.runs import runs_of
@@ -58,7 +58,9 @@ class Ledger:
         self._matcher = matcher
         self._report = report
         self.top = top
-        self.picture = picture  # --report: every piece, and where each input ends
+        self.picture = picture  # --report: where each input ends (and the Python engine's
+        # pieces: the kernel's attribution hands the picture its own, packed)
+        self._picture_pieces = picture if isinstance(attributor, Attributor) else None
         self._saver = saver
         self.run_heads = RunHeads()  # with --top: each duplicate run's first record
         self.released = 0  # records released so far (record numbers are 1-based)
@@ -97,8 +99,8 @@ class Ledger:
         duplicate run (the same on the kernel's chunk path and the record path)."""
         if self.top is None:
             return
-        if self.picture is not None:
-            self.picture.add_pieces(pieces, self._attributor.record_number)
+        if self._picture_pieces is not None:
+            self._picture_pieces.add_pieces(pieces, self._attributor.record_number)
         heads, fields, top = self.run_heads, self._report.source_of, self.top
         # (when the kernel counts, the pieces here are each sequence's first)
         observe = top.first_seen if top.counted_elsewhere else top.observe

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from seqdedup.config import Config
 from seqdedup.errors import visible
-from seqdedup.picture import RunPicture
+from seqdedup.picture import RunPicture, sequence_key
 from seqdedup.report import Stats, TopRow, stats_document
 
 if TYPE_CHECKING:
@@ -51,7 +51,8 @@ class Axis:
         self.total = max(total, 1)
         at, times = picture.sample_at, picture.sample_time
         tried = max(picture.samples_tried, 1)
-        self.timed = len(at) >= 2 and len(at) >= TIMED_SHARE * tried and max(times) > min(times)
+        found = picture.samples_found
+        self.timed = len(at) >= 2 and found >= TIMED_SHARE * tried and max(times) > min(times)
         self._at, self._times = at, times
         if self.timed:
             self.low, self.high = min(times), max(times)
@@ -297,7 +298,7 @@ def top_sequences(
         sample = (
             whole[0] if whole else (row["first_record"] or "").encode("utf-8", "surrogateescape")
         )
-        last = last_piece.get(picture.numbers.get(identity, -1))
+        last = last_piece.get(sequence_key(identity))
         rows.append(
             {
                 "removed": row["removed"],

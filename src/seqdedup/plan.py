@@ -48,8 +48,9 @@ def plan_run(
         or picturing
         or config.library_dir is not None
     )
-    top_only = bool(config.top) and not (
-        config.annotate or config.fold or explaining or picturing or config.library_dir is not None
+    # (a report page's picture takes the kernel's pieces packed, beside --top's ranking)
+    top_only = bool(config.top or picturing) and not (
+        config.annotate or config.fold or explaining or config.library_dir is not None
     )
     return RunPlan(
         feeding=_feeding(config, kernel, explaining, kernel_keys, settles, filtering),

@@ -12,6 +12,7 @@ over both.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from types import ModuleType
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -90,7 +91,7 @@ class Stages:
         matcher: Matcher = self.chunks or make_matcher(
             config.window_size, config.max_history, engine, early=plan.settles_early, seed=SEED
         )
-        attributor = make_attributor(config, engine, matcher, plan)
+        attributor = make_attributor(config, engine, matcher, plan, picture)
         # --stream-by: the loaded windows go to the stream decider (fingerprints, starts)
         library_windows = LibraryWindows(matcher)
         texts = marker_texts(config, engine)
@@ -276,11 +277,16 @@ def chunk_matcher(
 
 
 def make_attributor(
-    config: Config, engine: ModuleType | None, matcher: Matcher, plan: RunPlan
+    config: Config,
+    engine: ModuleType | None,
+    matcher: Matcher,
+    plan: RunPlan,
+    picture: RunPicture | None = None,
 ) -> Attribution:
     """The attribution the plan names (docs/engine.md: what needs attribution): none
     (only the decisions counted), the kernel's (counted on a thread when only the
-    statistics read it), or the Python engine's."""
+    statistics read it; every piece handed packed to a report page's ``picture``), or
+    the Python engine's (whose pieces the ledger hands the picture)."""
     if plan.feeding == "stream":
         return StreamCount(SequenceCounts(config.max_unique_sequences))  # (its own decider's)
     if plan.attribution == "count":
@@ -296,7 +302,11 @@ def make_attributor(
             SEED,
             plan.pieces_read and not plan.top_only,
             plan.top_only,
+            watched=picture is not None,
         )
+        if picture is not None:
+            numbers = attributor.record_number if config.filters else None
+            attributor.watch(partial(picture.add_packed, record_number=numbers))
         if plan.attribution == "kernel":
             return attributor
         assert isinstance(matcher, engine.Matcher)  # (the plan: a thread beside the kernel's)

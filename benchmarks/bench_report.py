@@ -1,0 +1,96 @@
+"""Benchmark of --report: what gathering the page's data costs beside the same run with
+the statistics and --top 20, and what writing the page costs (time and size), on the
+generated 1,000,000-line log and on real text (the machine's man pages and standard
+library, 1,000,000 lines each, as bench.py builds them).
+
+    python benchmarks/bench_report.py [--lines N] [--runs K]
+
+Both runs are in this process, interleaved, CPU time (time.process_time), medians of K:
+the run is `-w 10 --top 20` with the statistics' sequence count (what the CLI does
+without -q) on a named file (unlimited history). "gathering" is the run with the
+page's picture fed, before the page is written; "page" is writing it (the Vega bundle
+read from the user's cache, as every page after the first does).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench import CORPORA, CORPUS_CODE  # type: ignore[import-not-found]
+from seqdedup.api import Deduplicator, feed_inputs
+from seqdedup.config import Config
+from seqdedup.htmlpage import ReportPage, vega_script
+
+from genlog import log_lines  # type: ignore[import-not-found]
+
+
+def one_run(path: Path, config: Config, page_path: Path | None) -> tuple[float, float, int]:
+    """CPU of the run (with the picture when ``page_path``), CPU and size of the page."""
+    page = ReportPage(str(page_path), config) if page_path is not None else None
+    dedup = Deduplicator(config) if page is None else page.run(None)
+    sink = io.BytesIO()
+    tap = page.picture if page is not None else None
+    start = time.process_time()
+    with path.open("rb") as source:
+        stats = feed_inputs(dedup, [source], sink, None, False, tap)
+    ran = time.process_time() - start
+    if page is None:
+        return ran, 0.0, 0
+    start = time.process_time()
+    size = page.write(stats, len(sink.getvalue()))
+    return ran, time.process_time() - start, size
+
+
+def measure(name: str, path: Path, runs: int) -> None:
+    config = Config(window_size=10, top=20, max_history=None, inputs=(str(path),))
+    base, gathered, written, sizes, walls = [], [], [], [], []
+    with tempfile.TemporaryDirectory() as folder:
+        page_path = Path(folder) / "run.html"
+        for _ in range(runs):
+            base.append(one_run(path, config, None)[0])
+            start = time.perf_counter()
+            ran, page_cpu, size = one_run(path, config, page_path)
+            gathered.append(ran)
+            written.append(page_cpu)
+            sizes.append(size)
+            walls.append(time.perf_counter() - start - ran)
+    b, g = statistics.median(base), statistics.median(gathered)
+    print(
+        f"{name:34} {b:8.2f} {g:10.2f} {g / b:7.2f}x {statistics.median(written):9.2f} "
+        f"{max(sizes) / 1e6:8.2f}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lines", type=int, default=1_000_000)
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    vega_script()  # (the first page bundles Vega once; the cache serves the rest)
+    with tempfile.TemporaryDirectory() as folder:
+        work = Path(folder)
+        corpora = [("generated log", work / "generated.log")]
+        corpora[0][1].write_text("".join(line + "\n" for line in log_lines(args.lines)))
+        for kind, title, _ in CORPORA:
+            target = work / f"{kind}.txt"
+            code = [sys.executable, "-c", CORPUS_CODE, kind, str(target), str(args.lines)]
+            subprocess.run(code, check=True)
+            corpora.append((title.split(" (")[0], target))
+        print(
+            f"{'corpus':34} {'run CPU':>8} {'+picture':>10} {'ratio':>8} {'page CPU':>9} {'page MB':>8}"
+        )
+        for name, path in corpora:
+            measure(name, path, args.runs)
+
+
+if __name__ == "__main__":
+    main()
