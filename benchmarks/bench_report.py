@@ -65,7 +65,7 @@ def measure(name: str, path: Path, runs: int) -> None:
             walls.append(time.perf_counter() - start - ran)
     b, g = statistics.median(base), statistics.median(gathered)
     print(
-        f"{name:34} {b:8.2f} {g:10.2f} {g / b:7.2f}x {statistics.median(written):9.2f} "
+        f"{name:40} {b:8.2f} {g:10.2f} {g / b:7.2f}x {statistics.median(written):9.2f} "
         f"{max(sizes) / 1e6:8.2f}"
     )
 
@@ -85,9 +85,8 @@ def main() -> None:
             code = [sys.executable, "-c", CORPUS_CODE, kind, str(target), str(args.lines)]
             subprocess.run(code, check=True)
             corpora.append((title.split(" (")[0], target))
-        print(
-            f"{'corpus':34} {'run CPU':>8} {'+picture':>10} {'ratio':>8} {'page CPU':>9} {'page MB':>8}"
-        )
+        heads = ("run CPU", 8), ("+picture", 10), ("ratio", 8), ("page CPU", 9), ("page MB", 8)
+        print(f"{'corpus':40}" + "".join(f" {head:>{width}}" for head, width in heads))
         for name, path in corpora:
             measure(name, path, args.runs)
 

@@ -280,7 +280,7 @@ def test_named_files_are_read_back_in_place_and_records_found_across_blocks(tmp_
         for at in range(0, len(data), 300_001):
             picture(data[at : at + 300_001])
         picture.end_input(end)
-    assert picture._spool_size == len(decoded) + len(delimiter)  # (only b and a's end)
+    assert picture.kept.spool_size == len(decoded) + len(delimiter)  # (only b and a's end)
     for first in (0, 24_999, 25_000, 33_333, 39_999, 40_000, 59_990):
         assert picture.text_of(first, 10) == (
             records[first : first + 10] if first + 10 <= 60_000 else None

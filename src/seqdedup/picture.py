@@ -126,6 +126,84 @@ class PieceLog:
         self.coarsened += 1
 
 
+class KeptInput:
+    """The run's input kept to be read back, the inputs one after another: a named
+    regular file read as it is (not decompressed) from the file itself (``files``: the
+    run's inputs, when they stay in place: not --follow), the rest copied into an
+    unlinked temporary file (the spool, at most SPOOL_LIMIT bytes)."""
+
+    def __init__(self, files: Sequence[str]) -> None:
+        self._files = files
+        self._spool: IO[bytes] | None = None
+        self.spool_size = 0
+        # In order: (where it starts in the kept input, its length, a file's name or
+        # None for the spool, where it starts in that file or the spool)
+        self._segments: list[list[Any]] = []
+        self._reading: dict[str, IO[bytes]] = {}  # (files opened to read back)
+        self._input = -1  # the input whose chunks come now
+        self.size = 0  # bytes kept
+
+    def keep(self, chunk: bytes, input_number: int) -> bool:
+        """Keep a chunk where it can be read back: in its file (an input whose file
+        holds these very bytes at its start), else in the spool (False past its limit)."""
+        if self._input != input_number:  # an input begins
+            self._input = input_number
+            name = self._files[self._input] if self._input < len(self._files) else "-"
+            if _holds(name, chunk):
+                self._segments.append([self.size, 0, name, 0])
+            else:
+                self._segments.append([self.size, 0, None, self.spool_size])
+        segment = self._segments[-1]
+        if segment[2] is not None:
+            segment[1] += len(chunk)
+            self.size += len(chunk)
+            return True
+        return self.spool(chunk)
+
+    def spool(self, data: bytes) -> bool:
+        """Copy bytes to the spool, the last segment's (False past its limit)."""
+        if self.spool_size + len(data) > SPOOL_LIMIT:
+            return False
+        if self._segments[-1][2] is not None:
+            self._segments.append([self.size, 0, None, self.spool_size])
+        if self._spool is None:
+            self._spool = tempfile.TemporaryFile()  # noqa: SIM115  # (see close())
+        self._spool.write(data)
+        self.spool_size += len(data)
+        self._segments[-1][1] += len(data)
+        self.size += len(data)
+        return True
+
+    def read(self, offset: int, size: int) -> bytes:
+        """Up to ``size`` bytes of the kept input from ``offset`` (less at a segment's
+        end; nothing past the last)."""
+        segments = self._segments
+        which = bisect_right([segment[0] for segment in segments], offset) - 1
+        if which < 0 or offset >= segments[which][0] + segments[which][1]:
+            return b""
+        start, length, name, base = segments[which]
+        size = min(size, start + length - offset)
+        source = self._spool if name is None else self._opened(name)
+        if source is None:
+            return b""
+        source.seek(base + offset - start)
+        return source.read(size)
+
+    def _opened(self, name: str) -> IO[bytes] | None:
+        if name not in self._reading:
+            try:
+                self._reading[name] = open(name, "rb")  # noqa: SIM115  # (see close())
+            except OSError:
+                return None
+        return self._reading[name]
+
+    def close(self) -> None:
+        for source in [self._spool, *self._reading.values()]:
+            if source is not None:
+                source.close()
+        self._spool, self._reading = None, {}
+
+
 class RunPicture(PieceLog):
     """The run as the report page shows it (see the module docstring). ``delimiter``:
     the run's record delimiter (empty in byte mode: then no text and no timestamps).
@@ -142,15 +220,7 @@ class RunPicture(PieceLog):
         self.delimiter = delimiter
         self.bytes_read = 0
         self._records = 0  # records of the inputs that ended (the run's own count)
-        self._files = files
-        self._spool: IO[bytes] | None = None
-        self._spool_size = 0
-        # The kept input, in order: (where it starts in the kept input, its length,
-        # a file's name or None for the spool, where it starts in that file or spool)
-        self._segments: list[list[Any]] = []
-        self._reading: dict[str, IO[bytes]] = {}  # (files opened to read back)
-        self._input = -1  # the input whose chunks come now
-        self.spooled = 0  # bytes of input kept (in files or the spool)
+        self.kept = KeptInput(files)
         self._full = False  # the spool stopped at its limit (nothing after it is kept)
         self._ends_delimited = True
         # (record index, spool offset) of records that start a stretch of the spool:
@@ -174,13 +244,13 @@ class RunPicture(PieceLog):
         """An ``on_chunk`` tap: one chunk of input as decoded."""
         self.bytes_read += len(chunk)
         delimiter = self.delimiter
-        if not delimiter or self._full or not self._keep(chunk):
+        if not delimiter or self._full or not self.kept.keep(chunk, len(self.input_ends)):
             self._full = bool(delimiter)
             return
-        start = self.spooled - len(chunk)
+        start = self.kept.size - len(chunk)
         self._marks = None
         size = len(delimiter)
-        while self.sampling and self._next_sample < self.spooled:
+        while self.sampling and self._next_sample < self.kept.size:
             begin = chunk.find(delimiter, max(0, self._next_sample - start - size)) + size
             if begin < size or begin >= len(chunk):
                 break
@@ -188,37 +258,6 @@ class RunPicture(PieceLog):
             self._sample(start + begin, chunk[begin : end if end >= 0 else begin + SEARCHED])
             self._next_sample = start + begin + self.stride
         self._ends_delimited = chunk.endswith(delimiter)
-
-    def _keep(self, chunk: bytes) -> bool:
-        """Keep a chunk where it can be read back: in its file (an input whose file
-        holds these very bytes at its start), else in the spool (False past its limit)."""
-        if self._input != len(self.input_ends):  # an input begins
-            self._input = len(self.input_ends)
-            name = self._files[self._input] if self._input < len(self._files) else "-"
-            if _holds(name, chunk):
-                self._segments.append([self.spooled, 0, name, 0])
-            else:
-                self._segments.append([self.spooled, 0, None, self._spool_size])
-        segment = self._segments[-1]
-        if segment[2] is not None:
-            segment[1] += len(chunk)
-            self.spooled += len(chunk)
-            return True
-        return self._spooled(chunk)
-
-    def _spooled(self, data: bytes) -> bool:
-        """Copy bytes to the spool, the last segment's (False past its limit)."""
-        if self._spool_size + len(data) > SPOOL_LIMIT:
-            return False
-        if self._segments[-1][2] is not None:
-            self._segments.append([self.spooled, 0, None, self._spool_size])
-        if self._spool is None:
-            self._spool = tempfile.TemporaryFile()  # noqa: SIM115  # (see close())
-        self._spool.write(data)
-        self._spool_size += len(data)
-        self._segments[-1][1] += len(data)
-        self.spooled += len(data)
-        return True
 
     def _sample(self, offset: int, record: bytes) -> None:
         from seqdedup.fold import timestamp_seconds
@@ -242,9 +281,9 @@ class RunPicture(PieceLog):
     def end_input(self, released: int) -> None:
         """An input ended after ``released`` records in all (the run's own count: an
         input whose last record had no delimiter is given one in the spool)."""
-        if self._segments and not self._full and not self._ends_delimited:
+        if self.kept.size and not self._full and not self._ends_delimited:
             # (a delimiter of its own after the input's last record, in the spool)
-            self._full = not self._spooled(self.delimiter)
+            self._full = not self.kept.spool(self.delimiter)
             self._marks = None
             self._ends_delimited = True
         self._records = released
@@ -255,6 +294,11 @@ class RunPicture(PieceLog):
     @property
     def records(self) -> int:
         return self._records
+
+    @property
+    def spooled(self) -> int:
+        """Bytes of input kept to be read back (in their files or the spool)."""
+        return self.kept.size
 
     @property
     def sample_at(self) -> array[int]:
@@ -269,12 +313,12 @@ class RunPicture(PieceLog):
             return
         marks = (array("q", [0]), array("q", [0]))
         self._marks, self._sample_at = marks, array("q")
-        if not self._segments:
+        if not self.kept.size:
             return
         delimiter, size = self.delimiter, len(self.delimiter)
         offsets, at = self._sample_offsets, self._sample_at
         records, taken, held, k = 0, 0, b"", 0  # (taken: where held starts)
-        while block := self._read(taken + len(held), 1 << 20):
+        while block := self.kept.read(taken + len(held), 1 << 20):
             data = held + block
             cut = data.rfind(delimiter) + size  # (whole delimiters only: they may span)
             counted, done = 0, 0
@@ -303,7 +347,7 @@ class RunPicture(PieceLog):
         delimiter, found = self.delimiter, list[bytes]()
         data = b""
         while len(found) <= skip + count:
-            more = self._read(at, 1 << 16)
+            more = self.kept.read(at, 1 << 16)
             at += len(more)
             if not more:
                 break
@@ -313,34 +357,8 @@ class RunPicture(PieceLog):
         found = found[skip : skip + count]
         return found if len(found) == count else None
 
-    def _read(self, offset: int, size: int) -> bytes:
-        """Up to ``size`` bytes of the kept input from ``offset`` (less at a segment's
-        end; nothing past the last)."""
-        segments = self._segments
-        which = bisect_right([segment[0] for segment in segments], offset) - 1
-        if which < 0 or offset >= segments[which][0] + segments[which][1]:
-            return b""
-        start, length, name, base = segments[which]
-        size = min(size, start + length - offset)
-        source = self._spool if name is None else self._opened(name)
-        if source is None:
-            return b""
-        source.seek(base + offset - start)
-        return source.read(size)
-
-    def _opened(self, name: str) -> IO[bytes] | None:
-        if name not in self._reading:
-            try:
-                self._reading[name] = open(name, "rb")  # noqa: SIM115  # (see close())
-            except OSError:
-                return None
-        return self._reading[name]
-
     def close(self) -> None:
-        for source in [self._spool, *self._reading.values()]:
-            if source is not None:
-                source.close()
-        self._spool, self._reading = None, {}
+        self.kept.close()
 
 
 def _timestamp_finder() -> Callable[[bytes], str]:
