@@ -257,3 +257,22 @@ def test_rotate_wait_is_checked_and_needs_follow(run_cli, tmp_path):
         p = run_cli([*args, str(log)])
         assert (p.returncode, p.stdout) == (1, b"")
         assert p.stderr.decode().startswith(f"seqdedup: {message}")
+
+
+def test_a_followed_file_gets_its_report_page_when_the_run_ends(log, tmp_path):
+    pytest.importorskip("vl_convert")
+    import json
+    import re
+
+    page = tmp_path / "live.html"
+    run = Following("--follow", "-w", "2", "-q", "--report", str(page), str(log))
+    run.opened(log)
+    append(log, b"a\nb\na\nb\nc\n")
+    assert run.lines(3) == [b"a", b"b", b"c"]
+    status, _, err = run.stop()
+    assert status == 130, err
+    found = re.search(r'id="seqdedup-data">(.*?)</script>', page.read_text(), re.DOTALL)
+    assert found is not None
+    data = json.loads(found.group(1))
+    assert data["headline"]["records_read"] == 5 and data["headline"]["records_removed"] == 2
+    assert data["top"][0]["sample"] == "a" and "stopped" in data["subtitle"]

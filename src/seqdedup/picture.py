@@ -331,7 +331,7 @@ class RunPicture(PieceLog):
             if first >= 0:
                 marks[0].append(records + 1)
                 marks[1].append(taken + first + size)
-            records += data.count(delimiter, 0, max(cut, 0))
+            records += done + data.count(delimiter, counted, max(cut, 0))  # (one count)
             held, taken = data[max(cut, 0) :], taken + max(cut, 0)
 
     def text_of(self, first: int, count: int) -> list[bytes] | None:
