@@ -1,0 +1,91 @@
+"""The plain run beside a minimal C program of the same rule (benchmarks/yardstick.c:
+the same 128-bit key hashes and rolling fingerprints modulo 2^61 - 1, one table, one
+pass, one write), compiled here with the system's compiler. For each corpus and W, the
+two outputs must be equal; then the CPU of `seqdedup -q -w W FILE > OUT` and of
+`yardstick W FILE > OUT`, interleaved, medians of K (children's user + system time).
+
+    python benchmarks/bench_yardstick.py [--lines N] [--runs K]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from bench import CORPORA, CORPUS_CODE  # type: ignore[import-not-found]  # noqa: E402
+
+from genlog import log_lines  # type: ignore[import-not-found]  # noqa: E402
+
+WIDTHS = (1, 3, 10)
+
+
+def compiled(folder: Path) -> Path:
+    """yardstick.c built with the system's compiler ($CC, else cc), -O2."""
+    compiler = os.environ.get("CC") or shutil.which("cc") or "gcc"
+    program = folder / "yardstick"
+    subprocess.run([compiler, "-O2", "-o", str(program), str(HERE / "yardstick.c")], check=True)
+    return program
+
+
+def cpu(command: list[str], out: Path) -> float:
+    """The CPU seconds (user + system) of one run of ``command`` writing to ``out``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    with out.open("wb") as sink:
+        subprocess.run(command, stdout=sink, check=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def corpora(folder: Path, lines: int) -> list[tuple[str, Path]]:
+    generated = folder / "generated.log"
+    generated.write_text("".join(line + "\n" for line in log_lines(lines)))
+    found = [("generated log", generated)]
+    for kind, title, _ in CORPORA:
+        target = folder / f"{kind}.txt"
+        code = [sys.executable, "-c", CORPUS_CODE, kind, str(target), str(lines)]
+        subprocess.run(code, check=True)
+        found.append((title.split(" (")[0], target))
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lines", type=int, default=1_000_000)
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    seqdedup = str(Path(sys.executable).parent / "seqdedup")
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        yardstick = compiled(folder)
+        print(f"{'corpus':44} {'W':>3} {'seqdedup':>9} {'yardstick':>10} {'ratio':>7}")
+        for title, path in corpora(folder, args.lines):
+            for width in WIDTHS:
+                ours = [seqdedup, "-q", "-w", str(width), str(path)]
+                theirs = [str(yardstick), str(width), str(path)]
+                a, b = folder / "a.out", folder / "b.out"
+                cpu(ours, a)
+                cpu(theirs, b)
+                if a.read_bytes() != b.read_bytes():
+                    raise SystemExit(f"{title}, W={width}: the outputs differ")
+                times: tuple[list[float], list[float]] = ([], [])
+                for _ in range(args.runs):
+                    times[0].append(cpu(ours, a))
+                    times[1].append(cpu(theirs, b))
+                ours_s, theirs_s = statistics.median(times[0]), statistics.median(times[1])
+                print(
+                    f"{title:44} {width:3} {ours_s:9.3f} {theirs_s:10.3f} {ours_s / theirs_s:6.2f}x"
+                )
+
+
+if __name__ == "__main__":
+    main()
