@@ -173,9 +173,28 @@ static int index_add_run(Attributor *a, int64_t start, int64_t stop, int64_t bas
     a->index_size += count;
     Table *occurring = &a->occurring[a->current];
     Vec *nodes = &a->occ_nodes[a->current];
+    /* The run's windows are consecutive: after the first, each fingerprint is rolled
+     * from the one before, fp(j+1) = (fp(j) - h[j] * B^(W-1)) * B + h[j+W] per lane (as
+     * the matcher's), two multiplications instead of W; B = coeffs[W-2]. */
+    const int rolls = a->width > 1;
+    const uint64_t base_lo = rolls ? a->coeffs[a->width - 2] : 0;
+    const uint64_t base_hi = rolls ? a->coeffs[2 * a->width - 2] : 0;
+    const uint64_t drop_lo = rolls ? fp_sub(0, fp_mul(a->coeffs[0], base_lo)) : 0;
+    const uint64_t drop_hi = rolls ? fp_sub(0, fp_mul(a->coeffs[a->width], base_hi)) : 0;
+    Hash128 fp = {0, 0};
+    int have = 0; /* fp holds the fingerprint of the window before this one */
     for (int64_t window = first; window < first + count; window++) {
-        Hash128 fp;
-        if (!window_fingerprint(a, window, &fp)) continue;
+        Hash128 gone, come;
+        if (have && key_at(a, window - 1, &gone) && key_at(a, window - 1 + a->width, &come)) {
+            fp.lo = fp_roll(fp.lo, base_lo, gone.lo, drop_lo, come.lo);
+            fp.hi = fp_roll(fp.hi, base_hi, gone.hi, drop_hi, come.hi);
+            a->work++;
+        } else if (window_fingerprint(a, window, &fp)) {
+            have = rolls;
+        } else {
+            have = 0;
+            continue;
+        }
         int created;
         int64_t *entry = table_upsert(occurring, fp, &created);
         if (entry == NULL) return -1;

@@ -1,0 +1,151 @@
+"""Every option's CPU beside the plain run, on every corpus: `seqdedup -q -w 10 FILE`
+(the plain run) and the same with one option more, as whole commands, interleaved
+(plain, option, plain, option, ...), the ratio of each pair's CPU (user + system of the
+child), median of K pairs. The corpora: the generated 1,000,000-line log and real text
+built from what the machine has (man pages, the Python standard library, Debian's
+changelogs and copyright files, up to 1,000,000 lines each).
+
+    python benchmarks/bench_options.py [--lines N] [--runs K]
+
+A row whose option does not apply to a corpus is left empty (`--stream-by '^\\S+'`,
+a stream per first word, is measured on the changelogs, against `--stream-by -q`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from bench import CORPORA, CORPUS_CODE  # type: ignore[import-not-found]  # noqa: E402
+
+from genlog import log_lines  # type: ignore[import-not-found]  # noqa: E402
+
+STREAM = ["--stream-by", r"^\S+"]
+# (row, the option's arguments, the corpora it runs on: None for all)
+ROWS: list[tuple[str, list[str], set[str] | None]] = [
+    ("--fold", ["--fold"], None),
+    ("-l DIR (saved, fresh)", ["-l", "{fresh}"], None),
+    ("-r DIR (the same file loaded)", ["-r", "{saved}"], None),
+    ("--bypass twice", ["--bypass", "^DEBUG", "--bypass", "healthz"], None),
+    ("--normalize all", ["--normalize", "all"], None),
+    ("--annotate", ["--annotate"], None),
+    ("--top 20", ["--top", "20"], None),
+    ("statistics shown (no -q)", ["{shown}"], None),
+    ("--stream-by, -q (vs the plain run)", STREAM, {"changelogs"}),
+]
+STREAM_ROWS: list[tuple[str, list[str]]] = [  # (against --stream-by -q)
+    ("--stream-by --annotate", [*STREAM, "--annotate"]),
+    ("--stream-by --fold", [*STREAM, "--fold"]),
+    ("--stream-by --top 20", [*STREAM, "--top", "20"]),
+]
+
+
+def cpu(command: list[str]) -> float:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def ratio(base: Callable[[], list[str]], option: Callable[[], list[str]], runs: int) -> float:
+    """Median of the pairs' CPU ratios (option / base), interleaved."""
+    cpu(base())
+    cpu(option())
+    return statistics.median(cpu(option()) / cpu(base()) for _ in range(runs))
+
+
+def text_corpus(folder: Path, name: str, files: list[Path], lines: int) -> Path:
+    target = folder / f"{name}.txt"
+    written = 0
+    with target.open("wb") as out:
+        for path in files:
+            try:
+                data = path.read_bytes()
+                data = gzip.decompress(data) if path.suffix == ".gz" else data
+            except OSError:
+                continue
+            chunk = data.splitlines(keepends=True)[: lines - written]
+            out.write(b"".join(chunk))
+            written += len(chunk)
+            if written >= lines:
+                break
+    return target
+
+
+def corpora(folder: Path, lines: int) -> list[tuple[str, Path]]:
+    generated = folder / "generated.txt"
+    generated.write_text("".join(line + "\n" for line in log_lines(lines)))
+    found = [("generated log", generated)]
+    for kind, _, _ in CORPORA:
+        target = folder / f"{kind}.txt"
+        code = [sys.executable, "-c", CORPUS_CODE, kind, str(target), str(lines)]
+        subprocess.run(code, check=True)
+        found.append(({"man": "man pages", "stdlib": "stdlib"}[kind], target))
+    docs = Path("/usr/share/doc")
+    found.append(
+        (
+            "changelogs",
+            text_corpus(folder, "changelogs", sorted(docs.glob("*/changelog.Debian.gz")), lines),
+        )
+    )
+    found.append(
+        ("copyrights", text_corpus(folder, "copyrights", sorted(docs.glob("*/copyright")), lines))
+    )
+    return [(name, path) for name, path in found if path.stat().st_size]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lines", type=int, default=1_000_000)
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    seqdedup = str(Path(sys.executable).parent / "seqdedup")
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        texts = corpora(folder, args.lines)
+        table: dict[str, dict[str, float]] = {}
+        fresh = folder / "fresh"  # (a library saved anew by each run of its row)
+        for corpus, path in texts:
+            saved = folder / f"{corpus}-library"
+            save = [seqdedup, "-q", "-w", "10", "-l", str(saved), str(path)]
+            subprocess.run(save, stdout=subprocess.DEVNULL, check=True)
+
+            def command(extra: list[str], path: Path = path, saved: Path = saved) -> list[str]:
+                shutil.rmtree(fresh, ignore_errors=True)
+                filled = [
+                    str(fresh) if a == "{fresh}" else str(saved) if a == "{saved}" else a
+                    for a in extra
+                ]
+                quiet = [] if "{shown}" in filled else ["-q"]
+                filled = [a for a in filled if a != "{shown}"]
+                return [seqdedup, *quiet, "-w", "10", *filled, str(path)]
+
+            for row, extra, only in ROWS:
+                if only is None or corpus in only:
+                    value = ratio(lambda: command([]), lambda e=extra: command(e), args.runs)
+                    table.setdefault(row, {})[corpus] = value
+            if corpus == "changelogs":
+                for row, extra in STREAM_ROWS:
+                    value = ratio(lambda: command(STREAM), lambda e=extra: command(e), args.runs)
+                    table.setdefault(row, {})[corpus] = value
+        names = [corpus for corpus, _ in texts]
+        print("| option (CPU ratio) | " + " | ".join(names) + " |")
+        print("|---|" + "---|" * len(names))
+        for row, values in table.items():
+            cells = [f"{values[n]:.2f}x" if n in values else "" for n in names]
+            print(f"| `{row}` | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()
