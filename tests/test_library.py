@@ -187,6 +187,18 @@ def test_library_errors(tmp_path):
         Deduplicator(read_sequences=(corrupt,))
 
 
+def test_a_row_whose_lengths_do_not_match_its_data_is_one_error(tmp_path, engine):
+    """Checked where the row is read: in Python, or by the kernel as it hashes it."""
+    library = tmp_path / "L"
+    run([b"a", b"b", b"c", b"a", b"b", b"c"], window_size=2, library_dir=library)
+    with closing(sqlite3.connect(library / DB_NAME)) as db, db:
+        blob = db.execute("SELECT records FROM sequences LIMIT 1").fetchone()[0]
+        damaged = (len(decode_records(blob)) + 7).to_bytes(4, "little") + blob[4:]
+        db.execute("UPDATE sequences SET records = ?", (damaged,))
+    with pytest.raises(SeqdedupError, match="corrupt"):
+        run([b"x"], window_size=2, read_sequences=(library,))
+
+
 def test_failed_run_saves_nothing(tmp_path):
     library = tmp_path / "L"
     run([b"a", b"b"], window_size=1, library_dir=library)

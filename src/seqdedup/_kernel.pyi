@@ -41,6 +41,23 @@ def hash_encoded(
     normalize: int = 0,
     skip_fields: int = 0,
 ) -> bytes: ...
+def library_windows(
+    fingerprints: ReadableBuffer,
+    firsts: ReadableBuffer,
+    lengths: ReadableBuffer,
+    width: int,
+    size: int,
+    /,
+) -> tuple[bytes, bytes]: ...
+def hash_encoded_rows(
+    rows: list[bytes],
+    separator: ReadableBuffer,
+    seed: int = 0,
+    skip_chars: int = 0,
+    byte_mode: bool = False,
+    normalize: int = 0,
+    skip_fields: int = 0,
+) -> bytes: ...
 def _key_offset(record: ReadableBuffer, skip_chars: int, byte_mode: bool = False, /) -> int: ...
 def window_keys(hashes: ReadableBuffer, fps: ReadableBuffer, width: int, seed: int, /) -> bytes: ...
 def first_match(record: ReadableBuffer, classes: int, /) -> tuple[int, int] | None: ...

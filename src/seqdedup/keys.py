@@ -107,12 +107,34 @@ class KeyMaker:
             hashes = self.kernel.hash_records(self.keys(records), self.seed)
         return hashes
 
+    @property
+    def hashes_encoded(self) -> bool:
+        """Whether :meth:`hash_encoded` hashes library rows in the kernel (which checks
+        each row's lengths as it reads it)."""
+        return self.kernel is not None and bool(self.plain or self.kernel_normalize)
+
+    def hash_encoded_rows(self, rows: list[bytes], separator: bytes) -> bytes:
+        """:meth:`hash_encoded` of many rows in one call of the kernel, each row's key
+        hashes followed by ``separator`` (only where :attr:`hashes_encoded`)."""
+        assert self.kernel is not None and self.hashes_encoded
+        result: bytes = self.kernel.hash_encoded_rows(
+            rows,
+            separator,
+            self.seed,
+            self.skip_chars,
+            self.byte_mode,
+            self.kernel_normalize,
+            self.skip_fields,
+        )
+        return result
+
     def hash_encoded(self, encoded: bytes) -> bytes | None:
         """The key hashes of a library row's records (``library.encode_records``), as
         16-byte values, when the kernel can take them straight from the row; else None
         (decode the records and call :meth:`hashes`)."""
-        if self.kernel is None or not (self.plain or self.kernel_normalize):
+        if not self.hashes_encoded:
             return None
+        assert self.kernel is not None
         result: bytes = self.kernel.hash_encoded(
             encoded,
             self.seed,

@@ -3,7 +3,7 @@
  * streaming), --skip-chars counted in characters as Python decodes UTF-8 with
  * surrogateescape, and each record's key hash, normalised on the fly by the scanner of
  * normalize.h (the normalised key is never held whole). Also the module functions that
- * hash: xxh64, hash_records, hash_encoded, normalize, key_offset.
+ * hash: xxh64, hash_records, normalize, key_offset (library rows: encoded.c).
  */
 #include "kernel.h"
 
@@ -462,72 +462,6 @@ PyObject *seqdedup_py_hash_records(PyObject *self, PyObject *args, PyObject *kwd
         memcpy(dst + 16 * i, &h, 16);
     }
     Py_DECREF(seq);
-    return out;
-}
-
-typedef struct {
-    uint64_t fields, skip;
-    int byte_mode;
-    unsigned normalize;
-    Hash128 seeds;
-} KeySettings;
-
-/* The key hashes of a row's `count` records (lengths from base + 4, records from `pos`)
- * into dst; where the records end, or SIZE_MAX when a length runs past the row. */
-static size_t hash_rows(const unsigned char *base, size_t size, uint32_t count, size_t pos,
-                        const KeySettings *keys, char *dst)
-{
-    for (uint32_t i = 0; i < count; i++) {
-        size_t len = read32(base + 4 + 4 * (size_t)i);
-        if (len > size - pos) return SIZE_MAX;
-        Hash128 h = seqdedup_key_hash(base + pos, len, keys->fields, keys->skip,
-                                      keys->byte_mode, keys->normalize, keys->seeds);
-        memcpy(dst + 16 * (size_t)i, &h, 16);
-        pos += len;
-    }
-    return pos;
-}
-
-/* Key hashes straight from a library row (library.encode_records: uint32 count, count
- * uint32 lengths, the records), without a Python object per record. Every length is
- * checked against what the blob holds: a corrupt row is a ValueError, never a read
- * past its end. */
-PyObject *seqdedup_py_hash_encoded(PyObject *self, PyObject *args, PyObject *kwds)
-{
-    static char *kwlist[] = {"encoded",   "seed",      "skip_chars", "byte_mode",
-                             "normalize", "skip_fields", NULL};
-    Py_buffer blob;
-    Hash128 seeds = {0, 0};
-    uint64_t skip = 0, fields = 0;
-    int byte_mode = 0;
-    unsigned normalize = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*|O&O&pO&O&", kwlist, &blob,
-                                     seqdedup_to_seed, &seeds,
-                                     seqdedup_to_u64, &skip, &byte_mode, seqdedup_to_u32,
-                                     &normalize, seqdedup_to_u64, &fields))
-        return NULL;
-    const unsigned char *base = blob.buf;
-    size_t size = (size_t)blob.len;
-    PyObject *out = NULL;
-    if (size < 4) goto corrupt;
-    uint32_t count = read32(base);
-    if ((size - 4) / 4 < count) goto corrupt;
-    size_t pos = 4 + 4 * (size_t)count; /* first record */
-    size_t words = count; /* count * 16 overflows where size_t is 32 bits */
-    if (words > (size_t)PY_SSIZE_T_MAX / 16) goto corrupt;
-    out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)count * 16);
-    if (out == NULL) goto done;
-    KeySettings keys = {fields, skip, byte_mode, normalize & NORM_ALL, seeds};
-    /* Pure work on the row (held by `blob`) and the new bytes object nobody else sees. */
-    WITHOUT_GIL(size >= GIL_MINSIZE,
-                pos = hash_rows(base, size, count, pos, &keys, PyBytes_AS_STRING(out)));
-    if (pos != size) goto corrupt;
-    goto done;
-corrupt:
-    Py_CLEAR(out);
-    PyErr_SetString(PyExc_ValueError, "encoded records: lengths do not match the data");
-done:
-    PyBuffer_Release(&blob);
     return out;
 }
 

@@ -515,6 +515,7 @@ PyObject *seqdedup_py_xxh64(PyObject *self, PyObject *args);
 PyObject *seqdedup_py_lane_seeds(PyObject *self, PyObject *arg);
 PyObject *seqdedup_py_hash_records(PyObject *self, PyObject *args, PyObject *kwds);
 PyObject *seqdedup_py_hash_encoded(PyObject *self, PyObject *args, PyObject *kwds);
+PyObject *seqdedup_py_hash_encoded_rows(PyObject *self, PyObject *args, PyObject *kwds);
 PyObject *seqdedup_py_normalize(PyObject *self, PyObject *args);
 PyObject *seqdedup_py_key_offset(PyObject *self, PyObject *args);
 PyObject *seqdedup_py_first_match(PyObject *self, PyObject *args);

@@ -67,6 +67,14 @@ static PyMethodDef kernel_methods[] = {
      "hash_encoded(encoded, seed=0, skip_chars=0, byte_mode=False, normalize=0, "
      "skip_fields=0) -> bytes: "
      "the 16-byte key hashes of a library row's records"},
+    {"library_windows", seqdedup_py_library_windows, METH_VARARGS,
+     "library_windows(fingerprints, firsts, lengths, width, size) -> (fps, starts): the "
+     "windows inside each library sequence, starts counted from the region's end"},
+    {"hash_encoded_rows", (PyCFunction)(void (*)(void))seqdedup_py_hash_encoded_rows,
+     METH_VARARGS | METH_KEYWORDS,
+     "hash_encoded_rows(rows, separator, seed=0, skip_chars=0, byte_mode=False, normalize=0, "
+     "skip_fields=0) -> bytes: the key hashes of each row's records, each row's followed by "
+     "the 16-byte separator"},
     {"normalize", seqdedup_py_normalize, METH_VARARGS,
      "normalize(key, classes) -> bytes: the key with each match of the classes replaced"},
     {"json_keys", (PyCFunction)(void (*)(void))seqdedup_py_json_keys, METH_VARARGS | METH_KEYWORDS,

@@ -71,6 +71,7 @@ def load_library(
     delimiter: bytes,
     held: bool = False,
     keys: dict[str, object] | None = None,
+    checked: bool = True,
 ) -> Iterator[LibrarySequence]:
     """Every sequence the directory holds: the database's first, then every plain file
     in the directory and its sub-folders (``sequences/`` of the uniqseq layout among
@@ -84,14 +85,16 @@ def load_library(
     database = directory / DB_NAME
     parts: list[Iterator[LibrarySequence]] = []
     if database.exists():
-        parts.append(_load_database(database, held, keys))
+        parts.append(_load_database(database, held, keys, checked))
     parts.append(_load_plain(directory, delimiter, held))
     return (sequence for part in parts for sequence in part)
 
 
 def _load_database(
-    path: Path, held: bool, keys: dict[str, object] | None
+    path: Path, held: bool, keys: dict[str, object] | None, checked: bool = True
 ) -> Iterator[LibrarySequence]:
+    """The database's rows; ``checked``: each row's lengths are checked here (False
+    where the kernel hashes the rows, checking them as it reads them)."""
     connection = open_for_reading(path)
     if connection is None:
         return  # an empty database (a 0-byte file, say): no sequences yet
@@ -100,7 +103,8 @@ def _load_database(
             _check_key_settings(connection, path, keys)
         # Stored order (no sort: sorting the blobs cost a second per million records).
         for digest, blob in connection.execute("SELECT digest, records FROM sequences"):
-            check_encoded(blob)
+            if checked:
+                check_encoded(blob)
             yield LibrarySequence(digest.hex(), blob, digest, held)
     except sqlite3.Error as exc:
         raise SeqdedupError(f"library database '{path}' cannot be read: {exc}") from None
@@ -151,6 +155,7 @@ def _load_plain(directory: Path, delimiter: bytes, held: bool) -> Iterator[Libra
 
 
 SENTINEL = 0x5EDD_ED5E_DDED_5EDD  # both lanes of the record between sequences in the key
+SENTINEL_KEY = array("Q", [SENTINEL, SENTINEL]).tobytes()  # (that record's key hash)
 # region: it matches no key (a 128-bit key hash equals it with probability 2**-128)
 
 
@@ -175,7 +180,11 @@ def load_libraries(
         sequence
         for directory in directories
         for sequence in load_library(
-            directory, config.delimiter, held=directory == config.library_dir, keys=keys_made
+            directory,
+            config.delimiter,
+            held=directory == config.library_dir,
+            keys=keys_made,
+            checked=not keys.hashes_encoded,  # (the kernel checks the rows it hashes)
         )
     )
     library = LoadedLibrary(text)
@@ -234,20 +243,7 @@ class LoadedLibrary:
         grouped = 0
 
         def hash_group() -> None:
-            encoded = [keys.hash_encoded(s.encoded) if s.encoded else None for s in group]
-            rest = [s for s, hashed in zip(group, encoded, strict=True) if hashed is None]
-            hashes = hash_words(keys.hashes([r for sequence in rest for r in sequence.records]))
-            pos = 0
-            for sequence, hashed in zip(group, encoded, strict=True):
-                firsts.append(len(region) // 2)
-                length = len(sequence)
-                lengths.append(length)
-                if hashed is None:
-                    region.extend(hashes[2 * pos : 2 * (pos + length)])
-                    pos += length
-                else:
-                    region.frombytes(hashed)
-                region.extend((SENTINEL, SENTINEL))
+            _hash_group(group, keys, region, firsts, lengths)
             self.texts.extend(_record_texts(group, self._text))
             self.names.extend(sequence.name for sequence in group)
             self.digests.extend(
@@ -270,11 +266,19 @@ class LoadedLibrary:
         fps, starts = array("Q"), array("q")
         if count <= 0 or not firsts:
             return region, fps, starts
-        every = hash_words(matcher.fingerprints(region, count))
+        every = matcher.fingerprints(region, count)
+        if keys.kernel is not None and isinstance(every, bytes):  # (no int per window)
+            kept, kept_starts = keys.kernel.library_windows(
+                every, array("q", firsts), array("q", lengths), width, size
+            )
+            fps.frombytes(kept)
+            starts.frombytes(kept_starts)
+            return region, fps, starts
+        lanes = hash_words(every)
         for first, length in zip(firsts, lengths, strict=True):
             inside = length - width + 1  # windows that lie within this sequence
             if inside > 0:
-                fps.extend(every[2 * first : 2 * (first + inside)])
+                fps.extend(lanes[2 * first : 2 * (first + inside)])
                 starts.extend(range(first - size, first - size + inside))
         return region, fps, starts
 
@@ -292,3 +296,42 @@ class LoadedLibrary:
         from bisect import bisect_right
 
         return bisect_right(self.starts, start) - 1
+
+
+def _hash_group(
+    group: list[LibrarySequence],
+    keys: KeyMaker,
+    region: array[int],
+    firsts: list[int],
+    lengths: list[int],
+) -> None:
+    """A group of sequences into the key region (each followed by the sentinel record):
+    database rows in one call of the kernel, else each sequence's records hashed."""
+    rows = [sequence.encoded for sequence in group]
+    at = len(region) // 2
+    try:
+        if keys.hashes_encoded and all(rows):
+            region.frombytes(keys.hash_encoded_rows([r for r in rows if r], SENTINEL_KEY))
+            for sequence in group:
+                length = len(sequence)
+                firsts.append(at)
+                lengths.append(length)
+                at += length + 1
+            return
+        encoded = [keys.hash_encoded(row) if row else None for row in rows]
+    except ValueError as exc:  # (the kernel's check of a row's lengths)
+        raise SeqdedupError(f"a library database is corrupt: {exc}") from None
+    rest = [s for s, hashed in zip(group, encoded, strict=True) if hashed is None]
+    hashes = hash_words(keys.hashes([r for sequence in rest for r in sequence.records]))
+    pos = 0
+    parts: list[bytes] = []  # (the group's region, joined once)
+    for sequence, hashed in zip(group, encoded, strict=True):
+        firsts.append(at)
+        length = len(sequence) if hashed is None else len(hashed) // 16
+        lengths.append(length)
+        if hashed is None:
+            hashed = hashes[2 * pos : 2 * (pos + length)].tobytes()
+            pos += length
+        parts += (hashed, SENTINEL_KEY)
+        at += length + 1
+    region.frombytes(b"".join(parts))
