@@ -5,6 +5,7 @@ from __future__ import annotations
 import struct
 import sys
 from array import array
+from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Protocol
@@ -56,33 +57,84 @@ class SequenceTable:
 
 
 class PieceContent:
-    """Skipped records held until the piece they belong to closes (bounded)."""
+    """Skipped records held until the piece they belong to closes (bounded): as spans
+    of consecutive records (one per run, as handed over), each dropped once all its
+    records were taken, so that a piece's records are a slice, not a lookup each."""
 
     def __init__(self, limit: int) -> None:
         self._limit = limit
-        self._waiting: dict[int, bytes] = {}
+        self._starts: list[int] = []  # each span's first tracked index, increasing
+        self._spans: dict[int, tuple[Sequence[bytes], list[int]]] = {}  # start ->
+        # (its records, [how many are still to be taken])
+        self._held = 0
 
     def add(self, first: int, tracked: Sequence[bytes], keep: Sequence[bool]) -> None:
         """Hold the skipped ones of the tracked records starting at index ``first``."""
         for start, stop in runs_of(keep, False):
-            self._waiting.update(
-                zip(range(first + start, first + stop), tracked[start:stop], strict=True)
-            )
+            self._hold(first + start, tracked[start:stop])
 
     def add_runs(self, runs: Sequence[tuple[int, int, Sequence[bytes]]]) -> None:
         """The same, given as runs ``(start, stop, records)`` of skipped records."""
-        for start, stop, records in runs:
-            self._waiting.update(zip(range(start, stop), records, strict=True))
+        for start, _, records in runs:
+            self._hold(start, records)
+
+    def _hold(self, start: int, records: Sequence[bytes]) -> None:
+        if not records:
+            return
+        if self._starts and start <= self._starts[-1]:  # (never so: runs come in order)
+            self._spans.clear()
+            self._starts.clear()
+            self._held = 0
+        self._starts.append(start)
+        self._spans[start] = (records, [len(records)])
+        self._held += len(records)
 
     def take(self, piece: Piece) -> list[bytes] | None:
         """The piece's records, or None when some were not held (a huge run)."""
-        content = [self._waiting.pop(t, None) for t in range(piece.start, piece.end + 1)]
-        return None if None in content else content  # type: ignore[return-value]
+        starts, spans = self._starts, self._spans
+        at = bisect_right(starts, piece.start) - 1
+        if at >= 0:  # (most pieces lie in one span: one slice)
+            start = starts[at]
+            records, left = spans[start]
+            stop = piece.end + 1 - start
+            if stop <= len(records):
+                left[0] -= stop - (piece.start - start)
+                if at == 0 and left[0] <= 0:
+                    self._release()
+                return list(records[piece.start - start : stop])
+        content: list[bytes] = []
+        position = piece.start
+        while position <= piece.end:
+            if at < 0 or at >= len(starts):
+                return None
+            start = starts[at]
+            records, left = spans[start]
+            if not start <= position < start + len(records):
+                return None
+            taken = records[position - start : piece.end + 1 - start]
+            content += taken
+            position += len(taken)
+            left[0] -= len(taken)
+            at += 1
+        self._release()
+        return content
+
+    def _release(self) -> None:
+        """Drop the leading spans whose records were all taken."""
+        starts, spans = self._starts, self._spans
+        done = 0
+        while done < len(starts) and spans[starts[done]][1][0] <= 0:
+            self._held -= len(spans.pop(starts[done])[0])
+            done += 1
+        if done:
+            del starts[:done]
 
     def trim(self) -> None:
         """A run longer than the limit is not held whole: drop what waits."""
-        if len(self._waiting) > self._limit:
-            self._waiting.clear()
+        if self._held > self._limit:
+            self._spans.clear()
+            self._starts.clear()
+            self._held = 0
 
 
 def open_run_start(

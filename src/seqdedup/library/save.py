@@ -255,10 +255,13 @@ class LibraryWriter:
         try:
             yield
         except (sqlite3.Error, OSError) as exc:
-            detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-            raise SeqdedupError(
-                f"library '{self.directory}': cannot stage this run's sequences: {detail}"
-            ) from None
+            raise self._staging_failure(exc) from None
+
+    def _staging_failure(self, exc: sqlite3.Error | OSError) -> SeqdedupError:
+        detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        return SeqdedupError(
+            f"library '{self.directory}': cannot stage this run's sequences: {detail}"
+        )
 
     def add(self, records: list[bytes], kind: str, digest: bytes | None = None) -> None:
         """Stage one sequence (``kind`` 'new', 'repeat', or 'named' for a folded
@@ -276,9 +279,11 @@ class LibraryWriter:
         (exit 1 after the complete output, the library unchanged)."""
         if self.failure is not None:
             return
-        try:
-            with self._staging_errors():
-                self._file.add_encoded(encoded, count, kind, digest)
+        try:  # (no context manager here: this runs once per sequence staged)
+            self._file.add_encoded(encoded, count, kind, digest)
+        except (sqlite3.Error, OSError) as exc:
+            self.failure = self._staging_failure(exc)
+            self.discard()
         except SeqdedupError as exc:
             self.failure = exc
             self.discard()
