@@ -303,15 +303,37 @@ typedef struct {
     unsigned char *out;
     XXState *hash; /* two states, one per lane */
     size_t len;    /* bytes produced so far */
+    size_t fill;   /* hashing: bytes waiting in buf */
+    /* hashing: the normalised key's next bytes, given to both lanes in one update (a key
+     * comes in many short pieces; XXH64 of the whole is the same however it is cut) */
+    unsigned char buf[256];
 } KeySink;
+
+static inline void sink_flush(KeySink *k)
+{
+    if (k->fill) {
+        xx_update(&k->hash[0], k->buf, k->fill);
+        xx_update(&k->hash[1], k->buf, k->fill);
+        k->fill = 0;
+    }
+}
 
 static inline void sink_put(KeySink *k, const unsigned char *p, size_t n)
 {
-    if (k->out != NULL)
+    if (k->out != NULL) {
         memcpy(k->out + k->len, p, n);
-    else if (k->hash != NULL) {
-        xx_update(&k->hash[0], p, n);
-        xx_update(&k->hash[1], p, n);
+    } else if (k->hash != NULL) {
+        if (n > sizeof k->buf - k->fill) {
+            sink_flush(k);
+            if (n >= sizeof k->buf) { /* a long piece: straight to the lanes */
+                xx_update(&k->hash[0], p, n);
+                xx_update(&k->hash[1], p, n);
+                k->len += n;
+                return;
+            }
+        }
+        memcpy(k->buf + k->fill, p, n);
+        k->fill += n;
     }
     k->len += n;
 }
@@ -386,8 +408,12 @@ Hash128 seqdedup_key_hash(const unsigned char *p, size_t len, uint64_t fields, u
     XXState state[2];
     xx_init(&state[0], seeds.lo);
     xx_init(&state[1], seeds.hi);
-    KeySink sink = {NULL, state, 0};
+    KeySink sink; /* (not zeroed whole: only its buffer's filled part is read) */
+    sink.out = NULL;
+    sink.hash = state;
+    sink.len = sink.fill = 0;
     normalize_key(p + off, len - off, normalize, &sink);
+    sink_flush(&sink);
     Hash128 out = {xx_digest(&state[0]), xx_digest(&state[1])};
     return out;
 }
@@ -473,13 +499,13 @@ PyObject *seqdedup_py_normalize(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "y*O&", &data, seqdedup_to_u32, &classes)) return NULL;
     const unsigned char *p = data.buf;
     size_t n = (size_t)data.len;
-    KeySink count = {NULL, NULL, 0};
+    KeySink count = {NULL, NULL, 0, 0, {0}};
     normalize_key(p, n, classes & NORM_ALL, &count);
     PyObject *out = count.len > (size_t)PY_SSIZE_T_MAX
                         ? PyErr_NoMemory()
                         : PyBytes_FromStringAndSize(NULL, (Py_ssize_t)count.len);
     if (out != NULL) {
-        KeySink write = {(unsigned char *)PyBytes_AS_STRING(out), NULL, 0};
+        KeySink write = {(unsigned char *)PyBytes_AS_STRING(out), NULL, 0, 0, {0}};
         normalize_key(p, n, classes & NORM_ALL, &write);
     }
     PyBuffer_Release(&data);
