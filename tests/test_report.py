@@ -3,6 +3,9 @@ from __future__ import annotations
 import io
 import json
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from seqdedup import Config
 from seqdedup.report import Stats, stats_rows, write_stats
 
@@ -44,3 +47,23 @@ def test_json_document():
     assert doc["configuration"]["window_size"] == 10
     assert doc["configuration"]["max_history"] == 100000
     assert doc["configuration"]["skip_chars"] == 2
+
+
+@given(
+    keys=st.lists(st.sampled_from([b"a", b"b", b"c"]), max_size=200),
+    window=st.sampled_from([1, 2, 3]),
+    history=st.sampled_from([None, 100]),
+)
+def test_the_default_markers_written_inline_equal_the_templates(keys, window, history):
+    """On one input without filters the default marker is written without its fields
+    (PieceReport.marker's shortcut): the same text as the template gives."""
+    from seqdedup import Deduplicator
+
+    outputs = []
+    for shortcut in (True, False):
+        dedup = Deduplicator(window_size=window, max_history=history, annotate=True)
+        report = dedup._stages.parts.report
+        assert report._plain_markers
+        report._plain_markers = shortcut
+        outputs.append(dedup.feed(keys) + dedup.flush())
+    assert outputs[0] == outputs[1]

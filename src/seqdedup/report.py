@@ -390,6 +390,15 @@ class PieceReport:
             else DEFAULT_LIBRARY_ANNOTATION
         )
         self.texts = texts
+        # One input, no filters, the default text, no text compared: a marker's numbers
+        # are its records' own indices plus one (marker() writes it without the fields)
+        self._plain_markers = (
+            config.annotate
+            and config.annotation_format is None
+            and not named
+            and not config.filters
+            and texts is None
+        )
 
     def fields(self, piece: Piece) -> Fields:
         """The placeholders of a piece's marker and explanation (record numbers count
@@ -463,6 +472,14 @@ class PieceReport:
 
     def marker(self, piece: Piece) -> bytes:
         """A piece's ``--annotate`` marker (without a delimiter)."""
+        source = piece.source_start
+        if self._plain_markers and source >= 0:  # (DEFAULT_ANNOTATION, its fields inline)
+            last = source + piece.end - piece.start
+            text = (
+                f"[DUPLICATE: Lines {piece.start + 1}-{piece.end + 1} matched lines "
+                f"{source + 1}-{last + 1} (sequence seen {piece.count} times)]"
+            )
+            return painted(text.encode(), self.marker_color)
         assert self.annotation is not None
         fields = self.fields(piece)
         template = self._library_annotation if "sequence" in fields else self.annotation
