@@ -92,7 +92,8 @@ class CountsRow(TypedDict):
 
 class _TopEntry(TypedDict):
     length: int
-    first_seen: FirstSeen
+    first_seen: FirstSeen | None  # (None until ranked, where it is read lazily)
+    source: tuple[Callable[[Piece], Fields], Piece, bool] | None  # (then: read it so)
     first_record: bytes | None
     order: int
 
@@ -540,10 +541,16 @@ class TopSequences:
     """
 
     def __init__(
-        self, limit: int | None, counts: Callable[[], dict[int, int]] | None = None
+        self,
+        limit: int | None,
+        counts: Callable[[], dict[int, int]] | None = None,
+        lazy_sources: bool = False,
     ) -> None:
+        """``lazy_sources``: where a sequence was first seen is read only for the rows
+        ranked (right where record numbers stay the tracked records' own: no filters)."""
         from collections import OrderedDict
 
+        self._lazy = lazy_sources
         self._limit = limit
         self._counts = counts
         self.counted_elsewhere = self._counts is not None
@@ -583,21 +590,11 @@ class TopSequences:
         """A sequence's first piece (again, after it was evicted): where it was first
         seen and its first record."""
         self._order += 1
-        fields = fields_of(piece)
-        if "sequence" in fields:
-            first_seen: FirstSeen = {
-                "sequence": fields["sequence"],
-                "records": [fields["match_start"], fields["match_end"]],
-            }
-        else:
-            first_seen = {"lines": [fields["match_start"], fields["match_end"]]}
-            if named:
-                first_seen["file"] = fields["match_file"]
-            if "match_stream" in fields:  # --stream-by
-                first_seen["stream"] = fields["match_stream"]
+        lazy = self._lazy
         self._entries[piece.identity] = {
             "length": piece.end - piece.start + 1,
-            "first_seen": first_seen,
+            "first_seen": None if lazy else first_seen_of(fields_of(piece), named),
+            "source": (fields_of, piece, named) if lazy else None,
             "first_record": first_record,
             "order": self._order,
         }
@@ -628,7 +625,7 @@ class TopSequences:
                     "removed": entry["length"] * times,
                     "seen": times + 1,
                     "length": entry["length"],
-                    "first_seen": entry["first_seen"],
+                    "first_seen": self._first_seen(entry),
                     "first_record": (
                         None
                         if entry["first_record"] is None
@@ -638,6 +635,30 @@ class TopSequences:
             )
             for identity, entry, times in ranked[:count]
         ]
+
+    def _first_seen(self, entry: _TopEntry) -> FirstSeen:
+        first_seen = entry["first_seen"]
+        if first_seen is None:
+            assert entry["source"] is not None
+            fields_of, piece, named = entry["source"]
+            first_seen = first_seen_of(fields_of(piece), named)
+            entry["first_seen"], entry["source"] = first_seen, None
+        return first_seen
+
+
+def first_seen_of(fields: Fields, named: bool) -> FirstSeen:
+    """Where a sequence was first seen, as ``--top`` says it, from its source's fields."""
+    if "sequence" in fields:
+        return {
+            "sequence": fields["sequence"],
+            "records": [fields["match_start"], fields["match_end"]],
+        }
+    first_seen: FirstSeen = {"lines": [fields["match_start"], fields["match_end"]]}
+    if named:
+        first_seen["file"] = fields["match_file"]
+    if "match_stream" in fields:  # --stream-by
+        first_seen["stream"] = fields["match_stream"]
+    return first_seen
 
 
 def write_top(rows: list[TopRow], stream: TextIO, fmt: str = "table", color: bool = False) -> None:

@@ -224,9 +224,11 @@ def make_top(
 
 
 def _top_table(config: Config, attributor: Attribution) -> TopSequences:
+    # (with filters a source's record number is read while attribution holds it)
+    lazy = not config.filters
     if isinstance(attributor, KernelAttributor) and attributor.counts_top:
-        return TopSequences(config.max_unique_sequences, attributor.top_counts)
-    return TopSequences(config.max_unique_sequences)
+        return TopSequences(config.max_unique_sequences, attributor.top_counts, lazy)
+    return TopSequences(config.max_unique_sequences, lazy_sources=lazy)
 
 
 def make_folder(
