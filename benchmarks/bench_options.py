@@ -14,7 +14,6 @@ a stream per first word, is measured on the changelogs, against `--stream-by -q`
 from __future__ import annotations
 
 import argparse
-import gzip
 import resource
 import shutil
 import statistics
@@ -27,9 +26,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from bench import CORPORA, CORPUS_CODE  # type: ignore[import-not-found]  # noqa: E402
-
-from genlog import log_lines  # type: ignore[import-not-found]  # noqa: E402
+from corpora import build  # type: ignore[import-not-found]  # noqa: E402
 
 STREAM = ["--stream-by", r"^\S+"]
 # (row, the option's arguments, the corpora it runs on: None for all)
@@ -65,46 +62,6 @@ def ratio(base: Callable[[], list[str]], option: Callable[[], list[str]], runs: 
     return statistics.median(cpu(option()) / cpu(base()) for _ in range(runs))
 
 
-def text_corpus(folder: Path, name: str, files: list[Path], lines: int) -> Path:
-    target = folder / f"{name}.txt"
-    written = 0
-    with target.open("wb") as out:
-        for path in files:
-            try:
-                data = path.read_bytes()
-                data = gzip.decompress(data) if path.suffix == ".gz" else data
-            except OSError:
-                continue
-            chunk = data.splitlines(keepends=True)[: lines - written]
-            out.write(b"".join(chunk))
-            written += len(chunk)
-            if written >= lines:
-                break
-    return target
-
-
-def corpora(folder: Path, lines: int) -> list[tuple[str, Path]]:
-    generated = folder / "generated.txt"
-    generated.write_text("".join(line + "\n" for line in log_lines(lines)))
-    found = [("generated log", generated)]
-    for kind, _, _ in CORPORA:
-        target = folder / f"{kind}.txt"
-        code = [sys.executable, "-c", CORPUS_CODE, kind, str(target), str(lines)]
-        subprocess.run(code, check=True)
-        found.append(({"man": "man pages", "stdlib": "stdlib"}[kind], target))
-    docs = Path("/usr/share/doc")
-    found.append(
-        (
-            "changelogs",
-            text_corpus(folder, "changelogs", sorted(docs.glob("*/changelog.Debian.gz")), lines),
-        )
-    )
-    found.append(
-        ("copyrights", text_corpus(folder, "copyrights", sorted(docs.glob("*/copyright")), lines))
-    )
-    return [(name, path) for name, path in found if path.stat().st_size]
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lines", type=int, default=1_000_000)
@@ -113,7 +70,7 @@ def main() -> None:
     seqdedup = str(Path(sys.executable).parent / "seqdedup")
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
-        texts = corpora(folder, args.lines)
+        texts = build(folder, args.lines, debian=True)
         table: dict[str, dict[str, float]] = {}
         fresh = folder / "fresh"  # (a library saved anew by each run of its row)
         for corpus, path in texts:

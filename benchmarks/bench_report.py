@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import io
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -25,12 +24,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench import CORPORA, CORPUS_CODE  # type: ignore[import-not-found]
+from corpora import build  # type: ignore[import-not-found]
 from seqdedup.api import Deduplicator, feed_inputs
 from seqdedup.config import Config
 from seqdedup.htmlpage import ReportPage, vega_script
-
-from genlog import log_lines  # type: ignore[import-not-found]
 
 
 def one_run(path: Path, config: Config, page_path: Path | None) -> tuple[float, float, float, int]:
@@ -78,13 +75,7 @@ def main() -> None:
     vega_script()  # (the first page bundles Vega once; the cache serves the rest)
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
-        corpora = [("generated log", work / "generated.log")]
-        corpora[0][1].write_text("".join(line + "\n" for line in log_lines(args.lines)))
-        for kind, title, _ in CORPORA:
-            target = work / f"{kind}.txt"
-            code = [sys.executable, "-c", CORPUS_CODE, kind, str(target), str(args.lines)]
-            subprocess.run(code, check=True)
-            corpora.append((title.split(" (")[0], target))
+        corpora = build(work, args.lines)
         heads = ("run CPU", 8), ("+picture", 10), ("ratio", 8), ("page CPU", 9), ("page s", 9)
         heads += (("page MB", 8),)
         print(f"{'corpus':40}" + "".join(f" {head:>{width}}" for head, width in heads))

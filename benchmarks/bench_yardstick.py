@@ -22,9 +22,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from bench import CORPORA, CORPUS_CODE  # type: ignore[import-not-found]  # noqa: E402
-
-from genlog import log_lines  # type: ignore[import-not-found]  # noqa: E402
+from corpora import build  # type: ignore[import-not-found]  # noqa: E402
 
 WIDTHS = (1, 3, 10)
 
@@ -46,18 +44,6 @@ def cpu(command: list[str], out: Path) -> float:
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def corpora(folder: Path, lines: int) -> list[tuple[str, Path]]:
-    generated = folder / "generated.log"
-    generated.write_text("".join(line + "\n" for line in log_lines(lines)))
-    found = [("generated log", generated)]
-    for kind, title, _ in CORPORA:
-        target = folder / f"{kind}.txt"
-        code = [sys.executable, "-c", CORPUS_CODE, kind, str(target), str(lines)]
-        subprocess.run(code, check=True)
-        found.append((title.split(" (")[0], target))
-    return found
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lines", type=int, default=1_000_000)
@@ -68,7 +54,7 @@ def main() -> None:
         folder = Path(name)
         yardstick = compiled(folder)
         print(f"{'corpus':44} {'W':>3} {'seqdedup':>9} {'yardstick':>10} {'ratio':>7}")
-        for title, path in corpora(folder, args.lines):
+        for title, path in build(folder, args.lines):
             for width in WIDTHS:
                 ours = [seqdedup, "-q", "-w", str(width), str(path)]
                 theirs = [str(yardstick), str(width), str(path)]

@@ -117,16 +117,18 @@ class KeyMaker:
         """:meth:`hash_encoded` of many rows in one call of the kernel, each row's key
         hashes followed by ``separator`` (only where :attr:`hashes_encoded`)."""
         assert self.kernel is not None and self.hashes_encoded
-        result: bytes = self.kernel.hash_encoded_rows(
-            rows,
-            separator,
+        result: bytes = self.kernel.hash_encoded_rows(rows, separator, *self._key_settings())
+        return result
+
+    def _key_settings(self) -> tuple[int, int, bool, int, int]:
+        """How the kernel makes a key, as its row hashers take it."""
+        return (
             self.seed,
             self.skip_chars,
             self.byte_mode,
             self.kernel_normalize,
             self.skip_fields,
         )
-        return result
 
     def hash_encoded(self, encoded: bytes) -> bytes | None:
         """The key hashes of a library row's records (``library.encode_records``), as
@@ -135,14 +137,7 @@ class KeyMaker:
         if not self.hashes_encoded:
             return None
         assert self.kernel is not None
-        result: bytes = self.kernel.hash_encoded(
-            encoded,
-            self.seed,
-            self.skip_chars,
-            self.byte_mode,
-            self.kernel_normalize,
-            self.skip_fields,
-        )
+        result: bytes = self.kernel.hash_encoded(encoded, *self._key_settings())
         return result
 
     def _skip(self, records: list[bytes]) -> list[bytes]:
