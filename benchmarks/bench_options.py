@@ -13,8 +13,6 @@ a stream per first word, is measured on the changelogs, against `--stream-by -q`
 
 from __future__ import annotations
 
-import argparse
-import resource
 import shutil
 import statistics
 import subprocess
@@ -26,7 +24,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from corpora import build  # type: ignore[import-not-found]  # noqa: E402
+from corpora import arguments, build, child_cpu  # type: ignore[import-not-found]  # noqa: E402
 
 STREAM = ["--stream-by", r"^\S+"]
 # (row, the option's arguments, the corpora it runs on: None for all)
@@ -48,25 +46,15 @@ STREAM_ROWS: list[tuple[str, list[str]]] = [  # (against --stream-by -q)
 ]
 
 
-def cpu(command: list[str]) -> float:
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-
-
 def ratio(base: Callable[[], list[str]], option: Callable[[], list[str]], runs: int) -> float:
     """Median of the pairs' CPU ratios (option / base), interleaved."""
-    cpu(base())
-    cpu(option())
-    return statistics.median(cpu(option()) / cpu(base()) for _ in range(runs))
+    child_cpu(base())
+    child_cpu(option())
+    return statistics.median(child_cpu(option()) / child_cpu(base()) for _ in range(runs))
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--lines", type=int, default=1_000_000)
-    parser.add_argument("--runs", type=int, default=5)
-    args = parser.parse_args()
+    args = arguments(__doc__)
     seqdedup = str(Path(sys.executable).parent / "seqdedup")
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)

@@ -14,7 +14,6 @@ read from the user's cache, as every page after the first does).
 
 from __future__ import annotations
 
-import argparse
 import io
 import statistics
 import sys
@@ -24,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from corpora import build  # type: ignore[import-not-found]
+from corpora import arguments, build  # type: ignore[import-not-found]
 from seqdedup.api import Deduplicator, feed_inputs
 from seqdedup.config import Config
 from seqdedup.htmlpage import ReportPage, vega_script
@@ -68,10 +67,7 @@ def measure(name: str, path: Path, runs: int) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--lines", type=int, default=1_000_000)
-    parser.add_argument("--runs", type=int, default=5)
-    args = parser.parse_args()
+    args = arguments(__doc__)
     vega_script()  # (the first page bundles Vega once; the cache serves the rest)
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)

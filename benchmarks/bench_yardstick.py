@@ -9,9 +9,7 @@ two outputs must be equal; then the CPU of `seqdedup -q -w W FILE > OUT` and of
 
 from __future__ import annotations
 
-import argparse
 import os
-import resource
 import shutil
 import statistics
 import subprocess
@@ -22,7 +20,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from corpora import build  # type: ignore[import-not-found]  # noqa: E402
+from corpora import arguments, build, child_cpu  # type: ignore[import-not-found]  # noqa: E402
 
 WIDTHS = (1, 3, 10)
 
@@ -35,20 +33,8 @@ def compiled(folder: Path) -> Path:
     return program
 
 
-def cpu(command: list[str], out: Path) -> float:
-    """The CPU seconds (user + system) of one run of ``command`` writing to ``out``."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    with out.open("wb") as sink:
-        subprocess.run(command, stdout=sink, check=True)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--lines", type=int, default=1_000_000)
-    parser.add_argument("--runs", type=int, default=5)
-    args = parser.parse_args()
+    args = arguments(__doc__)
     seqdedup = str(Path(sys.executable).parent / "seqdedup")
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
@@ -59,14 +45,14 @@ def main() -> None:
                 ours = [seqdedup, "-q", "-w", str(width), str(path)]
                 theirs = [str(yardstick), str(width), str(path)]
                 a, b = folder / "a.out", folder / "b.out"
-                cpu(ours, a)
-                cpu(theirs, b)
+                child_cpu(ours, a)
+                child_cpu(theirs, b)
                 if a.read_bytes() != b.read_bytes():
                     raise SystemExit(f"{title}, W={width}: the outputs differ")
                 times: tuple[list[float], list[float]] = ([], [])
                 for _ in range(args.runs):
-                    times[0].append(cpu(ours, a))
-                    times[1].append(cpu(theirs, b))
+                    times[0].append(child_cpu(ours, a))
+                    times[1].append(child_cpu(theirs, b))
                 ours_s, theirs_s = statistics.median(times[0]), statistics.median(times[1])
                 print(
                     f"{title:44} {width:3} {ours_s:9.3f} {theirs_s:10.3f} {ours_s / theirs_s:6.2f}x"

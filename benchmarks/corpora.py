@@ -1,11 +1,15 @@
 """The corpora the benchmarks run on, built at run time from what the machine has
 (nothing of them is committed): the generated log (genlog.py) and real text, the
 section-1 man pages and the Python standard library's sources (bench.py's
-CORPUS_CODE), and Debian's changelogs and copyright files; up to ``lines`` lines each."""
+CORPUS_CODE), and Debian's changelogs and copyright files; up to ``lines`` lines each.
+Also what the benchmarks share to measure on them: their command line (``--lines``,
+``--runs``) and the CPU of one run of a command."""
 
 from __future__ import annotations
 
+import argparse
 import gzip
+import resource
 import subprocess
 import sys
 from pathlib import Path
@@ -55,3 +59,24 @@ def build(folder: Path, lines: int, debian: bool = False) -> list[tuple[str, Pat
         ):
             found.append((name, text_corpus(folder, name, sorted(docs.glob(pattern)), lines)))
     return [(name, path) for name, path in found if path.stat().st_size]
+
+
+def arguments(doc: str) -> argparse.Namespace:
+    """``--lines N`` (per corpus, default 1,000,000) and ``--runs K`` (default 5)."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--lines", type=int, default=1_000_000)
+    parser.add_argument("--runs", type=int, default=5)
+    return parser.parse_args()
+
+
+def child_cpu(command: list[str], out: Path | None = None) -> float:
+    """The CPU seconds (user + system) of one run of ``command``, its output to
+    ``out`` (None: discarded)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if out is None:
+        subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    else:
+        with out.open("wb") as sink:
+            subprocess.run(command, stdout=sink, check=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
