@@ -5,6 +5,7 @@
  * against what the row holds: a corrupt row is a ValueError, never a read past its end.
  */
 #include "kernel.h"
+#include "functions.h"
 
 /* A little-endian uint32 (the rows' counts and lengths). */
 static inline uint32_t read32(const unsigned char *p)

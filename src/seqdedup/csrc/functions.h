@@ -19,7 +19,9 @@ PyObject *seqdedup_py_first_windows(PyObject *self, PyObject *arg);
 PyObject *seqdedup_py_window_keys(PyObject *self, PyObject *args);
 PyObject *seqdedup_py_earliest(PyObject *self, PyObject *args);
 PyObject *seqdedup_py_split_hash(PyObject *self, PyObject *args, PyObject *kwds);
-/* encoded.c (beside hash_encoded and hash_encoded_rows, declared in kernel.h) */
+/* encoded.c */
+PyObject *seqdedup_py_hash_encoded(PyObject *self, PyObject *args, PyObject *kwds);
+PyObject *seqdedup_py_hash_encoded_rows(PyObject *self, PyObject *args, PyObject *kwds);
 PyObject *seqdedup_py_library_windows(PyObject *self, PyObject *args);
 /* streamby_prefix.c */
 PyObject *seqdedup_py_stream_prefixes(PyObject *self, PyObject *args);

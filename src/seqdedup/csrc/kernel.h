@@ -514,8 +514,6 @@ unsigned seqdedup_normalize_classes(unsigned classes); /* the known ones of a ma
 PyObject *seqdedup_py_xxh64(PyObject *self, PyObject *args);
 PyObject *seqdedup_py_lane_seeds(PyObject *self, PyObject *arg);
 PyObject *seqdedup_py_hash_records(PyObject *self, PyObject *args, PyObject *kwds);
-PyObject *seqdedup_py_hash_encoded(PyObject *self, PyObject *args, PyObject *kwds);
-PyObject *seqdedup_py_hash_encoded_rows(PyObject *self, PyObject *args, PyObject *kwds);
 PyObject *seqdedup_py_normalize(PyObject *self, PyObject *args);
 PyObject *seqdedup_py_key_offset(PyObject *self, PyObject *args);
 PyObject *seqdedup_py_first_match(PyObject *self, PyObject *args);
