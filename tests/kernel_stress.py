@@ -547,6 +547,17 @@ def key_calls(kernel, rng: random.Random) -> None:
         length = rng.randint(1, len(keys) // 16)
         matched = kernel.periodic_match(keys[: 16 * length], keys, rng.randint(0, 100))
         assert 0 <= matched <= len(keys) // 16
+        count = len(keys) // 16
+        at = rng.randint(0, count - 1)
+        extent = rng.randint(1, count - at)
+        length, matched = kernel.fold_shape(keys, at, extent, count - at)
+        assert 1 <= length <= extent <= matched <= count - at
+    # A run's first records as a library row, records joined by a delimiter.
+    delimiter = rng.choice([b"\n", b"--", b"\r\n"])
+    joined = delimiter.join(text[k : k + rng.randint(0, 9)] for k in range(rng.randint(0, 9)))
+    records = joined.split(delimiter)
+    row = kernel.encode_joined(joined, delimiter, rng.randint(0, len(records)))
+    assert len(row) >= 4
 
 
 def hostile_calls(kernel, rng: random.Random) -> None:
@@ -572,6 +583,13 @@ def hostile_calls(kernel, rng: random.Random) -> None:
         lambda v: kernel.periodic_match(b"\0" * 16, v, 0),
         lambda v: kernel.periodic_match(b"\0" * 16, b"\0" * 16, v),
         lambda v: kernel.shortest_period(b"\0" * 17),
+        lambda v: kernel.fold_shape(v, 0, 1, 1),
+        lambda v: kernel.fold_shape(b"\0" * 32, v, 1, 1),
+        lambda v: kernel.fold_shape(b"\0" * 32, 1, v, 1),
+        lambda v: kernel.fold_shape(b"\0" * 32, 1, 1, v),
+        lambda v: kernel.encode_joined(v, b"\n", 1),
+        lambda v: kernel.encode_joined(b"a\nb", v, 1),
+        lambda v: kernel.encode_joined(b"a\nb", b"\n", v),
     ]
     for call in calls:
         with contextlib.suppress(TypeError, ValueError, OverflowError):

@@ -594,3 +594,161 @@ def test_otel_fold_records_parse_as_otlp_log_records(run_cli):
     plain = run_cli(["-w", "1", "-q", "--fold", "--fold-format", "otel"], b"a\na\na\n")
     undated = json_format.Parse(plain.stdout.splitlines()[-1], logs.LogRecord())
     assert undated.time_unix_nano >= before - 10**9  # (no timestamp: the time written)
+
+
+def _unkeyed(keys: list[str]) -> list[bytes]:
+    """Records compared whole (no key options), so a run's line is made at once where
+    it lies whole in a batch: a time that is the key's own (copies stay equal), and
+    one key without a time; "u" is a record seen once (it ends a run)."""
+    return [
+        k.encode()
+        if k == "c"
+        else f"new {n}".encode()
+        if k == "u"
+        else f"2026-11-24T10:00:0{ord(k) - 97} {k}".encode()
+        for n, k in enumerate(keys)
+    ]
+
+
+def _fold_output(engine_name: str, records: list[bytes], cuts, **options) -> bytes:
+    """The output of ``engine_name``'s engine, the kernel's fed as bytes in ``cuts``."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SEQDEDUP_ENGINE", engine_name)
+        d = Deduplicator(fold=True, **options)
+    if engine_name == "python":
+        return b"".join(line + b"\n" for line in d.feed(records) + d.flush())
+    data = b"".join(record + b"\n" for record in records)
+    out, at, turn = b"", 0, 0
+    while at < len(data):
+        out += d.feed_bytes(data[at : at + cuts[turn % len(cuts)]])
+        at, turn = at + cuts[turn % len(cuts)], turn + 1
+    return out + d.flush_bytes()
+
+
+@pytest.mark.skipif(not kernel_built(), reason="the compiled kernel is not built")
+@settings(max_examples=examples(200), deadline=None)
+@given(
+    keys=st.lists(
+        st.sampled_from(["ab", "abc", "ba", "c", "aab", "bcbc", "u", "uu"]), max_size=200
+    ).map(lambda blocks: list("".join(blocks))),
+    window=st.integers(1, 5),
+    every=st.sampled_from([None, 2, 7, 10_000]),
+    cuts=st.lists(st.integers(1, 60) | st.integers(500, 4000), min_size=1, max_size=5),
+    fold_format=st.sampled_from([None, "json", "{start}-{end} {id} x{copies}+{extra}"]),
+    color=st.booleans(),
+)
+def test_whole_runs_lined_at_once_read_as_the_python_engine_lines_them(
+    keys, window, every, cuts, fold_format, color
+):
+    """Unkeyed records through the kernel's chunk path, where a run that lies whole in
+    a batch gets its line straight from its keys (fold_shape, encode_joined, the
+    default text inline): the same bytes as the Python engine's, which lines every run
+    record by record."""
+    records = _unkeyed(keys)
+    options = dict(
+        window_size=window,
+        fold_every=every,
+        fold_format=fold_format,
+        color=color,
+        max_history=None,
+    )
+    kernel = _fold_output("kernel", records, cuts, **options)
+    python = _fold_output("python", records, cuts, **options)
+    assert kernel == python
+
+
+@pytest.mark.skipif(not kernel_built(), reason="the compiled kernel is not built")
+def test_whole_runs_are_lined_at_once_on_the_chunk_path(monkeypatch):
+    """The fast path is taken (so the test above tests it): a storm's lines in one
+    batch come from fold_shape, not from the record-by-record path."""
+    from seqdedup import fold
+
+    calls = []
+    monkeypatch.setattr(fold.Folder, "_extend", lambda *args: calls.append(args))
+    records = _unkeyed(list("abab" * 50 + "c" + "ab" * 20 + "cdefghij"))
+    out = _fold_output("kernel", records, [1 << 20], window_size=2, max_history=None)
+    assert b"[FOLDED: 198 records at lines 3-200: 99 copies of sequence" in out
+    assert b"[FOLDED: 41 records at lines 202-242: 20 copies of sequence" in out
+    assert calls == []
+
+
+@pytest.mark.skipif(not kernel_built(), reason="the compiled kernel is not built")
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    keys=st.lists(st.sampled_from("ab"), min_size=1, max_size=40),
+    at=st.integers(0, 5),
+    data=st.data(),
+)
+def test_fold_shape_is_the_period_and_the_periodic_match(keys, at, data):
+    from seqdedup import _kernel
+
+    encoded = b"".join(k.encode() * 16 for k in ["z"] * at + keys)
+    extent = data.draw(st.integers(1, len(keys)))
+    run = encoded[at * 16 :]
+    length = shortest_period(run[: extent * 16])
+    want = (length, periodic_match(run[: length * 16], run, 0))
+    assert _kernel.fold_shape(encoded, at, extent, len(keys)) == want
+    for bad in ((at, 0, len(keys)), (at, extent, extent - 1), (at + 1, extent, len(keys) + 1)):
+        with pytest.raises(ValueError):
+            _kernel.fold_shape(encoded, *bad)
+
+
+@pytest.mark.skipif(not kernel_built(), reason="the compiled kernel is not built")
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    records=st.lists(st.binary(max_size=6), min_size=1, max_size=12),
+    delimiter=st.sampled_from([b"\n", b"\0", b"--", b"\r\n"]),
+    data=st.data(),
+)
+def test_encode_joined_is_the_library_row_of_the_first_records(records, delimiter, data):
+    from seqdedup import _kernel
+
+    records = [r.replace(delimiter, b"") for r in records]
+    joined = delimiter.join(records)
+    parts = joined.split(delimiter)  # (a record may hold part of a longer delimiter)
+    count = data.draw(st.integers(0, len(parts)))
+    assert _kernel.encode_joined(joined, delimiter, count) == encode_records(parts[:count])
+    with pytest.raises(ValueError):
+        _kernel.encode_joined(joined, delimiter, len(parts) + 1)
+    with pytest.raises(ValueError):
+        _kernel.encode_joined(joined, b"", 1)
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    start=st.integers(1, 10**6),
+    removed=st.integers(1, 50),
+    length=st.integers(1, 10),
+    source=st.integers(1, 10**6),
+    times=st.sampled_from(["", "09:00:03", "2026-11-24T10:00:00"]),
+    last=st.sampled_from(["", "09:14:55"]),
+)
+def test_the_inline_text_is_the_default_text(start, removed, length, source, times, last):
+    from seqdedup.fold import default_text, plain_text
+
+    copies = removed // length
+    digest = blake2b(str(start).encode(), digest_size=16).digest()
+    fields = {
+        "start": start,
+        "end": start + removed - 1,
+        "file": "-",
+        "removed": removed,
+        "copies": copies,
+        "extra": removed - copies * length,
+        "length": length,
+        "id": digest.hex()[:12],
+        "digest": digest.hex(),
+        "sequence": "",
+        "count": 1,
+        "first_time": times,
+        "last_time": last,
+        "part": 1,
+        "continues": 0,
+        "variants": 1,
+        "window_size": 3,
+        "match_file": "-",
+        "match_start": source,
+        "match_end": source + length - 1,
+    }
+    inline = plain_text(start, removed, copies, length, digest, source, times, last)
+    assert inline == default_text(fields, named=False).encode()

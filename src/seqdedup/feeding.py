@@ -172,9 +172,13 @@ class ChunkPath:
         folder, saver = parts.folder, parts.saver
         attributor.append_keys(hashes)
         first = attributor.decided
+        joined = folder is not None and folder.takes_joined
         if isinstance(runs, list):  # the runs carry their first record, or all of them
             heads = runs
-            if folder is not None or saver is not None:
+            if joined:
+                delimiter = self._parts.config.delimiter
+                heads = [(start, stop, data.partition(delimiter)[0]) for start, stop, data in runs]
+            elif folder is not None or saver is not None:
                 runs = self._split(runs)
                 heads = [(start, stop, records[0]) for start, stop, records in runs]
             if parts.top is not None:
@@ -188,7 +192,8 @@ class ChunkPath:
         if folder is not None:
             assert isinstance(runs, list)
             folder.append_keys(hashes)
-            return folder.add_runs(first, decided, runs, pieces)
+            joiner = self._parts.config.delimiter if joined else None
+            return folder.add_runs(first, decided, runs, pieces, joiner)
         return (
             [(piece.end, parts.report.marker(piece)) for piece in pieces] if self._markers else []
         )

@@ -31,6 +31,7 @@ from seqdedup.errors import SeqdedupError, visible
 from seqdedup.hashes import MASK128
 from seqdedup.keys import text_digest
 from seqdedup.normalize import TIMESTAMP
+from seqdedup.report import LINE_COLOR, painted
 
 if TYPE_CHECKING:
     from seqdedup.attribution import Piece
@@ -204,6 +205,9 @@ class Sequences:
         self._open_source = open_source  # the open piece's earliest source
         self._on_sequence = on_sequence  # (digest, records) of each new sequence: -l
         self._digests: OrderedDict[bytes, bytes] = OrderedDict()  # sequence keys -> id
+        from seqdedup.library.store import digest_of  # (only a run that folds needs it)
+
+        self._digest_of = digest_of
 
     def of(self, run: FoldRun, fix: bool = False) -> _Unit:
         """The run's sequence: the shortest period of its first piece, first seen at
@@ -223,7 +227,11 @@ class Sequences:
         length = self.period(keys[: extent * KEY])
         unit_keys = bytes(keys[: length * KEY])
         records = run.records[:length]
-        unit = _Unit(unit_keys, self._digest(unit_keys, records), source)
+        unit = _Unit(
+            unit_keys,
+            self.digest(unit_keys, partial(sequence_row, self._key_maker, records)),
+            source,
+        )
         run.matched = self.match(unit_keys, keys, 0)
         if complete or fix:
             run.unit = unit
@@ -233,13 +241,14 @@ class Sequences:
             self._on_sequence(unit.digest, records)
         return unit
 
-    def _digest(self, unit_keys: bytes, records: list[bytes]) -> bytes:
+    def digest(self, unit_keys: bytes, row: Callable[[], bytes]) -> bytes:
         """The id of a sequence (remembered by its key hashes: a storm asks again and
-        again)."""
+        again); ``row``: its records' keys as a library row, asked for only when it is
+        not remembered."""
         digests = self._digests
         digest = digests.get(unit_keys)
         if digest is None:
-            digest = digests[unit_keys] = sequence_digest(self._key_maker, records)
+            digest = digests[unit_keys] = self._digest_of(row())
             if len(digests) > DIGESTS_HELD:
                 digests.popitem(last=False)
         return digest
@@ -277,6 +286,17 @@ class Folder:
         self._run: FoldRun | None = None
         self._folded = FoldedCounts(config.max_unique_sequences)
         self._text = text_digest(config, kernel)
+        self._whole = (
+            WholeRuns(config, report, kernel, self._sequences, self._folded, self._stamp, keys)
+            if kernel is not None
+            and not isinstance(self._every, Duration)
+            and self._text is None
+            and on_sequence is None
+            else None
+        )
+        # Whether add_runs takes each run's records joined (it splits only the runs it
+        # does not line at once)
+        self.takes_joined = self._whole is not None
 
     def append_keys(self, hashes: bytes) -> None:
         self._keys += key_bytes(hashes)
@@ -285,11 +305,13 @@ class Folder:
         self,
         first: int,
         size: int,
-        runs: Sequence[tuple[int, int, Sequence[bytes]]],
+        runs: Sequence[tuple[int, int, Sequence[bytes]]] | Sequence[tuple[int, int, bytes]],
         pieces: list[Piece],
+        delimiter: bytes | None = None,
     ) -> list[tuple[int, bytes]]:
         """The same, given as the runs of skipped records among tracked records
-        ``first`` .. ``first + size - 1``: ``(start, stop, their records)``."""
+        ``first`` .. ``first + size - 1``: ``(start, stop, their records)``, the
+        records as one string joined by ``delimiter`` when it is given."""
         lines: list[tuple[int, bytes]] = []
         run = self._run
         firsts = {piece.start: piece for piece in pieces}
@@ -297,10 +319,26 @@ class Folder:
             run.first_piece = firsts.get(run.start)
         base = self._key_base
         keys = bytes(self._keys[(first - base) * KEY : (first + size - base) * KEY])
+        whole = self._whole
         for start, stop, records in runs:
             if run is not None and start > run.stop:  # a kept record ended it
                 lines += self._complete(run)
                 run = None
+            if (
+                whole is not None
+                and run is None
+                and start >= self._taken
+                and stop < first + size
+                and whole.takes(start, stop, firsts.get(start))
+            ):
+                piece = firsts[start]
+                lines.append(
+                    whole.line(keys, start - first, start, stop, piece, records, delimiter)
+                )
+                continue
+            if isinstance(records, bytes):
+                assert delimiter is not None
+                records = records.split(delimiter)
             at = max(start, self._taken)  # (records settled early were taken then)
             if at < stop:
                 if run is None:
@@ -381,10 +419,7 @@ class Folder:
         records gets its line when the run goes on past it (so where lines fall does
         not depend on how the input was cut)."""
         every = self._every
-        if isinstance(every, Duration):
-            clock = PartClock(every, self._config.fold_clock == "records", self._stamp)
-            self._extend_timed(run, keys, records, lines, clock)
-            return
+        assert not isinstance(every, Duration)  # (TimedFolder's)
         taken = 0
         while taken < len(records):
             take = len(records) - taken
@@ -396,31 +431,6 @@ class Folder:
             if self._text is not None:
                 run.note_texts(records[taken : taken + take], self._text)
             if run.take(kept, records[taken : taken + take], self._match):
-                self._sequences.of(run, fix=True)
-            taken += take
-
-    def _extend_timed(
-        self,
-        run: FoldRun,
-        keys: bytes,
-        records: Sequence[bytes],
-        lines: list[tuple[int, bytes]],
-        clock: PartClock,
-    ) -> None:
-        """``--fold-every TIME``: a part's line when the run goes on past TIME after the
-        part began (by ``clock``: per batch, or per record by the records' own time)."""
-        taken = 0
-        while taken < len(records):
-            now = clock.now(records[taken])
-            if run.stop > run.part_start and now - run.part_clock >= clock.seconds:
-                lines.append(self._part_line(run, continues=True))
-            if run.stop == run.part_start:
-                run.part_clock = now
-            take = 1 if clock.by_records else len(records) - taken
-            batch = records[taken : taken + take]
-            if self._text is not None:
-                run.note_texts(batch, self._text)
-            if run.take(keys[taken * KEY : (taken + take) * KEY], batch, self._match):
                 self._sequences.of(run, fix=True)
             taken += take
 
@@ -438,6 +448,136 @@ class Folder:
             **part_fields(run, unit, self._folded, self._stamp, continues),
             "window_size": self._window,
             **self._report.source_fields(unit.source, unit.length),
+        }
+        named, color = self._report.inputs.named, self._config.color
+        return stop - 1, line_text(self._config.fold_format, fields, named, color)
+
+
+class TimedFolder(Folder):
+    """``--fold-every TIME``: parts by time, not by records removed."""
+
+    def _extend(
+        self, run: FoldRun, keys: bytes, records: Sequence[bytes], lines: list[tuple[int, bytes]]
+    ) -> None:
+        """A part's line when the run goes on past TIME after the part began (by the
+        clock: per batch, or per record by the records' own time)."""
+        every = self._every
+        assert isinstance(every, Duration)  # (stages.make_folder's choice)
+        clock = PartClock(every, self._config.fold_clock == "records", self._stamp)
+        taken = 0
+        while taken < len(records):
+            now = clock.now(records[taken])
+            if run.stop > run.part_start and now - run.part_clock >= clock.seconds:
+                lines.append(self._part_line(run, continues=True))
+            if run.stop == run.part_start:
+                run.part_clock = now
+            take = 1 if clock.by_records else len(records) - taken
+            batch = records[taken : taken + take]
+            if self._text is not None:
+                run.note_texts(batch, self._text)
+            if run.take(keys[taken * KEY : (taken + take) * KEY], batch, self._match):
+                self._sequences.of(run, fix=True)
+            taken += take
+
+
+class WholeRuns:
+    """The line of a run that lies whole in one batch with its first piece closed in
+    it, in one part (most runs), made at once where nothing else asks for the run's
+    records (parts counted, no texts compared, no library saved): its sequence from its
+    keys by the kernel (fold_shape, encode_joined), its times from its first and last
+    records. The same line as :class:`Folder`'s record-by-record path gives."""
+
+    def __init__(
+        self,
+        config: Config,
+        report: PieceReport,
+        kernel: ModuleType,
+        sequences: Sequences,
+        folded: FoldedCounts,
+        stamp: Callable[[bytes], str],
+        keys: KeyMaker,
+    ) -> None:
+        self._config = config
+        self._report = report
+        self._kernel = kernel
+        self._shape = kernel.fold_shape
+        self._sequences = sequences
+        self._folded = folded
+        self._stamp = stamp
+        self._keys = keys
+        self._window = config.window_size
+        every = config.fold_every
+        self._part_max = every if isinstance(every, int) else None
+        # Its numbers its records' own indices plus one (one input, no filters): the
+        # default text written inline (plain_text)
+        self._plain = config.fold_format is None and not report.inputs.named and not config.filters
+        self._color = LINE_COLOR if config.color else None
+
+    def takes(self, start: int, stop: int, piece: Piece | None) -> bool:
+        """Whether the run ``start`` .. ``stop`` (exclusive) is lined here: its first
+        piece (None: not closed yet) ends inside it, and it is one part."""
+        part_max = self._part_max
+        return (
+            piece is not None
+            and piece.end < stop
+            and (part_max is None or stop - start <= part_max)
+        )
+
+    def line(
+        self,
+        keys: bytes,
+        at: int,
+        start: int,
+        stop: int,
+        piece: Piece,
+        records: Sequence[bytes] | bytes,
+        delimiter: bytes | None,
+    ) -> tuple[int, bytes]:
+        """The run's line and the tracked record it follows, from its keys (``at``: its
+        first key's index in ``keys``) and its records (joined by ``delimiter`` when it
+        is given: then the records are their keys, as nothing keys them)."""
+        removed = stop - start
+        length, matched = self._shape(keys, at, piece.end - start + 1, removed)
+        unit_keys = keys[at * KEY : (at + length) * KEY]
+        row: Callable[[], bytes]
+        if isinstance(records, bytes):
+            assert delimiter is not None
+            end, begin = records.find(delimiter), records.rfind(delimiter)
+            first_record = records if end < 0 else records[:end]
+            last_record = records if begin < 0 else records[begin + len(delimiter) :]
+            row = partial(self._kernel.encode_joined, records, delimiter, length)
+        else:
+            first_record, last_record = records[0], records[-1]
+            row = partial(sequence_row, self._keys, list(records[:length]))
+        digest = self._sequences.digest(unit_keys, row)
+        copies = min(matched, removed) // length
+        first_time = self._stamp(first_record)
+        last_time = first_time if removed == 1 else self._stamp(last_record)
+        count = self._folded.add(digest, copies) + 1
+        source = piece.source_start
+        if self._plain and source >= 0:
+            text = plain_text(
+                start + 1, removed, copies, length, digest, source + 1, first_time, last_time
+            )
+            return stop - 1, painted(text, self._color)
+        hex_digest = digest.hex()
+        fields: Fields = {
+            **self._report.span(start, stop - 1),
+            "removed": removed,
+            "copies": copies,
+            "extra": removed - copies * length,
+            "length": length,
+            "id": hex_digest[:SHORT_ID],
+            "digest": hex_digest,
+            "sequence": "",
+            "count": count,
+            "first_time": first_time,
+            "last_time": last_time,
+            "part": 1,
+            "continues": 0,
+            "variants": 1,
+            "window_size": self._window,
+            **self._report.source_fields(source, length),
         }
         named, color = self._report.inputs.named, self._config.color
         return stop - 1, line_text(self._config.fold_format, fields, named, color)
@@ -552,14 +692,12 @@ def part_fields(
     return fields
 
 
-def sequence_digest(maker: KeyMaker, records: list[bytes]) -> bytes:
-    """A sequence's id: the library's digest of its records' keys (of the records
+def sequence_row(maker: KeyMaker, records: list[bytes]) -> bytes:
+    """What a sequence's id digests: its records' keys as a library row (the records
     themselves with a hash transform, whose output is not asked for again)."""
-    from seqdedup.library.store import digest_of, encode_records
+    from seqdedup.library.store import encode_records
 
-    return digest_of(
-        encode_records(records if maker.transform is not None else maker.keys(records))
-    )
+    return encode_records(records if maker.transform is not None else maker.keys(records))
 
 
 @lru_cache(maxsize=1)
@@ -586,8 +724,6 @@ def kernel_timestamp(
 
 def line_text(template: str | None, fields: Fields, named: bool, color: bool) -> bytes:
     """A summary line: the default text, the user's template, or JSON (in colour)."""
-    from seqdedup.report import LINE_COLOR, painted
-
     if template == "json":
         text = json_line(fields).encode("utf-8")
     elif template == "otel":
@@ -597,6 +733,41 @@ def line_text(template: str | None, fields: Fields, named: bool, color: bool) ->
     else:
         text = default_text(fields, named).encode("utf-8", "surrogateescape")
     return painted(text, LINE_COLOR if color else None)
+
+
+def plain_text(
+    start: int,
+    removed: int,
+    copies: int,
+    length: int,
+    digest: bytes,
+    source: int,
+    first_time: str,
+    last_time: str,
+) -> bytes:
+    """:func:`default_text` of a whole run of one input (one part, which does not go
+    on): records ``start`` .. (numbers), its sequence first seen at record ``source``."""
+    lines = f"line {start}" if removed == 1 else f"lines {start}-{start + removed - 1}"
+    extra = removed - copies * length
+    text = (
+        f"[FOLDED: {_records(removed)} at {lines}: {copies} "
+        f"{'copy' if copies == 1 else 'copies'} of sequence {digest.hex()[:SHORT_ID]} "
+        f"({_records(length)}, first seen at lines {source}-{source + length - 1})"
+        f"{_extra(extra)}{_times(first_time, last_time)}]"
+    )
+    return text.encode("utf-8", "surrogateescape")
+
+
+def _extra(extra: int) -> str:
+    return f" and {extra} more record{'s' if extra > 1 else ''}" if extra else ""
+
+
+def _times(first_time: str, last_time: str) -> str:
+    if first_time and last_time:
+        return f", {first_time} .. {last_time}"
+    if first_time or last_time:  # only one of the two records holds a time
+        return f", from {first_time}" if first_time else f", until {last_time}"
+    return ""
 
 
 def _records(count: int) -> str:
@@ -629,13 +800,7 @@ def default_text(fields: Fields, named: bool) -> str:
         f"{fields['id']} ({_records(length)}, {seen} "
         f"{fields['match_start']}-{fields['match_end']}{source_where})"
     )
-    if fields["extra"]:
-        text += f" and {fields['extra']} more record{'s' if fields['extra'] > 1 else ''}"
-    first_time, last_time = fields["first_time"], fields["last_time"]
-    if first_time and last_time:
-        text += f", {first_time} .. {last_time}"
-    elif first_time or last_time:  # only one of the two records holds a time
-        text += f", from {first_time}" if first_time else f", until {last_time}"
+    text += _extra(fields["extra"]) + _times(fields["first_time"], fields["last_time"])
     variants = fields.get("variants", 1)
     if variants > 1:  # (the copies are the same sequence by their keys, not their text)
         text += f" ({variants} variants of the text)"

@@ -24,7 +24,7 @@ from seqdedup.attribution import (
     SequenceTable,
 )
 from seqdedup.attribution_thread import AttributionThread
-from seqdedup.config import Config
+from seqdedup.config import Config, Duration
 from seqdedup.engine import SEED
 from seqdedup.engine import load as load_kernel
 from seqdedup.filters import FilterList
@@ -240,10 +240,11 @@ def make_folder(
 ) -> Folder:
     """``--fold``'s summary lines, over the run's report, keys and attribution (and its
     library, which holds each folded sequence under its id)."""
-    from seqdedup.fold import Folder
+    from seqdedup.fold import Folder, TimedFolder
 
     assert isinstance(attributor, Attributor | KernelAttributor)  # (the plan's: folds)
-    return Folder(
+    kind = TimedFolder if isinstance(config.fold_every, Duration) else Folder
+    return kind(
         config,
         report,
         keys,

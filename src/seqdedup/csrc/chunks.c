@@ -11,8 +11,8 @@
  */
 #include "kernel.h"
 
-static const unsigned char *find_delimiter(const unsigned char *p, const unsigned char *end,
-                                           const unsigned char *delim, size_t dlen)
+const unsigned char *seqdedup_find_delimiter(const unsigned char *p, const unsigned char *end,
+                                             const unsigned char *delim, size_t dlen)
 {
     if (dlen == 1) return memchr(p, delim[0], (size_t)(end - p));
     while ((size_t)(end - p) >= dlen) {
@@ -265,7 +265,7 @@ static Py_ssize_t append_and_split(Matcher *m, PyObject *arg, int *changed)
     const unsigned char *end = m->buf + m->buf_len;
     const unsigned char *p = m->buf + m->scan_from;
     for (;;) {
-        const unsigned char *hit = find_delimiter(p, end, m->delim, dlen);
+        const unsigned char *hit = seqdedup_find_delimiter(p, end, m->delim, dlen);
         if (hit == NULL) break;
         if (reserve_record(m) < 0) return -1;
         m->rec_start[m->rec_len] = m->tail_start;

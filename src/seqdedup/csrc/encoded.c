@@ -3,6 +3,7 @@
  * uint32 lengths, then the records), without a Python object per record: one row
  * (hash_encoded) or a group of rows at once (hash_encoded_rows). Every length is checked
  * against what the row holds: a corrupt row is a ValueError, never a read past its end.
+ * And the other way: a row made from records joined by a delimiter (encode_joined).
  */
 #include "kernel.h"
 #include "functions.h"
@@ -12,6 +13,12 @@ static inline uint32_t read32(const unsigned char *p)
 {
     return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
            ((uint32_t)p[3] << 24);
+}
+
+static inline void write32(unsigned char *p, uint32_t v)
+{
+    p[0] = (unsigned char)v, p[1] = (unsigned char)(v >> 8);
+    p[2] = (unsigned char)(v >> 16), p[3] = (unsigned char)(v >> 24);
 }
 
 typedef struct {
@@ -194,4 +201,56 @@ done:
     PyBuffer_Release(&firsts);
     PyBuffer_Release(&lengths);
     return result;
+}
+
+/* encode_joined(data, delimiter, count) -> bytes: the row (library.encode_records) of
+ * the first count records of data, records joined by delimiter (--fold's sequence id
+ * from a run's records as the chunk path hands them over). */
+PyObject *seqdedup_py_encode_joined(PyObject *self, PyObject *args)
+{
+    Py_buffer data, delim;
+    Py_ssize_t count;
+    if (!PyArg_ParseTuple(args, "y*y*n", &data, &delim, &count)) return NULL;
+    const unsigned char *p = data.buf, *end = p + data.len;
+    size_t dlen = (size_t)delim.len, content = 0;
+    PyObject *row = NULL;
+    /* (a record is at least one byte of data or a delimiter: count is bounded by it) */
+    if (dlen == 0 || count < 0 || count > data.len + 1 || count > (Py_ssize_t)UINT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "encode_joined: a delimiter and 0 <= count <= records");
+        goto done;
+    }
+    size_t head = 4 + 4 * (size_t)count;
+    /* First pass: the contents' size, checking that count records are there. */
+    for (Py_ssize_t i = 0; i < count; i++) {
+        const unsigned char *hit = seqdedup_find_delimiter(p, end, delim.buf, dlen);
+        if (hit == NULL && i + 1 < count) {
+            PyErr_SetString(PyExc_ValueError, "encode_joined: fewer records than count");
+            goto done;
+        }
+        const unsigned char *stop = hit != NULL ? hit : end;
+        if ((size_t)(stop - p) > UINT32_MAX) {
+            PyErr_SetString(PyExc_ValueError, "encode_joined: a record of 4 GiB or more");
+            goto done;
+        }
+        content += (size_t)(stop - p);
+        p = hit != NULL ? hit + dlen : end;
+    }
+    row = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(head + content));
+    if (row == NULL) goto done;
+    unsigned char *out = (unsigned char *)PyBytes_AS_STRING(row), *body = out + head;
+    write32(out, (uint32_t)count);
+    p = data.buf;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        const unsigned char *hit = seqdedup_find_delimiter(p, end, delim.buf, dlen);
+        const unsigned char *stop = hit != NULL ? hit : end;
+        size_t len = (size_t)(stop - p);
+        write32(out + 4 + 4 * (size_t)i, (uint32_t)len);
+        memcpy(body, p, len);
+        body += len;
+        p = hit != NULL ? hit + dlen : end;
+    }
+done:
+    PyBuffer_Release(&data);
+    PyBuffer_Release(&delim);
+    return row;
 }

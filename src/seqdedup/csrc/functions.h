@@ -10,6 +10,7 @@
 /* fold.c */
 PyObject *seqdedup_py_shortest_period(PyObject *self, PyObject *arg);
 PyObject *seqdedup_py_periodic_match(PyObject *self, PyObject *args);
+PyObject *seqdedup_py_fold_shape(PyObject *self, PyObject *args);
 /* tokens.c */
 PyObject *seqdedup_py_token_counts(PyObject *self, PyObject *args);
 /* suggest.c */
@@ -23,6 +24,7 @@ PyObject *seqdedup_py_split_hash(PyObject *self, PyObject *args, PyObject *kwds)
 PyObject *seqdedup_py_hash_encoded(PyObject *self, PyObject *args, PyObject *kwds);
 PyObject *seqdedup_py_hash_encoded_rows(PyObject *self, PyObject *args, PyObject *kwds);
 PyObject *seqdedup_py_library_windows(PyObject *self, PyObject *args);
+PyObject *seqdedup_py_encode_joined(PyObject *self, PyObject *args);
 /* streamby_prefix.c */
 PyObject *seqdedup_py_stream_prefixes(PyObject *self, PyObject *args);
 

@@ -545,6 +545,9 @@ int64_t seqdedup_settled(const Matcher *m);
 void seqdedup_keys_free(Matcher *m);
 
 /* chunks.c */
+/* The first delimiter (dlen >= 1 bytes) in p .. end, or NULL. */
+const unsigned char *seqdedup_find_delimiter(const unsigned char *p, const unsigned char *end,
+                                             const unsigned char *delim, size_t dlen);
 PyObject *seqdedup_matcher_feed_chunk(Matcher *m, PyObject *arg);
 PyObject *seqdedup_matcher_finish_chunks(Matcher *m, PyObject *args, PyObject *kwds);
 PyObject *seqdedup_matcher_split_chunk(Matcher *m, PyObject *arg);

@@ -120,6 +120,12 @@ static PyMethodDef kernel_methods[] = {
     {"periodic_match", seqdedup_py_periodic_match, METH_VARARGS,
      "periodic_match(unit, data, offset) -> how many keys of data equal the unit's, "
      "repeated, from key offset of the repetition on"},
+    {"encode_joined", seqdedup_py_encode_joined, METH_VARARGS,
+     "encode_joined(data, delimiter, count) -> bytes: the library row of the first count "
+     "records of data, records joined by delimiter"},
+    {"fold_shape", seqdedup_py_fold_shape, METH_VARARGS,
+     "fold_shape(keys, at, extent, count) -> (length, matched): of the count keys from "
+     "key at, the shortest period of the first extent and how many repeat it"},
     {NULL}};
 
 /* Multi-phase initialisation: the types are created per module object (heap types);
