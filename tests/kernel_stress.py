@@ -263,9 +263,12 @@ def push_run(kernel, rng: random.Random) -> None:
     m.new_material = []
     region = array("Q")  # key hashes, two words each; sentinels (0, 0) between sequences
     fps, starts = array("Q"), array("q")
+    firsts, lengths = array("q"), array("q")
     for sequence in library:
         region.extend((0, 0))
         first = len(region) // 2
+        firsts.append(first)
+        lengths.append(len(sequence))
         hashes = key_hashes(sequence, forced_low)
         region.extend(hashes)
         count = len(sequence) - window + 1
@@ -274,7 +277,10 @@ def push_run(kernel, rng: random.Random) -> None:
             starts.extend(range(first, first + count))
     region.extend((0, 0) * (window + 1))  # the last window ends before -W - 1
     size = len(region) // 2
-    m.add_library_windows(fps, array("q", (s - size for s in starts)), region)
+    if rng.random() < 0.5:  # the same windows, fingerprinted by the matcher
+        m.add_library_region(region, firsts, lengths)
+    else:
+        m.add_library_windows(fps, array("q", (s - size for s in starts)), region)
     keep: list[bool] = []
     for number, keys in enumerate(streams):
         if number:
@@ -332,13 +338,17 @@ def attribution_run(kernel, rng: random.Random) -> None:
         region.extend(rng.choice(alphabet) for _ in range(rng.randint(0, 8)))
         region.append(sentinel)
     size = len(region)
-    for first in firsts:
-        inside = region.index(sentinel, first) - first - window + 1
+    lengths = array("q", (region.index(sentinel, first) - first for first in firsts))
+    for first, length in zip(firsts, lengths, strict=True):
+        inside = length - window + 1
         if inside > 0:
             lanes = hash_words(region[first : first + inside + window - 1])
             fps.frombytes(m.fingerprints(lanes, inside))
             starts.extend(range(first - size, first - size + inside))
-    m.add_library_windows(fps, starts, hash_words(region))
+    if rng.random() < 0.5:  # the same windows, fingerprinted by the matcher
+        m.add_library_region(hash_words(region), array("q", firsts), lengths)
+    else:
+        m.add_library_windows(fps, starts, hash_words(region))
     core.set_library_keys(hash_words(region))
     python.set_library_keys(region)
     numbered = rng.random() < 0.3
@@ -590,6 +600,9 @@ def hostile_calls(kernel, rng: random.Random) -> None:
         lambda v: kernel.encode_joined(v, b"\n", 1),
         lambda v: kernel.encode_joined(b"a\nb", v, 1),
         lambda v: kernel.encode_joined(b"a\nb", b"\n", v),
+        lambda v: kernel.Matcher(2).add_library_region(v, array("q", [1]), array("q", [2])),
+        lambda v: kernel.Matcher(2).add_library_region(b"\0" * 64, v, array("q", [2])),
+        lambda v: kernel.Matcher(2).add_library_region(b"\0" * 64, array("q", [1]), v),
     ]
     for call in calls:
         with contextlib.suppress(TypeError, ValueError, OverflowError):

@@ -720,3 +720,63 @@ class TestRawApi:
         for t in threads:
             t.join()
         assert results == [want, want]
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(
+    sequences=st.lists(st.lists(st.sampled_from("abc"), max_size=12), max_size=4),
+    keys=st.lists(st.sampled_from("abcd"), max_size=80),
+    window=st.integers(1, 5),
+    history=st.sampled_from([None, 0, 50]),  # (past the window)
+    collide=st.booleans(),
+)
+def test_a_library_region_gives_the_windows_its_fingerprints_give(
+    sequences, keys, window, history, collide
+):
+    """add_library_region (the matcher rolls each sequence's fingerprints itself) and
+    add_library_windows (given every window's fingerprint and start) make the same
+    windows seen: the same decisions after them, with and without forced collisions."""
+    _kernel = kernel.load()
+    history = None if history is None else window + history
+    seed = 0x1234_5678_9ABC_DEF0_0FED_CBA9_8765_4321
+    region, firsts, lengths = array("Q", [7, 7]), array("q"), array("q")
+    for sequence in sequences:
+        firsts.append(len(region) // 2)
+        lengths.append(len(sequence))
+        region.extend(hash_forms.hash_words([hash(k) for k in sequence]))
+        region.extend((7, 7))  # the sentinel after each sequence
+    size = len(region) // 2
+    by_region = _kernel.Matcher(window, history, seed=seed, force_collisions=collide)
+    by_windows = _kernel.Matcher(window, history, seed=seed, force_collisions=collide)
+    by_region.add_library_region(region, firsts, lengths)
+    fps, starts = array("Q"), array("q")
+    for first, length in zip(firsts, lengths, strict=True):
+        inside = length - window + 1
+        if inside > 0:
+            fps.frombytes(by_windows.fingerprints(region[2 * first :], inside))
+            starts.extend(range(first - size, first - size + inside))
+    by_windows.add_library_windows(fps, starts, region)
+    hashes = hash_forms.hash_words([hash(k) for k in keys])
+    decided = []
+    for m in (by_region, by_windows):  # the decisions, and the library window each repeats
+        flags = m.push(hashes)
+        decided.append((flags + m.finish(), [m.source(w) for w in range(len(keys))]))
+    assert decided[0] == decided[1]
+
+
+def test_a_library_region_out_of_order_or_past_its_end_is_refused():
+    _kernel = kernel.load()
+    region = array("Q", [7, 7] * 6)  # six records
+    for firsts, lengths in (([3, 1], [1, 1]), ([1], [5]), ([-1], [2]), ([1], [-1])):
+        with pytest.raises(ValueError, match="in order in the region"):
+            _kernel.Matcher(2).add_library_region(region, array("q", firsts), array("q", lengths))
+    with pytest.raises(ValueError, match="differ in length"):
+        _kernel.Matcher(2).add_library_region(region, array("q", [1]), array("q", []))
+    pushed = _kernel.Matcher(2)
+    pushed.push(array("Q", [1, 2]))
+    with pytest.raises(RuntimeError, match="before any push"):
+        pushed.add_library_region(region, array("q", [1]), array("q", [2]))
+    once = _kernel.Matcher(2)
+    once.add_library_region(region, array("q", [1]), array("q", [2]))
+    with pytest.raises(ValueError, match="given once"):
+        once.add_library_region(region, array("q", [3]), array("q", [2]))

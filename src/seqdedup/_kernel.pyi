@@ -116,6 +116,9 @@ class Matcher:
         region: ReadableBuffer | None = None,
         /,
     ) -> None: ...
+    def add_library_region(
+        self, region: ReadableBuffer, firsts: ReadableBuffer, lengths: ReadableBuffer, /
+    ) -> None: ...
     def feed_chunk(self, chunk: ReadableBuffer, /) -> ChunkResult: ...
     def finish_chunks(
         self, delimit_final: bool = False, drop_final: bool = False

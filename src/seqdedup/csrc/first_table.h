@@ -127,6 +127,15 @@ static inline int ft_resize(FirstTable *t, size_t cap)
     return 0;
 }
 
+/* Room for `size` keys without growing (one resize instead of a growth by half at a
+ * time, each rehashing every key: a library's windows are known before they go in). */
+static inline int ft_reserve(FirstTable *t, size_t size)
+{
+    if (size > SIZE_MAX / 2 / FT_SLOT) return seqdedup_no_memory();
+    size_t cap = size / 3 * 4 + 16;
+    return cap > t->cap ? ft_resize(t, cap) : 0;
+}
+
 /* The first start of `key`, inserting `start` for it if it is new. */
 static inline int ft_first_start(FirstTable *t, Hash128 key, int64_t start, int64_t *first)
 {

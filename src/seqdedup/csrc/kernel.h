@@ -4,6 +4,7 @@
  *   hash.c          XXH64, --skip-chars in characters, key hashes (with normalize.h), and
  *                   the module functions that hash
  *   matcher.c       the exact window rule: the tables, push/finish (the record path)
+ *   matcher_library.c  a loaded library's windows into the matcher, seen for the run
  *   confirm.c       the confirmation: a fingerprint's candidate counts when its key
  *                   hashes are the window's (and the log of key hashes it reads)
  *   chunks.c        the chunk path: raw chunks in, kept records out (filtered too)
@@ -533,7 +534,15 @@ Py_ssize_t seqdedup_finish_core(Matcher *m, size_t at);
 PyObject *seqdedup_matcher_push(Matcher *m, PyObject *arg);
 PyObject *seqdedup_matcher_finish(Matcher *m, PyObject *ignored);
 PyObject *seqdedup_matcher_fingerprints(Matcher *m, PyObject *args);
+/* The fingerprints of the `count` windows from h[0] into out (rolled from the first). */
+void seqdedup_rolling_fingerprints(const Hash128 *h, size_t count, const uint64_t *coeffs,
+                                   Py_ssize_t width, Hash128 *out);
+void seqdedup_collide(const Matcher *m, Hash128 *fps, size_t count); /* force_collisions */
+int seqdedup_ensure_coefficients(Matcher *m);
+int seqdedup_get_words(PyObject *obj, Py_buffer *view, Py_ssize_t unit); /* 8 or 16 */
+/* matcher_library.c */
 PyObject *seqdedup_matcher_add_library_windows(Matcher *m, PyObject *args);
+PyObject *seqdedup_matcher_add_library_region(Matcher *m, PyObject *args);
 PyObject *seqdedup_matcher_source(Matcher *m, PyObject *arg);
 PyObject *seqdedup_matcher_new_input(Matcher *m, PyObject *ignored);
 

@@ -91,8 +91,8 @@ uint64_t *seqdedup_coefficients(Py_ssize_t width, Hash128 seeds)
 /* The fingerprints of the `count` windows starting at h[0 .. count-1]: the first in
  * full, then each from the one before, fp(j+1) = (fp(j) - h[j] * B^(W-1)) * B + h[j+W]
  * per lane (mod p): two multiplications per lane instead of W. */
-static void rolling_fingerprints(const Hash128 *h, size_t count, const uint64_t *coeffs,
-                                 Py_ssize_t width, Hash128 *out)
+void seqdedup_rolling_fingerprints(const Hash128 *h, size_t count, const uint64_t *coeffs,
+                                   Py_ssize_t width, Hash128 *out)
 {
     if (count == 0) return;
     if (width == 1) { /* a 1-record window is its key hash */
@@ -115,14 +115,14 @@ static void rolling_fingerprints(const Hash128 *h, size_t count, const uint64_t 
 
 /* The tests' hook (force_collisions): every window of W >= 2 gets one fingerprint, as if
  * an input had found the bases' roots, so that only the confirmation tells them apart. */
-static void collide(const Matcher *m, Hash128 *fps, size_t count)
+void seqdedup_collide(const Matcher *m, Hash128 *fps, size_t count)
 {
     const Hash128 shared = {1, 1};
     if (m->width > 1)
         for (size_t k = 0; k < count; k++) fps[k] = shared;
 }
 
-static int ensure_coefficients(Matcher *m)
+int seqdedup_ensure_coefficients(Matcher *m)
 {
     if (m->coeffs == NULL) m->coeffs = seqdedup_coefficients(m->width, m->seed);
     return m->coeffs ? 0 : -1;
@@ -264,7 +264,7 @@ Py_ssize_t seqdedup_push_core(Matcher *m, const Hash128 *hashes, size_t n, size_
         m->tail_len = total;
         return 0;
     }
-    if (ensure_coefficients(m) < 0) return -1;
+    if (seqdedup_ensure_coefficients(m) < 0) return -1;
     size_t count = total - width + 1;
     size_t recent = m->limited ? m->recent_len : 0;
     if (count > SIZE_MAX - at) return seqdedup_no_memory();
@@ -282,8 +282,8 @@ Py_ssize_t seqdedup_push_core(Matcher *m, const Hash128 *hashes, size_t n, size_
     if (width == 1 && !recent) {
         windows = all; /* a 1-record window's fingerprint is its key hash */
     } else {
-        rolling_fingerprints(all, count, m->coeffs, m->width, fps + recent);
-        if (m->force_collisions) collide(m, fps + recent, count);
+        seqdedup_rolling_fingerprints(all, count, m->coeffs, m->width, fps + recent);
+        if (m->force_collisions) seqdedup_collide(m, fps + recent, count);
     }
     if (m->limited) {
         if (decide_limited(m, windows, m->next - (int64_t)recent, count, keep) < 0) return -1;
@@ -348,7 +348,7 @@ static PyObject *flags_to_list(const unsigned char *keep, size_t count)
  * lanes): raw bytes (a multiple of `unit` long), or a typed buffer of 8-byte integers
  * (array('q'), an int64 numpy array); never floats or other widths whose byte length
  * happens to be a multiple of 8. */
-static int get_words(PyObject *obj, Py_buffer *view, Py_ssize_t unit)
+int seqdedup_get_words(PyObject *obj, Py_buffer *view, Py_ssize_t unit)
 {
     if (PyObject_GetBuffer(obj, view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) return -1;
     const char *f = view->format;
@@ -370,7 +370,7 @@ static int get_words(PyObject *obj, Py_buffer *view, Py_ssize_t unit)
     return 0;
 }
 
-int seqdedup_get_hashes(PyObject *obj, Py_buffer *view) { return get_words(obj, view, 16); }
+int seqdedup_get_hashes(PyObject *obj, Py_buffer *view) { return seqdedup_get_words(obj, view, 16); }
 
 /* push() and the chunk path keep different records: one matcher takes one of them. */
 int seqdedup_matcher_fed_by(Matcher *m, int how)
@@ -426,7 +426,7 @@ static PyObject *Matcher_fingerprints_in(Matcher *m, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "not enough hashes for that many windows");
         return NULL;
     }
-    if (ensure_coefficients(m) < 0) {
+    if (seqdedup_ensure_coefficients(m) < 0) {
         PyBuffer_Release(&view);
         return NULL;
     }
@@ -444,95 +444,12 @@ static PyObject *Matcher_fingerprints_in(Matcher *m, PyObject *args)
             Py_DECREF(out);
             return PyErr_NoMemory();
         }
-        rolling_fingerprints(h, (size_t)count, m->coeffs, m->width, fps);
-        if (m->force_collisions) collide(m, fps, (size_t)count);
+        seqdedup_rolling_fingerprints(h, (size_t)count, m->coeffs, m->width, fps);
+        if (m->force_collisions) seqdedup_collide(m, fps, (size_t)count);
         memcpy(dst, fps, (size_t)count * sizeof(Hash128));
     }
     PyMem_RawFree(fps);
     return out;
-}
-
-static PyObject *Matcher_add_library_windows_in(Matcher *m, PyObject *args, int *changed);
-
-PyObject *seqdedup_matcher_add_library_windows(Matcher *m, PyObject *args)
-{
-    if (seqdedup_matcher_enter(m) < 0) return NULL;
-    int changed = 0;
-    PyObject *result = Matcher_add_library_windows_in(m, args, &changed);
-    return seqdedup_matcher_leave(m, result, changed);
-}
-
-static PyObject *Matcher_add_library_windows_in(Matcher *m, PyObject *args, int *changed)
-{
-    PyObject *fps_obj, *starts_obj, *region_obj = Py_None;
-    if (!PyArg_ParseTuple(args, "OO|O", &fps_obj, &starts_obj, &region_obj)) return NULL;
-    if (m->next != 0 || m->tail_len != 0) {
-        PyErr_SetString(PyExc_RuntimeError, "library windows must be added before any push");
-        return NULL;
-    }
-    Py_buffer fps, starts, region = {0};
-    if (seqdedup_get_hashes(fps_obj, &fps) < 0) return NULL;
-    if (get_words(starts_obj, &starts, 8) < 0) {
-        PyBuffer_Release(&fps);
-        return NULL;
-    }
-    PyObject *result = NULL;
-    if (region_obj != Py_None && seqdedup_get_hashes(region_obj, &region) < 0) goto done;
-    if (fps.len / 16 != starts.len / 8) {
-        PyErr_SetString(PyExc_ValueError, "fingerprints and starts differ in length");
-        goto done;
-    }
-    Py_ssize_t n = starts.len / 8;
-    if (n > 0 && m->width > 1) {
-        /* the windows are confirmed against their records: the region is kept (once) */
-        if (region.buf == NULL || m->region != NULL) {
-            PyErr_SetString(PyExc_ValueError,
-                             m->region ? "the library region is given once"
-                                       : "library windows need their key region (W > 1)");
-            goto done;
-        }
-        size_t len = (size_t)region.len / sizeof(Hash128);
-        Hash128 *copy = PyMem_RawMalloc(len * sizeof(Hash128) + 1);
-        if (copy == NULL) {
-            PyErr_NoMemory();
-            goto done;
-        }
-        if (len) memcpy(copy, region.buf, len * sizeof(Hash128));
-        m->region = copy;
-        m->region_len = len;
-        *changed = 1;
-    }
-    for (Py_ssize_t k = 0; k < n; k++) {
-        Hash128 fp;
-        int64_t start;
-        memcpy(&fp, (const char *)fps.buf + 16 * k, 16);
-        memcpy(&start, (const char *)starts.buf + 8 * k, 8);
-        if (start > -(int64_t)m->width - 1 ||
-            (m->width > 1 && start < -(int64_t)m->region_len)) {
-            PyErr_SetString(PyExc_ValueError,
-                            "library starts must lie in the region, at most -W - 1");
-            goto done;
-        }
-        /* the earliest library window wins */
-        *changed = 1;
-        m->settle_off = 1; /* library keys are not noted: nothing is settled early */
-        if (m->limited) {
-            int created;
-            int64_t *v = table_upsert(&m->library, fp, &created);
-            if (v == NULL) goto done;
-            if (created) v[0] = start;
-        } else {
-            int64_t first;
-            if (ft_first_start(&m->first, fp, start, &first) < 0) goto done;
-        }
-    }
-    result = Py_None;
-    Py_INCREF(result);
-done:
-    PyBuffer_Release(&fps);
-    PyBuffer_Release(&starts);
-    if (region.buf != NULL) PyBuffer_Release(&region);
-    return result;
 }
 
 PyObject *seqdedup_matcher_source(Matcher *m, PyObject *arg)

@@ -285,6 +285,10 @@ static PyMethodDef Matcher_methods[] = {
      "add_library_windows(fingerprints, starts, region): windows seen for the whole run; "
      "region: the library's key hashes (the last at position -1), against which they are "
      "confirmed (needed when W > 1)"},
+    {"add_library_region", (PyCFunction)seqdedup_matcher_add_library_region, METH_VARARGS,
+     "add_library_region(region, firsts, lengths): add_library_windows for every window "
+     "inside each library sequence (int64 firsts: its first record's index in the region; "
+     "lengths: its records), fingerprinted here"},
     {"feed_chunk", (PyCFunction)seqdedup_matcher_feed_chunk, METH_O,
      "feed_chunk(chunk) -> (output, hashes, skipped_runs, decided, kept, run_offsets); "
      "hashes: 16 bytes per record; skipped_runs: int64 pairs (start, stop), or with "

@@ -188,9 +188,13 @@ def load_libraries(
         )
     )
     library = LoadedLibrary(text)
-    region, fps, starts = library.index(sequences, keys, matcher)
+    region, firsts, lengths = library.index(sequences, keys)
     library.region = region
-    matcher.add_library_windows(fps, starts, region)
+    if hasattr(matcher, "add_library_region"):  # the kernel's: no array of every window
+        matcher.add_library_region(region, firsts, lengths)
+    else:
+        fps, starts = library_windows(region, firsts, lengths, keys, matcher)
+        matcher.add_library_windows(fps, starts, region)
     return library
 
 
@@ -227,23 +231,22 @@ class LoadedLibrary:
         self.texts = array("Q", [0])
 
     def index(
-        self, sequences: Iterable[LibrarySequence], keys: KeyMaker, matcher: WindowTarget
+        self, sequences: Iterable[LibrarySequence], keys: KeyMaker
     ) -> tuple[array[int], array[int], array[int]]:
-        """Return the key region (the lanes of its records' key hashes), and every
-        window's fingerprint (lanes) and start.
+        """Return the key region (the lanes of its records' key hashes), and where
+        each sequence lies in it (its first record's index, its length; int64).
 
         Records are hashed a group of sequences at a time and then dropped: only their
         16-byte key hashes stay in memory. The windows are re-hashed at every load (with
         the run's seed): nothing of a run's hashing is ever stored.
         """
-        region = array("Q", [SENTINEL, SENTINEL])
-        firsts: list[int] = []
-        lengths: list[int] = []
+        parts = [SENTINEL_KEY]  # (the region's bytes, joined once at the end)
+        firsts, lengths = array("q"), array("q")
         group: list[LibrarySequence] = []
         grouped = 0
 
         def hash_group() -> None:
-            _hash_group(group, keys, region, firsts, lengths)
+            _hash_group(group, keys, parts, firsts, lengths)
             self.texts.extend(_record_texts(group, self._text))
             self.names.extend(sequence.name for sequence in group)
             self.digests.extend(
@@ -259,28 +262,12 @@ class LoadedLibrary:
                 grouped = 0
         if group:
             hash_group()
+        region = array("Q")
+        region.frombytes(b"".join(parts))
+        parts.clear()
         size = len(region) // 2
         self.starts = [first - size for first in firsts]
-        width = matcher.window_size
-        count = size - width + 1
-        fps, starts = array("Q"), array("q")
-        if count <= 0 or not firsts:
-            return region, fps, starts
-        every = matcher.fingerprints(region, count)
-        if keys.kernel is not None and isinstance(every, bytes):  # (no int per window)
-            kept, kept_starts = keys.kernel.library_windows(
-                every, array("q", firsts), array("q", lengths), width, size
-            )
-            fps.frombytes(kept)
-            starts.frombytes(kept_starts)
-            return region, fps, starts
-        lanes = hash_words(every)
-        for first, length in zip(firsts, lengths, strict=True):
-            inside = length - width + 1  # windows that lie within this sequence
-            if inside > 0:
-                fps.extend(lanes[2 * first : 2 * (first + inside)])
-                starts.extend(range(first - size, first - size + inside))
-        return region, fps, starts
+        return region, firsts, lengths
 
     def locate(self, start: int) -> tuple[str, int]:
         """The sequence a region index lies in, and the offset inside it."""
@@ -298,20 +285,51 @@ class LoadedLibrary:
         return bisect_right(self.starts, start) - 1
 
 
+def library_windows(
+    region: array[int],
+    firsts: array[int],
+    lengths: array[int],
+    keys: KeyMaker,
+    matcher: WindowTarget,
+) -> tuple[array[int], array[int]]:
+    """Every window inside the library's sequences: its fingerprint (lanes) and start
+    (for a target that takes them so: the Python engine's matcher, --stream-by's)."""
+    size = len(region) // 2
+    width = matcher.window_size
+    count = size - width + 1
+    fps, starts = array("Q"), array("q")
+    if count <= 0 or not firsts:
+        return fps, starts
+    every = matcher.fingerprints(region, count)
+    if keys.kernel is not None and isinstance(every, bytes):  # (no int per window)
+        kept, kept_starts = keys.kernel.library_windows(every, firsts, lengths, width, size)
+        fps.frombytes(kept)
+        starts.frombytes(kept_starts)
+        return fps, starts
+    lanes = hash_words(every)
+    for first, length in zip(firsts, lengths, strict=True):
+        inside = length - width + 1  # windows that lie within this sequence
+        if inside > 0:
+            fps.extend(lanes[2 * first : 2 * (first + inside)])
+            starts.extend(range(first - size, first - size + inside))
+    return fps, starts
+
+
 def _hash_group(
     group: list[LibrarySequence],
     keys: KeyMaker,
-    region: array[int],
-    firsts: list[int],
-    lengths: list[int],
+    region: list[bytes],
+    firsts: array[int],
+    lengths: array[int],
 ) -> None:
-    """A group of sequences into the key region (each followed by the sentinel record):
-    database rows in one call of the kernel, else each sequence's records hashed."""
+    """A group of sequences into the key region (``region``: its bytes so far, each
+    sequence followed by the sentinel record): database rows in one call of the kernel,
+    else each sequence's records hashed."""
     rows = [sequence.encoded for sequence in group]
-    at = len(region) // 2
+    at = sum(map(len, region)) // 16
     try:
         if keys.hashes_encoded and all(rows):
-            region.frombytes(keys.hash_encoded_rows([r for r in rows if r], SENTINEL_KEY))
+            region.append(keys.hash_encoded_rows([r for r in rows if r], SENTINEL_KEY))
             for sequence in group:
                 length = len(sequence)
                 firsts.append(at)
@@ -324,7 +342,6 @@ def _hash_group(
     rest = [s for s, hashed in zip(group, encoded, strict=True) if hashed is None]
     hashes = hash_words(keys.hashes([r for sequence in rest for r in sequence.records]))
     pos = 0
-    parts: list[bytes] = []  # (the group's region, joined once)
     for sequence, hashed in zip(group, encoded, strict=True):
         firsts.append(at)
         length = len(sequence) if hashed is None else len(hashed) // 16
@@ -332,6 +349,5 @@ def _hash_group(
         if hashed is None:
             hashed = hashes[2 * pos : 2 * (pos + length)].tobytes()
             pos += length
-        parts += (hashed, SENTINEL_KEY)
+        region += (hashed, SENTINEL_KEY)
         at += length + 1
-    region.frombytes(b"".join(parts))

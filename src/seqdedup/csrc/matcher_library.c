@@ -1,0 +1,212 @@
+/*
+ * A loaded library's windows into the matcher (the windows of library sequences are
+ * seen for the whole run): given as fingerprints and starts (add_library_windows), or as
+ * the library's key region and where each sequence lies in it (add_library_region: the
+ * fingerprints are rolled here a sequence at a time and go straight into the table, with
+ * no array of every window). The earliest library window of a content wins; library
+ * starts are negative (the region's last record, a sentinel, at -1).
+ */
+#include "kernel.h"
+#include "first_table.h"
+
+#define LIBRARY_AHEAD 64   /* windows between a slot's prefetch and its probe */
+#define LIBRARY_BLOCK 4096 /* windows fingerprinted at once */
+
+/* Window `fp` of the library starts at `start`: the first one of its content stays. */
+static int library_add(Matcher *m, Hash128 fp, int64_t start)
+{
+    if (m->limited) {
+        int created;
+        int64_t *v = table_upsert(&m->library, fp, &created);
+        if (v == NULL) return -1;
+        if (created) v[0] = start;
+        return 0;
+    }
+    int64_t first;
+    return ft_first_start(&m->first, fp, start, &first);
+}
+
+/* Keep a copy of the library's key region, against which windows are confirmed (W > 1;
+ * given once). */
+static int keep_region(Matcher *m, const Py_buffer *region, int *changed)
+{
+    if (region->buf == NULL || m->region != NULL) {
+        PyErr_SetString(PyExc_ValueError, m->region ? "the library region is given once"
+                                                    : "library windows need their key region (W > 1)");
+        return -1;
+    }
+    size_t len = (size_t)region->len / sizeof(Hash128);
+    Hash128 *copy = PyMem_RawMalloc(len * sizeof(Hash128) + 1);
+    if (copy == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (len) memcpy(copy, region->buf, len * sizeof(Hash128));
+    m->region = copy;
+    m->region_len = len;
+    *changed = 1;
+    return 0;
+}
+
+static int before_any_push(const Matcher *m)
+{
+    if (m->next == 0 && m->tail_len == 0) return 1;
+    PyErr_SetString(PyExc_RuntimeError, "library windows must be added before any push");
+    return 0;
+}
+
+static PyObject *Matcher_add_library_windows_in(Matcher *m, PyObject *args, int *changed);
+
+PyObject *seqdedup_matcher_add_library_windows(Matcher *m, PyObject *args)
+{
+    if (seqdedup_matcher_enter(m) < 0) return NULL;
+    int changed = 0;
+    PyObject *result = Matcher_add_library_windows_in(m, args, &changed);
+    return seqdedup_matcher_leave(m, result, changed);
+}
+
+static PyObject *Matcher_add_library_windows_in(Matcher *m, PyObject *args, int *changed)
+{
+    PyObject *fps_obj, *starts_obj, *region_obj = Py_None;
+    if (!PyArg_ParseTuple(args, "OO|O", &fps_obj, &starts_obj, &region_obj)) return NULL;
+    if (!before_any_push(m)) return NULL;
+    Py_buffer fps, starts, region = {0};
+    if (seqdedup_get_hashes(fps_obj, &fps) < 0) return NULL;
+    if (seqdedup_get_words(starts_obj, &starts, 8) < 0) {
+        PyBuffer_Release(&fps);
+        return NULL;
+    }
+    PyObject *result = NULL;
+    if (region_obj != Py_None && seqdedup_get_hashes(region_obj, &region) < 0) goto done;
+    if (fps.len / 16 != starts.len / 8) {
+        PyErr_SetString(PyExc_ValueError, "fingerprints and starts differ in length");
+        goto done;
+    }
+    Py_ssize_t n = starts.len / 8;
+    if (n > 0 && m->width > 1) {
+        /* the windows are confirmed against their records: the region is kept (once) */
+        if (keep_region(m, &region, changed) < 0) goto done;
+    }
+    if (!m->limited && ft_reserve(&m->first, m->first.size + (size_t)n) < 0) goto done;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        Hash128 fp;
+        int64_t start;
+        if (!m->limited && k + LIBRARY_AHEAD < n) { /* its slot in cache when it comes */
+            memcpy(&fp, (const char *)fps.buf + 16 * (k + LIBRARY_AHEAD), 16);
+            ft_prefetch(&m->first, fp);
+        }
+        memcpy(&fp, (const char *)fps.buf + 16 * k, 16);
+        memcpy(&start, (const char *)starts.buf + 8 * k, 8);
+        if (start > -(int64_t)m->width - 1 ||
+            (m->width > 1 && start < -(int64_t)m->region_len)) {
+            PyErr_SetString(PyExc_ValueError,
+                            "library starts must lie in the region, at most -W - 1");
+            goto done;
+        }
+        *changed = 1;
+        m->settle_off = 1; /* library keys are not noted: nothing is settled early */
+        if (library_add(m, fp, start) < 0) goto done;
+    }
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    PyBuffer_Release(&fps);
+    PyBuffer_Release(&starts);
+    if (region.buf != NULL) PyBuffer_Release(&region);
+    return result;
+}
+
+
+static PyObject *Matcher_add_library_region_in(Matcher *m, PyObject *args, int *changed);
+
+PyObject *seqdedup_matcher_add_library_region(Matcher *m, PyObject *args)
+{
+    if (seqdedup_matcher_enter(m) < 0) return NULL;
+    int changed = 0;
+    PyObject *result = Matcher_add_library_region_in(m, args, &changed);
+    return seqdedup_matcher_leave(m, result, changed);
+}
+
+/* Check that the sequences (firsts, lengths: int64 each) lie in order in a region of
+ * `size` records, each before the region's last record; their windows in *windows. */
+static int check_sequences(const int64_t *firsts, const int64_t *lengths, size_t count,
+                           size_t size, int64_t width, size_t *windows)
+{
+    int64_t after = 0; /* where the sequence before ends */
+    *windows = 0;
+    for (size_t k = 0; k < count; k++) {
+        int64_t first = firsts[k], length = lengths[k];
+        if (first < after || length < 0 || (uint64_t)first >= size ||
+            (uint64_t)length > size - 1 - (uint64_t)first) {
+            PyErr_SetString(PyExc_ValueError,
+                            "library sequences must lie in order in the region, before its "
+                            "last record");
+            return -1;
+        }
+        after = first + length;
+        if (length >= width) *windows += (size_t)(length - width + 1);
+    }
+    return 0;
+}
+
+static PyObject *Matcher_add_library_region_in(Matcher *m, PyObject *args, int *changed)
+{
+    PyObject *region_obj, *firsts_obj, *lengths_obj;
+    if (!PyArg_ParseTuple(args, "OOO", &region_obj, &firsts_obj, &lengths_obj)) return NULL;
+    if (!before_any_push(m)) return NULL;
+    Py_buffer region, firsts = {0}, lengths = {0};
+    if (seqdedup_get_hashes(region_obj, &region) < 0) return NULL;
+    PyObject *result = NULL;
+    Hash128 *block = NULL;
+    if (seqdedup_get_words(firsts_obj, &firsts, 8) < 0) goto done;
+    if (seqdedup_get_words(lengths_obj, &lengths, 8) < 0) goto done;
+    if (firsts.len != lengths.len) {
+        PyErr_SetString(PyExc_ValueError, "firsts and lengths differ in length");
+        goto done;
+    }
+    size_t count = (size_t)firsts.len / 8, size = (size_t)region.len / sizeof(Hash128);
+    const int64_t *first = firsts.buf, *length = lengths.buf;
+    size_t windows;
+    if (check_sequences(first, length, count, size, m->width, &windows) < 0) goto done;
+    if (windows == 0) {
+        result = Py_None;
+        Py_INCREF(result);
+        goto done;
+    }
+    if (m->width > 1 && keep_region(m, &region, changed) < 0) goto done;
+    if (seqdedup_ensure_coefficients(m) < 0) goto done;
+    if (!m->limited && ft_reserve(&m->first, m->first.size + windows) < 0) goto done;
+    block = PyMem_RawMalloc(LIBRARY_BLOCK * sizeof(Hash128));
+    if (block == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    *changed = 1;
+    m->settle_off = 1; /* library keys are not noted: nothing is settled early */
+    for (size_t k = 0; k < count; k++) {
+        size_t inside = length[k] >= m->width ? (size_t)(length[k] - m->width + 1) : 0;
+        for (size_t done = 0; done < inside; done += LIBRARY_BLOCK) {
+            size_t take = inside - done < LIBRARY_BLOCK ? inside - done : LIBRARY_BLOCK;
+            size_t at = (size_t)first[k] + done;
+            if (m->width > 1) /* rolled over the region's aligned copy */
+                seqdedup_rolling_fingerprints(m->region + at, take, m->coeffs, m->width, block);
+            else /* a 1-record window is its key hash (the buffer may be unaligned) */
+                memcpy(block, (const char *)region.buf + at * sizeof(Hash128),
+                       take * sizeof(Hash128));
+            if (m->force_collisions) seqdedup_collide(m, block, take);
+            for (size_t j = 0; j < take; j++) {
+                if (!m->limited && j + LIBRARY_AHEAD < take)
+                    ft_prefetch(&m->first, block[j + LIBRARY_AHEAD]);
+                if (library_add(m, block[j], (int64_t)(at + j) - (int64_t)size) < 0) goto done;
+            }
+        }
+    }
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    PyMem_RawFree(block);
+    PyBuffer_Release(&region);
+    if (firsts.buf != NULL) PyBuffer_Release(&firsts);
+    if (lengths.buf != NULL) PyBuffer_Release(&lengths);
+    return result;
+}
