@@ -566,8 +566,9 @@ def key_calls(kernel, rng: random.Random) -> None:
     delimiter = rng.choice([b"\n", b"--", b"\r\n"])
     joined = delimiter.join(text[k : k + rng.randint(0, 9)] for k in range(rng.randint(0, 9)))
     records = joined.split(delimiter)
-    row = kernel.encode_joined(joined, delimiter, rng.randint(0, len(records)))
-    assert len(row) >= 4
+    count = rng.randint(0, len(records))
+    row = kernel.encode_joined(joined, delimiter, count, rng.randint(0, len(records) - count))
+    assert len(row) >= 4 + 4 * count
 
 
 def hostile_calls(kernel, rng: random.Random) -> None:

@@ -708,8 +708,13 @@ def test_encode_joined_is_the_library_row_of_the_first_records(records, delimite
     parts = joined.split(delimiter)  # (a record may hold part of a longer delimiter)
     count = data.draw(st.integers(0, len(parts)))
     assert _kernel.encode_joined(joined, delimiter, count) == encode_records(parts[:count])
+    skip = data.draw(st.integers(0, len(parts) - count))  # (a piece inside a run: -l)
+    row = _kernel.encode_joined(joined, delimiter, count, skip)
+    assert row == encode_records(parts[skip : skip + count])
     with pytest.raises(ValueError):
         _kernel.encode_joined(joined, delimiter, len(parts) + 1)
+    with pytest.raises(ValueError):
+        _kernel.encode_joined(joined, delimiter, 1, len(parts))
     with pytest.raises(ValueError):
         _kernel.encode_joined(joined, b"", 1)
 

@@ -10,7 +10,7 @@ from array import array
 from contextlib import closing
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from seqdedup import __version__
@@ -477,6 +477,9 @@ def test_the_filtered_chunk_path_equals_the_record_path(
     marks=st.sampled_from(["annotate", "fold", "none"]),
     history=st.sampled_from([None, 100]),
 )
+# A run of two pieces with different sources: the second is saved from inside its run
+@example(list("abcqxyzrabcxyzs"), [], 3, [], "none", None)
+@example(list("abcqxyzrabcxyzs"), list("xyzabc"), 3, [5, 7], "annotate", 100)
 def test_both_engines_save_and_load_identical_libraries(
     tmp_path_factory, first, second, window, cuts, marks, history
 ):

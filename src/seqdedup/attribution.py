@@ -8,7 +8,7 @@ from array import array
 from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from seqdedup.hashes import hash_ints, hash_words, python_hash128
 from seqdedup.runs import runs_of
@@ -56,61 +56,79 @@ class SequenceTable:
         return count
 
 
+class JoinedSlice(NamedTuple):
+    """Records ``skip`` .. ``skip + length - 1`` of ``data``, records joined by the
+    run's delimiter (the kernel's chunk path hands a run's records over so)."""
+
+    data: bytes
+    skip: int
+    length: int
+
+
 class PieceContent:
     """Skipped records held until the piece they belong to closes (bounded): as spans
     of consecutive records (one per run, as handed over), each dropped once all its
-    records were taken, so that a piece's records are a slice, not a lookup each."""
+    records were taken, so that a piece's records are a slice, not a lookup each. A
+    span's records may be one string joined by ``delimiter`` (the chunk path's runs):
+    a piece inside it is then given as a :class:`JoinedSlice`, never split."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, delimiter: bytes | None = None) -> None:
         self._limit = limit
+        self._delimiter = delimiter
         self._starts: list[int] = []  # each span's first tracked index, increasing
-        self._spans: dict[int, tuple[Sequence[bytes], list[int]]] = {}  # start ->
-        # (its records, [how many are still to be taken])
+        # start -> (its records, how many, [how many are still to be taken])
+        self._spans: dict[int, tuple[Sequence[bytes] | bytes, int, list[int]]] = {}
         self._held = 0
 
     def add(self, first: int, tracked: Sequence[bytes], keep: Sequence[bool]) -> None:
         """Hold the skipped ones of the tracked records starting at index ``first``."""
         for start, stop in runs_of(keep, False):
-            self._hold(first + start, tracked[start:stop])
+            self._hold(first + start, tracked[start:stop], stop - start)
 
-    def add_runs(self, runs: Sequence[tuple[int, int, Sequence[bytes]]]) -> None:
-        """The same, given as runs ``(start, stop, records)`` of skipped records."""
-        for start, _, records in runs:
-            self._hold(start, records)
+    def add_runs(self, runs: Sequence[tuple[int, int, Sequence[bytes] | bytes]]) -> None:
+        """The same, given as runs ``(start, stop, records)`` of skipped records (their
+        records joined by the delimiter, or not)."""
+        for start, stop, records in runs:
+            self._hold(start, records, stop - start)
 
-    def _hold(self, start: int, records: Sequence[bytes]) -> None:
-        if not records:
+    def _hold(self, start: int, records: Sequence[bytes] | bytes, count: int) -> None:
+        if not count:
             return
         if self._starts and start <= self._starts[-1]:  # (never so: runs come in order)
             self._spans.clear()
             self._starts.clear()
             self._held = 0
         self._starts.append(start)
-        self._spans[start] = (records, [len(records)])
-        self._held += len(records)
+        self._spans[start] = (records, count, [count])
+        self._held += count
 
-    def take(self, piece: Piece) -> list[bytes] | None:
+    def take(self, piece: Piece) -> Sequence[bytes] | JoinedSlice | None:
         """The piece's records, or None when some were not held (a huge run)."""
         starts, spans = self._starts, self._spans
         at = bisect_right(starts, piece.start) - 1
         if at >= 0:  # (most pieces lie in one span: one slice)
             start = starts[at]
-            records, left = spans[start]
+            records, count, left = spans[start]
             stop = piece.end + 1 - start
-            if stop <= len(records):
+            if stop <= count:
                 left[0] -= stop - (piece.start - start)
                 if at == 0 and left[0] <= 0:
                     self._release()
-                return list(records[piece.start - start : stop])
+                if isinstance(records, bytes):
+                    return JoinedSlice(records, piece.start - start, stop - (piece.start - start))
+                return records[piece.start - start : stop]
         content: list[bytes] = []
         position = piece.start
         while position <= piece.end:
             if at < 0 or at >= len(starts):
                 return None
             start = starts[at]
-            records, left = spans[start]
-            if not start <= position < start + len(records):
+            records, count, left = spans[start]
+            if not start <= position < start + count:
                 return None
+            if isinstance(records, bytes):  # (a piece across runs: rare)
+                assert self._delimiter is not None
+                records = records.split(self._delimiter)
             taken = records[position - start : piece.end + 1 - start]
             content += taken
             position += len(taken)
@@ -123,8 +141,8 @@ class PieceContent:
         """Drop the leading spans whose records were all taken."""
         starts, spans = self._starts, self._spans
         done = 0
-        while done < len(starts) and spans[starts[done]][1][0] <= 0:
-            self._held -= len(spans.pop(starts[done])[0])
+        while done < len(starts) and spans[starts[done]][2][0] <= 0:
+            self._held -= spans.pop(starts[done])[1]
             done += 1
         if done:
             del starts[:done]

@@ -178,9 +178,12 @@ class ChunkPath:
             if joined:
                 delimiter = self._parts.config.delimiter
                 heads = [(start, stop, data.partition(delimiter)[0]) for start, stop, data in runs]
-            elif folder is not None or saver is not None:
+            elif folder is not None:
                 runs = self._split(runs)
                 heads = [(start, stop, records[0]) for start, stop, records in runs]
+            elif saver is not None:  # (it takes each piece from its run's bytes)
+                delimiter = self._parts.config.delimiter
+                heads = [(start, stop, data.partition(delimiter)[0]) for start, stop, data in runs]
             if parts.top is not None:
                 ledger.run_heads.add(first, decided, heads)  # (before add_runs)
         pieces = attributor.add_runs(decided, runs, numbers)

@@ -206,7 +206,12 @@ def make_saver(
 
     matcher.new_material = []  # (the matcher notes first-seen windows from now on)
     return RunSaver(
-        config.library_dir, config.window_size, library, whole_runs=bool(config.read_sequences)
+        config.library_dir,
+        config.window_size,
+        library,
+        whole_runs=bool(config.read_sequences),
+        delimiter=config.delimiter,
+        kernel=load_kernel(),
     )
 
 

@@ -203,28 +203,40 @@ done:
     return result;
 }
 
-/* encode_joined(data, delimiter, count) -> bytes: the row (library.encode_records) of
- * the first count records of data, records joined by delimiter (--fold's sequence id
- * from a run's records as the chunk path hands them over). */
+/* encode_joined(data, delimiter, count, skip=0) -> bytes: the row
+ * (library.encode_records) of count records of data from record skip on, records joined
+ * by delimiter (a run's records as the chunk path hands them over: --fold's sequence
+ * ids, a repeated piece saved by -l). */
 PyObject *seqdedup_py_encode_joined(PyObject *self, PyObject *args)
 {
     Py_buffer data, delim;
-    Py_ssize_t count;
-    if (!PyArg_ParseTuple(args, "y*y*n", &data, &delim, &count)) return NULL;
+    Py_ssize_t count, skip = 0;
+    if (!PyArg_ParseTuple(args, "y*y*n|n", &data, &delim, &count, &skip)) return NULL;
     const unsigned char *p = data.buf, *end = p + data.len;
     size_t dlen = (size_t)delim.len, content = 0;
     PyObject *row = NULL;
     /* (a record is at least one byte of data or a delimiter: count is bounded by it) */
-    if (dlen == 0 || count < 0 || count > data.len + 1 || count > (Py_ssize_t)UINT32_MAX) {
-        PyErr_SetString(PyExc_ValueError, "encode_joined: a delimiter and 0 <= count <= records");
+    if (dlen == 0 || count < 0 || skip < 0 || count > data.len + 1 ||
+        count > (Py_ssize_t)UINT32_MAX) {
+        PyErr_SetString(PyExc_ValueError,
+                        "encode_joined: a delimiter and 0 <= skip, 0 <= count <= records");
         goto done;
     }
+    for (Py_ssize_t i = 0; i < skip; i++) { /* the records before the first taken */
+        const unsigned char *hit = seqdedup_find_delimiter(p, end, delim.buf, dlen);
+        if (hit == NULL && !(i + 1 == skip && count == 0)) { /* (skip: all of them) */
+            PyErr_SetString(PyExc_ValueError, "encode_joined: fewer records than skip + count");
+            goto done;
+        }
+        p = hit != NULL ? hit + dlen : end;
+    }
+    const unsigned char *from = p;
     size_t head = 4 + 4 * (size_t)count;
     /* First pass: the contents' size, checking that count records are there. */
     for (Py_ssize_t i = 0; i < count; i++) {
         const unsigned char *hit = seqdedup_find_delimiter(p, end, delim.buf, dlen);
         if (hit == NULL && i + 1 < count) {
-            PyErr_SetString(PyExc_ValueError, "encode_joined: fewer records than count");
+            PyErr_SetString(PyExc_ValueError, "encode_joined: fewer records than skip + count");
             goto done;
         }
         const unsigned char *stop = hit != NULL ? hit : end;
@@ -239,7 +251,7 @@ PyObject *seqdedup_py_encode_joined(PyObject *self, PyObject *args)
     if (row == NULL) goto done;
     unsigned char *out = (unsigned char *)PyBytes_AS_STRING(row), *body = out + head;
     write32(out, (uint32_t)count);
-    p = data.buf;
+    p = from;
     for (Py_ssize_t i = 0; i < count; i++) {
         const unsigned char *hit = seqdedup_find_delimiter(p, end, delim.buf, dlen);
         const unsigned char *stop = hit != NULL ? hit : end;

@@ -121,8 +121,8 @@ static PyMethodDef kernel_methods[] = {
      "periodic_match(unit, data, offset) -> how many keys of data equal the unit's, "
      "repeated, from key offset of the repetition on"},
     {"encode_joined", seqdedup_py_encode_joined, METH_VARARGS,
-     "encode_joined(data, delimiter, count) -> bytes: the library row of the first count "
-     "records of data, records joined by delimiter"},
+     "encode_joined(data, delimiter, count, skip=0) -> bytes: the library row of count "
+     "records of data from record skip on, records joined by delimiter"},
     {"fold_shape", seqdedup_py_fold_shape, METH_VARARGS,
      "fold_shape(keys, at, extent, count) -> (length, matched): of the count keys from "
      "key at, the shortest period of the first extent and how many repeat it"},

@@ -28,7 +28,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from seqdedup.attribution import Piece, PieceContent
+from seqdedup.attribution import JoinedSlice, Piece, PieceContent
 from seqdedup.errors import SeqdedupError
 from seqdedup.library.load import LoadedLibrary
 from seqdedup.library.store import (
@@ -50,7 +50,8 @@ from seqdedup.runs import runs_of
 from seqdedup.stopping import settle, signals_held
 
 if TYPE_CHECKING:
-    pass
+    from collections.abc import Sequence
+    from types import ModuleType
 
 
 STAGE_ROWS = 512  # staged rows held in memory before they go to the staging file
@@ -425,15 +426,21 @@ class RunSaver:
         window_size: int,
         library: LoadedLibrary | None,
         whole_runs: bool,
+        delimiter: bytes = b"\n",
+        kernel: ModuleType | None = None,
     ) -> None:
         self._writer = LibraryWriter(directory)
+        self._delimiter = delimiter
+        # The kernel's encode_joined: a piece of the chunk path's runs staged as a row
+        # straight from the run's bytes
+        self._encode_joined = kernel.encode_joined if kernel is not None else None
         self._window_size = window_size
         self._library = library
         self._new = Stretches(self._writer, "new", window_size, STRETCH_CHUNK)
         self._whole_runs = (
             Stretches(self._writer, "repeat", window_size, STRETCH_CHUNK) if whole_runs else None
         )
-        self._waiting = PieceContent(MAX_BUFFERED_PIECE)  # records awaiting their piece
+        self._waiting = PieceContent(MAX_BUFFERED_PIECE, delimiter)  # awaiting their piece
         self._held_spans: list[tuple[int, int]] = []  # records held pieces covered
         self._stream_start = 0  # the current input stream's first tracked record
         self._named: set[bytes] = set()  # sequences staged under an id of their own
@@ -474,14 +481,14 @@ class RunSaver:
         first: int,
         size: int,
         new_material: list[tuple[int, int, bytes, bytes]],
-        skipped: list[tuple[int, int, list[bytes]]],
+        skipped: Sequence[tuple[int, int, Sequence[bytes] | bytes]],
         pieces: list[Piece],
     ) -> None:
         """The kernel's chunk path: the next ``size`` decided tracked records from
         ``first`` on, as the stretches of new material (``(start, stop, lengths,
         contents)``, see :meth:`Stretches.add_runs`) and the runs of skipped records
-        (``(start, stop, records)``), and the pieces closed. (Not with whole runs:
-        that run takes the record path.)"""
+        (``(start, stop, records)``, the records a list or joined by the delimiter),
+        and the pieces closed. (Not with whole runs: that run takes the record path.)"""
         assert self._whole_runs is None
         self._new.add_runs(first, size, new_material)
         self._waiting.add_runs(skipped)
@@ -494,8 +501,15 @@ class RunSaver:
             content = waiting.take(piece)
             if self._library is not None and self._held(piece):
                 continue  # the library holds it already: counted, not saved
-            if self._whole_runs is None and content is not None:
-                self._writer.add(content, "repeat")
+            if self._whole_runs is not None or content is None:
+                continue
+            if isinstance(content, JoinedSlice):
+                assert self._encode_joined is not None
+                data, skip, count = content
+                row = self._encode_joined(data, self._delimiter, count, skip)
+                self._writer.add_encoded(row, count, "repeat")
+            else:
+                self._writer.add(list(content), "repeat")
         # A huge run: its content is saved as new material where it first occurred.
         waiting.trim()
 
