@@ -699,14 +699,19 @@ def prefix_calls(kernel, rng: random.Random) -> None:
         for _ in range(rng.randint(0, 30))
     ]
     if program is not None:
-        names, found, keys = kernel.stream_prefixes(records, *program)
-        for record, index, key in zip(records, array("i", found), keys, strict=True):
-            match = pattern.search(record)
-            assert (index == -1) == (match is None)
-            if match is not None:
-                assert names[index] == match.group(1) and key == record[match.end() :]
-        ascii_only = kernel.stream_prefixes(records, *program, True)
-        assert (ascii_only is None) == (not b"".join(records).isascii())
+        for ascii_only in (False, True):  # (True: records read past ASCII are left)
+            names, found, keys, unread = kernel.stream_prefixes(records, *program, ascii_only)
+            left = set(array("i", unread))
+            assert all(not records[k].isascii() for k in left) and (ascii_only or not left)
+            rows = zip(records, array("i", found), keys, strict=True)
+            for k, (record, index, key) in enumerate(rows):
+                if k in left:
+                    assert index == -2 and key == record
+                    continue
+                match = pattern.search(record)
+                assert (index == -1) == (match is None)
+                if match is not None:
+                    assert names[index] == match.group(1) and key == record[match.end() :]
     for bad in (
         ([b"a"], b"x" * 31, b"", b"", 0, 1),
         ([b"a"], bytes(32), bytes(8), bytes(8), 1, 1),

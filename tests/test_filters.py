@@ -110,6 +110,12 @@ PATTERNS = [
     "err.r",
     r"\s+x",
     r"\S",
+    r"^\S+ ",  # \s and \S: spelled for ASCII text in the bytes twin (\x1c is a space)
+    r"[\s:]\d",
+    r"[]\s]",
+    r"[^\S]",  # (no twin: \S inside a class)
+    r"(?a)\s",
+    r"\\s",
     r"\w+:",
     "(?i)error",
     "^E|x$",
@@ -174,3 +180,31 @@ def test_fast_paths_agree_with_plain_regex_search(records, rules, invalid, scan_
 
 # Every test here runs once per engine (compiled kernel and pure Python).
 pytestmark = pytest.mark.usefixtures("engine")
+
+
+@pytest.mark.parametrize(
+    "pattern", [r"^\S+ ", r"a\s+b", r"[\s,]+", r"[]\s]x", r"[^]\s]", r"\\s", r"(?i)\S\s"]
+)
+def test_a_bytes_twin_with_spaces_finds_what_the_text_pattern_finds(pattern):
+    """\\s in text matches \\x1c-\\x1f too (str.isspace): the twin spells it so, and
+    finds what the pattern finds on every ASCII text around every character."""
+    import re
+
+    from seqdedup.filters import byte_twin
+
+    text_pattern = re.compile(pattern)
+    twin = byte_twin(text_pattern)
+    assert twin is not None
+    for code in range(128):
+        for text in (chr(code), f"a{chr(code)}b", f"{chr(code)}{chr(code)} x", f"]{chr(code)}x"):
+            found, twin_found = text_pattern.search(text), twin.search(text.encode())
+            assert (found and found.span()) == (twin_found and twin_found.span()), text
+
+
+def test_no_bytes_twin_where_spaces_cannot_be_spelled():
+    import re
+
+    from seqdedup.filters import byte_twin
+
+    assert byte_twin(re.compile(r"[^\S]")) is None  # \S inside a class
+    assert byte_twin(re.compile(r"(?x) \s # [")) is None  # verbose: comments

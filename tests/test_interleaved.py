@@ -392,7 +392,8 @@ def test_prefix_programs_find_what_the_pattern_finds(parts, group, records):
     if program is None:
         return
     data = [record.encode() for record in records]
-    names, found, keys = kernel.stream_prefixes(data, *program)
+    names, found, keys, unread = kernel.stream_prefixes(data, *program)
+    assert unread == b""  # (only a text pattern's twin leaves records to the text)
     group_index = 1 if pattern.groups else 0
     for record, index, key in zip(data, array("i", found), keys, strict=True):
         match = pattern.search(record)
@@ -620,3 +621,27 @@ def test_streams_past_the_row_limit_are_counted_as_one_row(engine, kernel_path, 
     assert [row["name"] for row in rows] == ["p0", "p1", "(other streams)"]
     assert [row["lines"]["total"] for row in rows] == [4, 4, 12]
     assert sum(row["lines"]["skipped"] for row in rows) == 19
+
+
+@pytest.mark.parametrize("engine", ["c", "python"])
+def test_non_ascii_records_are_named_by_the_text_pattern(engine, monkeypatch):
+    """A text pattern's bytes twin is exact on ASCII: a record whose name the kernel
+    would read past ASCII is named by the pattern on its text (U+00A0 is no \\S in
+    text, though its two bytes are no space), the rest by the kernel, in one batch."""
+    monkeypatch.setenv("SEQDEDUP_ENGINE", engine)
+    records = [
+        "pod-1 start",
+        "\u00e9t\u00e9 x",  # a name of non-ASCII letters: "\u00e9t\u00e9"
+        "pod-1 start",
+        "a\u00a0b x",  # no \\S+ then a space at its start: the stream before it
+        "pod-2 start",
+        "pod-1 start",
+        "\u00e9t\u00e9 x",
+    ]
+    d = Deduplicator(window_size=1, stream_by=r"^(\S+) ", max_history=None)
+    out = d.feed(records) + d.flush()
+    # (history is shared by the streams: pod-2's "start" repeats pod-1's)
+    assert out == ["pod-1 start", "\u00e9t\u00e9 x", "a\u00a0b x"]
+    assert d.stats.streams is not None
+    named = {row["name"]: row["lines"]["total"] for row in d.stats.streams}
+    assert named == {"pod-1": 4, "\u00e9t\u00e9": 2, "pod-2": 1}

@@ -428,7 +428,8 @@ FILTER_SETS = [
     (FilterRule("track", "a|c"),),  # a regular expression: record by record
     (FilterRule("bypass", "é"), FilterRule("track", "^a")),  # non-ASCII: decoded records
     (FilterRule("track", "x"), FilterRule("bypass", "a")),  # literals and a track rule
-    (FilterRule("bypass", r"\s"), FilterRule("bypass", "^$")),  # no bytes twin; empty records
+    (FilterRule("bypass", r"[^\S]"), FilterRule("bypass", "^$")),  # no bytes twin; empties
+    (FilterRule("bypass", r"\s"),),  # a bytes twin with \s spelled for text
 ]
 
 

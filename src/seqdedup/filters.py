@@ -360,12 +360,52 @@ def byte_twin(pattern: re.Pattern[str]) -> re.Pattern[bytes] | None:
     """A bytes pattern that matches ASCII records exactly where ``pattern`` matches
     their text (see :func:`_byte_tests`), or None."""
     source = pattern.pattern
-    if not source.isascii() or "\\s" in source or "\\S" in source:
+    if not source.isascii():
         return None
+    if ("\\s" in source or "\\S" in source) and not pattern.flags & re.ASCII:
+        spelled = _ascii_spaces(source) if not pattern.flags & re.VERBOSE else None
+        if spelled is None:
+            return None
+        source = spelled
     try:
         return re.compile(source.encode("ascii"), pattern.flags & ~re.UNICODE)
     except re.error:
         return None
+
+
+# What \s matches in ASCII text: a bytes pattern's \s lacks \x1c-\x1f (str.isspace)
+_TEXT_SPACES = r"\t\n\x0b\x0c\r\x1c-\x1f "
+
+
+def _ascii_spaces(source: str) -> str | None:
+    """``source`` with each \\s and \\S spelled as the class it is in ASCII text, or
+    None where that cannot be written (\\S inside a class)."""
+    out: list[str] = []
+    at, opened = 0, -1  # opened: where the class being read began (its '[')
+    while at < len(source):
+        char = source[at]
+        if char == "\\" and at + 1 < len(source):
+            escaped = source[at + 1]
+            if escaped == "s":
+                out.append(_TEXT_SPACES if opened >= 0 else f"[{_TEXT_SPACES}]")
+            elif escaped == "S":
+                if opened >= 0:
+                    return None
+                out.append(f"[^{_TEXT_SPACES}]")
+            else:
+                out.append(source[at : at + 2])
+            at += 2
+            continue
+        if opened < 0 and char == "[":
+            opened = at
+        elif opened >= 0 and char == "]":
+            # (a ']' first in a class, or after its '^', is one of its members)
+            first = opened + (2 if source.startswith("[^", opened) else 1)
+            if at > first:
+                opened = -1
+        out.append(char)
+        at += 1
+    return "".join(out)
 
 
 def _each_at(

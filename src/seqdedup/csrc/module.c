@@ -95,8 +95,8 @@ static PyMethodDef kernel_methods[] = {
      "(16-byte keys)"},
     {"stream_prefixes", seqdedup_py_stream_prefixes, METH_VARARGS,
      "stream_prefixes(records, sets, mins, maxes, name_from, name_to, ascii_only=False) -> "
-     "(names, found, keys) | None: --stream-by's names by a prefix program (see "
-     "streamby.decider.prefix_program)"},
+     "(names, found, keys, unread): --stream-by's names by a prefix program (see "
+     "streamby.decider.prefix_program); unread: the records left to the text pattern"},
     {"window_tally", seqdedup_py_window_tally, METH_VARARGS,
      "window_tally(keys, widths) -> [(removed, runs, run lengths)]: per width (increasing), "
      "what the rule with an unlimited history removes from these 16-byte key hashes"},

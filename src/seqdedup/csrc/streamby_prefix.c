@@ -16,9 +16,11 @@ typedef struct {
     Py_ssize_t steps, name_from, name_to;
 } Program;
 
-/* The end of the program's match at the start of p[0..len), or -1; the name's span. */
+/* The end of the program's match at the start of p[0..len), or -1; the name's span;
+ * in *reach how many bytes from the start it may have read (each step's stopping byte
+ * counted: a bound, not the least). */
 static Py_ssize_t run_program(const Program *g, const unsigned char *p, Py_ssize_t len,
-                              Py_ssize_t *name_start, Py_ssize_t *name_end)
+                              Py_ssize_t *name_start, Py_ssize_t *name_end, Py_ssize_t *reach)
 {
     Py_ssize_t at = 0;
     *name_start = *name_end = 0;
@@ -30,10 +32,19 @@ static Py_ssize_t run_program(const Program *g, const unsigned char *p, Py_ssize
             at++;
             taken++;
         }
+        *reach = at < len ? at + 1 : len;
         if (taken < g->mins[k]) return -1;
         if (k + 1 == g->name_to) *name_end = at;
     }
     return at;
+}
+
+/* Whether p[0..len) holds a byte outside ASCII. */
+static int has_high_byte(const unsigned char *p, Py_ssize_t len)
+{
+    for (Py_ssize_t i = 0; i < len; i++)
+        if (p[i] & 0x80) return 1;
+    return 0;
 }
 
 typedef struct {
@@ -101,25 +112,13 @@ static int get_program(PyObject *sets, PyObject *mins, PyObject *maxes, Py_ssize
     return 0;
 }
 
-static int all_ascii(PyObject *records)
-{
-    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(records); k++) {
-        PyObject *record = PyList_GET_ITEM(records, k);
-        if (!PyBytes_Check(record)) continue; /* (refused below) */
-        const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(record);
-        size_t len = (size_t)PyBytes_GET_SIZE(record), i = 0;
-        uint64_t high = 0, word;
-        for (; i + 8 <= len; i += 8) high |= *(uint64_t *)memcpy(&word, p + i, 8);
-        for (; i < len; i++) high |= p[i];
-        if (high & 0x8080808080808080ull) return 0;
-    }
-    return 1;
-}
-
 /* stream_prefixes(records, sets, mins, maxes, name_from, name_to, ascii_only=False) ->
- * (names, found, keys): the distinct names in order of appearance; per record the index
- * of its name (int32, -1 when the program does not match); each record without its
- * match. None with ascii_only when a record is not ASCII. */
+ * (names, found, keys, unread): the distinct names in order of appearance; per record
+ * the index of its name (int32, -1 when the program does not match); each record
+ * without its match. With ascii_only (the program is a text pattern's bytes twin, exact
+ * on ASCII), a record whose match read a byte outside ASCII is left to the text pattern:
+ * its index is UNREAD, its key the record, and its position (int32) is in unread. */
+#define UNREAD (-2)
 PyObject *seqdedup_py_stream_prefixes(PyObject *self, PyObject *args)
 {
     PyObject *records, *sets, *mins, *maxes;
@@ -128,14 +127,14 @@ PyObject *seqdedup_py_stream_prefixes(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "O!SSSnn|p", &PyList_Type, &records, &sets, &mins, &maxes, &from,
                           &to, &ascii_only))
         return NULL;
-    if (ascii_only && !all_ascii(records)) Py_RETURN_NONE;
     Program g;
     if (get_program(sets, mins, maxes, from, to, &g) < 0) return NULL;
-    Py_ssize_t n = PyList_GET_SIZE(records);
-    PyObject *names = PyList_New(0), *keys = PyList_New(n);
+    Py_ssize_t n = PyList_GET_SIZE(records), unread_count = 0;
+    PyObject *names = PyList_New(0), *keys = PyList_New(n), *unread = NULL;
     PyObject *found = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int32_t));
     NameSlot *slots = NULL;
     size_t cap = 0;
+    int32_t *left = NULL; /* the positions left to the text pattern */
     if (names == NULL || keys == NULL || found == NULL) goto fail;
     char *out = PyBytes_AS_STRING(found);
     for (Py_ssize_t k = 0; k < n; k++) {
@@ -145,11 +144,20 @@ PyObject *seqdedup_py_stream_prefixes(PyObject *self, PyObject *args)
             goto fail;
         }
         const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(record);
-        Py_ssize_t len = PyBytes_GET_SIZE(record), name_start, name_end;
-        Py_ssize_t end = run_program(&g, p, len, &name_start, &name_end);
+        Py_ssize_t len = PyBytes_GET_SIZE(record), name_start, name_end, reach = 0;
+        Py_ssize_t end = run_program(&g, p, len, &name_start, &name_end, &reach);
         int32_t index = -1;
         PyObject *key;
-        if (end < 0) {
+        if (ascii_only && has_high_byte(p, reach)) {
+            if (left == NULL && (left = PyMem_RawMalloc((size_t)n * sizeof(int32_t))) == NULL) {
+                PyErr_NoMemory();
+                goto fail;
+            }
+            left[unread_count++] = (int32_t)k;
+            index = UNREAD;
+            Py_INCREF(record);
+            key = record;
+        } else if (end < 0) {
             Py_INCREF(record);
             key = record;
         } else {
@@ -161,10 +169,15 @@ PyObject *seqdedup_py_stream_prefixes(PyObject *self, PyObject *args)
         PyList_SET_ITEM(keys, k, key);
         memcpy(out + (size_t)k * sizeof index, &index, sizeof index);
     }
+    unread = PyBytes_FromStringAndSize(left ? (const char *)left : "",
+                                       unread_count * (Py_ssize_t)sizeof(int32_t));
+    if (unread == NULL) goto fail;
     PyMem_RawFree(slots);
-    return Py_BuildValue("(NNN)", names, found, keys);
+    PyMem_RawFree(left);
+    return Py_BuildValue("(NNNN)", names, found, keys, unread);
 fail:
     PyMem_RawFree(slots);
+    PyMem_RawFree(left);
     Py_XDECREF(names);
     Py_XDECREF(keys);
     Py_XDECREF(found);

@@ -26,7 +26,7 @@ from seqdedup.attribution import DecisionCount
 from seqdedup.config import compile_stream_pattern
 from seqdedup.hashes import MASK64, MASK128, python_hash128
 from seqdedup.matcher import PRIME, SHARED, coefficients
-from seqdedup.timelimit import each_within
+from seqdedup.timelimit import PatternTimeout, each_within
 
 if TYPE_CHECKING:
     from seqdedup.config import Config
@@ -68,13 +68,50 @@ class StreamNamer:
         if self._json is not None:
             return [self._json_name(record) for record in records], records
         if self._program is not None:
-            found = self._kernel.stream_prefixes(records, *self._program, self._text)
-            if found is not None:  # (None: a record is not ASCII)
-                raw, indices, stripped = found
-                decoded = [name.decode("utf-8", "backslashreplace") for name in raw]
-                return [decoded[i] if i >= 0 else None for i in array("i", indices)], stripped
+            raw, found, stripped, unread = self._kernel.stream_prefixes(
+                records, *self._program, self._text
+            )
+            decoded = [name.decode("utf-8", "backslashreplace") for name in raw]
+            indices = array("i", found)
+            self.read_rest(records, decoded, indices, stripped, unread)
+            return [decoded[i] if i >= 0 else None for i in indices], stripped
         if self._twin is not None and (not self._text or b"".join(records).isascii()):
             return self._split_bytes(records, self._twin)
+        return self._split_text(records)
+
+    def read_rest(
+        self,
+        records: list[bytes],
+        names: list[str],
+        indices: array[int],
+        keys: list[bytes],
+        unread: bytes,
+    ) -> None:
+        """The records the kernel's prefix program left (``unread``: their positions,
+        int32; its bytes twin is exact on ASCII, and their match read a byte beyond):
+        named by the text pattern, their names added to ``names`` where new, their
+        indices and keys set in place."""
+        if not unread:
+            return
+        positions = array("i", unread)
+        try:
+            found, keyed = self._split_text([records[k] for k in positions])
+        except PatternTimeout as exc:  # (its index in the batch, not in those left)
+            raise PatternTimeout(exc.label, positions[exc.index]) from None
+        known = {name: index for index, name in reversed(list(enumerate(names)))}
+        for position, name, key in zip(positions, found, keyed, strict=True):
+            keys[position] = key
+            if name is None:
+                indices[position] = -1
+                continue
+            index = known.get(name)
+            if index is None:
+                index = known[name] = len(names)
+                names.append(name)
+            indices[position] = index
+
+    def _split_text(self, records: list[bytes]) -> tuple[list[str | None], list[bytes]]:
+        """:meth:`split` by the pattern on the records' text."""
         assert self._pattern is not None
         names: list[str | None] = []
         keyed: list[bytes] = []

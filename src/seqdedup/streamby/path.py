@@ -367,8 +367,7 @@ class KernelStreamPath(_StreamRun):
         batch = records if isinstance(records, list) else list(records)
         if self._program is not None:
             found = self._kernel.stream_prefixes(batch, *self._program, self._ascii_only)
-            if found is not None:  # (None: a record is not ASCII, its text is matched)
-                return self._feed_prefixed(batch, *found)
+            return self._feed_prefixed(batch, *found)
         names, hashes, decisions = self._named(batch, len(self._pending))
         lanes = array("i")
         lane_of, current = self._lanes, self._current
@@ -389,16 +388,29 @@ class KernelStreamPath(_StreamRun):
         return self._taken(self._matcher.push(hashes, lanes.tobytes()))
 
     def _feed_prefixed(
-        self, batch: list[bytes], found_names: list[bytes], found: bytes, keyed: list[bytes]
+        self,
+        batch: list[bytes],
+        found_names: list[bytes],
+        found: bytes,
+        keyed: list[bytes],
+        unread: bytes,
     ) -> list[bytes]:
         """``feed`` with the names the kernel found: each distinct name, each record's
-        name (an index into them, -1: none), each record without its match."""
-        initial = -1
-        if batch and int.from_bytes(found[:4], "little", signed=True) < 0:
-            initial = self._lane(self._current)  # the batch starts with a continuation
+        name (an index into them, -1: none), each record without its match; those it
+        left (``unread``) named by the text pattern first."""
         names = [raw.decode("utf-8", "backslashreplace") for raw in found_names]
-        translate = array("i", map(self._lane, names))
         indices = array("i", found)
+        if unread:
+            try:
+                self._namer.read_rest(batch, names, indices, keyed, unread)
+            except PatternTimeout as exc:
+                number = self._ledger.released + len(self._pending) + 1 + exc.index
+                raise exc.at(self._parts.report.inputs.line(number).lower()) from None
+            found = indices.tobytes()
+        initial = -1
+        if batch and indices[0] < 0:
+            initial = self._lane(self._current)  # the batch starts with a continuation
+        translate = array("i", map(self._lane, names))
         for index in reversed(indices):
             if index >= 0:
                 self._current = names[index]
