@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from array import array
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from itertools import compress
 from types import ModuleType
 from typing import TYPE_CHECKING
@@ -58,21 +58,28 @@ class StreamRows:
         self._rows: dict[str, list[int]] = {}  # name -> [total, skipped]
         self._other = [0, 0]
 
-    def note(self, name: str) -> None:
-        """Stream ``name`` appears (its row, if there is room, stands here)."""
-        if name not in self._rows and len(self._rows) < STREAM_ROWS:
-            self._rows[name] = [0, 0]
-
-    def add(self, name: str, total: int, skipped: int) -> None:
+    def note(self, names: list[str]) -> None:
+        """Streams ``names`` appear, in order (each one's row, if there is room, stands
+        where it appears)."""
         rows = self._rows
-        row = rows.get(name)
-        if row is None:  # (a stream's row is made where it appears, if there is room)
-            if len(rows) < STREAM_ROWS:
-                row = rows[name] = [0, 0]
-            else:
-                row = self._other
-        row[0] += total
-        row[1] += skipped
+        for name in names:
+            if len(rows) >= STREAM_ROWS:
+                return
+            if name not in rows:
+                rows[name] = [0, 0]
+
+    def add(self, names: list[str], totals: Sequence[int], skipped: Sequence[int]) -> None:
+        """Streams ``names`` ended with these records in all, and skipped."""
+        rows, other = self._rows, self._other
+        for name, total, skip in zip(names, totals, skipped, strict=True):
+            row = rows.get(name)
+            if row is None:  # (a stream's row is made where it appears, if there is room)
+                if len(rows) < STREAM_ROWS:
+                    row = rows[name] = [0, 0]
+                else:
+                    row = other
+            row[0] += total
+            row[1] += skip
 
     def document(self) -> list[CountsRow]:
         """Per stream: its name and its records (total, emitted, skipped)."""
@@ -239,7 +246,7 @@ class StreamPath(_StreamRun):
             queue.popleft()
             released += 1
             kept += not entry.skip
-            self._rows.add(entry.stream, 1, entry.skip)
+            self._rows.add([entry.stream], (1,), (entry.skip,))
             # whether the last record released was written: only then does the input's
             # final record, when it had no delimiter, end the output without one
             last_written = entry.skip == inverse
@@ -380,7 +387,7 @@ class KernelStreamPath(_StreamRun):
             if tracked is not None and not tracked[offset]:
                 continue
             lane = lane_of.get(name)
-            lanes.append(self._new_lane(name) if lane is None else lane)
+            lanes.append(self._lane(name) if lane is None else lane)
         self._current = current
         self._pending += batch
         if tracked is not None:
@@ -410,7 +417,11 @@ class KernelStreamPath(_StreamRun):
         initial = -1
         if batch and indices[0] < 0:
             initial = self._lane(self._current)  # the batch starts with a continuation
-        translate = array("i", map(self._lane, names))
+        known = self._lanes
+        new = [name for name in dict.fromkeys(names) if name not in known]
+        if new:
+            self._new_lanes(new)
+        translate = array("i", map(known.__getitem__, names))
         for index in reversed(indices):
             if index >= 0:
                 self._current = names[index]
@@ -425,17 +436,23 @@ class KernelStreamPath(_StreamRun):
 
     def _lane(self, name: str) -> int:
         lane = self._lanes.get(name)
-        return self._new_lane(name) if lane is None else lane
-
-    def _new_lane(self, name: str) -> int:
-        lane = self._free.pop() if self._free else len(self._names)
-        if lane == len(self._names):
-            self._names.append(name)
-        else:
-            self._names[lane] = name
-        self._lanes[name] = lane
-        self._rows.note(name)
+        if lane is None:
+            self._new_lanes([name])
+            lane = self._lanes[name]
         return lane
+
+    def _new_lanes(self, new: list[str]) -> None:
+        """Lanes for streams that begin (distinct, in order): those of ended streams
+        first, the last freed first, then new ones."""
+        free, names = self._free, self._names
+        reused = free[len(free) - min(len(free), len(new)) :][::-1]
+        del free[len(free) - len(reused) :]
+        for name, lane in zip(new, reused, strict=False):
+            names[lane] = name
+        first = len(names)
+        names += new[len(reused) :]
+        self._lanes.update(zip(new, [*reused, *range(first, len(names))], strict=True))
+        self._rows.note(new)
 
     def _end_all(self) -> list[bytes]:
         return self._taken(self._matcher.end_all())
@@ -445,15 +462,16 @@ class KernelStreamPath(_StreamRun):
         flags, ended, runs = result
         if ended:
             counts = array("q", ended)
-            names, add = self._names, self._rows.add
+            names = self._names
             lanes = counts[0::3]
-            for lane, total, skipped in zip(lanes, counts[1::3], counts[2::3], strict=True):
-                add(names[lane], total, skipped)
-            active, known, free = self._matcher.active, self._lanes, self._free
-            for lane in set(lanes):
-                if not active(lane):  # ended, and not begun again since
-                    del known[names[lane]]
-                    free.append(lane)
+            self._rows.add([names[lane] for lane in lanes], counts[1::3], counts[2::3])
+            ended_lanes = list(set(lanes))
+            # (those ended and not begun again since)
+            gone = list(
+                compress(ended_lanes, [not on for on in map(self._matcher.active, ended_lanes)])
+            )
+            deque(map(self._lanes.pop, map(names.__getitem__, gone)), maxlen=0)
+            self._free += gone
         if runs:
             words = array("Q", runs)
             count = self.sequences.count
