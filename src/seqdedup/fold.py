@@ -560,19 +560,9 @@ class WholeRuns:
                 start + 1, removed, copies, length, digest, source + 1, first_time, last_time
             )
             return stop - 1, painted(text, self._color)
-        hex_digest = digest.hex()
         fields: Fields = {
             **self._report.span(start, stop - 1),
-            "removed": removed,
-            "copies": copies,
-            "extra": removed - copies * length,
-            "length": length,
-            "id": hex_digest[:SHORT_ID],
-            "digest": hex_digest,
-            "sequence": "",
-            "count": count,
-            "first_time": first_time,
-            "last_time": last_time,
+            **removal_fields(removed, copies, length, digest, count, (first_time, last_time)),
             "part": 1,
             "continues": 0,
             "variants": 1,
@@ -670,26 +660,38 @@ def part_fields(
     removed = stop - start
     copies = max(0, min(run.start + run.matched, stop) - start) // length
     first_time = stamp(run.part_first)
-    digest = unit.digest.hex()
-    variants = run.variants(length)
+    times = (first_time, first_time if removed == 1 else stamp(run.last_record))
+    count = folded.add(unit.digest, copies) + 1
     fields: Fields = {
-        "removed": removed,
-        "copies": copies,
-        "extra": removed - copies * length,
-        "length": length,
-        "id": digest[:SHORT_ID],
-        "digest": digest,
-        "sequence": "",
-        "count": folded.add(unit.digest, copies) + 1,
-        "first_time": first_time,
-        "last_time": first_time if removed == 1 else stamp(run.last_record),
+        **removal_fields(removed, copies, length, unit.digest, count, times),
         "part": run.part,
         "continues": int(continues),
-        "variants": variants,
+        "variants": run.variants(length),
     }
     run.part += 1
     run.part_start = stop
     return fields
+
+
+def removal_fields(
+    removed: int, copies: int, length: int, digest: bytes, count: int, times: tuple[str, str]
+) -> Fields:
+    """A line's fields of what it removed: ``copies`` whole copies of the ``length``
+    records of sequence ``digest`` (folded ``count`` times so far) among ``removed``
+    records, the first and last of them at ``times``."""
+    hex_digest = digest.hex()
+    return {
+        "removed": removed,
+        "copies": copies,
+        "extra": removed - copies * length,
+        "length": length,
+        "id": hex_digest[:SHORT_ID],
+        "digest": hex_digest,
+        "sequence": "",
+        "count": count,
+        "first_time": times[0],
+        "last_time": times[1],
+    }
 
 
 def sequence_row(maker: KeyMaker, records: list[bytes]) -> bytes:

@@ -55,14 +55,23 @@ static int before_any_push(const Matcher *m)
     return 0;
 }
 
+typedef PyObject *(*LibraryCall)(Matcher *m, PyObject *args, int *changed);
+
+/* A method's body between entering and leaving the matcher (which breaks it when the
+ * body failed after a change). */
+static PyObject *guarded(Matcher *m, PyObject *args, LibraryCall body)
+{
+    if (seqdedup_matcher_enter(m) < 0) return NULL;
+    int changed = 0;
+    PyObject *result = body(m, args, &changed);
+    return seqdedup_matcher_leave(m, result, changed);
+}
+
 static PyObject *Matcher_add_library_windows_in(Matcher *m, PyObject *args, int *changed);
 
 PyObject *seqdedup_matcher_add_library_windows(Matcher *m, PyObject *args)
 {
-    if (seqdedup_matcher_enter(m) < 0) return NULL;
-    int changed = 0;
-    PyObject *result = Matcher_add_library_windows_in(m, args, &changed);
-    return seqdedup_matcher_leave(m, result, changed);
+    return guarded(m, args, Matcher_add_library_windows_in);
 }
 
 static PyObject *Matcher_add_library_windows_in(Matcher *m, PyObject *args, int *changed)
@@ -121,10 +130,7 @@ static PyObject *Matcher_add_library_region_in(Matcher *m, PyObject *args, int *
 
 PyObject *seqdedup_matcher_add_library_region(Matcher *m, PyObject *args)
 {
-    if (seqdedup_matcher_enter(m) < 0) return NULL;
-    int changed = 0;
-    PyObject *result = Matcher_add_library_region_in(m, args, &changed);
-    return seqdedup_matcher_leave(m, result, changed);
+    return guarded(m, args, Matcher_add_library_region_in);
 }
 
 /* Check that the sequences (firsts, lengths: int64 each) lie in order in a region of
