@@ -9,8 +9,10 @@
 #include "kernel.h"
 #include "first_table.h"
 
-#define LIBRARY_AHEAD 64   /* windows between a slot's prefetch and its probe */
+#define LIBRARY_AHEAD 8   /* windows between a slot's prefetch and its probe */
 #define LIBRARY_BLOCK 4096 /* windows fingerprinted at once */
+#define LIBRARY_BATCH ((size_t)1 << 20) /* windows put into the table in slot order */
+#define SPAN_BYTES 32768  /* table bytes a bucket of a batch covers, about */
 
 /* Window `fp` of the library starts at `start`: the first one of its content stays. */
 static int library_add(Matcher *m, Hash128 fp, int64_t start)
@@ -126,6 +128,64 @@ done:
 }
 
 
+/* A batch of library windows for the first-start table, put in in slot order: a
+ * random insert per window misses the cache (and the TLB) each time once the table
+ * is large; windows sorted by their slot's place (a stable counting sort by the top
+ * bits of the slot's hash, so that of equal fingerprints the earlier still comes
+ * first) fill each stretch of the table while it is in cache. */
+typedef struct {
+    Hash128 fp;
+    int64_t start;
+} Pending;
+
+typedef struct {
+    Pending *items, *sorted;
+    size_t len, *counts;
+    int bits; /* buckets: 1 << bits */
+} Batch;
+
+static int batch_open(Batch *b, const FirstTable *t)
+{
+    b->bits = 0;
+    while (b->bits < 16 && ((size_t)1 << b->bits) * SPAN_BYTES < t->cap * FT_SLOT) b->bits++;
+    b->len = 0;
+    b->items = PyMem_RawMalloc(LIBRARY_BATCH * sizeof(Pending));
+    b->sorted = PyMem_RawMalloc(LIBRARY_BATCH * sizeof(Pending));
+    b->counts = PyMem_RawCalloc(((size_t)1 << b->bits) + 1, sizeof(size_t));
+    if (b->items && b->sorted && b->counts) return 0;
+    PyErr_NoMemory();
+    return -1;
+}
+
+static void batch_close(Batch *b)
+{
+    PyMem_RawFree(b->items);
+    PyMem_RawFree(b->sorted);
+    PyMem_RawFree(b->counts);
+}
+
+/* The bucket of a window: the top bits of the hash its slot comes from. */
+static inline size_t bucket_of(const Batch *b, Hash128 fp)
+{
+    return b->bits ? (size_t)(hash_mix(fp) >> (64 - b->bits)) : 0;
+}
+
+/* Put the batch's windows into the table, in slot order. */
+static int batch_flush(Batch *b, FirstTable *t)
+{
+    size_t buckets = (size_t)1 << b->bits, *counts = b->counts;
+    memset(counts, 0, (buckets + 1) * sizeof(size_t));
+    for (size_t k = 0; k < b->len; k++) counts[bucket_of(b, b->items[k].fp) + 1]++;
+    for (size_t k = 1; k <= buckets; k++) counts[k] += counts[k - 1];
+    for (size_t k = 0; k < b->len; k++) b->sorted[counts[bucket_of(b, b->items[k].fp)]++] = b->items[k];
+    for (size_t k = 0; k < b->len; k++) {
+        int64_t first;
+        if (ft_first_start(t, b->sorted[k].fp, b->sorted[k].start, &first) < 0) return -1;
+    }
+    b->len = 0;
+    return 0;
+}
+
 static PyObject *Matcher_add_library_region_in(Matcher *m, PyObject *args, int *changed);
 
 PyObject *seqdedup_matcher_add_library_region(Matcher *m, PyObject *args)
@@ -164,6 +224,7 @@ static PyObject *Matcher_add_library_region_in(Matcher *m, PyObject *args, int *
     if (seqdedup_get_hashes(region_obj, &region) < 0) return NULL;
     PyObject *result = NULL;
     Hash128 *block = NULL;
+    Batch batch = {0};
     if (seqdedup_get_words(firsts_obj, &firsts, 8) < 0) goto done;
     if (seqdedup_get_words(lengths_obj, &lengths, 8) < 0) goto done;
     if (firsts.len != lengths.len) {
@@ -181,7 +242,9 @@ static PyObject *Matcher_add_library_region_in(Matcher *m, PyObject *args, int *
     }
     if (m->width > 1 && keep_region(m, &region, changed) < 0) goto done;
     if (seqdedup_ensure_coefficients(m) < 0) goto done;
-    if (!m->limited && ft_reserve(&m->first, m->first.size + windows) < 0) goto done;
+    if (!m->limited && (ft_reserve(&m->first, m->first.size + windows) < 0 ||
+                        batch_open(&batch, &m->first) < 0))
+        goto done;
     block = PyMem_RawMalloc(LIBRARY_BLOCK * sizeof(Hash128));
     if (block == NULL) {
         PyErr_NoMemory();
@@ -201,15 +264,22 @@ static PyObject *Matcher_add_library_region_in(Matcher *m, PyObject *args, int *
                        take * sizeof(Hash128));
             if (m->force_collisions) seqdedup_collide(m, block, take);
             for (size_t j = 0; j < take; j++) {
-                if (!m->limited && j + LIBRARY_AHEAD < take)
-                    ft_prefetch(&m->first, block[j + LIBRARY_AHEAD]);
-                if (library_add(m, block[j], (int64_t)(at + j) - (int64_t)size) < 0) goto done;
+                int64_t start = (int64_t)(at + j) - (int64_t)size;
+                if (m->limited) {
+                    if (library_add(m, block[j], start) < 0) goto done;
+                    continue;
+                }
+                batch.items[batch.len].fp = block[j];
+                batch.items[batch.len++].start = start;
+                if (batch.len == LIBRARY_BATCH && batch_flush(&batch, &m->first) < 0) goto done;
             }
         }
     }
+    if (!m->limited && batch_flush(&batch, &m->first) < 0) goto done;
     result = Py_None;
     Py_INCREF(result);
 done:
+    batch_close(&batch);
     PyMem_RawFree(block);
     PyBuffer_Release(&region);
     if (firsts.buf != NULL) PyBuffer_Release(&firsts);
