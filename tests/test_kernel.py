@@ -752,7 +752,9 @@ def test_a_library_region_gives_the_windows_its_fingerprints_give(
     size = len(region) // 2
     by_region = _kernel.Matcher(window, history, seed=seed, force_collisions=collide)
     by_windows = _kernel.Matcher(window, history, seed=seed, force_collisions=collide)
-    by_region.add_library_region(region, firsts, lengths)
+    # (an unaligned buffer is copied, an aligned one held in place: the same windows)
+    given = memoryview(b"\0" + region.tobytes())[1:] if collide else region
+    by_region.add_library_region(given, firsts, lengths)
     fps, starts = array("Q"), array("q")
     for first, length in zip(firsts, lengths, strict=True):
         inside = length - window + 1
@@ -784,3 +786,21 @@ def test_a_library_region_out_of_order_or_past_its_end_is_refused():
     once.add_library_region(region, array("q", [1]), array("q", [2]))
     with pytest.raises(ValueError, match="given once"):
         once.add_library_region(region, array("q", [3]), array("q", [2]))
+
+
+def test_a_library_region_held_in_place_outlives_its_name():
+    """The matcher holds an aligned region in place: dropping the caller's name for it
+    changes nothing, and while held it cannot be resized under the matcher."""
+    import gc
+
+    _kernel = kernel.load()
+    keys = [hash(k) for k in "abcx"]
+    region = array("Q", [7, 7] + hash_forms.hash_words(keys[:3]).tolist() + [7, 7])
+    m = _kernel.Matcher(3)
+    m.add_library_region(region, array("q", [1]), array("q", [3]))
+    with pytest.raises(BufferError):
+        region.append(0)
+    del region
+    gc.collect()
+    hashes = hash_forms.hash_words(keys[3:] + keys[:3])  # x, then the library's a b c
+    assert m.push(hashes) + m.finish() == [True, False, False, False]

@@ -385,6 +385,7 @@ typedef struct {
     int64_t compact_min;  /* decided records in the log before it is compacted (tests: 1) */
     Hash128 *region;
     size_t region_len;
+    Py_buffer region_view; /* the region held in place (its obj NULL: region is a copy) */
     int64_t witness_window; /* the last window confirmed equal to an earlier one */
     int64_t witness_source; /* ... and that earlier one's start */
     int64_t witness_limit;  /* ... and where that one's stream ends (the next begins) */

@@ -28,8 +28,9 @@ static int library_add(Matcher *m, Hash128 fp, int64_t start)
     return ft_first_start(&m->first, fp, start, &first);
 }
 
-/* Keep a copy of the library's key region, against which windows are confirmed (W > 1;
- * given once). */
+/* Keep the library's key region, against which windows are confirmed (W > 1; given
+ * once): held in place when its buffer is aligned (the matcher holds its exporter,
+ * which cannot be resized while held: no copy of a library's keys), else a copy. */
 static int keep_region(Matcher *m, const Py_buffer *region, int *changed)
 {
     if (region->buf == NULL || m->region != NULL) {
@@ -38,6 +39,20 @@ static int keep_region(Matcher *m, const Py_buffer *region, int *changed)
         return -1;
     }
     size_t len = (size_t)region->len / sizeof(Hash128);
+    Py_buffer *held = &m->region_view;
+    if (region->obj != NULL && (uintptr_t)region->buf % sizeof(uint64_t) == 0) {
+        if (PyObject_GetBuffer(region->obj, held, PyBUF_C_CONTIGUOUS) == 0) {
+            if (held->buf == region->buf && held->len == region->len) {
+                m->region = held->buf;
+                m->region_len = len;
+                *changed = 1;
+                return 0;
+            }
+            PyBuffer_Release(held); /* (another view of it than the one given: copied) */
+        } else {
+            PyErr_Clear();
+        }
+    }
     Hash128 *copy = PyMem_RawMalloc(len * sizeof(Hash128) + 1);
     if (copy == NULL) {
         PyErr_NoMemory();

@@ -135,7 +135,10 @@ static void Matcher_dealloc(Matcher *m)
     PyMem_RawFree(m->log);
     PyMem_RawFree(m->archive);
     PyMem_RawFree(m->spans);
-    PyMem_RawFree(m->region);
+    if (m->region_view.obj != NULL)
+        PyBuffer_Release(&m->region_view);
+    else
+        PyMem_RawFree(m->region);
     PyMem_RawFree(m->stream_starts);
     PyMem_RawFree(m->recent);
     ft_free(&m->first);
