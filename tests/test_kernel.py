@@ -795,7 +795,7 @@ def test_a_library_region_held_in_place_outlives_its_name():
 
     _kernel = kernel.load()
     keys = [hash(k) for k in "abcx"]
-    region = array("Q", [7, 7] + hash_forms.hash_words(keys[:3]).tolist() + [7, 7])
+    region = array("Q", [7, 7, *hash_forms.hash_words(keys[:3]).tolist(), 7, 7])
     m = _kernel.Matcher(3)
     m.add_library_region(region, array("q", [1]), array("q", [3]))
     with pytest.raises(BufferError):
