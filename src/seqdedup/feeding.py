@@ -172,20 +172,13 @@ class ChunkPath:
         folder, saver = parts.folder, parts.saver
         attributor.append_keys(hashes)
         first = attributor.decided
-        joined = folder is not None and folder.takes_joined
+        joined = folder is None or folder.takes_joined  # (the saver takes them joined)
         if isinstance(runs, list):  # the runs carry their first record, or all of them
-            heads = runs
-            if joined:
-                delimiter = self._parts.config.delimiter
-                heads = [(start, stop, data.partition(delimiter)[0]) for start, stop, data in runs]
-            elif folder is not None:
+            whole = folder is not None or saver is not None  # (all of them: run_heads=2)
+            if parts.top is not None:  # (before add_runs)
+                ledger.run_heads.add(first, decided, self._heads(runs) if whole else runs)
+            if not joined:
                 runs = self._split(runs)
-                heads = [(start, stop, records[0]) for start, stop, records in runs]
-            elif saver is not None:  # (it takes each piece from its run's bytes)
-                delimiter = self._parts.config.delimiter
-                heads = [(start, stop, data.partition(delimiter)[0]) for start, stop, data in runs]
-            if parts.top is not None:
-                ledger.run_heads.add(first, decided, heads)  # (before add_runs)
         pieces = attributor.add_runs(decided, runs, numbers)
         ledger.note_pieces(pieces)
         ledger.count(decided if released is None else released, kept)
@@ -195,11 +188,16 @@ class ChunkPath:
         if folder is not None:
             assert isinstance(runs, list)
             folder.append_keys(hashes)
-            joiner = self._parts.config.delimiter if joined else None
+            joiner = parts.config.delimiter if joined else None
             return folder.add_runs(first, decided, runs, pieces, joiner)
         return (
             [(piece.end, parts.report.marker(piece)) for piece in pieces] if self._markers else []
         )
+
+    def _heads(self, runs: list[tuple[int, int, bytes]]) -> list[tuple[int, int, bytes]]:
+        """Each run with its first record (the kernel handed its records joined)."""
+        delimiter = self._parts.config.delimiter
+        return [(start, stop, data.partition(delimiter)[0]) for start, stop, data in runs]
 
     def _split(self, runs: list[tuple[int, int, bytes]]) -> list[tuple[int, int, list[bytes]]]:
         """Runs whose records the kernel handed over as one stretch of bytes, split."""

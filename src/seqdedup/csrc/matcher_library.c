@@ -2,31 +2,17 @@
  * A loaded library's windows into the matcher (the windows of library sequences are
  * seen for the whole run): given as fingerprints and starts (add_library_windows), or as
  * the library's key region and where each sequence lies in it (add_library_region: the
- * fingerprints are rolled here a sequence at a time and go straight into the table, with
- * no array of every window). The earliest library window of a content wins; library
- * starts are negative (the region's last record, a sentinel, at -1).
+ * fingerprints are rolled here a sequence at a time, with no array of every window).
+ * Both put them into the first-start table a batch at a time in slot order. The
+ * earliest library window of a content wins; library starts are negative (the
+ * region's last record, a sentinel, at -1).
  */
 #include "kernel.h"
 #include "first_table.h"
 
-#define LIBRARY_AHEAD 8   /* windows between a slot's prefetch and its probe */
 #define LIBRARY_BLOCK 4096 /* windows fingerprinted at once */
 #define LIBRARY_BATCH ((size_t)1 << 20) /* windows put into the table in slot order */
 #define SPAN_BYTES 32768  /* table bytes a bucket of a batch covers, about */
-
-/* Window `fp` of the library starts at `start`: the first one of its content stays. */
-static int library_add(Matcher *m, Hash128 fp, int64_t start)
-{
-    if (m->limited) {
-        int created;
-        int64_t *v = table_upsert(&m->library, fp, &created);
-        if (v == NULL) return -1;
-        if (created) v[0] = start;
-        return 0;
-    }
-    int64_t first;
-    return ft_first_start(&m->first, fp, start, &first);
-}
 
 /* Keep the library's key region, against which windows are confirmed (W > 1; given
  * once): held in place when its buffer is aligned (the matcher holds its exporter,
@@ -72,77 +58,6 @@ static int before_any_push(const Matcher *m)
     return 0;
 }
 
-typedef PyObject *(*LibraryCall)(Matcher *m, PyObject *args, int *changed);
-
-/* A method's body between entering and leaving the matcher (which breaks it when the
- * body failed after a change). */
-static PyObject *guarded(Matcher *m, PyObject *args, LibraryCall body)
-{
-    if (seqdedup_matcher_enter(m) < 0) return NULL;
-    int changed = 0;
-    PyObject *result = body(m, args, &changed);
-    return seqdedup_matcher_leave(m, result, changed);
-}
-
-static PyObject *Matcher_add_library_windows_in(Matcher *m, PyObject *args, int *changed);
-
-PyObject *seqdedup_matcher_add_library_windows(Matcher *m, PyObject *args)
-{
-    return guarded(m, args, Matcher_add_library_windows_in);
-}
-
-static PyObject *Matcher_add_library_windows_in(Matcher *m, PyObject *args, int *changed)
-{
-    PyObject *fps_obj, *starts_obj, *region_obj = Py_None;
-    if (!PyArg_ParseTuple(args, "OO|O", &fps_obj, &starts_obj, &region_obj)) return NULL;
-    if (!before_any_push(m)) return NULL;
-    Py_buffer fps, starts, region = {0};
-    if (seqdedup_get_hashes(fps_obj, &fps) < 0) return NULL;
-    if (seqdedup_get_words(starts_obj, &starts, 8) < 0) {
-        PyBuffer_Release(&fps);
-        return NULL;
-    }
-    PyObject *result = NULL;
-    if (region_obj != Py_None && seqdedup_get_hashes(region_obj, &region) < 0) goto done;
-    if (fps.len / 16 != starts.len / 8) {
-        PyErr_SetString(PyExc_ValueError, "fingerprints and starts differ in length");
-        goto done;
-    }
-    Py_ssize_t n = starts.len / 8;
-    if (n > 0 && m->width > 1) {
-        /* the windows are confirmed against their records: the region is kept (once) */
-        if (keep_region(m, &region, changed) < 0) goto done;
-    }
-    if (!m->limited && ft_reserve(&m->first, m->first.size + (size_t)n) < 0) goto done;
-    for (Py_ssize_t k = 0; k < n; k++) {
-        Hash128 fp;
-        int64_t start;
-        if (!m->limited && k + LIBRARY_AHEAD < n) { /* its slot in cache when it comes */
-            memcpy(&fp, (const char *)fps.buf + 16 * (k + LIBRARY_AHEAD), 16);
-            ft_prefetch(&m->first, fp);
-        }
-        memcpy(&fp, (const char *)fps.buf + 16 * k, 16);
-        memcpy(&start, (const char *)starts.buf + 8 * k, 8);
-        if (start > -(int64_t)m->width - 1 ||
-            (m->width > 1 && start < -(int64_t)m->region_len)) {
-            PyErr_SetString(PyExc_ValueError,
-                            "library starts must lie in the region, at most -W - 1");
-            goto done;
-        }
-        *changed = 1;
-        m->settle_off = 1; /* library keys are not noted: nothing is settled early */
-        if (library_add(m, fp, start) < 0) goto done;
-    }
-    result = Py_None;
-    Py_INCREF(result);
-done:
-    PyBuffer_Release(&fps);
-    PyBuffer_Release(&starts);
-    if (region.buf != NULL) PyBuffer_Release(&region);
-    return result;
-}
-
-
 /* A batch of library windows for the first-start table, put in in slot order: a
  * random insert per window misses the cache (and the TLB) each time once the table
  * is large; windows sorted by their slot's place (a stable counting sort by the top
@@ -155,17 +70,19 @@ typedef struct {
 
 typedef struct {
     Pending *items, *sorted;
-    size_t len, *counts;
+    size_t len, cap, *counts;
     int bits; /* buckets: 1 << bits */
 } Batch;
 
-static int batch_open(Batch *b, const FirstTable *t)
+/* A batch for `windows` windows into table t (at most LIBRARY_BATCH at a time). */
+static int batch_open(Batch *b, const FirstTable *t, size_t windows)
 {
     b->bits = 0;
     while (b->bits < 16 && ((size_t)1 << b->bits) * SPAN_BYTES < t->cap * FT_SLOT) b->bits++;
     b->len = 0;
-    b->items = PyMem_RawMalloc(LIBRARY_BATCH * sizeof(Pending));
-    b->sorted = PyMem_RawMalloc(LIBRARY_BATCH * sizeof(Pending));
+    b->cap = windows < LIBRARY_BATCH ? (windows ? windows : 1) : LIBRARY_BATCH;
+    b->items = PyMem_RawMalloc(b->cap * sizeof(Pending));
+    b->sorted = PyMem_RawMalloc(b->cap * sizeof(Pending));
     b->counts = PyMem_RawCalloc(((size_t)1 << b->bits) + 1, sizeof(size_t));
     if (b->items && b->sorted && b->counts) return 0;
     PyErr_NoMemory();
@@ -200,6 +117,107 @@ static int batch_flush(Batch *b, FirstTable *t)
     b->len = 0;
     return 0;
 }
+
+/* Window `fp` of the library starts at `start`: the first one of its content stays
+ * (unlimited history: through the batch, in slot order; else straight into the
+ * library's own table). */
+static int library_put(Matcher *m, Batch *b, Hash128 fp, int64_t start)
+{
+    if (m->limited) {
+        int created;
+        int64_t *v = table_upsert(&m->library, fp, &created);
+        if (v == NULL) return -1;
+        if (created) v[0] = start;
+        return 0;
+    }
+    b->items[b->len].fp = fp;
+    b->items[b->len++].start = start;
+    return b->len == b->cap ? batch_flush(b, &m->first) : 0;
+}
+
+/* Ready for `windows` library windows (the table sized once for all of them). */
+static int library_open(Matcher *m, Batch *b, size_t windows)
+{
+    if (m->limited) return 0;
+    return ft_reserve(&m->first, m->first.size + windows) < 0 ? -1
+                                                              : batch_open(b, &m->first, windows);
+}
+
+/* All put in: the rest of the batch goes in. */
+static int library_close(Matcher *m, Batch *b)
+{
+    return m->limited ? 0 : batch_flush(b, &m->first);
+}
+
+typedef PyObject *(*LibraryCall)(Matcher *m, PyObject *args, int *changed);
+
+/* A method's body between entering and leaving the matcher (which breaks it when the
+ * body failed after a change). */
+static PyObject *guarded(Matcher *m, PyObject *args, LibraryCall body)
+{
+    if (seqdedup_matcher_enter(m) < 0) return NULL;
+    int changed = 0;
+    PyObject *result = body(m, args, &changed);
+    return seqdedup_matcher_leave(m, result, changed);
+}
+
+static PyObject *Matcher_add_library_windows_in(Matcher *m, PyObject *args, int *changed);
+
+PyObject *seqdedup_matcher_add_library_windows(Matcher *m, PyObject *args)
+{
+    return guarded(m, args, Matcher_add_library_windows_in);
+}
+
+static PyObject *Matcher_add_library_windows_in(Matcher *m, PyObject *args, int *changed)
+{
+    PyObject *fps_obj, *starts_obj, *region_obj = Py_None;
+    if (!PyArg_ParseTuple(args, "OO|O", &fps_obj, &starts_obj, &region_obj)) return NULL;
+    if (!before_any_push(m)) return NULL;
+    Py_buffer fps, starts, region = {0};
+    Batch batch = {0};
+    if (seqdedup_get_hashes(fps_obj, &fps) < 0) return NULL;
+    if (seqdedup_get_words(starts_obj, &starts, 8) < 0) {
+        PyBuffer_Release(&fps);
+        return NULL;
+    }
+    PyObject *result = NULL;
+    if (region_obj != Py_None && seqdedup_get_hashes(region_obj, &region) < 0) goto done;
+    if (fps.len / 16 != starts.len / 8) {
+        PyErr_SetString(PyExc_ValueError, "fingerprints and starts differ in length");
+        goto done;
+    }
+    Py_ssize_t n = starts.len / 8;
+    if (n > 0 && m->width > 1) {
+        /* the windows are confirmed against their records: the region is kept (once) */
+        if (keep_region(m, &region, changed) < 0) goto done;
+    }
+    if (library_open(m, &batch, (size_t)n) < 0) goto done;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        Hash128 fp;
+        int64_t start;
+        memcpy(&fp, (const char *)fps.buf + 16 * k, 16);
+        memcpy(&start, (const char *)starts.buf + 8 * k, 8);
+        if (start > -(int64_t)m->width - 1 ||
+            (m->width > 1 && start < -(int64_t)m->region_len)) {
+            PyErr_SetString(PyExc_ValueError,
+                            "library starts must lie in the region, at most -W - 1");
+            goto done;
+        }
+        *changed = 1;
+        m->settle_off = 1; /* library keys are not noted: nothing is settled early */
+        if (library_put(m, &batch, fp, start) < 0) goto done;
+    }
+    if (library_close(m, &batch) < 0) goto done;
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    batch_close(&batch);
+    PyBuffer_Release(&fps);
+    PyBuffer_Release(&starts);
+    if (region.buf != NULL) PyBuffer_Release(&region);
+    return result;
+}
+
 
 static PyObject *Matcher_add_library_region_in(Matcher *m, PyObject *args, int *changed);
 
@@ -257,9 +275,7 @@ static PyObject *Matcher_add_library_region_in(Matcher *m, PyObject *args, int *
     }
     if (m->width > 1 && keep_region(m, &region, changed) < 0) goto done;
     if (seqdedup_ensure_coefficients(m) < 0) goto done;
-    if (!m->limited && (ft_reserve(&m->first, m->first.size + windows) < 0 ||
-                        batch_open(&batch, &m->first) < 0))
-        goto done;
+    if (library_open(m, &batch, windows) < 0) goto done;
     block = PyMem_RawMalloc(LIBRARY_BLOCK * sizeof(Hash128));
     if (block == NULL) {
         PyErr_NoMemory();
@@ -280,17 +296,11 @@ static PyObject *Matcher_add_library_region_in(Matcher *m, PyObject *args, int *
             if (m->force_collisions) seqdedup_collide(m, block, take);
             for (size_t j = 0; j < take; j++) {
                 int64_t start = (int64_t)(at + j) - (int64_t)size;
-                if (m->limited) {
-                    if (library_add(m, block[j], start) < 0) goto done;
-                    continue;
-                }
-                batch.items[batch.len].fp = block[j];
-                batch.items[batch.len++].start = start;
-                if (batch.len == LIBRARY_BATCH && batch_flush(&batch, &m->first) < 0) goto done;
+                if (library_put(m, &batch, block[j], start) < 0) goto done;
             }
         }
     }
-    if (!m->limited && batch_flush(&batch, &m->first) < 0) goto done;
+    if (library_close(m, &batch) < 0) goto done;
     result = Py_None;
     Py_INCREF(result);
 done:

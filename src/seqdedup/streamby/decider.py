@@ -67,17 +67,27 @@ class StreamNamer:
         """The stream names of ``records`` and the records as their keys see them."""
         if self._json is not None:
             return [self._json_name(record) for record in records], records
-        if self._program is not None:
-            raw, found, stripped, unread = self._kernel.stream_prefixes(
-                records, *self._program, self._text
-            )
-            decoded = [name.decode("utf-8", "backslashreplace") for name in raw]
-            indices = array("i", found)
-            self.read_rest(records, decoded, indices, stripped, unread)
-            return [decoded[i] if i >= 0 else None for i in indices], stripped
+        prefixed = self.prefixed(records)
+        if prefixed is not None:
+            names, indices, stripped = prefixed
+            return [names[i] if i >= 0 else None for i in indices], stripped
         if self._twin is not None and (not self._text or b"".join(records).isascii()):
             return self._split_bytes(records, self._twin)
         return self._split_text(records)
+
+    def prefixed(self, records: list[bytes]) -> tuple[list[str], array[int], list[bytes]] | None:
+        """With a prefix program (None without): the distinct names, each record's
+        name as an index into them (-1: none), each record without its match, found by
+        the kernel (and by the text pattern for the records it left)."""
+        if self._program is None:
+            return None
+        raw, found, stripped, unread = self._kernel.stream_prefixes(
+            records, *self._program, self._text
+        )
+        names = [name.decode("utf-8", "backslashreplace") for name in raw]
+        indices = array("i", found)
+        self.read_rest(records, names, indices, stripped, unread)
+        return names, indices, stripped
 
     def read_rest(
         self,

@@ -365,16 +365,13 @@ class KernelStreamPath(_StreamRun):
         self._free: list[int] = []  # lanes of streams that ended
         self._pending: list[bytes] = []
         self._pending_tracked: list[bool] = []  # with filters: which pending are tracked
-        self._kernel = kernel
         # Names found by the kernel where the pattern is a prefix program (no filters)
-        self._program = None if parts.filters else self._namer.program()
-        self._ascii_only = not config.byte_mode  # (the program is the text pattern's twin)
+        self._prefixed = not parts.filters and self._namer.program() is not None
 
     def feed(self, records: Iterable[bytes]) -> list[bytes]:
         batch = records if isinstance(records, list) else list(records)
-        if self._program is not None:
-            found = self._kernel.stream_prefixes(batch, *self._program, self._ascii_only)
-            return self._feed_prefixed(batch, *found)
+        if self._prefixed:
+            return self._feed_prefixed(batch)
         names, hashes, decisions = self._named(batch, len(self._pending))
         lanes = array("i")
         lane_of, current = self._lanes, self._current
@@ -394,26 +391,16 @@ class KernelStreamPath(_StreamRun):
             self._pending_tracked += tracked
         return self._taken(self._matcher.push(hashes, lanes.tobytes()))
 
-    def _feed_prefixed(
-        self,
-        batch: list[bytes],
-        found_names: list[bytes],
-        found: bytes,
-        keyed: list[bytes],
-        unread: bytes,
-    ) -> list[bytes]:
-        """``feed`` with the names the kernel found: each distinct name, each record's
-        name (an index into them, -1: none), each record without its match; those it
-        left (``unread``) named by the text pattern first."""
-        names = [raw.decode("utf-8", "backslashreplace") for raw in found_names]
-        indices = array("i", found)
-        if unread:
-            try:
-                self._namer.read_rest(batch, names, indices, keyed, unread)
-            except PatternTimeout as exc:
-                number = self._ledger.released + len(self._pending) + 1 + exc.index
-                raise exc.at(self._parts.report.inputs.line(number).lower()) from None
-            found = indices.tobytes()
+    def _feed_prefixed(self, batch: list[bytes]) -> list[bytes]:
+        """``feed`` with the names the kernel finds (:meth:`StreamNamer.prefixed`)."""
+        try:
+            found = self._namer.prefixed(batch)
+            assert found is not None
+            names, indices, keyed = found
+            hashes = hash_bytes(self._parts.keys.hashes(keyed))
+        except PatternTimeout as exc:
+            number = self._ledger.released + len(self._pending) + 1 + exc.index
+            raise exc.at(self._parts.report.inputs.line(number).lower()) from None
         initial = -1
         if batch and indices[0] < 0:
             initial = self._lane(self._current)  # the batch starts with a continuation
@@ -426,13 +413,9 @@ class KernelStreamPath(_StreamRun):
             if index >= 0:
                 self._current = names[index]
                 break
-        try:
-            hashes = hash_bytes(self._parts.keys.hashes(keyed))
-        except PatternTimeout as exc:
-            number = self._ledger.released + len(self._pending) + 1 + exc.index
-            raise exc.at(self._parts.report.inputs.line(number).lower()) from None
         self._pending += batch
-        return self._taken(self._matcher.push(hashes, found, translate.tobytes(), initial))
+        found_bytes = indices.tobytes()
+        return self._taken(self._matcher.push(hashes, found_bytes, translate.tobytes(), initial))
 
     def _lane(self, name: str) -> int:
         lane = self._lanes.get(name)
