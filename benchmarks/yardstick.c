@@ -7,8 +7,7 @@
  *
  *   yardstick W FILE > OUT
  *
- * Each line's key hash is 128 bits (two XXH64 lanes, from the xxHash specification, in
- * one pass); a window of W records is identified by two rolling polynomial
+ * Each line's key hash is 128 bits (SipHash-2-4-128, the kernel's siphash.h); a window of W records is identified by two rolling polynomial
  * fingerprints modulo 2^61 - 1 over the key hash lanes (field.h, the kernel's own);
  * one open-addressing table maps a window's fingerprint to its earliest start. Window
  * j repeats when that start i has i + W <= j; a record inside a repeat is skipped.
@@ -24,62 +23,12 @@
 #include <unistd.h>
 
 #include "../src/seqdedup/csrc/field.h"
+#include "../src/seqdedup/csrc/siphash.h"
 
-static const uint64_t P1 = 0x9E3779B185EBCA87ULL, P2 = 0xC2B2AE3D27D4EB4FULL,
-                      P3 = 0x165667B19E3779F9ULL, P4 = 0x85EBCA77C2B2AE63ULL,
-                      P5 = 0x27D4EB2F165667C5ULL;
-
-static inline uint64_t rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
-static inline uint64_t rd64(const unsigned char *p) { uint64_t v; memcpy(&v, p, 8); return v; }
-static inline uint32_t rd32(const unsigned char *p) { uint32_t v; memcpy(&v, p, 4); return v; }
-static inline uint64_t round1(uint64_t acc, uint64_t w) { return rotl(acc + w * P2, 31) * P1; }
-static inline uint64_t merge(uint64_t acc, uint64_t v) { return (acc ^ round1(0, v)) * P1 + P4; }
-
-static uint64_t finish(uint64_t h, const unsigned char *p, const unsigned char *end)
-{
-    for (; p + 8 <= end; p += 8) h = rotl(h ^ round1(0, rd64(p)), 27) * P1 + P4;
-    if (p + 4 <= end) {
-        h = rotl(h ^ ((uint64_t)rd32(p) * P1), 23) * P2 + P3;
-        p += 4;
-    }
-    for (; p < end; p++) h = rotl(h ^ (*p * P5), 11) * P1;
-    h ^= h >> 33;
-    h *= P2;
-    h ^= h >> 29;
-    h *= P3;
-    return h ^ (h >> 32);
-}
-
-/* XXH64 with two seeds in one pass over the bytes. */
+/* SipHash-2-4-128 keyed with a fixed key (the kernel's own definition, siphash.h). */
 static void hash128(const unsigned char *p, size_t len, uint64_t out[2])
 {
-    static const uint64_t seed[2] = {0x736571646564ULL, 0x7961726473746bULL};
-    const unsigned char *end = p + len;
-    uint64_t h[2];
-    if (len >= 32) {
-        uint64_t v[2][4];
-        for (int k = 0; k < 2; k++) {
-            v[k][0] = seed[k] + P1 + P2;
-            v[k][1] = seed[k] + P2;
-            v[k][2] = seed[k];
-            v[k][3] = seed[k] - P1;
-        }
-        for (; p + 32 <= end; p += 32)
-            for (int i = 0; i < 4; i++) {
-                uint64_t w = rd64(p + 8 * i);
-                v[0][i] = round1(v[0][i], w);
-                v[1][i] = round1(v[1][i], w);
-            }
-        for (int k = 0; k < 2; k++) {
-            uint64_t a = rotl(v[k][0], 1) + rotl(v[k][1], 7) + rotl(v[k][2], 12) + rotl(v[k][3], 18);
-            for (int i = 0; i < 4; i++) a = merge(a, v[k][i]);
-            h[k] = a;
-        }
-    } else {
-        h[0] = seed[0] + P5;
-        h[1] = seed[1] + P5;
-    }
-    for (int k = 0; k < 2; k++) out[k] = finish(h[k] + (uint64_t)len, p, end);
+    sip128(p, len, 0x736571646564ULL, 0x7961726473746bULL, &out[0], &out[1]);
 }
 
 typedef struct {
@@ -101,7 +50,7 @@ static void *checked(void *p)
 
 static size_t slot_of(uint64_t a, uint64_t b)
 {
-    size_t mask = capacity - 1, i = (size_t)(a ^ (b * P1)) & mask;
+    size_t mask = capacity - 1, i = (size_t)(a ^ (b * 0x9E3779B185EBCA87ULL)) & mask;
     while (table[i].b && (table[i].a != a || table[i].b != b + 1)) i = (i + 1) & mask;
     return i;
 }

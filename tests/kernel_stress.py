@@ -433,7 +433,7 @@ def attribution_run(kernel, rng: random.Random) -> None:
 
 def odd_calls(kernel, rng: random.Random) -> None:
     blob = rng.randbytes(rng.randint(0, 100))
-    kernel._xxh64(blob, rng.getrandbits(64))
+    kernel.hash_records([blob], rng.getrandbits(128))
     kernel._key_offset(blob, rng.randint(0, 200), rng.random() < 0.5)
     skip, byte_mode = rng.randint(0, 5), rng.random() < 0.5
     records = [blob, b"", blob[:3]]

@@ -759,3 +759,50 @@ def test_a_compressed_input_is_written_plain_under_its_plain_name(tmp_path):
                  str(inputs / "a.log"), str(inputs / "a.log.gz"))  # fmt: skip
     assert clash.returncode == 1 and b"distinct names" in clash.stderr
     assert not (tmp_path / "out2").exists()
+
+
+@pytest.mark.usefixtures("engine")
+@pytest.mark.parametrize("fault", ["drop", "duplicate", "change"])
+@pytest.mark.parametrize("leg", ["rows", "answers"])
+def test_a_row_lost_or_added_in_flight_ends_the_job_in_one_line(tmp_path, monkeypatch, fault, leg):
+    """Each exchange is counted and check-summed by its sender and checked by its
+    receiver: one row dropped, duplicated or changed on the way (to an owner, or back
+    to a partition) ends the job with one line, and nothing is written."""
+    from seqdedup import cluster
+
+    def damaged(rows: bytes, width: int) -> bytes:
+        assert len(rows) >= width, "the test needs a row to damage"
+        if fault == "drop":
+            return rows[:-width]
+        if fault == "duplicate":
+            return rows + rows[-width:]
+        return rows[:-1] + bytes([rows[-1] ^ 1])
+
+    if leg == "rows":
+        bucket = cluster._bucket
+
+        def in_flight(first, owner):
+            rows = bucket(first, owner)
+            return damaged(rows, cluster.ROW_BYTES) if owner == 0 and rows else rows
+
+        monkeypatch.setattr(cluster, "_bucket", in_flight)
+    else:
+        second = cluster._second_pass
+
+        def in_flight(reader, part, first, answers, *rest):
+            if part.number == 1:  # (the second file repeats the first: it has answers)
+                answers = [list(a) for a in answers]
+                answers[0][1] = damaged(answers[0][1], cluster.ANSWER_BYTES)
+            return second(reader, part, first, answers, *rest)
+
+        monkeypatch.setattr(cluster, "_second_pass", in_flight)
+    paths = write_files(tmp_path / "in", ["a\nb\nc\n", "a\nb\nc\nd\n"])
+    out = tmp_path / "out"
+    with pytest.raises(SeqdedupError, match=r"^the Dask job's rows did not arrive as sent \(") as e:
+        deduplicate_files(paths, out, scheduler="sync", window_size=2, owners=1)
+    assert "\n" not in str(e.value)
+    assert list(out.iterdir()) == []
+    # and undamaged, the same job runs
+    monkeypatch.undo()
+    deduplicate_files(paths, out, scheduler="sync", window_size=2, owners=1)
+    assert (out / "part1.log").read_text() == "d\n"

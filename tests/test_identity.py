@@ -64,7 +64,7 @@ def decide(engine: str, keys: list[object], window: int, history: int | None, **
 # -- the known attack: Thue-Morse over two records ------------------------------------
 
 
-@pytest.mark.parametrize("window", [512, 1024, 2048, 4096])
+@pytest.mark.parametrize("window", [512, 1024, 2048, 4096, 8192])
 @pytest.mark.parametrize("engine", ENGINES)
 def test_thue_morse_windows_stay_distinct_through_the_command(tmp_path, window, engine):
     """T and its complement, over any two records: a polynomial modulo 2**64 gives them

@@ -20,6 +20,7 @@ from seqdedup.api import Deduplicator, process_stream
 from seqdedup.config import Config, FilterRule
 from seqdedup.library.store import encode_records
 from seqdedup.matcher import WindowMatcher, coefficients, fingerprints_py
+from seqdedup.normalize import CLASSES
 
 from conftest import examples, kernel_built, user_env
 from oracle import skipped_flags
@@ -35,40 +36,95 @@ if not kernel_built():
 from seqdedup import _kernel
 
 SEED = 0x0123456789ABCDEF_FEDCBA9876543210
-# -- XXH64 -----------------------------------------------------------------------------
+# -- the record hash: SipHash-2-4-128 -------------------------------------------------
 
-# From the xxHash reference implementation's documentation and sanity tests.
-XXH64_VECTORS = [
-    (b"", 0, 0xEF46DB3751D8E999),
-    (b"a", 0, 0xD24EC4F1A98C6E5B),
-    (b"abc", 0, 0x44BC2CF5AD770999),
+
+def siphash128(data: bytes, key: bytes) -> bytes:
+    """SipHash-2-4 with its 128-bit output, from the paper, slowly and plainly: the
+    reference the kernel's record hash is checked against (16 bytes, lo word first)."""
+    mask = (1 << 64) - 1
+
+    def rotl(x: int, r: int) -> int:
+        return (x << r | x >> (64 - r)) & mask
+
+    k0, k1 = int.from_bytes(key[:8], "little"), int.from_bytes(key[8:], "little")
+    v = [k0 ^ 0x736F6D6570736575, k1 ^ 0x646F72616E646F6D ^ 0xEE]
+    v += [k0 ^ 0x6C7967656E657261, k1 ^ 0x7465646279746573]
+
+    def rounds(n: int) -> None:
+        for _ in range(n):
+            v[0] = (v[0] + v[1]) & mask
+            v[1] = rotl(v[1], 13) ^ v[0]
+            v[0] = rotl(v[0], 32)
+            v[2] = (v[2] + v[3]) & mask
+            v[3] = rotl(v[3], 16) ^ v[2]
+            v[0] = (v[0] + v[3]) & mask
+            v[3] = rotl(v[3], 21) ^ v[0]
+            v[2] = (v[2] + v[1]) & mask
+            v[1] = rotl(v[1], 17) ^ v[2]
+            v[2] = rotl(v[2], 32)
+
+    whole = len(data) - len(data) % 8
+    words = [int.from_bytes(data[i : i + 8], "little") for i in range(0, whole, 8)]
+    words.append(int.from_bytes(data[whole:], "little") | (len(data) & 0xFF) << 56)
+    for m in words:
+        v[3] ^= m
+        rounds(2)
+        v[0] ^= m
+    v[2] ^= 0xEE
+    rounds(4)
+    lo = v[0] ^ v[1] ^ v[2] ^ v[3]
+    v[1] ^= 0xDD
+    rounds(4)
+    hi = v[0] ^ v[1] ^ v[2] ^ v[3]
+    return lo.to_bytes(8, "little") + hi.to_bytes(8, "little")
+
+
+# The reference implementation's vectors (key 00..0f, message 00..(n-1)): the 128-bit
+# output for n = 0..3, and the 64-bit variant's for n = 0 and 15 (the paper's example).
+SIP128_VECTORS = [
+    "a3817f04ba25a8e66df67214c7550293",
+    "da87c1d86b99af44347659119b22fc45",
+    "8177228da4a45dc7fca38bdef60affe4",
+    "9c70b60c5267a94e5f33b6b02985ed51",
 ]
+REFERENCE_KEY = bytes(range(16))
 
 
-@pytest.mark.parametrize(("data", "seed", "expected"), XXH64_VECTORS)
-def test_xxh64_published_vectors(data, seed, expected):
-    assert _kernel._xxh64(data, seed) == expected
+@pytest.mark.parametrize("length", range(len(SIP128_VECTORS)))
+def test_the_record_hash_is_siphash_2_4_128_by_its_published_vectors(length):
+    message = bytes(range(length))
+    seed = int.from_bytes(REFERENCE_KEY, "little")
+    assert _kernel.hash_records([message], seed).hex() == SIP128_VECTORS[length]
+    assert siphash128(message, REFERENCE_KEY).hex() == SIP128_VECTORS[length]
 
 
 @settings(max_examples=examples(300), deadline=None)
-@given(data=st.binary(max_size=200), seed=st.integers(0, 2**64 - 1))
-def test_xxh64_equals_the_reference_library(data, seed):
-    xxhash = pytest.importorskip("xxhash")
-    assert _kernel._xxh64(data, seed) == xxhash.xxh64_intdigest(data, seed)
+@given(records=st.lists(st.binary(max_size=200), max_size=6), seed=st.integers(0, 2**128 - 1))
+def test_hash_records_is_siphash_of_each_key_keyed_with_the_seed(records, seed):
+    """A key hash is SipHash-2-4-128 keyed with the run's 128-bit seed (k0: its low 64
+    bits), as the plain reference above computes it."""
+    key = seed.to_bytes(16, "little")
+    assert _kernel.hash_records(records, seed) == b"".join(siphash128(r, key) for r in records)
 
 
 @settings(max_examples=examples(200), deadline=None)
-@given(records=st.lists(st.binary(max_size=80), max_size=6), seed=st.integers(0, 2**128 - 1))
-def test_hash_records_is_xxh64_of_each_key_with_each_lane_seed(records, seed):
-    """A key hash is 128 bits: XXH64 with each of the run's two 64-bit secrets (the low
-    and the high half of its 128-bit seed, independent when the seed is random)."""
-    raw = _kernel.hash_records(records, seed)
-    low_seed, high_seed = _kernel._lane_seeds(seed)
-    assert (low_seed, high_seed) == (seed & (2**64 - 1), seed >> 64)
-    words = array("Q")
-    words.frombytes(raw)
-    assert list(words[0::2]) == [_kernel._xxh64(r, low_seed) for r in records]
-    assert list(words[1::2]) == [_kernel._xxh64(r, high_seed) for r in records]
+@given(
+    records=st.lists(
+        st.text("ab 0123456789:-T.xf", max_size=120).map(str.encode), min_size=1, max_size=5
+    ),
+    seed=st.integers(0, 2**128 - 1),
+)
+def test_a_normalised_key_hashed_in_pieces_is_siphash_of_the_whole(records, seed):
+    """--normalize feeds the hash in pieces (the key is never held whole): the result
+    is the hash of the normalised key, however it was cut."""
+    classes = 0
+    for bit in CLASSES.values():
+        classes |= bit
+    key = seed.to_bytes(16, "little")
+    normalised = [_kernel.normalize(r, classes) for r in records]
+    got = _kernel.hash_records(records, seed, 0, False, classes)
+    assert got == b"".join(siphash128(n, key) for n in normalised)
 
 
 def test_a_seed_outside_128_bits_is_refused():
@@ -662,7 +718,7 @@ class TestRawApi:
             assert kind.__flags__ & (1 << 8)  # Py_TPFLAGS_IMMUTABLETYPE
             with pytest.raises(TypeError):
                 kind.push = None
-        for name in ("xxh64", "lane_seeds", "key_offset"):
+        for name in ("key_offset",):
             assert not hasattr(k, name) and hasattr(k, "_" + name)
         assert not hasattr(k.Matcher(2), "table_bytes")
         assert k.Matcher(2)._table_bytes >= 0

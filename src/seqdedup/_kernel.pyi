@@ -15,8 +15,6 @@ ChunkResult = tuple[bytes, bytes, Runs, int, int, bytes]
 
 GIL_MINSIZE: int
 
-def _xxh64(data: ReadableBuffer, seed: int = 0, /) -> int: ...
-def _lane_seeds(seed: int, /) -> tuple[int, int]: ...
 def literal_mask(
     region: ReadableBuffer,
     bounds: ReadableBuffer,

@@ -45,14 +45,19 @@ from typing import Any, BinaryIO
 from seqdedup.config import Config, key_settings
 from seqdedup.errors import SeqdedupError
 from seqdedup.partitions import (
+    ANSWER_BYTES,
     POSITION_SHIFT,
+    ROW_BYTES,
     Part,
     PartState,
     Reader,
+    Tally,
     Written,
+    check_arrived,
     first_pass,
     owner_answers,
     second_pass,
+    tallies,
     window_fingerprints,
     window_keys,
     write_part,
@@ -335,18 +340,23 @@ def _tasks(
     rather than picked out by tasks of their own."""
     width = config.window_size
     firsts = [delayed(first_pass)(reader, part, width, owners) for part in parts]
+    # Each side of an exchange counts and check-sums what it sends, where it made it;
+    # the receiver checks (the small tallies travel whole, as the offsets do).
+    sent = [delayed(_first_tallies)(first, reader.seed) for first in firsts]
     answers = [
-        delayed(owner_answers)(
-            reader.engine, [delayed(_bucket)(first, b) for first in firsts], library[b]
+        delayed(_owner_answers)(
+            reader, b, [delayed(_bucket)(first, b) for first in firsts], library[b], sent
         )
         for b in range(owners)
     ]
+    answered = [delayed(tallies)(answer, ANSWER_BYTES, reader.seed) for answer in answers]
     decided = [
         delayed(_second_pass)(
             reader,
             part,
             first,
             answers,
+            answered,
             width,
             config.inverse,
             None if staging is None else os.path.join(staging, f"{part.number}"),
@@ -365,17 +375,37 @@ def _bucket(first: tuple[PartState, list[bytes]], owner: int) -> bytes:
     return first[1][owner]
 
 
+def _first_tallies(first: tuple[PartState, list[bytes]], seed: int) -> list[Tally]:
+    """What a first pass sends each owner, counted where it was made."""
+    return tallies(first[1], ROW_BYTES, seed)
+
+
+def _owner_answers(
+    reader: Reader, owner: int, rows: list[bytes], library: bytes, sent: list[list[Tally]]
+) -> list[bytes]:
+    """An owner's answers, once every partition's rows arrived as they were sent."""
+    for number, (got, tallied) in enumerate(zip(rows, sent, strict=True)):
+        what = f"partition {number} to owner {owner}"
+        check_arrived(got, tallied[owner], ROW_BYTES, reader.seed, what)
+    return owner_answers(reader.engine, rows, library)
+
+
 def _second_pass(
     reader: Reader,
     part: Part,
     first: tuple[PartState, list[bytes]],
     answers: list[list[bytes]],
+    answered: list[list[Tally]],
     width: int,
     inverse: bool,
     staging: str | None,
 ) -> Written:
-    """The partition's second pass, with its answers picked from every owner's."""
+    """The partition's second pass, with its answers picked from every owner's (each
+    checked against what its owner sent)."""
     mine = [answer[part.number] for answer in answers]
+    for owner, (got, tallied) in enumerate(zip(mine, answered, strict=True)):
+        what = f"owner {owner} to partition {part.number}"
+        check_arrived(got, tallied[part.number], ANSWER_BYTES, reader.seed, what)
     return second_pass(reader, part, first[0], mine, width, inverse, staging)
 
 

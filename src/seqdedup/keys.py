@@ -17,6 +17,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from seqdedup.config import DEFAULT_TRANSFORM_TIMEOUT
+from seqdedup.engine import SEED
 from seqdedup.errors import SeqdedupError
 from seqdedup.hashes import MASK64, python_hash_bytes
 
@@ -170,7 +171,10 @@ TextDigest = Callable[[Sequence[bytes]], "array[int]"]
 def text_digest(config: Config, kernel: ModuleType | None) -> TextDigest | None:
     """With key options (:attr:`Config.keyed`): a 64-bit digest of each record's text
     with its timestamps masked, to tell apart copies that count as one sequence (a fold
-    line's; a marker's run and its occurrence). None: copies are the same text. The
+    line's variants; a marker's run and its occurrence). None: copies are the same text.
+    Keyed with the run's secret (the kernel's SipHash with the seed; Python's own
+    ``hash``, keyed per process), so no input makes two texts share one on purpose; it
+    decides only whether a line says the copies' texts differ (docs/engine.md). The
     kernel masks and hashes a batch in one call; Python uses the regular expressions."""
     if not config.keyed:
         return None
@@ -183,7 +187,7 @@ def text_digest(config: Config, kernel: ModuleType | None) -> TextDigest | None:
         hash_records = kernel.hash_records
 
         def digests(records: Sequence[bytes]) -> array[int]:
-            lanes = array("Q", hash_records(records, 0, 0, False, bits, 0))
+            lanes = array("Q", hash_records(records, SEED, 0, False, bits, 0))
             return lanes[0::2]
 
         return digests

@@ -1,8 +1,8 @@
 /*
  * Internal declarations shared by the C units of seqdedup._kernel (not an API).
  *
- *   hash.c          XXH64, --skip-chars in characters, key hashes (with normalize.h), and
- *                   the module functions that hash
+ *   hash.c          key hashes (SipHash-2-4-128 of siphash.h; normalize.h), --skip-chars
+ *                   in characters, and the module functions that hash
  *   matcher.c       the exact window rule: the tables, push/finish (the record path)
  *   matcher_library.c  a loaded library's windows into the matcher, seen for the run
  *   confirm.c       the confirmation: a fingerprint's candidate counts when its key
@@ -86,7 +86,7 @@ void seqdedup_raise_kept(void);
 
 /* ---------------------------------------------------------------------------------
  * Identities (docs/engine.md, "Identity of windows"). A record's key hash is 128 bits:
- * XXH64 of the key with each of two independent 64-bit secrets (the run's seed). A
+ * SipHash-2-4-128 of the key keyed with the run's secret 128-bit seed (a PRF). A
  * window's fingerprint only finds candidates: per lane, a polynomial in the key hashes
  * modulo the prime 2^61 - 1 at a secret base drawn from the seed (for W = 1, the key
  * hash itself). A candidate decides nothing until the W key hashes of both windows are
@@ -501,20 +501,17 @@ static inline int seqdedup_confirm(Matcher *m, int64_t j, int64_t candidate, int
 /* hash.c */
 int seqdedup_to_u64(PyObject *obj, void *out); /* "O&" converters */
 int seqdedup_to_u32(PyObject *obj, void *out);
-uint64_t seqdedup_xxh64(const unsigned char *p, size_t len, uint64_t seed);
-/* "O&" converter: a run's seed, an int from 0 to 2**128 - 1, as its two lane seeds
- * (the low and the high 64 bits: two independent secrets when the seed is random). */
+/* "O&" converter: a run's seed, an int from 0 to 2**128 - 1, as a 128-bit key (lo: its
+ * low 64 bits, SipHash's k0; hi: its high 64 bits, k1). */
 int seqdedup_to_seed(PyObject *obj, void *out);
-/* XXH64 of the bytes with each lane's seed. */
+/* SipHash-2-4-128 of the bytes keyed with the seed (siphash.h). */
 Hash128 seqdedup_hash128(const unsigned char *p, size_t len, Hash128 seeds);
 /* The hash of a record's key: after `fields` blank-separated fields and `skip`
  * characters (bytes with byte_mode), normalised with the classes of `normalize` (0:
- * none), as XXH64 with each lane seed. */
+ * none), SipHash-2-4-128 keyed with the seed. */
 Hash128 seqdedup_key_hash(const unsigned char *p, size_t len, uint64_t fields, uint64_t skip,
                           int byte_mode, unsigned normalize, Hash128 seeds);
 unsigned seqdedup_normalize_classes(unsigned classes); /* the known ones of a mask */
-PyObject *seqdedup_py_xxh64(PyObject *self, PyObject *args);
-PyObject *seqdedup_py_lane_seeds(PyObject *self, PyObject *arg);
 PyObject *seqdedup_py_hash_records(PyObject *self, PyObject *args, PyObject *kwds);
 PyObject *seqdedup_py_normalize(PyObject *self, PyObject *args);
 PyObject *seqdedup_py_key_offset(PyObject *self, PyObject *args);

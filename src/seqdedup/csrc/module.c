@@ -53,15 +53,11 @@ static PyMethodDef kernel_methods[] = {
     {"literal_mask", seqdedup_py_literal_mask, METH_VARARGS,
      "literal_mask(region, bounds, literal, anchored, open) -> bytes: 1 per record (int64 "
      "start, end pairs) that contains the literal (or starts with it)"},
-    {"_xxh64", seqdedup_py_xxh64, METH_VARARGS, "_xxh64(data, seed=0) -> int: XXH64 of data (tests)"},
     {"hash_records", (PyCFunction)(void (*)(void))seqdedup_py_hash_records,
      METH_VARARGS | METH_KEYWORDS,
      "hash_records(records, seed=0, skip_chars=0, byte_mode=False, normalize=0, "
      "skip_fields=0) -> bytes: "
-     "16 per record, the key's XXH64 with each of _lane_seeds(seed)"},
-    {"_lane_seeds", seqdedup_py_lane_seeds, METH_O,
-     "_lane_seeds(seed) -> (int, int): the seeds of the two lanes of a key hash: the low and "
-     "high 64 bits of the seed, an int below 2**128 (tests)"},
+     "16 per record, the key's SipHash-2-4-128 keyed with the seed (k0: its low 64 bits)"},
     {"hash_encoded", (PyCFunction)(void (*)(void))seqdedup_py_hash_encoded,
      METH_VARARGS | METH_KEYWORDS,
      "hash_encoded(encoded, seed=0, skip_chars=0, byte_mode=False, normalize=0, "

@@ -16,25 +16,9 @@
 #include "streamby.h"
 
 
-static const Hash128 CONTENT_BASE = {0xF39CC0605CEDC835ull, 0x9E3779B97F4A7C15ull};
-
-/* a * b mod 2^128 */
-static Hash128 mul128(Hash128 a, Hash128 b)
-{
-    Hash128 r;
-#if defined(__SIZEOF_INT128__)
-    unsigned __int128 low = (unsigned __int128)a.lo * b.lo;
-    r.lo = (uint64_t)low;
-    r.hi = (uint64_t)(low >> 64) + a.hi * b.lo + a.lo * b.hi;
-#else
-    uint64_t a0 = a.lo & 0xFFFFFFFFu, a1 = a.lo >> 32, b0 = b.lo & 0xFFFFFFFFu, b1 = b.lo >> 32;
-    uint64_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
-    uint64_t mid = (p00 >> 32) + (p01 & 0xFFFFFFFFu) + (p10 & 0xFFFFFFFFu);
-    r.lo = (p00 & 0xFFFFFFFFu) | (mid << 32);
-    r.hi = p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32) + a.hi * b.lo + a.lo * b.hi;
-#endif
-    return r;
-}
+/* A run's content hash keys SipHash with the seed xor this (domain separation from the
+ * record hashes, which use the seed itself). */
+static const Hash128 CONTENT_SALT = {0x636f6e74656e7473ull, 0x72756e2d6b657973ull};
 
 static void lru_unlink(StreamMatcher *s, int32_t id)
 {
@@ -61,8 +45,10 @@ static int close_run(StreamMatcher *s, Lane *l)
     l->run_open = 0;
     if (!s->count_runs) return 0;
     if (vec_reserve(&s->runs, 2) < 0) return -1;
-    s->runs.data[s->runs.len++] = (int64_t)l->content.lo;
-    s->runs.data[s->runs.len++] = (int64_t)l->content.hi;
+    uint64_t lo, hi;
+    sip_final(&l->content, &lo, &hi);
+    s->runs.data[s->runs.len++] = (int64_t)lo;
+    s->runs.data[s->runs.len++] = (int64_t)hi;
     return 0;
 }
 
@@ -104,11 +90,9 @@ static int decide_oldest(StreamMatcher *s, int32_t id)
     Hash128 key = s->ring_hash[(size_t)id * (size_t)w + (size_t)slot];
     if (!l->run_open) {
         l->run_open = 1;
-        l->content.lo = l->content.hi = 0;
+        sip_init(&l->content, s->content_key.lo, s->content_key.hi);
     }
-    l->content = mul128(l->content, CONTENT_BASE);
-    l->content.lo += key.lo;
-    l->content.hi += key.hi + (l->content.lo < key.lo);
+    sip_words(&l->content, key.lo, key.hi);
     return 0;
 }
 
@@ -435,6 +419,8 @@ static int StreamMatcher_init(StreamMatcher *s, PyObject *args, PyObject *kwds)
     }
     s->coeffs = seqdedup_coefficients(width, seed);
     if (s->coeffs == NULL) return -1;
+    s->content_key.lo = seed.lo ^ CONTENT_SALT.lo;
+    s->content_key.hi = seed.hi ^ CONTENT_SALT.hi;
     s->width = (int32_t)width;
     s->base_lo = width > 1 ? s->coeffs[width - 2] : 1;
     s->base_hi = width > 1 ? s->coeffs[2 * width - 2] : 1;

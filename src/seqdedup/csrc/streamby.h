@@ -6,6 +6,7 @@
 #include "attribution.h" /* Vec */
 #include "first_table.h"
 #include "keylog.h"
+#include "siphash.h"
 
 #define DECIDED 1
 #define SKIPPED 2
@@ -21,7 +22,7 @@ typedef struct {
 typedef struct {
     int64_t last;             /* position of its last record */
     Rolling window;           /* its last W records (a whole window once filled == W) */
-    Hash128 content;          /* the open run's content, rolled */
+    SipState content;         /* the open run's content: its key hashes, keyed-hashed */
     int64_t total, skipped;   /* records of this stretch, and of them skipped */
     int32_t prev, next;       /* the activity list, least recently active first */
     int32_t undecided;        /* the newest records of the ring not decided yet */
@@ -43,6 +44,7 @@ typedef struct {
     uint64_t *coeffs;         /* 2W, from matcher.c: [0] and [W] are B^(W-1) per lane */
     uint64_t base_lo, base_hi;
     uint64_t drop_lo, drop_hi; /* -B^W per lane: what takes the leaving record out */
+    Hash128 content_key;      /* a run's content hash: the seed, apart from the key hashes' */
     Lane *lanes;
     Hash128 *ring_hash;       /* W per lane */
     int64_t *ring_pos;

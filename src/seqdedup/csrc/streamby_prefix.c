@@ -53,9 +53,11 @@ typedef struct {
     int32_t index;
 } NameSlot;
 
-/* The index of the name p[0..len) among `names` (added if new), or -1 (MemoryError). */
+/* The index of the name p[0..len) among `names` (added if new), or -1 (MemoryError).
+ * Names are placed by their keyed hash (`seed`: the run's), so that no input can make
+ * them share slots on purpose; they are compared whole. */
 static int32_t intern(NameSlot **slots, size_t *cap, PyObject *names, const unsigned char *p,
-                      Py_ssize_t len)
+                      Py_ssize_t len, Hash128 seed)
 {
     Py_ssize_t count = PyList_GET_SIZE(names);
     if ((size_t)(count + 1) * 2 > *cap) {
@@ -64,7 +66,7 @@ static int32_t intern(NameSlot **slots, size_t *cap, PyObject *names, const unsi
         if (fresh == NULL) return (void)PyErr_NoMemory(), -1;
         for (size_t s = 0; s < *cap; s++) {
             if ((*slots)[s].data == NULL) continue;
-            size_t i = (size_t)seqdedup_xxh64((*slots)[s].data, (size_t)(*slots)[s].len, 0);
+            size_t i = (size_t)seqdedup_hash128((*slots)[s].data, (size_t)(*slots)[s].len, seed).lo;
             while (fresh[i & (bigger - 1)].data != NULL) i++;
             fresh[i & (bigger - 1)] = (*slots)[s];
         }
@@ -74,7 +76,7 @@ static int32_t intern(NameSlot **slots, size_t *cap, PyObject *names, const unsi
     }
     static const unsigned char empty[1] = {0};
     const unsigned char *key = len ? p : empty;
-    size_t i = (size_t)seqdedup_xxh64(key, (size_t)len, 0);
+    size_t i = (size_t)seqdedup_hash128(key, (size_t)len, seed).lo;
     for (;; i++) {
         NameSlot *slot = &(*slots)[i & (*cap - 1)];
         if (slot->data == NULL) {
@@ -112,7 +114,7 @@ static int get_program(PyObject *sets, PyObject *mins, PyObject *maxes, Py_ssize
     return 0;
 }
 
-/* stream_prefixes(records, sets, mins, maxes, name_from, name_to, ascii_only=False) ->
+/* stream_prefixes(records, sets, mins, maxes, name_from, name_to, ascii_only=False, seed=0) ->
  * (names, found, keys, unread): the distinct names in order of appearance; per record
  * the index of its name (int32, -1 when the program does not match); each record
  * without its match. With ascii_only (the program is a text pattern's bytes twin, exact
@@ -124,8 +126,9 @@ PyObject *seqdedup_py_stream_prefixes(PyObject *self, PyObject *args)
     PyObject *records, *sets, *mins, *maxes;
     Py_ssize_t from, to;
     int ascii_only = 0;
-    if (!PyArg_ParseTuple(args, "O!SSSnn|p", &PyList_Type, &records, &sets, &mins, &maxes, &from,
-                          &to, &ascii_only))
+    Hash128 seed = {0, 0};
+    if (!PyArg_ParseTuple(args, "O!SSSnn|pO&", &PyList_Type, &records, &sets, &mins, &maxes,
+                          &from, &to, &ascii_only, seqdedup_to_seed, &seed))
         return NULL;
     Program g;
     if (get_program(sets, mins, maxes, from, to, &g) < 0) return NULL;
@@ -161,7 +164,7 @@ PyObject *seqdedup_py_stream_prefixes(PyObject *self, PyObject *args)
             Py_INCREF(record);
             key = record;
         } else {
-            index = intern(&slots, &cap, names, p + name_start, name_end - name_start);
+            index = intern(&slots, &cap, names, p + name_start, name_end - name_start, seed);
             if (index < 0) goto fail;
             key = PyBytes_FromStringAndSize((const char *)p + end, len - end);
             if (key == NULL) goto fail;

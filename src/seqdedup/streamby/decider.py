@@ -19,11 +19,13 @@ import re
 from array import array
 from collections import OrderedDict, deque
 from collections.abc import Callable, Sequence
+from hashlib import blake2b
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, AnyStr, NamedTuple, Protocol
 
 from seqdedup.attribution import DecisionCount
 from seqdedup.config import compile_stream_pattern
+from seqdedup.engine import SEED
 from seqdedup.hashes import MASK64, MASK128, python_hash128
 from seqdedup.matcher import PRIME, SHARED, coefficients
 from seqdedup.timelimit import PatternTimeout, each_within
@@ -32,7 +34,8 @@ if TYPE_CHECKING:
     from seqdedup.config import Config
 
 UNNAMED = "(unnamed)"  # the stream of the records before the first one that names one
-CONTENT_BASE = 0x9E3779B97F4A7C15F39CC0605CEDC835  # odd: a run's content hash, rolled
+# A run's content hash is keyed with the seed xor this (apart from the key hashes' own)
+CONTENT_SALT = 0x72756E2D6B657973_636F6E74656E7473
 LIBRARY_END = -1  # where a loaded window "ended": before every window of the run
 STRETCH_BATCH = 4096  # a stream's new records are handed to the library this often
 
@@ -82,7 +85,7 @@ class StreamNamer:
         if self._program is None:
             return None
         raw, found, stripped, unread = self._kernel.stream_prefixes(
-            records, *self._program, self._text
+            records, *self._program, self._text, SEED
         )
         names = [name.decode("utf-8", "backslashreplace") for name in raw]
         indices = array("i", found)
@@ -250,16 +253,27 @@ class Run:
     """A duplicate run of one stream: its first and last records, where the earliest
     occurrence of its first window lies, and its sequence's count when it closes."""
 
-    __slots__ = ("closed", "content", "count", "differs", "first", "last", "length", "source")
+    __slots__ = ("_content", "closed", "count", "differs", "first", "last", "length", "source")
 
-    def __init__(self, first: Entry) -> None:
+    def __init__(self, first: Entry, content: blake2b) -> None:
         self.first = self.last = first
         self.source = first.source
         self.differs = False  # some record's text differs from what it repeats (markers)
-        self.content = 0
+        # its records' key hashes, keyed-hashed (a PRF: equal only for equal contents)
+        self._content = content
         self.length = 0
         self.count = 0
         self.closed = False
+
+    def add(self, key: int) -> None:
+        """The run's next record (its 128-bit key hash)."""
+        self._content.update(key.to_bytes(16, "little"))
+        self.length += 1
+
+    @property
+    def content(self) -> int:
+        """The run's content: 128 bits that identify its sequence of key hashes."""
+        return int.from_bytes(self._content.digest(), "little")
 
 
 class _Lane:
@@ -546,6 +560,8 @@ class StreamDecider:
         self._stretches: Callable[[], Stretch] | None = None  # makes a stream's Stretches
         self._whole = False  # save every record (not only the new ones)
         self._texts = False  # markers under key options: texts compared
+        salted = (seed ^ CONTENT_SALT).to_bytes(16, "little")
+        self._content = blake2b(digest_size=16, key=salted)  # each run's content hash
 
     def compare_texts(self, region: Sequence[int]) -> None:
         """Markers under key options: tell when a run's records differ in their text
@@ -636,12 +652,11 @@ class StreamDecider:
                 self._close(lane)
             return
         if run is None:
-            run = lane.run = Run(entry)
+            run = lane.run = Run(entry, self._content.copy())
         run.last = entry
         run.differs = run.differs or entry.differs
         entry.index = run.length
-        run.length += 1
-        run.content = (run.content * CONTENT_BASE + entry.key) & MASK128
+        run.add(entry.key & MASK128)
         entry.run = run
 
     def _close(self, lane: _Lane) -> None:
