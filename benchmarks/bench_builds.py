@@ -35,7 +35,8 @@ def main() -> None:
         print(f"{'corpus':16} {'W':>3} {'old s':>7} {'new s':>7} {'new/old':>8}")
         for title, path in build(folder, args.lines, debian=True):
             for width in WIDTHS:
-                commands = [[cmd, "-q", "-w", str(width), str(path)] for cmd in (args.old, args.new)]
+                plain = ["-q", "-w", str(width), str(path)]
+                commands = [[args.old, *plain], [args.new, *plain]]
                 outs = [folder / "old.out", folder / "new.out"]
                 for command, out in zip(commands, outs, strict=True):
                     child_cpu(command, out)  # (warm the page cache)

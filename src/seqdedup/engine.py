@@ -13,9 +13,10 @@ from types import ModuleType
 
 from seqdedup.errors import SeqdedupError
 
-# Record keys are hashed with this per-process random seed: 128 bits, the two 64-bit
-# secrets of a key hash's two lanes (and of the window fingerprints' bases). No input can
-# be crafted to collide without it (docs/engine.md, "Identity of windows").
+# Record keys are hashed with this per-process random seed: the 128-bit key of the key
+# hash, a pseudo-random function (SipHash-2-4-128 in the kernel, keyed BLAKE2b in Python),
+# and the source of the window fingerprints' bases. No input can be crafted to collide
+# without it (docs/engine.md, "Identity of windows").
 SEED = int.from_bytes(os.urandom(16), "little")
 
 

@@ -86,8 +86,8 @@ class KeyMaker:
         """A 128-bit hash of each key (two 64-bit lanes, see :mod:`seqdedup.hashes`),
         16 bytes per record, lo lane first: the form every stage takes.
 
-        With the kernel: XXH64 with each of the run's two lane seeds (the kernel skips
-        characters itself). Without: BLAKE2b keyed with the run's 128-bit seed
+        With the kernel: SipHash-2-4-128 keyed with the run's 128-bit seed (the kernel
+        skips characters itself). Without: BLAKE2b keyed with the same seed
         (:func:`seqdedup.hashes.python_hash_bytes`).
         """
         if self.kernel is None:

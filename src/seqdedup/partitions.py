@@ -413,8 +413,7 @@ def check_arrived(rows: bytes, sent: Tally, width: int, seed: int, what: str) ->
     if len(rows) % width or got != sent:
         change = "changed" if got[0] == sent[0] else f"{sent[0]:,} sent, {got[0]:,} received"
         raise SeqdedupError(
-            f"the Dask job's rows did not arrive as sent ({what}: {change}); "
-            "nothing was written"
+            f"the Dask job's rows did not arrive as sent ({what}: {change}); nothing was written"
         )
 
 

@@ -179,7 +179,7 @@ def width_rows(records: list[bytes], config: Config) -> tuple[list[dict[str, int
     if kernel is not None:  # every width in one pass each, in C
         from array import array
 
-        tallies = kernel.window_tally(bytes(hashes), WIDTHS)
+        tallies = kernel.window_tally(bytes(hashes), WIDTHS, SEED)
         for width, (removed, count, lengths) in zip(WIDTHS, tallies, strict=True):
             rows.append({"window_size": width, "removed": removed, "runs": count})
             if width == 2:

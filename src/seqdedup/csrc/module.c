@@ -94,7 +94,7 @@ static PyMethodDef kernel_methods[] = {
      "(names, found, keys, unread): --stream-by's names by a prefix program (see "
      "streamby.decider.prefix_program); unread: the records left to the text pattern"},
     {"window_tally", seqdedup_py_window_tally, METH_VARARGS,
-     "window_tally(keys, widths) -> [(removed, runs, run lengths)]: per width (increasing), "
+     "window_tally(keys, widths, seed=0) -> [(removed, runs, run lengths)]: per width (increasing), "
      "what the rule with an unlimited history removes from these 16-byte key hashes"},
     {"window_keys", seqdedup_py_window_keys, METH_VARARGS,
      "window_keys(hashes, fps, width, seed) -> bytes: per window a 128-bit key standing for "

@@ -24,17 +24,17 @@ static int same_keys(const unsigned char *keys, int64_t a, int64_t b, int64_t fr
            0;
 }
 
-/* The fingerprint of the W keys from k: their hash, as a table key. */
-static Hash128 block_key(const unsigned char *keys, int64_t k, int64_t width)
+/* The W keys from k as one table key: their hash keyed with the run's seed (a PRF, so
+ * two different blocks share one with probability 2^-128, whatever the input). */
+static Hash128 block_key(const unsigned char *keys, int64_t k, int64_t width, Hash128 seed)
 {
-    Hash128 seeds = {0x9E3779B97F4A7C15ull, 0xC2B2AE3D27D4EB4Full};
-    return seqdedup_hash128(keys + k * KEY, (size_t)width * KEY, seeds);
+    return seqdedup_hash128(keys + k * KEY, (size_t)width * KEY, seed);
 }
 
 /* earliest[] for `width` from `previous` (width `prior`; NULL: none, every window
  * goes through the table). -1 with MemoryError set. */
 static int earliest_for(const unsigned char *keys, int64_t n, int64_t width, int64_t prior,
-                        const int64_t *previous, int64_t *earliest)
+                        const int64_t *previous, int64_t *earliest, Hash128 seed)
 {
     Table table = {.stride = 3};
     int64_t count = n - width + 1;
@@ -50,7 +50,7 @@ static int earliest_for(const unsigned char *keys, int64_t n, int64_t width, int
         if (width == 1)
             memcpy(&key, keys + k * KEY, KEY); /* a key hash is its own table key */
         else
-            key = block_key(keys, k, width);
+            key = block_key(keys, k, width, seed);
         int64_t *entry = table_upsert(&table, key, &created);
         if (entry == NULL) {
             rc = -1;
@@ -90,13 +90,16 @@ fail:
     return NULL;
 }
 
-/* window_tally(keys, widths) -> list of (removed, runs, run lengths) per width: keys
- * are 16-byte key hashes, widths increasing and at least 1. */
+/* window_tally(keys, widths, seed=0) -> list of (removed, runs, run lengths) per width:
+ * keys are 16-byte key hashes, widths increasing and at least 1; seed: the run's. */
 PyObject *seqdedup_py_window_tally(PyObject *self, PyObject *args)
 {
     Py_buffer data;
     PyObject *widths_obj;
-    if (!PyArg_ParseTuple(args, "y*O!", &data, &PyTuple_Type, &widths_obj)) return NULL;
+    Hash128 seed = {0, 0};
+    if (!PyArg_ParseTuple(args, "y*O!|O&", &data, &PyTuple_Type, &widths_obj, seqdedup_to_seed,
+                          &seed))
+        return NULL;
     PyObject *out = NULL;
     int64_t *previous = NULL, *current = NULL, prior = 0;
     Py_ssize_t nwidths = PyTuple_GET_SIZE(widths_obj);
@@ -124,7 +127,8 @@ PyObject *seqdedup_py_window_tally(PyObject *self, PyObject *args)
         if (width > n) {
             row = Py_BuildValue("(LLy#)", 0LL, 0LL, "", (Py_ssize_t)0);
         } else {
-            if (earliest_for(data.buf, n, width, prior, prior ? previous : NULL, current) < 0)
+            if (earliest_for(data.buf, n, width, prior, prior ? previous : NULL, current, seed) <
+                0)
                 goto fail;
             row = tally(current, n, width);
             int64_t *swap = previous;
