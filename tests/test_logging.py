@@ -176,3 +176,172 @@ def test_a_process_that_exits_writes_what_was_held_through_dict_config():
     )
     # (three in a row at W = 2: two windows that overlap, no repeat)
     assert lines[3:] == ["INFO gave up", *["WARNING still down"] * 3]
+
+
+# -- hostile ground: locks, raising targets, fork, filters, storms -----------------------
+
+DEADLOCK = """
+import logging, sys, threading, time
+from seqdedup.logging import FoldingHandler
+
+class Shipper(logging.Handler):
+    # a target that logs through a logger reaching the same FoldingHandler (an HTTP
+    # client that logs), and that another thread also writes to directly
+    def __init__(self):
+        super().__init__()
+        self.count = 0
+    def emit(self, record):
+        self.count += 1
+        if record.name != "client":
+            logging.getLogger("client").info("shipped %d", self.count)
+        time.sleep(0.0005)
+
+target = Shipper()
+folding = FoldingHandler(target, 2, idle=0.001, max_delay=0.002)
+for name in ("app", "client"):
+    log = logging.getLogger(name)
+    log.handlers[:] = [folding]
+    log.setLevel(logging.INFO)
+    log.propagate = False
+
+def app():
+    log = logging.getLogger("app")
+    for k in range(3000):
+        log.info("request %d", k)
+
+def direct():
+    for k in range(3000):
+        target.handle(logging.makeLogRecord({"name": "console", "msg": f"direct {k}"}))
+
+threads = [threading.Thread(target=app), threading.Thread(target=direct)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+folding.flush()
+print("done", target.count)
+"""
+
+
+def test_a_target_that_logs_back_never_deadlocks_with_the_timer():
+    """The timer forwards with no lock of ours held: it waits for the target's lock
+    while a thread that holds that lock logs back into the handler, and both go on."""
+    done = subprocess.run(
+        [sys.executable, "-c", DEADLOCK], capture_output=True, text=True, env=user_env(), timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("done "), done.stdout
+
+
+def test_a_target_that_raises_on_one_record_gets_every_other_one(monkeypatch):
+    class Picky(Collect):
+        def emit(self, record: logging.LogRecord) -> None:
+            if record.getMessage() == "line 100":
+                raise OSError("cannot write this one")
+            super().emit(record)
+
+    target = Picky()
+    handler = FoldingHandler(target, 1, idle=None, max_delay=None, every=None)
+    reported: list[logging.LogRecord] = []
+    monkeypatch.setattr(handler, "handleError", reported.append)
+    log = logger_with(handler, "picky")
+    log.setLevel(logging.INFO)
+    for k in range(201):
+        log.info(f"line {k}")
+    handler.flush()
+    assert [r.getMessage() for r in target.records] == [f"line {k}" for k in range(201) if k != 100]
+    assert [r.getMessage() for r in reported] == ["line 100"]
+
+
+FORKED = """
+import logging, os, sys, time
+from seqdedup.logging import FoldingHandler
+target = logging.FileHandler(sys.argv[1])
+target.setFormatter(logging.Formatter("%(process)d %(message)s"))
+folding = FoldingHandler(target, 2, idle=0.05, max_delay=0.2)
+log = logging.getLogger("forked")
+log.handlers[:] = [folding]
+log.setLevel(logging.INFO)
+log.info("parent before")
+pid = os.fork()
+if pid == 0:
+    for k in range(30):
+        log.info(f"child {k}")
+    time.sleep(1.0)  # (past idle: the child's own timer forwards what it holds)
+    os._exit(0)
+os.waitpid(pid, 0)
+log.info("parent after")
+"""
+
+
+def test_a_forked_child_forwards_what_it_logged_before_a_hard_exit(tmp_path):
+    """multiprocessing's fork workers end with os._exit: the child's own timer (started
+    after the fork) forwards its records after the pause; what the parent held stays
+    the parent's (no line twice)."""
+    out = tmp_path / "log.txt"
+    done = subprocess.run(
+        [sys.executable, "-c", FORKED, str(out)],
+        capture_output=True,
+        text=True,
+        env=user_env(),
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    messages = [line.split(" ", 1)[1] for line in out.read_text().splitlines()]
+    assert sorted(messages) == sorted(
+        ["parent before", "parent after", *(f"child {k}" for k in range(30))]
+    )
+
+
+def test_a_summary_carries_the_extra_fields_a_filter_gave_and_its_thread():
+    """A filter on the FoldingHandler supplies ``req``; the target's format names it. A
+    summary made later (by a flush on another thread) formats, with the folded thread's
+    name and the last replaced record's fields."""
+
+    class Request(logging.Filter):
+        def filter(self, record: logging.LogRecord) -> bool:
+            record.req = getattr(record, "req", "req-7")
+            return True
+
+    lines: list[str] = []
+
+    class Lines(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            lines.append(self.format(record))
+
+    target = Lines()
+    target.setFormatter(logging.Formatter("%(req)s %(threadName)s %(message)s"))
+    handler = FoldingHandler(target, 2, idle=None, max_delay=None, every=None)
+    handler.addFilter(Request())
+    log = logger_with(handler, "extra")
+    log.setLevel(logging.INFO)
+
+    def work() -> None:
+        for _ in range(4):
+            log.info("connect")
+            log.error("refused")
+
+    worker = threading.Thread(target=work, name="worker-1")
+    worker.start()
+    worker.join()
+    handler.flush()  # (from the main thread)
+    assert lines[:2] == ["req-7 worker-1 connect", "req-7 worker-1 refused"]
+    assert lines[2].startswith("req-7 worker-1 seqdedup: 6 repeated records folded")
+
+
+def test_a_storm_that_never_pauses_is_summarised_while_it_lasts():
+    """By default a run that goes on gets an interim summary every 60 seconds; with
+    ``every=0.2`` a storm of one second without a pause gets several before it ends."""
+    assert FoldingHandler(Collect(), idle=None, max_delay=None).__dict__["_every"] == 60.0
+    target = Collect()
+    handler = FoldingHandler(target, 1, idle=None, max_delay=None, every=0.2)
+    log = logger_with(handler, "storm")
+    log.setLevel(logging.INFO)
+    log.info("first")
+    stop = time.monotonic() + 1.0
+    while time.monotonic() < stop:
+        log.info("again")
+        time.sleep(0.001)
+    interim = [r for r in target.records if getattr(r, "seqdedup_continues", False)]
+    handler.close()
+    assert len(interim) >= 2, [r.getMessage() for r in target.records]

@@ -11,22 +11,35 @@ logged folds in another thread too.
 Records are held until the rule decides them (W - 1 later records of their stream, or
 a pause) and handed to the engine in batches, so a call costs little more than the key
 it makes. A timer thread decides what is held after ``idle`` seconds without records
-and whatever is older than ``max_delay``; ``flush()``, ``close()`` and interpreter exit
-(``logging.shutdown``) decide everything. A hard crash (``os._exit``, a signal that
-kills) loses the records held: at most ``max_delay`` seconds of them.
+and whatever is older than ``max_delay``, and summarises a run that goes on every
+``every`` seconds (60 by default); ``flush()``, ``close()`` and interpreter exit
+(``logging.shutdown``) decide everything. A forked child starts a timer of its own. A
+hard exit (``os._exit``, as multiprocessing's forked workers end; a signal that kills)
+loses the records held: at most ``max_delay`` seconds of them.
+
+The target is never called with the folding lock held: what is decided goes into an
+outbox under the lock, and one thread at a time forwards the outbox in order with no
+lock of ours held, so a target that logs back into this handler (or whose lock another
+thread holds while it logs) cannot deadlock with the timer. A target that raises on one
+record gets ``handleError`` for that record alone; the others are still forwarded.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
+import weakref
+from collections import deque
 from collections.abc import Callable, Hashable
 from typing import Any
 
 from seqdedup.api import Deduplicator
 
 BATCH = 256  # records handed to the engine at once (or sooner, by the timer)
+EVERY = 60.0  # seconds between interim summaries of a run that goes on (the default)
+DRAIN_WAIT = 5.0  # seconds flush() waits for another thread's forwarding, at most
 STREAM = rb"^(s[0-9]+)\t"  # a record as fed: s<stream number> TAB <order> TAB <key>
 
 
@@ -48,8 +61,8 @@ class FoldingHandler(logging.Handler):
 
     ``stream(record)`` names a record's stream (default: its thread); ``include_args``
     keys records by their formatted message instead of their template; ``every``: a
-    summary also every that many removed records (an int) or seconds (a float) of a run
-    that goes on; ``idle``: seconds without records after which held records are
+    summary also every that many removed records (an int) or seconds (a float; 60 by
+    default, None: only when the run ends) of a run that goes on; ``idle``: seconds without records after which held records are
     decided; ``max_delay``: no record is held longer; ``pass_level``: records at or
     above it are forwarded at once (what is held before them first); ``history``: the
     windows remembered (None: all)."""
@@ -61,7 +74,7 @@ class FoldingHandler(logging.Handler):
         *,
         stream: Callable[[logging.LogRecord], Hashable] | None = None,
         include_args: bool = False,
-        every: int | float | None = None,
+        every: int | float | None = EVERY,
         idle: float | None = 1.0,
         max_delay: float | None = 5.0,
         pass_level: int = logging.CRITICAL,
@@ -77,9 +90,16 @@ class FoldingHandler(logging.Handler):
         self._idle = idle
         self._max_delay = max_delay
         self._pass_level = pass_level
+        self._history = history
+        self._start()
+        _FORKED.add(self)
+
+    def _start(self) -> None:
+        """A fresh engine, nothing held, and the timer running (at creation, and in a
+        forked child, where the parent's held records are the parent's to forward)."""
         self._engine = Deduplicator(
-            window_size=window,
-            max_history=history,
+            window_size=self.window,
+            max_history=self._history,
             stream_by=STREAM.decode(),
             skip_fields=1,  # (the order number is no part of the key)
             stream_idle=None,
@@ -92,23 +112,35 @@ class FoldingHandler(logging.Handler):
         self._decided = 0  # records the engine has decided
         self._runs: dict[int, _Run] = {}  # by stream number
         self._last_emit = time.monotonic()
+        self._outbox: deque[logging.LogRecord] = deque()  # decided, not forwarded yet
+        self._forwarding = threading.Lock()  # held by the one thread forwarding the outbox
         self._stop = threading.Event()
         self._timer: threading.Thread | None = None
-        if idle is not None or max_delay is not None or isinstance(every, float):
+        if self._closed:  # type: ignore[attr-defined]
+            return
+        idle, delay, every = self._idle, self._max_delay, self._every
+        if idle is not None or delay is not None or isinstance(every, float):
             self._timer = threading.Thread(target=self._tick, name="seqdedup-folding", daemon=True)
             self._timer.start()
 
     # -- logging.Handler --------------------------------------------------------------
+    def handle(self, record: logging.LogRecord) -> logging.LogRecord | bool:
+        """Filter and emit under the lock (as ``logging.Handler``), then forward what
+        was decided with the lock released."""
+        result = super().handle(record)
+        self._drain()
+        return result
+
     def emit(self, record: logging.LogRecord) -> None:
         """(called with the handler's lock held, by ``handle``)"""
         try:
             self._last_emit = time.monotonic()
             if record.levelno >= self._pass_level:
-                self._forward([*self._decide_all(), record])
+                self._post([*self._decide_all(), record])
                 return
             self._hold(record)
             if len(self._batch) >= BATCH:
-                self._forward(self._feed())
+                self._post(self._feed())
         except Exception:  # never into the application: handleError, as every handler
             self.handleError(record)
 
@@ -116,9 +148,10 @@ class FoldingHandler(logging.Handler):
         """Decide and forward everything held, then flush the target."""
         with self.lock:  # type: ignore[union-attr]
             try:
-                self._forward(self._decide_all())
+                self._post(self._decide_all())
             except Exception:
                 self.handleError(_INTERNAL)
+        self._drain(wait=DRAIN_WAIT)
         target = self._resolved()
         if target is not None:
             target.flush()
@@ -187,12 +220,37 @@ class FoldingHandler(logging.Handler):
             self._runs[stream] = _Run()
         return [summary_record(run.records, run.keys, stream, not ended)]
 
-    def _forward(self, records: list[logging.LogRecord]) -> None:
-        target = self._resolved()
+    def _post(self, records: list[logging.LogRecord]) -> None:
+        """Decided records, to be forwarded in this order (under the lock). A summary
+        passes this handler's filters first, as the records it replaces did."""
         for record in records:
+            if record.__dict__.get("seqdedup") is None or self.filter(record):
+                self._outbox.append(record)
+
+    def _drain(self, wait: float = 0.0) -> None:
+        """Forward the outbox in order, with no lock of ours held while the target
+        runs. One thread forwards at a time; a thread that finds another forwarding
+        leaves its records to it (``wait``: or waits that long for its turn), and the
+        forwarding thread looks again after it lets go, so nothing stays behind."""
+        deadline = time.monotonic() + wait
+        while self._outbox:
+            if not self._forwarding.acquire(timeout=max(0.0, deadline - time.monotonic())):
+                return
+            try:
+                while self._outbox:
+                    self._send(self._outbox.popleft())
+            finally:
+                self._forwarding.release()
+
+    def _send(self, record: logging.LogRecord) -> None:
+        """One record to the target; a failure is reported for that record alone."""
+        try:
+            target = self._resolved()
             if target is None:
                 raise RuntimeError(f"no handler named {self._target!r}")
             target.handle(record)
+        except Exception:
+            self.handleError(record)
 
     def _resolved(self) -> logging.Handler | None:
         target = self._target
@@ -210,9 +268,10 @@ class FoldingHandler(logging.Handler):
         while not self._stop.wait(step):
             with self.lock:  # type: ignore[union-attr]
                 try:
-                    self._forward(self._timed())
+                    self._post(self._timed())
                 except Exception:
                     self.handleError(_INTERNAL)
+            self._drain()
 
     def _timed(self) -> list[logging.LogRecord]:
         now = time.monotonic()
@@ -248,7 +307,9 @@ def summary_record(
     records: list[logging.LogRecord], keys: list[bytes], stream: int, continues: bool
 ) -> logging.LogRecord:
     """One record for a run of repeated records: at the highest level among them, from
-    their logger (or ``seqdedup``), with the fold line's fields as its attributes."""
+    their logger (or ``seqdedup``), with the fold line's fields as its attributes. It
+    carries every other field of the last record it replaces (``extra`` fields a
+    formatter names, the folded thread's name and id), without its exception."""
     from seqdedup.fold import shortest_period
 
     length = _period(keys, shortest_period)
@@ -277,15 +338,13 @@ def summary_record(
         + (f", {len(texts)} variants of the text" if len(texts) > 1 else "")
         + f", thread {first.threadName})"
     )
-    record = logging.LogRecord(
-        names.pop() if len(names) == 1 else "seqdedup",
-        max(r.levelno for r in records),
-        first.pathname,
-        first.lineno,
-        message,
-        None,
-        None,
-    )
+    level = max(r.levelno for r in records)
+    record = logging.makeLogRecord(last.__dict__)
+    record.name = names.pop() if len(names) == 1 else "seqdedup"
+    record.levelno, record.levelname = level, logging.getLevelName(level)
+    record.msg, record.args, record.message = message, None, message
+    record.exc_info = record.exc_text = record.stack_info = None
+    record.created, record.msecs = last.created, last.msecs
     record.seqdedup = fields
     for name, value in fields.items():
         setattr(record, f"seqdedup_{name}", value)
@@ -303,6 +362,18 @@ def _period(keys: list[bytes], shortest_period: Callable[[bytes], int]) -> int:
 def _text(record: logging.LogRecord) -> str:
     return record.getMessage() + "\n" + (record.exc_text or "")
 
+
+# Every handler, so that a forked child restarts each (a child has no timer thread).
+_FORKED: weakref.WeakSet[FoldingHandler] = weakref.WeakSet()
+
+
+def _restart_in_child() -> None:
+    for handler in list(_FORKED):
+        handler._start()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_restart_in_child)
 
 _FORMATTER = logging.Formatter()
 _INTERNAL = logging.LogRecord("seqdedup", logging.ERROR, __file__, 0, "seqdedup", None, None)
