@@ -227,7 +227,11 @@ def test_a_target_that_logs_back_never_deadlocks_with_the_timer():
     """The timer forwards with no lock of ours held: it waits for the target's lock
     while a thread that holds that lock logs back into the handler, and both go on."""
     done = subprocess.run(
-        [sys.executable, "-c", DEADLOCK], capture_output=True, text=True, env=user_env(), timeout=120
+        [sys.executable, "-c", DEADLOCK],
+        capture_output=True,
+        text=True,
+        env=user_env(),
+        timeout=120,
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("done "), done.stdout
