@@ -63,9 +63,9 @@ class FoldingHandler(logging.Handler):
     keys records by their formatted message instead of their template; ``every``: a
     summary also every that many removed records (an int) or seconds (a float; 60 by
     default, None: only when the run ends) of a run that goes on; ``idle``: seconds
-    without records after which held records are decided; ``max_delay``: no record is held longer; ``pass_level``: records at or
-    above it are forwarded at once (what is held before them first); ``history``: the
-    windows remembered (None: all)."""
+    without records after which held records are decided; ``max_delay``: no record is
+    held longer; ``pass_level``: records at or above it are forwarded at once (what is
+    held before them first); ``history``: the windows remembered (None: all)."""
 
     def __init__(
         self,
