@@ -357,3 +357,43 @@ def test_a_project_above_is_trusted_by_its_own_directory(home):
     user_file(home).write_text(f'trusted-projects = ["{home}"]\n')
     taken = run_in(home, deep, "-q", "in.log", **env)
     assert taken.stderr == b"" and (deep / "L" / "seqdedup.sqlite").exists()
+
+
+# -- the project file is opened once and checked on that descriptor ---------------------
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="a link of another user needs root")
+def test_a_symbolic_link_planted_by_another_user_is_refused(home):
+    """A `.seqdedup.toml` symlink another user made, pointing at a file of root's (which
+    a check that follows links would accept), is refused; nothing of it applies."""
+    target = home / "rootfile.toml"
+    target.write_text("inverse = true\n")
+    link = home / ".seqdedup.toml"
+    link.symlink_to(target)
+    os.lchown(link, 65534, 65534)
+    done = run(home, "-q", "-w", "1", "in.log")
+    assert done.returncode == 1 and done.stdout == b""
+    error = done.stderr.decode()
+    assert error.count("\n") == 1
+    assert "symbolic link made by another user (uid 65534)" in error
+    os.lchown(link, 0, 0)  # your own link is followed
+    assert run(home, "-q", "-w", "1", "in.log").stdout == b"a\nb\nc\n"  # (the inverse)
+
+
+@pytest.mark.parametrize("mode", [0o777, 0o1777])
+def test_your_own_file_in_a_folder_others_may_write_to_needs_the_sticky_bit(home, mode):
+    """Anyone may replace a file in a 0777 folder at any moment (not in a sticky one,
+    as /tmp): there your own project file is refused too, in one line."""
+    shared = home / "shared"
+    shared.mkdir()
+    shared.chmod(mode)
+    (shared / "in.log").write_bytes(DATA)
+    (shared / ".seqdedup.toml").write_text("inverse = true\n")
+    (shared / ".git").mkdir()  # (the search for a project file stops here)
+    done = run_in(home, shared, "-q", "-w", "1", "in.log")
+    if mode & 0o1000:
+        assert done.returncode == 0 and done.stdout == b"a\nb\nc\n"  # (the inverse)
+        return
+    assert done.returncode == 1 and done.stdout == b""
+    assert done.stderr.decode().count("\n") == 1
+    assert b"its folder is writable by others" in done.stderr

@@ -23,8 +23,10 @@ refuses is reported with the file, the key and its line.
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import re
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -89,14 +91,13 @@ def read_settings(
     profile_found = profile is None
     trusted: list[str] = []
     for path in paths:
-        document, text = _load(path)
+        guarded = str(path) == project and not _trusts(trusted, project)
+        document, text = _load(path, guarded)
         trust = document.pop(TRUST_KEY, None)
         if trust is not None:
             if str(path) != user:
                 raise _error(path, text, TRUST_KEY, "", "only the user's own file trusts projects")
             trusted = _trusted(path, text, trust)
-        if str(path) == project:
-            _check_owner(path, trusted)
         profiles = document.pop("profile", {})
         if not isinstance(profiles, dict):
             raise _error(path, text, "profile", "", "[profile.NAME] tables are expected")
@@ -147,18 +148,48 @@ def _trusts(trusted: list[str], project: str | None) -> bool:
     return "*" in trusted or _project_directory(project) in trusted
 
 
-def _check_owner(path: Path, trusted: list[str]) -> None:
-    """Refuse a project file another user owns (root aside) or others may write to,
-    unless the user trusts the project (git's safe.directory, for the same reason)."""
-    if _trusts(trusted, str(path)):
-        return
-    status = path.stat()
-    if status.st_uid not in (os.getuid(), 0):
-        why = f"it belongs to another user (uid {status.st_uid})"
-    elif status.st_mode & 0o022:
-        why = "others may write to it"
-    else:
-        return
+def _open_project(path: Path) -> int:
+    """The project file, opened once and checked on that descriptor (git's
+    safe.directory and sudo's rules, for the same reason): refused when it is a symbolic
+    link another user made, not a regular file, owned by another user (root aside),
+    writable by others, or in a folder another user owns or others may write to without
+    the sticky bit (anyone there could replace it at any moment). What is checked is
+    what is read: no swap between the check and the read."""
+    me = os.getuid()
+    flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        try:
+            fd = os.open(path, flags | getattr(os, "O_NOFOLLOW", 0))
+        except OSError as exc:
+            if exc.errno != errno.ELOOP:
+                raise
+            link = os.lstat(path)
+            if link.st_uid not in (me, 0):
+                _refuse(path, f"it is a symbolic link made by another user (uid {link.st_uid})")
+            fd = os.open(path, flags)  # (your own link: followed)
+    except OSError as exc:
+        raise UsageError(f"cannot read config file '{path}': {exc.strerror or exc}") from None
+    try:
+        status = os.fstat(fd)
+        folder = os.stat(os.path.dirname(path) or ".")
+        if not stat.S_ISREG(status.st_mode):
+            _refuse(path, "it is not a regular file")
+        if status.st_uid not in (me, 0):
+            _refuse(path, f"it belongs to another user (uid {status.st_uid})")
+        if status.st_mode & 0o022:
+            _refuse(path, "others may write to it")
+        if folder.st_uid not in (me, 0):
+            _refuse(path, f"its folder belongs to another user (uid {folder.st_uid})")
+        if folder.st_mode & 0o002 and not folder.st_mode & stat.S_ISVTX:
+            _refuse(path, "others may replace it: its folder is writable by others")
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _refuse(path: Path, why: str) -> None:
     here = _project_directory(str(path))
     raise ConfigFileError(
         f"refusing the settings file '{path}': {why}; to use it, trust this directory "
@@ -269,11 +300,14 @@ def _first_long(action: argparse.Action) -> str:
     return next(o for o in action.option_strings if o.startswith("--"))[2:]
 
 
-def _load(path: Path) -> tuple[dict[str, object], str]:
+def _load(path: Path, guarded: bool = False) -> tuple[dict[str, object], str]:
+    """A file's settings and text; ``guarded``: an untrusted project's file, opened and
+    checked by :func:`_open_project` and read from that same descriptor."""
     import tomllib
 
     try:
-        with path.open("rb") as file:  # (a pipe too: --config <(cmd))
+        opened = os.fdopen(_open_project(path), "rb") if guarded else path.open("rb")
+        with opened as file:  # (a pipe too: --config <(cmd))
             data = file.read(MAX_BYTES + 1)
         if len(data) > MAX_BYTES:
             raise UsageError(f"config file '{path}' is larger than {MAX_BYTES >> 20} MiB")
