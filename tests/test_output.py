@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from conftest import user_env
 
 BIN = Path(sys.executable).parent
@@ -86,3 +88,67 @@ def test_an_output_that_cannot_be_written_is_one_line_before_any_input(run_cli, 
     assert done.returncode == 1 and done.stdout == b""
     assert done.stderr.decode().count("\n") == 1 and "cannot write" in done.stderr.decode()
     assert not os.path.exists(tmp_path / "no")
+
+
+def plant(folder: Path, mode: int, owner: int) -> tuple[Path, Path]:
+    """A shared folder holding a symbolic link ``out.log`` (made by ``owner``) to a
+    file of root's outside it."""
+    folder.mkdir()
+    folder.chmod(mode)
+    victim = folder.parent / "victim"
+    victim.write_bytes(b"root's own\n")
+    link = folder / "out.log"
+    link.symlink_to(victim)
+    os.lchown(link, owner, owner)
+    return link, victim
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="a link of another user needs root")
+@pytest.mark.parametrize(
+    ("mode", "owner", "refused"),
+    [
+        (0o1777, 65534, b"symbolic link made by another user (uid 65534) in a shared folder"),
+        (0o777, 0, b"symbolic link in a folder anyone may change"),
+        (0o1777, 0, None),  # your own link in a sticky folder: followed
+        (0o755, 65534, None),  # a folder only its owner may change: as usual
+    ],
+)
+def test_output_never_follows_a_link_planted_in_a_shared_folder(
+    run_cli, tmp_path, mode, owner, refused
+):
+    link, victim = plant(tmp_path / "shared", mode, owner)
+    done = run_cli(["-q", "--output", str(link)], b"a\n")
+    if refused is None:
+        assert done.returncode == 0 and victim.read_bytes() == b"root's own\na\n"
+        return
+    assert done.returncode == 1 and done.stdout == b""
+    assert done.stderr.decode().count("\n") == 1 and refused in done.stderr
+    assert victim.read_bytes() == b"root's own\n"
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="a link of another user needs root")
+def test_a_reopen_after_sighup_follows_the_same_rule(tmp_path):
+    """logrotate moved the file away; someone plants a link where it was: the reopen
+    refuses it and the run ends with one line instead of writing into the target."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    out = shared / "out.log"
+    proc = start("-w", "1", "-q", "--output", str(out))
+    assert proc.stdin is not None
+    proc.stdin.write(b"a\n")
+    proc.stdin.flush()
+    assert wait_for(out, b"a\n") == b"a\n"
+    out.rename(shared / "out.log.1")
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"root's own\n")
+    out.symlink_to(victim)
+    os.lchown(out, 65534, 65534)
+    proc.send_signal(signal.SIGHUP)
+    time.sleep(0.3)
+    proc.stdin.write(b"b\n")
+    proc.stdin.close()
+    proc.wait(timeout=20)
+    stderr = proc.stderr.read() if proc.stderr else b""
+    assert proc.returncode == 1 and b"refusing to write" in stderr
+    assert victim.read_bytes() == b"root's own\n"

@@ -13,6 +13,7 @@ import contextlib
 import io
 import os
 import select
+import stat
 from collections.abc import Iterator
 from typing import IO
 
@@ -74,7 +75,8 @@ class FileOutput(Output):
 
     def _open(self) -> IO[bytes]:
         try:
-            return open(self.path, "ab", buffering=0)  # (closed by reopen/close)
+            fd = open_to_write(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+            return open(fd, "ab", buffering=0)  # (closed by reopen/close)
         except OSError as exc:
             raise OutputError(f"cannot write '{self.path}': {exc.strerror or exc}") from None
 
@@ -92,6 +94,30 @@ class FileOutput(Output):
 
     def close(self) -> None:
         self._stream.close()
+
+
+def open_to_write(path: str, flags: int, mode: int = 0o666) -> int:
+    """A descriptor of ``path`` opened with ``flags``, never through a symbolic link
+    that another user planted in a folder others may write to: there a link is followed
+    only when the folder is sticky (no one else may replace it) and the link is yours
+    or the folder owner's (the kernel's ``protected_symlinks`` rule); elsewhere as
+    usual."""
+    folder = os.stat(os.path.dirname(path) or ".")
+    if not folder.st_mode & stat.S_IWOTH:
+        return os.open(path, flags | os.O_CLOEXEC, mode)
+    try:
+        link = os.lstat(path)
+    except FileNotFoundError:
+        link = None
+    if link is None or not stat.S_ISLNK(link.st_mode):  # (a link swapped in: refused)
+        return os.open(path, flags | os.O_CLOEXEC | os.O_NOFOLLOW, mode)
+    if not folder.st_mode & stat.S_ISVTX:
+        why = "a symbolic link in a folder anyone may change"
+    elif link.st_uid not in (os.geteuid(), folder.st_uid):
+        why = f"a symbolic link made by another user (uid {link.st_uid}) in a shared folder"
+    else:  # (sticky: no one else may replace it)
+        return os.open(path, flags | os.O_CLOEXEC, mode)
+    raise OutputError(f"refusing to write '{path}': it is {why}")
 
 
 def _write_all(fd: int, data: bytes) -> None:
