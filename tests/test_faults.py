@@ -159,16 +159,16 @@ def test_a_failure_while_staging_costs_no_output(tmp_path, engine):
 
 SIGNAL_AT_COMMIT = """
 import os, signal, sys
-from seqdedup import cli
+from seqdedup import api, cli
 from seqdedup.library import save as library
 where = sys.argv.pop(1)
 signum = getattr(signal, sys.argv.pop(1))
 if where == "after":  # the signal arrives the moment the library has committed
-    committed = library.settle
+    committed = api.settle
     def settle():
         committed()
         os.kill(os.getpid(), signum)
-    library.settle = settle
+    api.settle = settle
 else:  # ... or just before the commit
     begin = library.add_last_run
     def add_last_run(connection):

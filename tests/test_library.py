@@ -262,7 +262,7 @@ def test_a_failed_save_loses_no_output(tmp_path, monkeypatch):
     from seqdedup import cli
     from seqdedup.library.save import LibraryWriter
 
-    def failing_commit(self, config, statistics):
+    def failing_commit(self, config, statistics, on_committed=None):
         self.discard()
         raise SeqdedupError("library 'L' cannot be saved: database or disk is full")
 

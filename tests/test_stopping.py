@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import signal
 import sqlite3
 import subprocess
@@ -14,7 +15,15 @@ import time
 
 import pytest
 
-from conftest import arrived, children, holds_open, live, seqdedup_command, user_env
+from conftest import (
+    arrived,
+    children,
+    holds_open,
+    library_command,
+    live,
+    seqdedup_command,
+    user_env,
+)
 
 SIGNALS = ["SIGTERM", "SIGINT", "SIGHUP"]
 BLOCK = b"".join(b"step %d of the retry\n" % i for i in range(5))
@@ -201,3 +210,111 @@ def test_the_library_api_follow_ends_on_ctrl_c_with_the_rest_written(tmp_path):
     assert proc.returncode == 0, err
     assert out.startswith(b"[FOLDED: 5 records at lines 7-11: 1 copy of sequence ")
     assert err == b"2 True\n"
+
+
+# -- signals in the first milliseconds --------------------------------------------------
+
+SLOW_IMPORTS = """
+import os, sys, time
+
+class SlowCommand:
+    # the command's own imports take a while (a loaded machine, a cold disk): the
+    # test's signal comes while they run, after the interpreter started
+    def find_spec(self, name, path=None, target=None):
+        if name in ("seqdedup.cli", "seqdedup.library_cli"):
+            open(os.environ["SLOW_READY"], "w").close()
+            time.sleep(float(os.environ["SLOW_SECONDS"]))
+        return None
+
+sys.meta_path.insert(0, SlowCommand())
+"""
+
+
+def started_slowly(tmp_path, args: list[str], data: bytes, command=None):
+    """The command with its imports slowed down, once they began; the process."""
+    hooks = tmp_path / "hooks"
+    hooks.mkdir(exist_ok=True)
+    (hooks / "sitecustomize.py").write_text(SLOW_IMPORTS)
+    ready = tmp_path / "ready"
+    env = {
+        **user_env(),
+        "PYTHONPATH": str(hooks),
+        "SLOW_READY": str(ready),
+        "SLOW_SECONDS": "0.5",
+    }
+    r, w = os.pipe()
+    os.write(w, data)
+    os.close(w)
+    proc = subprocess.Popen(
+        [*(command or seqdedup_command()), *args],
+        stdin=r,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    os.close(r)
+    deadline = time.monotonic() + 30
+    while not ready.exists() and time.monotonic() < deadline:
+        time.sleep(0.002)
+    assert ready.exists(), "the command's imports never began"
+    return proc
+
+
+def test_a_sighup_while_the_command_imports_reopens_the_output(tmp_path):
+    """With --output, SIGHUP reopens the file: one that comes while the command is
+    still importing (before its handlers exist) waits for them instead of killing the
+    process, so what was piped in is written and the file is made."""
+    out = tmp_path / "out.log"
+    proc = started_slowly(tmp_path, ["-q", "-w", "1", "--output", str(out)], b"a\nb\na\n")
+    proc.send_signal(signal.SIGHUP)
+    _stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 0, (proc.returncode, stderr)
+    assert out.read_bytes() == b"a\nb\n"
+
+
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGINT"])
+def test_a_signal_while_the_command_imports_follows_the_table(tmp_path, signame):
+    """Without --output, the first SIGTERM or Ctrl-C that comes during the imports ends
+    the run as the table says (128 + N, one line at most), never by the default action."""
+    signum = getattr(signal, signame)
+    proc = started_slowly(tmp_path, ["-q", "-w", "1"], b"a\nb\n")
+    proc.send_signal(signum)
+    _stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signum, (proc.returncode, stderr)
+    assert b"Traceback" not in stderr and stderr.count(b"\n") <= 1
+
+
+def test_the_library_command_follows_the_table_during_its_imports(tmp_path):
+    proc = started_slowly(
+        tmp_path, ["info", str(tmp_path / "none")], b"", command=library_command()
+    )
+    proc.send_signal(signal.SIGTERM)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGTERM, (proc.returncode, stderr)
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.005, 0.02, 0.05])
+def test_a_sighup_soon_after_start_never_costs_a_started_run_its_input(tmp_path, delay):
+    """The signal at 0, 5, 20 and 50 ms after start. Before the interpreter runs the
+    console script's first line (its own start-up: about 15 ms here) only the default
+    action exists, and the process ends by SIGHUP having read nothing; from that line
+    on, the signal waits for the handlers: the run writes all it was given."""
+    out = tmp_path / "out.log"
+    r, w = os.pipe()
+    os.write(w, b"a\nb\n")
+    os.close(w)
+    proc = subprocess.Popen(
+        [*seqdedup_command(), "-q", "--output", str(out)],
+        stdin=r,
+        stderr=subprocess.PIPE,
+        env=user_env(),
+    )
+    os.close(r)
+    time.sleep(delay)
+    proc.send_signal(signal.SIGHUP)
+    _, stderr = proc.communicate(timeout=60)
+    if proc.returncode == -signal.SIGHUP:  # (before any line of the command)
+        assert delay < 0.05 and not out.exists()
+    else:
+        assert proc.returncode == 0, stderr
+        assert out.read_bytes() == b"a\nb\n"

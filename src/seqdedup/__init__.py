@@ -6,19 +6,41 @@ large batch or a statistics table needs them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
-
-from seqdedup.api import Deduplicator, deduplicate
-from seqdedup.config import Config
-from seqdedup.errors import SeqdedupError, UsageError
-from seqdedup.report import Stats
-
+TYPE_CHECKING = False  # (not typing's: importing typing costs milliseconds at start-up)
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from pathlib import Path
+    from typing import Any
 
+    from seqdedup.api import Deduplicator, deduplicate
     from seqdedup.budget import Reduction
+    from seqdedup.config import Config
+    from seqdedup.errors import SeqdedupError, UsageError
+    from seqdedup.report import Stats
     from seqdedup.tokens import TokenCounter
+
+# The public names, each loaded on first use (PEP 562): importing a module of the
+# package (the console scripts' first step, seqdedup.launch) runs nothing else.
+_LAZY = {
+    "Config": "seqdedup.config",
+    "Deduplicator": "seqdedup.api",
+    "SeqdedupError": "seqdedup.errors",
+    "Stats": "seqdedup.report",
+    "UsageError": "seqdedup.errors",
+    "deduplicate": "seqdedup.api",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'seqdedup' has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __version__ = "0.1.0"
 
@@ -39,6 +61,7 @@ def reduce_to_budget(
     from pathlib import Path
 
     from seqdedup import budget as reducer
+    from seqdedup.config import Config
 
     options.setdefault("max_history", None)
     config = Config(

@@ -1,6 +1,6 @@
 """``python -m seqdedup``."""
 
-from seqdedup.cli import entry_point
+from seqdedup.launch import seqdedup
 
 if __name__ == "__main__":
-    entry_point()
+    seqdedup()

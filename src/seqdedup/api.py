@@ -24,7 +24,7 @@ from seqdedup.records import (
 )
 from seqdedup.report import Stats
 from seqdedup.stages import Stages
-from seqdedup.stopping import graceful, requested
+from seqdedup.stopping import graceful, requested, settle
 from seqdedup.timelimit import PatternTimeout
 
 if TYPE_CHECKING:
@@ -228,14 +228,15 @@ class Deduplicator(Generic[Record]):
         if save:
             self.save()
 
-    def save(self) -> None:
+    def save(self, on_committed: Callable[[], None] | None = None) -> None:
         """Save what the run observed into ``library_dir`` (after :meth:`flush` or
-        :meth:`flush_bytes` with ``save=False``); nothing to do without a library."""
+        :meth:`flush_bytes` with ``save=False``; ``on_committed``: called at the commit,
+        signals held across both); nothing to do without a library."""
         if self._stages.saver is None:
             return
         if not self._finished:
             raise RuntimeError("save() comes after flush()")
-        self._stages.save()
+        self._stages.save(on_committed)
 
     def abort(self) -> None:
         """The run failed or was cut short: save nothing to the library."""
@@ -431,7 +432,7 @@ def feed_inputs(
             _write(
                 sink, dedup.next_input_bytes() if source is not None else dedup.flush_bytes(False)
             )
-        dedup.save()  # only now: a failed save must not cost any output
+        dedup.save(settle)  # only now: a failed save must not cost any output
         return dedup.stats
     except BaseException:
         dedup.abort()  # a failed or interrupted run saves nothing to the library
@@ -455,7 +456,7 @@ def _stopped(dedup: Deduplicator, sink: Writable, source: Readable) -> Stats:
     # (a file cut inside a record: its start is no record; live input is what came)
     _write(sink, dedup.flush_bytes(False, cut=not live))
     if live:
-        dedup.save()
+        dedup.save(settle)
     else:
         dedup.abort()
     dedup.stats.interrupted = requested()
@@ -500,7 +501,7 @@ def follow_file(
             if picture is not None:
                 picture(rest)
             _write(sink, dedup.feed_bytes(rest) + dedup.flush_bytes(False))
-            dedup.save()
+            dedup.save(settle)
             dedup.stats.interrupted = requested()
         return dedup.stats
     except BaseException:

@@ -199,16 +199,18 @@ def _status(stats: Stats | None, config: Config, stderr: TextIO) -> int:
 def _sink(args: argparse.Namespace, stdout: IO[bytes]) -> Output:
     """Where the records go: standard output, or ``--output FILE`` (appended to, and
     reopened on SIGHUP)."""
-    from seqdedup.stopping import reopen_on_hangup
+    from seqdedup.stopping import reopen_on_hangup, started
 
     name = getattr(args, "output", None)
     if name is None:
         reopen_on_hangup(None)
+        started()
         return Output(stdout)
     from seqdedup.sinks import FileOutput
 
     sink = FileOutput(name)
     reopen_on_hangup(sink.request_reopen)
+    started()
     return sink
 
 
@@ -404,5 +406,5 @@ def _settings_files(
 
 def entry_point() -> None:
     """The ``seqdedup`` console script."""
-    stop_on_termination_signals()
+    stop_on_termination_signals(defer_first=True)
     sys.exit(main())

@@ -577,7 +577,9 @@ def _save_library(config: Config, staging_dir: Path, stats: JobStats) -> int:
             "skip_chars": config.skip_chars,
             "keys": key_settings(config),
         }
-        return writer.commit(configuration, document)
+        from seqdedup.stopping import settle
+
+        return writer.commit(configuration, document, settle)
     finally:
         writer.discard()
         shutil.rmtree(staging_dir, ignore_errors=True)

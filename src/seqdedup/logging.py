@@ -32,7 +32,8 @@ import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable
+from functools import partial
 from typing import Any
 
 from seqdedup.api import Deduplicator
@@ -52,6 +53,124 @@ class _Run:
         self.records: list[logging.LogRecord] = []
         self.keys: list[bytes] = []
         self.started = time.monotonic()
+
+
+class _Outbox:
+    """Decided records waiting to be forwarded, in order, by one thread at a time with
+    no lock of the handler's held (so a target that logs back cannot deadlock)."""
+
+    def __init__(self) -> None:
+        self._records: deque[logging.LogRecord] = deque()
+        self._forwarding = threading.Lock()  # held by the one thread forwarding
+
+    def put(self, records: Iterable[logging.LogRecord]) -> None:
+        self._records.extend(records)
+
+    def drain(self, send: Callable[[logging.LogRecord], None], wait: float = 0.0) -> None:
+        """``send`` each record in order. A thread that finds another forwarding leaves
+        its records to it (``wait``: or waits that long for its turn), and the
+        forwarding thread looks again after it lets go, so nothing stays behind."""
+        deadline = time.monotonic() + wait
+        while self._records:
+            if not self._forwarding.acquire(timeout=max(0.0, deadline - time.monotonic())):
+                return
+            try:
+                while self._records:
+                    send(self._records.popleft())
+            finally:
+                self._forwarding.release()
+
+
+class _Folds:
+    """The rule over log records: records held until the engine decides them, each
+    stream's run of removed records, and the summaries that replace the runs (the
+    handler's lock serialises every call)."""
+
+    def __init__(
+        self,
+        window: int,
+        history: int | None,
+        stream: Callable[[logging.LogRecord], Hashable] | None,
+        include_args: bool,
+        every: int | float | None,
+    ) -> None:
+        self._engine = Deduplicator(
+            window_size=window,
+            max_history=history,
+            stream_by=STREAM.decode(),
+            skip_fields=1,  # (the order number is no part of the key)
+            stream_idle=None,
+            max_streams=None,
+        )
+        self._stream = stream
+        self._include_args = include_args
+        self._every = every
+        self._streams: dict[Hashable, int] = {}
+        self.held: dict[int, tuple[int, bytes, logging.LogRecord]] = {}  # by order
+        self._batch: list[bytes] = []
+        self._fed = 0  # records handed to the engine (the next one's order)
+        self._decided = 0  # records the engine has decided
+        self.runs: dict[int, _Run] = {}  # by stream number
+
+    def hold(self, record: logging.LogRecord) -> list[logging.LogRecord]:
+        """Take a record; what got decided (a full batch is handed to the engine)."""
+        name = record.thread if self._stream is None else self._stream(record)
+        stream = self._streams.setdefault(name, len(self._streams))
+        order = self._fed + len(self._batch)
+        key = record_key(record, self._include_args).encode("utf-8", "surrogateescape")
+        self.held[order] = (stream, key, record)
+        self._batch.append(b"s%d\t%d\t%s" % (stream, order, key))
+        return self._feed() if len(self._batch) >= BATCH else []
+
+    @property
+    def holding(self) -> bool:
+        return bool(self.held or self._batch or self.runs)
+
+    def _feed(self) -> list[logging.LogRecord]:
+        """Hand the batch to the engine; the records it decided, in order (runs of
+        repeats as summaries where each ended)."""
+        batch, self._batch = self._batch, []
+        self._fed += len(batch)
+        kept = self._engine.feed(batch)
+        return self._decided_records(kept, self._engine.stats.total)
+
+    def decide_all(self) -> list[logging.LogRecord]:
+        """Everything held decided (as at a pause: no window spans it), every run
+        summarised."""
+        out = self._feed() if self._batch else []
+        out += self._decided_records(self._engine.idle(), self._engine.stats.total)
+        for stream in list(self.runs):
+            out += self.summary(stream, ended=True)
+        return out
+
+    def _decided_records(self, kept: list[bytes], decided: int) -> list[logging.LogRecord]:
+        """Records ``self._decided`` .. ``decided - 1`` are decided; ``kept``: those
+        written, as fed. A removed record joins its stream's run; a written one ends the
+        run of its stream first."""
+        written = {int(line.split(b"\t", 2)[1]) for line in kept}
+        out: list[logging.LogRecord] = []
+        for order in range(self._decided, decided):
+            stream, key, record = self.held.pop(order)
+            if order in written:
+                if stream in self.runs:
+                    out += self.summary(stream, ended=True)
+                out.append(record)
+                continue
+            run = self.runs.get(stream)
+            if run is None:
+                run = self.runs[stream] = _Run()
+            run.records.append(record)
+            run.keys.append(key)
+            if isinstance(self._every, int) and len(run.records) >= self._every:
+                out += self.summary(stream, ended=False)
+        self._decided = decided
+        return out
+
+    def summary(self, stream: int, ended: bool) -> list[logging.LogRecord]:
+        run = self.runs.pop(stream)
+        if not ended:
+            self.runs[stream] = _Run()
+        return [summary_record(run.records, run.keys, stream, not ended)]
 
 
 class FoldingHandler(logging.Handler):
@@ -84,36 +203,22 @@ class FoldingHandler(logging.Handler):
         super().__init__(level)
         self._target = target
         self.window = window
-        self._stream = stream
-        self._include_args = include_args
+        self._folds_of: Callable[[], _Folds] = partial(
+            _Folds, window, history, stream, include_args, every
+        )
         self._every = every
         self._idle = idle
         self._max_delay = max_delay
         self._pass_level = pass_level
-        self._history = history
         self._start()
         _FORKED.add(self)
 
     def _start(self) -> None:
         """A fresh engine, nothing held, and the timer running (at creation, and in a
         forked child, where the parent's held records are the parent's to forward)."""
-        self._engine = Deduplicator(
-            window_size=self.window,
-            max_history=self._history,
-            stream_by=STREAM.decode(),
-            skip_fields=1,  # (the order number is no part of the key)
-            stream_idle=None,
-            max_streams=None,
-        )
-        self._streams: dict[Hashable, int] = {}
-        self._held: dict[int, tuple[int, bytes, logging.LogRecord]] = {}  # by order
-        self._batch: list[bytes] = []
-        self._fed = 0  # records handed to the engine (the next one's order)
-        self._decided = 0  # records the engine has decided
-        self._runs: dict[int, _Run] = {}  # by stream number
+        self._folds = self._folds_of()
         self._last_emit = time.monotonic()
-        self._outbox: deque[logging.LogRecord] = deque()  # decided, not forwarded yet
-        self._forwarding = threading.Lock()  # held by the one thread forwarding the outbox
+        self._outbox = _Outbox()  # decided, not forwarded yet
         self._stop = threading.Event()
         self._timer: threading.Thread | None = None
         if self._closed:  # type: ignore[attr-defined]
@@ -124,10 +229,10 @@ class FoldingHandler(logging.Handler):
             self._timer.start()
 
     # -- logging.Handler --------------------------------------------------------------
-    def handle(self, record: logging.LogRecord) -> logging.LogRecord | bool:
+    def handle(self, record: logging.LogRecord) -> bool:
         """Filter and emit under the lock (as ``logging.Handler``), then forward what
         was decided with the lock released."""
-        result = super().handle(record)
+        result = bool(super().handle(record))
         self._drain()
         return result
 
@@ -136,11 +241,9 @@ class FoldingHandler(logging.Handler):
         try:
             self._last_emit = time.monotonic()
             if record.levelno >= self._pass_level:
-                self._post([*self._decide_all(), record])
-                return
-            self._hold(record)
-            if len(self._batch) >= BATCH:
-                self._post(self._feed())
+                self._post([*self._folds.decide_all(), record])
+            else:
+                self._post(self._folds.hold(record))
         except Exception:  # never into the application: handleError, as every handler
             self.handleError(record)
 
@@ -148,7 +251,7 @@ class FoldingHandler(logging.Handler):
         """Decide and forward everything held, then flush the target."""
         with self.lock:  # type: ignore[union-attr]
             try:
-                self._post(self._decide_all())
+                self._post(self._folds.decide_all())
             except Exception:
                 self.handleError(_INTERNAL)
         self._drain(wait=DRAIN_WAIT)
@@ -165,82 +268,14 @@ class FoldingHandler(logging.Handler):
             self._timer.join(timeout=5)
         super().close()
 
-    # -- the engine -------------------------------------------------------------------
-    def _hold(self, record: logging.LogRecord) -> None:
-        name = record.thread if self._stream is None else self._stream(record)
-        stream = self._streams.setdefault(name, len(self._streams))
-        order = self._fed + len(self._batch)
-        key = record_key(record, self._include_args).encode("utf-8", "surrogateescape")
-        self._held[order] = (stream, key, record)
-        self._batch.append(b"s%d\t%d\t%s" % (stream, order, key))
-
-    def _feed(self) -> list[logging.LogRecord]:
-        """Hand the batch to the engine; the records it decided, in order (runs of
-        repeats as summaries where each ended)."""
-        batch, self._batch = self._batch, []
-        self._fed += len(batch)
-        kept = self._engine.feed(batch)
-        return self._decided_records(kept, self._engine.stats.total)
-
-    def _decide_all(self) -> list[logging.LogRecord]:
-        """Everything held decided (as at a pause: no window spans it), every run
-        summarised."""
-        out = self._feed() if self._batch else []
-        out += self._decided_records(self._engine.idle(), self._engine.stats.total)
-        for stream in list(self._runs):
-            out += self._summary(stream, ended=True)
-        return out
-
-    def _decided_records(self, kept: list[bytes], decided: int) -> list[logging.LogRecord]:
-        """Records ``self._decided`` .. ``decided - 1`` are decided; ``kept``: those
-        written, as fed. A removed record joins its stream's run; a written one ends the
-        run of its stream first."""
-        written = {int(line.split(b"\t", 2)[1]) for line in kept}
-        out: list[logging.LogRecord] = []
-        for order in range(self._decided, decided):
-            stream, key, record = self._held.pop(order)
-            if order in written:
-                if stream in self._runs:
-                    out += self._summary(stream, ended=True)
-                out.append(record)
-                continue
-            run = self._runs.get(stream)
-            if run is None:
-                run = self._runs[stream] = _Run()
-            run.records.append(record)
-            run.keys.append(key)
-            if isinstance(self._every, int) and len(run.records) >= self._every:
-                out += self._summary(stream, ended=False)
-        self._decided = decided
-        return out
-
-    def _summary(self, stream: int, ended: bool) -> list[logging.LogRecord]:
-        run = self._runs.pop(stream)
-        if not ended:
-            self._runs[stream] = _Run()
-        return [summary_record(run.records, run.keys, stream, not ended)]
-
+    # -- forwarding -------------------------------------------------------------------
     def _post(self, records: list[logging.LogRecord]) -> None:
         """Decided records, to be forwarded in this order (under the lock). A summary
         passes this handler's filters first, as the records it replaces did."""
-        for record in records:
-            if record.__dict__.get("seqdedup") is None or self.filter(record):
-                self._outbox.append(record)
+        self._outbox.put(r for r in records if "seqdedup" not in r.__dict__ or self.filter(r))
 
     def _drain(self, wait: float = 0.0) -> None:
-        """Forward the outbox in order, with no lock of ours held while the target
-        runs. One thread forwards at a time; a thread that finds another forwarding
-        leaves its records to it (``wait``: or waits that long for its turn), and the
-        forwarding thread looks again after it lets go, so nothing stays behind."""
-        deadline = time.monotonic() + wait
-        while self._outbox:
-            if not self._forwarding.acquire(timeout=max(0.0, deadline - time.monotonic())):
-                return
-            try:
-                while self._outbox:
-                    self._send(self._outbox.popleft())
-            finally:
-                self._forwarding.release()
+        self._outbox.drain(self._send, wait)
 
     def _send(self, record: logging.LogRecord) -> None:
         """One record to the target; a failure is reported for that record alone."""
@@ -274,23 +309,23 @@ class FoldingHandler(logging.Handler):
             self._drain()
 
     def _timed(self) -> list[logging.LogRecord]:
-        now = time.monotonic()
-        held = self._held or self._batch or self._runs
-        if not held:
+        folds, now = self._folds, time.monotonic()
+        if not folds.holding:
             return []
-        oldest = min(self._held.values(), key=lambda h: h[2].created)[2] if self._held else None
+        held = folds.held.values()
+        oldest = min(held, key=lambda h: h[2].created)[2] if held else None
         too_old = (
             self._max_delay is not None
             and oldest is not None
             and time.time() - oldest.created >= self._max_delay
         )
         if (self._idle is not None and now - self._last_emit >= self._idle) or too_old:
-            return self._decide_all()
+            return folds.decide_all()
         out: list[logging.LogRecord] = []
         if isinstance(self._every, float):
-            for stream, run in list(self._runs.items()):
+            for stream, run in list(folds.runs.items()):
                 if now - run.started >= self._every and run.records:
-                    out += self._summary(stream, ended=False)
+                    out += folds.summary(stream, ended=False)
         return out
 
 

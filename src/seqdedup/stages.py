@@ -152,8 +152,9 @@ class Stages:
             self.stats.top_sequences = top.top(self.config.top)
         self.stats.unique_sequences = self.parts.attributor.identified
 
-    def save(self) -> None:
-        """Land what the run observed in its library (once; nothing without one)."""
+    def save(self, on_committed: Callable[[], None] | None = None) -> None:
+        """Land what the run observed in its library (once; nothing without one);
+        ``on_committed`` runs right after the commit (signals held across both)."""
         if self.saver is None:
             return
         self.stats.library_saved = 0
@@ -161,7 +162,7 @@ class Stages:
         configuration = document.pop("configuration")
         assert isinstance(configuration, dict)
         saver, self.saver = self.saver, None
-        self.stats.library_saved = saver.commit(configuration, document)
+        self.stats.library_saved = saver.commit(configuration, document, on_committed)
 
     def abort(self) -> None:
         """Save nothing to the library."""

@@ -24,6 +24,8 @@ _graceful = False  # a run reading its input: the first signal only asks it to s
 _requested: int | None = None  # the first signal's number, once one came
 _waiting = False  # the main thread waits for input (safe to cut short)
 _settled = False  # the run's outcome is fixed (its library committed)
+_deferring = False  # the command is starting: its first signal waits for started()
+_early: int | None = None  # that signal
 # --output FILE: SIGHUP asks the output to be reopened (logrotate), not the run to stop
 _on_hangup: Callable[[], None] | None = None
 
@@ -33,7 +35,10 @@ class _WaitCut(BaseException):
 
 
 def _on_signal(signum: int, frame: object) -> None:
-    global _requested
+    global _requested, _early
+    if _deferring and _early is None:
+        _early = signum  # (acted on by started(), once the run knows its output)
+        return
     if _on_hangup is not None and signum == _hangup_number():
         _on_hangup()  # (sets a flag: the file is reopened before the next write)
         return
@@ -70,16 +75,45 @@ def _signal_numbers() -> list[int]:
     return [getattr(signal, name) for name in _SIGNALS if hasattr(signal, name)]
 
 
-def stop_on_termination_signals() -> None:
-    """Install the signal table (the console scripts only; see the module docstring)."""
+def stop_on_termination_signals(defer_first: bool = False) -> None:
+    """Install the signal table (the console scripts only; see the module docstring),
+    then let through the signals :mod:`seqdedup.launch` held back meanwhile.
+    ``defer_first``: a first signal before :func:`started` waits for it (the run does
+    not know yet whether SIGHUP reopens its output or ends it)."""
     import signal
 
-    global _requested, _settled, _graceful
+    from seqdedup import signalmask
+
+    global _requested, _settled, _graceful, _deferring, _early
     _requested, _settled, _graceful = None, False, False
+    _deferring, _early = defer_first, None
     for signum in _signal_numbers():
         # A signal ignored by whoever started us (nohup, a background job) stays so.
         if signal.getsignal(signum) is not signal.SIG_IGN:
             signal.signal(signum, _on_signal)
+    try:
+        signalmask.release()  # (a signal held back meanwhile arrives now)
+    except KeyboardInterrupt:  # the command ends before it began: the table's status
+        raise SystemExit(130) from None
+    except Terminated as stop:
+        raise SystemExit(128 + stop.signum) from None
+
+
+def started() -> None:
+    """The run knows where its output goes (``--output``'s reopen is in place): a
+    signal that came while it started is acted on now, as it would have been then:
+    SIGHUP with ``--output`` reopens it; any other ends the command before it reads."""
+    early = _take_early()
+    if early is not None:
+        _on_signal(early, None)
+
+
+def _take_early() -> int | None:
+    """The end of the start: the signal that waited for it, if one did."""
+    global _deferring, _early
+    _deferring = False
+    early, _early = _early, None
+    return early
 
 
 @contextlib.contextmanager
@@ -98,7 +132,11 @@ def graceful() -> Iterator[None]:
     for signum in _signal_numbers():
         if signal.getsignal(signum) is signal.default_int_handler:
             replaced[signum] = signal.signal(signum, _on_signal)
-    _requested, _graceful = None, True
+    global _settled
+    _requested, _graceful, _settled = None, True, False  # (a new run: nothing saved yet)
+    early = _take_early()  # (a signal while the command started: the first, asking)
+    if early is not None:
+        _on_signal(early, None)
     try:
         yield
     finally:
@@ -118,12 +156,16 @@ def wait_readable(fd: int, timeout: float | None) -> bool | None:
     import select
 
     global _waiting
-    if _requested is not None:
-        return None
     try:
-        _waiting = True
-        ready = bool(select.select([fd], [], [], timeout)[0])
-        _waiting = False
+        try:
+            # Waiting first, then the flag: a signal after the test cuts the wait
+            # short (it raises _WaitCut), one before it is seen by the test.
+            _waiting = True
+            if _requested is not None:
+                return None
+            ready = bool(select.select([fd], [], [], timeout)[0])
+        finally:
+            _waiting = False
     except _WaitCut:
         _waiting = False
         return None
@@ -135,12 +177,14 @@ def pause(seconds: float) -> bool:
     import time
 
     global _waiting
-    if _requested is not None:
-        return False
     try:
-        _waiting = True
-        time.sleep(seconds)
-        _waiting = False
+        try:
+            _waiting = True  # (first, as in wait_readable)
+            if _requested is not None:
+                return False
+            time.sleep(seconds)
+        finally:
+            _waiting = False
     except _WaitCut:
         _waiting = False
         return False

@@ -23,7 +23,7 @@ import weakref
 from array import array
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -47,7 +47,7 @@ from seqdedup.library.store import (
     staging_prefix,
 )
 from seqdedup.runs import runs_of
-from seqdedup.stopping import settle, signals_held
+from seqdedup.stopping import signals_held
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -299,9 +299,16 @@ class LibraryWriter:
         first (with Dask's 16 files of 8 million records the copy cost 2.5 s)."""
         self._absorbed.append(str(path))
 
-    def commit(self, config: dict[str, object], statistics: dict[str, object]) -> int:
+    def commit(
+        self,
+        config: dict[str, object],
+        statistics: dict[str, object],
+        on_committed: Callable[[], None] | None = None,
+    ) -> int:
         """Land the staged sequences and the run row; return how many sequences the
-        run saved (distinct contents staged)."""
+        run saved (distinct contents staged). ``on_committed`` runs right after the
+        commit, with the termination signals held back across both (the command marks
+        its outcome fixed there: interrupted exactly when not saved)."""
         try:
             if self.failure is not None:
                 raise self.failure
@@ -341,7 +348,8 @@ class LibraryWriter:
                 )
                 with signals_held():  # interrupted exactly when not saved
                     connection.execute("COMMIT")
-                    settle()
+                    if on_committed is not None:
+                        on_committed()
                 connection.execute("DETACH DATABASE staging")
             finally:
                 connection.close()
@@ -548,8 +556,14 @@ class RunSaver:
                 spans.append((piece.start, piece.end))
         return held
 
-    def commit(self, config: dict[str, object], statistics: dict[str, object]) -> int:
-        """Stage the open stretches and land everything; return the sequences saved."""
+    def commit(
+        self,
+        config: dict[str, object],
+        statistics: dict[str, object],
+        on_committed: Callable[[], None] | None = None,
+    ) -> int:
+        """Stage the open stretches and land everything; return the sequences saved
+        (``on_committed``: see :meth:`LibraryWriter.commit`)."""
         try:
             for stretches in (self._new, self._whole_runs):
                 if stretches is not None:
@@ -557,7 +571,7 @@ class RunSaver:
         except BaseException:
             self._writer.discard()  # nothing is left behind by a failed save
             raise
-        return self._writer.commit(config, statistics)
+        return self._writer.commit(config, statistics, on_committed)
 
     def discard(self) -> None:
         """Save nothing (a failed or interrupted run)."""

@@ -1,0 +1,49 @@
+"""The console scripts' first step: Ctrl-C, SIGTERM and SIGHUP are held back before
+anything that takes time (the imports of the command included), and let through once
+the signal table is in place (:func:`seqdedup.stopping.stop_on_termination_signals`
+releases them, :mod:`seqdedup.signalmask`),
+so a signal in the first milliseconds follows the table instead of the default action,
+which kills the process (and, with ``--output``, would lose the SIGHUP's reopen). What
+comes before this module runs is the interpreter's own start-up.
+"""
+
+from __future__ import annotations
+
+from seqdedup.signalmask import hold, release
+
+
+def seqdedup() -> None:
+    hold()
+    from seqdedup.cli import entry_point
+
+    entry_point()
+
+
+def seqdedup_dask() -> None:
+    hold()
+    from seqdedup.cluster_cli import entry_point
+
+    entry_point()
+
+
+def seqdedup_library() -> None:
+    hold()
+    from seqdedup.library_cli import entry_point
+
+    entry_point()
+
+
+def seqdedup_expand() -> None:
+    hold()
+    from seqdedup.expand_cli import entry_point
+
+    release()  # (it keeps Python's own Ctrl-C: its table is the default one)
+    entry_point()
+
+
+def seqdedup_mcp() -> None:
+    hold()
+    from seqdedup.mcp_server import entry_point
+
+    release()  # (the server's own loop handles its signals)
+    entry_point()
