@@ -254,3 +254,18 @@ def test_feed_takes_str_or_bytes_and_gives_back_what_it_was_given():
         Deduplicator(window_size=2).feed(["a", b"b"])  # type: ignore[list-item]
     folded: Deduplicator[str] = Deduplicator(window_size=1, fold=True, fold_format="{removed}")
     assert folded.feed(["x", "x", "x"]) + folded.idle() + folded.flush() == ["x", "2"]
+
+
+def test_paths_may_be_given_as_strings(tmp_path):
+    """``library_dir="L"`` as the API is called (a str was taken, then failed at the
+    first use with an AttributeError); one ``read_sequences`` directory alone too."""
+    from seqdedup import Deduplicator
+
+    library = str(tmp_path / "L")
+    first = Deduplicator(window_size=1, library_dir=library)
+    first.feed([b"a", b"b"])
+    first.flush()
+    first.save()
+    again = Deduplicator(window_size=1, read_sequences=library)
+    assert again.config.read_sequences == (tmp_path / "L",)
+    assert again.feed([b"a", b"c"]) + again.flush() == [b"c"]

@@ -169,6 +169,26 @@ def _unknown_option(name: str, fields: Sequence[str]) -> str:
     return f"unknown option '{name}'{hint}"
 
 
+PATH_FIELDS = ("library_dir", "keep_removed")  # Path | None fields (a str is taken too)
+
+
+def _paths_of_str(kwargs: dict[str, Any]) -> None:
+    """Paths given as str (as the API is called: ``library_dir="L"``) made Paths, and
+    one directory to read sequences from made a tuple of one."""
+    reads = kwargs.get("read_sequences")
+    if isinstance(reads, str) or type(reads).__name__.endswith("Path"):
+        kwargs["read_sequences"] = reads = (reads,)
+    strings = [name for name in PATH_FIELDS if isinstance(kwargs.get(name), str)]
+    if not strings and not any(isinstance(r, str) for r in reads or ()):
+        return
+    from pathlib import Path  # (only then: pathlib costs start-up time)
+
+    for name in strings:
+        kwargs[name] = Path(kwargs[name])
+    if reads:
+        kwargs["read_sequences"] = tuple(Path(r) for r in reads)
+
+
 class Config(_ConfigFields):
     """What the engine needs to know. ``None`` for a limit means unlimited.
 
@@ -182,6 +202,7 @@ class Config(_ConfigFields):
         unknown = [name for name in kwargs if name not in cls._fields]
         if unknown:
             raise TypeError(_unknown_option(unknown[0], cls._fields))
+        _paths_of_str(kwargs)
         self = super().__new__(cls, *args, **kwargs)
         try:
             self.validate()
