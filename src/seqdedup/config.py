@@ -186,7 +186,7 @@ def _paths_of_str(kwargs: dict[str, Any]) -> None:
     for name in strings:
         kwargs[name] = Path(kwargs[name])
     if reads:
-        kwargs["read_sequences"] = tuple(Path(r) for r in reads)
+        kwargs["read_sequences"] = tuple(Path(r) for r in reads)  # type: ignore[arg-type]
 
 
 class Config(_ConfigFields):
