@@ -8,6 +8,7 @@ a band's sequence on hover. A screenshot of each is kept in build/report-pages/.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -251,5 +252,75 @@ def test_hostile_records_show_as_text(browser, tmp_path):
         page.wait_for_selector("#vg-tooltip-element.visible", timeout=5000)
         assert "<script>alert('x')</script>" in page.inner_text("#vg-tooltip-element")
         assert opened.dialogs == []
+    finally:
+        opened.close()
+
+
+def test_names_that_are_not_utf8_show_escaped(browser, tmp_path):
+    """An input file name and a --stream-by stream name with bytes that are not UTF-8:
+    the page is made and shows them as ``\\xNN`` (it was a traceback and no page)."""
+    name = os.fsdecode(b"bad-\xff-name.log")
+    log = tmp_path / name
+    log.write_bytes(b"s\xfe1 a\ns\xfe1 b\ns\xfe1 a\ns\xfe1 b\nok c\n" * 2)
+    other = tmp_path / "other.log"
+    other.write_bytes(b"x\n")
+    path, _ = make_report(
+        tmp_path, "names", ["-w", "2", "--stream-by", r"^\S+", str(log), str(other)]
+    )
+    opened = Opened(browser, path, 1200)
+    try:
+        text = opened.page.inner_text("body")
+        assert "bad-\\xff-name.log" in text
+        charts = opened.page.inner_text("#seqdedup-charts")
+        assert "s\\\\xfe1" in charts or "s\\xfe1" in charts
+    finally:
+        opened.close()
+
+
+def test_a_run_over_many_inputs_makes_a_page_of_capped_size(browser, tmp_path):
+    """1,500 inputs with names of 205 characters: the page names the first 20 and says
+    how many more; its size stays within the script and a few hundred kilobytes (it was
+    2.98 MB, growing with the inputs)."""
+    folder = tmp_path / "inputs"
+    folder.mkdir()
+    names = []
+    for k in range(1500):
+        path = folder / (f"{k:04d}-" + "x" * 200)
+        path.write_text(f"line {k}\nshared\ncommon\n")
+        names.append(str(path))
+    page, _ = make_report(tmp_path, "many", ["-w", "1", *names])
+    assert page.stat().st_size < 1_300_000
+    opened = Opened(browser, page, 1200)
+    try:
+        opened.check_loaded("many")
+        text = opened.page.inner_text("body")
+        assert "and 1,480 more inputs" in text
+        assert "1,500 inputs: the page names the first 20" in text
+    finally:
+        opened.close()
+
+
+def test_only_the_pages_own_scripts_may_run(browser, tmp_path):
+    """The policy allows the page's two scripts by their SHA-256, no other inline
+    script ('unsafe-inline' is gone): a script element added to the page is refused."""
+    path, _ = make_report(tmp_path, "policy", RUNS["app"])
+    import html
+
+    text = path.read_text()
+    policy = text.split('http-equiv="Content-Security-Policy" content="', 1)[1].split('"', 1)[0]
+    policy = html.unescape(policy)
+    script_src = policy.split("script-src", 1)[1].split(";", 1)[0]
+    assert "'unsafe-inline'" not in script_src and script_src.count("'sha256-") == 2
+    opened = Opened(browser, path, 1200)
+    try:
+        opened.check_loaded("policy")
+        ran = opened.page.evaluate(
+            """() => { window.injected = false;
+                const s = document.createElement('script');
+                s.textContent = 'window.injected = true';
+                document.body.appendChild(s);
+                return window.injected; }"""
+        )
+        assert ran is False
     finally:
         opened.close()

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 BUCKETS = 96  # columns of the timeline
 HEAT_COLUMNS = 48  # columns of the heat map
 HEAT_ROWS = 20  # streams or inputs shown (the rest as one row)
+INPUTS_NAMED = 20  # inputs the page names (the rest counted)
+NAME_CHARS = 80  # characters of a name shown (an input's, a stream's)
 BANDS = 120  # folded stretches drawn on the timeline (the largest)
 TOP = 20  # sequences listed
 TEXT_RECORDS = 200  # records of a sequence's text shown (the rest counted)
@@ -102,12 +104,28 @@ class Axis:
         return (self.low + bucket * self.width) * 1000.0
 
 
+def shown_name(name: str) -> str:
+    """A name (an input's, a stream's) as the page shows it: bytes that are not UTF-8
+    (a name decoded with surrogateescape) as ``\\xNN``, control characters as visible
+    escapes, at most NAME_CHARS characters."""
+    text = visible(name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"))
+    return text if len(text) <= NAME_CHARS else text[: NAME_CHARS - 1] + "\u2026"
+
+
 def short_names(names: Sequence[str]) -> list[str]:
     """Inputs as a chart labels them: their file names, where those tell them apart."""
     import os
 
     bases = [os.path.basename(name) or name for name in names]
-    return [visible(name) for name in (bases if len(set(bases)) == len(bases) else names)]
+    return [shown_name(name) for name in (bases if len(set(bases)) == len(bases) else names)]
+
+
+def named_inputs(names: Sequence[str]) -> list[str]:
+    """The inputs the page names: at most INPUTS_NAMED, then how many more."""
+    shown = [shown_name(n) if n != "-" else "standard input" for n in names[:INPUTS_NAMED]]
+    if len(names) > INPUTS_NAMED:
+        shown.append(f"and {len(names) - INPUTS_NAMED:,} more inputs")
+    return shown or ["standard input"]
 
 
 def removed_per_bucket(picture: RunPicture, axis: Axis) -> list[int]:
@@ -205,7 +223,7 @@ def heat(
     """Records removed per stream (``--stream-by``) or per input (several) and bucket."""
     if picture.lane_names:
         kind = "stream"
-        labels = {lane: visible(name) for name, lane in picture.lane_names.items()}
+        labels = {lane: shown_name(name) for name, lane in picture.lane_names.items()}
         row_of: Callable[[int], int] = picture.lanes.__getitem__
     elif len(picture.input_ends) > 1:
         kind = "input"
@@ -374,9 +392,9 @@ def _place(first_seen: Any) -> str:
     start, end = first_seen["lines"]
     where = f"lines {start}-{end}"
     if "file" in first_seen:
-        where = f"{visible(first_seen['file'])}, {where}"
+        where = f"{shown_name(first_seen['file'])}, {where}"
     if "stream" in first_seen:
-        where += f" (stream {visible(first_seen['stream'])})"
+        where += f" (stream {shown_name(first_seen['stream'])})"
     return where
 
 
@@ -423,7 +441,7 @@ def page_data(
     axis = Axis(picture, stats.total, BUCKETS)
     top = top_sequences(picture, ranked, axis, names)
     libraries = bool(config.read_sequences) or bool(stats.library_loaded)
-    inputs = [visible(n) if n != "-" else "standard input" for n in names] or ["standard input"]
+    inputs = named_inputs(names)
     headline: dict[str, Any] = {
         "records_read": stats.total,
         "records_written": stats.emitted,
@@ -459,7 +477,7 @@ def page_data(
         "heat": heat(picture, stats, names, stats.total),
         "blocks": blocks(picture, config),
         "library": against_library(picture, stats, top, ranked) if libraries else None,
-        "notes": _notes(picture),
+        "notes": _notes(picture, len(names)),
     }
 
 
@@ -529,8 +547,13 @@ def _timeline_how(picture: RunPicture, line: dict[str, Any]) -> str:
     return how
 
 
-def _notes(picture: RunPicture) -> list[str]:
+def _notes(picture: RunPicture, inputs: int = 0) -> list[str]:
     notes = []
+    if inputs > INPUTS_NAMED:
+        notes.append(
+            f"{inputs:,} inputs: the page names the first {INPUTS_NAMED} and draws the "
+            f"{HEAT_ROWS} that lost the most records (the others as one row)."
+        )
     if picture.coarsened:
         notes.append(
             "More pieces than the page keeps: neighbouring pieces were merged, so a "
@@ -617,7 +640,7 @@ def library_data(directory: Path) -> dict[str, Any]:
     }
     top = [_library_row(row) for row in contents["top"]]
     histogram = length_histogram(contents["lengths"])
-    name = visible(str(directory))
+    name = shown_name(str(directory))
     return {
         "kind": "library",
         "version": __version__,
