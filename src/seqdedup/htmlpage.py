@@ -43,7 +43,8 @@ DRAW = """
 (function () {
   var charts = JSON.parse(document.getElementById("seqdedup-charts").textContent);
   var pending = Object.keys(charts).map(function (id) {
-    return vegaEmbed("#" + id, charts[id], { actions: false, renderer: "svg" }).catch(function (error) {
+    var options = { actions: false, renderer: "svg" };
+    return vegaEmbed("#" + id, charts[id], options).catch(function (error) {
       document.getElementById(id).textContent = "This chart could not be drawn: " + error;
       console.error(error);
     });
