@@ -100,3 +100,22 @@ def test_the_tools_reduce_expand_top_and_suggest(tmp_path):
     kept, gone = run_client(root, store, again)
     assert kept["base64"] == expanded[first["reference"]]["base64"]
     assert gone.is_error
+
+
+def test_a_keep_pattern_that_backtracks_without_end_is_a_tool_error(tmp_path):
+    """The reduce tool's `keep` patterns are matched line by line under the time limit
+    of every user pattern (5 s a line): (a+)+$ on 40 'a' and a 'b' would run for ages;
+    the tool answers with one line naming the pattern, and the server goes on."""
+    root = tmp_path / "logs"
+    root.mkdir()
+    text = "first\n" + "a" * 40 + "b\nlast\n"
+
+    async def body(client):
+        slow = await client.call_tool("reduce", {"text": text, "budget": 50, "keep": ["(a+)+$"]})
+        after = structured(await client.call_tool("reduce", {"text": "x\ny\n", "budget": 50}))
+        return slow, after
+
+    slow, after = run_client(root, tmp_path / "removed.db", body)
+    assert slow.is_error
+    assert "--keep '(a+)+$' took more than 5 s on line 2" in slow.content[0].text
+    assert after["text"] == "x\ny\n"

@@ -39,6 +39,7 @@ from seqdedup.errors import visible
 from seqdedup.fold import first_timestamp, kernel_timestamp
 from seqdedup.keys import key_maker
 from seqdedup.removed import RemovedStore, digest_of, shortest_prefixes
+from seqdedup.timelimit import PatternTimeout, each_within
 from seqdedup.tokens import TokenCounter, estimate_tokens, record_tokens
 
 PLACEHOLDER = "sd:" + "0a" * 6  # a reference as it costs at most (12 pieces)
@@ -189,6 +190,26 @@ class Source:
         return self.data[self.bounds[2 * first] : end]
 
 
+KEEP_BATCH = 1 << 16  # records a --keep pattern is matched on under one timer
+
+
+def _keep_matches(source: Source, pattern: str, flags: bytearray) -> None:
+    """Flag the records ``pattern`` finds something in (searched record by record, each
+    under the time limit of every user pattern: a pattern that backtracks without end
+    on one record ends the run with one line naming it and the line)."""
+    compiled = re.compile(pattern.encode("utf-8", "surrogateescape"))
+    label = f"--keep {pattern!r}"
+    for start in range(0, source.count, KEEP_BATCH):
+        records = source.records(start, min(start + KEEP_BATCH, source.count))
+        try:
+            found = each_within(compiled.search, records, label)
+        except PatternTimeout as slow:
+            raise slow.at(f"line {start + slow.index + 1}") from None
+        for k, hit in enumerate(found):
+            if hit is not None:
+                flags[start + k] = 1
+
+
 def verbatim_flags(source: Source, patterns: Sequence[str]) -> bytearray:
     """Which records must stay verbatim: those VERBATIM or one of ``patterns`` matches,
     and the lines of their tracebacks (the indented lines after one; after
@@ -208,8 +229,7 @@ def verbatim_flags(source: Source, patterns: Sequence[str]) -> bytearray:
         if builtin.search(source.record(record)):
             flags[record] = 1
     for pattern in patterns:
-        for found in re.finditer(pattern.encode("utf-8", "surrogateescape"), data, re.MULTILINE):
-            flags[max(0, bisect_right(starts, found.start()) - 1)] = 1
+        _keep_matches(source, pattern, flags)
     at = 0
     while at < source.count:
         if not flags[at]:

@@ -82,7 +82,9 @@ def reduce_tool(
         raise SeqdedupError("give either path or text")
     data = roots.file(path).read_bytes() if path is not None else (text or "").encode()
     steps = (("normalize", normalize),) if normalize else ()
-    config = Config(window_size=window, max_history=None, key_steps=steps, keep=tuple(keep))
+    config = Config(
+        window_size=window, max_history=None, key_steps=steps, budget=budget, keep=tuple(keep)
+    )
     reduction = reduce_input(data, config, budget, tuple(keep), None, load())
     store = open_store(store_path)
     try:
@@ -172,8 +174,10 @@ def build_server(roots: Roots, store_path: Path, cap: int) -> Any:
         "and elision carries a reference (sd:...) that the expand tool restores.",
     )
 
+    # (async, so that it runs in the main thread, whose timer limits the time a `keep`
+    # pattern may take on one line: the SDK runs a plain function on a worker thread)
     @server.tool()
-    def reduce(
+    async def reduce(
         budget: int = 8000,
         path: str | None = None,
         text: str | None = None,
