@@ -645,3 +645,48 @@ def test_non_ascii_records_are_named_by_the_text_pattern(engine, monkeypatch):
     assert d.stats.streams is not None
     named = {row["name"]: row["lines"]["total"] for row in d.stats.streams}
     assert named == {"pod-1": 4, "\u00e9t\u00e9": 2, "pod-2": 1}
+
+
+# -- the rule, said exactly: overlaps, and the history between windows' ends ------------
+
+
+@pytest.mark.usefixtures("engine")
+def test_a_window_never_matches_an_overlapping_copy(run_cli):
+    """On 50 records `a` at -w 2, window 1 equals window 0 but overlaps it: the first
+    repeat is window 2, so 2 records are kept (1 if overlapping copies counted)."""
+    from oracle import skipped_flags
+
+    done = run_cli(["-q", "-w", "2"], b"a\n" * 50)
+    assert done.stdout == b"a\na\n"
+    assert skipped_flags(["a"] * 50, 2).count(False) == 2
+
+
+def boundary_input(end_gap: int) -> bytes:
+    """Stream X's window (a, b) starts at 0 and ends at 60; stream Y's equal window ends
+    ``end_gap`` records later, right after its start (so the starts are end_gap + 59
+    apart); stream Z's records between them are all different."""
+    lines = ["X a", *(f"Z f{k}" for k in range(1, 60)), "X b"]
+    lines += [f"Z g{k}" for k in range(61, 60 + end_gap - 1)]
+    lines += ["Y a", "Y b"]
+    assert lines.index("Y b") - lines.index("X b") == end_gap
+    return "".join(line + "\n" for line in lines).encode()
+
+
+@pytest.mark.usefixtures("engine")
+@pytest.mark.parametrize("reported", [False, True])
+@pytest.mark.parametrize(("end_gap", "repeat"), [(100, True), (101, False)])
+def test_with_streams_the_history_lies_between_the_windows_ends(run_cli, end_gap, repeat, reported):
+    """-m 100 with --stream-by: the later window's last record at most 100 after the
+    earlier one's. Starts 159 apart and ends 100 apart: a repeat; ends 101 apart: not.
+    Both engines, the kernel's stream matcher (nothing reported) and the decider
+    (markers)."""
+    extra = ["--annotate"] if reported else []
+    done = run_cli(
+        ["-q", "-w", "2", "-m", "100", "--stream-by", r"^(\S+) ", *extra],
+        boundary_input(end_gap),
+    )
+    last = done.stdout.splitlines()[-2:]
+    if repeat:
+        assert b"Y a" not in last and b"Y b" not in last
+    else:
+        assert last == [b"Y a", b"Y b"]

@@ -14,7 +14,16 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-DATE = "2026-11-25"  # of the options and texts below: change it when they change
+DATE = "2026-11-28"  # of the options and texts below: change it when they change
+
+RULE = (
+    "With window size W (-w), a record is skipped when it lies inside W consecutive "
+    "records whose keys equal those of W consecutive records that ended before these "
+    "began and are still in the history (-m N: the later run of W starts at most N "
+    "records after the earlier one; with --stream-by, its last record at most N after "
+    "the earlier one's). A run of W never matches itself or a copy that overlaps it: "
+    "on 50 lines 'a', -w 2 keeps 2. Everything else is written, unchanged, in order."
+)
 
 SECTIONS = {
     "FILES": [
@@ -68,6 +77,7 @@ def page() -> str:
     from seqdedup.options import build_parser
 
     text = drawn(build_parser(), "seqdedup", "remove repeated sequences of records from a stream")
+    text += f".SH THE RULE\n{escaped(RULE)}\n"
     text += ".SH EXAMPLES\n"
     for comment, commands in readme_examples():
         text += f".PP\n{escaped(comment)}\n.PP\n.RS\n.nf\n{escaped(commands)}\n.fi\n.RE\n"
