@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from seqdedup.api import Deduplicator, deduplicate
     from seqdedup.budget import Reduction
     from seqdedup.config import Config
+    from seqdedup.decisions import Block, Decided, Decisions
     from seqdedup.errors import SeqdedupError, UsageError
     from seqdedup.report import Stats
     from seqdedup.tokens import TokenCounter
@@ -22,7 +23,10 @@ if TYPE_CHECKING:
 # The public names, each loaded on first use (PEP 562): importing a module of the
 # package (the console scripts' first step, seqdedup.launch) runs nothing else.
 _LAZY = {
+    "Block": "seqdedup.decisions",
     "Config": "seqdedup.config",
+    "Decided": "seqdedup.decisions",
+    "Decisions": "seqdedup.decisions",
     "Deduplicator": "seqdedup.api",
     "SeqdedupError": "seqdedup.errors",
     "Stats": "seqdedup.report",
@@ -89,7 +93,10 @@ def expand(reduced: bytes, store: Path | str) -> bytes:
 
 
 __all__ = [
+    "Block",
     "Config",
+    "Decided",
+    "Decisions",
     "Deduplicator",
     "SeqdedupError",
     "Stats",

@@ -36,12 +36,11 @@ from collections.abc import Callable, Hashable, Iterable
 from functools import partial
 from typing import Any
 
-from seqdedup.api import Deduplicator
+from seqdedup.decisions import Decisions
 
 BATCH = 256  # records handed to the engine at once (or sooner, by the timer)
 EVERY = 60.0  # seconds between interim summaries of a run that goes on (the default)
 DRAIN_WAIT = 5.0  # seconds flush() waits for another thread's forwarding, at most
-STREAM = rb"^(s[0-9]+)\t"  # a record as fed: s<stream number> TAB <order> TAB <key>
 
 
 class _Run:
@@ -94,20 +93,14 @@ class _Folds:
         include_args: bool,
         every: int | float | None,
     ) -> None:
-        self._engine = Deduplicator(
-            window_size=window,
-            max_history=history,
-            stream_by=STREAM.decode(),
-            skip_fields=1,  # (the order number is no part of the key)
-            stream_idle=None,
-            max_streams=None,
-        )
+        self._decisions = Decisions(window, history, blocks=False)  # (flags: the kernel's)
         self._stream = stream
         self._include_args = include_args
         self._every = every
         self._streams: dict[Hashable, int] = {}
         self.held: dict[int, tuple[int, bytes, logging.LogRecord]] = {}  # by order
-        self._batch: list[bytes] = []
+        self._batch: list[bytes] = []  # keys not handed to the engine yet
+        self._batch_streams: list[int] = []
         self._fed = 0  # records handed to the engine (the next one's order)
         self._decided = 0  # records the engine has decided
         self.runs: dict[int, _Run] = {}  # by stream number
@@ -119,7 +112,8 @@ class _Folds:
         order = self._fed + len(self._batch)
         key = record_key(record, self._include_args).encode("utf-8", "surrogateescape")
         self.held[order] = (stream, key, record)
-        self._batch.append(b"s%d\t%d\t%s" % (stream, order, key))
+        self._batch.append(key)
+        self._batch_streams.append(stream)
         return self._feed() if len(self._batch) >= BATCH else []
 
     @property
@@ -129,29 +123,27 @@ class _Folds:
     def _feed(self) -> list[logging.LogRecord]:
         """Hand the batch to the engine; the records it decided, in order (runs of
         repeats as summaries where each ended)."""
-        batch, self._batch = self._batch, []
+        batch, streams = self._batch, self._batch_streams
+        self._batch, self._batch_streams = [], []
         self._fed += len(batch)
-        kept = self._engine.feed(batch)
-        return self._decided_records(kept, self._engine.stats.total)
+        return self._decided_records(self._decisions.feed(batch, streams).keep)
 
     def decide_all(self) -> list[logging.LogRecord]:
         """Everything held decided (as at a pause: no window spans it), every run
         summarised."""
         out = self._feed() if self._batch else []
-        out += self._decided_records(self._engine.idle(), self._engine.stats.total)
+        out += self._decided_records(self._decisions.pause().keep)
         for stream in list(self.runs):
             out += self.summary(stream, ended=True)
         return out
 
-    def _decided_records(self, kept: list[bytes], decided: int) -> list[logging.LogRecord]:
-        """Records ``self._decided`` .. ``decided - 1`` are decided; ``kept``: those
-        written, as fed. A removed record joins its stream's run; a written one ends the
-        run of its stream first."""
-        written = {int(line.split(b"\t", 2)[1]) for line in kept}
+    def _decided_records(self, keep: list[bool]) -> list[logging.LogRecord]:
+        """The next records are decided (``keep``: one flag each, in order). A removed
+        record joins its stream's run; a kept one ends the run of its stream first."""
         out: list[logging.LogRecord] = []
-        for order in range(self._decided, decided):
+        for order, kept in enumerate(keep, self._decided):
             stream, key, record = self.held.pop(order)
-            if order in written:
+            if kept:
                 if stream in self.runs:
                     out += self.summary(stream, ended=True)
                 out.append(record)
@@ -163,7 +155,7 @@ class _Folds:
             run.keys.append(key)
             if isinstance(self._every, int) and len(run.records) >= self._every:
                 out += self.summary(stream, ended=False)
-        self._decided = decided
+        self._decided += len(keep)
         return out
 
     def summary(self, stream: int, ended: bool) -> list[logging.LogRecord]:

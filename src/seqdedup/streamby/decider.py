@@ -560,6 +560,7 @@ class StreamDecider:
         self._stretches: Callable[[], Stretch] | None = None  # makes a stream's Stretches
         self._whole = False  # save every record (not only the new ones)
         self._texts = False  # markers under key options: texts compared
+        self.closed: list[Run] | None = None  # a list: every run appended as it closes
         salted = (seed ^ CONTENT_SALT).to_bytes(16, "little")
         self._content = blake2b(digest_size=16, key=salted)  # each run's content hash
 
@@ -665,6 +666,8 @@ class StreamDecider:
         lane.run = None
         run.closed = True
         run.last.marker = run
+        if self.closed is not None:
+            self.closed.append(run)
         if not self._sources:  # (with reports, counted as written: see count())
             self.count(run)
 

@@ -1,0 +1,132 @@
+"""seqdedup.Decisions, the decision-level API: keep flags against the oracle of the
+rule (plain and per stream, with histories, idle streams and a stream limit), and the
+closed runs against the records they cover."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from seqdedup.decisions import Decided, Decisions
+
+from conftest import examples
+from oracle import interleaved_skipped, skipped_flags
+
+
+def decide_all(decisions: Decisions, keys, streams, step: int) -> tuple[list[bool], list]:
+    """Everything fed in batches of ``step``, then finished: the flags and the blocks,
+    checking that each call's flags start where the last one's ended."""
+    keep, blocks = [], []
+    for at in range(0, len(keys), step):
+        part = streams[at : at + step] if streams is not None else None
+        done = decisions.feed(keys[at : at + step], part)
+        assert isinstance(done, Decided) and done.first == len(keep)
+        keep += done.keep
+        blocks += done.blocks
+    done = decisions.finish()
+    assert done.first == len(keep)
+    return keep + done.keep, blocks + done.blocks
+
+
+keys_strategy = st.lists(st.sampled_from([b"a", b"b", b"c", b""]), max_size=60)
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(keys=keys_strategy, window=st.integers(1, 4), step=st.integers(1, 7))
+def test_one_stream_is_the_plain_rule(engine, keys, window, step):
+    keep, _ = decide_all(Decisions(window), keys, None, step)
+    assert keep == [not s for s in skipped_flags(keys, window)]
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    records=st.lists(st.tuples(st.sampled_from("xyz"), st.sampled_from([b"a", b"b"])), max_size=50),
+    window=st.integers(1, 3),
+    history=st.none() | st.integers(3, 12),
+    idle=st.none() | st.integers(1, 6),
+    max_streams=st.none() | st.integers(1, 2),
+    step=st.integers(1, 9),
+)
+def test_streams_follow_the_oracle_and_blocks_cover_the_skipped(
+    engine, records, window, history, idle, max_streams, step
+):
+    names = [name for name, _ in records]
+    keys = [key for _, key in records]
+    history = None if history is None else max(history, window)
+    decisions = Decisions(window, history, idle, max_streams)
+    keep, blocks = decide_all(decisions, keys, names, step)
+    skipped = interleaved_skipped(
+        list(zip(names, keys, strict=True)), window, history, idle, max_streams
+    )
+    assert keep == [not s for s in skipped]
+    covered: list[int] = []
+    contents: list[tuple[bytes, ...]] = []
+    for block in blocks:
+        # a block: records of one stream, in order, every one skipped
+        members = [k for k in range(block.start, block.end + 1) if names[k] == block.stream]
+        assert len(members) == block.length and not any(keep[k] for k in members)
+        covered += members
+        content = tuple(keys[k] for k in members)
+        # its count: the first occurrence and each earlier block of the same content
+        assert block.seen == 2 + contents.count(content)
+        assert block.source_start <= block.source_end < block.start
+        contents.append(content)
+    assert sorted(covered) == [k for k, kept in enumerate(keep) if not kept]
+    identities = {}
+    for block, content in zip(blocks, contents, strict=True):
+        assert identities.setdefault(content, block.identity) == block.identity
+    assert len(set(identities.values())) == len(identities)
+    assert decisions.sequences == len(identities)
+
+
+def test_a_pause_ends_every_stream_and_the_streams_go_on(engine):
+    d = Decisions(2)
+    assert d.feed([b"a", b"b"], ["s", "s"]).keep == [True]  # (b waits for its window)
+    assert d.feed([b"a"], ["t"]).keep == []  # (b of s still waits: order is kept)
+    paused = d.pause()
+    assert (paused.first, paused.keep) == (1, [True, True])
+    after = d.feed([b"a", b"b"], ["t", "t"])
+    assert (after.first, after.keep, after.blocks) == (3, [False], [])
+    end = d.finish()
+    assert (end.first, end.keep) == (4, [False])
+    [block] = end.blocks
+    assert (block.start, block.end, block.length, block.stream) == (3, 4, 2, "t")
+    assert (block.source_start, block.source_end, block.seen) == (0, 1, 2)
+
+
+def test_one_stream_per_key():
+    with pytest.raises(ValueError, match="one stream per key"):
+        Decisions(2).feed([b"a", b"b"], ["s"])
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    records=st.lists(st.tuples(st.sampled_from("xyz"), st.sampled_from([b"a", b"b"])), max_size=60),
+    window=st.integers(1, 3),
+    history=st.none() | st.integers(3, 12),
+    idle=st.none() | st.integers(1, 6),
+    max_streams=st.none() | st.integers(1, 2),
+    step=st.integers(1, 9),
+    pause_at=st.integers(0, 60),
+)
+def test_the_flags_alone_are_the_same_from_either_twin(
+    engine, records, window, history, idle, max_streams, step, pause_at
+):
+    """blocks=False: the kernel's stream matcher where it is built; the flags equal the
+    Python decider's (with a pause on the way: every stream ends, lanes are reused)."""
+    names = [name for name, _ in records]
+    keys = [key for _, key in records]
+    history = None if history is None else max(history, window)
+    results = []
+    for blocks in (True, False):
+        d = Decisions(window, history, idle, max_streams, blocks=blocks)
+        keep = []
+        for at in range(0, len(keys), step):
+            keep += d.feed(keys[at : at + step], names[at : at + step]).keep
+            if at <= pause_at < at + step:
+                keep += d.pause().keep
+        done = d.finish()
+        assert done.blocks == [] or blocks
+        results.append(keep + done.keep)
+    assert results[0] == results[1]
