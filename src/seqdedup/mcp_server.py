@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import base64
-import io
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -138,17 +137,12 @@ def top_tool(roots: Roots, path: str, window: int, count: int) -> list[dict[str,
 
 
 def suggest_tool(roots: Roots, path: str) -> dict[str, Any]:
-    """The ``suggest`` tool: see :func:`build_server`."""
-    import json
-
+    """The ``suggest`` tool: see :func:`build_server`; the document as it is made."""
     from seqdedup.config import Config
-    from seqdedup.suggest import sample_records, suggest, write_suggestion
+    from seqdedup.suggest import sample_records, suggest
 
     records = sample_records([roots.file(path).read_bytes()], b"\n", 1_000_000)
-    text = io.StringIO()
-    write_suggestion(suggest(records, Config(max_history=None)), text, "json")
-    result: dict[str, Any] = json.loads(text.getvalue())
-    return result
+    return {"suggest_window": suggest(records, Config(max_history=None))}
 
 
 def guarded(call: Callable[..., T], *args: Any) -> T:

@@ -20,9 +20,47 @@ records more than the plain keys.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, TextIO
+from itertools import compress
+from typing import NamedTuple, NotRequired, TextIO, TypedDict
 
 from seqdedup.config import Config
+
+
+class WindowRow(TypedDict):
+    window_size: int
+    removed: int  # records the rule removes at this W
+    runs: int  # the runs they form
+
+
+class BlockBucket(TypedDict):
+    lengths: str  # "2-4", ..., "100+"
+    blocks: int  # runs of that length at W = 2
+    records: int  # the records in them
+
+
+class KeyRow(TypedDict):
+    keys: str  # the option as written ("--normalize timestamp"), or "(the keys as given)"
+    removed: int  # records removed at KEY_WIDTH with those keys
+
+
+class WithKeys(TypedDict):
+    recommended: int
+    reason: str
+
+
+class Suggestion(TypedDict):
+    """What ``--suggest-window`` found: the document the command line renders (as tables
+    or as JSON) and the MCP tool returns as it is."""
+
+    records: int  # records read (the sample)
+    windows: list[WindowRow]
+    repeated_blocks: list[BlockBucket]
+    recommended: int  # the W to use
+    reason: str
+    keys: list[KeyRow]  # empty when the call gave key options
+    recommended_keys: str | None
+    with_keys: NotRequired[WithKeys]  # the W to use with the recommended keys
+
 
 WIDTHS = (1, 2, 3, 5, 10, 20, 50)
 BUCKETS = ((2, 4), (5, 9), (10, 19), (20, 49), (50, 99), (100, None))
@@ -67,37 +105,36 @@ def sample_records(chunks: Iterable[bytes], delimiter: bytes, limit: int | None)
     return records if limit is None else records[:limit]
 
 
-def suggest(records: list[bytes], config: Config) -> dict[str, Any]:
+def suggest(records: list[bytes], config: Config) -> Suggestion:
     """Per W, the records removed and the runs; the histogram of repeated blocks; the
     recommended W and why; the keys, when none were given."""
     rows, blocks = width_rows(records, config)
     histogram = [
-        {
-            "lengths": f"{low}-{high}" if high is not None else f"{low}+",
-            "blocks": sum(1 for n in blocks if low <= n and (high is None or n <= high)),
-            "records": sum(n for n in blocks if low <= n and (high is None or n <= high)),
-        }
+        BlockBucket(
+            lengths=f"{low}-{high}" if high is not None else f"{low}+",
+            blocks=sum(1 for n in blocks if low <= n and (high is None or n <= high)),
+            records=sum(n for n in blocks if low <= n and (high is None or n <= high)),
+        )
         for low, high in BUCKETS
     ]
     window, reason = recommend(rows)
     keys = suggest_keys(config, records)
     best = _best_key(keys, len(records))
-    result: dict[str, Any] = {
-        "records": len(records),
-        "windows": rows,
-        "repeated_blocks": histogram,
-        "recommended": window,
-        "reason": reason,
-        "keys": keys,
-        "recommended_keys": best,
-    }
+    result = Suggestion(
+        records=len(records),
+        windows=rows,
+        repeated_blocks=histogram,
+        recommended=window,
+        reason=reason,
+        keys=keys,
+        recommended_keys=best,
+    )
     if best is not None:  # the W to use with those keys
         trial = dict(KEY_TRIALS)[best](config)
         with_keys = suggest(records, trial)
-        result["with_keys"] = {
-            "recommended": with_keys["recommended"],
-            "reason": with_keys["reason"],
-        }
+        result["with_keys"] = WithKeys(
+            recommended=with_keys["recommended"], reason=with_keys["reason"]
+        )
     return result
 
 
@@ -106,19 +143,47 @@ def _quiet(config: Config, width: int) -> Config:
     return config.quiet()._replace(window_size=width, max_history=None)
 
 
-def _stream_runs(config: Config, records: list[bytes], width: int) -> tuple[int, list[int]]:
-    """With --stream-by: the records removed at ``width``, and each run's length (one
-    fold line per run, with the records it removed)."""
-    from seqdedup.api import Deduplicator
+class StreamKeys(NamedTuple):
+    """A --stream-by input as the rule sees it: the tracked records' keys and streams."""
 
-    folding = _quiet(config, width)._replace(fold=True, fold_format="\0{removed}", fold_every=None)
-    dedup = Deduplicator(folding)
-    out = dedup.feed(records) + dedup.flush()
-    lengths = [int(line[1:]) for line in out if line.startswith(b"\0")]
-    return dedup.stats.skipped, lengths
+    keys: list[bytes]
+    streams: list[str]
 
 
-def suggest_keys(config: Config, records: list[bytes]) -> list[dict[str, object]]:
+def stream_keys(config: Config, records: list[bytes]) -> StreamKeys:
+    """Each tracked record's key (the stream's name left out, the key options applied)
+    and stream (a record the pattern does not name continues the stream before it)."""
+    from seqdedup.engine import SEED
+    from seqdedup.engine import load as load_kernel
+    from seqdedup.filters import TRACKED, FilterList
+    from seqdedup.keys import key_maker
+    from seqdedup.streamby.decider import UNNAMED, StreamNamer
+
+    kernel = load_kernel()
+    names, keyed = StreamNamer(config, kernel).split(records)
+    streams, current = [], UNNAMED
+    for name in names:
+        current = current if name is None else name
+        streams.append(current)
+    if config.filters:
+        tracked = [d == TRACKED for d in FilterList(config.filters).classify(records)]
+        keyed = list(compress(keyed, tracked))
+        streams = list(compress(streams, tracked))
+    return StreamKeys(key_maker(config, kernel, SEED).keys(keyed), streams)
+
+
+def _stream_runs(config: Config, named: StreamKeys, width: int) -> tuple[int, list[int]]:
+    """With --stream-by: the records removed at ``width``, and each run's length, by
+    the rule per stream (:class:`seqdedup.decisions.Decisions`)."""
+    from seqdedup.decisions import Decisions
+
+    rule = Decisions(width, None, config.stream_idle, config.max_streams)
+    fed, ended = rule.feed(named.keys, named.streams), rule.finish()
+    removed = fed.keep.count(False) + ended.keep.count(False)
+    return removed, [block.length for block in fed.blocks + ended.blocks]
+
+
+def suggest_keys(config: Config, records: list[bytes]) -> list[KeyRow]:
     """At KEY_WIDTH: the records the plain keys remove, and each key trial's (none when
     the user gave key options: the keys are chosen)."""
     if config.key_steps or config.json_key or config.json_ignore or config.skip_fields:
@@ -130,7 +195,7 @@ def suggest_keys(config: Config, records: list[bytes]) -> list[dict[str, object]
         if option.startswith("--skip-fields") and not _fields_left(records, int(option[-1])):
             continue
         removed = count_removed(keyed(_quiet(config, KEY_WIDTH)), records)
-        found.append({"keys": option, "removed": removed})
+        found.append(KeyRow(keys=option, removed=removed))
     return found
 
 
@@ -145,12 +210,12 @@ def _as_given(config: Config) -> Config:
     return config
 
 
-def _best_key(keys: list[dict[str, object]], total: int) -> str | None:
+def _best_key(keys: list[KeyRow], total: int) -> str | None:
     """The least sweeping trial that removes nearly as much as the best one, when the
     best removes KEY_GAIN of the records more than the keys as given."""
     if not keys or not total:
         return None
-    removed = [int(str(row["removed"])) for row in keys]
+    removed = [row["removed"] for row in keys]
     most = max(removed[1:])
     if most - removed[0] < KEY_GAIN * total:
         return None
@@ -158,7 +223,7 @@ def _best_key(keys: list[dict[str, object]], total: int) -> str | None:
     return next(str(row["keys"]) for row, n in trials if n >= NEARLY * most)
 
 
-def width_rows(records: list[bytes], config: Config) -> tuple[list[dict[str, int]], list[int]]:
+def width_rows(records: list[bytes], config: Config) -> tuple[list[WindowRow], list[int]]:
     """Per W of WIDTHS, the records removed and the runs; and the runs' lengths at W=2."""
     from seqdedup.engine import SEED
     from seqdedup.engine import load as load_kernel
@@ -167,10 +232,11 @@ def width_rows(records: list[bytes], config: Config) -> tuple[list[dict[str, int
     from seqdedup.runs import runs_of
 
     rows, blocks = [], []
-    if config.stream_split:  # per stream, as the run decides (the stream decider)
+    if config.stream_split:  # per stream, as the run decides
+        named = stream_keys(config, records)
         for width in WIDTHS:
-            removed, lengths = _stream_runs(config, records, width)
-            rows.append({"window_size": width, "removed": removed, "runs": len(lengths)})
+            removed, lengths = _stream_runs(config, named, width)
+            rows.append(WindowRow(window_size=width, removed=removed, runs=len(lengths)))
             if width == 2:
                 blocks = lengths
         return rows, blocks
@@ -181,7 +247,7 @@ def width_rows(records: list[bytes], config: Config) -> tuple[list[dict[str, int
 
         tallies = kernel.window_tally(bytes(hashes), WIDTHS, SEED)
         for width, (removed, count, lengths) in zip(WIDTHS, tallies, strict=True):
-            rows.append({"window_size": width, "removed": removed, "runs": count})
+            rows.append(WindowRow(window_size=width, removed=removed, runs=count))
             if width == 2:
                 blocks = list(array("q", lengths))
         return rows, blocks
@@ -190,13 +256,13 @@ def width_rows(records: list[bytes], config: Config) -> tuple[list[dict[str, int
         keep = list(matcher.push(hashes)) + list(matcher.finish())
         runs = runs_of(keep, False)
         removed = sum(stop - start for start, stop in runs)
-        rows.append({"window_size": width, "removed": removed, "runs": len(runs)})
+        rows.append(WindowRow(window_size=width, removed=removed, runs=len(runs)))
         if width == 2:
             blocks = [stop - start for start, stop in runs]
     return rows, blocks
 
 
-def recommend(rows: list[dict[str, int]]) -> tuple[int, str]:
+def recommend(rows: list[WindowRow]) -> tuple[int, str]:
     """The largest W >= 2 that removes at least KEEP of what W=2 removes."""
     removed = {row["window_size"]: row["removed"] for row in rows}
     base = removed[2]
@@ -210,7 +276,7 @@ def recommend(rows: list[dict[str, int]]) -> tuple[int, str]:
     )
 
 
-def write_suggestion(result: dict[str, Any], stream: TextIO, fmt: str) -> None:
+def write_suggestion(result: Suggestion, stream: TextIO, fmt: str) -> None:
     """The suggestion as tables and a line (or one JSON document with ``json``)."""
     if fmt == "json":
         import json
@@ -235,9 +301,9 @@ def write_suggestion(result: dict[str, Any], stream: TextIO, fmt: str) -> None:
     lines.append(f"suggested: -w {result['recommended']} ({result['reason']})")
     if result["keys"]:
         lines.append(f"keys (records removed at -w {KEY_WIDTH}):")
-        for row in result["keys"]:
-            share = 100.0 * row["removed"] / total if total else 0.0
-            lines.append(f"{row['keys']:>24}  {row['removed']:>12,}  {share:>5.1f}%")
+        for key in result["keys"]:
+            share = 100.0 * key["removed"] / total if total else 0.0
+            lines.append(f"{key['keys']:>24}  {key['removed']:>12,}  {share:>5.1f}%")
         best = result["recommended_keys"]
         if best:
             with_keys = result["with_keys"]
