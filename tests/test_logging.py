@@ -135,11 +135,15 @@ def test_a_failing_target_never_raises_into_the_application(monkeypatch):
 
     monkeypatch.setattr(logging, "raiseExceptions", False)
     handler = FoldingHandler(Broken(), 1, idle=None, max_delay=None)
+    reported: list[str] = []
+    monkeypatch.setattr(handler, "handleError", lambda r: reported.append(r.getMessage()))
     log = logger_with(handler, "broken")
-    for _ in range(300):  # (a batch is handed on at 256 records)
-        log.error("boom")
-    log.critical("still running")
+    for k in range(300):  # (a batch is handed on at 256 records)
+        log.error(f"boom {k}")
+    log.critical("still running")  # (the application goes on: nothing was raised)
     handler.close()
+    # every record was offered to the target, and each failure reported once
+    assert reported == [f"boom {k}" for k in range(300)] + ["still running"]
 
 
 CHILD = """
