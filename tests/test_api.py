@@ -269,3 +269,22 @@ def test_paths_may_be_given_as_strings(tmp_path):
     again = Deduplicator(window_size=1, read_sequences=library)
     assert again.config.read_sequences == (tmp_path / "L",)
     assert again.feed([b"a", b"c"]) + again.flush() == [b"c"]
+
+
+def test_key_options_take_the_command_lines_names():
+    """``normalize`` and ``mask`` as the command line names them (a str or a list, in
+    the order given), the same run as ``key_steps``; both at once is an error."""
+    from seqdedup import Config, deduplicate
+
+    lines = ["at 09:00:01 port 1 up", "at 09:00:02 port 2 up", "done"]
+    named = list(deduplicate(lines, window_size=1, normalize="timestamp", mask=r"port \d+"))
+    steps = (("normalize", "timestamp"), ("mask", r"port \d+"))
+    assert named == list(deduplicate(lines, window_size=1, key_steps=steps))
+    assert named == ["at 09:00:01 port 1 up", "done"]
+    assert Config(mask=["a", "b"], normalize="all").key_steps == (
+        ("mask", "a"),
+        ("mask", "b"),
+        ("normalize", "all"),
+    )
+    with pytest.raises(TypeError, match="not both"):
+        Config(normalize="all", key_steps=(("mask", "x"),))

@@ -53,7 +53,10 @@ def test_the_tools_reduce_expand_top_and_suggest(tmp_path):
     store = tmp_path / "cache" / "removed.db"
 
     async def body(client):
-        tools = {tool.name for tool in (await client.list_tools()).tools}
+        listed = (await client.list_tools()).tools
+        # descriptions as written, without the source's indentation
+        assert all("\n    " not in (tool.description or "") for tool in listed)
+        tools = {tool.name for tool in listed}
         reduced = structured(
             await client.call_tool("reduce", {"path": "ci.log", "budget": 150, "window": 3})
         )

@@ -170,6 +170,25 @@ def _unknown_option(name: str, fields: Sequence[str]) -> str:
 
 
 PATH_FIELDS = ("library_dir", "keep_removed")  # Path | None fields (a str is taken too)
+STEP_NAMES = ("normalize", "mask")  # the command line's key options, as keywords
+
+
+def _steps_of_names(kwargs: dict[str, Any]) -> None:
+    """``normalize="all"`` and ``mask=r"port=\\d+"`` (a str or a list each), as the
+    command line names them, made ``key_steps`` in the order given."""
+    named = [name for name in kwargs if name in STEP_NAMES]
+    if not named:
+        return
+    if kwargs.get("key_steps"):
+        raise TypeError("give key_steps or normalize/mask, not both")
+    steps: list[tuple[str, str]] = []
+    for name in named:
+        value = kwargs.pop(name)
+        values = [value] if isinstance(value, str) else list(value)
+        if not all(isinstance(v, str) for v in values):
+            raise TypeError(f"{name} takes a str or a list of str")
+        steps += [(name, v) for v in values]
+    kwargs["key_steps"] = tuple(steps)
 
 
 def _paths_of_str(kwargs: dict[str, Any]) -> None:
@@ -199,6 +218,7 @@ class Config(_ConfigFields):
     __slots__ = ()
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Config:
+        _steps_of_names(kwargs)
         unknown = [name for name in kwargs if name not in cls._fields]
         if unknown:
             raise TypeError(_unknown_option(unknown[0], cls._fields))

@@ -168,9 +168,18 @@ def build_server(roots: Roots, store_path: Path, cap: int) -> Any:
         "and elision carries a reference (sd:...) that the expand tool restores.",
     )
 
+    def tool(function: Callable[..., Any]) -> Callable[..., Any]:
+        """A tool, described by its docstring without the source's indentation."""
+        import inspect
+
+        registered: Callable[..., Any] = server.tool(
+            description=inspect.cleandoc(function.__doc__ or "")
+        )(function)
+        return registered
+
     # (async, so that it runs in the main thread, whose timer limits the time a `keep`
     # pattern may take on one line: the SDK runs a plain function on a worker thread)
-    @server.tool()
+    @tool
     async def reduce(
         budget: int = 8000,
         path: str | None = None,
@@ -188,25 +197,25 @@ def build_server(roots: Roots, store_path: Path, cap: int) -> Any:
             reduce_tool, roots, store_path, cap, budget, path, text, window, normalize, keep or []
         )
 
-    @server.tool()
+    @tool
     def expand(reference: str) -> dict[str, Any]:
         """The exact text a reference (sd:...) of an earlier reduction stands for
         (base64 holds its bytes; text is them as UTF-8)."""
         return guarded(expand_tool, store_path, reference)
 
-    @server.tool()
+    @tool
     def top(path: str, window: int = 10, count: int = 10) -> list[dict[str, Any]]:
         """The sequences of `window` or more lines that repeat most in a file (records
         removed, times seen, length, where first seen)."""
         return guarded(top_tool, roots, path, window, count)
 
-    @server.tool()
+    @tool
     def suggest(path: str) -> dict[str, Any]:
         """What each window size would remove from a file, the window to use, and keys
         (normalisations) that would remove more."""
         return guarded(suggest_tool, roots, path)
 
-    @server.tool()
+    @tool
     def clear_store() -> str:
         """Forget every reference kept so far."""
         store_path.unlink(missing_ok=True)
