@@ -353,3 +353,20 @@ def test_a_storm_that_never_pauses_is_summarised_while_it_lasts():
     interim = [r for r in target.records if getattr(r, "seqdedup_continues", False)]
     handler.close()
     assert len(interim) >= 2, [r.getMessage() for r in target.records]
+
+
+def test_a_summary_names_the_levels_it_replaced():
+    """At the highest level it replaces (an ERROR among INFO records makes it ERROR),
+    and saying which levels, so folded INFO lines do not read as errors."""
+    target = Collect()
+    handler = FoldingHandler(target, 2, idle=None, max_delay=None, every=None)
+    log = logger_with(handler, "levels")
+    log.setLevel(logging.INFO)
+    for _ in range(4):
+        log.info("connect")
+        log.error("refused")
+    handler.flush()
+    summary = target.records[2]
+    assert summary.levelname == "ERROR"
+    assert summary.getMessage().endswith("; replaced 3 INFO, 3 ERROR)")
+    assert summary.seqdedup_levels == {"INFO": 3, "ERROR": 3}

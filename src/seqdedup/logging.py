@@ -358,12 +358,20 @@ def summary_record(
         "thread_name": first.threadName,
         "continues": continues,
     }
+    # The summary's level is the highest it replaces (a level filter downstream still
+    # sees the errors); its text names every level it replaced, so folded INFO records
+    # after one ERROR do not read as errors.
+    levels: dict[str, int] = {}
+    for r in sorted(records, key=lambda r: r.levelno):
+        levels[r.levelname] = levels.get(r.levelname, 0) + 1
+    fields["levels"] = levels
+    replaced = ", ".join(f"{count} {name}" for name, count in levels.items())
     message = (
         f"seqdedup: {len(records)} repeated records folded ({copies} "
         f"{'copy' if copies == 1 else 'copies'} of a sequence of {length}"
         + (f" and {extra} more" if extra else "")
         + (f", {len(texts)} variants of the text" if len(texts) > 1 else "")
-        + f", thread {first.threadName})"
+        + f", thread {first.threadName}; replaced {replaced})"
     )
     level = max(r.levelno for r in records)
     record = logging.makeLogRecord(last.__dict__)
