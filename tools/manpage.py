@@ -5,6 +5,8 @@ shipped man/seqdedup.1 is what this writes.
     python tools/manpage.py > man/seqdedup.1
     python tools/manpage.py seqdedup-expand > man/seqdedup-expand.1
     python tools/manpage.py seqdedup-mcp > man/seqdedup-mcp.1
+    python tools/manpage.py seqdedup-library > man/seqdedup-library.1
+    python tools/manpage.py seqdedup-dask > man/seqdedup-dask.1
 """
 
 from __future__ import annotations
@@ -107,6 +109,26 @@ def mcp_page() -> str:
     )
 
 
+def library_page() -> str:
+    """seqdedup-library's page, from its parser."""
+    sys.path.insert(0, str(ROOT / "src"))
+    from seqdedup.library_cli import build_parser
+
+    return command_page(
+        build_parser(), "seqdedup-library", "what a seqdedup library holds: info, show, prune"
+    )
+
+
+def dask_page() -> str:
+    """seqdedup-dask's page, from its parser."""
+    sys.path.insert(0, str(ROOT / "src"))
+    from seqdedup.cluster_cli import cluster_parser
+
+    return command_page(
+        cluster_parser(), "seqdedup-dask", "seqdedup over many files on a Dask cluster"
+    )
+
+
 def roff_sections(sections: dict[str, list[tuple[str, str]]]) -> str:
     """Sections of tagged paragraphs (a name, then what it means)."""
     text = ""
@@ -146,7 +168,13 @@ def command_page(parser: object, name: str, description: str) -> str:
     return text
 
 
-PAGES = {"seqdedup": page, "seqdedup-expand": expand_page, "seqdedup-mcp": mcp_page}
+PAGES = {
+    "seqdedup": page,
+    "seqdedup-expand": expand_page,
+    "seqdedup-mcp": mcp_page,
+    "seqdedup-library": library_page,
+    "seqdedup-dask": dask_page,
+}
 
 if __name__ == "__main__":
     sys.stdout.write(PAGES[sys.argv[1] if len(sys.argv) > 1 else "seqdedup"]())

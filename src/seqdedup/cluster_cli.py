@@ -89,10 +89,16 @@ def _cluster_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def main(argv: Sequence[str] | None = None, stderr: TextIO | None = None) -> int:
-    err = stderr if stderr is not None else sys.stderr
+def cluster_parser() -> argparse.ArgumentParser:
+    """``seqdedup-dask``'s parser (its man page is drawn from it too)."""
     parser = build_parser(PROG, many_inputs=True, refused=_NOT_HERE)
     _cluster_options(parser)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, stderr: TextIO | None = None) -> int:
+    err = stderr if stderr is not None else sys.stderr
+    parser = cluster_parser()
     if argv is None:
         from seqdedup.completion import answer
 
