@@ -121,7 +121,11 @@ def test_show_config_says_every_value_in_effect_and_where_it_comes_from(home):
     ("text", "args", "message"),
     [
         ('\nwindow-size = "ten"\n', [], "line 2: 'window-size' takes a whole number"),
-        ("windowsize = 3\n", [], "line 1: unknown key 'windowsize' (keys are long option names)"),
+        (
+            "windowsize = 3\n",
+            [],
+            "line 1: unknown key 'windowsize' (keys are long option names; did you mean 'window-size'?)",
+        ),
         (
             "[profile.a]\nwindow-size = 0\n",
             ["--profile", "a"],
@@ -397,3 +401,53 @@ def test_your_own_file_in_a_folder_others_may_write_to_needs_the_sticky_bit(home
     assert done.returncode == 1 and done.stdout == b""
     assert done.stderr.decode().count("\n") == 1
     assert b"its folder is writable by others" in done.stderr
+
+
+# -- the first hour: settings that say what they do ------------------------------------
+
+
+def settings_lines(text: str) -> list[str]:
+    """The ``key = value`` lines of --show-config, without where each comes from."""
+    return [line.split("  #")[0] for line in text.splitlines() if not line.startswith("#")]
+
+
+def test_a_command_line_mask_says_it_replaced_the_files_normalize(home):
+    (home / ".seqdedup.toml").write_text('normalize = "timestamp"\n')
+    done = run(home, "-q", "--mask", r"port=\d+", "in.log")
+    assert done.returncode == 0
+    assert done.stderr.decode() == (
+        "seqdedup: the command line's --normalize/--mask replace the settings' normalize = "
+        "\"timestamp\" (config file '.seqdedup.toml', line 1, 'normalize'): give "
+        "--normalize timestamp too to keep them\n"
+    )
+    assert run(home, "-q", "in.log").stderr == b""  # (the file alone: nothing to say)
+
+
+def test_show_config_is_toml_that_reads_back_to_the_same_settings(home):
+    """--show-config printed Python tuples for the key options; now TOML that tomllib
+    reads, which as a settings file gives the same settings again; =changed shows only
+    what is not a default."""
+    import tomllib
+
+    (home / ".seqdedup.toml").write_text('normalize = ["timestamp", "uuid"]\nwindow-size = 4\n')
+    first = run(home, "--show-config").stdout.decode()
+    settings = tomllib.loads(first)
+    assert settings["normalize"] == ["timestamp", "uuid"] and "mask" not in settings
+    assert settings["window-size"] == 4
+    (home / "again.toml").write_text(first)
+    again = run(home, "--show-config", "--config", "again.toml").stdout.decode()
+    assert settings_lines(again) == settings_lines(first)
+    changed = run(home, "--show-config=changed").stdout.decode()
+    assert settings_lines(changed) == ["window-size = 4", 'normalize = ["timestamp", "uuid"]']
+    masked = run(home, "--show-config=changed", "--mask", "port=\\d+").stdout.decode()
+    assert 'mask = ["port=\\\\d+"]' in settings_lines(masked)
+
+
+def test_an_unknown_key_says_which_key_was_meant(home):
+    (home / ".seqdedup.toml").write_text("windw-size = 2\n")
+    done = run(home, "in.log")
+    assert done.returncode == 1
+    assert (
+        b"unknown key 'windw-size' (keys are long option names; did you mean 'window-size'?)"
+        in (done.stderr)
+    )

@@ -350,6 +350,7 @@ def with_config_files(
         describe,
         given_destinations,
         read_settings,
+        replaced_key_steps,
     )
 
     settings = read_settings(parser, paths, args.profile, user, project)
@@ -364,10 +365,14 @@ def with_config_files(
     given |= set(dropped)
     if settings.refusal and err is not None and not args.show_config:
         err.write(f"{PROG}: {visible(settings.refusal)}\n")
+    if err is not None and not args.show_config:
+        replaced = replaced_key_steps(settings, given)
+        if replaced:
+            err.write(f"{PROG}: {visible(replaced)}\n")
     before = arguments_before(settings, given)
     if args.show_config:
         effective = parser.parse_args([*before, *command_line])
-        text = describe(settings, given, parser, effective, dropped)
+        text = describe(settings, given, parser, effective, dropped, args.show_config == "changed")
         out.write(text.encode("utf-8", "surrogateescape"))
         out.flush()
         return None

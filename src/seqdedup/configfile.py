@@ -208,6 +208,26 @@ def arguments_before(settings: FileSettings, given: set[str]) -> list[str]:
     return [arg for s in latest.values() if s.dest not in given for arg in s.arguments]
 
 
+def replaced_key_steps(settings: FileSettings, given: set[str]) -> str | None:
+    """One line when the command line's ``--normalize``/``--mask`` replace the files'
+    (they are one list, replaced whole), saying what went and how to keep it."""
+    if "key_specs" not in given:
+        return None
+    gone = [s for s in settings.settings if s.dest == "key_specs"]
+    if not gone:
+        return None
+    shown = ", ".join(f"{s.key} = {_toml_value(s.value)} ({_where(s)})" for s in gone)
+    keep = " ".join(f"--{s.key} {value}" for s in gone for value in _listed(s.value))
+    return (
+        f"the command line's --normalize/--mask replace the settings' {shown}: "
+        f"give {keep} too to keep them"
+    )
+
+
+def _listed(value: object) -> list[str]:
+    return [str(v) for v in value] if isinstance(value, list) else [str(value)]
+
+
 def given_destinations(parser: argparse.ArgumentParser, argv: list[str]) -> set[str]:
     """The destinations the command line sets (parsed with no defaults)."""
     saved = [(action, action.default) for action in parser._actions]
@@ -242,12 +262,15 @@ def describe(
     parser: argparse.ArgumentParser,
     effective: argparse.Namespace,
     dropped: dict[str, str],
+    changed_only: bool = False,
 ) -> str:
     """``--show-config``: the files read, the profile (and every profile the files
     define), then every setting with the value in effect (``effective``: the files'
     and the command line's arguments parsed) and where it comes from (a file and line,
     the command line, or the default); then the files' settings something replaced.
-    ``dropped``: settings a switch turned off took with it (dest -> the switch's)."""
+    ``dropped``: settings a switch turned off took with it (dest -> the switch's).
+    The settings are TOML that reads back to the same settings (``changed_only``: only
+    those that are not defaults)."""
 
     def by_command_line(dest: str) -> str:
         switch = dropped.get(dest)
@@ -260,13 +283,15 @@ def describe(
     for key, action in _long_options(parser).items():
         if action.dest == "help" or key != _first_long(action):
             continue
-        value = getattr(effective, action.dest, None)
+        value = _shown(key, getattr(effective, action.dest, None))
         if action.dest in given:
             source = by_command_line(action.dest)
         elif action.dest in last:
             source = _where(settings.settings[last[action.dest]])
         else:
             source = "default"
+        if changed_only and source == "default":
+            continue
         if value is None or value == []:
             lines.append(f"# {key}: not set  # {source}")
         else:
@@ -327,7 +352,12 @@ def _setting(
 ) -> Setting:
     action = options.get(key)
     if action is None:
-        raise _error(path, text, key, table, f"unknown key '{key}' (keys are long option names)")
+        from difflib import get_close_matches
+
+        close = get_close_matches(key, list(options), n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        message = f"unknown key '{key}' (keys are long option names{hint})"
+        raise _error(path, text, key, table, message)
     option = f"--{key}"
     line = _line_of(text, table, key)
     if action.nargs == 0:  # a switch: true sets it, false leaves it off
@@ -388,6 +418,14 @@ def _error(path: Path, text: str, key: str, table: str, message: str) -> ConfigF
 def _where(setting: Setting) -> str:
     line = f", line {setting.line}" if setting.line else ""
     return f"config file '{setting.path}'{line}, '{setting.key}'"
+
+
+def _shown(key: str, value: object) -> object:
+    """A setting's value as its key takes it: of the key steps (``--normalize`` and
+    ``--mask`` share one list of (option, value) pairs), this key's own values."""
+    if isinstance(value, list) and value and all(isinstance(v, tuple) for v in value):
+        return [v[1] for v in value if v[0] == key]
+    return value
 
 
 def _toml_value(value: object) -> str:

@@ -256,8 +256,12 @@ def _config_options(parser: argparse.ArgumentParser) -> None:
     )
     files.add_argument(
         "--show-config",
-        action="store_true",
-        help="print the files read, the profile and their settings, and exit",
+        nargs="?",
+        const="all",
+        choices=("all", "changed"),
+        metavar="all|changed",
+        help="print the files read, the profile and the settings in effect (=changed: "
+        "only those that are not defaults) as TOML, and exit",
     )
 
 
