@@ -124,7 +124,8 @@ def test_show_config_says_every_value_in_effect_and_where_it_comes_from(home):
         (
             "windowsize = 3\n",
             [],
-            "line 1: unknown key 'windowsize' (keys are long option names; did you mean 'window-size'?)",
+            "line 1: unknown key 'windowsize' (keys are long option names; did you mean "
+            "'window-size'?)",
         ),
         (
             "[profile.a]\nwindow-size = 0\n",
