@@ -75,20 +75,23 @@ def test_the_report_and_its_recommendation(tmp_path: Path):
     assert done.returncode == 0 and done.stderr == b""
     lines = done.stdout.decode().splitlines()
     assert lines[0] == "40 records read"
-    (suggested,) = [line for line in lines if line.startswith("suggested: ")]
-    assert suggested.startswith("suggested: -w 10 (-w 10 removes 24 records, 100% of what -w 2")
+    (window,) = [line for line in lines if line.startswith("window: ")]
+    assert window.startswith("window: -w 10 (-w 10 removes 24 records, 100% of what -w 2")
+    # one line to copy, at the end: with numbers masked the twelve frames are one line
+    assert lines[-1] == "suggested: seqdedup -w 5 --normalize all"
     as_json = json.loads(run("--suggest-window", "--stats-format", "json", data=data).stdout)
     doc = as_json["suggest_window"]
     assert doc["recommended"] == 10 and doc["records"] == 40
+    assert doc["command"] == "seqdedup -w 5 --normalize all" and doc["kept"] == []
     assert [r["removed"] for r in doc["windows"]] == [24, 24, 24, 24, 24, 0, 0]
     sampled = json.loads(
         run("--suggest-window", "--sample", "14", "--stats-format", "json", data=data).stdout
     )
     assert sampled["suggest_window"]["records"] == 14
     none = run("--suggest-window", data=b"a\nb\nc\n").stdout.decode().splitlines()
-    assert none[-1] == "suggested keys: as given (no built-in key removes much more)"
-    (line,) = [line for line in none if line.startswith("suggested: ")]
-    assert line.startswith("suggested: -w 10 (no block of two or more records repeats")
+    assert none[-2] == "keys: as given (no built-in key removes much more)"
+    (line,) = [line for line in none if line.startswith("window: ")]
+    assert line.startswith("window: -w 10 (no block of two or more records repeats")
 
 
 def stamped(lines: list[str]) -> bytes:
@@ -114,9 +117,15 @@ def test_keys_are_suggested_with_the_window_they_need():
     assert removed["--normalize timestamp"] == data.count(b"\n") - plain.count(b"\n")
     text = run("--suggest-window", data=data).stdout.decode().splitlines()
     w = chosen["recommended"]
-    assert text[-1].startswith(f"suggested keys: --normalize timestamp -w {w} (")
+    assert text[-2].startswith(f"keys: --normalize timestamp -w {w} (")
+    assert text[-1] == f"suggested: seqdedup -w {w} --normalize timestamp"
     given = run("--suggest-window", "--normalize", "timestamp", data=data).stdout.decode()
     assert "keys (" not in given  # the user chose the keys
+    # the call's own key options are kept in the command line, and said so
+    assert given.splitlines()[-2:] == [
+        "kept from the call: --normalize timestamp",
+        f"suggested: seqdedup -w {w} --normalize timestamp",
+    ]
 
 
 def test_stream_by_is_honoured_per_window():

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from itertools import compress
+from shlex import quote
 from typing import NamedTuple, NotRequired, TextIO, TypedDict
 
 from seqdedup.config import Config
@@ -60,6 +61,8 @@ class Suggestion(TypedDict):
     keys: list[KeyRow]  # empty when the call gave key options
     recommended_keys: str | None
     with_keys: NotRequired[WithKeys]  # the W to use with the recommended keys
+    kept: list[str]  # the options of the call the suggestion keeps (they shape the keys)
+    command: str  # the one command line to copy: W, the keys, what it kept, the inputs
 
 
 WIDTHS = (1, 2, 3, 5, 10, 20, 50)
@@ -120,6 +123,7 @@ def suggest(records: list[bytes], config: Config) -> Suggestion:
     window, reason = recommend(rows)
     keys = suggest_keys(config, records)
     best = _best_key(keys, len(records))
+    kept = call_options(config)
     result = Suggestion(
         records=len(records),
         windows=rows,
@@ -128,14 +132,40 @@ def suggest(records: list[bytes], config: Config) -> Suggestion:
         reason=reason,
         keys=keys,
         recommended_keys=best,
+        kept=kept,
+        command="",
     )
+    chosen = [f"-w {window}"]
     if best is not None:  # the W to use with those keys
         trial = dict(KEY_TRIALS)[best](config)
         with_keys = suggest(records, trial)
         result["with_keys"] = WithKeys(
             recommended=with_keys["recommended"], reason=with_keys["reason"]
         )
+        chosen = [f"-w {with_keys['recommended']}", best]
+    named = [quote(name) for name in config.inputs if name != "-"]
+    result["command"] = " ".join(["seqdedup", *chosen, *kept, *named])
     return result
+
+
+def call_options(config: Config) -> list[str]:
+    """The options of the call that shape what is compared (keys, streams, filters,
+    records): the suggestion was measured with them, so its command line keeps them."""
+    options = [f"--{kind} {quote(value)}" for kind, value in config.key_steps]
+    options += [f"--json-key {quote(p)}" for p in config.json_key]
+    options += [f"--json-ignore {quote(p)}" for p in config.json_ignore]
+    if config.skip_fields:
+        options.append(f"--skip-fields {config.skip_fields}")
+    if config.skip_chars:
+        options.append(f"--skip-chars {config.skip_chars}")
+    if config.stream_by is not None:
+        options.append(f"--stream-by {quote(config.stream_by)}")
+    if config.stream_by_json is not None:
+        options.append(f"--stream-by-json {quote(config.stream_by_json)}")
+    options += [f"--{rule.kind} {quote(rule.pattern)}" for rule in config.filters]
+    if config.byte_mode:
+        options.append("--byte-mode")
+    return options
 
 
 def _quiet(config: Config, width: int) -> Config:
@@ -298,7 +328,7 @@ def write_suggestion(result: Suggestion, stream: TextIO, fmt: str) -> None:
             f"{bucket['lengths']:>8}  {bucket['blocks']:>12,} blocks  "
             f"{bucket['records']:>12,} records"
         )
-    lines.append(f"suggested: -w {result['recommended']} ({result['reason']})")
+    lines.append(f"window: -w {result['recommended']} ({result['reason']})")
     if result["keys"]:
         lines.append(f"keys (records removed at -w {KEY_WIDTH}):")
         for key in result["keys"]:
@@ -307,9 +337,10 @@ def write_suggestion(result: Suggestion, stream: TextIO, fmt: str) -> None:
         best = result["recommended_keys"]
         if best:
             with_keys = result["with_keys"]
-            lines.append(
-                f"suggested keys: {best} -w {with_keys['recommended']} ({with_keys['reason']})"
-            )
+            lines.append(f"keys: {best} -w {with_keys['recommended']} ({with_keys['reason']})")
         else:
-            lines.append("suggested keys: as given (no built-in key removes much more)")
+            lines.append("keys: as given (no built-in key removes much more)")
+    if result["kept"]:
+        lines.append("kept from the call: " + " ".join(result["kept"]))
+    lines.append(f"suggested: {result['command']}")
     stream.write("\n".join(lines) + "\n")
