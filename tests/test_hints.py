@@ -36,7 +36,8 @@ def run(args: list[str], data: bytes) -> subprocess.CompletedProcess[bytes]:
 
 
 def hint_lines(stderr: bytes) -> list[str]:
-    return [line for line in stderr.decode().splitlines() if line.startswith("seqdedup: lines")]
+    hints = ("seqdedup: lines", "seqdedup: JSON records")
+    return [line for line in stderr.decode().splitlines() if line.startswith(hints)]
 
 
 def test_a_timestamped_log_that_finds_nothing_gets_one_hint_on_stderr():
@@ -163,3 +164,33 @@ def test_the_json_warning_comes_after_ten_thousand_records_of_a_live_input():
         proc.stdin.close()
         proc.wait(timeout=30)
     assert proc.returncode == 0
+
+
+def test_a_json_log_is_told_which_fields_to_leave_out():
+    """JSON records that differ only in a time and a request id: the hint names those
+    fields for --json-ignore (it said --normalize all, which masks every number of
+    every field)."""
+    import json
+
+    rng = random.Random(5)
+    messages = ["GET /a 200", "GET /b 200", "POST /c 500", "retry db", "db down"]
+    lines = [
+        json.dumps(
+            {
+                "ts": f"2026-11-26T10:{k // 60 % 60:02d}:{k % 60:02d}Z",
+                "req": f"{rng.getrandbits(32):08x}",
+                "level": "info",
+                "msg": messages[k // 3 % 5],
+            }
+        )
+        for k in range(3000)
+    ]
+    data = ("\n".join(lines) + "\n").encode()
+    (line,) = hint_lines(run(["-w", "3"], data).stderr)
+    assert line.startswith(
+        "seqdedup: JSON records differ in their req, ts fields; --json-ignore req "
+        "--json-ignore ts would remove "
+    )
+    share = int(line.split("would remove ")[1].split("%")[0])
+    ignored = run(["-q", "-w", "3", "--json-ignore", "req", "--json-ignore", "ts"], data).stdout
+    assert share >= 90 and ignored.count(b"\n") < 0.1 * len(lines)

@@ -71,6 +71,15 @@ def normalization_hint(config: Config, stats: Stats, head: InputHead) -> str | N
     if len(records) < 2:
         return None
     base = _removed(config, records, "")
+    varying = _varying_fields(records)
+    if varying:  # JSON objects: leave out the fields that change from record to record
+        share = _removed(config._replace(json_ignore=tuple(varying)), records, "")
+        if share - base >= GAIN_AT_LEAST:
+            options = " ".join(f"--json-ignore {name}" for name in varying)
+            return (
+                f"JSON records differ in their {', '.join(varying)} fields; {options} would "
+                f"remove {int(share * 100)}% (seqdedup --suggest-window for more)"
+            )
     share = _removed(config, records, "timestamp")
     if share - base >= GAIN_AT_LEAST:
         return _line("timestamp", share)
@@ -81,6 +90,36 @@ def normalization_hint(config: Config, stats: Stats, head: InputHead) -> str | N
         if share - base >= GAIN_AT_LEAST:
             return _line(name, share)
     return _line("all", _removed(config, records, "all"))
+
+
+JSON_SHARE = 0.9  # of the sample, at least this share are JSON objects: a JSON log
+VARYING_SHARE = 0.9  # a field whose values are this share distinct varies per record
+VARYING_MAX = 4  # fields a hint names, at most
+
+
+def _varying_fields(records: list[bytes]) -> list[str]:
+    """In a JSON log, the top-level fields whose values differ from record to record
+    (times, ids, counters), most distinct first; empty when the records are not JSON
+    objects."""
+    import json
+
+    objects = []
+    for record in records:
+        try:
+            value = json.loads(record)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(value, dict):
+            objects.append(value)
+    if len(objects) < max(2, JSON_SHARE * len(records)):
+        return []
+    values: dict[str, set[str]] = {}
+    for value in objects:
+        for name, field in value.items():
+            values.setdefault(name, set()).add(json.dumps(field, sort_keys=True))
+    distinct = sorted(((len(v), name) for name, v in values.items()), reverse=True)
+    varying = [name for count, name in distinct if count >= VARYING_SHARE * len(objects)]
+    return sorted(varying[:VARYING_MAX])
 
 
 def _line(name: str, share: float) -> str:
