@@ -84,3 +84,14 @@ def test_bash_completes_normalisation_classes_and_the_profiles_in_effect(tmp_pat
     monkeypatch.chdir(project)
     assert sorted(bash_completions("seqdedup", ["--profile", ""])) == ["ci", "k8s", "kafka"]
     assert sorted(bash_completions("seqdedup", ["--profile", "k"])) == ["k8s", "kafka"]
+
+
+@needs(shutil.which("bash") is not None, "no bash")
+def test_bash_completes_the_stream_presets():
+    assert sorted(bash_completions("seqdedup", ["--stream-by", ""])) == [
+        "compose",
+        "journal",
+        "k8s",
+        "syslog",
+    ]
+    assert bash_completions("seqdedup", ["--stream-by", "j"]) == ["journal"]

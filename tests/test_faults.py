@@ -563,4 +563,4 @@ def test_a_stream_name_with_a_lone_surrogate_is_written_escaped(run_cli, tmp_pat
     assert p.returncode == 0 and p.stderr == b""
     lines = p.stdout.splitlines(keepends=True)
     assert lines[0] == record and lines[2] == b'{"pod": "x", "m": "b"}\n'
-    assert b"of stream \\ud800" in lines[1]
+    assert b"(stream \\ud800)" in lines[1]

@@ -156,8 +156,7 @@ def test_markers_and_explanations_name_both_streams(engine):
     out = dedup.feed(texts) + dedup.flush()
     assert out == [
         *texts[:4],
-        b"[DUPLICATE: Lines 5-6 of stream p2 matched lines 3-4 of stream p1 "
-        b"(sequence seen 2 times)]",
+        b"[DUPLICATE: Lines 5-6 (stream p2) matched lines 3-4 (stream p1) (sequence seen 2 times)]",
         b"[p1] c",
         b"[p2] x",
     ]
@@ -524,8 +523,8 @@ def test_fold_names_the_streams_and_a_library_holds_the_folded_sequence(tmp_path
     assert done.returncode == 0, done.stderr
     lines = [line for line in done.stdout.decode().splitlines() if line.startswith("[FOLDED")]
     assert len(lines) == 2
-    assert " of stream api-7d9f-m8q2z: 1 copy of sequence " in lines[0]
-    assert "first seen at lines 3-6 of stream api-7d9f-x2k4l)]" in lines[0]
+    assert " (stream api-7d9f-m8q2z): 1 copy of sequence " in lines[0]
+    assert "first seen at lines 3-6 (stream api-7d9f-x2k4l))]" in lines[0]
     library = tmp_path / "lib"
     args = ["-q", "-w", "3", "--stream-by", pattern, "--fold", "--fold-format", "json"]
     done = run([*args, "-l", str(library), str(pods)])
@@ -690,3 +689,44 @@ def test_with_streams_the_history_lies_between_the_windows_ends(run_cli, end_gap
         assert b"Y a" not in last and b"Y b" not in last
     else:
         assert last == [b"Y a", b"Y b"]
+
+
+@pytest.mark.usefixtures("engine")
+@pytest.mark.parametrize(
+    ("preset", "lines", "kept"),
+    [
+        (
+            "k8s",
+            ["[pod/api-1/api] GET /a", "[pod/api-2/api] GET /b", "[pod/api-2/api] GET /a"],
+            ["[pod/api-1/api] GET /a", "[pod/api-2/api] GET /b"],
+        ),
+        (
+            "compose",
+            ["web-1  | started", "db-1   | ready", "web-2  | started"],
+            ["web-1  | started", "db-1   | ready"],
+        ),
+        (
+            "syslog",
+            [
+                "Nov 28 10:00:01 host sshd[812]: Accepted key for ops",
+                "Nov 28 10:00:02 host cron[9]: job done",
+                "2026-11-28T10:00:05.120+01:00 host sshd[813]: Accepted key for ops",
+            ],
+            [
+                "Nov 28 10:00:01 host sshd[812]: Accepted key for ops",
+                "Nov 28 10:00:02 host cron[9]: job done",
+            ],
+        ),
+    ],
+)
+def test_stream_presets_name_the_streams_of_common_prefixes(run_cli, preset, lines, kept):
+    """A preset stands for its pattern: the prefix (with its time and pid) is the
+    stream's name and is left out of the key, so the same message repeats across
+    pods, services or restarts of a program."""
+    data = "".join(line + "\n" for line in lines).encode()
+    done = run_cli(["-q", "-w", "1", "--stream-by", preset], data)
+    assert done.stdout.decode().splitlines() == kept
+    from seqdedup import Config
+    from seqdedup.config import STREAM_PRESETS
+
+    assert Config(stream_by=preset).stream_by == STREAM_PRESETS[preset]

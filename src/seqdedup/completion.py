@@ -54,6 +54,8 @@ def answer(parser: argparse.ArgumentParser) -> None:
             action.completer = complete_classes  # type: ignore[attr-defined]
         elif "--profile" in action.option_strings:
             action.completer = complete_profiles  # type: ignore[attr-defined]
+        elif "--stream-by" in action.option_strings:
+            action.completer = complete_presets  # type: ignore[attr-defined]
     argcomplete.autocomplete(parser)
 
 
@@ -67,6 +69,13 @@ def complete_classes(prefix: str, **_: object) -> list[str]:
     return [
         head + name for name in [*CLASSES, "all"] if name.startswith(part) and name not in taken
     ]
+
+
+def complete_presets(prefix: str, **_: object) -> list[str]:
+    """``--stream-by``'s named presets."""
+    from seqdedup.config import STREAM_PRESETS
+
+    return [name for name in STREAM_PRESETS if name.startswith(prefix)]
 
 
 def complete_profiles(prefix: str, **_: object) -> list[str]:

@@ -46,16 +46,16 @@ DEFAULT_FILES_LIBRARY_ANNOTATION = (
 
 # --stream-by: the default texts name the stream of the run and of its source.
 DEFAULT_STREAM_ANNOTATION = (
-    "[DUPLICATE: Lines {start}-{end} of stream {stream} matched lines "
-    "{match_start}-{match_end} of stream {match_stream} (sequence seen {count} times)]"
+    "[DUPLICATE: Lines {start}-{end} (stream {stream}) matched lines "
+    "{match_start}-{match_end} (stream {match_stream}) (sequence seen {count} times)]"
 )
 DEFAULT_STREAM_LIBRARY_ANNOTATION = (
-    "[DUPLICATE: Lines {start}-{end} of stream {stream} matched library sequence "
+    "[DUPLICATE: Lines {start}-{end} (stream {stream}) matched library sequence "
     "{sequence} records {match_start}-{match_end} (sequence seen {count} times)]"
 )
 DEFAULT_STREAM_FILES_ANNOTATION = (
-    "[DUPLICATE: Lines {start}-{end} of {file}, stream {stream} matched lines "
-    "{match_start}-{match_end} of {match_file}, stream {match_stream} "
+    "[DUPLICATE: Lines {start}-{end} of {file} (stream {stream}) matched lines "
+    "{match_start}-{match_end} of {match_file} (stream {match_stream}) "
     "(sequence seen {count} times)]"
 )
 
@@ -170,6 +170,19 @@ def _unknown_option(name: str, fields: Sequence[str]) -> str:
 
 
 PATH_FIELDS = ("library_dir", "keep_removed")  # Path | None fields (a str is taken too)
+# --stream-by's named presets: the prefixes that interleaving tools write, the stream's
+# name in the first group (the whole match, timestamps included, is left out of the key)
+_SYSLOG_TIME = r"(?:\w{3} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT[\d:.]+(?:Z|[+-]\d\d:?\d\d)?)"
+STREAM_PRESETS = {
+    # kubectl logs --prefix (and stern --template the same): [pod/NAME/CONTAINER] ...
+    "k8s": r"^\[pod/([^/\]]+)/[^\]]*\] ",
+    # docker compose logs: "web-1  | ..." (the service's container is the stream)
+    "compose": r"^([\w.-]+)\s*\| ",
+    # journalctl -o short, and syslog files: "Nov 28 10:00:01 host sshd[812]: ..." (the
+    # program is the stream; an ISO time as journalctl -o short-iso writes it too)
+    "syslog": r"^" + _SYSLOG_TIME + r" \S+ ([^\s\[:]+)(?:\[\d+\])?: ",
+}
+STREAM_PRESETS["journal"] = STREAM_PRESETS["syslog"]
 STEP_NAMES = ("normalize", "mask")  # the command line's key options, as keywords
 
 
@@ -219,6 +232,9 @@ class Config(_ConfigFields):
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Config:
         _steps_of_names(kwargs)
+        preset = STREAM_PRESETS.get(kwargs.get("stream_by") or "")
+        if preset is not None:  # (a preset's name stands for its pattern)
+            kwargs["stream_by"] = preset
         unknown = [name for name in kwargs if name not in cls._fields]
         if unknown:
             raise TypeError(_unknown_option(unknown[0], cls._fields))

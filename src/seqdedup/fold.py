@@ -782,10 +782,11 @@ def default_text(fields: Fields, named: bool) -> str:
     where = f" of {fields['file']}" if named else ""
     source_where = f" of {fields['match_file']}" if named and not fields["sequence"] else ""
     if "stream" in fields:  # --stream-by
-        where += f", stream {fields['stream']}" if named else f" of stream {fields['stream']}"
+        # (line numbers are the input's, every stream's records counted: the stream
+        # stands beside them, not as "lines of the stream")
+        where += f" (stream {fields['stream']})"
         if not fields["sequence"]:
-            stream = fields["match_stream"]
-            source_where += f", stream {stream}" if named else f" of stream {stream}"
+            source_where += f" (stream {fields['match_stream']})"
     head = "[FOLDED (continued)" if fields["part"] > 1 else "[FOLDED"
     removed, length = fields["removed"], fields["length"]
     lines = (

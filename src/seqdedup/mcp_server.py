@@ -155,6 +155,20 @@ def guarded(call: Callable[..., T], *args: Any) -> T:
         raise ToolError(str(exc)) from None
 
 
+def _tool_of(server: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A decorator that makes a function one of the server's tools, described by its
+    docstring without the source's indentation."""
+    import inspect
+
+    def register(function: Callable[..., Any]) -> Callable[..., Any]:
+        registered: Callable[..., Any] = server.tool(
+            description=inspect.cleandoc(function.__doc__ or "")
+        )(function)
+        return registered
+
+    return register
+
+
 def build_server(roots: Roots, store_path: Path, cap: int) -> Any:
     """The server and its tools (errors become tool errors, one line each)."""
     from mcp.server.mcpserver import MCPServer
@@ -168,14 +182,7 @@ def build_server(roots: Roots, store_path: Path, cap: int) -> Any:
         "and elision carries a reference (sd:...) that the expand tool restores.",
     )
 
-    def tool(function: Callable[..., Any]) -> Callable[..., Any]:
-        """A tool, described by its docstring without the source's indentation."""
-        import inspect
-
-        registered: Callable[..., Any] = server.tool(
-            description=inspect.cleandoc(function.__doc__ or "")
-        )(function)
-        return registered
+    tool = _tool_of(server)
 
     # (async, so that it runs in the main thread, whose timer limits the time a `keep`
     # pattern may take on one line: the SDK runs a plain function on a worker thread)

@@ -449,7 +449,9 @@ def _stream_options(parser: argparse.ArgumentParser) -> None:
         metavar="REGEX",
         help="a record's stream is REGEX's first group (or whole match); windows are "
         "taken per stream, the match is left out of the key; a record without a match "
-        "continues the stream before it",
+        "continues the stream before it. Presets: k8s (kubectl logs --prefix), compose "
+        "(docker compose logs), syslog or journal (journalctl -o short, syslog files: "
+        "the program)",
     )
     streams.add_argument(
         "--stream-by-json",
