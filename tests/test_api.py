@@ -288,3 +288,13 @@ def test_key_options_take_the_command_lines_names():
     )
     with pytest.raises(TypeError, match="not both"):
         Config(normalize="all", key_steps=(("mask", "x"),))
+
+
+def test_every_keyword_of_the_api_is_documented():
+    """The Python API page lists every field of Config (the keywords it takes)."""
+    from pathlib import Path
+
+    from seqdedup.config import Config
+
+    page = (Path(__file__).resolve().parent.parent / "docs" / "python-api.md").read_text()
+    assert [field for field in Config._fields if f"`{field}`" not in page] == []
