@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import sys
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -89,44 +90,40 @@ def page() -> str:
     return text
 
 
-def expand_page() -> str:
-    """seqdedup-expand's page, from its parser."""
+# The companion commands: the module and function that build each one's parser, and
+# what the command does (the NAME line)
+COMPANIONS = {
+    "seqdedup-expand": (
+        "seqdedup.expand_cli",
+        "build_parser",
+        "restore what seqdedup --budget removed, byte for byte",
+    ),
+    "seqdedup-mcp": (
+        "seqdedup.mcp_server",
+        "build_parser",
+        "seqdedup as a Model Context Protocol server (stdio)",
+    ),
+    "seqdedup-library": (
+        "seqdedup.library_cli",
+        "build_parser",
+        "what a seqdedup library holds: info, show, prune",
+    ),
+    "seqdedup-dask": (
+        "seqdedup.cluster_cli",
+        "cluster_parser",
+        "seqdedup over many files on a Dask cluster",
+    ),
+}
+
+
+def companion_page(name: str) -> str:
+    """A companion command's page, from its own parser."""
+    import importlib
+
     sys.path.insert(0, str(ROOT / "src"))
-    from seqdedup.expand_cli import build_parser
-
-    return command_page(
-        build_parser(), "seqdedup-expand", "restore what seqdedup --budget removed, byte for byte"
-    )
-
-
-def mcp_page() -> str:
-    """seqdedup-mcp's page, from its parser."""
-    sys.path.insert(0, str(ROOT / "src"))
-    from seqdedup.mcp_server import build_parser
-
-    return command_page(
-        build_parser(), "seqdedup-mcp", "seqdedup as a Model Context Protocol server (stdio)"
-    )
-
-
-def library_page() -> str:
-    """seqdedup-library's page, from its parser."""
-    sys.path.insert(0, str(ROOT / "src"))
-    from seqdedup.library_cli import build_parser
-
-    return command_page(
-        build_parser(), "seqdedup-library", "what a seqdedup library holds: info, show, prune"
-    )
-
-
-def dask_page() -> str:
-    """seqdedup-dask's page, from its parser."""
-    sys.path.insert(0, str(ROOT / "src"))
-    from seqdedup.cluster_cli import cluster_parser
-
-    return command_page(
-        cluster_parser(), "seqdedup-dask", "seqdedup over many files on a Dask cluster"
-    )
+    module, function, description = COMPANIONS[name]
+    parser = getattr(importlib.import_module(module), function)()
+    return command_page(parser, name, description)
 
 
 def roff_sections(sections: dict[str, list[tuple[str, str]]]) -> str:
@@ -168,13 +165,7 @@ def command_page(parser: object, name: str, description: str) -> str:
     return text
 
 
-PAGES = {
-    "seqdedup": page,
-    "seqdedup-expand": expand_page,
-    "seqdedup-mcp": mcp_page,
-    "seqdedup-library": library_page,
-    "seqdedup-dask": dask_page,
-}
+PAGES = {"seqdedup": page, **{name: partial(companion_page, name) for name in COMPANIONS}}
 
 if __name__ == "__main__":
     sys.stdout.write(PAGES[sys.argv[1] if len(sys.argv) > 1 else "seqdedup"]())
