@@ -19,7 +19,6 @@ import re
 from array import array
 from collections import OrderedDict, deque
 from collections.abc import Callable, Sequence
-from hashlib import blake2b
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, AnyStr, NamedTuple, Protocol
 
@@ -31,6 +30,8 @@ from seqdedup.matcher import PRIME, SHARED, coefficients
 from seqdedup.timelimit import PatternTimeout, each_within
 
 if TYPE_CHECKING:
+    from hashlib import blake2b
+
     from seqdedup.config import Config
 
 UNNAMED = "(unnamed)"  # the stream of the records before the first one that names one
@@ -561,6 +562,8 @@ class StreamDecider:
         self._whole = False  # save every record (not only the new ones)
         self._texts = False  # markers under key options: texts compared
         self.closed: list[Run] | None = None  # a list: every run appended as it closes
+        from hashlib import blake2b  # (here: hashlib loads OpenSSL, milliseconds at start-up)
+
         salted = (seed ^ CONTENT_SALT).to_bytes(16, "little")
         self._content = blake2b(digest_size=16, key=salted)  # each run's content hash
 
