@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -208,7 +209,7 @@ def _paths_of_str(kwargs: dict[str, Any]) -> None:
     """Paths given as str (as the API is called: ``library_dir="L"``) made Paths, and
     one directory to read sequences from made a tuple of one."""
     reads = kwargs.get("read_sequences")
-    if isinstance(reads, str) or type(reads).__name__.endswith("Path"):
+    if isinstance(reads, str | os.PathLike):
         kwargs["read_sequences"] = reads = (reads,)
     strings = [name for name in PATH_FIELDS if isinstance(kwargs.get(name), str)]
     if not strings and not any(isinstance(r, str) for r in reads or ()):
@@ -218,7 +219,7 @@ def _paths_of_str(kwargs: dict[str, Any]) -> None:
     for name in strings:
         kwargs[name] = Path(kwargs[name])
     if reads:
-        kwargs["read_sequences"] = tuple(Path(r) for r in reads)  # type: ignore[arg-type]
+        kwargs["read_sequences"] = tuple(Path(r) for r in reads)
 
 
 class Config(_ConfigFields):

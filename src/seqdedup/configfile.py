@@ -225,7 +225,10 @@ def replaced_key_steps(settings: FileSettings, given: set[str]) -> str | None:
 
 
 def _listed(value: object) -> list[str]:
-    return [str(v) for v in value] if isinstance(value, list) else [str(value)]
+    """A setting's values as command-line words (quoted as a shell needs them)."""
+    from shlex import quote
+
+    return [quote(str(v)) for v in (value if isinstance(value, list) else [value])]
 
 
 def given_destinations(parser: argparse.ArgumentParser, argv: list[str]) -> set[str]:

@@ -88,11 +88,14 @@ class Decisions:
             if blocks or kernel is None
             else _KernelFlags(kernel, window, history, idle, max_streams)
         )
-        self._decider = StreamDecider(
-            window, history, idle, max_streams, SequenceCounts(sequences), True, SEED
-        )
         self._closed: list[Run] = []
-        self._decider.closed = self._closed
+        # (the Python decider only where it decides: the kernel's twin needs none)
+        self._decider: StreamDecider | None = None
+        if self._kernel is None:
+            self._decider = StreamDecider(
+                window, history, idle, max_streams, SequenceCounts(sequences), True, SEED
+            )
+            self._decider.closed = self._closed
         self._queue: deque[Entry] = deque()  # fed, not handed out yet, in order
         self._fed = 0
         self._released = 0
@@ -104,6 +107,7 @@ class Decisions:
         if self._kernel is not None:
             flags = self._kernel.push(self._keys.hashes(list(keys)), streams, len(keys))
             return self._flagged(flags)
+        assert self._decider is not None
         hashes = hash_ints(self._keys.hashes(list(keys)))
         push, queue, number = self._decider.push, self._queue, self._fed
         for k, key_hash in enumerate(hashes):
@@ -119,6 +123,7 @@ class Decisions:
         input (no window spans the pause); the streams go on."""
         if self._kernel is not None:
             return self._flagged(self._kernel.end_all())
+        assert self._decider is not None
         self._decider.end_all()
         return self._release()
 
@@ -128,8 +133,9 @@ class Decisions:
 
     @property
     def sequences(self) -> int:
-        """Distinct sequences of the runs closed so far."""
-        counts = self._decider.sequences
+        """Distinct sequences of the runs closed so far (0 where the kernel's twin
+        gives the flags alone: it counts none)."""
+        counts = None if self._decider is None else self._decider.sequences
         return 0 if counts is None else counts.identified
 
     def _flagged(self, flags: bytes) -> Decided:
@@ -143,6 +149,7 @@ class Decisions:
             keep.append(not queue.popleft().skip)
         self._released += len(keep)
         blocks = []
+        assert self._decider is not None
         for run in self._closed:  # (counted as they closed)
             self._decider.count(run)
             if self._blocks:

@@ -103,6 +103,9 @@ def _varying_fields(records: list[bytes]) -> list[str]:
     objects."""
     import json
 
+    braced = sum(1 for record in records if record.lstrip()[:1] == b"{")
+    if braced < max(2, JSON_SHARE * len(records)):  # (no JSON log: nothing parsed)
+        return []
     objects = []
     for record in records:
         try:

@@ -102,18 +102,13 @@ def stop_on_termination_signals(defer_first: bool = False) -> None:
 def started() -> None:
     """The run knows where its output goes (``--output``'s reopen is in place): a
     signal that came while it started is acted on now, as it would have been then:
-    SIGHUP with ``--output`` reopens it; any other ends the command before it reads."""
-    early = _take_early()
-    if early is not None:
-        _on_signal(early, None)
-
-
-def _take_early() -> int | None:
-    """The end of the start: the signal that waited for it, if one did."""
+    SIGHUP with ``--output`` reopens it; any other ends the command before it reads
+    (inside :func:`graceful`: asks the run to stop)."""
     global _deferring, _early
     _deferring = False
     early, _early = _early, None
-    return early
+    if early is not None:
+        _on_signal(early, None)
 
 
 @contextlib.contextmanager
@@ -134,9 +129,7 @@ def graceful() -> Iterator[None]:
             replaced[signum] = signal.signal(signum, _on_signal)
     global _settled
     _requested, _graceful, _settled = None, True, False  # (a new run: nothing saved yet)
-    early = _take_early()  # (a signal while the command started: the first, asking)
-    if early is not None:
-        _on_signal(early, None)
+    started()  # (a signal while the command started: now the first, asking to stop)
     try:
         yield
     finally:
