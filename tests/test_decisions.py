@@ -11,7 +11,12 @@ from hypothesis import strategies as st
 from seqdedup.decisions import Decided, Decisions
 
 from conftest import examples
-from oracle import interleaved_skipped, skipped_flags
+from oracle import (
+    attribution_pieces_streams,
+    interleaved_skipped,
+    skipped_flags,
+    skipped_flags_streams,
+)
 
 
 def decide_all(decisions: Decisions, keys, streams, step: int) -> tuple[list[bool], list]:
@@ -130,3 +135,55 @@ def test_the_flags_alone_are_the_same_from_either_twin(
         assert done.blocks == [] or blocks
         results.append(keep + done.keep)
     assert results[0] == results[1]
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    keys=keys_strategy,
+    window=st.integers(1, 4),
+    history=st.none() | st.integers(4, 15),
+    step=st.integers(1, 7),
+    pause_at=st.none() | st.integers(0, 60),
+)
+def test_pieces_follow_the_oracle_and_repeat_their_sources(
+    engine, keys, window, history, step, pause_at
+):
+    """pieces=True: the plain rule (per input between pauses), and pieces that tile the
+    skipped records, each equal record for record to the earlier stretch it names."""
+    d = Decisions(window, history, pieces=True)
+    keep, blocks, inputs = [], [], [[]]
+    for at in range(0, len(keys), step):
+        done = d.feed(keys[at : at + step])
+        assert done.first == len(keep)
+        keep += done.keep
+        blocks += done.blocks
+        inputs[-1] += keys[at : at + step]
+        if pause_at is not None and at <= pause_at < at + step:
+            done = d.pause()
+            keep += done.keep
+            blocks += done.blocks
+            inputs.append([])
+    done = d.finish()
+    keep += done.keep
+    blocks += done.blocks
+    # the oracle: no window spans a pause, every earlier one is remembered (history)
+    assert keep == [not s for s in skipped_flags_streams(inputs, window, history)]
+    if history is None:
+        pieces = [(b.start, b.end, b.source_start) for b in blocks]
+        assert pieces == attribution_pieces_streams(inputs, window)
+    covered = []
+    for block in blocks:
+        assert block.length == block.end - block.start + 1 and block.stream is None
+        assert block.source_end - block.source_start == block.end - block.start
+        assert block.source_start < block.start
+        assert keys[block.start : block.end + 1] == keys[block.source_start : block.source_end + 1]
+        assert block.seen >= 2
+        covered += range(block.start, block.end + 1)
+    assert covered == [k for k, kept in enumerate(keep) if not kept]
+
+
+def test_pieces_take_no_streams():
+    with pytest.raises(ValueError, match="one stream"):
+        Decisions(2, pieces=True).feed([b"a"], ["s"])
+    with pytest.raises(ValueError, match="blocks=False"):
+        Decisions(2, blocks=False, pieces=True)

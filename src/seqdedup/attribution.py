@@ -10,6 +10,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
+from seqdedup.engine import SEED
 from seqdedup.hashes import hash_ints, hash_words, python_hash128
 from seqdedup.runs import runs_of
 
@@ -905,3 +906,25 @@ def unpack_pieces(packed: bytes | None) -> list[Piece]:
 def _as_ints(values: Hashes) -> Sequence[int]:
     """Fingerprints in any engine's form, as 128-bit ints."""
     return values if isinstance(values, list) else hash_ints(values)
+
+
+def make_attribution(
+    kernel: ModuleType | None,
+    matcher: Matcher,
+    window: int,
+    history: int | None,
+    sequences: int | None,
+    candidates: int | None = None,
+) -> Attributor | KernelAttributor:
+    """The attribution twin that hands out every piece: the kernel's when ``kernel`` is
+    given (``matcher`` is then its matcher), else the Python engine's."""
+    if kernel is not None:
+        return KernelAttributor(kernel, matcher, candidates, history, sequences, SEED, True)
+    return Attributor(
+        window,
+        SequenceTable(sequences),
+        matcher.source,
+        candidates,
+        history,
+        matcher.fingerprints,
+    )

@@ -21,20 +21,18 @@ byte for byte from the reduced text and the ``--keep-removed`` file.
 
 from __future__ import annotations
 
-import binascii
 import mmap
 import re
-import secrets
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
 from itertools import accumulate
 from types import ModuleType
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
-from seqdedup.api import Deduplicator
 from seqdedup.config import Config
+from seqdedup.decisions import Block, Decisions
 from seqdedup.errors import visible
 from seqdedup.fold import first_timestamp, kernel_timestamp
 from seqdedup.keys import key_maker
@@ -46,7 +44,6 @@ PLACEHOLDER = "sd:" + "0a" * 6  # a reference as it costs at most (12 pieces)
 SOURCES_NAMED = 3  # the stretches a fold line names (then how many more)
 CONTEXT = 3  # lines kept around each verbatim line, as grep -C 3 (dropped last)
 BATCH = 65_536  # records handed to a pass's engine at once
-CHUNK = 1 << 20  # bytes handed to it at once
 # Errors and warnings: level words, exception names, tracebacks and test failures
 VERBATIM = (
     r"\b(?:ERROR|Error|error|ERR|FATAL|Fatal|fatal|CRITICAL|Critical|CRIT|ALERT|EMERG"
@@ -264,139 +261,33 @@ def fold_pass(
     keys: Config,
     kernel: ModuleType | None,
 ) -> list[Fold]:
-    """The folds of one step: the run's rule on each record's key (its text for a
-    verbatim record, else the key ``keys`` makes of it)."""
-    spelled = not set(keys.delimiter) & set(b"ghijklmnopqrstuvw")  # (no delimiter inside)
-    if spelled and (not keys.keyed or keys.key_steps == (("normalize", IDS),)):
-        folds = _engine_pass(source, verbatim, window, keys, kernel)
-        if folds is not None:
-            return folds
-    return _keyed_pass(source, verbatim, window, keys, kernel)
-
-
-def _fold_engine(window: int, token: str, **keys: Any) -> Deduplicator[bytes]:
-    """The engine of one step: the rule over the whole input, a marker per piece of a
-    removed run (a stretch that repeats one earlier stretch: markers tile the removed
-    records) with its record numbers after ``token``."""
-    return Deduplicator(
-        window_size=window,
-        max_history=None,
-        max_unique_sequences=None,
-        annotate=True,
-        annotation_format=token + " {start} {end} {match_start} {match_end}",
-        **keys,
-    )
-
-
-def _engine_pass(
-    source: Source, verbatim: bytearray, window: int, keys: Config, kernel: ModuleType | None
-) -> list[Fold] | None:
-    """A step without key options of the user's: the raw input through the kernel's
-    chunk path, each verbatim record written in letters no built-in class masks (so it
-    is compared by its text, with verbatim records only). None when a fold took a
-    verbatim record as a copy of other text (only an input that holds such letters
-    could: then the slower way)."""
-    # A fold line starts with a token no input can know in advance
-    token = "seqdedup-fold-" + secrets.token_hex(16)
-    engine = _fold_engine(
-        window, token, key_steps=keys.key_steps, delimiter=keys.delimiter, byte_mode=keys.byte_mode
-    )
-    lines = bytearray()
-    for chunk in _raw_chunks(source, verbatim):
-        lines += _fold_lines(engine.feed_bytes(chunk), token, source.delimiter)
-    lines += _fold_lines(engine.flush_bytes(), token, source.delimiter)
-    folds = _folds_of(source, bytes(lines).split(), True)
-    if not all(_verbatim_copied(source, fold, verbatim) for fold in folds):
-        return None
-    return folds
-
-
-def _verbatim_copied(source: Source, fold: Fold, verbatim: bytearray) -> bool:
-    """Whether each verbatim record a fold removes is byte for byte the record of the
-    source it stands for."""
-    if fold.exact:
-        return True
-    at = fold.start
-    for first, last in fold.sources:
-        for offset in range(last - first + 1):
-            if verbatim[at + offset] and source.record(at + offset) != source.record(
-                first + offset
-            ):
-                return False
-        at += last - first + 1
-    return True
-
-
-def _fold_lines(out: bytes, token: str, delimiter: bytes) -> bytes:
-    """The numbers of the fold lines in an output (four a line, after ``token``)."""
-    mark = token.encode() + b" "
-    found = bytearray()
-    at = out.find(mark)
-    while at >= 0:
-        stop = out.find(delimiter, at)
-        found += out[at + len(mark) : stop if stop >= 0 else len(out)] + b" "
-        at = out.find(mark, at + len(mark))
-    return bytes(found)
-
-
-def _raw_chunks(source: Source, verbatim: bytearray) -> Iterator[bytes]:
-    """The input in chunks of about 1 MiB, each verbatim record written as w and its
-    bytes in hex spelled with g-v (no digit, no hex letter): compared with verbatim
-    records only, by their text."""
-    data, bounds = source.data, source.bounds
-    pieces: list[bytes] = []
-    held = at = 0
-    for record in ones(verbatim):
-        start, end = bounds[2 * record], bounds[2 * record + 1]
-        pieces += (data[at:start], b"w" + binascii.hexlify(data[start:end]).translate(_LETTERS))
-        held += end - at
-        at = end
-        if held >= CHUNK:
-            yield b"".join(pieces)
-            pieces, held = [], 0
-    if pieces:
-        yield b"".join(pieces)
-    for start in range(at, len(data), CHUNK):
-        yield data[start : min(len(data), start + CHUNK)]
-
-
-_LETTERS = bytes.maketrans(b"0123456789abcdef", b"ghijklmnopqrstuv")
-
-
-def _keyed_pass(
-    source: Source, verbatim: bytearray, window: int, keys: Config, kernel: ModuleType | None
-) -> list[Fold]:
-    """A step with the user's key options: each record's key made here (its text for a
-    verbatim record), the kinds kept apart by their first byte."""
-    maker = key_maker(keys, kernel, 0)
-    token = "seqdedup-fold-" + secrets.token_hex(16)
-    engine = _fold_engine(window, token)
-    numbers = bytearray()
+    """The folds of one step: the run's rule (:class:`seqdedup.decisions.Decisions`,
+    its pieces) on each record's key: its text for a verbatim record, else the key
+    ``keys`` makes of it; the two kinds kept apart by a first byte."""
+    maker = key_maker(keys, kernel, 0) if keys.keyed else None
+    rule = Decisions(window, pieces=True)
+    pieces: list[Block] = []
     for first in range(0, source.count, BATCH):
         records = source.records(first, min(source.count, first + BATCH))
-        made = maker.keys(records)
+        made = records if maker is None else maker.keys(records)
         flags = verbatim[first : first + len(records)]
         keyed = [b"v" + r if f else b"k" + k for r, k, f in zip(records, made, flags, strict=True)]
-        for out in engine.feed(keyed):
-            if out.startswith(token.encode()):
-                numbers += out[len(token) :] + b" "
-    for out in engine.flush():
-        if out.startswith(token.encode()):
-            numbers += out[len(token) :] + b" "
-    return _folds_of(source, bytes(numbers).split(), True)
+        pieces += rule.feed(keyed).blocks
+    pieces += rule.finish().blocks
+    return _folds_of(source, pieces)
 
 
-def _folds_of(source: Source, numbers: list[bytes], keyed: bool) -> list[Fold]:
-    """Folds from the pieces' record numbers (1-based, four a piece: start, end and
-    its source's): adjacent pieces make one fold. ``keyed``: compared by keys, so
-    whether each piece is a byte-for-byte copy is checked."""
+def _folds_of(source: Source, pieces: list[Block]) -> list[Fold]:
+    """Folds from the pieces (each repeats one earlier stretch by key): adjacent pieces
+    make one fold; whether each piece is a byte-for-byte copy is checked."""
     data, bounds = source.data, source.bounds
     runs: list[tuple[int, int, list[tuple[int, int]], bool]] = []
-    for at in range(0, len(numbers), 4):
-        start, end, match_start, match_end = (int(n) - 1 for n in numbers[at : at + 4])
+    for piece in pieces:
+        start, end = piece.start, piece.end
+        match_start, match_end = piece.source_start, piece.source_end
         # (records equal one by one exactly when the stretches between the first's
         # start and the last's end are: the delimiters inside fall at the same places)
-        exact = not keyed or (
+        exact = (
             data[bounds[2 * start] : bounds[2 * end + 1]]
             == data[bounds[2 * match_start] : bounds[2 * match_end + 1]]
         )

@@ -1,6 +1,6 @@
 """The engine in objects: keys in; one keep flag per record and the closed duplicate
-runs out (docs/python-api.md, "Decisions"). What a feature built on the engine uses
-instead of records and marker lines: nothing is encoded in record text, nothing
+stretches out (docs/python-api.md, "Decisions"). What a feature built on the engine
+uses instead of records and marker lines: nothing is encoded in record text, nothing
 parsed back.
 
 Records are numbered from 0 in the order fed. Each may belong to a stream (any
@@ -9,6 +9,10 @@ stream is the plain rule: a window is W consecutive records of one stream, a rep
 when an equal window of any stream ended before it started and is still remembered
 (``history``: between the two windows' last records). Flags come back in the order
 fed, each as soon as its record and every record before it are decided.
+
+Three twins decide, chosen once at construction behind :class:`_Twin`: the run's
+matcher and attribution (one stream, ``pieces=True``: the kernel's where it is built),
+the kernel's stream matcher (flags alone) and the Python stream decider (runs).
 """
 
 from __future__ import annotations
@@ -17,21 +21,24 @@ from array import array
 from collections import deque
 from collections.abc import Hashable, Sequence
 from types import ModuleType
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
+from seqdedup.attribution import Piece, make_attribution
 from seqdedup.engine import SEED, load
 from seqdedup.hashes import hash_ints
 from seqdedup.keys import KeyMaker
+from seqdedup.matcher import make_matcher
 from seqdedup.streamby.decider import LIBRARY_END, Entry, Run, SequenceCounts, StreamDecider
 
 
 class Block(NamedTuple):
-    """A closed duplicate run: records ``start`` .. ``end`` of one stream (numbers in
-    the order fed; the stream's records between them, other streams' interleaved),
-    ``length`` of them, the earlier occurrence of its first window (``source_start`` ..
-    ``source_end``; both -1 for a library's), ``seen``: how many times its sequence has
-    been seen by now (the first occurrence counts: the first repeat says 2), and the
-    sequence's identity (128 bits; equal for equal sequences of keys in one run)."""
+    """A closed duplicate stretch: records ``start`` .. ``end`` of one stream (numbers
+    in the order fed; the stream's records between them, other streams' interleaved),
+    ``length`` of them; ``source_start`` .. ``source_end``: the earlier occurrence of
+    its first window (a run's), or of the whole stretch (a piece's: record for record);
+    both -1 for a library's; ``seen``: how many times its sequence has been seen by now
+    (the first occurrence counts: the first repeat says 2), and the sequence's identity
+    (128 bits; equal for equal sequences of keys in one run)."""
 
     start: int
     end: int
@@ -44,13 +51,29 @@ class Block(NamedTuple):
 
 
 class Decided(NamedTuple):
-    """What one call decided: ``keep[k]`` for record ``first + k``, and the runs that
-    closed in it, in the order they closed (a run closes when its stream's next record
-    is kept, or the stream ends: its records' flags may have come in earlier calls)."""
+    """What one call decided: ``keep[k]`` for record ``first + k``, and the stretches
+    that closed in it, in the order they closed (a run closes when its stream's next
+    record is kept, or the stream ends: its records' flags may have come in earlier
+    calls)."""
 
     first: int
     keep: list[bool]
     blocks: list[Block]
+
+
+class _Twin(Protocol):
+    """One way of deciding: key hashes (and lanes or names) in, flags and blocks out."""
+
+    @property
+    def sequences(self) -> int: ...
+
+    def push(
+        self, hashes: bytes, streams: Sequence[Hashable] | None
+    ) -> tuple[list[bool], list[Block]]: ...
+
+    def pause(self) -> tuple[list[bool], list[Block]]: ...
+
+    def finish(self) -> tuple[list[bool], list[Block]]: ...
 
 
 class Decisions:
@@ -59,9 +82,16 @@ class Decisions:
     ``window`` is W; ``history``: windows remembered (None: all); ``idle``: a stream
     without a record for that many records ends, as at the end of input (None: never);
     ``max_streams``: the least recently active stream ends past that many (None: no
-    limit); ``sequences``: distinct sequences counted (None: all). ``blocks=False``:
-    the flags alone (``Decided.blocks`` stays empty), decided by the compiled kernel
-    where it is built (the Python engine's decider otherwise, and always for blocks).
+    limit); ``sequences``: distinct sequences counted (None: all).
+
+    What ``blocks`` hold: by default each closed *run* (a stream's maximal stretch of
+    skipped records) with the source of its first window, decided by the Python
+    engine's stream decider. ``pieces=True`` (one stream: ``feed()`` takes no streams):
+    the *pieces* that tile the runs, each a record-for-record repeat of one earlier
+    stretch (what ``--annotate`` marks), decided by the run's matcher and attribution,
+    the compiled kernel's where it is built. ``blocks=False``: the flags alone
+    (``Decided.blocks`` stays empty), decided by the kernel's stream matcher where it
+    is built.
 
     >>> d = Decisions(2)
     >>> done = d.feed([b"a", b"b", b"c", b"a", b"b"])
@@ -77,90 +107,165 @@ class Decisions:
         max_streams: int | None = None,
         sequences: int | None = None,
         blocks: bool = True,
+        pieces: bool = False,
     ) -> None:
         if window < 1:
             raise ValueError("window must be at least 1")
+        if pieces and not blocks:
+            raise ValueError("pieces are blocks: blocks=False gives neither")
         kernel = load()
-        self._blocks = blocks
         self._keys = KeyMaker(kernel=kernel, seed=SEED)
-        self._kernel = (
-            None
-            if blocks or kernel is None
-            else _KernelFlags(kernel, window, history, idle, max_streams)
-        )
-        self._closed: list[Run] = []
-        # (the Python decider only where it decides: the kernel's twin needs none)
-        self._decider: StreamDecider | None = None
-        if self._kernel is None:
-            self._decider = StreamDecider(
-                window, history, idle, max_streams, SequenceCounts(sequences), True, SEED
-            )
-            self._decider.closed = self._closed
-        self._queue: deque[Entry] = deque()  # fed, not handed out yet, in order
-        self._fed = 0
+        self._pieces = pieces
+        self._twin: _Twin
+        if pieces:
+            self._twin = _Pieces(kernel, window, history, sequences)
+        elif not blocks and kernel is not None:
+            self._twin = _KernelFlags(kernel, window, history, idle, max_streams)
+        else:
+            self._twin = _StreamRuns(window, history, idle, max_streams, sequences, blocks)
         self._released = 0
 
     def feed(self, keys: Sequence[bytes], streams: Sequence[Hashable] | None = None) -> Decided:
         """Add records by their keys (and streams, one per key); what is decided now."""
-        if streams is not None and len(streams) != len(keys):
-            raise ValueError("one stream per key")
-        if self._kernel is not None:
-            flags = self._kernel.push(self._keys.hashes(list(keys)), streams, len(keys))
-            return self._flagged(flags)
-        assert self._decider is not None
-        hashes = hash_ints(self._keys.hashes(list(keys)))
-        push, queue, number = self._decider.push, self._queue, self._fed
-        for k, key_hash in enumerate(hashes):
-            name = None if streams is None else streams[k]
-            entry = Entry(b"", number + k, name)  # type: ignore[arg-type]
-            queue.append(entry)
-            push(name, key_hash, entry)  # type: ignore[arg-type]
-        self._fed += len(hashes)
-        return self._release()
+        if streams is not None:
+            if self._pieces:
+                raise ValueError("pieces are of one stream: feed() takes no streams")
+            if len(streams) != len(keys):
+                raise ValueError("one stream per key")
+        return self._decided(self._twin.push(self._keys.hashes(list(keys)), streams))
 
     def pause(self) -> Decided:
         """The input paused: every stream's pending records decided as at the end of
         input (no window spans the pause); the streams go on."""
-        if self._kernel is not None:
-            return self._flagged(self._kernel.end_all())
-        assert self._decider is not None
-        self._decider.end_all()
-        return self._release()
+        return self._decided(self._twin.pause())
 
     def finish(self) -> Decided:
         """End of input: everything still pending."""
-        return self.pause()
+        return self._decided(self._twin.finish())
 
     @property
     def sequences(self) -> int:
-        """Distinct sequences of the runs closed so far (0 where the kernel's twin
-        gives the flags alone: it counts none)."""
-        counts = None if self._decider is None else self._decider.sequences
+        """Distinct sequences of the blocks closed so far (0 where the kernel's stream
+        matcher gives the flags alone: it counts none)."""
+        return self._twin.sequences
+
+    def _decided(self, result: tuple[list[bool], list[Block]]) -> Decided:
+        keep, blocks = result
+        first = self._released
+        self._released += len(keep)
+        return Decided(first, keep, blocks)
+
+
+class _Pieces:
+    """One stream, by the run's matcher and attribution (the kernel's where built)."""
+
+    def __init__(
+        self, kernel: ModuleType | None, window: int, history: int | None, sequences: int | None
+    ) -> None:
+        self._matcher = make_matcher(window, history, kernel, seed=SEED)
+        self._attribution = make_attribution(kernel, self._matcher, window, history, sequences)
+
+    @property
+    def sequences(self) -> int:
+        return self._attribution.identified
+
+    def push(self, hashes: bytes, streams: object) -> tuple[list[bool], list[Block]]:
+        self._attribution.append_keys(hashes)
+        keep = self._matcher.push(hashes)
+        return keep, _piece_blocks(self._attribution.add(keep))
+
+    def pause(self) -> tuple[list[bool], list[Block]]:
+        keep = self._matcher.finish()
+        pieces = self._attribution.add(keep) + self._attribution.new_input()
+        self._matcher.new_input()
+        return keep, _piece_blocks(pieces)
+
+    def finish(self) -> tuple[list[bool], list[Block]]:
+        keep = self._matcher.finish()
+        return keep, _piece_blocks(self._attribution.add(keep) + self._attribution.finish())
+
+
+def _piece_blocks(pieces: list[Piece]) -> list[Block]:
+    return [
+        Block(
+            p.start,
+            p.end,
+            p.end - p.start + 1,
+            None,
+            max(p.source_start, -1),
+            p.source_end if p.source_start >= 0 else -1,
+            p.count,
+            p.identity,
+        )
+        for p in pieces
+    ]
+
+
+class _StreamRuns:
+    """Streams, by the Python engine's stream decider: runs with their sources."""
+
+    def __init__(
+        self,
+        window: int,
+        history: int | None,
+        idle: int | None,
+        max_streams: int | None,
+        sequences: int | None,
+        blocks: bool,
+    ) -> None:
+        self._closed: list[Run] = []
+        self._decider = StreamDecider(
+            window, history, idle, max_streams, SequenceCounts(sequences), True, SEED
+        )
+        self._decider.closed = self._closed
+        self._blocks = blocks
+        self._queue: deque[Entry] = deque()  # fed, not handed out yet, in order
+        self._fed = 0
+
+    @property
+    def sequences(self) -> int:
+        counts = self._decider.sequences
         return 0 if counts is None else counts.identified
 
-    def _flagged(self, flags: bytes) -> Decided:
-        first = self._released
-        self._released += len(flags)
-        return Decided(first, [not skipped for skipped in flags], [])
+    def push(
+        self, hashes: bytes, streams: Sequence[Hashable] | None
+    ) -> tuple[list[bool], list[Block]]:
+        ints = hash_ints(hashes)
+        push, queue, number = self._decider.push, self._queue, self._fed
+        for k, key_hash in enumerate(ints):
+            name = None if streams is None else streams[k]
+            entry = Entry(b"", number + k, name)  # type: ignore[arg-type]
+            queue.append(entry)
+            push(name, key_hash, entry)  # type: ignore[arg-type]
+        self._fed += len(ints)
+        return self._release()
 
-    def _release(self) -> Decided:
-        queue, first, keep = self._queue, self._released, []
+    def pause(self) -> tuple[list[bool], list[Block]]:
+        self._decider.end_all()
+        return self._release()
+
+    finish = pause
+
+    def _release(self) -> tuple[list[bool], list[Block]]:
+        queue, keep = self._queue, []
         while queue and queue[0].decided:
             keep.append(not queue.popleft().skip)
-        self._released += len(keep)
         blocks = []
-        assert self._decider is not None
         for run in self._closed:  # (counted as they closed)
             self._decider.count(run)
             if self._blocks:
-                blocks.append(_block(run))
+                blocks.append(_run_block(run))
         self._closed.clear()
-        return Decided(first, keep, blocks)
+        return keep, blocks
 
 
 class _KernelFlags:
     """The same rule decided by the kernel's ``StreamMatcher``: each active stream gets a
     small lane number (an ended stream's lane is used again); flags in input order."""
+
+    @property
+    def sequences(self) -> int:
+        return 0  # (it counts none)
 
     def __init__(
         self,
@@ -177,14 +282,17 @@ class _KernelFlags:
         self._names: list[Hashable] = []  # lane -> stream
         self._free: list[int] = []  # lanes of streams that ended
 
-    def push(self, hashes: bytes, streams: Sequence[Hashable] | None, count: int) -> bytes:
-        names = [None] * count if streams is None else streams
+    def push(
+        self, hashes: bytes, streams: Sequence[Hashable] | None
+    ) -> tuple[list[bool], list[Block]]:
+        names = [None] * (len(hashes) // 16) if streams is None else streams
         lanes = array("i", map(self._lane, names))
-        flags: bytes = self._taken(self._matcher.push(hashes, lanes.tobytes()))
-        return flags
+        return self._taken(self._matcher.push(hashes, lanes.tobytes()))
 
-    def end_all(self) -> bytes:
+    def pause(self) -> tuple[list[bool], list[Block]]:
         return self._taken(self._matcher.end_all())
+
+    finish = pause
 
     def _lane(self, name: Hashable) -> int:
         lane = self._lanes.get(name)
@@ -198,17 +306,17 @@ class _KernelFlags:
             self._lanes[name] = lane
         return lane
 
-    def _taken(self, result: tuple[bytes, bytes, bytes]) -> bytes:
+    def _taken(self, result: tuple[bytes, bytes, bytes]) -> tuple[list[bool], list[Block]]:
         flags, ended, _ = result
         if ended:  # streams that ended and did not begin again: their lanes are free
             for lane in set(array("q", ended)[0::3]):
                 if not self._matcher.active(lane) and self._names[lane] in self._lanes:
                     del self._lanes[self._names[lane]]
                     self._free.append(lane)
-        return flags
+        return [not skipped for skipped in flags], []
 
 
-def _block(run: Run) -> Block:
+def _run_block(run: Run) -> Block:
     source = run.source
     library = source is None or source[0] == LIBRARY_END
     return Block(
