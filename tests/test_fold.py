@@ -339,7 +339,7 @@ def test_wrong_fold_options_are_one_line_and_no_output(run_cli, args, message):
 )
 def test_the_kernel_compares_and_scans_as_the_definitions(keys, offset, text):
     from seqdedup import _kernel
-    from seqdedup.fold import first_timestamp, kernel_timestamp
+    from seqdedup.normalize import first_timestamp, kernel_timestamp
 
     encoded = b"".join(k.encode() * 16 for k in keys)
     assert _kernel.shortest_period(encoded) == shortest_period(encoded)
@@ -729,7 +729,7 @@ def test_encode_joined_is_the_library_row_of_the_first_records(records, delimite
     last=st.sampled_from(["", "09:14:55"]),
 )
 def test_the_inline_text_is_the_default_text(start, removed, length, source, times, last):
-    from seqdedup.fold import default_text, plain_text
+    from seqdedup.foldlines import default_text, plain_text
 
     copies = removed // length
     digest = blake2b(str(start).encode(), digest_size=16).digest()

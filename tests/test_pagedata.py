@@ -289,7 +289,7 @@ def test_named_files_are_read_back_in_place_and_records_found_across_blocks(tmp_
 
 
 def test_each_timestamp_sample_names_the_record_it_was_read_from(tmp_path):
-    from seqdedup.fold import first_timestamp, timestamp_seconds
+    from seqdedup.normalize import first_timestamp, timestamp_seconds
 
     records = [
         b"2026-11-22T%02d:%02d:%02d.%03dZ event %d"

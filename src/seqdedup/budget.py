@@ -26,7 +26,6 @@ import re
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from functools import partial
 from itertools import accumulate
 from types import ModuleType
 from typing import NamedTuple
@@ -34,8 +33,8 @@ from typing import NamedTuple
 from seqdedup.config import Config
 from seqdedup.decisions import Block, Decisions
 from seqdedup.errors import visible
-from seqdedup.fold import first_timestamp, kernel_timestamp
 from seqdedup.keys import key_maker
+from seqdedup.normalize import first_timestamp, timestamp_finder
 from seqdedup.removed import RemovedStore, digest_of, shortest_prefixes
 from seqdedup.timelimit import PatternTimeout, each_within
 from seqdedup.tokens import TokenCounter, estimate_tokens, record_tokens
@@ -150,7 +149,9 @@ def reduce_to_budget(
 class Source:
     """The whole input, its records by their bounds (``data[bounds[2k]:bounds[2k+1]]``)."""
 
-    def __init__(self, data: Buffer, delimiter: bytes) -> None:
+    def __init__(
+        self, data: Buffer, delimiter: bytes, stamp: Callable[[bytes], str] = first_timestamp
+    ) -> None:
         self.data = data
         self.delimiter = delimiter
         size, width = len(data), len(delimiter)
@@ -168,7 +169,7 @@ class Source:
             start = end + width
         self.bounds = bounds
         self.count = len(bounds) // 2
-        self.stamp: Callable[[bytes], str] = first_timestamp  # (the kernel's scan if it runs)
+        self.stamp = stamp  # (the kernel's scan where it runs)
 
     def record(self, index: int) -> bytes:
         return self.data[self.bounds[2 * index] : self.bounds[2 * index + 1]]
@@ -485,9 +486,7 @@ def reduce_input(
     kernel: ModuleType | None = None,
 ) -> Reduction:
     """Reduce ``data`` (the whole input) to fit in ``budget`` tokens (see the module)."""
-    source = Source(data, config.delimiter)
-    if kernel is not None:
-        source.stamp = partial(kernel_timestamp, kernel.first_match)
+    source = Source(data, config.delimiter, timestamp_finder(kernel))
     costs = Costs(source, count_tokens, kernel)
     verbatim = verbatim_flags(source, keep)
     tokens_in = costs.records(0, source.count - 1)

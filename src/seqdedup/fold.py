@@ -17,20 +17,19 @@ continues the run.
 
 from __future__ import annotations
 
-import json
-import re
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
-from functools import lru_cache, partial
+from collections.abc import Callable, Sequence
+from functools import partial
 from types import ModuleType
 from typing import TYPE_CHECKING
 
 from seqdedup.config import Duration
 from seqdedup.errors import SeqdedupError, visible
+from seqdedup.foldlines import SHORT_ID, line_text, plain_text
 from seqdedup.hashes import MASK128
 from seqdedup.keys import text_digest
-from seqdedup.normalize import TIMESTAMP
+from seqdedup.normalize import timestamp_finder, timestamp_seconds
 from seqdedup.report import LINE_COLOR, painted
 
 if TYPE_CHECKING:
@@ -42,7 +41,6 @@ if TYPE_CHECKING:
     from seqdedup.report import Fields, PieceReport
 
 KEY = 16  # bytes of one record's key hash (two 64-bit lanes)
-SHORT_ID = 12  # hex digits of a sequence's id (JSON's "digest" has all 32)
 BLOCK = 4096  # records compared at once against a repeated sequence
 HELD_MAX = 1 << 16  # records of a run held while its first piece goes on
 VARIANTS_TRACKED = 1 << 20  # records of a part whose texts are compared, at most
@@ -96,6 +94,14 @@ def periodic_match(unit: bytes, data: bytes | bytearray, offset: int) -> int:
             return done + _first_difference(data, repeated, done, 0, take)
         done += take
     return count
+
+
+def periodicity(kernel: ModuleType | None) -> tuple[Callable[[bytes | bytearray], int], Matching]:
+    """The period twin: :func:`shortest_period` and :func:`periodic_match`, the
+    kernel's where ``kernel`` is given."""
+    if kernel is None:
+        return shortest_period, periodic_match
+    return kernel.shortest_period, kernel.periodic_match
 
 
 def _first_difference(data: bytes | bytearray, unit: bytes, at: int, phase: int, take: int) -> int:
@@ -197,10 +203,7 @@ class Sequences:
         on_sequence: Callable[[bytes, list[bytes]], None] | None,
         kernel: ModuleType | None,
     ) -> None:
-        self.period: Callable[[bytes | bytearray], int] = (
-            shortest_period if kernel is None else kernel.shortest_period
-        )
-        self.match: Matching = periodic_match if kernel is None else kernel.periodic_match
+        self.period, self.match = periodicity(kernel)
         self._key_maker = keys
         self._open_source = open_source  # the open piece's earliest source
         self._on_sequence = on_sequence  # (digest, records) of each new sequence: -l
@@ -271,9 +274,7 @@ class Folder:
         self._sequences = Sequences(keys, open_source, on_sequence, kernel)
         self._match = self._sequences.match
         # The timestamp scan in the kernel when it runs.
-        self._stamp: Callable[[bytes], str] = (
-            first_timestamp if kernel is None else partial(kernel_timestamp, kernel.first_match)
-        )
+        self._stamp = timestamp_finder(kernel)
         self._report = report
         self._every = config.fold_every
         self._window = config.window_size
@@ -625,32 +626,6 @@ class FoldedCounts:
         return count
 
 
-def timestamp_seconds(text: str) -> float | None:
-    """A timestamp the ``timestamp`` class found, as seconds: ISO 8601 (without a zone:
-    UTC), common log format, syslog or a time of day (the year 1900 for the last two:
-    only differences are read); None for none."""
-    from datetime import UTC, datetime
-
-    if not text:
-        return None
-    try:
-        found = datetime.fromisoformat(text.replace(",", "."))
-    except ValueError:
-        whole, _, fraction = text.partition(".")
-        for form in _TIME_FORMS:
-            try:
-                found = datetime.strptime(" ".join(whole.split()), form)
-            except ValueError:
-                continue
-            seconds = found.replace(tzinfo=found.tzinfo or UTC).timestamp()
-            return seconds + (float("0." + fraction) if fraction.isdigit() else 0.0)
-        return None
-    return (found if found.tzinfo is not None else found.replace(tzinfo=UTC)).timestamp()
-
-
-_TIME_FORMS = ("%d/%b/%Y:%H:%M:%S %z", "%d/%b/%Y:%H:%M:%S", "%b %d %H:%M:%S", "%H:%M:%S")
-
-
 def part_fields(
     run: FoldRun, unit: _Unit, folded: FoldedCounts, stamp: Callable[[bytes], str], continues: bool
 ) -> Fields:
@@ -700,209 +675,3 @@ def sequence_row(maker: KeyMaker, records: list[bytes]) -> bytes:
     from seqdedup.library.store import encode_records
 
     return encode_records(records if maker.transform is not None else maker.keys(records))
-
-
-@lru_cache(maxsize=1)
-def _timestamp_pattern() -> re.Pattern[bytes]:
-    from seqdedup.normalize import compiled_pattern
-
-    return compiled_pattern(TIMESTAMP)
-
-
-def first_timestamp(record: bytes) -> str:
-    """The first match of the ``timestamp`` normalisation class in a record, or ''."""
-    found = _timestamp_pattern().search(record)
-    return found.group(0).decode("ascii") if found else ""
-
-
-def kernel_timestamp(
-    first_match: Callable[[bytes, int], tuple[int, int] | None], record: bytes
-) -> str:
-    """:func:`first_timestamp` by the kernel's scan (``first_match``: the same patterns
-    in C)."""
-    found = first_match(record, TIMESTAMP)
-    return record[found[0] : found[1]].decode("ascii") if found else ""
-
-
-def line_text(template: str | None, fields: Fields, named: bool, color: bool) -> bytes:
-    """A summary line: the default text, the user's template, or JSON (in colour)."""
-    if template == "json":
-        text = json_line(fields).encode("utf-8")
-    elif template == "otel":
-        text = otel_line(fields, named).encode("utf-8")
-    elif template is not None:
-        text = template.format_map(fields).encode("utf-8", "surrogateescape")
-    else:
-        text = default_text(fields, named).encode("utf-8", "surrogateescape")
-    return painted(text, LINE_COLOR if color else None)
-
-
-def plain_text(
-    start: int,
-    removed: int,
-    copies: int,
-    length: int,
-    digest: bytes,
-    source: int,
-    first_time: str,
-    last_time: str,
-) -> bytes:
-    """:func:`default_text` of a whole run of one input (one part, which does not go
-    on): records ``start`` .. (numbers), its sequence first seen at record ``source``."""
-    lines = f"line {start}" if removed == 1 else f"lines {start}-{start + removed - 1}"
-    extra = removed - copies * length
-    text = (
-        f"[FOLDED: {_records(removed)} at {lines}: {copies} "
-        f"{'copy' if copies == 1 else 'copies'} of sequence {digest.hex()[:SHORT_ID]} "
-        f"({_records(length)}, first seen at lines {source}-{source + length - 1})"
-        f"{_extra(extra)}{_times(first_time, last_time)}]"
-    )
-    return text.encode("utf-8", "surrogateescape")
-
-
-def _extra(extra: int) -> str:
-    return f" and {extra} more record{'s' if extra > 1 else ''}" if extra else ""
-
-
-def _times(first_time: str, last_time: str) -> str:
-    if first_time and last_time:
-        return f", {first_time} .. {last_time}"
-    if first_time or last_time:  # only one of the two records holds a time
-        return f", from {first_time}" if first_time else f", until {last_time}"
-    return ""
-
-
-def _records(count: int) -> str:
-    return f"{count} record" if count == 1 else f"{count} records"
-
-
-def default_text(fields: Fields, named: bool) -> str:
-    """``[FOLDED: 36 records at lines 40-75: 3 copies of sequence 3fa9c1d2e4b7 (12
-    records, first seen at lines 4-15), 09:00:03 .. 09:14:55]`` and its variants."""
-    where = f" of {fields['file']}" if named else ""
-    source_where = f" of {fields['match_file']}" if named and not fields["sequence"] else ""
-    if "stream" in fields:  # --stream-by
-        # (line numbers are the input's, every stream's records counted: the stream
-        # stands beside them, not as "lines of the stream")
-        where += f" (stream {fields['stream']})"
-        if not fields["sequence"]:
-            source_where += f" (stream {fields['match_stream']})"
-    head = "[FOLDED (continued)" if fields["part"] > 1 else "[FOLDED"
-    removed, length = fields["removed"], fields["length"]
-    lines = (
-        f"line {fields['start']}" if removed == 1 else f"lines {fields['start']}-{fields['end']}"
-    )
-    text = f"{head}: {_records(removed)} at {lines}{where}: "
-    if fields["sequence"]:
-        seen = f"first seen in {fields['match_file']} records"
-    else:
-        seen = "first seen at lines"
-    copies = fields["copies"]
-    text += (
-        f"{copies} {'copy' if copies == 1 else 'copies'} of sequence "
-        f"{fields['id']} ({_records(length)}, {seen} "
-        f"{fields['match_start']}-{fields['match_end']}{source_where})"
-    )
-    text += _extra(fields["extra"]) + _times(fields["first_time"], fields["last_time"])
-    variants = fields.get("variants", 1)
-    if variants > 1:  # (the copies are the same sequence by their keys, not their text)
-        text += f" ({variants} variants of the text)"
-    return text + ("; the run goes on]" if fields["continues"] else "]")
-
-
-JSON_FIELDS = (
-    "file",
-    "start",
-    "end",
-    "removed",
-    "copies",
-    "extra",
-    "length",
-    "id",
-    "digest",
-    "count",
-    "match_file",
-    "match_start",
-    "match_end",
-    "sequence",
-    "first_time",
-    "last_time",
-    "part",
-    "continues",
-    "window_size",
-    "variants",
-)
-
-
-STREAM_FIELDS = ("stream", "match_stream")  # with --stream-by
-
-
-def otel_line(fields: Fields, named: bool) -> str:
-    """One OTLP/JSON log record (docs/ci-logs.md: Fold records for OpenTelemetry): the
-    attributes OpenTelemetry's logdedupprocessor writes (``log_count``,
-    ``first_observed_timestamp``, ``last_observed_timestamp``) beside seqdedup's own.
-    Times are the records' own where the ``timestamp`` class finds them, else the time
-    the line is written."""
-    import time
-
-    now = time.time()
-    first, last = (_epoch(fields.get(name, ""), now) for name in ("first_time", "last_time"))
-    by_name: Mapping[str, object] = fields
-    attributes = [
-        _otel_attribute("log_count", fields["removed"]),
-        _otel_attribute("first_observed_timestamp", _rfc3339(first)),
-        _otel_attribute("last_observed_timestamp", _rfc3339(last)),
-    ]
-    for name in JSON_FIELDS + (STREAM_FIELDS if "stream" in fields else ()):
-        value = by_name[name]
-        if value is not None and value != "":
-            value = bool(value) if name == "continues" else value
-            attributes.append(_otel_attribute(f"seqdedup.{name}", value))
-    record = {
-        # (microseconds, exact in a float for this century's seconds, then nanoseconds)
-        "timeUnixNano": str(round(first * 1e6) * 1000),
-        "observedTimeUnixNano": str(round(now * 1e6) * 1000),
-        "body": {"stringValue": default_text(fields, named)},
-        "attributes": attributes,
-    }
-    return json.dumps(record, ensure_ascii=False)
-
-
-def _epoch(stamp: object, now: float) -> float:
-    """A record's timestamp as seconds since the epoch; ``now`` where there is none or
-    it has no date (a syslog or time-of-day stamp reads as the year 1900)."""
-    seconds = timestamp_seconds(stamp) if isinstance(stamp, str) else None
-    return now if seconds is None or seconds < 0 else seconds
-
-
-def _otel_attribute(key: str, value: object) -> dict[str, object]:
-    """An OTLP/JSON KeyValue (64-bit integers as strings, as the mapping wants)."""
-    if isinstance(value, bool):
-        return {"key": key, "value": {"boolValue": value}}
-    if isinstance(value, int):
-        return {"key": key, "value": {"intValue": str(value)}}
-    return {"key": key, "value": {"stringValue": str(value)}}
-
-
-def _rfc3339(seconds: float) -> str:
-    from datetime import UTC, datetime
-
-    return (
-        datetime.fromtimestamp(seconds, UTC)
-        .isoformat(timespec="milliseconds")
-        .replace("+00:00", "Z")
-    )
-
-
-def json_line(fields: Fields) -> str:
-    """One JSON object (docs/ci-logs.md: Folding repeats, the schema)."""
-    document: dict[str, object] = {"seqdedup": "fold"}
-    by_name: Mapping[str, object] = fields  # (the names are JSON_FIELDS'; a TypedDict)
-    for name in JSON_FIELDS + (STREAM_FIELDS if "stream" in fields else ()):
-        value = by_name[name]
-        if name in ("sequence", "first_time", "last_time"):
-            value = value or None
-        elif name == "continues":
-            value = bool(value)
-        document[name] = value
-    return json.dumps(document, ensure_ascii=False)

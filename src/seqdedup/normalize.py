@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from functools import lru_cache, partial
+from types import ModuleType
 
 from seqdedup.errors import UsageError
 from seqdedup.timelimit import each_within
@@ -201,3 +202,61 @@ class KeySteps:
 def _mask(sub: Callable[[str, str], str], key: bytes) -> bytes:
     text = key.decode("utf-8", "surrogateescape")
     return sub(MASK_PLACEHOLDER, text).encode("utf-8", "surrogateescape")
+
+# -- the first timestamp of a record (fold lines, report pages, the budget's spans) --
+
+
+@lru_cache(maxsize=1)
+def _timestamp_pattern() -> re.Pattern[bytes]:
+    from seqdedup.normalize import compiled_pattern
+
+    return compiled_pattern(TIMESTAMP)
+
+
+def first_timestamp(record: bytes) -> str:
+    """The first match of the ``timestamp`` normalisation class in a record, or ''."""
+    found = _timestamp_pattern().search(record)
+    return found.group(0).decode("ascii") if found else ""
+
+
+def kernel_timestamp(
+    first_match: Callable[[bytes, int], tuple[int, int] | None], record: bytes
+) -> str:
+    """:func:`first_timestamp` by the kernel's scan (``first_match``: the same patterns
+    in C)."""
+    found = first_match(record, TIMESTAMP)
+    return record[found[0] : found[1]].decode("ascii") if found else ""
+
+
+def timestamp_finder(kernel: ModuleType | None) -> Callable[[bytes], str]:
+    """The timestamp finder twin: :func:`first_timestamp`, by the kernel's scan where
+    ``kernel`` is given."""
+    if kernel is None:
+        return first_timestamp
+    return partial(kernel_timestamp, kernel.first_match)
+
+
+def timestamp_seconds(text: str) -> float | None:
+    """A timestamp the ``timestamp`` class found, as seconds: ISO 8601 (without a zone:
+    UTC), common log format, syslog or a time of day (the year 1900 for the last two:
+    only differences are read); None for none."""
+    from datetime import UTC, datetime
+
+    if not text:
+        return None
+    try:
+        found = datetime.fromisoformat(text.replace(",", "."))
+    except ValueError:
+        whole, _, fraction = text.partition(".")
+        for form in _TIME_FORMS:
+            try:
+                found = datetime.strptime(" ".join(whole.split()), form)
+            except ValueError:
+                continue
+            seconds = found.replace(tzinfo=found.tzinfo or UTC).timestamp()
+            return seconds + (float("0." + fraction) if fraction.isdigit() else 0.0)
+        return None
+    return (found if found.tzinfo is not None else found.replace(tzinfo=UTC)).timestamp()
+
+
+_TIME_FORMS = ("%d/%b/%Y:%H:%M:%S %z", "%d/%b/%Y:%H:%M:%S", "%b %d %H:%M:%S", "%H:%M:%S")

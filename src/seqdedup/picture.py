@@ -235,7 +235,10 @@ class RunPicture(PieceLog):
         self.samples_found = 0  # (of those tried, how many had a timestamp)
         self._tried_at_stride = 0
         self.sampling = True  # (False once the records turn out to have no timestamps)
-        self._stamp = _timestamp_finder()
+        from seqdedup.engine import load
+        from seqdedup.normalize import timestamp_finder
+
+        self._stamp = timestamp_finder(load())
         self.input_ends: list[int] = []  # record index where each input ended
         self.ranking: TopSequences | None = None  # the run's --top ranking (set by the run)
 
@@ -260,7 +263,7 @@ class RunPicture(PieceLog):
         self._ends_delimited = chunk.endswith(delimiter)
 
     def _sample(self, offset: int, record: bytes) -> None:
-        from seqdedup.fold import timestamp_seconds
+        from seqdedup.normalize import timestamp_seconds
 
         self.samples_tried += 1
         seconds = timestamp_seconds(self._stamp(record))
@@ -359,18 +362,6 @@ class RunPicture(PieceLog):
 
     def close(self) -> None:
         self.kept.close()
-
-
-def _timestamp_finder() -> Callable[[bytes], str]:
-    """The first timestamp in a record (``--normalize timestamp``'s), by the kernel's
-    scan where it is there."""
-    from functools import partial
-
-    from seqdedup.engine import load
-    from seqdedup.fold import first_timestamp, kernel_timestamp
-
-    kernel = load()
-    return first_timestamp if kernel is None else partial(kernel_timestamp, kernel.first_match)
 
 
 def sequence_key(identity: int) -> int:

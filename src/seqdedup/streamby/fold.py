@@ -22,13 +22,12 @@ from seqdedup.fold import (
     FoldedCounts,
     FoldRun,
     Sequences,
-    first_timestamp,
-    kernel_timestamp,
-    line_text,
     part_fields,
 )
+from seqdedup.foldlines import line_text
 from seqdedup.hashes import MASK128
 from seqdedup.keys import text_digest
+from seqdedup.normalize import timestamp_finder
 
 if TYPE_CHECKING:
     from seqdedup.config import Config
@@ -66,11 +65,7 @@ class StreamFolder:
         self._every = config.fold_every
         # (a stream run's source is known from its first window: never an open piece)
         self._sequences = Sequences(keys, lambda: 0, on_sequence, kernel)
-        self._stamp: Callable[[bytes], str] = (
-            first_timestamp
-            if kernel is None
-            else lambda record: kernel_timestamp(kernel.first_match, record)
-        )
+        self._stamp = timestamp_finder(kernel)
         self._locate = locate  # run-wide record number -> (input name, number inside it)
         self._source_fields = source_fields  # a run's match_* fields (and sequence)
         self._named = named
