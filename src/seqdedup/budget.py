@@ -334,14 +334,15 @@ class Costs:
     def __init__(self, source: Source, count: TokenCounter | None, kernel: ModuleType | None):
         self._count = count or estimate_tokens
         delimiter = self._count(source.delimiter)
-        if count is None:
-            each = record_tokens(source.data, source.bounds, kernel)
+        # the estimate counts many records in one call (None: a tokenizer, one by one)
+        self._each = record_tokens(kernel) if count is None else None
+        if self._each is not None:
+            each = self._each(source.data, source.bounds)
         else:
-            each = array("q", (count(r) for r in source.records(0, source.count)))
+            each = array("q", (self._count(r) for r in source.records(0, source.count)))
         self.sums = array("q", [0])
         self.sums.extend(accumulate(t + delimiter for t in each))
         self._delimiter = delimiter
-        self._kernel = kernel if count is None else None
 
     def records(self, first: int, last: int) -> int:
         return self.sums[last + 1] - self.sums[first] if last >= first else 0
@@ -352,7 +353,7 @@ class Costs:
     def lines(self, texts: list[bytes]) -> Sequence[int]:
         """Each line's tokens (with its delimiter), counted in one call where the
         kernel counts."""
-        if self._kernel is None and self._count is not estimate_tokens:
+        if self._each is None:
             return [self.line(text) for text in texts]
         bounds = array("q")
         at = 0
@@ -360,14 +361,14 @@ class Costs:
             bounds.append(at)
             at += len(text)
             bounds.append(at)
-        counts = record_tokens(b"".join(texts), bounds, self._kernel)
+        counts = self._each(b"".join(texts), bounds)
         return [count + self._delimiter for count in counts]
 
     def text(self, text: bytes, delimiter: bytes) -> int:
         """The tokens of a whole text, line by line as the budget counts them."""
-        if self._kernel is not None or self._count is estimate_tokens:
+        if self._each is not None:
             lines = Source(text, delimiter)
-            each = record_tokens(text, lines.bounds, self._kernel)
+            each = self._each(text, lines.bounds)
             return sum(each) + self._delimiter * lines.count
         return sum(self.line(line) for line in Source(text, delimiter).records(0, None))
 

@@ -28,12 +28,21 @@ def estimate_tokens(text: bytes) -> int:
     return len(_PIECES.findall(text))
 
 
-def record_tokens(
-    data: bytes | memoryview | mmap.mmap, bounds: array[int], kernel: ModuleType | None
-) -> array[int]:
-    """Each record's estimated tokens; record k is ``data[bounds[2k]:bounds[2k+1]]``."""
-    if kernel is not None:
-        return array("q", kernel.token_counts(data, bounds))
+Data = bytes | memoryview | mmap.mmap
+RecordTokens = Callable[[Data, "array[int]"], "array[int]"]
+
+
+def record_tokens(kernel: ModuleType | None) -> RecordTokens:
+    """The token-count twin: each record's estimated tokens (record k is
+    ``data[bounds[2k]:bounds[2k+1]]``), counted by the kernel where ``kernel`` is given."""
+    if kernel is None:
+        return python_record_tokens
+    token_counts = kernel.token_counts
+    return lambda data, bounds: array("q", token_counts(data, bounds))
+
+
+def python_record_tokens(data: Data, bounds: array[int]) -> array[int]:
+    """:func:`record_tokens` in Python."""
     view = memoryview(data)
     return array(
         "q",
