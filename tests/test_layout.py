@@ -209,7 +209,7 @@ def ratchet_figures() -> dict[str, object]:
             (name, where, line)
             for where, line in engine_questions(source)
             if not any(
-                (name, where) == f or where.startswith(f[1] + ".") and name == f[0]
+                (name, where) == f or (where.startswith(f[1] + ".") and name == f[0])
                 for f in TWIN_FACTORIES
             )
         ]

@@ -4,6 +4,8 @@ executable; and the stages build what the plan names."""
 
 from __future__ import annotations
 
+from types import ModuleType
+
 import pytest
 
 from seqdedup.attribution import Attributor, DecisionCount, KernelAttributor
@@ -13,6 +15,8 @@ from seqdedup.plan import plan_run
 from seqdedup.streamby.decider import StreamCount
 
 from conftest import kernel_built
+
+KERNEL = ModuleType("kernel")  # (the plan reads only whether there is one)
 
 TRACK = (FilterRule("track", "^ERROR"),)
 # options -> (feeding, attribution, settles early, run heads), with the kernel, keys it
@@ -54,7 +58,7 @@ TABLE = [
 @pytest.mark.parametrize(("options", "feeding", "attribution", "settles", "heads"), TABLE)
 def test_the_plan_of_each_combination(options, feeding, attribution, settles, heads):
     config = Config(**{"max_history": None, **options})
-    plan = plan_run(config, kernel=True, explaining=False, kernel_keys=True)
+    plan = plan_run(config, kernel=KERNEL, explaining=False, kernel_keys=True)
     assert (plan.feeding, plan.attribution, plan.settles_early, plan.run_heads) == (
         feeding,
         attribution,
@@ -70,18 +74,18 @@ def test_what_the_parts_of_a_run_change():
     explanations and keys the kernel cannot make take the record path; explanations
     read pieces and keep records from settling early."""
     plain = Config(max_history=None)
-    assert plan_run(plain, False, False, True)[:2] == ("record", "python")
+    assert plan_run(plain, None, False, True)[1:3] == ("record", "python")
     quiet = Config(max_history=None, sequence_stats=False)
-    assert plan_run(quiet, False, False, True)[:2] == ("record", "count")
-    assert plan_run(plain, True, False, False)[:2] == ("record", "thread")  # a transform
-    explained = plan_run(Config(max_history=100), True, True, True)
+    assert plan_run(quiet, None, False, True)[1:3] == ("record", "count")
+    assert plan_run(plain, KERNEL, False, False)[1:3] == ("record", "thread")  # a transform
+    explained = plan_run(Config(max_history=100), KERNEL, True, True)
     assert (explained.feeding, explained.attribution, explained.settles_early) == (
         "record",
         "kernel",
         False,
     )
-    top = plan_run(Config(top=3), True, False, True)
-    assert top.top_only and not plan_run(Config(top=3, fold=True), True, False, True).top_only
+    top = plan_run(Config(top=3), KERNEL, False, True)
+    assert top.top_only and not plan_run(Config(top=3, fold=True), KERNEL, False, True).top_only
 
 
 KINDS = {
@@ -112,3 +116,27 @@ def test_the_stages_build_what_the_plan_names(
     assert (stages.saver is not None) == plan.saves
     assert (stages.folder is not None) == plan.folds
     stages.abort()
+
+
+STREAM = "^(\\w+) "
+
+
+@pytest.mark.parametrize(
+    ("options", "explaining", "kernel", "decider", "reported"),
+    [
+        ({}, False, KERNEL, "kernel", False),  # nothing read per run: the kernel's matcher
+        ({}, False, None, "python", False),
+        ({"annotate": True}, False, KERNEL, "python", True),
+        ({}, True, KERNEL, "python", True),  # explanations
+        ({"top": 3}, False, KERNEL, "python", True),
+        ({"fold": True}, False, KERNEL, "python", True),
+        ({"read_sequences": ("R",)}, False, KERNEL, "python", False),  # libraries
+        ({"per_stream": True}, False, KERNEL, "python", False),
+    ],
+)
+def test_the_stream_decider_of_each_combination(options, explaining, kernel, decider, reported):
+    plan = plan_run(Config(stream_by=STREAM, **options), kernel, explaining, True)
+    assert (plan.feeding, plan.stream_decider, plan.reported) == ("stream", decider, reported)
+    assert plan.engine == ("c" if kernel is not None else "python")
+    if not options.get("per_stream"):  # (only with --stream-by)
+        assert plan_run(Config(**options), kernel, explaining, True).stream_decider is None

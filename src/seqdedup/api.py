@@ -102,8 +102,7 @@ class Deduplicator(Generic[Record]):
         self._stages = stages = Stages(config, on_explain, picture)
         self.stats = stages.stats
         self.engine = stages.engine
-        ordered = config.annotate or on_explain is not None
-        self._stream_path, self._records, self._bytes = feeding_paths(stages, ordered)
+        self._stream_path, self._records, self._bytes = feeding_paths(stages)
         self._finished = False
         self._fed: str | None = None  # "records" or "bytes": the two cannot be mixed
         self._guard = OneCall()  # one call at a time, none after one cut short
@@ -254,18 +253,18 @@ def count_removed(config: Config, records: list[bytes]) -> int:
 
 
 def feeding_paths(
-    stages: Stages, ordered: bool
+    stages: Stages,
 ) -> tuple[StreamPath | KernelStreamPath | None, RecordPath, BytePath]:
     """The paths that feed a run, each given its parts and ledger: the stream path
     (``--stream-by``, else None), the path records take, and the one raw bytes take
-    (the kernel's chunk path where the plan says so). ``ordered``: markers or
-    explanations must follow each run before what comes after it."""
+    (the kernel's chunk path where the plan says so)."""
     streams = None
-    if stages.plan.feeding == "stream":
+    plan = stages.plan
+    if plan.feeding == "stream":
         from seqdedup.streamby.path import stream_path
 
-        streams = stream_path(stages.parts, stages.ledger, ordered)
-    records = streams or RecordPath(stages.parts, stages.ledger, ordered)
+        streams = stream_path(stages.parts, stages.ledger)
+    records = streams or RecordPath(stages.parts, stages.ledger, plan.ordered)
     chunks = stages.chunks
     return (
         streams,
@@ -459,7 +458,7 @@ def _stopped(dedup: Deduplicator, sink: Writable, source: Readable) -> Stats:
         dedup.save(settle)
     else:
         dedup.abort()
-    dedup.stats.interrupted = requested()
+    dedup._stages.ledger.interrupted(requested())
     return dedup.stats
 
 
@@ -502,7 +501,7 @@ def follow_file(
                 picture(rest)
             _write(sink, dedup.feed_bytes(rest) + dedup.flush_bytes(False))
             dedup.save(settle)
-            dedup.stats.interrupted = requested()
+            dedup._stages.ledger.interrupted(requested())
         return dedup.stats
     except BaseException:
         dedup.abort()

@@ -915,11 +915,18 @@ def make_attribution(
     history: int | None,
     sequences: int | None,
     candidates: int | None = None,
+    report: bool = True,
+    top: bool = False,
+    watched: bool = False,
 ) -> Attributor | KernelAttributor:
-    """The attribution twin that hands out every piece: the kernel's when ``kernel`` is
-    given (``matcher`` is then its matcher), else the Python engine's."""
+    """The attribution twin: the kernel's when ``kernel`` is given (``matcher`` is then
+    its matcher; ``report``: every piece handed out, ``top``: --top counted in it,
+    ``watched``: every piece handed packed to a watcher), else the Python engine's
+    (which hands out every piece)."""
     if kernel is not None:
-        return KernelAttributor(kernel, matcher, candidates, history, sequences, SEED, True)
+        return KernelAttributor(
+            kernel, matcher, candidates, history, sequences, SEED, report, top, watched
+        )
     return Attributor(
         window,
         SequenceTable(sequences),

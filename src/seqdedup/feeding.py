@@ -30,7 +30,7 @@ from seqdedup.timelimit import PatternTimeout
 if TYPE_CHECKING:
     from seqdedup._kernel import Matcher as ChunkMatcher
     from seqdedup._kernel import RunsTaken
-    from seqdedup.stages import Parts
+    from seqdedup.plan import Parts
 
 
 class BytePath(Protocol):

@@ -153,6 +153,34 @@ def _kernel_paths(paths: list[tuple[str, Path]]) -> list[tuple[bytes, tuple[byte
     return [(text.encode(), tuple(part.encode() for part in path)) for text, path in paths]
 
 
+FastKeys = Callable[[list[bytes]], list["bytes | None"]]
+
+
+def json_parser(
+    kernel: ModuleType | None,
+    key_paths: list[tuple[str, Path]],
+    ignore: Sequence[str],
+    ignore_paths: list[Path],
+) -> FastKeys | None:
+    """The kernel's JSON key twin where ``kernel`` is given and the paths are ones it
+    takes (None: every record through the Python parser); it answers None for a record
+    it leaves to the parser."""
+    if kernel is None:
+        return None
+    json_keys = kernel.json_keys
+    if key_paths:
+        fast_paths = _kernel_paths(key_paths)
+        if fast_paths is None:
+            return None
+        return lambda records: json_keys(records, fast_paths)
+    if len(ignore) <= 64 and all(_plain(text) for text in ignore):
+        # One-component paths are dropped there; a longer one reaches into a nested
+        # value, which the kernel leaves to the parser anyway.
+        names = sorted({path[0].encode() for path in ignore_paths if len(path) == 1})
+        return lambda records: json_keys(records, names, ignore=True)
+    return None
+
+
 class JsonSelector:
     """Turn records into their JSON keys. With ``track_text``, ``as_text`` lists the
     batch positions of the last call's records that were compared as text (not a JSON
@@ -177,19 +205,7 @@ class JsonSelector:
         self._fast_codec = _orjson_codec()
         self.track_text = track_text
         self.as_text: list[int] = []
-        self._fast: Callable[[list[bytes]], list[bytes | None]] | None = None
-        if kernel is None:
-            return
-        json_keys = kernel.json_keys
-        if self.key_paths:
-            fast_paths = _kernel_paths(self.key_paths)
-            if fast_paths is not None:
-                self._fast = lambda records: json_keys(records, fast_paths)
-        elif len(ignore) <= 64 and all(_plain(text) for text in ignore):
-            # One-component paths are dropped there; a longer one reaches into a nested
-            # value, which the kernel leaves to the parser anyway.
-            names = sorted({path[0].encode() for path in self.ignore_paths if len(path) == 1})
-            self._fast = lambda records: json_keys(records, names, ignore=True)
+        self._fast = json_parser(kernel, self.key_paths, ignore, self.ignore_paths)
 
     def __call__(self, records: list[bytes]) -> list[bytes]:
         if self._fast is None:

@@ -61,6 +61,7 @@ class KeyMaker:
             steps.only_normalize if steps and json is None and transform is None else 0
         )
         self.plain = transform is None and json is None and self.steps is None
+        self._hashing = key_hasher(self, kernel)
 
     def shown_record(self, record: bytes) -> bytes:
         """What ``--top`` shows of a record: with JSON keys, the key compared (the
@@ -90,56 +91,24 @@ class KeyMaker:
         skips characters itself). Without: BLAKE2b keyed with the same seed
         (:func:`seqdedup.hashes.python_hash_bytes`).
         """
-        if self.kernel is None:
-            skipping = self.skip_chars or self.skip_fields
-            keys = records if not skipping and self.plain else self.keys(records)
-            return python_hash_bytes(list(keys))
-        hashes: bytes
-        if self.plain or self.kernel_normalize:
-            hashes = self.kernel.hash_records(
-                records,
-                self.seed,
-                self.skip_chars,
-                self.byte_mode,
-                self.kernel_normalize,
-                self.skip_fields,
-            )
-        else:
-            hashes = self.kernel.hash_records(self.keys(records), self.seed)
-        return hashes
+        return self._hashing.hashes(records)
 
     @property
     def hashes_encoded(self) -> bool:
         """Whether :meth:`hash_encoded` hashes library rows in the kernel (which checks
         each row's lengths as it reads it)."""
-        return self.kernel is not None and bool(self.plain or self.kernel_normalize)
+        return self._hashing.encoded
 
     def hash_encoded_rows(self, rows: list[bytes], separator: bytes) -> bytes:
         """:meth:`hash_encoded` of many rows in one call of the kernel, each row's key
         hashes followed by ``separator`` (only where :attr:`hashes_encoded`)."""
-        assert self.kernel is not None and self.hashes_encoded
-        result: bytes = self.kernel.hash_encoded_rows(rows, separator, *self._key_settings())
-        return result
-
-    def _key_settings(self) -> tuple[int, int, bool, int, int]:
-        """How the kernel makes a key, as its row hashers take it."""
-        return (
-            self.seed,
-            self.skip_chars,
-            self.byte_mode,
-            self.kernel_normalize,
-            self.skip_fields,
-        )
+        return self._hashing.encoded_rows(rows, separator)
 
     def hash_encoded(self, encoded: bytes) -> bytes | None:
         """The key hashes of a library row's records (``library.encode_records``), as
         16-byte values, when the kernel can take them straight from the row; else None
         (decode the records and call :meth:`hashes`)."""
-        if not self.hashes_encoded:
-            return None
-        assert self.kernel is not None
-        result: bytes = self.kernel.hash_encoded(encoded, *self._key_settings())
-        return result
+        return self._hashing.encoded_row(encoded) if self._hashing.encoded else None
 
     def _skip(self, records: list[bytes]) -> list[bytes]:
         n = self.skip_chars
@@ -153,6 +122,69 @@ class KeyMaker:
             else record.decode("utf-8", "surrogateescape")[n:].encode("utf-8", "surrogateescape")
             for record in records
         ]
+
+
+class _PythonHashing:
+    """Keys hashed in Python: BLAKE2b keyed with the run's seed."""
+
+    encoded = False  # (library rows are decoded, then hashed)
+
+    def __init__(self, maker: KeyMaker) -> None:
+        self._maker = maker
+
+    def hashes(self, records: Sequence[bytes]) -> bytes:
+        maker = self._maker
+        skipping = maker.skip_chars or maker.skip_fields
+        keys = records if not skipping and maker.plain else maker.keys(records)
+        return python_hash_bytes(list(keys))
+
+    def encoded_rows(self, rows: list[bytes], separator: bytes) -> bytes:
+        raise AssertionError("only where the kernel hashes encoded rows")
+
+    def encoded_row(self, encoded: bytes) -> bytes:
+        raise AssertionError("only where the kernel hashes encoded rows")
+
+
+class _KernelHashing:
+    """Keys hashed by the kernel (SipHash-2-4-128), which skips characters and fields
+    and normalises itself where it can."""
+
+    def __init__(self, maker: KeyMaker, kernel: ModuleType) -> None:
+        self._maker = maker
+        self._kernel = kernel
+        self.encoded = bool(maker.plain or maker.kernel_normalize)
+        # how the kernel makes a key, as its hashers take it
+        self._settings = (
+            maker.seed,
+            maker.skip_chars,
+            maker.byte_mode,
+            maker.kernel_normalize,
+            maker.skip_fields,
+        )
+
+    def hashes(self, records: Sequence[bytes]) -> bytes:
+        maker = self._maker
+        hashes: bytes
+        if self.encoded:
+            hashes = self._kernel.hash_records(records, *self._settings)
+        else:
+            hashes = self._kernel.hash_records(maker.keys(records), maker.seed)
+        return hashes
+
+    def encoded_rows(self, rows: list[bytes], separator: bytes) -> bytes:
+        result: bytes = self._kernel.hash_encoded_rows(rows, separator, *self._settings)
+        return result
+
+    def encoded_row(self, encoded: bytes) -> bytes:
+        result: bytes = self._kernel.hash_encoded(encoded, *self._settings)
+        return result
+
+
+def key_hasher(maker: KeyMaker, kernel: ModuleType | None) -> _PythonHashing | _KernelHashing:
+    """The key-hash twin of ``maker``: the kernel's where ``kernel`` is given."""
+    if kernel is None:
+        return _PythonHashing(maker)
+    return _KernelHashing(maker, kernel)
 
 
 def skip_fields(records: list[bytes], count: int) -> list[bytes]:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from seqdedup.library.save import RunSaver
     from seqdedup.matcher import Matcher
     from seqdedup.picture import RunPicture
+    from seqdedup.report import CountsRow
 
 
 class Decided(NamedTuple):
@@ -136,6 +137,32 @@ class Ledger:
             self._saver.observe(
                 decided.records, decided.keep, decided.new_material, decided.first, decided.pieces
             )
+
+    def finish(self, top: int | None) -> None:
+        """End of input: the last input's counts, the ``top`` sequences asked for
+        (``--top N``) and the sequences found; a report page gets the run's ranking."""
+        self.end_input()
+        if self.top is not None and top:
+            self.stats.top_sequences = self.top.top(top)
+        self.stats.unique_sequences = self._attributor.identified
+        if self.picture is not None:
+            self.picture.ranked_by(self.top)
+
+    def loaded(self, sequences: int) -> None:
+        """The libraries read hold ``sequences`` sequences."""
+        self.stats.library_loaded = sequences
+
+    def saved(self, sequences: int) -> None:
+        """The run's library was saved with ``sequences`` new ones (0 while saving)."""
+        self.stats.library_saved = sequences
+
+    def streams(self, document: list[CountsRow]) -> None:
+        """--stream-by: the counts of each stream so far."""
+        self.stats.streams = document
+
+    def interrupted(self, stopped: int | None) -> None:
+        """The signal that cut the run short (None: none did)."""
+        self.stats.interrupted = stopped
 
     def end_input(self) -> None:
         """With several inputs, the counts of the input that ended; ``--top`` starts

@@ -203,6 +203,7 @@ def _mask(sub: Callable[[str, str], str], key: bytes) -> bytes:
     text = key.decode("utf-8", "surrogateescape")
     return sub(MASK_PLACEHOLDER, text).encode("utf-8", "surrogateescape")
 
+
 # -- the first timestamp of a record (fold lines, report pages, the budget's spans) --
 
 

@@ -240,7 +240,11 @@ class RunPicture(PieceLog):
 
         self._stamp = timestamp_finder(load())
         self.input_ends: list[int] = []  # record index where each input ended
-        self.ranking: TopSequences | None = None  # the run's --top ranking (set by the run)
+        self.ranking: TopSequences | None = None  # the run's --top ranking (at its end)
+
+    def ranked_by(self, ranking: TopSequences | None) -> None:
+        """The run ended: its ``--top`` ranking (which the page's table reads)."""
+        self.ranking = ranking
 
     # -- the input ---------------------------------------------------------------
     def __call__(self, chunk: bytes) -> None:

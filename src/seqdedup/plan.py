@@ -10,18 +10,35 @@ names. docs/engine.md ("What needs attribution", "The kernel's chunk path") says
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from types import ModuleType
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from seqdedup.config import Config
+
+if TYPE_CHECKING:
+    from seqdedup.attribution import Attribution
+    from seqdedup.filters import FilterList
+    from seqdedup.fold import Folder
+    from seqdedup.keys import KeyMaker
+    from seqdedup.library.load import LoadedLibrary
+    from seqdedup.library.save import RunSaver
+    from seqdedup.matcher import LibraryWindows, Matcher
+    from seqdedup.report import PieceReport, TopSequences
+
+# "chunk": the kernel's chunk path; "record": records through Python stages; "stream":
+# --stream-by's path
+Feeding = Literal["chunk", "record", "stream"]
+# "count": only the decisions counted; "thread": the kernel's, counted on a second core;
+# "kernel"; "python"
+AttributionKind = Literal["count", "thread", "kernel", "python"]
 
 
 class RunPlan(NamedTuple):
     """What one run is made of (see the module docstring)."""
 
-    feeding: str  # "chunk": the kernel's chunk path; "record": records through Python
-    # stages; "stream": --stream-by's path
-    attribution: str  # "count": only the decisions counted; "thread": the kernel's,
-    # counted on a second core; "kernel"; "python"
+    kernel: ModuleType | None  # the compiled kernel, loaded once for the run (None: Python)
+    feeding: Feeding
+    attribution: AttributionKind
     settles_early: bool  # records written once certain, before their window completes
     run_heads: int  # what the chunk path hands over per run: 0 nothing, 1 its first
     # record (--top), 2 its records (--fold, saving)
@@ -29,15 +46,36 @@ class RunPlan(NamedTuple):
     top_only: bool  # --top is all that reads pieces: the kernel counts the rest
     saves: bool  # a library is saved
     folds: bool  # summary lines by the run's folder (--stream-by folds its own)
+    ordered: bool  # markers or explanations: nothing is released past an open piece
+    reported: bool  # --stream-by: each run's source and count read as it is written
+    stream_decider: Literal["kernel", "python"] | None  # --stream-by's decider
+
+    @property
+    def engine(self) -> Literal["c", "python"]:
+        """Which engine runs, as ``Deduplicator.engine`` names it."""
+        return "python" if self.kernel is None else "c"
+
+    @property
+    def compiled(self) -> ModuleType:
+        """The kernel, for a stage the plan builds only with it."""
+        if self.kernel is None:
+            raise AssertionError("the plan builds this stage only with the kernel")
+        return self.kernel
 
 
 def plan_run(
-    config: Config, kernel: bool, explaining: bool, kernel_keys: bool, picturing: bool = False
+    config: Config,
+    kernel: ModuleType | None,
+    explaining: bool,
+    kernel_keys: bool,
+    picturing: bool = False,
 ) -> RunPlan:
-    """The plan of a run of ``config``: ``kernel``, the compiled kernel runs;
-    ``explaining``, explanations are asked for; ``kernel_keys``, the kernel makes the
-    keys itself (no transform, JSON keys or masks it cannot do); ``picturing``, a
-    report page reads every piece (and ranks the sequences as ``--top`` does)."""
+    """The plan of a run of ``config``: ``kernel``, the compiled kernel (None: the
+    Python engine runs); ``explaining``, explanations are asked for; ``kernel_keys``,
+    the kernel makes the keys itself (no transform, JSON keys or masks it cannot do);
+    ``picturing``, a report page reads every piece (and ranks the sequences as
+    ``--top`` does)."""
+    compiled = kernel is not None
     filtering = bool(config.filters)
     settles = config.max_history is not None and not config.annotate and not explaining
     pieces_read = (
@@ -52,9 +90,12 @@ def plan_run(
     top_only = bool(config.top or picturing) and not (
         config.annotate or config.fold or explaining or config.library_dir is not None
     )
+    ordered = config.annotate or explaining
+    reported = ordered or bool(config.top) or picturing or config.fold
     return RunPlan(
-        feeding=_feeding(config, kernel, explaining, kernel_keys, settles, filtering),
-        attribution=_attribution(config, kernel, pieces_read),
+        kernel=kernel,
+        feeding=_feeding(config, compiled, explaining, kernel_keys, settles, filtering),
+        attribution=_attribution(config, compiled, pieces_read),
         settles_early=settles,
         run_heads=(
             2
@@ -67,17 +108,29 @@ def plan_run(
         top_only=top_only,
         saves=config.library_dir is not None,
         folds=config.fold and not config.stream_split,
+        ordered=ordered,
+        reported=reported,
+        stream_decider=_stream_decider(config, compiled, reported) if config.stream_split else None,
     )
+
+
+def _stream_decider(config: Config, compiled: bool, reported: bool) -> Literal["kernel", "python"]:
+    """The kernel's stream matcher where nothing is read per run: no markers, lines,
+    ranking, libraries or per-stream histories."""
+    libraries = config.library_dir is not None or bool(config.read_sequences)
+    if not compiled or reported or libraries or config.per_stream:
+        return "python"
+    return "kernel"
 
 
 def _feeding(
     config: Config,
-    kernel: bool,
+    compiled: bool,
     explaining: bool,
     kernel_keys: bool,
     settles: bool,
     filtering: bool,
-) -> str:
+) -> Feeding:
     """The kernel's chunk path serves every run that needs nothing per record from
     Python: no transform, JSON keys, masks or explanations, nor library saving with
     filters or libraries read (`-r`), nor markers with --inverse, filters or key options
@@ -88,7 +141,7 @@ def _feeding(
     if config.stream_split:
         return "stream"
     if (
-        not kernel
+        not compiled
         or (config.fold and (filtering or settles))
         or not kernel_keys
         or (config.annotate and (config.inverse or filtering))
@@ -100,11 +153,29 @@ def _feeding(
     return "chunk"
 
 
-def _attribution(config: Config, kernel: bool, pieces_read: bool) -> str:
+def _attribution(config: Config, compiled: bool, pieces_read: bool) -> AttributionKind:
     """Attribution only where something reads it, in the kernel when it runs; counted
     on a thread when only the statistics read it (the number of sequences)."""
     if config.stream_split or not (pieces_read or config.sequence_stats):
         return "count"  # (a --stream-by run counts its own)
-    if not kernel:
+    if not compiled:
         return "python"
     return "kernel" if pieces_read else "thread"
+
+
+class Parts(NamedTuple):
+    """The stages one run is made of, built once from its plan and handed to the path
+    that feeds it (immutable: a path books what it decides with the :class:`Ledger`)."""
+
+    config: Config
+    plan: RunPlan
+    filters: FilterList
+    keys: KeyMaker
+    matcher: Matcher
+    attributor: Attribution
+    report: PieceReport
+    top: TopSequences | None
+    folder: Folder | None
+    saver: RunSaver | None
+    library: LoadedLibrary | None
+    library_windows: LibraryWindows

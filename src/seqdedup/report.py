@@ -298,12 +298,12 @@ class MarkerTexts:
 
     TRIM_SLACK = 1 << 16
 
-    def __init__(self, digest: TextDigest, keep_back: int | None) -> None:
+    def __init__(self, digest: TextDigest, keep_back: int | None, library: array[int]) -> None:
         self.digest = digest
         self._texts = array("Q")
         self._offset = 0  # tracked index of _texts[0]
         self._keep_back = keep_back  # None: every record stays (as the keys do)
-        self.library = array("Q")
+        self.library = library
 
     def append(self, records: Sequence[bytes]) -> None:
         """The next tracked records, as they are fed."""
@@ -336,18 +336,26 @@ class MarkerTexts:
         self._offset += drop
 
 
-def marker_texts(config: Config, kernel: ModuleType | None) -> MarkerTexts | None:
-    """The texts a run's markers compare (:class:`MarkerTexts`), when its records are
-    compared by keys; None otherwise."""
+def marker_digest(config: Config, kernel: ModuleType | None) -> TextDigest | None:
+    """The digest of record texts a run's markers compare, when its records are
+    compared by keys and its markers show variants; None otherwise."""
     if not config.marks_variants:
         return None
     from seqdedup.keys import text_digest
 
-    digest = text_digest(config, kernel)
+    return text_digest(config, kernel)
+
+
+def marker_texts(
+    config: Config, digest: TextDigest | None, library: array[int] | None
+) -> MarkerTexts | None:
+    """The texts a run's markers compare (:class:`MarkerTexts`), with the digests of
+    the loaded ``library``'s records; None where markers compare none."""
     if digest is None:
         return None
     history = config.max_history
-    return MarkerTexts(digest, None if history is None else history + 2 * config.window_size)
+    keep_back = None if history is None else history + 2 * config.window_size
+    return MarkerTexts(digest, keep_back, library if library is not None else array("Q"))
 
 
 class PieceReport:

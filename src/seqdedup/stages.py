@@ -13,15 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from types import ModuleType
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from seqdedup.attribution import (
     Attribution,
     Attributor,
     DecisionCount,
-    KernelAttributor,
-    SequenceTable,
+    make_attribution,
 )
 from seqdedup.attribution_thread import AttributionThread
 from seqdedup.config import Config, Duration
@@ -31,12 +29,12 @@ from seqdedup.filters import FilterList
 from seqdedup.keys import KeyMaker, ShellTransform, key_maker
 from seqdedup.ledger import Ledger
 from seqdedup.matcher import LibraryWindows, Matcher, make_matcher
-from seqdedup.plan import RunPlan, plan_run
+from seqdedup.plan import Parts, RunPlan, plan_run
 from seqdedup.report import (
-    MarkerTexts,
     PieceReport,
     Stats,
     TopSequences,
+    marker_digest,
     marker_texts,
     stats_document,
 )
@@ -45,26 +43,10 @@ from seqdedup.streamby.decider import SequenceCounts, StreamCount
 if TYPE_CHECKING:
     from seqdedup._kernel import Matcher as ChunkMatcher
     from seqdedup.fold import Folder
+    from seqdedup.keys import TextDigest
     from seqdedup.library.load import LoadedLibrary
     from seqdedup.library.save import RunSaver
     from seqdedup.picture import RunPicture
-
-
-class Parts(NamedTuple):
-    """The stages one run is made of, built once from its plan and handed to the path
-    that feeds it (immutable: a path books what it decides with the :class:`Ledger`)."""
-
-    config: Config
-    filters: FilterList
-    keys: KeyMaker
-    matcher: Matcher
-    attributor: Attribution
-    report: PieceReport
-    top: TopSequences | None
-    folder: Folder | None
-    saver: RunSaver | None
-    library: LoadedLibrary | None
-    library_windows: LibraryWindows
 
 
 class Stages:
@@ -80,41 +62,39 @@ class Stages:
         self.config = config
         self.stats = stats = Stats()
         filters = FilterList(config.filters)
-        engine = load_kernel()
-        self.engine = "python" if engine is None else "c"
-        keys = key_maker(config, engine, SEED, shell_transform(config))
+        kernel = load_kernel()  # (once per run: the plan holds it)
+        keys = key_maker(config, kernel, SEED, shell_transform(config))
         kernel_keys = keys.plain or bool(keys.kernel_normalize)
         self.plan = plan = plan_run(
-            config, engine is not None, on_explain is not None, kernel_keys, picture is not None
+            config, kernel, on_explain is not None, kernel_keys, picture is not None
         )
-        self.chunks = chunk_matcher(config, engine, plan, keys)
-        matcher: Matcher = self.chunks or make_matcher(
-            config.window_size, config.max_history, engine, early=plan.settles_early, seed=SEED
-        )
-        attributor = make_attributor(config, engine, matcher, plan, picture)
+        self.engine = plan.engine
+        # Built in dependency order, each from what it needs: nothing is set on a stage
+        # after it is made.
+        self.chunks = chunk_matcher(config, plan, keys)
+        matcher = self.chunks or run_matcher(config, plan)
+        attributor, top_counts = make_attributor(config, matcher, plan, picture)
         # --stream-by: the loaded windows go to the stream decider (fingerprints, starts)
         library_windows = LibraryWindows(matcher)
-        texts = marker_texts(config, engine)
+        digest = marker_digest(config, kernel)
         library = load_library(
-            config, keys, library_windows if config.stream_split else matcher, texts
+            config, keys, library_windows if config.stream_split else matcher, digest
         )
+        texts = marker_texts(config, digest, library.texts if library is not None else None)
         if library is not None:
-            stats.library_loaded = len(library.names)
             attributor.set_library_keys(library.region)
-        report = PieceReport(
-            config,
-            attributor.record_number,
-            library.locate if library is not None else None,
-            on_explain,
-            [rule.pattern for rule in filters.rules],
-            texts,
-        )
-        top = make_top(config, attributor, picture)
+        locate = library.locate if library is not None else None
+        patterns = [rule.pattern for rule in filters.rules]
+        report = PieceReport(config, attributor.record_number, locate, on_explain, patterns, texts)
+        top = make_top(config, plan, top_counts, picture is not None)
         self.saver = saver = make_saver(config, plan, library, matcher)
         # (a --stream-by run folds its stream runs itself: streamby.path)
-        self.folder = make_folder(config, report, keys, attributor, saver) if plan.folds else None
+        self.folder = (
+            make_folder(config, plan, report, keys, attributor, saver) if plan.folds else None
+        )
         self.parts = Parts(
             config,
+            plan,
             filters,
             keys,
             matcher,
@@ -128,6 +108,8 @@ class Stages:
         )
         shown = keys.shown_record if keys.json is not None else None
         self.ledger = Ledger(stats, attributor, matcher, report, top, saver, shown, picture)
+        if library is not None:
+            self.ledger.loaded(len(library.names))
 
     @property
     def last_record_written(self) -> bool:
@@ -146,23 +128,19 @@ class Stages:
 
     def finish(self) -> None:
         """End of input: the last input's counts, ``--top`` and the sequences."""
-        self.ledger.end_input()
-        top = self.parts.top
-        if top is not None and self.config.top:
-            self.stats.top_sequences = top.top(self.config.top)
-        self.stats.unique_sequences = self.parts.attributor.identified
+        self.ledger.finish(self.config.top)
 
     def save(self, on_committed: Callable[[], None] | None = None) -> None:
         """Land what the run observed in its library (once; nothing without one);
         ``on_committed`` runs right after the commit (signals held across both)."""
         if self.saver is None:
             return
-        self.stats.library_saved = 0
+        self.ledger.saved(0)
         document = stats_document(self.stats, self.config)
         configuration = document.pop("configuration")
         assert isinstance(configuration, dict)
         saver, self.saver = self.saver, None
-        self.stats.library_saved = saver.commit(configuration, document, on_committed)
+        self.ledger.saved(saver.commit(configuration, document, on_committed))
 
     def abort(self) -> None:
         """Save nothing to the library."""
@@ -182,18 +160,15 @@ def load_library(
     config: Config,
     keys: KeyMaker,
     target: Matcher | LibraryWindows,
-    texts: MarkerTexts | None,
+    digest: TextDigest | None,
 ) -> LoadedLibrary | None:
     """The libraries the run reads (``-r``, ``-l``), their windows given to ``target``
-    (and their records' text digests to ``texts``, for markers)."""
+    (with their records' text ``digest``s, for markers)."""
     if not (config.read_sequences or config.library_dir is not None):
         return None
     from seqdedup.library.load import load_libraries
 
-    library = load_libraries(config, keys, target, texts.digest if texts else None)
-    if library is not None and texts is not None:
-        texts.library = library.texts
-    return library
+    return load_libraries(config, keys, target, digest)
 
 
 def make_saver(
@@ -205,40 +180,31 @@ def make_saver(
     assert config.library_dir is not None
     from seqdedup.library.save import RunSaver
 
-    matcher.new_material = []  # (the matcher notes first-seen windows from now on)
     return RunSaver(
         config.library_dir,
         config.window_size,
         library,
         whole_runs=bool(config.read_sequences),
         delimiter=config.delimiter,
-        kernel=load_kernel(),
+        kernel=plan.kernel,
     )
 
 
 def make_top(
-    config: Config, attributor: Attribution, picture: RunPicture | None
+    config: Config, plan: RunPlan, top_counts: TopCounts | None, picturing: bool
 ) -> TopSequences | None:
-    """``--top``'s table (counted by the kernel's attribution when it counts it), also
-    for a report page (whose ``picture`` reads its ranking at the end)."""
-    if not (config.top or picture is not None):
+    """``--top``'s table (counted by the kernel's attribution where ``top_counts`` is
+    given), also for a report page (whose picture the ledger hands its ranking)."""
+    if not (config.top or picturing):
         return None
-    top = _top_table(config, attributor)
-    if picture is not None:
-        picture.ranking = top
-    return top
-
-
-def _top_table(config: Config, attributor: Attribution) -> TopSequences:
     # (with filters a source's record number is read while attribution holds it)
     lazy = not config.filters
-    if isinstance(attributor, KernelAttributor) and attributor.counts_top:
-        return TopSequences(config.max_unique_sequences, attributor.top_counts, lazy)
-    return TopSequences(config.max_unique_sequences, lazy_sources=lazy)
+    return TopSequences(config.max_unique_sequences, top_counts, lazy)
 
 
 def make_folder(
     config: Config,
+    plan: RunPlan,
     report: PieceReport,
     keys: KeyMaker,
     attributor: Attribution,
@@ -248,7 +214,6 @@ def make_folder(
     library, which holds each folded sequence under its id)."""
     from seqdedup.fold import Folder, TimedFolder
 
-    assert isinstance(attributor, Attributor | KernelAttributor)  # (the plan's: folds)
     kind = TimedFolder if isinstance(config.fold_every, Duration) else Folder
     return kind(
         config,
@@ -256,19 +221,28 @@ def make_folder(
         keys,
         lambda: attributor.open_source,
         saver.add_sequence if saver is not None else None,
-        load_kernel(),
+        plan.kernel,
     )
 
 
-def chunk_matcher(
-    config: Config, engine: ModuleType | None, plan: RunPlan, keys: KeyMaker
-) -> ChunkMatcher | None:
+def run_matcher(config: Config, plan: RunPlan) -> Matcher:
+    """The matcher of a run off the chunk path (noting first-seen windows where the run
+    saves a library)."""
+    matcher = make_matcher(
+        config.window_size, config.max_history, plan.kernel, early=plan.settles_early, seed=SEED
+    )
+    if plan.saves:
+        matcher.new_material = []
+    return matcher
+
+
+def chunk_matcher(config: Config, plan: RunPlan, keys: KeyMaker) -> ChunkMatcher | None:
     """The kernel's chunk path (raw bytes in, kept bytes out, no Python object per
     record), for a run the plan feeds so (see :func:`seqdedup.plan.plan_run`; only
     with the kernel); None for any other run."""
-    if engine is None or plan.feeding != "chunk":
+    if plan.feeding != "chunk":
         return None
-    matcher: ChunkMatcher = engine.Matcher(
+    matcher: ChunkMatcher = plan.compiled.Matcher(
         config.window_size,
         config.max_history,
         seed=SEED,
@@ -282,49 +256,46 @@ def chunk_matcher(
         filtered=bool(config.filters),
         early=plan.settles_early,
     )
+    if plan.saves:
+        matcher.new_material = []  # (it notes first-seen windows)
     return matcher
+
+
+TopCounts = Callable[[], dict[int, int]]
 
 
 def make_attributor(
     config: Config,
-    engine: ModuleType | None,
     matcher: Matcher,
     plan: RunPlan,
     picture: RunPicture | None = None,
-) -> Attribution:
+) -> tuple[Attribution, TopCounts | None]:
     """The attribution the plan names (docs/engine.md: what needs attribution): none
     (only the decisions counted), the kernel's (counted on a thread when only the
     statistics read it; every piece handed packed to a report page's ``picture``), or
-    the Python engine's (whose pieces the ledger hands the picture)."""
+    the Python engine's (whose pieces the ledger hands the picture); and where the
+    kernel counts ``--top`` itself (only --top reads pieces), its counts."""
     if plan.feeding == "stream":
-        return StreamCount(SequenceCounts(config.max_unique_sequences))  # (its own decider's)
+        return StreamCount(SequenceCounts(config.max_unique_sequences)), None  # (its own)
     if plan.attribution == "count":
-        return DecisionCount()  # (nothing reads a piece; a stream run: StreamCount)
-    if plan.attribution in ("kernel", "thread"):
-        assert engine is not None  # (the plan: the kernel's attribution with the kernel)
-        attributor = KernelAttributor(
-            engine,
-            matcher,
-            config.max_candidates,
-            config.max_history,
-            config.max_unique_sequences,
-            SEED,
-            plan.pieces_read and not plan.top_only,
-            plan.top_only,
-            watched=picture is not None,
-        )
-        if picture is not None:
-            numbers = attributor.record_number if config.filters else None
-            attributor.watch(partial(picture.add_packed, record_number=numbers))
-        if plan.attribution == "kernel":
-            return attributor
-        assert isinstance(matcher, engine.Matcher)  # (the plan: a thread beside the kernel's)
-        return AttributionThread(attributor, matcher)
-    return Attributor(
+        return DecisionCount(), None  # (nothing reads a piece; a stream run: StreamCount)
+    attributor = make_attribution(
+        plan.kernel,
+        matcher,
         config.window_size,
-        SequenceTable(config.max_unique_sequences),
-        matcher.source,
-        config.max_candidates,
         config.max_history,
-        matcher.fingerprints,
+        config.max_unique_sequences,
+        config.max_candidates,
+        report=plan.pieces_read and not plan.top_only,
+        top=plan.top_only,
+        watched=picture is not None,
     )
+    if isinstance(attributor, Attributor):  # (the plan: "python")
+        return attributor, None
+    if picture is not None:
+        numbers = attributor.record_number if config.filters else None
+        attributor.watch(partial(picture.add_packed, record_number=numbers))
+    if plan.attribution == "thread":
+        assert isinstance(matcher, plan.compiled.Matcher)  # (a thread beside the kernel's)
+        return AttributionThread(attributor, matcher), None
+    return attributor, attributor.top_counts if attributor.counts_top else None

@@ -23,7 +23,6 @@ from seqdedup.config import (
     DEFAULT_STREAM_LIBRARY_ANNOTATION,
 )
 from seqdedup.engine import SEED
-from seqdedup.engine import load as load_kernel
 from seqdedup.errors import visible
 from seqdedup.feeding import RecordPath
 from seqdedup.filters import TRACKED, UNMATCHED
@@ -42,8 +41,8 @@ from seqdedup.timelimit import PatternTimeout
 
 if TYPE_CHECKING:
     from seqdedup.ledger import Ledger
+    from seqdedup.plan import Parts
     from seqdedup.report import CountsRow, Fields
-    from seqdedup.stages import Parts
     from seqdedup.streamby.fold import StreamFolder
 
 STREAM_ROWS = 10_000  # per-stream statistics rows: the first streams; the rest as one
@@ -99,7 +98,7 @@ class _StreamRun(RecordPath):
     def __init__(self, parts: Parts, ledger: Ledger, ordered: bool) -> None:
         super().__init__(parts, ledger, ordered)
         config = parts.config
-        self._namer = StreamNamer(config, load_kernel())
+        self._namer = StreamNamer(config, parts.plan.kernel)
         self._current = UNNAMED  # the stream of the last record (for continuation lines)
         self._rows = StreamRows()
         self._keyed: list[bytes] = []  # the last batch without its stream names
@@ -131,7 +130,7 @@ class _StreamRun(RecordPath):
         """End of an input: every stream ends (no window spans two inputs)."""
         out = self._end_all()
         self._current = UNNAMED
-        self._ledger.stats.streams = self._rows.document()
+        self._ledger.streams(self._rows.document())
         return out
 
     def idle(self) -> list[bytes]:
@@ -157,12 +156,7 @@ class StreamPath(_StreamRun):
         # Each run's source and its count as written: markers, explanations, --top,
         # summary lines (a run is then closed before its last record is written, see
         # _write_decided).
-        self._reported = (
-            config.annotate
-            or parts.report.explain is not None
-            or parts.top is not None  # (--top, or a report page)
-            or config.fold
-        )
+        self._reported = parts.plan.reported
         self._ordered = self._ordered or self._reported
         self._folder = make_stream_folder(parts, self._source_fields) if config.fold else None
         self._decider = StreamDecider(
@@ -525,17 +519,14 @@ def make_stream_folder(parts: Parts, source_fields: Callable[[Run], Fields]) -> 
         source_fields,
         report.inputs.named,
         parts.saver.add_sequence if parts.saver is not None else None,
-        load_kernel(),
+        parts.plan.kernel,
     )
 
 
-def stream_path(parts: Parts, ledger: Ledger, ordered: bool) -> StreamPath | KernelStreamPath:
-    """The kernel's path where it serves (nothing reported per run), else the Python
-    decider's."""
-    kernel = load_kernel()
-    config = parts.config
-    libraries = config.library_dir is not None or bool(config.read_sequences)
-    reported = parts.top is not None  # (--top, or a report page)
-    if kernel is None or ordered or reported or config.fold or libraries or config.per_stream:
-        return StreamPath(parts, ledger, ordered)
-    return KernelStreamPath(parts, ledger, kernel)
+def stream_path(parts: Parts, ledger: Ledger) -> StreamPath | KernelStreamPath:
+    """The stream path the plan names: the kernel's where it serves (nothing read per
+    run), else the Python decider's."""
+    plan = parts.plan
+    if plan.stream_decider == "kernel":
+        return KernelStreamPath(parts, ledger, plan.compiled)
+    return StreamPath(parts, ledger, plan.ordered)
