@@ -15,12 +15,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING
 
-from seqdedup.attribution import (
-    Attribution,
-    Attributor,
-    DecisionCount,
-    make_attribution,
-)
+from seqdedup.attribution import Attribution, Attributor, DecisionCount, make_attribution
 from seqdedup.attribution_thread import AttributionThread
 from seqdedup.config import Config, Duration
 from seqdedup.engine import SEED
