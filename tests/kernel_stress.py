@@ -22,7 +22,7 @@ from seqdedup.jsonkeys import JsonSelector
 from seqdedup.library.store import encode_records
 from seqdedup.normalize import normalize_py
 from seqdedup.runs import runs_of
-from seqdedup.streamby.decider import prefix_program
+from seqdedup.streamby.names import prefix_program
 
 from oracle import interleaved_runs, interleaved_skipped, skipped_flags_streams
 

@@ -331,7 +331,7 @@ def test_show_keys_leaves_the_stream_out():
 )
 def test_names_and_keys_of_records(records, names, keys):
     from seqdedup.config import Config
-    from seqdedup.streamby.decider import StreamNamer
+    from seqdedup.streamby.names import StreamNamer
 
     namer = StreamNamer(Config(stream_by=r"\[(\w+)\] ?"))
     assert namer.split(records) == (names, keys)
@@ -379,7 +379,7 @@ QUANTIFIERS = ["", "+", "*", "?", "{2}", "{1,3}"]
 def test_prefix_programs_find_what_the_pattern_finds(parts, group, records):
     """Where a pattern is a prefix program, the kernel's names and keys are exactly
     those of re.search on every record."""
-    from seqdedup.streamby.decider import prefix_program
+    from seqdedup.streamby.names import prefix_program
 
     kernel = pytest.importorskip("seqdedup._kernel")
     atoms = [piece + quantifier for piece, quantifier in parts]
@@ -404,7 +404,7 @@ def test_prefix_programs_find_what_the_pattern_finds(parts, group, records):
 
 
 def test_common_stream_patterns_are_prefix_programs():
-    from seqdedup.streamby.decider import prefix_program
+    from seqdedup.streamby.names import prefix_program
 
     for text in (r"^\[(pod-\d+)\] ", r"^\[pod/([^/]+)/[^]]*\] ", r"^(\S+) ", r"^(\w+)\[\d+\]: "):
         assert prefix_program(re.compile(text.encode())) is not None, text

@@ -553,7 +553,7 @@ def show_keys(
     delimiter = config.delimiter
     count = 0
     if config.stream_split:  # the stream's name is not part of the key
-        from seqdedup.streamby.decider import StreamNamer
+        from seqdedup.streamby.names import StreamNamer
 
         namer = StreamNamer(config)
 

@@ -187,7 +187,7 @@ def stream_keys(config: Config, records: list[bytes]) -> StreamKeys:
     from seqdedup.engine import load as load_kernel
     from seqdedup.filters import TRACKED, FilterList
     from seqdedup.keys import key_maker
-    from seqdedup.streamby.decider import UNNAMED, StreamNamer
+    from seqdedup.streamby.names import UNNAMED, StreamNamer
 
     kernel = load_kernel()
     names, keyed = StreamNamer(config, kernel).split(records)

@@ -28,15 +28,8 @@ from seqdedup.feeding import RecordPath
 from seqdedup.filters import TRACKED, UNMATCHED
 from seqdedup.hashes import hash_bytes, hash_ints
 from seqdedup.report import explain_bypassed, explain_unmatched, marker_text, painted
-from seqdedup.streamby.decider import (
-    LIBRARY_END,
-    UNNAMED,
-    Entry,
-    Run,
-    StreamCount,
-    StreamDecider,
-    StreamNamer,
-)
+from seqdedup.streamby.decider import LIBRARY_END, Entry, Run, StreamCount, StreamDecider
+from seqdedup.streamby.names import UNNAMED, StreamNamer
 from seqdedup.timelimit import PatternTimeout
 
 if TYPE_CHECKING:
