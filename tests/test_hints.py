@@ -9,7 +9,7 @@ import pytest
 
 from seqdedup.config import Config
 from seqdedup.hints import SAMPLE_MAX, SAMPLE_MIN, InputHead, normalization_hint, sample_size
-from seqdedup.report import Stats
+from seqdedup.stats import Stats
 
 from conftest import seqdedup_command, user_env
 

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from seqdedup.config import Config
     from seqdedup.decisions import Block, Decided, Decisions
     from seqdedup.errors import SeqdedupError, UsageError
-    from seqdedup.report import Stats
+    from seqdedup.stats import Stats
     from seqdedup.tokens import TokenCounter
 
 # The public names, each loaded on first use (PEP 562): importing a module of the
@@ -29,7 +29,7 @@ _LAZY = {
     "Decisions": "seqdedup.decisions",
     "Deduplicator": "seqdedup.api",
     "SeqdedupError": "seqdedup.errors",
-    "Stats": "seqdedup.report",
+    "Stats": "seqdedup.stats",
     "UsageError": "seqdedup.errors",
     "deduplicate": "seqdedup.api",
 }

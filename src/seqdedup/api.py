@@ -22,8 +22,8 @@ from seqdedup.records import (
     RecordSplitter,
     live_descriptor,
 )
-from seqdedup.report import Stats
 from seqdedup.stages import Stages
+from seqdedup.stats import Stats
 from seqdedup.stopping import graceful, requested, settle
 from seqdedup.timelimit import PatternTimeout
 

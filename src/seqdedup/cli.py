@@ -19,7 +19,7 @@ from typing import IO, TYPE_CHECKING, TextIO
 if TYPE_CHECKING:
     from seqdedup.hints import InputHead, JsonPathCheck
     from seqdedup.htmlpage import ReportPage
-    from seqdedup.report import Stats
+    from seqdedup.stats import Stats
 
 from seqdedup.arguments import config_from_args
 from seqdedup.config import Config
@@ -94,7 +94,9 @@ def _show(
     head: InputHead | None = None,
 ) -> None:
     """What a run shows on standard error: the statistics (and the hint), or --top."""
-    from seqdedup.report import color_wanted, write_stats, write_top
+    from seqdedup.report import color_wanted
+    from seqdedup.stats import write_stats
+    from seqdedup.top import write_top
 
     colored = color_wanted(args.color, stderr)
     if not args.quiet:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from seqdedup.config import Config
-from seqdedup.report import Stats
+from seqdedup.stats import Stats
 
 HEAD_BYTES = 16 << 20  # the start of the input kept for the check
 SAMPLE_MAX = 100_000  # records of the sample, at most

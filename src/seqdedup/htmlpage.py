@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
     from seqdedup.api import Deduplicator
     from seqdedup.budget import Reduction
-    from seqdedup.report import Stats
+    from seqdedup.stats import Stats
 
 EXTRA = "pip install 'seqdedup[report]'"
 # A page without a network: only the page's own two scripts run, allowed by their

@@ -14,15 +14,17 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from seqdedup.attribution import Attributor, RunHeads
 from seqdedup.attribution_thread import AttributionThread
-from seqdedup.report import PieceReport, Stats, TopSequences
+from seqdedup.report import PieceReport
 from seqdedup.runs import runs_of
+from seqdedup.stats import Stats
+from seqdedup.top import TopSequences
 
 if TYPE_CHECKING:
     from seqdedup.attribution import Attribution, Piece
     from seqdedup.library.save import RunSaver
     from seqdedup.matcher import Matcher
     from seqdedup.picture import RunPicture
-    from seqdedup.report import CountsRow
+    from seqdedup.stats import CountsRow
 
 
 class Decided(NamedTuple):

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 from seqdedup.config import Config
 from seqdedup.errors import visible
 from seqdedup.picture import RunPicture, sequence_key
-from seqdedup.report import Stats, TopRow, stats_document
+from seqdedup.stats import Stats, stats_document
+from seqdedup.top import TopRow
 
 if TYPE_CHECKING:
     from seqdedup.budget import Reduction

@@ -20,7 +20,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from seqdedup.attribution import Piece
-    from seqdedup.report import TopSequences
+    from seqdedup.top import TopSequences
 
 SPOOL_LIMIT = 1 << 30  # input bytes kept for the sequences' texts; past it, first records
 SAMPLES = 1024  # records sampled per stride: then every other sample is dropped, the

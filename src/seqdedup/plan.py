@@ -23,7 +23,8 @@ if TYPE_CHECKING:
     from seqdedup.library.load import LoadedLibrary
     from seqdedup.library.save import RunSaver
     from seqdedup.matcher import LibraryWindows, Matcher
-    from seqdedup.report import PieceReport, TopSequences
+    from seqdedup.report import PieceReport
+    from seqdedup.top import TopSequences
 
 # "chunk": the kernel's chunk path; "record": records through Python stages; "stream":
 # --stream-by's path

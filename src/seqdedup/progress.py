@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
-    from seqdedup.report import Stats
+    from seqdedup.stats import Stats
 
 
 def progress_wanted(stdout_fd: int, stderr: TextIO) -> bool:

@@ -25,15 +25,10 @@ from seqdedup.keys import KeyMaker, ShellTransform, key_maker
 from seqdedup.ledger import Ledger
 from seqdedup.matcher import LibraryWindows, Matcher, make_matcher
 from seqdedup.plan import Parts, RunPlan, plan_run
-from seqdedup.report import (
-    PieceReport,
-    Stats,
-    TopSequences,
-    marker_digest,
-    marker_texts,
-    stats_document,
-)
+from seqdedup.report import PieceReport, marker_digest, marker_texts
+from seqdedup.stats import Stats, stats_document
 from seqdedup.streamby.decider import SequenceCounts, StreamCount
+from seqdedup.top import TopSequences
 
 if TYPE_CHECKING:
     from seqdedup._kernel import Matcher as ChunkMatcher

@@ -35,7 +35,8 @@ from seqdedup.timelimit import PatternTimeout
 if TYPE_CHECKING:
     from seqdedup.ledger import Ledger
     from seqdedup.plan import Parts
-    from seqdedup.report import CountsRow, Fields
+    from seqdedup.report import Fields
+    from seqdedup.stats import CountsRow
     from seqdedup.streamby.fold import StreamFolder
 
 STREAM_ROWS = 10_000  # per-stream statistics rows: the first streams; the rest as one
