@@ -18,8 +18,9 @@ from seqdedup import engine as kernel
 from seqdedup import hashes as hash_forms
 from seqdedup.api import Deduplicator, process_stream
 from seqdedup.config import Config, FilterRule
+from seqdedup.fingerprints import coefficients, fingerprints_py
 from seqdedup.library.store import encode_records
-from seqdedup.matcher import WindowMatcher, coefficients, fingerprints_py
+from seqdedup.matcher import WindowMatcher
 from seqdedup.normalize import CLASSES
 
 from conftest import examples, kernel_built, user_env

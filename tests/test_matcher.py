@@ -8,8 +8,9 @@ from hypothesis import strategies as st
 
 from seqdedup import Deduplicator, matcher
 from seqdedup import engine as kernel
+from seqdedup.fingerprints import PRIME, coefficients, fingerprints_py
 from seqdedup.hashes import hash_ints
-from seqdedup.matcher import PRIME, WindowMatcher, coefficients, fingerprints_py
+from seqdedup.matcher import WindowMatcher
 
 from conftest import examples
 from oracle import kept, skipped_flags
@@ -261,7 +262,7 @@ def test_numpy_fingerprints_are_the_rolled_ones(hashes, window, seed):
     """Large batches of the Python engine sum each window's W products with numpy (in
     31-bit halves): the same fingerprints as the rolling definition, extremes included."""
     pytest.importorskip("numpy")
-    from seqdedup.matcher import fingerprints_np
+    from seqdedup.fingerprints import fingerprints_np
 
     coeffs = coefficients(window, seed)
     count = len(hashes) - window + 1

@@ -91,7 +91,12 @@ def window_fingerprints(engine: str, hashes: bytes, count: int, window: int, see
     if engine == "c":
         raw = kernel_module().Matcher(window, seed=seed).fingerprints(hashes, count)
         return np.frombuffer(raw, dtype=np.int64).reshape(-1, 2)
-    from seqdedup.matcher import NUMPY_MAX_WIDTH, coefficients, fingerprints_np, fingerprints_py
+    from seqdedup.fingerprints import (
+        NUMPY_MAX_WIDTH,
+        coefficients,
+        fingerprints_np,
+        fingerprints_py,
+    )
 
     coeffs = coefficients(window, seed)
     if 1 < window <= NUMPY_MAX_WIDTH:

@@ -20,8 +20,9 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from seqdedup.attribution import DecisionCount
+from seqdedup.fingerprints import PRIME, coefficients
 from seqdedup.hashes import MASK64, MASK128, python_hash128
-from seqdedup.matcher import PRIME, SHARED, coefficients
+from seqdedup.matcher import SHARED
 
 if TYPE_CHECKING:
     from hashlib import blake2b
