@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from seqdedup import Deduplicator
 from seqdedup.config import FilterRule
 from seqdedup.errors import UsageError
-from seqdedup.fold import periodic_match, shortest_period
+from seqdedup.foldruns import periodic_match, shortest_period
 from seqdedup.library.store import encode_records
 
 from conftest import arrived, examples, kernel_built, live, new_lines_arrive_at_once

@@ -63,7 +63,7 @@ def markers_due(parts: Parts, decided: Decided, final: bool) -> list[tuple[int, 
         return markers
     if folder is None:
         return []
-    from seqdedup.fold import skipped_runs  # (imported only by a run that folds)
+    from seqdedup.fold import skipped_runs  # (imported only by a run that folds
 
     runs = skipped_runs(decided.first, decided.keep, decided.records)
     lines = folder.add_runs(decided.first, len(decided.keep), runs, decided.pieces)

@@ -17,14 +17,9 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from seqdedup.errors import visible
-from seqdedup.fold import (
-    KEY,
-    FoldedCounts,
-    FoldRun,
-    Sequences,
-    part_fields,
-)
+from seqdedup.fold import FoldedCounts, part_fields
 from seqdedup.foldlines import line_text
+from seqdedup.foldruns import KEY, FoldRun, Sequences
 from seqdedup.hashes import MASK128
 from seqdedup.keys import text_digest
 from seqdedup.normalize import timestamp_finder
