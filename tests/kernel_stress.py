@@ -302,8 +302,9 @@ def attribution_run(kernel, rng: random.Random) -> None:
     """The kernel's Attributor beside the Python one on the same matcher: short random
     keys (many short pieces), a library region, several streams, record numbers, every
     limit; the same pieces (identities aside), counts and sequences identified."""
-    from seqdedup.attribution import Attributor, SequenceTable
+    from seqdedup.attribution import Attributor
     from seqdedup.library.load import SENTINEL
+    from seqdedup.pieces import SequenceTable
 
     window = rng.randint(1, 4)
     history = rng.choice([None, window, window + rng.randint(1, 30)])

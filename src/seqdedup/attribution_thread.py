@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from seqdedup.attribution import KernelAttributor, Piece
+from seqdedup.attribution import KernelAttributor
+from seqdedup.pieces import Piece
 
 if TYPE_CHECKING:
     from queue import Queue

@@ -23,11 +23,12 @@ from collections.abc import Hashable, Sequence
 from types import ModuleType
 from typing import NamedTuple, Protocol
 
-from seqdedup.attribution import Piece, make_attribution
+from seqdedup.attribution import make_attribution
 from seqdedup.engine import SEED, load
 from seqdedup.hashes import hash_ints
 from seqdedup.keys import KeyMaker
 from seqdedup.matcher import make_matcher
+from seqdedup.pieces import Piece
 from seqdedup.streamby.decider import LIBRARY_END, Entry, Run, SequenceCounts, StreamDecider
 
 

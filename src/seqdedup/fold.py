@@ -40,10 +40,10 @@ from seqdedup.normalize import timestamp_finder, timestamp_seconds
 from seqdedup.report import LINE_COLOR, painted
 
 if TYPE_CHECKING:
-    from seqdedup.attribution import Piece
     from seqdedup.config import Config
     from seqdedup.keys import KeyMaker
     from seqdedup.matcher import Matcher
+    from seqdedup.pieces import Piece
     from seqdedup.report import Fields, PieceReport
 
 

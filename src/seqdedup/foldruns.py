@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 from seqdedup.hashes import MASK128
 
 if TYPE_CHECKING:
-    from seqdedup.attribution import Piece
     from seqdedup.hashes import Lanes
     from seqdedup.keys import KeyMaker, TextDigest
+    from seqdedup.pieces import Piece
 
 KEY = 16  # bytes of one record's key hash (two 64-bit lanes)
 BLOCK = 4096  # records compared at once against a repeated sequence

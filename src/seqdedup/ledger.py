@@ -20,10 +20,11 @@ from seqdedup.stats import Stats
 from seqdedup.top import TopSequences
 
 if TYPE_CHECKING:
-    from seqdedup.attribution import Attribution, Piece
+    from seqdedup.attribution import Attribution
     from seqdedup.library.save import RunSaver
     from seqdedup.matcher import Matcher
     from seqdedup.picture import RunPicture
+    from seqdedup.pieces import Piece
     from seqdedup.stats import CountsRow
 
 

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from seqdedup.attribution import Piece
+    from seqdedup.pieces import Piece
     from seqdedup.top import TopSequences
 
 SPOOL_LIMIT = 1 << 30  # input bytes kept for the sequences' texts; past it, first records

@@ -18,9 +18,9 @@ from seqdedup.errors import visible
 if TYPE_CHECKING:
     from types import ModuleType
 
-    from seqdedup.attribution import Piece
     from seqdedup.config import Config
     from seqdedup.keys import TextDigest
+    from seqdedup.pieces import Piece
 
 
 class Fields(TypedDict, total=False):

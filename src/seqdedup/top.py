@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
-    from seqdedup.attribution import Piece
+    from seqdedup.pieces import Piece
     from seqdedup.report import Fields
 
 

@@ -28,7 +28,6 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from seqdedup.attribution import JoinedSlice, Piece, PieceContent
 from seqdedup.errors import SeqdedupError
 from seqdedup.library.load import LoadedLibrary
 from seqdedup.library.store import (
@@ -46,6 +45,7 @@ from seqdedup.library.store import (
     remove_stale_staging,
     staging_prefix,
 )
+from seqdedup.pieces import JoinedSlice, Piece, PieceContent
 from seqdedup.runs import runs_of
 from seqdedup.stopping import signals_held
 

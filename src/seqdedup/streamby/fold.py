@@ -96,7 +96,7 @@ class StreamFolder:
             self._sequences.of(part, fix=True)
         if run.closed and entry is run.last:
             del self._runs[run]
-            from seqdedup.attribution import Piece
+            from seqdedup.pieces import Piece
 
             part.first_piece = Piece(0, run.length - 1, 0, 0)  # the whole run, complete
             return self._line(run, part, continues=False)

@@ -16,7 +16,6 @@ from itertools import compress
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from seqdedup.attribution import Piece
 from seqdedup.config import (
     DEFAULT_STREAM_ANNOTATION,
     DEFAULT_STREAM_FILES_ANNOTATION,
@@ -27,6 +26,7 @@ from seqdedup.errors import visible
 from seqdedup.feeding import RecordPath
 from seqdedup.filters import TRACKED, UNMATCHED
 from seqdedup.hashes import hash_bytes, hash_ints
+from seqdedup.pieces import Piece
 from seqdedup.report import explain_bypassed, explain_unmatched, marker_text, painted
 from seqdedup.streamby.decider import LIBRARY_END, Entry, Run, StreamCount, StreamDecider
 from seqdedup.streamby.names import UNNAMED, StreamNamer
