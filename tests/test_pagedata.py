@@ -20,7 +20,8 @@ from seqdedup.api import Deduplicator, feed_inputs
 from seqdedup.cli import main
 from seqdedup.config import Config
 from seqdedup.htmlpage import render
-from seqdedup.pagedata import TOP, Axis, library_data, page_data, shown
+from seqdedup.pagedata import TOP, Axis, page_data, shown
+from seqdedup.pagelibrary import library_data
 from seqdedup.picture import RunPicture
 
 from oracle import skipped_flags

@@ -45,24 +45,20 @@ from typing import Any, BinaryIO
 from seqdedup.config import Config, key_settings
 from seqdedup.errors import SeqdedupError
 from seqdedup.partitions import (
-    ANSWER_BYTES,
     POSITION_SHIFT,
-    ROW_BYTES,
     Part,
     PartState,
     Reader,
-    Tally,
     Written,
-    check_arrived,
     first_pass,
     owner_answers,
     second_pass,
-    tallies,
     window_fingerprints,
     window_keys,
     write_part,
 )
 from seqdedup.scheduler import Scheduler
+from seqdedup.tallies import ANSWER_BYTES, ROW_BYTES, Tally, check_arrived, tallies
 
 DEFAULT_BLOCK_SIZE = 64 << 20
 OWNER_BYTES = 64 << 20  # input bytes per fingerprint owner (at least one, at most MAX_OWNERS)

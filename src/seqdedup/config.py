@@ -8,6 +8,12 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from seqdedup.errors import UsageError
+from seqdedup.markerfields import (
+    FOLD_NAME_FIELDS,
+    FOLD_NUMBER_FIELDS,
+    NAME_FIELDS,
+    NUMBER_FIELDS,
+)
 
 if TYPE_CHECKING:
     import re
@@ -26,39 +32,6 @@ DEFAULT_ROTATE_WAIT = 5.0  # --follow: seconds a rotated file's late lines are s
 DEFAULT_STREAM_IDLE = 10_000  # --stream-idle: records without one of a stream end it
 DEFAULT_MAX_STREAMS = 10_000  # --max-streams: beyond, the least recently active ends
 STREAM_WAIT = 2.0  # --stream-by on a live input: seconds idle before pending records go
-
-DEFAULT_ANNOTATION = (
-    "[DUPLICATE: Lines {start}-{end} matched lines {match_start}-{match_end} "
-    "(sequence seen {count} times)]"
-)
-DEFAULT_LIBRARY_ANNOTATION = (
-    "[DUPLICATE: Lines {start}-{end} matched library sequence {sequence} "
-    "records {match_start}-{match_end} (sequence seen {count} times)]"
-)
-# With several inputs the default texts name the files.
-DEFAULT_FILES_ANNOTATION = (
-    "[DUPLICATE: Lines {start}-{end} of {file} matched lines {match_start}-{match_end} "
-    "of {match_file} (sequence seen {count} times)]"
-)
-DEFAULT_FILES_LIBRARY_ANNOTATION = (
-    "[DUPLICATE: Lines {start}-{end} of {file} matched library sequence {sequence} "
-    "records {match_start}-{match_end} (sequence seen {count} times)]"
-)
-
-# --stream-by: the default texts name the stream of the run and of its source.
-DEFAULT_STREAM_ANNOTATION = (
-    "[DUPLICATE: Lines {start}-{end} (stream {stream}) matched lines "
-    "{match_start}-{match_end} (stream {match_stream}) (sequence seen {count} times)]"
-)
-DEFAULT_STREAM_LIBRARY_ANNOTATION = (
-    "[DUPLICATE: Lines {start}-{end} (stream {stream}) matched library sequence "
-    "{sequence} records {match_start}-{match_end} (sequence seen {count} times)]"
-)
-DEFAULT_STREAM_FILES_ANNOTATION = (
-    "[DUPLICATE: Lines {start}-{end} of {file} (stream {stream}) matched lines "
-    "{match_start}-{match_end} of {match_file} (stream {match_stream}) "
-    "(sequence seen {count} times)]"
-)
 
 
 class FilterRule(NamedTuple):
@@ -379,16 +352,6 @@ def compile_stream_pattern(
         return re.compile(pattern), None
     except re.error as exc:
         raise UsageError(f"--stream-by: invalid regular expression '{pattern}': {exc}") from None
-
-
-# (variants: 2 when a marker's run differs in its text from its occurrence, else 1)
-NUMBER_FIELDS = ("start", "end", "match_start", "match_end", "count", "window_size", "variants")
-FILE_FIELDS = ("file", "match_file")  # the input a piece lies in, and its source's
-NAME_FIELDS = (*FILE_FIELDS, "stream", "match_stream")  # and with --stream-by, their streams
-# --fold-format: the marker's fields, and what a summary line adds (docs/ci-logs.md)
-FOLD_COUNTS = ("removed", "copies", "extra", "length", "part", "continues")
-FOLD_NUMBER_FIELDS = (*NUMBER_FIELDS, *FOLD_COUNTS)
-FOLD_NAME_FIELDS = (*NAME_FIELDS, "id", "sequence", "first_time", "last_time")
 
 
 def _validate_budget(config: Config) -> None:

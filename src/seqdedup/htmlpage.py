@@ -206,7 +206,7 @@ class ReportPage:
 
     def write_reduction(self, data: bytes, reduction: Reduction, bytes_written: int) -> int:
         """The page of a ``--budget`` reduction: its folds and elisions as the pieces."""
-        from seqdedup.pagedata import reduction_data
+        from seqdedup.pagereduction import reduction_data
 
         seconds = self._clock() - self._started
         document = reduction_data(

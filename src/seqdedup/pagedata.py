@@ -11,7 +11,6 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from seqdedup.config import Config
@@ -21,7 +20,7 @@ from seqdedup.stats import Stats, stats_document
 from seqdedup.top import TopRow
 
 if TYPE_CHECKING:
-    from seqdedup.budget import Reduction
+    pass
 
 BUCKETS = 96  # columns of the timeline
 HEAT_COLUMNS = 48  # columns of the heat map
@@ -329,7 +328,7 @@ def top_sequences(
                 "first_shown": when(axis, first),
                 "last_shown": when(axis, picture.starts[last]) if last is not None else "",
                 "sample": shown(sample, SAMPLE_SHOWN),
-                "text": _text(whole) if whole else None,
+                "text": sequence_text(whole) if whole else None,
                 "text_missing": _missing(first_seen, first, whole),
                 "more_records": max(0, length - TEXT_RECORDS) if whole else 0,
                 "reference": "sd:" + digest_of(data)[:12] if whole else None,
@@ -338,7 +337,7 @@ def top_sequences(
     return rows
 
 
-def _text(records: list[bytes]) -> str:
+def sequence_text(records: list[bytes]) -> str:
     """A sequence's text as shown: one line per record (each escaped as a record is),
     its first TEXT_RECORDS records, at most about TEXT_BYTES characters."""
     lines, size = [], 0
@@ -566,122 +565,3 @@ def _notes(picture: RunPicture, inputs: int = 0) -> list[str]:
             "sequences first seen later show their first record only."
         )
     return notes
-
-
-def reduction_data(
-    picture: RunPicture,
-    config: Config,
-    data: bytes,
-    reduction: Reduction,
-    bytes_written: int,
-    seconds: float,
-) -> dict[str, Any]:
-    """The page of a ``--budget`` reduction: each fold and elision is a piece (its
-    lines, its reference), listed largest first; the tokens in and out."""
-    picture(data)
-    delimiter = config.delimiter
-    total = data.count(delimiter) + (0 if not data or data.endswith(delimiter) else 1)
-    picture.end_input(total)
-    ranked: list[tuple[int, TopRow]] = []
-    removed = 0
-    for digest, (first, last) in sorted(reduction.lines.items(), key=lambda item: item[1]):
-        identity = int(digest[:15], 16)
-        length = last - first + 1
-        removed += length
-        picture.add(first - 1, length, identity, 0, False)
-        ranked.append(
-            (
-                identity,
-                {
-                    "removed": length,
-                    "seen": 1,
-                    "length": length,
-                    "first_seen": {"lines": [first, last]},
-                    "first_record": None,
-                },
-            )
-        )
-    ranked.sort(key=lambda item: -item[1]["removed"])
-    stats = Stats(total=total, emitted=total - removed, skipped=removed)
-    page = page_data(
-        picture,
-        stats,
-        config,
-        ranked[:TOP],
-        list(config.inputs),
-        bytes_written,
-        seconds,
-        (reduction.tokens_in, reduction.tokens_out),
-    )
-    page["top_how"] = (
-        f"The {min(TOP, len(ranked))} largest of the {len(ranked):,} stretches folded or "
-        "elided to meet the budget; open one for its exact text (its reference is the one "
-        "in the reduced text)."
-    )
-    return page
-
-
-def library_data(directory: Path) -> dict[str, Any]:
-    """Everything the page shows of a library: its size, its runs, the repeated
-    sequences that removed the most records (with their text and id), and the lengths
-    of its repeated sequences."""
-
-    from seqdedup import __version__
-    from seqdedup.library.admin import describe_library, library_contents
-
-    info = describe_library(directory)
-    contents = library_contents(directory, TOP)
-    sequences = info["sequences"]
-    headline = {
-        "sequences_repeat": sequences["repeat"],
-        "sequences_new": sequences["new"],
-        "records": info["records"],
-        "runs": info["runs"],
-        "bytes_on_disk": info["disk_bytes"],
-    }
-    top = [_library_row(row) for row in contents["top"]]
-    histogram = length_histogram(contents["lengths"])
-    name = shown_name(str(directory))
-    return {
-        "kind": "library",
-        "version": __version__,
-        "title": f"seqdedup library: {name}",
-        "heading": f"Library {name}",
-        "subtitle": (
-            f"{sequences['repeat']:,} repeated sequences and {sequences['new']:,} stretches of "
-            f"first-seen material from {info['runs']:,} runs; last run {info['last_run'] or '-'}"
-        ),
-        "headline": headline,
-        "figures": figures(headline),
-        "configuration": None,
-        "configuration_text": "",
-        "timeline": None,
-        "timeline_how": "",
-        "runs": contents["runs"],
-        "top": top,
-        "top_how": (
-            f"The {len(top)} repeated sequences that removed the most records (length times "
-            "sightings); open one for its records (seqdedup-library show DIR ID prints one)."
-        ),
-        "heat": None,
-        "blocks": {"sample": None, "window_size": None, "widths": [], "histogram": histogram},
-        "library": None,
-        "notes": [],
-    }
-
-
-def _library_row(row: dict[str, Any]) -> dict[str, Any]:
-    """A library's sequence as the top sequences list shows it (its id for reference)."""
-    return {
-        "removed": row["length"] * row["count"],
-        "seen": row["count"],
-        "length": row["length"],
-        "first_place": f"library sequence {row['id'][:12]}",
-        "first_shown": "",
-        "last_shown": "",
-        "sample": shown(row["records"][0], SAMPLE_SHOWN) if row["records"] else "",
-        "text": _text(row["records"]),
-        "text_missing": "",
-        "more_records": max(0, row["length"] - TEXT_RECORDS),
-        "reference": row["id"][:12],
-    }

@@ -200,7 +200,7 @@ class PieceReport:
         filter_patterns: Sequence[str],
         texts: MarkerTexts | None = None,
     ) -> None:
-        from seqdedup.config import (
+        from seqdedup.markerfields import (
             DEFAULT_ANNOTATION,
             DEFAULT_FILES_ANNOTATION,
             DEFAULT_FILES_LIBRARY_ANNOTATION,

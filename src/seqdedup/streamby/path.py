@@ -16,16 +16,16 @@ from itertools import compress
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from seqdedup.config import (
-    DEFAULT_STREAM_ANNOTATION,
-    DEFAULT_STREAM_FILES_ANNOTATION,
-    DEFAULT_STREAM_LIBRARY_ANNOTATION,
-)
 from seqdedup.engine import SEED
 from seqdedup.errors import visible
 from seqdedup.feeding import RecordPath
 from seqdedup.filters import TRACKED, UNMATCHED
 from seqdedup.hashes import hash_bytes, hash_ints
+from seqdedup.markerfields import (
+    DEFAULT_STREAM_ANNOTATION,
+    DEFAULT_STREAM_FILES_ANNOTATION,
+    DEFAULT_STREAM_LIBRARY_ANNOTATION,
+)
 from seqdedup.pieces import Piece
 from seqdedup.report import explain_bypassed, explain_unmatched, marker_text, painted
 from seqdedup.streamby.decider import LIBRARY_END, Entry, Run, StreamCount, StreamDecider
