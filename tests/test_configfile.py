@@ -289,7 +289,8 @@ def test_zero_says_none_in_a_file_as_on_the_command_line(home):
 
 
 def test_every_switch_has_its_negation_and_the_last_one_given_wins():
-    from seqdedup.options import NOT_NEGATED, build_parser
+    from seqdedup.options import build_parser
+    from seqdedup.parsing import NOT_NEGATED
 
     for parser in (build_parser(), build_parser("seqdedup-dask", many_inputs=True)):
         switches = [

@@ -16,7 +16,7 @@ PROG = "seqdedup-expand"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from seqdedup.options import OneLineErrors
+    from seqdedup.parsing import OneLineErrors
 
     parser = OneLineErrors(
         prog=PROG,

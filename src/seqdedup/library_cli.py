@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from seqdedup.errors import exit_status
-from seqdedup.options import OneLineErrors
+from seqdedup.parsing import OneLineErrors
 from seqdedup.stopping import stop_on_termination_signals
 
 PROG = "seqdedup-library"

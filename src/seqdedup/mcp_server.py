@@ -232,7 +232,7 @@ def build_server(roots: Roots, store_path: Path, cap: int) -> Any:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from seqdedup.options import OneLineErrors
+    from seqdedup.parsing import OneLineErrors
 
     parser = OneLineErrors(
         prog=PROG,
