@@ -16,6 +16,8 @@ import sys
 from collections.abc import Callable, Generator, Sequence
 from typing import IO, TYPE_CHECKING, TextIO
 
+from seqdedup.settings_paths import settings_files
+
 if TYPE_CHECKING:
     from seqdedup.hints import InputHead, JsonPathCheck
     from seqdedup.htmlpage import ReportPage
@@ -26,7 +28,6 @@ from seqdedup.config import Config
 from seqdedup.errors import UsageError, exit_status, visible
 from seqdedup.inputs import check_inputs, identities, inputs_size, sources_of
 from seqdedup.options import DEPENDENTS, PROG, build_parser
-from seqdedup.settings_paths import project_file, user_settings_file
 from seqdedup.sinks import Messages, Output
 from seqdedup.stopping import graceful, requested, signal_name, stop_on_termination_signals
 
@@ -343,7 +344,7 @@ def with_config_files(
     """The arguments with the settings files' before the command line's (None after
     ``--show-config`` wrote them); a setting refused is reported with its file, key
     and line, and a project's options that need trust are said to be left out."""
-    paths, user, project = _settings_files(args.config, args.no_config)
+    paths, user, project = settings_files(args.config, args.no_config)
     if not paths and args.profile is None and not args.show_config:
         return args  # (no file: the module that reads them is not even imported)
     from seqdedup.configfile import (
@@ -391,24 +392,6 @@ def with_config_files(
     except UsageError as exc:
         raise blame(settings, check, str(exc)) from None
     return combined
-
-
-def _settings_files(
-    config: str | None, no_config: bool
-) -> tuple[list[str], str | None, str | None]:
-    """The settings files to read, in the order they apply: ``--config FILE`` alone (the
-    user's choice: trusted), none with ``--no-config``, else the user's
-    (``$XDG_CONFIG_HOME/seqdedup/config.toml``, default ``~/.config/...``) and the
-    project's (``./.seqdedup.toml``) where they exist; and which is the user's and which
-    the project's. (Looked for in every run: nothing is imported for it.)"""
-    if no_config:
-        return [], None, None
-    if config is not None:
-        return [config], config, None
-    user = user_settings_file()
-    project = project_file()
-    paths = [path for path in (user, project) if path is not None and os.path.isfile(path)]
-    return paths, user, project
 
 
 def entry_point() -> None:

@@ -43,3 +43,19 @@ def project_file() -> str | None:
         if parent == current or os.stat(parent).st_dev != device:
             return None
         current = parent
+
+
+def settings_files(config: str | None, no_config: bool) -> tuple[list[str], str | None, str | None]:
+    """The settings files to read, in the order they apply: ``--config FILE`` alone (the
+    user's choice: trusted), none with ``--no-config``, else the user's
+    (``$XDG_CONFIG_HOME/seqdedup/config.toml``, default ``~/.config/...``) and the
+    project's (``./.seqdedup.toml``) where they exist; and which is the user's and which
+    the project's. (Looked for in every run: nothing is imported for it.)"""
+    if no_config:
+        return [], None, None
+    if config is not None:
+        return [config], config, None
+    user = user_settings_file()
+    project = project_file()
+    paths = [path for path in (user, project) if path is not None and os.path.isfile(path)]
+    return paths, user, project
