@@ -17,7 +17,7 @@ import os
 import tempfile
 from importlib.util import find_spec
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from seqdedup.config import Config
 from seqdedup.errors import SeqdedupError, UsageError
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
     from seqdedup.api import Deduplicator
     from seqdedup.budget import Reduction
+    from seqdedup.pagetypes import Page
     from seqdedup.stats import Stats
 
 EXTRA = "pip install 'seqdedup[report]'"
@@ -126,7 +127,7 @@ def script_json(value: object) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def render(data: dict[str, Any]) -> str:
+def render(data: Page) -> str:
     """The page's HTML for ``data`` (a run's or a library's)."""
     from importlib.resources import files
 
@@ -141,7 +142,7 @@ def render(data: dict[str, Any]) -> str:
     script = vega_script()
     if "</script" in script.lower() or "<!--" in script:  # (never so far: checked)
         raise SeqdedupError("the Vega-Lite script cannot be embedded: it holds </script")
-    summary = {key: value for key, value in data.items() if key != "top"}
+    summary: dict[str, object] = {key: value for key, value in data.items() if key != "top"}
     summary["top"] = [
         {key: value for key, value in row.items() if key != "text"} for row in data.get("top", [])
     ]
@@ -156,7 +157,7 @@ def render(data: dict[str, Any]) -> str:
     )
 
 
-def write_page(path: Path, data: dict[str, Any]) -> int:
+def write_page(path: Path, data: Page) -> int:
     """The page written whole (or not at all) to ``path``; its size in bytes."""
     # (every name is made displayable where the data is made; a text that still holds
     # a lone surrogate shows it escaped, never ends the run)

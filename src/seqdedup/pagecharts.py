@@ -10,14 +10,14 @@ handler escapes them).
 
 from __future__ import annotations
 
-from typing import Any
+from seqdedup.pagetypes import Blocks, Heat, LibraryShare, Page, RunRow, SequenceRow, Spec, Timeline
 
 READ, WRITTEN, FOLDED, REMOVED = "#c9d3df", "#2f6db3", "#e8871e", "#d1495b"
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
 HEIGHT = 220
 
 
-def _chart(**spec: Any) -> dict[str, Any]:
+def _chart(**spec: object) -> Spec:
     return {
         "$schema": "https://vega.github.io/schema/vega-lite/v6.json",
         "width": "container",
@@ -28,9 +28,9 @@ def _chart(**spec: Any) -> dict[str, Any]:
     }
 
 
-def _place(axis: str, field: str, title: str | None = None) -> dict[str, Any]:
+def _place(axis: str, field: str, title: str | None = None) -> Spec:
     """An x encoding of a place on the timeline: a time, or a record number."""
-    encoding: dict[str, Any] = {"field": field, "title": title}
+    encoding: Spec = {"field": field, "title": title}
     if axis == "time":
         encoding.update(type="temporal", axis={"labelOverlap": True, "format": "%H:%M:%S"})
     else:
@@ -42,14 +42,14 @@ def _place(axis: str, field: str, title: str | None = None) -> dict[str, Any]:
     return encoding
 
 
-def _at(axis: str, field: str, title: str) -> dict[str, Any]:
+def _at(axis: str, field: str, title: str) -> Spec:
     """A tooltip field of a place on the timeline."""
     if axis == "time":
         return {"field": field, "type": "temporal", "format": TIME_FORMAT, "title": title}
     return {"field": field, "type": "quantitative", "format": ",d", "title": title}
 
 
-def _legend(name: str, names: list[str], colours: list[str]) -> dict[str, Any]:
+def _legend(name: str, names: list[str], colours: list[str]) -> Spec:
     """A layer's colour, from one legend shared by the layers."""
     return {
         "datum": name,
@@ -59,12 +59,12 @@ def _legend(name: str, names: list[str], colours: list[str]) -> dict[str, Any]:
     }
 
 
-def timeline_chart(timeline: dict[str, Any]) -> dict[str, Any]:
+def timeline_chart(timeline: Timeline) -> Spec:
     """Records read and written per bucket, the folded stretches as bands."""
     axis = timeline["axis"]
     names, colours = ["records read", "records written", "folded"], [READ, WRITTEN, FOLDED]
     x_title = "time (the records' timestamps)" if axis == "time" else "record number"
-    layers: list[dict[str, Any]] = [
+    layers: list[Spec] = [
         {
             "data": {"values": timeline["buckets"]},
             "mark": {"type": "rect"},
@@ -118,7 +118,7 @@ def timeline_chart(timeline: dict[str, Any]) -> dict[str, Any]:
     return _chart(layer=layers)
 
 
-def heat_chart(heat: dict[str, Any]) -> dict[str, Any]:
+def heat_chart(heat: Heat) -> Spec:
     """Records removed per stream or input (rows) and bucket (columns)."""
     axis = heat["axis"]
     rows = heat["rows"]
@@ -151,7 +151,7 @@ def heat_chart(heat: dict[str, Any]) -> dict[str, Any]:
     )
 
 
-def widths_chart(blocks: dict[str, Any]) -> dict[str, Any]:
+def widths_chart(blocks: Blocks) -> Spec:
     """The share of the sample each W removes, the W used marked."""
     return _chart(
         data={"values": blocks["widths"]},
@@ -178,7 +178,7 @@ def widths_chart(blocks: dict[str, Any]) -> dict[str, Any]:
     )
 
 
-def lengths_chart(blocks: dict[str, Any]) -> dict[str, Any]:
+def lengths_chart(blocks: Blocks) -> Spec:
     """How many repeated blocks of each length the sample holds."""
     return _chart(
         data={"values": blocks["histogram"]},
@@ -200,7 +200,7 @@ def lengths_chart(blocks: dict[str, Any]) -> dict[str, Any]:
     )
 
 
-def top_chart(top: list[dict[str, Any]]) -> dict[str, Any]:
+def top_chart(top: list[SequenceRow]) -> Spec:
     """Records removed by each of the costliest sequences."""
     values = [
         {"rank": f"#{i}", "removed": row["removed"], "sample": row["sample"], "seen": row["seen"]}
@@ -223,7 +223,7 @@ def top_chart(top: list[dict[str, Any]]) -> dict[str, Any]:
     )
 
 
-def library_chart(library: dict[str, Any]) -> dict[str, Any]:
+def library_chart(library: LibraryShare) -> Spec:
     """The records of the run: kept, removed as repeats of the library, of the run."""
     values = [
         {"part": "kept (new)", "records": library["kept"]},
@@ -252,12 +252,12 @@ def library_chart(library: dict[str, Any]) -> dict[str, Any]:
     )
 
 
-def runs_chart(runs: list[dict[str, Any]]) -> dict[str, Any]:
+def runs_chart(runs: list[RunRow]) -> Spec:
     """A library's runs: records read and written by each."""
     values = [
-        {"run": row["run"], "finished": row["finished"], "kind": kind, "records": row[key]}
+        {"run": row["run"], "finished": row["finished"], "kind": kind, "records": records}
         for row in runs
-        for kind, key in (("read", "read"), ("written", "written"))
+        for kind, records in (("read", row["read"]), ("written", row["written"]))
     ]
     return _chart(
         data={"values": values},
@@ -282,21 +282,23 @@ def runs_chart(runs: list[dict[str, Any]]) -> dict[str, Any]:
     )
 
 
-def charts_of(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def charts_of(data: Page) -> dict[str, Spec]:
     """The page's charts by the id of the element each is drawn in."""
-    charts: dict[str, dict[str, Any]] = {}
-    if data.get("timeline") is not None:
-        charts["chart-timeline"] = timeline_chart(data["timeline"])
-    if data.get("runs"):
-        charts["chart-runs"] = runs_chart(data["runs"])
-    if data.get("top"):
-        charts["chart-top"] = top_chart(data["top"])
-    if data.get("heat") is not None:
-        charts["chart-heat"] = heat_chart(data["heat"])
-    if data.get("blocks") is not None:
-        if data["blocks"]["widths"]:
-            charts["chart-widths"] = widths_chart(data["blocks"])
-        charts["chart-lengths"] = lengths_chart(data["blocks"])
-    if data.get("library") is not None:
-        charts["chart-library"] = library_chart(data["library"])
+    charts: dict[str, Spec] = {}
+    timeline, runs, top = data.get("timeline"), data.get("runs"), data.get("top")
+    heat, blocks, library = data.get("heat"), data.get("blocks"), data.get("library")
+    if timeline is not None:
+        charts["chart-timeline"] = timeline_chart(timeline)
+    if runs:
+        charts["chart-runs"] = runs_chart(runs)
+    if top:
+        charts["chart-top"] = top_chart(top)
+    if heat is not None:
+        charts["chart-heat"] = heat_chart(heat)
+    if blocks is not None:
+        if blocks["widths"]:
+            charts["chart-widths"] = widths_chart(blocks)
+        charts["chart-lengths"] = lengths_chart(blocks)
+    if library is not None:
+        charts["chart-library"] = library_chart(library)
     return charts

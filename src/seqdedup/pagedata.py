@@ -11,15 +11,30 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Literal
 
 from seqdedup.config import Config
 from seqdedup.errors import visible
+from seqdedup.pagetypes import (
+    Band,
+    Blocks,
+    Bucket,
+    Figure,
+    Heat,
+    HeatCell,
+    LengthCount,
+    LibraryShare,
+    Page,
+    SequenceRow,
+    Timeline,
+)
 from seqdedup.picture import RunPicture, sequence_key
 from seqdedup.stats import Stats, stats_document
 from seqdedup.top import TopRow
 
 if TYPE_CHECKING:
+    from seqdedup.top import FirstSeen
+
     pass
 
 BUCKETS = 96  # columns of the timeline
@@ -93,6 +108,10 @@ class Axis:
             read[self.bucket_of(time)] += at[i + 1] - at[i]
         return read
 
+    @property
+    def kind(self) -> Literal["time", "record"]:
+        return "time" if self.timed else "record"
+
     def label(self, index: int) -> float:
         """A record's place as the page shows it: milliseconds since 1970 (a time
         axis), else its 1-based number."""
@@ -148,12 +167,12 @@ def removed_per_bucket(picture: RunPicture, axis: Axis) -> list[int]:
     return removed
 
 
-def timeline(picture: RunPicture, axis: Axis) -> dict[str, Any]:
+def timeline(picture: RunPicture, axis: Axis) -> Timeline:
     """Records read and written per bucket, and the folded stretches as bands."""
     read = axis.read_per_bucket()
     removed = removed_per_bucket(picture, axis)
     carried = 0  # a piece counted where it starts may reach into the next bucket
-    rows = []
+    rows: list[Bucket] = []
     for b in range(axis.buckets):
         here = removed[b] + carried
         taken = min(here, read[b])
@@ -168,14 +187,14 @@ def timeline(picture: RunPicture, axis: Axis) -> dict[str, Any]:
         )
     bands, dropped = folded_bands(picture, axis)
     return {
-        "axis": "time" if axis.timed else "record",
+        "axis": axis.kind,
         "buckets": rows,
         "bands": bands,
         "bands_left_out": dropped,
     }
 
 
-def folded_bands(picture: RunPicture, axis: Axis) -> tuple[list[dict[str, Any]], int]:
+def folded_bands(picture: RunPicture, axis: Axis) -> tuple[list[Band], int]:
     """The folded stretches (pieces less than 1/300 of the input apart joined), the
     largest :data:`BANDS` of them: where, how many records, their main sequence; and
     how many smaller ones were left out."""
@@ -196,7 +215,7 @@ def folded_bands(picture: RunPicture, axis: Axis) -> tuple[list[dict[str, Any]],
     return bands, max(0, len(groups) - BANDS)
 
 
-def _band(picture: RunPicture, axis: Axis, group: list[int]) -> dict[str, Any]:
+def _band(picture: RunPicture, axis: Axis, group: list[int]) -> Band:
     starts, lengths, sequences = picture.starts, picture.lengths, picture.sequences
     weight: Counter[int] = Counter()
     for i in group:
@@ -217,10 +236,9 @@ def _band(picture: RunPicture, axis: Axis, group: list[int]) -> dict[str, Any]:
     }
 
 
-def heat(
-    picture: RunPicture, stats: Stats, names: Sequence[str], total: int
-) -> dict[str, Any] | None:
+def heat(picture: RunPicture, stats: Stats, names: Sequence[str], total: int) -> Heat | None:
     """Records removed per stream (``--stream-by``) or per input (several) and bucket."""
+    kind: Literal["stream", "input"]
     if picture.lane_names:
         kind = "stream"
         labels = {lane: shown_name(name) for name, lane in picture.lane_names.items()}
@@ -242,20 +260,20 @@ def heat(
     if len(ranked) > HEAT_ROWS:
         other = [sum(cells[b] for _, cells in ranked[HEAT_ROWS:]) for b in range(axis.buckets)]
         shown_rows.append((f"(other {kind}s: {len(ranked) - HEAT_ROWS})", other))
-    cells = [
+    cells: list[HeatCell] = [
         {"row": label, "from": axis.edge(b), "to": axis.edge(b + 1), "removed": value}
         for label, row in shown_rows
         for b, value in enumerate(row)
     ]
     return {
         "kind": kind,
-        "axis": "time" if axis.timed else "record",
+        "axis": axis.kind,
         "rows": [r for r, _ in shown_rows],
         "cells": cells,
     }
 
 
-def blocks(picture: RunPicture, config: Config) -> dict[str, Any] | None:
+def blocks(picture: RunPicture, config: Config) -> Blocks | None:
     """What each W removes and the lengths of the repeated blocks, on the input's
     first :data:`SUGGEST_SAMPLE` records (``--suggest-window``'s figures)."""
     from seqdedup.suggest import width_rows
@@ -271,7 +289,9 @@ def blocks(picture: RunPicture, config: Config) -> dict[str, Any] | None:
         "window_size": config.window_size,
         "widths": [
             {
-                **row,
+                "window_size": row["window_size"],
+                "removed": row["removed"],
+                "runs": row["runs"],
                 "share": round(100.0 * row["removed"] / len(sample), 1),
                 "used": row["window_size"] == config.window_size,
             }
@@ -281,7 +301,7 @@ def blocks(picture: RunPicture, config: Config) -> dict[str, Any] | None:
     }
 
 
-def length_histogram(lengths: Sequence[int]) -> list[dict[str, Any]]:
+def length_histogram(lengths: Sequence[int]) -> list[LengthCount]:
     """How many blocks have a length in each of ``--suggest-window``'s ranges."""
     from seqdedup.suggest import BUCKETS
 
@@ -296,7 +316,7 @@ def length_histogram(lengths: Sequence[int]) -> list[dict[str, Any]]:
 
 def top_sequences(
     picture: RunPicture, ranked: list[tuple[int, TopRow]], axis: Axis, names: Sequence[str]
-) -> list[dict[str, Any]]:
+) -> list[SequenceRow]:
     """The sequences that removed the most records: counts, first place, time bounds,
     a sample line, the text of the first occurrence and its reference (``sd:`` and the
     first 12 hex digits of the BLAKE2b-128 of its exact bytes, as ``--budget`` names
@@ -305,7 +325,7 @@ def top_sequences(
 
     last_piece = {sequence: i for i, sequence in enumerate(picture.sequences)}
     delimiter = picture.delimiter
-    rows = []
+    rows: list[SequenceRow] = []
     for identity, row in ranked:
         first_seen, length = row["first_seen"], row["length"]
         first = _first_index(picture, first_seen, names)
@@ -351,7 +371,7 @@ def sequence_text(records: list[bytes]) -> str:
     return "\n".join(lines)
 
 
-def _missing(first_seen: Any, first: int | None, whole: list[bytes] | None) -> str:
+def _missing(first_seen: FirstSeen, first: int | None, whole: list[bytes] | None) -> str:
     if whole is not None:
         return ""
     if first is None:
@@ -373,7 +393,7 @@ def when(axis: Axis, index: int | None) -> str:
     return moment.strftime("%H:%M:%S" if moment.year == 1900 else "%Y-%m-%d %H:%M:%S")
 
 
-def _first_index(picture: RunPicture, first_seen: Any, names: Sequence[str]) -> int | None:
+def _first_index(picture: RunPicture, first_seen: FirstSeen, names: Sequence[str]) -> int | None:
     """The 0-based input index of a sequence's first occurrence (None: a library's)."""
     lines = first_seen.get("lines")
     if lines is None:
@@ -385,7 +405,7 @@ def _first_index(picture: RunPicture, first_seen: Any, names: Sequence[str]) -> 
     return offset + int(lines[0]) - 1
 
 
-def _place(first_seen: Any) -> str:
+def _place(first_seen: FirstSeen) -> str:
     if "sequence" in first_seen:
         start, end = first_seen["records"]
         return f"library sequence {first_seen['sequence']}, records {start}-{end}"
@@ -399,8 +419,8 @@ def _place(first_seen: Any) -> str:
 
 
 def against_library(
-    picture: RunPicture, stats: Stats, top: list[dict[str, Any]], ranked: list[tuple[int, TopRow]]
-) -> dict[str, Any]:
+    picture: RunPicture, stats: Stats, top: list[SequenceRow], ranked: list[tuple[int, TopRow]]
+) -> LibraryShare:
     """What this run saw that its libraries did not."""
     by_library = sum(
         length for length, held in zip(picture.lengths, picture.from_library, strict=True) if held
@@ -431,7 +451,7 @@ def page_data(
     bytes_written: int,
     seconds: float,
     tokens: tuple[int, int] | None = None,
-) -> dict[str, Any]:
+) -> Page:
     """Everything the page shows of one run (see the module docstring)."""
     import json
 
@@ -442,11 +462,11 @@ def page_data(
     top = top_sequences(picture, ranked, axis, names)
     libraries = bool(config.read_sequences) or bool(stats.library_loaded)
     inputs = named_inputs(names)
-    headline: dict[str, Any] = {
+    headline: dict[str, float] = {
         "records_read": stats.total,
         "records_written": stats.emitted,
         "records_removed": stats.skipped,
-        "removed_pct": document["statistics"]["redundancy_pct"],  # type: ignore[index]
+        "removed_pct": round(stats.redundancy_pct, 1),
         "bytes_read": picture.bytes_read,
         "bytes_written": bytes_written,
         "sequences": stats.unique_sequences,
@@ -455,6 +475,8 @@ def page_data(
     if tokens is not None:
         headline["tokens_in"], headline["tokens_out"] = tokens
     line = timeline(picture, axis)
+    configuration = document["configuration"]
+    assert isinstance(configuration, dict)
     return {
         "kind": "run",
         "version": __version__,
@@ -464,8 +486,8 @@ def page_data(
         "headline": headline,
         "figures": figures(headline),
         "inputs": inputs,
-        "configuration": document["configuration"],
-        "configuration_text": json.dumps(document["configuration"], indent=2),
+        "configuration": configuration,
+        "configuration_text": json.dumps(configuration, indent=2),
         "timeline": line,
         "timeline_how": _timeline_how(picture, line),
         "runs": None,  # (a library's page)
@@ -500,15 +522,15 @@ LABELS = {
 }
 
 
-def figures(headline: dict[str, Any]) -> list[dict[str, Any]]:
+def figures(headline: dict[str, float]) -> list[Figure]:
     """The headline's figures as the page shows them (the value exact, for a reader
     that checks it; the shown form rounded)."""
-    rows = []
+    rows: list[Figure] = []
     for field, value in headline.items():
         if field in ("removed_pct",):
             text = f"{value:.1f}%"
         elif field.startswith("bytes"):
-            text = _size(value)
+            text = _size(int(value))
         elif field == "seconds":
             text = f"{value:.2f} s"
         else:
@@ -533,7 +555,7 @@ def _subtitle(inputs: list[str], stats: Stats, seconds: float) -> str:
     return text
 
 
-def _timeline_how(picture: RunPicture, line: dict[str, Any]) -> str:
+def _timeline_how(picture: RunPicture, line: Timeline) -> str:
     if line["axis"] == "time":
         how = (
             "Records read and written over time, the times read from the timestamps of "

@@ -4,7 +4,7 @@ counts and texts."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from seqdedup.pagedata import (
     SAMPLE_SHOWN,
@@ -16,12 +16,13 @@ from seqdedup.pagedata import (
     shown,
     shown_name,
 )
+from seqdedup.pagetypes import LibrarySequence, Page, SequenceRow
 
 if TYPE_CHECKING:
     pass
 
 
-def library_data(directory: Path) -> dict[str, Any]:
+def library_data(directory: Path) -> Page:
     """Everything the page shows of a library: its size, its runs, the repeated
     sequences that removed the most records (with their text and id), and the lengths
     of its repeated sequences."""
@@ -32,7 +33,7 @@ def library_data(directory: Path) -> dict[str, Any]:
     info = describe_library(directory)
     contents = library_contents(directory, TOP)
     sequences = info["sequences"]
-    headline = {
+    headline: dict[str, float] = {
         "sequences_repeat": sequences["repeat"],
         "sequences_new": sequences["new"],
         "records": info["records"],
@@ -70,7 +71,7 @@ def library_data(directory: Path) -> dict[str, Any]:
     }
 
 
-def _library_row(row: dict[str, Any]) -> dict[str, Any]:
+def _library_row(row: LibrarySequence) -> SequenceRow:
     """A library's sequence as the top sequences list shows it (its id for reference)."""
     return {
         "removed": row["length"] * row["count"],

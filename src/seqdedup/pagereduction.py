@@ -3,10 +3,11 @@ first, with the tokens in and out."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from seqdedup.config import Config
 from seqdedup.pagedata import TOP, page_data
+from seqdedup.pagetypes import Page
 from seqdedup.picture import RunPicture
 from seqdedup.stats import Stats
 from seqdedup.top import TopRow
@@ -22,7 +23,7 @@ def reduction_data(
     reduction: Reduction,
     bytes_written: int,
     seconds: float,
-) -> dict[str, Any]:
+) -> Page:
     """The page of a ``--budget`` reduction: each fold and elision is a piece (its
     lines, its reference), listed largest first; the tokens in and out."""
     picture(data)

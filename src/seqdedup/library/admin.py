@@ -28,6 +28,7 @@ from seqdedup.library.store import (
     open_for_reading,
     plain_files,
 )
+from seqdedup.pagetypes import LibraryContents
 
 # When each sequence was last seen: the finishing time of its last run.
 _LAST_SEEN = (
@@ -214,13 +215,13 @@ def prune_library(
     return result
 
 
-def library_contents(directory: Path, limit: int) -> dict[str, Any]:
+def library_contents(directory: Path, limit: int) -> LibraryContents:
     """What a report page shows of a library: its runs (records read and written by
     each), its ``limit`` repeated sequences that removed the most records (length times
     sightings) with their records, and the lengths of all its repeated sequences."""
     _check_directory(directory)
     database = directory / DB_NAME
-    contents: dict[str, Any] = {"runs": [], "top": [], "lengths": []}
+    contents: LibraryContents = {"runs": [], "top": [], "lengths": []}
     if not database.exists():
         return contents
     with _reading(database) as connection:
