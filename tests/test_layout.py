@@ -138,7 +138,7 @@ TWIN_FACTORIES = {
     ("matcher", "make_matcher"),
     ("attribution", "make_attribution"),
     ("normalize", "timestamp_finder"),
-    ("fold", "periodicity"),
+    ("foldruns", "periodicity"),
     ("tokens", "record_tokens"),
     ("keys", "key_hasher"),
     ("keys", "text_digest"),
@@ -146,6 +146,7 @@ TWIN_FACTORIES = {
     ("streamby.path", "stream_path"),
     ("decisions", "Decisions.__init__"),
     ("plan", "plan_run"),
+    ("plan", "RunPlan"),  # (the plan: which engine runs, and the kernel it loaded)
 }
 ENGINE_NAMES = {"kernel", "engine"}
 

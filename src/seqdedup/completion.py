@@ -49,13 +49,15 @@ def answer(parser: argparse.ArgumentParser) -> None:
         return
     import argcomplete
 
+    completers = {
+        "--normalize": complete_classes,
+        "--profile": complete_profiles,
+        "--stream-by": complete_presets,
+    }
     for action in parser._actions:
-        if "--normalize" in action.option_strings:
-            action.completer = complete_classes  # type: ignore[attr-defined]
-        elif "--profile" in action.option_strings:
-            action.completer = complete_profiles  # type: ignore[attr-defined]
-        elif "--stream-by" in action.option_strings:
-            action.completer = complete_presets  # type: ignore[attr-defined]
+        for option, completer in completers.items():
+            if option in action.option_strings:
+                vars(action)["completer"] = completer  # (argcomplete reads the attribute)
     argcomplete.autocomplete(parser)
 
 

@@ -21,7 +21,7 @@ from array import array
 from collections import deque
 from collections.abc import Hashable, Sequence
 from types import ModuleType
-from typing import NamedTuple, Protocol
+from typing import NamedTuple, Protocol, cast
 
 from seqdedup.attribution import make_attribution
 from seqdedup.engine import SEED, load
@@ -233,11 +233,12 @@ class _StreamRuns:
     ) -> tuple[list[bool], list[Block]]:
         ints = hash_ints(hashes)
         push, queue, number = self._decider.push, self._queue, self._fed
+        # (the decider takes any hashable name: it only hashes and compares them)
+        names = cast("Sequence[str]", [None] * len(ints) if streams is None else streams)
         for k, key_hash in enumerate(ints):
-            name = None if streams is None else streams[k]
-            entry = Entry(b"", number + k, name)  # type: ignore[arg-type]
+            entry = Entry(b"", number + k, names[k])
             queue.append(entry)
-            push(name, key_hash, entry)  # type: ignore[arg-type]
+            push(names[k], key_hash, entry)
         self._fed += len(ints)
         return self._release()
 
@@ -319,14 +320,16 @@ class _KernelFlags:
 
 def _run_block(run: Run) -> Block:
     source = run.source
-    library = source is None or source[0] == LIBRARY_END
+    start = end = -1  # (a library's)
+    if source is not None and source[0] != LIBRARY_END:
+        start, end = source[1], source[2]
     return Block(
         run.first.number,
         run.last.number,
         run.length,
         run.first.stream,
-        -1 if library else source[1],  # type: ignore[index]
-        -1 if library else source[2],  # type: ignore[index]
+        start,
+        end,
         run.count,
         run.content,
     )
