@@ -413,14 +413,15 @@ def test_large_batch_paths_and_trimming_against_the_oracle(keys, window, history
     """Every file over ~2,000 records takes the large-batch paths (numpy arrays of key
     hashes and fingerprints) and a long limited-history run trims what attribution
     holds: with the thresholds lowered, both run on small inputs here."""
-    from seqdedup import attribution, matcher
+    from seqdedup import histories, matcher, occurrences
     from seqdedup import keys as keys_module
 
     mp = pytest.MonkeyPatch()
     try:
         mp.setattr(matcher, "NUMPY_MIN_WINDOWS", 1)
+        mp.setattr(histories, "NUMPY_MIN_WINDOWS", 1)
         mp.setattr(keys_module, "LARGE_BATCH", 1)
-        mp.setattr(attribution, "TRIM_SLACK", 0)
+        mp.setattr(occurrences, "TRIM_SLACK", 0)
         out, _, _ = run(
             numbered(keys), window, max_history=history, annotate=True, annotation_format=MARKER
         )
@@ -677,12 +678,12 @@ def test_an_internal_error_is_one_line_and_status_70(monkeypatch, tmp_path):
     asking for a report and exit status 70 (sysexits' EX_SOFTWARE)."""
     import io
 
-    from seqdedup import cli, report
+    from seqdedup import cli, stats
 
     def broken(*args, **kwargs):
         raise AssertionError("attribution: skipped record 7 is covered by no repeat window")
 
-    monkeypatch.setattr(report, "write_stats", broken)
+    monkeypatch.setattr(stats, "write_stats", broken)
     stderr = io.StringIO()
     status = cli.main(["-w", "2"], io.BytesIO(b"a\nb\na\nb\n"), io.BytesIO(), stderr)
     assert status == 70

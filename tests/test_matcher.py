@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from seqdedup import Deduplicator, matcher
+from seqdedup import Deduplicator, histories, matcher
 from seqdedup import engine as kernel
 from seqdedup.fingerprints import PRIME, coefficients, fingerprints_py
 from seqdedup.hashes import hash_ints
@@ -19,6 +19,7 @@ from oracle import kept, skipped_flags
 def run_matcher(keys, window, history, chunks, numpy_threshold=None, monkeypatch=None, library=()):
     if numpy_threshold is not None:
         monkeypatch.setattr(matcher, "NUMPY_MIN_WINDOWS", numpy_threshold)
+        monkeypatch.setattr(histories, "NUMPY_MIN_WINDOWS", numpy_threshold)
     m = WindowMatcher(window, history, seed=SEED)
     count = len(library) - window + 1
     if count > 0:  # one library sequence, its windows just before the run

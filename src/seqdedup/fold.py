@@ -40,8 +40,10 @@ from seqdedup.normalize import timestamp_finder, timestamp_seconds
 from seqdedup.report import LINE_COLOR, painted
 
 if TYPE_CHECKING:
+    from seqdedup.attribution import Attribution
     from seqdedup.config import Config
     from seqdedup.keys import KeyMaker
+    from seqdedup.library.save import RunSaver
     from seqdedup.matcher import Matcher
     from seqdedup.pieces import Piece
     from seqdedup.report import Fields, PieceReport
@@ -253,7 +255,7 @@ class TimedFolder(Folder):
         """A part's line when the run goes on past TIME after the part began (by the
         clock: per batch, or per record by the records' own time)."""
         every = self._every
-        assert isinstance(every, Duration)  # (stages.make_folder's choice)
+        assert isinstance(every, Duration)  # (run_folder's choice)
         clock = PartClock(every, self._config.fold_clock == "records", self._stamp)
         taken = 0
         while taken < len(records):
@@ -457,3 +459,24 @@ def removal_fields(
         "first_time": times[0],
         "last_time": times[1],
     }
+
+
+def run_folder(
+    config: Config,
+    report: PieceReport,
+    keys: KeyMaker,
+    attributor: Attribution,
+    saver: RunSaver | None,
+    kernel: ModuleType | None,
+) -> Folder:
+    """``--fold``'s summary lines, over the run's report, keys and attribution (and its
+    library, which holds each folded sequence under its id)."""
+    kind = TimedFolder if isinstance(config.fold_every, Duration) else Folder
+    return kind(
+        config,
+        report,
+        keys,
+        lambda: attributor.open_source,
+        saver.add_sequence if saver is not None else None,
+        kernel,
+    )

@@ -452,3 +452,10 @@ def _end_group(proc: subprocess.Popen[bytes]) -> None:
             with contextlib.suppress(OSError):
                 stream.close()
     proc.wait()
+
+
+def shell_transform(config: Config) -> ShellTransform | None:
+    """The run's ``--hash-transform`` command, when it has one."""
+    if not config.hash_transform:
+        return None
+    return ShellTransform(config.hash_transform, config.transform_timeout)

@@ -41,7 +41,7 @@ from bisect import bisect_right
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol
 
-from seqdedup.engine import numpy_available
+from seqdedup.engine import SEED, numpy_available
 from seqdedup.fingerprints import (
     NUMPY_MAX_WIDTH,
     coefficients,
@@ -58,6 +58,8 @@ from seqdedup.histories import (
 )
 
 if TYPE_CHECKING:
+    from seqdedup._kernel import Matcher as ChunkMatcher
+    from seqdedup.config import Config
     from seqdedup.hashes import Hashes, Starts, Words
 
 
@@ -480,3 +482,51 @@ class WindowMatcher:
                 until = j + width - 1
             flags.append(j <= until)
         self._new_until = until
+
+
+def run_matcher(
+    config: Config, kernel: ModuleType | None, settles_early: bool, saves: bool
+) -> Matcher:
+    """The matcher of a run off the chunk path (noting first-seen windows where the run
+    saves a library)."""
+    matcher = make_matcher(
+        config.window_size, config.max_history, kernel, early=settles_early, seed=SEED
+    )
+    if saves:
+        matcher.new_material = []
+    return matcher
+
+
+def chunk_matcher(
+    config: Config, kernel: ModuleType, plan: ChunkPlan, normalize: int
+) -> ChunkMatcher:
+    """The kernel's chunk path (raw bytes in, kept bytes out, no Python object per
+    record), for a run its plan feeds so (see :func:`seqdedup.plan.plan_run`)."""
+    matcher: ChunkMatcher = kernel.Matcher(
+        config.window_size,
+        config.max_history,
+        seed=SEED,
+        delimiter=config.delimiter,
+        skip_chars=config.skip_chars,
+        skip_fields=config.skip_fields,
+        byte_mode=config.byte_mode,
+        inverse=config.inverse,
+        run_heads=plan.run_heads,
+        normalize=normalize,
+        filtered=bool(config.filters),
+        early=plan.settles_early,
+    )
+    if plan.saves:
+        matcher.new_material = []  # (it notes first-seen windows)
+    return matcher
+
+
+class ChunkPlan(Protocol):
+    """What the chunk path's matcher reads of the run's plan."""
+
+    @property
+    def run_heads(self) -> int: ...
+    @property
+    def settles_early(self) -> bool: ...
+    @property
+    def saves(self) -> bool: ...

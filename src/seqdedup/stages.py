@@ -17,25 +17,20 @@ from typing import TYPE_CHECKING
 
 from seqdedup.attribution import Attribution, Attributor, DecisionCount, make_attribution
 from seqdedup.attribution_thread import AttributionThread
-from seqdedup.config import Config, Duration
+from seqdedup.config import Config
 from seqdedup.engine import SEED
 from seqdedup.engine import load as load_kernel
 from seqdedup.filters import FilterList
-from seqdedup.keys import KeyMaker, ShellTransform, key_maker
+from seqdedup.keys import key_maker, shell_transform
 from seqdedup.ledger import Ledger
-from seqdedup.matcher import LibraryWindows, Matcher, make_matcher
+from seqdedup.matcher import LibraryWindows, Matcher, chunk_matcher, run_matcher
 from seqdedup.plan import Parts, RunPlan, plan_run
 from seqdedup.report import PieceReport, marker_digest, marker_texts
 from seqdedup.stats import Stats, stats_document
 from seqdedup.streamby.decider import SequenceCounts, StreamCount
-from seqdedup.top import TopSequences
+from seqdedup.top import top_table
 
 if TYPE_CHECKING:
-    from seqdedup._kernel import Matcher as ChunkMatcher
-    from seqdedup.fold import Folder
-    from seqdedup.keys import TextDigest
-    from seqdedup.library.load import LoadedLibrary
-    from seqdedup.library.save import RunSaver
     from seqdedup.picture import RunPicture
 
 
@@ -59,43 +54,43 @@ class Stages:
             config, kernel, on_explain is not None, kernel_keys, picture is not None
         )
         self.engine = plan.engine
-        # Built in dependency order, each from what it needs: nothing is set on a stage
-        # after it is made.
-        self.chunks = chunk_matcher(config, plan, keys)
-        matcher = self.chunks or run_matcher(config, plan)
+        # Built in dependency order, each by its own module from what it needs: nothing
+        # is set on a stage after it is made.
+        chunk = plan.feeding == "chunk"
+        normalize = keys.kernel_normalize
+        self.chunks = chunk_matcher(config, plan.compiled, plan, normalize) if chunk else None
+        matcher = self.chunks or run_matcher(config, kernel, plan.settles_early, plan.saves)
         attributor, top_counts = make_attributor(config, matcher, plan, picture)
         # --stream-by: the loaded windows go to the stream decider (fingerprints, starts)
         library_windows = LibraryWindows(matcher)
         digest = marker_digest(config, kernel)
-        library = load_library(
-            config, keys, library_windows if config.stream_split else matcher, digest
-        )
+        library = None
+        if config.read_sequences or config.library_dir is not None:
+            from seqdedup.library.load import load_libraries
+
+            target = library_windows if config.stream_split else matcher
+            library = load_libraries(config, keys, target, digest)
         texts = marker_texts(config, digest, library.texts if library is not None else None)
         if library is not None:
             attributor.set_library_keys(library.region)
         locate = library.locate if library is not None else None
         patterns = [rule.pattern for rule in filters.rules]
         report = PieceReport(config, attributor.record_number, locate, on_explain, patterns, texts)
-        top = make_top(config, plan, top_counts, picture is not None)
-        self.saver = saver = make_saver(config, plan, library, matcher)
-        # (a --stream-by run folds its stream runs itself: streamby.path)
-        self.folder = (
-            make_folder(config, plan, report, keys, attributor, saver) if plan.folds else None
-        )
+        top = top_table(config, top_counts, picture is not None)
+        self.saver = saver = None
+        if plan.saves:
+            from seqdedup.library.save import run_saver
+
+            self.saver = saver = run_saver(config, library, kernel)
+        self.folder = None  # (a --stream-by run folds its stream runs itself)
+        if plan.folds:
+            from seqdedup.fold import run_folder
+
+            self.folder = run_folder(config, report, keys, attributor, saver, kernel)
         self.parts = Parts(
-            config,
-            plan,
-            filters,
-            keys,
-            matcher,
-            attributor,
-            report,
-            top,
-            self.folder,
-            saver,
-            library,
-            library_windows,
-        )
+            config, plan, filters, keys, matcher, attributor, report, top, self.folder, saver,
+            library, library_windows,
+        )  # fmt: skip
         shown = keys.shown_record if keys.json is not None else None
         self.ledger = Ledger(stats, attributor, matcher, report, top, saver, shown, picture)
         if library is not None:
@@ -137,118 +132,6 @@ class Stages:
         if self.saver is not None:
             self.saver.discard()
             self.saver = None
-
-
-def shell_transform(config: Config) -> ShellTransform | None:
-    """The run's ``--hash-transform`` command, when it has one."""
-    if not config.hash_transform:
-        return None
-    return ShellTransform(config.hash_transform, config.transform_timeout)
-
-
-def load_library(
-    config: Config,
-    keys: KeyMaker,
-    target: Matcher | LibraryWindows,
-    digest: TextDigest | None,
-) -> LoadedLibrary | None:
-    """The libraries the run reads (``-r``, ``-l``), their windows given to ``target``
-    (with their records' text ``digest``s, for markers)."""
-    if not (config.read_sequences or config.library_dir is not None):
-        return None
-    from seqdedup.library.load import load_libraries
-
-    return load_libraries(config, keys, target, digest)
-
-
-def make_saver(
-    config: Config, plan: RunPlan, library: LoadedLibrary | None, matcher: Matcher
-) -> RunSaver | None:
-    """The library session of a run that saves one (``-l``)."""
-    if not plan.saves:
-        return None
-    assert config.library_dir is not None
-    from seqdedup.library.save import RunSaver
-
-    return RunSaver(
-        config.library_dir,
-        config.window_size,
-        library,
-        whole_runs=bool(config.read_sequences),
-        delimiter=config.delimiter,
-        kernel=plan.kernel,
-    )
-
-
-def make_top(
-    config: Config, plan: RunPlan, top_counts: TopCounts | None, picturing: bool
-) -> TopSequences | None:
-    """``--top``'s table (counted by the kernel's attribution where ``top_counts`` is
-    given), also for a report page (whose picture the ledger hands its ranking)."""
-    if not (config.top or picturing):
-        return None
-    # (with filters a source's record number is read while attribution holds it)
-    lazy = not config.filters
-    return TopSequences(config.max_unique_sequences, top_counts, lazy)
-
-
-def make_folder(
-    config: Config,
-    plan: RunPlan,
-    report: PieceReport,
-    keys: KeyMaker,
-    attributor: Attribution,
-    saver: RunSaver | None,
-) -> Folder:
-    """``--fold``'s summary lines, over the run's report, keys and attribution (and its
-    library, which holds each folded sequence under its id)."""
-    from seqdedup.fold import Folder, TimedFolder
-
-    kind = TimedFolder if isinstance(config.fold_every, Duration) else Folder
-    return kind(
-        config,
-        report,
-        keys,
-        lambda: attributor.open_source,
-        saver.add_sequence if saver is not None else None,
-        plan.kernel,
-    )
-
-
-def run_matcher(config: Config, plan: RunPlan) -> Matcher:
-    """The matcher of a run off the chunk path (noting first-seen windows where the run
-    saves a library)."""
-    matcher = make_matcher(
-        config.window_size, config.max_history, plan.kernel, early=plan.settles_early, seed=SEED
-    )
-    if plan.saves:
-        matcher.new_material = []
-    return matcher
-
-
-def chunk_matcher(config: Config, plan: RunPlan, keys: KeyMaker) -> ChunkMatcher | None:
-    """The kernel's chunk path (raw bytes in, kept bytes out, no Python object per
-    record), for a run the plan feeds so (see :func:`seqdedup.plan.plan_run`; only
-    with the kernel); None for any other run."""
-    if plan.feeding != "chunk":
-        return None
-    matcher: ChunkMatcher = plan.compiled.Matcher(
-        config.window_size,
-        config.max_history,
-        seed=SEED,
-        delimiter=config.delimiter,
-        skip_chars=config.skip_chars,
-        skip_fields=config.skip_fields,
-        byte_mode=config.byte_mode,
-        inverse=config.inverse,
-        run_heads=plan.run_heads,
-        normalize=keys.kernel_normalize,
-        filtered=bool(config.filters),
-        early=plan.settles_early,
-    )
-    if plan.saves:
-        matcher.new_material = []  # (it notes first-seen windows)
-    return matcher
 
 
 TopCounts = Callable[[], dict[int, int]]

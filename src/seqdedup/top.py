@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
+    from seqdedup.config import Config
     from seqdedup.pieces import Piece
     from seqdedup.report import Fields
 
@@ -244,3 +245,15 @@ def _top_table(rows: list[TopRow], width: int) -> Table:
         # Text, never markup: a record's brackets and :codes: are shown as they are.
         table.add_row(*(Text(part) for part in (*cell[:4], text)))
     return table
+
+
+def top_table(
+    config: Config, top_counts: Callable[[], dict[int, int]] | None, picturing: bool
+) -> TopSequences | None:
+    """``--top``'s table (counted by the kernel's attribution where ``top_counts`` is
+    given), also for a report page (whose picture the ledger hands its ranking)."""
+    if not (config.top or picturing):
+        return None
+    # (with filters a source's record number is read while attribution holds it)
+    lazy = not config.filters
+    return TopSequences(config.max_unique_sequences, top_counts, lazy)

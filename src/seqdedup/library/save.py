@@ -53,6 +53,8 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from types import ModuleType
 
+    from seqdedup.config import Config
+
 
 STAGE_ROWS = 512  # staged rows held in memory before they go to the staging file
 STAGE_BYTES = 8 << 20  # ... or this many bytes of them
@@ -576,3 +578,16 @@ class RunSaver:
     def discard(self) -> None:
         """Save nothing (a failed or interrupted run)."""
         self._writer.discard()
+
+
+def run_saver(config: Config, library: LoadedLibrary | None, kernel: ModuleType | None) -> RunSaver:
+    """The library session of a run that saves one (``-l``)."""
+    assert config.library_dir is not None
+    return RunSaver(
+        config.library_dir,
+        config.window_size,
+        library,
+        whole_runs=bool(config.read_sequences),
+        delimiter=config.delimiter,
+        kernel=kernel,
+    )
