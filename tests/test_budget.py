@@ -14,8 +14,7 @@ from hypothesis import strategies as st
 from seqdedup import Config, expand, reduce_to_budget
 from seqdedup.budget import VERBATIM, Source, reduce_input
 from seqdedup.engine import load
-from seqdedup.removed import RemovedStore, shortest_prefixes
-from seqdedup.restore import restore
+from seqdedup.removed import RemovedStore, restore, shortest_prefixes
 from seqdedup.tokens import estimate_tokens
 
 from conftest import examples

@@ -82,8 +82,7 @@ def expand(reduced: bytes, store: Path | str) -> bytes:
     the store its reduction wrote (an error when the store does not know the text)."""
     from pathlib import Path
 
-    from seqdedup.removed import RemovedStore
-    from seqdedup.restore import restore
+    from seqdedup.removed import RemovedStore, restore
 
     opened = RemovedStore(Path(store), create=False)
     try:

@@ -1,5 +1,5 @@
 """``seqdedup-expand``: a reduced text back to the original, byte for byte, from the
-``--keep-removed`` store (see :mod:`seqdedup.restore`); or one reference; or a range of
+``--keep-removed`` store (see :func:`seqdedup.removed.restore`); or one reference; or a range of
 the original's lines."""
 
 from __future__ import annotations
@@ -58,8 +58,7 @@ def _line_range(text: str) -> tuple[int, int]:
 
 
 def run(args: argparse.Namespace, stdin: IO[bytes], stdout: IO[bytes]) -> int:
-    from seqdedup.removed import PREFIX, RemovedStore
-    from seqdedup.restore import line_range, restore, restored_pieces
+    from seqdedup.removed import PREFIX, RemovedStore, line_range, restore, restored_pieces
     from seqdedup.sinks import Output
 
     lines = _line_range(args.lines) if args.lines is not None else None

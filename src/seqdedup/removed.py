@@ -1,7 +1,7 @@
 """What a reduction removed, content-addressed (``--keep-removed FILE``): one SQLite
 file, each removed stretch of the input compressed under the BLAKE2b-128 digest of its
 exact bytes, and for each reduced text (known by its own digest) where each of its
-markers stands and what it stands for. :mod:`seqdedup.restore` reads it back.
+markers stands and what it stands for. :func:`restore` reads it back.
 
 A reference is ``sd:`` and the first 12 hex digits of the digest (more where another
 digest in the store starts the same, as git lengthens an ambiguous prefix). Nothing
@@ -15,7 +15,7 @@ import hashlib
 import mmap
 import sqlite3
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from seqdedup.errors import SeqdedupError
@@ -197,3 +197,57 @@ class RemovedStore:
             total -= length
         db.execute("COMMIT")
         db.execute("VACUUM")
+
+
+# -- reduced text back to the original (seqdedup-expand) ----------------------------
+# Each marker replaced by the exact bytes it stands for. The store knows each reduced
+# text by its digest and where its markers stand, so a reduced text that was changed
+# is refused, and a line of the input that merely looks like a marker is never taken
+# for one.
+
+
+def restore(reduced: bytes, store: RemovedStore) -> bytes:
+    """The original input of a reduced text, byte for byte."""
+    return b"".join(restored_pieces(reduced, store))
+
+
+def restored_pieces(reduced: bytes, store: RemovedStore) -> Iterator[bytes]:
+    """The original input of a reduced text in pieces, in order (written as they come,
+    nothing is joined)."""
+    known = store.reduction(reduced)
+    if known is None:
+        raise SeqdedupError(
+            f"the reduced text is not one the store '{store.path}' knows (changed after "
+            "the reduction, or reduced with another --keep-removed file)"
+        )
+    delimiter, markers = known
+    line = position = taken = 0
+    while position < len(reduced):
+        found = reduced.find(delimiter, position)
+        stop = len(reduced) if found < 0 else found + len(delimiter)
+        if line in markers:
+            if taken < position:  # (the unmarked lines before it, as one piece)
+                yield reduced[taken:position]
+            digest = markers[line]
+            if digest is not None:  # (None: the note of a budget not met)
+                yield store.data(digest)
+            taken = stop
+        position = stop
+        line += 1
+    if taken < len(reduced):
+        yield reduced[taken:]
+
+
+def line_range(original: bytes, delimiter: bytes, first: int, last: int) -> bytes:
+    """Lines ``first`` .. ``last`` (1-based, inclusive) of the original, each with its
+    delimiter as it stands there."""
+    out: list[bytes] = []
+    position, line = 0, 1
+    while position < len(original) and line <= last:
+        found = original.find(delimiter, position)
+        stop = len(original) if found < 0 else found + len(delimiter)
+        if line >= first:
+            out.append(original[position:stop])
+        position = stop
+        line += 1
+    return b"".join(out)
