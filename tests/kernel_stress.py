@@ -599,6 +599,8 @@ def hostile_calls(kernel, rng: random.Random) -> None:
         lambda v: kernel.fold_shape(b"\0" * 32, v, 1, 1),
         lambda v: kernel.fold_shape(b"\0" * 32, 1, v, 1),
         lambda v: kernel.fold_shape(b"\0" * 32, 1, 1, v),
+        lambda v: kernel.record_bounds(v, b"\n"),
+        lambda v: kernel.record_bounds(b"a\nb", v),
         lambda v: kernel.encode_joined(v, b"\n", 1),
         lambda v: kernel.encode_joined(b"a\nb", v, 1),
         lambda v: kernel.encode_joined(b"a\nb", b"\n", v),
@@ -631,6 +633,20 @@ def hostile_calls(kernel, rng: random.Random) -> None:
         with contextlib.suppress(TypeError):
             m.feed_chunk(chunk)
     m.finish_chunks()
+
+
+def bounds_calls(kernel, rng: random.Random) -> None:
+    """Record bounds of random buffers and delimiters (one to three bytes, often
+    overlapping themselves), equal to the Python definition."""
+    delimiter = bytes(rng.choice(b"ab\n") for _ in range(rng.randint(1, 3)))
+    data = bytes(rng.choice(b"ab\nc") for _ in range(rng.randint(0, 200)))
+    want, at = array("q"), 0
+    while at < len(data):
+        end = data.find(delimiter, at)
+        end = len(data) if end < 0 else end
+        want.extend((at, end))
+        at = end + len(delimiter)
+    assert kernel.record_bounds(data, delimiter) == want.tobytes()
 
 
 def big_run(kernel) -> None:
@@ -799,6 +815,7 @@ def main() -> None:
         stream_run(kernel, rng)
         prefix_calls(kernel, rng)
         spread_calls(kernel, rng)
+        bounds_calls(kernel, rng)
     print(f"kernel stress: {iterations} iterations, all equal to the oracle")
 
 

@@ -140,6 +140,7 @@ TWIN_FACTORIES = {
     ("normalize", "timestamp_finder"),
     ("foldruns", "periodicity"),
     ("tokens", "record_tokens"),
+    ("records", "bounds_finder"),
     ("keys", "key_hasher"),
     ("keys", "text_digest"),
     ("jsonkeys", "json_parser"),

@@ -4,11 +4,13 @@ import io
 import itertools
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from seqdedup.errors import UsageError
 from seqdedup.records import RecordSplitter, parse_delimiter, parse_hex_delimiter, read_chunks
+
+from conftest import examples, kernel_built
 
 
 @pytest.mark.parametrize(
@@ -121,3 +123,29 @@ def test_a_newline_ending_the_input_is_not_part_of_the_last_record(tmp_path, eng
     from_file = fold_id(run(*fold, str(tmp_path / "f1.txt")))
     assert from_file == fold_id(run(*fold, data=b"b\tb\ta\tb\tb\ta\n"))
     assert from_file == fold_id(run(*fold, data=b"b\tb\ta\tb\tb\ta"))  # no newline at all
+
+
+@settings(max_examples=examples(400), deadline=None)
+@given(
+    data=st.binary(max_size=80).map(lambda b: bytes(b"ab\n"[x % 3] for x in b)),
+    delimiter=st.sampled_from([b"\n", b"a", b"ab", b"aa", b"\n\n", b"aba"]),
+)
+def test_record_bounds_of_either_twin_are_the_definition(data, delimiter):
+    """Each record between delimiters, the last one without one kept, no empty record
+    after a final delimiter (the kernel's bounds.c and the Python twin); and
+    split_records gives the same records."""
+    from seqdedup.records import bounds_finder, python_record_bounds, split_records
+
+    want, rest = [], data
+    while rest:
+        record, _, rest = rest.partition(delimiter)
+        want.append(record)
+    twins = [python_record_bounds]
+    if kernel_built():
+        from seqdedup import _kernel
+
+        twins.append(bounds_finder(_kernel))
+    for twin in twins:
+        bounds = twin(data, delimiter)
+        assert [data[bounds[k] : bounds[k + 1]] for k in range(0, len(bounds), 2)] == want
+    assert split_records(data, delimiter) == want

@@ -35,6 +35,7 @@ from seqdedup.decisions import Block, Decisions
 from seqdedup.errors import visible
 from seqdedup.keys import key_maker
 from seqdedup.normalize import first_timestamp, timestamp_finder
+from seqdedup.records import record_bounds
 from seqdedup.removed import RemovedStore, digest_of, shortest_prefixes
 from seqdedup.timelimit import PatternTimeout, each_within
 from seqdedup.tokens import TokenCounter, estimate_tokens, record_tokens
@@ -156,18 +157,8 @@ class Source:
         self.delimiter = delimiter
         size, width = len(data), len(delimiter)
         self.ends_delimited = size == 0 or data[size - width :] == delimiter
-        # (found one record at a time: a list of every record would hold the input twice)
-        bounds = array("q")
-        start = 0
-        find = data.find
-        while start < size:
-            end = find(delimiter, start)
-            if end < 0:
-                end = size
-            bounds.append(start)
-            bounds.append(end)
-            start = end + width
-        self.bounds = bounds
+        # (bounds, not a list of every record: that would hold the input twice)
+        self.bounds = bounds = record_bounds(data, delimiter)
         self.count = len(bounds) // 2
         self.stamp = stamp  # (the kernel's scan where it runs)
 

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from seqdedup.errors import SeqdedupError
 from seqdedup.hashes import hash_ints, hash_words
+from seqdedup.records import split_records
 from seqdedup.runs import runs_of
 
 if TYPE_CHECKING:
@@ -273,9 +274,7 @@ class Frame:
 def _split_at(data: bytes, base: int, delimiter: bytes) -> tuple[list[bytes], list[int]]:
     """Records of ``data`` (which begins at file offset ``base`` at a record start)
     and their offsets; a final record without a delimiter is kept."""
-    records = data.split(delimiter)
-    if records and not records[-1]:
-        records.pop()
+    records = split_records(data, delimiter)
     starts, at, step = [], base, len(delimiter)
     for record in records:
         starts.append(at)

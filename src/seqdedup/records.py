@@ -6,14 +6,74 @@ data is there), so a slow live stream is never held back waiting for a full buff
 
 from __future__ import annotations
 
+import mmap
 import re
+from array import array
 from collections.abc import Callable, Iterator
+from types import ModuleType
 from typing import Protocol
 
 from seqdedup.errors import SeqdedupError, UsageError
 from seqdedup.stopping import pause, requested, wait_readable
 
 READ_SIZE = 1 << 20
+
+# -- where the records of a whole buffer lie (one definition for every module) -------
+
+Buffer = bytes | bytearray | mmap.mmap
+BoundsFinder = Callable[[Buffer, bytes], "array[int]"]
+
+
+def record_bounds(data: Buffer, delimiter: bytes) -> array[int]:
+    """Where each record of ``data`` lies: ``(start, end)`` pairs, record k being
+    ``data[bounds[2k]:bounds[2k+1]]``. A record ends at the delimiter (not part of it);
+    the last may end at the end of the data without one; empty data holds no record,
+    and data that ends with the delimiter no empty record after it. Found by the
+    kernel where it runs (C unit ``bounds.c``)."""
+    from seqdedup.engine import load
+
+    return bounds_finder(load())(data, delimiter)
+
+
+def bounds_finder(kernel: ModuleType | None) -> BoundsFinder:
+    """The record-bounds twin: the kernel's where ``kernel`` is given."""
+    if kernel is None:
+        return python_record_bounds
+    found = kernel.record_bounds
+
+    def bounds(data: Buffer, delimiter: bytes) -> array[int]:
+        pairs = array("q")
+        pairs.frombytes(found(data, delimiter))
+        return pairs
+
+    return bounds
+
+
+def python_record_bounds(data: Buffer, delimiter: bytes) -> array[int]:
+    """:func:`record_bounds` in Python."""
+    if not delimiter:
+        raise ValueError("record_bounds: an empty delimiter")
+    bounds = array("q")
+    size, width, start = len(data), len(delimiter), 0
+    find = data.find
+    while start < size:
+        end = find(delimiter, start)
+        if end < 0:
+            end = size
+        bounds.append(start)
+        bounds.append(end)
+        start = end + width
+    return bounds
+
+
+def split_records(data: bytes, delimiter: bytes) -> list[bytes]:
+    """The records of ``data`` as :func:`record_bounds` finds them (``bytes.split``
+    without the empty record after a final delimiter)."""
+    records = data.split(delimiter)
+    if not records[-1]:
+        records.pop()  # (what follows the last delimiter, or empty data: no record)
+    return records
+
 
 _ESCAPES = {"n": "\n", "t": "\t", "0": "\0", "r": "\r", "\\": "\\"}
 

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from seqdedup.errors import SeqdedupError
+from seqdedup.records import record_bounds
 
 PREFIX = "sd:"
 SHORT = 12  # hex digits of a reference, at least
@@ -221,19 +222,17 @@ def restored_pieces(reduced: bytes, store: RemovedStore) -> Iterator[bytes]:
             "the reduction, or reduced with another --keep-removed file)"
         )
     delimiter, markers = known
-    line = position = taken = 0
-    while position < len(reduced):
-        found = reduced.find(delimiter, position)
-        stop = len(reduced) if found < 0 else found + len(delimiter)
-        if line in markers:
-            if taken < position:  # (the unmarked lines before it, as one piece)
-                yield reduced[taken:position]
-            digest = markers[line]
-            if digest is not None:  # (None: the note of a budget not met)
-                yield store.data(digest)
-            taken = stop
-        position = stop
-        line += 1
+    bounds, taken = record_bounds(reduced, delimiter), 0
+    for line in sorted(markers):
+        if 2 * line >= len(bounds):
+            break
+        position, stop = bounds[2 * line], bounds[2 * line + 1] + len(delimiter)
+        if taken < position:  # (the unmarked lines before it, as one piece)
+            yield reduced[taken:position]
+        digest = markers[line]
+        if digest is not None:  # (None: the note of a budget not met)
+            yield store.data(digest)
+        taken = min(stop, len(reduced))
     if taken < len(reduced):
         yield reduced[taken:]
 
@@ -241,13 +240,9 @@ def restored_pieces(reduced: bytes, store: RemovedStore) -> Iterator[bytes]:
 def line_range(original: bytes, delimiter: bytes, first: int, last: int) -> bytes:
     """Lines ``first`` .. ``last`` (1-based, inclusive) of the original, each with its
     delimiter as it stands there."""
-    out: list[bytes] = []
-    position, line = 0, 1
-    while position < len(original) and line <= last:
-        found = original.find(delimiter, position)
-        stop = len(original) if found < 0 else found + len(delimiter)
-        if line >= first:
-            out.append(original[position:stop])
-        position = stop
-        line += 1
-    return b"".join(out)
+    bounds = record_bounds(original, delimiter)
+    count = len(bounds) // 2
+    if first > last or first > count:
+        return b""
+    start, end = bounds[2 * (first - 1)], bounds[2 * (min(last, count) - 1) + 1]
+    return original[start : min(end + len(delimiter), len(original))]

@@ -83,6 +83,8 @@ static PyMethodDef kernel_methods[] = {
     {"first_match", seqdedup_py_first_match, METH_VARARGS,
      "first_match(record, classes) -> (start, end) of the first match of the --normalize "
      "classes, or None"},
+    {"record_bounds", seqdedup_py_record_bounds, METH_VARARGS,
+     "record_bounds(data, delimiter) -> bytes: int64 (start, end) of each record"},
     {"token_counts", seqdedup_py_token_counts, METH_VARARGS,
      "token_counts(data, bounds) -> bytes: each record's estimated tokens (int64), the "
      "records given as int64 (start, end) pairs"},

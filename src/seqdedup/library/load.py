@@ -21,6 +21,7 @@ from seqdedup.library.store import (
     open_for_reading,
     plain_files,
 )
+from seqdedup.records import split_records
 
 if TYPE_CHECKING:
     from seqdedup.config import Config
@@ -145,10 +146,9 @@ def _load_plain(directory: Path, delimiter: bytes, held: bool) -> Iterator[Libra
             data = path.read_bytes()
         except OSError as exc:
             raise SeqdedupError(f"library file '{path}': {exc.strerror or exc}") from None
-        if data.endswith(delimiter):
-            data = data[: -len(delimiter)]
-        if data:
-            yield LibrarySequence(path.name, data.split(delimiter), held=held)
+        records = split_records(data, delimiter)
+        if records:
+            yield LibrarySequence(path.name, records, held=held)
 
 
 # -- saving ------------------------------------------------------------------------

@@ -1,0 +1,62 @@
+/*
+ * Where the records of a buffer lie: one function that every Python module splitting
+ * a whole buffer into records uses (seqdedup.records.record_bounds holds the same
+ * definition in Python). A record ends at the delimiter (which is not part of it);
+ * the last one may end at the end of the buffer without one; an empty buffer holds
+ * no record, and a buffer that ends with the delimiter no empty record after it.
+ */
+#include "kernel.h"
+#include "functions.h"
+
+/* The next occurrence of the delimiter at or after `from`, or `size`. */
+static size_t next_delimiter(const unsigned char *data, size_t size, size_t from,
+                             const unsigned char *delimiter, size_t width)
+{
+    while (from + width <= size) {
+        const unsigned char *hit = memchr(data + from, delimiter[0], size - from - width + 1);
+        if (hit == NULL) return size;
+        size_t at = (size_t)(hit - data);
+        if (width == 1 || memcmp(hit + 1, delimiter + 1, width - 1) == 0) return at;
+        from = at + 1;
+    }
+    return size;
+}
+
+/* record_bounds(data, delimiter) -> bytes: native int64 pairs (start, end) of each
+ * record of data, in order. */
+PyObject *seqdedup_py_record_bounds(PyObject *self, PyObject *args)
+{
+    Py_buffer data, delimiter;
+    if (!PyArg_ParseTuple(args, "y*y*", &data, &delimiter)) return NULL;
+    PyObject *result = NULL;
+    const unsigned char *text = data.buf, *mark = delimiter.buf;
+    size_t size = (size_t)data.len, width = (size_t)delimiter.len;
+    if (width == 0) {
+        PyErr_SetString(PyExc_ValueError, "record_bounds: an empty delimiter");
+        goto done;
+    }
+    /* First count the records (at most one more than the delimiters), then fill. */
+    size_t records = 0;
+    for (size_t start = 0; start < size; records++) {
+        size_t end = next_delimiter(text, size, start, mark, width);
+        start = end < size ? end + width : size;
+    }
+    if (records > (size_t)PY_SSIZE_T_MAX / (2 * sizeof(int64_t))) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(records * 2 * sizeof(int64_t)));
+    if (result == NULL) goto done;
+    unsigned char *out = (unsigned char *)PyBytes_AS_STRING(result);
+    size_t k = 0;
+    for (size_t start = 0; start < size && k < records; k++) {
+        size_t end = next_delimiter(text, size, start, mark, width);
+        int64_t pair[2] = {(int64_t)start, (int64_t)end};
+        memcpy(out + k * sizeof pair, pair, sizeof pair);
+        start = end < size ? end + width : size;
+    }
+done:
+    PyBuffer_Release(&data);
+    PyBuffer_Release(&delimiter);
+    return result;
+}
