@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from corpora import arguments, build  # type: ignore[import-not-found]
 from seqdedup.api import Deduplicator, feed_inputs
 from seqdedup.config import Config
-from seqdedup.htmlpage import ReportPage, vega_script
+from seqdedup.page.html import ReportPage, vega_script
 
 
 def one_run(path: Path, config: Config, page_path: Path | None) -> tuple[float, float, float, int]:

@@ -10,6 +10,7 @@ import io
 import itertools
 import json
 import re
+import struct
 from pathlib import Path
 
 import pytest
@@ -19,10 +20,10 @@ from hypothesis import strategies as st
 from seqdedup.api import Deduplicator, feed_inputs
 from seqdedup.cli import main
 from seqdedup.config import Config
-from seqdedup.htmlpage import render
-from seqdedup.pagedata import TOP, Axis, page_data, shown
-from seqdedup.pagelibrary import library_data
-from seqdedup.picture import RunPicture
+from seqdedup.page.data import TOP, Axis, page_data, shown
+from seqdedup.page.html import render
+from seqdedup.page.library import library_data
+from seqdedup.page.picture import RunPicture
 
 from oracle import skipped_flags
 
@@ -32,9 +33,9 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 def pictured(inputs: list[bytes], config: Config) -> tuple[object, RunPicture, bytes]:
     """A run of ``inputs`` (one after another) watched by a picture, as --report runs."""
     picture = RunPicture(config.delimiter)
-    dedup = Deduplicator.pictured(config, None, picture)
+    dedup = Deduplicator(config, None, observer=picture)  # (fed the input by the run)
     sink = io.BytesIO()
-    stats = feed_inputs(dedup, [io.BytesIO(data) for data in inputs], sink, None, False, picture)
+    stats = feed_inputs(dedup, [io.BytesIO(data) for data in inputs], sink, None, False)
     return stats, picture, sink.getvalue()
 
 
@@ -233,9 +234,9 @@ class TestRefusals:
         return status, out.getvalue(), err.getvalue()
 
     def test_without_the_extra(self, monkeypatch, tmp_path):
-        import seqdedup.htmlpage
+        import seqdedup.page.html
 
-        monkeypatch.setattr(seqdedup.htmlpage, "find_spec", lambda name: None)
+        monkeypatch.setattr(seqdedup.page.html, "find_spec", lambda name: None)
         status, out, err = self.run(["--report", str(tmp_path / "r.html"), "-"])
         assert (status, out) == (1, b"")
         assert err.count("\n") == 1 and "pip install 'seqdedup[report]'" in err
@@ -307,3 +308,48 @@ def test_each_timestamp_sample_names_the_record_it_was_read_from(tmp_path):
     for index, seconds in zip(at, times, strict=True):
         assert timestamp_seconds(first_timestamp(records[index])) == seconds
     picture.close()
+
+
+class Recorder:
+    """A run observer that writes down what the ledger hands it."""
+
+    def __init__(self) -> None:
+        self.read = b""
+        self.removed = 0  # records the pieces cover
+        self.ends: list[int] = []
+        self.ranked = None
+
+    def __call__(self, chunk: bytes, /) -> None:
+        self.read += chunk
+
+    def add_packed(self, packed, record_number, /) -> None:
+        for start, end, *_ in struct.iter_unpack("4q2Q", packed or b""):
+            self.removed += end - start + 1
+
+    def add_pieces(self, pieces, record_number, /) -> None:
+        self.removed += sum(piece.end - piece.start + 1 for piece in pieces)
+
+    def add_stream_run(self, first, length, content, stream, library, /) -> None:
+        self.removed += length
+
+    def end_input(self, released: int, /) -> None:
+        self.ends.append(released)
+
+    def ranked_by(self, ranking, /) -> None:
+        self.ranked = ranking
+
+
+@pytest.mark.parametrize("streams", [False, True])
+def test_the_ledger_hands_an_observer_the_whole_run(engine, streams):
+    """One observer, the run's ledger its one caller: the input as fed, a piece (or
+    stream run) for every removed record on either engine, where each input ends, and
+    the ranking at the end."""
+    options = {"stream_by": r"^(\w) "} if streams else {}
+    data = b"".join(b"%s x%d\n" % (b"ab"[k % 2 : k % 2 + 1], k % 5) for k in range(200))
+    recorder = Recorder()
+    dedup = Deduplicator(Config(window_size=3, **options), observer=recorder)
+    out = dedup.feed_bytes(data[:777]) + dedup.feed_bytes(data[777:]) + dedup.flush_bytes()
+    assert recorder.read == data
+    assert dedup.stats.skipped > 0 and out.count(b"\n") == dedup.stats.emitted
+    assert recorder.removed == dedup.stats.skipped
+    assert recorder.ends == [200] and recorder.ranked is not None

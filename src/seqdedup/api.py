@@ -38,7 +38,7 @@ else:
     Record = TypeVar("Record", str, bytes)
 
 if TYPE_CHECKING:
-    from seqdedup.picture import RunPicture
+    from seqdedup.ledger import RunObserver
     from seqdedup.streamby.path import KernelStreamPath, StreamPath
 
 
@@ -70,36 +70,24 @@ class Deduplicator(Generic[Record]):
         self,
         config: Config | None = None,
         on_explain: Callable[[str], None] | None = None,
+        *,
+        observer: RunObserver | None = None,
         **options: object,
     ) -> None:
-        if config is None:
-            config = Config(**options)
-        elif options:
-            raise TypeError("pass either a Config or keyword options, not both")
-        self._build(config, on_explain, None)
-
-    @classmethod
-    def pictured(
-        cls, config: Config, on_explain: Callable[[str], None] | None, picture: RunPicture
-    ) -> Deduplicator[bytes]:
-        """A run that a report page's picture watches (``--report``): it is handed every
-        piece and where each input ends (the input's chunks are the caller's to hand)."""
-        dedup: Deduplicator[bytes] = object.__new__(Deduplicator)
-        dedup._build(config, on_explain, picture)
-        return dedup
+        self._build(config_of(config, options), on_explain, observer)
 
     def _build(
         self,
         config: Config,
         on_explain: Callable[[str], None] | None,
-        picture: RunPicture | None,
+        observer: RunObserver | None,
     ) -> None:
         self.config = config
         # explain=True without a callback: the lines wait in .explanations for the caller.
         self.explanations: list[str] = []
         if config.explain and on_explain is None:
             on_explain = self.explanations.append
-        self._stages = stages = Stages(config, on_explain, picture)
+        self._stages = stages = Stages(config, on_explain, observer)
         self.stats = stages.stats
         self.engine = stages.engine
         self._stream_path, self._records, self._bytes = feeding_paths(stages)
@@ -141,6 +129,7 @@ class Deduplicator(Generic[Record]):
         bytes now decided: each kept record followed by the delimiter."""
         self._start("bytes")
         with self._guard:
+            self._stages.ledger.read(chunk)
             return self._bytes.feed_bytes(chunk)
 
     def idle(self) -> list[Record]:
@@ -243,6 +232,15 @@ class Deduplicator(Generic[Record]):
         self._finished = True
 
 
+def config_of(config: Config | None, options: dict[str, object]) -> Config:
+    """A run's configuration: ``config``, or one made of keyword ``options``."""
+    if config is None:
+        return Config(**options)
+    if options:
+        raise TypeError("pass either a Config or keyword options, not both")
+    return config
+
+
 def count_removed(config: Config, records: list[bytes]) -> int:
     """How many of ``records`` a run of ``config`` removes (a trial: see
     :meth:`Config.quiet`)."""
@@ -319,7 +317,7 @@ def process_inputs(
     is iterated lazily: a generator may open each file when it is asked for it (and
     close it when asked for the next)."""
     return feed_inputs(
-        Deduplicator(config, on_explain, **options),
+        Deduplicator(config_of(config, options), on_explain),
         sources,
         sink,
         on_progress,
@@ -336,7 +334,8 @@ def feed_inputs(
     decompress: bool = False,
     on_chunk: Callable[[bytes], None] | None = None,
 ) -> Stats:
-    """:func:`process_inputs` with the run given (one :meth:`Deduplicator.pictured`)."""
+    """:func:`process_inputs` with the run given (one watched by a report page's
+    picture, say)."""
     delimiter = dedup.config.delimiter
     idle = _idle(dedup.config)
     try:
@@ -412,7 +411,7 @@ def follow_file(
     on_explain: Callable[[str], None] | None = None,
     from_start: bool = False,
     on_note: Callable[[str], None] | None = None,
-    picture: RunPicture | None = None,
+    picture: RunObserver | None = None,
 ) -> Stats:
     """Deduplicate a file as ``tail -F`` follows it (:class:`seqdedup.follow.Follower`),
     each record written as soon as it is decided, until a signal (Ctrl-C; SIGTERM or
@@ -422,11 +421,7 @@ def follow_file(
     only: there it must run to be stopped so.)"""
     from seqdedup.follow import Follower
 
-    dedup = (
-        Deduplicator(config, on_explain)
-        if picture is None
-        else Deduplicator.pictured(config or Config(), on_explain, picture)
-    )
+    dedup: Deduplicator[bytes] = Deduplicator(config, on_explain, observer=picture)
     settings = dedup.config
     idle = _idle(settings)
     follower = Follower(
@@ -435,13 +430,9 @@ def follow_file(
     try:
         with graceful():  # Ctrl-C (SIGTERM, SIGHUP) only asks the run to stop
             for chunk in follower.chunks(idle):
-                if chunk and picture is not None:
-                    picture(chunk)
                 _write(sink, dedup.feed_bytes(chunk) if chunk else dedup.idle_bytes())
             # (how a follow ends: the rest decided as at the end of input, then saved)
             rest = follower.rest()
-            if picture is not None:
-                picture(rest)
             _write(sink, dedup.feed_bytes(rest) + dedup.flush_bytes(False))
             dedup.save(settle)
             dedup._stages.ledger.interrupted(requested())
@@ -556,7 +547,7 @@ def deduplicate(
     >>> list(deduplicate(["x", "y", "x", "y", "z"], window_size=2))
     ['x', 'y', 'z']
     """
-    dedup = Deduplicator(None, None, **options)  # (the options checked here, at the call)
+    dedup = Deduplicator(config_of(None, options))  # (the options checked here, at the call)
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, got {batch_size}")
     return _deduplicated(dedup, records, batch_size)

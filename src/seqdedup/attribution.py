@@ -70,6 +70,7 @@ class Attribution(Protocol):
     def add(self, keep: Sequence[bool], numbers: Sequence[int] | None = None) -> list[Piece]: ...
     def finish(self) -> list[Piece]: ...
     def new_input(self) -> list[Piece]: ...
+    def take_packed(self) -> bytes: ...
 
 
 class ChunkAttribution(Attribution, Protocol):
@@ -117,6 +118,9 @@ class DecisionCount:
 
     def new_input(self) -> list[Piece]:
         return []
+
+    def take_packed(self) -> bytes:
+        return b""  # (nothing packed: only the kernel's attribution packs its pieces)
 
 
 class Attributor:
@@ -244,6 +248,9 @@ class Attributor:
         self._occurrences.new_input()
         return closed
 
+    def take_packed(self) -> bytes:
+        return b""  # (its pieces go on as Pieces)
+
     # -- internals ------------------------------------------------------------------
     def _key_slice(self, start: int, stop: int) -> array[int]:
         return self._history.slice(start, stop)
@@ -341,9 +348,11 @@ class KernelAttributor:
         )
         # --top counted by the kernel: only each sequence's first piece comes out
         self.counts_top = top and not report
-        # A report page's picture takes every piece packed (``watched``: see watch());
-        # with --top counted here, only each sequence's first piece goes on as a Piece
-        self._watcher: Callable[[bytes], None] | None = None
+        # A report page's picture takes every piece packed (``watched``: held for
+        # take_packed()); with --top counted here, only each sequence's first piece
+        # goes on as a Piece
+        self._watched = watched
+        self._packed: list[bytes] = []
         self._known: set[int] = set()  # (then: the sequences whose first piece went on)
         self._limit = max_sequences
         self.append_keys = self._core.append_keys
@@ -380,16 +389,19 @@ class KernelAttributor:
         the records' input numbers (int64 bytes) when filters make them differ."""
         return self._pieces(self._core.add_runs(size, runs, numbers))
 
-    def watch(self, watcher: Callable[[bytes], None]) -> None:
-        """Hand every piece, packed, to ``watcher`` (made ``watched``)."""
-        self._watcher = watcher
+    def take_packed(self) -> bytes:
+        """Made ``watched``: every piece closed since the last call, packed (six int64
+        each: start, end, source, count, the two lanes of the identity)."""
+        packed, self._packed = b"".join(self._packed), []
+        return packed
 
     def _pieces(self, packed: bytes | None) -> list[Piece]:
-        """The pieces a call closed, as Pieces: all of them, or with a watcher and --top
-        counted here, each sequence's first only (the watcher has them all)."""
-        if self._watcher is None:
+        """The pieces a call closed, as Pieces: all of them, or when watched with --top
+        counted here, each sequence's first only (take_packed() gives them all)."""
+        if not self._watched:
             return unpack_pieces(packed)
-        self._watcher(packed or b"")
+        if packed:
+            self._packed.append(packed)
         if not self.counts_top:
             return unpack_pieces(packed)
         known, firsts = self._known, []

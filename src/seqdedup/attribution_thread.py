@@ -145,6 +145,9 @@ class AttributionThread:
     def new_input(self) -> list[Piece]:
         return self._settled().new_input()
 
+    def take_packed(self) -> bytes:
+        return b""  # (a thread serves a run whose pieces nothing reads)
+
 
 class _ThreadState:
     """What the attribution thread tells the main thread: its first failure, its calls."""

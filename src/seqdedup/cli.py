@@ -20,7 +20,7 @@ from seqdedup.settings_paths import settings_files
 
 if TYPE_CHECKING:
     from seqdedup.hints import InputHead, JsonPathCheck
-    from seqdedup.htmlpage import ReportPage
+    from seqdedup.page.html import ReportPage
     from seqdedup.stats import Stats
 
 from seqdedup.arguments import config_from_args
@@ -65,7 +65,7 @@ def run(
     sink = _sink(args, stdout)
     head = _head_for_hint(args)
     json_check = _json_check(config, stderr)
-    tap = _taps(head, json_check, page.picture if page is not None else None)
+    tap = _taps(head, json_check)
     with contextlib.closing(sources_of(names, stdin)) as sources, graceful():
         if args.show_keys:
             from seqdedup.api import show_keys
@@ -111,7 +111,7 @@ def _report_page(args: argparse.Namespace, config: Config) -> ReportPage | None:
     """--report: its packages and its path checked before the run reads anything."""
     if getattr(args, "report", None) is None:
         return None
-    from seqdedup.htmlpage import ReportPage
+    from seqdedup.page.html import ReportPage
 
     return ReportPage(args.report, config, in_place=not args.follow)
 

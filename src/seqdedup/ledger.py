@@ -9,10 +9,10 @@ to it; nothing else writes these figures.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, NamedTuple
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
-from seqdedup.attribution import Attributor, RunHeads
+from seqdedup.attribution import RunHeads
 from seqdedup.attribution_thread import AttributionThread
 from seqdedup.report import PieceReport
 from seqdedup.runs import runs_of
@@ -23,9 +23,28 @@ if TYPE_CHECKING:
     from seqdedup.attribution import Attribution
     from seqdedup.library.save import RunSaver
     from seqdedup.matcher import Matcher
-    from seqdedup.picture import RunPicture
     from seqdedup.pieces import Piece
     from seqdedup.stats import CountsRow
+
+
+class RunObserver(Protocol):
+    """What watches a run as it goes (a report page's picture: ``page.picture``). The
+    run's ledger is its one caller: the input as it is fed, every piece (packed by the
+    kernel's attribution, or as Pieces), each stream run, where each input ends, and
+    the ``--top`` ranking at the end."""
+
+    def __call__(self, chunk: bytes, /) -> None: ...
+    def add_packed(
+        self, packed: bytes | None, record_number: Callable[[int], int] | None, /
+    ) -> None: ...
+    def add_pieces(
+        self, pieces: Iterable[Piece], record_number: Callable[[int], int], /
+    ) -> None: ...
+    def add_stream_run(
+        self, first: int, length: int, content: int, stream: str, library: bool, /
+    ) -> None: ...
+    def end_input(self, released: int, /) -> None: ...
+    def ranked_by(self, ranking: TopSequences | None, /) -> None: ...
 
 
 class Decided(NamedTuple):
@@ -54,7 +73,8 @@ class Ledger:
         top: TopSequences | None,
         saver: RunSaver | None,
         shown: Callable[[bytes], bytes] | None = None,
-        picture: RunPicture | None = None,
+        observer: RunObserver | None = None,
+        filtered: bool = False,
     ) -> None:
         self.stats = stats
         self._shown = shown  # what --top shows of a record (the JSON key compared)
@@ -62,9 +82,9 @@ class Ledger:
         self._matcher = matcher
         self._report = report
         self.top = top
-        self.picture = picture  # --report: where each input ends (and the Python engine's
-        # pieces: the kernel's attribution hands the picture its own, packed)
-        self._picture_pieces = picture if isinstance(attributor, Attributor) else None
+        self._observer = observer  # --report: the run's picture
+        # (with filters a piece's tracked index is not its record number)
+        self._numbers = attributor.record_number if filtered else None
         self._saver = saver
         self.run_heads = RunHeads()  # with --top: each duplicate run's first record
         self.released = 0  # records released so far (record numbers are 1-based)
@@ -103,8 +123,12 @@ class Ledger:
         duplicate run (the same on the kernel's chunk path and the record path)."""
         if self.top is None:
             return
-        if self._picture_pieces is not None:
-            self._picture_pieces.add_pieces(pieces, self._attributor.record_number)
+        if self._observer is not None:
+            packed = self._attributor.take_packed()  # (the kernel's: every piece)
+            if packed:
+                self._observer.add_packed(packed, self._numbers)
+            else:
+                self._observer.add_pieces(pieces, self._attributor.record_number)
         heads, fields, top = self.run_heads, self._report.source_of, self.top
         # (when the kernel counts, the pieces here are each sequence's first)
         observe = top.first_seen if top.counted_elsewhere else top.observe
@@ -148,8 +172,8 @@ class Ledger:
         if self.top is not None and top:
             self.stats.top_sequences = self.top.top(top)
         self.stats.unique_sequences = self._attributor.identified
-        if self.picture is not None:
-            self.picture.ranked_by(self.top)
+        if self._observer is not None:
+            self._observer.ranked_by(self.top)
 
     def loaded(self, sequences: int) -> None:
         """The libraries read hold ``sequences`` sequences."""
@@ -163,6 +187,16 @@ class Ledger:
         """--stream-by: the counts of each stream so far."""
         self.stats.streams = document
 
+    def read(self, chunk: bytes) -> None:
+        """Raw input, as it is fed (a report page samples it and keeps its text)."""
+        if self._observer is not None:
+            self._observer(chunk)
+
+    def stream_run(self, first: int, length: int, content: int, stream: str, library: bool) -> None:
+        """--stream-by: a duplicate run closed (a report page draws it)."""
+        if self._observer is not None:
+            self._observer.add_stream_run(first, length, content, stream, library)
+
     def interrupted(self, stopped: int | None) -> None:
         """The signal that cut the run short (None: none did)."""
         self.stats.interrupted = stopped
@@ -171,8 +205,8 @@ class Ledger:
         """With several inputs, the counts of the input that ended; ``--top`` starts
         its run heads again."""
         self.run_heads = RunHeads()
-        if self.picture is not None:
-            self.picture.end_input(self.released)
+        if self._observer is not None:
+            self._observer.end_input(self.released)
         inputs = self._report.inputs
         if not inputs.named:
             return

@@ -115,8 +115,8 @@ def _write_sequence(sequence: dict[str, Any], as_json: bool, out: TextIO) -> Non
 
 def _report(directory: Path, page: str, out: TextIO) -> int:
     """``report DIR FILE.html``: the library's page."""
-    from seqdedup.htmlpage import check_report_extra, check_report_path, write_page
-    from seqdedup.pagelibrary import library_data
+    from seqdedup.page.html import check_report_extra, check_report_path, write_page
+    from seqdedup.page.library import library_data
 
     check_report_extra("seqdedup-library report")
     path = check_report_path(page, "seqdedup-library report")

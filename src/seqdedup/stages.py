@@ -12,8 +12,6 @@ over both.
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import partial
-from typing import TYPE_CHECKING
 
 from seqdedup.attribution import Attribution, Attributor, DecisionCount, make_attribution
 from seqdedup.attribution_thread import AttributionThread
@@ -22,16 +20,13 @@ from seqdedup.engine import SEED
 from seqdedup.engine import load as load_kernel
 from seqdedup.filters import FilterList
 from seqdedup.keys import key_maker, shell_transform
-from seqdedup.ledger import Ledger
+from seqdedup.ledger import Ledger, RunObserver
 from seqdedup.matcher import LibraryWindows, Matcher, chunk_matcher, run_matcher
 from seqdedup.plan import Parts, RunPlan, plan_run
 from seqdedup.report import PieceReport, marker_digest, marker_texts
 from seqdedup.stats import Stats, stats_document
 from seqdedup.streamby.decider import SequenceCounts, StreamCount
 from seqdedup.top import top_table
-
-if TYPE_CHECKING:
-    from seqdedup.picture import RunPicture
 
 
 class Stages:
@@ -42,7 +37,7 @@ class Stages:
         self,
         config: Config,
         on_explain: Callable[[str], None] | None,
-        picture: RunPicture | None = None,
+        observer: RunObserver | None = None,
     ) -> None:
         self.config = config
         self.stats = stats = Stats()
@@ -51,7 +46,7 @@ class Stages:
         keys = key_maker(config, kernel, SEED, shell_transform(config))
         kernel_keys = keys.plain or bool(keys.kernel_normalize)
         self.plan = plan = plan_run(
-            config, kernel, on_explain is not None, kernel_keys, picture is not None
+            config, kernel, on_explain is not None, kernel_keys, observer is not None
         )
         self.engine = plan.engine
         # Built in dependency order, each by its own module from what it needs: nothing
@@ -60,7 +55,7 @@ class Stages:
         normalize = keys.kernel_normalize
         self.chunks = chunk_matcher(config, plan.compiled, plan, normalize) if chunk else None
         matcher = self.chunks or run_matcher(config, kernel, plan.settles_early, plan.saves)
-        attributor, top_counts = make_attributor(config, matcher, plan, picture)
+        attributor, top_counts = make_attributor(config, matcher, plan, observer is not None)
         # --stream-by: the loaded windows go to the stream decider (fingerprints, starts)
         library_windows = LibraryWindows(matcher)
         digest = marker_digest(config, kernel)
@@ -76,7 +71,7 @@ class Stages:
         locate = library.locate if library is not None else None
         patterns = [rule.pattern for rule in filters.rules]
         report = PieceReport(config, attributor.record_number, locate, on_explain, patterns, texts)
-        top = top_table(config, top_counts, picture is not None)
+        top = top_table(config, top_counts, observer is not None)
         self.saver = saver = None
         if plan.saves:
             from seqdedup.library.save import run_saver
@@ -92,7 +87,10 @@ class Stages:
             library, library_windows,
         )  # fmt: skip
         shown = keys.shown_record if keys.json is not None else None
-        self.ledger = Ledger(stats, attributor, matcher, report, top, saver, shown, picture)
+        filtered = bool(config.filters)
+        self.ledger = Ledger(
+            stats, attributor, matcher, report, top, saver, shown, observer, filtered
+        )
         if library is not None:
             self.ledger.loaded(len(library.names))
 
@@ -141,12 +139,12 @@ def make_attributor(
     config: Config,
     matcher: Matcher,
     plan: RunPlan,
-    picture: RunPicture | None = None,
+    watched: bool = False,
 ) -> tuple[Attribution, TopCounts | None]:
     """The attribution the plan names (docs/engine.md: what needs attribution): none
     (only the decisions counted), the kernel's (counted on a thread when only the
-    statistics read it; every piece handed packed to a report page's ``picture``), or
-    the Python engine's (whose pieces the ledger hands the picture); and where the
+    statistics read it; ``watched``: every piece kept packed for the ledger to hand a
+    report page's picture), or the Python engine's; and where the
     kernel counts ``--top`` itself (only --top reads pieces), its counts."""
     if plan.feeding == "stream":
         return StreamCount(SequenceCounts(config.max_unique_sequences)), None  # (its own)
@@ -161,13 +159,10 @@ def make_attributor(
         config.max_candidates,
         report=plan.pieces_read and not plan.top_only,
         top=plan.top_only,
-        watched=picture is not None,
+        watched=watched,
     )
     if isinstance(attributor, Attributor):  # (the plan: "python")
         return attributor, None
-    if picture is not None:
-        numbers = attributor.record_number if config.filters else None
-        attributor.watch(partial(picture.add_packed, record_number=numbers))
     if plan.attribution == "thread":
         assert isinstance(matcher, plan.compiled.Matcher)  # (a thread beside the kernel's)
         return AttributionThread(attributor, matcher), None

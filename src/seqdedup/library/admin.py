@@ -28,7 +28,7 @@ from seqdedup.library.store import (
     open_for_reading,
     plain_files,
 )
-from seqdedup.pagetypes import LibraryContents
+from seqdedup.page.types import LibraryContents
 
 # When each sequence was last seen: the finishing time of its last run.
 _LAST_SEEN = (

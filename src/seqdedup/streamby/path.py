@@ -274,12 +274,10 @@ class StreamPath(_StreamRun):
         record = run.first.record
         shown = parts.keys.shown_record(record) if record is not None else None
         parts.top.observe(piece, lambda _: fields, shown, named)
-        picture = self._ledger.picture
-        if picture is not None:
-            library = run.source is not None and run.source[0] == LIBRARY_END
-            picture.add_stream_run(
-                run.first.number, run.length, run.content, run.first.stream, library
-            )
+        library = run.source is not None and run.source[0] == LIBRARY_END
+        self._ledger.stream_run(
+            run.first.number, run.length, run.content, run.first.stream, library
+        )
 
     def _explain_passed(self, entry: Entry) -> None:
         report = self._parts.report

@@ -4,8 +4,8 @@ Nothing here runs per record. The picture watches each chunk of input (its bytes
 spooled to an unlinked temporary file so that the page can show a sequence's full text,
 and one record's timestamp every ``stride`` bytes), each duplicate piece the run closes
 (where it starts, the records it removed, its sequence, its stream, whether a library
-held it) and where each input ends. At the end, :func:`page_data` (in ``pagedata``)
-turns that into the page's data and ``htmlpage`` draws it.
+held it) and where each input ends. At the end, :func:`page_data` (in ``page.data``)
+turns that into the page's data and ``page.html`` draws it.
 """
 
 from __future__ import annotations

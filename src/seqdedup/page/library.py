@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from seqdedup.pagedata import (
+from seqdedup.page.data import (
     SAMPLE_SHOWN,
     TEXT_RECORDS,
     TOP,
@@ -16,7 +16,7 @@ from seqdedup.pagedata import (
     shown,
     shown_name,
 )
-from seqdedup.pagetypes import LibrarySequence, Page, SequenceRow
+from seqdedup.page.types import LibrarySequence, Page, SequenceRow
 
 if TYPE_CHECKING:
     pass

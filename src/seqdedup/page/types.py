@@ -1,6 +1,6 @@
-"""The report page's data as typed documents: what ``pagedata`` (a run), ``pagelibrary``
-(a library) and ``pagereduction`` (a ``--budget`` reduction) make, ``pagecharts`` draws
-and ``htmlpage`` renders. Places on the timeline are floats: milliseconds since 1970 on
+"""The report page's data as typed documents: what ``page.data`` (a run), ``page.library``
+(a library) and ``page.reduction`` (a ``--budget`` reduction) make, ``page.charts`` draws
+and ``page.html`` renders. Places on the timeline are floats: milliseconds since 1970 on
 a time axis, 1-based record numbers otherwise."""
 
 from __future__ import annotations

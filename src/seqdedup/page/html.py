@@ -1,6 +1,6 @@
 """The report page (``--report FILE.html``, ``seqdedup-library report``): one HTML file
-that works offline, written from the page's data (``pagedata``) with a Jinja2 template
-(``templates/report.html.jinja``) and the charts of ``pagecharts``, drawn by the
+that works offline, written from the page's data (``page.data``) with a Jinja2 template
+(``templates/report.html.jinja``) and the charts of ``page.charts``, drawn by the
 Vega-Lite script embedded in the page.
 
 That script (Vega, Vega-Lite and Vega-Embed, about 0.9 MB) comes from the installed
@@ -21,14 +21,14 @@ from typing import TYPE_CHECKING
 
 from seqdedup.config import Config
 from seqdedup.errors import SeqdedupError, UsageError
-from seqdedup.picture import RunPicture
+from seqdedup.page.picture import RunPicture
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from seqdedup.api import Deduplicator
     from seqdedup.budget import Reduction
-    from seqdedup.pagetypes import Page
+    from seqdedup.page.types import Page
     from seqdedup.stats import Stats
 
 EXTRA = "pip install 'seqdedup[report]'"
@@ -134,7 +134,7 @@ def render(data: Page) -> str:
     import jinja2
     from markupsafe import Markup
 
-    from seqdedup.pagecharts import charts_of
+    from seqdedup.page.charts import charts_of
 
     template_text = (files("seqdedup") / "templates" / "report.html.jinja").read_text("utf-8")
     environment = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
@@ -171,7 +171,7 @@ def write_page(path: Path, data: Page) -> int:
 
 class ReportPage:
     """One run's page: checked before the run (:func:`check_report_extra`, the path),
-    its :class:`~seqdedup.picture.RunPicture` fed by the run, written at its end."""
+    its :class:`~seqdedup.page.picture.RunPicture` fed by the run, written at its end."""
 
     def __init__(self, path: str, config: Config, in_place: bool = True) -> None:
         """``in_place``: the named inputs stay as they are while the run reads them
@@ -189,11 +189,11 @@ class ReportPage:
         """The run this page watches."""
         from seqdedup.api import Deduplicator
 
-        return Deduplicator.pictured(self.config, on_explain, self.picture)
+        return Deduplicator(self.config, on_explain, observer=self.picture)
 
     def write(self, stats: Stats, bytes_written: int) -> int:
         """The page of a run that ended (or was stopped); its size in bytes."""
-        from seqdedup.pagedata import TOP, page_data
+        from seqdedup.page.data import TOP, page_data
 
         picture = self.picture
         ranked = picture.ranking.ranked(TOP) if picture.ranking is not None else []
@@ -207,7 +207,7 @@ class ReportPage:
 
     def write_reduction(self, data: bytes, reduction: Reduction, bytes_written: int) -> int:
         """The page of a ``--budget`` reduction: its folds and elisions as the pieces."""
-        from seqdedup.pagereduction import reduction_data
+        from seqdedup.page.reduction import reduction_data
 
         seconds = self._clock() - self._started
         document = reduction_data(

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from seqdedup.config import Config
-from seqdedup.pagedata import TOP, page_data
-from seqdedup.pagetypes import Page
-from seqdedup.picture import RunPicture
+from seqdedup.page.data import TOP, page_data
+from seqdedup.page.picture import RunPicture
+from seqdedup.page.types import Page
 from seqdedup.stats import Stats
 from seqdedup.top import TopRow
 

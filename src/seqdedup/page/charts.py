@@ -1,5 +1,5 @@
 """The report page's charts as Vega-Lite specifications (plain JSON, drawn in the
-browser by Vega-Lite's own script, which ``htmlpage`` embeds): the timeline with its
+browser by Vega-Lite's own script, which ``page.html`` embeds): the timeline with its
 folded bands, the heat map per stream or input, the block lengths and what each W
 removes, the costliest sequences, and (a library's page) its runs.
 
@@ -10,7 +10,16 @@ handler escapes them).
 
 from __future__ import annotations
 
-from seqdedup.pagetypes import Blocks, Heat, LibraryShare, Page, RunRow, SequenceRow, Spec, Timeline
+from seqdedup.page.types import (
+    Blocks,
+    Heat,
+    LibraryShare,
+    Page,
+    RunRow,
+    SequenceRow,
+    Spec,
+    Timeline,
+)
 
 READ, WRITTEN, FOLDED, REMOVED = "#c9d3df", "#2f6db3", "#e8871e", "#d1495b"
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S"

@@ -1,6 +1,6 @@
-"""The report page's data (``--report``): a run's :class:`~seqdedup.picture.RunPicture`,
+"""The report page's data (``--report``): a run's :class:`~seqdedup.page.picture.RunPicture`,
 its statistics and its ``--top`` ranking turned into one JSON-ready document, which
-``htmlpage`` draws. Every figure is the run's own except the block lengths, which come
+``page.html`` draws. Every figure is the run's own except the block lengths, which come
 from a sample of the input's first records, as ``--suggest-window --sample`` does (the
 page says so), and the times of the timeline, read from one record's timestamp every
 ``stride`` bytes (the page says how many).
@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Literal
 
 from seqdedup.config import Config
 from seqdedup.errors import visible
-from seqdedup.pagetypes import (
+from seqdedup.page.picture import RunPicture, sequence_key
+from seqdedup.page.types import (
     Band,
     Blocks,
     Bucket,
@@ -28,7 +29,6 @@ from seqdedup.pagetypes import (
     SequenceRow,
     Timeline,
 )
-from seqdedup.picture import RunPicture, sequence_key
 from seqdedup.stats import Stats, stats_document
 from seqdedup.top import TopRow
 
