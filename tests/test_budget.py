@@ -111,6 +111,30 @@ def test_the_reduction_is_exact_keeps_every_verbatim_line_and_fits_when_it_can(
         assert reduction.met, (budget, floor, reduction.tokens_out)
 
 
+def test_met_and_not_met_on_hand_counted_inputs():
+    """Figures counted by hand with the estimate's rules (a run of up to 6 letters is
+    one token, up to 3 digits one, a space none, the delimiter one):
+
+    - 50 distinct lines "ERROR <n>" (n = 10 .. 59) are 3 tokens each, 150 in all, and
+      every one stays verbatim: a budget of 150 is met with nothing removed, one of 149
+      cannot be, and the output says so while keeping all 50;
+    - 100 lines "a" are 200 tokens; at W = 1 all but the first fold into one line, so
+      a budget of 60 (the line "a", 2 tokens, and a fold line of under 58) is met."""
+    errors = b"".join(b"ERROR %d\n" % n for n in range(10, 60))
+    fits, _ = reduced(errors, 150)
+    assert (fits.tokens_in, fits.tokens_out, fits.met, fits.text) == (150, 150, True, errors)
+    over, store = reduced(errors, 149)
+    assert not over.met and over.tokens_in == 150
+    lines = over.text.split(b"\n")
+    assert b"budget of 149 tokens is not met" in lines[0] and lines[1:] == errors.split(b"\n")
+    assert restore(over.text, store) == errors
+    same = b"a\n" * 100
+    folded, store = reduced(same, 60, window_size=1)
+    assert folded.tokens_in == 200 and folded.met and folded.tokens_out <= 60
+    assert folded.text.startswith(b"a\n[sd:") and folded.text.count(b"\n") == 2
+    assert restore(folded.text, store) == same
+
+
 @settings(max_examples=examples(100), deadline=None)
 @given(lines=records, window=st.integers(1, 4), budget=st.sampled_from([5, 50, 500]))
 def test_the_same_input_gives_the_same_bytes_on_both_engines(lines, window, budget):
