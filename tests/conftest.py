@@ -126,6 +126,24 @@ def holds_open(pid: int, path) -> bool:
     return False
 
 
+def signal_taken(pid: int, signum: int, timeout: float = 20) -> None:
+    """Wait until process ``pid`` has taken signal ``signum`` (no longer pending: the
+    kernel ran its handler; a Python program blocked in a read runs its own handler
+    right then, before the read goes on). An event, not a guess at a time."""
+    import time
+
+    bit = 1 << (signum - 1)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with open(f"/proc/{pid}/status") as status:
+            fields = dict(line.split(":", 1) for line in status if ":" in line)
+        pending = int(fields["SigPnd"], 16) | int(fields["ShdPnd"], 16)
+        if not pending & bit:
+            return
+        time.sleep(0.005)
+    raise AssertionError(f"process {pid} never took signal {signum}")
+
+
 def live(*args: str) -> subprocess.Popen[bytes]:
     """The installed command reading a pipe that the test writes to (as a user runs
     ``tail -f log | seqdedup``: no PYTHONUNBUFFERED)."""

@@ -709,11 +709,14 @@ def test_a_real_cluster_that_loses_a_worker_writes_the_same_bytes(tmp_path, real
     deadline = time.monotonic() + 60
     while not any(out.glob(".seqdedup-parts-*")) and time.monotonic() < deadline:
         time.sleep(0.01)
-    time.sleep(0.3)  # the first tasks run
-    assert running.is_alive(), "the job ended before a worker could be killed"
     with Client(address, timeout=10) as client:
+        busy: list[str] = []
+        while not busy and time.monotonic() < deadline:  # (a worker runs a task)
+            busy = [worker for worker, tasks in client.processing().items() if tasks]
+            time.sleep(0.01)
+        assert busy and running.is_alive(), "the job ended before a worker could be killed"
         workers = client.run(os.getpid)  # the processes that run the tasks
-    os.kill(next(iter(workers.values())), signal.SIGKILL)
+    os.kill(workers[busy[0]], signal.SIGKILL)
     running.join(timeout=300)
     assert running.is_alive() is False, "the job did not end after losing a worker"
     assert not failed, failed

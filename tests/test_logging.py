@@ -275,7 +275,9 @@ pid = os.fork()
 if pid == 0:
     for k in range(30):
         log.info(f"child {k}")
-    time.sleep(1.0)  # (past idle: the child's own timer forwards what it holds)
+    deadline = time.monotonic() + 60  # (the child's own timer forwards what it holds)
+    while b"child 29" not in open(sys.argv[1], "rb").read() and time.monotonic() < deadline:
+        time.sleep(0.01)
     os._exit(0)
 os.waitpid(pid, 0)
 log.info("parent after")

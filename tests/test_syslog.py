@@ -48,6 +48,17 @@ def send(port: int, messages: list[str]) -> None:
     )
 
 
+def listening(port: int) -> bool:
+    """Whether something accepts connections on the port (the daemon's input)."""
+    import socket
+
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
 def wait_for(path: Path, text: str, timeout: float = 30) -> str:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -75,14 +86,15 @@ def feed_with_a_reload(port: int, out: Path, pid_file: Path, rotated: Path | Non
     """Once the daemon is up: the first messages, the output moved to ``rotated`` (if
     given) and a reload (SIGHUP to the daemon), then the second messages."""
     deadline = time.monotonic() + 30
-    while not pid_file.exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    time.sleep(0.5)
+    while not listening(port) and time.monotonic() < deadline:  # (the daemon is up)
+        time.sleep(0.05)
     send(port, FIRST)
     wait_for(out, "mark1")
     if rotated is not None:
         out.rename(rotated)
     os.kill(int(pid_file.read_text().split()[0]), signal.SIGHUP)
+    # (the one wait left on a time: the daemon hands the signal on to seqdedup, which
+    # reopens at its next write, and neither step shows outside either process)
     time.sleep(1.5)
     send(port, SECOND)
     wait_for(out, "mark2")

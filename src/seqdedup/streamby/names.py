@@ -203,8 +203,11 @@ def prefix_program(pattern: re.Pattern[bytes]) -> PrefixProgram | None:
     classes and greedy repeats of one class, at most one group of them (the name); a
     repeat whose count may vary must not share a byte with what can follow it up to the
     next required step (so backtracking could never give a byte back). None otherwise."""
-    from re import _constants as c  # type: ignore[attr-defined]
-    from re import _parser  # type: ignore[attr-defined]
+    try:  # (CPython's own parser, 3.11+; elsewhere no program: the pattern runs)
+        from re import _constants as c  # type: ignore[attr-defined]
+        from re import _parser  # type: ignore[attr-defined]
+    except ImportError:
+        return None
 
     if pattern.flags or pattern.groups > 1:
         return None
