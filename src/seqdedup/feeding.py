@@ -30,6 +30,7 @@ from seqdedup.timelimit import PatternTimeout
 if TYPE_CHECKING:
     from seqdedup._kernel import Matcher as ChunkMatcher
     from seqdedup._kernel import RunsTaken
+    from seqdedup.pieces import Piece
     from seqdedup.plan import Parts
 
 
@@ -176,7 +177,7 @@ class ChunkPath:
         if isinstance(runs, list):  # the runs carry their first record, or all of them
             whole = folder is not None or saver is not None  # (all of them: run_heads=2)
             if parts.top is not None:  # (before add_runs)
-                ledger.run_heads.add(first, decided, self._heads(runs) if whole else runs)
+                ledger.run_heads_of(first, decided, self._heads(runs) if whole else runs)
             if not joined:
                 runs = self._split(runs)
         pieces = attributor.add_runs(decided, runs, numbers)
@@ -228,6 +229,22 @@ class ChunkPath:
             taken = offset
         parts.append(view[taken:])
         return b"".join(parts)
+
+
+def tracked_of(records: list[bytes], decided: int, tracked_at: list[int] | None) -> list[bytes]:
+    """The decided tracked records among the released ``records`` (with filters, at
+    ``tracked_at``)."""
+    if tracked_at is None:
+        return records[:decided]
+    return [records[position] for position in tracked_at]
+
+
+def book(ledger: Ledger, decided: Decided, cut: int, written: list[bool]) -> None:
+    """The record path's step booked: ``cut`` records released, ``written`` each."""
+    ledger.book(decided)
+    ledger.count(cut, cut - decided.keep.count(False))
+    if cut:
+        ledger.written_last(written[-1])
 
 
 class RecordPath:
@@ -340,64 +357,64 @@ class RecordPath:
         return cut, written, decisions
 
     def _release(self, keep: list[bool], final: bool = False) -> list[bytes]:
-        """Hand out the records up to the first undecided tracked one."""
-        parts, ledger = self._parts, self._ledger
-        attributor = parts.attributor
-        decided = len(keep)
-        first_number = ledger.released + 1
-        if parts.filters:
-            tracked_at = self._tracked_at[:decided]
-            numbers = [first_number + position for position in tracked_at]
-        else:
-            tracked_at = None
-            numbers = None
-        pieces = attributor.add(keep, numbers)
-        if final:
-            pieces += attributor.finish()
-
-        if tracked_at is not None:
-            cut, written, decisions = self._filtered(keep, tracked_at)
-        else:
-            cut = decided
-            written = [not k for k in keep] if parts.config.inverse else keep
-            decisions = None
+        """Hand out the records up to the first undecided tracked one: attribute the
+        decided, cut what is released, book it, explain it, place the markers."""
+        first_number = self._ledger.released + 1
+        tracked_at = self._tracked_at[: len(keep)] if self._parts.filters else None
+        pieces = self._attribute(keep, tracked_at, first_number, final)
+        cut, written, decisions = self._cut(keep, tracked_at)
         records = self._pending[:cut]
         del self._pending[:cut]
         early = min(self._written_early, cut)
         out = list(compress(records[early:], written[early:]))
         self._written_early -= early
-        tracked_records: list[bytes] = []
-        if self._reads_records:
-            tracked_records = (
-                records[:decided]
-                if tracked_at is None
-                else [records[position] for position in tracked_at]
-            )
-        first = attributor.decided - len(keep)
-        ledger.book(Decided(first, keep, tracked_records, ledger.take_new_material(), pieces))
-
-        ledger.count(cut, cut - keep.count(False))
-        if cut:
-            ledger.written_last(written[-1])
-
-        report = parts.report
-        if report.explain is not None:
-            as_text: list[int] = []
-            if self._as_text:
-                last = first_number + cut - 1
-                as_text = [n for n in self._as_text if n <= last]
-                del self._as_text[: len(as_text)]
-            report.explain_all(pieces, decisions, first_number, as_text)
-        placed = markers_due(parts, Decided(first, keep, tracked_records, None, pieces), final)
+        tracked_records = tracked_of(records, len(keep), tracked_at) if self._reads_records else []
+        first = self._parts.attributor.decided - len(keep)
+        decided = Decided(first, keep, tracked_records, self._ledger.take_new_material(), pieces)
+        book(self._ledger, decided, cut, written)
+        if self._parts.report.explain is not None:
+            self._explain(pieces, decisions, first_number, cut)
+        placed = markers_due(self._parts, decided._replace(new_material=None), final)
         if placed:  # (among the records that ``out`` holds: those written early are not)
-            out, marker_last = report.with_markers(
+            out, marker_last = self._parts.report.with_markers(
                 out, written[early:], placed, first_number + early
             )
             if marker_last:
-                ledger.written_last(False)  # a marker ends this output
+                self._ledger.written_last(False)  # a marker ends this output
         if not self._ordered and not final:
             out += self._settled()
         return out
+
+    def _attribute(
+        self, keep: list[bool], tracked_at: list[int] | None, first_number: int, final: bool
+    ) -> list[Piece]:
+        """The pieces the decided records close (with filters, their input numbers)."""
+        attributor = self._parts.attributor
+        numbers = None if tracked_at is None else [first_number + at for at in tracked_at]
+        pieces = attributor.add(keep, numbers)
+        if final:
+            pieces += attributor.finish()
+        return pieces
+
+    def _cut(
+        self, keep: list[bool], tracked_at: list[int] | None
+    ) -> tuple[int, list[bool], list[int] | None]:
+        """How many pending records are released, which are written, and (with
+        filters) their filter decisions."""
+        if tracked_at is not None:
+            return self._filtered(keep, tracked_at)
+        written = [not k for k in keep] if self._parts.config.inverse else keep
+        return len(keep), written, None
+
+    def _explain(
+        self, pieces: list[Piece], decisions: list[int] | None, first_number: int, cut: int
+    ) -> None:
+        as_text: list[int] = []
+        if self._as_text:
+            last = first_number + cut - 1
+            as_text = [n for n in self._as_text if n <= last]
+            del self._as_text[: len(as_text)]
+        self._parts.report.explain_all(pieces, decisions, first_number, as_text)
 
     def _settled(self) -> list[bytes]:
         """The pending records whose decision is certain already (the matcher's

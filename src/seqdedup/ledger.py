@@ -9,7 +9,7 @@ to it; nothing else writes these figures.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from seqdedup.attribution import RunHeads
@@ -140,6 +140,11 @@ class Ledger:
                 head = shown(head)
             observe(piece, fields, head, named)
         heads.trim()
+
+    def run_heads_of(self, base: int, size: int, runs: Sequence[tuple[int, int, bytes]]) -> None:
+        """``--top`` on the chunk path: each duplicate run of the next ``size`` tracked
+        records from ``base`` on, with its first record (before its pieces close)."""
+        self.run_heads.add(base, size, runs)
 
     def take_new_material(self) -> list[bool] | None:
         """With a library saved: which records decided since the last call first-seen
