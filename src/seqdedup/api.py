@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Generic, Protocol, cast, overload
 
 from seqdedup.calls import OneCall, bytes_records
-from seqdedup.config import STREAM_WAIT, Config
+from seqdedup.config import STREAM_WAIT, Config, config_of
 from seqdedup.engine import SEED
 from seqdedup.engine import load as load_kernel
 from seqdedup.errors import SeqdedupError
@@ -230,15 +230,6 @@ class Deduplicator(Generic[Record]):
         """The run failed or was cut short: save nothing to the library."""
         self._stages.abort()
         self._finished = True
-
-
-def config_of(config: Config | None, options: dict[str, object]) -> Config:
-    """A run's configuration: ``config``, or one made of keyword ``options``."""
-    if config is None:
-        return Config(**options)
-    if options:
-        raise TypeError("pass either a Config or keyword options, not both")
-    return config
 
 
 def count_removed(config: Config, records: list[bytes]) -> int:

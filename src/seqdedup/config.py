@@ -114,6 +114,15 @@ class _ConfigFields(NamedTuple):
 _ON_COMMAND_LINE: ContextVar[bool] = ContextVar("seqdedup_on_command_line", default=False)
 
 
+def config_of(config: Config | None, options: dict[str, object]) -> Config:
+    """A run's configuration: ``config``, or one made of keyword ``options``."""
+    if config is None:
+        return Config(**options)
+    if options:
+        raise TypeError("pass either a Config or keyword options, not both")
+    return config
+
+
 def command_line_config(**settings: Any) -> Config:
     """A Config made from the command line's settings (errors name the options)."""
     token = _ON_COMMAND_LINE.set(True)

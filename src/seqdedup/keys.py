@@ -227,6 +227,14 @@ def text_digest(config: Config, kernel: ModuleType | None) -> TextDigest | None:
     return lambda records: array("Q", [hash(normalize_py(r, bits)) & MASK64 for r in records])
 
 
+def marker_digest(config: Config, kernel: ModuleType | None) -> TextDigest | None:
+    """The digest of record texts a run's markers compare, when its records are
+    compared by keys and its markers show variants; None otherwise."""
+    if not config.marks_variants:
+        return None
+    return text_digest(config, kernel)
+
+
 def key_maker(
     config: Config, kernel: ModuleType | None, seed: int, transform: Transform | None = None
 ) -> KeyMaker:

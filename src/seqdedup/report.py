@@ -16,8 +16,6 @@ from typing import TYPE_CHECKING, TypedDict
 from seqdedup.errors import visible
 
 if TYPE_CHECKING:
-    from types import ModuleType
-
     from seqdedup.config import Config
     from seqdedup.keys import TextDigest
     from seqdedup.pieces import Piece
@@ -163,16 +161,6 @@ class MarkerTexts:
         drop = max(0, oldest - self._offset)
         del self._texts[:drop]
         self._offset += drop
-
-
-def marker_digest(config: Config, kernel: ModuleType | None) -> TextDigest | None:
-    """The digest of record texts a run's markers compare, when its records are
-    compared by keys and its markers show variants; None otherwise."""
-    if not config.marks_variants:
-        return None
-    from seqdedup.keys import text_digest
-
-    return text_digest(config, kernel)
 
 
 def marker_texts(

@@ -19,11 +19,11 @@ from seqdedup.config import Config
 from seqdedup.engine import SEED
 from seqdedup.engine import load as load_kernel
 from seqdedup.filters import FilterList
-from seqdedup.keys import key_maker, shell_transform
+from seqdedup.keys import key_maker, marker_digest, shell_transform
 from seqdedup.ledger import Ledger, RunObserver
 from seqdedup.matcher import LibraryWindows, Matcher, chunk_matcher, run_matcher
 from seqdedup.plan import Parts, RunPlan, plan_run
-from seqdedup.report import PieceReport, marker_digest, marker_texts
+from seqdedup.report import PieceReport, marker_texts
 from seqdedup.stats import Stats, stats_document
 from seqdedup.streamby.decider import SequenceCounts, StreamCount
 from seqdedup.top import top_table
@@ -55,10 +55,10 @@ class Stages:
         normalize = keys.kernel_normalize
         self.chunks = chunk_matcher(config, plan.compiled, plan, normalize) if chunk else None
         matcher = self.chunks or run_matcher(config, kernel, plan.settles_early, plan.saves)
-        attributor, top_counts = make_attributor(config, matcher, plan, observer is not None)
         # --stream-by: the loaded windows go to the stream decider (fingerprints, starts)
         library_windows = LibraryWindows(matcher)
         digest = marker_digest(config, kernel)
+        attributor, top_counts = make_attributor(config, matcher, plan, observer is not None)
         library = None
         if config.read_sequences or config.library_dir is not None:
             from seqdedup.library.load import load_libraries
