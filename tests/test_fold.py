@@ -757,3 +757,30 @@ def test_the_inline_text_is_the_default_text(start, removed, length, source, tim
     }
     inline = plain_text(start, removed, copies, length, digest, source, times, last)
     assert inline == default_text(fields, named=False).encode()
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},  # (the kernel's whole-run lines when it runs)
+        {"fold_every": 3},  # parts
+        {"stream_by": r"^(\w) "},
+        {"key_steps": (("normalize", "number"),)},
+    ],
+)
+def test_fold_events_are_objects_with_the_lines_fields(engine, options):
+    """Deduplicator(on_fold=...): each fold line's fields as an object, one per line,
+    the same fields the line is made of; the records they removed add up to the run's."""
+    from seqdedup import Deduplicator
+
+    data = b"".join(b"%s n%d\n" % (b"ab"[k % 2 : k % 2 + 1], k % 4) for k in range(120))
+    events: list[dict] = []
+    dedup = Deduplicator(window_size=2, fold=True, on_fold=events.append, **options)
+    out = dedup.feed_bytes(data) + dedup.flush_bytes()
+    lines = [line for line in out.splitlines() if line.startswith(b"[FOLDED")]
+    assert events and len(events) == len(lines)
+    assert sum(event["removed"] for event in events) == dedup.stats.skipped
+    for event, line in zip(events, lines, strict=True):
+        assert event["id"].encode() in line and event["digest"].startswith(event["id"])
+        assert b"%d record" % event["removed"] in line
+        assert event["copies"] * event["length"] + event["extra"] == event["removed"]

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from seqdedup.config import Config
     from seqdedup.decisions import Block, Decided, Decisions
     from seqdedup.errors import SeqdedupError, UsageError
+    from seqdedup.report import FoldEvent
     from seqdedup.stats import Stats
     from seqdedup.tokens import TokenCounter
 
@@ -28,6 +29,7 @@ _LAZY = {
     "Decided": "seqdedup.decisions",
     "Decisions": "seqdedup.decisions",
     "Deduplicator": "seqdedup.api",
+    "FoldEvent": "seqdedup.report",
     "SeqdedupError": "seqdedup.errors",
     "Stats": "seqdedup.stats",
     "UsageError": "seqdedup.errors",
@@ -97,6 +99,7 @@ __all__ = [
     "Decided",
     "Decisions",
     "Deduplicator",
+    "FoldEvent",
     "SeqdedupError",
     "Stats",
     "UsageError",

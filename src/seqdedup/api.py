@@ -39,6 +39,7 @@ else:
 
 if TYPE_CHECKING:
     from seqdedup.ledger import RunObserver
+    from seqdedup.report import FoldEvent
     from seqdedup.streamby.path import KernelStreamPath, StreamPath
 
 
@@ -72,22 +73,24 @@ class Deduplicator(Generic[Record]):
         on_explain: Callable[[str], None] | None = None,
         *,
         observer: RunObserver | None = None,
+        on_fold: Callable[[FoldEvent], None] | None = None,
         **options: object,
     ) -> None:
-        self._build(config_of(config, options), on_explain, observer)
+        self._build(config_of(config, options), on_explain, observer, on_fold)
 
     def _build(
         self,
         config: Config,
         on_explain: Callable[[str], None] | None,
         observer: RunObserver | None,
+        on_fold: Callable[[FoldEvent], None] | None = None,
     ) -> None:
         self.config = config
         # explain=True without a callback: the lines wait in .explanations for the caller.
         self.explanations: list[str] = []
         if config.explain and on_explain is None:
             on_explain = self.explanations.append
-        self._stages = stages = Stages(config, on_explain, observer)
+        self._stages = stages = Stages(config, on_explain, observer, on_fold)
         self.stats = stages.stats
         self.engine = stages.engine
         self._stream_path, self._records, self._bytes = feeding_paths(stages)

@@ -242,6 +242,8 @@ class Folder:
             "window_size": self._window,
             **self._report.source_fields(unit.source, unit.length),
         }
+        if self._report.on_fold is not None:
+            self._report.on_fold(fields.copy())
         named, color = self._report.inputs.named, self._config.color
         return stop - 1, line_text(self._config.fold_format, fields, named, color)
 
@@ -303,7 +305,12 @@ class WholeRuns:
         self._part_max = every if isinstance(every, int) else None
         # Its numbers its records' own indices plus one (one input, no filters): the
         # default text written inline (plain_text)
-        self._plain = config.fold_format is None and not report.inputs.named and not config.filters
+        self._plain = (
+            config.fold_format is None
+            and not report.inputs.named
+            and not config.filters
+            and report.on_fold is None  # (the fields are made for the callback)
+        )
         self._color = LINE_COLOR if config.color else None
 
     def takes(self, start: int, stop: int, piece: Piece | None) -> bool:
@@ -362,6 +369,8 @@ class WholeRuns:
             "window_size": self._window,
             **self._report.source_fields(source, length),
         }
+        if self._report.on_fold is not None:
+            self._report.on_fold(fields.copy())
         named, color = self._report.inputs.named, self._config.color
         return stop - 1, line_text(self._config.fold_format, fields, named, color)
 

@@ -49,6 +49,12 @@ class Fields(TypedDict, total=False):
     variants: int  # how many different texts the folded copies have (1: all the same)
 
 
+# A fold line as an object (``Deduplicator(on_fold=...)``): its fields, the placeholders
+# of --fold-format (removed, copies, extra, length, id, digest, count, first_time,
+# last_time, part, continues, variants, window_size, start, end, file, match_*, stream)
+FoldEvent = Fields
+
+
 def explain_skipped(
     start: int,
     end: int,
@@ -187,6 +193,7 @@ class PieceReport:
         on_explain: Callable[[str], None] | None,
         filter_patterns: Sequence[str],
         texts: MarkerTexts | None = None,
+        on_fold: Callable[[Fields], None] | None = None,
     ) -> None:
         from seqdedup.markerfields import (
             DEFAULT_ANNOTATION,
@@ -199,6 +206,7 @@ class PieceReport:
         self._number = record_number  # tracked index -> input record number
         self._locate = locate  # library region index -> (sequence name, offset)
         self.explain = on_explain
+        self.on_fold = on_fold  # --fold: each line's fields, as the line is made
         self.marker_color = MARKER_COLOR if config.color else None
         self._patterns = filter_patterns
         self.inputs = Inputs(config.inputs)

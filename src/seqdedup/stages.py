@@ -23,7 +23,7 @@ from seqdedup.keys import key_maker, marker_digest, shell_transform
 from seqdedup.ledger import Ledger, RunObserver
 from seqdedup.matcher import LibraryWindows, Matcher, chunk_matcher, run_matcher
 from seqdedup.plan import Parts, RunPlan, plan_run
-from seqdedup.report import PieceReport, marker_texts
+from seqdedup.report import Fields, PieceReport, marker_texts
 from seqdedup.stats import Stats, stats_document
 from seqdedup.streamby.decider import SequenceCounts, StreamCount
 from seqdedup.top import top_table
@@ -38,6 +38,7 @@ class Stages:
         config: Config,
         on_explain: Callable[[str], None] | None,
         observer: RunObserver | None = None,
+        on_fold: Callable[[Fields], None] | None = None,
     ) -> None:
         self.config = config
         self.stats = stats = Stats()
@@ -70,7 +71,9 @@ class Stages:
             attributor.set_library_keys(library.region)
         locate = library.locate if library is not None else None
         patterns = [rule.pattern for rule in filters.rules]
-        report = PieceReport(config, attributor.record_number, locate, on_explain, patterns, texts)
+        report = PieceReport(
+            config, attributor.record_number, locate, on_explain, patterns, texts, on_fold
+        )
         top = top_table(config, top_counts, observer is not None)
         self.saver = saver = None
         if plan.saves:

@@ -55,8 +55,10 @@ class StreamFolder:
         named: bool,
         on_sequence: Callable[[bytes, list[bytes]], None] | None = None,
         kernel: ModuleType | None = None,
+        on_fold: Callable[[Fields], None] | None = None,
     ) -> None:
         self._config = config
+        self._on_fold = on_fold
         self._every = config.fold_every
         # (a stream run's source is known from its first window: never an open piece)
         self._sequences = Sequences(keys, lambda: 0, on_sequence, kernel)
@@ -117,4 +119,6 @@ class StreamFolder:
             "window_size": self._config.window_size,
             **self._source_fields(run),
         }
+        if self._on_fold is not None:
+            self._on_fold(fields.copy())
         return line_text(self._config.fold_format, fields, self._named, self._config.color)

@@ -512,6 +512,7 @@ def make_stream_folder(parts: Parts, source_fields: Callable[[Run], Fields]) -> 
         report.inputs.named,
         parts.saver.add_sequence if parts.saver is not None else None,
         parts.plan.kernel,
+        report.on_fold,
     )
 
 
