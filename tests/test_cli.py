@@ -567,13 +567,29 @@ def test_top_alone_with_quiet_and_in_the_json_document(run_cli):
     assert run_cli(["-q", "--top", "-1"], data).returncode == 1
 
 
-def test_top_table_shortens_only_the_first_record(run_cli):
+def test_top_table_shortens_only_the_first_record_and_only_for_a_terminal(run_cli):
+    """Piped (or in a file), the first record is whole; on a terminal of 80 columns it
+    is the cell that is shortened, the counts never."""
+    import io
+
+    from rich.console import Console
+
+    from seqdedup.top import _top_table
+
     block = b"".join(b"%d " % i + b"y" * 300 + b"\n" for i in range(3))
     data = b"start\n" + block + b"a\n" + block + b"end\n"
     text = run_cli(["-q", "-w", "2", "--top", "3"], data).stderr.decode()
-    assert "lines 2-4" in text and "…" in text
-    assert max(len(line) for line in text.splitlines()) <= 80  # the table fits
     row = next(line for line in text.splitlines() if "lines 2-4" in line)
+    assert "0 " + "y" * 300 in row and "…" not in text  # (a pipe: the whole record)
+    assert [cell.strip() for cell in row.split("│")[1:4]] == ["3", "2", "3"]
+    rows = json.loads(
+        run_cli(["-q", "-w", "2", "--top", "3", "--stats-format", "json"], data).stderr
+    )
+    terminal = io.StringIO()
+    Console(file=terminal, width=80).print(_top_table(rows["top_sequences"], 80))
+    shown = terminal.getvalue()
+    assert "…" in shown and max(len(line) for line in shown.splitlines()) <= 80
+    row = next(line for line in shown.splitlines() if "lines 2-4" in line)
     assert [cell.strip() for cell in row.split("│")[1:4]] == ["3", "2", "3"]
 
 

@@ -178,4 +178,6 @@ def write_stats(
     console = _console(Console, stream, color)
     console.print(table)
     if stats.top_sequences is not None:
-        console.print(_top_table(stats.top_sequences, console.width))
+        console.print(
+            _top_table(stats.top_sequences, console.width if console.is_terminal else None)
+        )

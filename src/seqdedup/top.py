@@ -189,7 +189,7 @@ def write_top(rows: list[TopRow], stream: TextIO, fmt: str = "table", color: boo
     from rich.console import Console
 
     console = _console(Console, stream, color)
-    console.print(_top_table(rows, console.width))
+    console.print(_top_table(rows, console.width if console.is_terminal else None))
 
 
 def _console(console_type: type[Console], stream: TextIO, color: bool) -> Console:
@@ -202,7 +202,7 @@ def _console(console_type: type[Console], stream: TextIO, color: bool) -> Consol
         try:
             width = os.get_terminal_size(stream.fileno()).columns
         except (AttributeError, ValueError, OSError):
-            width = None
+            width = 1 << 16  # (not a terminal: a pipe or a file gets every column whole)
     return console_type(
         file=stream,
         highlight=False,
@@ -214,8 +214,9 @@ def _console(console_type: type[Console], stream: TextIO, color: bool) -> Consol
     )
 
 
-def _top_table(rows: list[TopRow], width: int) -> Table:
-    """The report as a table no wider than ``width``: the first record is shortened."""
+def _top_table(rows: list[TopRow], width: int | None) -> Table:
+    """The report as a table no wider than ``width`` (the first record shortened to
+    fit a terminal); None: as wide as its cells (a pipe, a file)."""
     from rich.table import Table
     from rich.text import Text
 
@@ -233,8 +234,9 @@ def _top_table(rows: list[TopRow], width: int) -> Table:
         cells.append([*numbers, visible(where), visible(row["first_record"] or "")])
     names = ["Removed", "Seen", "Length", "First seen", "First record"]
     widths = [max([len(name), *(len(cell[k]) for cell in cells)]) for k, name in enumerate(names)]
-    room = max(12, width - sum(widths[:4]) - 3 * len(names) - 1)  # borders and padding
-    widths[4] = min(widths[4], room)
+    if width is not None:
+        room = max(12, width - sum(widths[:4]) - 3 * len(names) - 1)  # borders and padding
+        widths[4] = min(widths[4], room)
     table = Table(title="Top repeated sequences", expand=False)
     for k, name in enumerate(names):
         table.add_column(name, justify="right" if k < 3 else "left", no_wrap=True, width=widths[k])
