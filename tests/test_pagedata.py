@@ -329,7 +329,7 @@ class Recorder:
     def add_pieces(self, pieces, record_number, /) -> None:
         self.removed += sum(piece.end - piece.start + 1 for piece in pieces)
 
-    def add_stream_run(self, first, length, content, stream, library, /) -> None:
+    def add_stream_run(self, first, last, length, content, stream, library, /) -> None:
         self.removed += length
 
     def end_input(self, released: int, /) -> None:
@@ -353,3 +353,24 @@ def test_the_ledger_hands_an_observer_the_whole_run(engine, streams):
     assert dedup.stats.skipped > 0 and out.count(b"\n") == dedup.stats.emitted
     assert recorder.removed == dedup.stats.skipped
     assert recorder.ends == [200] and recorder.ranked is not None
+
+
+def test_removed_records_count_where_they_lie_and_add_up(engine):
+    """Two streams interleaved record by record, the second half a repeat of the
+    first: each stream's run is spread over the stretch where its records lie (not
+    put at its first record), and the timeline and the heat map add up to the run's
+    removed records."""
+    block = [b"s%d line %d" % (k % 2, k // 2) for k in range(40)]
+    data = b"\n".join(block + block) + b"\n"
+    config = Config(window_size=3, stream_by=r"^(s\d) ")
+    page = data_of([data], config)
+    removed = [bucket["removed"] for bucket in page["timeline"]["buckets"]]
+    assert sum(removed) == page["headline"]["records_removed"] == 40
+    assert sum(removed[: len(removed) // 2]) == 0  # (the first half is new)
+    assert sum(1 for count in removed if count) >= len(removed) // 2 - 1  # spread out
+    assert sum(cell["removed"] for cell in page["heat"]["cells"]) == 40
+    assert all(
+        b["share"] == round(100 * b["removed"] / b["read"], 1)
+        for b in page["timeline"]["buckets"]
+        if b["read"]
+    )

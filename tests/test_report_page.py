@@ -153,8 +153,11 @@ def test_a_sequence_expands_to_its_exact_records_and_a_band_names_it(browser, tm
         start, end = (int(n) for n in re.search(r"lines (\d+)-(\d+)", facts).groups())  # type: ignore[union-attr]
         lines = (EXAMPLES / "app.log").read_text().split("\n")
         assert text.inner_text() == "\n".join(lines[start - 1 : end])
-        band = page.locator("#chart-timeline svg g.mark-rect").nth(2).locator("path").first
-        band.hover(force=True)
+        band = page.locator("#chart-timeline svg g.mark-rect").nth(1).locator("path").first
+        band.scroll_into_view_if_needed()
+        box = band.bounding_box()
+        assert box is not None
+        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
         page.wait_for_selector("#vg-tooltip-element.visible", timeout=5000)
         tooltip = page.inner_text("#vg-tooltip-element")
         assert "Traceback (most recent call last):" in tooltip and "copies" in tooltip
@@ -247,8 +250,11 @@ def test_hostile_records_show_as_text(browser, tmp_path):
         assert "<img src=x onerror=alert(1)>" in text
         assert page.evaluate("document.scripts.length") == 4  # (the page's own)
         assert page.evaluate("document.querySelectorAll('#bold, img').length") == 0
-        band = page.locator("#chart-timeline svg g.mark-rect").nth(2).locator("path").first
-        band.hover(force=True)
+        band = page.locator("#chart-timeline svg g.mark-rect").nth(1).locator("path").first
+        band.scroll_into_view_if_needed()
+        box = band.bounding_box()
+        assert box is not None
+        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
         page.wait_for_selector("#vg-tooltip-element.visible", timeout=5000)
         assert "<script>alert('x')</script>" in page.inner_text("#vg-tooltip-element")
         assert opened.dialogs == []
@@ -323,4 +329,66 @@ def test_only_the_pages_own_scripts_may_run(browser, tmp_path):
         )
         assert ran is False
     finally:
+        opened.close()
+
+
+AXIS_LABELS = """id => {
+    // each axis's labels (Vega draws them as text in a group of role axis-label)
+    const boxes = [];
+    document.querySelectorAll('#' + id + ' svg g[role=graphics-object] g.role-axis').forEach(
+        (axis, a) => axis.querySelectorAll('.role-axis-label text').forEach(t => {
+            const r = t.getBoundingClientRect();
+            const shown = t.getAttribute('opacity') !== '0' && getComputedStyle(t).opacity !== '0';
+            if (t.textContent && r.width > 0 && shown)  // (labelOverlap hides, opacity 0)
+                boxes.push([a, t.textContent, r.left, r.right, r.top, r.bottom]);
+        }));
+    return boxes;
+}"""
+LEGEND = """id => Array.from(document.querySelectorAll('#' + id + ' svg .role-legend-label text'))
+    .map(t => t.textContent)"""
+
+
+def overlapping(boxes: list) -> list:
+    """Pairs of labels of one axis whose boxes overlap (a pixel of slack)."""
+    found = []
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1 :]:
+            if (
+                a[0] == b[0]
+                and a[2] < b[3] - 1
+                and b[2] < a[3] - 1
+                and a[4] < b[5] - 1
+                and b[4] < a[5] - 1
+            ):
+                found.append((a[1], b[1]))
+    return found
+
+
+@pytest.mark.parametrize("width", [1100, 390])
+def test_legends_name_what_is_drawn_and_axis_labels_never_overlap(browser, tmp_path, width):
+    """On a busy generated log (timestamps) and on interleaved pods: the timeline's
+    legend names exactly the series it draws, the top sequences' bars are labelled by
+    their first lines, and no two labels of an axis overlap, on a desktop and a phone."""
+    log = tmp_path / "service.log"
+    subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "genlog.py"), str(log), "20000"], check=True
+    )
+    pages = [
+        make_report(tmp_path, "service", ["-w", "5", "--normalize", "timestamp", str(log)]),
+        make_report(tmp_path, "pods", RUNS["pods"]),
+    ]
+    for page, _ in pages:
+        opened = Opened(browser, page, width)
+        charts = json.loads(opened.page.inner_text("#seqdedup-charts"))
+        layers = charts["chart-timeline"]["layer"]
+        drawn = {layer["encoding"]["color"]["datum"] for layer in layers}
+        assert sorted(opened.page.evaluate(LEGEND, "chart-timeline")) == sorted(drawn)
+        assert all(
+            not label.startswith("#") or " " in label
+            for label in [v["rank"] for v in charts["chart-top"]["data"]["values"]]
+        )
+        for chart in charts:
+            boxes = opened.page.evaluate(AXIS_LABELS, chart)
+            assert boxes and not overlapping(boxes), (chart, width, overlapping(boxes))
+        opened.check_loaded(f"{page.stem}-legend")
         opened.close()

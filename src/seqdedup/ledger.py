@@ -41,7 +41,7 @@ class RunObserver(Protocol):
         self, pieces: Iterable[Piece], record_number: Callable[[int], int], /
     ) -> None: ...
     def add_stream_run(
-        self, first: int, length: int, content: int, stream: str, library: bool, /
+        self, first: int, last: int, length: int, content: int, stream: str, library: bool, /
     ) -> None: ...
     def end_input(self, released: int, /) -> None: ...
     def ranked_by(self, ranking: TopSequences | None, /) -> None: ...
@@ -197,10 +197,12 @@ class Ledger:
         if self._observer is not None:
             self._observer(chunk)
 
-    def stream_run(self, first: int, length: int, content: int, stream: str, library: bool) -> None:
+    def stream_run(
+        self, first: int, last: int, length: int, content: int, stream: str, library: bool
+    ) -> None:
         """--stream-by: a duplicate run closed (a report page draws it)."""
         if self._observer is not None:
-            self._observer.add_stream_run(first, length, content, stream, library)
+            self._observer.add_stream_run(first, last, length, content, stream, library)
 
     def interrupted(self, stopped: int | None) -> None:
         """The signal that cut the run short (None: none did)."""

@@ -24,6 +24,9 @@ from seqdedup.page.types import (
 READ, WRITTEN, FOLDED, REMOVED = "#c9d3df", "#2f6db3", "#e8871e", "#d1495b"
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
 HEIGHT = 220
+LABEL_CHARS = 40  # a sequence's first line as a bar's label
+LABEL_WIDTH = 260  # pixels of a label at most (a phone's chart keeps its bars)
+COMMON_SHOWN = 16  # characters all the labels share from which only the rest is shown
 
 
 def _chart(**spec: object) -> Spec:
@@ -41,11 +44,14 @@ def _place(axis: str, field: str, title: str | None = None) -> Spec:
     """An x encoding of a place on the timeline: a time, or a record number."""
     encoding: Spec = {"field": field, "title": title}
     if axis == "time":
-        encoding.update(type="temporal", axis={"labelOverlap": True, "format": "%H:%M:%S"})
+        encoding.update(
+            type="temporal",
+            axis={"labelOverlap": "greedy", "labelSeparation": 6, "format": "%H:%M:%S"},
+        )
     else:
         encoding.update(
             type="quantitative",
-            axis={"format": "~s", "labelOverlap": True},
+            axis={"format": "~s", "labelOverlap": "greedy", "labelSeparation": 6},
             scale={"zero": False, "nice": False},
         )
     return encoding
@@ -56,6 +62,20 @@ def _at(axis: str, field: str, title: str) -> Spec:
     if axis == "time":
         return {"field": field, "type": "temporal", "format": TIME_FORMAT, "title": title}
     return {"field": field, "type": "quantitative", "format": ",d", "title": title}
+
+
+def _short(text: str) -> str:
+    """A label: the first line of a sequence, shortened."""
+    return text if len(text) <= LABEL_CHARS else text[: LABEL_CHARS - 1] + "…"
+
+
+def _common_start(texts: list[str]) -> int:
+    """How many first characters every text shares."""
+    shortest, longest = min(texts), max(texts)  # (the two that differ first)
+    at = 0
+    while at < len(shortest) and shortest[at] == longest[at]:
+        at += 1
+    return at
 
 
 def _legend(name: str, names: list[str], colours: list[str]) -> Spec:
@@ -69,42 +89,44 @@ def _legend(name: str, names: list[str], colours: list[str]) -> Spec:
 
 
 def timeline_chart(timeline: Timeline) -> Spec:
-    """Records read and written per bucket, the folded stretches as bands."""
+    """The share of the records removed per bucket (where a storm starts shows even
+    when most of the input repeats), the folded stretches as light bands in front (a
+    band names its sequence on hover); one legend names both, and only what is drawn."""
     axis = timeline["axis"]
-    names, colours = ["records read", "records written", "folded"], [READ, WRITTEN, FOLDED]
+    names, colours = ["share removed"], [REMOVED]
+    if timeline["bands"]:
+        names, colours = [*names, "folded"], [*colours, FOLDED]
     x_title = "time (the records' timestamps)" if axis == "time" else "record number"
-    layers: list[Spec] = [
+    layers: list[Spec] = []
+    layers.append(
         {
             "data": {"values": timeline["buckets"]},
             "mark": {"type": "rect"},
             "encoding": {
                 "x": _place(axis, "from", x_title),
                 "x2": {"field": "to"},
-                "y": {"field": "read", "type": "quantitative", "title": "records"},
-                "color": _legend("records read", names, colours),
+                "y": {
+                    "field": "share",
+                    "type": "quantitative",
+                    "title": "% of the records removed",
+                    "scale": {"domain": [0, 100]},
+                },
+                "color": _legend("share removed", names, colours),
                 "tooltip": [
                     _at(axis, "from", "from"),
                     {"field": "read", "type": "quantitative", "format": ",d"},
+                    {"field": "removed", "type": "quantitative", "format": ",d"},
                     {"field": "written", "type": "quantitative", "format": ",d"},
+                    {"field": "share", "type": "quantitative", "title": "% removed"},
                 ],
             },
-        },
-        {
-            "data": {"values": timeline["buckets"]},
-            "mark": {"type": "rect"},
-            "encoding": {
-                "x": _place(axis, "from", x_title),
-                "x2": {"field": "to"},
-                "y": {"field": "written", "type": "quantitative"},
-                "color": _legend("records written", names, colours),
-            },
-        },
-    ]
+        }
+    )
     if timeline["bands"]:
         layers.append(
             {
                 "data": {"values": timeline["bands"]},
-                "mark": {"type": "rect", "opacity": 0.35},
+                "mark": {"type": "rect", "opacity": 0.25},
                 "encoding": {
                     "x": _place(axis, "from", x_title),
                     "x2": {"field": "to"},
@@ -211,16 +233,31 @@ def lengths_chart(blocks: Blocks) -> Spec:
 
 def top_chart(top: list[SequenceRow]) -> Spec:
     """Records removed by each of the costliest sequences."""
+    samples = [row.get("sample", "") for row in top]
+    common = _common_start(samples) if len(samples) > 1 else 0
+    # (first lines that all begin alike are labelled by where they differ)
+    cut = common if common >= COMMON_SHOWN else 0
     values = [
-        {"rank": f"#{i}", "removed": row["removed"], "sample": row["sample"], "seen": row["seen"]}
-        for i, row in enumerate(top, 1)
+        {
+            "rank": f"#{i} {'…' * bool(cut)}{_short(sample[cut:])}",
+            "removed": row["removed"],
+            "sample": row["sample"],
+            "seen": row["seen"],
+        }
+        for i, (row, sample) in enumerate(zip(top, samples, strict=True), 1)
     ]
     return _chart(
         height=18 * len(values) + 10,
         data={"values": values},
         mark={"type": "bar", "color": REMOVED},
         encoding={
-            "y": {"field": "rank", "type": "ordinal", "sort": None, "title": None},
+            "y": {
+                "field": "rank",
+                "type": "ordinal",
+                "sort": None,
+                "title": None,
+                "axis": {"labelLimit": LABEL_WIDTH},
+            },
             "x": {"field": "removed", "type": "quantitative", "title": "records removed"},
             "tooltip": [
                 {"field": "rank", "type": "ordinal"},

@@ -96,6 +96,30 @@ class Axis:
     def bucket_of(self, place: float) -> int:
         return min(self.buckets - 1, max(0, int((place - self.low) / self.width)))
 
+    def segments(self, start: int, stop: int) -> list[tuple[int, int]]:
+        """Records ``start`` .. ``stop - 1`` by bucket: (bucket, how many), in order. On
+        a time axis a record's place is its latest sample's time, so the bucket can
+        change only at a sampled record."""
+        first, last = self.bucket(start), self.bucket(stop - 1)
+        if first == last:
+            return [(first, stop - start)]
+        cuts = (
+            [bound for bound in self.bounds if start < bound < stop]
+            if not self.timed
+            else [at for at in self._at[bisect_right(self._at, start) :] if at < stop]
+        )
+        out: list[tuple[int, int]] = []
+        at = start
+        for cut in [*cuts, stop]:
+            if cut > at:
+                bucket = self.bucket(at)
+                if out and out[-1][0] == bucket:
+                    out[-1] = (bucket, out[-1][1] + cut - at)
+                else:
+                    out.append((bucket, cut - at))
+                at = cut
+        return out
+
     def read_per_bucket(self) -> list[int]:
         """Records read per bucket (on a time axis: each stretch between two samples
         counts in the bucket of its first sample's time)."""
@@ -148,30 +172,38 @@ def named_inputs(names: Sequence[str]) -> list[str]:
 
 
 def removed_per_bucket(picture: RunPicture, axis: Axis) -> list[int]:
-    """Records removed per bucket: on a
-    record axis each piece's records in the buckets they lie in (exact where the pieces
-    are contiguous: no filters, no streams), on a time axis where the piece starts."""
+    """Records removed per bucket, each where it lies (see :func:`spread`)."""
     removed = [0] * axis.buckets
-    bucket, bounds = axis.bucket, axis.bounds
+    spans = picture.spans
     for start, length in zip(picture.starts, picture.lengths, strict=True):
-        if axis.timed:  # (where a time bucket's records lie is known to the samples)
-            removed[bucket(start)] += length
-            continue
-        while length > 0:  # a piece's records, bucket by bucket
-            b = bucket(start)
-            taken = min(length, bounds[b + 1] - start) if b + 1 < len(bounds) else length
-            taken = max(taken, 1)
-            removed[b] += taken
-            start += taken
-            length -= taken
+        for bucket, count in spread(axis, start, length, spans.get(start, length - 1) + 1):
+            removed[bucket] += count
     return removed
 
 
+def spread(axis: Axis, start: int, length: int, span: int) -> list[tuple[int, int]]:
+    """The ``length`` records a piece removed by bucket: one by one where they lie
+    together (``span == length``: no filters, no streams); a stream run's, which lie
+    among other streams' over ``span`` records, spread evenly over them (shares rounded
+    so that they add up to the run's records)."""
+    parts = axis.segments(start, start + span)
+    if span == length:
+        return parts
+    out, done, given = [], 0, 0
+    for bucket, count in parts:
+        done += count
+        share = round(length * done / span) - given
+        out.append((bucket, share))
+        given += share
+    return out
+
+
 def timeline(picture: RunPicture, axis: Axis) -> Timeline:
-    """Records read and written per bucket, and the folded stretches as bands."""
+    """Per bucket: records read, removed and written, and the share removed; and the
+    folded stretches as bands."""
     read = axis.read_per_bucket()
     removed = removed_per_bucket(picture, axis)
-    carried = 0  # a piece counted where it starts may reach into the next bucket
+    carried = 0  # (sampled times: a bucket's removed records may exceed what it read)
     rows: list[Bucket] = []
     for b in range(axis.buckets):
         here = removed[b] + carried
@@ -183,6 +215,8 @@ def timeline(picture: RunPicture, axis: Axis) -> Timeline:
                 "to": axis.edge(b + 1),
                 "read": read[b],
                 "written": read[b] - taken,
+                "removed": taken,
+                "share": round(100.0 * taken / read[b], 1) if read[b] else 0.0,
             }
         )
     bands, dropped = folded_bands(picture, axis)
@@ -252,9 +286,11 @@ def heat(picture: RunPicture, stats: Stats, names: Sequence[str], total: int) ->
         return None
     axis = Axis(picture, total, HEAT_COLUMNS)
     per_row: dict[int, list[int]] = {}
+    spans = picture.spans
     for i, (start, length) in enumerate(zip(picture.starts, picture.lengths, strict=True)):
         row = per_row.setdefault(row_of(i), [0] * axis.buckets)
-        row[axis.bucket(start)] += length
+        for bucket, count in spread(axis, start, length, spans.get(start, length - 1) + 1):
+            row[bucket] += count
     ranked = sorted(per_row.items(), key=lambda item: -sum(item[1]))
     shown_rows = [(labels.get(row, str(row)), cells) for row, cells in ranked[:HEAT_ROWS]]
     if len(ranked) > HEAT_ROWS:
@@ -558,12 +594,15 @@ def _subtitle(inputs: list[str], stats: Stats, seconds: float) -> str:
 def _timeline_how(picture: RunPicture, line: Timeline) -> str:
     if line["axis"] == "time":
         how = (
-            "Records read and written over time, the times read from the timestamps of "
+            "The share of the records removed over time, the times read from the timestamps of "
             f"{len(picture.sample_at):,} records (one every {picture.stride:,} bytes or so)."
         )
     else:
-        how = "Records read and written by record number (no timestamps found)."
-    how += " Folded stretches are the orange bands: hover one for its sequence and copies."
+        how = "The share of the records removed by record number (no timestamps found)."
+    how += (
+        " Folded stretches are the light orange bands: hover one for its sequence and"
+        " copies, a bar for the records read, removed and written."
+    )
     if line["bands_left_out"]:
         how += f" The {line['bands_left_out']:,} smallest stretches are not drawn."
     return how

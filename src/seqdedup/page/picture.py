@@ -46,6 +46,9 @@ class PieceLog:
         self.lanes: array[int] = array("q")
         self.from_library: array[int] = array("b")
         self._lengths: array[int] = array("q")
+        # stream runs only (their records lie among other streams'): first record ->
+        # the records from it to the run's last, less one
+        self.spans: dict[int, int] = {}
         self.lane_names: dict[str, int] = {}
         self.coarsened = 0  # how many times neighbouring pieces were merged
 
@@ -76,11 +79,19 @@ class PieceLog:
             self.add(start, piece.end - piece.start, piece.identity, 0, piece.source_start < 0)
 
     def add_stream_run(
-        self, number: int, length: int, sequence: int, stream: str, from_library: bool
+        self,
+        number: int,
+        last: int,
+        length: int,
+        sequence: int,
+        stream: str,
+        from_library: bool,
     ) -> None:
-        """A ``--stream-by`` run: its first record's number (1-based), its length (its
-        records lie among other streams': it is drawn from its first record on)."""
+        """A ``--stream-by`` run: its first and last records' numbers (1-based) and how
+        many records it removed (they lie among other streams' between the two)."""
         lane = self.lane_names.setdefault(stream, len(self.lane_names))
+        if last > number + length - 1:
+            self.spans[number - 1] = last - number
         self.add(number - 1, length - 1, sequence, lane, from_library)
 
     def add(self, start: int, extent: int, sequence: int, lane: int, from_library: bool) -> None:
@@ -123,6 +134,7 @@ class PieceLog:
             for column, source in zip(merged, columns, strict=True):
                 column.append(source[-1])
         self.starts, self.extents, self.sequences, self.lanes, self.from_library = merged
+        self.spans.clear()  # (merged: each drawn from its first record on)
         self.coarsened += 1
 
 

@@ -10,8 +10,11 @@ from typing import Literal, TypedDict
 Axis = Literal["time", "record"]
 Spec = dict[str, object]  # a Vega-Lite specification (JSON, written as it is)
 
-# Records read and written in one column of the timeline
-Bucket = TypedDict("Bucket", {"from": float, "to": float, "read": int, "written": int})
+# Records read, written and removed in one column of the timeline, and the share removed
+Bucket = TypedDict(
+    "Bucket",
+    {"from": float, "to": float, "read": int, "written": int, "removed": int, "share": float},
+)
 # A folded stretch drawn over the timeline: where, how much, its main sequence
 Band = TypedDict(
     "Band",

@@ -276,7 +276,7 @@ class StreamPath(_StreamRun):
         parts.top.observe(piece, lambda _: fields, shown, named)
         library = run.source is not None and run.source[0] == LIBRARY_END
         self._ledger.stream_run(
-            run.first.number, run.length, run.content, run.first.stream, library
+            run.first.number, run.last.number, run.length, run.content, run.first.stream, library
         )
 
     def _explain_passed(self, entry: Entry) -> None:
