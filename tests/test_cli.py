@@ -611,3 +611,17 @@ def test_top_is_the_same_on_the_chunk_path_and_the_record_path(run_cli, engine):
     assert reports[0] == reports[1] == reports[2]
     assert any(row["first_record"] is None for row in reports[0])  # pieces inside runs
     assert any(row["first_record"] in ("a", "b", "c", "d") for row in reports[0])
+
+
+@pytest.mark.parametrize("engine", ["c", "python"])
+@pytest.mark.parametrize("extra", [[], ["--bypass", "^zzz"], ["--fold"]])
+def test_top_shows_a_runs_first_record_that_is_not_blank(run_cli, engine, extra):
+    """A repeated block that begins with an empty line: --top shows its first record
+    with something in it, the same on the kernel's chunk path (first records, or whole
+    runs with --fold), the record path and the Python engine."""
+    block = b'\n  \nTraceback (most recent call last):\n  File "x"\nValueError: bad\n'
+    data = block + b"ok 1\n" + block + b"ok 2\n"
+    env = {**user_env(), "SEQDEDUP_ENGINE": engine}
+    done = run_cli(["-q", "-w", "3", "--top", "3", "--stats-format", "json", *extra], data, env=env)
+    [row] = json.loads(done.stderr)["top_sequences"]
+    assert row["first_record"] == "Traceback (most recent call last):"

@@ -26,6 +26,7 @@ from seqdedup.filters import TRACKED
 from seqdedup.ledger import Decided, Ledger
 from seqdedup.records import RecordSplitter
 from seqdedup.timelimit import PatternTimeout
+from seqdedup.top import HEAD_SEARCH, shown_head
 
 if TYPE_CHECKING:
     from seqdedup._kernel import Matcher as ChunkMatcher
@@ -198,7 +199,10 @@ class ChunkPath:
     def _heads(self, runs: list[tuple[int, int, bytes]]) -> list[tuple[int, int, bytes]]:
         """Each run with its first record (the kernel handed its records joined)."""
         delimiter = self._parts.config.delimiter
-        return [(start, stop, data.partition(delimiter)[0]) for start, stop, data in runs]
+        return [
+            (start, stop, shown_head(data.split(delimiter, HEAD_SEARCH)))
+            for start, stop, data in runs
+        ]
 
     def _split(self, runs: list[tuple[int, int, bytes]]) -> list[tuple[int, int, list[bytes]]]:
         """Runs whose records the kernel handed over as one stretch of bytes, split."""

@@ -17,7 +17,7 @@ from seqdedup.attribution_thread import AttributionThread
 from seqdedup.report import PieceReport
 from seqdedup.runs import runs_of
 from seqdedup.stats import Stats
-from seqdedup.top import TopSequences
+from seqdedup.top import TopSequences, shown_head
 
 if TYPE_CHECKING:
     from seqdedup.attribution import Attribution
@@ -160,7 +160,8 @@ class Ledger:
         if self.top is not None:
             base = decided.first
             heads = [
-                (base + a, base + b, decided.records[a]) for a, b in runs_of(decided.keep, False)
+                (base + a, base + b, shown_head(decided.records[a:b]))
+                for a, b in runs_of(decided.keep, False)
             ]
             self.run_heads.add(base, len(decided.keep), heads)
             self.note_pieces(decided.pieces)

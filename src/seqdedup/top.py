@@ -3,7 +3,7 @@ the table or JSON they are written as."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TextIO, TypedDict
 
 from seqdedup.errors import visible
@@ -176,6 +176,18 @@ def first_seen_of(fields: Fields, named: bool) -> FirstSeen:
     if "match_stream" in fields:  # --stream-by
         first_seen["stream"] = fields["match_stream"]
     return first_seen
+
+
+HEAD_SEARCH = 64  # records of a run looked at for one that is not blank (chunks.c's)
+
+
+def shown_head(records: Sequence[bytes]) -> bytes:
+    """What --top shows of a run: its first record that is not blank (of its first
+    HEAD_SEARCH), else its first (the kernel's chunk path chooses the same)."""
+    for record in records[:HEAD_SEARCH]:
+        if record.strip(b" \t\r\n\v\f"):
+            return record
+    return records[0]
 
 
 def write_top(rows: list[TopRow], stream: TextIO, fmt: str = "table", color: bool = False) -> None:

@@ -121,6 +121,18 @@ static inline size_t record_bytes(const Matcher *m, size_t k)
     return m->rec_end[k] - m->rec_start[k] + (bare ? m->final_suffix : m->delim_len);
 }
 
+#define HEAD_SEARCH 64 /* records of a run looked at for one that is not blank */
+
+/* Whether a record holds only ASCII white space (or nothing). */
+static int all_blank(const unsigned char *text, size_t length)
+{
+    for (size_t i = 0; i < length; i++) {
+        unsigned char c = text[i];
+        if (!(c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f')) return 0;
+    }
+    return 1;
+}
+
 /* Turn the decided records into the output, the skipped runs (in tracked indices from
  * first_index) and the counts; then drop the released records from the pending ones.
  * Records settled earlier were written then; records settled now are written after the
@@ -201,8 +213,18 @@ static PyObject *emit(Matcher *m, const unsigned char *keep, size_t count, PyObj
             k = stop;
             continue;
         }
-        size_t head = m->filtered ? m->tracked_at[k] : k;
-        /* The first record, or (unfiltered: the run's records lie together) all of them. */
+        /* --top shows a run's first record that is not blank (of its first
+         * HEAD_SEARCH; else its first): a block that begins with an empty line. */
+        size_t shown = k;
+        for (size_t j = k; m->run_heads == RUN_HEADS && j < stop && j - k < HEAD_SEARCH; j++) {
+            size_t r = m->filtered ? m->tracked_at[j] : j;
+            if (!all_blank(m->buf + m->rec_start[r], m->rec_end[r] - m->rec_start[r])) {
+                shown = j;
+                break;
+            }
+        }
+        size_t head = m->filtered ? m->tracked_at[shown] : shown;
+        /* That record, or (unfiltered: the run's records lie together) all of them. */
         size_t end = m->run_heads == RUN_RECORDS && !m->filtered ? m->rec_end[stop - 1]
                                                                  : m->rec_end[head];
         PyObject *run = Py_BuildValue("(LLy#)", (long long)bounds[0], (long long)bounds[1],
