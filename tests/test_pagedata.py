@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 from seqdedup.api import Deduplicator, feed_inputs
 from seqdedup.cli import main
 from seqdedup.config import Config
-from seqdedup.page.data import TOP, Axis, page_data, shown
+from seqdedup.page.axis import Axis
+from seqdedup.page.data import TOP, page_data, shown
 from seqdedup.page.html import render
 from seqdedup.page.library import library_data
 from seqdedup.page.picture import RunPicture

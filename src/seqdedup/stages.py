@@ -12,6 +12,7 @@ over both.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from seqdedup.attribution import Attribution, Attributor, DecisionCount, make_attribution
 from seqdedup.attribution_thread import AttributionThread
@@ -27,6 +28,12 @@ from seqdedup.report import Fields, PieceReport, marker_texts
 from seqdedup.stats import Stats, stats_document
 from seqdedup.streamby.decider import SequenceCounts, StreamCount
 from seqdedup.top import top_table
+
+if TYPE_CHECKING:
+    from seqdedup.fold import Folder
+    from seqdedup.keys import KeyMaker
+    from seqdedup.library.load import LoadedLibrary
+    from seqdedup.library.save import RunSaver
 
 
 class Stages:
@@ -75,24 +82,15 @@ class Stages:
             config, attributor.record_number, locate, on_explain, patterns, texts, on_fold
         )
         top = top_table(config, top_counts, observer is not None)
-        self.saver = saver = None
-        if plan.saves:
-            from seqdedup.library.save import run_saver
-
-            self.saver = saver = run_saver(config, library, kernel)
-        self.folder = None  # (a --stream-by run folds its stream runs itself)
-        if plan.folds:
-            from seqdedup.fold import run_folder
-
-            self.folder = run_folder(config, report, keys, attributor, saver, kernel)
+        self.saver = saver = _saver(config, plan, library)
+        self.folder = _folder(config, plan, report, keys, attributor, saver)
         self.parts = Parts(
             config, plan, filters, keys, matcher, attributor, report, top, self.folder, saver,
             library, library_windows,
         )  # fmt: skip
         shown = keys.shown_record if keys.json is not None else None
-        filtered = bool(config.filters)
         self.ledger = Ledger(
-            stats, attributor, matcher, report, top, saver, shown, observer, filtered
+            stats, attributor, matcher, report, top, saver, shown, observer, bool(config.filters)
         )
         if library is not None:
             self.ledger.loaded(len(library.names))
@@ -133,6 +131,31 @@ class Stages:
         if self.saver is not None:
             self.saver.discard()
             self.saver = None
+
+
+def _saver(config: Config, plan: RunPlan, library: LoadedLibrary | None) -> RunSaver | None:
+    """The library session of a run that saves one (``-l``)."""
+    if not plan.saves:
+        return None
+    from seqdedup.library.save import run_saver
+
+    return run_saver(config, library, plan.kernel)
+
+
+def _folder(
+    config: Config,
+    plan: RunPlan,
+    report: PieceReport,
+    keys: KeyMaker,
+    attributor: Attribution,
+    saver: RunSaver | None,
+) -> Folder | None:
+    """--fold's lines (a --stream-by run folds its stream runs itself)."""
+    if not plan.folds:
+        return None
+    from seqdedup.fold import run_folder
+
+    return run_folder(config, report, keys, attributor, saver, plan.kernel)
 
 
 TopCounts = Callable[[], dict[int, int]]
