@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from seqdedup import Config, expand, reduce_to_budget
 from seqdedup.budget import VERBATIM, Source, reduce_input
 from seqdedup.engine import load
-from seqdedup.removed import RemovedStore, restore, shortest_prefixes
+from seqdedup.removed import RemovedStore, digest_of, restore, shortest_prefixes
 from seqdedup.tokens import estimate_tokens
 
 from conftest import examples
@@ -193,15 +193,25 @@ def test_references_are_lengthened_where_a_prefix_is_shared():
 def test_the_store_refuses_unknown_ambiguous_and_malformed_references():
     from seqdedup.errors import SeqdedupError
 
+    # two stretches whose digests share their first 4 hex digits (found by trying)
+    seen: dict[str, bytes] = {}
+    for n in range(100_000):
+        data = b"%d\n" % n
+        digest = digest_of(data)
+        if digest[:4] in seen:
+            break
+        seen[digest[:4]] = data
+    first, second = seen[digest[:4]], data
     store = RemovedStore(Path(":memory:"))
-    store.save({"abcd" + "0" * 28: b"x\n", "abcd" + "1" * 28: b"y\n"}, b"r\n", b"\n", "", [])
+    store.save({digest_of(first): first, digest: second}, b"r\n", b"\n", "", [])
     with pytest.raises(SeqdedupError, match="ambiguous"):
-        store.resolve("sd:abcd")
+        store.resolve("sd:" + digest[:4])
+    absent = next(f"{k:04x}" for k in range(1 << 16) if f"{k:04x}" not in seen)
     with pytest.raises(SeqdedupError, match="not in the store"):
-        store.resolve("sd:ffff")
+        store.resolve("sd:" + absent)
     with pytest.raises(SeqdedupError, match="no reference"):
         store.resolve("sd:xyz!")
-    assert store.data(store.resolve("sd:abcd0")) == b"x\n"
+    assert store.data(store.resolve("sd:" + digest_of(first)[:12])) == first
 
 
 def test_an_input_past_the_memory_limit_is_mapped_from_a_temporary_file(monkeypatch):

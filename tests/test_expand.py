@@ -124,3 +124,62 @@ def test_the_dask_engine_refuses_a_budget(tmp_path):
         env=user_env(),
     )
     assert done.returncode == 1 and b"--budget" in done.stderr
+
+
+@pytest.mark.parametrize("delimiter", [" ", ":", ";", "(", "e", "0", "x", "ab", "\\n"])
+def test_any_delimiter_round_trips_even_one_inside_a_marker(run_cli, tmp_path, delimiter):
+    """A delimiter that occurs in the markers' own text (a space, a colon, a letter of
+    "elided"): markers are found where they were written, by byte position, never by
+    splitting the reduced text again."""
+    from seqdedup.records import parse_delimiter
+
+    store = tmp_path / "removed.db"
+    # the log's lines joined by the delimiter: its repeats stay repeats
+    data = parse_delimiter(delimiter).join(CI_LOG.read_bytes().splitlines() * 3)
+    done = run_cli(
+        ["--budget", "150", "-w", "2", "-q", "-d", delimiter, "--keep-removed", str(store)],
+        data,
+    )
+    assert done.returncode == 0 and b"[sd:" in done.stdout
+    reduced = tmp_path / "reduced.txt"
+    reduced.write_bytes(done.stdout)
+    status, out, err = expand(str(reduced), "--from", str(store))
+    assert (status, err) == (0, "") and out == data
+
+
+def test_reducing_a_reduced_text_into_the_same_store_keeps_the_first(run_cli, tmp_path):
+    """The same store twice, the second time on the first's output (which already fits,
+    so it comes out unchanged): the first reduction still expands to its input."""
+    store = tmp_path / "removed.db"
+    args = ["--budget", "200", "-w", "3", "-q", "--keep-removed", str(store)]
+    first = run_cli([*args, str(CI_LOG)])
+    again = run_cli(args, first.stdout)
+    assert b"[sd:" in first.stdout and b"not met" not in first.stdout
+    assert again.stdout == first.stdout
+    status, out, err = expand("-", "--from", str(store), stdin=first.stdout)
+    assert (status, err) == (0, "") and out == CI_LOG.read_bytes()
+
+
+def test_a_changed_stretch_is_refused_and_a_bomb_is_bounded(run_cli, tmp_path):
+    """A stretch whose bytes no longer match its digest, or that inflates past the size
+    the store gives it: one line, exit 1, nothing written."""
+    import sqlite3
+    import zlib
+
+    store = tmp_path / "removed.db"
+    done = run_cli(["--budget", "150", "-w", "3", "-q", "--keep-removed", str(store), str(CI_LOG)])
+    reduced = tmp_path / "reduced.txt"
+    reduced.write_bytes(done.stdout)
+    db = sqlite3.connect(store)
+    digest, data = db.execute("SELECT digest, data FROM removed LIMIT 1").fetchone()
+    changed = zlib.decompress(data).replace(b"a", b"b", 1)
+    db.execute("UPDATE removed SET data = ? WHERE digest = ?", (zlib.compress(changed), digest))
+    db.commit()
+    status, out, err = expand(str(reduced), "--from", str(store))
+    assert (status, out) == (1, b"") and err.count("\n") == 1 and "damaged" in err
+    bomb = zlib.compress(b"\0" * (64 << 20))  # 64 MiB from about 64 KiB
+    db.execute("UPDATE removed SET data = ? WHERE digest = ?", (bomb, digest))
+    db.commit()
+    db.close()
+    status, out, err = expand(str(reduced), "--from", str(store))
+    assert (status, out) == (1, b"") and "damaged" in err

@@ -112,6 +112,9 @@ class Reduction(NamedTuple):
     verbatim_lines: int
     met: bool
     step: str  # the last step taken
+    # each marker line where it stands in ``text``: (first byte, the byte past its
+    # delimiter, digest or None); what restores it, whatever the delimiter
+    marker_bytes: tuple[tuple[int, int, str | None], ...] = ()
 
     def summary(self, budget: int) -> str:
         """One line of figures (what the command says on standard error)."""
@@ -141,6 +144,7 @@ def reduce_to_budget(
                 config.delimiter,
                 digest_of(data),
                 reduction.markers,
+                reduction.marker_bytes,
             )
         finally:
             store.close()
@@ -534,10 +538,12 @@ def render(
     references = shortest_prefixes(spans)
     out: list[bytes] = []
     markers: list[tuple[int, str | None]] = []
-    lines = at = removed_verbatim = 0
+    placed: list[tuple[int, int, str | None]] = []
+    lines = at = removed_verbatim = size = 0
     for first, last, fold in cuts:
         if first > at:
             out.append(source.span(at, first - 1))
+            size += len(out[-1])
             lines += first - at
         digest = digest_of(source.span(first, last))
         reference = references[digest]
@@ -546,6 +552,8 @@ def render(
         else:
             out.append(fold_text(source, fold, reference) + delimiter)
         markers.append((lines, digest))
+        placed.append((size, size + len(out[-1]), digest))
+        size += len(out[-1])
         removed_verbatim += verbatim[first : last + 1].count(1)
         lines += 1
         at = last + 1
@@ -561,6 +569,8 @@ def render(
         ).encode()
         text = note + delimiter + text
         markers = [(0, None)] + [(line + 1, digest) for line, digest in markers]
+        shift = len(note) + len(delimiter)
+        placed = [(0, shift, None)] + [(a + shift, b + shift, d) for a, b, d in placed]
         tokens_out += costs.line(note)
     return Reduction(
         text,
@@ -573,6 +583,7 @@ def render(
         kept_verbatim,
         tokens_out <= budget,
         step,
+        tuple(placed),
     )
 
 

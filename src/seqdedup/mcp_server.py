@@ -87,7 +87,14 @@ def reduce_tool(
     reduction = reduce_input(data, config, budget, tuple(keep), None, load())
     store = open_store(store_path)
     try:
-        store.save(reduction.pieces, reduction.text, b"\n", digest_of(data), reduction.markers)
+        store.save(
+            reduction.pieces,
+            reduction.text,
+            b"\n",
+            digest_of(data),
+            reduction.markers,
+            reduction.marker_bytes,
+        )
         store.prune(cap)
     finally:
         store.close()

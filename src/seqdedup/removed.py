@@ -42,6 +42,9 @@ CREATE TABLE IF NOT EXISTS markers (
     PRIMARY KEY (reduction, position)
 );
 """
+# Where each marker stands by byte (its first byte, the byte past its delimiter): found
+# there on expanding, whatever the delimiter (a store written before: by its line)
+BYTE_COLUMNS = ("start", "stop")
 
 
 def digest_of(data: bytes | memoryview | mmap.mmap) -> str:
@@ -81,6 +84,10 @@ class RemovedStore:
         try:
             self._db = sqlite3.connect(path, isolation_level=None)
             self._db.executescript(SCHEMA)
+            columns = {row[1] for row in self._db.execute("PRAGMA table_info(markers)")}
+            for column in BYTE_COLUMNS:
+                if column not in columns:
+                    self._db.execute(f"ALTER TABLE markers ADD COLUMN {column} INTEGER")
         except sqlite3.Error as exc:
             raise SeqdedupError(f"'{path}' is not a seqdedup store: {exc}") from None
 
@@ -108,9 +115,13 @@ class RemovedStore:
         delimiter: bytes,
         original: str,
         markers: list[tuple[int, str | None]],
+        marker_bytes: Iterable[tuple[int, int, str | None]] = (),
     ) -> None:
         """One reduction: the removed pieces by digest, the reduced text's digest and
-        where its markers stand, in one transaction."""
+        where its markers stand (by line, and by byte when ``marker_bytes`` gives them),
+        in one transaction. A reduced text the store knows already keeps what it
+        stands for: reducing a reduced text that comes out unchanged never makes the
+        first reduction expand to itself."""
         db = self._db
         try:
             db.execute("BEGIN IMMEDIATE")
@@ -119,15 +130,23 @@ class RemovedStore:
                 ((d, zlib.compress(data, 6), len(data)) for d, data in pieces.items()),
             )
             key = digest_of(reduced)
-            db.execute(
-                "INSERT OR REPLACE INTO reductions (digest, delimiter, original) VALUES (?, ?, ?)",
+            added = db.execute(
+                "INSERT OR IGNORE INTO reductions (digest, delimiter, original) VALUES (?, ?, ?)",
                 (key, delimiter, original),
-            )
-            db.execute("DELETE FROM markers WHERE reduction = ?", (key,))
-            db.executemany(
-                "INSERT INTO markers (reduction, position, digest) VALUES (?, ?, ?)",
-                ((key, position, digest) for position, digest in markers),
-            )
+            ).rowcount
+            if added:
+                by_byte = list(marker_bytes)
+                places = by_byte if by_byte else [(None, None, None)] * len(markers)
+                db.executemany(
+                    "INSERT INTO markers (reduction, position, digest, start, stop)"
+                    " VALUES (?, ?, ?, ?, ?)",
+                    (
+                        (key, position, digest, start, stop)
+                        for (position, digest), (start, stop, _) in zip(
+                            markers, places, strict=True
+                        )
+                    ),
+                )
             db.execute("COMMIT")
         except BaseException:
             if db.in_transaction:
@@ -135,11 +154,26 @@ class RemovedStore:
             raise
 
     def data(self, digest: str) -> bytes:
-        """The exact bytes stored under a full digest."""
-        row = self._db.execute("SELECT data FROM removed WHERE digest = ?", (digest,)).fetchone()
+        """The exact bytes stored under a full digest: decompressed no further than the
+        size stored with them, and checked against the digest (a changed or crafted
+        stretch is an error, never wrong bytes)."""
+        row = self._db.execute(
+            "SELECT data, size FROM removed WHERE digest = ?", (digest,)
+        ).fetchone()
         if row is None:
             raise SeqdedupError(f"{PREFIX}{digest[:SHORT]} is not in the store '{self.path}'")
-        return zlib.decompress(row[0])
+        blob, size = row
+        inflate = zlib.decompressobj()
+        try:
+            data = inflate.decompress(blob, max(int(size), 0) + 1)
+        except zlib.error:
+            data = b""
+        if len(data) != size or not inflate.eof or digest_of(data) != digest:
+            raise SeqdedupError(
+                f"{PREFIX}{digest[:SHORT]} in the store '{self.path}' is damaged (its bytes "
+                "do not match their digest): nothing restored"
+            )
+        return data
 
     def resolve(self, reference: str) -> str:
         """The full digest a reference (``sd:`` and at least 4 hex digits) names; an
@@ -170,6 +204,17 @@ class RemovedStore:
             self._db.execute("SELECT position, digest FROM markers WHERE reduction = ?", (key,))
         )
         return bytes(row[0]), markers
+
+    def marker_bytes(self, reduced: bytes) -> list[tuple[int, int, str | None]] | None:
+        """Where each marker of a reduced text stands by byte, in order (None: the store
+        has them by line only, or does not know the text)."""
+        rows = self._db.execute(
+            "SELECT start, stop, digest FROM markers WHERE reduction = ? ORDER BY start",
+            (digest_of(reduced),),
+        ).fetchall()
+        if not rows or any(start is None for start, _, _ in rows):
+            return None
+        return [(int(start), int(stop), digest) for start, stop, digest in rows]
 
     def size(self) -> int:
         """The bytes the file takes."""
@@ -222,16 +267,23 @@ def restored_pieces(reduced: bytes, store: RemovedStore) -> Iterator[bytes]:
             "the reduction, or reduced with another --keep-removed file)"
         )
     delimiter, markers = known
-    bounds, taken = record_bounds(reduced, delimiter), 0
-    for line in sorted(markers):
-        if 2 * line >= len(bounds):
-            break
-        position, stop = bounds[2 * line], bounds[2 * line + 1] + len(delimiter)
-        if taken < position:  # (the unmarked lines before it, as one piece)
-            yield reduced[taken:position]
-        digest = markers[line]
+    placed = store.marker_bytes(reduced)
+    if placed is None:  # (a store written before markers were kept by byte)
+        bounds = record_bounds(reduced, delimiter)
+        placed = [
+            (bounds[2 * line], bounds[2 * line + 1] + len(delimiter), markers[line])
+            for line in sorted(markers)
+            if 2 * line < len(bounds)
+        ]
+    # every stretch read and checked before the first byte is handed out: a damaged
+    # store writes nothing
+    stretches = {digest: store.data(digest) for _, _, digest in placed if digest is not None}
+    taken = 0
+    for start, stop, digest in placed:
+        if taken < start:  # (the unmarked lines before it, as one piece)
+            yield reduced[taken:start]
         if digest is not None:  # (None: the note of a budget not met)
-            yield store.data(digest)
+            yield stretches[digest]
         taken = min(stop, len(reduced))
     if taken < len(reduced):
         yield reduced[taken:]
