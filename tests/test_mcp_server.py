@@ -122,3 +122,28 @@ def test_a_keep_pattern_that_backtracks_without_end_is_a_tool_error(tmp_path):
     assert slow.is_error
     assert "--keep '(a+)+$' took more than 5 s on line 2" in slow.content[0].text
     assert after["text"] == "x\ny\n"
+
+
+def test_a_file_or_text_past_the_read_cap_is_one_error_and_read_no_further(tmp_path, monkeypatch):
+    """The reduce tool reads at most one byte past its cap: a 10 GB sparse file is
+    refused after 64 MiB and a byte, without running out of memory; a text the same."""
+    from seqdedup import mcp_server
+    from seqdedup.errors import SeqdedupError
+
+    root = tmp_path / "logs"
+    root.mkdir()
+    sparse = root / "huge.log"
+    with sparse.open("wb") as file:
+        file.truncate(10 << 30)
+    roots = mcp_server.Roots([root])
+    read: list[int] = []
+    real = mcp_server.read_capped
+    monkeypatch.setattr(mcp_server, "read_capped", lambda p: read.append(1) or real(p))
+    with pytest.raises(SeqdedupError, match="holds more than 67,108,864 bytes"):
+        mcp_server.reduce_tool(
+            roots, tmp_path / "s.db", 1 << 20, 100, "huge.log", None, 3, None, []
+        )
+    assert read == [1]
+    monkeypatch.setattr(mcp_server, "READ_CAP", 10)
+    with pytest.raises(SeqdedupError, match="the text holds more than 10 bytes"):
+        mcp_server.reduce_tool(roots, tmp_path / "s.db", 1 << 20, 100, None, "x\n" * 6, 3, None, [])

@@ -25,6 +25,7 @@ from seqdedup.errors import SeqdedupError, UsageError, exit_status
 PROG = "seqdedup-mcp"
 T = TypeVar("T")
 DEFAULT_CAP = 256 << 20  # bytes of removed text the store keeps (then the oldest go)
+READ_CAP = 64 << 20  # bytes of a file or a text the reduce tool takes (no byte read past)
 
 
 def default_store() -> Path:
@@ -60,6 +61,16 @@ class Roots:
         return resolved
 
 
+def read_capped(path: Path) -> bytes:
+    """A file's bytes, no more than one past READ_CAP read (a larger file is refused by
+    the caller: a 10 GB sparse file costs 64 MiB, not a MemoryError)."""
+    try:
+        with path.open("rb") as file:
+            return file.read(READ_CAP + 1)
+    except OSError as exc:
+        raise SeqdedupError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
 def reduce_tool(
     roots: Roots,
     store_path: Path,
@@ -79,7 +90,12 @@ def reduce_tool(
 
     if (path is None) == (text is None):
         raise SeqdedupError("give either path or text")
-    data = roots.file(path).read_bytes() if path is not None else (text or "").encode()
+    data = read_capped(roots.file(path)) if path is not None else (text or "").encode()
+    if len(data) > READ_CAP:
+        raise SeqdedupError(
+            f"the {'file' if path is not None else 'text'} holds more than {READ_CAP:,} bytes: "
+            "reduce a part of it (its head or tail), or run seqdedup --budget on it"
+        )
     steps = (("normalize", normalize),) if normalize else ()
     config = Config(
         window_size=window, max_history=None, key_steps=steps, budget=budget, keep=tuple(keep)
