@@ -50,7 +50,7 @@ def cpu_of(cmd: list[str], out: Path) -> float:
 def verbatim_kept(corpus: Path, reduced: Path, store: Path) -> tuple[int, int]:
     """How many verbatim lines' first occurrences the input has, and how many of them
     the reduced text holds as they are (walked with the store's markers)."""
-    from seqdedup.budget import Source, verbatim_flags
+    from seqdedup.budgetinput import Source, verbatim_flags
     from seqdedup.removed import RemovedStore
 
     source = Source(corpus.read_bytes(), b"\n")

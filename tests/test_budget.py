@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from seqdedup import Config, expand, reduce_to_budget
-from seqdedup.budget import VERBATIM, Source, reduce_input
+from seqdedup.budget import reduce_input
+from seqdedup.budgetinput import VERBATIM, Source
 from seqdedup.engine import load
 from seqdedup.removed import RemovedStore, digest_of, restore, shortest_prefixes
 from seqdedup.tokens import estimate_tokens
@@ -217,13 +218,13 @@ def test_the_store_refuses_unknown_ambiguous_and_malformed_references():
 def test_an_input_past_the_memory_limit_is_mapped_from_a_temporary_file(monkeypatch):
     import mmap
 
-    from seqdedup import budget
+    from seqdedup import budgetinput
 
     data = Path("examples/ci.log").read_bytes() * 50
-    monkeypatch.setattr(budget, "SPILL", 1000)
-    whole = budget.read_whole(data[k : k + 700] for k in range(0, len(data), 700))
+    monkeypatch.setattr(budgetinput, "SPILL", 1000)
+    whole = budgetinput.read_whole(data[k : k + 700] for k in range(0, len(data), 700))
     assert isinstance(whole, mmap.mmap) and whole[:] == data
     reduction, store = reduced(whole, 300, window_size=3)
     assert reduction.text == reduced(data, 300, window_size=3)[0].text
     assert restore(reduction.text, store) == data
-    assert budget.read_whole([b"small"]) == b"small"
+    assert budgetinput.read_whole([b"small"]) == b"small"

@@ -21,81 +21,32 @@ byte for byte from the reduced text and the ``--keep-removed`` file.
 
 from __future__ import annotations
 
-import mmap
-import re
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Sequence
 from itertools import accumulate
 from types import ModuleType
 from typing import NamedTuple
 
+from seqdedup.budgetinput import (
+    Buffer,
+    Source,
+    ones,
+    verbatim_flags,
+)
 from seqdedup.config import Config
 from seqdedup.decisions import Block, Decisions
 from seqdedup.errors import visible
 from seqdedup.keys import key_maker
-from seqdedup.normalize import first_timestamp, timestamp_finder
-from seqdedup.records import record_bounds
+from seqdedup.normalize import timestamp_finder
 from seqdedup.removed import RemovedStore, digest_of, shortest_prefixes
-from seqdedup.timelimit import PatternTimeout, each_within
 from seqdedup.tokens import TokenCounter, estimate_tokens, record_tokens
 
 PLACEHOLDER = "sd:" + "0a" * 6  # a reference as it costs at most (12 pieces)
 SOURCES_NAMED = 3  # the stretches a fold line names (then how many more)
 CONTEXT = 3  # lines kept around each verbatim line, as grep -C 3 (dropped last)
 BATCH = 65_536  # records handed to a pass's engine at once
-# Errors and warnings: level words, exception names, tracebacks and test failures
-VERBATIM = (
-    r"\b(?:ERROR|Error|error|ERR|FATAL|Fatal|fatal|CRITICAL|Critical|CRIT|ALERT|EMERG"
-    r"|WARN|WARNING|Warning|warning|PANIC|panic)\b"
-    r"|Traceback \(most recent call last\)|\w(?:Exception|Error)\b"
-    r"|panic:|\bFAIL(?:ED|URE)?\b|\b[Ff]ail(?:ed|ure)\b|\bAssertion"
-)
-# Every match of VERBATIM holds one of these: they are found first (memchr speed),
-# the pattern tried only on the records that hold one
-VERBATIM_LITERALS = (
-    b"ERR",
-    b"Err",
-    b"err",
-    b"FATAL",
-    b"Fatal",
-    b"fatal",
-    b"CRIT",
-    b"Crit",
-    b"ALERT",
-    b"EMERG",
-    b"WARN",
-    b"Warn",
-    b"warn",
-    b"PANIC",
-    b"panic",
-    b"Traceback",
-    b"Exception",
-    b"FAIL",
-    b"Fail",
-    b"fail",
-    b"Assertion",
-)
 IDS = "timestamp,uuid,hex"  # the masks of step 2
-SPILL = 256 << 20  # input bytes held in memory; past it, in a temporary file (mapped)
-
-Buffer = bytes | mmap.mmap
-
-
-def read_whole(chunks: Iterable[bytes]) -> Buffer:
-    """The whole input: in memory up to SPILL bytes, else in a temporary file mapped
-    into memory (the system pages it in and out)."""
-    import tempfile
-
-    size = 0
-    with tempfile.SpooledTemporaryFile(max_size=SPILL) as spool:
-        for chunk in chunks:
-            size += spool.write(chunk)
-        spool.seek(0)
-        if size <= SPILL:  # (in memory still)
-            return spool.read()
-        spool.flush()  # (the map outlives the file: it holds its own descriptor)
-        return mmap.mmap(spool.fileno(), 0, access=mmap.ACCESS_READ)
 
 
 class Reduction(NamedTuple):
@@ -149,94 +100,6 @@ def reduce_to_budget(
         finally:
             store.close()
     return reduction
-
-
-class Source:
-    """The whole input, its records by their bounds (``data[bounds[2k]:bounds[2k+1]]``)."""
-
-    def __init__(
-        self, data: Buffer, delimiter: bytes, stamp: Callable[[bytes], str] = first_timestamp
-    ) -> None:
-        self.data = data
-        self.delimiter = delimiter
-        size, width = len(data), len(delimiter)
-        self.ends_delimited = size == 0 or data[size - width :] == delimiter
-        # (bounds, not a list of every record: that would hold the input twice)
-        self.bounds = bounds = record_bounds(data, delimiter)
-        self.count = len(bounds) // 2
-        self.stamp = stamp  # (the kernel's scan where it runs)
-
-    def record(self, index: int) -> bytes:
-        return self.data[self.bounds[2 * index] : self.bounds[2 * index + 1]]
-
-    def records(self, start: int, stop: int | None) -> list[bytes]:
-        bounds, data = self.bounds, self.data
-        stop = self.count if stop is None else stop
-        return [data[bounds[2 * k] : bounds[2 * k + 1]] for k in range(start, stop)]
-
-    def span(self, first: int, last: int) -> bytes:
-        """The exact bytes of records ``first`` .. ``last``, each with its delimiter
-        (the input's last record without one where it had none)."""
-        end = self.bounds[2 * last + 1]
-        if last + 1 < self.count or self.ends_delimited:
-            end += len(self.delimiter)
-        return self.data[self.bounds[2 * first] : end]
-
-
-KEEP_BATCH = 1 << 16  # records a --keep pattern is matched on under one timer
-
-
-def _keep_matches(source: Source, pattern: str, flags: bytearray) -> None:
-    """Flag the records ``pattern`` finds something in (searched record by record, each
-    under the time limit of every user pattern: a pattern that backtracks without end
-    on one record ends the run with one line naming it and the line)."""
-    compiled = re.compile(pattern.encode("utf-8", "surrogateescape"))
-    label = f"--keep {pattern!r}"
-    for start in range(0, source.count, KEEP_BATCH):
-        records = source.records(start, min(start + KEEP_BATCH, source.count))
-        try:
-            found = each_within(compiled.search, records, label)
-        except PatternTimeout as slow:
-            raise slow.at(f"line {start + slow.index + 1}") from None
-        for k, hit in enumerate(found):
-            if hit is not None:
-                flags[start + k] = 1
-
-
-def verbatim_flags(source: Source, patterns: Sequence[str]) -> bytearray:
-    """Which records must stay verbatim: those VERBATIM or one of ``patterns`` matches,
-    and the lines of their tracebacks (the indented lines after one; after
-    ``Traceback`` also the line that ends it)."""
-    flags = bytearray(source.count)
-    starts = source.bounds[0::2]
-    data = source.data
-    candidates: set[int] = set()
-    for literal in VERBATIM_LITERALS:
-        at = data.find(literal)
-        while at >= 0:
-            record = bisect_right(starts, at) - 1
-            candidates.add(record)
-            at = data.find(literal, source.bounds[2 * record + 1])  # (the next record)
-    builtin = re.compile(VERBATIM.encode())
-    for record in candidates:
-        if builtin.search(source.record(record)):
-            flags[record] = 1
-    for pattern in patterns:
-        _keep_matches(source, pattern, flags)
-    at = 0
-    while at < source.count:
-        if not flags[at]:
-            at += 1
-            continue
-        traceback = source.record(at).lstrip().startswith(b"Traceback")
-        at += 1
-        while at < source.count and data[starts[at] : starts[at] + 1] in (b" ", b"\t"):
-            flags[at] = 1
-            at += 1
-        if traceback and at < source.count:
-            flags[at] = 1  # (the exception's own line)
-            at += 1
-    return flags
 
 
 class Fold(NamedTuple):
@@ -437,14 +300,6 @@ def protected_ranges(plan: Plan, verbatim: bytearray, context: int) -> list[tupl
     return ranges
 
 
-def ones(flags: bytearray) -> Iterator[int]:
-    """The indices of the set flags, in order."""
-    at = flags.find(1)
-    while at >= 0:
-        yield at
-        at = flags.find(1, at + 1)
-
-
 def elide(plan: Plan, verbatim: bytearray, context: int, budget: int, costs: Costs) -> None:
     """Elide the gaps between protected ranges, largest saving first, until the plan
     fits (ties: the earlier gap)."""
@@ -567,10 +422,7 @@ def render(
             f"[seqdedup: the budget of {budget:,} tokens is not met: the {kept_verbatim:,} "
             f"lines kept verbatim and the lines between them take {tokens_out:,}]"
         ).encode()
-        text = note + delimiter + text
-        markers = [(0, None)] + [(line + 1, digest) for line, digest in markers]
-        shift = len(note) + len(delimiter)
-        placed = [(0, shift, None)] + [(a + shift, b + shift, d) for a, b, d in placed]
+        text, markers, placed = _noted(note + delimiter, text, markers, placed)
         tokens_out += costs.line(note)
     return Reduction(
         text,
@@ -585,6 +437,20 @@ def render(
         step,
         tuple(placed),
     )
+
+
+def _noted(
+    line: bytes,
+    text: bytes,
+    markers: list[tuple[int, str | None]],
+    placed: list[tuple[int, int, str | None]],
+) -> tuple[bytes, list[tuple[int, str | None]], list[tuple[int, int, str | None]]]:
+    """The text with a note ``line`` first: a marker of its own (dropped on expanding),
+    the others one line and ``len(line)`` bytes further."""
+    shift = len(line)
+    markers = [(0, None)] + [(at + 1, digest) for at, digest in markers]
+    placed = [(0, shift, None)] + [(a + shift, b + shift, d) for a, b, d in placed]
+    return line + text, markers, placed
 
 
 def _inside(ranges: list[tuple[int, int]], record: int) -> bool:

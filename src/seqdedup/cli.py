@@ -13,7 +13,7 @@ import argparse
 import contextlib
 import os
 import sys
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Sequence
 from typing import IO, TYPE_CHECKING, TextIO
 
 from seqdedup.settings_paths import settings_files
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 from seqdedup.arguments import config_from_args
 from seqdedup.config import Config
 from seqdedup.errors import UsageError, exit_status, visible
-from seqdedup.inputs import check_inputs, identities, inputs_size, sources_of
+from seqdedup.inputs import check_inputs, decoded_inputs, identities, inputs_size, sources_of
 from seqdedup.options import DEPENDENTS, PROG, build_parser
 from seqdedup.sinks import Messages, Output
 from seqdedup.stopping import graceful, requested, signal_name, stop_on_termination_signals
@@ -217,17 +217,6 @@ def _sink(args: argparse.Namespace, stdout: IO[bytes]) -> Output:
     return sink
 
 
-def _decoded(
-    args: argparse.Namespace, config: Config, stdin: IO[bytes] | None
-) -> Generator[bytes, None, None]:
-    """The inputs' bytes in chunks, one input after another, decompressed."""
-    from seqdedup.records import DecodedChunks
-
-    with contextlib.closing(sources_of(config.inputs, stdin)) as sources:
-        for source in sources:
-            yield from DecodedChunks(source, not args.no_decompress)
-
-
 def _suggest(
     args: argparse.Namespace,
     config: Config,
@@ -242,7 +231,9 @@ def _suggest(
 
     limit = DEFAULT_SAMPLE if args.sample is None else args.sample
     with graceful():
-        records = sample_records(_decoded(args, config, stdin), config.delimiter, limit)
+        records = sample_records(
+            decoded_inputs(config.inputs, stdin, not args.no_decompress), config.delimiter, limit
+        )
     text = io.StringIO()
     write_suggestion(suggest(records, config), text, args.stats_format)
     _sink(args, stdout).write(text.getvalue().encode())
@@ -259,10 +250,11 @@ def _budget(
 ) -> int:
     """--budget: read the whole input, reduce it, store what was removed (before the
     output is written: a reference never names what the file does not hold)."""
-    from seqdedup.budget import read_whole, reduce_to_budget
+    from seqdedup.budget import reduce_to_budget
+    from seqdedup.budgetinput import read_whole
 
     with graceful():
-        data = read_whole(_decoded(args, config, stdin))
+        data = read_whole(decoded_inputs(config.inputs, stdin, not args.no_decompress))
         reduction = reduce_to_budget(data, config)
     sink = _sink(args, stdout)
     sink.write(reduction.text)

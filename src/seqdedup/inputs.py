@@ -90,3 +90,17 @@ def inputs_size(names: Sequence[str]) -> int | None:
             return None
         total += info.st_size
     return total or None
+
+
+def decoded_inputs(
+    names: Sequence[str], stdin: IO[bytes] | None, decompress: bool
+) -> Generator[bytes, None, None]:
+    """The inputs' bytes in chunks, one input after another, decompressed (unless not
+    ``decompress``)."""
+    import contextlib
+
+    from seqdedup.records import DecodedChunks
+
+    with contextlib.closing(sources_of(names, stdin)) as sources:
+        for source in sources:
+            yield from DecodedChunks(source, decompress)
