@@ -195,6 +195,11 @@ def _tool_of(server: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
 def build_server(roots: Roots, store_path: Path, cap: int) -> Any:
     """The server and its tools (errors become tool errors, one line each)."""
     from mcp.server.mcpserver import MCPServer
+    from mcp.types import CallToolResult, TextContent
+
+    # (the SDK reads a tool's annotations in this module's namespace, where the SDK's
+    # own types are bound only once it is imported, here)
+    globals().update(CallToolResult=CallToolResult)
 
     from seqdedup import __version__
 
@@ -217,14 +222,20 @@ def build_server(roots: Roots, store_path: Path, cap: int) -> Any:
         window: int = 10,
         normalize: str | None = None,
         keep: list[str] | None = None,
-    ) -> dict[str, Any]:
+    ) -> CallToolResult:
         """Reduce a file (path, under the server's roots) or a text to fit in `budget`
         tokens: errors, warnings and tracebacks stay verbatim, repeats are folded and
         the rest elided; each fold or elision line names a reference (sd:...) that
         `expand` restores byte for byte. `normalize`: classes (timestamp,uuid,ip,hex,
-        number or all) masked before comparing; `keep`: patterns of lines kept verbatim."""
-        return guarded(
+        number or all) masked before comparing; `keep`: patterns of lines kept verbatim.
+        The result is the reduced text itself; its references (and the lines each
+        replaced) and the tokens in and out come as structured content."""
+        found = guarded(
             reduce_tool, roots, store_path, cap, budget, path, text, window, normalize, keep or []
+        )
+        reduced = found.pop("text")
+        return CallToolResult(
+            content=[TextContent(type="text", text=reduced)], structured_content=found
         )
 
     @tool
