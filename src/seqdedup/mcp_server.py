@@ -18,9 +18,12 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from seqdedup.errors import SeqdedupError, UsageError, exit_status
+
+if TYPE_CHECKING:
+    from mcp.types import CallToolResult
 
 PROG = "seqdedup-mcp"
 T = TypeVar("T")
@@ -192,15 +195,23 @@ def _tool_of(server: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     return register
 
 
+def text_result(found: dict[str, Any]) -> CallToolResult:
+    """A tool's result whose text is ``found["text"]`` itself (nothing around it), the
+    rest of ``found`` its structured content."""
+    from mcp.types import CallToolResult, TextContent
+
+    text = found.pop("text")
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=found)
+
+
 def build_server(roots: Roots, store_path: Path, cap: int) -> Any:
     """The server and its tools (errors become tool errors, one line each)."""
     from mcp.server.mcpserver import MCPServer
-    from mcp.types import CallToolResult, TextContent
+    from mcp.types import CallToolResult
 
     # (the SDK reads a tool's annotations in this module's namespace, where the SDK's
     # own types are bound only once it is imported, here)
     globals().update(CallToolResult=CallToolResult)
-
     from seqdedup import __version__
 
     server = MCPServer(
@@ -233,16 +244,22 @@ def build_server(roots: Roots, store_path: Path, cap: int) -> Any:
         found = guarded(
             reduce_tool, roots, store_path, cap, budget, path, text, window, normalize, keep or []
         )
-        reduced = found.pop("text")
-        return CallToolResult(
-            content=[TextContent(type="text", text=reduced)], structured_content=found
-        )
+        return text_result(found)
 
     @tool
     def expand(reference: str) -> dict[str, Any]:
         """The exact text a reference (sd:...) of an earlier reduction stands for
         (base64 holds its bytes; text is them as UTF-8)."""
         return guarded(expand_tool, store_path, reference)
+
+    _add_lookups(tool, roots, store_path)
+    return server
+
+
+def _add_lookups(
+    tool: Callable[[Callable[..., Any]], Callable[..., Any]], roots: Roots, store_path: Path
+) -> None:
+    """The tools that look a file or the store up: top, suggest, clear_store."""
 
     @tool
     def top(path: str, window: int = 10, count: int = 10) -> list[dict[str, Any]]:
@@ -261,8 +278,6 @@ def build_server(roots: Roots, store_path: Path, cap: int) -> Any:
         """Forget every reference kept so far."""
         store_path.unlink(missing_ok=True)
         return "the store is empty"
-
-    return server
 
 
 def build_parser() -> argparse.ArgumentParser:
