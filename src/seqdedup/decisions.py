@@ -216,9 +216,15 @@ class _StreamRuns:
     ) -> None:
         self._closed: list[Run] = []
         self._decider = StreamDecider(
-            window, history, idle, max_streams, SequenceCounts(sequences), True, SEED
+            window,
+            history,
+            idle,
+            max_streams,
+            SequenceCounts(sequences),
+            True,
+            SEED,
+            closed=self._closed,
         )
-        self._decider.closed = self._closed
         self._blocks = blocks
         self._queue: deque[Entry] = deque()  # fed, not handed out yet, in order
         self._fed = 0

@@ -94,6 +94,15 @@ def idle_lines(parts: Parts, ledger: Ledger, pending: list[bytes]) -> list[bytes
     return ledger.lines(folder.idle())
 
 
+def _first_shown(joined: bytes, delimiter: bytes) -> bytes:
+    """:func:`seqdedup.top.shown_head` of a run's records joined: its first record when
+    that is not blank (the common case: no split), else its first that is not."""
+    first = joined.partition(delimiter)[0]
+    if first.strip(b" \t\r\n\v\f"):
+        return first
+    return shown_head(joined.split(delimiter, HEAD_SEARCH)[:HEAD_SEARCH])
+
+
 class ChunkPath:
     """Raw chunks through the kernel's chunk path. With ``--annotate``, each closed
     piece's marker is put where its skipped run lies in the output (the kernel says
@@ -199,10 +208,7 @@ class ChunkPath:
     def _heads(self, runs: list[tuple[int, int, bytes]]) -> list[tuple[int, int, bytes]]:
         """Each run with its first record (the kernel handed its records joined)."""
         delimiter = self._parts.config.delimiter
-        return [
-            (start, stop, shown_head(data.split(delimiter, HEAD_SEARCH)))
-            for start, stop, data in runs
-        ]
+        return [(start, stop, _first_shown(data, delimiter)) for start, stop, data in runs]
 
     def _split(self, runs: list[tuple[int, int, bytes]]) -> list[tuple[int, int, list[bytes]]]:
         """Runs whose records the kernel handed over as one stretch of bytes, split."""

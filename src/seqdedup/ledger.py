@@ -17,7 +17,7 @@ from seqdedup.attribution_thread import AttributionThread
 from seqdedup.report import PieceReport
 from seqdedup.runs import runs_of
 from seqdedup.stats import Stats
-from seqdedup.top import TopSequences, shown_head
+from seqdedup.top import HEAD_SEARCH, TopSequences, shown_head
 
 if TYPE_CHECKING:
     from seqdedup.attribution import Attribution
@@ -160,7 +160,7 @@ class Ledger:
         if self.top is not None:
             base = decided.first
             heads = [
-                (base + a, base + b, shown_head(decided.records[a:b]))
+                (base + a, base + b, shown_head(decided.records[a : min(b, a + HEAD_SEARCH)]))
                 for a, b in runs_of(decided.keep, False)
             ]
             self.run_heads.add(base, len(decided.keep), heads)

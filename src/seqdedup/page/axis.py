@@ -3,7 +3,7 @@ samples) or its number, the bucket of a record, and a piece's records by bucket.
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
@@ -56,11 +56,9 @@ class Axis:
         first, last = self.bucket(start), self.bucket(stop - 1)
         if first == last:
             return [(first, stop - start)]
-        cuts = (
-            [bound for bound in self.bounds if start < bound < stop]
-            if not self.timed
-            else [at for at in self._at[bisect_right(self._at, start) :] if at < stop]
-        )
+        # (only the bounds or samples inside the stretch: found by bisection, not a scan)
+        marks = self._at if self.timed else self.bounds
+        cuts = marks[bisect_right(marks, start) : bisect_left(marks, stop)]
         out: list[tuple[int, int]] = []
         at = start
         for cut in [*cuts, stop]:

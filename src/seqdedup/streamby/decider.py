@@ -365,6 +365,7 @@ class StreamDecider:
         seed: int = 0,
         force_collisions: bool = False,  # tests: every fingerprint of W > 1 the same
         per_stream: bool = False,
+        closed: list[Run] | None = None,
     ) -> None:
         self.window = window
         # --per-stream: each stream's windows carry its name's 128-bit keyed hash, mixed
@@ -388,7 +389,7 @@ class StreamDecider:
         self._stretches: Callable[[], Stretch] | None = None  # makes a stream's Stretches
         self._whole = False  # save every record (not only the new ones)
         self._texts = False  # markers under key options: texts compared
-        self.closed: list[Run] | None = None  # a list: every run appended as it closes
+        self.closed = closed  # a list: every run appended as it closes (None: none)
         from hashlib import blake2b  # (here: hashlib loads OpenSSL, milliseconds at start-up)
 
         salted = (seed ^ CONTENT_SALT).to_bytes(16, "little")
