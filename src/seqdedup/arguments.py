@@ -119,13 +119,21 @@ def config_from_args(args: argparse.Namespace) -> Config:
 
 
 def _budget_settings(args: argparse.Namespace) -> dict[str, Any]:
-    """--budget, --keep, --keep-removed (not offered by seqdedup-dask)."""
+    """--budget and its settings (not offered by seqdedup-dask)."""
+    from seqdedup.config import parse_event_fields, parse_levels
+
     removed = getattr(args, "keep_removed", None)
-    return {
+    settings: dict[str, Any] = {
         "budget": getattr(args, "budget", None),
         "keep": tuple(getattr(args, "keep", None) or ()),
         "keep_removed": _path(removed) if removed else None,
+        "tokenizer": getattr(args, "tokenizer", None),
     }
+    if getattr(args, "verbatim", None) is not None:
+        settings["verbatim_levels"] = parse_levels(args.verbatim)
+    if getattr(args, "event_fields", None) is not None:
+        settings["event_fields"] = parse_event_fields(args.event_fields)
+    return settings
 
 
 def _follow_settings(args: argparse.Namespace, inputs: list[str]) -> bool:

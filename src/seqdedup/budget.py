@@ -1,52 +1,44 @@
 """``--budget N``: the whole input reduced to fit in N tokens, exactly and always the
 same way (docs/llm-context.md).
 
-The lines that must stay verbatim (errors, warnings and their tracebacks: the built-in
-patterns and ``--keep``) keep their first occurrence, unchanged and in order; their
-repeats fold only when their text is identical. The rest is reduced in a fixed order
-until the output fits, each step tried on the whole input:
-
-1. fold exact repeats (the run's window and key options);
-2. fold repeats once timestamps, UUIDs and hex ids are masked (verbatim lines still by
-   their exact text);
-3. the same with smaller windows (W/2, then 1);
-4. elide the stretches of output lines that are neither verbatim nor within
-   ``CONTEXT`` lines of one, largest saving first, each replaced by one marker; then
-   with less context (down to none).
-
-Every fold line and elision marker carries a reference to the exact bytes it replaces
-(:mod:`seqdedup.removed`), so nothing is lost: ``seqdedup-expand`` restores the input
-byte for byte from the reduced text and the ``--keep-removed`` file.
+The log is read as events and kinds of line (:mod:`seqdedup.events`). Units earn their
+place in the output in rank order while the budget lasts: every error event (its first
+occurrence verbatim), then every kind of line once, then the lines around the events,
+then the rest. The largest prefix of that order whose output fits is found by
+bisection, so the budget is spent, not just met. Every stretch left out becomes one
+marker line that says what it held: the lines it repeats (a block and how many
+copies), or its kinds of line with their counts, the values that differ where it is of
+one kind, and its time span. Each marker carries a reference to the exact bytes it
+replaces (:mod:`seqdedup.removed`), so nothing is lost: ``seqdedup-expand`` restores
+the input byte for byte from the reduced text and the ``--keep-removed`` file.
 """
 
 from __future__ import annotations
 
 from array import array
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
+from collections import Counter
 from collections.abc import Sequence
 from itertools import accumulate
 from types import ModuleType
 from typing import NamedTuple
 
-from seqdedup.budgetinput import (
-    Buffer,
-    Source,
-    ones,
-    verbatim_flags,
-)
+from seqdedup.budgetinput import Buffer, Source, verbatim_units
 from seqdedup.config import Config
-from seqdedup.decisions import Block, Decisions
 from seqdedup.errors import visible
-from seqdedup.keys import key_maker
-from seqdedup.normalize import timestamp_finder
+from seqdedup.events import Units, context_order, ranked_units, units_of
+from seqdedup.normalize import ALL, compiled_pattern, timestamp_finder
 from seqdedup.removed import RemovedStore, digest_of, shortest_prefixes
 from seqdedup.tokens import TokenCounter, estimate_tokens, record_tokens
 
 PLACEHOLDER = "sd:" + "0a" * 6  # a reference as it costs at most (12 pieces)
-SOURCES_NAMED = 3  # the stretches a fold line names (then how many more)
-CONTEXT = 3  # lines kept around each verbatim line, as grep -C 3 (dropped last)
-BATCH = 65_536  # records handed to a pass's engine at once
-IDS = "timestamp,uuid,hex"  # the masks of step 2
+KINDS_NAMED = 3  # the kinds of line a marker names (then how many more)
+VALUES_READ = 256  # records of a stretch read for the values that differ
+VALUE_WIDTH = 24  # bytes of a value shown
+HEAD_WIDTH = 32  # bytes of a kind's first line that name it where no line shows it
+EXHAUSTIVE = 128  # units up to which every count is tried (past it: bisection)
+FILL_TRIES = 48  # units past the largest fitting count tried one by one
+Ranges = list[tuple[int, int]]
 
 
 class Reduction(NamedTuple):
@@ -66,14 +58,19 @@ class Reduction(NamedTuple):
     # each marker line where it stands in ``text``: (first byte, the byte past its
     # delimiter, digest or None); what restores it, whatever the delimiter
     marker_bytes: tuple[tuple[int, int, str | None], ...] = ()
+    events: int = 0  # error events (distinct), and how many of them are shown
+    events_shown: int = 0
+    kinds: int = 0  # kinds of line (distinct), and how many of them are shown
+    kinds_shown: int = 0
 
     def summary(self, budget: int) -> str:
         """One line of figures (what the command says on standard error)."""
         met = "within" if self.met else "NOT within"
         return (
             f"{self.tokens_in:,} tokens in, {self.tokens_out:,} out, {met} the budget of "
-            f"{budget:,} (last step: {self.step}); {self.verbatim_lines:,} lines kept "
-            f"verbatim; {len(self.pieces):,} references"
+            f"{budget:,}; shown: {self.events_shown:,} of {self.events:,} error events, "
+            f"{self.kinds_shown:,} of {self.kinds:,} kinds of line, {self.step}; "
+            f"{len(self.pieces):,} references"
         )
 
 
@@ -85,6 +82,10 @@ def reduce_to_budget(
     from seqdedup.engine import load
 
     assert config.budget is not None
+    if count_tokens is None and config.tokenizer is not None:
+        from seqdedup.tokens import tokenizer_counter
+
+        count_tokens = tokenizer_counter(config.tokenizer)
     reduction = reduce_input(data, config, config.budget, config.keep, count_tokens, load())
     if config.keep_removed is not None:
         store = RemovedStore(config.keep_removed)
@@ -100,90 +101,6 @@ def reduce_to_budget(
         finally:
             store.close()
     return reduction
-
-
-class Fold(NamedTuple):
-    """Records ``start`` .. ``end`` (0-based, inclusive) removed as repeats of the
-    ``sources`` (each an earlier stretch, first and last record, as long as the piece
-    of the run it stands for); ``exact``: each piece byte for byte its source."""
-
-    start: int
-    end: int
-    sources: tuple[tuple[int, int], ...]
-    exact: bool
-
-
-def fold_pass(
-    source: Source,
-    verbatim: bytearray,
-    window: int,
-    keys: Config,
-    kernel: ModuleType | None,
-) -> list[Fold]:
-    """The folds of one step: the run's rule (:class:`seqdedup.decisions.Decisions`,
-    its pieces) on each record's key: its text for a verbatim record, else the key
-    ``keys`` makes of it; the two kinds kept apart by a first byte."""
-    maker = key_maker(keys, kernel, 0) if keys.keyed else None
-    rule = Decisions(window, pieces=True)
-    pieces: list[Block] = []
-    for first in range(0, source.count, BATCH):
-        records = source.records(first, min(source.count, first + BATCH))
-        made = records if maker is None else maker.keys(records)
-        flags = verbatim[first : first + len(records)]
-        keyed = [b"v" + r if f else b"k" + k for r, k, f in zip(records, made, flags, strict=True)]
-        pieces += rule.feed(keyed).blocks
-    pieces += rule.finish().blocks
-    return _folds_of(source, pieces)
-
-
-def _folds_of(source: Source, pieces: list[Block]) -> list[Fold]:
-    """Folds from the pieces (each repeats one earlier stretch by key): adjacent pieces
-    make one fold; whether each piece is a byte-for-byte copy is checked."""
-    data, bounds = source.data, source.bounds
-    runs: list[tuple[int, int, list[tuple[int, int]], bool]] = []
-    for piece in pieces:
-        start, end = piece.start, piece.end
-        match_start, match_end = piece.source_start, piece.source_end
-        # (records equal one by one exactly when the stretches between the first's
-        # start and the last's end are: the delimiters inside fall at the same places)
-        exact = (
-            data[bounds[2 * start] : bounds[2 * end + 1]]
-            == data[bounds[2 * match_start] : bounds[2 * match_end + 1]]
-        )
-        if runs and runs[-1][1] + 1 == start:
-            first, _, sources, was_exact = runs[-1]
-            sources.append((match_start, match_end))
-            runs[-1] = (first, end, sources, was_exact and exact)
-        else:
-            runs.append((start, end, [(match_start, match_end)], exact))
-    return [Fold(start, end, tuple(sources), exact) for start, end, sources, exact in runs]
-
-
-class Plan:
-    """The output of one step: the folds, then the elisions chosen, as record ranges;
-    its tokens computed from prefix sums (no line made until it is written)."""
-
-    def __init__(self, source: Source, folds: list[Fold], costs: Costs) -> None:
-        self.source = source
-        self.folds = folds
-        self.costs = costs
-        self.fold_starts = [fold.start for fold in folds]
-        self.removed = sum(costs.records(f.start, f.end) for f in folds)
-        self.fold_lines = costs.lines([fold_text(source, f, PLACEHOLDER) for f in folds])
-        self.fold_line_sums = [0, *accumulate(self.fold_lines)]
-        self.elided: list[tuple[int, int]] = []  # record ranges, sorted
-        self.tokens = costs.records(0, source.count - 1) - self.removed + sum(self.fold_lines)
-
-    def output_tokens(self, first: int, last: int) -> int:
-        """The tokens of the output lines that records ``first`` .. ``last`` make
-        (the range holds whole folds)."""
-        if last < first:
-            return 0
-        low = bisect_left(self.fold_starts, first)
-        high = bisect_right(self.fold_starts, last)
-        removed = sum(self.costs.records(f.start, f.end) for f in self.folds[low:high])
-        lines = self.fold_line_sums[high] - self.fold_line_sums[low]
-        return self.costs.records(first, last) - removed + lines
 
 
 class Costs:
@@ -231,101 +148,151 @@ class Costs:
         return sum(self.line(line) for line in Source(text, delimiter).records(0, None))
 
 
-def fold_text(source: Source, fold: Fold, reference: str) -> bytes:
-    """A fold line: what it replaces, where, which lines it repeats (how often), when,
-    and whether the text alone is enough to read it."""
-    counts: dict[tuple[int, int], int] = {}
-    for stretch in fold.sources:
-        counts[stretch] = counts.get(stretch, 0) + 1
-    named = [
-        _lines(a, b) + (f" ({n} times)" if n > 1 else "")
-        for (a, b), n in list(counts.items())[:SOURCES_NAMED]
-    ]
-    if len(counts) > SOURCES_NAMED:
-        named.append(f"{len(counts) - SOURCES_NAMED} more stretches")
-    text = f"[{reference}: {_lines(fold.start, fold.end)} folded, repeats of "
-    text += ", ".join(named) + _time_span(source, fold.start, fold.end)
-    if fold.exact:
-        text += "; the same text, byte for byte]"
-    else:
-        text += "; the same by key, the text differs: expand the reference]"
-    return text.encode("utf-8", "surrogateescape")
+class Layout:
+    """What an output shows and how its markers read: the units in rank order, the
+    repeats the engine found, and the text of a marker for any stretch left out."""
 
+    def __init__(self, source: Source, units: Units, costs: Costs, ranked: list[int]) -> None:
+        self.source = source
+        self.units = units
+        self.costs = costs
+        self.order = [(units.starts[u], units.ends[u]) for u in ranked]
+        self._values = compiled_pattern(ALL)
 
-def elision_text(source: Source, first: int, last: int, reference: str) -> bytes:
-    count = last - first + 1
-    text = f"[{reference}: {_lines(first, last)} elided ({count} line{'s' * (count > 1)})"
-    text += _time_span(source, first, last) + "; expand the reference]"
-    return text.encode("utf-8", "surrogateescape")
+    def extend_order(self, records: list[int]) -> None:
+        self.order += [(record, record) for record in records]
 
+    def plan(self, count: int, extra: Sequence[int] = ()) -> tuple[Ranges, Ranges]:
+        """The record ranges shown when the first ``count`` units of the order are (and
+        the ``extra`` ones), and the stretches left out between them; a stretch that
+        costs no more than its marker would is shown instead."""
+        shown = _merged(sorted([*self.order[:count], *(self.order[k] for k in extra)]))
+        # left to right, so that a stretch shown lets a later marker name its repeat
+        for first, last in self._gaps(shown):
+            if self.costs.records(first, last) <= self._marker_tokens(first, last, shown):
+                shown = _merged(sorted([*shown, (first, last)]))
+        return shown, self._gaps(shown)
 
-def _lines(first: int, last: int) -> str:
-    """Records ``first`` .. ``last`` (0-based) as the lines they are (1-based)."""
-    return f"line {first + 1}" if first == last else f"lines {first + 1}-{last + 1}"
+    def _gaps(self, shown: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        gaps, at = [], 0
+        for first, last in [*shown, (self.source.count, self.source.count)]:
+            if first > at:
+                gaps.append((at, first - 1))
+            at = last + 1
+        return gaps
 
+    def _marker_tokens(self, first: int, last: int, shown: list[tuple[int, int]]) -> int:
+        return self.costs.line(self.marker(first, last, PLACEHOLDER, shown))
 
-def _time_span(source: Source, first: int, last: int) -> str:
-    stamp = source.stamp
-    start, end = stamp(source.record(first)), stamp(source.record(last))
-    return f", {visible(start)} .. {visible(end)}" if start and end else ""
-
-
-def protected_ranges(plan: Plan, verbatim: bytearray, context: int) -> list[tuple[int, int]]:
-    """Record ranges elision must leave: each verbatim record written as it is, and the
-    ``context`` output lines before and after it (whole folds)."""
-    folds, starts = plan.folds, plan.fold_starts
-    ranges: list[tuple[int, int]] = []
-
-    def fold_at(record: int) -> Fold | None:  # the fold a record lies in
-        at = bisect_right(starts, record) - 1
-        return folds[at] if at >= 0 and folds[at].end >= record else None
-
-    def line_at(record: int) -> tuple[int, int]:  # the output line a record makes
-        fold = fold_at(record)
-        return (record, record) if fold is None else (fold.start, fold.end)
-
-    for record in ones(verbatim):
-        if fold_at(record) is not None:
-            continue  # a folded repeat: its line is no verbatim line
-        first = last = record
-        for _ in range(context):
-            if first > 0:
-                first = line_at(first - 1)[0]
-            if last + 1 < plan.source.count:
-                last = line_at(last + 1)[1]
-        if ranges and first <= ranges[-1][1] + 1:
-            ranges[-1] = (ranges[-1][0], max(last, ranges[-1][1]))
+    def marker(self, first: int, last: int, reference: str, shown: list[tuple[int, int]]) -> bytes:
+        """The marker of records ``first`` .. ``last``: what they repeat, or their kinds
+        with counts (each named by the line that shows it, else by its first words);
+        the values that differ; when."""
+        count = last - first + 1
+        text = f"[{reference}: {_lines(first, last)}"
+        text += f" ({count} lines): " if count > 1 else ": "
+        kinds = Counter(self.units.line_kind[first : last + 1]).most_common()
+        copy = self._copy_of(first, last) if _inside(shown, self._copy_source(first)) else None
+        if copy is not None:
+            text += copy
         else:
-            ranges.append((first, last))
-    return ranges
+            named = [self._named(kind, n, shown) for kind, n in kinds[:KINDS_NAMED]]
+            if len(kinds) > KINDS_NAMED:
+                more = sum(n for _, n in kinds[KINDS_NAMED:])
+                others = len(kinds) - KINDS_NAMED
+                named.append(f"{more} more of {others} other kind{'s' * (others > 1)}")
+            text += ", ".join(named)
+        if len(kinds) == 1 and count > 1:
+            text += self._differing(first, last, self.units.first[kinds[0][0]])
+        text += _time_span(self.source, first, last) + "]"
+        return text.encode("utf-8", "surrogateescape")
+
+    def _named(self, kind: int, count: int, shown: list[tuple[int, int]]) -> str:
+        example = self.units.first[kind]
+        if _inside(shown, example):
+            return f"{count} like line {example + 1}"
+        record = self.source.record(example)
+        stamp = self.source.stamp(record).encode("utf-8", "surrogateescape")
+        if stamp and stamp in record[: len(stamp) + HEAD_WIDTH]:  # (named by what follows)
+            record = record[record.index(stamp) + len(stamp) :]
+        record = record.strip()
+        more = "..." if len(record) > HEAD_WIDTH else ""
+        head = record[:HEAD_WIDTH].decode("utf-8", "replace")
+        return f'{count} like "{visible(head)}{more}"'
+
+    def _copy_source(self, first: int) -> int:
+        """The record that record ``first`` repeats: its key's previous occurrence."""
+        return self.units.previous[first]
+
+    def _copy_of(self, first: int, last: int) -> str | None:
+        """``first`` .. ``last`` as a repeat of the stretch that ends where its first
+        record's key last occurred, or as copies of a block (a stretch that repeats
+        itself), where the keys are the same record for record (else None)."""
+        source = self.units.previous[first]
+        count = last - first + 1
+        kinds = self.units.line_kind
+        if source < 0 or count == 1 or kinds[source : source + count] != kinds[first : last + 1]:
+            return None
+        period = first - source
+        if period >= count:  # (a block seen once before)
+            return f"a repeat of {_lines(source, source + count - 1)}"
+        copies, extra = divmod(count, period)
+        block = _lines(source, source + period - 1)
+        text = f"{copies} copies of {block}" if period > 1 else f"{copies} like {block}"
+        return text + (f" and {extra} of its lines" if extra else "")
+
+    def _differing(self, first: int, last: int, example: int) -> str:
+        """The values (numbers, addresses, ids; not times) in which records ``first`` ..
+        ``last`` differ from each other and from their example: a few listed, many as
+        their first and last and how many distinct (read from the first VALUES_READ)."""
+        records = [self.source.record(example)]
+        records += self.source.records(first, min(last, first + VALUES_READ - 1) + 1)
+        rows = [
+            [m.group() for m in self._values.finditer(r) if m.lastgroup != "c1"] for r in records
+        ]
+        width = len(rows[0])
+        columns = [row for row in rows if len(row) == width]
+        shown = []
+        for column in range(width):
+            if len(shown) == 2:
+                break
+            seen = list(dict.fromkeys(row[column] for row in columns))
+            if len(seen) < 2:
+                continue
+            cut = [visible(v[:VALUE_WIDTH].decode("utf-8", "replace")) for v in seen]
+            read = "" if last - first + 1 < VALUES_READ else "+"
+            if len(cut) <= 3:
+                shown.append(", ".join(cut))
+                continue
+            if all(v.isdigit() for v in seen):  # (numbers: their range)
+                cut = [str(min(int(v) for v in seen)), str(max(int(v) for v in seen))]
+            shown.append(f"{cut[0]} .. {cut[-1]} ({len(seen)}{read} values)")
+        return "; values " + "; ".join(shown) if shown else ""
+
+    def tokens(self, count: int, note: bytes | None, extra: Sequence[int] = ()) -> int:
+        """The tokens of the output that shows the first ``count`` units and the
+        ``extra`` ones (references costed at their most)."""
+        shown, gaps = self.plan(count, extra)
+        total = sum(self.costs.records(first, last) for first, last in shown)
+        markers = [self.marker(a, b, PLACEHOLDER, shown) for a, b in gaps]
+        total += sum(self.costs.lines(markers))
+        return total + (self.costs.line(note) if note is not None else 0)
 
 
-def elide(plan: Plan, verbatim: bytearray, context: int, budget: int, costs: Costs) -> None:
-    """Elide the gaps between protected ranges, largest saving first, until the plan
-    fits (ties: the earlier gap)."""
-    gaps, at = [], 0
-    for first, last in [*protected_ranges(plan, verbatim, context), (plan.source.count, 0)]:
-        if first > at:
-            gaps.append((at, first - 1))
-        at = max(at, last + 1)
-    savings = sorted(
-        (
-            (
-                plan.output_tokens(a, b) - costs.line(elision_text(plan.source, a, b, PLACEHOLDER)),
-                a,
-                b,
-            )
-            for a, b in gaps
-        ),
-        key=lambda saving: (-saving[0], saving[1]),
-    )
-    chosen = []
-    for saving, first, last in savings:
-        if plan.tokens <= budget or saving <= 0:
-            break
-        chosen.append((first, last))
-        plan.tokens -= saving
-    plan.elided = sorted(chosen)
+def _merged(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Sorted record ranges, the touching and overlapping ones joined."""
+    merged: list[tuple[int, int]] = []
+    for first, last in ranges:
+        if merged and first <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(last, merged[-1][1]))
+        else:
+            merged.append((first, last))
+    return merged
+
+
+def _inside(ranges: list[tuple[int, int]], record: int) -> bool:
+    at = bisect_right(ranges, (record, 1 << 62)) - 1
+    return record >= 0 and at >= 0 and ranges[at][0] <= record <= ranges[at][1]
 
 
 def reduce_input(
@@ -339,91 +306,135 @@ def reduce_input(
     """Reduce ``data`` (the whole input) to fit in ``budget`` tokens (see the module)."""
     source = Source(data, config.delimiter, timestamp_finder(kernel))
     costs = Costs(source, count_tokens, kernel)
-    verbatim = verbatim_flags(source, keep)
+    verbatim, heads = verbatim_units(source, keep, config.verbatim_levels)
+    units = units_of(source, verbatim, heads, config, config.event_fields, kernel)
+    ranked, events, kinds = ranked_units(units)
+    layout = Layout(source, units, costs, ranked)
     tokens_in = costs.records(0, source.count - 1)
-    steps: list[tuple[str, int, Config]] = [("exact", config.window_size, config)]
-    ids = config._replace(key_steps=(*config.key_steps, ("normalize", IDS)))
-    steps.append(("ids", config.window_size, ids))
-    steps += [
-        ("ids", w, ids)
-        for w in sorted({max(1, config.window_size // 2), 1}, reverse=True)
-        if w < config.window_size
-    ]
-    contexts = range(CONTEXT, -1, -1)
-    if verbatim_floor(source, verbatim, costs) > budget:
-        # (no step can fit: each would be tried in vain before the most reducing one)
-        steps, contexts = steps[-1:], range(0, -1, -1)
-    plan = Plan(source, [], costs)
-    step = "none"
-    if plan.tokens > budget:
-        for name, window, keys in steps:
-            step = f"{name} (window {window})"
-            plan = Plan(source, fold_pass(source, verbatim, window, keys, kernel), costs)
-            if plan.tokens <= budget:
-                break
-    folded = plan.tokens  # (each context is tried from the folds alone)
-    for context in contexts:
-        if plan.tokens <= budget:
-            break
-        plan.tokens = folded
-        elide(plan, verbatim, context, budget, costs)
-        step = f"elide (context {context})"
-    return render(plan, verbatim, costs, budget, tokens_in, step)
+    sums = [0, *accumulate(costs.records(a, b) for a, b in layout.order)]
+    if sums[-1] < budget:  # (room for more than every new unit: the lines around them)
+        anchors = ranked[:events] or ranked
+        layout.extend_order(context_order(units, anchors, ranked, source.count))
+        sums = [0, *accumulate(costs.records(a, b) for a, b in layout.order)]
+    if tokens_in <= budget:
+        chosen = len(layout.order)
+    else:
+        most = min(len(sums) - 1, bisect_right(sums, budget))
+        chosen = _largest_fitting(layout, budget, most, events)
+    extra = _filled(layout, budget, chosen, events)
+    shown, _ = layout.plan(chosen, extra)
+    events_shown = sum(_inside(shown, units.starts[u]) for u in ranked[:events])
+    kinds_shown = sum(_inside(shown, units.starts[u]) for u in ranked[events:])
+    more = sum(b - a + 1 for a, b in shown) - sum(
+        units.ends[u] - units.starts[u] + 1 for u in ranked if _inside(shown, units.starts[u])
+    )
+    note = _events_note(events, events_shown) if events_shown < events else None
+    reduction = render(layout, shown, note, budget, tokens_in, f"{more:,} more lines", verbatim)
+    return reduction._replace(
+        events=events, events_shown=events_shown, kinds=kinds, kinds_shown=kinds_shown
+    )
 
 
-def verbatim_floor(source: Source, verbatim: bytearray, costs: Costs) -> int:
-    """The tokens every output holds: each verbatim line's first occurrence."""
-    firsts: dict[bytes, int] = {}
-    for record in ones(verbatim):
-        firsts.setdefault(source.record(record), costs.records(record, record))
-    return sum(firsts.values())
+def _filled(layout: Layout, budget: int, chosen: int, events: int) -> list[int]:
+    """Units past the first ``chosen`` that still fit one by one, in rank order (a
+    unit too large for what is left, such as a long traceback, lets smaller ones
+    after it in): up to FILL_TRIES tried."""
+    extra: list[int] = []
+    note = _events_note(events, chosen) if chosen < events else None
+    for unit in range(chosen + 1, min(len(layout.order), chosen + 1 + FILL_TRIES)):
+        if layout.tokens(chosen, note, [*extra, unit]) <= budget:
+            extra.append(unit)
+    return extra
+
+
+def _largest_fitting(layout: Layout, budget: int, most: int, events: int) -> int:
+    """The most units of the order whose output fits (at least none): bisection, the
+    output's tokens growing with the units shown, then the counts just above tried."""
+
+    def fits(count: int) -> bool:
+        note = _events_note(events, count) if count < events else None
+        return layout.tokens(count, note) <= budget
+
+    if most <= EXHAUSTIVE:  # (few units: every count tried, the output's tokens
+        # need not grow with them: a unit shown can let a marker name a repeat)
+        return max((c for c in range(most + 1) if fits(c)), default=0)
+    low, high = 0, most
+    while low < high:
+        middle = (low + high + 1) // 2
+        if fits(middle):
+            low = middle
+        else:
+            high = middle - 1
+    above = range(low + 1, min(most, low + EXHAUSTIVE // 8) + 1)
+    return max((c for c in above if fits(c)), default=low)
+
+
+def _events_note(events: int, shown: int) -> bytes:
+    return (
+        f"[seqdedup: {events:,} error events; the {shown:,} shown are the most frequent "
+        "and the most recent, the others are counted in the markers]"
+    ).encode()
+
+
+def _lines(first: int, last: int) -> str:
+    """Records ``first`` .. ``last`` (0-based) as the lines they are (1-based)."""
+    return f"line {first + 1}" if first == last else f"lines {first + 1}-{last + 1}"
+
+
+def _time_span(source: Source, first: int, last: int) -> str:
+    stamp = source.stamp
+    start, end = stamp(source.record(first)), stamp(source.record(last))
+    if not (start and end):
+        return ""
+    return f"; {visible(start)}" if start == end else f"; {visible(start)} .. {visible(end)}"
 
 
 def render(
-    plan: Plan, verbatim: bytearray, costs: Costs, budget: int, tokens_in: int, step: str
+    layout: Layout,
+    shown: list[tuple[int, int]],
+    note: bytes | None,
+    budget: int,
+    tokens_in: int,
+    step: str,
+    verbatim: bytearray,
 ) -> Reduction:
-    """The reduced text of a plan, its references and figures."""
-    source = plan.source
+    """The reduced text that shows ``shown``, its references and figures."""
+    source, costs = layout.source, layout.costs
     delimiter = source.delimiter
-    cuts: list[tuple[int, int, Fold | None]] = sorted(
-        [(f.start, f.end, f) for f in plan.folds if not _inside(plan.elided, f.start)]
-        + [(a, b, None) for a, b in plan.elided]
-    )
-    spans = {digest_of(source.span(a, b)): (a, b) for a, b, _ in cuts}
+    gaps = layout._gaps(shown)
+    spans = {digest_of(source.span(a, b)): (a, b) for a, b in gaps}
     references = shortest_prefixes(spans)
     out: list[bytes] = []
     markers: list[tuple[int, str | None]] = []
     placed: list[tuple[int, int, str | None]] = []
-    lines = at = removed_verbatim = size = 0
-    for first, last, fold in cuts:
+    lines = at = hidden_verbatim = size = 0
+    for first, last in gaps:
         if first > at:
             out.append(source.span(at, first - 1))
             size += len(out[-1])
             lines += first - at
         digest = digest_of(source.span(first, last))
-        reference = references[digest]
-        if fold is None:
-            out.append(elision_text(source, first, last, reference) + delimiter)
-        else:
-            out.append(fold_text(source, fold, reference) + delimiter)
+        out.append(layout.marker(first, last, references[digest], shown) + delimiter)
         markers.append((lines, digest))
         placed.append((size, size + len(out[-1]), digest))
         size += len(out[-1])
-        removed_verbatim += verbatim[first : last + 1].count(1)
+        hidden_verbatim += verbatim[first : last + 1].count(1)
         lines += 1
         at = last + 1
     if at < source.count:
         out.append(source.span(at, source.count - 1))
     text = b"".join(out)
-    tokens_out = costs.text(text, delimiter)
-    kept_verbatim = verbatim.count(1) - removed_verbatim
-    if tokens_out > budget:  # (only where the verbatim lines and their folds do not fit)
-        note = (
-            f"[seqdedup: the budget of {budget:,} tokens is not met: the {kept_verbatim:,} "
-            f"lines kept verbatim and the lines between them take {tokens_out:,}]"
-        ).encode()
+    if note is not None:
         text, markers, placed = _noted(note + delimiter, text, markers, placed)
-        tokens_out += costs.line(note)
+    tokens_out = costs.text(text, delimiter)
+    kept_verbatim = verbatim.count(1) - hidden_verbatim
+    if tokens_out > budget:  # (only where not even the markers alone fit)
+        over = (
+            f"[seqdedup: the budget of {budget:,} tokens is not met: the least output "
+            f"takes {tokens_out:,}]"
+        ).encode()
+        text, markers, placed = _noted(over + delimiter, text, markers, placed)
+        tokens_out += costs.line(over)
     return Reduction(
         text,
         {digest: source.span(a, b) for digest, (a, b) in spans.items()},
@@ -451,8 +462,3 @@ def _noted(
     markers = [(0, None)] + [(at + 1, digest) for at, digest in markers]
     placed = [(0, shift, None)] + [(a + shift, b + shift, d) for a, b, d in placed]
     return line + text, markers, placed
-
-
-def _inside(ranges: list[tuple[int, int]], record: int) -> bool:
-    at = bisect_right(ranges, (record, 1 << 62)) - 1
-    return at >= 0 and ranges[at][0] <= record <= ranges[at][1]

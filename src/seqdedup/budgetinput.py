@@ -8,44 +8,49 @@ import re
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
+from seqdedup.config import VERBATIM_LEVELS
 from seqdedup.normalize import first_timestamp
 from seqdedup.records import record_bounds
 from seqdedup.timelimit import PatternTimeout, each_within
 
-# Errors and warnings: level words, exception names, tracebacks and test failures
-VERBATIM = (
-    r"\b(?:ERROR|Error|error|ERR|FATAL|Fatal|fatal|CRITICAL|Critical|CRIT|ALERT|EMERG"
-    r"|WARN|WARNING|Warning|warning|PANIC|panic)\b"
-    r"|Traceback \(most recent call last\)|\w(?:Exception|Error)\b"
-    r"|panic:|\bFAIL(?:ED|URE)?\b|\b[Ff]ail(?:ed|ure)\b|\bAssertion"
-)
+# The verbatim levels (--verbatim): errors (level words, exception names, tracebacks,
+# test failures) and warnings
+LEVELS = {
+    "error": (
+        r"\b(?:ERROR|Error|error|ERR|FATAL|Fatal|fatal|CRITICAL|Critical|CRIT|ALERT|EMERG"
+        r"|PANIC|panic)\b"
+        r"|Traceback \(most recent call last\)|\w(?:Exception|Error)\b"
+        r"|panic:|\bFAIL(?:ED|URE)?\b|\b[Ff]ail(?:ed|ure)\b|\bAssertion"
+    ),
+    "warning": r"\b(?:WARN|WARNING|Warning|warning)\b",
+}
+VERBATIM = "|".join(LEVELS.values())
 
-
-# Every match of VERBATIM holds one of these: they are found first (memchr speed),
-# the pattern tried only on the records that hold one
-VERBATIM_LITERALS = (
-    b"ERR",
-    b"Err",
-    b"err",
-    b"FATAL",
-    b"Fatal",
-    b"fatal",
-    b"CRIT",
-    b"Crit",
-    b"ALERT",
-    b"EMERG",
-    b"WARN",
-    b"Warn",
-    b"warn",
-    b"PANIC",
-    b"panic",
-    b"Traceback",
-    b"Exception",
-    b"FAIL",
-    b"Fail",
-    b"fail",
-    b"Assertion",
-)
+# Every match of a level's pattern holds one of its literals: they are found first
+# (memchr speed), the pattern tried only on the records that hold one
+LITERALS = {
+    "error": (
+        b"ERR",
+        b"Err",
+        b"err",
+        b"FATAL",
+        b"Fatal",
+        b"fatal",
+        b"CRIT",
+        b"Crit",
+        b"ALERT",
+        b"EMERG",
+        b"PANIC",
+        b"panic",
+        b"Traceback",
+        b"Exception",
+        b"FAIL",
+        b"Fail",
+        b"fail",
+        b"Assertion",
+    ),
+    "warning": (b"WARN", b"Warn", b"warn"),
+}
 
 
 SPILL = 256 << 20  # input bytes held in memory; past it, in a temporary file (mapped)
@@ -122,26 +127,38 @@ def _keep_matches(source: Source, pattern: str, flags: bytearray) -> None:
                 flags[start + k] = 1
 
 
-def verbatim_flags(source: Source, patterns: Sequence[str]) -> bytearray:
-    """Which records must stay verbatim: those VERBATIM or one of ``patterns`` matches,
-    and the lines of their tracebacks (the indented lines after one; after
-    ``Traceback`` also the line that ends it)."""
+def verbatim_flags(
+    source: Source, patterns: Sequence[str], levels: Sequence[str] = VERBATIM_LEVELS
+) -> bytearray:
+    """Which records must stay verbatim (see :func:`verbatim_units`)."""
+    return verbatim_units(source, patterns, levels)[0]
+
+
+def verbatim_units(
+    source: Source, patterns: Sequence[str], levels: Sequence[str] = VERBATIM_LEVELS
+) -> tuple[bytearray, bytearray]:
+    """Which records must stay verbatim: those a level's pattern or one of
+    ``patterns`` matches (the heads), and the lines of their tracebacks (the indented
+    lines after one; after ``Traceback`` also the line that ends it); and which of
+    them are heads."""
     flags = bytearray(source.count)
     starts = source.bounds[0::2]
     data = source.data
     candidates: set[int] = set()
-    for literal in VERBATIM_LITERALS:
+    for literal in (literal for level in levels for literal in LITERALS[level]):
         at = data.find(literal)
         while at >= 0:
             record = bisect_right(starts, at) - 1
             candidates.add(record)
             at = data.find(literal, source.bounds[2 * record + 1])  # (the next record)
-    builtin = re.compile(VERBATIM.encode())
-    for record in candidates:
-        if builtin.search(source.record(record)):
-            flags[record] = 1
+    if levels:
+        builtin = re.compile("|".join(LEVELS[level] for level in levels).encode())
+        for record in candidates:
+            if builtin.search(source.record(record)):
+                flags[record] = 1
     for pattern in patterns:
         _keep_matches(source, pattern, flags)
+    heads = bytearray(flags)
     at = 0
     while at < source.count:
         if not flags[at]:
@@ -151,11 +168,13 @@ def verbatim_flags(source: Source, patterns: Sequence[str]) -> bytearray:
         at += 1
         while at < source.count and data[starts[at] : starts[at] + 1] in (b" ", b"\t"):
             flags[at] = 1
+            heads[at] = 0
             at += 1
         if traceback and at < source.count:
             flags[at] = 1  # (the exception's own line)
+            heads[at] = 0
             at += 1
-    return flags
+    return flags, heads
 
 
 def ones(flags: bytearray) -> Iterator[int]:

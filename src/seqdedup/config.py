@@ -107,6 +107,12 @@ class _ConfigFields(NamedTuple):
     budget: int | None = None
     keep: tuple[str, ...] = ()
     keep_removed: Path | None = None
+    # --verbatim LEVELS: the built-in levels kept verbatim ("error", "warning");
+    # --event-fields: the fields that differ between copies of one event;
+    # --tokenizer: how tokens are counted (None: the built-in estimate)
+    verbatim_levels: tuple[str, ...] = ("error", "warning")
+    event_fields: tuple[str, ...] = ("timestamp", "uuid", "hex", "pid", "port")
+    tokenizer: str | None = None
 
 
 # Whether a Config is being made from the command line: its errors then name options
@@ -269,7 +275,7 @@ class Config(_ConfigFields):
             check_template(self.annotation_format)
         if self.fold or self.fold_format is not None:
             _validate_fold(self)
-        if self.budget is not None or self.keep or self.keep_removed is not None:
+        if self.budget is not None or _budget_settings_given(self):
             _validate_budget(self)
         if isinstance(self.fold_every, Duration) and self.stream_split:
             raise UsageError(
@@ -363,12 +369,29 @@ def compile_stream_pattern(
         raise UsageError(f"--stream-by: invalid regular expression '{pattern}': {exc}") from None
 
 
+def _budget_settings_given(config: Config) -> str | None:
+    """The first of --budget's settings given (None: none is)."""
+    for option, given in (
+        ("--keep", bool(config.keep)),
+        ("--keep-removed", config.keep_removed is not None),
+        ("--verbatim", config.verbatim_levels != ("error", "warning")),
+        ("--event-fields", config.event_fields != ("timestamp", "uuid", "hex", "pid", "port")),
+        ("--tokenizer", config.tokenizer is not None),
+    ):
+        if given:
+            return option
+    return None
+
+
 def _validate_budget(config: Config) -> None:
     """--budget's settings, and what it cannot go with (it writes its own fold lines
     and markers, after reading the whole input)."""
     if config.budget is None:
-        raise UsageError(("--keep" if config.keep else "--keep-removed") + " requires --budget")
+        raise UsageError(f"{_budget_settings_given(config)} requires --budget")
     _at_least("--budget", config.budget, 1)
+    parse_levels(",".join(config.verbatim_levels) or "none")
+    parse_event_fields(",".join(config.event_fields) or "none")
+
     for option, given in (
         ("--stream-by", config.stream_split),
         ("--annotate", config.annotate),
@@ -389,6 +412,37 @@ def _validate_budget(config: Config) -> None:
             re.compile(pattern.encode("utf-8", "surrogateescape"))
         except re.error as exc:
             raise UsageError(f"--keep: invalid regular expression '{pattern}': {exc}") from None
+
+
+VERBATIM_LEVELS = ("error", "warning")  # --verbatim's levels (budgetinput's patterns)
+EVENT_FIELDS = ("timestamp", "uuid", "ip", "hex", "number", "pid", "port")
+
+
+def parse_levels(text: str) -> tuple[str, ...]:
+    """``error,warning`` -> the levels, checked; ``none``: only what --keep names."""
+    names = tuple(name.strip().lower() for name in text.split(",") if name.strip())
+    if names == ("none",):
+        return ()
+    for name in names:
+        if name not in VERBATIM_LEVELS:
+            raise UsageError(f"--verbatim: unknown level '{name}' (use error, warning, or none)")
+    if not names:
+        raise UsageError("--verbatim: name a level (error, warning), or none")
+    return names
+
+
+def parse_event_fields(text: str) -> tuple[str, ...]:
+    """``timestamp,pid`` -> the field names, checked; ``none``: events by exact text."""
+    names = tuple(name.strip().lower() for name in text.split(",") if name.strip())
+    if names == ("none",):
+        return ()
+    for name in names:
+        if name not in EVENT_FIELDS:
+            known = ", ".join(EVENT_FIELDS)
+            raise UsageError(f"--event-fields: unknown field '{name}' (use {known}, or none)")
+    if not names:
+        raise UsageError("--event-fields: name at least one field, or none")
+    return names
 
 
 def _validate_fold(config: Config) -> None:

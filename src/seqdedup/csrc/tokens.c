@@ -1,6 +1,6 @@
 /*
  * --budget's token estimate (seqdedup.tokens holds the definition in Python, as a
- * regular expression): per record, a run of letters costs one token per 6 begun, a
+ * regular expression): per record, a run of letters costs one token per 5 begun, a
  * run of digits one per 3, a line feed one, other white space none, any other byte
  * one.
  */
@@ -18,7 +18,7 @@ static int64_t record_tokens(const unsigned char *text, size_t length)
             while (i + run < length && ((text[i + run] >= 'A' && text[i + run] <= 'Z') ||
                                         (text[i + run] >= 'a' && text[i + run] <= 'z')))
                 run++;
-            count += (int64_t)((run + 5) / 6);
+            count += (int64_t)((run + 4) / 5);
         } else if (c >= '0' && c <= '9') {
             while (i + run < length && text[i + run] >= '0' && text[i + run] <= '9') run++;
             count += (int64_t)((run + 2) / 3);
