@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from seqdedup import Config, expand, reduce_to_budget
 from seqdedup.budget import reduce_input
-from seqdedup.budgetinput import VERBATIM, Source
+from seqdedup.budgetinput import Source
 from seqdedup.engine import load
 from seqdedup.removed import RemovedStore, digest_of, restore, shortest_prefixes
 from seqdedup.tokens import estimate_tokens
@@ -74,6 +74,23 @@ def kept_records(reduction, store, delimiter: bytes) -> list[tuple[int, bytes]]:
     return kept
 
 
+MARKER = re.compile(rb"^\[sd:[0-9a-f]+: lines? (\d+)(?:-(\d+))?(?: \((\d+) lines\))?: (.*)\]$")
+
+
+def said_counts(description: bytes) -> int | None:
+    """The lines a marker's description accounts for (None: it names no counts)."""
+    body = description.split(b"; ")[0]
+    copies = re.match(rb"(\d+) (?:copies of|like) lines? (\d+)(?:-(\d+))?(?: and (\d+) of)?", body)
+    if copies:
+        first, last = int(copies[2]), int(copies[3] or copies[2])
+        return int(copies[1]) * (last - first + 1) + int(copies[4] or 0)
+    repeat = re.match(rb"a repeat of lines? (\d+)(?:-(\d+))?", body)
+    if repeat:
+        return int(repeat[2] or repeat[1]) - int(repeat[1]) + 1
+    counts = re.findall(rb"(?:^|, )(\d+) (?:like|more of)", body)
+    return sum(int(n) for n in counts) if counts else None
+
+
 @settings(max_examples=examples(300), deadline=None)
 @given(
     lines=records,
@@ -83,7 +100,7 @@ def kept_records(reduction, store, delimiter: bytes) -> list[tuple[int, bytes]]:
     keys=st.sampled_from([{}, {"key_steps": (("normalize", "number"),)}, {"skip_fields": 1}]),
     budget=st.sampled_from([1, 10, 40, 120, 400, 10**6]),
 )
-def test_the_reduction_is_exact_keeps_every_verbatim_line_and_fits_when_it_can(
+def test_the_reduction_is_exact_says_what_it_hides_and_fits_when_it_can(
     lines, delimiter, last, window, keys, budget
 ):
     data = joined(lines, delimiter, last)
@@ -91,48 +108,70 @@ def test_the_reduction_is_exact_keeps_every_verbatim_line_and_fits_when_it_can(
     inputs = source.records(0, None)
     reduction, store = reduced(data, budget, window_size=window, delimiter=delimiter, **keys)
     assert restore(reduction.text, store) == data  # byte for byte
-    # Every unmarked line is the input record it stands for, and every verbatim line's
-    # first occurrence is one of them
+    # Every unmarked line is the input record it stands for; every marker names the
+    # lines it holds and accounts for each of them
     kept = kept_records(reduction, store, delimiter)
     assert all(inputs[at] == line for at, line in kept)
-    pattern = re.compile(VERBATIM.encode())
-    firsts = {line: k for k, line in reversed(list(enumerate(inputs))) if pattern.search(line)}
-    assert set(firsts.values()) <= {at for at, _ in kept}
+    out = output_lines(reduction.text, delimiter)
+    for position, digest in reduction.markers:
+        if digest is None:
+            continue
+        marker = MARKER.match(out[position])
+        assert marker is not None, out[position]
+        first, last_line = int(marker[1]), int(marker[2] or marker[1])
+        held = Source(store.data(digest), delimiter).count
+        assert (first, last_line) == reduction.lines[digest] and held == last_line - first + 1
+        assert int(marker[3] or 1) == held
+        counted = said_counts(marker[4])
+        assert counted is None or counted == held, out[position]
+    # An input that fits is written as it is
+    if reduction.tokens_in <= budget:
+        assert reduction.text == data
     # The budget: the count is the estimate's, met exactly when it fits, and met
     # whenever the most reduced output fits
-    out = output_lines(reduction.text, delimiter)
     per_line = estimate_tokens(delimiter)
     assert reduction.tokens_out == sum(estimate_tokens(line) + per_line for line in out)
     assert reduction.met == (reduction.tokens_out <= budget)
     most, _ = reduced(data, 1, window_size=window, delimiter=delimiter, **keys)
-    floor = most.tokens_out
-    if not most.met:  # (less its note)
-        floor -= estimate_tokens(output_lines(most.text, delimiter)[0]) + per_line
-    if budget >= floor:
+    floor = most.tokens_out - sum(
+        estimate_tokens(out_line) + per_line
+        for out_line in output_lines(most.text, delimiter)
+        if out_line.startswith(b"[seqdedup: ")
+    )
+    if budget >= floor + 60:  # (with room for the note on events not all shown)
         assert reduction.met, (budget, floor, reduction.tokens_out)
 
 
 def test_met_and_not_met_on_hand_counted_inputs():
-    """Figures counted by hand with the estimate's rules (a run of up to 6 letters is
+    """Figures counted by hand with the estimate's rules (a run of up to 5 letters is
     one token, up to 3 digits one, a space none, the delimiter one):
 
-    - 50 distinct lines "ERROR <n>" (n = 10 .. 59) are 3 tokens each, 150 in all, and
-      every one stays verbatim: a budget of 150 is met with nothing removed, one of 149
-      cannot be, and the output says so while keeping all 50;
-    - 100 lines "a" are 200 tokens; at W = 1 all but the first fold into one line, so
-      a budget of 60 (the line "a", 2 tokens, and a fold line of under 58) is met."""
+    - 50 distinct lines "ERROR <n>" (n = 10 .. 59) are 3 tokens each, 150 in all: a
+      budget of 150 is met with nothing removed; one of 149 is not, and the output says
+      how many error events there are and keeps the most frequent and recent that fit
+      beside the marker that counts the others;
+    - 100 lines "a" are 200 tokens: at a budget of 60 the first lines are kept while
+      they fit beside one marker for the rest ("86 like line 14"), about 20 tokens."""
     errors = b"".join(b"ERROR %d\n" % n for n in range(10, 60))
     fits, _ = reduced(errors, 150)
     assert (fits.tokens_in, fits.tokens_out, fits.met, fits.text) == (150, 150, True, errors)
     over, store = reduced(errors, 149)
-    assert not over.met and over.tokens_in == 150
-    lines = over.text.split(b"\n")
-    assert b"budget of 149 tokens is not met" in lines[0] and lines[1:] == errors.split(b"\n")
+    assert over.met and over.tokens_in == 150 and over.events == 50
+    assert over.text.startswith(b"[seqdedup: 50 error events; the %d shown" % over.events_shown)
+    assert 10 <= over.events_shown < 50  # (the first and the most recent among them)
+    assert over.text.split(b"\n")[1] == b"ERROR 10" and b"\nERROR 59\n" in over.text
     assert restore(over.text, store) == errors
     same = b"a\n" * 100
     folded, store = reduced(same, 60, window_size=1)
     assert folded.tokens_in == 200 and folded.met and folded.tokens_out <= 60
-    assert folded.text.startswith(b"a\n[sd:") and folded.text.count(b"\n") == 2
+    pattern = (
+        rb"((?:a\n)+)\[sd:[0-9a-f]{12}: lines (\d+)-100 \((\d+) lines\): \3 like line (\d+)\]\n"
+    )
+    shown = re.fullmatch(pattern, folded.text)
+    assert shown is not None, folded.text
+    kept = shown[1].count(b"\n")
+    assert int(shown[2]) == kept + 1 and int(shown[4]) == kept
+    assert folded.tokens_out >= 50  # (the budget spent: lines shown while they fit)
     assert restore(folded.text, store) == same
 
 
@@ -157,11 +196,12 @@ def test_any_bytes_round_trip(data, window, budget):
 def test_a_ci_log_at_a_small_budget_keeps_its_failures(tmp_path):
     data = Path("examples/ci.log").read_bytes()
     store = tmp_path / "removed.db"
-    reduction = reduce_to_budget(data, 150, keep_removed=store, window_size=3)
+    reduction = reduce_to_budget(data, 200, keep_removed=store, window_size=3)
     text = reduction.text.decode()
     for line in ("--- FAIL: TestUpload (0.31s)", "--- FAIL: TestUpload (0.29s)", "FAIL\texample"):
         assert line in text
-    assert re.search(r"\[sd:[0-9a-f]{12}: lines 5-8 elided \(4 lines\)", text)
+    assert re.search(r"\[sd:[0-9a-f]{12}: lines 10-13 \(4 lines\): a repeat of lines 5-8\]", text)
+    assert (reduction.events, reduction.events_shown) == (5, 5)
     assert expand(reduction.text, store) == data
 
 

@@ -70,7 +70,7 @@ def test_the_tools_reduce_expand_top_and_suggest(tmp_path):
         top = await client.call_tool("top", {"path": "ci.log", "window": 3, "count": 2})
         suggested = structured(await client.call_tool("suggest", {"path": "ci.log"}))
         from_text = structured(
-            await client.call_tool("reduce", {"text": "a\nb\na\nb\na\nb\n", "budget": 5})
+            await client.call_tool("reduce", {"text": "a b c d e\nf g h\n" * 20, "budget": 30})
         )
         return tools, reduced, expanded, refused, unknown, top, suggested, from_text
 

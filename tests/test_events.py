@@ -1,0 +1,103 @@
+"""--budget's events and kinds of line: lines that differ only in the fields named by
+--event-fields are one event, numbers that carry meaning still separate events, the
+levels kept verbatim are chosen by --verbatim, every kind of line is shown once before
+a second line of any kind, and a marker says what differs in the lines it holds."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from seqdedup import reduce_to_budget
+from seqdedup.config import Config, parse_event_fields, parse_levels
+from seqdedup.errors import UsageError
+
+
+def log(lines: list[str]) -> bytes:
+    return "".join(line + "\n" for line in lines).encode()
+
+
+def ci_log(jobs: int) -> bytes:
+    lines = []
+    for job in range(jobs):
+        lines.append(f"2026-11-22T10:{job // 60:02d}:{job % 60:02d}Z INFO job {job} started")
+        lines.append(f"2026-11-22T10:{job // 60:02d}:{job % 60:02d}Z ERROR job failed")
+    return log(lines)
+
+
+def test_copies_of_an_event_that_differ_only_in_their_timestamps_are_one_event():
+    data = ci_log(40)
+    reduction = reduce_to_budget(data, 120, max_history=None)
+    text = reduction.text.decode()
+    assert (reduction.events, reduction.events_shown, reduction.met) == (1, 1, True)
+    # the later copies are in one marker: copies of the first job's two lines, and when
+    assert text.count("ERROR job failed") == 1
+    assert re.search(
+        r": 39 copies of lines 1-2; .*\.\. 2026-11-22T10:00:39Z\]", text
+    ), text
+    exact = reduce_to_budget(data, 200, max_history=None, event_fields=())
+    assert exact.events == 40  # (compared by their whole text, each is its own event)
+
+
+def test_numbers_that_carry_meaning_separate_events_and_pids_and_ports_do_not():
+    data = log(
+        [
+            "sshd[101]: error: connect to 10.0.0.7:22 failed",
+            "sshd[202]: error: connect to 10.0.0.7:2222 failed",
+            "worker exited with status 0 (error check)",
+            "worker exited with status 1 (error check)",
+        ]
+        * 5
+    )
+    reduction = reduce_to_budget(data, 10_000, max_history=None)
+    assert reduction.events == 3  # one sshd event, status 0 and status 1
+    strict = reduce_to_budget(data, 10_000, max_history=None, event_fields=("timestamp",))
+    assert strict.events == 4
+
+
+def test_the_verbatim_levels_and_keep():
+    data = log(["WARNING disk 91% full", "ERROR disk full", "INFO ok", "NOTICE audit"] * 3)
+    both = reduce_to_budget(data, 10_000, max_history=None)
+    errors = reduce_to_budget(data, 10_000, max_history=None, verbatim_levels=("error",))
+    kept = reduce_to_budget(data, 10_000, max_history=None, verbatim_levels=(), keep=("NOTICE",))
+    assert (both.events, errors.events, kept.events) == (2, 1, 1)
+    assert (both.kinds, errors.kinds, kept.kinds) == (2, 3, 3)
+
+
+def test_every_kind_of_line_is_shown_once_and_a_marker_says_what_differs():
+    kinds = [f"INFO stage{k} step {{n}} on host-{{h}}" for k in range(20)]
+    lines = [kinds[n % 20].format(n=n, h=n % 7) for n in range(2_000)]
+    data = log(lines)
+    reduction = reduce_to_budget(data, 2_000, max_history=None)
+    text = reduction.text.decode()
+    assert reduction.met and (reduction.kinds, reduction.kinds_shown) == (20, 20)
+    assert all(f"INFO stage{k} step" in text for k in range(20))
+    assert reduction.tokens_out <= 2_000 < reduction.tokens_in
+    one_kind = log([f"mounted vol-{n} in {n % 3}s" for n in range(17, 161)])
+    folded = reduce_to_budget(one_kind, 60, max_history=None).text.decode()
+    assert re.search(r"values 17 \.\. 160 \(144 values\); [012], [012], [012]\]", folded), folded
+
+
+def test_the_settings_are_checked():
+    assert parse_levels("error") == ("error",) and parse_levels("none") == ()
+    assert parse_event_fields("pid, port") == ("pid", "port")
+    with pytest.raises(UsageError, match="unknown level 'fatal'"):
+        parse_levels("error,fatal")
+    with pytest.raises(UsageError, match="unknown field 'id'"):
+        parse_event_fields("id")
+    with pytest.raises(UsageError, match="requires --budget|requires budget"):
+        Config(verbatim_levels=("error",))
+
+
+def test_the_command_refuses_bad_settings_in_one_line(run_cli):
+    for args, message in (
+        (["--verbatim", "error"], "--verbatim requires --budget"),
+        (["--budget", "10", "--verbatim", "loud"], "--verbatim: unknown level 'loud'"),
+        (["--budget", "10", "--event-fields", "x"], "--event-fields: unknown field 'x'"),
+        (["--budget", "10", "--tokenizer", "no_such"], "--tokenizer: cannot load"),
+    ):
+        done = run_cli(args, b"a\n")
+        assert done.returncode == 1 and done.stdout == b"", args
+        err = done.stderr.decode()
+        assert err.count("\n") == 1 and message in err, err
