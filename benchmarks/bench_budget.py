@@ -33,6 +33,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from bench import CORPUS_CODE  # type: ignore[import-not-found]
 from corpora import child_cpu  # type: ignore[import-not-found]
+
 from genlog import ci_log_lines, log_lines  # type: ignore[import-not-found]
 
 BUDGETS = (2_000, 8_000, 32_000)
@@ -92,7 +93,9 @@ def corpora(work: Path, folders: list[Path], lines: int) -> list[tuple[str, Path
     add("generated service", [line.encode() for line in log_lines(lines)])
     for kind in ("man", "stdlib"):
         target = work / f"{kind}.txt"
-        subprocess.run([sys.executable, "-c", CORPUS_CODE, kind, str(target), str(lines)], check=True)
+        subprocess.run(
+            [sys.executable, "-c", CORPUS_CODE, kind, str(target), str(lines)], check=True
+        )
         add(kind, target.read_bytes().splitlines())
     return found
 
@@ -103,7 +106,9 @@ def kinds_of(lines: list[bytes]) -> tuple[list[int], set[int]]:
 
     miner = TemplateMiner()
     ids = [miner.add_log_message(r.decode("utf-8", "replace"))["cluster_id"] for r in lines]
-    errors = {c for c, r in zip(ids, lines, strict=True) if LEVEL.search(r.decode("utf-8", "replace"))}
+    errors = {
+        c for c, r in zip(ids, lines, strict=True) if LEVEL.search(r.decode("utf-8", "replace"))
+    }
     return ids, errors
 
 

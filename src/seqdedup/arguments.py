@@ -120,10 +120,10 @@ def config_from_args(args: argparse.Namespace) -> Config:
 
 def _budget_settings(args: argparse.Namespace) -> dict[str, Any]:
     """--budget and its settings (not offered by seqdedup-dask)."""
-    from seqdedup.config import parse_event_fields, parse_levels
+    from seqdedup.budgetfields import parse_event_fields, parse_levels
 
     removed = getattr(args, "keep_removed", None)
-    settings: dict[str, Any] = {
+    settings: dict[str, object] = {
         "budget": getattr(args, "budget", None),
         "keep": tuple(getattr(args, "keep", None) or ()),
         "keep_removed": _path(removed) if removed else None,

@@ -252,7 +252,7 @@ class Layout:
         ]
         width = len(rows[0])
         columns = [row for row in rows if len(row) == width]
-        shown = []
+        shown: list[str] = []
         for column in range(width):
             if len(shown) == 2:
                 break

@@ -8,7 +8,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
-from seqdedup.config import VERBATIM_LEVELS
+from seqdedup.budgetfields import VERBATIM_LEVELS
 from seqdedup.normalize import first_timestamp
 from seqdedup.records import record_bounds
 from seqdedup.timelimit import PatternTimeout, each_within

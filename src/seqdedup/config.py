@@ -7,12 +7,13 @@ from collections.abc import Sequence
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from seqdedup.budgetfields import parse_event_fields, parse_levels
 from seqdedup.errors import UsageError
 from seqdedup.markerfields import (
     FOLD_NAME_FIELDS,
     FOLD_NUMBER_FIELDS,
-    NAME_FIELDS,
-    NUMBER_FIELDS,
+    MAX_VALUE,
+    check_template,
 )
 
 if TYPE_CHECKING:
@@ -414,37 +415,6 @@ def _validate_budget(config: Config) -> None:
             raise UsageError(f"--keep: invalid regular expression '{pattern}': {exc}") from None
 
 
-VERBATIM_LEVELS = ("error", "warning")  # --verbatim's levels (budgetinput's patterns)
-EVENT_FIELDS = ("timestamp", "uuid", "ip", "hex", "number", "pid", "port")
-
-
-def parse_levels(text: str) -> tuple[str, ...]:
-    """``error,warning`` -> the levels, checked; ``none``: only what --keep names."""
-    names = tuple(name.strip().lower() for name in text.split(",") if name.strip())
-    if names == ("none",):
-        return ()
-    for name in names:
-        if name not in VERBATIM_LEVELS:
-            raise UsageError(f"--verbatim: unknown level '{name}' (use error, warning, or none)")
-    if not names:
-        raise UsageError("--verbatim: name a level (error, warning), or none")
-    return names
-
-
-def parse_event_fields(text: str) -> tuple[str, ...]:
-    """``timestamp,pid`` -> the field names, checked; ``none``: events by exact text."""
-    names = tuple(name.strip().lower() for name in text.split(",") if name.strip())
-    if names == ("none",):
-        return ()
-    for name in names:
-        if name not in EVENT_FIELDS:
-            known = ", ".join(EVENT_FIELDS)
-            raise UsageError(f"--event-fields: unknown field '{name}' (use {known}, or none)")
-    if not names:
-        raise UsageError("--event-fields: name at least one field, or none")
-    return names
-
-
 def _validate_fold(config: Config) -> None:
     if not config.fold:
         raise UsageError("--fold-format requires --fold")
@@ -524,54 +494,6 @@ def describe_key_settings(settings: dict[str, object]) -> str:
     return " ".join(parts) or "no key options"
 
 
-MAX_FIELD_WIDTH = 1000  # a marker is one line, not a memory bomb
-
-
-def check_template(
-    template: str,
-    option: str = "--annotation-format",
-    numbers: tuple[str, ...] = NUMBER_FIELDS,
-    names: tuple[str, ...] = NAME_FIELDS,
-    switch: str = "--annotate",
-) -> None:
-    """Reject a malformed template (``option``: ``--annotation-format`` or
-    ``--fold-format``), an empty one, one naming a field not in ``numbers`` or
-    ``names``, or one whose field widths or precisions exceed MAX_FIELD_WIDTH."""
-    import re
-    import string
-
-    if not template:
-        what = "markers" if switch == "--annotate" else "summary lines"
-        raise UsageError(f"{option} must not be empty (to write no {what}, leave out {switch})")
-    try:
-        parsed = list(string.Formatter().parse(template))
-    except ValueError as exc:
-        raise UsageError(f"{option}: malformed template '{template}': {exc}") from None
-    fields = [name for _, name, _, _ in parsed if name is not None]
-    for _, name, spec, _ in parsed:
-        if spec and (
-            "{" in spec or any(int(n) > MAX_FIELD_WIDTH for n in re.findall(r"\d+", spec))
-        ):
-            raise UsageError(
-                f"{option}: the format of '{{{name}}}' ('{spec}') may not nest "
-                f"fields or ask for more than {MAX_FIELD_WIDTH} characters"
-            )
-    for name in fields:
-        if name not in numbers + names:
-            allowed = ", ".join("{" + f + "}" for f in numbers + names)
-            raise UsageError(f"{option}: unknown placeholder '{{{name}}}' (use {allowed})")
-    try:  # format specs such as {start:>6} must fit every integer ({start:c} does not)
-        for number in (0, MAX_VALUE):
-            template.format(**dict.fromkeys(numbers, number), **dict.fromkeys(names, ""))
-    except OverflowError as exc:
-        raise UsageError(
-            f"{option}: '{template}' cannot write every record number ({exc})"
-        ) from None
-    except (ValueError, IndexError, KeyError, AttributeError) as exc:
-        raise UsageError(f"{option}: malformed template '{template}': {exc}") from None
-
-
-MAX_VALUE = 2**63 - 1  # larger counts mean nothing, and the C kernel holds 64-bit integers
 MAX_SECONDS = 366 * 86400  # a year: longer waits mean nothing (and overflow the timers)
 SECONDS = -1  # the bound of a duration: a number of seconds above 0, at most MAX_SECONDS
 

@@ -51,12 +51,12 @@ def _mask_extra(key: bytes, fields: Sequence[str]) -> bytes:
 class Units(NamedTuple):
     """The records seen as units: ``line_kind[r]`` is record r's kind or event (an id,
     events and kinds numbered apart), ``first[id]`` the record where it first occurs
-    and ``count[id]`` how often; ``starts``/``ends`` each unit's records; ``new``
+    and ``frequency[id]`` how often; ``starts``/``ends`` each unit's records; ``new``
     whether a unit holds a first occurrence; ``verbatim`` whether it is an event."""
 
     line_kind: array[int]
     first: list[int]
-    count: list[int]
+    frequency: list[int]
     starts: array[int]
     ends: array[int]
     new: bytearray
@@ -81,9 +81,9 @@ def units_of(
     keyed = config.keyed or bool(classes)
     events = key_maker(config._replace(key_steps=steps), kernel, 0) if keyed else None
     keys: list[bytes] = []
-    for first in range(0, source.count, BATCH):
-        records = source.records(first, min(source.count, first + BATCH))
-        flags = verbatim[first : first + len(records)]
+    for batch in range(0, source.count, BATCH):
+        records = source.records(batch, min(source.count, batch + BATCH))
+        flags = verbatim[batch : batch + len(records)]
         kind_keys = kinds.keys(records)
         picked = [r for r, f in zip(records, flags, strict=True) if f]
         event_keys = iter(events.keys(picked) if events is not None else picked)
@@ -108,16 +108,16 @@ def units_of(
         line_kind.append(found)
         previous.append(last[found])
         last[found] = record
-    count = [0] * len(first)
+    frequency = [0] * len(first)
     for found, many in Counter(line_kind).items():
-        count[found] = many
+        frequency[found] = many
     starts, ends, new, flags = array("q"), array("q"), bytearray(), bytearray()
     for start, end in _unit_bounds(verbatim, heads):
         starts.append(start)
         ends.append(end)
         new.append(any(fresh[start : end + 1]))
         flags.append(verbatim[start])
-    return Units(line_kind, first, count, starts, ends, new, flags, keys, previous)
+    return Units(line_kind, first, frequency, starts, ends, new, flags, keys, previous)
 
 
 def _unit_bounds(verbatim: bytearray, heads: bytearray) -> Iterator[tuple[int, int]]:
@@ -156,7 +156,7 @@ def ranked_units(units: Units) -> tuple[list[int], int, int]:
     kinds = [u for u in range(len(units.starts)) if units.new[u] and not units.verbatim[u]]
 
     def often(unit: int) -> int:
-        return -units.count[units.line_kind[units.starts[unit]]]
+        return -units.frequency[units.line_kind[units.starts[unit]]]
 
     def recent(unit: int) -> int:
         return -last[units.line_kind[units.starts[unit]]]

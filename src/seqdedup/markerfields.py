@@ -3,11 +3,7 @@ templates."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    pass
-
+from seqdedup.errors import UsageError
 
 DEFAULT_ANNOTATION = (
     "[DUPLICATE: Lines {start}-{end} matched lines {match_start}-{match_end} "
@@ -72,3 +68,53 @@ FOLD_NUMBER_FIELDS = (*NUMBER_FIELDS, *FOLD_COUNTS)
 
 
 FOLD_NAME_FIELDS = (*NAME_FIELDS, "id", "sequence", "first_time", "last_time")
+
+
+MAX_FIELD_WIDTH = 1000  # a marker is one line, not a memory bomb
+
+
+def check_template(
+    template: str,
+    option: str = "--annotation-format",
+    numbers: tuple[str, ...] = NUMBER_FIELDS,
+    names: tuple[str, ...] = NAME_FIELDS,
+    switch: str = "--annotate",
+) -> None:
+    """Reject a malformed template (``option``: ``--annotation-format`` or
+    ``--fold-format``), an empty one, one naming a field not in ``numbers`` or
+    ``names``, or one whose field widths or precisions exceed MAX_FIELD_WIDTH."""
+    import re
+    import string
+
+    if not template:
+        what = "markers" if switch == "--annotate" else "summary lines"
+        raise UsageError(f"{option} must not be empty (to write no {what}, leave out {switch})")
+    try:
+        parsed = list(string.Formatter().parse(template))
+    except ValueError as exc:
+        raise UsageError(f"{option}: malformed template '{template}': {exc}") from None
+    fields = [name for _, name, _, _ in parsed if name is not None]
+    for _, name, spec, _ in parsed:
+        if spec and (
+            "{" in spec or any(int(n) > MAX_FIELD_WIDTH for n in re.findall(r"\d+", spec))
+        ):
+            raise UsageError(
+                f"{option}: the format of '{{{name}}}' ('{spec}') may not nest "
+                f"fields or ask for more than {MAX_FIELD_WIDTH} characters"
+            )
+    for name in fields:
+        if name not in numbers + names:
+            allowed = ", ".join("{" + f + "}" for f in numbers + names)
+            raise UsageError(f"{option}: unknown placeholder '{{{name}}}' (use {allowed})")
+    try:  # format specs such as {start:>6} must fit every integer ({start:c} does not)
+        for number in (0, MAX_VALUE):
+            template.format(**dict.fromkeys(numbers, number), **dict.fromkeys(names, ""))
+    except OverflowError as exc:
+        raise UsageError(
+            f"{option}: '{template}' cannot write every record number ({exc})"
+        ) from None
+    except (ValueError, IndexError, KeyError, AttributeError) as exc:
+        raise UsageError(f"{option}: malformed template '{template}': {exc}") from None
+
+
+MAX_VALUE = 2**63 - 1  # larger counts mean nothing, and the C kernel holds 64-bit integers

