@@ -13,26 +13,23 @@ EVENT_FIELDS = ("timestamp", "uuid", "ip", "hex", "number", "pid", "port")
 
 def parse_levels(text: str) -> tuple[str, ...]:
     """``error,warning`` -> the levels, checked; ``none``: only what --keep names."""
-    names = tuple(name.strip().lower() for name in text.split(",") if name.strip())
-    if names == ("none",):
-        return ()
-    for name in names:
-        if name not in VERBATIM_LEVELS:
-            raise UsageError(f"--verbatim: unknown level '{name}' (use error, warning, or none)")
-    if not names:
-        raise UsageError("--verbatim: name a level (error, warning), or none")
-    return names
+    return _names(text, "--verbatim", "level", VERBATIM_LEVELS)
 
 
 def parse_event_fields(text: str) -> tuple[str, ...]:
     """``timestamp,pid`` -> the field names, checked; ``none``: events by exact text."""
+    return _names(text, "--event-fields", "field", EVENT_FIELDS)
+
+
+def _names(text: str, option: str, noun: str, known: tuple[str, ...]) -> tuple[str, ...]:
+    """A comma-separated list of ``known`` names (or ``none``: the empty tuple)."""
     names = tuple(name.strip().lower() for name in text.split(",") if name.strip())
     if names == ("none",):
         return ()
+    choices = ", ".join(known)
     for name in names:
-        if name not in EVENT_FIELDS:
-            known = ", ".join(EVENT_FIELDS)
-            raise UsageError(f"--event-fields: unknown field '{name}' (use {known}, or none)")
+        if name not in known:
+            raise UsageError(f"{option}: unknown {noun} '{name}' (use {choices}, or none)")
     if not names:
-        raise UsageError("--event-fields: name at least one field, or none")
+        raise UsageError(f"{option}: name at least one {noun} ({choices}), or none")
     return names
