@@ -10,9 +10,11 @@ import re
 import pytest
 
 from seqdedup import reduce_to_budget
-from seqdedup.budgetfields import parse_event_fields, parse_levels
+from seqdedup.budgetfields import host_budget, parse_event_fields, parse_levels
 from seqdedup.config import Config
 from seqdedup.errors import UsageError
+
+from conftest import user_env
 
 
 def log(lines: list[str]) -> bytes:
@@ -100,3 +102,26 @@ def test_the_command_refuses_bad_settings_in_one_line(run_cli):
         assert done.returncode == 1 and done.stdout == b"", args
         err = done.stderr.decode()
         assert err.count("\n") == 1 and message in err, err
+
+
+def test_budget_host_is_what_claude_codes_shell_keeps():
+    assert host_budget({"CLAUDECODE": "1"}) == (29_000, "characters")
+    assert host_budget({"CLAUDECODE": "1", "BASH_MAX_OUTPUT_LENGTH": "5000"}) == (
+        4_000,
+        "characters",
+    )
+    assert host_budget({"CLAUDECODE": "1", "BASH_MAX_OUTPUT_LENGTH": "9999999"})[0] == 149_000
+    assert host_budget({"CLAUDECODE": "1", "BASH_MAX_OUTPUT_LENGTH": "lots"})[0] == 29_000
+    with pytest.raises(UsageError, match="--budget host: the calling host is not one"):
+        host_budget({})
+
+
+def test_budget_host_output_and_its_summary_fit_the_shells_limit(run_cli):
+    data = log([f"INFO request {n} served in {n % 97} ms" for n in range(20_000)])
+    env = {**user_env(), "CLAUDECODE": "1", "BASH_MAX_OUTPUT_LENGTH": "5000"}
+    done = run_cli(["--budget", "host"], data, env=env)
+    assert done.returncode == 0
+    said = done.stdout.decode() + done.stderr.decode()
+    assert 3_000 < len(said) <= 5_000 and "characters in" in done.stderr.decode()
+    unknown = run_cli(["--budget", "host"], data, env={**user_env(), "CLAUDECODE": ""})
+    assert unknown.returncode == 1 and unknown.stdout == b""

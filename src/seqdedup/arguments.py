@@ -4,6 +4,7 @@ options: what needs what, what cannot go together)."""
 from __future__ import annotations
 
 import argparse
+import os
 from typing import TYPE_CHECKING, Any
 
 from seqdedup.config import (
@@ -120,14 +121,18 @@ def config_from_args(args: argparse.Namespace) -> Config:
 
 def _budget_settings(args: argparse.Namespace) -> dict[str, Any]:
     """--budget and its settings (not offered by seqdedup-dask)."""
-    from seqdedup.budgetfields import parse_event_fields, parse_levels
+    from seqdedup.budgetfields import host_budget, parse_event_fields, parse_levels
 
     removed = getattr(args, "keep_removed", None)
+    budget, tokenizer = getattr(args, "budget", None), getattr(args, "tokenizer", None)
+    if budget == "host":
+        budget, counted = host_budget(os.environ)
+        tokenizer = tokenizer or counted
     settings: dict[str, object] = {
-        "budget": getattr(args, "budget", None),
+        "budget": budget,
         "keep": tuple(getattr(args, "keep", None) or ()),
         "keep_removed": _path(removed) if removed else None,
-        "tokenizer": getattr(args, "tokenizer", None),
+        "tokenizer": tokenizer,
     }
     if getattr(args, "verbatim", None) is not None:
         settings["verbatim_levels"] = parse_levels(args.verbatim)

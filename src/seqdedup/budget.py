@@ -33,7 +33,7 @@ from seqdedup.tokens import TokenCounter, estimate_tokens, record_tokens
 
 PLACEHOLDER = "sd:" + "0a" * 6  # a reference as it costs at most (12 pieces)
 KINDS_NAMED = 3  # the kinds of line a marker names (then how many more)
-VALUES_READ = 256  # records of a stretch read for the values that differ
+VALUES_READ = 256  # records of a stretch read for the values that differ (both ends)
 VALUE_WIDTH = 24  # bytes of a value shown
 HEAD_WIDTH = 32  # bytes of a kind's first line that name it where no line shows it
 EXHAUSTIVE = 128  # units up to which every count is tried (past it: bisection)
@@ -63,11 +63,12 @@ class Reduction(NamedTuple):
     kinds: int = 0  # kinds of line (distinct), and how many of them are shown
     kinds_shown: int = 0
 
-    def summary(self, budget: int) -> str:
-        """One line of figures (what the command says on standard error)."""
+    def summary(self, budget: int, unit: str = "tokens") -> str:
+        """One line of figures (what the command says on standard error; ``unit``: what
+        the budget counts)."""
         met = "within" if self.met else "NOT within"
         return (
-            f"{self.tokens_in:,} tokens in, {self.tokens_out:,} out, {met} the budget of "
+            f"{self.tokens_in:,} {unit} in, {self.tokens_out:,} out, {met} the budget of "
             f"{budget:,}; shown: {self.events_shown:,} of {self.events:,} error events, "
             f"{self.kinds_shown:,} of {self.kinds:,} kinds of line, {self.step}; "
             f"{len(self.pieces):,} references"
@@ -158,6 +159,9 @@ class Layout:
         self.costs = costs
         self.order = [(units.starts[u], units.ends[u]) for u in ranked]
         self._values = compiled_pattern(ALL)
+        # each stretch's kinds with their counts, most frequent first: the search asks
+        # for the same stretches again and again
+        self._kinds: dict[tuple[int, int], tuple[list[tuple[int, int]], int]] = {}
 
     def extend_order(self, records: list[int]) -> None:
         self.order += [(record, record) for record in records]
@@ -191,21 +195,30 @@ class Layout:
         count = last - first + 1
         text = f"[{reference}: {_lines(first, last)}"
         text += f" ({count} lines): " if count > 1 else ": "
-        kinds = Counter(self.units.line_kind[first : last + 1]).most_common()
+        kinds, distinct = self._kinds_in(first, last)
         copy = self._copy_of(first, last) if _inside(shown, self._copy_source(first)) else None
         if copy is not None:
             text += copy
         else:
             named = [self._named(kind, n, shown) for kind, n in kinds[:KINDS_NAMED]]
-            if len(kinds) > KINDS_NAMED:
-                more = sum(n for _, n in kinds[KINDS_NAMED:])
-                others = len(kinds) - KINDS_NAMED
+            if distinct > KINDS_NAMED:
+                more = count - sum(n for _, n in kinds)
+                others = distinct - KINDS_NAMED
                 named.append(f"{more} more of {others} other kind{'s' * (others > 1)}")
             text += ", ".join(named)
-        if len(kinds) == 1 and count > 1:
+        if distinct == 1 and count > 1:
             text += self._differing(first, last, self.units.first[kinds[0][0]])
         text += _time_span(self.source, first, last) + "]"
         return text.encode("utf-8", "surrogateescape")
+
+    def _kinds_in(self, first: int, last: int) -> tuple[list[tuple[int, int]], int]:
+        """The KINDS_NAMED most frequent kinds of records ``first`` .. ``last`` with their
+        counts (ties: the first met), and how many kinds there are."""
+        found = self._kinds.get((first, last))
+        if found is None:
+            counts = Counter(self.units.line_kind[first : last + 1])
+            found = self._kinds[first, last] = (counts.most_common(KINDS_NAMED), len(counts))
+        return found
 
     def _named(self, kind: int, count: int, shown: list[tuple[int, int]]) -> str:
         example = self.units.first[kind]
@@ -244,9 +257,15 @@ class Layout:
     def _differing(self, first: int, last: int, example: int) -> str:
         """The values (numbers, addresses, ids; not times) in which records ``first`` ..
         ``last`` differ from each other and from their example: a few listed, many as
-        their first and last and how many distinct (read from the first VALUES_READ)."""
+        their range and how many distinct (a long stretch read at both ends, VALUES_READ
+        records in all, so that a counter's range is whole)."""
         records = [self.source.record(example)]
-        records += self.source.records(first, min(last, first + VALUES_READ - 1) + 1)
+        if last - first + 1 <= VALUES_READ:
+            records += self.source.records(first, last + 1)
+        else:
+            half = VALUES_READ // 2
+            records += self.source.records(first, first + half)
+            records += self.source.records(last + 1 - half, last + 1)
         rows = [
             [m.group() for m in self._values.finditer(r) if m.lastgroup != "c1"] for r in records
         ]
@@ -260,7 +279,7 @@ class Layout:
             if len(seen) < 2:
                 continue
             cut = [visible(v[:VALUE_WIDTH].decode("utf-8", "replace")) for v in seen]
-            read = "" if last - first + 1 < VALUES_READ else "+"
+            read = "" if last - first + 1 <= VALUES_READ else "+"
             if len(cut) <= 3:
                 shown.append(", ".join(cut))
                 continue

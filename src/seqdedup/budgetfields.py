@@ -1,7 +1,10 @@
 """--budget's settings: the levels of line kept verbatim (--verbatim) and the fields in
-which copies of one event may differ (--event-fields), checked."""
+which copies of one event may differ (--event-fields), checked; what ``--budget host``
+means where the calling host is known."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from seqdedup.errors import UsageError
 
@@ -33,3 +36,26 @@ def _names(text: str, option: str, noun: str, known: tuple[str, ...]) -> tuple[s
     if not names:
         raise UsageError(f"{option}: name at least one {noun} ({choices}), or none")
     return names
+
+
+# Claude Code's shell (its Bash tool sets CLAUDECODE=1) keeps this many characters of a
+# command's output, standard error included, and cuts the middle out of the rest;
+# BASH_MAX_OUTPUT_LENGTH changes it, up to its own bound
+CLAUDE_CODE_OUTPUT = 30_000
+CLAUDE_CODE_OUTPUT_MOST = 150_000
+STDERR_ROOM = 1_000  # characters left for what the command says on standard error
+
+
+def host_budget(environ: Mapping[str, str]) -> tuple[int, str]:
+    """``--budget host``: the budget and what it counts (a tokenizer's name) for the
+    host the command runs under; a one-line error where none is known."""
+    if environ.get("CLAUDECODE") == "1":
+        limit = CLAUDE_CODE_OUTPUT
+        given = environ.get("BASH_MAX_OUTPUT_LENGTH", "").strip()
+        if given.isdigit() and int(given) > 0:
+            limit = min(int(given), CLAUDE_CODE_OUTPUT_MOST)
+        return max(limit - STDERR_ROOM, 1), "characters"
+    raise UsageError(
+        "--budget host: the calling host is not one seqdedup knows (Claude Code's shell "
+        "sets CLAUDECODE=1); give a number of tokens instead, e.g. --budget 8k"
+    )

@@ -259,7 +259,8 @@ def _budget(
     sink = _sink(args, stdout)
     sink.write(reduction.text)
     if not args.quiet:
-        stderr.write(f"{PROG}: {reduction.summary(config.budget or 0)}\n")
+        unit = "characters" if config.tokenizer == "characters" else "tokens"
+        stderr.write(f"{PROG}: {reduction.summary(config.budget or 0, unit)}\n")
     if page is not None:
         size = page.write_reduction(bytes(data), reduction, sink.written)
         _report_written(page, size, args, stderr)

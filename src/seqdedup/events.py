@@ -40,10 +40,13 @@ _IP_PORT = re.compile(rb"((?:[0-9]{1,3}\.){3}[0-9]{1,3}):[0-9]{1,5}(?![0-9])")
 
 
 def _mask_extra(key: bytes, fields: Sequence[str]) -> bytes:
-    if "pid" in fields:
+    """The key with its pids and ports masked (each pattern tried only where the bytes
+    it needs are there)."""
+    if "pid" in fields and (b"[" in key or b"PID" in key or b"pid" in key):
         key = _PID.sub(b"<PID>", key)
-    if "port" in fields:
+    if "port" in fields and b":" in key:
         key = _IP_PORT.sub(rb"\1:<PORT>", key)
+    if "port" in fields and b"ort" in key:
         key = _PORT.sub(b"<PORT>", key)
     return key
 

