@@ -143,20 +143,22 @@ def test_the_reduction_is_exact_says_what_it_hides_and_fits_when_it_can(
 
 
 def test_met_and_not_met_on_hand_counted_inputs():
-    """Figures counted by hand with the estimate's rules (a run of up to 5 letters is
-    one token, up to 3 digits one, a space none, the delimiter one):
+    """Figures counted by hand with the estimate's rules (a run of up to 6 letters is
+    one token, up to 3 digits one, a space one before a digit and none otherwise, the
+    delimiter one):
 
-    - 50 distinct lines "ERROR <n>" (n = 10 .. 59) are 3 tokens each, 150 in all: a
-      budget of 150 is met with nothing removed; one of 149 is not, and the output says
+    - 50 distinct lines "ERROR <n>" (n = 10 .. 59) are 4 tokens each (the space before
+      a number is one), 200 in all: a budget of 200 is met with nothing removed; one of
+      199 is not, and the output says
       how many error events there are and keeps the most frequent and recent that fit
       beside the marker that counts the others;
     - 100 lines "a" are 200 tokens: at a budget of 60 the first lines are kept while
       they fit beside one marker for the rest ("86 like line 14"), about 20 tokens."""
     errors = b"".join(b"ERROR %d\n" % n for n in range(10, 60))
-    fits, _ = reduced(errors, 150)
-    assert (fits.tokens_in, fits.tokens_out, fits.met, fits.text) == (150, 150, True, errors)
-    over, store = reduced(errors, 149)
-    assert over.met and over.tokens_in == 150 and over.events == 50
+    fits, _ = reduced(errors, 200)
+    assert (fits.tokens_in, fits.tokens_out, fits.met, fits.text) == (200, 200, True, errors)
+    over, store = reduced(errors, 199)
+    assert over.met and over.tokens_in == 200 and over.events == 50
     assert over.text.startswith(b"[seqdedup: 50 error events; the %d shown" % over.events_shown)
     assert 10 <= over.events_shown < 50  # (the first and the most recent among them)
     assert over.text.split(b"\n")[1] == b"ERROR 10" and b"\nERROR 59\n" in over.text

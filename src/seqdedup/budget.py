@@ -18,7 +18,7 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from itertools import accumulate
 from types import ModuleType
 from typing import NamedTuple
@@ -166,29 +166,42 @@ class Layout:
     def extend_order(self, records: list[int]) -> None:
         self.order += [(record, record) for record in records]
 
-    def plan(self, count: int, extra: Sequence[int] = ()) -> tuple[Ranges, Ranges]:
+    def plan(self, count: int, extra: Sequence[int] = ()) -> tuple[Ranges, Ranges, list[int]]:
         """The record ranges shown when the first ``count`` units of the order are (and
-        the ``extra`` ones), and the stretches left out between them; a stretch that
-        costs no more than its marker would is shown instead."""
-        shown = _merged(sorted([*self.order[:count], *(self.order[k] for k in extra)]))
-        # left to right, so that a stretch shown lets a later marker name its repeat
-        for first, last in self._gaps(shown):
-            if self.costs.records(first, last) <= self._marker_tokens(first, last, shown):
-                shown = _merged(sorted([*shown, (first, last)]))
-        return shown, self._gaps(shown)
+        the ``extra`` ones), the stretches left out between them and each one's marker
+        tokens (references costed at their most); a stretch that costs no more than its
+        marker would is shown instead. Left to right: a marker names only records up to
+        its own, so the ranges shown so far decide its text (and a stretch shown lets a
+        later marker name its repeat)."""
+        chosen = _merged(sorted([*self.order[:count], *(self.order[k] for k in extra)]))
+        shown: Ranges = []
+        gaps: Ranges = []
+        costs: list[int] = []
+        for first, last, left_out in self._stretches(chosen):
+            if left_out:
+                tokens = self.costs.line(self.marker(first, last, PLACEHOLDER, shown))
+                if self.costs.records(first, last) > tokens:
+                    gaps.append((first, last))
+                    costs.append(tokens)
+                    continue
+            if shown and first == shown[-1][1] + 1:
+                shown[-1] = (shown[-1][0], last)
+            else:
+                shown.append((first, last))
+        return shown, gaps, costs
 
-    def _gaps(self, shown: list[tuple[int, int]]) -> list[tuple[int, int]]:
-        gaps, at = [], 0
-        for first, last in [*shown, (self.source.count, self.source.count)]:
+    def _stretches(self, shown: Ranges) -> Iterator[tuple[int, int, bool]]:
+        """The shown ranges and the stretches between them, in order (True: left out)."""
+        at = 0
+        for first, last in shown:
             if first > at:
-                gaps.append((at, first - 1))
+                yield at, first - 1, True
+            yield first, last, False
             at = last + 1
-        return gaps
+        if at < self.source.count:
+            yield at, self.source.count - 1, True
 
-    def _marker_tokens(self, first: int, last: int, shown: list[tuple[int, int]]) -> int:
-        return self.costs.line(self.marker(first, last, PLACEHOLDER, shown))
-
-    def marker(self, first: int, last: int, reference: str, shown: list[tuple[int, int]]) -> bytes:
+    def marker(self, first: int, last: int, reference: str, shown: Ranges) -> bytes:
         """The marker of records ``first`` .. ``last``: what they repeat, or their kinds
         with counts (each named by the line that shows it, else by its first words);
         the values that differ; when."""
@@ -220,7 +233,7 @@ class Layout:
             found = self._kinds[first, last] = (counts.most_common(KINDS_NAMED), len(counts))
         return found
 
-    def _named(self, kind: int, count: int, shown: list[tuple[int, int]]) -> str:
+    def _named(self, kind: int, count: int, shown: Ranges) -> str:
         example = self.units.first[kind]
         if _inside(shown, example):
             return f"{count} like line {example + 1}"
@@ -291,10 +304,8 @@ class Layout:
     def tokens(self, count: int, note: bytes | None, extra: Sequence[int] = ()) -> int:
         """The tokens of the output that shows the first ``count`` units and the
         ``extra`` ones (references costed at their most)."""
-        shown, gaps = self.plan(count, extra)
-        total = sum(self.costs.records(first, last) for first, last in shown)
-        markers = [self.marker(a, b, PLACEHOLDER, shown) for a, b in gaps]
-        total += sum(self.costs.lines(markers))
+        shown, _, markers = self.plan(count, extra)
+        total = sum(self.costs.records(first, last) for first, last in shown) + sum(markers)
         return total + (self.costs.line(note) if note is not None else 0)
 
 
@@ -341,14 +352,15 @@ def reduce_input(
         most = min(len(sums) - 1, bisect_right(sums, budget))
         chosen = _largest_fitting(layout, budget, most, events)
     extra = _filled(layout, budget, chosen, events)
-    shown, _ = layout.plan(chosen, extra)
+    shown, gaps, _ = layout.plan(chosen, extra)
     events_shown = sum(_inside(shown, units.starts[u]) for u in ranked[:events])
     kinds_shown = sum(_inside(shown, units.starts[u]) for u in ranked[events:])
     more = sum(b - a + 1 for a, b in shown) - sum(
         units.ends[u] - units.starts[u] + 1 for u in ranked if _inside(shown, units.starts[u])
     )
     note = _events_note(events, events_shown) if events_shown < events else None
-    reduction = render(layout, shown, note, budget, tokens_in, f"{more:,} more lines", verbatim)
+    step = f"{more:,} more lines"
+    reduction = render(layout, shown, gaps, note, budget, tokens_in, step, verbatim)
     return reduction._replace(
         events=events, events_shown=events_shown, kinds=kinds, kinds_shown=kinds_shown
     )
@@ -410,7 +422,8 @@ def _time_span(source: Source, first: int, last: int) -> str:
 
 def render(
     layout: Layout,
-    shown: list[tuple[int, int]],
+    shown: Ranges,
+    gaps: Ranges,
     note: bytes | None,
     budget: int,
     tokens_in: int,
@@ -420,7 +433,6 @@ def render(
     """The reduced text that shows ``shown``, its references and figures."""
     source, costs = layout.source, layout.costs
     delimiter = source.delimiter
-    gaps = layout._gaps(shown)
     spans = {digest_of(source.span(a, b)): (a, b) for a, b in gaps}
     references = shortest_prefixes(spans)
     out: list[bytes] = []

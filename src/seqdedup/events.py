@@ -64,7 +64,7 @@ class Units(NamedTuple):
     ends: array[int]
     new: bytearray
     verbatim: bytearray
-    keys: list[bytes]  # each record's key as the rule compares it
+    shapes: list[tuple[int, tuple[bytes, ...]]]  # each kind's shape (see _shape)
     previous: array[int]  # the record's key's previous occurrence (-1: none)
 
 
@@ -102,12 +102,14 @@ def units_of(
     line_kind = array("l", bytes(0))
     first: list[int] = []
     last: list[int] = []
+    shapes: list[tuple[int, tuple[bytes, ...]]] = []
     previous = array("q")
     for record, key in enumerate(keys):
         found = ids.setdefault(key, len(ids))
         if found == len(first):
             first.append(record)
             last.append(-1)
+            shapes.append(_shape(key))
         line_kind.append(found)
         previous.append(last[found])
         last[found] = record
@@ -120,7 +122,7 @@ def units_of(
         ends.append(end)
         new.append(any(fresh[start : end + 1]))
         flags.append(verbatim[start])
-    return Units(line_kind, first, frequency, starts, ends, new, flags, keys, previous)
+    return Units(line_kind, first, frequency, starts, ends, new, flags, shapes, previous)
 
 
 def _unit_bounds(verbatim: bytearray, heads: bytearray) -> Iterator[tuple[int, int]]:
@@ -168,7 +170,7 @@ def ranked_units(units: Units) -> tuple[list[int], int, int]:
     by_recent = sorted(events, key=recent)
     groups: dict[tuple[int, tuple[bytes, ...]], list[int]] = {}
     for unit in kinds:
-        groups.setdefault(_shape(units.keys[units.starts[unit]]), []).append(unit)
+        groups.setdefault(units.shapes[units.line_kind[units.starts[unit]]], []).append(unit)
     # one kind of each shape before a second of any: the shapes most frequent first,
     # each its kinds most frequent and rarest in turn
     rows = [

@@ -1,10 +1,11 @@
 """How many tokens a text costs a language model, estimated with no download.
 
 A byte-pair tokenizer splits text into words, runs of digits and punctuation; the
-estimate counts pieces the same way: a run of letters costs one token per 5 begun (BPE
-vocabularies hold most short words whole and cut long and rare ones), a run of digits one per 3
-(vocabularies keep groups of 1-3 digits), a line feed one, other white space none (it
-joins the word after it), any other byte one. docs/llm-context.md gives its error
+estimate counts pieces the same way: a run of letters costs one token per 6 begun (BPE
+vocabularies hold most short words whole and cut long ones), a run of digits one per 3
+(vocabularies keep groups of 1-3 digits), a line feed one, other white space one where
+a digit follows it (a vocabulary joins a space to the word after it, never to a number)
+and none otherwise, any other byte one. docs/llm-context.md gives its error
 against a real BPE vocabulary on the benchmark's corpora. The kernel counts a batch of
 records in one call (C unit ``tokens.c``); the regular expression below is the same
 definition, and the tests hold the two equal.
@@ -20,7 +21,7 @@ from types import ModuleType
 
 TokenCounter = Callable[[bytes], int]
 
-_PIECES = re.compile(rb"[A-Za-z]{1,5}|[0-9]{1,3}|[^\sA-Za-z0-9]|\n")
+_PIECES = re.compile(rb"[A-Za-z]{1,6}|[0-9]{1,3}|[^\sA-Za-z0-9]|\n|[^\S\n]+(?=[0-9])")
 
 
 def estimate_tokens(text: bytes) -> int:

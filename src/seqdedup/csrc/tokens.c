@@ -1,11 +1,17 @@
 /*
  * --budget's token estimate (seqdedup.tokens holds the definition in Python, as a
- * regular expression): per record, a run of letters costs one token per 5 begun, a
- * run of digits one per 3, a line feed one, other white space none, any other byte
- * one.
+ * regular expression): per record, a run of letters costs one token per 6 begun, a
+ * run of digits one per 3, a line feed one, a run of other white space one where a
+ * digit follows it (a vocabulary keeps no space with a number) and none otherwise,
+ * any other byte one.
  */
 #include "kernel.h"
 #include "functions.h"
+
+static int is_blank(unsigned char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
+}
 
 static int64_t record_tokens(const unsigned char *text, size_t length)
 {
@@ -18,15 +24,17 @@ static int64_t record_tokens(const unsigned char *text, size_t length)
             while (i + run < length && ((text[i + run] >= 'A' && text[i + run] <= 'Z') ||
                                         (text[i + run] >= 'a' && text[i + run] <= 'z')))
                 run++;
-            count += (int64_t)((run + 4) / 5);
+            count += (int64_t)((run + 5) / 6);
         } else if (c >= '0' && c <= '9') {
             while (i + run < length && text[i + run] >= '0' && text[i + run] <= '9') run++;
             count += (int64_t)((run + 2) / 3);
+        } else if (is_blank(c)) {
+            /* white space as Python's bytes regex \s, \n aside (a piece of its own) */
+            while (i + run < length && is_blank(text[i + run])) run++;
+            if (i + run < length && text[i + run] >= '0' && text[i + run] <= '9') count++;
         } else {
             run = 1;
-            /* white space as Python's bytes regex \s: space, \t, \r, \f, \v cost
-             * nothing; \n is a piece of its own */
-            if (!(c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v')) count++;
+            count++;
         }
         i += run;
     }
