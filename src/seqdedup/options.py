@@ -526,9 +526,7 @@ def _token_count(text: str) -> int | str:
     scale = {"k": 1_000, "m": 1_000_000}.get(text[-1:].lower(), 1)
     digits = text[:-1] if scale > 1 else text
     if not digits.isdigit():
-        raise argparse.ArgumentTypeError(
-            f"not a token count: '{text}' (e.g. 8000 or 8k, or host)"
-        )
+        raise argparse.ArgumentTypeError(f"not a token count: '{text}' (e.g. 8000 or 8k, or host)")
     return int(digits) * scale
 
 
