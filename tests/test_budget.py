@@ -153,7 +153,7 @@ def test_met_and_not_met_on_hand_counted_inputs():
       how many error events there are and keeps the most frequent and recent that fit
       beside the marker that counts the others;
     - 100 lines "a" are 200 tokens: at a budget of 60 the first lines are kept while
-      they fit beside one marker for the rest ("86 like line 14"), about 20 tokens."""
+      they fit beside one marker for the rest ("89 like line 11, byte for byte")."""
     errors = b"".join(b"ERROR %d\n" % n for n in range(10, 60))
     fits, _ = reduced(errors, 200)
     assert (fits.tokens_in, fits.tokens_out, fits.met, fits.text) == (200, 200, True, errors)
@@ -167,7 +167,8 @@ def test_met_and_not_met_on_hand_counted_inputs():
     folded, store = reduced(same, 60, window_size=1)
     assert folded.tokens_in == 200 and folded.met and folded.tokens_out <= 60
     pattern = (
-        rb"((?:a\n)+)\[sd:[0-9a-f]{12}: lines (\d+)-100 \((\d+) lines\): \3 like line (\d+)\]\n"
+        rb"((?:a\n)+)\[sd:[0-9a-f]{12}: lines (\d+)-100 \((\d+) lines\): "
+        rb"\3 like line (\d+), byte for byte\]\n"
     )
     shown = re.fullmatch(pattern, folded.text)
     assert shown is not None, folded.text

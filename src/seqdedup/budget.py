@@ -38,6 +38,7 @@ VALUE_WIDTH = 24  # bytes of a value shown
 HEAD_WIDTH = 32  # bytes of a kind's first line that name it where no line shows it
 EXHAUSTIVE = 128  # units up to which every count is tried (past it: bisection)
 FILL_TRIES = 48  # units past the largest fitting count tried one by one
+COPY_TRIES = 16  # earlier occurrences of a stretch's first key tried as what it repeats
 Ranges = list[tuple[int, int]]
 
 
@@ -162,6 +163,7 @@ class Layout:
         # each stretch's kinds with their counts, most frequent first: the search asks
         # for the same stretches again and again
         self._kinds: dict[tuple[int, int], tuple[list[tuple[int, int]], int]] = {}
+        self._copies: dict[tuple[int, int], tuple[str | None, int]] = {}  # (and repeats)
 
     def extend_order(self, records: list[int]) -> None:
         self.order += [(record, record) for record in records]
@@ -209,7 +211,8 @@ class Layout:
         text = f"[{reference}: {_lines(first, last)}"
         text += f" ({count} lines): " if count > 1 else ": "
         kinds, distinct = self._kinds_in(first, last)
-        copy = self._copy_of(first, last) if _inside(shown, self._copy_source(first)) else None
+        copy, source = self._copy_of(first, last)
+        copy = copy if _inside(shown, source) else None
         if copy is not None:
             text += copy
         else:
@@ -246,26 +249,55 @@ class Layout:
         head = record[:HEAD_WIDTH].decode("utf-8", "replace")
         return f'{count} like "{visible(head)}{more}"'
 
-    def _copy_source(self, first: int) -> int:
-        """The record that record ``first`` repeats: its key's previous occurrence."""
-        return self.units.previous[first]
-
-    def _copy_of(self, first: int, last: int) -> str | None:
-        """``first`` .. ``last`` as a repeat of the stretch that ends where its first
-        record's key last occurred, or as copies of a block (a stretch that repeats
-        itself), where the keys are the same record for record (else None)."""
-        source = self.units.previous[first]
+    def _copy_of(self, first: int, last: int) -> tuple[str | None, int]:
+        """``first`` .. ``last`` as a repeat of an earlier stretch, or as copies of a
+        block (a stretch that repeats itself), where the keys are the same record for
+        record (else None), and where that stretch starts; ``, byte for byte`` where the
+        text is too (seqdedup-expand
+        then restores it from the reduced text alone). The earlier stretches tried end
+        where the first record's key occurred before, nearest first: the nearest whose
+        text is the same, else the nearest whose keys are."""
+        found = self._copies.get((first, last))
+        if found is not None:
+            return found
         count = last - first + 1
         kinds = self.units.line_kind
-        if source < 0 or count == 1 or kinds[source : source + count] != kinds[first : last + 1]:
-            return None
-        period = first - source
+        chosen, exact = -1, False
+        source = self.units.previous[first]
+        for _ in range(COPY_TRIES):
+            if source < 0:
+                break
+            if kinds[source : source + count] == kinds[first : last + 1]:
+                exact = self._same_bytes(first, last, first - source)
+                if chosen < 0 or exact:
+                    chosen = source
+                if exact:
+                    break
+            source = self.units.previous[source]
+        text = None if chosen < 0 else self._copy_text(first, last, chosen, exact)
+        found = self._copies[first, last] = (text, chosen)
+        return found
+
+    def _copy_text(self, first: int, last: int, source: int, exact: bool) -> str:
+        count, period = last - first + 1, first - source
         if period >= count:  # (a block seen once before)
-            return f"a repeat of {_lines(source, source + count - 1)}"
-        copies, extra = divmod(count, period)
-        block = _lines(source, source + period - 1)
-        text = f"{copies} copies of {block}" if period > 1 else f"{copies} like {block}"
-        return text + (f" and {extra} of its lines" if extra else "")
+            text = f"a repeat of {_lines(source, source + count - 1)}"
+        else:
+            copies, extra = divmod(count, period)
+            block = _lines(source, source + period - 1)
+            text = f"{copies} copies of {block}" if period > 1 else f"{copies} like {block}"
+            text += f" and {extra} of its lines" if extra else ""
+        return text + (", byte for byte" if exact else "")
+
+    def _same_bytes(self, first: int, last: int, period: int) -> bool:
+        """Whether records ``first`` .. ``last`` are those ``period`` records earlier,
+        byte for byte (they are exactly when the bytes from the first's start to the
+        last's end are: the delimiters inside fall at the same places)."""
+        bounds, data = self.source.bounds, self.source.data
+        return bool(
+            data[bounds[2 * first] : bounds[2 * last + 1]]
+            == data[bounds[2 * (first - period)] : bounds[2 * (last - period) + 1]]
+        )
 
     def _differing(self, first: int, last: int, example: int) -> str:
         """The values (numbers, addresses, ids; not times) in which records ``first`` ..

@@ -21,10 +21,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser = OneLineErrors(
         prog=PROG,
         description="Restore what seqdedup --budget removed: the whole original from a "
-        "reduced text, or what one reference (sd:...) stands for.",
+        "reduced text, or what one reference (sd:...) stands for. Without --from, a "
+        "reduced text whose markers all repeat lines it shows byte for byte is restored "
+        "from itself.",
         epilog="Examples: seqdedup-expand reduced.txt --from removed.db > original; "
         "seqdedup-expand --from removed.db sd:1a2b3c4d5e6f; "
-        "seqdedup-expand reduced.txt --from removed.db --lines 40-60",
+        "seqdedup-expand reduced.txt --from removed.db --lines 40-60; "
+        "seqdedup-expand reduced.txt (no store: from the text alone)",
     )
     parser.add_argument(
         "what",
@@ -34,9 +37,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--from",
         dest="store",
-        required=True,
+        default=None,
         metavar="FILE",
-        help="the store seqdedup --keep-removed wrote",
+        help="the store seqdedup --keep-removed wrote (without it: the text alone)",
     )
     parser.add_argument(
         "--lines",
@@ -62,10 +65,12 @@ def run(args: argparse.Namespace, stdin: IO[bytes], stdout: IO[bytes]) -> int:
     from seqdedup.sinks import Output
 
     lines = _line_range(args.lines) if args.lines is not None else None
-    store = RemovedStore(Path(args.store), create=False)
+    if args.store is None and args.what.startswith(PREFIX):
+        raise UsageError("a reference is read from the store: give --from FILE")
+    store = RemovedStore(Path(args.store), create=False) if args.store is not None else None
     sink = Output(stdout)
     try:
-        if args.what.startswith(PREFIX):
+        if store is not None and args.what.startswith(PREFIX):
             if lines is not None:
                 raise UsageError("--lines applies to a reduced text, not to a reference")
             sink.write(store.data(store.resolve(args.what)))
@@ -74,6 +79,12 @@ def run(args: argparse.Namespace, stdin: IO[bytes], stdout: IO[bytes]) -> int:
             reduced = stdin.read() if args.what == "-" else Path(args.what).read_bytes()
         except OSError as exc:
             raise SeqdedupError(f"cannot read '{args.what}': {exc.strerror}") from None
+        if store is None:
+            from seqdedup.textrestore import restore_text
+
+            original = restore_text(reduced)
+            sink.write(original if lines is None else line_range(original, b"\n", *lines))
+            return 0
         if lines is None:
             pieces = restored_pieces(reduced, store)
             first = next(pieces, b"")  # (a text the store does not know: refused, nothing written)
@@ -86,7 +97,8 @@ def run(args: argparse.Namespace, stdin: IO[bytes], stdout: IO[bytes]) -> int:
         assert delimiter is not None  # (restore refuses a text the store does not know)
         sink.write(line_range(original, delimiter[0], *lines))
     finally:
-        store.close()
+        if store is not None:
+            store.close()
     return 0
 
 
