@@ -4,7 +4,10 @@ the signal table is in place (:func:`seqdedup.stopping.stop_on_termination_signa
 releases them, :mod:`seqdedup.signalmask`),
 so a signal in the first milliseconds follows the table instead of the default action,
 which kills the process (and, with ``--output``, would lose the SIGHUP's reopen). What
-comes before this module runs is the interpreter's own start-up.
+comes before this module runs is the interpreter's own start-up. Once the command has
+returned, they are held back again: the interpreter's shutdown puts the default actions
+back, and a signal arriving then would kill a run that has written everything and
+decided its exit status.
 """
 
 from __future__ import annotations
@@ -16,21 +19,30 @@ def seqdedup() -> None:
     hold()
     from seqdedup.cli import entry_point
 
-    entry_point()
+    try:
+        entry_point()
+    finally:
+        hold()  # (see the module docstring: the run's status stands)
 
 
 def seqdedup_dask() -> None:
     hold()
     from seqdedup.cluster_cli import entry_point
 
-    entry_point()
+    try:
+        entry_point()
+    finally:
+        hold()  # (see the module docstring: the run's status stands)
 
 
 def seqdedup_library() -> None:
     hold()
     from seqdedup.library_cli import entry_point
 
-    entry_point()
+    try:
+        entry_point()
+    finally:
+        hold()  # (see the module docstring: the run's status stands)
 
 
 def seqdedup_expand() -> None:
