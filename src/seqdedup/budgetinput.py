@@ -145,12 +145,16 @@ def verbatim_units(
     starts = source.bounds[0::2]
     data = source.data
     candidates: set[int] = set()
-    for literal in (literal for level in levels for literal in LITERALS[level]):
-        at = data.find(literal)
+    literals = {literal for level in levels for literal in LITERALS[level]}
+    haystack = data
+    if isinstance(data, bytes):  # (in memory: one case to look for, half the passes)
+        haystack, literals = data.lower(), {literal.lower() for literal in literals}
+    for literal in sorted(literals):
+        at = haystack.find(literal)
         while at >= 0:
             record = bisect_right(starts, at) - 1
             candidates.add(record)
-            at = data.find(literal, source.bounds[2 * record + 1])  # (the next record)
+            at = haystack.find(literal, source.bounds[2 * record + 1])  # (the next record)
     if levels:
         builtin = re.compile("|".join(LEVELS[level] for level in levels).encode())
         for record in candidates:

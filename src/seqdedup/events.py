@@ -90,28 +90,26 @@ def units_of(
         kind_keys = kinds.keys(records)
         picked = [r for r, f in zip(records, flags, strict=True) if f]
         event_keys = iter(events.keys(picked) if events is not None else picked)
-        for kind, flag in zip(kind_keys, flags, strict=True):
-            keys.append(b"v" + _mask_extra(next(event_keys), event_fields) if flag else b"k" + kind)
+        keys += [
+            b"v" + _mask_extra(next(event_keys), event_fields) if flag else b"k" + kind
+            for kind, flag in zip(kind_keys, flags, strict=True)
+        ]
     # which records are new: the rule at W = 1 (the engine's decision-level call)
     rule = Decisions(1, blocks=False)
     fresh = bytearray()
     for at in range(0, len(keys), BATCH):
         fresh += bytes(rule.feed(keys[at : at + BATCH]).keep)
     fresh += bytes(rule.finish().keep)
+    # ids in the order keys first occur: the records the rule kept
     ids: dict[bytes, int] = {}
-    line_kind = array("l", bytes(0))
-    first: list[int] = []
-    last: list[int] = []
-    shapes: list[tuple[int, tuple[bytes, ...]]] = []
-    previous = array("q")
-    for record, key in enumerate(keys):
-        found = ids.setdefault(key, len(ids))
-        if found == len(first):
-            first.append(record)
-            last.append(-1)
-            shapes.append(_shape(key))
-        line_kind.append(found)
-        previous.append(last[found])
+    line_kind = array("l", [ids.setdefault(key, len(ids)) for key in keys])
+    first = [record for record, kept in enumerate(fresh) if kept]
+    assert len(first) == len(ids)  # (the rule at W = 1 keeps each key's first record)
+    shapes = [_shape(keys[record]) for record in first]
+    last = [-1] * len(first)
+    previous = [0] * len(keys)
+    for record, found in enumerate(line_kind):
+        previous[record] = last[found]
         last[found] = record
     frequency = [0] * len(first)
     for found, many in Counter(line_kind).items():
@@ -122,7 +120,9 @@ def units_of(
         ends.append(end)
         new.append(any(fresh[start : end + 1]))
         flags.append(verbatim[start])
-    return Units(line_kind, first, frequency, starts, ends, new, flags, shapes, previous)
+    return Units(
+        line_kind, first, frequency, starts, ends, new, flags, shapes, array("q", previous)
+    )
 
 
 def _unit_bounds(verbatim: bytearray, heads: bytearray) -> Iterator[tuple[int, int]]:
