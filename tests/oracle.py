@@ -11,7 +11,7 @@ other, and a window is W consecutive records of one stream (none spans two).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 
 def skipped_flags(
@@ -55,6 +55,65 @@ def skipped_flags_streams(
         if repeat:
             for r in range(j, j + window):
                 skipped[r] = True
+    return skipped
+
+
+SIZE_CAP = 4096  # a stretch of this many records is large enough whatever its size
+
+
+def skipped_flags_sized(
+    streams: Sequence[Sequence[object]],
+    window: int,
+    min_size: int,
+    size_of: Callable[[object], int],
+    history: int | None = None,
+    library: Sequence[Sequence[object]] = (),
+    cap: int = SIZE_CAP,
+) -> list[bool]:
+    """The rule with a minimum size, literally: a record is skipped when it lies inside
+    a stretch of one stream with at least ``window`` records and ``min_size`` of size
+    (or ``max(window, cap)`` records) that equals a stretch which ended before it
+    started (and started at most ``history`` records before it), or a stretch of a
+    library sequence. ``size_of(key)``: a record's size. O(n^3)."""
+    keys = [key for stream in streams for key in stream]
+    bounds: list[tuple[int, int]] = []  # each stream's [first, stop)
+    first = 0
+    for stream in streams:
+        bounds.append((first, first + len(stream)))
+        first += len(stream)
+    big = max(window, cap)
+
+    def large(content: Sequence[object]) -> bool:
+        n = len(content)
+        return n >= window and (n >= big or sum(map(size_of, content)) >= min_size)
+
+    known = {
+        tuple(seq[s:e])
+        for seq in library
+        for s in range(len(seq))
+        for e in range(s + 1, len(seq) + 1)
+        if large(seq[s:e])
+    }
+    starts_of: dict[tuple[object, ...], list[int]] = {}
+    for lo, hi in bounds:
+        for s in range(lo, hi):
+            for e in range(s + 1, hi + 1):
+                starts_of.setdefault(tuple(keys[s:e]), []).append(s)
+    skipped = [False] * len(keys)
+    for lo, hi in bounds:
+        for s in range(lo, hi):
+            for e in range(s + 1, hi + 1):
+                content = tuple(keys[s:e])
+                if not large(content):
+                    continue
+                n = e - s
+                repeat = content in known or any(
+                    earlier + n <= s and (history is None or s - earlier <= history)
+                    for earlier in starts_of[content]
+                )
+                if repeat:
+                    for r in range(s, e):
+                        skipped[r] = True
     return skipped
 
 

@@ -1,0 +1,429 @@
+"""The rule with a minimum size (``--min-bytes``, ``--min-tokens``, ``-w auto``).
+
+A tracked record is skipped when it lies inside a stretch of consecutive records of one
+stream that holds at least W records *and* at least B units of size (a record's size:
+its key's bytes, or its key's estimated tokens, plus one for its delimiter) and that
+equals a stretch which ended before it started and is still remembered (its start at
+most ``max_history`` records before). A stretch of ``CAP`` records (or W, if more) is
+large enough whatever its size, so that a stretch to compare is never longer. With
+B = 0 this is the plain window rule.
+
+Why it costs two lookups per record (docs/engine.md, "A minimum size"): call M(j) the
+shortest stretch ending at record j that is large enough, N(s) the shortest starting
+at s. Record j lies inside a repeated large-enough stretch S exactly when M(j) repeats
+or some N(s) with s <= j <= end(N(s)) does: if N(s) (s the start of S) ends before j,
+[s, j] is large enough, so M(j) lies inside S and repeats with it; otherwise N(s) holds
+j. Sizes come from keys, so an earlier copy of M(j) is the shortest large-enough stretch
+ending at its own end (and likewise for N): one table of each kind, keyed by the
+stretch's fingerprint (a polynomial in the key hashes, from prefix sums) and length,
+and every candidate confirmed by its key hashes.
+
+:class:`SizeDecider` is the Python twin of the kernel's ``SizeDecider``;
+:class:`SizedMatcher` puts either in the run's matcher place, beside a plain W-window
+matcher that only names the sources attribution follows (every record the sized rule
+skips is skipped by the W rule too, inside a W window that repeats).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from random import Random
+from types import ModuleType
+from typing import TYPE_CHECKING, NamedTuple
+
+from seqdedup.hashes import hash_bytes
+
+if TYPE_CHECKING:
+    from array import array
+
+    from seqdedup.hashes import Hashes
+    from seqdedup.matcher import Matcher
+
+CAP = 4096  # a stretch of this many records is large enough whatever its size
+MODULUS = (1 << 61) - 1  # the fingerprints' prime
+AUTO_MIN_BYTES = 160  # -w auto: W = 1 with this --min-bytes (docs/usage: choosing B)
+
+
+class SizeRule(NamedTuple):
+    """What a large-enough stretch is: at least ``window`` records and ``min_size``
+    units (``unit``: "bytes" or "tokens")."""
+
+    window: int
+    min_size: int
+    unit: str = "bytes"
+
+
+def polynomial_base(seed: int) -> int:
+    """The secret base of the stretch fingerprints, drawn from the run's seed."""
+    return Random(seed ^ 0x5EED_517E).randrange(1 << 32, MODULUS)
+
+
+class _Entry:
+    """The occurrences a table remembers under one key: one position per distinct
+    content (the earliest with unlimited history, the latest admitted with a limit)."""
+
+    __slots__ = ("positions",)
+
+    def __init__(self, position: int) -> None:
+        self.positions = [position]
+
+
+class SizeDecider:
+    """Feed the key hashes (16 bytes each) and sizes of tracked records; get keep flags
+    back in order, each once the shortest large-enough stretch starting at its record is
+    complete (at the end of a stream, at once)."""
+
+    def __init__(
+        self, window: int, min_size: int, max_history: int | None, seed: int = 0, cap: int = CAP
+    ) -> None:
+        if window < 1 or min_size < 0 or cap < 1:
+            raise ValueError("window >= 1, min_size >= 0 and cap >= 1")
+        self.window = window
+        self.min_size = min_size
+        self.max_history = max_history
+        self.cap = max(window, cap)
+        self._base = polynomial_base(seed)
+        self._powers = [1]
+        self._offset = 0  # global index of the first record held
+        self._keys = bytearray()  # 16 bytes per record held
+        self._size_sums = [0]  # prefix sums of the sizes of the records held
+        self._poly = [0]  # prefix polynomial of the records held
+        self._region = b""  # a loaded library's key hashes, records -len..-1
+        self._total = 0  # records pushed
+        self._stream = 0  # first record of the current stream
+        self._m_start = 0  # start of the last M stretch (never goes back)
+        self._n_next = 0  # the next record whose N stretch is not complete
+        self._m_repeats: deque[bool] = deque()  # per undecided record: M repeats
+        self._cover = -1  # last record a repeating N stretch covers
+        self._ends: dict[int, _Entry] = {}  # M stretches by key: their ends
+        self._starts: dict[int, _Entry] = {}  # N stretches by key: their starts
+        # limited history: stretches not admitted yet (end, key), in order of end
+        self._waiting_m: deque[tuple[int, int]] = deque()
+        self._waiting_n: deque[tuple[int, int, int]] = deque()  # (start, end, key)
+        self._swept = 0  # when the tables were last rid of forgotten stretches
+
+    # -- what other stages read -----------------------------------------------------
+    @property
+    def decided(self) -> int:
+        return self._n_next
+
+    @property
+    def remembered(self) -> int:
+        """How many stretches the tables hold."""
+        return sum(len(e.positions) for t in (self._ends, self._starts) for e in t.values())
+
+    # -- the stretches ---------------------------------------------------------------
+    def _power(self, n: int) -> int:
+        powers = self._powers
+        while len(powers) <= n:
+            powers.append(powers[-1] * self._base % MODULUS)
+        return powers[n]
+
+    def _large(self, start: int, end: int) -> bool:
+        n = end - start + 1
+        if n < self.window:
+            return False
+        if n >= self.cap:
+            return True
+        at = self._offset
+        return self._size_sums[end + 1 - at] - self._size_sums[start - at] >= self.min_size
+
+    def _key(self, start: int, end: int) -> int:
+        at, n = self._offset, end - start + 1
+        fp = (self._poly[end + 1 - at] - self._poly[start - at] * self._power(n)) % MODULUS
+        return fp * (self.cap + 1) + n
+
+    def _content(self, start: int, n: int) -> bytes:
+        if start < 0:
+            at = len(self._region) + 16 * start
+            return self._region[at : at + 16 * n]
+        at = 16 * (start - self._offset)
+        return bytes(self._keys[at : at + 16 * n])
+
+    def _same(self, first: int, second: int, n: int) -> bool:
+        return self._content(first, n) == self._content(second, n)
+
+    # -- the tables ------------------------------------------------------------------
+    def _find(self, entry: _Entry | None, start: int, n: int, as_end: bool) -> int | None:
+        """The position of ``entry``'s occurrence equal to the stretch at ``start``."""
+        if entry is None:
+            return None
+        for position in entry.positions:
+            if self._same(position - n + 1 if as_end else position, start, n):
+                return position
+        return None
+
+    def _remember(
+        self, table: dict[int, _Entry], key: int, position: int, start: int, n: int, as_end: bool
+    ) -> None:
+        """Note an occurrence: the first of its content (unlimited history), or the
+        latest (limited: it replaces the earlier one of the same content)."""
+        entry = table.get(key)
+        if entry is None:
+            table[key] = _Entry(position)
+            return
+        for k, known in enumerate(entry.positions):
+            if self._same(known - n + 1 if as_end else known, start, n):
+                if self.max_history is not None and known >= 0:
+                    entry.positions[k] = position
+                return
+        entry.positions.append(position)
+
+    def _m_repeats_now(self, start: int, end: int) -> bool:
+        n, key = end - start + 1, self._key(start, end)
+        history = self.max_history
+        if history is None:
+            found = self._find(self._ends.get(key), start, n, True)
+            if found is None:
+                self._remember(self._ends, key, end, start, n, True)
+                return False
+            return found < start
+        waiting = self._waiting_m
+        while waiting and waiting[0][0] < start:  # ended before this one starts
+            w_end, w_key = waiting.popleft()
+            self._admit(self._ends, w_key, w_end, True)
+        waiting.append((end, key))
+        found = self._find(self._ends.get(key), start, n, True)
+        return found is not None and (found < 0 or end - found <= history)
+
+    def _n_repeats_now(self, start: int, end: int) -> bool:
+        n, key = end - start + 1, self._key(start, end)
+        history = self.max_history
+        if history is None:
+            found = self._find(self._starts.get(key), start, n, False)
+            if found is None:
+                self._remember(self._starts, key, start, start, n, False)
+                return False
+            return found + n - 1 < start
+        waiting = self._waiting_n
+        while waiting and waiting[0][1] < start:
+            w_start, _, w_key = waiting.popleft()
+            self._admit(self._starts, w_key, w_start, False)
+        waiting.append((start, end, key))
+        found = self._find(self._starts.get(key), start, n, False)
+        return found is not None and (found < 0 or start - found <= history)
+
+    def _admit(self, table: dict[int, _Entry], key: int, position: int, as_end: bool) -> None:
+        n = key % (self.cap + 1)
+        start = position - n + 1 if as_end else position
+        self._remember(table, key, position, start, n, as_end)
+
+    # -- feeding ---------------------------------------------------------------------
+    def push(self, hashes: Hashes, sizes: list[int] | array[int]) -> list[bool]:
+        """Add the next tracked records (key hashes, sizes); return the flags decided
+        (True: kept)."""
+        data = hash_bytes(hashes)
+        if len(data) != 16 * len(sizes):
+            raise ValueError("one size per key hash")
+        keep: list[bool] = []
+        for k, size in enumerate(sizes):
+            self._append(data[16 * k : 16 * k + 16], size)
+            self._step(keep)
+        self._sweep()
+        return keep
+
+    def finish(self) -> list[bool]:
+        """End of the stream: decide its last records (no N stretch starts there)."""
+        keep = []
+        repeats = self._m_repeats
+        for record in range(self._n_next, self._total):
+            keep.append(not (repeats.popleft() or self._cover >= record))
+        self._n_next = self._m_start = self._stream = self._total
+        return keep
+
+    def new_input(self) -> None:
+        """After :meth:`finish`: a new stream; no stretch spans the boundary."""
+        if self._n_next != self._total:
+            raise RuntimeError("new_input() comes after finish()")
+
+    def _append(self, key_hash: bytes, size: int) -> None:
+        if size < 0:
+            raise ValueError("sizes are not negative")
+        self._keys += key_hash
+        self._size_sums.append(self._size_sums[-1] + size)
+        x = int.from_bytes(key_hash[:8], "little") % MODULUS
+        self._poly.append((self._poly[-1] * self._base + x) % MODULUS)
+        self._total += 1
+
+    def _step(self, keep: list[bool]) -> None:
+        """The record just added ends its M stretch and may complete N stretches."""
+        j = self._total - 1
+        m = self._m_start
+        repeat = False
+        if self._large(m, j):
+            while self._large(m + 1, j):
+                m += 1
+            self._m_start = m
+            repeat = self._m_repeats_now(m, j)
+        self._m_repeats.append(repeat)
+        repeats = self._m_repeats
+        while self._n_next <= j and self._large(self._n_next, j):
+            s = self._n_next
+            if self._n_repeats_now(s, j):
+                self._cover = max(self._cover, j)
+            keep.append(not (repeats.popleft() or self._cover >= s))
+            self._n_next = s + 1
+
+    # -- memory ----------------------------------------------------------------------
+    def _sweep(self) -> None:
+        """With limited history: forget stretches older than it and the key hashes no
+        stretch can be compared with any more."""
+        history = self.max_history
+        if history is None or self._total - self._swept < max(history, 4096):
+            return
+        self._swept = now = self._total
+        # an M stretch is looked up at its end (>= now), an N stretch at its start
+        oldest = {True: now - history, False: self._n_next - history}
+        for table, as_end in ((self._ends, True), (self._starts, False)):
+            for key in list(table):
+                entry = table[key]
+                entry.positions = [p for p in entry.positions if p < 0 or p >= oldest[as_end]]
+                if not entry.positions:
+                    del table[key]
+        keep_from = min(oldest[False], self._m_start) - self.cap
+        self._drop_before(max(keep_from, self._offset))
+
+    def _drop_before(self, position: int) -> None:
+        drop = position - self._offset
+        if drop < 4096:
+            return
+        del self._keys[: 16 * drop]
+        del self._size_sums[:drop]
+        del self._poly[:drop]
+        self._offset = position
+
+    # -- a loaded library ------------------------------------------------------------
+    def add_library(self, sequences: list[tuple[bytes, list[int]]]) -> None:
+        """Make every large-enough stretch of these sequences (key hashes, sizes) seen
+        for the whole run, never forgotten. Call before any push."""
+        if self._total:
+            raise RuntimeError("libraries are added before any record")
+        region = b"".join(hashes for hashes, _ in sequences)
+        self._region = region
+        first = -(len(region) // 16)
+        for hashes, sizes in sequences:
+            if len(hashes) != 16 * len(sizes):
+                raise ValueError("one size per key hash")
+            self._library_stretches(first, hashes, sizes)
+            first += len(sizes)
+
+    def _library_stretches(self, first: int, hashes: bytes, sizes: list[int]) -> None:
+        count = len(sizes)
+        sums = [0]
+        for size in sizes:
+            sums.append(sums[-1] + size)
+        poly = [0]
+        for k in range(count):
+            x = int.from_bytes(hashes[16 * k : 16 * k + 8], "little") % MODULUS
+            poly.append((poly[-1] * self._base + x) % MODULUS)
+
+        def large(s: int, e: int) -> bool:
+            n = e - s + 1
+            return n >= self.window and (n >= self.cap or sums[e + 1] - sums[s] >= self.min_size)
+
+        def key(s: int, e: int) -> int:
+            n = e - s + 1
+            fp = (poly[e + 1] - poly[s] * self._power(n)) % MODULUS
+            return fp * (self.cap + 1) + n
+
+        m = 0
+        for e in range(count):
+            if large(m, e):
+                while large(m + 1, e):
+                    m += 1
+                self._remember(self._ends, key(m, e), first + e, first + m, e - m + 1, True)
+        e = 0
+        for s in range(count):
+            e = max(e, s)
+            while e < count and not large(s, e):
+                e += 1
+            if e == count:
+                break
+            self._remember(self._starts, key(s, e), first + s, first + s, e - s + 1, False)
+
+
+def make_decider(
+    window: int, min_size: int, max_history: int | None, kernel: ModuleType | None, seed: int
+) -> SizeDecider:
+    """The size decider twin: the kernel's where ``kernel`` is given."""
+    if kernel is not None:
+        decider: SizeDecider = kernel.SizeDecider(window, min_size, max_history, seed)
+        return decider
+    return SizeDecider(window, min_size, max_history, seed)
+
+
+class SizedMatcher:
+    """The run's matcher under a minimum size: the decider decides; a plain W-window
+    matcher (``inner``), fed in step with it, names the sources that attribution
+    follows. Fed by :meth:`push_sized` (key hashes and sizes)."""
+
+    def __init__(self, decider: SizeDecider, inner: Matcher) -> None:
+        self.decider = decider
+        self.inner = inner
+        self.new_material: list[bool] | None = None
+        self._held = bytearray()  # key hashes the inner matcher has not been given
+        self._fed = 0  # records given to it
+
+    @property
+    def window_size(self) -> int:
+        return self.inner.window_size
+
+    @property
+    def max_history(self) -> int | None:
+        return self.inner.max_history
+
+    @property
+    def decided(self) -> int:
+        return self.decider.decided
+
+    @property
+    def remembered_windows(self) -> int:
+        return self.decider.remembered
+
+    @property
+    def settled(self) -> int:
+        return self.decider.decided  # nothing is certain before it is decided
+
+    @property
+    def cover(self) -> int:
+        return self.decider.decided - 1
+
+    def push(self, hashes: Hashes, /) -> list[bool]:
+        raise TypeError("a minimum size needs the records' sizes: push_sized()")
+
+    def push_sized(self, hashes: Hashes, sizes: list[int] | array[int]) -> list[bool]:
+        data = hash_bytes(hashes)
+        keep = self.decider.push(data, sizes)
+        self._held += data
+        self._feed_inner(self.decider.decided + self.window_size - 1)
+        return keep
+
+    def finish(self) -> list[bool]:
+        keep = self.decider.finish()
+        self._feed_inner(self._fed + len(self._held) // 16)
+        self.inner.finish()
+        return keep
+
+    def new_input(self) -> None:
+        self.decider.new_input()
+        self.inner.new_input()
+
+    def source(self, window: int, /) -> int | None:
+        return self.inner.source(window)
+
+    def fingerprints(self, hashes: Hashes, count: int, /) -> Hashes:
+        return self.inner.fingerprints(hashes, count)
+
+    def add_library_windows(
+        self, fingerprints: array[int], starts: array[int], region: array[int] | None = None, /
+    ) -> None:
+        self.inner.add_library_windows(fingerprints, starts, region)
+
+    def _feed_inner(self, until: int) -> None:
+        """Give the inner matcher the records up to ``until``, so that it has decided
+        (and kept the sources of) the windows of the records decided so far."""
+        count = min(until - self._fed, len(self._held) // 16)
+        if count > 0:
+            self.inner.push(bytes(self._held[: 16 * count]))
+            del self._held[: 16 * count]
+            self._fed += count

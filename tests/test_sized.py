@@ -1,0 +1,111 @@
+"""The rule with a minimum size (seqdedup.sized) against its literal oracle."""
+
+from __future__ import annotations
+
+from hashlib import blake2b
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from oracle import skipped_flags_streams, skipped_flags_sized
+from seqdedup.sized import SizeDecider
+
+ALPHABET = ["", "a", "bb", "ccc", "dddddd", "e" * 12]
+
+
+def size_of(key: object) -> int:
+    return len(str(key)) + 1
+
+
+def key_hashes(keys: list[str]) -> bytes:
+    return b"".join(blake2b(k.encode(), digest_size=16).digest() for k in keys)
+
+
+def decide(
+    decider: SizeDecider, streams: list[list[str]], batch: int = 3
+) -> list[bool]:
+    """Skipped flags from ``decider``, fed ``batch`` records at a time."""
+    keep: list[bool] = []
+    for number, stream in enumerate(streams):
+        if number:
+            decider.new_input()
+        for at in range(0, len(stream), batch):
+            part = stream[at : at + batch]
+            keep += decider.push(key_hashes(part), [size_of(k) for k in part])
+        keep += decider.finish()
+    return [not k for k in keep]
+
+
+def library_of(sequences: list[list[str]]) -> list[tuple[bytes, list[int]]]:
+    return [(key_hashes(seq), [size_of(k) for k in seq]) for seq in sequences]
+
+
+streams_st = st.lists(
+    st.lists(st.sampled_from(ALPHABET[:4]), max_size=24), min_size=1, max_size=3
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    streams=streams_st,
+    window=st.integers(1, 5),
+    min_size=st.integers(0, 14),
+    history=st.none() | st.integers(1, 12),
+    cap=st.integers(1, 8),
+    batch=st.integers(1, 7),
+    library=st.lists(st.lists(st.sampled_from(ALPHABET[:4]), max_size=8), max_size=2),
+)
+def test_the_python_decider_is_the_oracle(
+    streams: list[list[str]],
+    window: int,
+    min_size: int,
+    history: int | None,
+    cap: int,
+    batch: int,
+    library: list[list[str]],
+) -> None:
+    decider = SizeDecider(window, min_size, history, seed=7, cap=cap)
+    decider.add_library(library_of(library))
+    expected = skipped_flags_sized(streams, window, min_size, size_of, history, library, cap)
+    assert decide(decider, streams, batch) == expected
+
+
+@settings(max_examples=100, deadline=None)
+@given(streams=streams_st, window=st.integers(1, 5), history=st.none() | st.integers(1, 12))
+def test_no_minimum_size_is_the_plain_rule(
+    streams: list[list[str]], window: int, history: int | None
+) -> None:
+    sized = skipped_flags_sized(streams, window, 0, size_of, history)
+    assert sized == skipped_flags_streams(streams, window, history)
+    assert decide(SizeDecider(window, 0, history), streams) == sized
+
+
+def test_a_repeated_short_pair_stays_and_a_long_one_goes() -> None:
+    # the worked example of the docs: "}" and a blank line repeat, a 2-line error too
+    lines = ["x = 1", "}", "", "ERROR disk /dev/sda1 is full", "  at write(fs.c:120)",
+             "y = 2", "}", "", "z = 3", "ERROR disk /dev/sda1 is full", "  at write(fs.c:120)"]
+    flags = decide(SizeDecider(1, 32, None), [lines])
+    assert flags == [False] * 9 + [True, True]
+    assert flags == skipped_flags_sized([lines], 1, 32, size_of)
+
+
+def test_history_is_counted_between_starts() -> None:
+    lines = ["aaaa", "bbbb"] + [str(k) for k in range(20)] + ["aaaa", "bbbb"]
+    assert decide(SizeDecider(1, 10, 21), [lines])[-2:] == [False, False]
+    assert decide(SizeDecider(1, 10, 22), [lines])[-2:] == [True, True]
+
+
+@pytest.mark.parametrize("history", [None, 300])
+def test_long_inputs_with_a_short_history_are_exact(history: int | None) -> None:
+    import random
+
+    rng = random.Random(5)
+    block = [f"line {k} " + "x" * rng.randrange(40) for k in range(30)]
+    lines: list[str] = []
+    for _ in range(40):
+        lines += block[rng.randrange(10) :][: rng.randrange(1, 25)]
+        lines += [str(rng.randrange(10**6)) for _ in range(rng.randrange(30))]
+    decider = SizeDecider(2, 120, history, cap=50)
+    flags = decide(decider, [lines], batch=97)
+    assert flags == skipped_flags_sized([lines], 2, 120, size_of, history, cap=50)
