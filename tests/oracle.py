@@ -69,12 +69,17 @@ def skipped_flags_sized(
     history: int | None = None,
     library: Sequence[Sequence[object]] = (),
     cap: int = SIZE_CAP,
+    longest: int | None = None,
 ) -> list[bool]:
     """The rule with a minimum size, literally: a record is skipped when it lies inside
     a stretch of one stream with at least ``window`` records and ``min_size`` of size
     (or ``max(window, cap)`` records) that equals a stretch which ended before it
     started (and started at most ``history`` records before it), or a stretch of a
-    library sequence. ``size_of(key)``: a record's size. O(n^3)."""
+    library sequence. ``size_of(key)``: a record's size. O(n^3).
+
+    ``longest``: look only at stretches of at most max(window, cap) records, for long
+    inputs (the same answer: each record of a longer large stretch lies in one of its
+    sub-stretches of that many records, large too, and repeated with it)."""
     keys = [key for stream in streams for key in stream]
     bounds: list[tuple[int, int]] = []  # each stream's [first, stop)
     first = 0
@@ -94,15 +99,16 @@ def skipped_flags_sized(
         for e in range(s + 1, len(seq) + 1)
         if large(seq[s:e])
     }
+    span = len(keys) if longest is None else big
     starts_of: dict[tuple[object, ...], list[int]] = {}
     for lo, hi in bounds:
         for s in range(lo, hi):
-            for e in range(s + 1, hi + 1):
+            for e in range(s + 1, min(hi, s + span) + 1):
                 starts_of.setdefault(tuple(keys[s:e]), []).append(s)
     skipped = [False] * len(keys)
     for lo, hi in bounds:
         for s in range(lo, hi):
-            for e in range(s + 1, hi + 1):
+            for e in range(s + 1, min(hi, s + span) + 1):
                 content = tuple(keys[s:e])
                 if not large(content):
                     continue

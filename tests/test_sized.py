@@ -2,14 +2,28 @@
 
 from __future__ import annotations
 
+from array import array
 from hashlib import blake2b
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from oracle import skipped_flags_streams, skipped_flags_sized
+from conftest import ENGINES
+from oracle import skipped_flags_sized, skipped_flags_streams
 from seqdedup.sized import SizeDecider
+
+
+def make(
+    engine: str, window: int, min_size: int, history: int | None, cap: int = 4096
+) -> SizeDecider:
+    """The decider of ``engine`` ("c": the kernel's twin)."""
+    if engine == "c":
+        from seqdedup import _kernel
+
+        decider: SizeDecider = _kernel.SizeDecider(window, min_size, history, 7, cap)
+        return decider
+    return SizeDecider(window, min_size, history, seed=7, cap=cap)
 
 ALPHABET = ["", "a", "bb", "ccc", "dddddd", "e" * 12]
 
@@ -22,9 +36,7 @@ def key_hashes(keys: list[str]) -> bytes:
     return b"".join(blake2b(k.encode(), digest_size=16).digest() for k in keys)
 
 
-def decide(
-    decider: SizeDecider, streams: list[list[str]], batch: int = 3
-) -> list[bool]:
+def decide(decider: SizeDecider, streams: list[list[str]], batch: int = 3) -> list[bool]:
     """Skipped flags from ``decider``, fed ``batch`` records at a time."""
     keep: list[bool] = []
     for number, stream in enumerate(streams):
@@ -32,13 +44,13 @@ def decide(
             decider.new_input()
         for at in range(0, len(stream), batch):
             part = stream[at : at + batch]
-            keep += decider.push(key_hashes(part), [size_of(k) for k in part])
+            keep += decider.push(key_hashes(part), array("q", [size_of(k) for k in part]))
         keep += decider.finish()
     return [not k for k in keep]
 
 
 def library_of(sequences: list[list[str]]) -> list[tuple[bytes, list[int]]]:
-    return [(key_hashes(seq), [size_of(k) for k in seq]) for seq in sequences]
+    return [(key_hashes(seq), array("q", [size_of(k) for k in seq])) for seq in sequences]
 
 
 streams_st = st.lists(
@@ -46,6 +58,7 @@ streams_st = st.lists(
 )
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 @settings(max_examples=300, deadline=None)
 @given(
     streams=streams_st,
@@ -56,7 +69,8 @@ streams_st = st.lists(
     batch=st.integers(1, 7),
     library=st.lists(st.lists(st.sampled_from(ALPHABET[:4]), max_size=8), max_size=2),
 )
-def test_the_python_decider_is_the_oracle(
+def test_each_decider_is_the_oracle(
+    engine: str,
     streams: list[list[str]],
     window: int,
     min_size: int,
@@ -65,39 +79,43 @@ def test_the_python_decider_is_the_oracle(
     batch: int,
     library: list[list[str]],
 ) -> None:
-    decider = SizeDecider(window, min_size, history, seed=7, cap=cap)
+    decider = make(engine, window, min_size, history, cap)
     decider.add_library(library_of(library))
     expected = skipped_flags_sized(streams, window, min_size, size_of, history, library, cap)
     assert decide(decider, streams, batch) == expected
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 @settings(max_examples=100, deadline=None)
 @given(streams=streams_st, window=st.integers(1, 5), history=st.none() | st.integers(1, 12))
 def test_no_minimum_size_is_the_plain_rule(
-    streams: list[list[str]], window: int, history: int | None
+    engine: str, streams: list[list[str]], window: int, history: int | None
 ) -> None:
     sized = skipped_flags_sized(streams, window, 0, size_of, history)
     assert sized == skipped_flags_streams(streams, window, history)
-    assert decide(SizeDecider(window, 0, history), streams) == sized
+    assert decide(make(engine, window, 0, history), streams) == sized
 
 
-def test_a_repeated_short_pair_stays_and_a_long_one_goes() -> None:
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_repeated_short_pair_stays_and_a_long_one_goes(engine: str) -> None:
     # the worked example of the docs: "}" and a blank line repeat, a 2-line error too
     lines = ["x = 1", "}", "", "ERROR disk /dev/sda1 is full", "  at write(fs.c:120)",
              "y = 2", "}", "", "z = 3", "ERROR disk /dev/sda1 is full", "  at write(fs.c:120)"]
-    flags = decide(SizeDecider(1, 32, None), [lines])
+    flags = decide(make(engine, 1, 32, None), [lines])
     assert flags == [False] * 9 + [True, True]
     assert flags == skipped_flags_sized([lines], 1, 32, size_of)
 
 
-def test_history_is_counted_between_starts() -> None:
+@pytest.mark.parametrize("engine", ENGINES)
+def test_history_is_counted_between_starts(engine: str) -> None:
     lines = ["aaaa", "bbbb"] + [str(k) for k in range(20)] + ["aaaa", "bbbb"]
-    assert decide(SizeDecider(1, 10, 21), [lines])[-2:] == [False, False]
-    assert decide(SizeDecider(1, 10, 22), [lines])[-2:] == [True, True]
+    assert decide(make(engine, 1, 10, 21), [lines])[-2:] == [False, False]
+    assert decide(make(engine, 1, 10, 22), [lines])[-2:] == [True, True]
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("history", [None, 300])
-def test_long_inputs_with_a_short_history_are_exact(history: int | None) -> None:
+def test_long_inputs_with_a_short_history_are_exact(engine: str, history: int | None) -> None:
     import random
 
     rng = random.Random(5)
@@ -106,6 +124,35 @@ def test_long_inputs_with_a_short_history_are_exact(history: int | None) -> None
     for _ in range(40):
         lines += block[rng.randrange(10) :][: rng.randrange(1, 25)]
         lines += [str(rng.randrange(10**6)) for _ in range(rng.randrange(30))]
-    decider = SizeDecider(2, 120, history, cap=50)
+    decider = make(engine, 2, 120, history, cap=50)
     flags = decide(decider, [lines], batch=97)
-    assert flags == skipped_flags_sized([lines], 2, 120, size_of, history, cap=50)
+    assert flags == skipped_flags_sized([lines], 2, 120, size_of, history, cap=50, longest=50)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("history", [None, 500])
+def test_what_a_short_history_forgets_is_never_asked_for(engine: str, history: int | None) -> None:
+    """Long enough for the tables to be swept and old key hashes dropped (every 4,096
+    records), checked against the oracle's stretches of at most ``cap`` records."""
+    import random
+
+    rng = random.Random(11)
+    blocks = [[f"{b}-{k} " + "y" * rng.randrange(30) for k in range(rng.randrange(2, 9))]
+              for b in range(60)]
+    lines: list[str] = []
+    while len(lines) < 15_000:
+        lines += rng.choice(blocks) if rng.random() < 0.7 else [str(rng.randrange(99))]
+    flags = decide(make(engine, 2, 60, history, cap=16), [lines], batch=1000)
+    assert flags == skipped_flags_sized([lines], 2, 60, size_of, history, cap=16, longest=16)
+
+
+@settings(max_examples=60, deadline=None)
+@given(streams=streams_st, window=st.integers(1, 4), min_size=st.integers(0, 12),
+       cap=st.integers(1, 6))
+def test_the_oracle_looks_at_short_stretches_only_where_that_changes_nothing(
+    streams: list[list[str]], window: int, min_size: int, cap: int
+) -> None:
+    whole = skipped_flags_sized(streams, window, min_size, size_of, None, cap=cap)
+    assert whole == skipped_flags_sized(
+        streams, window, min_size, size_of, None, cap=cap, longest=cap
+    )

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from seqdedup.hashes import Hashes
     from seqdedup.matcher import Matcher
 
+MASK63 = (1 << 63) - 1
 CAP = 4096  # a stretch of this many records is large enough whatever its size
 MODULUS = (1 << 61) - 1  # the fingerprints' prime
 AUTO_MIN_BYTES = 160  # -w auto: W = 1 with this --min-bytes (docs/usage: choosing B)
@@ -347,7 +348,7 @@ def make_decider(
 ) -> SizeDecider:
     """The size decider twin: the kernel's where ``kernel`` is given."""
     if kernel is not None:
-        decider: SizeDecider = kernel.SizeDecider(window, min_size, max_history, seed)
+        decider: SizeDecider = kernel.SizeDecider(window, min_size, max_history, seed & MASK63)
         return decider
     return SizeDecider(window, min_size, max_history, seed)
 

@@ -145,6 +145,11 @@ static int kernel_exec(PyObject *module)
     rc = PyModule_AddType(module, (PyTypeObject *)streams);
     Py_DECREF(streams);
     if (rc < 0) return -1;
+    PyObject *sized = PyType_FromModuleAndSpec(module, &seqdedup_size_decider_spec, NULL);
+    if (sized == NULL) return -1;
+    rc = PyModule_AddType(module, (PyTypeObject *)sized);
+    Py_DECREF(sized);
+    if (rc < 0) return -1;
     return PyModule_AddIntConstant(module, "GIL_MINSIZE", GIL_MINSIZE);
 }
 

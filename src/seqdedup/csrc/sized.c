@@ -1,0 +1,596 @@
+/*
+ * The SizeDecider type: the rule with a minimum size (--min-bytes, --min-tokens), the
+ * twin of seqdedup/sized.py (its docstring has the argument). A record is skipped when
+ * it lies inside a stretch of one stream of at least `width` records and `min_size` of
+ * size (or `cap` records) that equals an earlier stretch which ended before it started
+ * (and started at most `history` records before it), or a stretch of a library sequence.
+ *
+ * Per record: its M stretch (the shortest large-enough one ending there) is looked up
+ * in the table of M stretches by key (fingerprint, length) when the record arrives; its
+ * N stretch (the shortest starting there) when the record that completes it arrives,
+ * and the record is decided then. A key's slot holds one position (an M stretch's end,
+ * an N stretch's start) and a chain of more for contents that share the key; every
+ * candidate is confirmed by comparing key hashes.
+ */
+#include "kernel.h"
+
+#define SIZE_CAP 4096
+#define NOWHERE INT64_MIN
+#define MAX_WIDTH ((int64_t)1 << 20)
+
+typedef struct {
+    int64_t position;
+    int64_t next; /* index + 1 of the next occurrence in `more`, 0: none */
+} Occurrence;
+
+typedef struct {
+    int64_t position;
+    Hash128 key;
+} Waiting;
+
+typedef struct {
+    Waiting *items;
+    size_t head, len, cap;
+} Queue;
+
+typedef struct {
+    PyObject_HEAD
+    int64_t width, min_size, history, cap; /* history -1: unlimited */
+    uint64_t base;
+    uint64_t *powers; /* base^n, n <= cap */
+    /* per record from `offset` on: key hash, prefix sums of sizes and of the polynomial
+     * (one more than records), whether its M stretch repeats */
+    int64_t offset;
+    Hash128 *keys;
+    int64_t *sums;
+    uint64_t *poly;
+    uint8_t *m_repeat;
+    size_t held, records_cap, sums_cap, poly_cap, flags_cap;
+    Hash128 *region; /* a loaded library's key hashes: records -region_len .. -1 */
+    size_t region_len;
+    int64_t total, stream, m_start, n_next, cover, swept;
+    Table ends, starts; /* key -> position, more */
+    Occurrence *more;
+    size_t more_len, more_cap;
+    Queue waiting_m, waiting_n; /* limited history: stretches not admitted yet */
+    uint8_t *out; /* this call's keep flags */
+    size_t out_len, out_cap;
+    int ready, busy, broken;
+} SizeDecider;
+
+/* ---- the stretches ---------------------------------------------------------------- */
+
+/* (`sums` and `poly` hold records `base` on) */
+static inline int is_large(const SizeDecider *d, const int64_t *sums, int64_t base, int64_t s,
+                           int64_t e)
+{
+    int64_t n = e - s + 1;
+    if (n < d->width) return 0;
+    if (n >= d->cap) return 1;
+    return sums[e + 1 - base] - sums[s - base] >= d->min_size;
+}
+
+static inline Hash128 key_of(const SizeDecider *d, const uint64_t *poly, int64_t base, int64_t s,
+                             int64_t e)
+{
+    int64_t n = e - s + 1;
+    Hash128 key = {fp_sub(poly[e + 1 - base], fp_mul(poly[s - base], d->powers[n])), (uint64_t)n};
+    return key;
+}
+
+static inline const Hash128 *content(const SizeDecider *d, int64_t start)
+{
+    if (start < 0) return d->region + ((int64_t)d->region_len + start);
+    return d->keys + (start - d->offset);
+}
+
+static inline int same(const SizeDecider *d, int64_t a, int64_t b, int64_t n)
+{
+    return memcmp(content(d, a), content(d, b), (size_t)n * sizeof(Hash128)) == 0;
+}
+
+/* ---- the tables ------------------------------------------------------------------- */
+
+/* The slot's occurrence equal to the stretch at `start`, or NULL. */
+static int64_t *find(SizeDecider *d, Table *t, Hash128 key, int64_t start, int as_end)
+{
+    int64_t n = (int64_t)key.hi;
+    int64_t *slot = table_find(t, key);
+    if (slot == NULL) return NULL;
+    int64_t *position = slot;
+    int64_t next = slot[1];
+    for (;;) {
+        if (same(d, as_end ? *position - n + 1 : *position, start, n)) return position;
+        if (next == 0) return NULL;
+        position = &d->more[next - 1].position;
+        next = d->more[next - 1].next;
+    }
+}
+
+/* Note an occurrence: the first of its content, or with a limited history the latest
+ * (it replaces the earlier one; a library's stays). */
+static int remember(SizeDecider *d, Table *t, Hash128 key, int64_t position, int64_t start,
+                    int as_end)
+{
+    int created;
+    int64_t *slot = table_upsert(t, key, &created);
+    if (slot == NULL) return -1;
+    if (created) {
+        slot[0] = position;
+        slot[1] = 0;
+        return 0;
+    }
+    int64_t *known = find(d, t, key, start, as_end);
+    if (known != NULL) {
+        if (d->history >= 0 && *known >= 0) *known = position;
+        return 0;
+    }
+    if (grow((void **)&d->more, &d->more_cap, d->more_len + 1, sizeof(Occurrence)) < 0) return -1;
+    slot = table_find(t, key); /* (the slots did not move: upsert came first) */
+    d->more[d->more_len].position = position;
+    d->more[d->more_len].next = slot[1];
+    slot[1] = (int64_t)++d->more_len;
+    return 0;
+}
+
+static int queue_push(Queue *q, int64_t position, Hash128 key)
+{
+    if (q->head && q->head * 2 >= q->len) { /* compact: what was taken is half of it */
+        memmove(q->items, q->items + q->head, (q->len - q->head) * sizeof(Waiting));
+        q->len -= q->head;
+        q->head = 0;
+    }
+    if (grow((void **)&q->items, &q->cap, q->len + 1, sizeof(Waiting)) < 0) return -1;
+    q->items[q->len].position = position;
+    q->items[q->len].key = key;
+    q->len++;
+    return 0;
+}
+
+/* Whether the stretch [start, end] repeats: `as_end` for the table of M stretches
+ * (kept by end), else N stretches (kept by start). -1 on failure. */
+static int repeats(SizeDecider *d, int64_t start, int64_t end, int as_end)
+{
+    Table *t = as_end ? &d->ends : &d->starts;
+    Hash128 key = key_of(d, d->poly, d->offset, start, end);
+    int64_t n = end - start + 1;
+    int64_t position = as_end ? end : start;
+    if (d->history < 0) {
+        int64_t *found = find(d, t, key, start, as_end);
+        if (found == NULL) return remember(d, t, key, position, start, as_end);
+        int64_t found_end = as_end ? *found : *found + n - 1;
+        return found_end < start;
+    }
+    Queue *q = as_end ? &d->waiting_m : &d->waiting_n;
+    while (q->head < q->len) { /* admit the stretches that ended before this one starts */
+        Waiting *w = q->items + q->head;
+        int64_t w_n = (int64_t)w->key.hi;
+        int64_t w_end = as_end ? w->position : w->position + w_n - 1;
+        if (w_end >= start) break;
+        int64_t w_start = as_end ? w->position - w_n + 1 : w->position;
+        if (remember(d, t, w->key, w->position, w_start, as_end) < 0) return -1;
+        q->head++;
+    }
+    if (queue_push(q, position, key) < 0) return -1;
+    int64_t *found = find(d, t, key, start, as_end);
+    return found != NULL && (*found < 0 || position - *found <= d->history);
+}
+
+/* ---- feeding ---------------------------------------------------------------------- */
+
+static int put_flag(SizeDecider *d, int keep)
+{
+    if (grow((void **)&d->out, &d->out_cap, d->out_len + 1, 1) < 0) return -1;
+    d->out[d->out_len++] = (uint8_t)keep;
+    return 0;
+}
+
+static int append(SizeDecider *d, Hash128 key, int64_t size)
+{
+    if (size < 0) return seqdedup_fail(PyExc_ValueError, "sizes are not negative");
+    if (grow((void **)&d->keys, &d->records_cap, d->held + 1, sizeof(Hash128)) < 0 ||
+        grow((void **)&d->sums, &d->sums_cap, d->held + 2, sizeof(int64_t)) < 0 ||
+        grow((void **)&d->poly, &d->poly_cap, d->held + 2, sizeof(uint64_t)) < 0 ||
+        grow((void **)&d->m_repeat, &d->flags_cap, d->held + 1, 1) < 0)
+        return -1;
+    if (d->sums[d->held] > INT64_MAX - size)
+        return seqdedup_fail(PyExc_OverflowError, "sizes add up to more than 2^63");
+    d->keys[d->held] = key;
+    d->sums[d->held + 1] = d->sums[d->held] + size;
+    d->poly[d->held + 1] = fp_add(fp_mul(d->poly[d->held], d->base), fp_reduce(key.lo));
+    d->m_repeat[d->held] = 0;
+    d->held++;
+    d->total++;
+    return 0;
+}
+
+/* The record just added ends its M stretch and may complete N stretches. */
+static int step(SizeDecider *d)
+{
+    const int64_t *sums = d->sums, at = d->offset;
+    int64_t j = d->total - 1, m = d->m_start;
+    if (is_large(d, sums, at, m, j)) {
+        while (is_large(d, sums, at, m + 1, j)) m++;
+        d->m_start = m;
+        int r = repeats(d, m, j, 1);
+        if (r < 0) return -1;
+        d->m_repeat[j - d->offset] = (uint8_t)r;
+    }
+    while (d->n_next <= j && is_large(d, sums, at, d->n_next, j)) {
+        int64_t s = d->n_next;
+        int r = repeats(d, s, j, 0);
+        if (r < 0) return -1;
+        if (r && d->cover < j) d->cover = j;
+        if (put_flag(d, !(d->m_repeat[s - d->offset] || d->cover >= s)) < 0) return -1;
+        d->n_next = s + 1;
+    }
+    return 0;
+}
+
+/* ---- memory (limited history) ----------------------------------------------------- */
+
+/* Rebuild `t` with only the occurrences a later stretch may still repeat. */
+static int sweep_table(SizeDecider *d, Table *t, int64_t oldest, Occurrence **more,
+                       size_t *more_len, size_t *more_cap)
+{
+    Table fresh = {0};
+    fresh.stride = 4;
+    for (size_t i = 0; i < t->cap; i++) {
+        int64_t *slot = t->slots + i * 4;
+        if (hash_is_zero(slot_key(slot))) continue;
+        int64_t *kept = NULL;
+        int64_t position = slot[2], next = slot[3];
+        for (;;) {
+            if (position < 0 || position >= oldest) {
+                if (kept == NULL) {
+                    int created;
+                    kept = table_upsert(&fresh, slot_key(slot), &created);
+                    if (kept == NULL) {
+                        table_free(&fresh);
+                        return -1;
+                    }
+                    kept[0] = position;
+                    kept[1] = 0;
+                } else {
+                    if (grow((void **)more, more_cap, *more_len + 1, sizeof(Occurrence)) < 0) {
+                        table_free(&fresh);
+                        return -1;
+                    }
+                    (*more)[*more_len].position = position;
+                    (*more)[*more_len].next = kept[1];
+                    kept[1] = (int64_t)++*more_len;
+                }
+            }
+            if (next == 0) break;
+            position = d->more[next - 1].position;
+            next = d->more[next - 1].next;
+        }
+    }
+    table_free(t);
+    *t = fresh;
+    return 0;
+}
+
+static int sweep(SizeDecider *d)
+{
+    int64_t every = d->history > 4096 ? d->history : 4096;
+    if (d->history < 0 || d->total - d->swept < every) return 0;
+    d->swept = d->total;
+    Occurrence *more = NULL;
+    size_t more_len = 0, more_cap = 0;
+    if (sweep_table(d, &d->ends, d->total - d->history, &more, &more_len, &more_cap) < 0 ||
+        sweep_table(d, &d->starts, d->n_next - d->history, &more, &more_len, &more_cap) < 0) {
+        PyMem_RawFree(more);
+        return -1;
+    }
+    PyMem_RawFree(d->more);
+    d->more = more;
+    d->more_len = more_len;
+    d->more_cap = more_cap;
+    /* the key hashes no remembered or waiting stretch reaches back to */
+    int64_t keep_from = (d->n_next - d->history < d->m_start ? d->n_next - d->history
+                                                             : d->m_start) - d->cap;
+    int64_t drop = keep_from - d->offset;
+    if (drop < 4096) return 0;
+    size_t rest = d->held - (size_t)drop;
+    memmove(d->keys, d->keys + drop, rest * sizeof(Hash128));
+    memmove(d->sums, d->sums + drop, (rest + 1) * sizeof(int64_t));
+    memmove(d->poly, d->poly + drop, (rest + 1) * sizeof(uint64_t));
+    memmove(d->m_repeat, d->m_repeat + drop, rest);
+    d->held = rest;
+    d->offset = keep_from;
+    return 0;
+}
+
+/* ---- a loaded library ------------------------------------------------------------- */
+
+/* Every large-enough M and N stretch of one sequence (records `first` on, negative). */
+static int library_sequence(SizeDecider *d, int64_t first, const Hash128 *keys,
+                            const int64_t *sizes, int64_t count)
+{
+    int rc = -1;
+    int64_t *sums = PyMem_RawMalloc((size_t)(count + 1) * sizeof(int64_t));
+    uint64_t *poly = PyMem_RawMalloc((size_t)(count + 1) * sizeof(uint64_t));
+    if (sums == NULL || poly == NULL) {
+        seqdedup_no_memory();
+        goto done;
+    }
+    sums[0] = 0;
+    poly[0] = 0;
+    for (int64_t k = 0; k < count; k++) {
+        if (sizes[k] < 0 || sums[k] > INT64_MAX - sizes[k]) {
+            seqdedup_fail(PyExc_ValueError, "library sizes must be small and not negative");
+            goto done;
+        }
+        sums[k + 1] = sums[k] + sizes[k];
+        poly[k + 1] = fp_add(fp_mul(poly[k], d->base), fp_reduce(keys[k].lo));
+    }
+    for (int64_t e = 0, m = 0; e < count; e++) {
+        if (!is_large(d, sums, 0, m, e)) continue;
+        while (is_large(d, sums, 0, m + 1, e)) m++;
+        if (remember(d, &d->ends, key_of(d, poly, 0, m, e), first + e, first + m, 1) < 0)
+            goto done;
+    }
+    for (int64_t s = 0, e = 0; s < count; s++) {
+        if (e < s) e = s;
+        while (e < count && !is_large(d, sums, 0, s, e)) e++;
+        if (e == count) break;
+        if (remember(d, &d->starts, key_of(d, poly, 0, s, e), first + s, first + s, 0) < 0)
+            goto done;
+    }
+    rc = 0;
+done:
+    PyMem_RawFree(sums);
+    PyMem_RawFree(poly);
+    return rc;
+}
+
+/* ---- the type --------------------------------------------------------------------- */
+
+static int enter(SizeDecider *d)
+{
+    if (!d->ready) {
+        PyErr_SetString(PyExc_RuntimeError, "SizeDecider is not initialised");
+        return -1;
+    }
+    if (d->broken) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "SizeDecider is unusable after an earlier error in one of its calls");
+        return -1;
+    }
+    if (d->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "SizeDecider is in use by another thread");
+        return -1;
+    }
+    d->busy = 1;
+    d->out_len = 0;
+    return 0;
+}
+
+/* The keep flags of this call, as a list of bools. */
+static PyObject *leave(SizeDecider *d, int rc)
+{
+    d->busy = 0;
+    if (rc < 0) {
+        d->broken = 1;
+        return NULL;
+    }
+    PyObject *flags = PyList_New((Py_ssize_t)d->out_len);
+    if (flags == NULL) return NULL;
+    for (size_t k = 0; k < d->out_len; k++) {
+        PyObject *flag = d->out[k] ? Py_True : Py_False;
+        Py_INCREF(flag);
+        PyList_SET_ITEM(flags, (Py_ssize_t)k, flag);
+    }
+    return flags;
+}
+
+static PyObject *SizeDecider_push(SizeDecider *d, PyObject *args)
+{
+    Py_buffer hashes, sizes;
+    if (!PyArg_ParseTuple(args, "y*y*", &hashes, &sizes)) return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t n = sizes.len / (Py_ssize_t)sizeof(int64_t);
+    if (sizes.len % (Py_ssize_t)sizeof(int64_t) || hashes.len != n * (Py_ssize_t)sizeof(Hash128)) {
+        PyErr_SetString(PyExc_ValueError, "one size per key hash");
+    } else if (enter(d) == 0) {
+        int rc = 0;
+        const unsigned char *h = hashes.buf;
+        for (Py_ssize_t k = 0; k < n && rc == 0; k++) {
+            Hash128 key;
+            int64_t size;
+            memcpy(&key, h + k * (Py_ssize_t)sizeof(Hash128), sizeof key);
+            memcpy(&size, (const unsigned char *)sizes.buf + k * (Py_ssize_t)sizeof(int64_t),
+                   sizeof size);
+            rc = append(d, key, size);
+            if (rc == 0) rc = step(d);
+        }
+        if (rc == 0) rc = sweep(d);
+        result = leave(d, rc);
+    }
+    PyBuffer_Release(&hashes);
+    PyBuffer_Release(&sizes);
+    return result;
+}
+
+static PyObject *SizeDecider_finish(SizeDecider *d, PyObject *Py_UNUSED(ignored))
+{
+    if (enter(d) < 0) return NULL;
+    int rc = 0;
+    for (int64_t r = d->n_next; r < d->total && rc == 0; r++)
+        rc = put_flag(d, !(d->m_repeat[r - d->offset] || d->cover >= r));
+    d->n_next = d->m_start = d->stream = d->total;
+    return leave(d, rc);
+}
+
+static PyObject *SizeDecider_new_input(SizeDecider *d, PyObject *Py_UNUSED(ignored))
+{
+    if (d->n_next != d->total) {
+        PyErr_SetString(PyExc_RuntimeError, "new_input() comes after finish()");
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *SizeDecider_add_library(SizeDecider *d, PyObject *sequences)
+{
+    if (enter(d) < 0) return NULL;
+    int rc = -1;
+    PyObject *items = PySequence_Fast(sequences, "add_library() takes a list of (hashes, sizes)");
+    if (items == NULL) goto out;
+    if (d->total || d->region_len) {
+        PyErr_SetString(PyExc_RuntimeError, "libraries are added once, before any record");
+        goto out;
+    }
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(items);
+    size_t records = 0;
+    for (Py_ssize_t i = 0; i < count; i++) { /* the region first: every stretch reads it */
+        Py_buffer hashes, sizes;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(items, i), "y*y*", &hashes, &sizes))
+            goto out;
+        size_t n = (size_t)hashes.len / sizeof(Hash128);
+        int fits = hashes.len % (Py_ssize_t)sizeof(Hash128) == 0 &&
+                   sizes.len == (Py_ssize_t)(n * sizeof(int64_t));
+        if (fits && grow((void **)&d->region, &records, d->region_len + n, sizeof(Hash128)) == 0)
+            memcpy(d->region + d->region_len, hashes.buf, (size_t)hashes.len);
+        else if (fits)
+            fits = -1;
+        PyBuffer_Release(&hashes);
+        PyBuffer_Release(&sizes);
+        if (fits <= 0) {
+            if (fits == 0) PyErr_SetString(PyExc_ValueError, "one size per key hash");
+            goto out;
+        }
+        d->region_len += n;
+    }
+    int64_t first = -(int64_t)d->region_len;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        Py_buffer hashes, sizes;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(items, i), "y*y*", &hashes, &sizes))
+            goto out;
+        int64_t n = (int64_t)(hashes.len / (Py_ssize_t)sizeof(Hash128));
+        int ok = library_sequence(d, first, d->region + (first + (int64_t)d->region_len),
+                                  (const int64_t *)sizes.buf, n) == 0;
+        PyBuffer_Release(&hashes);
+        PyBuffer_Release(&sizes);
+        if (!ok) goto out;
+        first += n;
+    }
+    rc = 0;
+out:
+    Py_XDECREF(items);
+    PyObject *flags = leave(d, rc);
+    if (flags == NULL) return NULL;
+    Py_DECREF(flags);
+    Py_RETURN_NONE;
+}
+
+static int SizeDecider_init(SizeDecider *d, PyObject *args, PyObject *kwds)
+{
+    static char *names[] = {"window", "min_size", "history", "seed", "cap", NULL};
+    long long width, min_size, cap = SIZE_CAP, seed = 0;
+    PyObject *history = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "LL|OLL", names, &width, &min_size, &history,
+                                     &seed, &cap))
+        return -1;
+    if (d->ready) {
+        PyErr_SetString(PyExc_RuntimeError, "SizeDecider is initialised already");
+        return -1;
+    }
+    if (width < 1 || width > MAX_WIDTH || min_size < 0 || cap < 1) {
+        PyErr_SetString(PyExc_ValueError, "window from 1 to 2^20, min_size >= 0, cap >= 1");
+        return -1;
+    }
+    d->history = -1;
+    if (history != Py_None) {
+        long long h = PyLong_AsLongLong(history);
+        if (h == -1 && PyErr_Occurred()) return -1;
+        if (h < 1) {
+            PyErr_SetString(PyExc_ValueError, "history must be at least 1");
+            return -1;
+        }
+        d->history = h;
+    }
+    d->width = width;
+    d->min_size = min_size;
+    d->cap = cap > width ? (cap > MAX_WIDTH ? MAX_WIDTH : cap) : width;
+    /* a secret base from the seed (splitmix64), below the prime and not tiny */
+    uint64_t z = (uint64_t)seed + 0x9E3779B97F4A7C15ULL;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    d->base = (z ^ (z >> 31)) % (FP_PRIME - ((uint64_t)1 << 32)) + ((uint64_t)1 << 32);
+    d->powers = PyMem_RawMalloc((size_t)(d->cap + 1) * sizeof(uint64_t));
+    d->sums = PyMem_RawCalloc(16, sizeof(int64_t));
+    d->poly = PyMem_RawCalloc(16, sizeof(uint64_t));
+    if (d->powers == NULL || d->sums == NULL || d->poly == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    d->sums_cap = d->poly_cap = 16;
+    d->powers[0] = 1;
+    for (int64_t k = 1; k <= d->cap; k++) d->powers[k] = fp_mul(d->powers[k - 1], d->base);
+    d->ends.stride = d->starts.stride = 4;
+    d->cover = -1;
+    d->ready = 1;
+    return 0;
+}
+
+static void SizeDecider_dealloc(SizeDecider *d)
+{
+    PyTypeObject *type = Py_TYPE(d);
+    PyMem_RawFree(d->powers);
+    PyMem_RawFree(d->keys);
+    PyMem_RawFree(d->sums);
+    PyMem_RawFree(d->poly);
+    PyMem_RawFree(d->m_repeat);
+    PyMem_RawFree(d->region);
+    PyMem_RawFree(d->more);
+    PyMem_RawFree(d->waiting_m.items);
+    PyMem_RawFree(d->waiting_n.items);
+    PyMem_RawFree(d->out);
+    table_free(&d->ends);
+    table_free(&d->starts);
+    type->tp_free((PyObject *)d);
+    Py_DECREF(type);
+}
+
+static PyObject *get_decided(SizeDecider *d, void *c) { return PyLong_FromLongLong(d->n_next); }
+
+static PyObject *get_remembered(SizeDecider *d, void *c)
+{
+    return PyLong_FromSize_t(table_len(&d->ends) + table_len(&d->starts) + d->more_len);
+}
+
+static PyGetSetDef SizeDecider_getset[] = {
+    {"decided", (getter)get_decided, NULL, "records decided so far", NULL},
+    {"remembered", (getter)get_remembered, NULL, "stretches the tables hold", NULL},
+    {NULL}};
+
+static PyMethodDef SizeDecider_methods[] = {
+    {"push", (PyCFunction)SizeDecider_push, METH_VARARGS,
+     "push(hashes, sizes) -> list: the next tracked records (16-byte key hashes, int64 "
+     "sizes); the keep flags of those now decided"},
+    {"finish", (PyCFunction)SizeDecider_finish, METH_NOARGS,
+     "finish() -> list: the stream ends; the keep flags of its last records"},
+    {"new_input", (PyCFunction)SizeDecider_new_input, METH_NOARGS,
+     "new_input(): after finish(), a new stream begins"},
+    {"add_library", (PyCFunction)SizeDecider_add_library, METH_O,
+     "add_library(sequences): (hashes, int64 sizes) of each library sequence, seen for the "
+     "whole run; before any push"},
+    {NULL}};
+
+static PyType_Slot SizeDecider_slots[] = {
+    {Py_tp_doc, "The rule with a minimum size (--min-bytes): seqdedup.sized's twin."},
+    {Py_tp_new, PyType_GenericNew},
+    {Py_tp_init, (initproc)SizeDecider_init},
+    {Py_tp_dealloc, (destructor)SizeDecider_dealloc},
+    {Py_tp_methods, SizeDecider_methods},
+    {Py_tp_getset, SizeDecider_getset},
+    {0, NULL}};
+
+PyType_Spec seqdedup_size_decider_spec = {
+    .name = "seqdedup._kernel.SizeDecider",
+    .basicsize = sizeof(SizeDecider),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = SizeDecider_slots,
+};
