@@ -9,9 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from seqdedup.sized import SizeDecider
+
 from conftest import ENGINES
 from oracle import skipped_flags_sized, skipped_flags_streams
-from seqdedup.sized import SizeDecider
 
 
 def make(
@@ -24,6 +25,7 @@ def make(
         decider: SizeDecider = _kernel.SizeDecider(window, min_size, history, 7, cap)
         return decider
     return SizeDecider(window, min_size, history, seed=7, cap=cap)
+
 
 ALPHABET = ["", "a", "bb", "ccc", "dddddd", "e" * 12]
 
@@ -53,9 +55,7 @@ def library_of(sequences: list[list[str]]) -> list[tuple[bytes, list[int]]]:
     return [(key_hashes(seq), array("q", [size_of(k) for k in seq])) for seq in sequences]
 
 
-streams_st = st.lists(
-    st.lists(st.sampled_from(ALPHABET[:4]), max_size=24), min_size=1, max_size=3
-)
+streams_st = st.lists(st.lists(st.sampled_from(ALPHABET[:4]), max_size=24), min_size=1, max_size=3)
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -99,8 +99,19 @@ def test_no_minimum_size_is_the_plain_rule(
 @pytest.mark.parametrize("engine", ENGINES)
 def test_a_repeated_short_pair_stays_and_a_long_one_goes(engine: str) -> None:
     # the worked example of the docs: "}" and a blank line repeat, a 2-line error too
-    lines = ["x = 1", "}", "", "ERROR disk /dev/sda1 is full", "  at write(fs.c:120)",
-             "y = 2", "}", "", "z = 3", "ERROR disk /dev/sda1 is full", "  at write(fs.c:120)"]
+    lines = [
+        "x = 1",
+        "}",
+        "",
+        "ERROR disk /dev/sda1 is full",
+        "  at write(fs.c:120)",
+        "y = 2",
+        "}",
+        "",
+        "z = 3",
+        "ERROR disk /dev/sda1 is full",
+        "  at write(fs.c:120)",
+    ]
     flags = decide(make(engine, 1, 32, None), [lines])
     assert flags == [False] * 9 + [True, True]
     assert flags == skipped_flags_sized([lines], 1, 32, size_of)
@@ -137,8 +148,10 @@ def test_what_a_short_history_forgets_is_never_asked_for(engine: str, history: i
     import random
 
     rng = random.Random(11)
-    blocks = [[f"{b}-{k} " + "y" * rng.randrange(30) for k in range(rng.randrange(2, 9))]
-              for b in range(60)]
+    blocks = [
+        [f"{b}-{k} " + "y" * rng.randrange(30) for k in range(rng.randrange(2, 9))]
+        for b in range(60)
+    ]
     lines: list[str] = []
     while len(lines) < 15_000:
         lines += rng.choice(blocks) if rng.random() < 0.7 else [str(rng.randrange(99))]
@@ -147,8 +160,9 @@ def test_what_a_short_history_forgets_is_never_asked_for(engine: str, history: i
 
 
 @settings(max_examples=60, deadline=None)
-@given(streams=streams_st, window=st.integers(1, 4), min_size=st.integers(0, 12),
-       cap=st.integers(1, 6))
+@given(
+    streams=streams_st, window=st.integers(1, 4), min_size=st.integers(0, 12), cap=st.integers(1, 6)
+)
 def test_the_oracle_looks_at_short_stretches_only_where_that_changes_nothing(
     streams: list[list[str]], window: int, min_size: int, cap: int
 ) -> None:

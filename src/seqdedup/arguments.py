@@ -78,14 +78,15 @@ def config_from_args(args: argparse.Namespace) -> Config:
     max_history = _pick_limit(
         args, "max_history", "unlimited_history", DEFAULT_HISTORY, auto_unlimited=named_file
     )
-    if args.max_history is None and max_history is not None and args.window_size > max_history:
+    window = 1 if args.window_size == "auto" else args.window_size
+    if args.max_history is None and max_history is not None and window > max_history:
         raise UsageError(  # the user never gave -m: say where the history comes from
             f"--window-size {args.window_size} is larger than the default history of "
             f"{DEFAULT_HISTORY:,} windows on standard input: raise it with "
             "--max-history N, or use --unlimited-history"
         )
     return command_line_config(
-        window_size=args.window_size,
+        **_size_settings(args),
         max_history=max_history,
         max_unique_sequences=_pick_limit(
             args, "max_unique_sequences", "unlimited_unique_sequences", DEFAULT_UNIQUE_SEQUENCES
@@ -117,6 +118,26 @@ def config_from_args(args: argparse.Namespace) -> Config:
         **_stream_settings(args),
         **_budget_settings(args),
     )
+
+
+def _size_settings(args: argparse.Namespace) -> dict[str, object]:
+    """-w N or auto, --min-bytes, --min-tokens (not offered by seqdedup-dask)."""
+    from seqdedup.sized import AUTO_MIN_BYTES
+
+    auto = args.window_size == "auto"
+    settings: dict[str, object] = {"window_size": 1 if auto else args.window_size}
+    min_bytes, min_tokens = getattr(args, "min_bytes", None), getattr(args, "min_tokens", None)
+    if min_tokens is not None:
+        settings.update(min_size=min_tokens, size_unit="tokens")
+        _at_least_zero("--min-tokens", min_tokens)
+    elif min_bytes is not None or auto:
+        settings["min_size"] = AUTO_MIN_BYTES if min_bytes is None else min_bytes
+    return settings
+
+
+def _at_least_zero(option: str, value: int) -> None:
+    if value < 0:
+        raise UsageError(f"{option} must be at least 0, got {value}")
 
 
 def _budget_settings(args: argparse.Namespace) -> dict[str, Any]:

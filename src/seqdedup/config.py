@@ -47,6 +47,10 @@ class _ConfigFields(NamedTuple):
     """The fields of :class:`Config`, with their defaults."""
 
     window_size: int = DEFAULT_WINDOW
+    # --min-bytes / --min-tokens (-w auto): a repeat also holds at least this much of
+    # ``size_unit`` ("bytes" or "tokens" of the keys, one per delimiter); 0: any size
+    min_size: int = 0
+    size_unit: str = "bytes"
     max_history: int | None = DEFAULT_HISTORY
     max_unique_sequences: int | None = DEFAULT_UNIQUE_SEQUENCES
     max_candidates: int | None = DEFAULT_CANDIDATES
@@ -278,6 +282,8 @@ class Config(_ConfigFields):
             _validate_fold(self)
         if self.budget is not None or _budget_settings_given(self):
             _validate_budget(self)
+        if self.min_size:
+            _validate_min_size(self)
         if isinstance(self.fold_every, Duration) and self.stream_split:
             raise UsageError(
                 "--fold-every TIME cannot be combined with --stream-by: a stream's lines "
@@ -415,6 +421,20 @@ def _validate_budget(config: Config) -> None:
             raise UsageError(f"--keep: invalid regular expression '{pattern}': {exc}") from None
 
 
+def _validate_min_size(config: Config) -> None:
+    """What a minimum size does not reach yet: each of these paths matches windows."""
+    if config.size_unit not in ("bytes", "tokens"):
+        raise UsageError(f"size_unit is 'bytes' or 'tokens', not {config.size_unit!r}")
+    option = f"--min-{config.size_unit}"
+    for other, given in (
+        ("--stream-by", config.stream_split),
+        ("--read-sequences/--library-dir", bool(config.read_sequences or config.library_dir)),
+        ("--budget", config.budget is not None),
+    ):
+        if given:
+            raise UsageError(f"{option} cannot be combined with {other}")
+
+
 def _validate_fold(config: Config) -> None:
     if not config.fold:
         raise UsageError("--fold-format requires --fold")
@@ -502,6 +522,7 @@ SECONDS = -1  # the bound of a duration: a number of seconds above 0, at most MA
 # combinations of what applies).
 OWN_BOUNDS: dict[str, tuple[str, int]] = {
     "window_size": ("--window-size", MIN_WINDOW),
+    "min_size": ("--min-bytes", 0),
     "max_history": ("--max-history", MIN_HISTORY),
     "max_unique_sequences": ("--max-unique-sequences", 1),
     "max_candidates": ("--max-candidates", 1),

@@ -25,6 +25,7 @@ from seqdedup.config import Config
 from seqdedup.filters import TRACKED
 from seqdedup.ledger import Decided, Ledger
 from seqdedup.records import RecordSplitter
+from seqdedup.sized import SizedMatcher
 from seqdedup.timelimit import PatternTimeout
 from seqdedup.top import HEAD_SEARCH, shown_head
 
@@ -279,6 +280,8 @@ class RecordPath:
         # (settled): new material never waits for its window. Not with markers or
         # explanations, which must come before the records after a duplicate run.
         self._written_early = 0
+        matcher = parts.matcher  # (a sized one notes each batch's sizes as it is hashed)
+        self._hashes = matcher.hasher(parts.keys) if isinstance(matcher, SizedMatcher) else None
 
     # -- bytes --------------------------------------------------------------------------
     def feed_bytes(self, chunk: bytes) -> bytes:
@@ -318,7 +321,7 @@ class RecordPath:
                 self._pending_decisions += decisions
                 self._tracked_at += compress(range(base, base + len(batch)), is_tracked)
                 tracked = list(compress(batch, is_tracked))
-            hashes = parts.keys.hashes(tracked)
+            hashes = (self._hashes or parts.keys.hashes)(tracked)
         except PatternTimeout as exc:
             position = exc.index if tracked is batch else places[exc.index]
             number = self._ledger.released + base + 1 + position

@@ -93,6 +93,21 @@ class KeyMaker:
         """
         return self._hashing.hashes(records)
 
+    def hashes_and_sizes(self, records: Sequence[bytes], unit: str) -> tuple[bytes, array[int]]:
+        """:meth:`hashes`, and each key's size for a minimum size: its bytes (``unit``
+        "bytes") or estimated tokens ("tokens"), plus one for the delimiter. Each key is
+        made once (a hash transform runs once per record)."""
+        from array import array
+
+        keys = list(records) if self.plain and not self.skip_chars else self.keys(records)
+        if unit == "tokens":
+            from seqdedup.tokens import estimate_tokens
+
+            sizes = array("q", [estimate_tokens(key) + 1 for key in keys])
+        else:
+            sizes = array("q", [len(key) + 1 for key in keys])
+        return self._hashing.key_hashes(keys), sizes
+
     @property
     def hashes_encoded(self) -> bool:
         """Whether :meth:`hash_encoded` hashes library rows in the kernel (which checks
@@ -138,6 +153,9 @@ class _PythonHashing:
         keys = records if not skipping and maker.plain else maker.keys(records)
         return python_hash_bytes(list(keys))
 
+    def key_hashes(self, keys: list[bytes]) -> bytes:
+        return python_hash_bytes(keys)
+
     def encoded_rows(self, rows: list[bytes], separator: bytes) -> bytes:
         raise AssertionError("only where the kernel hashes encoded rows")
 
@@ -169,6 +187,11 @@ class _KernelHashing:
             hashes = self._kernel.hash_records(records, *self._settings)
         else:
             hashes = self._kernel.hash_records(maker.keys(records), maker.seed)
+        return hashes
+
+    def key_hashes(self, keys: list[bytes]) -> bytes:
+        """The hashes of keys already made."""
+        hashes: bytes = self._kernel.hash_records(keys, self._maker.seed)
         return hashes
 
     def encoded_rows(self, rows: list[bytes], separator: bytes) -> bytes:

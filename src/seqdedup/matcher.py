@@ -56,6 +56,7 @@ from seqdedup.histories import (
     _as_list,
     _fingerprint_list,
 )
+from seqdedup.sized import SizeDecider, SizedMatcher
 
 if TYPE_CHECKING:
     from seqdedup._kernel import Matcher as ChunkMatcher
@@ -63,6 +64,7 @@ if TYPE_CHECKING:
     from seqdedup.hashes import Hashes, Starts, Words
 
 
+MASK63 = (1 << 63) - 1  # (the kernel's decider takes a 64-bit signed seed)
 SHARED = 1 | 1 << 64  # force_collisions (tests): every fingerprint of W >= 2 is this one
 
 
@@ -115,20 +117,32 @@ WindowTarget = Matcher | LibraryWindows
 
 
 def make_matcher(
-    window_size: int, max_history: int | None, kernel: ModuleType | None, **chunk_options: Any
+    window_size: int,
+    max_history: int | None,
+    kernel: ModuleType | None,
+    min_size: tuple[int, str] = (0, "bytes"),
+    **chunk_options: Any,
 ) -> Matcher:
     """The kernel's matcher when ``kernel`` is given (``chunk_options``: delimiter,
-    skip_chars, byte_mode, inverse, seed, for its chunk path), else the Python one."""
+    skip_chars, byte_mode, inverse, seed, for its chunk path), else the Python one;
+    with a ``min_size`` (B, unit) above 0, the sized matcher of that engine around it."""
+    seed = chunk_options.get("seed", 0)
     if kernel is None:
-        return WindowMatcher(
+        matcher: Matcher = WindowMatcher(
             window_size,
             max_history,
             chunk_options.get("early", False),
-            chunk_options.get("seed", 0),
+            seed,
             chunk_options.get("force_collisions", False),
         )
-    matcher: Matcher = kernel.Matcher(window_size, max_history, **chunk_options)
-    return matcher
+        deciders: type[SizeDecider] = SizeDecider
+    else:
+        matcher = kernel.Matcher(window_size, max_history, **chunk_options)
+        deciders = kernel.SizeDecider
+    if not min_size[0]:
+        return matcher
+    decider = deciders(window_size, min_size[0], max_history, seed & MASK63)
+    return SizedMatcher(decider, matcher, min_size[1])
 
 
 class SettledKeys:
@@ -489,8 +503,9 @@ def run_matcher(
 ) -> Matcher:
     """The matcher of a run off the chunk path (noting first-seen windows where the run
     saves a library)."""
+    size = (config.min_size, config.size_unit)
     matcher = make_matcher(
-        config.window_size, config.max_history, kernel, early=settles_early, seed=SEED
+        config.window_size, config.max_history, kernel, size, early=settles_early, seed=SEED
     )
     if saves:
         matcher.new_material = []

@@ -136,17 +136,43 @@ def _config_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def window_value(text: str) -> int | str:
+    """-w N or -w auto."""
+    return "auto" if text == "auto" else int(text)
+
+
+def _size_options(core: argparse._ArgumentGroup) -> None:
+    """--min-bytes, --min-tokens: a repeat measured by its size too."""
+    sizes = core.add_mutually_exclusive_group()
+    sizes.add_argument(
+        "--min-bytes",
+        type=int,
+        default=None,
+        metavar="B",
+        help="a repeat also holds at least B bytes (keys, one per delimiter)",
+    )
+    sizes.add_argument(
+        "--min-tokens",
+        type=int,
+        default=None,
+        metavar="N",
+        help="a repeat also holds at least N tokens (estimated, of the keys)",
+    )
+
+
 def _matching_options(parser: argparse.ArgumentParser) -> None:
     """The window, the history and the limits of attribution."""
     core = parser.add_argument_group("matching")
     core.add_argument(
         "-w",
         "--window-size",
-        type=int,
+        type=window_value,
         default=DEFAULT_WINDOW,
         metavar="N",
-        help=f"records per window: shortest repeat found (default {DEFAULT_WINDOW})",
+        help=f"records per window: shortest repeat found (default {DEFAULT_WINDOW}); "
+        "auto: no count, a repeat of at least 160 bytes",
     )
+    _size_options(core)
     core.add_argument(
         "-m",
         "--max-history",

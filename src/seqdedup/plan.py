@@ -143,6 +143,7 @@ def _feeding(
         return "stream"
     if (
         not compiled
+        or config.min_size  # (the records' sizes come from their keys, made in Python)
         or (config.fold and (filtering or settles))
         or not kernel_keys
         or (config.annotate and (config.inverse or filtering))
@@ -161,7 +162,8 @@ def _attribution(config: Config, compiled: bool, pieces_read: bool) -> Attributi
         return "count"  # (a --stream-by run counts its own)
     if not compiled:
         return "python"
-    return "kernel" if pieces_read else "thread"
+    # (under a minimum size the kernel's matcher is fed in step with the decider)
+    return "kernel" if pieces_read or config.min_size else "thread"
 
 
 class Parts(NamedTuple):

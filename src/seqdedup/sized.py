@@ -27,35 +27,50 @@ skips is skipped by the W rule too, inside a W window that repeats).
 from __future__ import annotations
 
 from collections import deque
-from random import Random
-from types import ModuleType
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Protocol
 
 from seqdedup.hashes import hash_bytes
 
 if TYPE_CHECKING:
     from array import array
+    from collections.abc import Callable, Iterator, Sequence
 
-    from seqdedup.hashes import Hashes
-    from seqdedup.matcher import Matcher
+    from seqdedup.hashes import Hashes, Words
 
-MASK63 = (1 << 63) - 1
+
+class Inner(Protocol):
+    """What the sized matcher uses of the plain window matcher beside it (any engine's:
+    ``matcher.Matcher`` is one)."""
+
+    @property
+    def window_size(self) -> int: ...
+    @property
+    def max_history(self) -> int | None: ...
+    def push(self, hashes: Words, /) -> list[bool]: ...
+    def finish(self) -> list[bool]: ...
+    def new_input(self) -> None: ...
+    def source(self, window: int, /) -> int | None: ...
+    def fingerprints(self, hashes: Words, count: int, /) -> Hashes: ...
+    def add_library_windows(
+        self, fingerprints: array[int], starts: array[int], region: array[int] | None = None, /
+    ) -> None: ...
+
+
+class SizedKeys(Protocol):
+    """What the sized matcher's hasher asks of the run's keys (``keys.KeyMaker``)."""
+
+    def hashes_and_sizes(self, records: Sequence[bytes], unit: str) -> tuple[bytes, array[int]]: ...
+
+
 CAP = 4096  # a stretch of this many records is large enough whatever its size
 MODULUS = (1 << 61) - 1  # the fingerprints' prime
 AUTO_MIN_BYTES = 160  # -w auto: W = 1 with this --min-bytes (docs/usage: choosing B)
 
 
-class SizeRule(NamedTuple):
-    """What a large-enough stretch is: at least ``window`` records and ``min_size``
-    units (``unit``: "bytes" or "tokens")."""
-
-    window: int
-    min_size: int
-    unit: str = "bytes"
-
-
 def polynomial_base(seed: int) -> int:
     """The secret base of the stretch fingerprints, drawn from the run's seed."""
+    from random import Random  # (only runs with a minimum size pay for the import)
+
     return Random(seed ^ 0x5EED_517E).randrange(1 << 32, MODULUS)
 
 
@@ -69,55 +84,30 @@ class _Entry:
         self.positions = [position]
 
 
-class SizeDecider:
-    """Feed the key hashes (16 bytes each) and sizes of tracked records; get keep flags
-    back in order, each once the shortest large-enough stretch starting at its record is
-    complete (at the end of a stream, at once)."""
+class HeldRecords:
+    """The records a decider still compares: their key hashes, and prefix sums of their
+    sizes and of the fingerprint polynomial, from record ``_offset`` on; a loaded
+    library's key hashes as records -len..-1."""
 
-    def __init__(
-        self, window: int, min_size: int, max_history: int | None, seed: int = 0, cap: int = CAP
-    ) -> None:
+    def __init__(self, window: int, min_size: int, seed: int, cap: int) -> None:
         if window < 1 or min_size < 0 or cap < 1:
             raise ValueError("window >= 1, min_size >= 0 and cap >= 1")
         self.window = window
         self.min_size = min_size
-        self.max_history = max_history
         self.cap = max(window, cap)
-        self._base = polynomial_base(seed)
+        self.base = polynomial_base(seed)
         self._powers = [1]
         self._offset = 0  # global index of the first record held
         self._keys = bytearray()  # 16 bytes per record held
-        self._size_sums = [0]  # prefix sums of the sizes of the records held
-        self._poly = [0]  # prefix polynomial of the records held
-        self._region = b""  # a loaded library's key hashes, records -len..-1
+        self._size_sums = [0]
+        self._poly = [0]
+        self._region = b""
         self._total = 0  # records pushed
-        self._stream = 0  # first record of the current stream
-        self._m_start = 0  # start of the last M stretch (never goes back)
-        self._n_next = 0  # the next record whose N stretch is not complete
-        self._m_repeats: deque[bool] = deque()  # per undecided record: M repeats
-        self._cover = -1  # last record a repeating N stretch covers
-        self._ends: dict[int, _Entry] = {}  # M stretches by key: their ends
-        self._starts: dict[int, _Entry] = {}  # N stretches by key: their starts
-        # limited history: stretches not admitted yet (end, key), in order of end
-        self._waiting_m: deque[tuple[int, int]] = deque()
-        self._waiting_n: deque[tuple[int, int, int]] = deque()  # (start, end, key)
-        self._swept = 0  # when the tables were last rid of forgotten stretches
 
-    # -- what other stages read -----------------------------------------------------
-    @property
-    def decided(self) -> int:
-        return self._n_next
-
-    @property
-    def remembered(self) -> int:
-        """How many stretches the tables hold."""
-        return sum(len(e.positions) for t in (self._ends, self._starts) for e in t.values())
-
-    # -- the stretches ---------------------------------------------------------------
-    def _power(self, n: int) -> int:
+    def power(self, n: int) -> int:
         powers = self._powers
         while len(powers) <= n:
-            powers.append(powers[-1] * self._base % MODULUS)
+            powers.append(powers[-1] * self.base % MODULUS)
         return powers[n]
 
     def _large(self, start: int, end: int) -> bool:
@@ -131,7 +121,7 @@ class SizeDecider:
 
     def _key(self, start: int, end: int) -> int:
         at, n = self._offset, end - start + 1
-        fp = (self._poly[end + 1 - at] - self._poly[start - at] * self._power(n)) % MODULUS
+        fp = (self._poly[end + 1 - at] - self._poly[start - at] * self.power(n)) % MODULUS
         return fp * (self.cap + 1) + n
 
     def _content(self, start: int, n: int) -> bytes:
@@ -143,6 +133,56 @@ class SizeDecider:
 
     def _same(self, first: int, second: int, n: int) -> bool:
         return self._content(first, n) == self._content(second, n)
+
+    def _append(self, key_hash: bytes, size: int) -> None:
+        if size < 0:
+            raise ValueError("sizes are not negative")
+        self._keys += key_hash
+        self._size_sums.append(self._size_sums[-1] + size)
+        x = int.from_bytes(key_hash[:8], "little") % MODULUS
+        self._poly.append((self._poly[-1] * self.base + x) % MODULUS)
+        self._total += 1
+
+    def _drop_before(self, position: int) -> None:
+        drop = position - self._offset
+        if drop < 4096:
+            return
+        del self._keys[: 16 * drop]
+        del self._size_sums[:drop]
+        del self._poly[:drop]
+        self._offset = position
+
+
+class SizeDecider(HeldRecords):
+    """Feed the key hashes (16 bytes each) and sizes of tracked records; get keep flags
+    back in order, each once the shortest large-enough stretch starting at its record is
+    complete (at the end of a stream, at once)."""
+
+    def __init__(
+        self, window: int, min_size: int, max_history: int | None, seed: int = 0, cap: int = CAP
+    ) -> None:
+        super().__init__(window, min_size, seed, cap)
+        self.max_history = max_history
+        self._m_start = 0  # start of the last M stretch (never goes back)
+        self._n_next = 0  # the next record whose N stretch is not complete
+        self._m_repeats: deque[bool] = deque()  # per undecided record: M repeats
+        self._cover = -1  # last record a repeating N stretch covers
+        self._ends: dict[int, _Entry] = {}  # M stretches by key: their ends
+        self._starts: dict[int, _Entry] = {}  # N stretches by key: their starts
+        # limited history: stretches not admitted yet (position, end, key), by end
+        self._waiting_m: deque[tuple[int, int, int]] = deque()
+        self._waiting_n: deque[tuple[int, int, int]] = deque()
+        self._swept = 0  # when the tables were last rid of forgotten stretches
+
+    # -- what other stages read -----------------------------------------------------
+    @property
+    def decided(self) -> int:
+        return self._n_next
+
+    @property
+    def remembered(self) -> int:
+        """How many stretches the tables hold."""
+        return sum(len(e.positions) for t in (self._ends, self._starts) for e in t.values())
 
     # -- the tables ------------------------------------------------------------------
     def _find(self, entry: _Entry | None, start: int, n: int, as_end: bool) -> int | None:
@@ -170,39 +210,25 @@ class SizeDecider:
                 return
         entry.positions.append(position)
 
-    def _m_repeats_now(self, start: int, end: int) -> bool:
+    def _repeats(self, start: int, end: int, as_end: bool) -> bool:
+        """Whether the stretch [start, end] repeats: ``as_end`` for an M stretch (its
+        table keeps ends), else an N stretch (starts)."""
         n, key = end - start + 1, self._key(start, end)
-        history = self.max_history
-        if history is None:
-            found = self._find(self._ends.get(key), start, n, True)
+        table = self._ends if as_end else self._starts
+        position = end if as_end else start
+        if self.max_history is None:
+            found = self._find(table.get(key), start, n, as_end)
             if found is None:
-                self._remember(self._ends, key, end, start, n, True)
+                self._remember(table, key, position, start, n, as_end)
                 return False
-            return found < start
-        waiting = self._waiting_m
-        while waiting and waiting[0][0] < start:  # ended before this one starts
-            w_end, w_key = waiting.popleft()
-            self._admit(self._ends, w_key, w_end, True)
-        waiting.append((end, key))
-        found = self._find(self._ends.get(key), start, n, True)
-        return found is not None and (found < 0 or end - found <= history)
-
-    def _n_repeats_now(self, start: int, end: int) -> bool:
-        n, key = end - start + 1, self._key(start, end)
-        history = self.max_history
-        if history is None:
-            found = self._find(self._starts.get(key), start, n, False)
-            if found is None:
-                self._remember(self._starts, key, start, start, n, False)
-                return False
-            return found + n - 1 < start
-        waiting = self._waiting_n
-        while waiting and waiting[0][1] < start:
-            w_start, _, w_key = waiting.popleft()
-            self._admit(self._starts, w_key, w_start, False)
-        waiting.append((start, end, key))
-        found = self._find(self._starts.get(key), start, n, False)
-        return found is not None and (found < 0 or start - found <= history)
+            return (found if as_end else found + n - 1) < start
+        waiting = self._waiting_m if as_end else self._waiting_n
+        while waiting and waiting[0][1] < start:  # ended before this one starts
+            w_position, _, w_key = waiting.popleft()
+            self._admit(table, w_key, w_position, as_end)
+        waiting.append((position, end, key))
+        found = self._find(table.get(key), start, n, as_end)
+        return found is not None and (found < 0 or position - found <= self.max_history)
 
     def _admit(self, table: dict[int, _Entry], key: int, position: int, as_end: bool) -> None:
         n = key % (self.cap + 1)
@@ -229,22 +255,13 @@ class SizeDecider:
         repeats = self._m_repeats
         for record in range(self._n_next, self._total):
             keep.append(not (repeats.popleft() or self._cover >= record))
-        self._n_next = self._m_start = self._stream = self._total
+        self._n_next = self._m_start = self._total
         return keep
 
     def new_input(self) -> None:
         """After :meth:`finish`: a new stream; no stretch spans the boundary."""
         if self._n_next != self._total:
             raise RuntimeError("new_input() comes after finish()")
-
-    def _append(self, key_hash: bytes, size: int) -> None:
-        if size < 0:
-            raise ValueError("sizes are not negative")
-        self._keys += key_hash
-        self._size_sums.append(self._size_sums[-1] + size)
-        x = int.from_bytes(key_hash[:8], "little") % MODULUS
-        self._poly.append((self._poly[-1] * self._base + x) % MODULUS)
-        self._total += 1
 
     def _step(self, keep: list[bool]) -> None:
         """The record just added ends its M stretch and may complete N stretches."""
@@ -255,12 +272,12 @@ class SizeDecider:
             while self._large(m + 1, j):
                 m += 1
             self._m_start = m
-            repeat = self._m_repeats_now(m, j)
+            repeat = self._repeats(m, j, True)
         self._m_repeats.append(repeat)
         repeats = self._m_repeats
         while self._n_next <= j and self._large(self._n_next, j):
             s = self._n_next
-            if self._n_repeats_now(s, j):
+            if self._repeats(s, j, False):
                 self._cover = max(self._cover, j)
             keep.append(not (repeats.popleft() or self._cover >= s))
             self._n_next = s + 1
@@ -284,17 +301,8 @@ class SizeDecider:
         keep_from = min(oldest[False], self._m_start) - self.cap
         self._drop_before(max(keep_from, self._offset))
 
-    def _drop_before(self, position: int) -> None:
-        drop = position - self._offset
-        if drop < 4096:
-            return
-        del self._keys[: 16 * drop]
-        del self._size_sums[:drop]
-        del self._poly[:drop]
-        self._offset = position
-
     # -- a loaded library ------------------------------------------------------------
-    def add_library(self, sequences: list[tuple[bytes, list[int]]]) -> None:
+    def add_library(self, sequences: list[tuple[bytes, list[int] | array[int]]]) -> None:
         """Make every large-enough stretch of these sequences (key hashes, sizes) seen
         for the whole run, never forgotten. Call before any push."""
         if self._total:
@@ -305,62 +313,60 @@ class SizeDecider:
         for hashes, sizes in sequences:
             if len(hashes) != 16 * len(sizes):
                 raise ValueError("one size per key hash")
-            self._library_stretches(first, hashes, sizes)
+            for as_end, key, start, n in library_stretches(self, hashes, sizes):
+                table = self._ends if as_end else self._starts
+                position = first + start + (n - 1 if as_end else 0)
+                self._remember(table, key, position, first + start, n, as_end)
             first += len(sizes)
 
-    def _library_stretches(self, first: int, hashes: bytes, sizes: list[int]) -> None:
-        count = len(sizes)
-        sums = [0]
-        for size in sizes:
-            sums.append(sums[-1] + size)
-        poly = [0]
-        for k in range(count):
-            x = int.from_bytes(hashes[16 * k : 16 * k + 8], "little") % MODULUS
-            poly.append((poly[-1] * self._base + x) % MODULUS)
 
-        def large(s: int, e: int) -> bool:
-            n = e - s + 1
-            return n >= self.window and (n >= self.cap or sums[e + 1] - sums[s] >= self.min_size)
+def library_stretches(
+    decider: SizeDecider, hashes: bytes, sizes: list[int] | array[int]
+) -> Iterator[tuple[bool, int, int, int]]:
+    """The large-enough M and N stretches of one library sequence, as (``as_end``, key,
+    start, length), positions counted from its first record."""
+    count = len(sizes)
+    sums, poly = [0], [0]
+    for k, size in enumerate(sizes):
+        sums.append(sums[-1] + size)
+        x = int.from_bytes(hashes[16 * k : 16 * k + 8], "little") % MODULUS
+        poly.append((poly[-1] * decider.base + x) % MODULUS)
+    window, cap, least = decider.window, decider.cap, decider.min_size
 
-        def key(s: int, e: int) -> int:
-            n = e - s + 1
-            fp = (poly[e + 1] - poly[s] * self._power(n)) % MODULUS
-            return fp * (self.cap + 1) + n
+    def large(s: int, e: int) -> bool:
+        n = e - s + 1
+        return n >= window and (n >= cap or sums[e + 1] - sums[s] >= least)
 
-        m = 0
-        for e in range(count):
-            if large(m, e):
-                while large(m + 1, e):
-                    m += 1
-                self._remember(self._ends, key(m, e), first + e, first + m, e - m + 1, True)
-        e = 0
-        for s in range(count):
-            e = max(e, s)
-            while e < count and not large(s, e):
-                e += 1
-            if e == count:
-                break
-            self._remember(self._starts, key(s, e), first + s, first + s, e - s + 1, False)
+    def key(s: int, e: int) -> int:
+        fp = (poly[e + 1] - poly[s] * decider.power(e - s + 1)) % MODULUS
+        return fp * (cap + 1) + e - s + 1
 
-
-def make_decider(
-    window: int, min_size: int, max_history: int | None, kernel: ModuleType | None, seed: int
-) -> SizeDecider:
-    """The size decider twin: the kernel's where ``kernel`` is given."""
-    if kernel is not None:
-        decider: SizeDecider = kernel.SizeDecider(window, min_size, max_history, seed & MASK63)
-        return decider
-    return SizeDecider(window, min_size, max_history, seed)
+    m = 0
+    for e in range(count):
+        if large(m, e):
+            while large(m + 1, e):
+                m += 1
+            yield True, key(m, e), m, e - m + 1
+    e = 0
+    for s in range(count):
+        e = max(e, s)
+        while e < count and not large(s, e):
+            e += 1
+        if e == count:
+            break
+        yield False, key(s, e), s, e - s + 1
 
 
 class SizedMatcher:
     """The run's matcher under a minimum size: the decider decides; a plain W-window
     matcher (``inner``), fed in step with it, names the sources that attribution
-    follows. Fed by :meth:`push_sized` (key hashes and sizes)."""
+    follows. Its :meth:`hasher` makes the key hashes it is pushed, noting their sizes."""
 
-    def __init__(self, decider: SizeDecider, inner: Matcher) -> None:
+    def __init__(self, decider: SizeDecider, inner: Inner, unit: str = "bytes") -> None:
         self.decider = decider
         self.inner = inner
+        self._unit = unit
+        self._sizes: deque[array[int]] = deque()  # each hashed batch's, until pushed
         self.new_material: list[bool] | None = None
         self._held = bytearray()  # key hashes the inner matcher has not been given
         self._fed = 0  # records given to it
@@ -389,12 +395,22 @@ class SizedMatcher:
     def cover(self) -> int:
         return self.decider.decided - 1
 
-    def push(self, hashes: Hashes, /) -> list[bool]:
-        raise TypeError("a minimum size needs the records' sizes: push_sized()")
+    def hasher(self, keys: SizedKeys) -> Callable[[Sequence[bytes]], bytes]:
+        """``keys.hashes`` for this matcher: each batch's sizes are noted for
+        :meth:`push` as its records are hashed (their keys made once)."""
+        unit = self._unit
 
-    def push_sized(self, hashes: Hashes, sizes: list[int] | array[int]) -> list[bool]:
+        def hashes(records: Sequence[bytes]) -> bytes:
+            hashed, sizes = keys.hashes_and_sizes(records, unit)
+            self._sizes.append(sizes)
+            return hashed
+
+        return hashes
+
+    def push(self, hashes: Hashes, /) -> list[bool]:
+        """The next records' key hashes, hashed by :meth:`hasher` (its sizes)."""
         data = hash_bytes(hashes)
-        keep = self.decider.push(data, sizes)
+        keep = self.decider.push(data, self._sizes.popleft())
         self._held += data
         self._feed_inner(self.decider.decided + self.window_size - 1)
         return keep
@@ -412,7 +428,7 @@ class SizedMatcher:
     def source(self, window: int, /) -> int | None:
         return self.inner.source(window)
 
-    def fingerprints(self, hashes: Hashes, count: int, /) -> Hashes:
+    def fingerprints(self, hashes: Words, count: int, /) -> Hashes:
         return self.inner.fingerprints(hashes, count)
 
     def add_library_windows(

@@ -12,7 +12,7 @@ over both.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from seqdedup.attribution import Attribution, Attributor, DecisionCount, make_attribution
 from seqdedup.attribution_thread import AttributionThread
@@ -25,6 +25,7 @@ from seqdedup.ledger import Ledger, RunObserver
 from seqdedup.matcher import LibraryWindows, Matcher, chunk_matcher, run_matcher
 from seqdedup.plan import Parts, RunPlan, plan_run
 from seqdedup.report import Fields, PieceReport, marker_texts
+from seqdedup.sized import SizedMatcher
 from seqdedup.stats import Stats, stats_document
 from seqdedup.streamby.decider import SequenceCounts, StreamCount
 from seqdedup.top import top_table
@@ -178,7 +179,7 @@ def make_attributor(
         return DecisionCount(), None  # (nothing reads a piece; a stream run: StreamCount)
     attributor = make_attribution(
         plan.kernel,
-        matcher,
+        cast("Matcher", matcher.inner) if isinstance(matcher, SizedMatcher) else matcher,
         config.window_size,
         config.max_history,
         config.max_unique_sequences,
