@@ -127,6 +127,8 @@ def _size_settings(args: argparse.Namespace) -> dict[str, object]:
     auto = args.window_size == "auto"
     settings: dict[str, object] = {"window_size": 1 if auto else args.window_size}
     min_bytes, min_tokens = getattr(args, "min_bytes", None), getattr(args, "min_tokens", None)
+    if min_tokens is not None and min_bytes is not None:
+        raise UsageError("--min-bytes and --min-tokens cannot be combined: give one size")
     if min_tokens is not None:
         settings.update(min_size=min_tokens, size_unit="tokens")
         _at_least_zero("--min-tokens", min_tokens)

@@ -570,11 +570,16 @@ class Duration(float):
         return f"{float(self):g}s"
 
 
+def window_value(text: str) -> int | str:
+    """-w N or -w auto (W = 1 and a minimum size)."""
+    return "auto" if text == "auto" else int(text)
+
+
 def check_own(dest: str, value: Any) -> None:
     """Raise UsageError when ``value`` is outside the bounds of the option ``dest``
     (None: not given)."""
     bound = OWN_BOUNDS.get(dest)
-    if bound is None or value is None or isinstance(value, Duration):
+    if bound is None or value is None or isinstance(value, Duration) or value == "auto":
         return
     option, minimum = bound
     if minimum != SECONDS:

@@ -30,7 +30,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from seqdedup.config import ZERO_MEANS_NONE, check_own
+from seqdedup.config import ZERO_MEANS_NONE, check_own, window_value
 from seqdedup.errors import UsageError
 
 # Options that say where settings come from, or do something else than a run
@@ -386,6 +386,9 @@ def _setting(
 def _scalar(
     path: Path, text: str, table: str, key: str, value: object, action: argparse.Action
 ) -> str:
+    whole = isinstance(value, int) and not isinstance(value, bool)
+    if action.type is window_value and value != "auto" and not whole:
+        raise _error(path, text, key, table, f"'{key}' takes a whole number or auto")
     if action.type is int and (isinstance(value, bool) or not isinstance(value, int)):
         raise _error(path, text, key, table, f"'{key}' takes a whole number")
     if action.type is float and (isinstance(value, bool) or not isinstance(value, int | float)):

@@ -18,6 +18,7 @@ from seqdedup.config import (
     DEFAULT_UNIQUE_SEQUENCES,
     DEFAULT_WINDOW,
     Duration,
+    window_value,
 )
 from seqdedup.errors import UsageError
 from seqdedup.parsing import (
@@ -136,22 +137,16 @@ def _config_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def window_value(text: str) -> int | str:
-    """-w N or -w auto."""
-    return "auto" if text == "auto" else int(text)
-
-
 def _size_options(core: argparse._ArgumentGroup) -> None:
     """--min-bytes, --min-tokens: a repeat measured by its size too."""
-    sizes = core.add_mutually_exclusive_group()
-    sizes.add_argument(
+    core.add_argument(
         "--min-bytes",
         type=int,
         default=None,
         metavar="B",
         help="a repeat also holds at least B bytes (keys, one per delimiter)",
     )
-    sizes.add_argument(
+    core.add_argument(
         "--min-tokens",
         type=int,
         default=None,
