@@ -170,3 +170,92 @@ def test_the_oracle_looks_at_short_stretches_only_where_that_changes_nothing(
     assert whole == skipped_flags_sized(
         streams, window, min_size, size_of, None, cap=cap, longest=cap
     )
+
+
+# -- the rule in a run: the record path of both engines, filters, inputs, markers -----
+
+RECORDS = ["a", "bb", "ccc", "dddddd", "#x", "#yy"]  # "#" lines bypass with the rule below
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@settings(max_examples=120, deadline=None)
+@given(
+    streams=st.lists(st.lists(st.sampled_from(RECORDS), max_size=30), min_size=1, max_size=3),
+    window=st.integers(1, 4),
+    min_size=st.integers(1, 14),
+    history=st.none() | st.integers(100, 120),
+    batch=st.integers(1, 9),
+    annotate=st.booleans(),
+    bypass=st.booleans(),
+)
+def test_a_run_writes_what_the_oracle_keeps(
+    engine: str,
+    streams: list[list[str]],
+    window: int,
+    min_size: int,
+    history: int | None,
+    batch: int,
+    annotate: bool,
+    bypass: bool,
+) -> None:
+    """Markers stand where records went (and name an earlier equal stretch); filters let
+    records through untouched; inputs are streams of one run."""
+    from seqdedup import Deduplicator
+    from seqdedup.config import FilterRule
+
+    rules = (FilterRule("bypass", "^#"),) if bypass else ()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SEQDEDUP_ENGINE", engine)
+        dedup = Deduplicator(
+            window_size=window, min_size=min_size, max_history=history, annotate=annotate,
+            filters=rules, inputs=tuple(f"in{k}" for k in range(len(streams))),
+        )  # fmt: skip
+    assert dedup.engine == engine
+    out: list[bytes] = []
+    for number, stream in enumerate(streams):
+        if number:
+            out += dedup.next_input()
+        records = [r.encode() for r in stream]
+        for at in range(0, len(records), batch):
+            out += dedup.feed(records[at : at + batch])
+    out += dedup.flush()
+    tracked = [[r for r in s if not (bypass and r.startswith("#"))] for s in streams]
+    flags = skipped_flags_sized(tracked, window, min_size, size_of, history)
+    skipped = iter(flags)
+    want = [r for s in streams for r in s if (bypass and r.startswith("#")) or not next(skipped)]
+    records_out = [r.decode() for r in out if not r.startswith(b"[DUPLICATE")]
+    assert records_out == want
+    markers = sum(r.startswith(b"[DUPLICATE") for r in out)
+    runs = sum(1 for k, f in enumerate(flags) if f and (k == 0 or not flags[k - 1]))
+    assert markers >= runs if annotate else markers == 0
+    assert (markers == 0) == (runs == 0 or not annotate)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_planted_blocks_of_any_length_go_whole_and_nothing_else(
+    engine: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """-w auto: blocks of 2 to 200 records of about 100 bytes, each planted twice far
+    apart among distinct records: every second copy goes whole, no distinct record goes."""
+    import random
+
+    from seqdedup import Deduplicator
+
+    monkeypatch.setenv("SEQDEDUP_ENGINE", engine)
+    rng = random.Random(2)
+
+    def record(tag: str) -> bytes:
+        return (f"{tag} " + "".join(rng.choice("abcdefghij ") for _ in range(90))).encode()
+
+    blocks = [[record(f"block{b}-{k}") for k in range(n)] for b, n in enumerate(range(2, 201, 9))]
+    lines: list[bytes] = []
+    for copy in range(2):
+        for b, block in enumerate(blocks):
+            lines += [record(f"noise{copy}-{b}-{k}") for k in range(30)] + block
+    from seqdedup.sized import AUTO_MIN_BYTES
+
+    dedup = Deduplicator(window_size=1, min_size=AUTO_MIN_BYTES, max_history=None)
+    out = dedup.feed(lines) + dedup.flush()
+    assert out == [line for line in lines[: len(lines) // 2]] + [
+        line for line in lines[len(lines) // 2 :] if line.startswith(b"noise")
+    ]

@@ -120,12 +120,13 @@ def make_matcher(
     window_size: int,
     max_history: int | None,
     kernel: ModuleType | None,
-    min_size: tuple[int, str] = (0, "bytes"),
+    min_size: tuple[int, str, bool] = (0, "bytes", False),
     **chunk_options: Any,
 ) -> Matcher:
     """The kernel's matcher when ``kernel`` is given (``chunk_options``: delimiter,
     skip_chars, byte_mode, inverse, seed, for its chunk path), else the Python one;
-    with a ``min_size`` (B, unit) above 0, the sized matcher of that engine around it."""
+    with a ``min_size`` (B, unit, whether attribution reads sources) above 0, the sized
+    matcher of that engine (around the plain one where sources are read)."""
     seed = chunk_options.get("seed", 0)
     if kernel is None:
         matcher: Matcher = WindowMatcher(
@@ -141,8 +142,9 @@ def make_matcher(
         deciders = kernel.SizeDecider
     if not min_size[0]:
         return matcher
-    decider = deciders(window_size, min_size[0], max_history, seed & MASK63)
-    return SizedMatcher(decider, matcher, min_size[1])
+    size, unit, sources = min_size
+    decider = deciders(window_size, size, max_history, seed & MASK63)
+    return SizedMatcher(decider, matcher if sources else None, window_size, max_history, unit)
 
 
 class SettledKeys:
@@ -499,11 +501,11 @@ class WindowMatcher:
 
 
 def run_matcher(
-    config: Config, kernel: ModuleType | None, settles_early: bool, saves: bool
+    config: Config, kernel: ModuleType | None, settles_early: bool, saves: bool, sources: bool
 ) -> Matcher:
     """The matcher of a run off the chunk path (noting first-seen windows where the run
-    saves a library)."""
-    size = (config.min_size, config.size_unit)
+    saves a library; ``sources``: attribution reads them)."""
+    size = (config.min_size, config.size_unit, sources)
     matcher = make_matcher(
         config.window_size, config.max_history, kernel, size, early=settles_early, seed=SEED
     )

@@ -167,9 +167,12 @@ class SizeDecider(HeldRecords):
         self._n_next = 0  # the next record whose N stretch is not complete
         self._m_repeats: deque[bool] = deque()  # per undecided record: M repeats
         self._cover = -1  # last record a repeating N stretch covers
-        self._ends: dict[int, _Entry] = {}  # M stretches by key: their ends
-        self._starts: dict[int, _Entry] = {}  # N stretches by key: their starts
-        # limited history: stretches not admitted yet (position, end, key), by end
+        # Stretches by key: where each distinct content starts (the earliest; with a
+        # limited history the latest admitted). Whether a content is an M (or an N)
+        # stretch depends on its keys alone, so with nothing forgotten one table serves.
+        self._m_table: dict[int, _Entry] = {}
+        self._n_table = self._m_table if max_history is None else {}
+        # limited history: stretches not admitted yet (start, end, key), by end
         self._waiting_m: deque[tuple[int, int, int]] = deque()
         self._waiting_n: deque[tuple[int, int, int]] = deque()
         self._swept = 0  # when the tables were last rid of forgotten stretches
@@ -182,58 +185,50 @@ class SizeDecider(HeldRecords):
     @property
     def remembered(self) -> int:
         """How many stretches the tables hold."""
-        return sum(len(e.positions) for t in (self._ends, self._starts) for e in t.values())
+        tables = [self._m_table] + ([self._n_table] if self.max_history is not None else [])
+        return sum(len(e.positions) for t in tables for e in t.values())
 
     # -- the tables ------------------------------------------------------------------
-    def _find(self, entry: _Entry | None, start: int, n: int, as_end: bool) -> int | None:
-        """The position of ``entry``'s occurrence equal to the stretch at ``start``."""
+    def _find(self, entry: _Entry | None, start: int, n: int) -> int | None:
+        """Where ``entry``'s occurrence equal to the stretch at ``start`` starts."""
         if entry is None:
             return None
         for position in entry.positions:
-            if self._same(position - n + 1 if as_end else position, start, n):
+            if self._same(position, start, n):
                 return position
         return None
 
-    def _remember(
-        self, table: dict[int, _Entry], key: int, position: int, start: int, n: int, as_end: bool
-    ) -> None:
+    def _remember(self, table: dict[int, _Entry], key: int, start: int, n: int) -> None:
         """Note an occurrence: the first of its content (unlimited history), or the
         latest (limited: it replaces the earlier one of the same content)."""
         entry = table.get(key)
         if entry is None:
-            table[key] = _Entry(position)
+            table[key] = _Entry(start)
             return
         for k, known in enumerate(entry.positions):
-            if self._same(known - n + 1 if as_end else known, start, n):
+            if self._same(known, start, n):
                 if self.max_history is not None and known >= 0:
-                    entry.positions[k] = position
+                    entry.positions[k] = start
                 return
-        entry.positions.append(position)
+        entry.positions.append(start)
 
     def _repeats(self, start: int, end: int, as_end: bool) -> bool:
-        """Whether the stretch [start, end] repeats: ``as_end`` for an M stretch (its
-        table keeps ends), else an N stretch (starts)."""
+        """Whether the stretch [start, end] repeats (``as_end``: an M stretch, else N)."""
         n, key = end - start + 1, self._key(start, end)
-        table = self._ends if as_end else self._starts
-        position = end if as_end else start
+        table = self._m_table if as_end else self._n_table
         if self.max_history is None:
-            found = self._find(table.get(key), start, n, as_end)
+            found = self._find(table.get(key), start, n)
             if found is None:
-                self._remember(table, key, position, start, n, as_end)
+                self._remember(table, key, start, n)
                 return False
-            return (found if as_end else found + n - 1) < start
+            return found + n - 1 < start
         waiting = self._waiting_m if as_end else self._waiting_n
         while waiting and waiting[0][1] < start:  # ended before this one starts
-            w_position, _, w_key = waiting.popleft()
-            self._admit(table, w_key, w_position, as_end)
-        waiting.append((position, end, key))
-        found = self._find(table.get(key), start, n, as_end)
-        return found is not None and (found < 0 or position - found <= self.max_history)
-
-    def _admit(self, table: dict[int, _Entry], key: int, position: int, as_end: bool) -> None:
-        n = key % (self.cap + 1)
-        start = position - n + 1 if as_end else position
-        self._remember(table, key, position, start, n, as_end)
+            w_start, _, w_key = waiting.popleft()
+            self._remember(table, w_key, w_start, w_key % (self.cap + 1))
+        waiting.append((start, end, key))
+        found = self._find(table.get(key), start, n)
+        return found is not None and (found < 0 or start - found <= self.max_history)
 
     # -- feeding ---------------------------------------------------------------------
     def push(self, hashes: Hashes, sizes: list[int] | array[int]) -> list[bool]:
@@ -289,16 +284,16 @@ class SizeDecider(HeldRecords):
         history = self.max_history
         if history is None or self._total - self._swept < max(history, 4096):
             return
-        self._swept = now = self._total
-        # an M stretch is looked up at its end (>= now), an N stretch at its start
-        oldest = {True: now - history, False: self._n_next - history}
-        for table, as_end in ((self._ends, True), (self._starts, False)):
+        self._swept = self._total
+        # a later M stretch starts at _m_start or after, an N stretch at _n_next
+        oldest_n = self._n_next - history
+        for table, oldest in ((self._m_table, self._m_start - history), (self._n_table, oldest_n)):
             for key in list(table):
                 entry = table[key]
-                entry.positions = [p for p in entry.positions if p < 0 or p >= oldest[as_end]]
+                entry.positions = [p for p in entry.positions if p < 0 or p >= oldest]
                 if not entry.positions:
                     del table[key]
-        keep_from = min(oldest[False], self._m_start) - self.cap
+        keep_from = min(oldest_n, self._m_start) - self.cap
         self._drop_before(max(keep_from, self._offset))
 
     # -- a loaded library ------------------------------------------------------------
@@ -314,9 +309,7 @@ class SizeDecider(HeldRecords):
             if len(hashes) != 16 * len(sizes):
                 raise ValueError("one size per key hash")
             for as_end, key, start, n in library_stretches(self, hashes, sizes):
-                table = self._ends if as_end else self._starts
-                position = first + start + (n - 1 if as_end else 0)
-                self._remember(table, key, position, first + start, n, as_end)
+                self._remember(self._m_table if as_end else self._n_table, key, first + start, n)
             first += len(sizes)
 
 
@@ -362,22 +355,23 @@ class SizedMatcher:
     matcher (``inner``), fed in step with it, names the sources that attribution
     follows. Its :meth:`hasher` makes the key hashes it is pushed, noting their sizes."""
 
-    def __init__(self, decider: SizeDecider, inner: Inner, unit: str = "bytes") -> None:
+    def __init__(
+        self,
+        decider: SizeDecider,
+        inner: Inner | None,
+        window_size: int,
+        max_history: int | None,
+        unit: str = "bytes",
+    ) -> None:
         self.decider = decider
-        self.inner = inner
+        self.inner = inner  # None: nothing reads a source (no attribution)
+        self.window_size = window_size
+        self.max_history = max_history
         self._unit = unit
         self._sizes: deque[array[int]] = deque()  # each hashed batch's, until pushed
         self.new_material: list[bool] | None = None
         self._held = bytearray()  # key hashes the inner matcher has not been given
         self._fed = 0  # records given to it
-
-    @property
-    def window_size(self) -> int:
-        return self.inner.window_size
-
-    @property
-    def max_history(self) -> int | None:
-        return self.inner.max_history
 
     @property
     def decided(self) -> int:
@@ -411,36 +405,43 @@ class SizedMatcher:
         """The next records' key hashes, hashed by :meth:`hasher` (its sizes)."""
         data = hash_bytes(hashes)
         keep = self.decider.push(data, self._sizes.popleft())
-        self._held += data
-        self._feed_inner(self.decider.decided + self.window_size - 1)
+        if self.inner is not None:
+            self._held += data
+            self._feed_inner(self.decider.decided + self.window_size - 1)
         return keep
 
     def finish(self) -> list[bool]:
         keep = self.decider.finish()
         self._feed_inner(self._fed + len(self._held) // 16)
-        self.inner.finish()
+        if self.inner is not None:
+            self.inner.finish()
         return keep
 
     def new_input(self) -> None:
         self.decider.new_input()
-        self.inner.new_input()
+        if self.inner is not None:
+            self.inner.new_input()
 
     def source(self, window: int, /) -> int | None:
-        return self.inner.source(window)
+        return None if self.inner is None else self.inner.source(window)
 
     def fingerprints(self, hashes: Words, count: int, /) -> Hashes:
+        if self.inner is None:
+            raise RuntimeError("no attribution runs beside this matcher")
         return self.inner.fingerprints(hashes, count)
 
     def add_library_windows(
         self, fingerprints: array[int], starts: array[int], region: array[int] | None = None, /
     ) -> None:
+        if self.inner is None:
+            raise RuntimeError("no attribution runs beside this matcher")
         self.inner.add_library_windows(fingerprints, starts, region)
 
     def _feed_inner(self, until: int) -> None:
         """Give the inner matcher the records up to ``until``, so that it has decided
         (and kept the sources of) the windows of the records decided so far."""
         count = min(until - self._fed, len(self._held) // 16)
-        if count > 0:
+        if count > 0 and self.inner is not None:
             self.inner.push(bytes(self._held[: 16 * count]))
             del self._held[: 16 * count]
             self._fed += count

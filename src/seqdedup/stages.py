@@ -63,7 +63,10 @@ class Stages:
         chunk = plan.feeding == "chunk"
         normalize = keys.kernel_normalize
         self.chunks = chunk_matcher(config, plan.compiled, plan, normalize) if chunk else None
-        matcher = self.chunks or run_matcher(config, kernel, plan.settles_early, plan.saves)
+        attributed = plan.attribution != "count"
+        matcher = self.chunks or run_matcher(
+            config, kernel, plan.settles_early, plan.saves, attributed
+        )
         # --stream-by: the loaded windows go to the stream decider (fingerprints, starts)
         library_windows = LibraryWindows(matcher)
         digest = marker_digest(config, kernel)

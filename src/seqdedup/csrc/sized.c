@@ -6,11 +6,10 @@
  * (and started at most `history` records before it), or a stretch of a library sequence.
  *
  * Per record: its M stretch (the shortest large-enough one ending there) is looked up
- * in the table of M stretches by key (fingerprint, length) when the record arrives; its
- * N stretch (the shortest starting there) when the record that completes it arrives,
- * and the record is decided then. A key's slot holds one position (an M stretch's end,
- * an N stretch's start) and a chain of more for contents that share the key; every
- * candidate is confirmed by comparing key hashes.
+ * by key (fingerprint, length) when the record arrives; its N stretch (the shortest
+ * starting there) when the record that completes it arrives, and the record is decided
+ * then. A key's slot holds where one content starts and a chain of more for contents
+ * that share the key; every candidate is confirmed by comparing key hashes.
  */
 #include "kernel.h"
 
@@ -49,7 +48,11 @@ typedef struct {
     Hash128 *region; /* a loaded library's key hashes: records -region_len .. -1 */
     size_t region_len;
     int64_t total, stream, m_start, n_next, cover, swept;
-    Table ends, starts; /* key -> position, more */
+    /* stretches by key -> where each distinct content starts, and a chain of more; M and
+     * N share one table with an unlimited history (a content is an M, or an N, stretch
+     * wherever it occurs) */
+    Table tables[2];
+    Table *m_table, *n_table;
     Occurrence *more;
     size_t more_len, more_cap;
     Queue waiting_m, waiting_n; /* limited history: stretches not admitted yet */
@@ -91,8 +94,8 @@ static inline int same(const SizeDecider *d, int64_t a, int64_t b, int64_t n)
 
 /* ---- the tables ------------------------------------------------------------------- */
 
-/* The slot's occurrence equal to the stretch at `start`, or NULL. */
-static int64_t *find(SizeDecider *d, Table *t, Hash128 key, int64_t start, int as_end)
+/* The start of the slot's occurrence equal to the stretch at `start`, or NULL. */
+static int64_t *find(SizeDecider *d, Table *t, Hash128 key, int64_t start)
 {
     int64_t n = (int64_t)key.hi;
     int64_t *slot = table_find(t, key);
@@ -100,7 +103,7 @@ static int64_t *find(SizeDecider *d, Table *t, Hash128 key, int64_t start, int a
     int64_t *position = slot;
     int64_t next = slot[1];
     for (;;) {
-        if (same(d, as_end ? *position - n + 1 : *position, start, n)) return position;
+        if (same(d, *position, start, n)) return position;
         if (next == 0) return NULL;
         position = &d->more[next - 1].position;
         next = d->more[next - 1].next;
@@ -109,26 +112,24 @@ static int64_t *find(SizeDecider *d, Table *t, Hash128 key, int64_t start, int a
 
 /* Note an occurrence: the first of its content, or with a limited history the latest
  * (it replaces the earlier one; a library's stays). */
-static int remember(SizeDecider *d, Table *t, Hash128 key, int64_t position, int64_t start,
-                    int as_end)
+static int remember(SizeDecider *d, Table *t, Hash128 key, int64_t start)
 {
     int created;
     int64_t *slot = table_upsert(t, key, &created);
     if (slot == NULL) return -1;
     if (created) {
-        slot[0] = position;
+        slot[0] = start;
         slot[1] = 0;
         return 0;
     }
-    int64_t *known = find(d, t, key, start, as_end);
+    int64_t *known = find(d, t, key, start);
     if (known != NULL) {
-        if (d->history >= 0 && *known >= 0) *known = position;
+        if (d->history >= 0 && *known >= 0) *known = start;
         return 0;
     }
     if (grow((void **)&d->more, &d->more_cap, d->more_len + 1, sizeof(Occurrence)) < 0) return -1;
-    slot = table_find(t, key); /* (the slots did not move: upsert came first) */
-    d->more[d->more_len].position = position;
-    d->more[d->more_len].next = slot[1];
+    d->more[d->more_len].position = start;
+    d->more[d->more_len].next = slot[1]; /* (growing `more` moved no slot) */
     slot[1] = (int64_t)++d->more_len;
     return 0;
 }
@@ -147,33 +148,28 @@ static int queue_push(Queue *q, int64_t position, Hash128 key)
     return 0;
 }
 
-/* Whether the stretch [start, end] repeats: `as_end` for the table of M stretches
- * (kept by end), else N stretches (kept by start). -1 on failure. */
+/* Whether the stretch [start, end] repeats: `as_end` for an M stretch, else N. -1 on
+ * failure. */
 static int repeats(SizeDecider *d, int64_t start, int64_t end, int as_end)
 {
-    Table *t = as_end ? &d->ends : &d->starts;
+    Table *t = as_end ? d->m_table : d->n_table;
     Hash128 key = key_of(d, d->poly, d->offset, start, end);
     int64_t n = end - start + 1;
-    int64_t position = as_end ? end : start;
     if (d->history < 0) {
-        int64_t *found = find(d, t, key, start, as_end);
-        if (found == NULL) return remember(d, t, key, position, start, as_end);
-        int64_t found_end = as_end ? *found : *found + n - 1;
-        return found_end < start;
+        int64_t *found = find(d, t, key, start);
+        if (found == NULL) return remember(d, t, key, start);
+        return *found + n - 1 < start;
     }
     Queue *q = as_end ? &d->waiting_m : &d->waiting_n;
     while (q->head < q->len) { /* admit the stretches that ended before this one starts */
         Waiting *w = q->items + q->head;
-        int64_t w_n = (int64_t)w->key.hi;
-        int64_t w_end = as_end ? w->position : w->position + w_n - 1;
-        if (w_end >= start) break;
-        int64_t w_start = as_end ? w->position - w_n + 1 : w->position;
-        if (remember(d, t, w->key, w->position, w_start, as_end) < 0) return -1;
+        if (w->position + (int64_t)w->key.hi - 1 >= start) break;
+        if (remember(d, t, w->key, w->position) < 0) return -1;
         q->head++;
     }
-    if (queue_push(q, position, key) < 0) return -1;
-    int64_t *found = find(d, t, key, start, as_end);
-    return found != NULL && (*found < 0 || position - *found <= d->history);
+    if (queue_push(q, start, key) < 0) return -1;
+    int64_t *found = find(d, t, key, start);
+    return found != NULL && (*found < 0 || start - *found <= d->history);
 }
 
 /* ---- feeding ---------------------------------------------------------------------- */
@@ -278,8 +274,9 @@ static int sweep(SizeDecider *d)
     d->swept = d->total;
     Occurrence *more = NULL;
     size_t more_len = 0, more_cap = 0;
-    if (sweep_table(d, &d->ends, d->total - d->history, &more, &more_len, &more_cap) < 0 ||
-        sweep_table(d, &d->starts, d->n_next - d->history, &more, &more_len, &more_cap) < 0) {
+    /* a later M stretch starts at m_start or after, an N stretch at n_next */
+    if (sweep_table(d, d->m_table, d->m_start - d->history, &more, &more_len, &more_cap) < 0 ||
+        sweep_table(d, d->n_table, d->n_next - d->history, &more, &more_len, &more_cap) < 0) {
         PyMem_RawFree(more);
         return -1;
     }
@@ -328,15 +325,13 @@ static int library_sequence(SizeDecider *d, int64_t first, const Hash128 *keys,
     for (int64_t e = 0, m = 0; e < count; e++) {
         if (!is_large(d, sums, 0, m, e)) continue;
         while (is_large(d, sums, 0, m + 1, e)) m++;
-        if (remember(d, &d->ends, key_of(d, poly, 0, m, e), first + e, first + m, 1) < 0)
-            goto done;
+        if (remember(d, d->m_table, key_of(d, poly, 0, m, e), first + m) < 0) goto done;
     }
     for (int64_t s = 0, e = 0; s < count; s++) {
         if (e < s) e = s;
         while (e < count && !is_large(d, sums, 0, s, e)) e++;
         if (e == count) break;
-        if (remember(d, &d->starts, key_of(d, poly, 0, s, e), first + s, first + s, 0) < 0)
-            goto done;
+        if (remember(d, d->n_table, key_of(d, poly, 0, s, e), first + s) < 0) goto done;
     }
     rc = 0;
 done:
@@ -529,7 +524,9 @@ static int SizeDecider_init(SizeDecider *d, PyObject *args, PyObject *kwds)
     d->sums_cap = d->poly_cap = 16;
     d->powers[0] = 1;
     for (int64_t k = 1; k <= d->cap; k++) d->powers[k] = fp_mul(d->powers[k - 1], d->base);
-    d->ends.stride = d->starts.stride = 4;
+    d->tables[0].stride = d->tables[1].stride = 4;
+    d->m_table = &d->tables[0];
+    d->n_table = d->history < 0 ? &d->tables[0] : &d->tables[1];
     d->cover = -1;
     d->ready = 1;
     return 0;
@@ -548,8 +545,8 @@ static void SizeDecider_dealloc(SizeDecider *d)
     PyMem_RawFree(d->waiting_m.items);
     PyMem_RawFree(d->waiting_n.items);
     PyMem_RawFree(d->out);
-    table_free(&d->ends);
-    table_free(&d->starts);
+    table_free(&d->tables[0]);
+    table_free(&d->tables[1]);
     type->tp_free((PyObject *)d);
     Py_DECREF(type);
 }
@@ -558,7 +555,7 @@ static PyObject *get_decided(SizeDecider *d, void *c) { return PyLong_FromLongLo
 
 static PyObject *get_remembered(SizeDecider *d, void *c)
 {
-    return PyLong_FromSize_t(table_len(&d->ends) + table_len(&d->starts) + d->more_len);
+    return PyLong_FromSize_t(table_len(&d->tables[0]) + table_len(&d->tables[1]) + d->more_len);
 }
 
 static PyGetSetDef SizeDecider_getset[] = {
