@@ -32,8 +32,8 @@ from corpora import build, child_cpu  # type: ignore[import-not-found]  # noqa: 
 
 SEQDEDUP = str(Path(sys.executable).parent / "seqdedup")
 WIDTHS = (2, 3, 5, 10)
-SIZES = (64, 96, 128, 160, 240, 320)
-AUTO = 160
+SIZES = (32, 48, 64, 96, 128, 160, 240)
+AUTO = 64
 
 
 def removed_share(path: Path, options: list[str]) -> float:

@@ -165,7 +165,7 @@ def _matching_options(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_WINDOW,
         metavar="N",
         help=f"records per window: shortest repeat found (default {DEFAULT_WINDOW}); "
-        "auto: no count, a repeat of at least 160 bytes",
+        "auto: no count, a repeat of at least 64 bytes (-w 1 --min-bytes 64)",
     )
     _size_options(core)
     core.add_argument(

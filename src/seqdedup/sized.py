@@ -8,7 +8,7 @@ most ``max_history`` records before). A stretch of ``CAP`` records (or W, if mor
 large enough whatever its size, so that a stretch to compare is never longer. With
 B = 0 this is the plain window rule.
 
-Why it costs two lookups per record (docs/engine.md, "A minimum size"): call M(j) the
+Why it costs two lookups per record (docs/design.md, "A minimum size"): call M(j) the
 shortest stretch ending at record j that is large enough, N(s) the shortest starting
 at s. Record j lies inside a repeated large-enough stretch S exactly when M(j) repeats
 or some N(s) with s <= j <= end(N(s)) does: if N(s) (s the start of S) ends before j,
@@ -64,7 +64,7 @@ class SizedKeys(Protocol):
 
 CAP = 4096  # a stretch of this many records is large enough whatever its size
 MODULUS = (1 << 61) - 1  # the fingerprints' prime
-AUTO_MIN_BYTES = 160  # -w auto: W = 1 with this --min-bytes (docs/usage: choosing B)
+AUTO_MIN_BYTES = 64  # -w auto: W = 1 and this --min-bytes (docs/design.md: A minimum size)
 
 
 def polynomial_base(seed: int) -> int:
