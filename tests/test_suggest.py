@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 from seqdedup.config import Config
 from seqdedup.hashes import hash_words
 from seqdedup.runs import runs_of
-from seqdedup.suggest import WIDTHS, suggest
+from seqdedup.suggest import SIZES, WIDTHS, size_rows, suggest
 
 from conftest import examples, seqdedup_command, user_env
-from oracle import skipped_flags
+from oracle import skipped_flags, skipped_flags_sized
 
 
 def oracle_rows(keys: list[str]) -> tuple[list[dict[str, int]], list[int]]:
@@ -49,6 +49,17 @@ def test_each_width_removes_what_the_rule_removes(engine, keys):
     assert sum(b["records"] for b in result["repeated_blocks"]) == sum(blocks)
 
 
+@settings(max_examples=examples(60), deadline=None)
+@given(keys=st.lists(st.sampled_from(["a" * 20, "b" * 30, "c", ""]), max_size=40))
+def test_each_minimum_size_removes_what_the_rule_removes(engine, keys):
+    rows = size_rows([k.encode() for k in keys], Config(max_history=None))
+    assert [row["min_bytes"] for row in rows] == list(SIZES)
+    for row in rows:
+        skipped = skipped_flags_sized([keys], 1, row["min_bytes"], lambda k: len(str(k)) + 1)
+        runs = runs_of([not s for s in skipped], False)
+        assert (row["removed"], row["runs"]) == (sum(skipped), len(runs))
+
+
 @settings(max_examples=examples(100), deadline=None)
 @given(keys=st.lists(st.sampled_from(["a", "b"]), max_size=60))
 def test_the_kernels_tally_is_the_rule(keys):
@@ -77,12 +88,17 @@ def test_the_report_and_its_recommendation(tmp_path: Path):
     assert lines[0] == "40 records read"
     (window,) = [line for line in lines if line.startswith("window: ")]
     assert window.startswith("window: -w 10 (-w 10 removes 24 records, 100% of what -w 2")
-    # one line to copy, at the end: with numbers masked the twelve frames are one line
-    assert lines[-1] == "suggested: seqdedup -w 5 --normalize all"
+    # one line to copy, at the end: with numbers masked the twelve frames are one line;
+    # no W is needed: -w auto removes as much (the twelve frames are 98 bytes)
+    assert lines[-1] == "suggested: seqdedup -w auto --normalize all"
+    (size,) = [line for line in lines if line.startswith("size: ")]
+    assert size.startswith("size: -w auto removes 24 records (-w 10: 24)")
     as_json = json.loads(run("--suggest-window", "--stats-format", "json", data=data).stdout)
     doc = as_json["suggest_window"]
     assert doc["recommended"] == 10 and doc["records"] == 40
-    assert doc["command"] == "seqdedup -w 5 --normalize all" and doc["kept"] == []
+    assert doc["command"] == "seqdedup -w auto --normalize all" and doc["kept"] == []
+    assert [r["removed"] for r in doc["sizes"]] == [24, 24, 0, 0]
+    assert doc["recommended_min_bytes"] == 64
     assert [r["removed"] for r in doc["windows"]] == [24, 24, 24, 24, 24, 0, 0]
     sampled = json.loads(
         run("--suggest-window", "--sample", "14", "--stats-format", "json", data=data).stdout
@@ -116,7 +132,9 @@ def test_keys_are_suggested_with_the_window_they_need():
     plain = run("-q", "-w", "2", "-M", "--normalize", "timestamp", data=data).stdout
     assert removed["--normalize timestamp"] == data.count(b"\n") - plain.count(b"\n")
     text = run("--suggest-window", data=data).stdout.decode().splitlines()
-    w = chosen["recommended"]
+    # the three-line block is 88 bytes with its timestamps masked: -w auto takes it whole
+    assert chosen["recommended_min_bytes"] == result["with_keys"]["recommended_min_bytes"] == 64
+    w = "auto"
     assert text[-2].startswith(f"keys: --normalize timestamp -w {w} (")
     assert text[-1] == f"suggested: seqdedup -w {w} --normalize timestamp"
     given = run("--suggest-window", "--normalize", "timestamp", data=data).stdout.decode()

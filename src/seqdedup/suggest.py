@@ -33,6 +33,12 @@ class WindowRow(TypedDict):
     runs: int  # the runs they form
 
 
+class SizeRow(TypedDict):
+    min_bytes: int  # -w 1 --min-bytes B
+    removed: int
+    runs: int
+
+
 class BlockBucket(TypedDict):
     lengths: str  # "2-4", ..., "100+"
     blocks: int  # runs of that length at W = 2
@@ -47,6 +53,7 @@ class KeyRow(TypedDict):
 class WithKeys(TypedDict):
     recommended: int
     reason: str
+    recommended_min_bytes: int | None
 
 
 class Suggestion(TypedDict):
@@ -55,6 +62,9 @@ class Suggestion(TypedDict):
 
     records: int  # records read (the sample)
     windows: list[WindowRow]
+    sizes: list[SizeRow]  # -w 1 with each minimum size (none with --stream-by)
+    recommended_min_bytes: int | None  # a minimum size that makes W unnecessary
+    size_reason: str
     repeated_blocks: list[BlockBucket]
     recommended: int  # the W to use
     reason: str
@@ -66,6 +76,7 @@ class Suggestion(TypedDict):
 
 
 WIDTHS = (1, 2, 3, 5, 10, 20, 50)
+SIZES = (32, 64, 128, 256)  # the minimum sizes tried (-w 1 --min-bytes B)
 BUCKETS = ((2, 4), (5, 9), (10, 19), (20, 49), (50, 99), (100, None))
 KEEP = 0.8  # of what W=2 removes, the recommended W still removes
 DEFAULT_SAMPLE = 1_000_000
@@ -84,6 +95,7 @@ NEARLY = 0.9  # a key that removes this share of the best key's records is as go
 # profile that sets them is no error)
 IGNORED = {
     "window_size": "-w",
+    "min_size": "--min-bytes/--min-tokens",
     "fold": "--fold",
     "annotate": "--annotate",
     "explain": "--explain",
@@ -121,12 +133,17 @@ def suggest(records: list[bytes], config: Config) -> Suggestion:
         for low, high in BUCKETS
     ]
     window, reason = recommend(rows)
+    sizes = size_rows(records, config)
+    min_bytes, size_reason = recommend_size(sizes, rows, window)
     keys = suggest_keys(config, records)
     best = _best_key(keys, len(records))
     kept = call_options(config)
     result = Suggestion(
         records=len(records),
         windows=rows,
+        sizes=sizes,
+        recommended_min_bytes=min_bytes,
+        size_reason=size_reason,
         repeated_blocks=histogram,
         recommended=window,
         reason=reason,
@@ -135,17 +152,80 @@ def suggest(records: list[bytes], config: Config) -> Suggestion:
         kept=kept,
         command="",
     )
-    chosen = [f"-w {window}"]
-    if best is not None:  # the W to use with those keys
+    chosen = _rule_options(window, min_bytes)
+    if best is not None:  # the W (or size) to use with those keys
         trial = dict(KEY_TRIALS)[best](config)
         with_keys = suggest(records, trial)
         result["with_keys"] = WithKeys(
-            recommended=with_keys["recommended"], reason=with_keys["reason"]
+            recommended=with_keys["recommended"],
+            reason=with_keys[
+                "reason" if with_keys["recommended_min_bytes"] is None else "size_reason"
+            ],
+            recommended_min_bytes=with_keys["recommended_min_bytes"],
         )
-        chosen = [f"-w {with_keys['recommended']}", best]
+        chosen = [*_rule_options(with_keys["recommended"], with_keys["recommended_min_bytes"])]
+        chosen.append(best)
     named = [quote(name) for name in config.inputs if name != "-"]
     result["command"] = " ".join(["seqdedup", *chosen, *kept, *named])
     return result
+
+
+def _rule_options(window: int, min_bytes: int | None) -> list[str]:
+    """The options that give the rule: -w N, -w auto, or -w 1 --min-bytes B."""
+    from seqdedup.sized import AUTO_MIN_BYTES
+
+    if min_bytes is None:
+        return [f"-w {window}"]
+    return ["-w auto"] if min_bytes == AUTO_MIN_BYTES else ["-w 1", f"--min-bytes {min_bytes}"]
+
+
+def size_rows(records: list[bytes], config: Config) -> list[SizeRow]:
+    """Per minimum size of SIZES, at W = 1: the records removed and the runs (none with
+    --stream-by, whose streams take no minimum size)."""
+    if config.stream_split:
+        return []
+    from seqdedup.engine import SEED
+    from seqdedup.engine import load as load_kernel
+    from seqdedup.keys import key_maker
+    from seqdedup.matcher import make_matcher
+    from seqdedup.runs import runs_of
+    from seqdedup.sized import SizedMatcher
+
+    kernel = load_kernel()
+    hashes, sizes = key_maker(config, kernel, SEED).hashes_and_sizes(records, "bytes")
+    rows = []
+    for size in SIZES:
+        matcher = make_matcher(1, None, kernel, (size, "bytes", False), seed=SEED)
+        assert isinstance(matcher, SizedMatcher)
+        keep = matcher.decider.push(hashes, sizes) + matcher.decider.finish()
+        runs = runs_of(keep, False)
+        removed = sum(stop - start for start, stop in runs)
+        rows.append(SizeRow(min_bytes=size, removed=removed, runs=len(runs)))
+    return rows
+
+
+def recommend_size(
+    sizes: list[SizeRow], windows: list[WindowRow], window: int
+) -> tuple[int | None, str]:
+    """``-w auto``'s size when it removes at least what the recommended W removes (else
+    the largest size that does, if any): then no W is needed (a block of any length
+    goes, a short repeat stays)."""
+    from seqdedup.sized import AUTO_MIN_BYTES
+
+    if not sizes:
+        return None, "--stream-by takes no minimum size"
+    at_window = next(row["removed"] for row in windows if row["window_size"] == window)
+    enough = [row for row in sizes if row["removed"] >= at_window and row["removed"]]
+    if not enough:
+        return None, f"every minimum size removes fewer records than -w {window}"
+    auto = [row for row in enough if row["min_bytes"] == AUTO_MIN_BYTES]
+    row = auto[0] if auto else max(enough, key=lambda r: r["min_bytes"])
+    option = " ".join(_rule_options(1, row["min_bytes"]))
+    return row["min_bytes"], (
+        f"{option} removes {row['removed']:,} records (-w {window}: {at_window:,}): a block "
+        f"of any length goes, repeats shorter than {row['min_bytes']} bytes stay; no window "
+        "size to choose"
+    )
 
 
 def call_options(config: Config) -> list[str]:
@@ -329,6 +409,15 @@ def write_suggestion(result: Suggestion, stream: TextIO, fmt: str) -> None:
             f"{bucket['records']:>12,} records"
         )
     lines.append(f"window: -w {result['recommended']} ({result['reason']})")
+    if result["sizes"]:
+        lines.append(f"{'size':>18}  {'removed':>12}  {'share':>6}  {'runs':>10}")
+        for size in result["sizes"]:
+            share = 100.0 * size["removed"] / total if total else 0.0
+            lines.append(
+                f"{'--min-bytes ' + str(size['min_bytes']):>18}  {size['removed']:>12,}  "
+                f"{share:>5.1f}%  {size['runs']:>10,}"
+            )
+        lines.append(f"size: {result['size_reason']}")
     if result["keys"]:
         lines.append(f"keys (records removed at -w {KEY_WIDTH}):")
         for key in result["keys"]:
@@ -337,7 +426,10 @@ def write_suggestion(result: Suggestion, stream: TextIO, fmt: str) -> None:
         best = result["recommended_keys"]
         if best:
             with_keys = result["with_keys"]
-            lines.append(f"keys: {best} -w {with_keys['recommended']} ({with_keys['reason']})")
+            rule = " ".join(
+                _rule_options(with_keys["recommended"], with_keys["recommended_min_bytes"])
+            )
+            lines.append(f"keys: {best} {rule} ({with_keys['reason']})")
         else:
             lines.append("keys: as given (no built-in key removes much more)")
     if result["kept"]:
