@@ -101,6 +101,11 @@ def stats_rows(stats: Stats, config: Config) -> list[tuple[str, str]]:
             ("Window size", f"{config.window_size:,}"),
             ("Max history", history),
         ]
+        + (
+            [("Minimum size", f"{config.min_size:,} {config.size_unit}")]
+            if config.min_size
+            else []
+        )
         + ([("Streams", f"{len(stats.streams):,}")] if stats.streams is not None else [])
         + (
             [
@@ -128,6 +133,7 @@ def stats_document(stats: Stats, config: Config) -> dict[str, object]:
         },
         "configuration": {
             "window_size": config.window_size,
+            **({"min_size": {config.size_unit: config.min_size}} if config.min_size else {}),
             "max_history": "unlimited" if config.max_history is None else config.max_history,
             "max_unique_sequences": (
                 "unlimited" if config.max_unique_sequences is None else config.max_unique_sequences
