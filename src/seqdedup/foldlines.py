@@ -42,12 +42,12 @@ def plain_text(
 ) -> bytes:
     """:func:`default_text` of a whole run of one input (one part, which does not go
     on): records ``start`` .. (numbers), its sequence first seen at record ``source``."""
-    lines = f"line {start}" if removed == 1 else f"lines {start}-{start + removed - 1}"
+    lines = _span(start, start + removed - 1)
     extra = removed - copies * length
     text = (
         f"[FOLDED: {_records(removed)} at {lines}: {copies} "
         f"{'copy' if copies == 1 else 'copies'} of sequence {digest.hex()[:SHORT_ID]} "
-        f"({_records(length)}, first seen at lines {source}-{source + length - 1})"
+        f"({_records(length)}, first seen at {_span(source, source + length - 1)})"
         f"{_extra(extra)}{_times(first_time, last_time)}]"
     )
     return text.encode("utf-8", "surrogateescape")
@@ -58,11 +58,18 @@ def _extra(extra: int) -> str:
 
 
 def _times(first_time: str, last_time: str) -> str:
+    if first_time and first_time == last_time:
+        return f", at {first_time}"
     if first_time and last_time:
         return f", {first_time} .. {last_time}"
     if first_time or last_time:  # only one of the two records holds a time
         return f", from {first_time}" if first_time else f", until {last_time}"
     return ""
+
+
+def _span(first: int | str, last: int | str) -> str:
+    """``line 7`` or ``lines 7-9``."""
+    return f"line {first}" if first == last else f"lines {first}-{last}"
 
 
 def _records(count: int) -> str:
@@ -82,19 +89,17 @@ def default_text(fields: Fields, named: bool) -> str:
             source_where += f" (stream {fields['match_stream']})"
     head = "[FOLDED (continued)" if fields["part"] > 1 else "[FOLDED"
     removed, length = fields["removed"], fields["length"]
-    lines = (
-        f"line {fields['start']}" if removed == 1 else f"lines {fields['start']}-{fields['end']}"
-    )
+    lines = _span(fields["start"], fields["end"])
     text = f"{head}: {_records(removed)} at {lines}{where}: "
+    first, last = fields["match_start"], fields["match_end"]
     if fields["sequence"]:
-        seen = f"first seen in {fields['match_file']} records"
+        seen = f"first seen in {fields['match_file']} records {first}-{last}"
     else:
-        seen = "first seen at lines"
+        seen = f"first seen at {_span(first, last)}"
     copies = fields["copies"]
     text += (
         f"{copies} {'copy' if copies == 1 else 'copies'} of sequence "
-        f"{fields['id']} ({_records(length)}, {seen} "
-        f"{fields['match_start']}-{fields['match_end']}{source_where})"
+        f"{fields['id']} ({_records(length)}, {seen}{source_where})"
     )
     text += _extra(fields["extra"]) + _times(fields["first_time"], fields["last_time"])
     variants = fields.get("variants", 1)
