@@ -24,7 +24,12 @@ from seqdedup.normalize import normalize_py
 from seqdedup.runs import runs_of
 from seqdedup.streamby.names import prefix_program
 
-from oracle import interleaved_runs, interleaved_skipped, skipped_flags_streams
+from oracle import (
+    interleaved_runs,
+    interleaved_skipped,
+    skipped_flags_sized,
+    skipped_flags_streams,
+)
 
 
 def load(path: str):
@@ -800,6 +805,50 @@ def spread_calls(kernel, rng: random.Random) -> None:
             bad()
 
 
+SIZE_OF = {"a": 1, "b": 5, "c": 9}
+
+
+def sized_run(kernel, rng: random.Random, long: bool = False) -> None:
+    """SizeDecider: random keys and sizes in random batches, several inputs, a library,
+    against the sized oracle (``long``: enough records for a short history's sweeps,
+    stretches bounded by a small cap); misuse."""
+    window, least = rng.randint(1, 4), rng.randint(0, 25)
+    history = rng.choice([None, rng.randint(1, 15)] if not long else [None, 100, 700])
+    cap = rng.randint(1, 8)
+    count = 9_000 if long else rng.randint(0, 60)
+    streams = [[rng.choice("abc") for _ in range(count)] for _ in range(rng.randint(1, 3))]
+    library = [[rng.choice("abc") for _ in range(rng.randint(0, 8))] for _ in range(2)]
+    d = kernel.SizeDecider(window, least, history, rng.randrange(1 << 62), cap)
+
+    def sized(keys: list[str]) -> tuple[bytes, bytes]:
+        return key_hashes(keys, None).tobytes(), array("q", [SIZE_OF[k] for k in keys]).tobytes()
+
+    d.add_library([sized(seq) for seq in library])
+    flags: list[bool] = []
+    for number, stream in enumerate(streams):
+        if number:
+            d.new_input()
+        at = 0
+        while at < len(stream):
+            stop = min(len(stream), at + rng.randint(0, 40 if not long else 3000))
+            flags += d.push(*sized(stream[at:stop]))
+            at = stop
+        flags += d.finish()
+    expected = skipped_flags_sized(
+        streams, window, least, SIZE_OF.__getitem__, history, library, cap,
+        longest=cap if long else None,
+    )  # fmt: skip
+    assert [not f for f in flags] == expected, (streams, window, least, history, cap, library)
+    for bad in (
+        lambda: d.push(b"x", b""),
+        lambda: d.push(bytes(16), array("q", [-1]).tobytes()),
+        lambda: d.add_library([sized(["a"])]),
+        lambda: d.push(bytes(16), array("q", [1]).tobytes()) and d.new_input(),
+    ):
+        with contextlib.suppress(ValueError, RuntimeError):
+            bad()
+
+
 def main() -> None:
     kernel = load(sys.argv[1])
     big_run(kernel)
@@ -818,6 +867,8 @@ def main() -> None:
         prefix_calls(kernel, rng)
         spread_calls(kernel, rng)
         bounds_calls(kernel, rng)
+        sized_run(kernel, rng)
+    sized_run(kernel, rng, long=True)
     print(f"kernel stress: {iterations} iterations, all equal to the oracle")
 
 
