@@ -818,7 +818,7 @@ def sized_run(kernel, rng: random.Random, long: bool = False) -> None:
     count = 9_000 if long else rng.randint(0, 60)
     streams = [[rng.choice("abc") for _ in range(count)] for _ in range(rng.randint(1, 3))]
     library = [[rng.choice("abc") for _ in range(rng.randint(0, 8))] for _ in range(2)]
-    d = kernel.SizeDecider(window, least, history, rng.randrange(1 << 62), cap)
+    d = kernel.SizeDecider(window, least, history, rng.randrange(1 << 62), cap, rng.random() < 0.3)
 
     def sized(keys: list[str]) -> tuple[bytes, bytes]:
         return key_hashes(keys, None).tobytes(), array("q", [SIZE_OF[k] for k in keys]).tobytes()

@@ -16,15 +16,21 @@ from oracle import skipped_flags_sized, skipped_flags_streams
 
 
 def make(
-    engine: str, window: int, min_size: int, history: int | None, cap: int = 4096
+    engine: str,
+    window: int,
+    min_size: int,
+    history: int | None,
+    cap: int = 4096,
+    collide: bool = False,
 ) -> SizeDecider:
-    """The decider of ``engine`` ("c": the kernel's twin)."""
+    """The decider of ``engine`` ("c": the kernel's twin); ``collide``: every stretch of a
+    length shares its fingerprint, so only the key hashes tell contents apart."""
     if engine == "c":
         from seqdedup import _kernel
 
-        decider: SizeDecider = _kernel.SizeDecider(window, min_size, history, 7, cap)
+        decider: SizeDecider = _kernel.SizeDecider(window, min_size, history, 7, cap, collide)
         return decider
-    return SizeDecider(window, min_size, history, seed=7, cap=cap)
+    return SizeDecider(window, min_size, history, seed=7, cap=cap, force_collisions=collide)
 
 
 ALPHABET = ["", "a", "bb", "ccc", "dddddd", "e" * 12]
@@ -68,6 +74,7 @@ streams_st = st.lists(st.lists(st.sampled_from(ALPHABET[:4]), max_size=24), min_
     cap=st.integers(1, 8),
     batch=st.integers(1, 7),
     library=st.lists(st.lists(st.sampled_from(ALPHABET[:4]), max_size=8), max_size=2),
+    collide=st.booleans(),
 )
 def test_each_decider_is_the_oracle(
     engine: str,
@@ -78,8 +85,9 @@ def test_each_decider_is_the_oracle(
     cap: int,
     batch: int,
     library: list[list[str]],
+    collide: bool,
 ) -> None:
-    decider = make(engine, window, min_size, history, cap)
+    decider = make(engine, window, min_size, history, cap, collide)
     decider.add_library(library_of(library))
     expected = skipped_flags_sized(streams, window, min_size, size_of, history, library, cap)
     assert decide(decider, streams, batch) == expected
@@ -155,7 +163,7 @@ def test_what_a_short_history_forgets_is_never_asked_for(engine: str, history: i
     lines: list[str] = []
     while len(lines) < 15_000:
         lines += rng.choice(blocks) if rng.random() < 0.7 else [str(rng.randrange(99))]
-    flags = decide(make(engine, 2, 60, history, cap=16), [lines], batch=1000)
+    flags = decide(make(engine, 2, 60, history, cap=16, collide=True), [lines], batch=1000)
     assert flags == skipped_flags_sized([lines], 2, 60, size_of, history, cap=16, longest=16)
 
 

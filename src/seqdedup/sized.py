@@ -89,7 +89,9 @@ class HeldRecords:
     sizes and of the fingerprint polynomial, from record ``_offset`` on; a loaded
     library's key hashes as records -len..-1."""
 
-    def __init__(self, window: int, min_size: int, seed: int, cap: int) -> None:
+    def __init__(
+        self, window: int, min_size: int, seed: int, cap: int, force_collisions: bool = False
+    ) -> None:
         if window < 1 or min_size < 0 or cap < 1:
             raise ValueError("window >= 1, min_size >= 0 and cap >= 1")
         self.window = window
@@ -103,6 +105,7 @@ class HeldRecords:
         self._poly = [0]
         self._region = b""
         self._total = 0  # records pushed
+        self._shared = force_collisions  # (tests) every fingerprint 0
 
     def power(self, n: int) -> int:
         powers = self._powers
@@ -121,8 +124,13 @@ class HeldRecords:
 
     def _key(self, start: int, end: int) -> int:
         at, n = self._offset, end - start + 1
-        fp = (self._poly[end + 1 - at] - self._poly[start - at] * self.power(n)) % MODULUS
-        return fp * (self.cap + 1) + n
+        return self.stretch_key(
+            self._poly[end + 1 - at] - self._poly[start - at] * self.power(n), n
+        )
+
+    def stretch_key(self, polynomial: int, n: int) -> int:
+        """The table key of a stretch of ``n`` records: its fingerprint and length."""
+        return (0 if self._shared else polynomial % MODULUS) * (self.cap + 1) + n
 
     def _content(self, start: int, n: int) -> bytes:
         if start < 0:
@@ -159,9 +167,15 @@ class SizeDecider(HeldRecords):
     complete (at the end of a stream, at once)."""
 
     def __init__(
-        self, window: int, min_size: int, max_history: int | None, seed: int = 0, cap: int = CAP
+        self,
+        window: int,
+        min_size: int,
+        max_history: int | None,
+        seed: int = 0,
+        cap: int = CAP,
+        force_collisions: bool = False,
     ) -> None:
-        super().__init__(window, min_size, seed, cap)
+        super().__init__(window, min_size, seed, cap, force_collisions)
         self.max_history = max_history
         self._m_start = 0  # start of the last M stretch (never goes back)
         self._n_next = 0  # the next record whose N stretch is not complete
@@ -331,8 +345,7 @@ def library_stretches(
         return n >= window and (n >= cap or sums[e + 1] - sums[s] >= least)
 
     def key(s: int, e: int) -> int:
-        fp = (poly[e + 1] - poly[s] * decider.power(e - s + 1)) % MODULUS
-        return fp * (cap + 1) + e - s + 1
+        return decider.stretch_key(poly[e + 1] - poly[s] * decider.power(e - s + 1), e - s + 1)
 
     m = 0
     for e in range(count):

@@ -101,11 +101,7 @@ def stats_rows(stats: Stats, config: Config) -> list[tuple[str, str]]:
             ("Window size", f"{config.window_size:,}"),
             ("Max history", history),
         ]
-        + (
-            [("Minimum size", f"{config.min_size:,} {config.size_unit}")]
-            if config.min_size
-            else []
-        )
+        + ([("Minimum size", f"{config.min_size:,} {config.size_unit}")] if config.min_size else [])
         + ([("Streams", f"{len(stats.streams):,}")] if stats.streams is not None else [])
         + (
             [

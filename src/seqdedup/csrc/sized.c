@@ -8,19 +8,15 @@
  * Per record: its M stretch (the shortest large-enough one ending there) is looked up
  * by key (fingerprint, length) when the record arrives; its N stretch (the shortest
  * starting there) when the record that completes it arrives, and the record is decided
- * then. A key's slot holds where one content starts and a chain of more for contents
- * that share the key; every candidate is confirmed by comparing key hashes.
+ * then. A key's slot holds where one content starts; contents that share a key (a
+ * fingerprint collision) take the key's k-th variant, its length lane plus k * 2^32;
+ * every candidate is confirmed by comparing key hashes.
  */
 #include "kernel.h"
 
 #define SIZE_CAP 4096
 #define NOWHERE INT64_MIN
 #define MAX_WIDTH ((int64_t)1 << 20)
-
-typedef struct {
-    int64_t position;
-    int64_t next; /* index + 1 of the next occurrence in `more`, 0: none */
-} Occurrence;
 
 typedef struct {
     int64_t position;
@@ -48,16 +44,14 @@ typedef struct {
     Hash128 *region; /* a loaded library's key hashes: records -region_len .. -1 */
     size_t region_len;
     int64_t total, stream, m_start, n_next, cover, swept;
-    /* stretches by key -> where each distinct content starts, and a chain of more; M and
-     * N share one table with an unlimited history (a content is an M, or an N, stretch
-     * wherever it occurs) */
+    /* stretches by key -> where one content starts; M and N share one table with an
+     * unlimited history (a content is an M, or an N, stretch wherever it occurs) */
     Table tables[2];
     Table *m_table, *n_table;
-    Occurrence *more;
-    size_t more_len, more_cap;
     Queue waiting_m, waiting_n; /* limited history: stretches not admitted yet */
     uint8_t *out; /* this call's keep flags */
     size_t out_len, out_cap;
+    int force_collisions; /* (tests) every fingerprint 0: stretches of a length share keys */
     int ready, busy, broken;
 } SizeDecider;
 
@@ -78,6 +72,7 @@ static inline Hash128 key_of(const SizeDecider *d, const uint64_t *poly, int64_t
 {
     int64_t n = e - s + 1;
     Hash128 key = {fp_sub(poly[e + 1 - base], fp_mul(poly[s - base], d->powers[n])), (uint64_t)n};
+    if (d->force_collisions) key.lo = 0;
     return key;
 }
 
@@ -94,19 +89,20 @@ static inline int same(const SizeDecider *d, int64_t a, int64_t b, int64_t n)
 
 /* ---- the tables ------------------------------------------------------------------- */
 
-/* The start of the slot's occurrence equal to the stretch at `start`, or NULL. */
+/* The k-th variant of a key: another content with the same fingerprint and length. */
+static inline Hash128 variant(Hash128 key, uint64_t k)
+{
+    key.hi += k << 32; /* (the length lane holds at most 2^20) */
+    return key;
+}
+
+/* The start of the occurrence equal to the stretch at `start` under `key`, or NULL. */
 static int64_t *find(SizeDecider *d, Table *t, Hash128 key, int64_t start)
 {
     int64_t n = (int64_t)key.hi;
-    int64_t *slot = table_find(t, key);
-    if (slot == NULL) return NULL;
-    int64_t *position = slot;
-    int64_t next = slot[1];
-    for (;;) {
-        if (same(d, *position, start, n)) return position;
-        if (next == 0) return NULL;
-        position = &d->more[next - 1].position;
-        next = d->more[next - 1].next;
+    for (uint64_t k = 0;; k++) {
+        int64_t *slot = table_find(t, variant(key, k));
+        if (slot == NULL || same(d, *slot, start, n)) return slot;
     }
 }
 
@@ -114,24 +110,20 @@ static int64_t *find(SizeDecider *d, Table *t, Hash128 key, int64_t start)
  * (it replaces the earlier one; a library's stays). */
 static int remember(SizeDecider *d, Table *t, Hash128 key, int64_t start)
 {
-    int created;
-    int64_t *slot = table_upsert(t, key, &created);
-    if (slot == NULL) return -1;
-    if (created) {
-        slot[0] = start;
-        slot[1] = 0;
-        return 0;
+    int64_t n = (int64_t)key.hi;
+    for (uint64_t k = 0;; k++) {
+        int created;
+        int64_t *slot = table_upsert(t, variant(key, k), &created);
+        if (slot == NULL) return -1;
+        if (created) {
+            *slot = start;
+            return 0;
+        }
+        if (same(d, *slot, start, n)) {
+            if (d->history >= 0 && *slot >= 0) *slot = start;
+            return 0;
+        }
     }
-    int64_t *known = find(d, t, key, start);
-    if (known != NULL) {
-        if (d->history >= 0 && *known >= 0) *known = start;
-        return 0;
-    }
-    if (grow((void **)&d->more, &d->more_cap, d->more_len + 1, sizeof(Occurrence)) < 0) return -1;
-    d->more[d->more_len].position = start;
-    d->more[d->more_len].next = slot[1]; /* (growing `more` moved no slot) */
-    slot[1] = (int64_t)++d->more_len;
-    return 0;
 }
 
 static int queue_push(Queue *q, int64_t position, Hash128 key)
@@ -225,41 +217,28 @@ static int step(SizeDecider *d)
 
 /* ---- memory (limited history) ----------------------------------------------------- */
 
-/* Rebuild `t` with only the occurrences a later stretch may still repeat. */
-static int sweep_table(SizeDecider *d, Table *t, int64_t oldest, Occurrence **more,
-                       size_t *more_len, size_t *more_cap)
+/* Rebuild `t` with only the occurrences a later stretch may still repeat (each kept
+ * one under the first free variant of its key). */
+static int sweep_table(Table *t, int64_t oldest)
 {
     Table fresh = {0};
-    fresh.stride = 4;
+    fresh.stride = 3;
     for (size_t i = 0; i < t->cap; i++) {
-        int64_t *slot = t->slots + i * 4;
-        if (hash_is_zero(slot_key(slot))) continue;
-        int64_t *kept = NULL;
-        int64_t position = slot[2], next = slot[3];
-        for (;;) {
-            if (position < 0 || position >= oldest) {
-                if (kept == NULL) {
-                    int created;
-                    kept = table_upsert(&fresh, slot_key(slot), &created);
-                    if (kept == NULL) {
-                        table_free(&fresh);
-                        return -1;
-                    }
-                    kept[0] = position;
-                    kept[1] = 0;
-                } else {
-                    if (grow((void **)more, more_cap, *more_len + 1, sizeof(Occurrence)) < 0) {
-                        table_free(&fresh);
-                        return -1;
-                    }
-                    (*more)[*more_len].position = position;
-                    (*more)[*more_len].next = kept[1];
-                    kept[1] = (int64_t)++*more_len;
-                }
+        const int64_t *slot = t->slots + i * 3;
+        Hash128 key = slot_key(slot);
+        if (hash_is_zero(key) || (slot[2] >= 0 && slot[2] < oldest)) continue;
+        key.hi &= 0xFFFFFFFFu;
+        for (uint64_t k = 0;; k++) {
+            int created;
+            int64_t *kept = table_upsert(&fresh, variant(key, k), &created);
+            if (kept == NULL) {
+                table_free(&fresh);
+                return -1;
             }
-            if (next == 0) break;
-            position = d->more[next - 1].position;
-            next = d->more[next - 1].next;
+            if (created) {
+                *kept = slot[2];
+                break;
+            }
         }
     }
     table_free(t);
@@ -272,18 +251,10 @@ static int sweep(SizeDecider *d)
     int64_t every = d->history > 4096 ? d->history : 4096;
     if (d->history < 0 || d->total - d->swept < every) return 0;
     d->swept = d->total;
-    Occurrence *more = NULL;
-    size_t more_len = 0, more_cap = 0;
     /* a later M stretch starts at m_start or after, an N stretch at n_next */
-    if (sweep_table(d, d->m_table, d->m_start - d->history, &more, &more_len, &more_cap) < 0 ||
-        sweep_table(d, d->n_table, d->n_next - d->history, &more, &more_len, &more_cap) < 0) {
-        PyMem_RawFree(more);
+    if (sweep_table(d->m_table, d->m_start - d->history) < 0 ||
+        sweep_table(d->n_table, d->n_next - d->history) < 0)
         return -1;
-    }
-    PyMem_RawFree(d->more);
-    d->more = more;
-    d->more_len = more_len;
-    d->more_cap = more_cap;
     /* the key hashes no remembered or waiting stretch reaches back to */
     int64_t keep_from = (d->n_next - d->history < d->m_start ? d->n_next - d->history
                                                              : d->m_start) - d->cap;
@@ -482,11 +453,13 @@ out:
 
 static int SizeDecider_init(SizeDecider *d, PyObject *args, PyObject *kwds)
 {
-    static char *names[] = {"window", "min_size", "history", "seed", "cap", NULL};
+    static char *names[] = {"window", "min_size", "history", "seed", "cap", "force_collisions",
+                            NULL};
     long long width, min_size, cap = SIZE_CAP, seed = 0;
     PyObject *history = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "LL|OLL", names, &width, &min_size, &history,
-                                     &seed, &cap))
+    int force = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "LL|OLLp", names, &width, &min_size, &history,
+                                     &seed, &cap, &force))
         return -1;
     if (d->ready) {
         PyErr_SetString(PyExc_RuntimeError, "SizeDecider is initialised already");
@@ -508,6 +481,7 @@ static int SizeDecider_init(SizeDecider *d, PyObject *args, PyObject *kwds)
     }
     d->width = width;
     d->min_size = min_size;
+    d->force_collisions = force;
     d->cap = cap > width ? (cap > MAX_WIDTH ? MAX_WIDTH : cap) : width;
     /* a secret base from the seed (splitmix64), below the prime and not tiny */
     uint64_t z = (uint64_t)seed + 0x9E3779B97F4A7C15ULL;
@@ -524,7 +498,7 @@ static int SizeDecider_init(SizeDecider *d, PyObject *args, PyObject *kwds)
     d->sums_cap = d->poly_cap = 16;
     d->powers[0] = 1;
     for (int64_t k = 1; k <= d->cap; k++) d->powers[k] = fp_mul(d->powers[k - 1], d->base);
-    d->tables[0].stride = d->tables[1].stride = 4;
+    d->tables[0].stride = d->tables[1].stride = 3;
     d->m_table = &d->tables[0];
     d->n_table = d->history < 0 ? &d->tables[0] : &d->tables[1];
     d->cover = -1;
@@ -541,7 +515,6 @@ static void SizeDecider_dealloc(SizeDecider *d)
     PyMem_RawFree(d->poly);
     PyMem_RawFree(d->m_repeat);
     PyMem_RawFree(d->region);
-    PyMem_RawFree(d->more);
     PyMem_RawFree(d->waiting_m.items);
     PyMem_RawFree(d->waiting_n.items);
     PyMem_RawFree(d->out);
@@ -555,7 +528,7 @@ static PyObject *get_decided(SizeDecider *d, void *c) { return PyLong_FromLongLo
 
 static PyObject *get_remembered(SizeDecider *d, void *c)
 {
-    return PyLong_FromSize_t(table_len(&d->tables[0]) + table_len(&d->tables[1]) + d->more_len);
+    return PyLong_FromSize_t(table_len(&d->tables[0]) + table_len(&d->tables[1]));
 }
 
 static PyGetSetDef SizeDecider_getset[] = {
