@@ -821,7 +821,8 @@ def sized_run(kernel, rng: random.Random, long: bool = False) -> None:
     d = kernel.SizeDecider(window, least, history, rng.randrange(1 << 62), cap, rng.random() < 0.3)
 
     def sized(keys: list[str]) -> tuple[bytes, bytes]:
-        return key_hashes(keys, None).tobytes(), array("q", [SIZE_OF[k] for k in keys]).tobytes()
+        sizes = array("q", [SIZE_OF[k] - 1 for k in keys])  # (the decider adds the delimiter)
+        return key_hashes(keys, None).tobytes(), sizes.tobytes()
 
     d.add_library([sized(seq) for seq in library])
     flags: list[bool] = []

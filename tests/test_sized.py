@@ -52,13 +52,13 @@ def decide(decider: SizeDecider, streams: list[list[str]], batch: int = 3) -> li
             decider.new_input()
         for at in range(0, len(stream), batch):
             part = stream[at : at + batch]
-            keep += decider.push(key_hashes(part), array("q", [size_of(k) for k in part]))
+            keep += decider.push(key_hashes(part), array("q", [size_of(k) - 1 for k in part]))
         keep += decider.finish()
     return [not k for k in keep]
 
 
 def library_of(sequences: list[list[str]]) -> list[tuple[bytes, list[int]]]:
-    return [(key_hashes(seq), array("q", [size_of(k) for k in seq])) for seq in sequences]
+    return [(key_hashes(seq), array("q", [size_of(k) - 1 for k in seq])) for seq in sequences]
 
 
 streams_st = st.lists(st.lists(st.sampled_from(ALPHABET[:4]), max_size=24), min_size=1, max_size=3)

@@ -95,17 +95,17 @@ class KeyMaker:
 
     def hashes_and_sizes(self, records: Sequence[bytes], unit: str) -> tuple[bytes, array[int]]:
         """:meth:`hashes`, and each key's size for a minimum size: its bytes (``unit``
-        "bytes") or estimated tokens ("tokens"), plus one for the delimiter. Each key is
-        made once (a hash transform runs once per record)."""
+        "bytes") or estimated tokens ("tokens"); the decider adds one for the delimiter.
+        Each key is made once (a hash transform runs once per record)."""
         from array import array
 
         keys = list(records) if self.plain and not self.skip_chars else self.keys(records)
         if unit == "tokens":
             from seqdedup.tokens import estimate_tokens
 
-            sizes = array("q", [estimate_tokens(key) + 1 for key in keys])
+            sizes = array("q", map(estimate_tokens, keys))
         else:
-            sizes = array("q", [len(key) + 1 for key in keys])
+            sizes = array("q", map(len, keys))
         return self._hashing.key_hashes(keys), sizes
 
     @property

@@ -146,7 +146,7 @@ class HeldRecords:
         if size < 0:
             raise ValueError("sizes are not negative")
         self._keys += key_hash
-        self._size_sums.append(self._size_sums[-1] + size)
+        self._size_sums.append(self._size_sums[-1] + size + 1)  # (and its delimiter)
         x = int.from_bytes(key_hash[:8], "little") % MODULUS
         self._poly.append((self._poly[-1] * self.base + x) % MODULUS)
         self._total += 1
@@ -162,9 +162,10 @@ class HeldRecords:
 
 
 class SizeDecider(HeldRecords):
-    """Feed the key hashes (16 bytes each) and sizes of tracked records; get keep flags
-    back in order, each once the shortest large-enough stretch starting at its record is
-    complete (at the end of a stream, at once)."""
+    """Feed the key hashes (16 bytes each) and key sizes of tracked records (each record
+    weighs one more: its delimiter); get keep flags back in order, each once the
+    shortest large-enough stretch starting at its record is complete (at the end of a
+    stream, at once)."""
 
     def __init__(
         self,
@@ -276,17 +277,19 @@ class SizeDecider(HeldRecords):
         """The record just added ends its M stretch and may complete N stretches."""
         j = self._total - 1
         m = self._m_start
-        repeat = False
-        if self._large(m, j):
+        repeat = m_large = self._large(m, j)
+        if m_large:
             while self._large(m + 1, j):
                 m += 1
             self._m_start = m
             repeat = self._repeats(m, j, True)
         self._m_repeats.append(repeat)
         repeats = self._m_repeats
+        one_table = self.max_history is None
         while self._n_next <= j and self._large(self._n_next, j):
             s = self._n_next
-            if self._repeats(s, j, False):
+            # N(s) is M(j) itself: with one table, the same answer (and it is noted)
+            if repeat if (m_large and s == m and one_table) else self._repeats(s, j, False):
                 self._cover = max(self._cover, j)
             keep.append(not (repeats.popleft() or self._cover >= s))
             self._n_next = s + 1
@@ -335,7 +338,7 @@ def library_stretches(
     count = len(sizes)
     sums, poly = [0], [0]
     for k, size in enumerate(sizes):
-        sums.append(sums[-1] + size)
+        sums.append(sums[-1] + size + 1)
         x = int.from_bytes(hashes[16 * k : 16 * k + 8], "little") % MODULUS
         poly.append((poly[-1] * decider.base + x) % MODULUS)
     window, cap, least = decider.window, decider.cap, decider.min_size

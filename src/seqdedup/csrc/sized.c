@@ -147,10 +147,17 @@ static int repeats(SizeDecider *d, int64_t start, int64_t end, int as_end)
     Table *t = as_end ? d->m_table : d->n_table;
     Hash128 key = key_of(d, d->poly, d->offset, start, end);
     int64_t n = end - start + 1;
-    if (d->history < 0) {
-        int64_t *found = find(d, t, key, start);
-        if (found == NULL) return remember(d, t, key, start);
-        return *found + n - 1 < start;
+    if (d->history < 0) { /* the earliest occurrence, or this one noted: one probe */
+        for (uint64_t k = 0;; k++) {
+            int created;
+            int64_t *slot = table_upsert(t, variant(key, k), &created);
+            if (slot == NULL) return -1;
+            if (created) {
+                *slot = start;
+                return 0;
+            }
+            if (same(d, *slot, start, n)) return *slot + n - 1 < start;
+        }
     }
     Queue *q = as_end ? &d->waiting_m : &d->waiting_n;
     while (q->head < q->len) { /* admit the stretches that ended before this one starts */
@@ -168,23 +175,36 @@ static int repeats(SizeDecider *d, int64_t start, int64_t end, int as_end)
 
 static int put_flag(SizeDecider *d, int keep)
 {
-    if (grow((void **)&d->out, &d->out_cap, d->out_len + 1, 1) < 0) return -1;
+    if (d->out_len == d->out_cap &&
+        grow((void **)&d->out, &d->out_cap, d->out_len + 1, 1) < 0)
+        return -1;
     d->out[d->out_len++] = (uint8_t)keep;
     return 0;
 }
 
+/* Room for `count` more records (and their flags). */
+static int reserve(SizeDecider *d, size_t count)
+{
+    if (count > SIZE_MAX / 2 - d->held - 2) return seqdedup_no_memory();
+    if (grow((void **)&d->keys, &d->records_cap, d->held + count, sizeof(Hash128)) < 0 ||
+        grow((void **)&d->sums, &d->sums_cap, d->held + count + 1, sizeof(int64_t)) < 0 ||
+        grow((void **)&d->poly, &d->poly_cap, d->held + count + 1, sizeof(uint64_t)) < 0 ||
+        grow((void **)&d->m_repeat, &d->flags_cap, d->held + count, 1) < 0 ||
+        grow((void **)&d->out, &d->out_cap, d->out_len + count + (size_t)(d->total - d->n_next),
+             1) < 0)
+        return -1;
+    return 0;
+}
+
+/* A record of key size `size` (bytes or tokens): it weighs one more, its delimiter. The
+ * room is reserved. */
 static int append(SizeDecider *d, Hash128 key, int64_t size)
 {
     if (size < 0) return seqdedup_fail(PyExc_ValueError, "sizes are not negative");
-    if (grow((void **)&d->keys, &d->records_cap, d->held + 1, sizeof(Hash128)) < 0 ||
-        grow((void **)&d->sums, &d->sums_cap, d->held + 2, sizeof(int64_t)) < 0 ||
-        grow((void **)&d->poly, &d->poly_cap, d->held + 2, sizeof(uint64_t)) < 0 ||
-        grow((void **)&d->m_repeat, &d->flags_cap, d->held + 1, 1) < 0)
-        return -1;
-    if (d->sums[d->held] > INT64_MAX - size)
+    if (d->sums[d->held] > INT64_MAX - 1 - size)
         return seqdedup_fail(PyExc_OverflowError, "sizes add up to more than 2^63");
     d->keys[d->held] = key;
-    d->sums[d->held + 1] = d->sums[d->held] + size;
+    d->sums[d->held + 1] = d->sums[d->held] + size + 1;
     d->poly[d->held + 1] = fp_add(fp_mul(d->poly[d->held], d->base), fp_reduce(key.lo));
     d->m_repeat[d->held] = 0;
     d->held++;
@@ -197,7 +217,8 @@ static int step(SizeDecider *d)
 {
     const int64_t *sums = d->sums, at = d->offset;
     int64_t j = d->total - 1, m = d->m_start;
-    if (is_large(d, sums, at, m, j)) {
+    int m_large = is_large(d, sums, at, m, j);
+    if (m_large) {
         while (is_large(d, sums, at, m + 1, j)) m++;
         d->m_start = m;
         int r = repeats(d, m, j, 1);
@@ -206,7 +227,9 @@ static int step(SizeDecider *d)
     }
     while (d->n_next <= j && is_large(d, sums, at, d->n_next, j)) {
         int64_t s = d->n_next;
-        int r = repeats(d, s, j, 0);
+        /* N(s) is M(j) itself: with one table, the same answer (and it is noted) */
+        int same_stretch = m_large && s == m && d->history < 0;
+        int r = same_stretch ? d->m_repeat[j - d->offset] : repeats(d, s, j, 0);
         if (r < 0) return -1;
         if (r && d->cover < j) d->cover = j;
         if (put_flag(d, !(d->m_repeat[s - d->offset] || d->cover >= s)) < 0) return -1;
@@ -223,6 +246,9 @@ static int sweep_table(Table *t, int64_t oldest)
 {
     Table fresh = {0};
     fresh.stride = 3;
+    /* Room first: growing while the keys come in the old table's order (their hash
+     * order) would pile them up at the front of each new table, quadratically. */
+    if (table_reserve(&fresh, t->size) < 0) return -1;
     for (size_t i = 0; i < t->cap; i++) {
         const int64_t *slot = t->slots + i * 3;
         Hash128 key = slot_key(slot);
@@ -286,11 +312,11 @@ static int library_sequence(SizeDecider *d, int64_t first, const Hash128 *keys,
     sums[0] = 0;
     poly[0] = 0;
     for (int64_t k = 0; k < count; k++) {
-        if (sizes[k] < 0 || sums[k] > INT64_MAX - sizes[k]) {
+        if (sizes[k] < 0 || sums[k] > INT64_MAX - 1 - sizes[k]) {
             seqdedup_fail(PyExc_ValueError, "library sizes must be small and not negative");
             goto done;
         }
-        sums[k + 1] = sums[k] + sizes[k];
+        sums[k + 1] = sums[k] + sizes[k] + 1;
         poly[k + 1] = fp_add(fp_mul(poly[k], d->base), fp_reduce(keys[k].lo));
     }
     for (int64_t e = 0, m = 0; e < count; e++) {
@@ -360,7 +386,7 @@ static PyObject *SizeDecider_push(SizeDecider *d, PyObject *args)
     if (sizes.len % (Py_ssize_t)sizeof(int64_t) || hashes.len != n * (Py_ssize_t)sizeof(Hash128)) {
         PyErr_SetString(PyExc_ValueError, "one size per key hash");
     } else if (enter(d) == 0) {
-        int rc = 0;
+        int rc = reserve(d, (size_t)n);
         const unsigned char *h = hashes.buf;
         for (Py_ssize_t k = 0; k < n && rc == 0; k++) {
             Hash128 key;
@@ -382,7 +408,7 @@ static PyObject *SizeDecider_push(SizeDecider *d, PyObject *args)
 static PyObject *SizeDecider_finish(SizeDecider *d, PyObject *Py_UNUSED(ignored))
 {
     if (enter(d) < 0) return NULL;
-    int rc = 0;
+    int rc = reserve(d, 0);
     for (int64_t r = d->n_next; r < d->total && rc == 0; r++)
         rc = put_flag(d, !(d->m_repeat[r - d->offset] || d->cover >= r));
     d->n_next = d->m_start = d->stream = d->total;
@@ -539,13 +565,13 @@ static PyGetSetDef SizeDecider_getset[] = {
 static PyMethodDef SizeDecider_methods[] = {
     {"push", (PyCFunction)SizeDecider_push, METH_VARARGS,
      "push(hashes, sizes) -> list: the next tracked records (16-byte key hashes, int64 "
-     "sizes); the keep flags of those now decided"},
+     "key sizes: each record weighs one more); the keep flags of those now decided"},
     {"finish", (PyCFunction)SizeDecider_finish, METH_NOARGS,
      "finish() -> list: the stream ends; the keep flags of its last records"},
     {"new_input", (PyCFunction)SizeDecider_new_input, METH_NOARGS,
      "new_input(): after finish(), a new stream begins"},
     {"add_library", (PyCFunction)SizeDecider_add_library, METH_O,
-     "add_library(sequences): (hashes, int64 sizes) of each library sequence, seen for the "
+     "add_library(sequences): (hashes, int64 key sizes) of each library sequence, seen for the "
      "whole run; before any push"},
     {NULL}};
 
