@@ -443,10 +443,13 @@ static PyObject *SizeDecider_add_library(SizeDecider *d, PyObject *sequences)
         size_t n = (size_t)hashes.len / sizeof(Hash128);
         int fits = hashes.len % (Py_ssize_t)sizeof(Hash128) == 0 &&
                    sizes.len == (Py_ssize_t)(n * sizeof(int64_t));
-        if (fits && grow((void **)&d->region, &records, d->region_len + n, sizeof(Hash128)) == 0)
+        if (!fits || n == 0) {
+            /* (nothing to copy: an empty sequence leaves the region as it is) */
+        } else if (grow((void **)&d->region, &records, d->region_len + n, sizeof(Hash128)) == 0) {
             memcpy(d->region + d->region_len, hashes.buf, (size_t)hashes.len);
-        else if (fits)
+        } else {
             fits = -1;
+        }
         PyBuffer_Release(&hashes);
         PyBuffer_Release(&sizes);
         if (fits <= 0) {
@@ -461,8 +464,8 @@ static PyObject *SizeDecider_add_library(SizeDecider *d, PyObject *sequences)
         if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(items, i), "y*y*", &hashes, &sizes))
             goto out;
         int64_t n = (int64_t)(hashes.len / (Py_ssize_t)sizeof(Hash128));
-        int ok = library_sequence(d, first, d->region + (first + (int64_t)d->region_len),
-                                  (const int64_t *)sizes.buf, n) == 0;
+        int ok = n == 0 || library_sequence(d, first, d->region + (first + (int64_t)d->region_len),
+                                            (const int64_t *)sizes.buf, n) == 0;
         PyBuffer_Release(&hashes);
         PyBuffer_Release(&sizes);
         if (!ok) goto out;
