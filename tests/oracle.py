@@ -123,6 +123,48 @@ def skipped_flags_sized(
     return skipped
 
 
+def new_material_sized(
+    streams: Sequence[Sequence[object]],
+    window: int,
+    min_size: int,
+    size_of: Callable[[object], int],
+    history: int | None = None,
+    library: Sequence[Sequence[object]] = (),
+    cap: int = SIZE_CAP,
+) -> list[bool]:
+    """What a run under a minimum size saves, literally: the records of every minimal
+    large stretch (no shorter one with the same end, or the same start, is large) that
+    repeats nothing the rule compares it with (an equal stretch that ended before it
+    started, within ``history``, or a library's). O(n^3)."""
+    keys = [key for stream in streams for key in stream]
+    big = max(window, cap)
+
+    def large(content: Sequence[object]) -> bool:
+        n = len(content)
+        return n >= window and (n >= big or sum(map(size_of, content)) >= min_size)
+
+    known = {tuple(q[s:e]) for q in library for s in range(len(q)) for e in range(s, len(q) + 1)}
+    stretches = []  # (start, end exclusive) of every stretch inside one stream
+    first = 0
+    for stream in streams:
+        stop = first + len(stream)
+        stretches += [(s, e) for s in range(first, stop) for e in range(s + 1, stop + 1)]
+        first = stop
+    new = [False] * len(keys)
+    for s, e in stretches:
+        content = keys[s:e]
+        if not large(content) or (large(content[1:]) and large(content[:-1])):
+            continue  # not minimal at its end, nor at its start
+        seen = tuple(content) in known or any(
+            keys[s2:e2] == content and e2 <= s and (history is None or s - s2 <= history)
+            for s2, e2 in stretches
+        )
+        if not seen:
+            for r in range(s, e):
+                new[r] = True
+    return new
+
+
 def kept(keys: Sequence[object], window: int, history: int | None = None) -> list[object]:
     """The records the rule keeps, in order."""
     flags = skipped_flags(keys, window, history)

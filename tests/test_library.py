@@ -487,3 +487,90 @@ def test_absorbed_staging_files_land_as_if_staged_here(tmp_path):
     ]
     assert saved == 3
     assert all(path.exists() for path in paths)  # (the caller removes its files)
+
+
+# -- a minimum size ------------------------------------------------------------------------
+sized_records = st.lists(st.sampled_from([b"", b"a", b"bb", b"ccc", b"dddddd"]), max_size=40)
+
+
+def record_size(record: object) -> int:
+    return len(record) + 1  # type: ignore[arg-type]
+
+
+@settings(
+    max_examples=examples(40),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    x=sized_records,
+    y=sized_records,
+    z=sized_records,
+    window=st.integers(1, 3),
+    min_size=st.integers(1, 12),
+    history=st.sampled_from([None, 100]),
+)
+def test_runs_under_a_minimum_size_continue_from_the_library(
+    tmp_path_factory, x, y, z, window, min_size, history
+):
+    """What a run saves holds every stretch the rule compares, so later runs skip what
+    they would have skipped after it (X saved; Y read and saved; Z read)."""
+    from oracle import skipped_flags_sized
+
+    library = tmp_path_factory.mktemp("lib") / "L"
+    sized = {"window_size": window, "min_size": min_size}
+
+    def expected(records, library_runs, history=None):
+        flags = skipped_flags_sized([records], window, min_size, record_size, history, library_runs)
+        return [r for r, s in zip(records, flags, strict=True) if not s]
+
+    out_x, _ = run(x, library_dir=library, **sized)
+    assert out_x == expected(x, [])
+    only_read, _ = run(y, max_history=history, read_sequences=(library,), **sized)
+    out_y, _ = run(y, max_history=history, library_dir=library, **sized)
+    assert out_y == only_read == expected(y, [x], history)
+    out_z, _ = run(z, read_sequences=(library,), **sized)
+    assert out_z == expected(z, [x, y])
+
+
+def test_a_library_is_used_only_under_the_minimum_size_it_was_saved_with(tmp_path):
+    library = tmp_path / "L"
+    run([b"a 1", b"b 2"], window_size=1, min_size=8, library_dir=library)
+    assert run([b"a 1", b"b 2"], window_size=1, min_size=8, read_sequences=(library,))[0] == []
+    for options, named in [
+        ({}, "no minimum size"),
+        ({"min_size": 9}, "--min-bytes 9"),
+        ({"min_size": 8, "size_unit": "tokens"}, "--min-tokens 8"),
+    ]:
+        with pytest.raises(SeqdedupError) as raised:
+            Deduplicator(window_size=1, read_sequences=(library,), **options)
+        assert str(raised.value).endswith(
+            f"was saved under --min-bytes 8, this run has {named}: use the same minimum size, "
+            "or another library"
+        )
+    # and a library saved without one is not read under one
+    plain = tmp_path / "P"
+    run([b"a 1"], window_size=1, library_dir=plain)
+    with pytest.raises(SeqdedupError, match="saved under no minimum size, this run has --min-"):
+        Deduplicator(window_size=1, min_size=8, read_sequences=(plain,))
+
+
+def test_long_new_stretches_under_a_minimum_size_overlap_by_the_longest_stretch(
+    tmp_path, monkeypatch
+):
+    """Rows of new material overlap by CAP - 1 records: every stretch the rule compares
+    (up to CAP records) lies inside one row, so a later run finds it."""
+    from seqdedup.sized import CAP
+
+    monkeypatch.setattr(saving, "STRETCH_CHUNK", 8)  # (rows of 2 * CAP records)
+
+    records = [b"r%d" % k for k in range(3 * CAP + 500)]
+    library = tmp_path / "L"
+    huge = {"window_size": 1, "min_size": 10**12}  # only CAP records make a stretch large
+    run(records, library_dir=library, **huge)
+    rows = library_rows(library)
+    assert len(rows) > 1 and max(length for _, length in rows) <= 2 * CAP
+    # a CAP-record stretch across the first row's end is found again, one record less not
+    across = records[2 * CAP - 100 : 3 * CAP - 100]
+    assert run(across, read_sequences=(library,), **huge)[0] == []
+    assert run(across[1:], read_sequences=(library,), **huge)[0] == across[1:]

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from seqdedup.sized import SizeDecider
 
 from conftest import ENGINES
-from oracle import skipped_flags_sized, skipped_flags_streams
+from oracle import new_material_sized, skipped_flags_sized, skipped_flags_streams
 
 
 def make(
@@ -91,6 +91,62 @@ def test_each_decider_is_the_oracle(
     decider.add_library(library_of(library))
     expected = skipped_flags_sized(streams, window, min_size, size_of, history, library, cap)
     assert decide(decider, streams, batch) == expected
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@settings(max_examples=200, deadline=None)
+@given(
+    streams=streams_st,
+    window=st.integers(1, 4),
+    min_size=st.integers(0, 12),
+    history=st.none() | st.integers(1, 12),
+    cap=st.integers(1, 6),
+    batch=st.integers(1, 7),
+    library=st.lists(st.lists(st.sampled_from(ALPHABET[:4]), max_size=8), max_size=2),
+)
+def test_new_material_is_every_first_seen_minimal_stretch(
+    engine: str,
+    streams: list[list[str]],
+    window: int,
+    min_size: int,
+    history: int | None,
+    cap: int,
+    batch: int,
+    library: list[list[str]],
+) -> None:
+    """What a saved library needs: each flag final when taken (taken once, in order),
+    the decisions unchanged by tracking."""
+    decider = make(engine, window, min_size, history, cap)
+    decider.add_library(library_of(library))
+    decider.track_new()
+    new = bytearray()
+    keep: list[bool] = []
+    for number, stream in enumerate(streams):
+        if number:
+            decider.new_input()
+        for at in range(0, len(stream), batch):
+            part = stream[at : at + batch]
+            keep += decider.push(key_hashes(part), array("q", [size_of(k) - 1 for k in part]))
+            new += decider.take_new()
+            assert len(new) <= len(keep)  # (a flag is final after its decision)
+        keep += decider.finish()
+        new += decider.take_new()
+    assert [bool(f) for f in new] == new_material_sized(
+        streams, window, min_size, size_of, history, library, cap
+    )
+    assert [not k for k in keep] == skipped_flags_sized(
+        streams, window, min_size, size_of, history, library, cap
+    )
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_new_material_is_asked_for_in_order(engine: str) -> None:
+    decider = make(engine, 1, 4, None)
+    with pytest.raises(RuntimeError):
+        decider.take_new()
+    decider.push(key_hashes(["a"]), array("q", [1]))
+    with pytest.raises(RuntimeError):
+        decider.track_new()
 
 
 @pytest.mark.parametrize("engine", ENGINES)

@@ -405,7 +405,6 @@ def _validate_budget(config: Config) -> None:
         ("--explain", config.explain),
         ("--inverse", config.inverse),
         ("--track/--bypass", bool(config.filters)),
-        ("--read-sequences/--library-dir", bool(config.read_sequences or config.library_dir)),
         ("--fold-format", config.fold_format is not None),
         ("--top", bool(config.top)),
         ("--hash-transform", config.hash_transform is not None),
@@ -428,7 +427,6 @@ def _validate_min_size(config: Config) -> None:
     option = f"--min-{config.size_unit}"
     for other, given in (
         ("--stream-by", config.stream_split),
-        ("--read-sequences/--library-dir", bool(config.read_sequences or config.library_dir)),
         ("--budget", config.budget is not None),
     ):
         if given:
@@ -491,6 +489,10 @@ def key_settings(config: Config) -> dict[str, object]:
         settings["stream_by"] = config.stream_by
     if config.stream_by_json is not None:
         settings["stream_by_json"] = config.stream_by_json
+    # A library saved under a minimum size holds the stretches that rule compares (and
+    # one saved without it, windows): each is used only under the same rule.
+    if config.min_size:
+        settings["min_size"] = {config.size_unit: config.min_size}
     return settings
 
 
@@ -511,6 +513,9 @@ def describe_key_settings(settings: dict[str, object]) -> str:
     for option in ("stream_by", "stream_by_json"):
         if settings.get(option):
             parts.append(f"--{option.replace('_', '-')} '{settings[option]}'")
+    sizes = settings.get("min_size")
+    for unit, size in sizes.items() if isinstance(sizes, dict) else ():
+        parts.append(f"--min-{unit} {size}")
     return " ".join(parts) or "no key options"
 
 

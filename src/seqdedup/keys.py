@@ -97,16 +97,12 @@ class KeyMaker:
         """:meth:`hashes`, and each key's size for a minimum size: its bytes (``unit``
         "bytes") or estimated tokens ("tokens"); the decider adds one for the delimiter.
         Each key is made once (a hash transform runs once per record)."""
-        from array import array
-
         keys = list(records) if self.plain and not self.skip_chars else self.keys(records)
-        if unit == "tokens":
-            from seqdedup.tokens import estimate_tokens
+        return self._hashing.key_hashes(keys), _sizes(keys, unit)
 
-            sizes = array("q", map(estimate_tokens, keys))
-        else:
-            sizes = array("q", map(len, keys))
-        return self._hashing.key_hashes(keys), sizes
+    def key_sizes(self, records: Sequence[bytes], unit: str) -> array[int]:
+        """Only the sizes of :meth:`hashes_and_sizes` (a loaded library's records)."""
+        return _sizes(records if self.plain and not self.skip_chars else self.keys(records), unit)
 
     @property
     def hashes_encoded(self) -> bool:
@@ -201,6 +197,17 @@ class _KernelHashing:
     def encoded_row(self, encoded: bytes) -> bytes:
         result: bytes = self._kernel.hash_encoded(encoded, *self._settings)
         return result
+
+
+def _sizes(keys: Sequence[bytes], unit: str) -> array[int]:
+    """Each key's size for a minimum size: its bytes, or ("tokens") its estimated tokens."""
+    from array import array
+
+    if unit == "tokens":
+        from seqdedup.tokens import estimate_tokens
+
+        return array("q", map(estimate_tokens, keys))
+    return array("q", map(len, keys))
 
 
 def key_hasher(maker: KeyMaker, kernel: ModuleType | None) -> _PythonHashing | _KernelHashing:

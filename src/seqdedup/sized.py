@@ -106,6 +106,7 @@ class HeldRecords:
         self._region = b""
         self._total = 0  # records pushed
         self._shared = force_collisions  # (tests) every fingerprint 0
+        self._fresh: bytearray | None = None  # per record: in a first-seen stretch (saving)
 
     def power(self, n: int) -> int:
         powers = self._powers
@@ -146,6 +147,8 @@ class HeldRecords:
         if size < 0:
             raise ValueError("sizes are not negative")
         self._keys += key_hash
+        if self._fresh is not None:
+            self._fresh.append(0)
         self._size_sums.append(self._size_sums[-1] + size + 1)  # (and its delimiter)
         x = int.from_bytes(key_hash[:8], "little") % MODULUS
         self._poly.append((self._poly[-1] * self.base + x) % MODULUS)
@@ -191,6 +194,9 @@ class SizeDecider(HeldRecords):
         self._waiting_m: deque[tuple[int, int, int]] = deque()
         self._waiting_n: deque[tuple[int, int, int]] = deque()
         self._swept = 0  # when the tables were last rid of forgotten stretches
+        # What a saved library needs (track_new): records of first-seen M and N stretches
+        self._fresh_from = 0
+        self._marked = [-1, -1]  # the last record flagged by an M (0), an N (1) stretch
 
     # -- what other stages read -----------------------------------------------------
     @property
@@ -202,6 +208,37 @@ class SizeDecider(HeldRecords):
         """How many stretches the tables hold."""
         tables = [self._m_table] + ([self._n_table] if self.max_history is not None else [])
         return sum(len(e.positions) for t in tables for e in t.values())
+
+    # -- new material (a saved library) ----------------------------------------------
+    def track_new(self) -> None:
+        """Flag the records of every stretch seen first (:meth:`take_new`). Call before
+        any push."""
+        if self._total:
+            raise RuntimeError("track_new() comes before any record")
+        self._fresh = bytearray()
+
+    def take_new(self) -> bytes:
+        """The flags of the records whose flag is final (no stretch met later can reach
+        back to them: they lie before the last M stretch's start and are decided), from
+        where the last call stopped; 1: inside a first-seen M or N stretch."""
+        fresh = self._fresh
+        if fresh is None:
+            raise RuntimeError("take_new() needs track_new()")
+        final = min(self._m_start, self._n_next) - self._fresh_from
+        taken = bytes(fresh[:final])
+        del fresh[:final]
+        self._fresh_from += final
+        return taken
+
+    def _mark_new(self, kind: int, start: int, end: int) -> None:
+        """Flag [start, end], a first-seen stretch of ``kind``. Both ends only grow
+        within a kind, so what its last stretch flagged need not be flagged again."""
+        fresh = self._fresh
+        if fresh is not None:
+            at = self._fresh_from
+            first = max(start, self._marked[kind] + 1)
+            fresh[first - at : end + 1 - at] = b"\x01" * max(end + 1 - first, 0)
+            self._marked[kind] = max(self._marked[kind], end)
 
     # -- the tables ------------------------------------------------------------------
     def _find(self, entry: _Entry | None, start: int, n: int) -> int | None:
@@ -283,6 +320,8 @@ class SizeDecider(HeldRecords):
                 m += 1
             self._m_start = m
             repeat = self._repeats(m, j, True)
+            if not repeat:
+                self._mark_new(0, m, j)
         self._m_repeats.append(repeat)
         repeats = self._m_repeats
         one_table = self.max_history is None
@@ -291,6 +330,8 @@ class SizeDecider(HeldRecords):
             # N(s) is M(j) itself: with one table, the same answer (and it is noted)
             if repeat if (m_large and s == m and one_table) else self._repeats(s, j, False):
                 self._cover = max(self._cover, j)
+            else:
+                self._mark_new(1, s, j)
             keep.append(not (repeats.popleft() or self._cover >= s))
             self._n_next = s + 1
 
@@ -383,15 +424,20 @@ class SizedMatcher:
         self.inner = inner  # None: nothing reads a source (no attribution)
         self.window_size = window_size
         self.max_history = max_history
-        self._unit = unit
+        self.size_unit = unit
         self._sizes: deque[array[int]] = deque()  # each hashed batch's, until pushed
+        # Saving a library: the records of first-seen stretches, flagged as they are
+        # released; a record is released once its flag is final (it may come after its
+        # decision: a later M stretch reaches back up to CAP - 1 records)
         self.new_material: list[bool] | None = None
+        self._saving = False
+        self._unreleased: list[bool] = []  # keep flags decided, not released yet
         self._held = bytearray()  # key hashes the inner matcher has not been given
         self._fed = 0  # records given to it
 
     @property
     def decided(self) -> int:
-        return self.decider.decided
+        return self.decider.decided - len(self._unreleased)
 
     @property
     def remembered_windows(self) -> int:
@@ -399,16 +445,16 @@ class SizedMatcher:
 
     @property
     def settled(self) -> int:
-        return self.decider.decided  # nothing is certain before it is decided
+        return self.decided  # nothing is certain before it is decided
 
     @property
     def cover(self) -> int:
-        return self.decider.decided - 1
+        return self.decided - 1
 
     def hasher(self, keys: SizedKeys) -> Callable[[Sequence[bytes]], bytes]:
         """``keys.hashes`` for this matcher: each batch's sizes are noted for
         :meth:`push` as its records are hashed (their keys made once)."""
-        unit = self._unit
+        unit = self.size_unit
 
         def hashes(records: Sequence[bytes]) -> bytes:
             hashed, sizes = keys.hashes_and_sizes(records, unit)
@@ -420,18 +466,35 @@ class SizedMatcher:
     def push(self, hashes: Hashes, /) -> list[bool]:
         """The next records' key hashes, hashed by :meth:`hasher` (its sizes)."""
         data = hash_bytes(hashes)
-        keep = self.decider.push(data, self._sizes.popleft())
+        if self.new_material is not None and not self._saving:
+            self.decider.track_new()
+            self._saving = True
+        keep = self._released(self.decider.push(data, self._sizes.popleft()))
         if self.inner is not None:
             self._held += data
-            self._feed_inner(self.decider.decided + self.window_size - 1)
+            # (up to what is released: a matcher answers for its last push's windows)
+            self._feed_inner(self.decided + self.window_size - 1)
         return keep
 
     def finish(self) -> list[bool]:
-        keep = self.decider.finish()
+        keep = self._released(self.decider.finish())
         self._feed_inner(self._fed + len(self._held) // 16)
         if self.inner is not None:
             self.inner.finish()
         return keep
+
+    def _released(self, keep: list[bool]) -> list[bool]:
+        """The keep flags whose new-material flags are final (all, when not saving)."""
+        if not self._saving:
+            return keep
+        fresh = self.decider.take_new()
+        assert self.new_material is not None
+        self.new_material += map(bool, fresh)
+        held = self._unreleased
+        held += keep
+        released = held[: len(fresh)]
+        del held[: len(fresh)]
+        return released
 
     def new_input(self) -> None:
         self.decider.new_input()
@@ -452,6 +515,21 @@ class SizedMatcher:
         if self.inner is None:
             raise RuntimeError("no attribution runs beside this matcher")
         self.inner.add_library_windows(fingerprints, starts, region)
+
+    def add_library_stretches(
+        self, region: array[int], firsts: array[int], lengths: array[int], sizes: array[int]
+    ) -> Inner | None:
+        """Make every large-enough stretch of the loaded sequences seen (the library's
+        key ``region`` with each sequence's place in it, and each record's key size);
+        return the matcher beside it, which takes the library's windows as usual."""
+        data = hash_bytes(region)
+        self.decider.add_library(
+            [
+                (data[16 * f : 16 * (f + n)], sizes[f : f + n])
+                for f, n in zip(firsts, lengths, strict=True)
+            ]
+        )
+        return self.inner
 
     def _feed_inner(self, until: int) -> None:
         """Give the inner matcher the records up to ``until``, so that it has decided

@@ -51,6 +51,12 @@ typedef struct {
     Queue waiting_m, waiting_n; /* limited history: stretches not admitted yet */
     uint8_t *out; /* this call's keep flags */
     size_t out_len, out_cap;
+    /* saving a library (track_new): per record from fresh_from on, whether a first-seen
+     * M or N stretch holds it; the last record each kind flagged */
+    uint8_t *fresh;
+    size_t fresh_len, fresh_cap;
+    int64_t fresh_from, marked[2];
+    int tracking;
     int force_collisions; /* (tests) every fingerprint 0: stretches of a length share keys */
     int ready, busy, broken;
 } SizeDecider;
@@ -191,7 +197,8 @@ static int reserve(SizeDecider *d, size_t count)
         grow((void **)&d->poly, &d->poly_cap, d->held + count + 1, sizeof(uint64_t)) < 0 ||
         grow((void **)&d->m_repeat, &d->flags_cap, d->held + count, 1) < 0 ||
         grow((void **)&d->out, &d->out_cap, d->out_len + count + (size_t)(d->total - d->n_next),
-             1) < 0)
+             1) < 0 ||
+        (d->tracking && grow((void **)&d->fresh, &d->fresh_cap, d->fresh_len + count, 1) < 0))
         return -1;
     return 0;
 }
@@ -207,9 +214,21 @@ static int append(SizeDecider *d, Hash128 key, int64_t size)
     d->sums[d->held + 1] = d->sums[d->held] + size + 1;
     d->poly[d->held + 1] = fp_add(fp_mul(d->poly[d->held], d->base), fp_reduce(key.lo));
     d->m_repeat[d->held] = 0;
+    if (d->tracking) d->fresh[d->fresh_len++] = 0;
     d->held++;
     d->total++;
     return 0;
+}
+
+/* Flag [start, end], a first-seen stretch of `kind` (0: M, 1: N). Both ends only grow
+ * within a kind, so what its last stretch flagged is not flagged again. */
+static void mark_new(SizeDecider *d, int kind, int64_t start, int64_t end)
+{
+    if (!d->tracking) return;
+    int64_t first = start > d->marked[kind] ? start : d->marked[kind] + 1;
+    if (first < d->fresh_from) first = d->fresh_from; /* (taken flags are final: never) */
+    if (first <= end) memset(d->fresh + (first - d->fresh_from), 1, (size_t)(end + 1 - first));
+    if (end > d->marked[kind]) d->marked[kind] = end;
 }
 
 /* The record just added ends its M stretch and may complete N stretches. */
@@ -224,6 +243,7 @@ static int step(SizeDecider *d)
         int r = repeats(d, m, j, 1);
         if (r < 0) return -1;
         d->m_repeat[j - d->offset] = (uint8_t)r;
+        if (!r) mark_new(d, 0, m, j);
     }
     while (d->n_next <= j && is_large(d, sums, at, d->n_next, j)) {
         int64_t s = d->n_next;
@@ -232,6 +252,7 @@ static int step(SizeDecider *d)
         int r = same_stretch ? d->m_repeat[j - d->offset] : repeats(d, s, j, 0);
         if (r < 0) return -1;
         if (r && d->cover < j) d->cover = j;
+        if (!r) mark_new(d, 1, s, j);
         if (put_flag(d, !(d->m_repeat[s - d->offset] || d->cover >= s)) < 0) return -1;
         d->n_next = s + 1;
     }
@@ -424,6 +445,38 @@ static PyObject *SizeDecider_new_input(SizeDecider *d, PyObject *Py_UNUSED(ignor
     Py_RETURN_NONE;
 }
 
+static PyObject *SizeDecider_track_new(SizeDecider *d, PyObject *Py_UNUSED(ignored))
+{
+    if (d->total || d->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "track_new() comes before any record");
+        return NULL;
+    }
+    d->tracking = 1;
+    d->marked[0] = d->marked[1] = -1;
+    Py_RETURN_NONE;
+}
+
+/* The flags of the records no later stretch can reach back to (before the last M
+ * stretch's start, and decided), from where the last call stopped. */
+static PyObject *SizeDecider_take_new(SizeDecider *d, PyObject *Py_UNUSED(ignored))
+{
+    if (!d->tracking) {
+        PyErr_SetString(PyExc_RuntimeError, "take_new() needs track_new()");
+        return NULL;
+    }
+    int64_t final = (d->m_start < d->n_next ? d->m_start : d->n_next) - d->fresh_from;
+    if (final < 0 || (size_t)final > d->fresh_len) {
+        PyErr_SetString(PyExc_SystemError, "SizeDecider: new-material flags out of step");
+        return NULL;
+    }
+    PyObject *taken = PyBytes_FromStringAndSize((const char *)d->fresh, (Py_ssize_t)final);
+    if (taken == NULL) return NULL;
+    memmove(d->fresh, d->fresh + final, d->fresh_len - (size_t)final);
+    d->fresh_len -= (size_t)final;
+    d->fresh_from += final;
+    return taken;
+}
+
 static PyObject *SizeDecider_add_library(SizeDecider *d, PyObject *sequences)
 {
     if (enter(d) < 0) return NULL;
@@ -547,6 +600,7 @@ static void SizeDecider_dealloc(SizeDecider *d)
     PyMem_RawFree(d->waiting_m.items);
     PyMem_RawFree(d->waiting_n.items);
     PyMem_RawFree(d->out);
+    PyMem_RawFree(d->fresh);
     table_free(&d->tables[0]);
     table_free(&d->tables[1]);
     type->tp_free((PyObject *)d);
@@ -573,6 +627,10 @@ static PyMethodDef SizeDecider_methods[] = {
      "finish() -> list: the stream ends; the keep flags of its last records"},
     {"new_input", (PyCFunction)SizeDecider_new_input, METH_NOARGS,
      "new_input(): after finish(), a new stream begins"},
+    {"track_new", (PyCFunction)SizeDecider_track_new, METH_NOARGS,
+     "track_new(): flag the records of first-seen stretches (a saved library); before any push"},
+    {"take_new", (PyCFunction)SizeDecider_take_new, METH_NOARGS,
+     "take_new() -> bytes: the final new-material flags since the last call (1: new)"},
     {"add_library", (PyCFunction)SizeDecider_add_library, METH_O,
      "add_library(sequences): (hashes, int64 key sizes) of each library sequence, seen for the "
      "whole run; before any push"},

@@ -132,12 +132,32 @@ def _check_key_settings(
             saved = json.loads(text).get("keys")
         except (ValueError, AttributeError):
             saved = None
-        if isinstance(saved, dict) and saved != keys:
-            raise SeqdedupError(
-                f"library '{path.parent}' was saved with keys made by "
-                f"{describe_key_settings(saved)}, this run makes them with "
-                f"{describe_key_settings(keys)}: use the same key options, or another library"
+        if not isinstance(saved, dict) or saved == keys:
+            continue
+        if _without_size(saved) == _without_size(keys):
+            reason = (
+                f"was saved under {_size_rule(saved)}, this run has {_size_rule(keys)}: "
+                "use the same minimum size, or another library"
             )
+        else:
+            reason = (
+                f"was saved with keys made by {describe_key_settings(saved)}, this run makes "
+                f"them with {describe_key_settings(keys)}: use the same key options, or another "
+                "library"
+            )
+        raise SeqdedupError(f"library '{path.parent}' {reason}")
+
+
+def _without_size(settings: dict[str, object]) -> dict[str, object]:
+    return {name: value for name, value in settings.items() if name != "min_size"}
+
+
+def _size_rule(settings: dict[str, object]) -> str:
+    """The minimum size a library or run compares under, as its option."""
+    sizes = settings.get("min_size")
+    if not isinstance(sizes, dict) or not sizes:
+        return "no minimum size"
+    return " ".join(f"--min-{unit} {size}" for unit, size in sizes.items())
 
 
 def _load_plain(directory: Path, delimiter: bytes, held: bool) -> Iterator[LibrarySequence]:
@@ -187,9 +207,16 @@ def load_libraries(
             checked=not keys.hashes_encoded,  # (the kernel checks the rows it hashes)
         )
     )
-    library = LoadedLibrary(text)
+    # A minimum size: the sized matcher takes the stretches (with the records' key
+    # sizes), and the matcher beside it, if any, the windows that name sources.
+    add_stretches = getattr(matcher, "add_library_stretches", None)
+    library = LoadedLibrary(text, getattr(matcher, "size_unit", None))
     region, firsts, lengths = library.index(sequences, keys)
     library.region = region
+    if add_stretches is not None:
+        matcher = add_stretches(region, firsts, lengths, library.sizes)
+        if matcher is None:
+            return library
     if hasattr(matcher, "add_library_region"):  # the kernel's: no array of every window
         matcher.add_library_region(region, firsts, lengths)
     else:
@@ -218,8 +245,11 @@ class LoadedLibrary:
     negative and at most -W - 1, so every window of the run repeats it.
     """
 
-    def __init__(self, text: TextDigest | None = None) -> None:
+    def __init__(self, text: TextDigest | None = None, size_unit: str | None = None) -> None:
         self._text = text
+        self._size_unit = size_unit
+        # With a minimum size: each region record's key size (0 for the sentinels)
+        self.sizes = array("q", [0])
         self.names: list[str] = []
         self.starts: list[int] = []  # region index of each sequence's first record
         self.region = array("Q")  # every sequence's key hashes (two lanes each), see index()
@@ -248,6 +278,10 @@ class LoadedLibrary:
         def hash_group() -> None:
             _hash_group(group, keys, parts, firsts, lengths)
             self.texts.extend(_record_texts(group, self._text))
+            if self._size_unit is not None:
+                for sequence in group:
+                    self.sizes.extend(keys.key_sizes(sequence.records, self._size_unit))
+                    self.sizes.append(0)
             self.names.extend(sequence.name for sequence in group)
             self.digests.extend(
                 (sequence.digest or b"") if sequence.held else None for sequence in group

@@ -583,9 +583,16 @@ class RunSaver:
 def run_saver(config: Config, library: LoadedLibrary | None, kernel: ModuleType | None) -> RunSaver:
     """The library session of a run that saves one (``-l``)."""
     assert config.library_dir is not None
+    # Saved stretches overlap by one less than the longest stretch the rule compares
+    # (W, or with a minimum size up to sized.CAP records), so each lies inside one row.
+    reach = config.window_size
+    if config.min_size:
+        from seqdedup.sized import CAP
+
+        reach = max(reach, CAP)
     return RunSaver(
         config.library_dir,
-        config.window_size,
+        reach,
         library,
         whole_runs=bool(config.read_sequences),
         delimiter=config.delimiter,
