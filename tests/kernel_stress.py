@@ -825,7 +825,11 @@ def sized_run(kernel, rng: random.Random, long: bool = False) -> None:
         return key_hashes(keys, None).tobytes(), sizes.tobytes()
 
     d.add_library([sized(seq) for seq in library])
+    tracked = rng.random() < 0.5  # new material flagged (a saving run)
+    if tracked:
+        d.track_new()
     flags: list[bool] = []
+    new = bytearray()
     for number, stream in enumerate(streams):
         if number:
             d.new_input()
@@ -833,8 +837,12 @@ def sized_run(kernel, rng: random.Random, long: bool = False) -> None:
         while at < len(stream):
             stop = min(len(stream), at + rng.randint(0, 40 if not long else 3000))
             flags += d.push(*sized(stream[at:stop]))
+            new += d.take_new() if tracked and rng.random() < 0.7 else b""
             at = stop
         flags += d.finish()
+    if tracked:
+        new += d.take_new()
+        assert len(new) == len(flags) and set(new) <= {0, 1}
     expected = skipped_flags_sized(
         streams, window, least, SIZE_OF.__getitem__, history, library, cap,
         longest=cap if long else None,
@@ -845,6 +853,7 @@ def sized_run(kernel, rng: random.Random, long: bool = False) -> None:
         lambda: d.push(bytes(16), array("q", [-1]).tobytes()),
         lambda: d.add_library([sized(["a"])]),
         lambda: d.push(bytes(16), array("q", [1]).tobytes()) and d.new_input(),
+        d.track_new,
     ):
         with contextlib.suppress(ValueError, RuntimeError):
             bad()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from array import array
 from hashlib import blake2b
 
@@ -323,3 +324,55 @@ def test_planted_blocks_of_any_length_go_whole_and_nothing_else(
     assert out == [line for line in lines[: len(lines) // 2]] + [
         line for line in lines[len(lines) // 2 :] if line.startswith(b"noise")
     ]
+
+
+# -- the options ------------------------------------------------------------------------
+ERROR_PAIR = b"ERROR disk /dev/sda1 is full\n  at write(fs.c:120)\n"
+EXAMPLE = b"x = 1\n}\n\n" + ERROR_PAIR + b"y = 2\n}\n\nz = 3\n" + ERROR_PAIR
+
+
+@pytest.mark.parametrize(
+    ("args", "kept"),
+    [
+        (["-w", "auto"], EXAMPLE),  # the pair is 50 bytes: below 64
+        (["-w", "1", "--min-bytes", "32"], EXAMPLE[: -len(ERROR_PAIR)]),
+        (["-w", "1", "--min-bytes", "51"], EXAMPLE),
+        (["-w", "1", "--min-tokens", "8"], EXAMPLE[: -len(ERROR_PAIR)]),
+        (["-w", "3", "--min-bytes", "32"], EXAMPLE),  # (and W records too)
+    ],
+)
+def test_the_size_options(run_cli, args: list[str], kept: bytes) -> None:
+    p = run_cli(["-q", *args], EXAMPLE)
+    assert (p.returncode, p.stdout, p.stderr) == (0, kept, b"")
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--min-bytes", "8", "--min-tokens", "8"], "--min-bytes"),
+        (["--min-bytes", "-1"], "--min-bytes"),
+        (["--min-tokens", "x"], "--min-tokens"),
+        (["-w", "autox"], "--window-size"),
+        (["--min-bytes", "8", "--stream-by", "^(\\S+)"], "--stream-by"),
+    ],
+)
+def test_size_option_errors_are_one_line(run_cli, args: list[str], needle: str) -> None:
+    p = run_cli(args, EXAMPLE)
+    err = p.stderr.decode()
+    assert (p.returncode, p.stdout) == (1, b"")
+    assert err.count("\n") == 1 and needle in err and "Traceback" not in err
+
+
+def test_a_settings_file_may_say_auto_and_the_statistics_show_the_size(run_cli, tmp_path) -> None:
+    settings = tmp_path / "s.toml"
+    settings.write_text('window-size = "auto"\n')
+    p = run_cli(["--config", settings, "--stats-format", "json"], EXAMPLE * 3)
+    doc = json.loads(p.stderr)
+    assert doc["configuration"]["min_size"] == {"bytes": 64}
+    assert p.stdout == EXAMPLE  # three copies of an 82-byte body: the later two go
+
+
+def test_a_budget_takes_the_size_options_and_they_change_nothing(run_cli) -> None:
+    plain = run_cli(["-q", "--budget", "60"], EXAMPLE * 4)
+    for args in (["-w", "auto"], ["--min-bytes", "32"], ["--min-tokens", "9"]):
+        assert run_cli(["-q", "--budget", "60", *args], EXAMPLE * 4).stdout == plain.stdout

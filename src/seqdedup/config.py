@@ -427,7 +427,6 @@ def _validate_min_size(config: Config) -> None:
     option = f"--min-{config.size_unit}"
     for other, given in (
         ("--stream-by", config.stream_split),
-        ("--budget", config.budget is not None),
     ):
         if given:
             raise UsageError(f"{option} cannot be combined with {other}")

@@ -469,6 +469,7 @@ static PyObject *SizeDecider_take_new(SizeDecider *d, PyObject *Py_UNUSED(ignore
         PyErr_SetString(PyExc_SystemError, "SizeDecider: new-material flags out of step");
         return NULL;
     }
+    if (d->fresh_len == 0) return PyBytes_FromStringAndSize("", 0); /* (fresh may be NULL) */
     PyObject *taken = PyBytes_FromStringAndSize((const char *)d->fresh, (Py_ssize_t)final);
     if (taken == NULL) return NULL;
     memmove(d->fresh, d->fresh + final, d->fresh_len - (size_t)final);
