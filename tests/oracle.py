@@ -410,6 +410,67 @@ def stream_stretches(
     return stretches
 
 
+def interleaved_skipped_sized(
+    named_keys: Sequence[tuple[str | None, object]],
+    window: int,
+    min_size: int,
+    size_of: Callable[[object], int],
+    history: int | None = None,
+    idle: int | None = None,
+    max_streams: int | None = None,
+    library: Sequence[Sequence[object]] = (),
+    per_stream: bool = False,
+    shortest: bool = False,
+) -> list[bool]:
+    """``--stream-by`` under a minimum size, literally: a record is skipped when it lies
+    inside a stretch of its stream's stretch (consecutive records of one stream) with
+    at least ``window`` records and ``min_size`` of size that equals a stretch of any
+    stream (its own with ``per_stream``) which ended before it started, in input order,
+    within ``history`` records of its own end; or a stretch of a ``library`` sequence.
+
+    With a history, the stretches looked at are the shortest large-enough ones (none of
+    them large without its first record, or without its last): across streams a longer
+    stretch's parts lie otherwise apart than it does. ``shortest``: those only, without
+    a history too (the same answer: held by the tests). Stretches are short here: no
+    bound of records applies."""
+    keys = [key for _, key in named_keys]
+    names, current = [], "(unnamed)"
+    for name, _ in named_keys:
+        current = current if name is None else name
+        names.append(current if per_stream else "")
+
+    def large(content: Sequence[object]) -> bool:
+        return len(content) >= window and sum(map(size_of, content)) >= min_size
+
+    def looked_at(content: Sequence[object]) -> bool:
+        if not large(content):
+            return False
+        return (history is None and not shortest) or not (
+            large(content[1:]) and large(content[:-1])
+        )
+
+    by_content: dict[tuple[object, ...], list[tuple[str, list[int]]]] = {}
+    for lane in stream_stretches(named_keys, idle, max_streams):
+        for i in range(len(lane)):
+            for j in range(i + 1, len(lane) + 1):
+                content = tuple(keys[p] for p in lane[i:j])
+                if looked_at(content):
+                    by_content.setdefault(content, []).append((names[lane[0]], lane[i:j]))
+    known = {tuple(q[i:j]) for q in library for i in range(len(q)) for j in range(i, len(q) + 1)}
+    skipped = [False] * len(keys)
+    for content, found in by_content.items():
+        for name, where in found:
+            if content in known or any(
+                other_name == name
+                and earlier[-1] < where[0]
+                and (history is None or where[-1] - earlier[-1] <= history)
+                for other_name, earlier in found
+            ):
+                for position in where:
+                    skipped[position] = True
+    return skipped
+
+
 def interleaved_runs(
     named_keys: Sequence[tuple[str | None, object]],
     skipped: Sequence[bool],

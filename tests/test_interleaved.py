@@ -25,7 +25,14 @@ from seqdedup.config import FilterRule
 from test_kernel import Chunked
 
 from conftest import examples, library_command
-from oracle import interleaved_fold_parts, interleaved_runs, interleaved_skipped, skipped_flags
+from oracle import (
+    interleaved_fold_parts,
+    interleaved_runs,
+    interleaved_skipped,
+    interleaved_skipped_sized,
+    skipped_flags,
+    stream_stretches,
+)
 
 PREFIX = r"^\[(\w+)\] "
 
@@ -730,3 +737,159 @@ def test_stream_presets_name_the_streams_of_common_prefixes(run_cli, preset, lin
     from seqdedup.config import STREAM_PRESETS
 
     assert Config(stream_by=preset).stream_by == STREAM_PRESETS[preset]
+
+
+# -- a minimum size -----------------------------------------------------------------------
+sized_records = st.integers(1, 4).flatmap(
+    lambda streams: st.lists(
+        st.tuples(
+            st.one_of(st.none(), st.sampled_from("pqrs"[:streams])),
+            st.sampled_from(["a", "bb", "cccc"]),
+        ),
+        max_size=40,
+    )
+)
+
+
+def key_size(key: object) -> int:
+    return len(str(key)) + 1
+
+
+@settings(max_examples=examples(150), deadline=None)
+@given(
+    records=sized_records,
+    window=st.integers(1, 3),
+    min_size=st.integers(1, 12),
+    idle=st.one_of(st.none(), st.integers(1, 6)),
+    max_streams=st.one_of(st.none(), st.integers(1, 3)),
+    per_stream=st.booleans(),
+    annotate=st.booleans(),
+    cuts=st.lists(st.integers(0, 40), max_size=4),
+)
+def test_a_minimum_size_per_stream_follows_the_oracle(
+    engine, records, window, min_size, idle, max_streams, per_stream, annotate, cuts
+):
+    """Stretches of one stream, one history (or one per stream), on both engines (the
+    Python decider's stretches on each); markers stand for each run."""
+    history = None
+    expected = interleaved_skipped_sized(
+        records, window, min_size, key_size, history, idle, max_streams, per_stream=per_stream
+    )
+    assert expected == interleaved_skipped_sized(
+        records, window, min_size, key_size, None, idle, max_streams, (), per_stream, True
+    )  # (only the shortest stretches matter)
+    texts = [text_of(*record) for record in records]
+    dedup = Deduplicator(
+        window_size=window, min_size=min_size, max_history=history, stream_by=PREFIX,
+        stream_idle=idle, max_streams=max_streams, per_stream=per_stream, annotate=annotate,
+    )  # fmt: skip
+    out = feed_in_cuts(dedup, texts, cuts)
+    assert [line for line in out if not line.startswith(b"[DUPLICATE")] == [
+        text for text, skip in zip(texts, expected, strict=True) if not skip
+    ]
+    runs = interleaved_runs(records, expected, idle, max_streams)
+    assert sum(line.startswith(b"[DUPLICATE") for line in out) == (len(runs) if annotate else 0)
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(
+    x=sized_records,
+    y=sized_records,
+    window=st.integers(1, 3),
+    min_size=st.integers(1, 10),
+    per_stream=st.booleans(),
+)
+def test_a_minimum_size_per_stream_continues_from_the_library(
+    engine, tmp_path_factory, x, y, window, min_size, per_stream
+):
+    """A stream run saves every shortest large-enough stretch it saw first: the next
+    run skips what it would after it (the library seen by every stream)."""
+    library = tmp_path_factory.mktemp("lib") / "L"
+    options = {"window_size": window, "min_size": min_size, "stream_by": PREFIX}
+    first = Deduplicator(library_dir=library, per_stream=per_stream, **options)
+    first.feed([text_of(*r) for r in x])
+    first.flush()
+    texts = [text_of(*r) for r in y]
+    dedup = Deduplicator(read_sequences=(library,), per_stream=per_stream, **options)
+    out = dedup.feed(texts) + dedup.flush()
+    lanes = [[x[p][1] for p in lane] for lane in stream_stretches(x)]  # what X's streams held
+    expected = interleaved_skipped_sized(
+        y, window, min_size, key_size, library=lanes, per_stream=per_stream
+    )
+    assert out == [text for text, skip in zip(texts, expected, strict=True) if not skip]
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(
+    records=st.lists(
+        st.tuples(st.one_of(st.none(), st.sampled_from("pq")), st.sampled_from(["a", "bb"])),
+        min_size=100,
+        max_size=200,
+    ),
+    window=st.integers(1, 2),
+    min_size=st.integers(2, 6),
+    history=st.integers(100, 140),
+)
+def test_a_minimum_size_per_stream_with_a_history_follows_the_oracle(
+    engine, records, window, min_size, history
+):
+    expected = interleaved_skipped_sized(records, window, min_size, key_size, history)
+    texts = [text_of(*record) for record in records]
+    dedup = Deduplicator(
+        window_size=window, min_size=min_size, max_history=history, stream_by=PREFIX
+    )
+    out = dedup.feed(texts) + dedup.flush()
+    assert out == [text for text, skip in zip(texts, expected, strict=True) if not skip]
+
+
+def test_a_minimum_size_per_stream_with_a_short_history_and_a_library():
+    """The decider itself, where a history may be short: the oracle's shortest
+    stretches, a library seen by both streams."""
+    from array import array as arr
+
+    from seqdedup.streamby.decider import Entry
+    from seqdedup.streamby.sized import SizedStreamDecider
+
+    rng = random.Random(3)
+    for _ in range(150):
+        records = [(rng.choice("pq"), rng.choice(["a", "bb", "ccc"])) for _ in range(40)]
+        library = [[rng.choice(["a", "bb", "ccc"]) for _ in range(rng.randrange(6))]]
+        window, least = rng.randint(1, 3), rng.randint(1, 9)
+        history = rng.choice([None, rng.randint(1, 12)])
+        decider = SizedStreamDecider(window, least, history, None, None, None, False, 7)
+        ids = {"a": 1, "bb": 2, "ccc": 3}
+        region = arr("Q", [0, 0])
+        for key in library[0]:
+            region.extend([ids[key], 0])
+        region.extend([0, 0])
+        sizes = arr("q", [0, *(len(k) for k in library[0]), 0])
+        decider.add_library_stretches(region, [1], [len(library[0])], sizes)
+        entries = []
+        for number, (name, key) in enumerate(records, 1):
+            entries.append(Entry(key.encode(), number, name))
+            decider.push_sized(name, ids[key], entries[-1], len(key))
+        decider.end_all()
+        expected = interleaved_skipped_sized(
+            records, window, least, key_size, history, library=library
+        )
+        assert [e.skip for e in entries] == expected, (records, library, window, least, history)
+        assert all(e.decided for e in entries)
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(
+    keys=st.lists(st.sampled_from(["a", "bb", "cccc"]), min_size=90, max_size=160),
+    window=st.integers(1, 3),
+    min_size=st.integers(1, 12),
+    history=st.sampled_from([None, 100]),
+)
+def test_one_stream_under_a_minimum_size_is_the_one_stream_rule(
+    engine, keys, window, min_size, history
+):
+    texts = [text_of("p", key) for key in keys]
+    options = {"window_size": window, "min_size": min_size, "max_history": history}
+    streamed = Deduplicator(stream_by=PREFIX, **options)
+    plain = Deduplicator(**options)
+    bare = [key.encode() for key in keys]  # (a stream's keys leave its name out)
+    kept = plain.feed(bare) + plain.flush()
+    assert streamed.feed(texts) + streamed.flush() == [b"[p] " + key for key in kept]

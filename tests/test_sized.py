@@ -353,7 +353,6 @@ def test_the_size_options(run_cli, args: list[str], kept: bytes) -> None:
         (["--min-bytes", "-1"], "--min-bytes"),
         (["--min-tokens", "x"], "--min-tokens"),
         (["-w", "autox"], "--window-size"),
-        (["--min-bytes", "8", "--stream-by", "^(\\S+)"], "--stream-by"),
     ],
 )
 def test_size_option_errors_are_one_line(run_cli, args: list[str], needle: str) -> None:

@@ -421,15 +421,9 @@ def _validate_budget(config: Config) -> None:
 
 
 def _validate_min_size(config: Config) -> None:
-    """What a minimum size does not reach yet: each of these paths matches windows."""
+    """A minimum size's unit."""
     if config.size_unit not in ("bytes", "tokens"):
         raise UsageError(f"size_unit is 'bytes' or 'tokens', not {config.size_unit!r}")
-    option = f"--min-{config.size_unit}"
-    for other, given in (
-        ("--stream-by", config.stream_split),
-    ):
-        if given:
-            raise UsageError(f"{option} cannot be combined with {other}")
 
 
 def _validate_fold(config: Config) -> None:

@@ -105,11 +105,20 @@ class LibraryWindows:
         self.fps: array[int] | None = None
         self.starts: array[int] | None = None
         self.region: array[int] | None = None
+        # A minimum size: the library's sequences (where each lies in the region) and
+        # each region record's key size, for the stream decider's stretches
+        self.size_unit: str | None = getattr(matcher, "size_unit", None)
+        self.sequences: tuple[array[int], array[int], array[int]] | None = None
 
     def add_library_windows(
         self, fps: array[int], starts: array[int], region: array[int] | None = None
     ) -> None:
         self.fps, self.starts, self.region = fps, starts, region
+
+    def add_library_stretches(
+        self, region: array[int], firsts: array[int], lengths: array[int], sizes: array[int]
+    ) -> None:
+        self.region, self.sequences = region, (firsts, lengths, sizes)
 
 
 # What a library's windows are given to: the run's matcher, or (--stream-by) a holder

@@ -119,7 +119,8 @@ def _stream_decider(config: Config, compiled: bool, reported: bool) -> Literal["
     """The kernel's stream matcher where nothing is read per run: no markers, lines,
     ranking, libraries or per-stream histories."""
     libraries = config.library_dir is not None or bool(config.read_sequences)
-    if not compiled or reported or libraries or config.per_stream:
+    # (a minimum size: the Python decider's stretches, on either engine)
+    if not compiled or reported or libraries or config.per_stream or config.min_size:
         return "python"
     return "kernel"
 

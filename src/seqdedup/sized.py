@@ -106,7 +106,11 @@ class HeldRecords:
         self._region = b""
         self._total = 0  # records pushed
         self._shared = force_collisions  # (tests) every fingerprint 0
-        self._fresh: bytearray | None = None  # per record: in a first-seen stretch (saving)
+        # What a saved library needs (track_new): per record from _fresh_from on, whether
+        # a first-seen M or N stretch holds it; the last record each kind flagged
+        self._fresh: bytearray | None = None
+        self._fresh_from = 0
+        self._marked = [-1, -1]
 
     def power(self, n: int) -> int:
         powers = self._powers
@@ -154,6 +158,16 @@ class HeldRecords:
         self._poly.append((self._poly[-1] * self.base + x) % MODULUS)
         self._total += 1
 
+    def _mark_new(self, kind: int, start: int, end: int) -> None:
+        """Flag [start, end], a first-seen stretch of ``kind``. Both ends only grow
+        within a kind, so what its last stretch flagged need not be flagged again."""
+        fresh = self._fresh
+        if fresh is not None:
+            at = self._fresh_from
+            first = max(start, self._marked[kind] + 1)
+            fresh[first - at : end + 1 - at] = b"\x01" * max(end + 1 - first, 0)
+            self._marked[kind] = max(self._marked[kind], end)
+
     def _drop_before(self, position: int) -> None:
         drop = position - self._offset
         if drop < 4096:
@@ -194,9 +208,6 @@ class SizeDecider(HeldRecords):
         self._waiting_m: deque[tuple[int, int, int]] = deque()
         self._waiting_n: deque[tuple[int, int, int]] = deque()
         self._swept = 0  # when the tables were last rid of forgotten stretches
-        # What a saved library needs (track_new): records of first-seen M and N stretches
-        self._fresh_from = 0
-        self._marked = [-1, -1]  # the last record flagged by an M (0), an N (1) stretch
 
     # -- what other stages read -----------------------------------------------------
     @property
@@ -229,16 +240,6 @@ class SizeDecider(HeldRecords):
         del fresh[:final]
         self._fresh_from += final
         return taken
-
-    def _mark_new(self, kind: int, start: int, end: int) -> None:
-        """Flag [start, end], a first-seen stretch of ``kind``. Both ends only grow
-        within a kind, so what its last stretch flagged need not be flagged again."""
-        fresh = self._fresh
-        if fresh is not None:
-            at = self._fresh_from
-            first = max(start, self._marked[kind] + 1)
-            fresh[first - at : end + 1 - at] = b"\x01" * max(end + 1 - first, 0)
-            self._marked[kind] = max(self._marked[kind], end)
 
     # -- the tables ------------------------------------------------------------------
     def _find(self, entry: _Entry | None, start: int, n: int) -> int | None:
@@ -376,27 +377,40 @@ def library_stretches(
 ) -> Iterator[tuple[bool, int, int, int]]:
     """The large-enough M and N stretches of one library sequence, as (``as_end``, key,
     start, length), positions counted from its first record."""
-    count = len(sizes)
-    sums, poly = [0], [0]
-    for k, size in enumerate(sizes):
-        sums.append(sums[-1] + size + 1)
+    poly = [0]
+    for k in range(len(sizes)):
         x = int.from_bytes(hashes[16 * k : 16 * k + 8], "little") % MODULUS
         poly.append((poly[-1] * decider.base + x) % MODULUS)
-    window, cap, least = decider.window, decider.cap, decider.min_size
+    stretches = sequence_stretches(sizes, decider.window, decider.min_size, decider.cap)
+    for as_end, found in ((True, stretches[0]), (False, stretches[1])):
+        for s, e in found:
+            key = decider.stretch_key(poly[e + 1] - poly[s] * decider.power(e - s + 1), e - s + 1)
+            yield as_end, key, s, e - s + 1
+
+
+def sequence_stretches(
+    sizes: Sequence[int], window: int, min_size: int, cap: int
+) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """The M stretches and the N stretches of one sequence of records of these key sizes
+    (each weighs one more), as (start, end) inside it; ``cap``: records that make a
+    stretch large whatever its size."""
+    sums = [0]
+    for size in sizes:
+        sums.append(sums[-1] + size + 1)
+    count = len(sizes)
 
     def large(s: int, e: int) -> bool:
         n = e - s + 1
-        return n >= window and (n >= cap or sums[e + 1] - sums[s] >= least)
+        return n >= window and (n >= cap or sums[e + 1] - sums[s] >= min_size)
 
-    def key(s: int, e: int) -> int:
-        return decider.stretch_key(poly[e + 1] - poly[s] * decider.power(e - s + 1), e - s + 1)
-
+    ending: list[tuple[int, int]] = []
     m = 0
     for e in range(count):
         if large(m, e):
             while large(m + 1, e):
                 m += 1
-            yield True, key(m, e), m, e - m + 1
+            ending.append((m, e))
+    starting: list[tuple[int, int]] = []
     e = 0
     for s in range(count):
         e = max(e, s)
@@ -404,7 +418,8 @@ def library_stretches(
             e += 1
         if e == count:
             break
-        yield False, key(s, e), s, e - s + 1
+        starting.append((s, e))
+    return ending, starting
 
 
 class SizedMatcher:

@@ -21,7 +21,8 @@
  *                   streamby.h; streamby_history.c its history and what a candidate
  *                   is compared with (keylog.h: per position the key, the record
  *                   before); streamby_prefix.c the names by a prefix program
- *   sized.c         the SizeDecider type: the rule with a minimum size (--min-bytes)
+ *   sized.c         the rule with a minimum size (--min-bytes): tables, stretches, sweeps
+ *   sized_type.c    the SizeDecider type over it (sized.h: its state)
  *   suggest.c       --suggest-window: what each window size removes, in one pass each
  *   tokens.c        --budget's token estimate per record
  *   functions.h     the module functions of the units without a type of their own
@@ -458,7 +459,7 @@ typedef struct {
 extern struct PyModuleDef seqdedup_kernel_module;
 extern PyType_Spec seqdedup_attributor_spec; /* attributor.c */
 extern PyType_Spec seqdedup_stream_matcher_spec; /* streamby.c */
-extern PyType_Spec seqdedup_size_decider_spec;   /* sized.c */
+extern PyType_Spec seqdedup_size_decider_spec;   /* sized_type.c */
 
 /* confirm.c: whether window j repeats its candidate (NO_SOURCE: none), by key hashes, or
  * the window after the one window j-1 repeats (its start to *source); the log of the key

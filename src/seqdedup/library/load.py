@@ -10,7 +10,7 @@ import sqlite3
 from array import array
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, cast
 
 from seqdedup.errors import SeqdedupError
 from seqdedup.hashes import hash_words
@@ -209,14 +209,16 @@ def load_libraries(
     )
     # A minimum size: the sized matcher takes the stretches (with the records' key
     # sizes), and the matcher beside it, if any, the windows that name sources.
-    add_stretches = getattr(matcher, "add_library_stretches", None)
-    library = LoadedLibrary(text, getattr(matcher, "size_unit", None))
+    unit = getattr(matcher, "size_unit", None)
+    library = LoadedLibrary(text, unit)
     region, firsts, lengths = library.index(sequences, keys)
     library.region = region
-    if add_stretches is not None:
-        matcher = add_stretches(region, firsts, lengths, library.sizes)
-        if matcher is None:
+    if unit is not None:
+        sized = cast("SizedTarget", matcher)
+        beside = sized.add_library_stretches(region, firsts, lengths, library.sizes)
+        if beside is None:
             return library
+        matcher = beside
     if hasattr(matcher, "add_library_region"):  # the kernel's: no array of every window
         matcher.add_library_region(region, firsts, lengths)
     else:
@@ -234,6 +236,16 @@ def _record_texts(sequences: Iterable[LibrarySequence], text: TextDigest | None)
             texts += text(sequence.records)
             texts.append(0)
     return texts
+
+
+class SizedTarget(Protocol):
+    """What takes a library under a minimum size (``sized.SizedMatcher``, or a stream
+    run's holder): every stretch of its sequences, with the records' key sizes; it
+    returns the matcher that takes the windows beside it, if any."""
+
+    def add_library_stretches(
+        self, region: array[int], firsts: array[int], lengths: array[int], sizes: array[int]
+    ) -> WindowTarget | None: ...
 
 
 class LoadedLibrary:

@@ -354,6 +354,8 @@ class WindowHistory:
 class StreamDecider:
     """The rule per stream, the history shared (see the module's docstring)."""
 
+    lane_type: type[_Lane] = _Lane
+
     def __init__(
         self,
         window: int,
@@ -422,22 +424,7 @@ class StreamDecider:
     def push(self, name: str, key: int, entry: Entry) -> None:
         """One tracked record of stream ``name`` with key hash ``key``."""
         position = self.position
-        self.position = position + 1
-        entry.position = position
-        entry.key = key
-        lanes = self._lanes
-        if self.idle is not None:
-            while lanes:
-                oldest = next(iter(lanes.values()))
-                if position - oldest.last <= self.idle:
-                    break
-                self._end(next(iter(lanes)))
-        lane = lanes.pop(name, None)
-        if lane is None:
-            if self.max_streams is not None and len(lanes) >= self.max_streams:
-                self._end(next(iter(lanes)))
-            lane = _Lane(self.window, stream_tag(name) if self.per_stream else 0)
-        lanes[name] = lane
+        lane = self._lane_of(name, key, entry)
         self._keys.append(position, key, lane.last, entry.text)
         lane.last = position
         lane.roll(key, self.window, self._base, self._top)
@@ -468,6 +455,33 @@ class StreamDecider:
         occurrence = (position, first.number, entry.number, name) if self._sources else None
         windows.admit(fingerprint, position, occurrence)
         self._decide(lane, entries.popleft())
+
+    def _lane_of(self, name: str, key: int, entry: Entry) -> _Lane:
+        """The next record's position, and its stream's lane (a new one where the
+        stream is new, or ended: idle too long, or one too many)."""
+        position = self.position
+        self.position = position + 1
+        entry.position = position
+        entry.key = key
+        lanes = self._lanes
+        if self.idle is not None:
+            while lanes:
+                oldest = next(iter(lanes.values()))
+                if position - oldest.last <= self.idle:
+                    break
+                self._end(next(iter(lanes)))
+        lane = lanes.pop(name, None)
+        if lane is None:
+            if self.max_streams is not None and len(lanes) >= self.max_streams:
+                self._end(next(iter(lanes)))
+            lane = self.lane_type(self.window, stream_tag(name) if self.per_stream else 0)
+        lanes[name] = lane
+        return lane
+
+    def _drain(self, lane: _Lane) -> None:
+        """A stream ends: decide its records left."""
+        while lane.entries:
+            self._decide(lane, lane.entries.popleft())
 
     def _decide(self, lane: _Lane, entry: Entry) -> None:
         entry.decided = True
@@ -511,8 +525,7 @@ class StreamDecider:
     def _end(self, name: str) -> None:
         """Stream ``name`` ends: decide what it holds; its next record starts it anew."""
         lane = self._lanes.pop(name)
-        while lane.entries:
-            self._decide(lane, lane.entries.popleft())
+        self._drain(lane)
         if lane.run is not None:
             self._close(lane)
         if lane.new or lane.open:

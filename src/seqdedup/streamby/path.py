@@ -30,6 +30,7 @@ from seqdedup.pieces import Piece
 from seqdedup.report import explain_bypassed, explain_unmatched, marker_text, painted
 from seqdedup.streamby.decider import LIBRARY_END, Entry, Run, StreamCount, StreamDecider
 from seqdedup.streamby.names import UNNAMED, StreamNamer
+from seqdedup.streamby.sized import SizedStreamDecider
 from seqdedup.timelimit import PatternTimeout
 
 if TYPE_CHECKING:
@@ -96,6 +97,7 @@ class _StreamRun(RecordPath):
         self._current = UNNAMED  # the stream of the last record (for continuation lines)
         self._rows = StreamRows()
         self._keyed: list[bytes] = []  # the last batch without its stream names
+        self._sizes: Sequence[int] = ()  # a minimum size: its tracked records' key sizes
         assert isinstance(parts.attributor, StreamCount)  # (the plan's: see stages.Stages)
         self.sequences = parts.attributor.sequences
 
@@ -114,7 +116,11 @@ class _StreamRun(RecordPath):
             if parts.filters:
                 decisions = parts.filters.classify(batch)
                 keyed = [k for k, d in zip(keyed, decisions, strict=True) if d == TRACKED]
-            hashes = hash_bytes(parts.keys.hashes(keyed))
+            if parts.config.min_size:  # (each key made once for its hash and its size)
+                hashed, self._sizes = parts.keys.hashes_and_sizes(keyed, parts.config.size_unit)
+                hashes = hash_bytes(hashed)
+            else:
+                hashes = hash_bytes(parts.keys.hashes(keyed))
         except PatternTimeout as exc:
             number = ledger.released + held + 1 + exc.index
             raise exc.at(parts.report.inputs.line(number).lower()) from None
@@ -153,18 +159,24 @@ class StreamPath(_StreamRun):
         self._reported = parts.plan.reported
         self._ordered = self._ordered or self._reported
         self._folder = make_stream_folder(parts, self._source_fields) if config.fold else None
-        self._decider = StreamDecider(
-            config.window_size,
-            config.max_history,
-            config.stream_idle,
-            config.max_streams,
-            self.sequences if config.sequence_stats or self._reported else None,
-            self._reported,
-            SEED,
-            per_stream=config.per_stream,
-        )
+        counted = self.sequences if config.sequence_stats or self._reported else None
+        self._sized: SizedStreamDecider | None = None
+        self._decider: StreamDecider
+        if config.min_size:
+            self._decider = self._sized = SizedStreamDecider(
+                config.window_size, config.min_size, config.max_history, config.stream_idle,
+                config.max_streams, counted, self._reported, SEED, config.per_stream,
+            )  # fmt: skip
+        else:
+            self._decider = StreamDecider(
+                config.window_size, config.max_history, config.stream_idle, config.max_streams,
+                counted, self._reported, SEED, per_stream=config.per_stream,
+            )  # fmt: skip
         windows = parts.library_windows
-        if windows.fps is not None and windows.starts is not None:
+        if self._sized is not None and windows.sequences is not None:
+            assert windows.region is not None
+            self._sized.add_library_stretches(windows.region, *windows.sequences)
+        elif windows.fps is not None and windows.starts is not None:
             region = hash_ints(windows.region) if windows.region is not None else None
             self._decider.add_library(hash_ints(windows.fps), list(windows.starts), region)
         if parts.saver is not None:
@@ -185,6 +197,8 @@ class StreamPath(_StreamRun):
         batch = records if isinstance(records, list) else list(records)
         names, packed, decisions = self._named(batch, len(self._queue))
         hashes = iter(hash_ints(packed))
+        sizes = iter(self._sizes)
+        sized = self._sized.push_sized if self._sized is not None else None
         number = self._ledger.released + len(self._queue) + 1
         queue, push, current = self._queue, self._decider.push, self._current
         parts, digest = self._parts, self._digest
@@ -202,11 +216,13 @@ class StreamPath(_StreamRun):
             if texts is not None:
                 entry.text = texts[offset]
             queue.append(entry)
-            if decisions is None or decisions[offset] == TRACKED:
-                push(name, next(hashes), entry)
-            else:
+            if decisions is not None and decisions[offset] != TRACKED:
                 entry.decided = True
                 entry.tracked_as = decisions[offset]
+            elif sized is not None:
+                sized(name, next(hashes), entry, next(sizes))
+            else:
+                push(name, next(hashes), entry)
         self._current = current
         return self._write_decided()
 
