@@ -375,3 +375,34 @@ def test_a_budget_takes_the_size_options_and_they_change_nothing(run_cli) -> Non
     plain = run_cli(["-q", "--budget", "60"], EXAMPLE * 4)
     for args in (["-w", "auto"], ["--min-bytes", "32"], ["--min-tokens", "9"]):
         assert run_cli(["-q", "--budget", "60", *args], EXAMPLE * 4).stdout == plain.stdout
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_top_lists_each_planted_trace_once_and_whole(
+    engine: str, run_cli, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every row of --top is one whole trace of the generated log's pool, none twice.
+    (Rows that share a first line, "KeyError in worker 28" in four rows of 39, 22, 15
+    and 34 records, are four traces of the pool that begin alike: -w 5 lists them so
+    too.)"""
+    import random
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    from genlog import _stack_trace, log_lines  # type: ignore[import-not-found]
+
+    rng = random.Random(1)  # (the pool log_lines draws first, seed 1)
+    pool = {tuple(_stack_trace(rng, rng.randint(5, 40))) for _ in range(200)}
+    lines = log_lines(20_000)
+    log = tmp_path / "generated.log"
+    log.write_text("".join(line + "\n" for line in lines))
+    monkeypatch.setenv("SEQDEDUP_ENGINE", engine)
+    args = ["-w", "auto", "--normalize", "timestamp", "--top", "20", "--stats-format", "json"]
+    p = run_cli([*args, log])
+    rows = json.loads(p.stderr)["top_sequences"]
+    shown = [
+        tuple(lines[r["first_seen"]["lines"][0] - 1 : r["first_seen"]["lines"][1]]) for r in rows
+    ]
+    assert len(rows) == 20 and all(trace in pool for trace in shown)
+    assert len(set(shown)) == len(shown)
