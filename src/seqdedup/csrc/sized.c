@@ -186,10 +186,10 @@ static void mark_new(SizeDecider *d, int kind, int64_t start, int64_t end)
 }
 
 /* The record just added ends its M stretch and may complete N stretches. */
-int sized_step(SizeDecider *d)
+static int step(SizeDecider *d, int64_t j)
 {
     const int64_t *sums = d->sums, at = d->offset;
-    int64_t j = d->total - 1, m = d->m_start;
+    int64_t m = d->m_start;
     int m_large = is_large(d, sums, at, m, j);
     if (m_large) {
         while (is_large(d, sums, at, m + 1, j)) m++;
@@ -209,6 +209,25 @@ int sized_step(SizeDecider *d)
         if (!r) mark_new(d, 1, s, j);
         if (sized_put_flag(d, !(d->m_repeat[s - d->offset] || d->cover >= s)) < 0) return -1;
         d->n_next = s + 1;
+    }
+    return 0;
+}
+
+/* Records `first` .. total - 1 (appended): each in turn ends its M stretch and may
+ * complete N stretches. The table slot of the M stretch AHEAD records on is fetched
+ * first, so that its probe, a cache miss in a large table, finds it there. */
+#define AHEAD 8
+int sized_steps(SizeDecider *d, int64_t first)
+{
+    const int64_t *sums = d->sums, at = d->offset;
+    int64_t ahead = d->m_start; /* the M stretch's start of record j + AHEAD */
+    for (int64_t j = first; j < d->total; j++) {
+        int64_t next = j + AHEAD;
+        if (next < d->total && is_large(d, sums, at, ahead, next)) {
+            while (is_large(d, sums, at, ahead + 1, next)) ahead++;
+            table_prefetch(d->m_table, key_of(d, d->poly, at, ahead, next));
+        }
+        if (step(d, j) < 0) return -1;
     }
     return 0;
 }

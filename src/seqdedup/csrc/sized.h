@@ -56,7 +56,7 @@ typedef struct {
 int sized_put_flag(SizeDecider *d, int keep);
 int sized_reserve(SizeDecider *d, size_t count);
 int sized_append(SizeDecider *d, Hash128 key, int64_t size);
-int sized_step(SizeDecider *d);
+int sized_steps(SizeDecider *d, int64_t first);
 int sized_sweep(SizeDecider *d);
 int sized_library_sequence(SizeDecider *d, int64_t first, const Hash128 *keys,
                            const int64_t *sizes, int64_t count);

@@ -62,8 +62,8 @@ static PyObject *SizeDecider_push(SizeDecider *d, PyObject *args)
             memcpy(&size, (const unsigned char *)sizes.buf + k * (Py_ssize_t)sizeof(int64_t),
                    sizeof size);
             rc = sized_append(d, key, size);
-            if (rc == 0) rc = sized_step(d);
         }
+        if (rc == 0) rc = sized_steps(d, d->total - n);
         if (rc == 0) rc = sized_sweep(d);
         result = leave(d, rc);
     }
