@@ -812,3 +812,69 @@ def test_a_row_lost_or_added_in_flight_ends_the_job_in_one_line(tmp_path, monkey
     monkeypatch.undo()
     deduplicate_files(paths, out, scheduler="sync", window_size=2, owners=1)
     assert (out / "part1.log").read_text() == "d\n"
+
+
+@pytest.mark.usefixtures("engine")  # each engine hashes its own way
+@settings(
+    max_examples=examples(40),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    contents=file_sets,
+    window=st.integers(1, 3),
+    min_size=st.integers(1, 14),
+    unit=st.sampled_from(["bytes", "tokens"]),
+    filters=st.sampled_from([(), (FilterRule("bypass", "^ts"),)]),
+    block=st.integers(1, 24),
+    preload=st.one_of(st.none(), records),
+    owners=st.integers(1, 4),
+)
+def test_a_minimum_size_matches_sequential_runs(
+    tmp_path_factory, contents, window, min_size, unit, filters, block, preload, owners
+):
+    """The shortest large-enough stretches exchanged as windows are: the output, and
+    the library saved, those of sequential runs (a file's stretches never span two)."""
+    base = tmp_path_factory.mktemp("job")
+    paths = write_files(base / "in", contents)
+    sized = {"window_size": window, "min_size": min_size, "size_unit": unit}
+    seq_lib, dask_lib = base / "seq-lib", base / "dask-lib"
+    if preload is not None:
+        for library in (seq_lib, dask_lib):
+            pre = write_files(library.with_suffix(".pre"), ["\n".join(preload)])
+            sequential(pre, library, **sized)
+    want = sequential(paths, seq_lib, filters=filters, **sized)
+    deduplicate_files(
+        paths, base / "out", scheduler="sync", block_size=block, library_dir=dask_lib,
+        owners=owners, filters=filters, **sized,
+    )  # fmt: skip
+    assert [(base / "out" / p.name).read_bytes() for p in paths] == want
+    probe = write_files(base / "probe", ["\n".join(["a", "b", "c", "ts 1", "d", "a", "c", "d"])])
+    assert sequential(probe, None, read_sequences=(seq_lib,), **sized) == sequential(
+        probe, None, read_sequences=(dask_lib,), **sized
+    )
+
+
+def test_the_command_takes_a_minimum_size(tmp_path):
+    pair = "long line one\nlong line two\n"
+    paths = write_files(tmp_path / "in", [f"a\n{pair}b\n", f"x\n{pair}y\n"])
+    for args, second in (
+        (["-w", "auto"], f"x\n{pair}y\n".encode()),  # (the pair is 28 bytes: below 64)
+        (["-w", "1", "--min-bytes", "20"], b"x\ny\n"),
+    ):
+        out = tmp_path / f"out{len(args)}"
+        p = _cli("-q", *args, "--scheduler", "sync", "--output-dir", str(out), *map(str, paths))
+        assert p.returncode == 0, p.stderr
+        assert (out / "part1.log").read_bytes() == second
+
+
+def test_stretches_as_long_as_the_bound_cross_partitions(tmp_path):
+    """Only CAP records make a stretch large here: the frames reach CAP - 1 records
+    past their partitions, so a repeat of 5,000 records cut by partitions goes whole."""
+    block = "".join(f"r{k}\n" for k in range(5000))
+    paths = write_files(tmp_path / "in", [block + "x\n" + block + "y\n"])
+    huge = {"window_size": 1, "min_size": 10**12}
+    want = sequential(paths, None, **huge)
+    assert want == [(block + "x\ny\n").encode()]
+    deduplicate_files(paths, tmp_path / "out", scheduler="sync", block_size=9000, **huge)
+    assert (tmp_path / "out" / paths[0].name).read_bytes() == want[0]

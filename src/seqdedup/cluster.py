@@ -25,6 +25,9 @@ scheduler, sockets or pools of our own), each task's work done by the kernel
    writes its kept records (or, with ``inverse``, its skipped ones) and stages its
    new material (records covered by first-seen windows) for the library.
 
+Under a minimum size the same exchange carries each partition's shortest large-enough
+stretches instead (``seqdedup.partstretches``).
+
 Only what applies to a set of files is offered: window size, skip-chars, filters,
 delimiter and byte mode, inverse, library load and save. Attribution (markers,
 explanations, the sequences table) is the single-machine tool's job.
@@ -42,20 +45,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from seqdedup.config import Config, key_settings
+from seqdedup.config import Config
 from seqdedup.errors import SeqdedupError
+from seqdedup.joblibrary import library_keys, save_library
 from seqdedup.partitions import (
     POSITION_SHIFT,
     Part,
     PartState,
     Reader,
     Written,
+    decide,
     first_pass,
     owner_answers,
     second_pass,
-    window_fingerprints,
-    window_keys,
     write_part,
+)
+from seqdedup.partstretches import (
+    STRETCH_ROW_BYTES,
+    StretchState,
+    size_rule,
+    stretch_first_pass,
+    stretch_owner_answers,
 )
 from seqdedup.scheduler import Scheduler
 from seqdedup.tallies import ANSWER_BYTES, ROW_BYTES, Tally, check_arrived, tallies
@@ -96,6 +106,12 @@ class JobStats:
     @property
     def skipped(self) -> int:
         return sum(f.skipped for f in self.files)
+
+    def document(self) -> dict[str, object]:
+        """The statistics a saved library records of the job."""
+        lines = {"total": self.total, "emitted": self.emitted, "skipped": self.skipped}
+        files = [{"path": f.path, "total": f.total, "skipped": f.skipped} for f in self.files]
+        return {"statistics": {"lines": lines, "files": files}}
 
 
 # -- partitioning ------------------------------------------------------------------
@@ -298,7 +314,7 @@ def _run_job(
     reader = _reader(config)
     parts = plan_parts(readable, config.delimiter, block_size)
     owners = owners or owner_count(sum(p.end - p.start for p in parts), len(parts))
-    library, loaded = _library_windows(config, reader, width, owners)
+    library, loaded = library_keys(config, reader, width, owners)
     staging_dir, parts_dir = scratch.staging, scratch.parts
     parts_dir.mkdir()
 
@@ -315,7 +331,7 @@ def _run_job(
     stats = JobStats(files=[FileStats(path) for path in files], library_loaded=loaded)
     _assemble_outputs(stats, parts, results, names, out_dir, outputs)
     if staging_dir is not None:
-        stats.library_saved = _save_library(config, staging_dir, stats)
+        stats.library_saved = save_library(config, staging_dir, stats.document())
     return stats
 
 
@@ -335,13 +351,24 @@ def _tasks(
     over whole (each second pass takes every owner's answers, each write every offset)
     rather than picked out by tasks of their own."""
     width = config.window_size
-    firsts = [delayed(first_pass)(reader, part, width, owners) for part in parts]
+    # (a minimum size: the shortest large-enough stretches, not the windows)
+    rule = size_rule(config) if config.min_size else None
+    if rule is not None:
+        firsts = [delayed(stretch_first_pass)(reader, part, rule, owners) for part in parts]
+    else:
+        firsts = [delayed(first_pass)(reader, part, width, owners) for part in parts]
+    row_bytes = ROW_BYTES if rule is None else STRETCH_ROW_BYTES
     # Each side of an exchange counts and check-sums what it sends, where it made it;
     # the receiver checks (the small tallies travel whole, as the offsets do).
-    sent = [delayed(_first_tallies)(first, reader.seed) for first in firsts]
+    sent = [delayed(_first_tallies)(first, reader.seed, row_bytes) for first in firsts]
     answers = [
         delayed(_owner_answers)(
-            reader, b, [delayed(_bucket)(first, b) for first in firsts], library[b], sent
+            reader,
+            b,
+            [delayed(_bucket)(first, b) for first in firsts],
+            library[b],
+            sent,
+            row_bytes,
         )
         for b in range(owners)
     ]
@@ -366,30 +393,39 @@ def _tasks(
     ]
 
 
-def _bucket(first: tuple[PartState, list[bytes]], owner: int) -> bytes:
+def _bucket(first: tuple[PartState | StretchState, list[bytes]], owner: int) -> bytes:
     """A first pass's rows for one owner."""
     return first[1][owner]
 
 
-def _first_tallies(first: tuple[PartState, list[bytes]], seed: int) -> list[Tally]:
+def _first_tallies(
+    first: tuple[PartState | StretchState, list[bytes]], seed: int, row_bytes: int
+) -> list[Tally]:
     """What a first pass sends each owner, counted where it was made."""
-    return tallies(first[1], ROW_BYTES, seed)
+    return tallies(first[1], row_bytes, seed)
 
 
 def _owner_answers(
-    reader: Reader, owner: int, rows: list[bytes], library: bytes, sent: list[list[Tally]]
+    reader: Reader,
+    owner: int,
+    rows: list[bytes],
+    library: bytes,
+    sent: list[list[Tally]],
+    row_bytes: int,
 ) -> list[bytes]:
     """An owner's answers, once every partition's rows arrived as they were sent."""
     for number, (got, tallied) in enumerate(zip(rows, sent, strict=True)):
         what = f"partition {number} to owner {owner}"
-        check_arrived(got, tallied[owner], ROW_BYTES, reader.seed, what)
+        check_arrived(got, tallied[owner], row_bytes, reader.seed, what)
+    if row_bytes == STRETCH_ROW_BYTES:
+        return stretch_owner_answers(rows, library)
     return owner_answers(reader.engine, rows, library)
 
 
 def _second_pass(
     reader: Reader,
     part: Part,
-    first: tuple[PartState, list[bytes]],
+    first: tuple[PartState | StretchState, list[bytes]],
     answers: list[list[bytes]],
     answered: list[list[Tally]],
     width: int,
@@ -402,7 +438,12 @@ def _second_pass(
     for owner, (got, tallied) in enumerate(zip(mine, answered, strict=True)):
         what = f"owner {owner} to partition {part.number}"
         check_arrived(got, tallied[part.number], ANSWER_BYTES, reader.seed, what)
-    return second_pass(reader, part, first[0], mine, width, inverse, staging)
+    state = first[0]
+    if isinstance(state, StretchState):
+        decided = state.decide(mine, part.rank, width)
+    else:
+        decided = decide(state, mine, part.rank, width)
+    return second_pass(reader, part, state.frame, decided, inverse, staging)
 
 
 def _write(
@@ -521,64 +562,6 @@ def _assemble_outputs(
     for output, name in zip(outputs, names, strict=True):
         os.replace(output, out_dir / name)
     shutil.rmtree(outputs[0].parent)
-
-
-def _library_windows(
-    config: Config, reader: Reader, width: int, owners: int
-) -> tuple[list[bytes], int]:
-    """The keys of the loaded libraries' windows (int64 pairs, see
-    partitions.window_keys), per owner, and how many sequences were loaded."""
-    import numpy as np
-
-    directories = list(config.read_sequences)
-    if config.library_dir is not None and config.library_dir.exists():
-        directories.append(config.library_dir)
-    fps: list[Any] = []
-    loaded = 0
-    if directories:
-        from seqdedup.library.load import load_library
-
-        for directory in directories:
-            for sequence in load_library(directory, config.delimiter, keys=key_settings(config)):
-                loaded += 1
-                hashes = reader.hash_bytes(sequence.records)
-                count = len(hashes) // 16 - width + 1
-                if count > 0:
-                    prints = window_fingerprints(reader.engine, hashes, count, width, reader.seed)
-                    fps.append(window_keys(reader.engine, hashes, prints, width, reader.seed))
-    values = np.concatenate(fps) if fps else np.zeros((0, 2), dtype=np.int64)
-    owner = values[:, 0].view(np.uint64) % np.uint64(owners)
-    return [values[owner == b].tobytes() for b in range(owners)], loaded
-
-
-def _save_library(config: Config, staging_dir: Path, stats: JobStats) -> int:
-    from seqdedup.library.save import LibraryWriter
-
-    assert config.library_dir is not None
-    writer = LibraryWriter(config.library_dir)
-    try:
-        for staged in sorted(staging_dir.iterdir(), key=lambda p: int(p.name)):
-            writer.absorb(staged)
-        document: dict[str, object] = {
-            "statistics": {
-                "lines": {"total": stats.total, "emitted": stats.emitted, "skipped": stats.skipped},
-                "files": [
-                    {"path": f.path, "total": f.total, "skipped": f.skipped} for f in stats.files
-                ],
-            }
-        }
-        configuration = {
-            "window_size": config.window_size,
-            "engine": "dask",
-            "skip_chars": config.skip_chars,
-            "keys": key_settings(config),
-        }
-        from seqdedup.stopping import settle
-
-        return writer.commit(configuration, document, settle)
-    finally:
-        writer.discard()
-        shutil.rmtree(staging_dir, ignore_errors=True)
 
 
 @contextlib.contextmanager

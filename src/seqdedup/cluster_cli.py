@@ -36,8 +36,6 @@ _NOT_HERE = {
     "max_unique_sequences": "--max-unique-sequences",
     "unlimited_unique_sequences": "--unlimited-unique-sequences",
     "budget": "--budget",
-    "min_bytes": "--min-bytes",
-    "min_tokens": "--min-tokens",
     "output": "--output",
     "report": "--report",
     "keep": "--keep",
@@ -109,8 +107,6 @@ def main(argv: Sequence[str] | None = None, stderr: TextIO | None = None) -> int
     def body() -> int:
         args = parser.parse_args(argv)
         check_refused(parser, args, _NOT_HERE)
-        if args.window_size == "auto":
-            raise UsageError(f"{PROG} does not offer -w auto: give a window size")
         if args.block_size < MIN_BLOCK_SIZE:
             # (Tiny partitions make a job's planning and overlaps grow faster than its
             # input: 1,000 lines in bytes-long partitions never finished.)

@@ -98,11 +98,13 @@ class KeyMaker:
         "bytes") or estimated tokens ("tokens"); the decider adds one for the delimiter.
         Each key is made once (a hash transform runs once per record)."""
         keys = list(records) if self.plain and not self.skip_chars else self.keys(records)
-        return self._hashing.key_hashes(keys), _sizes(keys, unit)
+        return self._hashing.key_hashes(keys), key_sizes(keys, unit)
 
     def key_sizes(self, records: Sequence[bytes], unit: str) -> array[int]:
         """Only the sizes of :meth:`hashes_and_sizes` (a loaded library's records)."""
-        return _sizes(records if self.plain and not self.skip_chars else self.keys(records), unit)
+        return key_sizes(
+            records if self.plain and not self.skip_chars else self.keys(records), unit
+        )
 
     @property
     def hashes_encoded(self) -> bool:
@@ -199,7 +201,7 @@ class _KernelHashing:
         return result
 
 
-def _sizes(keys: Sequence[bytes], unit: str) -> array[int]:
+def key_sizes(keys: Sequence[bytes], unit: str) -> array[int]:
     """Each key's size for a minimum size: its bytes, or ("tokens") its estimated tokens."""
     from array import array
 

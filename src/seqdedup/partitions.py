@@ -42,6 +42,7 @@ from seqdedup.runs import runs_of
 
 if TYPE_CHECKING:
     from seqdedup.hashes import Flags, Int64s
+    from seqdedup.keys import KeyMaker
 
 POSITION_SHIFT = 44  # position = file rank << 44 | byte offset (files up to 16 TiB)
 READ_STEP = 1 << 14  # bytes read past a partition's range at first (doubled as needed)
@@ -212,6 +213,16 @@ class Reader:
 
     def hash_bytes(self, tracked_records: list[bytes]) -> bytes:
         """The records' 128-bit key hashes, 16 bytes each."""
+        return self._hashed(self._key_maker().keys(tracked_records))
+
+    def hashes_and_sizes(self, tracked_records: list[bytes], unit: str) -> tuple[bytes, list[int]]:
+        """The same, and each key's size (a minimum size's ``unit``)."""
+        from seqdedup.keys import key_sizes
+
+        keys = self._key_maker().keys(tracked_records)
+        return self._hashed(keys), key_sizes(keys, unit).tolist()
+
+    def _key_maker(self) -> KeyMaker:
         from seqdedup.keys import KeyMaker
 
         steps = json = None
@@ -224,10 +235,11 @@ class Reader:
             from seqdedup.jsonkeys import JsonSelector
 
             json = JsonSelector(self.json_key, self.json_ignore, kernel)
-        maker = KeyMaker(
+        return KeyMaker(
             self.skip_chars, self.byte_mode, steps=steps, json=json, skip_fields=self.skip_fields
         )
-        keys = maker.keys(tracked_records)
+
+    def _hashed(self, keys: list[bytes]) -> bytes:
         if self.engine == "c":
             return bytes(kernel_module().hash_records(keys, self.seed))  # (keys made above)
         seed = self.seed
@@ -478,22 +490,22 @@ class Written:
 def second_pass(
     reader: Reader,
     part: Part,
-    state: PartState,
-    answers: list[bytes],
-    window: int,
+    frame: Frame,
+    decided: tuple[Flags, Flags],
     inverse: bool,
     staging_path: str | None,
 ) -> Written:
-    """Decide the partition and stage its new material; what it writes (see
-    :func:`write_part`)."""
-    skipped, new = decide(state, answers, part.rank, window)
+    """Write what the partition decided (``decided``: its skipped records, and the new
+    material among them and the records after) and stage its new material; what it
+    writes (see :func:`write_part`)."""
+    skipped, new = decided
     if reader.filters:
         written = _chosen_records(reader, part, skipped, inverse)
     else:  # every record tracked: the written ones as byte ranges of what was read
-        written = _chosen_ranges(part, state.frame, skipped, inverse)
+        written = _chosen_ranges(part, frame, skipped, inverse)
     if staging_path is not None:
         records, _ = reader.records(part)
-        tracked = [*compress(records, reader.tracked(records)), *state.frame.after]
+        tracked = [*compress(records, reader.tracked(records)), *frame.after]
         _stage_new_material(staging_path, tracked, new)
     return written
 
