@@ -30,7 +30,7 @@ from seqdedup.partitions import POSITION_SHIFT, Frame, Part, Reader, _after, _be
 from seqdedup.sized import CAP, sequence_stretches
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from seqdedup.config import Config
     from seqdedup.hashes import Flags
@@ -39,12 +39,21 @@ STRETCH_ROW_BYTES = 32  # digest lanes, start and end position (int64 quadruples
 STRETCH_SALT = 0x6A6F622D73747265_746368657320206B  # the digest's key: seed xor this
 
 
-def stretch_digest(hashes: bytes, seed: int) -> bytes:
-    """A stretch's content: the keyed digest of its records' key hashes (16 bytes
-    each)."""
-    return blake2b(
-        hashes, digest_size=16, key=(seed ^ STRETCH_SALT).to_bytes(16, "little")
-    ).digest()
+def stretch_digests(seed: int) -> Callable[[bytes], tuple[int, int]]:
+    """A stretch's content, from its records' key hashes (16 bytes each): the keyed
+    digest's two lanes (signed int64)."""
+    keyed = blake2b(digest_size=16, key=(seed ^ STRETCH_SALT).to_bytes(16, "little"))
+
+    def lanes(hashes: bytes) -> tuple[int, int]:
+        digest = keyed.copy()
+        digest.update(hashes)
+        value = digest.digest()
+        return (
+            int.from_bytes(value[:8], "little", signed=True),
+            int.from_bytes(value[8:], "little", signed=True),
+        )
+
+    return lanes
 
 
 @dataclass(frozen=True)
@@ -111,18 +120,18 @@ def stretch_first_pass(
     frame, sizes = _stretch_frame(reader, part, rule)
     own, stop = frame.own, frame.own + frame.own_count
     stretches = [(s, e) for s, e in rule.stretches(sizes) if e >= own and s < stop]
-    first_of: dict[bytes, int] = {}
+    first_of: dict[tuple[int, int], int] = {}
     firsts = []
+    content = stretch_digests(reader.seed)
     routed: list[list[int]] = [[] for _ in range(owners)]
     rows: list[list[int]] = [[] for _ in range(owners)]
     base = part.rank << POSITION_SHIFT
     starts = frame.starts.tolist()
     for k, (s, e) in enumerate(stretches):
-        digest = stretch_digest(frame.hashes[16 * s : 16 * (e + 1)], reader.seed)
-        first = first_of.setdefault(digest, k)
+        lo, hi = content(frame.hashes[16 * s : 16 * (e + 1)])
+        first = first_of.setdefault((lo, hi), k)
         firsts.append(first)
         if first == k:
-            lo, hi = np.frombuffer(digest, dtype=np.int64).tolist()
             owner = (lo % (1 << 64)) % owners
             routed[owner].append(k)
             rows[owner] += [lo, hi, base | starts[s], base | starts[e]]
@@ -184,11 +193,10 @@ def stretch_library(
     import numpy as np
 
     rows: list[list[int]] = [[] for _ in range(owners)]
+    content = stretch_digests(reader.seed)
     for records in sequences:
         hashes, sizes = reader.hashes_and_sizes(records, rule.unit)
         for s, e in rule.stretches(sizes):
-            lo, hi = np.frombuffer(
-                stretch_digest(hashes[16 * s : 16 * (e + 1)], reader.seed), dtype=np.int64
-            ).tolist()
+            lo, hi = content(hashes[16 * s : 16 * (e + 1)])
             rows[(lo % (1 << 64)) % owners] += [lo, hi]
     return [np.array(r, dtype=np.int64).tobytes() for r in rows]
