@@ -279,8 +279,8 @@ def main() -> None:
         library_figures(args.workdir, args.library, out)
         return
     rows = []
-    for window in (1, 10, 100):
-        cmd = [*seqdedup(), "-q", "-w", str(window), str(log)]
+    for window in ("1", "10", "100", "auto"):
+        cmd = [*seqdedup(), "-q", "-w", window, str(log)]
         seconds, peak = measure(cmd, None, out)
         rows.append((f"seqdedup -w {window}", seconds, peak, count_lines(out)))
     variants = [
