@@ -61,6 +61,20 @@ def skipped_flags_streams(
 SIZE_CAP = 4096  # a stretch of this many records is large enough whatever its size
 
 
+def large_enough(
+    window: int, min_size: int, size_of: Callable[[object], int], cap: int = SIZE_CAP
+) -> Callable[[Sequence[object]], bool]:
+    """Whether a stretch of these keys is large enough: ``window`` records and
+    ``min_size`` of size, or ``max(window, cap)`` records."""
+    big = max(window, cap)
+
+    def large(content: Sequence[object]) -> bool:
+        n = len(content)
+        return n >= window and (n >= big or sum(map(size_of, content)) >= min_size)
+
+    return large
+
+
 def skipped_flags_sized(
     streams: Sequence[Sequence[object]],
     window: int,
@@ -87,11 +101,7 @@ def skipped_flags_sized(
         bounds.append((first, first + len(stream)))
         first += len(stream)
     big = max(window, cap)
-
-    def large(content: Sequence[object]) -> bool:
-        n = len(content)
-        return n >= window and (n >= big or sum(map(size_of, content)) >= min_size)
-
+    large = large_enough(window, min_size, size_of, cap)
     known = {
         tuple(seq[s:e])
         for seq in library
@@ -137,12 +147,7 @@ def new_material_sized(
     repeats nothing the rule compares it with (an equal stretch that ended before it
     started, within ``history``, or a library's). O(n^3)."""
     keys = [key for stream in streams for key in stream]
-    big = max(window, cap)
-
-    def large(content: Sequence[object]) -> bool:
-        n = len(content)
-        return n >= window and (n >= big or sum(map(size_of, content)) >= min_size)
-
+    large = large_enough(window, min_size, size_of, cap)
     known = {tuple(q[s:e]) for q in library for s in range(len(q)) for e in range(s, len(q) + 1)}
     stretches = []  # (start, end exclusive) of every stretch inside one stream
     first = 0
@@ -438,9 +443,7 @@ def interleaved_skipped_sized(
     for name, _ in named_keys:
         current = current if name is None else name
         names.append(current if per_stream else "")
-
-    def large(content: Sequence[object]) -> bool:
-        return len(content) >= window and sum(map(size_of, content)) >= min_size
+    large = large_enough(window, min_size, size_of)
 
     def looked_at(content: Sequence[object]) -> bool:
         if not large(content):

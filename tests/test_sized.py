@@ -76,6 +76,7 @@ streams_st = st.lists(st.lists(st.sampled_from(ALPHABET[:4]), max_size=24), min_
     batch=st.integers(1, 7),
     library=st.lists(st.lists(st.sampled_from(ALPHABET[:4]), max_size=8), max_size=2),
     collide=st.booleans(),
+    saving=st.booleans(),
 )
 def test_each_decider_is_the_oracle(
     engine: str,
@@ -87,38 +88,16 @@ def test_each_decider_is_the_oracle(
     batch: int,
     library: list[list[str]],
     collide: bool,
+    saving: bool,
 ) -> None:
+    """The decisions; and where a library is saved, the new material: every first-seen
+    shortest stretch, each flag final when taken (once, in order, after its decision)."""
     decider = make(engine, window, min_size, history, cap, collide)
     decider.add_library(library_of(library))
     expected = skipped_flags_sized(streams, window, min_size, size_of, history, library, cap)
-    assert decide(decider, streams, batch) == expected
-
-
-@pytest.mark.parametrize("engine", ENGINES)
-@settings(max_examples=200, deadline=None)
-@given(
-    streams=streams_st,
-    window=st.integers(1, 4),
-    min_size=st.integers(0, 12),
-    history=st.none() | st.integers(1, 12),
-    cap=st.integers(1, 6),
-    batch=st.integers(1, 7),
-    library=st.lists(st.lists(st.sampled_from(ALPHABET[:4]), max_size=8), max_size=2),
-)
-def test_new_material_is_every_first_seen_minimal_stretch(
-    engine: str,
-    streams: list[list[str]],
-    window: int,
-    min_size: int,
-    history: int | None,
-    cap: int,
-    batch: int,
-    library: list[list[str]],
-) -> None:
-    """What a saved library needs: each flag final when taken (taken once, in order),
-    the decisions unchanged by tracking."""
-    decider = make(engine, window, min_size, history, cap)
-    decider.add_library(library_of(library))
+    if not saving:
+        assert decide(decider, streams, batch) == expected
+        return
     decider.track_new()
     new = bytearray()
     keep: list[bool] = []
@@ -129,13 +108,11 @@ def test_new_material_is_every_first_seen_minimal_stretch(
             part = stream[at : at + batch]
             keep += decider.push(key_hashes(part), array("q", [size_of(k) - 1 for k in part]))
             new += decider.take_new()
-            assert len(new) <= len(keep)  # (a flag is final after its decision)
+            assert len(new) <= len(keep)
         keep += decider.finish()
         new += decider.take_new()
+    assert [not k for k in keep] == expected
     assert [bool(f) for f in new] == new_material_sized(
-        streams, window, min_size, size_of, history, library, cap
-    )
-    assert [not k for k in keep] == skipped_flags_sized(
         streams, window, min_size, size_of, history, library, cap
     )
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections import OrderedDict, deque
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from seqdedup.attribution import DecisionCount
 from seqdedup.fingerprints import PRIME, coefficients
@@ -273,6 +273,24 @@ def _last_of(occurrence: tuple[int, int, int, str]) -> int:
     return occurrence[2] if occurrence[0] == LIBRARY_END else occurrence[0]
 
 
+Key = TypeVar("Key")
+Seen = TypeVar("Seen")
+
+
+def forget_before(
+    admitted: deque[tuple[int, Key]], recent: dict[Key, deque[Seen]], horizon: int
+) -> None:
+    """Forget the occurrences that ended before ``horizon`` (``admitted``: (end, key),
+    oldest first; ``recent``: each key's occurrences, oldest first): they left the
+    history, and lookups' ends only grow."""
+    while admitted and admitted[0][0] < horizon:
+        _, old = admitted.popleft()
+        occurrences = recent[old]
+        occurrences.popleft()
+        if not occurrences:
+            del recent[old]
+
+
 class WindowHistory:
     """The windows every stream has shown, in one table: the earliest occurrence of
     each fingerprint (unlimited history), or each occurrence still within the history,
@@ -313,13 +331,8 @@ class WindowHistory:
         library = self._library.get(fingerprint)
         if library is not None and same(library, lane):
             return library
-        admitted, recent, horizon = self._admitted, self._recent, end - self.history
-        while admitted and admitted[0][0] < horizon:  # forget what left the history
-            _, old = admitted.popleft()
-            occurrences = recent[old]
-            occurrences.popleft()
-            if not occurrences:
-                del recent[old]
+        recent = self._recent
+        forget_before(self._admitted, recent, end - self.history)
         for occurrence in reversed(recent.get(fingerprint, ())):
             if occurrence[0] < start and same(occurrence, lane):
                 return occurrence

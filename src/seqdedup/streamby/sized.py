@@ -21,7 +21,14 @@ from typing import TYPE_CHECKING
 
 from seqdedup.hashes import MASK128
 from seqdedup.sized import CAP, sequence_stretches
-from seqdedup.streamby.decider import LIBRARY_END, Entry, SequenceCounts, StreamDecider, _Lane
+from seqdedup.streamby.decider import (
+    LIBRARY_END,
+    Entry,
+    SequenceCounts,
+    StreamDecider,
+    _Lane,
+    forget_before,
+)
 
 if TYPE_CHECKING:
     from array import array
@@ -86,13 +93,8 @@ class StretchHistory:
         if self.history is None:
             first = self._first.get(digest)
             return first if first is not None and first[0] < start else None
-        admitted, recent = self._admitted, self._recent
-        while admitted and admitted[0][0] < end - self.history:  # (lookups' ends only grow)
-            _, old = admitted.popleft()
-            occurrences = recent[old]
-            occurrences.popleft()
-            if not occurrences:
-                del recent[old]
+        recent = self._recent
+        forget_before(self._admitted, recent, end - self.history)
         for occurrence in reversed(recent.get(digest, ())):
             if occurrence[0] < start:
                 return occurrence
