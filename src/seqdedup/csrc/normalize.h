@@ -209,6 +209,11 @@ static size_t nd_ipv4(const unsigned char *s, size_t n, size_t p)
 static size_t nd_ipv6(const unsigned char *s, size_t n, size_t p)
 {
     if (p > 0 && (nd_alnum(s[p - 1]) || s[p - 1] == ':' || s[p - 1] == '.')) return 0;
+    /* Its first group (at most 4 hex digits, none before "::") ends at a ':': a word
+     * of letters or a long hex id is passed over without scanning all of it. */
+    size_t head = 0;
+    while (head < 4 && p + head < n && nd_hex(s[p + head])) head++;
+    if (nd_at(s, n, p + head) != ':') return 0;
     size_t q = p;
     int digit = 0;
     while (q < n && (nd_hex(s[q]) || s[q] == ':')) digit |= nd_digit(s[q++]);
