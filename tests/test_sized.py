@@ -383,3 +383,14 @@ def test_top_lists_each_planted_trace_once_and_whole(
     ]
     assert len(rows) == 20 and all(trace in pool for trace in shown)
     assert len(set(shown)) == len(shown)
+
+
+@pytest.mark.skipif("c" not in ENGINES, reason="the kernel is not built")
+@settings(max_examples=200, deadline=None)
+@given(keys=st.lists(st.binary(max_size=40) | st.text(max_size=30).map(str.encode), max_size=12))
+def test_token_sizes_are_the_same_counted_by_the_kernel(keys: list[bytes]) -> None:
+    from seqdedup import _kernel
+    from seqdedup.keys import key_sizes
+
+    assert key_sizes(keys, "tokens", _kernel) == key_sizes(keys, "tokens")
+    assert key_sizes(keys, "bytes", _kernel) == key_sizes(keys, "bytes")

@@ -98,12 +98,12 @@ class KeyMaker:
         "bytes") or estimated tokens ("tokens"); the decider adds one for the delimiter.
         Each key is made once (a hash transform runs once per record)."""
         keys = list(records) if self.plain and not self.skip_chars else self.keys(records)
-        return self._hashing.key_hashes(keys), key_sizes(keys, unit)
+        return self._hashing.key_hashes(keys), key_sizes(keys, unit, self.kernel)
 
     def key_sizes(self, records: Sequence[bytes], unit: str) -> array[int]:
         """Only the sizes of :meth:`hashes_and_sizes` (a loaded library's records)."""
         return key_sizes(
-            records if self.plain and not self.skip_chars else self.keys(records), unit
+            records if self.plain and not self.skip_chars else self.keys(records), unit, self.kernel
         )
 
     @property
@@ -201,15 +201,24 @@ class _KernelHashing:
         return result
 
 
-def key_sizes(keys: Sequence[bytes], unit: str) -> array[int]:
-    """Each key's size for a minimum size: its bytes, or ("tokens") its estimated tokens."""
+def key_sizes(keys: Sequence[bytes], unit: str, kernel: ModuleType | None = None) -> array[int]:
+    """Each key's size for a minimum size: its bytes, or ("tokens") its estimated tokens
+    (counted by ``kernel``'s ``token_counts`` where given: the same estimate)."""
     from array import array
 
-    if unit == "tokens":
+    if unit != "tokens":
+        return array("q", map(len, keys))
+    if kernel is None:
         from seqdedup.tokens import estimate_tokens
 
         return array("q", map(estimate_tokens, keys))
-    return array("q", map(len, keys))
+    from itertools import accumulate
+
+    ends = array("q", accumulate(map(len, keys)))
+    bounds = array("q", bytes(16 * len(ends)))  # (record k: bounds[2k] .. bounds[2k + 1])
+    bounds[1::2] = ends
+    bounds[2::2] = ends[:-1]
+    return array("q", kernel.token_counts(b"".join(keys), bounds))
 
 
 def key_hasher(maker: KeyMaker, kernel: ModuleType | None) -> _PythonHashing | _KernelHashing:

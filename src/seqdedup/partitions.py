@@ -220,7 +220,8 @@ class Reader:
         from seqdedup.keys import key_sizes
 
         keys = self._key_maker().keys(tracked_records)
-        return self._hashed(keys), key_sizes(keys, unit).tolist()
+        kernel = kernel_module() if self.engine == "c" else None
+        return self._hashed(keys), key_sizes(keys, unit, kernel).tolist()
 
     def _key_maker(self) -> KeyMaker:
         from seqdedup.keys import KeyMaker
