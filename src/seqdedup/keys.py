@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from seqdedup.config import Config
     from seqdedup.jsonkeys import JsonSelector
     from seqdedup.normalize import KeySteps
+    from seqdedup.tokens import RecordTokens
 
 Transform = Callable[[list[bytes]], list[bytes]]
 LARGE_BATCH = 2048  # from this many records on, hashes come as a numpy array
@@ -98,13 +99,20 @@ class KeyMaker:
         "bytes") or estimated tokens ("tokens"); the decider adds one for the delimiter.
         Each key is made once (a hash transform runs once per record)."""
         keys = list(records) if self.plain and not self.skip_chars else self.keys(records)
-        return self._hashing.key_hashes(keys), key_sizes(keys, unit, self.kernel)
+        return self._hashing.key_hashes(keys), self._sizes(keys, unit)
 
     def key_sizes(self, records: Sequence[bytes], unit: str) -> array[int]:
         """Only the sizes of :meth:`hashes_and_sizes` (a loaded library's records)."""
-        return key_sizes(
-            records if self.plain and not self.skip_chars else self.keys(records), unit, self.kernel
+        return self._sizes(
+            records if self.plain and not self.skip_chars else self.keys(records), unit
         )
+
+    def _sizes(self, keys: Sequence[bytes], unit: str) -> array[int]:
+        if unit != "tokens":
+            return key_sizes(keys, unit)
+        from seqdedup.tokens import record_tokens
+
+        return key_sizes(keys, unit, record_tokens(self.kernel))
 
     @property
     def hashes_encoded(self) -> bool:
@@ -201,24 +209,24 @@ class _KernelHashing:
         return result
 
 
-def key_sizes(keys: Sequence[bytes], unit: str, kernel: ModuleType | None = None) -> array[int]:
-    """Each key's size for a minimum size: its bytes, or ("tokens") its estimated tokens
-    (counted by ``kernel``'s ``token_counts`` where given: the same estimate)."""
+def key_sizes(
+    keys: Sequence[bytes], unit: str, count_tokens: RecordTokens | None = None
+) -> array[int]:
+    """Each key's size for a minimum size: its bytes, or ("tokens") its estimated tokens,
+    counted by ``count_tokens`` (``tokens.record_tokens``: the engine's twin)."""
     from array import array
 
     if unit != "tokens":
         return array("q", map(len, keys))
-    if kernel is None:
-        from seqdedup.tokens import estimate_tokens
-
-        return array("q", map(estimate_tokens, keys))
     from itertools import accumulate
 
+    from seqdedup.tokens import python_record_tokens
+
     ends = array("q", accumulate(map(len, keys)))
-    bounds = array("q", bytes(16 * len(ends)))  # (record k: bounds[2k] .. bounds[2k + 1])
+    bounds = array("q", bytes(16 * len(ends)))  # (key k: bounds[2k] .. bounds[2k + 1])
     bounds[1::2] = ends
     bounds[2::2] = ends[:-1]
-    return array("q", kernel.token_counts(b"".join(keys), bounds))
+    return (count_tokens or python_record_tokens)(b"".join(keys), bounds)
 
 
 def key_hasher(maker: KeyMaker, kernel: ModuleType | None) -> _PythonHashing | _KernelHashing:

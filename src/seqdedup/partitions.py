@@ -213,17 +213,9 @@ class Reader:
 
     def hash_bytes(self, tracked_records: list[bytes]) -> bytes:
         """The records' 128-bit key hashes, 16 bytes each."""
-        return self._hashed(self._key_maker().keys(tracked_records))
+        return self.hash_keys(self.key_maker().keys(tracked_records))
 
-    def hashes_and_sizes(self, tracked_records: list[bytes], unit: str) -> tuple[bytes, list[int]]:
-        """The same, and each key's size (a minimum size's ``unit``)."""
-        from seqdedup.keys import key_sizes
-
-        keys = self._key_maker().keys(tracked_records)
-        kernel = kernel_module() if self.engine == "c" else None
-        return self._hashed(keys), key_sizes(keys, unit, kernel).tolist()
-
-    def _key_maker(self) -> KeyMaker:
+    def key_maker(self) -> KeyMaker:
         from seqdedup.keys import KeyMaker
 
         steps = json = None
@@ -240,7 +232,7 @@ class Reader:
             self.skip_chars, self.byte_mode, steps=steps, json=json, skip_fields=self.skip_fields
         )
 
-    def _hashed(self, keys: list[bytes]) -> bytes:
+    def hash_keys(self, keys: list[bytes]) -> bytes:
         if self.engine == "c":
             return bytes(kernel_module().hash_records(keys, self.seed))  # (keys made above)
         seed = self.seed

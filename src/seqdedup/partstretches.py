@@ -26,7 +26,16 @@ from hashlib import blake2b
 from itertools import compress
 from typing import TYPE_CHECKING
 
-from seqdedup.partitions import POSITION_SHIFT, Frame, Part, Reader, _after, _before, _split_at
+from seqdedup.partitions import (
+    POSITION_SHIFT,
+    Frame,
+    Part,
+    Reader,
+    _after,
+    _before,
+    _split_at,
+    kernel_module,
+)
 from seqdedup.sized import CAP, sequence_stretches
 
 if TYPE_CHECKING:
@@ -73,6 +82,16 @@ class SizeRule:
         end) inside them, in the order they start."""
         ending, starting = sequence_stretches(sizes, self.window, self.min_size, self.cap)
         return sorted(set(ending + starting))
+
+
+def hashes_and_sizes(reader: Reader, records: list[bytes], unit: str) -> tuple[bytes, list[int]]:
+    """The records' key hashes (as ``reader.hash_bytes``) and each key's size."""
+    from seqdedup.keys import key_sizes
+    from seqdedup.tokens import record_tokens
+
+    keys = reader.key_maker().keys(records)
+    count = record_tokens(kernel_module() if reader.engine == "c" else None)
+    return reader.hash_keys(keys), key_sizes(keys, unit, count).tolist()
 
 
 def size_rule(config: Config) -> SizeRule:
@@ -155,7 +174,7 @@ def _stretch_frame(reader: Reader, part: Part, rule: SizeRule) -> tuple[Frame, l
     )
     flags = reader.tracked(own_records)
     own = list(compress(own_records, flags))
-    hashes, sizes = reader.hashes_and_sizes([*before, *own, *after], rule.unit)
+    hashes, sizes = hashes_and_sizes(reader, [*before, *own, *after], rule.unit)
     every = [*before_starts, *compress(starts, flags), *after_starts]
     return Frame(np.array(every, dtype=np.int64), hashes, len(before), len(own), after), sizes
 
@@ -195,7 +214,7 @@ def stretch_library(
     rows: list[list[int]] = [[] for _ in range(owners)]
     content = stretch_digests(reader.seed)
     for records in sequences:
-        hashes, sizes = reader.hashes_and_sizes(records, rule.unit)
+        hashes, sizes = hashes_and_sizes(reader, records, rule.unit)
         for s, e in rule.stretches(sizes):
             lo, hi = content(hashes[16 * s : 16 * (e + 1)])
             rows[(lo % (1 << 64)) % owners] += [lo, hi]
