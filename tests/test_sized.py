@@ -45,8 +45,11 @@ def key_hashes(keys: list[str]) -> bytes:
     return b"".join(blake2b(k.encode(), digest_size=16).digest() for k in keys)
 
 
-def decide(decider: SizeDecider, streams: list[list[str]], batch: int = 3) -> list[bool]:
-    """Skipped flags from ``decider``, fed ``batch`` records at a time."""
+def decide(
+    decider: SizeDecider, streams: list[list[str]], batch: int = 3, new: bytearray | None = None
+) -> list[bool]:
+    """Skipped flags from ``decider``, fed ``batch`` records at a time (and with ``new``,
+    the new-material flags taken after each call: each final after its decision)."""
     keep: list[bool] = []
     for number, stream in enumerate(streams):
         if number:
@@ -54,7 +57,12 @@ def decide(decider: SizeDecider, streams: list[list[str]], batch: int = 3) -> li
         for at in range(0, len(stream), batch):
             part = stream[at : at + batch]
             keep += decider.push(key_hashes(part), array("q", [size_of(k) - 1 for k in part]))
+            if new is not None:
+                new += decider.take_new()
+                assert len(new) <= len(keep)
         keep += decider.finish()
+        if new is not None:
+            new += decider.take_new()
     return [not k for k in keep]
 
 
@@ -100,18 +108,7 @@ def test_each_decider_is_the_oracle(
         return
     decider.track_new()
     new = bytearray()
-    keep: list[bool] = []
-    for number, stream in enumerate(streams):
-        if number:
-            decider.new_input()
-        for at in range(0, len(stream), batch):
-            part = stream[at : at + batch]
-            keep += decider.push(key_hashes(part), array("q", [size_of(k) - 1 for k in part]))
-            new += decider.take_new()
-            assert len(new) <= len(keep)
-        keep += decider.finish()
-        new += decider.take_new()
-    assert [not k for k in keep] == expected
+    assert decide(decider, streams, batch, new) == expected
     assert [bool(f) for f in new] == new_material_sized(
         streams, window, min_size, size_of, history, library, cap
     )
