@@ -183,8 +183,12 @@ def test_long_inputs_with_a_short_history_are_exact(engine: str, history: int | 
 @pytest.mark.parametrize("history", [None, 500])
 def test_what_a_short_history_forgets_is_never_asked_for(engine: str, history: int | None) -> None:
     """Long enough for the tables to be swept and old key hashes dropped (every 4,096
-    records), checked against the oracle's stretches of at most ``cap`` records."""
+    records), checked against the oracle's stretches of at most ``cap`` records. (Without
+    a history nothing is swept: the Python twin's long run is the other test's.)"""
     import random
+
+    if history is None and engine == "python":
+        pytest.skip("nothing is swept without a history")
 
     rng = random.Random(11)
     blocks = [
