@@ -121,9 +121,7 @@ def config_from_args(args: argparse.Namespace) -> Config:
 
 
 def _size_settings(args: argparse.Namespace) -> dict[str, object]:
-    """-w N or auto, --min-bytes, --min-tokens (not offered by seqdedup-dask)."""
-    from seqdedup.sized import AUTO_MIN_BYTES
-
+    """-w N or auto, --min-bytes, --min-tokens."""
     auto = args.window_size == "auto"
     settings: dict[str, object] = {"window_size": 1 if auto else args.window_size}
     min_bytes, min_tokens = getattr(args, "min_bytes", None), getattr(args, "min_tokens", None)
@@ -132,8 +130,12 @@ def _size_settings(args: argparse.Namespace) -> dict[str, object]:
     if min_tokens is not None:
         settings.update(min_size=min_tokens, size_unit="tokens")
         _at_least_zero("--min-tokens", min_tokens)
-    elif min_bytes is not None or auto:
-        settings["min_size"] = AUTO_MIN_BYTES if min_bytes is None else min_bytes
+    elif min_bytes is not None:
+        settings["min_size"] = min_bytes
+    elif auto:
+        from seqdedup.sized import AUTO_MIN_BYTES  # (a run without a size never loads it)
+
+        settings["min_size"] = AUTO_MIN_BYTES
     return settings
 
 

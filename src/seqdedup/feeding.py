@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import compress
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
@@ -25,7 +25,6 @@ from seqdedup.config import Config
 from seqdedup.filters import TRACKED
 from seqdedup.ledger import Decided, Ledger
 from seqdedup.records import RecordSplitter
-from seqdedup.sized import SizedMatcher
 from seqdedup.timelimit import PatternTimeout
 from seqdedup.top import HEAD_SEARCH, shown_head
 
@@ -280,8 +279,7 @@ class RecordPath:
         # (settled): new material never waits for its window. Not with markers or
         # explanations, which must come before the records after a duplicate run.
         self._written_early = 0
-        matcher = parts.matcher  # (a sized one notes each batch's sizes as it is hashed)
-        self._hashes = matcher.hasher(parts.keys) if isinstance(matcher, SizedMatcher) else None
+        self._hashes = _sized_hasher(parts)  # (a sized matcher notes each batch's sizes)
 
     # -- bytes --------------------------------------------------------------------------
     def feed_bytes(self, chunk: bytes) -> bytes:
@@ -458,3 +456,14 @@ class RecordPath:
             position = len(pending)
         self._written_early = max(self._written_early, position)
         return out
+
+
+def _sized_hasher(parts: Parts) -> Callable[[Sequence[bytes]], bytes] | None:
+    """Under a minimum size, the keys' hasher that notes each batch's sizes for the
+    sized matcher (None: the keys' own)."""
+    if not parts.config.min_size:
+        return None
+    from seqdedup.sized import SizedMatcher  # (a run without a size never loads it)
+
+    matcher = parts.matcher
+    return matcher.hasher(parts.keys) if isinstance(matcher, SizedMatcher) else None

@@ -56,7 +56,6 @@ from seqdedup.histories import (
     _as_list,
     _fingerprint_list,
 )
-from seqdedup.sized import SizeDecider, SizedMatcher
 
 if TYPE_CHECKING:
     from seqdedup._kernel import Matcher as ChunkMatcher
@@ -145,13 +144,14 @@ def make_matcher(
             seed,
             chunk_options.get("force_collisions", False),
         )
-        deciders: type[SizeDecider] = SizeDecider
     else:
         matcher = kernel.Matcher(window_size, max_history, **chunk_options)
-        deciders = kernel.SizeDecider
     if not min_size[0]:
         return matcher
+    from seqdedup.sized import SizeDecider, SizedMatcher  # (only a sized run loads it)
+
     size, unit, sources = min_size
+    deciders: type[SizeDecider] = SizeDecider if kernel is None else kernel.SizeDecider
     decider = deciders(window_size, size, max_history, seed & MASK63)
     return SizedMatcher(decider, matcher if sources else None, window_size, max_history, unit)
 

@@ -25,7 +25,6 @@ from seqdedup.ledger import Ledger, RunObserver
 from seqdedup.matcher import LibraryWindows, Matcher, chunk_matcher, run_matcher
 from seqdedup.plan import Parts, RunPlan, plan_run
 from seqdedup.report import Fields, PieceReport, marker_texts
-from seqdedup.sized import SizedMatcher
 from seqdedup.stats import Stats, stats_document
 from seqdedup.streamby.decider import SequenceCounts, StreamCount
 from seqdedup.top import top_table
@@ -182,7 +181,7 @@ def make_attributor(
         return DecisionCount(), None  # (nothing reads a piece; a stream run: StreamCount)
     attributor = make_attribution(
         plan.kernel,
-        cast("Matcher", matcher.inner) if isinstance(matcher, SizedMatcher) else matcher,
+        _window_matcher(matcher),
         config.window_size,
         config.max_history,
         config.max_unique_sequences,
@@ -197,3 +196,11 @@ def make_attributor(
         assert isinstance(matcher, plan.compiled.Matcher)  # (a thread beside the kernel's)
         return AttributionThread(attributor, matcher), None
     return attributor, attributor.top_counts if attributor.counts_top else None
+
+
+def _window_matcher(matcher: Matcher) -> Matcher:
+    """The matcher attribution follows: under a minimum size, the window matcher beside
+    the sized one."""
+    from seqdedup.sized import SizedMatcher  # (loaded by the sized run's matcher already)
+
+    return cast("Matcher", matcher.inner) if isinstance(matcher, SizedMatcher) else matcher
