@@ -169,12 +169,15 @@ if where == "after":  # the signal arrives the moment the library has committed
         committed()
         os.kill(os.getpid(), signum)
     api.settle = settle
-else:  # ... or just before the commit
-    begin = library.add_last_run
+else:  # ... or just before the commit (a new library's, or the merge into one)
+    publish, begin = library.publish_fresh, library.add_last_run
+    def publish_fresh(*args):
+        os.kill(os.getpid(), signum)
+        return publish(*args)
     def add_last_run(connection):
         os.kill(os.getpid(), signum)
         begin(connection)
-    library.add_last_run = add_last_run
+    library.publish_fresh, library.add_last_run = publish_fresh, add_last_run
 sys.argv[0] = "seqdedup"
 cli.entry_point()
 """
@@ -190,15 +193,24 @@ def runs_saved(library):
         return connection.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
 
 
-@pytest.mark.parametrize("signame", ["SIGTERM", "SIGHUP", "SIGINT"])
+@pytest.mark.parametrize(
+    ("signame", "existing"),
+    [("SIGTERM", False), ("SIGHUP", False), ("SIGINT", False), ("SIGTERM", True)],
+)
 @pytest.mark.parametrize("where", ["before", "after"])
-def test_a_signal_at_the_commit_lets_the_save_finish_and_says_so(tmp_path, signame, where):
+def test_a_signal_at_the_commit_lets_the_save_finish_and_says_so(
+    tmp_path, signame, existing, where
+):
     """The input was read to its end: a first signal during the save (just before the
-    commit, or the moment after) lets the run finish; the status is 128 + N and its one
-    line says that the library is saved."""
+    commit, or the moment after; the library new, or one merged into) lets the run
+    finish; the status is 128 + N and its one line says that the library is saved."""
     source = tmp_path / "in.log"
     source.write_bytes(b"a\nb\na\nb\nc\n")
     library = tmp_path / "L"
+    if existing:
+        other = tmp_path / "other.log"
+        other.write_bytes(b"x\ny\n")
+        subprocess.run([*seqdedup_command(), "-q", "-l", str(library), str(other)], check=True)
     p = subprocess.run(
         [
             sys.executable,
@@ -218,7 +230,7 @@ def test_a_signal_at_the_commit_lets_the_save_finish_and_says_so(tmp_path, signa
         timeout=60,
     )
     assert p.stdout == b"a\nb\nc\n"
-    assert runs_saved(library) == 1
+    assert runs_saved(library) == 1 + existing
     assert p.returncode == 128 + getattr(signal, signame)
     line = f"seqdedup: stopped by {signame}: the input was read to its end; the library is saved"
     assert p.stderr == f"{line}\n".encode()

@@ -18,7 +18,6 @@ import json
 import os
 import sqlite3
 import sys
-import tempfile
 import weakref
 from array import array
 from bisect import bisect_right
@@ -29,6 +28,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from seqdedup.errors import SeqdedupError
+from seqdedup.library.landing import (
+    RUN_ROW,
+    SIGHTINGS,
+    STAGE_UPSERT,
+    merge_staged,
+    publish_fresh,
+    settle_staged,
+)
 from seqdedup.library.load import LoadedLibrary
 from seqdedup.library.store import (
     BUSY_TIMEOUT_S,
@@ -75,15 +82,20 @@ class StagingFile:
     at a time; :meth:`flush` waits for it, and its failure (a full disk) is raised
     there."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, library_shaped: bool = False) -> None:
         self.connection = sqlite3.connect(path, check_same_thread=False)
         self.connection.execute(f"PRAGMA page_size={PAGE_SIZE}")
         self.connection.execute("PRAGMA journal_mode=OFF")
         self.connection.execute("PRAGMA synchronous=OFF")
-        self.connection.execute(
-            "CREATE TABLE IF NOT EXISTS staged "
-            "(digest BLOB, records BLOB, length INTEGER, kind TEXT)"
-        )
+        if library_shaped:  # a run's own: it may become the library (library.landing)
+            self.connection.executescript(SCHEMA)
+            self._statement = STAGE_UPSERT
+        else:  # a Dask worker's: a row per sequence staged, landed by the job
+            self.connection.execute(
+                "CREATE TABLE IF NOT EXISTS staged "
+                "(digest BLOB, records BLOB, length INTEGER, kind TEXT)"
+            )
+            self._statement = "INSERT INTO staged VALUES (?, ?, ?, ?)"
         self._rows: list[tuple[bytes | None, bytes, int, str]] = []  # (digest if known)
         self._bytes = 0  # of the rows held
         self._worker: ThreadPoolExecutor | None = None
@@ -139,7 +151,7 @@ class StagingFile:
     def _insert(self, rows: list[tuple[bytes | None, bytes, int, str]]) -> None:
         # (In the worker: the digests are made here, the batch at once.)
         self.connection.executemany(
-            "INSERT INTO staged VALUES (?, ?, ?, ?)",
+            self._statement,
             [(digest or digest_of(encoded), encoded, *rest) for digest, encoded, *rest in rows],
         )
 
@@ -237,16 +249,16 @@ class LibraryWriter:
         # where the next run on this host finds it and removes it.
         remove_stale_staging(directory)
         with self._staging_errors():
-            fd, name = tempfile.mkstemp(prefix=staging_prefix(os.getpid()), dir=directory)
-            os.close(fd)
+            name = _create_staging(directory)
             try:
-                self._file = StagingFile(name)
+                self._file = StagingFile(name, library_shaped=True)
             except BaseException:
                 os.unlink(name)
                 raise
         self._staging_path = name
         self._staging = self._file.connection
         self._sightings: Counter[bytes] = Counter()  # held sequences repeated by this run
+        self._named: list[bytes] = []  # the ids of sequences staged under one
         self._absorbed: list[str] = []  # other staging files landed with this one
         self.failure: SeqdedupError | None = None  # staging failed: commit() says so
         # Dropped without commit() or discard(): still remove the file (not after kill -9).
@@ -270,6 +282,9 @@ class LibraryWriter:
         """Stage one sequence (``kind`` 'new', 'repeat', or 'named' for a folded
         sequence staged under its id ``digest``, see :meth:`RunSaver.add_sequence`)."""
         if records:
+            if kind == "named":
+                assert digest is not None
+                self._named.append(digest)
             self.add_encoded(encode_records(records), len(records), kind, digest)
 
     def add_encoded(
@@ -307,71 +322,70 @@ class LibraryWriter:
         statistics: dict[str, object],
         on_committed: Callable[[], None] | None = None,
     ) -> int:
-        """Land the staged sequences and the run row; return how many sequences the
-        run saved (distinct contents staged). ``on_committed`` runs right after the
-        commit, with the termination signals held back across both (the command marks
-        its outcome fixed there: interrupted exactly when not saved)."""
+        """Land the staged sequences and the run row (library.landing); return how many
+        sequences the run saved (distinct contents staged). ``on_committed`` runs right
+        after the commit, with the termination signals held back across both (the
+        command marks its outcome fixed there: interrupted exactly when not saved)."""
         try:
             if self.failure is not None:
                 raise self.failure
             with self._staging_errors():
                 self._file.flush()  # commits
                 self._file.stop()
-                saved = self._distinct_staged()
-                self._staging.close()
+                named_only, saved = settle_staged(self._staging, self._absorbed, self._named)
         except BaseException:
             self.discard()
             raise
         statistics = {**statistics, "library_sequences_saved": saved}
+        run_row = (self.started, now_text(), json.dumps(config), json.dumps(statistics))
+        sightings = [(times, digest) for digest, times in self._sightings.items()]
         path = self.directory / DB_NAME
         try:
-            connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
-            try:
-                # Libraries written by earlier versions may be in WAL mode; leaving it
-                # needs the only connection, so when others are open the mode stays.
-                with contextlib.suppress(sqlite3.OperationalError):
-                    connection.execute("PRAGMA journal_mode=DELETE")
-                # (Only a library made now takes it; an existing one keeps its pages.)
-                connection.execute(f"PRAGMA page_size={PAGE_SIZE}")
-                connection.executescript(SCHEMA)
-                connection.execute("ATTACH DATABASE ? AS staging", (self._staging_path,))
-                connection.execute("BEGIN IMMEDIATE")
-                add_last_run(connection)
-                run_id = connection.execute(
-                    "INSERT INTO runs (started, finished, config, statistics) VALUES (?,?,?,?)",
-                    (self.started, now_text(), json.dumps(config), json.dumps(statistics)),
-                ).lastrowid
-                _land_staged(connection, run_id)
-                for other in self._absorbed:
-                    _land_file(connection, other, run_id)
-                connection.executemany(
-                    "UPDATE sequences SET count = count + ?, last_run = ? WHERE digest = ?",
-                    ((times, run_id, digest) for digest, times in self._sightings.items()),
-                )
-                with signals_held():  # interrupted exactly when not saved
-                    connection.execute("COMMIT")
-                    if on_committed is not None:
-                        on_committed()
-                connection.execute("DETACH DATABASE staging")
-            finally:
-                connection.close()
-        except sqlite3.Error as exc:
+            # (Sightings are of rows of a library that existed: never a fresh one.)
+            if not (sightings or os.path.lexists(path)) and publish_fresh(
+                self._staging, self._staging_path, path, run_row, on_committed
+            ):
+                return saved
+            self._merge(path, run_row, sightings, named_only, on_committed)
+        except (sqlite3.Error, OSError) as exc:
             raise SeqdedupError(f"library '{path}' cannot be saved: {exc}") from None
         finally:
             self.discard()
-        return int(saved)
+        return saved
 
-    def _distinct_staged(self) -> int:
-        """How many distinct contents are staged, here and in the absorbed files."""
-        if not self._absorbed:
-            query = "SELECT COUNT(DISTINCT digest) FROM staged"
-            return int(self._staging.execute(query).fetchone()[0])
-        query = "SELECT DISTINCT digest FROM staged WHERE digest IS NOT NULL"
-        digests = {digest for (digest,) in self._staging.execute(query)}
-        for other in self._absorbed:
-            with contextlib.closing(sqlite3.connect(other)) as staged:
-                digests.update(digest for (digest,) in staged.execute(query))
-        return len(digests)
+    def _merge(
+        self,
+        path: Path,
+        run_row: tuple[str, str, str, str],
+        sightings: list[tuple[int, bytes]],
+        named_only: list[bytes],
+        on_committed: Callable[[], None] | None,
+    ) -> None:
+        """Merge the staged rows into the library at ``path`` in one transaction."""
+        connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+        try:
+            # Libraries written by earlier versions may be in WAL mode; leaving it
+            # needs the only connection, so when others are open the mode stays.
+            with contextlib.suppress(sqlite3.OperationalError):
+                connection.execute("PRAGMA journal_mode=DELETE")
+            # (Only a library made now takes it; an existing one keeps its pages.)
+            connection.execute(f"PRAGMA page_size={PAGE_SIZE}")
+            connection.executescript(SCHEMA)
+            connection.execute("ATTACH DATABASE ? AS staging", (self._staging_path,))
+            connection.execute("BEGIN IMMEDIATE")
+            add_last_run(connection)
+            run_id = connection.execute(RUN_ROW, run_row).lastrowid
+            merge_staged(connection, run_id, named_only)
+            connection.executemany(
+                SIGHTINGS, ((times, run_id, digest) for times, digest in sightings)
+            )
+            with signals_held():  # interrupted exactly when not saved
+                connection.execute("COMMIT")
+                if on_committed is not None:
+                    on_committed()
+            connection.execute("DETACH DATABASE staging")
+        finally:
+            connection.close()
 
     def discard(self) -> None:
         """Drop what was staged (a failed run saves nothing)."""
@@ -379,48 +393,15 @@ class LibraryWriter:
         self._cleanup()
 
 
-def _land_staged(connection: sqlite3.Connection, run_id: int | None) -> None:
-    """Copy the staged rows (database ``staging``) into the library's sequences: a row
-    the library holds already counts one more sighting."""
-    connection.execute(
-        "INSERT INTO sequences (digest, records, length, kind, count, run_id) "
-        "SELECT digest, records, length, kind, 1, ? FROM staging.staged "
-        "WHERE kind != 'named' "
-        "ON CONFLICT(digest) DO UPDATE SET count = count + 1, last_run = ?",
-        (run_id, run_id),
-    )
-    # Folded sequences (RunSaver.add_sequence): held under their id, not a sighting.
-    connection.execute(
-        "INSERT INTO sequences (digest, records, length, kind, count, run_id) "
-        "SELECT digest, records, length, 'repeat', 1, ? FROM staging.staged "
-        "WHERE kind = 'named' ORDER BY rowid "
-        "ON CONFLICT(digest) DO UPDATE SET last_run = ?",
-        (run_id, run_id),
-    )
-
-
-def _land_file(connection: sqlite3.Connection, path: str, run_id: int | None) -> None:
-    """Land another staging file's rows as :func:`_land_staged` lands the run's own
-    (read from the file: a database attached in a transaction cannot be detached in
-    it, and SQLite attaches at most 10)."""
-    with contextlib.closing(sqlite3.connect(path)) as staged:
-        for named, query in (
-            (False, "SELECT digest, records, length, kind FROM staged WHERE kind != 'named'"),
-            (
-                True,
-                "SELECT digest, records, length, kind FROM staged WHERE kind = 'named' "
-                "ORDER BY rowid",
-            ),
-        ):
-            connection.executemany(
-                "INSERT INTO sequences (digest, records, length, kind, count, run_id) "
-                "VALUES (?, ?, ?, ?, 1, ?) ON CONFLICT(digest) DO UPDATE SET "
-                + ("last_run = ?" if named else "count = count + 1, last_run = ?"),
-                (
-                    (digest, records, length, "repeat" if named else kind, run_id, run_id)
-                    for digest, records, length, kind in staged.execute(query)
-                ),
-            )
+def _create_staging(directory: Path) -> str:
+    """A new staging file in ``directory``, made with the permissions the umask gives a
+    new library (the finished file may become the library itself)."""
+    prefix = directory / staging_prefix(os.getpid())
+    while True:
+        name = f"{prefix}{os.urandom(6).hex()}"
+        with contextlib.suppress(FileExistsError):
+            os.close(os.open(name, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o666))
+            return name
 
 
 MAX_BUFFERED_PIECE = 200_000  # skipped records held for saving one repeated piece
