@@ -13,6 +13,7 @@
 #define SEQDEDUP_NORMALIZE_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 enum {
@@ -274,41 +275,63 @@ static size_t nd_number(const unsigned char *s, size_t n, size_t p)
     return q;
 }
 
-/* Which bytes can start a match of these classes (made once per set of classes; the
- * same every time, so a second making changes nothing): most bytes are passed over at
- * once. */
+/* A byte's kind as the byte before a start: 0 none of the below, 1 a letter, 2 a digit. */
+static inline unsigned nd_kind(unsigned char c) { return nd_alpha(c) ? 1u : nd_digit(c) ? 2u : 0u; }
+
+/* Whether a match of the classes may start at a byte, by the kind of the byte before it
+ * (row 0 also at the key's start) and the byte: its byte can start one, and inside a
+ * word only a timestamp can start (after a letter one that starts with a digit, after
+ * a digit a syslog month); every other class needs a word boundary before it. Made
+ * once per set of classes (the same every time, so a second making changes nothing):
+ * the scan then costs two lookups a byte. */
 static const unsigned char *nd_start_table(unsigned classes)
 {
-    static unsigned char tables[NORM_ALL + 1][256];
+    static unsigned char tables[NORM_ALL + 1][3 * 256 + 256];
     static unsigned char ready[NORM_ALL + 1];
     classes &= NORM_ALL;
     unsigned char *table = tables[classes];
     if (!ready[classes]) {
         for (int c = 0; c < 256; c++) {
             unsigned char b = (unsigned char)c;
-            int digit = nd_digit(b), hex = nd_hex(b);
-            table[c] = (unsigned char)(((classes & NORM_TIMESTAMP) && (digit || (b >= 'A' && b <= 'S'))) ||
+            int digit = nd_digit(b), hex = nd_hex(b), month = b >= 'A' && b <= 'S';
+            int stamp = (classes & NORM_TIMESTAMP) != 0;
+            table[c] = (unsigned char)((stamp && (digit || month)) ||
                                        ((classes & (NORM_UUID | NORM_HEX)) && hex) ||
                                        ((classes & NORM_IP) && (hex || b == ':')) ||
                                        ((classes & NORM_NUMBER) && digit));
+            table[256 + c] = (unsigned char)(stamp && digit);  /* after a letter */
+            table[512 + c] = (unsigned char)(stamp && month);  /* after a digit */
+            table[768 + c] = (unsigned char)nd_kind(b);
         }
         ready[classes] = 1;
     }
     return table;
 }
 
-/* Whether a match of the classes may start at s[p]: its byte can start one, and inside
- * a word only a timestamp can start (after a letter one that starts with a digit, after
- * a digit a syslog month); every other class needs a word boundary before it. */
-static inline int nd_may_start(const unsigned char *s, size_t p, unsigned classes,
-                               const unsigned char *can_start)
+/* Which of s[p .. p+64) may start a match (bit k: s[p+k]; see nd_start_table), found
+ * without a branch per byte: whether a byte starts a match is data the branch predictor
+ * cannot learn, and a mispredicted branch a byte was most of the scan's time. */
+static inline uint64_t nd_candidates(const unsigned char *s, size_t n, size_t p,
+                                     const unsigned char *table)
 {
-    unsigned char c = s[p];
-    if (!can_start[c]) return 0;
-    if (p > 0 && nd_alnum(s[p - 1]))
-        return (classes & NORM_TIMESTAMP) &&
-               (nd_alpha(s[p - 1]) ? nd_digit(c) : (c >= 'A' && c <= 'S'));
-    return 1;
+    size_t count = n - p < 64 ? n - p : 64;
+    uint64_t bits = 0;
+    for (size_t k = 0; k < count; k++) {
+        unsigned kind = p + k > 0 ? table[768 + s[p + k - 1]] : 0;
+        bits |= (uint64_t)table[256 * kind + s[p + k]] << k;
+    }
+    return bits;
+}
+
+static inline unsigned nd_lowest_bit(uint64_t bits) /* bits != 0 */
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return (unsigned)__builtin_ctzll(bits);
+#else
+    unsigned k = 0;
+    while (!(bits & 1)) bits >>= 1, k++;
+    return k;
+#endif
 }
 
 /* The end of the match of the classes that starts at s[p] (0: none), the first class in
@@ -318,6 +341,19 @@ static inline size_t nd_match(const unsigned char *s, size_t n, size_t p, unsign
 {
     unsigned char c = s[p];
     size_t end = 0;
+    if (nd_alpha(c)) {
+        /* A letter starts a uuid or a hex id only as 8 hex digits, an IPv6 address only
+         * as at most 4 before a ':': a word such as "cache" is passed over at once,
+         * leaving only a syslog month. */
+        size_t hex = 0;
+        while (hex < 8 && p + hex < n && nd_hex(s[p + hex])) hex++;
+        if (hex < 8 && !(hex <= 4 && nd_at(s, n, p + hex) == ':')) {
+            if (!(classes & NORM_TIMESTAMP) || c > 'S' || c < 'A') return 0;
+            end = nd_syslog(s, n, p);
+            if (end) *placeholder = "<TIMESTAMP>";
+            return end;
+        }
+    }
     /* Cheap first-byte tests keep the common byte (a letter, a space) fast. */
     if (classes & NORM_TIMESTAMP) {
         if (nd_digit(c)) end = nd_iso(s, n, p);
@@ -346,43 +382,64 @@ static inline size_t nd_match(const unsigned char *s, size_t n, size_t p, unsign
     return end;
 }
 
+/* Where a scan stands: the block of 64 bytes from `base` and its candidates not yet
+ * tried (the candidates do not change with the matches: they look at the text's own
+ * bytes, so one block serves every match inside it). */
+typedef struct {
+    size_t base;
+    uint64_t bits;
+} NdCursor;
+
+/* The next match of the classes at or after `from` (>= where the cursor was last left):
+ * its start in *start and its placeholder in *placeholder, its end returned (0: none). */
+static size_t nd_next_match(const unsigned char *s, size_t n, size_t from, unsigned classes,
+                            NdCursor *cursor, size_t *start, const char **placeholder)
+{
+    const unsigned char *table = nd_start_table(classes);
+    if (from >= cursor->base + 64) { /* (also the first call: base + 64 <= from) */
+        cursor->base = from;
+        cursor->bits = from < n ? nd_candidates(s, n, from, table) : 0;
+    } else if (from > cursor->base) { /* candidates before `from` are passed */
+        cursor->bits &= ~(uint64_t)0 << (from - cursor->base);
+    }
+    for (;;) {
+        for (; cursor->bits; cursor->bits &= cursor->bits - 1) {
+            size_t at = cursor->base + nd_lowest_bit(cursor->bits);
+            size_t end = nd_match(s, n, at, classes, placeholder);
+            if (end) {
+                *start = at;
+                return end;
+            }
+        }
+        if (cursor->base + 64 >= n) return 0;
+        cursor->base += 64;
+        cursor->bits = nd_candidates(s, n, cursor->base, table);
+    }
+}
+
 /* The first match of the classes in s[0..n), as the normalising scan finds it: its
  * start in *start and its end returned (0: none). */
 static size_t nd_first_match(const unsigned char *s, size_t n, unsigned classes, size_t *start)
 {
-    const unsigned char *can_start = nd_start_table(classes);
     const char *placeholder = NULL;
-    for (size_t p = 0; p < n; p++) {
-        if (!nd_may_start(s, p, classes, can_start)) continue;
-        size_t end = nd_match(s, n, p, classes, &placeholder);
-        if (end) {
-            *start = p;
-            return end;
-        }
-    }
-    return 0;
+    NdCursor cursor = {0, 0};
+    cursor.bits = n ? nd_candidates(s, n, 0, nd_start_table(classes)) : 0;
+    return nd_next_match(s, n, 0, classes, &cursor, start, &placeholder);
 }
 
 /* Normalise s[0..n) into the sink (KeySink and sink_put come from the includer):
- * literal stretches go in whole, each match as its placeholder. */
+ * literal stretches go in whole, each match as its placeholder; the scan goes on after
+ * a match (a match is never empty). */
 static void normalize_key(const unsigned char *s, size_t n, unsigned classes, KeySink *sink)
 {
-    const unsigned char *can_start = nd_start_table(classes);
-    size_t p = 0, literal = 0;
-    while (p < n) {
-        if (!nd_may_start(s, p, classes, can_start)) {
-            p++;
-            continue;
-        }
-        const char *placeholder = NULL;
-        size_t end = nd_match(s, n, p, classes, &placeholder);
-        if (end) {
-            sink_put(sink, s + literal, p - literal);
-            sink_put(sink, (const unsigned char *)placeholder, strlen(placeholder));
-            p = literal = end;
-        } else {
-            p++;
-        }
+    size_t literal = 0, start = 0, end;
+    const char *placeholder = NULL;
+    NdCursor cursor = {0, 0};
+    cursor.bits = n ? nd_candidates(s, n, 0, nd_start_table(classes)) : 0;
+    while ((end = nd_next_match(s, n, literal, classes, &cursor, &start, &placeholder)) != 0) {
+        sink_put(sink, s + literal, start - literal);
+        sink_put(sink, (const unsigned char *)placeholder, strlen(placeholder));
+        literal = end;
     }
     sink_put(sink, s + literal, n - literal);
 }
