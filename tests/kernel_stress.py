@@ -703,6 +703,44 @@ def stream_run(kernel, rng: random.Random) -> None:
     for bad in ((b"x", array("i", [0]).tobytes()), (bytes(16), array("i", [-1]).tobytes())):
         with contextlib.suppress(ValueError, RuntimeError):
             m.push(*bad)
+    named_run(kernel, rng, records, words, (window, idle, most, history), expected)
+
+
+def named_run(kernel, rng, records, words, settings, expected) -> None:
+    """The same records through push_named (the names kept by the matcher: streams that
+    end, begin again and are forgotten; continuations; a row limit); misuse."""
+    window, idle, most, history = settings
+    m = kernel.StreamMatcher(window, idle, most, count_runs=True, history=history)
+    rows, current, flags, totals = rng.randint(0, 4), b"?", b"", 0
+    previous = None
+    at = 0
+    while at < len(records):
+        stop = min(len(records), at + rng.randint(0, 20))
+        names: list[bytes] = []
+        found = array("i")
+        for name, _ in records[at:stop]:
+            if name == previous and rng.random() < 0.5:
+                found.append(-1)  # (a continuation: the stream before)
+            else:
+                names.append(name.encode())
+                found.append(len(names) - 1)
+            previous = name
+        if found and found[0] == -1:
+            current = records[at - 1][0].encode()
+        got, ended, other, given, closed = m.push_named(
+            words[2 * at : 2 * stop].tobytes(), found.tobytes(), names, current, rows
+        )
+        flags += got
+        totals += sum(array("q", ended)[1::3]) + other[0]
+        assert all(row < rows for row in array("i", given)[0::2])
+        at = stop
+    got, ended, other, _, _ = m.end_named()
+    flags += got
+    totals += sum(array("q", ended)[1::3]) + other[0]
+    assert flags == bytes(expected) and totals == len(records)
+    for bad in ((b"", b"", [1], b"", 0), (b"", b"", [], b"", -1), (bytes(16), b"\0" * 4, [], b"", 1)):
+        with contextlib.suppress(ValueError, RuntimeError, TypeError):
+            m.push_named(*bad)
 
 
 def prefix_calls(kernel, rng: random.Random) -> None:

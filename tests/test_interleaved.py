@@ -24,7 +24,7 @@ from seqdedup.api import process_stream
 from seqdedup.config import FilterRule
 from test_kernel import Chunked
 
-from conftest import examples, library_command
+from conftest import examples, kernel_built, library_command
 from oracle import (
     interleaved_fold_parts,
     interleaved_runs,
@@ -615,9 +615,9 @@ def test_per_stream_keeps_each_pods_first_trace_and_one_bounded_table(engine):
 def test_streams_past_the_row_limit_are_counted_as_one_row(engine, kernel_path, monkeypatch):
     """Per-stream statistics name the first STREAM_ROWS streams; the records of every
     later stream are summed in one "(other streams)" row (memory stays bounded)."""
-    from seqdedup.streamby import path
+    from seqdedup.streamby import rows
 
-    monkeypatch.setattr(path, "STREAM_ROWS", 2)
+    monkeypatch.setattr(rows, "STREAM_ROWS", 2)
     texts = [b"[p%d] x" % (k % 5) for k in range(20)]
     options = {} if kernel_path else {"annotate": True}  # (markers: the Python decider)
     dedup = Deduplicator(window_size=1, stream_by=PREFIX, **options)
@@ -627,6 +627,41 @@ def test_streams_past_the_row_limit_are_counted_as_one_row(engine, kernel_path, 
     assert [row["name"] for row in rows] == ["p0", "p1", "(other streams)"]
     assert [row["lines"]["total"] for row in rows] == [4, 4, 12]
     assert sum(row["lines"]["skipped"] for row in rows) == 19
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(
+    records=records_strategy,
+    window=st.integers(1, 3),
+    idle=st.one_of(st.none(), st.integers(1, 6)),
+    max_streams=st.one_of(st.none(), st.integers(1, 3)),
+    rows=st.integers(0, 4),
+    cuts=st.lists(st.integers(0, 70), max_size=5),
+)
+def test_names_kept_by_the_kernel_count_the_streams_as_the_decider_does(
+    records, window, idle, max_streams, rows, cuts
+):
+    """The kernel's matcher keeps the names itself (a prefix pattern, nothing reported):
+    streams that end (idle, one too many, the end) and begin again, continuation lines
+    at a batch's start, and the row limit give the statistics of the Python decider
+    (markers: every run read), record for record."""
+    if not kernel_built():
+        pytest.skip("the kernel is not built")
+    from seqdedup.streamby import rows as row_limit
+
+    texts = [text_of(*record) for record in records]
+    options = {"window_size": window, "stream_idle": idle, "max_streams": max_streams}
+    stats = []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(row_limit, "STREAM_ROWS", rows)
+        patch.setenv("SEQDEDUP_ENGINE", "c")
+        for extra in ({}, {"annotate": True}):
+            dedup = Deduplicator(max_history=None, stream_by=PREFIX, **options, **extra)
+            out = feed_in_cuts(dedup, texts, cuts)
+            kind = type(dedup._stream_path).__name__
+            assert kind == ("KernelStreamPath" if not extra else "StreamPath")
+            stats.append((dedup.stats.streams, dedup.stats.skipped, [t for t in out if t in texts]))
+    assert stats[0] == stats[1]
 
 
 @pytest.mark.parametrize("engine", ["c", "python"])

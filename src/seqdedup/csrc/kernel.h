@@ -20,7 +20,8 @@
  *   streamby.c      the StreamMatcher type: the rule per stream (--stream-by), with
  *                   streamby.h; streamby_history.c its history and what a candidate
  *                   is compared with (keylog.h: per position the key, the record
- *                   before); streamby_prefix.c the names by a prefix program
+ *                   before); streamby_prefix.c the names by a prefix program;
+ *                   streamby_names.c the names kept by the matcher (push_named)
  *   sized.c         the rule with a minimum size (--min-bytes): tables, stretches, sweeps
  *   sized_type.c    the SizeDecider type over it (sized.h: its state)
  *   suggest.c       --suggest-window: what each window size removes, in one pass each

@@ -219,7 +219,7 @@ static PyObject *take_decided(StreamMatcher *s)
     return flags;
 }
 
-static int enter(StreamMatcher *s)
+int seqdedup_stream_enter(StreamMatcher *s)
 {
     if (!s->ready) {
         PyErr_SetString(PyExc_RuntimeError, "StreamMatcher is not initialised");
@@ -239,20 +239,27 @@ static int enter(StreamMatcher *s)
     return 0;
 }
 
+PyObject *seqdedup_stream_leave(StreamMatcher *s, int rc)
+{
+    s->busy = 0;
+    PyObject *flags = rc < 0 ? NULL : take_decided(s);
+    if (flags == NULL) s->broken = 1;
+    return flags;
+}
+
+int seqdedup_stream_end_all(StreamMatcher *s)
+{
+    int rc = 0;
+    while (rc == 0 && s->lru_head != NO_LANE) rc = end_lane(s, s->lru_head);
+    return rc;
+}
+
 /* (flags, ended, runs): the decided records' skipped flags, the streams that ended
  * (int64 triples: lane, total, skipped) and the closed runs' contents (16 bytes). */
 static PyObject *leave(StreamMatcher *s, int rc)
 {
-    s->busy = 0;
-    if (rc < 0) {
-        s->broken = 1;
-        return NULL;
-    }
-    PyObject *flags = take_decided(s);
-    if (flags == NULL) {
-        s->broken = 1;
-        return NULL;
-    }
+    PyObject *flags = seqdedup_stream_leave(s, rc);
+    if (flags == NULL) return NULL;
     /* (a NULL buffer would be None to y#: an empty vector is given as "") */
     const char *ended = s->ended.len ? (const char *)s->ended.data : "";
     const char *runs = s->runs.len ? (const char *)s->runs.data : "";
@@ -308,8 +315,8 @@ static Hash128 hash_at(const Py_buffer *hashes, Py_ssize_t k)
 
 /* Every record's lane (grown for), then each record decided, the look-ahead AHEAD
  * records in front. */
-static int push_all(StreamMatcher *s, const Py_buffer *hashes, const Py_buffer *lanes,
-                    const Py_buffer *translate, int32_t current, Py_ssize_t n)
+int seqdedup_stream_push(StreamMatcher *s, const Py_buffer *hashes, const Py_buffer *lanes,
+                         const Py_buffer *translate, int32_t current, Py_ssize_t n)
 {
     int32_t *ids = PyMem_RawMalloc((size_t)(n ? n : 1) * sizeof(int32_t));
     if (ids == NULL) return (void)PyErr_NoMemory(), -1;
@@ -338,8 +345,8 @@ static PyObject *StreamMatcher_push(StreamMatcher *s, PyObject *args)
     if (lanes.len % (Py_ssize_t)sizeof(int32_t) || hashes.len != n * (Py_ssize_t)sizeof(Hash128) ||
         translate.len % (Py_ssize_t)sizeof(int32_t) || initial < -1 || initial >= (1 << 30)) {
         PyErr_SetString(PyExc_ValueError, "expected 16 bytes of hash and 4 of lane per record");
-    } else if (enter(s) == 0) {
-        result = leave(s, push_all(s, &hashes, &lanes, &translate, (int32_t)initial, n));
+    } else if (seqdedup_stream_enter(s) == 0) {
+        result = leave(s, seqdedup_stream_push(s, &hashes, &lanes, &translate, (int32_t)initial, n));
     }
     PyBuffer_Release(&hashes);
     PyBuffer_Release(&lanes);
@@ -349,10 +356,8 @@ static PyObject *StreamMatcher_push(StreamMatcher *s, PyObject *args)
 
 static PyObject *StreamMatcher_end_all(StreamMatcher *s, PyObject *Py_UNUSED(ignored))
 {
-    if (enter(s) < 0) return NULL;
-    int rc = 0;
-    while (rc == 0 && s->lru_head != NO_LANE) rc = end_lane(s, s->lru_head);
-    return leave(s, rc);
+    if (seqdedup_stream_enter(s) < 0) return NULL;
+    return leave(s, seqdedup_stream_end_all(s));
 }
 
 static PyObject *StreamMatcher_active(StreamMatcher *s, PyObject *arg)
@@ -428,6 +433,8 @@ static int StreamMatcher_init(StreamMatcher *s, PyObject *args, PyObject *kwds)
     s->drop_hi = fp_sub(0, fp_mul(s->coeffs[width], s->base_hi));
     s->count_runs = count_runs;
     s->force_collisions = force_collisions;
+    s->names.seed = seed;
+    s->names.free_entry = -1;
     s->lru_head = s->lru_tail = NO_LANE;
     s->ready = 1;
     return 0;
@@ -450,6 +457,7 @@ static void StreamMatcher_dealloc(StreamMatcher *s)
     table_free(&s->latest[1]);
     PyMem_RawFree(s->previous);
     keylog_free(&s->keys);
+    seqdedup_names_free(&s->names);
     type->tp_free((PyObject *)s);
     Py_DECREF(type);
 }
@@ -481,6 +489,16 @@ static PyMethodDef StreamMatcher_methods[] = {
     {"end_all", (PyCFunction)StreamMatcher_end_all, METH_NOARGS,
      "end_all() -> (flags, ended, runs): every stream ends"},
     {"active", (PyCFunction)StreamMatcher_active, METH_O, "active(lane) -> whether it is open"},
+    {"push_named", (PyCFunction)seqdedup_stream_push_named, METH_VARARGS,
+     "push_named(hashes, found, names, current, rows) -> (flags, ended, other, new_rows, "
+     "runs): push with the names kept here: `found` int32 indices into `names` (bytes), "
+     "-1 for a record that continues the stream before it (`current`, bytes, before the "
+     "first); the first `rows` names ever seen get a statistics row. `ended`: int64 "
+     "(row, total, skipped) of the streams with a row that ended; `other`: (total, "
+     "skipped) of those without; `new_rows`: int32 (row, index into names, -1 for "
+     "current) of the rows given"},
+    {"end_named", (PyCFunction)seqdedup_stream_end_named, METH_NOARGS,
+     "end_named() -> as push_named: every stream ends (push and push_named are not mixed)"},
     {NULL}};
 
 static PyType_Slot StreamMatcher_slots[] = {

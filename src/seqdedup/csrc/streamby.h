@@ -33,6 +33,32 @@ typedef struct {
 
 #define AHEAD 16 /* records between a fingerprint's prefetch and its lookup */
 
+/* A stream's name as the matcher keeps it (streamby_names.c): while it is active, its
+ * lane; while it is one of the first `max_rows` names, its statistics row. */
+typedef struct {
+    uint64_t hash;            /* keyed hash of the name */
+    char *bytes;              /* its own copy (NULL: the entry is free) */
+    Py_ssize_t len;
+    int32_t lane;             /* NO_LANE: not active */
+    int32_t row;              /* -1: no row of its own */
+    int32_t next_free;        /* free entries: the next one */
+} NameEntry;
+
+typedef struct {
+    NameEntry *entries;       /* stable indices: the slots and lanes point here */
+    size_t entries_len, entries_cap;
+    int32_t free_entry;       /* -1: none */
+    int32_t *slots;           /* open addressing by hash, linear probing; -1 empty */
+    size_t slot_cap, used;    /* slot_cap: 0 or a power of two */
+    int32_t *lane_entry;      /* per lane: the entry of the name it serves */
+    size_t lane_entry_cap;
+    int32_t *free_lanes;      /* lanes of streams that ended, reused last freed first */
+    size_t free_len, free_cap;
+    int32_t next_lane;        /* lanes never used start here */
+    int32_t rows;             /* rows given so far */
+    Hash128 seed;
+} NameTable;
+
 typedef struct {
     PyObject_HEAD
     int32_t width;
@@ -69,6 +95,7 @@ typedef struct {
     int64_t keys_span;        /* positions the key log keeps (-1: all of them) */
     Vec ended;                /* (lane, total, skipped) per stream that ended */
     Vec runs;                 /* (lo, hi) content of each closed run (count_runs) */
+    NameTable names;          /* push_named: the names, kept here */
 } StreamMatcher;
 
 /* streamby_history.c */
@@ -82,5 +109,20 @@ int seqdedup_same_as_lane(const StreamMatcher *s, const Lane *l, int32_t id, int
  * -1 with MemoryError set. */
 int seqdedup_limited_repeat(StreamMatcher *s, Lane *l, int32_t id, Hash128 fingerprint,
                             Hash128 key, int64_t start, int64_t g, int64_t *source);
+
+/* streamby.c, for streamby_names.c */
+int seqdedup_stream_enter(StreamMatcher *s);
+/* Every record's lane from `lanes` (int32; with `translate`, indices into it, -1 the
+ * stream before, `current` before the first), then each record decided. */
+int seqdedup_stream_push(StreamMatcher *s, const Py_buffer *hashes, const Py_buffer *lanes,
+                         const Py_buffer *translate, int32_t current, Py_ssize_t n);
+int seqdedup_stream_end_all(StreamMatcher *s);
+/* Leave a call (its result -1: the matcher is broken); the decided flags, or NULL. */
+PyObject *seqdedup_stream_leave(StreamMatcher *s, int rc);
+
+/* streamby_names.c */
+PyObject *seqdedup_stream_push_named(StreamMatcher *s, PyObject *args);
+PyObject *seqdedup_stream_end_named(StreamMatcher *s, PyObject *ignored);
+void seqdedup_names_free(NameTable *t);
 
 #endif /* SEQDEDUP_STREAMS_H */

@@ -71,6 +71,25 @@ class StreamNamer:
         self.read_rest(records, names, indices, stripped, unread)
         return names, indices, stripped
 
+    def prefixed_keys(
+        self, records: list[bytes]
+    ) -> tuple[list[bytes], array[int], list[bytes], list[str] | None]:
+        """:meth:`prefixed` with the names as bytes, as the kernel's matcher keeps them
+        (those the text pattern found encoded back), and decoded only where the text
+        pattern had to read some records (else None: a name's text is made when it is
+        needed)."""
+        assert self._program is not None
+        raw, found, stripped, unread = self._kernel.stream_prefixes(
+            records, *self._program, self._text, SEED
+        )
+        indices = array("i", found)
+        if not unread:
+            return raw, indices, stripped, None
+        names = [name.decode("utf-8", "backslashreplace") for name in raw]
+        self.read_rest(records, names, indices, stripped, unread)
+        read = [name.encode("utf-8", "surrogateescape") for name in names[len(raw) :]]
+        return [*raw, *read], indices, stripped, names
+
     def read_rest(
         self,
         records: list[bytes],

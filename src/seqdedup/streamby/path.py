@@ -13,6 +13,7 @@ from array import array
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from itertools import compress
+from operator import not_
 from types import ModuleType
 from typing import TYPE_CHECKING
 
@@ -28,6 +29,7 @@ from seqdedup.markerfields import (
 )
 from seqdedup.pieces import Piece
 from seqdedup.report import explain_bypassed, explain_unmatched, marker_text, painted
+from seqdedup.streamby import rows
 from seqdedup.streamby.decider import LIBRARY_END, Entry, Run, StreamCount, StreamDecider
 from seqdedup.streamby.names import UNNAMED, StreamNamer
 from seqdedup.streamby.sized import SizedStreamDecider
@@ -37,53 +39,9 @@ if TYPE_CHECKING:
     from seqdedup.ledger import Ledger
     from seqdedup.plan import Parts
     from seqdedup.report import Fields
-    from seqdedup.stats import CountsRow
     from seqdedup.streamby.fold import StreamFolder
 
-STREAM_ROWS = 10_000  # per-stream statistics rows: the first streams; the rest as one
 INVERTED = bytes.maketrans(b"\x00\x01", b"\x01\x00")
-
-
-class StreamRows:
-    """Per-stream statistics: the first STREAM_ROWS streams in order of appearance, the
-    records of any later one summed in one row."""
-
-    def __init__(self) -> None:
-        self._rows: dict[str, list[int]] = {}  # name -> [total, skipped]
-        self._other = [0, 0]
-
-    def note(self, names: list[str]) -> None:
-        """Streams ``names`` appear, in order (each one's row, if there is room, stands
-        where it appears)."""
-        rows = self._rows
-        for name in names:
-            if len(rows) >= STREAM_ROWS:
-                return
-            if name not in rows:
-                rows[name] = [0, 0]
-
-    def add(self, names: list[str], totals: Sequence[int], skipped: Sequence[int]) -> None:
-        """Streams ``names`` ended with these records in all, and skipped."""
-        rows, other = self._rows, self._other
-        for name, total, skip in zip(names, totals, skipped, strict=True):
-            row = rows.get(name)
-            if row is None:  # (a stream's row is made where it appears, if there is room)
-                if len(rows) < STREAM_ROWS:
-                    row = rows[name] = [0, 0]
-                else:
-                    row = other
-            row[0] += total
-            row[1] += skip
-
-    def document(self) -> list[CountsRow]:
-        """Per stream: its name and its records (total, emitted, skipped)."""
-        rows = [(name, total, skipped) for name, (total, skipped) in self._rows.items()]
-        if self._other[0]:
-            rows.append(("(other streams)", self._other[0], self._other[1]))
-        return [
-            {"name": name, "lines": {"total": t, "emitted": t - s, "skipped": s}}
-            for name, t, s in rows
-        ]
 
 
 class _StreamRun(RecordPath):
@@ -95,7 +53,7 @@ class _StreamRun(RecordPath):
         config = parts.config
         self._namer = StreamNamer(config, parts.plan.kernel)
         self._current = UNNAMED  # the stream of the last record (for continuation lines)
-        self._rows = StreamRows()
+        self._rows = rows.StreamRows()
         self._keyed: list[bytes] = []  # the last batch without its stream names
         self._sizes: Sequence[int] = ()  # a minimum size: its tracked records' key sizes
         assert isinstance(parts.attributor, StreamCount)  # (the plan's: see stages.Stages)
@@ -367,8 +325,10 @@ class KernelStreamPath(_StreamRun):
         self._free: list[int] = []  # lanes of streams that ended
         self._pending: list[bytes] = []
         self._pending_tracked: list[bool] = []  # with filters: which pending are tracked
-        # Names found by the kernel where the pattern is a prefix program (no filters)
+        # Names found by the kernel where the pattern is a prefix program (no filters),
+        # and kept by its matcher (push_named; _current_key: the last one's bytes)
         self._prefixed = not parts.filters and self._namer.program() is not None
+        self._current_key = UNNAMED.encode()
 
     def feed(self, records: Iterable[bytes]) -> list[bytes]:
         batch = records if isinstance(records, list) else list(records)
@@ -394,30 +354,57 @@ class KernelStreamPath(_StreamRun):
         return self._taken(self._matcher.push(hashes, lanes.tobytes()))
 
     def _feed_prefixed(self, batch: list[bytes]) -> list[bytes]:
-        """``feed`` with the names the kernel finds (:meth:`StreamNamer.prefixed`)."""
+        """``feed`` with the names the kernel finds (:meth:`StreamNamer.prefixed_keys`)
+        and keeps: its matcher maps them to lanes itself, so a new stream costs no
+        Python object; only the rows of the statistics' first streams are named here."""
         try:
-            found = self._namer.prefixed(batch)
-            assert found is not None
-            names, indices, keyed = found
+            keys, indices, keyed, decoded = self._namer.prefixed_keys(batch)
             hashes = hash_bytes(self._parts.keys.hashes(keyed))
         except PatternTimeout as exc:
             number = self._ledger.released + len(self._pending) + 1 + exc.index
             raise exc.at(self._parts.report.inputs.line(number).lower()) from None
-        initial = -1
-        if batch and indices[0] < 0:
-            initial = self._lane(self._current)  # the batch starts with a continuation
-        known = self._lanes
-        new = [name for name in dict.fromkeys(names) if name not in known]
-        if new:
-            self._new_lanes(new)
-        translate = array("i", map(known.__getitem__, names))
+        before = self._current
+        self._pending += batch
+        result = self._matcher.push_named(
+            hashes, indices.tobytes(), keys, self._current_key, rows.STREAM_ROWS
+        )
         for index in reversed(indices):
             if index >= 0:
-                self._current = names[index]
+                self._current_key = keys[index]
+                self._current = (
+                    decoded[index] if decoded else keys[index].decode("utf-8", "backslashreplace")
+                )
                 break
-        self._pending += batch
-        found_bytes = indices.tobytes()
-        return self._taken(self._matcher.push(hashes, found_bytes, translate.tobytes(), initial))
+
+        def name(index: int) -> str:
+            if index < 0:
+                return before
+            return decoded[index] if decoded else keys[index].decode("utf-8", "backslashreplace")
+
+        return self._taken_named(result, name)
+
+    def _taken_named(
+        self, result: tuple[bytes, bytes, tuple[int, int], bytes, bytes], name: Callable[[int], str]
+    ) -> list[bytes]:
+        """Book what the kernel decided, the rows it gave and the streams that ended;
+        write what is decided."""
+        flags, ended, other, new_rows, runs = result
+        table = self._rows
+        if new_rows:
+            pairs = array("i", new_rows)
+            for row, index in zip(pairs[0::2], pairs[1::2], strict=True):
+                table.add_row(row, name(index))
+        if ended:
+            counts = array("q", ended)
+            table.add_counts(counts[0::3], counts[1::3], counts[2::3])
+        table.add_other(*other)
+        self._count_runs(runs)
+        return self._write(flags)
+
+    def end_records(self) -> list[bytes]:
+        out = super().end_records()
+        self._current_key = UNNAMED.encode()
+        return out
 
     def _lane(self, name: str) -> int:
         lane = self._lanes.get(name)
@@ -440,7 +427,17 @@ class KernelStreamPath(_StreamRun):
         self._rows.note(new)
 
     def _end_all(self) -> list[bytes]:
+        if self._prefixed:
+            return self._taken_named(self._matcher.end_named(), lambda index: self._current)
         return self._taken(self._matcher.end_all())
+
+    def _count_runs(self, runs: bytes) -> None:
+        """Count the closed runs' sequences (their 128-bit contents)."""
+        if runs:
+            words = array("Q", runs)
+            count = self.sequences.count
+            for k in range(0, len(words), 2):
+                count(words[k] | words[k + 1] << 64)
 
     def _taken(self, result: tuple[bytes, bytes, bytes]) -> list[bytes]:
         """Book what the kernel decided and ended; write what is decided."""
@@ -449,19 +446,13 @@ class KernelStreamPath(_StreamRun):
             counts = array("q", ended)
             names = self._names
             lanes = counts[0::3]
-            self._rows.add([names[lane] for lane in lanes], counts[1::3], counts[2::3])
+            self._rows.add(list(map(names.__getitem__, lanes)), counts[1::3], counts[2::3])
             ended_lanes = list(set(lanes))
             # (those ended and not begun again since)
-            gone = list(
-                compress(ended_lanes, [not on for on in map(self._matcher.active, ended_lanes)])
-            )
+            gone = list(compress(ended_lanes, map(not_, map(self._matcher.active, ended_lanes))))
             deque(map(self._lanes.pop, map(names.__getitem__, gone)), maxlen=0)
             self._free += gone
-        if runs:
-            words = array("Q", runs)
-            count = self.sequences.count
-            for k in range(0, len(words), 2):
-                count(words[k] | words[k + 1] << 64)
+        self._count_runs(runs)
         return self._write(flags)
 
     def _write(self, flags: bytes) -> list[bytes]:
