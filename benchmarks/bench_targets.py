@@ -62,7 +62,8 @@ def piped_cpu(command: list[str], path: Path) -> float:
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def statistics_shown(folder: Path, lines: int, runs: int) -> None:
+def statistics_shown(folder: Path, lines: int, runs: int) -> tuple[float, float, float]:
+    """CPU per record with the statistics shown and with -q, and the fixed part."""
     small, large = folder / "small.log", folder / "large.log"
     small.write_text("".join(line + "\n" for line in log_lines(lines)))
     large.write_text("".join(line + "\n" for line in log_lines(4 * lines)))
@@ -75,13 +76,11 @@ def statistics_shown(folder: Path, lines: int, runs: int) -> None:
     per_shown = (shown_large - shown_small) / (3 * lines)
     per_quiet = (quiet_large - quiet_small) / (3 * lines)
     fixed = (shown_small - per_shown * lines) - (quiet_small - per_quiet * lines)
-    print(
-        f"statistics shown: {per_shown * 1e9:.0f} ns a record against {per_quiet * 1e9:.0f} "
-        f"ns with -q ({per_shown / per_quiet:.2f}x); fixed part {fixed * 1000:.0f} ms"
-    )
+    return per_shown, per_quiet, fixed
 
 
-def start_up(folder: Path, runs: int) -> None:
+def start_up(folder: Path, runs: int) -> tuple[float, float]:
+    """One line through ``seqdedup -q`` and ``python -c pass``, a fresh venv's."""
     fresh = folder / "venv"
     venv.create(fresh, with_pip=True)
     python = fresh / "bin" / "python"
@@ -97,7 +96,7 @@ def start_up(folder: Path, runs: int) -> None:
     pipe = f"printf 'a\\n' | {script} -q"
     bare = f"printf 'a\\n' | {python} -c pass"
     run, base = medians([["sh", "-c", pipe], ["sh", "-c", bare]], runs)
-    print(f"start-up: {run * 1000:.0f} ms against {base * 1000:.0f} ms ({run / base:.2f}x)")
+    return run, base
 
 
 def pipe_or_file(folder: Path, lines: int, runs: int) -> None:
@@ -115,7 +114,8 @@ def pipe_or_file(folder: Path, lines: int, runs: int) -> None:
     )
 
 
-def streams(folder: Path, runs: int) -> None:
+def streams(folder: Path, runs: int) -> tuple[float, float]:
+    """1,000,000 records each in its own stream, and in 4."""
     own, four = folder / "own.log", folder / "four.log"
     values = [(k * 7919) % 51 for k in range(1_000_000)]
     own.write_text("".join(f"s{k} value {v}\n" for k, v in enumerate(values)))
@@ -123,10 +123,7 @@ def streams(folder: Path, runs: int) -> None:
     by = ["--stream-by", r"^\S+"]
     commands = [[*SEQDEDUP, "-q", "-w", "3", *by, str(path)] for path in (own, four)]
     each, shared = medians(commands, runs)
-    print(
-        f"1,000,000 streams: {each:.2f} s against {shared:.2f} s in 4 streams "
-        f"({each / shared:.2f}x)"
-    )
+    return each, shared
 
 
 def library_load(folder: Path, runs: int) -> None:
@@ -154,10 +151,19 @@ def main() -> None:
     folder = Path(tempfile.mkdtemp(prefix="seqdedup-targets-"))
     try:
         print(f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}; medians of {options.runs}")
-        statistics_shown(folder, options.lines, options.runs)
-        start_up(folder, max(options.runs, 11))
+        shown, quiet, fixed = statistics_shown(folder, options.lines, options.runs)
+        print(
+            f"statistics shown: {shown * 1e9:.0f} ns a record against {quiet * 1e9:.0f} "
+            f"ns with -q ({shown / quiet:.2f}x); fixed part {fixed * 1000:.0f} ms"
+        )
+        run, base = start_up(folder, max(options.runs, 11))
+        print(f"start-up: {run * 1000:.0f} ms against {base * 1000:.0f} ms ({run / base:.2f}x)")
         pipe_or_file(folder, options.lines, options.runs)
-        streams(folder, max(3, options.runs // 2))
+        each, shared = streams(folder, max(3, options.runs // 2))
+        print(
+            f"1,000,000 streams: {each:.2f} s against {shared:.2f} s in 4 streams "
+            f"({each / shared:.2f}x)"
+        )
         library_load(folder, 3)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
