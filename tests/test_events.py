@@ -125,3 +125,34 @@ def test_budget_host_output_and_its_summary_fit_the_shells_limit(run_cli):
     assert 3_000 < len(said) <= 5_000 and "characters in" in done.stderr.decode()
     unknown = run_cli(["--budget", "host"], data, env={**user_env(), "CLAUDECODE": ""})
     assert unknown.returncode == 1 and unknown.stdout == b""
+
+
+def test_kinds_are_taken_in_turn_in_linear_time():
+    """The kinds of each shape are taken in turn (item k of every shape, in shape order,
+    a shape that is done passed over), as zip_longest without its padding, and with
+    work linear in the kinds: 3,000 shapes beside one of 30,000 kinds look at each row
+    about as often as it has items (padded, 90 million slots)."""
+    import random
+    from itertools import zip_longest
+
+    from seqdedup.events import _in_turn
+
+    rng = random.Random(5)
+    for _ in range(200):
+        rows = [[rng.randrange(99) for _ in range(rng.randrange(5))] for _ in range(6)]
+        padded = [item for turn in zip_longest(*rows) for item in turn if item is not None]
+        assert _in_turn(rows) == padded
+    looks = [0]
+
+    class Row(list):  # (counts every look at a row: its length or an item)
+        def __len__(self):
+            looks[0] += 1
+            return super().__len__()
+
+        def __getitem__(self, index):
+            looks[0] += 1
+            return super().__getitem__(index)
+
+    rows = [Row([k]) for k in range(3000)] + [Row(range(30_000))]
+    assert _in_turn(rows) == [*range(3000), *range(30_000)]
+    assert looks[0] <= 3 * (33_000 + len(rows))

@@ -20,7 +20,6 @@ import re
 from array import array
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from itertools import zip_longest
 from types import ModuleType
 from typing import NamedTuple
 
@@ -177,8 +176,21 @@ def ranked_units(units: Units) -> tuple[list[int], int, int]:
         _interleaved(sorted(members, key=often), sorted(members, key=lambda u: -often(u)))
         for members in sorted(groups.values(), key=lambda m: sum(map(often, m)))
     ]
-    spread = [unit for turn in zip_longest(*rows) for unit in turn if unit is not None]
-    return _interleaved(by_count, by_recent) + spread, len(events), len(kinds)
+    return _interleaved(by_count, by_recent) + _in_turn(rows), len(events), len(kinds)
+
+
+def _in_turn(rows: list[list[int]]) -> list[int]:
+    """Item k of every row in row order, for k = 0, 1, ... (a row that is done is
+    passed over), in time linear in the items: a zip_longest would pad every short row
+    to the longest (on the man pages, 9 of a run's 10 seconds)."""
+    out: list[int] = []
+    live = [row for row in rows if row]
+    depth = 0
+    while live:  # (each row here has an item at this depth: linear in all)
+        out.extend(row[depth] for row in live)
+        depth += 1
+        live = [row for row in live if len(row) > depth]
+    return out
 
 
 def _shape(key: bytes) -> tuple[int, tuple[bytes, ...]]:
