@@ -341,41 +341,36 @@ static inline size_t nd_match(const unsigned char *s, size_t n, size_t p, unsign
 {
     unsigned char c = s[p];
     size_t end = 0;
-    if (nd_alpha(c)) {
-        /* A letter starts a uuid or a hex id only as 8 hex digits, an IPv6 address only
-         * as at most 4 before a ':': a word such as "cache" is passed over at once,
-         * leaving only a syslog month. */
-        size_t hex = 0;
-        while (hex < 8 && p + hex < n && nd_hex(s[p + hex])) hex++;
-        if (hex < 8 && !(hex <= 4 && nd_at(s, n, p + hex) == ':')) {
-            if (!(classes & NORM_TIMESTAMP) || c > 'S' || c < 'A') return 0;
-            end = nd_syslog(s, n, p);
-            if (end) *placeholder = "<TIMESTAMP>";
-            return end;
-        }
-    }
-    /* Cheap first-byte tests keep the common byte (a letter, a space) fast. */
+    /* Each class begins with a fixed shape: so many digits (or hex digits) and then a
+     * given byte. The runs of digits and of hex digits at p (counted to 9: no shape
+     * needs more) and the bytes after them say which classes can match here; only
+     * those are tried ("288ms" tries only a number, a hex id only a hex id). */
+    size_t digits = 0, hex;
+    while (digits < 9 && p + digits < n && nd_digit(s[p + digits])) digits++;
+    for (hex = digits; hex < 9 && p + hex < n && nd_hex(s[p + hex]); hex++) continue;
+    unsigned char after_digits = nd_at(s, n, p + digits), after_hex = nd_at(s, n, p + hex);
     if (classes & NORM_TIMESTAMP) {
-        if (nd_digit(c)) end = nd_iso(s, n, p);
-        if (!end && nd_digit(c)) end = nd_clf(s, n, p);
+        if (digits == 4 && after_digits == '-') end = nd_iso(s, n, p);
+        if (!end && digits == 2 && after_digits == '/') end = nd_clf(s, n, p);
         if (!end && c >= 'A' && c <= 'S') end = nd_syslog(s, n, p);
-        if (!end && nd_digit(c)) end = nd_time(s, n, p);
+        if (!end && (digits == 1 || digits == 2) && after_digits == ':') end = nd_time(s, n, p);
         if (end) *placeholder = "<TIMESTAMP>";
     }
-    if (!end && (classes & NORM_UUID) && nd_hex(c)) {
+    if (!end && (classes & NORM_UUID) && hex == 8 && after_hex == '-') {
         end = nd_uuid(s, n, p);
         if (end) *placeholder = "<UUID>";
     }
     if (!end && (classes & NORM_IP)) {
-        if (nd_digit(c)) end = nd_ipv4(s, n, p);
-        if (!end && (nd_hex(c) || c == ':')) end = nd_ipv6(s, n, p);
+        if (digits >= 1 && digits <= 3 && after_digits == '.') end = nd_ipv4(s, n, p);
+        if (!end && hex <= 4 && after_hex == ':') end = nd_ipv6(s, n, p);
         if (end) *placeholder = "<IP>";
     }
-    if (!end && (classes & NORM_HEX) && nd_hex(c)) {
+    if (!end && (classes & NORM_HEX) &&
+        (hex >= 8 || (c == '0' && (nd_at(s, n, p + 1) | 0x20) == 'x'))) {
         end = nd_hexid(s, n, p);
         if (end) *placeholder = "<HEX>";
     }
-    if (!end && (classes & NORM_NUMBER) && nd_digit(c)) {
+    if (!end && (classes & NORM_NUMBER) && digits) {
         end = nd_number(s, n, p);
         if (end) *placeholder = "<NUMBER>";
     }
