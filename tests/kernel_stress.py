@@ -711,7 +711,7 @@ def named_run(kernel, rng, records, words, settings, expected) -> None:
     end, begin again and are forgotten; continuations; a row limit); misuse."""
     window, idle, most, history = settings
     m = kernel.StreamMatcher(window, idle, most, count_runs=True, history=history)
-    rows, current, flags, totals = rng.randint(0, 4), b"?", b"", 0
+    rows, current, flags, totals, runs = rng.randint(0, 4), b"?", b"", 0, 0
     previous = None
     at = 0
     while at < len(records):
@@ -732,13 +732,21 @@ def named_run(kernel, rng, records, words, settings, expected) -> None:
         )
         flags += got
         totals += sum(array("q", ended)[1::3]) + other[0]
+        runs += len(closed) // 16
         assert all(row < rows for row in array("i", given)[0::2])
         at = stop
-    got, ended, other, _, _ = m.end_named()
+    got, ended, other, _, closed = m.end_named()
     flags += got
     totals += sum(array("q", ended)[1::3]) + other[0]
+    runs += len(closed) // 16
     assert flags == bytes(expected) and totals == len(records)
-    for bad in ((b"", b"", [1], b"", 0), (b"", b"", [], b"", -1), (bytes(16), b"\0" * 4, [], b"", 1)):
+    assert runs == len(interleaved_runs(records, expected, idle, most))
+    bad_calls = (
+        (b"", b"", [1], b"", 0),
+        (b"", b"", [], b"", -1),
+        (bytes(16), b"\0" * 4, [], b"", 1),
+    )
+    for bad in bad_calls:
         with contextlib.suppress(ValueError, RuntimeError, TypeError):
             m.push_named(*bad)
 
