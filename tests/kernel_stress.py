@@ -704,6 +704,28 @@ def stream_run(kernel, rng: random.Random) -> None:
         with contextlib.suppress(ValueError, RuntimeError):
             m.push(*bad)
     named_run(kernel, rng, records, words, (window, idle, most, history), expected)
+    reported_run(kernel, rng, records, words, (window, idle, most, history), expected)
+
+
+def reported_run(kernel, rng, records, words, settings, expected) -> None:
+    """report_runs: the same flags, each closed run handed over once, none of whose
+    records went before it closed."""
+    window, idle, most, history = settings
+    m = kernel.StreamMatcher(window, idle, most, history=history, report_runs=True)
+    flags, runs, at = b"", 0, 0
+    while at < len(records):
+        stop = min(len(records), at + rng.randint(0, 20))
+        lanes = array("i", [int(name) for name, _ in records[at:stop]])
+        before = len(flags)
+        flags += m.push(words[2 * at : 2 * stop].tobytes(), lanes.tobytes())[0]
+        closed = array("q", m.closed_runs())
+        assert all(first >= before for first in closed[1::8]), (closed, before)
+        runs += len(closed) // 8
+        at = stop
+    flags += m.end_all()[0]
+    runs += len(m.closed_runs()) // 64
+    assert flags == bytes(expected)
+    assert runs == len(interleaved_runs(records, expected, idle, most))
 
 
 def named_run(kernel, rng, records, words, settings, expected) -> None:

@@ -371,6 +371,45 @@ def test_top_counts_each_runs_sequence(engine, records, window, cuts):
     assert all("stream" in row["first_seen"] for row in top)
 
 
+EVERY_FIELD = (
+    "{start}-{end} {stream} {match_start}-{match_end} {match_stream} {count} {window_size}"
+)
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(
+    records=records_strategy,
+    window=st.integers(1, 4),
+    idle=st.one_of(st.none(), st.integers(1, 6)),
+    max_streams=st.one_of(st.none(), st.integers(1, 3)),
+    cuts=st.lists(st.integers(0, 70), max_size=5),
+    template=st.sampled_from([None, EVERY_FIELD]),
+)
+def test_markers_and_top_from_the_kernels_runs_are_the_deciders(
+    records, window, idle, max_streams, cuts, template
+):
+    """Markers and --top made from the runs the kernel's stream matcher hands over
+    (report_runs) are the Python decider's (the Python engine's), line for line and row
+    for row: every field, the counts in output order, the sources' streams."""
+    if not kernel_built():
+        pytest.skip("the kernel is not built")
+    texts = [text_of(*record) for record in records]
+    options = {
+        "window_size": window, "stream_idle": idle, "max_streams": max_streams,
+        "max_history": None, "stream_by": PREFIX, "annotate": True,
+        "annotation_format": template, "top": 50,
+    }  # fmt: skip
+    seen = []
+    with pytest.MonkeyPatch.context() as patch:
+        for engine, kind in (("c", "KernelStreamPath"), ("python", "StreamPath")):
+            patch.setenv("SEQDEDUP_ENGINE", engine)
+            dedup = Deduplicator(**options)
+            out = feed_in_cuts(dedup, texts, cuts)
+            assert type(dedup._stream_path).__name__ == kind
+            seen.append((out, dedup.stats.top_sequences, dedup.stats.unique_sequences))
+    assert seen[0] == seen[1]
+
+
 PIECES = ["\\[", "\\]", " ", "-", "a", "b", "\\d", "\\w", "\\S", "[^]]", "[a-c]", ".", "\\W"]
 QUANTIFIERS = ["", "+", "*", "?", "{2}", "{1,3}"]
 
@@ -644,7 +683,7 @@ def test_names_kept_by_the_kernel_count_the_streams_as_the_decider_does(
     """The kernel's matcher keeps the names itself (a prefix pattern, nothing reported):
     streams that end (idle, one too many, the end) and begin again, continuation lines
     at a batch's start, and the row limit give the statistics of the Python decider
-    (markers: every run read), record for record."""
+    (the Python engine's), record for record."""
     if not kernel_built():
         pytest.skip("the kernel is not built")
     from seqdedup.streamby import rows as row_limit
@@ -654,13 +693,12 @@ def test_names_kept_by_the_kernel_count_the_streams_as_the_decider_does(
     stats = []
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(row_limit, "STREAM_ROWS", rows)
-        patch.setenv("SEQDEDUP_ENGINE", "c")
-        for extra in ({}, {"annotate": True}):
-            dedup = Deduplicator(max_history=None, stream_by=PREFIX, **options, **extra)
+        for engine, kind in (("c", "KernelStreamPath"), ("python", "StreamPath")):
+            patch.setenv("SEQDEDUP_ENGINE", engine)
+            dedup = Deduplicator(max_history=None, stream_by=PREFIX, **options)
             out = feed_in_cuts(dedup, texts, cuts)
-            kind = type(dedup._stream_path).__name__
-            assert kind == ("KernelStreamPath" if not extra else "StreamPath")
-            stats.append((dedup.stats.streams, dedup.stats.skipped, [t for t in out if t in texts]))
+            assert type(dedup._stream_path).__name__ == kind
+            stats.append((dedup.stats.streams, dedup.stats.skipped, out))
     assert stats[0] == stats[1]
 
 

@@ -40,7 +40,8 @@ else:
 if TYPE_CHECKING:
     from seqdedup.ledger import RunObserver
     from seqdedup.report import FoldEvent
-    from seqdedup.streamby.path import KernelStreamPath, StreamPath
+    from seqdedup.streamby.kernelpath import KernelStreamPath
+    from seqdedup.streamby.path import StreamPath
 
 
 class Deduplicator(Generic[Record]):
@@ -253,7 +254,7 @@ def feeding_paths(
     streams = None
     plan = stages.plan
     if plan.feeding == "stream":
-        from seqdedup.streamby.path import stream_path
+        from seqdedup.streamby.kernelpath import stream_path
 
         streams = stream_path(stages.parts, stages.ledger)
     records = streams or RecordPath(stages.parts, stages.ledger, plan.ordered)

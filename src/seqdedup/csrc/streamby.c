@@ -40,13 +40,41 @@ static void lru_append(StreamMatcher *s, int32_t id)
     s->lru_tail = id;
 }
 
+/* The first position of the window that ends at `end` (its stream's W - 1 records
+ * before, read back through the key log). */
+static int64_t window_first(const StreamMatcher *s, int64_t end)
+{
+    int64_t first = end;
+    for (int32_t k = 1; k < s->width; k++) {
+        Hash128 key;
+        int64_t before;
+        if (!keylog_at(&s->keys, first, &key, &before) || before == NO_PREVIOUS) break;
+        first = before;
+    }
+    return first;
+}
+
 static int close_run(StreamMatcher *s, Lane *l)
 {
     l->run_open = 0;
-    if (!s->count_runs) return 0;
-    if (vec_reserve(&s->runs, 2) < 0) return -1;
+    if (!s->count_runs && !s->report_runs) return 0;
     uint64_t lo, hi;
     sip_final(&l->content, &lo, &hi);
+    if (s->report_runs) {
+        if (vec_reserve(&s->closed, RUN_FIELDS) < 0) return -1;
+        int64_t *out = s->closed.data + s->closed.len;
+        out[0] = l - s->lanes;
+        out[1] = l->run_first;
+        out[2] = l->run_last;
+        out[3] = l->run_length;
+        out[4] = l->run_source;
+        out[5] = l->run_source == NO_END ? NO_END : window_first(s, l->run_source);
+        out[6] = (int64_t)lo;
+        out[7] = (int64_t)hi;
+        s->closed.len += RUN_FIELDS;
+    }
+    if (!s->count_runs) return 0;
+    if (vec_reserve(&s->runs, 2) < 0) return -1;
     s->runs.data[s->runs.len++] = (int64_t)lo;
     s->runs.data[s->runs.len++] = (int64_t)hi;
     return 0;
@@ -91,7 +119,12 @@ static int decide_oldest(StreamMatcher *s, int32_t id)
     if (!l->run_open) {
         l->run_open = 1;
         sip_init(&l->content, s->content_key.lo, s->content_key.hi);
+        l->run_first = at + s->queue_base;
+        l->run_length = 0;
+        l->run_source = s->report_runs ? s->source_at[at] : NO_END;
     }
+    l->run_last = at + s->queue_base;
+    l->run_length++;
     sip_words(&l->content, key.lo, key.hi);
     return 0;
 }
@@ -148,8 +181,15 @@ static int queue_append(StreamMatcher *s)
         unsigned char *queue = PyMem_RawRealloc(s->queue, cap);
         if (queue == NULL) return (void)PyErr_NoMemory(), -1;
         s->queue = queue;
+        if (s->report_runs) {
+            if (cap > SIZE_MAX / sizeof(int64_t)) return seqdedup_no_memory();
+            int64_t *sources = PyMem_RawRealloc(s->source_at, cap * sizeof(int64_t));
+            if (sources == NULL) return (void)PyErr_NoMemory(), -1;
+            s->source_at = sources;
+        }
         s->queue_cap = cap;
     }
+    if (s->report_runs) s->source_at[s->queue_len] = NO_END;
     s->queue[s->queue_len++] = 0;
     return 0;
 }
@@ -199,6 +239,7 @@ static int push_one(StreamMatcher *s, int32_t id, Hash128 key)
         if (source >= start || !seqdedup_same_as_lane(s, l, id, source, key)) source = NO_END;
     }
     l->witness = source;
+    if (source != NO_END && s->report_runs) s->source_at[start - s->queue_base] = source;
     if (source != NO_END)
         for (int32_t k = 0; k < w; k++) s->queue[pos[k] - s->queue_base] |= SKIPPED;
     return decide_oldest(s, id);
@@ -207,13 +248,22 @@ static int push_one(StreamMatcher *s, int32_t id, Hash128 key)
 /* The skipped flags (0 or 1) of the records decided at the front of the queue. */
 static PyObject *take_decided(StreamMatcher *s)
 {
-    size_t n = 0;
-    while (n < s->queue_len && (s->queue[n] & DECIDED)) n++;
+    size_t n = 0, limit = s->queue_len;
+    /* report_runs: a run's records go only once it is closed (its marker follows its
+     * last record, and counts its sequence in output order) */
+    for (int32_t id = s->lru_head; s->report_runs && id != NO_LANE; id = s->lanes[id].next)
+        if (s->lanes[id].run_open && (size_t)(s->lanes[id].run_first - s->queue_base) < limit)
+            limit = (size_t)(s->lanes[id].run_first - s->queue_base);
+    while (n < limit && (s->queue[n] & DECIDED)) n++;
     PyObject *flags = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)n);
     if (flags == NULL) return NULL;
     char *out = PyBytes_AS_STRING(flags);
     for (size_t k = 0; k < n; k++) out[k] = (s->queue[k] & SKIPPED) ? 1 : 0;
-    if (n && s->queue_len > n) memmove(s->queue, s->queue + n, s->queue_len - n);
+    if (n && s->queue_len > n) {
+        memmove(s->queue, s->queue + n, s->queue_len - n);
+        if (s->report_runs)
+            memmove(s->source_at, s->source_at + n, (s->queue_len - n) * sizeof(int64_t));
+    }
     s->queue_len -= n;
     s->queue_base += (int64_t)n;
     return flags;
@@ -360,6 +410,19 @@ static PyObject *StreamMatcher_end_all(StreamMatcher *s, PyObject *Py_UNUSED(ign
     return leave(s, seqdedup_stream_end_all(s));
 }
 
+/* The runs closed since the last call (report_runs): RUN_FIELDS int64 each. */
+static PyObject *StreamMatcher_closed_runs(StreamMatcher *s, PyObject *Py_UNUSED(ignored))
+{
+    if (s->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "StreamMatcher is in use by another thread");
+        return NULL;
+    }
+    PyObject *out = PyBytes_FromStringAndSize(s->closed.len ? (const char *)s->closed.data : "",
+                                              (Py_ssize_t)(s->closed.len * sizeof(int64_t)));
+    if (out != NULL) s->closed.len = 0;
+    return out;
+}
+
 static PyObject *StreamMatcher_active(StreamMatcher *s, PyObject *arg)
 {
     long id = PyLong_AsLong(arg);
@@ -385,16 +448,16 @@ static int limit_of(PyObject *value, const char *name, int64_t *out)
 
 static int StreamMatcher_init(StreamMatcher *s, PyObject *args, PyObject *kwds)
 {
-    static char *names[] = {"window",  "idle", "max_streams",      "count_runs",
-                            "history", "seed", "force_collisions", NULL};
+    static char *names[] = {"window", "idle", "max_streams", "count_runs", "history",
+                            "seed", "force_collisions", "report_runs", NULL};
     Py_ssize_t width;
     PyObject *idle = Py_None, *max_streams = Py_None, *history = Py_None;
     Hash128 seed = {0, 0};
     int count_runs = 0;
-    int force_collisions = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "n|OOpOO&p", names, &width, &idle, &max_streams,
+    int force_collisions = 0, report_runs = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "n|OOpOO&pp", names, &width, &idle, &max_streams,
                                      &count_runs, &history, seqdedup_to_seed, &seed,
-                                     &force_collisions))
+                                     &force_collisions, &report_runs))
         return -1;
     if (s->ready) {
         PyErr_SetString(PyExc_RuntimeError, "StreamMatcher is initialised already");
@@ -432,6 +495,7 @@ static int StreamMatcher_init(StreamMatcher *s, PyObject *args, PyObject *kwds)
     s->drop_lo = fp_sub(0, fp_mul(s->coeffs[0], s->base_lo));
     s->drop_hi = fp_sub(0, fp_mul(s->coeffs[width], s->base_hi));
     s->count_runs = count_runs;
+    s->report_runs = report_runs;
     s->force_collisions = force_collisions;
     s->names.seed = seed;
     s->names.free_entry = -1;
@@ -450,6 +514,8 @@ static void StreamMatcher_dealloc(StreamMatcher *s)
     PyMem_RawFree(s->ahead);
     PyMem_RawFree(s->ahead_hash);
     PyMem_RawFree(s->queue);
+    PyMem_RawFree(s->source_at);
+    vec_free(&s->closed);
     vec_free(&s->ended);
     vec_free(&s->runs);
     ft_free(&s->first);
@@ -489,6 +555,10 @@ static PyMethodDef StreamMatcher_methods[] = {
     {"end_all", (PyCFunction)StreamMatcher_end_all, METH_NOARGS,
      "end_all() -> (flags, ended, runs): every stream ends"},
     {"active", (PyCFunction)StreamMatcher_active, METH_O, "active(lane) -> whether it is open"},
+    {"closed_runs", (PyCFunction)StreamMatcher_closed_runs, METH_NOARGS,
+     "closed_runs() -> bytes: with report_runs, the runs closed since the last call, 8 "
+     "int64 each: lane, first and last positions, length, the last and first positions "
+     "of the earliest window its first record's window repeats, its content (two words)"},
     {"push_named", (PyCFunction)seqdedup_stream_push_named, METH_VARARGS,
      "push_named(hashes, found, names, current, rows) -> (flags, ended, other, new_rows, "
      "runs): push with the names kept here: `found` int32 indices into `names` (bytes), "

@@ -29,9 +29,15 @@ typedef struct {
     int64_t witness;          /* the end of the window its last window repeats (confirmed
                                * by keys), NO_END when that window is no repeat */
     int8_t active, run_open;
+    /* report_runs: the open run's first and last positions, its length and the end of
+     * the window its first record starts, which it repeats */
+    int64_t run_first, run_last, run_length, run_source;
 } Lane;
 
 #define AHEAD 16 /* records between a fingerprint's prefetch and its lookup */
+/* A closed run as report_runs hands it over: lane, first and last positions, length,
+ * the source window's last and first positions, its content (two words). */
+#define RUN_FIELDS 8
 
 /* A stream's name as the matcher keeps it (streamby_names.c): while it is active, its
  * lane; while it is one of the first `max_rows` names, its statistics row. */
@@ -65,6 +71,7 @@ typedef struct {
     int64_t idle;             /* -1: streams never end for idleness */
     int64_t max_lanes;        /* -1: no limit on active streams */
     int count_runs;
+    int report_runs;          /* each closed run handed over whole (markers, --top) */
     int force_collisions;     /* tests: every fingerprint of W > 1 the same */
     int busy, ready, broken;
     uint64_t *coeffs;         /* 2W, from matcher.c: [0] and [W] are B^(W-1) per lane */
@@ -89,12 +96,15 @@ typedef struct {
     size_t previous_cap;      /* a power of two */
     int64_t previous_base, previous_len;
     unsigned char *queue;     /* per position from queue_base: DECIDED | SKIPPED */
+    int64_t *source_at;       /* report_runs, per queued position: the end of the window
+                               * it starts repeats (NO_END: none) */
     size_t queue_len, queue_cap;
     int64_t queue_base, position;
     KeyLog keys;              /* W > 1: per position the key and the stream's record before */
     int64_t keys_span;        /* positions the key log keeps (-1: all of them) */
     Vec ended;                /* (lane, total, skipped) per stream that ended */
     Vec runs;                 /* (lo, hi) content of each closed run (count_runs) */
+    Vec closed;               /* report_runs: RUN_FIELDS per closed run, until taken */
     NameTable names;          /* push_named: the names, kept here */
 } StreamMatcher;
 

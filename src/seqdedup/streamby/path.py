@@ -9,12 +9,8 @@ run that is still open is written, so that its marker stands right after it.
 
 from __future__ import annotations
 
-from array import array
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
-from itertools import compress
-from operator import not_
-from types import ModuleType
 from typing import TYPE_CHECKING
 
 from seqdedup.engine import SEED
@@ -58,6 +54,13 @@ class _StreamRun(RecordPath):
         self._sizes: Sequence[int] = ()  # a minimum size: its tracked records' key sizes
         assert isinstance(parts.attributor, StreamCount)  # (the plan's: see stages.Stages)
         self.sequences = parts.attributor.sequences
+        named = parts.report.inputs.named
+        self._annotation = (
+            config.annotation_format
+            or (DEFAULT_STREAM_FILES_ANNOTATION if named else DEFAULT_STREAM_ANNOTATION)
+            if config.annotate
+            else None
+        )
 
     def _named(
         self, batch: list[bytes], held: int
@@ -102,6 +105,80 @@ class _StreamRun(RecordPath):
     def _end_all(self) -> list[bytes]:
         raise NotImplementedError
 
+    def _report_run(self, run: Run, out: list[bytes]) -> bool:
+        """A closed run's reports as it is written: its sequence counted (in output
+        order), ``--top``, its marker (appended to ``out``: True) and explanation."""
+        parts = self._parts
+        if self.sequences is not None:
+            run.count = self.sequences.count(run.content)
+        fields = self._fields(run)
+        if parts.top is not None:
+            self._observe_top(run, fields)
+        marked = False
+        if self._annotation is not None:
+            template = self._annotation
+            if "sequence" in fields and parts.config.annotation_format is None:
+                template = DEFAULT_STREAM_LIBRARY_ANNOTATION
+            marker = marker_text(template, fields, parts.config.annotation_format)
+            out.append(painted(marker, parts.report.marker_color))
+            marked = True
+        if parts.report.explain is not None:
+            parts.report.explain(explain_stream_run(fields, parts.report.inputs.named))
+        return marked
+
+    def _observe_top(self, run: Run, fields: Fields) -> None:
+        """``--top``: count the run's sequence; where it was first seen, if it is new."""
+        parts = self._parts
+        assert parts.top is not None
+        piece = Piece(0, run.length - 1, 0, run.count, run.content)
+        named = parts.report.inputs.named
+        record = run.first.record
+        shown = parts.keys.shown_record(record) if record is not None else None
+        parts.top.observe(piece, lambda _: fields, shown, named)
+        library = run.source is not None and run.source[0] == LIBRARY_END
+        self._ledger.stream_run(
+            run.first.number, run.last.number, run.length, run.content, run.first.stream, library
+        )
+
+    def _fields(self, run: Run) -> Fields:
+        """A run's marker and explanation fields: its first and last record, the earliest
+        occurrence of its first window (first and last record), the streams."""
+        parts = self._parts
+        file, start = parts.report.inputs.locate(run.first.number)
+        return {
+            "start": start,
+            "end": start + run.last.number - run.first.number,
+            "file": file,
+            "stream": visible(run.first.stream),
+            "count": run.count,
+            "window_size": parts.config.window_size,
+            "variants": 2 if run.differs else 1,
+            **self._source_fields(run),
+        }
+
+    def _source_fields(self, run: Run) -> Fields:
+        """Where the earliest occurrence of a run's first window lies: ``match_file``,
+        ``match_start``, ``match_end`` and ``match_stream`` (``sequence`` too when it
+        is a loaded library sequence)."""
+        parts = self._parts
+        streams = parts.report.inputs
+        assert run.source is not None
+        ended, match_first, match_last, match_stream = run.source
+        if ended == LIBRARY_END:  # a loaded sequence: its name, and records inside it
+            assert parts.library is not None
+            sequence, offset = parts.library.locate(match_first)
+            match: Fields = {"sequence": sequence, "match_file": f"library sequence {sequence}"}
+            match_stream, match_start = "library", offset + 1
+        else:
+            match = {}
+            match["match_file"], match_start = streams.locate(match_first)
+        return {
+            **match,
+            "match_start": match_start,
+            "match_end": match_start + match_last - match_first,
+            "match_stream": visible(match_stream),
+        }
+
 
 class StreamPath(_StreamRun):
     """Records (or raw bytes, split by :class:`RecordPath`) of interleaved streams,
@@ -143,13 +220,6 @@ class StreamPath(_StreamRun):
         if parts.report.texts is not None:
             self._decider.compare_texts(parts.report.texts.library)
         self._queue: deque[Entry] = deque()  # fed, not yet written, in input order
-        streams = parts.report.inputs
-        self._annotation = (
-            config.annotation_format
-            or (DEFAULT_STREAM_FILES_ANNOTATION if streams.named else DEFAULT_STREAM_ANNOTATION)
-            if config.annotate
-            else None
-        )
 
     def feed(self, records: Iterable[bytes]) -> list[bytes]:
         batch = records if isinstance(records, list) else list(records)
@@ -220,38 +290,13 @@ class StreamPath(_StreamRun):
                     out.append(line)
                     last_written = False
             if entry.marker is not None and self._reported:
-                self._decider.count(entry.marker)
-                fields = self._fields(entry.marker)
-                if parts.top is not None:
-                    self._observe_top(entry.marker, fields)
-                if self._annotation is not None:
-                    template = self._annotation
-                    if "sequence" in fields and parts.config.annotation_format is None:
-                        template = DEFAULT_STREAM_LIBRARY_ANNOTATION
-                    marker = marker_text(template, fields, parts.config.annotation_format)
-                    out.append(painted(marker, parts.report.marker_color))
+                if self._report_run(entry.marker, out):
                     last_written = False
-                if parts.report.explain is not None:
-                    parts.report.explain(explain_stream_run(fields, parts.report.inputs.named))
             elif entry.tracked_as not in (-1, TRACKED) and parts.report.explain is not None:
                 self._explain_passed(entry)
         ledger.count(released, kept)
         ledger.written_last(last_written)
         return out
-
-    def _observe_top(self, run: Run, fields: Fields) -> None:
-        """``--top``: count the run's sequence; where it was first seen, if it is new."""
-        parts = self._parts
-        assert parts.top is not None
-        piece = Piece(0, run.length - 1, 0, run.count, run.content)
-        named = parts.report.inputs.named
-        record = run.first.record
-        shown = parts.keys.shown_record(record) if record is not None else None
-        parts.top.observe(piece, lambda _: fields, shown, named)
-        library = run.source is not None and run.source[0] == LIBRARY_END
-        self._ledger.stream_run(
-            run.first.number, run.last.number, run.length, run.content, run.first.stream, library
-        )
 
     def _explain_passed(self, entry: Entry) -> None:
         report = self._parts.report
@@ -262,227 +307,6 @@ class StreamPath(_StreamRun):
         else:
             patterns = [rule.pattern for rule in self._parts.filters.rules]
             report.explain(explain_bypassed(line, patterns[entry.tracked_as]))
-
-    def _fields(self, run: Run) -> Fields:
-        """A run's marker and explanation fields: its first and last record, the earliest
-        occurrence of its first window (first and last record), the streams."""
-        parts = self._parts
-        file, start = parts.report.inputs.locate(run.first.number)
-        return {
-            "start": start,
-            "end": start + run.last.number - run.first.number,
-            "file": file,
-            "stream": visible(run.first.stream),
-            "count": run.count,
-            "window_size": parts.config.window_size,
-            "variants": 2 if run.differs else 1,
-            **self._source_fields(run),
-        }
-
-    def _source_fields(self, run: Run) -> Fields:
-        """Where the earliest occurrence of a run's first window lies: ``match_file``,
-        ``match_start``, ``match_end`` and ``match_stream`` (``sequence`` too when it
-        is a loaded library sequence)."""
-        parts = self._parts
-        streams = parts.report.inputs
-        assert run.source is not None
-        ended, match_first, match_last, match_stream = run.source
-        if ended == LIBRARY_END:  # a loaded sequence: its name, and records inside it
-            assert parts.library is not None
-            sequence, offset = parts.library.locate(match_first)
-            match: Fields = {"sequence": sequence, "match_file": f"library sequence {sequence}"}
-            match_stream, match_start = "library", offset + 1
-        else:
-            match = {}
-            match["match_file"], match_start = streams.locate(match_first)
-        return {
-            **match,
-            "match_start": match_start,
-            "match_end": match_start + match_last - match_first,
-            "match_stream": visible(match_stream),
-        }
-
-
-class KernelStreamPath(_StreamRun):
-    """The same rule decided by the kernel's ``StreamMatcher`` (no markers,
-    explanations or ``--top``): each active stream gets a small lane number; the kernel
-    hands back the decided records' flags in input order, the streams that ended (with
-    their counts) and the closed runs' contents."""
-
-    def __init__(self, parts: Parts, ledger: Ledger, kernel: ModuleType) -> None:
-        super().__init__(parts, ledger, False)
-        config = parts.config
-        self._matcher = kernel.StreamMatcher(
-            config.window_size,
-            config.stream_idle,
-            config.max_streams,
-            count_runs=config.sequence_stats,
-            history=config.max_history,
-            seed=SEED,
-        )
-        self._lanes: dict[str, int] = {}  # active stream names -> lane
-        self._names: list[str] = []  # lane -> stream name
-        self._free: list[int] = []  # lanes of streams that ended
-        self._pending: list[bytes] = []
-        self._pending_tracked: list[bool] = []  # with filters: which pending are tracked
-        # Names found by the kernel where the pattern is a prefix program (no filters),
-        # and kept by its matcher (push_named; _current_key: the last one's bytes)
-        self._prefixed = not parts.filters and self._namer.program() is not None
-        self._current_key = UNNAMED.encode()
-
-    def feed(self, records: Iterable[bytes]) -> list[bytes]:
-        batch = records if isinstance(records, list) else list(records)
-        if self._prefixed:
-            return self._feed_prefixed(batch)
-        names, hashes, decisions = self._named(batch, len(self._pending))
-        lanes = array("i")
-        lane_of, current = self._lanes, self._current
-        tracked = [d == TRACKED for d in decisions] if decisions is not None else None
-        for offset, name in enumerate(names):
-            if name is None:
-                name = current
-            else:
-                current = name
-            if tracked is not None and not tracked[offset]:
-                continue
-            lane = lane_of.get(name)
-            lanes.append(self._lane(name) if lane is None else lane)
-        self._current = current
-        self._pending += batch
-        if tracked is not None:
-            self._pending_tracked += tracked
-        return self._taken(self._matcher.push(hashes, lanes.tobytes()))
-
-    def _feed_prefixed(self, batch: list[bytes]) -> list[bytes]:
-        """``feed`` with the names the kernel finds (:meth:`StreamNamer.prefixed_keys`)
-        and keeps: its matcher maps them to lanes itself, so a new stream costs no
-        Python object; only the rows of the statistics' first streams are named here."""
-        try:
-            keys, indices, keyed, decoded = self._namer.prefixed_keys(batch)
-            hashes = hash_bytes(self._parts.keys.hashes(keyed))
-        except PatternTimeout as exc:
-            number = self._ledger.released + len(self._pending) + 1 + exc.index
-            raise exc.at(self._parts.report.inputs.line(number).lower()) from None
-        before = self._current
-        self._pending += batch
-        result = self._matcher.push_named(
-            hashes, indices.tobytes(), keys, self._current_key, rows.STREAM_ROWS
-        )
-        for index in reversed(indices):
-            if index >= 0:
-                self._current_key = keys[index]
-                self._current = (
-                    decoded[index] if decoded else keys[index].decode("utf-8", "backslashreplace")
-                )
-                break
-
-        def name(index: int) -> str:
-            if index < 0:
-                return before
-            return decoded[index] if decoded else keys[index].decode("utf-8", "backslashreplace")
-
-        return self._taken_named(result, name)
-
-    def _taken_named(
-        self, result: tuple[bytes, bytes, tuple[int, int], bytes, bytes], name: Callable[[int], str]
-    ) -> list[bytes]:
-        """Book what the kernel decided, the rows it gave and the streams that ended;
-        write what is decided."""
-        flags, ended, other, new_rows, runs = result
-        table = self._rows
-        if new_rows:
-            pairs = array("i", new_rows)
-            for row, index in zip(pairs[0::2], pairs[1::2], strict=True):
-                table.add_row(row, name(index))
-        if ended:
-            counts = array("q", ended)
-            table.add_counts(counts[0::3], counts[1::3], counts[2::3])
-        table.add_other(*other)
-        self._count_runs(runs)
-        return self._write(flags)
-
-    def end_records(self) -> list[bytes]:
-        out = super().end_records()
-        self._current_key = UNNAMED.encode()
-        return out
-
-    def _lane(self, name: str) -> int:
-        lane = self._lanes.get(name)
-        if lane is None:
-            self._new_lanes([name])
-            lane = self._lanes[name]
-        return lane
-
-    def _new_lanes(self, new: list[str]) -> None:
-        """Lanes for streams that begin (distinct, in order): those of ended streams
-        first, the last freed first, then new ones."""
-        free, names = self._free, self._names
-        reused = free[len(free) - min(len(free), len(new)) :][::-1]
-        del free[len(free) - len(reused) :]
-        for name, lane in zip(new, reused, strict=False):
-            names[lane] = name
-        first = len(names)
-        names += new[len(reused) :]
-        self._lanes.update(zip(new, [*reused, *range(first, len(names))], strict=True))
-        self._rows.note(new)
-
-    def _end_all(self) -> list[bytes]:
-        if self._prefixed:
-            return self._taken_named(self._matcher.end_named(), lambda index: self._current)
-        return self._taken(self._matcher.end_all())
-
-    def _count_runs(self, runs: bytes) -> None:
-        """Count the closed runs' sequences (their 128-bit contents)."""
-        if runs:
-            words = array("Q", runs)
-            count = self.sequences.count
-            for k in range(0, len(words), 2):
-                count(words[k] | words[k + 1] << 64)
-
-    def _taken(self, result: tuple[bytes, bytes, bytes]) -> list[bytes]:
-        """Book what the kernel decided and ended; write what is decided."""
-        flags, ended, runs = result
-        if ended:
-            counts = array("q", ended)
-            names = self._names
-            lanes = counts[0::3]
-            self._rows.add(list(map(names.__getitem__, lanes)), counts[1::3], counts[2::3])
-            ended_lanes = list(set(lanes))
-            # (those ended and not begun again since)
-            gone = list(compress(ended_lanes, map(not_, map(self._matcher.active, ended_lanes))))
-            deque(map(self._lanes.pop, map(names.__getitem__, gone)), maxlen=0)
-            self._free += gone
-        self._count_runs(runs)
-        return self._write(flags)
-
-    def _write(self, flags: bytes) -> list[bytes]:
-        """The pending records up to the first undecided tracked one: pass-through ones
-        as they stand, tracked ones as their flags say."""
-        parts, ledger = self._parts, self._ledger
-        inverse = parts.config.inverse
-        if not self._pending_tracked and not parts.filters:
-            cut = len(flags)
-            released = self._pending[:cut]
-            written_flags = flags if inverse else flags.translate(INVERTED)
-        else:
-            cut = written = 0
-            tracked = self._pending_tracked
-            while cut < len(tracked) and (not tracked[cut] or written < len(flags)):
-                written += tracked[cut]
-                cut += 1
-            released = self._pending[:cut]
-            marks = iter(flags)
-            written_flags = bytes(
-                (next(marks) == inverse) if is_tracked else not inverse
-                for is_tracked in tracked[:cut]
-            )
-            del tracked[:cut]
-        del self._pending[:cut]
-        out = list(compress(released, written_flags))
-        ledger.count(cut, cut - flags.count(1))
-        if cut:
-            ledger.written_last(bool(written_flags[-1]))
-        return out
 
 
 def explain_stream_run(fields: Fields, named: bool) -> str:
@@ -521,12 +345,3 @@ def make_stream_folder(parts: Parts, source_fields: Callable[[Run], Fields]) -> 
         parts.plan.kernel,
         report.on_fold,
     )
-
-
-def stream_path(parts: Parts, ledger: Ledger) -> StreamPath | KernelStreamPath:
-    """The stream path the plan names: the kernel's where it serves (nothing read per
-    run), else the Python decider's."""
-    plan = parts.plan
-    if plan.stream_decider == "kernel":
-        return KernelStreamPath(parts, ledger, plan.compiled)
-    return StreamPath(parts, ledger, plan.ordered)
