@@ -126,7 +126,13 @@ STREAM = "^(\\w+) "
     [
         ({}, False, KERNEL, "kernel", False),  # nothing read per run: the kernel's matcher
         ({}, False, None, "python", False),
-        ({"annotate": True}, False, KERNEL, "python", True),
+        ({"annotate": True}, False, KERNEL, "python", True),  # (a limited history)
+        # markers and --top from the kernel's runs (an unlimited history: a named file)
+        ({"annotate": True, "max_history": None}, False, KERNEL, "kernel", True),
+        ({"top": 3, "max_history": None}, False, KERNEL, "kernel", True),
+        ({"annotate": True, "max_history": None, "inverse": True}, False, KERNEL, "python", True),
+        ({"fold": True, "max_history": None}, False, KERNEL, "python", True),
+        ({"max_history": None}, True, KERNEL, "python", True),  # explanations
         ({}, True, KERNEL, "python", True),  # explanations
         ({"top": 3}, False, KERNEL, "python", True),
         ({"fold": True}, False, KERNEL, "python", True),
