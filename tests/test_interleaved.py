@@ -399,6 +399,15 @@ def test_markers_and_top_from_the_kernels_runs_are_the_deciders(
         "max_history": None, "stream_by": PREFIX, "annotate": True,
         "annotation_format": template, "top": 50,
     }  # fmt: skip
+    (out, kernel), (expected, python) = on_both_engines(texts, cuts, options)
+    assert out == expected
+    assert kernel.top_sequences == python.top_sequences
+    assert kernel.unique_sequences == python.unique_sequences
+
+
+def on_both_engines(texts, cuts, options):
+    """(output, statistics) of a run on the kernel's stream path and on the Python
+    engine's decider, the records fed in cuts."""
     seen = []
     with pytest.MonkeyPatch.context() as patch:
         for engine, kind in (("c", "KernelStreamPath"), ("python", "StreamPath")):
@@ -406,8 +415,8 @@ def test_markers_and_top_from_the_kernels_runs_are_the_deciders(
             dedup = Deduplicator(**options)
             out = feed_in_cuts(dedup, texts, cuts)
             assert type(dedup._stream_path).__name__ == kind
-            seen.append((out, dedup.stats.top_sequences, dedup.stats.unique_sequences))
-    assert seen[0] == seen[1]
+            seen.append((out, dedup.stats))
+    return seen
 
 
 PIECES = ["\\[", "\\]", " ", "-", "a", "b", "\\d", "\\w", "\\S", "[^]]", "[a-c]", ".", "\\W"]
@@ -689,17 +698,15 @@ def test_names_kept_by_the_kernel_count_the_streams_as_the_decider_does(
     from seqdedup.streamby import rows as row_limit
 
     texts = [text_of(*record) for record in records]
-    options = {"window_size": window, "stream_idle": idle, "max_streams": max_streams}
-    stats = []
+    options = {
+        "window_size": window, "stream_idle": idle, "max_streams": max_streams,
+        "max_history": None, "stream_by": PREFIX,
+    }  # fmt: skip
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(row_limit, "STREAM_ROWS", rows)
-        for engine, kind in (("c", "KernelStreamPath"), ("python", "StreamPath")):
-            patch.setenv("SEQDEDUP_ENGINE", engine)
-            dedup = Deduplicator(max_history=None, stream_by=PREFIX, **options)
-            out = feed_in_cuts(dedup, texts, cuts)
-            assert type(dedup._stream_path).__name__ == kind
-            stats.append((dedup.stats.streams, dedup.stats.skipped, out))
-    assert stats[0] == stats[1]
+        (out, kernel), (expected, python) = on_both_engines(texts, cuts, options)
+    assert out == expected
+    assert (kernel.streams, kernel.skipped) == (python.streams, python.skipped)
 
 
 @pytest.mark.parametrize("engine", ["c", "python"])
