@@ -17,11 +17,12 @@
  *   attributor.c    the Attributor type over it
  *   fold.c          --fold's key comparisons: a run's shortest period, its copies
  *   stretches.c     the chunk path's new material, encoded as library rows
- *   streamby.c      the StreamMatcher type: the rule per stream (--stream-by), with
+ *   streamby.c      the StreamMatcher's rule per stream (--stream-by), with
  *                   streamby.h; streamby_history.c its history and what a candidate
  *                   is compared with (keylog.h: per position the key, the record
  *                   before); streamby_prefix.c the names by a prefix program;
- *                   streamby_names.c the names kept by the matcher (push_named)
+ *                   streamby_names.c the names kept by the matcher (push_named);
+ *                   streamby_type.c the type over them
  *   sized.c         the rule with a minimum size (--min-bytes): tables, stretches, sweeps
  *   sized_type.c    the SizeDecider type over it (sized.h: its state)
  *   suggest.c       --suggest-window: what each window size removes, in one pass each
