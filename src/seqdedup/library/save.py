@@ -1,10 +1,11 @@
 """Saving after a run (docs/only-new.md): what a run stages, and how it lands.
 
 Saving is atomic and concurrent-safe: during the run, sequences are staged in a
-private SQLite file in the library directory (so memory stays bounded however much is
-saved); at the end they are copied into the library in one short transaction (``BEGIN
-IMMEDIATE``, with a busy timeout), so a run killed at any moment leaves the library as
-it was, and two runs saving at once both land. :class:`RunSaver` decides what a run
+private SQLite file in the library directory, shaped as a library (so memory stays
+bounded however much is saved); at the end that file becomes a new library, or is
+merged into an existing one in one short transaction (``BEGIN IMMEDIATE``, with a busy
+timeout; see :mod:`seqdedup.library.landing`), so a run killed at any moment leaves the
+library as it was, and two runs saving at once both land. :class:`RunSaver` decides what a run
 stages: new material (records covered by windows seen for the first time) as
 stretches, and each repeated piece with its content, unless the library saved to holds
 it already (its count and ``last_run`` change instead). With other libraries loaded

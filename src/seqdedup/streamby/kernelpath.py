@@ -72,6 +72,7 @@ class KernelStreamPath(_StreamRun):
         names, hashes, decisions = self._named(batch, len(self._pending))
         lanes = array("i")
         lane_of, current = self._lanes, self._current
+        streams = self._reports.streams if self._reports is not None else None
         tracked = [d == TRACKED for d in decisions] if decisions is not None else None
         for offset, name in enumerate(names):
             if name is None:
@@ -82,8 +83,8 @@ class KernelStreamPath(_StreamRun):
                 continue
             lane = lane_of.get(name)
             lanes.append(self._lane(name) if lane is None else lane)
-            if self._reports is not None:
-                self._reports.streams.append(name)
+            if streams is not None:
+                streams.append(name)
         self._current = current
         self._pending += batch
         if tracked is not None:

@@ -63,13 +63,10 @@ class StreamNamer:
         the kernel (and by the text pattern for the records it left)."""
         if self._program is None:
             return None
-        raw, found, stripped, unread = self._kernel.stream_prefixes(
-            records, *self._program, self._text, SEED
-        )
-        names = [name.decode("utf-8", "backslashreplace") for name in raw]
-        indices = array("i", found)
-        self.read_rest(records, names, indices, stripped, unread)
-        return names, indices, stripped
+        keys, indices, stripped, decoded = self.prefixed_keys(records)
+        if decoded is None:
+            decoded = [name.decode("utf-8", "backslashreplace") for name in keys]
+        return decoded, indices, stripped
 
     def prefixed_keys(
         self, records: list[bytes]
