@@ -1,0 +1,320 @@
+"""BAD against GOOD's profile: what is new, what changed its rate, what broke; the rest
+known (docs/diff.md gives each definition).
+
+Which new records are shown is the engine's decision (:class:`seqdedup.decisions.
+Decisions` over BAD's keys at window W): a new record that, with its neighbours, repeats
+new material shown before is counted, not shown again. A new key's first record is
+always shown (a window can repeat only keys seen before). Everything else is counting
+over key ids in BAD's stream order.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from collections import Counter
+from collections.abc import Callable, Hashable, Sequence
+from itertools import accumulate
+from typing import Literal, NamedTuple
+
+from seqdedup.decisions import Decisions
+from seqdedup.diff.changes import Broken, Change, Diff, Known, Line, New, Per, Rate
+from seqdedup.diff.profile import GoodProfile, in_stream_order
+
+BATCH = 1 << 16  # keys the engine is fed at a time
+SEP = -1  # between streams in stream order (and after the last)
+NEW = -2  # a key GOOD never shows
+
+
+class Options(NamedTuple):
+    """``window``: the engine's W for repeats of new material; ``min_bytes``: a
+    repeat is folded only when its keys hold that many bytes; ``factor``: a rate change
+    counts at this ratio either way; ``min_count``: ... and when the side it is more
+    frequent on shows it that many times; ``per``: the rates' unit."""
+
+    window: int = 1
+    min_bytes: int = 0
+    factor: float = 2.0
+    min_count: int = 4
+    per: Literal["auto", "input", "hour"] = "auto"
+
+
+class Bad(NamedTuple):
+    """BAD as the comparison reads it: each record's key hash, text and stream (None:
+    one), its key sizes (for ``min_bytes``), the timestamp finder and its time span."""
+
+    keys: Sequence[bytes]
+    record: Callable[[int], bytes]
+    streams: Sequence[Hashable] | None = None
+    sizes: Sequence[int] | None = None
+    stamp: Callable[[bytes], str] = lambda record: ""
+    hours: float | None = None
+
+
+def compare(profile: GoodProfile, bad: Bad, options: Options) -> Diff:
+    """The changes of ``bad`` against a settled ``profile``."""
+    ids = profile.ids
+    bad_ids = [ids.get(key, NEW) for key in bad.keys]
+    order = [p for stream in in_stream_order(len(bad_ids), bad.streams) for p in (*stream, SEP)]
+    ranked = [bad_ids[p] if p >= 0 else SEP for p in order]
+    rank = list(range(len(bad_ids))) if bad.streams is None else _ranks(order, len(bad_ids))
+    view = _View(bad, order, ranked, rank)
+    anchored: list[tuple[int, int, Change | None]] = []
+    anchored += ((c.first - 1, 2, c) for c in _new(view, bad_ids, options))
+    anchored += ((c.first, 0, c) for c in _broken(view, profile))  # (after its record)
+    per = _per(options.per, profile, bad)
+    rates = _rates(view, profile, bad_ids, options, per)
+    anchored += ((c.first, 1, c) for c in rates if c.kind != "gone")
+    anchored.sort(key=lambda item: (item[0], item[1]))
+    changes = _with_known(anchored, bad_ids)
+    changes += [c for c in rates if c.kind == "gone"]
+    return Diff(changes, len(bad_ids), profile.inputs, per, options.factor, options.min_count)
+
+
+def _ranks(order: list[int], count: int) -> list[int]:
+    rank = [0] * count
+    for r, position in enumerate(order):
+        if position >= 0:
+            rank[position] = r
+    return rank
+
+
+class _View:
+    """BAD in stream order: ``order[r]`` the position at rank r (SEP between streams),
+    ``ranked[r]`` its key id, ``rank[p]`` a position's rank."""
+
+    def __init__(self, bad: Bad, order: list[int], ranked: list[int], rank: list[int]) -> None:
+        self.bad, self.order, self.ranked, self.rank = bad, order, ranked, rank
+
+    def line(self, position: int) -> Line:
+        return Line(position + 1, self.bad.record(position).decode("utf-8", "replace"))
+
+    def lines(self, ranks: range) -> tuple[Line, ...]:
+        order = self.order
+        return tuple(self.line(order[r]) for r in ranks if 0 <= r < len(order) and order[r] >= 0)
+
+    def stamp(self, position: int) -> str:
+        return self.bad.stamp(self.bad.record(position))
+
+
+def _shown_flags(bad: Bad, options: Options) -> bytearray:
+    """The engine's keep flag of each BAD record (window W, BAD's own streams); with
+    ``min_bytes``, a run of repeats whose keys hold fewer bytes is kept."""
+    decisions = Decisions(options.window, blocks=options.min_bytes > 0)
+    keys, streams, flags = bad.keys, bad.streams, bytearray()
+    blocks = []
+    for at in range(0, len(keys), BATCH):
+        part = None if streams is None else streams[at : at + BATCH]
+        decided = decisions.feed(keys[at : at + BATCH], part)
+        flags += bytes(decided.keep)
+        blocks += decided.blocks
+    decided = decisions.finish()
+    flags += bytes(decided.keep)
+    blocks += decided.blocks
+    if options.min_bytes > 0 and bad.sizes is not None:
+        sizes, order = bad.sizes, in_stream_order(len(keys), streams)
+        where = {p: (s, k) for s, stream in enumerate(order) for k, p in enumerate(stream)}
+        for block in blocks:
+            stream, k = where[block.start]
+            members = order[stream][k : k + block.length]
+            if sum(sizes[p] for p in members) < options.min_bytes:
+                for p in members:
+                    flags[p] = 1
+    return flags
+
+
+def _new(view: _View, bad_ids: list[int], options: Options) -> list[New]:
+    """Stretches of new records (consecutive in their stream); one that only repeats
+    new material is counted as ``again`` of the stretch its first key was shown in."""
+    shown = _shown_flags(view.bad, options)
+    order, ranked = view.order, view.ranked
+    stretches: list[list[int]] = []
+    for r in (r for r, key_id in enumerate(ranked) if key_id == NEW):
+        if stretches and stretches[-1][-1] == r - 1:
+            stretches[-1].append(r)
+        else:
+            stretches.append([r])
+    made: list[New] = []
+    home: dict[bytes, int] = {}  # a new key -> the stretch its first record was shown in
+    keys = view.bad.keys
+    for stretch in sorted(stretches, key=lambda s: order[s[0]]):
+        positions = [order[r] for r in stretch]
+        visible = [p for p in positions if shown[p]]
+        if not visible:  # (its first key was shown before: it has a home)
+            at = home[keys[positions[0]]]
+            made[at] = made[at]._replace(again=made[at].again + 1, again_last=positions[-1] + 1)
+            continue
+        for p in visible:
+            home.setdefault(keys[p], len(made))
+        made.append(
+            New(
+                positions[0] + 1,
+                positions[-1] + 1,
+                len(positions),
+                tuple(view.line(p) for p in visible),
+                len(positions) - len(visible),
+            )
+        )
+    return made
+
+
+def _broken(view: _View, profile: GoodProfile) -> list[Broken]:
+    """Each whole-running sequence of GOOD that breaks in BAD: how it broke the first
+    time, how many times.
+
+    In stream order, a *fragment* is a maximal stretch of records of one sequence in
+    its order (each the next of the one before); it is whole when it holds the whole
+    sequence. Neighbouring fragments that are not whole form one *breaking* while their
+    records are different records of the sequence (a reordering is one breaking)."""
+    chains, chain_of, index_of = profile.chains, profile.chain_of, profile.index_of
+    checked = [profile.whole_enough(chain) for chain in chains]
+    ranked = view.ranked
+    candidates = [r for r, k in enumerate(ranked) if k >= 0 and checked[chain_of[k]]]
+    breakings: dict[int, list[list[int]]] = {}  # sequence -> its breakings' ranks
+    before_end, before_chain = -2, -1  # the fragment before, when it was not whole
+    for start, end in _fragments(candidates, ranked, chain_of, index_of):
+        chain_id = chain_of[ranked[start]]
+        first, last = index_of[ranked[start]], index_of[ranked[end]]
+        if first == 0 and last == len(chains[chain_id]) - 1:
+            before_end = -2
+            continue  # whole
+        seen = breakings.setdefault(chain_id, [])
+        joins = before_end + 1 == start and before_chain == chain_id
+        if joins and {index_of[ranked[r]] for r in seen[-1]}.isdisjoint(range(first, last + 1)):
+            seen[-1] += range(start, end + 1)
+        else:
+            seen.append(list(range(start, end + 1)))
+        before_end, before_chain = end, chain_id
+    return [_broken_change(view, profile, chain_id, spans) for chain_id, spans in breakings.items()]
+
+
+def _fragments(
+    candidates: list[int], ranked: list[int], chain_of: list[int], index_of: list[int]
+) -> list[tuple[int, int]]:
+    """The fragments of the candidate ranks, as (first rank, last rank)."""
+    found: list[tuple[int, int]] = []
+    start = previous = chain = index = -2
+    for r in candidates:
+        key_id = ranked[r]
+        here, at = chain_of[key_id], index_of[key_id]
+        if r == previous + 1 and here == chain and at == index + 1:
+            previous, index = r, at
+            continue
+        if start >= 0:
+            found.append((start, previous))
+        start = previous = r
+        chain, index = here, at
+    if start >= 0:
+        found.append((start, previous))
+    return found
+
+
+def _broken_change(
+    view: _View, profile: GoodProfile, chain_id: int, spans: list[list[int]]
+) -> Broken:
+    chain, ranked = profile.chains[chain_id], view.ranked
+    ranks = spans[0]
+    indices = [profile.index_of[ranked[r]] for r in ranks]
+    first, last = view.order[ranks[0]], view.order[ranks[-1]]
+    return Broken(
+        _how(indices, len(chain)),
+        len(indices),
+        len(chain),
+        profile.counts[chain[0]],
+        len(spans),
+        first + 1,
+        last + 1,
+        view.order[spans[-1][0]] + 1,
+        view.lines(range(ranks[0] - 1, ranks[-1] + 2)),
+        tuple(Line(0, profile.texts[k].decode("utf-8", "replace")) for k in chain),
+        view.stamp(first),
+    )
+
+
+def _how(
+    indices: list[int], length: int
+) -> Literal["cut short", "started part way", "partly", "reordered"]:
+    if indices != sorted(indices):
+        return "reordered"
+    if indices != list(range(indices[0], indices[0] + len(indices))):
+        return "partly"  # (records left out)
+    if indices[0] == 0:
+        return "cut short"
+    return "started part way" if indices[-1] == length - 1 else "partly"
+
+
+def _per(wanted: str, profile: GoodProfile, bad: Bad) -> Per:
+    timed = bool(profile.hours) and bool(bad.hours)
+    if wanted == "hour" or (wanted == "auto" and timed):
+        return "hour" if timed else "input"
+    return "input"
+
+
+def _rates(
+    view: _View, profile: GoodProfile, bad_ids: list[int], options: Options, per: Per
+) -> list[Rate]:
+    """Sequences whose rate changed by ``factor`` or more (``min_count`` on the side
+    where they are more frequent), and frequent ones BAD never shows."""
+    in_bad = Counter(bad_ids)
+    first = {key_id: p for p, key_id in reversed(list(enumerate(bad_ids)))}
+    last = {key_id: p for p, key_id in enumerate(bad_ids)}
+    good_units = (profile.hours or 0.0) if per == "hour" else float(max(profile.inputs, 1))
+    bad_units = (view.bad.hours or 0.0) if per == "hour" else 1.0
+    found = []
+    for chain in profile.chains:
+        good = profile.counts[chain[0]]
+        bad = max(in_bad.get(key_id, 0) for key_id in chain)
+        good_rate, bad_rate = good / good_units, bad / bad_units
+        kind: Literal["more", "less", "gone", ""]
+        if bad == 0:
+            kind = "gone" if good >= options.min_count else ""
+        elif bad_rate >= options.factor * good_rate and bad >= options.min_count:
+            kind = "more"
+        elif bad_rate * options.factor <= good_rate and good >= options.min_count:
+            kind = "less"
+        else:
+            continue
+        if not kind:
+            continue
+        if kind == "gone":
+            records = tuple(Line(0, profile.texts[k].decode("utf-8", "replace")) for k in chain)
+            found.append(Rate("gone", records, len(chain), good, good_rate, 0, 0.0, per, 0, 0))
+            continue
+        at = min(first[k] for k in chain if k in first)
+        end = max(last[k] for k in chain if k in last)
+        start = view.rank[at]
+        records = view.lines(range(start, start + len(chain)))
+        found.append(
+            Rate(
+                kind,
+                records,
+                len(chain),
+                good,
+                good_rate,
+                bad,
+                bad_rate,
+                per,
+                at + 1,
+                end + 1,
+                view.stamp(at),
+                view.stamp(end),
+            )
+        )
+    return found
+
+
+def _with_known(anchored: list[tuple[int, int, Change | None]], bad_ids: list[int]) -> list[Change]:
+    """The changes with the known records between them counted: a Known stretch from
+    the first known record after a change to the last before the next."""
+    known = [0, *accumulate(key_id >= 0 for key_id in bad_ids)]  # known[p]: before p
+    changes: list[Change] = []
+    cursor = 0
+    for at, _, change in [*anchored, (len(bad_ids), 9, None)]:
+        if known[at] > known[cursor]:
+            first = bisect_right(known, known[cursor]) - 1  # (the first known from cursor)
+            last = bisect_left(known, known[at]) - 1  # (the last known before at)
+            changes.append(Known(first + 1, last + 1, known[at] - known[cursor]))
+        if change is None:
+            break
+        changes.append(change)
+        cursor = at + 1 if change.kind == "new" else at  # (a new record is not known)
+    return changes

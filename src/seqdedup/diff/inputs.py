@@ -1,0 +1,206 @@
+"""``seqdedup diff``'s inputs: GOOD's files, folders and libraries read into a
+:class:`~seqdedup.diff.profile.GoodProfile`; BAD (a file or standard input) read whole
+and keyed as a run keys records (the key options, ``--stream-by``)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import IO
+
+from seqdedup.budgetinput import Source, read_whole
+from seqdedup.config import Config
+from seqdedup.diff.changes import Diff
+from seqdedup.diff.compare import Bad, Options, compare
+from seqdedup.diff.profile import GoodProfile, Part
+from seqdedup.engine import SEED, load
+from seqdedup.errors import SeqdedupError
+from seqdedup.inputs import check_inputs, decoded_inputs
+from seqdedup.keys import KeyMaker, key_maker
+from seqdedup.normalize import timestamp_finder, timestamp_seconds
+
+BATCH = 1 << 16  # records keyed at a time
+ENDS = 200  # records searched from each end of an input for its first and last time
+
+
+class Keying:
+    """Records -> (key hashes, streams) as a run with ``config`` makes them."""
+
+    def __init__(self, config: Config, kernel: ModuleType | None) -> None:
+        self.kernel = kernel
+        self._maker: KeyMaker = key_maker(config, kernel, SEED)
+        self._namer = None
+        if config.stream_by is not None or config.stream_by_json is not None:
+            from seqdedup.streamby.names import StreamNamer
+
+            self._namer = StreamNamer(config, kernel)
+        self._stream: Hashable = None  # the stream of the record before
+        self.sizes = config.min_size > 0
+        self.stamp: Callable[[bytes], str] = timestamp_finder(kernel)
+
+    def keys(
+        self, records: list[bytes]
+    ) -> tuple[list[bytes], list[Hashable] | None, list[int] | None]:
+        streams: list[Hashable] | None = None
+        if self._namer is not None:  # (a record no name matches continues the stream before)
+            names, records = self._namer.split(records)
+            streams = []
+            for name in names:
+                self._stream = self._stream if name is None else name
+                streams.append(self._stream)
+        sizes = None
+        if self.sizes:
+            hashes, measured = self._maker.hashes_and_sizes(records, "bytes")
+            sizes = list(measured)
+        else:
+            hashes = self._maker.hashes(records)
+        keys = [hashes[k : k + 16] for k in range(0, len(hashes), 16)]
+        return keys, streams, sizes
+
+    def restart(self) -> None:
+        """A new input (or library row): no stream continues into it."""
+        self._stream = None
+
+    def source_keys(
+        self, source: Source
+    ) -> tuple[list[bytes], list[Hashable] | None, list[int] | None]:
+        self.restart()
+        keys: list[bytes] = []
+        streams: list[Hashable] | None = None
+        sizes: list[int] | None = None
+        for at in range(0, source.count, BATCH):
+            more, named, measured = self.keys(source.records(at, min(source.count, at + BATCH)))
+            keys += more
+            if named is not None:
+                streams = (streams or []) + named
+            if measured is not None:
+                sizes = (sizes or []) + measured
+        return keys, streams, sizes
+
+    def hours(self, source: Source) -> float | None:
+        """The time from the input's first timestamp to its last, in hours (None: no
+        timestamp near an end)."""
+        count = source.count
+        first = self._time_in(source, range(min(ENDS, count)))
+        last = self._time_in(source, range(count - 1, max(count - 1 - ENDS, -1), -1))
+        if first is None or last is None or last <= first:
+            return None
+        return (last - first) / 3600.0
+
+    def _time_in(self, source: Source, positions: range) -> float | None:
+        for k in positions:
+            seconds = timestamp_seconds(self.stamp(source.record(k)))
+            if seconds is not None:
+                return seconds
+        return None
+
+
+def read_good(
+    names: Sequence[str], config: Config, keying: Keying, stdin: IO[bytes] | None = None
+) -> GoodProfile:
+    """GOOD: each file one input; a folder's files (sorted, hidden ones left out) each
+    one input; a folder holding ``seqdedup.sqlite`` a library (each row a part weighted
+    by its sightings, each saved run an input)."""
+    profile = GoodProfile()
+    for name in names:
+        path = Path(name)
+        if path.is_dir() and (path / "seqdedup.sqlite").is_file():
+            _read_library(path / "seqdedup.sqlite", profile, keying)
+            continue
+        for file in _files_of(path) if path.is_dir() else [name]:
+            check_inputs([file], stdin)
+            source = Source(read_whole(decoded_inputs([file], stdin, True)), config.delimiter)
+            keys, streams, _ = keying.source_keys(source)
+            records = source.records(0, None)
+            profile.add([Part(keys, records, 1, streams)])
+            profile.add_input(keying.hours(source))
+    profile.settle()
+    return profile
+
+
+def _files_of(folder: Path) -> list[str]:
+    files = sorted(
+        str(path)
+        for path in folder.rglob("*")
+        if path.is_file()
+        and not any(part.startswith(".") for part in path.relative_to(folder).parts)
+    )
+    if not files:
+        raise SeqdedupError(f"'{folder}' holds no files to compare with")
+    return files
+
+
+def _read_library(database: Path, profile: GoodProfile, keying: Keying) -> None:
+    from seqdedup.library.store import decode_records, open_for_reading
+
+    connection = open_for_reading(database)
+    if connection is None:
+        raise SeqdedupError(f"library '{database.parent}' holds no sequences")
+    try:
+        runs = connection.execute("SELECT count(*) FROM runs").fetchone()[0]
+        rows = connection.execute("SELECT records, count FROM sequences")
+        profile.add(_library_parts(rows, keying, decode_records))
+    except sqlite3.Error as exc:
+        raise SeqdedupError(f"library database '{database}' cannot be read: {exc}") from None
+    finally:
+        connection.close()
+    for _ in range(max(runs, 1)):
+        profile.add_input(None)  # (a library keeps no time span)
+
+
+def _library_parts(
+    rows: Iterator[tuple[bytes, int]], keying: Keying, decode: Callable[[bytes], list[bytes]]
+) -> Iterator[Part]:
+    for blob, count in rows:
+        records = decode(blob)
+        keying.restart()
+        keys, streams, _ = keying.keys(records)
+        yield Part(keys, records, max(int(count), 1), streams)
+
+
+def read_bad(
+    name: str, config: Config, keying: Keying, stdin: IO[bytes] | None
+) -> tuple[Bad, Source]:
+    """BAD read whole (a file, or standard input for '-')."""
+    check_inputs([name], stdin)
+    source = Source(read_whole(decoded_inputs([name], stdin, True)), config.delimiter)
+    keys, streams, sizes = keying.source_keys(source)
+    bad = Bad(keys, source.record, streams, sizes, keying.stamp, keying.hours(source))
+    return bad, source
+
+
+def keying_for(config: Config) -> Keying:
+    return Keying(config, load())
+
+
+def diff_records(
+    good: Sequence[Sequence[bytes | str]],
+    bad: Sequence[bytes | str],
+    config: Config | None = None,
+    options: Options | None = None,
+) -> Diff:
+    """The changes of ``bad`` (records) against the ``good`` inputs (each a sequence of
+    records), keyed by ``config``'s key options (and ``--stream-by``); str records are
+    encoded as UTF-8. The Python face of ``seqdedup diff`` (docs/python-api.md)."""
+    config = config or Config()
+    keying = keying_for(config)
+    profile = GoodProfile()
+    for records in good:
+        encoded = _encoded(records)
+        keying.restart()
+        keys, streams, _ = keying.keys(encoded)
+        profile.add([Part(keys, encoded, 1, streams)])
+        profile.add_input(None)
+    profile.settle()
+    encoded = _encoded(bad)
+    keying.restart()
+    keys, streams, sizes = keying.keys(encoded)
+    return compare(
+        profile, Bad(keys, encoded.__getitem__, streams, sizes, keying.stamp), options or Options()
+    )
+
+
+def _encoded(records: Sequence[bytes | str]) -> list[bytes]:
+    return [r.encode("utf-8", "surrogateescape") if isinstance(r, str) else r for r in records]

@@ -1,0 +1,216 @@
+"""``seqdedup diff``'s answer as text (within a token budget) or JSON.
+
+Text: a summary line, then one block per change in BAD's order, each line led by its
+kind's mark (``=`` known, ``+`` new, ``>`` more often, ``<`` less often, ``!`` broken,
+``-`` gone), records as ``LINE | TEXT``. Under ``--budget N`` the summary and the
+changes' first lines come first (new, broken, more or less often, gone, known), then
+their records, in that order, while they fit; what does not fit is said, with the lines
+of BAD that hold it (its references: ``sed -n 'A,Bp' BAD`` shows them).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+
+from seqdedup.diff.changes import Broken, Change, Diff, Known, Line, New, Rate
+
+MARKS = {"known": "=", "new": "+", "more": ">", "less": "<", "broken": "!", "gone": "-"}
+PRIORITY = {"new": 0, "broken": 1, "more": 2, "less": 2, "gone": 3, "known": 4}
+NAMES = {
+    "new": "new",
+    "broken": "broken",
+    "more": "more often",
+    "less": "less often",
+    "gone": "gone",
+}
+RESERVE = 40  # tokens kept for the line that says what did not fit
+
+
+def summary(diff: Diff, bad: str, good: Sequence[str]) -> str:
+    found = [f"{diff.number_of(kind)} {NAMES[kind]}" for kind in NAMES]
+    inputs = _n(diff.good_inputs, "input")
+    verdict = ", ".join(found) if diff.changed else "nothing changed"
+    return (
+        f"seqdedup diff: {bad} ({diff.records:,} records) against {', '.join(good)}"
+        f" ({inputs}): {verdict}"
+    )
+
+
+def _n(count: int, word: str) -> str:
+    """``3 records``, ``1 record``."""
+    return f"{count:,} {word}{'' if count == 1 else 's'}"
+
+
+def _count(n: float) -> str:
+    return f"{n:,.1f}".removesuffix(".0")
+
+
+def header(change: Change, diff: Diff) -> str:
+    mark = MARKS[change.kind]
+    if isinstance(change, Known):
+        span = (
+            f"line {change.first:,}"
+            if change.first == change.last
+            else f"lines {change.first:,}-{change.last:,}"
+        )
+        return f"{mark} {span}: {_n(change.length, 'known record')}"
+    if isinstance(change, New):
+        text = f"{mark} {_span(change.first, change.last)}: new, {_n(change.length, 'record')}"
+        if change.repeated:
+            text += f" ({change.repeated:,} repeating new records above)"
+        if change.again:
+            text += (
+                f"; again {_n(change.again, 'time')}, the last ending at line {change.again_last:,}"
+            )
+        return text
+    if isinstance(change, Broken):
+        how = {
+            "cut short": f"cut short after {change.done:,} of {change.length:,} records",
+            "started part way": f"started part way ({change.done:,} of {change.length:,} records)",
+            "partly": f"only {change.done:,} of its {change.length:,} records",
+            "reordered": f"{change.done:,} of its {change.length:,} records in another order",
+        }[change.how]
+        text = (
+            f"{mark} {_span(change.first, change.last)}: broken, {how}; whole"
+            f" {_n(change.whole, 'time')} in GOOD, broke {_n(change.times, 'time')} in BAD"
+        )
+        if change.times > 1:
+            text += f" (the last at line {change.last_break:,})"
+        return text + (f" [{change.since}]" if change.since else "")
+    return _rate_header(change, diff)
+
+
+def _rate_header(change: Rate, diff: Diff) -> str:
+    mark, per = MARKS[change.kind], f"per {change.per}"
+    good = f"{change.good:,} in GOOD ({_count(change.good_rate)} {per})"
+    size = _n(change.length, "record")
+    if change.kind == "gone":
+        return f"{mark} gone: {size}, {good}, never in BAD"
+    ratio = change.bad_rate / change.good_rate if change.good_rate else 0.0
+    times = f"{ratio:.1f}x" if ratio >= 1 else f"1/{1 / ratio:.1f}" if ratio else "0"
+    when = f" [{change.since} - {change.until}]" if change.since and change.until else ""
+    return (
+        f"{mark} {_span(change.first, change.last)}: {NAMES[change.kind]} ({times}), {size}:"
+        f" {change.bad:,} in BAD ({_count(change.bad_rate)} {per}) against {good}{when}"
+    )
+
+
+def _span(first: int, last: int) -> str:
+    return f"line {first:,}" if first == last else f"lines {first:,}-{last:,}"
+
+
+def body(change: Change) -> list[str]:
+    """The records a change shows, one line each."""
+    mark = MARKS[change.kind]
+    if isinstance(change, Known):
+        return []
+    lines = [_record(mark, line) for line in change.records]
+    if isinstance(change, Broken):
+        lines.append(f"{mark}   as GOOD runs it:")
+        lines += [_record(mark, line) for line in change.expected]
+    return lines
+
+
+def _record(mark: str, line: Line) -> str:
+    number = f"{line.number:>7,}" if line.number else " " * 7
+    return f"{mark} {number} | {line.text}"
+
+
+def as_text(
+    diff: Diff,
+    bad: str,
+    good: Sequence[str],
+    budget: int | None = None,
+    count: Callable[[bytes], int] | None = None,
+) -> str:
+    """The answer as text; within ``budget`` tokens (by ``count``) when given."""
+    heads = [header(change, diff) for change in diff.changes]
+    bodies = [body(change) for change in diff.changes]
+    top = summary(diff, bad, good)
+    if budget is None or count is None:
+        lines = [top]
+        for head, rows in zip(heads, bodies, strict=True):
+            lines += [head, *rows]
+        return "\n".join(lines) + "\n"
+    return _within(diff, top, heads, bodies, budget, count)
+
+
+def _within(
+    diff: Diff,
+    top: str,
+    heads: list[str],
+    bodies: list[list[str]],
+    budget: int,
+    count: Callable[[bytes], int],
+) -> str:
+    def cost(line: str) -> int:
+        return count(line.encode("utf-8", "surrogateescape") + b"\n")
+
+    left = budget - cost(top) - RESERVE
+    ranked = sorted(range(len(heads)), key=lambda k: (PRIORITY[diff.changes[k].kind], k))
+    shown_heads: set[int] = set()
+    for k in ranked:
+        if cost(heads[k]) <= left:
+            shown_heads.add(k)
+            left -= cost(heads[k])
+    rows_shown = [0] * len(heads)
+    for k in (k for k in ranked if k in shown_heads):
+        for row in bodies[k]:
+            if cost(row) + RESERVE // 2 > left:
+                break
+            rows_shown[k] += 1
+            left -= cost(row)
+    lines = [top]
+    for k, head in enumerate(heads):
+        if k not in shown_heads:
+            continue
+        lines += [head, *bodies[k][: rows_shown[k]]]
+        hidden = len(bodies[k]) - rows_shown[k]
+        if hidden:
+            lines.append(
+                f"{MARKS[diff.changes[k].kind]}   ... {_n(hidden, 'more line')}"
+                f" {_where(diff.changes[k])}"
+            )
+    missing = [diff.changes[k] for k in range(len(heads)) if k not in shown_heads]
+    if missing:
+        kinds = sorted({change.kind for change in missing}, key=PRIORITY.__getitem__)
+        said = ", ".join(
+            f"{sum(c.kind == kind for c in missing):,} {NAMES.get(kind, kind)}" for kind in kinds
+        )
+        lines.append(
+            f"... {_n(len(missing), 'more change')} not shown within the budget ({said}):"
+            " --format json gives them all"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _where(change: Change) -> str:
+    if isinstance(change, Rate) and change.kind == "gone":
+        return "(GOOD's text)"
+    return f"(lines {change.first:,}-{max(change.last, change.first):,} of BAD)"
+
+
+def as_json(diff: Diff, bad: str, good: Sequence[str]) -> str:
+    """The answer as one JSON document (docs/diff.md gives its fields)."""
+    document = {
+        "bad": bad,
+        "good": list(good),
+        "records": diff.records,
+        "good_inputs": diff.good_inputs,
+        "per": diff.per,
+        "factor": diff.factor,
+        "min_count": diff.min_count,
+        "changed": diff.changed,
+        "counts": {kind: diff.number_of(kind) for kind in MARKS},
+        "changes": [_object(change) for change in diff.changes],
+    }
+    return json.dumps(document, ensure_ascii=False, indent=1) + "\n"
+
+
+def _object(change: Change) -> dict[str, object]:
+    fields: dict[str, object] = dict(change._asdict())
+    for name in ("records", "expected"):
+        if name in fields:
+            fields[name] = [{"line": line.number, "text": line.text} for line in fields[name]]  # type: ignore[attr-defined]
+    return {"kind": fields.pop("kind"), **fields}
