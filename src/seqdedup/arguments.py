@@ -60,7 +60,7 @@ def _pick_limit(
 
 def config_from_args(args: argparse.Namespace) -> Config:
     """Apply every option rule (docs/reference.md: Options, Errors) and build the Config."""
-    delimiter = _delimiter(args)
+    delimiter = delimiter_of(args)
     _refuse_beside_show_keys(args)
     inputs = list(args.input_files) or ["-"]
     if inputs.count("-") > 1:
@@ -213,7 +213,7 @@ def _fold_options(args: argparse.Namespace, named: bool) -> dict[str, object]:
     }
 
 
-def _delimiter(args: argparse.Namespace) -> bytes:
+def delimiter_of(args: argparse.Namespace) -> bytes:
     if args.delimiter is not None and args.delimiter_hex is not None:
         raise UsageError("--delimiter and --delimiter-hex cannot be used together")
     if args.delimiter_hex is not None and not args.byte_mode:

@@ -309,6 +309,11 @@ def main(
         err.write(f"{PROG}: standard output is closed: nowhere to write the records\n")
         return 1
     out = stdout if stdout is not None else sys.stdout.buffer
+    words = list(sys.argv[1:] if argv is None else argv)
+    if words[:1] == ["diff"]:  # (its own command: options, exit statuses, completion)
+        from seqdedup.diff_cli import run_diff
+
+        return run_diff(words[1:], stdin, out, err, own_stdout=stdout is None, shell=argv is None)
 
     def body() -> int:
         parser = build_parser()

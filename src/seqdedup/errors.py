@@ -50,9 +50,16 @@ def visible(text: str) -> str:
     return text.translate(_CONTROL)
 
 
-def exit_status(prog: str, body: Callable[[], int], stderr: TextIO, own_stdout: bool = True) -> int:
+def exit_status(
+    prog: str,
+    body: Callable[[], int],
+    stderr: TextIO,
+    own_stdout: bool = True,
+    error: int = 1,
+) -> int:
     """Run a command's body; turn what ends it into an exit status: a SeqdedupError is
-    one line and 1, an internal inconsistency one line and 70, Ctrl-C 130, SIGTERM and
+    one line and ``error`` (1; ``seqdedup diff``'s is 2, as diff's and cmp's), an
+    internal inconsistency one line and 70, Ctrl-C 130, SIGTERM and
     SIGHUP 128 + N, --help/--version their own, a closed output pipe a quiet 0. With
     ``own_stdout`` (the process's own standard output, not one a test passed in), an
     output that failed is silenced, so that the interpreter's last flush stays quiet."""
@@ -62,7 +69,7 @@ def exit_status(prog: str, body: Callable[[], int], stderr: TextIO, own_stdout: 
         stderr.write(f"{prog}: {visible(str(exc))}\n")  # one line, whatever it names
         if isinstance(exc, OutputError) and own_stdout:
             silence_stdout()
-        return 1
+        return error
     except AssertionError as exc:  # an invariant failed: a bug, reported as one
         stderr.write(internal_error(prog, exc))
         return EXIT_INTERNAL
@@ -74,7 +81,7 @@ def exit_status(prog: str, body: Callable[[], int], stderr: TextIO, own_stdout: 
         return 128 + exc.signum
     except MemoryError:
         stderr.write(f"{prog}: out of memory\n")
-        return 1
+        return error
     except BrokenPipeError:  # the reader of stdout went away (| head): a quiet end
         if own_stdout:
             silence_stdout()

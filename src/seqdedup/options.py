@@ -82,9 +82,9 @@ def build_parser(
             help="files to read, in this order, as one run ('-' or none: stdin)",
         )
     _matching_options(parser)
-    _key_options(parser)
+    key_options(parser)
     _filter_options(parser)
-    _stream_options(parser)
+    stream_options(parser)
     _library_options(parser)
     _output_options(parser)
     _budget_options_of(parser)
@@ -213,7 +213,7 @@ def _matching_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _key_options(parser: argparse.ArgumentParser) -> None:
+def key_options(parser: argparse.ArgumentParser) -> None:
     """What is compared: the key of each record, and how records are read."""
     keys = parser.add_argument_group("keys and records")
     keys.add_argument(
@@ -333,7 +333,7 @@ def _filter_options(parser: argparse.ArgumentParser) -> None:
         )
 
 
-def _stream_options(parser: argparse.ArgumentParser) -> None:
+def stream_options(parser: argparse.ArgumentParser) -> None:
     """Interleaved sources: the rule per stream, the history shared."""
     streams = parser.add_argument_group("interleaved sources (pods, processes, threads)")
     streams.add_argument(
@@ -495,7 +495,7 @@ def _budget_options_of(parser: argparse.ArgumentParser) -> None:
     budget = parser.add_argument_group("reduction for a language model's context")
     budget.add_argument(
         "--budget",
-        type=_token_count,
+        type=token_count,
         default=None,
         metavar="N",
         help="read the whole input, then reduce it to fit in N tokens (8k = 8,000; host: "
@@ -540,7 +540,7 @@ def _budget_options_of(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _token_count(text: str) -> int | str:
+def token_count(text: str) -> int | str:
     """A token count: digits, or with k (thousands) or m (millions); or ``host``."""
     if text == "host":
         return text

@@ -22,7 +22,7 @@ from seqdedup.keys import KeyMaker, key_maker
 from seqdedup.normalize import timestamp_finder, timestamp_seconds
 
 BATCH = 1 << 16  # records keyed at a time
-ENDS = 200  # records searched from each end of an input for its first and last time
+SAMPLES = 129  # records sampled for an input's time span
 
 
 class Keying:
@@ -80,21 +80,19 @@ class Keying:
         return keys, streams, sizes
 
     def hours(self, source: Source) -> float | None:
-        """The time from the input's first timestamp to its last, in hours (None: no
-        timestamp near an end)."""
+        """The input's time span in hours: from the earliest to the latest timestamp of
+        records sampled evenly over it (None: fewer than half of them have one, or no
+        time passed). Sampled, so that a clock that wraps at midnight or a late line
+        with an old time stretches it no more than it is."""
         count = source.count
-        first = self._time_in(source, range(min(ENDS, count)))
-        last = self._time_in(source, range(count - 1, max(count - 1 - ENDS, -1), -1))
-        if first is None or last is None or last <= first:
+        if count < 2:
             return None
-        return (last - first) / 3600.0
-
-    def _time_in(self, source: Source, positions: range) -> float | None:
-        for k in positions:
-            seconds = timestamp_seconds(self.stamp(source.record(k)))
-            if seconds is not None:
-                return seconds
-        return None
+        at = sorted({round(k * (count - 1) / (SAMPLES - 1)) for k in range(SAMPLES)})
+        times = [timestamp_seconds(self.stamp(source.record(k))) for k in at]
+        found = [t for t in times if t is not None]
+        if len(found) < max(2, len(at) // 2) or max(found) <= min(found):
+            return None
+        return (max(found) - min(found)) / 3600.0
 
 
 def read_good(

@@ -24,7 +24,7 @@ from seqdedup.errors import SeqdedupError, UsageError
 from seqdedup.page.picture import RunPicture
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
     from seqdedup.api import Deduplicator
     from seqdedup.budget import Reduction
@@ -129,44 +129,57 @@ def script_json(value: object) -> str:
 
 def render(data: Page) -> str:
     """The page's HTML for ``data`` (a run's or a library's)."""
+    from seqdedup.page.charts import charts_of
+
+    summary: dict[str, object] = {key: value for key, value in data.items() if key != "top"}
+    summary["top"] = [
+        {key: value for key, value in row.items() if key != "text"} for row in data.get("top", [])
+    ]
+    return render_template("report.html.jinja", charts_of(data), data=data, summary=summary)
+
+
+def render_template(name: str, charts: Mapping[str, object], **context: object) -> str:
+    """A page from the template ``name``, its charts (Vega-Lite specifications by the
+    id of the element each is drawn in) and its context; ``summary`` (if given)
+    embedded as JSON."""
     from importlib.resources import files
 
     import jinja2
     from markupsafe import Markup
 
-    from seqdedup.page.charts import charts_of
-
-    template_text = (files("seqdedup") / "templates" / "report.html.jinja").read_text("utf-8")
+    template_text = (files("seqdedup") / "templates" / name).read_text("utf-8")
     environment = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
     environment.filters["count"] = lambda n: f"{n:,}" if isinstance(n, int) else n
     script = vega_script()
     if "</script" in script.lower() or "<!--" in script:  # (never so far: checked)
         raise SeqdedupError("the Vega-Lite script cannot be embedded: it holds </script")
-    summary: dict[str, object] = {key: value for key, value in data.items() if key != "top"}
-    summary["top"] = [
-        {key: value for key, value in row.items() if key != "text"} for row in data.get("top", [])
-    ]
     hashes = " ".join(script_hash(text) for text in (script, DRAW))
+    if "summary" in context:
+        context["summary"] = Markup(script_json(context["summary"]))
     return environment.from_string(template_text).render(
-        data=data,
         policy=POLICY.format(hashes=hashes),
         vega=Markup(script),
         draw=Markup(DRAW),
-        charts=Markup(script_json(charts_of(data))),
-        summary=Markup(script_json(summary)),
+        charts=Markup(script_json(charts)),
+        **context,
     )
 
 
-def write_page(path: Path, data: Page) -> int:
-    """The page written whole (or not at all) to ``path``; its size in bytes."""
-    # (every name is made displayable where the data is made; a text that still holds
-    # a lone surrogate shows it escaped, never ends the run)
-    page = render(data).encode("utf-8", "backslashreplace")
+def write_html(path: Path, html: str) -> int:
+    """A page's HTML written whole (or not at all) to ``path``; its size in bytes."""
+    # (a text that still holds a lone surrogate shows it escaped, never ends the run)
+    page = html.encode("utf-8", "backslashreplace")
     try:
         _replace(path, page)
     except OSError as exc:
         raise SeqdedupError(f"cannot write the report {path}: {exc.strerror or exc}") from None
     return len(page)
+
+
+def write_page(path: Path, data: Page) -> int:
+    """The page written whole (or not at all) to ``path``; its size in bytes (every
+    name is made displayable where the data is made)."""
+    return write_html(path, render(data))
 
 
 class ReportPage:

@@ -1,0 +1,241 @@
+"""``seqdedup diff GOOD... BAD``: what changed in BAD since the good runs (docs/diff.md).
+
+Its own options (the keys' and ``--stream-by``'s are a run's), no settings files. Exit
+status as ``diff``, ``cmp`` and ``grep`` give theirs: 0 nothing changed, 1 something
+did, 2 an error (one line on stderr, nothing on stdout); 130 and 128 + N on signals.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import IO, TYPE_CHECKING, Any, TextIO
+
+from seqdedup.errors import UsageError, exit_status
+
+if TYPE_CHECKING:
+    from seqdedup.config import Config
+    from seqdedup.tokens import TokenCounter
+
+PROG = "seqdedup diff"
+EXIT_ERROR = 2
+EXAMPLES = """examples:
+  seqdedup diff --normalize all green.log failed.log    what the failing run did differently
+  seqdedup diff --normalize all lib/ today.log          against a library (seqdedup -l lib/)
+  make test 2>&1 | seqdedup diff last-green.log         BAD from standard input
+  seqdedup diff --budget 8k --format text good/ bad.log  the answer for a model's context"""
+# A run's key and stream options that diff does not offer (said so in one line)
+REFUSED = {
+    "show_keys": "--show-keys",
+    "hash_transform": "--hash-transform",
+    "transform_timeout": "--transform-timeout",
+    "stream_idle": "--stream-idle",
+    "max_streams": "--max-streams",
+    "per_stream": "--per-stream",
+}
+
+
+def build_diff_parser() -> argparse.ArgumentParser:
+    from seqdedup.config import window_value
+    from seqdedup.options import key_options, stream_options, token_count
+    from seqdedup.parsing import _Formatter, _Parser, _Version
+
+    parser = _Parser(
+        prog=PROG,
+        description="What changed in BAD since the good runs: new records and blocks "
+        "(verbatim, with line numbers), known sequences far more or less often, sequences "
+        "that always ran whole and now break; the rest folded as known.",
+        epilog=EXAMPLES,
+        formatter_class=_Formatter,
+        allow_abbrev=False,
+    )
+    parser.add_argument(
+        "inputs",
+        nargs="+",
+        metavar="FILE",
+        help="GOOD: files, folders (each file an input) or libraries (a folder with "
+        "seqdedup.sqlite), then BAD: a file, or '-' (the default) for standard input",
+    )
+    change = parser.add_argument_group("what counts as a change")
+    change.add_argument(
+        "-w",
+        "--window-size",
+        type=window_value,
+        default=1,
+        metavar="N",
+        help="new records repeating new material shown before, N records at a time, are "
+        "counted instead of shown (default 1: each new record once)",
+    )
+    change.add_argument(
+        "--min-bytes",
+        type=int,
+        default=None,
+        metavar="B",
+        help="... only when the repeat's keys hold at least B bytes",
+    )
+    change.add_argument(
+        "--factor",
+        type=float,
+        default=2.0,
+        metavar="X",
+        help="a known sequence is more or less often when its rate changed X times or "
+        "more either way (default 2)",
+    )
+    change.add_argument(
+        "--min-count",
+        type=int,
+        default=4,
+        metavar="N",
+        help="... and the side it is more frequent on shows it at least N times (default 4)",
+    )
+    change.add_argument(
+        "--per",
+        choices=("auto", "input", "hour"),
+        default="auto",
+        help="rates per input, or per hour of the inputs' timestamps (default auto: per "
+        "hour when both sides have timestamps)",
+    )
+    key_options(parser)
+    stream_options(parser)
+    output = parser.add_argument_group("output")
+    output.add_argument(
+        "--format", choices=("text", "json"), default="text", help="the answer's form"
+    )
+    output.add_argument(
+        "--budget",
+        type=token_count,
+        default=None,
+        metavar="N",
+        help="the text answer within N tokens (8k = 8,000): changes first, then their "
+        "records; what does not fit is said with the lines of BAD that hold it",
+    )
+    output.add_argument(
+        "--tokenizer",
+        default=None,
+        metavar="NAME",
+        help="with --budget: count with this vocabulary (o200k_base, cl100k_base) or "
+        "characters, instead of the built-in estimate",
+    )
+    output.add_argument(
+        "--report", metavar="FILE.html", help="also draw the answer as one offline page"
+    )
+    parser.add_argument(
+        "-V", "--version", action=_Version, nargs=0, help="print the version and the engine"
+    )
+    for action in parser._actions:
+        if action.dest in REFUSED:
+            action.help = argparse.SUPPRESS
+    return parser
+
+
+def run_diff(
+    argv: list[str],
+    stdin: IO[bytes] | None,
+    stdout: IO[bytes],
+    stderr: TextIO,
+    own_stdout: bool = False,
+    shell: bool = False,
+) -> int:
+    """``seqdedup diff ARGS``; the exit status. ``shell``: the process's own command
+    line, where a shell may be asking for completions."""
+
+    def body() -> int:
+        parser = build_diff_parser()
+        if shell:
+            from seqdedup.completion import answer
+
+            answer(parser)
+        args = parser.parse_args(argv)
+        from seqdedup.options import check_refused
+
+        check_refused(parser, args, REFUSED)
+        return _run(args, stdin, stdout, stderr)
+
+    return exit_status(PROG, body, stderr, own_stdout, error=EXIT_ERROR)
+
+
+def _run(
+    args: argparse.Namespace, stdin: IO[bytes] | None, stdout: IO[bytes], stderr: TextIO
+) -> int:
+    from seqdedup.diff.compare import Options, compare
+    from seqdedup.diff.inputs import keying_for, read_bad, read_good
+    from seqdedup.diff.text import as_json, as_text
+
+    config, options = _settings(args)
+    good, bad_name = (
+        (args.inputs[:-1], args.inputs[-1]) if len(args.inputs) > 1 else (args.inputs, "-")
+    )
+    if "-" in good:
+        raise UsageError("standard input ('-') can only be BAD, the last input")
+    page = None
+    if args.report is not None:
+        from seqdedup.diff.page import DiffPage
+
+        page = DiffPage(args.report)  # (its path and packages checked before reading)
+    keying = keying_for(config)
+    profile = read_good(good, config, keying, stdin)
+    bad, source = read_bad(bad_name, config, keying, stdin)
+    diff = compare(profile, bad, Options(**options))
+    shown_bad = "standard input" if bad_name == "-" else bad_name
+    if args.format == "json":
+        text = as_json(diff, shown_bad, good)
+    else:
+        text = as_text(diff, shown_bad, good, args.budget, _counter(args))
+    stdout.write(text.encode("utf-8", "surrogateescape"))
+    stdout.flush()
+    if page is not None:
+        page.write(diff, shown_bad, good, source.count)
+    return 1 if diff.changed else 0
+
+
+def _settings(args: argparse.Namespace) -> tuple[Config, dict[str, Any]]:
+    from seqdedup.arguments import delimiter_of
+    from seqdedup.config import command_line_config
+
+    if args.budget is not None and args.format == "json":
+        raise UsageError("--budget shapes the text answer; --format json gives it whole")
+    if args.budget == "host" or (args.budget is not None and args.budget < 1):
+        raise UsageError("--budget needs a number of tokens of at least 1 (e.g. 8k)")
+    if args.tokenizer is not None and args.budget is None:
+        raise UsageError("--tokenizer requires --budget")
+    if args.factor <= 1.0:
+        raise UsageError(f"--factor must be more than 1, not {args.factor:g}")
+    if args.min_count < 1:
+        raise UsageError(f"--min-count must be at least 1, not {args.min_count}")
+    if args.window_size == "auto":
+        raise UsageError("seqdedup diff takes -w N (a number of records), not auto")
+    if args.min_bytes is not None and args.min_bytes < 0:
+        raise UsageError(f"--min-bytes must be at least 0, not {args.min_bytes}")
+    config = command_line_config(
+        window_size=args.window_size,
+        min_size=args.min_bytes or 0,
+        skip_chars=args.skip_chars,
+        skip_fields=args.skip_fields,
+        delimiter=delimiter_of(args),
+        byte_mode=args.byte_mode,
+        key_steps=tuple(args.key_specs or ()),
+        json_key=tuple(args.json_key),
+        json_ignore=tuple(args.json_ignore),
+        stream_by=args.stream_by,
+        stream_by_json=args.stream_by_json,
+        tokenizer=args.tokenizer,
+    )
+    options = {
+        "window": args.window_size,
+        "min_bytes": args.min_bytes or 0,
+        "factor": args.factor,
+        "min_count": args.min_count,
+        "per": args.per,
+    }
+    return config, options
+
+
+def _counter(args: argparse.Namespace) -> TokenCounter | None:
+    if args.budget is None:
+        return None
+    if args.tokenizer is not None:
+        from seqdedup.tokens import tokenizer_counter
+
+        return tokenizer_counter(args.tokenizer)
+    from seqdedup.tokens import estimate_tokens
+
+    return estimate_tokens
