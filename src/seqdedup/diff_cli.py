@@ -8,12 +8,13 @@ did, 2 an error (one line on stderr, nothing on stdout); 130 and 128 + N on sign
 from __future__ import annotations
 
 import argparse
-from typing import IO, TYPE_CHECKING, Any, TextIO
+from typing import IO, TYPE_CHECKING, TextIO
 
 from seqdedup.errors import UsageError, exit_status
 
 if TYPE_CHECKING:
     from seqdedup.config import Config
+    from seqdedup.diff.compare import Options
     from seqdedup.tokens import TokenCounter
 
 PROG = "seqdedup diff"
@@ -22,7 +23,9 @@ EXAMPLES = """examples:
   seqdedup diff --normalize all green.log failed.log    what the failing run did differently
   seqdedup diff --normalize all lib/ today.log          against a library (seqdedup -l lib/)
   make test 2>&1 | seqdedup diff last-green.log         BAD from standard input
-  seqdedup diff --budget 8k --format text good/ bad.log  the answer for a model's context"""
+  seqdedup diff --budget 8k good/ bad.log               the answer for a model's context
+
+exit status: 0 nothing changed, 1 something changed, 2 an error (as diff and cmp)"""
 # A run's key and stream options that diff does not offer (said so in one line)
 REFUSED = {
     "show_keys": "--show-keys",
@@ -35,8 +38,7 @@ REFUSED = {
 
 
 def build_diff_parser() -> argparse.ArgumentParser:
-    from seqdedup.config import window_value
-    from seqdedup.options import key_options, stream_options, token_count
+    from seqdedup.options import key_options, stream_options
     from seqdedup.parsing import _Formatter, _Parser, _Version
 
     parser = _Parser(
@@ -55,6 +57,22 @@ def build_diff_parser() -> argparse.ArgumentParser:
         help="GOOD: files, folders (each file an input) or libraries (a folder with "
         "seqdedup.sqlite), then BAD: a file, or '-' (the default) for standard input",
     )
+    _change_options(parser)
+    key_options(parser)
+    stream_options(parser)
+    _output_options(parser)
+    parser.add_argument(
+        "-V", "--version", action=_Version, nargs=0, help="print the version and the engine"
+    )
+    for action in parser._actions:
+        if action.dest in REFUSED:
+            action.help = argparse.SUPPRESS
+    return parser
+
+
+def _change_options(parser: argparse.ArgumentParser) -> None:
+    from seqdedup.config import window_value
+
     change = parser.add_argument_group("what counts as a change")
     change.add_argument(
         "-w",
@@ -94,8 +112,11 @@ def build_diff_parser() -> argparse.ArgumentParser:
         help="rates per input, or per hour of the inputs' timestamps (default auto: per "
         "hour when both sides have timestamps)",
     )
-    key_options(parser)
-    stream_options(parser)
+
+
+def _output_options(parser: argparse.ArgumentParser) -> None:
+    from seqdedup.options import token_count
+
     output = parser.add_argument_group("output")
     output.add_argument(
         "--format", choices=("text", "json"), default="text", help="the answer's form"
@@ -118,13 +139,6 @@ def build_diff_parser() -> argparse.ArgumentParser:
     output.add_argument(
         "--report", metavar="FILE.html", help="also draw the answer as one offline page"
     )
-    parser.add_argument(
-        "-V", "--version", action=_Version, nargs=0, help="print the version and the engine"
-    )
-    for action in parser._actions:
-        if action.dest in REFUSED:
-            action.help = argparse.SUPPRESS
-    return parser
 
 
 def run_diff(
@@ -156,7 +170,7 @@ def run_diff(
 def _run(
     args: argparse.Namespace, stdin: IO[bytes] | None, stdout: IO[bytes], stderr: TextIO
 ) -> int:
-    from seqdedup.diff.compare import Options, compare
+    from seqdedup.diff.compare import compare
     from seqdedup.diff.inputs import keying_for, read_bad, read_good
     from seqdedup.diff.text import as_json, as_text
 
@@ -174,7 +188,7 @@ def _run(
     keying = keying_for(config)
     profile = read_good(good, config, keying, stdin)
     bad, source = read_bad(bad_name, config, keying, stdin)
-    diff = compare(profile, bad, Options(**options))
+    diff = compare(profile, bad, options)
     shown_bad = "standard input" if bad_name == "-" else bad_name
     if args.format == "json":
         text = as_json(diff, shown_bad, good)
@@ -187,9 +201,10 @@ def _run(
     return 1 if diff.changed else 0
 
 
-def _settings(args: argparse.Namespace) -> tuple[Config, dict[str, Any]]:
+def _settings(args: argparse.Namespace) -> tuple[Config, Options]:
     from seqdedup.arguments import delimiter_of
     from seqdedup.config import command_line_config
+    from seqdedup.diff.compare import Options
 
     if args.budget is not None and args.format == "json":
         raise UsageError("--budget shapes the text answer; --format json gives it whole")
@@ -219,13 +234,7 @@ def _settings(args: argparse.Namespace) -> tuple[Config, dict[str, Any]]:
         stream_by_json=args.stream_by_json,
         tokenizer=args.tokenizer,
     )
-    options = {
-        "window": args.window_size,
-        "min_bytes": args.min_bytes or 0,
-        "factor": args.factor,
-        "min_count": args.min_count,
-        "per": args.per,
-    }
+    options = Options(args.window_size, args.min_bytes or 0, args.factor, args.min_count, args.per)
     return config, options
 
 

@@ -1,7 +1,8 @@
 """``seqdedup-mcp``: seqdedup as a Model Context Protocol server (stdio), on the official
 SDK (extra ``seqdedup[mcp]``, major version 2). Tools: reduce a file or a text within a
 token budget, expand a reference exactly, the top repeated sequences of a file, the
-window and keys to use (docs/llm-context.md).
+window and keys to use (docs/llm-context.md), what changed in a file since good ones
+(docs/diff.md).
 
 It reads files only under its roots (the folders named on its command line, else the
 current folder), takes no settings file (its tools take their options, none of which
@@ -171,6 +172,48 @@ def suggest_tool(roots: Roots, path: str) -> dict[str, Any]:
     return {"suggest_window": suggest(records, Config(max_history=None))}
 
 
+def diff_tool(
+    roots: Roots,
+    good: Sequence[str],
+    bad: str,
+    budget: int,
+    normalize: str | None,
+    factor: float,
+    min_count: int,
+) -> dict[str, Any]:
+    """The ``diff`` tool: see :func:`_add_lookups`."""
+    from seqdedup.config import Config
+    from seqdedup.diff.compare import Options
+    from seqdedup.diff.inputs import diff_records
+    from seqdedup.diff.text import as_text
+    from seqdedup.records import split_records
+    from seqdedup.tokens import estimate_tokens
+
+    if not good:
+        raise SeqdedupError("give at least one good file")
+    if factor <= 1.0 or min_count < 1 or budget < 1:
+        raise SeqdedupError("factor must be more than 1, min_count and budget at least 1")
+    inputs = []
+    for name in [*good, bad]:
+        data = read_capped(roots.file(name))
+        if len(data) > READ_CAP:
+            raise SeqdedupError(f"'{name}' holds more than {READ_CAP:,} bytes: run seqdedup diff")
+        inputs.append(split_records(data, b"\n"))
+    steps = (("normalize", normalize),) if normalize else ()
+    config = Config(key_steps=steps)
+    found = diff_records(
+        inputs[:-1], inputs[-1], config, Options(factor=factor, min_count=min_count)
+    )
+    return {
+        "text": as_text(found, bad, list(good), budget, estimate_tokens),
+        "changed": found.changed,
+        "records": found.records,
+        "counts": {
+            kind: found.number_of(kind) for kind in ("new", "broken", "more", "less", "gone")
+        },
+    }
+
+
 def guarded(call: Callable[..., T], *args: Any) -> T:
     """A tool's work; what ends it with an error is the tool's error (one line)."""
     from mcp.server.mcpserver.exceptions import ToolError
@@ -259,7 +302,7 @@ def build_server(roots: Roots, store_path: Path, cap: int) -> Any:
 def _add_lookups(
     tool: Callable[[Callable[..., Any]], Callable[..., Any]], roots: Roots, store_path: Path
 ) -> None:
-    """The tools that look a file or the store up: top, suggest, clear_store."""
+    """The tools that look a file or the store up: top, suggest, diff, clear_store."""
 
     @tool
     def top(path: str, window: int = 10, count: int = 10) -> list[dict[str, Any]]:
@@ -272,6 +315,26 @@ def _add_lookups(
         """What each window size would remove from a file, the window to use, and keys
         (normalisations) that would remove more."""
         return guarded(suggest_tool, roots, path)
+
+    @tool
+    def diff(
+        good: list[str],
+        bad: str,
+        budget: int = 8000,
+        normalize: str | None = "all",
+        factor: float = 2.0,
+        min_count: int = 4,
+    ) -> CallToolResult:
+        """What changed in the file `bad` since the `good` files (paths under the
+        server's roots): new lines and blocks verbatim with their line numbers, known
+        sequences `factor` times more or less often (seen `min_count` times or more),
+        sequences that always ran whole in the good files and break in `bad`; the rest
+        counted as known. `normalize`: classes masked before comparing (default all:
+        timestamps, ids and numbers do not make a line new). The result is the answer
+        as text within `budget` tokens; `changed` and the counts by kind come as
+        structured content."""
+        found = guarded(diff_tool, roots, good, bad, budget, normalize, factor, min_count)
+        return text_result(found)
 
     @tool
     def clear_store() -> str:

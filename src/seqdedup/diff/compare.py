@@ -23,6 +23,7 @@ from seqdedup.diff.profile import GoodProfile, in_stream_order
 BATCH = 1 << 16  # keys the engine is fed at a time
 SEP = -1  # between streams in stream order (and after the last)
 NEW = -2  # a key GOOD never shows
+HOUR_AT_LEAST = 1.0  # hours each side spans before --per auto counts per hour
 
 
 class Options(NamedTuple):
@@ -60,7 +61,7 @@ def compare(profile: GoodProfile, bad: Bad, options: Options) -> Diff:
     view = _View(bad, order, ranked, rank)
     anchored: list[tuple[int, int, Change | None]] = []
     anchored += ((c.first - 1, 2, c) for c in _new(view, bad_ids, options))
-    anchored += ((c.first, 0, c) for c in _broken(view, profile))  # (after its record)
+    anchored += ((c.last, 0, c) for c in _broken(view, profile))  # (after its records)
     per = _per(options.per, profile, bad)
     rates = _rates(view, profile, bad_ids, options, per)
     anchored += ((c.first, 1, c) for c in rates if c.kind != "gone")
@@ -243,9 +244,13 @@ def _how(
 
 
 def _per(wanted: str, profile: GoodProfile, bad: Bad) -> Per:
-    timed = bool(profile.hours) and bool(bad.hours)
-    if wanted == "hour" or (wanted == "auto" and timed):
-        return "hour" if timed else "input"
+    """Per hour when asked and both sides have times; with ``auto``, only when each
+    side spans an hour or more (a rate per hour of a two-minute CI job says little)."""
+    hours = (profile.hours or 0.0, bad.hours or 0.0)
+    if wanted == "hour" and min(hours) > 0:
+        return "hour"
+    if wanted == "auto" and min(hours) >= HOUR_AT_LEAST:
+        return "hour"
     return "input"
 
 
