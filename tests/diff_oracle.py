@@ -132,8 +132,10 @@ def _broken(bad, counts, chains, chain_of, inputs):
             if indices == list(range(len(chains[c]))):
                 before = None
                 continue
-            if before is not None and before[0] == c and not (
-                {k for _, k in found[c][-1]} & set(indices)
+            if (
+                before is not None
+                and before[0] == c
+                and not ({k for _, k in found[c][-1]} & set(indices))
             ):
                 found[c][-1] += fragment
             else:
@@ -154,8 +156,16 @@ def _broken(bad, counts, chains, chain_of, inputs):
         else:
             how = "partly"
         result.append(
-            (how, len(indices), len(chains[c]), counts[chains[c][0]], len(breakings),
-             first[0][0] + 1, first[-1][0] + 1, breakings[-1][0][0] + 1)
+            (
+                how,
+                len(indices),
+                len(chains[c]),
+                counts[chains[c][0]],
+                len(breakings),
+                first[0][0] + 1,
+                first[-1][0] + 1,
+                breakings[-1][0][0] + 1,
+            )
         )
     return sorted(result, key=lambda r: r[5])
 

@@ -7,13 +7,13 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from diff_oracle import oracle_diff
 from seqdedup.config import Config
 from seqdedup.diff.changes import Broken, Known, New, Rate
 from seqdedup.diff.compare import Options
 from seqdedup.diff.inputs import diff_records
 
 from conftest import examples
-from diff_oracle import oracle_diff
 
 STREAMED = Config(stream_by=r"^\S+ ")
 

@@ -193,7 +193,11 @@ def _run(
     if args.format == "json":
         text = as_json(diff, shown_bad, good)
     else:
-        text = as_text(diff, shown_bad, good, args.budget, _counter(args))
+        counter = _counter(args)
+        text = as_text(diff, shown_bad, good, args.budget, counter)
+        used = counter(text.encode("utf-8", "surrogateescape")) if counter is not None else 0
+        if used > (args.budget or 0) > 0:
+            stderr.write(f"{PROG}: the shortest answer takes {used} tokens, over --budget\n")
     stdout.write(text.encode("utf-8", "surrogateescape"))
     stdout.flush()
     if page is not None:

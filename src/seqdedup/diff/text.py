@@ -24,11 +24,14 @@ NAMES = {
     "less": "less often",
     "gone": "gone",
 }
-RESERVE = 40  # tokens kept for the line that says what did not fit
 
 
-def summary(diff: Diff, bad: str, good: Sequence[str]) -> str:
+def summary(diff: Diff, bad: str, good: Sequence[str], short: bool = False) -> str:
+    """The answer's first line (``short``: without the inputs' names)."""
     found = [f"{diff.number_of(kind)} {NAMES[kind]}" for kind in NAMES]
+    if short:
+        verdict = ", ".join(found) if diff.changed else "nothing changed"
+        return f"seqdedup diff: {diff.records:,} records: {verdict}"
     inputs = _n(diff.good_inputs, "input")
     verdict = ", ".join(found) if diff.changed else "nothing changed"
     return (
@@ -144,44 +147,45 @@ def _within(
     budget: int,
     count: Callable[[bytes], int],
 ) -> str:
+    """The summary, then the changes' first lines by priority, then their records by
+    priority, each only where it fits with the lines that say what is left out."""
+
     def cost(line: str) -> int:
         return count(line.encode("utf-8", "surrogateescape") + b"\n")
 
-    left = budget - cost(top) - RESERVE
+    def more_line(k: int, hidden: int) -> str:
+        change = diff.changes[k]
+        return f"{MARKS[change.kind]}   ... {_n(hidden, 'more line')} {_where(change)}"
+
+    def missing_line(missing: int) -> str:
+        return f"... {_n(missing, 'change')} not shown: --format json has them all"
+
+    if cost(top) + cost(missing_line(len(heads))) > budget:  # (the inputs' names can go)
+        top = summary(diff, "", (), short=True)
+    left = budget - cost(top) - cost(missing_line(len(heads)))
     ranked = sorted(range(len(heads)), key=lambda k: (PRIORITY[diff.changes[k].kind], k))
-    shown_heads: set[int] = set()
+    shown: dict[int, int] = {}  # change -> its records shown
     for k in ranked:
-        if cost(heads[k]) <= left:
-            shown_heads.add(k)
-            left -= cost(heads[k])
-    rows_shown = [0] * len(heads)
-    for k in (k for k in ranked if k in shown_heads):
+        price = cost(heads[k]) + (cost(more_line(k, len(bodies[k]))) if bodies[k] else 0)
+        if price <= left:
+            shown[k] = 0
+            left -= price
+    for k in (k for k in ranked if k in shown):
         for row in bodies[k]:
-            if cost(row) + RESERVE // 2 > left:
+            last = shown[k] + 1 == len(bodies[k])
+            price = cost(row) - (cost(more_line(k, len(bodies[k]))) if last else 0)
+            if price > left:
                 break
-            rows_shown[k] += 1
-            left -= cost(row)
+            shown[k] += 1
+            left -= price
     lines = [top]
     for k, head in enumerate(heads):
-        if k not in shown_heads:
-            continue
-        lines += [head, *bodies[k][: rows_shown[k]]]
-        hidden = len(bodies[k]) - rows_shown[k]
-        if hidden:
-            lines.append(
-                f"{MARKS[diff.changes[k].kind]}   ... {_n(hidden, 'more line')}"
-                f" {_where(diff.changes[k])}"
-            )
-    missing = [diff.changes[k] for k in range(len(heads)) if k not in shown_heads]
-    if missing:
-        kinds = sorted({change.kind for change in missing}, key=PRIORITY.__getitem__)
-        said = ", ".join(
-            f"{sum(c.kind == kind for c in missing):,} {NAMES.get(kind, kind)}" for kind in kinds
-        )
-        lines.append(
-            f"... {_n(len(missing), 'more change')} not shown within the budget ({said}):"
-            " --format json gives them all"
-        )
+        if k in shown:
+            lines += [head, *bodies[k][: shown[k]]]
+            if shown[k] < len(bodies[k]):
+                lines.append(more_line(k, len(bodies[k]) - shown[k]))
+    if len(shown) < len(heads):
+        lines.append(missing_line(len(heads) - len(shown)))
     return "\n".join(lines) + "\n"
 
 

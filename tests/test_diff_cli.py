@@ -1,0 +1,202 @@
+"""``seqdedup diff`` as users run it: the exit statuses (0 same, 1 changed, 2 errors,
+each error one line with nothing on stdout), GOOD as files, folders and a library, BAD
+from standard input, the JSON form, --budget, --stream-by and the key options; the
+installed command in a real process where the process is the point."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from seqdedup.tokens import estimate_tokens
+
+from conftest import user_env
+
+ROOT = Path(__file__).resolve().parent.parent
+GREEN = ROOT / "examples" / "ci" / "green.log"
+FAILED = ROOT / "examples" / "ci" / "failed.log"
+BIN = Path(sys.executable).parent
+
+
+def diff(run_cli, *args, stdin=b""):
+    return run_cli(["diff", *map(str, args)], stdin)
+
+
+def test_the_ci_example_reports_each_kind_and_exits_1(run_cli):
+    done = diff(run_cli, "--normalize", "all", GREEN, FAILED)
+    assert done.returncode == 1, done.stderr
+    text = done.stdout.decode()
+    assert text.startswith(f"seqdedup diff: {FAILED} (65 records) against {GREEN} (1 input)")
+    # the new traceback, verbatim with its line numbers
+    assert "+      55 | 2026-11-28T10:01:17.3524590Z sqlalchemy.exc.ProgrammingError" in text
+    # the start-up that ran the migrations is cut short: said where, with GOOD's steps
+    assert "! lines 16-19: broken, only 4 of its 9 records" in text
+    assert "!         | 2026-11-27T10:00:17.9189627Z Running migrations: 0001_initial" in text
+    # the session retries, more often (per input: two one-hour-less runs)
+    assert "more often (6.0x), 2 records: 12 in BAD (12 per input) against 2 in GOOD" in text
+    assert done.stderr == b""
+
+
+def test_nothing_changed_is_exit_0(run_cli):
+    done = diff(run_cli, "--normalize", "all", GREEN, GREEN)
+    assert done.returncode == 0
+    assert done.stdout.decode().splitlines() == [
+        f"seqdedup diff: {GREEN} (45 records) against {GREEN} (1 input): nothing changed",
+        "= lines 1-45: 45 known records",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["nope.log", "bad.log"], "seqdedup diff: cannot open input 'nope.log'"),
+        (["--factor", "1", "g", "b"], "seqdedup diff: --factor must be more than 1, not 1"),
+        (["--min-count", "0", "g", "b"], "seqdedup diff: --min-count must be at least 1, not 0"),
+        (["-", "b"], "seqdedup diff: standard input ('-') can only be BAD, the last input"),
+        (["--budget", "8k", "--format", "json", "g", "b"], "--format json gives it whole"),
+        (["--tokenizer", "o200k_base", "g", "b"], "--tokenizer requires --budget"),
+        (["--show-keys", "g", "b"], "seqdedup diff: --show-keys is not supported by"),
+        (["--per-stream", "g", "b"], "seqdedup diff: --per-stream is not supported by"),
+        (["-w", "auto", "g", "b"], "takes -w N (a number of records), not auto"),
+        (["--bogus", "g", "b"], "seqdedup diff: unrecognized arguments: --bogus"),
+        (["--normalize", "colour", "g", "b"], "colour"),
+    ],
+)
+def test_an_error_is_one_line_exit_2_and_nothing_on_stdout(run_cli, tmp_path, args, message):
+    for name in ("g", "b"):
+        (tmp_path / name).write_text("a\nb\n")
+    args = [str(tmp_path / a) if a in ("g", "b") else a for a in args]
+    done = diff(run_cli, *args)
+    assert done.returncode == 2, done
+    assert done.stdout == b""
+    lines = done.stderr.decode().splitlines()
+    assert len(lines) == 1 and message in lines[0], lines
+
+
+def test_bad_from_standard_input_and_good_as_a_folder(run_cli, tmp_path):
+    good = tmp_path / "green"
+    good.mkdir()
+    (good / "run1.log").write_bytes(GREEN.read_bytes())
+    (good / "run2.log").write_bytes(GREEN.read_bytes())
+    (good / ".hidden").write_text("not an input\n")
+    done = diff(run_cli, "--normalize", "all", good, stdin=FAILED.read_bytes())
+    assert done.returncode == 1
+    first = done.stdout.decode().splitlines()[0]
+    assert first.startswith(f"seqdedup diff: standard input (65 records) against {good} (2 inputs)")
+    # per input: GOOD's two runs show the retries twice each, BAD twelve times
+    assert "12 in BAD (12 per input) against 4 in GOOD (2 per input)" in done.stdout.decode()
+
+
+def test_good_as_a_library_counts_what_the_library_holds(run_cli, tmp_path):
+    library = tmp_path / "lib"
+    for _ in range(2):  # two runs saved into it: two inputs
+        saved = run_cli(["-q", "-w", "1", "--normalize", "all", "-l", str(library), str(GREEN)])
+        assert saved.returncode == 0, saved.stderr
+    done = diff(run_cli, "--normalize", "all", "--format", "json", library, FAILED)
+    answer = json.loads(done.stdout)
+    assert done.returncode == 1 and answer["good_inputs"] == 2
+    new = [c for c in answer["changes"] if c["kind"] == "new"]
+    assert [line["line"] for c in new for line in c["records"]] == [
+        3,
+        51,
+        52,
+        53,
+        54,
+        55,
+        59,
+        60,
+        61,
+        63,
+    ]
+    more = [c for c in answer["changes"] if c["kind"] == "more"]
+    assert [(c["bad"], c["good"], c["good_rate"]) for c in more] == [(12, 4, 2.0)]
+
+
+def test_json_holds_what_the_text_says(run_cli):
+    text = diff(run_cli, "--normalize", "all", GREEN, FAILED).stdout.decode()
+    answer = json.loads(
+        diff(run_cli, "--normalize", "all", "--format", "json", GREEN, FAILED).stdout
+    )
+    assert answer["changed"] is True and answer["records"] == 65
+    counts = answer["counts"]
+    assert f"{counts['new']} new, {counts['broken']} broken, {counts['more']} more often" in text
+    known = sum(c["length"] for c in answer["changes"] if c["kind"] == "known")
+    new = sum(c["length"] for c in answer["changes"] if c["kind"] == "new")
+    assert known + new == 65
+    for change in answer["changes"]:
+        for line in change.get("records", []):
+            if line["line"]:
+                assert f"{line['line']:>7,} | {line['text']}" in text
+
+
+@pytest.mark.parametrize("budget", [60, 150, 400, 2000])
+def test_the_budget_is_met_and_says_what_it_left_out(run_cli, budget):
+    done = diff(run_cli, "--normalize", "all", "--budget", budget, GREEN, FAILED)
+    assert done.returncode == 1
+    assert estimate_tokens(done.stdout) <= budget
+    text = done.stdout.decode()
+    whole = diff(run_cli, "--normalize", "all", GREEN, FAILED).stdout.decode()
+    if len(whole) > len(text):
+        assert "more line" in text or "not shown: --format json" in text
+    assert text.splitlines()[0].endswith(whole.splitlines()[0].split(": ", 2)[2])  # the verdict
+
+
+def test_streams_are_compared_each_on_its_own(run_cli, tmp_path):
+    good = tmp_path / "good.log"
+    bad = tmp_path / "bad.log"
+    steps = ["begin", "load", "ready"]
+    good.write_text("".join(f"{pod} {step}\n" for step in steps for pod in ("p1", "p2")))
+    # p2 stops after 'load'; interleaved, each pod's own order is what counts
+    bad.write_text("p1 begin\np2 begin\np1 load\np2 load\np1 ready\np2 crash\n")
+    done = diff(run_cli, "--stream-by", r"^\S+ ", "--min-count", "1", good, bad)
+    text = done.stdout.decode()
+    assert done.returncode == 1
+    assert "broken, cut short after 2 of 3 records" in text
+    assert "+       6 | p2 crash" in text
+    plain = diff(run_cli, "--min-count", "1", good, bad).stdout.decode()
+    assert "p1 begin" in plain  # (without streams every line differs: the names are in the keys)
+
+
+def test_the_installed_command_exits_1_on_change_and_2_on_error(tmp_path):
+    env = user_env()
+    changed = subprocess.run(
+        [str(BIN / "seqdedup"), "diff", str(GREEN), str(FAILED)], capture_output=True, env=env
+    )
+    assert changed.returncode == 1 and changed.stdout.startswith(b"seqdedup diff: ")
+    missing = subprocess.run(
+        [str(BIN / "seqdedup"), "diff", str(tmp_path / "none"), str(FAILED)],
+        capture_output=True,
+        env=env,
+    )
+    assert missing.returncode == 2 and missing.stdout == b""
+    # | head: the reader went away, the answer was cut short, no traceback
+    piped = subprocess.run(
+        f"'{BIN / 'seqdedup'}' diff '{GREEN}' '{FAILED}' | head -1",
+        shell=True,
+        capture_output=True,
+        env=env,
+    )
+    assert piped.stdout.startswith(b"seqdedup diff: ") and piped.stderr == b""
+
+
+def test_the_report_page_is_written(run_cli, tmp_path):
+    pytest.importorskip("jinja2")
+    pytest.importorskip("vl_convert")
+    page = tmp_path / "diff.html"
+    done = diff(run_cli, "--normalize", "all", "--report", page, GREEN, FAILED)
+    assert done.returncode == 1
+    html = page.read_text()
+    assert "What changed in" in html and "sqlalchemy.exc.ProgrammingError" in html
+    refused = diff(run_cli, "--report", tmp_path / "no" / "x.html", GREEN, FAILED)
+    assert refused.returncode == 2 and refused.stdout == b"" and not (tmp_path / "no").exists()
+
+
+def test_a_budget_below_the_shortest_answer_is_said(run_cli):
+    done = diff(run_cli, "--budget", "20", GREEN, FAILED)
+    assert done.returncode == 1
+    assert done.stdout.startswith(b"seqdedup diff: 65 records: ")
+    assert b"tokens, over --budget" in done.stderr
