@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from diff_oracle import oracle_diff
 from seqdedup.config import Config
 from seqdedup.diff.changes import Broken, Known, New, Rate
-from seqdedup.diff.compare import Options
+from seqdedup.diff.compare import DiffOptions
 from seqdedup.diff.inputs import diff_records
 
 from conftest import examples
@@ -25,7 +25,7 @@ def records_of(named, streamed):
 
 
 def compared(good, bad, window, factor, min_count, streamed):
-    options = Options(window=window, factor=factor, min_count=min_count, per="input")
+    options = DiffOptions(window=window, factor=factor, min_count=min_count, per="input")
     diff = diff_records(
         [records_of(records, streamed) for records in good],
         records_of(bad, streamed),

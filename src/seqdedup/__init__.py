@@ -16,6 +16,9 @@ if TYPE_CHECKING:
     from seqdedup.budget import Reduction
     from seqdedup.config import Config
     from seqdedup.decisions import Block, Decided, Decisions
+    from seqdedup.diff.changes import Broken, Diff, Known, Line, New, Rate
+    from seqdedup.diff.compare import DiffOptions
+    from seqdedup.diff.inputs import diff_records
     from seqdedup.errors import SeqdedupError, UsageError
     from seqdedup.report import FoldEvent
     from seqdedup.stats import Stats
@@ -25,6 +28,13 @@ if TYPE_CHECKING:
 # package (the console scripts' first step, seqdedup.launch) runs nothing else.
 _LAZY = {
     "Block": "seqdedup.decisions",
+    "Broken": "seqdedup.diff.changes",
+    "Diff": "seqdedup.diff.changes",
+    "DiffOptions": "seqdedup.diff.compare",
+    "Known": "seqdedup.diff.changes",
+    "Line": "seqdedup.diff.changes",
+    "New": "seqdedup.diff.changes",
+    "Rate": "seqdedup.diff.changes",
     "Config": "seqdedup.config",
     "Decided": "seqdedup.decisions",
     "Decisions": "seqdedup.decisions",
@@ -34,6 +44,7 @@ _LAZY = {
     "Stats": "seqdedup.stats",
     "UsageError": "seqdedup.errors",
     "deduplicate": "seqdedup.api",
+    "diff_records": "seqdedup.diff.inputs",
 }
 
 
@@ -95,16 +106,24 @@ def expand(reduced: bytes, store: Path | str) -> bytes:
 
 __all__ = [
     "Block",
+    "Broken",
     "Config",
     "Decided",
     "Decisions",
     "Deduplicator",
+    "Diff",
+    "DiffOptions",
     "FoldEvent",
+    "Known",
+    "Line",
+    "New",
+    "Rate",
     "SeqdedupError",
     "Stats",
     "UsageError",
     "__version__",
     "deduplicate",
+    "diff_records",
     "expand",
     "reduce_to_budget",
 ]

@@ -14,7 +14,7 @@ from seqdedup.errors import UsageError, exit_status
 
 if TYPE_CHECKING:
     from seqdedup.config import Config
-    from seqdedup.diff.compare import Options
+    from seqdedup.diff.compare import DiffOptions
     from seqdedup.tokens import TokenCounter
 
 PROG = "seqdedup diff"
@@ -205,10 +205,10 @@ def _run(
     return 1 if diff.changed else 0
 
 
-def _settings(args: argparse.Namespace) -> tuple[Config, Options]:
+def _settings(args: argparse.Namespace) -> tuple[Config, DiffOptions]:
     from seqdedup.arguments import delimiter_of
     from seqdedup.config import command_line_config
-    from seqdedup.diff.compare import Options
+    from seqdedup.diff.compare import DiffOptions
 
     if args.budget is not None and args.format == "json":
         raise UsageError("--budget shapes the text answer; --format json gives it whole")
@@ -238,7 +238,9 @@ def _settings(args: argparse.Namespace) -> tuple[Config, Options]:
         stream_by_json=args.stream_by_json,
         tokenizer=args.tokenizer,
     )
-    options = Options(args.window_size, args.min_bytes or 0, args.factor, args.min_count, args.per)
+    options = DiffOptions(
+        args.window_size, args.min_bytes or 0, args.factor, args.min_count, args.per
+    )
     return config, options
 
 

@@ -180,10 +180,10 @@ def diff_tool(
     normalize: str | None,
     factor: float,
     min_count: int,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The ``diff`` tool: see :func:`_add_lookups`."""
     from seqdedup.config import Config
-    from seqdedup.diff.compare import Options
+    from seqdedup.diff.compare import DiffOptions
     from seqdedup.diff.inputs import diff_records
     from seqdedup.diff.text import as_text
     from seqdedup.records import split_records
@@ -202,7 +202,7 @@ def diff_tool(
     steps = (("normalize", normalize),) if normalize else ()
     config = Config(key_steps=steps)
     found = diff_records(
-        inputs[:-1], inputs[-1], config, Options(factor=factor, min_count=min_count)
+        inputs[:-1], inputs[-1], config, DiffOptions(factor=factor, min_count=min_count)
     )
     return {
         "text": as_text(found, bad, list(good), budget, estimate_tokens),

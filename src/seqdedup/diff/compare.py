@@ -26,7 +26,7 @@ NEW = -2  # a key GOOD never shows
 HOUR_AT_LEAST = 1.0  # hours each side spans before --per auto counts per hour
 
 
-class Options(NamedTuple):
+class DiffOptions(NamedTuple):
     """``window``: the engine's W for repeats of new material; ``min_bytes``: a
     repeat is folded only when its keys hold that many bytes; ``factor``: a rate change
     counts at this ratio either way; ``min_count``: ... and when the side it is more
@@ -51,7 +51,7 @@ class Bad(NamedTuple):
     hours: float | None = None
 
 
-def compare(profile: GoodProfile, bad: Bad, options: Options) -> Diff:
+def compare(profile: GoodProfile, bad: Bad, options: DiffOptions) -> Diff:
     """The changes of ``bad`` against a settled ``profile``."""
     ids = profile.ids
     bad_ids = [ids.get(key, NEW) for key in bad.keys]
@@ -97,7 +97,7 @@ class _View:
         return self.bad.stamp(self.bad.record(position))
 
 
-def _shown_flags(bad: Bad, options: Options) -> bytearray:
+def _shown_flags(bad: Bad, options: DiffOptions) -> bytearray:
     """The engine's keep flag of each BAD record (window W, BAD's own streams); with
     ``min_bytes``, a run of repeats whose keys hold fewer bytes is kept."""
     decisions = Decisions(options.window, blocks=options.min_bytes > 0)
@@ -123,7 +123,7 @@ def _shown_flags(bad: Bad, options: Options) -> bytearray:
     return flags
 
 
-def _new(view: _View, bad_ids: list[int], options: Options) -> list[New]:
+def _new(view: _View, bad_ids: list[int], options: DiffOptions) -> list[New]:
     """Stretches of new records (consecutive in their stream); one that only repeats
     new material is counted as ``again`` of the stretch its first key was shown in."""
     shown = _shown_flags(view.bad, options)
@@ -255,7 +255,7 @@ def _per(wanted: str, profile: GoodProfile, bad: Bad) -> Per:
 
 
 def _rates(
-    view: _View, profile: GoodProfile, bad_ids: list[int], options: Options, per: Per
+    view: _View, profile: GoodProfile, bad_ids: list[int], options: DiffOptions, per: Per
 ) -> list[Rate]:
     """Sequences whose rate changed by ``factor`` or more (``min_count`` on the side
     where they are more frequent), and frequent ones BAD never shows."""

@@ -13,7 +13,7 @@ from typing import IO
 from seqdedup.budgetinput import Source, read_whole
 from seqdedup.config import Config
 from seqdedup.diff.changes import Diff
-from seqdedup.diff.compare import Bad, Options, compare
+from seqdedup.diff.compare import Bad, DiffOptions, compare
 from seqdedup.diff.profile import GoodProfile, Part
 from seqdedup.engine import SEED, load
 from seqdedup.errors import SeqdedupError
@@ -177,7 +177,7 @@ def diff_records(
     good: Sequence[Sequence[bytes | str]],
     bad: Sequence[bytes | str],
     config: Config | None = None,
-    options: Options | None = None,
+    options: DiffOptions | None = None,
 ) -> Diff:
     """The changes of ``bad`` (records) against the ``good`` inputs (each a sequence of
     records), keyed by ``config``'s key options (and ``--stream-by``); str records are
@@ -196,7 +196,9 @@ def diff_records(
     keying.restart()
     keys, streams, sizes = keying.keys(encoded)
     return compare(
-        profile, Bad(keys, encoded.__getitem__, streams, sizes, keying.stamp), options or Options()
+        profile,
+        Bad(keys, encoded.__getitem__, streams, sizes, keying.stamp),
+        options or DiffOptions(),
     )
 
 
