@@ -95,3 +95,13 @@ def test_bash_completes_the_stream_presets():
         "syslog",
     ]
     assert bash_completions("seqdedup", ["--stream-by", "j"]) == ["journal"]
+
+
+@needs(shutil.which("bash") is not None, "no bash")
+def test_bash_completes_the_diff_command_and_its_options():
+    assert "diff" in bash_completions("seqdedup", ["di"])
+    assert bash_completions("seqdedup", ["diff", "--fac"]) == ["--factor"]
+    assert sorted(bash_completions("seqdedup", ["diff", "--per", ""])) == ["auto", "hour", "input"]
+    assert bash_completions("seqdedup", ["diff", "--normalize", "u"]) == ["uuid"]
+    # a run's options that diff does not take are not offered after it
+    assert bash_completions("seqdedup", ["diff", "--fold"]) == []

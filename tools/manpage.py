@@ -7,6 +7,7 @@ shipped man/seqdedup.1 is what this writes.
     python tools/manpage.py seqdedup-mcp > man/seqdedup-mcp.1
     python tools/manpage.py seqdedup-library > man/seqdedup-library.1
     python tools/manpage.py seqdedup-dask > man/seqdedup-dask.1
+    python tools/manpage.py seqdedup-diff > man/seqdedup-diff.1
 """
 
 from __future__ import annotations
@@ -47,8 +48,16 @@ SECTIONS = {
         ("0", "Done (also when the reader of the output went away: seqdedup FILE | head)."),
         ("1", "An invalid argument or setting, an unreadable input, a failure to write."),
         ("130", "Ctrl-C; 128 + N for another signal N (SIGTERM: 143)."),
+        ("seqdedup diff", "0: nothing changed, 1: something changed, 2: an error (as diff)."),
     ],
 }
+# seqdedup diff's, as diff(1), cmp(1) and grep(1) give theirs: its errors are 2, not 1
+DIFF_EXIT = [
+    ("0", "Nothing changed: BAD holds only what GOOD knows, about as often."),
+    ("1", "Something changed: new records, rate changes, broken or gone sequences."),
+    ("2", "An invalid argument, an unreadable input, a failure to write."),
+    ("130", "Ctrl-C; 128 + N for another signal N (SIGTERM: 143)."),
+]
 
 
 def readme_examples() -> list[tuple[str, str]]:
@@ -85,7 +94,8 @@ def page() -> str:
     for comment, commands in readme_examples():
         text += f".PP\n{escaped(comment)}\n.PP\n.RS\n.nf\n{escaped(commands)}\n.fi\n.RE\n"
     text += roff_sections(SECTIONS)
-    text += ".SH SEE ALSO\n\\fBuniq\\fR(1), \\fBseqdedup\\-dask\\fR and \\fBseqdedup\\-library\\fR "
+    text += ".SH SEE ALSO\n\\fBuniq\\fR(1), \\fBseqdedup\\-diff\\fR(1), "
+    text += "\\fBseqdedup\\-dask\\fR and \\fBseqdedup\\-library\\fR "
     text += "(their \\-\\-help), and the documentation (docs/) for everything in detail.\n"
     return text
 
@@ -112,6 +122,11 @@ COMPANIONS = {
         "seqdedup.cluster_cli",
         "cluster_parser",
         "seqdedup over many files on a Dask cluster",
+    ),
+    "seqdedup-diff": (  # (the page of `seqdedup diff`, named as git names its commands')
+        "seqdedup.diff_cli",
+        "build_diff_parser",
+        "what changed in a log since the good runs",
     ),
 }
 
@@ -159,6 +174,11 @@ def drawn(parser: object, name: str, description: str) -> str:
 def command_page(parser: object, name: str, description: str) -> str:
     """A companion command's page: its options, exit statuses, where to read more."""
     text = drawn(parser, name, description)
+    if name == "seqdedup-diff":  # (its program is two words: one title for man)
+        text = text.replace(".TH SEQDEDUP DIFF ", ".TH SEQDEDUP\\-DIFF ", 1)
+        text += roff_sections({"EXIT STATUS": DIFF_EXIT})
+        text += ".SH SEE ALSO\n\\fBseqdedup\\fR(1), \\fBdiff\\fR(1), and the documentation "
+        return text + "(docs/diff.md).\n"
     text += roff_sections({"EXIT STATUS": SECTIONS["EXIT STATUS"][:2]})
     text += ".SH SEE ALSO\n\\fBseqdedup\\fR(1) (\\-\\-budget, \\-\\-keep\\-removed), and "
     text += "the documentation (docs/llm-context.md).\n"

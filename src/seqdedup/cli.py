@@ -319,8 +319,9 @@ def main(
         parser = build_parser()
         if argv is None:  # (a shell asking for completions gets them instead of a run)
             from seqdedup.completion import answer
+            from seqdedup.diff_cli import build_diff_parser
 
-            answer(parser)
+            answer(parser, {"diff": build_diff_parser})
         command_line = list(sys.argv[1:] if argv is None else argv)
         settled = with_config_files(parser, command_line, parser.parse_args(command_line), out, err)
         if settled is None:  # --show-config

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 
 SHELLS = ("bash", "zsh", "fish")
 
@@ -42,13 +43,25 @@ def add_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def answer(parser: argparse.ArgumentParser) -> None:
+def answer(
+    parser: argparse.ArgumentParser,
+    commands: dict[str, Callable[[], argparse.ArgumentParser]] | None = None,
+) -> None:
     """When a shell asks for completions (``_ARGCOMPLETE`` is set), write them and
-    exit; otherwise nothing (not even an import)."""
+    exit; otherwise nothing (not even an import). ``commands``: the parsers of the
+    command's own commands (``seqdedup diff``), offered as its first word and used
+    once that word is given."""
     if "_ARGCOMPLETE" not in os.environ:
         return
     import argcomplete
 
+    commands = commands or {}
+    words = os.environ.get("COMP_LINE", "").split()
+    given = len(words) > 2 or os.environ.get("COMP_LINE", "").endswith(" ")
+    if len(words) > 1 and words[1] in commands and given:
+        parser = commands[words[1]]()
+    elif commands:
+        _offer_commands(parser, sorted(commands))
     completers = {
         "--normalize": complete_classes,
         "--profile": complete_profiles,
@@ -59,6 +72,22 @@ def answer(parser: argparse.ArgumentParser) -> None:
             if option in action.option_strings:
                 vars(action)["completer"] = completer  # (argcomplete reads the attribute)
     argcomplete.autocomplete(parser)
+
+
+def _offer_commands(parser: argparse.ArgumentParser, names: list[str]) -> None:
+    """The first file name may be one of the commands: offered beside the files."""
+    from argcomplete.completers import FilesCompleter
+
+    files = FilesCompleter()
+
+    def complete(prefix: str, parsed_args: argparse.Namespace, **_: object) -> list[str]:
+        first = not getattr(parsed_args, "input_files", None)
+        named = [name for name in names if first and name.startswith(prefix)]
+        return named + list(files(prefix))
+
+    for action in parser._actions:
+        if action.dest == "input_files":
+            vars(action)["completer"] = complete
 
 
 def complete_classes(prefix: str, **_: object) -> list[str]:

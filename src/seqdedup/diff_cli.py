@@ -88,7 +88,7 @@ def _change_options(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=None,
         metavar="B",
-        help="... only when the repeat's keys hold at least B bytes",
+        help="with -w: count such a repeat only when its keys hold at least B bytes",
     )
     change.add_argument(
         "--factor",
@@ -103,7 +103,8 @@ def _change_options(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=4,
         metavar="N",
-        help="... and the side it is more frequent on shows it at least N times (default 4)",
+        help="with --factor: only when the side it is more frequent on shows it at least N "
+        "times (default 4)",
     )
     change.add_argument(
         "--per",
