@@ -293,8 +293,10 @@ class _KernelFlags:
     def push(
         self, hashes: bytes, streams: Sequence[Hashable] | None
     ) -> tuple[list[bool], list[Block]]:
-        names = [None] * (len(hashes) // 16) if streams is None else streams
-        lanes = array("i", map(self._lane, names))
+        if streams is None:  # (one stream: one lane for all, looked up once)
+            lanes = array("i", [self._lane(None)]) * (len(hashes) // 16)
+        else:
+            lanes = array("i", map(self._lane, streams))
         return self._taken(self._matcher.push(hashes, lanes.tobytes()))
 
     def pause(self) -> tuple[list[bool], list[Block]]:

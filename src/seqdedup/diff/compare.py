@@ -13,7 +13,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
-from itertools import accumulate
+from itertools import accumulate, compress, count, repeat
 from typing import Literal, NamedTuple
 
 from seqdedup.decisions import Decisions
@@ -54,10 +54,15 @@ class Bad(NamedTuple):
 def compare(profile: GoodProfile, bad: Bad, options: DiffOptions) -> Diff:
     """The changes of ``bad`` against a settled ``profile``."""
     ids = profile.ids
-    bad_ids = [ids.get(key, NEW) for key in bad.keys]
-    order = [p for stream in in_stream_order(len(bad_ids), bad.streams) for p in (*stream, SEP)]
-    ranked = [bad_ids[p] if p >= 0 else SEP for p in order]
-    rank = list(range(len(bad_ids))) if bad.streams is None else _ranks(order, len(bad_ids))
+    bad_ids = list(map(ids.get, bad.keys, repeat(NEW)))
+    rank: Sequence[int]
+    if bad.streams is None:  # (stream order is input order)
+        order, ranked, rank = [*range(len(bad_ids)), SEP], [*bad_ids, SEP], range(len(bad_ids))
+    else:
+        streams = in_stream_order(len(bad_ids), bad.streams)
+        order = [p for stream in streams for p in (*stream, SEP)]
+        ranked = [bad_ids[p] if p >= 0 else SEP for p in order]
+        rank = _ranks(order, len(bad_ids))
     view = _View(bad, order, ranked, rank)
     anchored: list[tuple[int, int, Change | None]] = []
     anchored += ((c.first - 1, 2, c) for c in _new(view, bad_ids, options))
@@ -83,7 +88,7 @@ class _View:
     """BAD in stream order: ``order[r]`` the position at rank r (SEP between streams),
     ``ranked[r]`` its key id, ``rank[p]`` a position's rank."""
 
-    def __init__(self, bad: Bad, order: list[int], ranked: list[int], rank: list[int]) -> None:
+    def __init__(self, bad: Bad, order: list[int], ranked: list[int], rank: Sequence[int]) -> None:
         self.bad, self.order, self.ranked, self.rank = bad, order, ranked, rank
 
     def line(self, position: int) -> Line:
@@ -129,7 +134,7 @@ def _new(view: _View, bad_ids: list[int], options: DiffOptions) -> list[New]:
     shown = _shown_flags(view.bad, options)
     order, ranked = view.order, view.ranked
     stretches: list[list[int]] = []
-    for r in (r for r, key_id in enumerate(ranked) if key_id == NEW):
+    for r in compress(count(), map(NEW.__eq__, ranked)):
         if stretches and stretches[-1][-1] == r - 1:
             stretches[-1].append(r)
         else:
@@ -169,7 +174,9 @@ def _broken(view: _View, profile: GoodProfile) -> list[Broken]:
     chains, chain_of, index_of = profile.chains, profile.chain_of, profile.index_of
     checked = [profile.whole_enough(chain) for chain in chains]
     ranked = view.ranked
-    candidates = [r for r, k in enumerate(ranked) if k >= 0 and checked[chain_of[k]]]
+    # (a flag per key id, and False at -1 and -2: SEP and NEW index the list's end)
+    flags = [checked[chain] for chain in chain_of] + [False, False]
+    candidates = list(compress(count(), map(flags.__getitem__, ranked)))
     breakings: dict[int, list[list[int]]] = {}  # sequence -> its breakings' ranks
     before_end, before_chain = -2, -1  # the fragment before, when it was not whole
     for start, end in _fragments(candidates, ranked, chain_of, index_of):
@@ -260,8 +267,8 @@ def _rates(
     """Sequences whose rate changed by ``factor`` or more (``min_count`` on the side
     where they are more frequent), and frequent ones BAD never shows."""
     in_bad = Counter(bad_ids)
-    first = {key_id: p for p, key_id in reversed(list(enumerate(bad_ids)))}
-    last = {key_id: p for p, key_id in enumerate(bad_ids)}
+    last = dict(zip(bad_ids, count()))
+    first = dict(zip(reversed(bad_ids), range(len(bad_ids) - 1, -1, -1), strict=True))
     good_units = (profile.hours or 0.0) if per == "hour" else float(max(profile.inputs, 1))
     bad_units = (view.bad.hours or 0.0) if per == "hour" else 1.0
     found = []
@@ -310,7 +317,7 @@ def _rates(
 def _with_known(anchored: list[tuple[int, int, Change | None]], bad_ids: list[int]) -> list[Change]:
     """The changes with the known records between them counted: a Known stretch from
     the first known record after a change to the last before the next."""
-    known = [0, *accumulate(key_id >= 0 for key_id in bad_ids)]  # known[p]: before p
+    known = [0, *accumulate(map((-1).__lt__, bad_ids))]  # known[p]: known before p
     changes: list[Change] = []
     cursor = 0
     for at, _, change in [*anchored, (len(bad_ids), 9, None)]:

@@ -5,7 +5,9 @@ and keyed as a run keys records (the key options, ``--stream-by``)."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Hashable, Iterator, Sequence
+from bisect import bisect_right
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from itertools import accumulate
 from pathlib import Path
 from types import ModuleType
 from typing import IO
@@ -22,6 +24,8 @@ from seqdedup.keys import KeyMaker, key_maker
 from seqdedup.normalize import timestamp_finder, timestamp_seconds
 
 BATCH = 1 << 16  # records keyed at a time
+ROWS = 1 << 14  # library rows keyed at a time
+SEPARATOR = b"\xff" * 16  # between library rows' key hashes (no key hash is this: keyed)
 SAMPLES = 129  # records sampled for an input's time span
 
 
@@ -37,6 +41,8 @@ class Keying:
 
             self._namer = StreamNamer(config, kernel)
         self._stream: Hashable = None  # the stream of the record before
+        # library rows keyed straight from their encoding (no stream names to strip)
+        self.rows_at_once = self._namer is None and self._maker.hashes_encoded
         self.sizes = config.min_size > 0
         self.stamp: Callable[[bytes], str] = timestamp_finder(kernel)
 
@@ -58,6 +64,11 @@ class Keying:
             hashes = self._maker.hashes(records)
         keys = [hashes[k : k + 16] for k in range(0, len(hashes), 16)]
         return keys, streams, sizes
+
+    def row_keys(self, rows: list[bytes]) -> list[bytes]:
+        """The key hashes of library rows, SEPARATOR after each row's."""
+        hashes = self._maker.hash_encoded_rows(rows, SEPARATOR)
+        return [hashes[k : k + 16] for k in range(0, len(hashes), 16)]
 
     def restart(self) -> None:
         """A new input (or library row): no stream continues into it."""
@@ -139,18 +150,52 @@ def _read_library(database: Path, profile: GoodProfile, keying: Keying) -> None:
     try:
         runs = connection.execute("SELECT count(*) FROM runs").fetchone()[0]
         rows = connection.execute("SELECT records, count FROM sequences")
-        profile.add(_library_parts(rows, keying, decode_records))
+        if keying.rows_at_once:
+            while batch := rows.fetchmany(ROWS):
+                _add_rows(batch, profile, keying, decode_records)
+        else:
+            profile.add(_library_parts(rows, keying, decode_records))
     except sqlite3.Error as exc:
         raise SeqdedupError(f"library database '{database}' cannot be read: {exc}") from None
+    except ValueError as exc:
+        raise SeqdedupError(f"library database '{database}' is corrupt: {exc}") from None
     finally:
         connection.close()
     for _ in range(max(runs, 1)):
         profile.add_input(None)  # (a library keeps no time span)
 
 
+def _add_rows(
+    batch: list[tuple[bytes, int]],
+    profile: GoodProfile,
+    keying: Keying,
+    decode: Callable[[bytes], list[bytes]],
+) -> None:
+    """Rows keyed by the kernel straight from their encoding, in one call; a record's
+    text is decoded only for a key seen for the first time."""
+    blobs = [blob for blob, _ in batch]
+    keys = keying.row_keys(blobs)
+    ends = list(accumulate(int.from_bytes(blob[:4], "little") + 1 for blob in blobs))
+    weights = None
+    if any(count != 1 for _, count in batch):
+        weights = [
+            max(int(count), 1)
+            for (blob, count), size in zip(batch, ends, strict=True)
+            for _ in range(int.from_bytes(blob[:4], "little") + 1)
+        ]
+
+    def text_of(k: int) -> bytes:
+        row = bisect_right(ends, k)
+        start = ends[row - 1] if row else 0
+        return decode(blobs[row])[k - start]
+
+    profile.add_rows(keys, SEPARATOR, weights, text_of)
+
+
 def _library_parts(
-    rows: Iterator[tuple[bytes, int]], keying: Keying, decode: Callable[[bytes], list[bytes]]
+    rows: Iterable[tuple[bytes, int]], keying: Keying, decode: Callable[[bytes], list[bytes]]
 ) -> Iterator[Part]:
+    """Rows one at a time (keys that leave stream names out need their records)."""
     for blob, count in rows:
         records = decode(blob)
         keying.restart()

@@ -14,7 +14,7 @@ equal; no sequence can loop (each occurrence would need an earlier one without e
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import NamedTuple
 
 EDGE = -1  # the start or end of a part (an input, a stream, a library row)
@@ -64,23 +64,51 @@ class GoodProfile:
         """Count each part's keys and the neighbours of each (parts are independent:
         nothing links across them)."""
         for part in parts:
-            ids = self._ids_of(part.keys, part.records)
+            ids = self._ids_of(part.keys, part.records.__getitem__)
             for key_id, many in Counter(ids).items():
                 self.counts[key_id] += many * part.weight
             for order in in_stream_order(len(ids), part.streams):
                 self._link([ids[position] for position in order])
+
+    def add_rows(
+        self,
+        keys: Sequence[bytes],
+        separator: bytes,
+        weights: Sequence[int] | None,
+        text_of: Callable[[int], bytes],
+    ) -> None:
+        """Many parts at once: their keys one after another, ``separator`` after each
+        (a value no key takes), ``weights[k]`` the weight of ``keys[k]`` (None: 1);
+        ``text_of(k)``: the record of ``keys[k]``."""
+        ids = self._ids_of(keys, text_of, separator)
+        counts = self.counts
+        if weights is None:
+            for key_id, many in Counter(ids).items():
+                if key_id >= 0:
+                    counts[key_id] += many
+        else:
+            for key_id, weight in zip(ids, weights, strict=True):
+                if key_id >= 0:
+                    counts[key_id] += weight
+        self._link(ids)
 
     def add_input(self, hours: float | None) -> None:
         """One more input of GOOD, and its time span (None: it has no timestamps)."""
         self.inputs += 1
         self.hours = None if hours is None or self.hours is None else self.hours + hours
 
-    def _ids_of(self, keys: Sequence[bytes], records: Sequence[bytes]) -> list[int]:
+    def _ids_of(
+        self, keys: Sequence[bytes], text_of: Callable[[int], bytes], separator: bytes = b""
+    ) -> list[int]:
+        """Each key's id (a new key: the next id; ``separator``: EDGE)."""
         ids, before = self.ids, len(self.ids)
-        found = [ids.setdefault(key, len(ids)) for key in keys]  # (a new key: the next id)
+        if separator:
+            found = [EDGE if key == separator else ids.setdefault(key, len(ids)) for key in keys]
+        else:
+            found = [ids.setdefault(key, len(ids)) for key in keys]
         if len(ids) > before:  # the new keys' first records, in id order
             first = {key_id: k for k, key_id in reversed(list(enumerate(found)))}
-            self.texts += [records[first[key_id]] for key_id in range(before, len(ids))]
+            self.texts += [text_of(first[key_id]) for key_id in range(before, len(ids))]
             grown = len(ids) - before
             self.counts += [0] * grown
             self._next += [NONE] * grown
@@ -88,10 +116,17 @@ class GoodProfile:
         return found
 
     def _link(self, ids: list[int]) -> None:
-        """Note each key's neighbours in one stream of one part."""
+        """Note each key's neighbours in one stream of one part (EDGE: between parts)."""
         after, before = self._next, self._before
         previous = EDGE
-        for key_id in ids:
+        for key_id in [*ids, EDGE]:
+            if key_id < 0:  # (the end of a part)
+                if previous >= 0:
+                    seen = after[previous]
+                    if seen != EDGE:
+                        after[previous] = EDGE if seen == NONE else MANY
+                previous = EDGE
+                continue
             seen = before[key_id]
             if seen != previous:
                 before[key_id] = previous if seen == NONE else MANY
@@ -100,10 +135,6 @@ class GoodProfile:
                 if seen != key_id:
                     after[previous] = key_id if seen == NONE else MANY
             previous = key_id
-        if previous >= 0:
-            seen = after[previous]
-            if seen != EDGE:
-                after[previous] = EDGE if seen == NONE else MANY
 
     def settle(self) -> None:
         """GOOD's sequences from the links (after the last :meth:`add`)."""
