@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 
 from seqdedup.diff.changes import Broken, Change, Diff, Known, Line, New, Rate
 
+FIRST_ROWS = 3  # a change's records shown with it before others' come
 MARKS = {"known": "=", "new": "+", "more": ">", "less": "<", "broken": "!", "gone": "-"}
 PRIORITY = {"new": 0, "broken": 1, "more": 2, "less": 2, "gone": 3, "known": 4}
 NAMES = {
@@ -165,19 +166,26 @@ def _within(
     left = budget - cost(top) - cost(missing_line(len(heads)))
     ranked = sorted(range(len(heads)), key=lambda k: (PRIORITY[diff.changes[k].kind], k))
     shown: dict[int, int] = {}  # change -> its records shown
-    for k in ranked:
-        price = cost(heads[k]) + (cost(more_line(k, len(bodies[k]))) if bodies[k] else 0)
-        if price <= left:
-            shown[k] = 0
-            left -= price
-    for k in (k for k in ranked if k in shown):
-        for row in bodies[k]:
-            last = shown[k] + 1 == len(bodies[k])
-            price = cost(row) - (cost(more_line(k, len(bodies[k]))) if last else 0)
-            if price > left:
+
+    def price(k: int, rows: int) -> int:
+        """What change k costs with its first ``rows`` records."""
+        body = bodies[k]
+        hidden = cost(more_line(k, len(body))) if rows < len(body) else 0
+        return cost(heads[k]) + sum(cost(row) for row in body[:rows]) + hidden
+
+    for k in ranked:  # each change with its first few records, else alone
+        for rows in (min(FIRST_ROWS, len(bodies[k])), 0):
+            if price(k, rows) <= left:
+                shown[k] = rows
+                left -= price(k, rows)
+                break
+    for k in (k for k in ranked if k in shown):  # then more of their records
+        while shown[k] < len(bodies[k]):
+            more = price(k, shown[k] + 1) - price(k, shown[k])
+            if more > left:
                 break
             shown[k] += 1
-            left -= price
+            left -= more
     lines = [top]
     for k, head in enumerate(heads):
         if k in shown:
@@ -192,7 +200,7 @@ def _within(
 def _where(change: Change) -> str:
     if isinstance(change, Rate) and change.kind == "gone":
         return "(GOOD's text)"
-    return f"(lines {change.first:,}-{max(change.last, change.first):,} of BAD)"
+    return f"({_span(change.first, max(change.last, change.first))} of BAD)"
 
 
 def as_json(diff: Diff, bad: str, good: Sequence[str]) -> str:
