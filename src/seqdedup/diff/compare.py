@@ -16,7 +16,7 @@ from collections.abc import Callable, Hashable, Sequence
 from itertools import accumulate, compress, count, repeat
 from typing import Literal, NamedTuple
 
-from seqdedup.decisions import Decisions
+from seqdedup.decisions import Block, Decisions
 from seqdedup.diff.changes import Broken, Change, Diff, Known, Line, New, Per, Rate
 from seqdedup.diff.profile import GoodProfile, in_stream_order
 
@@ -102,20 +102,20 @@ class _View:
         return self.bad.stamp(self.bad.record(position))
 
 
-def _shown_flags(bad: Bad, options: DiffOptions) -> bytearray:
+def _shown_flags(bad: Bad, options: DiffOptions, bad_ids: list[int]) -> bytearray:
     """The engine's keep flag of each BAD record (window W, BAD's own streams); with
-    ``min_bytes``, a run of repeats whose keys hold fewer bytes is kept."""
-    decisions = Decisions(options.window, blocks=options.min_bytes > 0)
-    keys, streams, flags = bad.keys, bad.streams, bytearray()
-    blocks = []
-    for at in range(0, len(keys), BATCH):
-        part = None if streams is None else streams[at : at + BATCH]
-        decided = decisions.feed(keys[at : at + BATCH], part)
-        flags += bytes(decided.keep)
-        blocks += decided.blocks
-    decided = decisions.finish()
-    flags += bytes(decided.keep)
-    blocks += decided.blocks
+    ``min_bytes``, a run of repeats whose keys hold fewer bytes is kept. At W = 1 a
+    record's flag depends on its own key alone: only the new records are fed."""
+    keys, streams = bad.keys, bad.streams
+    if options.window == 1 and options.min_bytes == 0:
+        new = list(compress(count(), map(NEW.__eq__, bad_ids)))
+        named = None if streams is None else [streams[p] for p in new]
+        kept, _ = _decide([keys[p] for p in new], named, 1, False)
+        flags = bytearray(b"\x01") * len(keys)
+        for p, keep in zip(new, kept, strict=True):
+            flags[p] = keep
+        return flags
+    flags, blocks = _decide(keys, streams, options.window, options.min_bytes > 0)
     if options.min_bytes > 0 and bad.sizes is not None:
         sizes, order = bad.sizes, in_stream_order(len(keys), streams)
         where = {p: (s, k) for s, stream in enumerate(order) for k, p in enumerate(stream)}
@@ -128,10 +128,25 @@ def _shown_flags(bad: Bad, options: DiffOptions) -> bytearray:
     return flags
 
 
+def _decide(
+    keys: Sequence[bytes], streams: Sequence[Hashable] | None, window: int, blocks: bool
+) -> tuple[bytearray, list[Block]]:
+    """The engine's decision-level call over ``keys``: keep flags (and closed runs)."""
+    decisions = Decisions(window, blocks=blocks)
+    flags, found = bytearray(), []
+    for at in range(0, len(keys), BATCH):
+        part = None if streams is None else streams[at : at + BATCH]
+        decided = decisions.feed(keys[at : at + BATCH], part)
+        flags += bytes(decided.keep)
+        found += decided.blocks
+    decided = decisions.finish()
+    return flags + bytes(decided.keep), found + decided.blocks
+
+
 def _new(view: _View, bad_ids: list[int], options: DiffOptions) -> list[New]:
     """Stretches of new records (consecutive in their stream); one that only repeats
     new material is counted as ``again`` of the stretch its first key was shown in."""
-    shown = _shown_flags(view.bad, options)
+    shown = _shown_flags(view.bad, options, bad_ids)
     order, ranked = view.order, view.ranked
     stretches: list[list[int]] = []
     for r in compress(count(), map(NEW.__eq__, ranked)):
@@ -293,8 +308,7 @@ def _rates(
             continue
         at = min(first[k] for k in chain if k in first)
         end = max(last[k] for k in chain if k in last)
-        start = view.rank[at]
-        records = view.lines(range(start, start + len(chain)))
+        records = _sequence_at(view, profile, chain, view.rank[at])
         found.append(
             Rate(
                 kind,
@@ -312,6 +326,23 @@ def _rates(
             )
         )
     return found
+
+
+def _sequence_at(
+    view: _View, profile: GoodProfile, chain: list[int], start: int
+) -> tuple[Line, ...]:
+    """A sequence's records: BAD's from rank ``start`` while they follow it, GOOD's
+    text (line 0) for the rest."""
+    ranked, first = view.ranked, profile.index_of[view.ranked[start]]
+    taken = 0
+    while first + taken < len(chain) and ranked[start + taken] == chain[first + taken]:
+        taken += 1
+    return tuple(
+        view.line(view.order[start + k - first])
+        if first <= k < first + taken
+        else Line(0, profile.texts[key_id].decode("utf-8", "replace"))
+        for k, key_id in enumerate(chain)
+    )
 
 
 def _with_known(anchored: list[tuple[int, int, Change | None]], bad_ids: list[int]) -> list[Change]:

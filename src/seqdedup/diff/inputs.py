@@ -7,8 +7,10 @@ from __future__ import annotations
 import sqlite3
 from bisect import bisect_right
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
-from itertools import accumulate
+from itertools import chain, compress, count, repeat
+from operator import sub
 from pathlib import Path
+from struct import iter_unpack
 from types import ModuleType
 from typing import IO
 
@@ -27,6 +29,11 @@ BATCH = 1 << 16  # records keyed at a time
 ROWS = 1 << 14  # library rows keyed at a time
 SEPARATOR = b"\xff" * 16  # between library rows' key hashes (no key hash is this: keyed)
 SAMPLES = 129  # records sampled for an input's time span
+
+
+def split_hashes(hashes: bytes) -> list[bytes]:
+    """16-byte key hashes, one bytes object each."""
+    return [key for (key,) in iter_unpack("16s", hashes)]
 
 
 class Keying:
@@ -62,13 +69,11 @@ class Keying:
             sizes = list(measured)
         else:
             hashes = self._maker.hashes(records)
-        keys = [hashes[k : k + 16] for k in range(0, len(hashes), 16)]
-        return keys, streams, sizes
+        return split_hashes(hashes), streams, sizes
 
     def row_keys(self, rows: list[bytes]) -> list[bytes]:
         """The key hashes of library rows, SEPARATOR after each row's."""
-        hashes = self._maker.hash_encoded_rows(rows, SEPARATOR)
-        return [hashes[k : k + 16] for k in range(0, len(hashes), 16)]
+        return split_hashes(self._maker.hash_encoded_rows(rows, SEPARATOR))
 
     def restart(self) -> None:
         """A new input (or library row): no stream continues into it."""
@@ -175,14 +180,11 @@ def _add_rows(
     text is decoded only for a key seen for the first time."""
     blobs = [blob for blob, _ in batch]
     keys = keying.row_keys(blobs)
-    ends = list(accumulate(int.from_bytes(blob[:4], "little") + 1 for blob in blobs))
+    ends = [k + 1 for k in compress(count(), map(SEPARATOR.__eq__, keys))]  # (rows' ends)
     weights = None
-    if any(count != 1 for _, count in batch):
-        weights = [
-            max(int(count), 1)
-            for (blob, count), size in zip(batch, ends, strict=True)
-            for _ in range(int.from_bytes(blob[:4], "little") + 1)
-        ]
+    if any(sightings != 1 for _, sightings in batch):  # each key its row's sightings
+        sizes = map(sub, ends, [0, *ends])
+        weights = list(chain.from_iterable(map(repeat, (n for _, n in batch), sizes)))
 
     def text_of(k: int) -> bytes:
         row = bisect_right(ends, k)
@@ -196,11 +198,11 @@ def _library_parts(
     rows: Iterable[tuple[bytes, int]], keying: Keying, decode: Callable[[bytes], list[bytes]]
 ) -> Iterator[Part]:
     """Rows one at a time (keys that leave stream names out need their records)."""
-    for blob, count in rows:
+    for blob, sightings in rows:
         records = decode(blob)
         keying.restart()
         keys, streams, _ = keying.keys(records)
-        yield Part(keys, records, max(int(count), 1), streams)
+        yield Part(keys, records, max(int(sightings), 1), streams)
 
 
 def read_bad(
