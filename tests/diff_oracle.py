@@ -79,6 +79,7 @@ def _new(bad, counts, window):
             item = made[home[bad[run[0]][1]]]
             item["again"] += 1
             item["again_last"] = run[-1] + 1
+            item["again_length"] += len(run)
             continue
         for p in visible:
             home.setdefault(bad[p][1], len(made))
@@ -91,6 +92,7 @@ def _new(bad, counts, window):
                 "repeated": len(run) - len(visible),
                 "again": 0,
                 "again_last": 0,
+                "again_length": 0,
             }
         )
     return made

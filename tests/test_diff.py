@@ -42,6 +42,7 @@ def compared(good, bad, window, factor, min_count, streamed):
             "repeated": c.repeated,
             "again": c.again,
             "again_last": c.again_last,
+            "again_length": c.again_length,
         }
         for c in diff.changes
         if isinstance(c, New)

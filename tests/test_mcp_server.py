@@ -148,3 +148,38 @@ def test_a_file_or_text_past_the_read_cap_is_one_error_and_read_no_further(tmp_p
     monkeypatch.setattr(mcp_server, "READ_CAP", 10)
     with pytest.raises(SeqdedupError, match="the text holds more than 10 bytes"):
         mcp_server.reduce_tool(roots, tmp_path / "s.db", 1 << 20, 100, None, "x\n" * 6, 3, None, [])
+
+
+def test_the_diff_tool_answers_within_its_budget(tmp_path):
+    """The diff tool: the CI example's last green run against the failing one, under the
+    server's roots: the text answer within the budget, changed and the counts beside it;
+    a file outside the roots refused; a run against itself unchanged."""
+    from seqdedup.tokens import estimate_tokens
+
+    root = tmp_path / "logs"
+    root.mkdir()
+    ci = Path("examples/ci").resolve()
+    for name in ("green.log", "failed.log"):
+        (root / name).write_bytes((ci / name).read_bytes())
+    outside = tmp_path / "secret.log"
+    outside.write_bytes(b"secret\n")
+
+    async def body(client):
+        answer = await client.call_tool("diff", {"good": ["green.log"], "bad": "failed.log"})
+        small = await client.call_tool(
+            "diff", {"good": ["green.log"], "bad": "failed.log", "budget": 200}
+        )
+        same = await client.call_tool("diff", {"good": ["green.log"], "bad": "green.log"})
+        refused = await client.call_tool("diff", {"good": [str(outside)], "bad": "failed.log"})
+        return answer, small, same, refused
+
+    answer, small, same, refused = run_client(root, tmp_path / "removed.db", body)
+    found = structured(answer)
+    assert found["changed"] is True and found["records"] == 65
+    assert found["counts"] == {"new": 4, "broken": 3, "more": 1, "less": 0, "gone": 0}
+    text = answer.content[0].text
+    assert text.startswith("seqdedup diff: failed.log (65 records) against green.log")
+    assert "sqlalchemy.exc.ProgrammingError" in text
+    assert estimate_tokens(small.content[0].text.encode()) <= 200
+    assert structured(same)["changed"] is False
+    assert refused.is_error and "outside the server's roots" in refused.content[0].text

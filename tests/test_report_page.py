@@ -392,3 +392,57 @@ def test_legends_name_what_is_drawn_and_axis_labels_never_overlap(browser, tmp_p
             assert boxes and not overlapping(boxes), (chart, width, overlapping(boxes))
         opened.check_loaded(f"{page.stem}-legend")
         opened.close()
+
+
+def test_the_diff_page_loads_draws_its_changes_and_counts_them(browser, tmp_path):
+    """seqdedup diff --report: the CI example's page (last green run against the failing
+    one), at both widths: every change's bar on the timeline, the figures and the table
+    of top changes as the JSON answer has them, a change opening to its records."""
+    page_path = tmp_path / "diff.html"
+    ci = EXAMPLES / "ci"
+    args = ["diff", "--normalize", "all", str(ci / "green.log"), str(ci / "failed.log")]
+    done = subprocess.run(
+        [str(BIN / "seqdedup"), *args[:1], "--report", str(page_path), *args[1:]],
+        capture_output=True,
+        env=user_env(),
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr.decode()
+    answer = json.loads(
+        subprocess.run(
+            [str(BIN / "seqdedup"), *args[:1], "--format", "json", *args[1:]],
+            capture_output=True,
+            env=user_env(),
+            timeout=120,
+            check=False,
+        ).stdout
+    )
+    for width in (1100, 390):
+        opened = Opened(browser, page_path, width)
+        try:
+            opened.check_loaded("diff")
+            shown = opened.figures()
+            assert int(shown["records"]) == answer["records"]
+            for kind in ("new", "broken", "more", "less", "gone"):
+                assert int(shown[kind]) == answer["counts"][kind]
+            bars = opened.page.locator("#chart-timeline svg g.mark-rect path").count()
+            assert bars == sum(answer["counts"][k] for k in ("new", "broken", "more", "less"))
+            rows = opened.page.locator("#counts tbody tr")
+            more = next(c for c in answer["changes"] if c["kind"] == "more")
+            row = opened.page.locator('#counts tr[data-kind="more"] td')
+            assert [row.nth(2).inner_text(), row.nth(3).inner_text()] == [
+                f"{more['bad']:,}",
+                f"{more['good']:,}",
+            ]
+            assert rows.count() == sum(1 for c in answer["changes"] if c["kind"] != "known")
+        finally:
+            opened.close()
+    opened = Opened(browser, page_path, 1100)
+    try:
+        first = opened.page.locator("ol.sequences li").first  # (new changes come first)
+        first.locator("summary").click()
+        text = first.locator("pre.text").inner_text()
+        assert "HEAD is now at 317017a" in text
+    finally:
+        opened.close()

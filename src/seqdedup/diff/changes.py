@@ -20,7 +20,8 @@ class New(NamedTuple):
     line numbers of BAD; with streams, of one stream, others' records between).
     ``records``: those shown, verbatim; ``repeated``: records of the stretch that repeat
     new material shown before (the engine's rule at window W); ``again``: later stretches
-    that repeat this one entirely, ``again_last`` the last line of the last one."""
+    that repeat this one entirely, ``again_last`` the last line of the last one and
+    ``again_length`` their records."""
 
     first: int
     last: int
@@ -29,6 +30,7 @@ class New(NamedTuple):
     repeated: int
     again: int = 0
     again_last: int = 0
+    again_length: int = 0
     kind: Literal["new"] = "new"
 
 

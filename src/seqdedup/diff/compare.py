@@ -162,7 +162,11 @@ def _new(view: _View, bad_ids: list[int], options: DiffOptions) -> list[New]:
         visible = [p for p in positions if shown[p]]
         if not visible:  # (its first key was shown before: it has a home)
             at = home[keys[positions[0]]]
-            made[at] = made[at]._replace(again=made[at].again + 1, again_last=positions[-1] + 1)
+            made[at] = made[at]._replace(
+                again=made[at].again + 1,
+                again_last=positions[-1] + 1,
+                again_length=made[at].again_length + len(positions),
+            )
             continue
         for p in visible:
             home.setdefault(keys[p], len(made))

@@ -11,6 +11,14 @@ from seqdedup.diff.changes import Broken, Change, Diff, Known, New, Rate
 from seqdedup.diff.text import NAMES, PRIORITY, body, header, summary
 
 TOP = 50  # changes listed on the page
+# each kind's colour, as the page's list marks it (templates/diff.html.jinja)
+COLOURS = {
+    "new": "#2f9e44",
+    "broken": "#c92a2a",
+    "more often": "#e8871e",
+    "less often": "#e8871e",
+    "gone": "#868e96",
+}
 SHOWN_LINES = 40  # of each change's text
 
 
@@ -59,7 +67,10 @@ class DiffPage:
 
 def _row(change: Change, diff: Diff) -> dict[str, object]:
     lines = body(change)
-    first = change.records[0].text if not isinstance(change, Known) and change.records else ""
+    first = ""
+    if not isinstance(change, Known) and change.records:  # (a break's own first record)
+        at = [line.text for line in change.records if line.number == change.first]
+        first = at[0] if at else change.records[0].text
     good: int | str = ""
     bad: int | str = ""
     if isinstance(change, Rate):
@@ -68,7 +79,9 @@ def _row(change: Change, diff: Diff) -> dict[str, object]:
         good, bad = change.whole, change.times
     elif isinstance(change, New):
         good, bad = 0, 1 + change.again
-    where = "" if change.first == 0 else f"{change.first:,}-{max(change.last, change.first):,}"
+    last = max(change.last, change.first)
+    where = f"{change.first:,}" if last == change.first else f"{change.first:,}-{last:,}"
+    where = "" if change.first == 0 else where
     return {
         "kind": change.kind,
         "label": NAMES[change.kind],
@@ -112,7 +125,12 @@ def _timeline(diff: Diff, records: int) -> dict[str, object]:
             },
             "x2": {"field": "end"},
             "y": {"field": "kind", "type": "nominal", "title": None},
-            "color": {"field": "kind", "type": "nominal", "legend": None},
+            "color": {
+                "field": "kind",
+                "type": "nominal",
+                "legend": None,
+                "scale": {"domain": list(COLOURS), "range": list(COLOURS.values())},
+            },
             "tooltip": [{"field": "what", "type": "nominal", "title": "change"}],
         },
     }

@@ -65,7 +65,8 @@ def header(change: Change, diff: Diff) -> str:
             text += f" ({change.repeated:,} repeating new records above)"
         if change.again:
             text += (
-                f"; again {_n(change.again, 'time')}, the last ending at line {change.again_last:,}"
+                f"; again {_n(change.again, 'time')} ({_n(change.again_length, 'record')}),"
+                f" the last ending at line {change.again_last:,}"
             )
         return text
     if isinstance(change, Broken):
@@ -161,6 +162,12 @@ def _within(
     def missing_line(missing: int) -> str:
         return f"... {_n(missing, 'change')} not shown: --format json has them all"
 
+    whole = [
+        top,
+        *(line for head, body in zip(heads, bodies, strict=True) for line in (head, *body)),
+    ]
+    if sum(map(cost, whole)) <= budget:
+        return "\n".join(whole) + "\n"
     if cost(top) + cost(missing_line(len(heads))) > budget:  # (the inputs' names can go)
         top = summary(diff, "", (), short=True)
     left = budget - cost(top) - cost(missing_line(len(heads)))
