@@ -1,0 +1,85 @@
+"""seqdedup diff's inputs (seqdedup.diff.inputs): rates per hour only over hours, GOOD
+as a library read row by row where stream names must leave the keys, and --min-bytes on
+what counts as a repeat of new material."""
+
+from __future__ import annotations
+
+import json
+
+
+def run_diff(run_cli, *args):
+    done = run_cli(["diff", "--format", "json", *map(str, args)])
+    assert done.returncode in (0, 1), done.stderr
+    return json.loads(done.stdout)
+
+
+def timed(path, hours, lines):
+    """``lines`` spread evenly over ``hours`` hours, each with an ISO timestamp."""
+    step = int(hours * 3600) // len(lines)
+
+    def stamp(s):
+        return f"2026-11-2{1 + s // 86400}T{s // 3600 % 24:02d}:{s // 60 % 60:02d}:{s % 60:02d}Z"
+
+    path.write_text("".join(f"{stamp(k * step)} {line}\n" for k, line in enumerate(lines)))
+    return path
+
+
+def test_rates_are_per_hour_when_both_sides_span_hours(run_cli, tmp_path):
+    lines = ["sync done", "poll"] * 10
+    good = timed(tmp_path / "good.log", 4.8, lines)  # 10 syncs in 4.8 hours
+    bad = timed(tmp_path / "bad.log", 1.2, lines)  # 10 in 1.2 hours: 4x as often
+    answer = run_diff(run_cli, "--normalize", "timestamp", good, bad)
+    assert answer["per"] == "hour"
+    more = [c for c in answer["changes"] if c["kind"] == "more"]
+    assert [round(c["bad_rate"] / c["good_rate"], 1) for c in more] == [4.0]
+    per_input = run_diff(run_cli, "--normalize", "timestamp", "--per", "input", good, bad)
+    assert per_input["per"] == "input" and not per_input["changed"]
+
+
+def test_short_runs_are_compared_per_input(run_cli, tmp_path):
+    lines = ["sync done", "poll"] * 10
+    good = timed(tmp_path / "good.log", 0.5, lines)  # (half an hour: too short for rates per hour)
+    bad = timed(tmp_path / "bad.log", 0.1, lines)
+    answer = run_diff(run_cli, "--normalize", "timestamp", good, bad)
+    assert answer["per"] == "input" and not answer["changed"]
+    forced = run_diff(run_cli, "--normalize", "timestamp", "--per", "hour", good, bad)
+    assert forced["per"] == "hour" and forced["counts"]["more"] == 1
+
+
+def test_a_library_of_streams_is_read_row_by_row(run_cli, tmp_path):
+    good = tmp_path / "good.log"
+    good.write_text(
+        "".join(
+            f"{pod} {step}\n" for _ in range(3) for pod in ("p1", "p2") for step in ("a", "b", "c")
+        )
+    )
+    library = tmp_path / "lib"
+    saved = run_cli(["-q", "-w", "1", "--stream-by", r"^\S+ ", "-l", str(library), str(good)])
+    assert saved.returncode == 0, saved.stderr
+    bad = tmp_path / "bad.log"
+    bad.write_text("p1 a\np2 a\np1 b\np9 boom\np2 b\n")
+    from_library = run_diff(run_cli, "--stream-by", r"^\S+ ", library, bad)
+    new = [
+        [line["text"] for line in c["records"]]
+        for c in from_library["changes"]
+        if c["kind"] == "new"
+    ]
+    assert new == [["p9 boom"]]
+    # the keys leave the pod names out: every other record is known
+    known = sum(c["length"] for c in from_library["changes"] if c["kind"] == "known")
+    assert known == 4 and from_library["good_inputs"] == 1
+
+
+def test_min_bytes_shows_a_small_repeat_of_new_material(run_cli, tmp_path):
+    good = tmp_path / "good.log"
+    good.write_text("ok\n" * 5)
+    bad = tmp_path / "bad.log"
+    bad.write_text("ok\nERROR x\nok\nERROR x\nok\n")
+    folded = run_diff(run_cli, good, bad)
+    shown = run_diff(run_cli, "--min-bytes", "100", good, bad)
+
+    def new(answer):
+        return [(c["first"], c["again"]) for c in answer["changes"] if c["kind"] == "new"]
+
+    assert new(folded) == [(2, 1)]  # the second ERROR is a repeat: counted as again
+    assert new(shown) == [(2, 0), (4, 0)]  # 7 bytes: too small to count as a repeat
