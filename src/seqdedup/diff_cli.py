@@ -111,7 +111,7 @@ def _change_options(parser: argparse.ArgumentParser) -> None:
         choices=("auto", "input", "hour"),
         default="auto",
         help="rates per input, or per hour of the inputs' timestamps (default auto: per "
-        "hour when both sides have timestamps)",
+        "hour when each side's timestamps span an hour or more)",
     )
 
 

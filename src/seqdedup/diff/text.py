@@ -149,59 +149,72 @@ def _within(
     budget: int,
     count: Callable[[bytes], int],
 ) -> str:
-    """The summary, then the changes' first lines by priority, then their records by
-    priority, each only where it fits with the lines that say what is left out."""
-
-    def cost(line: str) -> int:
-        return count(line.encode("utf-8", "surrogateescape") + b"\n")
-
-    def more_line(k: int, hidden: int) -> str:
-        change = diff.changes[k]
-        return f"{MARKS[change.kind]}   ... {_n(hidden, 'more line')} {_where(change)}"
-
-    def missing_line(missing: int) -> str:
-        return f"... {_n(missing, 'change')} not shown: --format json has them all"
-
-    whole = [
-        top,
-        *(line for head, body in zip(heads, bodies, strict=True) for line in (head, *body)),
-    ]
-    if sum(map(cost, whole)) <= budget:
+    """The summary, then each change with its first records by priority, then more of
+    their records by priority, each only where it fits with the lines that say what is
+    left out; the whole answer when it fits."""
+    fitting = _Fitting(diff, heads, bodies, count)
+    whole = [top, *(line for k in range(len(heads)) for line in (heads[k], *bodies[k]))]
+    if sum(map(fitting.cost, whole)) <= budget:
         return "\n".join(whole) + "\n"
-    if cost(top) + cost(missing_line(len(heads))) > budget:  # (the inputs' names can go)
+    missing = fitting.cost(fitting.missing_line(len(heads)))
+    if fitting.cost(top) + missing > budget:  # (the inputs' names can go)
         top = summary(diff, "", (), short=True)
-    left = budget - cost(top) - cost(missing_line(len(heads)))
-    ranked = sorted(range(len(heads)), key=lambda k: (PRIORITY[diff.changes[k].kind], k))
-    shown: dict[int, int] = {}  # change -> its records shown
-
-    def price(k: int, rows: int) -> int:
-        """What change k costs with its first ``rows`` records."""
-        body = bodies[k]
-        hidden = cost(more_line(k, len(body))) if rows < len(body) else 0
-        return cost(heads[k]) + sum(cost(row) for row in body[:rows]) + hidden
-
-    for k in ranked:  # each change with its first few records, else alone
-        for rows in (min(FIRST_ROWS, len(bodies[k])), 0):
-            if price(k, rows) <= left:
-                shown[k] = rows
-                left -= price(k, rows)
-                break
-    for k in (k for k in ranked if k in shown):  # then more of their records
-        while shown[k] < len(bodies[k]):
-            more = price(k, shown[k] + 1) - price(k, shown[k])
-            if more > left:
-                break
-            shown[k] += 1
-            left -= more
+    shown = fitting.choose(budget - fitting.cost(top) - missing)
     lines = [top]
     for k, head in enumerate(heads):
         if k in shown:
             lines += [head, *bodies[k][: shown[k]]]
             if shown[k] < len(bodies[k]):
-                lines.append(more_line(k, len(bodies[k]) - shown[k]))
+                lines.append(fitting.more_line(k, len(bodies[k]) - shown[k]))
     if len(shown) < len(heads):
-        lines.append(missing_line(len(heads) - len(shown)))
+        lines.append(fitting.missing_line(len(heads) - len(shown)))
     return "\n".join(lines) + "\n"
+
+
+class _Fitting:
+    """What each part of a budgeted answer costs, and which parts go in."""
+
+    def __init__(
+        self, diff: Diff, heads: list[str], bodies: list[list[str]], count: Callable[[bytes], int]
+    ) -> None:
+        self.diff, self.heads, self.bodies, self._count = diff, heads, bodies, count
+
+    def cost(self, line: str) -> int:
+        return self._count(line.encode("utf-8", "surrogateescape") + b"\n")
+
+    def more_line(self, k: int, hidden: int) -> str:
+        change = self.diff.changes[k]
+        return f"{MARKS[change.kind]}   ... {_n(hidden, 'more line')} {_where(change)}"
+
+    @staticmethod
+    def missing_line(missing: int) -> str:
+        return f"... {_n(missing, 'change')} not shown: --format json has them all"
+
+    def price(self, k: int, rows: int) -> int:
+        """What change k costs with its first ``rows`` records."""
+        body = self.bodies[k]
+        hidden = self.cost(self.more_line(k, len(body))) if rows < len(body) else 0
+        return self.cost(self.heads[k]) + sum(map(self.cost, body[:rows])) + hidden
+
+    def choose(self, left: int) -> dict[int, int]:
+        """Change -> its records shown, within ``left`` tokens."""
+        kinds = [change.kind for change in self.diff.changes]
+        ranked = sorted(range(len(kinds)), key=lambda k: (PRIORITY[kinds[k]], k))
+        shown: dict[int, int] = {}
+        for k in ranked:  # each change with its first few records, else alone
+            for rows in (min(FIRST_ROWS, len(self.bodies[k])), 0):
+                if self.price(k, rows) <= left:
+                    shown[k] = rows
+                    left -= self.price(k, rows)
+                    break
+        for k in (k for k in ranked if k in shown):  # then more of their records
+            while shown[k] < len(self.bodies[k]):
+                more = self.price(k, shown[k] + 1) - self.price(k, shown[k])
+                if more > left:
+                    break
+                shown[k] += 1
+                left -= more
+        return shown
 
 
 def _where(change: Change) -> str:
