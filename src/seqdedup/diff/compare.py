@@ -76,8 +76,8 @@ def compare(profile: GoodProfile, bad: Bad, options: DiffOptions) -> Diff:
     return Diff(changes, len(bad_ids), profile.inputs, per, options.factor, options.min_count)
 
 
-def _ranks(order: list[int], count: int) -> list[int]:
-    rank = [0] * count
+def _ranks(order: list[int], size: int) -> list[int]:
+    rank = [0] * size
     for r, position in enumerate(order):
         if position >= 0:
             rank[position] = r
