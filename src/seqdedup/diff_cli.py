@@ -188,7 +188,7 @@ def _run(
         page = DiffPage(args.report)  # (its path and packages checked before reading)
     keying = keying_for(config)
     profile = read_good(good, config, keying, stdin)
-    bad, source = read_bad(bad_name, config, keying, stdin)
+    bad, source = read_bad(bad_name, config, keying, stdin, profile)
     diff = compare(profile, bad, options)
     shown_bad = "standard input" if bad_name == "-" else bad_name
     if args.format == "json":

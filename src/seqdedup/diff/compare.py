@@ -10,6 +10,7 @@ over key ids in BAD's stream order.
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
@@ -40,10 +41,13 @@ class DiffOptions(NamedTuple):
 
 
 class Bad(NamedTuple):
-    """BAD as the comparison reads it: each record's key hash, text and stream (None:
-    one), its key sizes (for ``min_bytes``), the timestamp finder and its time span."""
+    """BAD as the comparison reads it: each record's key id in GOOD's profile (NEW for
+    a key GOOD never shows) and the key hashes of the new ones by position (the others'
+    are not kept: a million keys cost 57 MB), its text and stream (None: one), its key
+    sizes (for ``min_bytes``), the timestamp finder and its time span."""
 
-    keys: Sequence[bytes]
+    ids: list[int]
+    new_keys: dict[int, bytes]
     record: Callable[[int], bytes]
     streams: Sequence[Hashable] | None = None
     sizes: Sequence[int] | None = None
@@ -51,10 +55,19 @@ class Bad(NamedTuple):
     hours: float | None = None
 
 
+def key_ids(
+    profile: GoodProfile, keys: Sequence[bytes], first: int = 0
+) -> tuple[list[int], dict[int, bytes]]:
+    """Keys (of records ``first``, ``first + 1``, ...) as the comparison takes them:
+    their ids in the profile, and the new ones' keys by position."""
+    found = list(map(profile.ids.get, keys, repeat(NEW)))
+    new = compress(count(first), map(NEW.__eq__, found))
+    return found, {p: keys[p - first] for p in new}
+
+
 def compare(profile: GoodProfile, bad: Bad, options: DiffOptions) -> Diff:
     """The changes of ``bad`` against a settled ``profile``."""
-    ids = profile.ids
-    bad_ids = list(map(ids.get, bad.keys, repeat(NEW)))
+    bad_ids = bad.ids
     rank: Sequence[int]
     if bad.streams is None:  # (stream order is input order)
         order, ranked, rank = [*range(len(bad_ids)), SEP], [*bad_ids, SEP], range(len(bad_ids))
@@ -106,15 +119,20 @@ def _shown_flags(bad: Bad, options: DiffOptions, bad_ids: list[int]) -> bytearra
     """The engine's keep flag of each BAD record (window W, BAD's own streams); with
     ``min_bytes``, a run of repeats whose keys hold fewer bytes is kept. At W = 1 a
     record's flag depends on its own key alone: only the new records are fed."""
-    keys, streams = bad.keys, bad.streams
+    streams, new_keys = bad.streams, bad.new_keys
     if options.window == 1 and options.min_bytes == 0:
-        new = list(compress(count(), map(NEW.__eq__, bad_ids)))
+        new = list(new_keys)  # (in input order)
         named = None if streams is None else [streams[p] for p in new]
-        kept, _ = _decide([keys[p] for p in new], named, 1, False)
-        flags = bytearray(b"\x01") * len(keys)
+        kept, _ = _decide(list(new_keys.values()), named, 1, False)
+        flags = bytearray(b"\x01") * len(bad_ids)
         for p, keep in zip(new, kept, strict=True):
             flags[p] = keep
         return flags
+    # every record's key: a known one by its id (equal ids, equal keys), a new one by
+    # its hash; the two never equal (their first byte)
+    keys = [
+        b"k%d" % key_id if key_id >= 0 else b"n" + new_keys[p] for p, key_id in enumerate(bad_ids)
+    ]
     flags, blocks = _decide(keys, streams, options.window, options.min_bytes > 0)
     if options.min_bytes > 0 and bad.sizes is not None:
         sizes, order = bad.sizes, in_stream_order(len(keys), streams)
@@ -156,7 +174,7 @@ def _new(view: _View, bad_ids: list[int], options: DiffOptions) -> list[New]:
             stretches.append([r])
     made: list[New] = []
     home: dict[bytes, int] = {}  # a new key -> the stretch its first record was shown in
-    keys = view.bad.keys
+    keys = view.bad.new_keys
     for stretch in sorted(stretches, key=lambda s: order[s[0]]):
         positions = [order[r] for r in stretch]
         visible = [p for p in positions if shown[p]]
@@ -352,7 +370,8 @@ def _sequence_at(
 def _with_known(anchored: list[tuple[int, int, Change | None]], bad_ids: list[int]) -> list[Change]:
     """The changes with the known records between them counted: a Known stretch from
     the first known record after a change to the last before the next."""
-    known = [0, *accumulate(map((-1).__lt__, bad_ids))]  # known[p]: known before p
+    known = array("q", [0])  # known[p]: the known records before p
+    known.extend(accumulate(map((-1).__lt__, bad_ids)))
     changes: list[Change] = []
     cursor = 0
     for at, _, change in [*anchored, (len(bad_ids), 9, None)]:

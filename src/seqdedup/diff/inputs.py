@@ -17,7 +17,7 @@ from typing import IO
 from seqdedup.budgetinput import Source, read_whole
 from seqdedup.config import Config
 from seqdedup.diff.changes import Diff
-from seqdedup.diff.compare import Bad, DiffOptions, compare
+from seqdedup.diff.compare import Bad, DiffOptions, compare, key_ids
 from seqdedup.diff.profile import GoodProfile, Part
 from seqdedup.engine import SEED, load
 from seqdedup.errors import SeqdedupError
@@ -82,18 +82,43 @@ class Keying:
     def source_keys(
         self, source: Source
     ) -> tuple[list[bytes], list[Hashable] | None, list[int] | None]:
-        self.restart()
+        """Every record's key hash (a GOOD input's), stream and size."""
         keys: list[bytes] = []
+        streams, sizes = self._batches(source, lambda _, more: keys.extend(more))
+        return keys, streams, sizes
+
+    def source_ids(
+        self, source: Source, profile: GoodProfile
+    ) -> tuple[list[int], dict[int, bytes], list[Hashable] | None, list[int] | None]:
+        """BAD's records as the comparison takes them (:func:`key_ids`): only the new
+        records' key hashes are kept."""
+        ids: list[int] = []
+        new: dict[int, bytes] = {}
+
+        def take(at: int, keys: list[bytes]) -> None:
+            found, fresh = key_ids(profile, keys, at)
+            ids.extend(found)
+            new.update(fresh)
+
+        streams, sizes = self._batches(source, take)
+        return ids, new, streams, sizes
+
+    def _batches(
+        self, source: Source, take: Callable[[int, list[bytes]], None]
+    ) -> tuple[list[Hashable] | None, list[int] | None]:
+        """Each batch's keys handed to ``take`` with its first record's number; the
+        streams and sizes of all."""
+        self.restart()
         streams: list[Hashable] | None = None
         sizes: list[int] | None = None
         for at in range(0, source.count, BATCH):
-            more, named, measured = self.keys(source.records(at, min(source.count, at + BATCH)))
-            keys += more
+            keys, named, measured = self.keys(source.records(at, min(source.count, at + BATCH)))
+            take(at, keys)
             if named is not None:
                 streams = (streams or []) + named
             if measured is not None:
                 sizes = (sizes or []) + measured
-        return keys, streams, sizes
+        return streams, sizes
 
     def hours(self, source: Source) -> float | None:
         """The input's time span in hours: from the earliest to the latest timestamp of
@@ -206,13 +231,13 @@ def _library_parts(
 
 
 def read_bad(
-    name: str, config: Config, keying: Keying, stdin: IO[bytes] | None
+    name: str, config: Config, keying: Keying, stdin: IO[bytes] | None, profile: GoodProfile
 ) -> tuple[Bad, Source]:
-    """BAD read whole (a file, or standard input for '-')."""
+    """BAD read whole (a file, or standard input for '-'), keyed against ``profile``."""
     check_inputs([name], stdin)
     source = Source(read_whole(decoded_inputs([name], stdin, True)), config.delimiter)
-    keys, streams, sizes = keying.source_keys(source)
-    bad = Bad(keys, source.record, streams, sizes, keying.stamp, keying.hours(source))
+    ids, new, streams, sizes = keying.source_ids(source, profile)
+    bad = Bad(ids, new, source.record, streams, sizes, keying.stamp, keying.hours(source))
     return bad, source
 
 
@@ -242,11 +267,9 @@ def diff_records(
     encoded = _encoded(bad)
     keying.restart()
     keys, streams, sizes = keying.keys(encoded)
-    return compare(
-        profile,
-        Bad(keys, encoded.__getitem__, streams, sizes, keying.stamp),
-        options or DiffOptions(),
-    )
+    ids, new = key_ids(profile, keys)
+    read = Bad(ids, new, encoded.__getitem__, streams, sizes, keying.stamp)
+    return compare(profile, read, options or DiffOptions())
 
 
 def _encoded(records: Sequence[bytes | str]) -> list[bytes]:
