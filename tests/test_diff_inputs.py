@@ -4,7 +4,13 @@ what counts as a repeat of new material."""
 
 from __future__ import annotations
 
+import io
 import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import examples
 
 
 def run_diff(run_cli, *args):
@@ -83,3 +89,62 @@ def test_min_bytes_shows_a_small_repeat_of_new_material(run_cli, tmp_path):
 
     assert new(folded) == [(2, 1)]  # the second ERROR is a repeat: counted as again
     assert new(shown) == [(2, 0), (4, 0)]  # 7 bytes: too small to count as a repeat
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(
+    st.lists(st.sampled_from(["a", "b 1", "b 2", "c", "d"]), min_size=1, max_size=30),
+    st.lists(st.sampled_from(["a", "b 3", "c", "e", "f"]), min_size=1, max_size=30),
+)
+def test_a_library_knows_what_its_runs_saw(tmp_path_factory, good_lines, bad_lines):
+    """GOOD as the library a run saved (-w 1) and as the file it read: the same new
+    records, the same known ones, and each key's count (rows times their sightings)."""
+    from seqdedup.cli import main
+
+    folder = tmp_path_factory.mktemp("library")
+    good, bad, library = folder / "good.log", folder / "bad.log", folder / "lib"
+    good.write_text("".join(line + "\\n" for line in good_lines))
+    bad.write_text("".join(line + "\\n" for line in bad_lines))
+    out = io.BytesIO()
+    assert (
+        main(["-q", "-w", "1", "--normalize", "number", "-l", str(library), str(good)], stdout=out)
+        == 0
+    )
+    answers = []
+    for source in (good, library):
+        out = io.BytesIO()
+        status = main(
+            [
+                "diff",
+                "--normalize",
+                "number",
+                "--format",
+                "json",
+                "--min-count",
+                "1",
+                "--per",
+                "input",
+                str(source),
+                str(bad),
+            ],
+            stdout=out,
+        )
+        assert status in (0, 1)
+        answers.append(json.loads(out.getvalue()))
+    from_file, from_library = answers
+
+    def new(answer):
+        return [
+            (c["first"], c["length"], c["again"]) for c in answer["changes"] if c["kind"] == "new"
+        ]
+
+    assert new(from_library) == new(from_file)
+    from seqdedup.config import Config
+    from seqdedup.diff.inputs import keying_for, read_good
+
+    config = Config(key_steps=(("normalize", "number"),))
+    counts = []
+    for source in (good, library):
+        profile = read_good([str(source)], config, keying_for(config))
+        counts.append({key: profile.counts[key_id] for key, key_id in profile.ids.items()})
+    assert counts[0] == counts[1]
