@@ -1,4 +1,4 @@
-"""seqdedup diff's comparison (seqdedup.diff.compare) against the oracle of its
+"""seqdedup diff's comparison (seqdedup.diff.compare), on each engine, against the oracle of its
 definitions (tests/diff_oracle.py): new stretches and what repeats them, broken
 sequences, rate changes, and the known records between, plain and with streams."""
 
@@ -83,7 +83,7 @@ named = st.lists(st.tuples(st.sampled_from(["s1", "s2", "s3"]), keys), max_size=
     st.sampled_from([1.5, 2.0, 3.0]),
     st.integers(1, 4),
 )
-def test_one_stream_is_the_oracles(good, bad, window, factor, min_count):
+def test_one_stream_is_the_oracles(engine, good, bad, window, factor, min_count):
     diff = compared(good, bad, window, factor, min_count, False)
     known = {key for records in good for _, key in records}
     check_known_and_order(diff, len(bad), sum(key not in known for _, key in bad))
@@ -96,7 +96,7 @@ def test_one_stream_is_the_oracles(good, bad, window, factor, min_count):
     st.integers(1, 3),
     st.integers(1, 4),
 )
-def test_streams_are_the_oracles(good, bad, window, min_count):
+def test_streams_are_the_oracles(engine, good, bad, window, min_count):
     compared(good, bad, window, 2.0, min_count, True)
 
 
