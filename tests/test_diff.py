@@ -4,6 +4,7 @@ sequences, rate changes, and the known records between, plain and with streams."
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -124,3 +125,21 @@ def test_nothing_changed_when_bad_is_good_again():
     diff = compared([records], records, 1, 2.0, 1, False)
     assert not diff.changed
     assert [c.kind for c in diff.changes] == ["known"]
+
+
+@pytest.mark.parametrize(("window", "again"), [(1, 1), (300, 1), (400, 1), (401, 0), (1000, 0)])
+def test_a_long_new_block_repeats_at_every_window_up_to_its_length(engine, window, again):
+    """A new block of 400 records twice, known records of different kinds around each
+    copy: the second copy repeats the first at every W up to 400 (counted as again),
+    and at no W past it (shown)."""
+    block = [f"new {k}" for k in range(400)]
+    known = [f"known {k}" for k in range(30)]
+    good = [known]
+    bad = known[:10] + block + known[10:20] + block + known[20:]
+    diff = diff_records(good, bad, options=DiffOptions(window=window, min_count=1))
+    new = [c for c in diff.changes if isinstance(c, New)]
+    if again:
+        assert [(c.first, c.length, c.again, c.again_length) for c in new] == [(11, 400, 1, 400)]
+        assert [line.number for line in new[0].records] == list(range(11, 411))
+    else:
+        assert [(c.first, c.length, c.again) for c in new] == [(11, 400, 0), (421, 400, 0)]
