@@ -102,12 +102,15 @@ class GoodProfile:
     ) -> list[int]:
         """Each key's id (a new key: the next id; ``separator``: EDGE)."""
         ids, before = self.ids, len(self.ids)
-        if separator:
-            found = [EDGE if key == separator else ids.setdefault(key, len(ids)) for key in keys]
+        take, size = ids.setdefault, ids.__len__
+        if separator:  # (taken as a key for the pass, as EDGE: the next id is one less)
+            ids[separator] = EDGE
+            found = [take(key, size() - 1) for key in keys]
+            del ids[separator]
         else:
-            found = [ids.setdefault(key, len(ids)) for key in keys]
+            found = [take(key, size()) for key in keys]
         if len(ids) > before:  # the new keys' first records, in id order
-            first = {key_id: k for k, key_id in reversed(list(enumerate(found)))}
+            first = dict(zip(reversed(found), range(len(found) - 1, -1, -1), strict=True))
             self.texts += [text_of(first[key_id]) for key_id in range(before, len(ids))]
             grown = len(ids) - before
             self.counts += [0] * grown
