@@ -54,7 +54,11 @@ def test_nothing_changed_is_exit_0(run_cli):
     ("args", "message"),
     [
         (["nope.log", "bad.log"], "seqdedup diff: cannot open input 'nope.log'"),
-        (["--factor", "1", "g", "b"], "seqdedup diff: --factor must be more than 1, not 1"),
+        (
+            ["--factor", "1", "g", "b"],
+            "seqdedup diff: --factor must be a number more than 1, not 1",
+        ),
+        (["--factor", "nan", "g", "b"], "--factor must be a number more than 1, not nan"),
         (["--min-count", "0", "g", "b"], "seqdedup diff: --min-count must be at least 1, not 0"),
         (["-", "b"], "seqdedup diff: standard input ('-') can only be BAD, the last input"),
         (["--budget", "8k", "--format", "json", "g", "b"], "--format json gives it whole"),
@@ -200,3 +204,47 @@ def test_a_budget_below_the_shortest_answer_is_said(run_cli):
     assert done.returncode == 1
     assert done.stdout.startswith(b"seqdedup diff: 65 records: ")
     assert b"tokens, over --budget" in done.stderr
+
+
+def test_a_signal_ends_the_command_at_once_with_nothing_written(tmp_path):
+    """SIGTERM while BAD is still coming (a pipe that stays open): exit 143 at once, no
+    half answer on stdout."""
+    import os
+    import signal
+    import time
+
+    fifo = tmp_path / "bad.fifo"
+    os.mkfifo(fifo)
+    process = subprocess.Popen(
+        [str(BIN / "seqdedup"), "diff", str(GREEN), str(fifo)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=user_env(),
+    )
+    writer = os.open(fifo, os.O_WRONLY)  # (opens once the command reads it)
+    try:
+        os.write(writer, GREEN.read_bytes()[:200])
+        time.sleep(0.5)
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=30)
+    finally:
+        os.close(writer)
+    assert process.returncode == 128 + signal.SIGTERM, err
+    assert out == b""
+
+
+def test_a_full_disk_is_one_line_and_exit_2(tmp_path):
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full")
+    with open("/dev/full", "wb") as full:
+        done = subprocess.run(
+            [str(BIN / "seqdedup"), "diff", str(GREEN), str(FAILED)],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            env=user_env(),
+            check=False,
+        )
+    assert done.returncode == 2
+    assert done.stderr.decode().splitlines() == [
+        "seqdedup diff: cannot write output: No space left on device"
+    ]

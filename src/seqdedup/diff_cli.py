@@ -163,6 +163,10 @@ def run_diff(
         from seqdedup.options import check_refused
 
         check_refused(parser, args, REFUSED)
+        from seqdedup.stopping import reopen_on_hangup, started
+
+        reopen_on_hangup(None)
+        started()  # (a signal ends the command: half an answer would mislead)
         return _run(args, stdin, stdout, stderr)
 
     return exit_status(PROG, body, stderr, own_stdout, error=EXIT_ERROR)
@@ -199,8 +203,9 @@ def _run(
         used = counter(text.encode("utf-8", "surrogateescape")) if counter is not None else 0
         if used > (args.budget or 0) > 0:
             stderr.write(f"{PROG}: the shortest answer takes {used} tokens, over --budget\n")
-    stdout.write(text.encode("utf-8", "surrogateescape"))
-    stdout.flush()
+    from seqdedup.sinks import Output
+
+    Output(stdout).write(text.encode("utf-8", "surrogateescape"))  # (a full disk: one line)
     if page is not None:
         page.write(diff, shown_bad, good, source.count)
     return 1 if diff.changed else 0
@@ -217,8 +222,8 @@ def _settings(args: argparse.Namespace) -> tuple[Config, DiffOptions]:
         raise UsageError("--budget needs a number of tokens of at least 1 (e.g. 8k)")
     if args.tokenizer is not None and args.budget is None:
         raise UsageError("--tokenizer requires --budget")
-    if args.factor <= 1.0:
-        raise UsageError(f"--factor must be more than 1, not {args.factor:g}")
+    if not 1.0 < args.factor < float("inf"):  # (nan too)
+        raise UsageError(f"--factor must be a number more than 1, not {args.factor:g}")
     if args.min_count < 1:
         raise UsageError(f"--min-count must be at least 1, not {args.min_count}")
     if args.window_size == "auto":

@@ -191,7 +191,7 @@ def diff_tool(
 
     if not good:
         raise SeqdedupError("give at least one good file")
-    if factor <= 1.0 or min_count < 1 or budget < 1:
+    if not 1.0 < factor < float("inf") or min_count < 1 or budget < 1:
         raise SeqdedupError("factor must be more than 1, min_count and budget at least 1")
     inputs = []
     for name in [*good, bad]:
