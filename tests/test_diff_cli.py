@@ -248,3 +248,16 @@ def test_a_full_disk_is_one_line_and_exit_2(tmp_path):
     assert done.stderr.decode().splitlines() == [
         "seqdedup diff: cannot write output: No space left on device"
     ]
+
+
+def test_records_that_are_not_utf8_are_written_as_they_are(run_cli, tmp_path):
+    good = tmp_path / "good.log"
+    good.write_bytes(b"ok\n")
+    bad = tmp_path / "bad.log"
+    bad.write_bytes(b"ok\nbad \xff\xfe byte\n\x00nul\n")
+    text = diff(run_cli, good, bad)
+    assert b"+       2 | bad \xff\xfe byte\n" in text.stdout
+    assert b"+       3 | \x00nul\n" in text.stdout
+    answer = json.loads(diff(run_cli, "--format", "json", good, bad).stdout)
+    (new,) = [c for c in answer["changes"] if c["kind"] == "new"]
+    assert [line["text"] for line in new["records"]] == ["bad \ufffd\ufffd byte", "\x00nul"]

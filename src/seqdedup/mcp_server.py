@@ -185,7 +185,7 @@ def diff_tool(
     from seqdedup.config import Config
     from seqdedup.diff.compare import DiffOptions
     from seqdedup.diff.inputs import diff_records
-    from seqdedup.diff.text import as_text
+    from seqdedup.diff.text import as_text, utf8
     from seqdedup.records import split_records
     from seqdedup.tokens import estimate_tokens
 
@@ -205,7 +205,7 @@ def diff_tool(
         inputs[:-1], inputs[-1], config, DiffOptions(factor=factor, min_count=min_count)
     )
     return {
-        "text": as_text(found, bad, list(good), budget, estimate_tokens),
+        "text": utf8(as_text(found, bad, list(good), budget, estimate_tokens)),
         "changed": found.changed,
         "records": found.records,
         "counts": {

@@ -89,6 +89,12 @@ def compare(profile: GoodProfile, bad: Bad, options: DiffOptions) -> Diff:
     return Diff(changes, len(bad_ids), profile.inputs, per, options.factor, options.min_count)
 
 
+def as_text(record: bytes) -> str:
+    """A record as text, every byte kept (bytes that are not UTF-8 as surrogates: the
+    text answer writes them back as they were)."""
+    return record.decode("utf-8", "surrogateescape")
+
+
 def _ranks(order: list[int], size: int) -> list[int]:
     rank = [0] * size
     for r, position in enumerate(order):
@@ -105,7 +111,7 @@ class _View:
         self.bad, self.order, self.ranked, self.rank = bad, order, ranked, rank
 
     def line(self, position: int) -> Line:
-        return Line(position + 1, self.bad.record(position).decode("utf-8", "replace"))
+        return Line(position + 1, as_text(self.bad.record(position)))
 
     def lines(self, ranks: range) -> tuple[Line, ...]:
         order = self.order
@@ -270,7 +276,7 @@ def _broken_change(
         last + 1,
         view.order[spans[-1][0]] + 1,
         view.lines(range(ranks[0] - 1, ranks[-1] + 2)),
-        tuple(Line(0, profile.texts[k].decode("utf-8", "replace")) for k in chain),
+        tuple(Line(0, as_text(profile.texts[k])) for k in chain),
         view.stamp(first),
     )
 
@@ -325,7 +331,7 @@ def _rates(
         if not kind:
             continue
         if kind == "gone":
-            records = tuple(Line(0, profile.texts[k].decode("utf-8", "replace")) for k in chain)
+            records = tuple(Line(0, as_text(profile.texts[k])) for k in chain)
             found.append(Rate("gone", records, len(chain), good, good_rate, 0, 0.0, per, 0, 0))
             continue
         at = min(first[k] for k in chain if k in first)
@@ -362,7 +368,7 @@ def _sequence_at(
     return tuple(
         view.line(view.order[start + k - first])
         if first <= k < first + taken
-        else Line(0, profile.texts[key_id].decode("utf-8", "replace"))
+        else Line(0, as_text(profile.texts[key_id]))
         for k, key_id in enumerate(chain)
     )
 

@@ -160,12 +160,19 @@ def read_good(
 
 
 def _files_of(folder: Path) -> list[str]:
-    files = sorted(
-        str(path)
-        for path in folder.rglob("*")
-        if path.is_file()
-        and not any(part.startswith(".") for part in path.relative_to(folder).parts)
-    )
+    """A folder's files, sorted, hidden ones and a library's database left out."""
+    from seqdedup.library.store import DB_FILES
+
+    try:
+        files = sorted(
+            str(path)
+            for path in folder.rglob("*")
+            if path.is_file()
+            and path.name not in DB_FILES
+            and not any(part.startswith(".") for part in path.relative_to(folder).parts)
+        )
+    except OSError as exc:
+        raise SeqdedupError(f"cannot read the folder '{folder}': {exc.strerror or exc}") from None
     if not files:
         raise SeqdedupError(f"'{folder}' holds no files to compare with")
     return files

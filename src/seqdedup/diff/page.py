@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from seqdedup.diff.changes import Broken, Change, Diff, Known, New, Rate
-from seqdedup.diff.text import NAMES, PRIORITY, body, header, summary
+from seqdedup.diff.text import NAMES, PRIORITY, body, header, summary, utf8
 
 TOP = 50  # changes listed on the page
 # each kind's colour, as the page's list marks it (templates/diff.html.jinja)
@@ -88,9 +88,9 @@ def _row(change: Change, diff: Diff) -> dict[str, object]:
         "lines": where,
         "good": good,
         "bad": bad,
-        "sample": first,
-        "header": header(change, diff),
-        "text": "\n".join(lines[:SHOWN_LINES]),
+        "sample": utf8(first),
+        "header": utf8(header(change, diff)),
+        "text": utf8("\n".join(lines[:SHOWN_LINES])),
         "more": max(0, len(lines) - SHOWN_LINES),
     }
 
@@ -107,7 +107,7 @@ def _timeline(diff: Diff, records: int) -> dict[str, object]:
                 "kind": NAMES[change.kind],
                 "first": change.first,
                 "end": max(last, change.first) + 1,
-                "what": header(change, diff)[2:],
+                "what": utf8(header(change, diff)[2:]),
             }
         )
     return {

@@ -223,6 +223,12 @@ def _where(change: Change) -> str:
     return f"({_span(change.first, max(change.last, change.first))} of BAD)"
 
 
+def utf8(text: str) -> str:
+    """Text that is valid UTF-8: a byte that was not shows as U+FFFD (JSON and MCP
+    carry Unicode; the text answer keeps the bytes)."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def as_json(diff: Diff, bad: str, good: Sequence[str]) -> str:
     """The answer as one JSON document (docs/diff.md gives its fields)."""
     document = {
@@ -244,5 +250,5 @@ def _object(change: Change) -> dict[str, object]:
     fields: dict[str, object] = dict(change._asdict())
     for name in ("records", "expected"):
         if name in fields:
-            fields[name] = [{"line": line.number, "text": line.text} for line in fields[name]]  # type: ignore[attr-defined]
+            fields[name] = [{"line": line.number, "text": utf8(line.text)} for line in fields[name]]  # type: ignore[attr-defined]
     return {"kind": fields.pop("kind"), **fields}
