@@ -76,11 +76,11 @@ plain = st.lists(st.tuples(st.just("s"), keys), max_size=40)
 named = st.lists(st.tuples(st.sampled_from(["s1", "s2", "s3"]), keys), max_size=40)
 
 
-@settings(max_examples=examples(300), deadline=None)
+@settings(max_examples=examples(1000), deadline=None)
 @given(
     st.lists(plain, min_size=1, max_size=3),
     plain,
-    st.integers(1, 3),
+    st.integers(1, 6),
     st.sampled_from([1.5, 2.0, 3.0]),
     st.integers(1, 4),
 )
@@ -90,11 +90,11 @@ def test_one_stream_is_the_oracles(engine, good, bad, window, factor, min_count)
     check_known_and_order(diff, len(bad), sum(key not in known for _, key in bad))
 
 
-@settings(max_examples=examples(300), deadline=None)
+@settings(max_examples=examples(1000), deadline=None)
 @given(
     st.lists(named, min_size=1, max_size=3),
     named,
-    st.integers(1, 3),
+    st.integers(1, 6),
     st.integers(1, 4),
 )
 def test_streams_are_the_oracles(engine, good, bad, window, min_count):
