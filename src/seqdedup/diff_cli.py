@@ -228,8 +228,6 @@ def _settings(args: argparse.Namespace) -> tuple[Config, DiffOptions]:
         raise UsageError(f"--min-count must be at least 1, not {args.min_count}")
     if args.window_size == "auto":
         raise UsageError("seqdedup diff takes -w N (a number of records), not auto")
-    if args.min_bytes is not None and args.min_bytes < 0:
-        raise UsageError(f"--min-bytes must be at least 0, not {args.min_bytes}")
     config = command_line_config(
         window_size=args.window_size,
         min_size=args.min_bytes or 0,

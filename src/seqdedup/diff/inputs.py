@@ -23,11 +23,11 @@ from seqdedup.engine import SEED, load
 from seqdedup.errors import SeqdedupError
 from seqdedup.inputs import check_inputs, decoded_inputs
 from seqdedup.keys import KeyMaker, key_maker
+from seqdedup.library.load import SENTINEL_KEY
 from seqdedup.normalize import timestamp_finder, timestamp_seconds
 
 BATCH = 1 << 16  # records keyed at a time
 ROWS = 1 << 14  # library rows keyed at a time
-SEPARATOR = b"\xff" * 16  # between library rows' key hashes (no key hash is this: keyed)
 SAMPLES = 129  # records sampled for an input's time span
 
 
@@ -72,8 +72,9 @@ class Keying:
         return split_hashes(hashes), streams, sizes
 
     def row_keys(self, rows: list[bytes]) -> list[bytes]:
-        """The key hashes of library rows, SEPARATOR after each row's."""
-        return split_hashes(self._maker.hash_encoded_rows(rows, SEPARATOR))
+        """The key hashes of library rows, SENTINEL_KEY after each row's (the record
+        that a loaded library's key region puts between sequences: no key hash is it)."""
+        return split_hashes(self._maker.hash_encoded_rows(rows, SENTINEL_KEY))
 
     def restart(self) -> None:
         """A new input (or library row): no stream continues into it."""
@@ -160,19 +161,11 @@ def read_good(
 
 
 def _files_of(folder: Path) -> list[str]:
-    """A folder's files, sorted, hidden ones and a library's database left out."""
-    from seqdedup.library.store import DB_FILES
+    """A folder's files as a library's plain files are found (sorted, sub-folders too,
+    hidden files, ``README*`` and a database left out, links not followed)."""
+    from seqdedup.library.store import plain_files
 
-    try:
-        files = sorted(
-            str(path)
-            for path in folder.rglob("*")
-            if path.is_file()
-            and path.name not in DB_FILES
-            and not any(part.startswith(".") for part in path.relative_to(folder).parts)
-        )
-    except OSError as exc:
-        raise SeqdedupError(f"cannot read the folder '{folder}': {exc.strerror or exc}") from None
+    files = [str(path) for path in plain_files(folder)]
     if not files:
         raise SeqdedupError(f"'{folder}' holds no files to compare with")
     return files
@@ -212,7 +205,7 @@ def _add_rows(
     text is decoded only for a key seen for the first time."""
     blobs = [blob for blob, _ in batch]
     keys = keying.row_keys(blobs)
-    ends = [k + 1 for k in compress(count(), map(SEPARATOR.__eq__, keys))]  # (rows' ends)
+    ends = [k + 1 for k in compress(count(), map(SENTINEL_KEY.__eq__, keys))]  # (rows' ends)
     weights = None
     if any(sightings != 1 for _, sightings in batch):  # each key its row's sightings
         sizes = map(sub, ends, [0, *ends])
@@ -223,7 +216,7 @@ def _add_rows(
         start = ends[row - 1] if row else 0
         return decode(blobs[row])[k - start]
 
-    profile.add_rows(keys, SEPARATOR, weights, text_of)
+    profile.add_rows(keys, SENTINEL_KEY, weights, text_of)
 
 
 def _library_parts(
