@@ -322,7 +322,7 @@ def main(
             from seqdedup.diff_cli import build_diff_parser
 
             answer(parser, {"diff": build_diff_parser})
-        command_line = list(sys.argv[1:] if argv is None else argv)
+        command_line = words
         settled = with_config_files(parser, command_line, parser.parse_args(command_line), out, err)
         if settled is None:  # --show-config
             return 0
