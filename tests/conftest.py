@@ -23,10 +23,17 @@ def examples(count: int) -> int:
 
 
 def needs(present: bool, reason: str) -> pytest.MarkDecorator:
-    """A test that needs a system part (a program, a runtime): skipped with ``reason``
-    where it is missing while working; run anyway where CI=true, so that it fails
-    there: CI installs what the tests need (.ci/run)."""
-    return pytest.mark.skipif(not present and not FULL, reason=reason)
+    """A test that needs a system part (a program, a runtime): skipped, with ``reason``
+    naming what is missing, wherever it is missing, so that the README's command is
+    green on any clone. CI cannot skip by accident: ``.ci/run`` installs each part and
+    checks it is there before the suite starts."""
+    return pytest.mark.skipif(not present, reason=f"missing: {reason}")
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: a worker more than the cores, since many tests spend their time
+    waiting on a real process (a browser, a server, a killed run)."""
+    return len(os.sched_getaffinity(0)) + 1
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -43,8 +50,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 from hypothesis import settings as _hypothesis_settings  # noqa: E402
 
-_hypothesis_settings.register_profile("quick", max_examples=20)
-_hypothesis_settings.register_profile("full")
+# Every run of the suite is the same run: Hypothesis derandomised (its examples drawn from
+# a seed fixed by each test's source, so a test that passes here passes on every clone),
+# and no example database (an example saved by an earlier run is never replayed into a
+# later one). ``SEQDEDUP_EXPLORE=1`` turns both back on while hunting for new failures;
+# a failure found that way is kept as an ``@example`` in the test, not in a database.
+_EXPLORE = os.environ.get("SEQDEDUP_EXPLORE", "").strip().lower() in ("1", "true", "yes")
+_SAME_RUN = {} if _EXPLORE else {"derandomize": True, "database": None}
+_hypothesis_settings.register_profile("quick", max_examples=20, print_blob=True, **_SAME_RUN)
+_hypothesis_settings.register_profile("full", print_blob=True, **_SAME_RUN)
 _hypothesis_settings.load_profile("full" if FULL else "quick")
 
 # Never the real user's settings file: every run in the tests (in this process and the
@@ -75,20 +89,96 @@ def user_env() -> dict[str, str]:
     return env
 
 
-def arrived(fd: int, timeout: float) -> bytes:
-    """What a pipe holds within ``timeout`` seconds (and nothing more after 0.1 s)."""
+HANG_GUARD = 60.0  # seconds: only ever reached by a test that fails (it hangs instead)
+
+
+def arrived(fd: int, size: int, timeout: float = HANG_GUARD) -> bytes:
+    """The next ``size`` bytes a pipe receives (fewer only at its end, or when nothing
+    comes before the hang guard: the test then fails on what it got). Waits for an
+    event, never for a guessed time."""
     import select
     import time
 
     got, deadline = b"", time.monotonic() + timeout
-    while True:
-        wait = max(0.0, deadline - time.monotonic()) if not got else 0.1
-        if not select.select([fd], [], [], wait)[0]:
+    while len(got) < size:
+        if not select.select([fd], [], [], max(0.0, deadline - time.monotonic()))[0]:
             return got
-        chunk = os.read(fd, 65536)
+        chunk = os.read(fd, size - len(got))
         if not chunk:
             return got
         got += chunk
+    return got
+
+
+def arrived_lines(fd: int, count: int, timeout: float = HANG_GUARD) -> bytes:
+    """The next ``count`` lines a pipe receives (as ``arrived``)."""
+    got = b""
+    while got.count(b"\n") < count:
+        more = arrived(fd, 1, timeout)
+        if not more:
+            return got
+        got += more
+    return got
+
+
+def pending(fd: int) -> bytes:
+    """What a pipe holds right now (nothing waited for)."""
+    import fcntl
+    import termios
+
+    held = bytearray(4)
+    fcntl.ioctl(fd, termios.FIONREAD, held)
+    size = int.from_bytes(held, sys.byteorder)
+    return os.read(fd, size) if size else b""
+
+
+# System calls in which a process waits for input (x86_64 and aarch64 numbers): read,
+# poll, select, pselect6, ppoll, epoll_wait, epoll_pwait.
+_INPUT_WAITS = {"x86_64": {0, 7, 23, 270, 271, 232, 281}, "aarch64": {63, 73, 72, 22}}
+# ... and in which any other thread sleeps: those, and futex, nanosleep, wait4, clock_nanosleep.
+_SLEEPS = {"x86_64": {202, 35, 61, 230}, "aarch64": {98, 101, 260, 115}}
+
+
+def settled(proc: subprocess.Popen[bytes], timeout: float = HANG_GUARD) -> None:
+    """Wait until ``proc`` has read everything written to its standard input and waits
+    for more: the pipe is empty, its main thread waits in a read, poll or select and
+    every other thread sleeps, twice in a row with nothing written in between. From
+    then on it writes nothing until it is given input or a timer of its own runs: what
+    its output holds (``pending``) is all that this input makes it write."""
+    import fcntl
+    import platform
+    import termios
+    import time
+
+    assert proc.stdin is not None
+    waits, sleeps = _INPUT_WAITS[platform.machine()], _SLEEPS[platform.machine()]
+    held = bytearray(4)
+
+    def state() -> tuple[int, ...] | None:
+        fcntl.ioctl(proc.stdin.fileno(), termios.FIONREAD, held)
+        if any(held):
+            return None
+        calls = []
+        for task in sorted(Path(f"/proc/{proc.pid}/task").iterdir()):
+            call = (task / "syscall").read_text().split()[0]
+            if not call.isdigit():  # "running"
+                return None
+            calls.append((task.name == str(proc.pid), int(call)))
+        if not all(c in waits if main else c in waits | sleeps for main, c in calls):
+            return None
+        io_fields = dict(
+            line.split(": ") for line in Path(f"/proc/{proc.pid}/io").read_text().splitlines()
+        )
+        return int(io_fields["wchar"]), int(io_fields["syscw"])
+
+    deadline, last = time.monotonic() + timeout, None
+    while time.monotonic() < deadline:
+        now = state()
+        if now is not None and now == last:
+            return
+        last = now
+        time.sleep(0.01)
+    raise AssertionError(f"process {proc.pid} never settled waiting for input")
 
 
 def processes() -> list[tuple[int, list[str]]]:
@@ -164,7 +254,7 @@ def new_lines_arrive_at_once(proc: subprocess.Popen[bytes]) -> tuple[int, list[b
     lines = [f"line {i}\n".encode() for i in range(12)]
     proc.stdin.write(b"".join(lines))
     proc.stdin.flush()
-    assert arrived(fd, 0.5) == b"".join(lines)
+    assert arrived(fd, len(b"".join(lines))) == b"".join(lines)  # before any more input
     return fd, lines
 
 

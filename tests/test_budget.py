@@ -77,18 +77,35 @@ def kept_records(reduction, store, delimiter: bytes) -> list[tuple[int, bytes]]:
 MARKER = re.compile(rb"^\[sd:[0-9a-f]+: lines? (\d+)(?:-(\d+))?(?: \((\d+) lines\))?: (.*)\]$")
 
 
+# A marker's description (budget.Layout.marker) is one statement before the first "; "
+# (the values and the time span follow it): a repeat of an earlier stretch, copies of a
+# block ("N copies of lines a-b[ and E of its lines]", "N like line a" when the block is
+# one line), or a list of kinds joined by ", " ("N like line a", 'N like "words"', "N more
+# of K other kinds"); a copy ends with ", byte for byte".
+PARTS = {
+    re.compile(rb"a repeat of lines? (\d+)(?:-(\d+))?"): lambda m: (
+        int(m[2] or m[1]) - int(m[1]) + 1
+    ),
+    re.compile(rb"(\d+) copies of lines (\d+)-(\d+)(?: and (\d+) of its lines)?"): lambda m: (
+        int(m[1]) * (int(m[3]) - int(m[2]) + 1) + int(m[4] or 0)
+    ),
+    re.compile(rb"(\d+) like line \d+"): lambda m: int(m[1]),
+    re.compile(rb"(\d+) more of \d+ other kinds?"): lambda m: int(m[1]),
+}
+
+
 def said_counts(description: bytes) -> int | None:
-    """The lines a marker's description accounts for (None: it names no counts)."""
-    body = description.split(b"; ")[0]
-    copies = re.match(rb"(\d+) (?:copies of|like) lines? (\d+)(?:-(\d+))?(?: and (\d+) of)?", body)
-    if copies:
-        first, last = int(copies[2]), int(copies[3] or copies[2])
-        return int(copies[1]) * (last - first + 1) + int(copies[4] or 0)
-    repeat = re.match(rb"a repeat of lines? (\d+)(?:-(\d+))?", body)
-    if repeat:
-        return int(repeat[2] or repeat[1]) - int(repeat[1]) + 1
-    counts = re.findall(rb"(?:^|, )(\d+) (?:like|more of)", body)
-    return sum(int(n) for n in counts) if counts else None
+    """The lines a marker's description accounts for, the sum of its parts' counts
+    (None where a kind is named by quoted text, which may hold the separators itself)."""
+    if b'"' in description:
+        return None
+    body = description.split(b"; ")[0].removesuffix(b", byte for byte")
+    total = 0
+    for part in body.split(b", "):
+        counted = [count(m) for rule, count in PARTS.items() if (m := rule.fullmatch(part))]
+        assert len(counted) == 1, f"not a part of a marker: {part!r} in {description!r}"
+        total += counted[0]
+    return total
 
 
 @settings(max_examples=examples(300), deadline=None)
@@ -122,7 +139,7 @@ def test_the_reduction_is_exact_says_what_it_hides_and_fits_when_it_can(
         held = Source(store.data(digest), delimiter).count
         assert (first, last_line) == reduction.lines[digest] and held == last_line - first + 1
         assert int(marker[3] or 1) == held
-        counted = said_counts(marker[4]) if b'"' not in marker[4] else None  # (quoted names)
+        counted = said_counts(marker[4])
         assert counted is None or counted == held, out[position]
     # An input that fits is written as it is
     if reduction.tokens_in <= budget:

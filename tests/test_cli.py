@@ -13,7 +13,15 @@ import pytest
 
 from seqdedup import __version__
 
-from conftest import arrived, live, new_lines_arrive_at_once, seqdedup_command, user_env
+from conftest import (
+    arrived,
+    live,
+    new_lines_arrive_at_once,
+    pending,
+    seqdedup_command,
+    settled,
+    user_env,
+)
 from oracle import kept
 
 LOG = b"".join(f"{line}\n".encode() for line in ["start", "a", "b", "c", "x", "a", "b", "c", "end"])
@@ -212,10 +220,12 @@ def test_live_stream_gets_records_before_end_of_input():
         assert proc.stdin is not None and proc.stdout is not None
         proc.stdin.write(b"".join(lines[:3]))  # may start a repeat: it waits
         proc.stdin.flush()
-        assert arrived(fd, 0.5) == b""
+        settled(proc)  # it has read them and waits for more input ...
+        assert pending(fd) == b""  # ... and has written none of them
         proc.stdin.write(b"fresh\n")  # new: lines 0-2 cannot be skipped any more
         proc.stdin.flush()
-        assert arrived(fd, 0.5) == b"".join(lines[:3]) + b"fresh\n"
+        want = b"".join(lines[:3]) + b"fresh\n"
+        assert arrived(fd, len(want)) == want  # before any more input
         proc.stdin.close()
         assert proc.stdout.read() == b""
         assert proc.wait(10) == 0

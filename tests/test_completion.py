@@ -51,7 +51,7 @@ def bash_completions(command: str, words: list[str]) -> list[str]:
     return [word.strip() for word in done.stdout.decode().splitlines() if word.strip()]
 
 
-@needs(shutil.which("bash") is not None, "no bash")
+@needs(shutil.which("bash") is not None, "bash")
 def test_bash_completes_options_values_and_commands():
     assert bash_completions("seqdedup", ["--skip-f"]) == ["--skip-fields"]
     assert sorted(bash_completions("seqdedup", ["--stats-format", ""])) == ["json", "table"]
@@ -64,7 +64,7 @@ def test_bash_completes_options_values_and_commands():
     assert bash_completions("seqdedup-dask", ["--annot"]) == []
 
 
-@needs(shutil.which("bash") is not None, "no bash")
+@needs(shutil.which("bash") is not None, "bash")
 def test_bash_completes_normalisation_classes_and_the_profiles_in_effect(tmp_path, monkeypatch):
     assert sorted(bash_completions("seqdedup", ["--normalize", "t"])) == ["timestamp"]
     assert sorted(bash_completions("seqdedup", ["--normalize", "timestamp,u"])) == [
@@ -86,7 +86,7 @@ def test_bash_completes_normalisation_classes_and_the_profiles_in_effect(tmp_pat
     assert sorted(bash_completions("seqdedup", ["--profile", "k"])) == ["k8s", "kafka"]
 
 
-@needs(shutil.which("bash") is not None, "no bash")
+@needs(shutil.which("bash") is not None, "bash")
 def test_bash_completes_the_stream_presets():
     assert sorted(bash_completions("seqdedup", ["--stream-by", ""])) == [
         "compose",
@@ -97,7 +97,7 @@ def test_bash_completes_the_stream_presets():
     assert bash_completions("seqdedup", ["--stream-by", "j"]) == ["journal"]
 
 
-@needs(shutil.which("bash") is not None, "no bash")
+@needs(shutil.which("bash") is not None, "bash")
 def test_bash_completes_the_diff_command_and_its_options():
     assert "diff" in bash_completions("seqdedup", ["di"])
     assert bash_completions("seqdedup", ["diff", "--fac"]) == ["--factor"]

@@ -13,7 +13,15 @@ import sys
 
 import pytest
 
-from conftest import ENGINES, children, seqdedup_command, session_processes, user_env
+from conftest import (
+    ENGINES,
+    HANG_GUARD,
+    arrived,
+    children,
+    seqdedup_command,
+    session_processes,
+    user_env,
+)
 from oracle import kept
 
 SEQDEDUP = " ".join(shlex.quote(part) for part in seqdedup_command())
@@ -107,7 +115,9 @@ def test_a_non_blocking_stdout_gets_every_byte(tmp_path, repeats_log, engine):
 @pytest.mark.slow
 def test_a_non_blocking_stdin_is_waited_on_not_polled(tmp_path):
     """A parent that set O_NONBLOCK on our stdin: the run waits for input without
-    spinning (CPU time stays near zero while the input is idle)."""
+    spinning. Counted, not timed: once it has taken the first lines and waits, its
+    read calls and context switches stay put while the input is idle (a loop that
+    polled would make thousands of each in the pause)."""
     read_end, write_end = os.pipe()
     flags = fcntl.fcntl(read_end, fcntl.F_GETFL)
     fcntl.fcntl(read_end, fcntl.F_SETFL, flags | os.O_NONBLOCK)
@@ -121,16 +131,30 @@ def test_a_non_blocking_stdin_is_waited_on_not_polled(tmp_path):
     import time
 
     os.write(write_end, b"a\nb\na\n")
-    time.sleep(1.5)  # idle input: a busy loop would burn about 1.5 s of CPU here
-    from pathlib import Path
-
-    fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-    cpu_seconds = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    assert proc.stdout is not None
+    assert arrived(proc.stdout.fileno(), 4) == b"a\nb\n"  # it has read them
+    before = work_done(proc.pid)
+    time.sleep(0.5)  # idle input (a pause, not a measurement)
+    after = work_done(proc.pid)
     os.write(write_end, b"c\n")
     os.close(write_end)
-    out, _ = proc.communicate(timeout=30)
-    assert (proc.returncode, out) == (0, b"a\nb\nc\n")
-    assert cpu_seconds < 0.8  # start-up and a few reads, not a spin
+    out, _ = proc.communicate(timeout=HANG_GUARD)
+    assert (proc.returncode, out) == (0, b"c\n")
+    assert after[0] - before[0] <= 2, (before, after)  # read calls: none, or one woken
+    assert after[1] - before[1] <= 20, (before, after)  # context switches
+
+
+def work_done(pid: int) -> tuple[int, int]:
+    """A process's read calls so far and its context switches (all its threads)."""
+    from pathlib import Path
+
+    io_fields = dict(line.split(": ") for line in Path(f"/proc/{pid}/io").read_text().splitlines())
+    switches = 0
+    for status in Path(f"/proc/{pid}/task").glob("*/status"):
+        for line in status.read_text().splitlines():
+            if line.startswith(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")):
+                switches += int(line.split()[1])
+    return int(io_fields["syscr"]), switches
 
 
 if sys.platform != "linux":  # pragma: no cover

@@ -899,7 +899,7 @@ def test_a_minimum_size_per_stream_continues_from_the_library(
     assert out == [text for text, skip in zip(texts, expected, strict=True) if not skip]
 
 
-@settings(max_examples=examples(60), deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(
     records=st.lists(
         st.tuples(st.one_of(st.none(), st.sampled_from("pq")), st.sampled_from(["a", "bb"])),

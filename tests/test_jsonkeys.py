@@ -143,7 +143,7 @@ def json_lines(draw):
 
 @pytest.mark.slow
 @pytest.mark.skipif(not kernel_built(), reason="needs the compiled kernel")
-@settings(max_examples=examples(1500), deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(
     lines=st.lists(json_lines(), min_size=1, max_size=8),
     paths=st.lists(st.sampled_from(["msg", "a", "e.t", "e.a.b", "ts"]), min_size=1, max_size=3),

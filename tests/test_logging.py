@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from seqdedup.logging import FoldingHandler, record_key
+from seqdedup.logging import BATCH, FoldingHandler, record_key
 
 from conftest import user_env
 from oracle import interleaved_skipped
@@ -87,28 +87,64 @@ def test_many_threads_forward_what_the_rule_keeps(engine, window, monkeypatch):
     assert summaries and sum(skipped) > 100
 
 
-def test_the_timer_releases_after_a_pause_and_past_the_longest_delay():
+class Clock:
+    """The handler's clock (``time.monotonic`` and ``time.time`` inside
+    ``seqdedup.logging``), moved by the test: a pause is a step of this clock, so what
+    the timer releases depends on the order of events, never on the machine's speed."""
+
+    def __init__(self) -> None:
+        self.moved = 0.0
+        self.wall = time.time()  # (records are stamped by logging's own clock)
+
+    def monotonic(self) -> float:
+        return 1000.0 + self.moved
+
+    def time(self) -> float:
+        return self.wall + self.moved
+
+    def advance(self, seconds: float) -> None:
+        self.moved += seconds
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    import seqdedup.logging as folding
+
+    moved = Clock()
+    monkeypatch.setattr(folding, "time", moved)
+    return moved
+
+
+def wait_for(condition) -> None:
+    """Until the handler's timer thread made ``condition`` true (an event)."""
+    deadline = time.monotonic() + 60
+    while not condition():
+        assert time.monotonic() < deadline, "the timer never acted"
+        time.sleep(0.005)
+
+
+def test_the_timer_releases_after_a_pause_and_past_the_longest_delay(clock):
     target = Collect()
     handler = FoldingHandler(target, 2, idle=0.2, max_delay=None)
     log = logger_with(handler, "idle")
     for _ in range(3):
         log.info("a")
         log.info("b")
-    deadline = time.monotonic() + 10
-    while len(target.records) < 3 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    assert target.records == []  # no pause yet, whatever the timer did meanwhile
+    clock.advance(0.2)
+    wait_for(lambda: len(target.records) >= 3)
     assert [r.getMessage() for r in target.records[:2]] == ["a", "b"]
     assert target.records[2].seqdedup["removed"] == 4
     handler.close()
     held = Collect()
     slow = FoldingHandler(held, 3, idle=None, max_delay=0.3)
     log = logger_with(slow, "delay")
-    started = time.monotonic()
     log.info("first")  # (W - 1 more records of its stream would decide it)
-    while not held.records and time.monotonic() - started < 10:
-        time.sleep(0.05)
+    clock.advance(0.29)
+    assert held.records == []  # held while younger than max_delay ...
+    clock.advance(0.01)
+    wait_for(lambda: bool(held.records))  # ... and forwarded once it is that old
     assert [r.getMessage() for r in held.records] == ["first"]
-    assert time.monotonic() - started >= 0.3  # (held for max_delay first)
     slow.close()
 
 
@@ -339,29 +375,31 @@ def test_a_summary_carries_the_extra_fields_a_filter_gave_and_its_thread():
     assert lines[2].startswith("req-7 worker-1 seqdedup: 6 repeated records folded")
 
 
-def test_a_storm_that_never_pauses_is_summarised_while_it_lasts():
+def test_a_storm_that_never_pauses_is_summarised_while_it_lasts(clock):
     """By default a run that goes on gets an interim summary every 60 seconds; with
-    ``every=0.2`` a storm without a pause gets one each 0.2 s while it lasts (the storm
-    goes on until two came, or 30 s: a loaded machine only makes it longer)."""
+    ``every=0.2`` a storm without a pause gets one each 0.2 s while it lasts, and none
+    before (the handler's clock moved by the test)."""
     assert FoldingHandler(Collect(), idle=None, max_delay=None).__dict__["_every"] == 60.0
     target = Collect()
     handler = FoldingHandler(target, 1, idle=None, max_delay=None, every=0.2)
     log = logger_with(handler, "storm")
     log.setLevel(logging.INFO)
     log.info("first")
-    start = time.monotonic()
 
     def interim() -> list[logging.LogRecord]:
         return [r for r in target.records if getattr(r, "seqdedup_continues", False)]
 
-    while len(interim()) < 2 and time.monotonic() < start + 30:
+    for _ in range(BATCH):  # (a batch is decided at once: the storm's run starts at 0)
         log.info("again")
-        time.sleep(0.001)
-    lasted = time.monotonic() - start
-    summaries = interim()
+    for summaries in (1, 2):
+        clock.advance(0.19)
+        for _ in range(BATCH):
+            log.info("again")
+        assert len(interim()) == summaries - 1  # (0.19 s of this interval so far)
+        clock.advance(0.02)
+        wait_for(lambda n=summaries: len(interim()) == n)
     handler.close()
-    assert len(summaries) >= 2, [r.getMessage() for r in target.records]
-    assert lasted >= 0.35  # (two intervals of 0.2 s, counted from the handler's start)
+    summaries = interim()
     assert all(r.getMessage().startswith("seqdedup: ") for r in summaries)
 
 

@@ -47,7 +47,7 @@ def test_every_option_of_help_is_in_the_page():
         assert example in page.replace("\\e", "\\")
 
 
-@needs(shutil.which("groff") is not None, "no groff")
+@needs(shutil.which("groff") is not None, "groff (.ci/run installs groff-base)")
 @pytest.mark.parametrize("page", sorted(p.name for p in (ROOT / "man").glob("*.1")))
 def test_every_page_is_valid_roff(page):
     """Every command's page (all five: a test below checks they ship)."""

@@ -80,7 +80,7 @@ def _mkdocs() -> bool:
     return True
 
 
-@needs(_mkdocs(), "mkdocs is not installed (the dev extra has it)")
+@needs(_mkdocs(), "mkdocs (the dev extra installs it)")
 def test_the_documentation_site_builds_with_warnings_as_errors(tmp_path):
     env = {**user_env(), "NO_MKDOCS_2_WARNING": "1"}
     done = subprocess.run(

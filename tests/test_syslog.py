@@ -105,7 +105,10 @@ def stop(daemon: subprocess.Popen[bytes], pid_file: Path) -> None:
     daemon.wait(timeout=30)
 
 
-@needs(RSYSLOGD is not None and shutil.which("logger") is not None, "no rsyslogd")
+@needs(
+    RSYSLOGD is not None and shutil.which("logger") is not None,
+    "rsyslogd and logger (.ci/run installs rsyslog)",
+)
 def test_rsyslog_omprog_reload_reopens_the_file_and_keeps_the_history(tmp_path, run_cli):
     port, out = free_port(), tmp_path / "out.log"
     config = tmp_path / "rsyslog.conf"
@@ -140,7 +143,10 @@ def syslog_ng_binary() -> Path:
     return SYSLOG_NG / "usr" / "sbin" / "syslog-ng"
 
 
-@needs(syslog_ng_binary().exists() and shutil.which("logger") is not None, "no syslog-ng")
+@needs(
+    syslog_ng_binary().exists() and shutil.which("logger") is not None,
+    "syslog-ng in .ci/syslog-ng and logger (.ci/run unpacks it)",
+)
 def test_syslog_ng_program_keeps_seqdedup_across_a_reload(tmp_path, run_cli):
     port, out = free_port(), tmp_path / "out.log"
     config = tmp_path / "syslog-ng.conf"

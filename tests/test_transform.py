@@ -121,10 +121,8 @@ def wait_until(condition, seconds=10.0):
 def test_a_hanging_command_times_out_and_is_ended():
     sleep = unique_sleep()
     transform = ShellTransform(f"{sleep}; cat", timeout=0.5)
-    started = time.monotonic()
     with pytest.raises(SeqdedupError, match=r"took more than 0.5 s .*--transform-timeout"):
-        transform([b"a", b"b"])
-    assert time.monotonic() - started < 5
+        transform([b"a", b"b"])  # (a sleep of 1,000 s: only the timeout ends it)
     assert wait_until(lambda: not processes_running(sleep))
 
 

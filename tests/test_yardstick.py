@@ -42,7 +42,7 @@ def inputs(tmp_path: Path) -> list[Path]:
     return [*made, empty, *sorted((ROOT / "examples").glob("*.log"))]
 
 
-@needs(COMPILER is not None, "no C compiler")
+@needs(COMPILER is not None, "a C compiler")
 @pytest.mark.parametrize("width", [1, 2, 3, 10])
 def test_the_yardstick_writes_what_seqdedup_writes(yardstick, tmp_path, width):
     seqdedup = str(Path(sys.executable).parent / "seqdedup")
