@@ -401,7 +401,7 @@ def test_a_run_follows_every_occurrence_of_its_first_window():
     assert markers == ["M 4 7 1 4 2", "M 8 16 4 12 2"]
 
 
-@settings(max_examples=examples(120), deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     keys=st.integers(1, 3).flatmap(
         lambda k: st.lists(st.sampled_from("abc"[:k]), min_size=150, max_size=400)

@@ -67,7 +67,7 @@ options_strategy = st.fixed_dictionaries(
 
 @pytest.mark.usefixtures("engine")  # each engine hashes its own way
 @settings(
-    max_examples=examples(40),
+    max_examples=examples(20),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
@@ -816,7 +816,7 @@ def test_a_row_lost_or_added_in_flight_ends_the_job_in_one_line(tmp_path, monkey
 
 @pytest.mark.usefixtures("engine")  # each engine hashes its own way
 @settings(
-    max_examples=examples(40),
+    max_examples=examples(20),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )

@@ -76,7 +76,7 @@ plain = st.lists(st.tuples(st.just("s"), keys), max_size=40)
 named = st.lists(st.tuples(st.sampled_from(["s1", "s2", "s3"]), keys), max_size=40)
 
 
-@settings(max_examples=examples(400), deadline=None)
+@settings(max_examples=examples(250), deadline=None)
 @given(
     st.lists(plain, min_size=1, max_size=3),
     plain,
@@ -90,7 +90,7 @@ def test_one_stream_is_the_oracles(engine, good, bad, window, factor, min_count)
     check_known_and_order(diff, len(bad), sum(key not in known for _, key in bad))
 
 
-@settings(max_examples=examples(400), deadline=None)
+@settings(max_examples=examples(250), deadline=None)
 @given(
     st.lists(named, min_size=1, max_size=3),
     named,

@@ -90,7 +90,7 @@ def test_both_engines_follow_the_oracle(engine, records, window, idle, max_strea
     assert markers == counts
 
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(20), deadline=None)
 @given(
     records=st.lists(
         st.tuples(st.one_of(st.none(), st.sampled_from("pq")), st.sampled_from("ab")),

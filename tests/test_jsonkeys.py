@@ -143,7 +143,7 @@ def json_lines(draw):
 
 @pytest.mark.slow
 @pytest.mark.skipif(not kernel_built(), reason="needs the compiled kernel")
-@settings(max_examples=examples(400), deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     lines=st.lists(json_lines(), min_size=1, max_size=8),
     paths=st.lists(st.sampled_from(["msg", "a", "e.t", "e.a.b", "ts"]), min_size=1, max_size=3),
@@ -260,7 +260,7 @@ json_values = st.recursive(
 
 
 @pytest.mark.skipif("orjson" not in codecs(), reason="needs orjson (the json extra)")
-@settings(max_examples=examples(300), deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.lists(st.dictionaries(st.sampled_from(["id", "m", "x"]), json_values), max_size=6))
 def test_both_parsers_agree_on_any_json_object(objects):
     records = [json.dumps(value).encode() for value in objects]

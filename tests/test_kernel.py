@@ -526,7 +526,7 @@ def test_the_filtered_chunk_path_equals_the_record_path(
     assert c_stats.top_sequences == py_stats.top_sequences
 
 
-@settings(max_examples=examples(120), deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     first=records_strategy,
     second=records_strategy,

@@ -139,7 +139,7 @@ texts = st.lists(st.sampled_from(PIECES), max_size=16).map(
 
 
 @pytest.mark.skipif(not kernel_built(), reason="needs the compiled kernel")
-@settings(max_examples=examples(3000), deadline=None)
+@settings(max_examples=examples(1000), deadline=None)
 @given(text=texts, bits=st.integers(1, ALL))
 def test_the_kernel_scanner_is_the_regular_expressions(text, bits):
     from seqdedup import _kernel
