@@ -31,7 +31,7 @@ def ci_log(jobs: int) -> bytes:
 
 def test_copies_of_an_event_that_differ_only_in_their_timestamps_are_one_event():
     data = ci_log(40)
-    reduction = reduce_to_budget(data, 120, max_history=None)
+    reduction = reduce_to_budget(data, 140, max_history=None)
     text = reduction.text.decode()
     assert (reduction.events, reduction.events_shown, reduction.met) == (1, 1, True)
     # the later copies are in one marker: copies of the first job's two lines, and when

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from seqdedup import expand_cli
+from seqdedup.removed import ESCAPE, escaped
 
 from conftest import user_env
 
@@ -67,10 +68,11 @@ def test_a_line_that_looks_like_a_marker_is_never_taken_for_one(run_cli, tmp_pat
     data = fake + CI_LOG.read_bytes() + fake
     keep = ["--keep", r"^\[sd:"]  # (kept verbatim: written as it is, among real markers)
     done = run_cli(["--budget", "200", "-w", "3", "-q", *keep, "--keep-removed", str(store)], data)
-    assert fake in done.stdout.splitlines(keepends=True) and b"[sd:" in done.stdout.replace(
-        fake, b""
-    )
+    shown = ESCAPE + fake  # (an input line that reads as a marker is shown escaped)
+    assert shown in done.stdout.splitlines(keepends=True)
+    assert b"[sd:" in done.stdout.replace(shown, b"")
     assert expand("-", "--from", str(store), stdin=done.stdout)[1] == data
+    assert expand("-", stdin=done.stdout)[0] == 1  # (the text alone has store markers)
 
 
 @pytest.mark.parametrize(
@@ -153,16 +155,18 @@ def test_any_delimiter_round_trips_even_one_inside_a_marker(run_cli, tmp_path, d
 
 
 def test_reducing_a_reduced_text_into_the_same_store_keeps_the_first(run_cli, tmp_path):
-    """The same store twice, the second time on the first's output (which already fits,
-    so it comes out unchanged): the first reduction still expands to its input."""
+    """The same store twice, the second time on the first's output (which fits, but
+    whose lines read as markers: they are escaped below a first line of its own): each
+    reduction expands to its own input."""
     store = tmp_path / "removed.db"
-    args = ["--budget", "200", "-w", "3", "-q", "--keep-removed", str(store)]
-    first = run_cli([*args, str(CI_LOG)])
-    again = run_cli(args, first.stdout)
+    args = ["-w", "3", "-q", "--keep-removed", str(store)]
+    first = run_cli(["--budget", "220", *args, str(CI_LOG)])
+    again = run_cli(["--budget", "1000", *args], first.stdout)
     assert b"[sd:" in first.stdout and b"not met" not in first.stdout
-    assert again.stdout == first.stdout
-    status, out, err = expand("-", "--from", str(store), stdin=first.stdout)
-    assert (status, err) == (0, "") and out == CI_LOG.read_bytes()
+    assert again.stdout.split(b"\n", 1)[1] == escaped(first.stdout, b"\n") != first.stdout
+    for reduced, original in ((first.stdout, CI_LOG.read_bytes()), (again.stdout, first.stdout)):
+        status, out, err = expand("-", "--from", str(store), stdin=reduced)
+        assert (status, err, out) == (0, "", original)
 
 
 def test_a_changed_stretch_is_refused_and_a_bomb_is_bounded(run_cli, tmp_path):

@@ -15,6 +15,7 @@ the input byte for byte from the reduced text and the ``--keep-removed`` file.
 
 from __future__ import annotations
 
+import re
 from array import array
 from bisect import bisect_right
 from collections import Counter
@@ -28,7 +29,13 @@ from seqdedup.config import Config
 from seqdedup.errors import visible
 from seqdedup.events import Units, context_order, ranked_units, units_of
 from seqdedup.normalize import ALL, compiled_pattern, timestamp_finder
-from seqdedup.removed import RemovedStore, digest_of, shortest_prefixes
+from seqdedup.removed import (
+    RemovedStore,
+    digest_of,
+    escaped,
+    shortest_prefixes,
+    vouching_line,
+)
 from seqdedup.tokens import TokenCounter, estimate_tokens, record_tokens
 
 PLACEHOLDER = "sd:" + "0a" * 6  # a reference as it costs at most (12 pieces)
@@ -338,6 +345,8 @@ class Layout:
         ``extra`` ones (references costed at their most)."""
         shown, _, markers = self.plan(count, extra)
         total = sum(self.costs.records(first, last) for first, last in shown) + sum(markers)
+        if markers or note is not None:  # (the first line, which vouches for them)
+            total += self.costs.line(VOUCHING_SAMPLE)
         return total + (self.costs.line(note) if note is not None else 0)
 
 
@@ -366,7 +375,8 @@ def reduce_input(
     kernel: ModuleType | None = None,
 ) -> Reduction:
     """Reduce ``data`` (the whole input) to fit in ``budget`` tokens (see the module)."""
-    source = Source(data, config.delimiter, timestamp_finder(kernel))
+    escaped_data = escaped(data, config.delimiter)  # (no input line can read as a marker)
+    source = Source(escaped_data, config.delimiter, timestamp_finder(kernel))
     costs = Costs(source, count_tokens, kernel)
     verbatim, heads = verbatim_units(source, keep, config.verbatim_levels)
     units = units_of(source, verbatim, heads, config, config.event_fields, kernel)
@@ -392,7 +402,9 @@ def reduce_input(
     )
     note = _events_note(events, events_shown) if events_shown < events else None
     step = f"{more:,} more lines"
-    reduction = render(layout, shown, gaps, note, budget, tokens_in, step, verbatim)
+    reduction = render(
+        layout, shown, gaps, note, budget, tokens_in, step, verbatim, escaped_data is not data
+    )
     return reduction._replace(
         events=events, events_shown=events_shown, kinds=kinds, kinds_shown=kinds_shown
     )
@@ -461,8 +473,10 @@ def render(
     tokens_in: int,
     step: str,
     verbatim: bytearray,
+    escaped_any: bool = False,
 ) -> Reduction:
-    """The reduced text that shows ``shown``, its references and figures."""
+    """The reduced text that shows ``shown``, its references and figures; it starts
+    with the line that vouches for it wherever it is not the input as it stands."""
     source, costs = layout.source, layout.costs
     delimiter = source.delimiter
     spans = {digest_of(source.span(a, b)): (a, b) for a, b in gaps}
@@ -486,18 +500,10 @@ def render(
         at = last + 1
     if at < source.count:
         out.append(source.span(at, source.count - 1))
-    text = b"".join(out)
-    if note is not None:
-        text, markers, placed = _noted(note + delimiter, text, markers, placed)
-    tokens_out = costs.text(text, delimiter)
+    text, markers, placed, tokens_out = _headed(
+        costs, delimiter, b"".join(out), markers, placed, (note, budget, escaped_any)
+    )
     kept_verbatim = verbatim.count(1) - hidden_verbatim
-    if tokens_out > budget:  # (only where not even the markers alone fit)
-        over = (
-            f"[seqdedup: the budget of {budget:,} tokens is not met: the least output "
-            f"takes {tokens_out:,}]"
-        ).encode()
-        text, markers, placed = _noted(over + delimiter, text, markers, placed)
-        tokens_out += costs.line(over)
     return Reduction(
         text,
         {digest: source.span(a, b) for digest, (a, b) in spans.items()},
@@ -511,6 +517,42 @@ def render(
         step,
         tuple(placed),
     )
+
+
+Placed = list[tuple[int, int, str | None]]
+
+
+def _headed(
+    costs: Costs,
+    delimiter: bytes,
+    text: bytes,
+    markers: list[tuple[int, str | None]],
+    placed: Placed,
+    asked: tuple[bytes | None, int, bool],
+) -> tuple[bytes, list[tuple[int, str | None]], Placed, int]:
+    """The text with its first lines: the note, the one saying the budget is not met
+    (only where not even the markers alone fit), and above them the line that vouches
+    for the markers (wherever the text is not the input as it stands); its tokens.
+    ``asked``: the note, the budget, and whether any input line was escaped."""
+    note, budget, escaped_any = asked
+    if note is not None:
+        text, markers, placed = _noted(note + delimiter, text, markers, placed)
+    least = costs.text(text, delimiter)
+    if markers or escaped_any:
+        least += costs.line(vouching_line(text))
+    if least > budget:
+        over = (
+            f"[seqdedup: the budget of {budget:,} tokens is not met: the least output "
+            f"takes {least:,}]"
+        ).encode()
+        text, markers, placed = _noted(over + delimiter, text, markers, placed)
+    if markers or escaped_any:
+        text, markers, placed = _noted(vouching_line(text) + delimiter, text, markers, placed)
+    return text, markers, placed, costs.text(text, delimiter)
+
+
+# (the first line as it costs at most: its check's digits and letters alternate)
+VOUCHING_SAMPLE = re.sub(rb"[0-9a-f]{12}", b"0a" * 6, vouching_line(b""))
 
 
 def _noted(

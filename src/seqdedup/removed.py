@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import mmap
+import re
 import sqlite3
 import zlib
 from collections.abc import Iterable, Iterator
@@ -245,6 +246,60 @@ class RemovedStore:
         db.execute("VACUUM")
 
 
+# -- what only --budget writes ---------------------------------------------------------
+# A reduced text that differs from its input starts with a line only --budget writes:
+# the first 12 hex digits of the BLAKE2b digest of everything after it. An input record
+# that begins as a marker or a note would ("[sd:", "[seqdedup") is escaped on the way in
+# (ESCAPE before it, taken off on the way out), so below that first line every unescaped
+# "[sd:" line is a marker and every "[seqdedup" line a note, and an input line can never
+# be read as either. A text without that first line is shown as it is (it can only be an
+# input that fit unchanged); one whose first line does not match the rest is refused.
+
+ESCAPE = b"[sd:esc] "
+OWN_STARTS = (b"[sd:", b"[seqdedup")  # how markers, notes and the first line begin
+CHECK_DIGITS = 12
+_VOUCH = re.compile(rb"\[seqdedup: reduced text ([0-9a-f]{12})\]")
+
+
+def vouching_line(body: bytes) -> bytes:
+    """The first line of a reduced text whose lines after it are ``body``."""
+    check = digest_of(body)[:CHECK_DIGITS]
+    return f"[seqdedup: reduced text {check}]".encode()
+
+
+def vouched_body(reduced: bytes, delimiter: bytes) -> bytes | None:
+    """What follows the first line of a reduced text that starts with the line only
+    --budget writes (None: it does not start so); an error when that line does not match
+    what follows it (the text was changed, cut or joined to another)."""
+    line, found, body = reduced.partition(delimiter)
+    match = _VOUCH.fullmatch(line)
+    if match is None or not found:
+        return None
+    if digest_of(body)[:CHECK_DIGITS] != match.group(1).decode():
+        raise SeqdedupError(
+            "the reduced text does not match its first line (changed, cut or joined to "
+            "another after the reduction): nothing restored"
+        )
+    return body
+
+
+def escaped(data: bytes | mmap.mmap, delimiter: bytes) -> bytes | mmap.mmap:
+    """``data`` with ESCAPE before every record that begins as a marker or a note would
+    (the same object when none does: the common case costs a search)."""
+    if all(data.find(start) < 0 for start in OWN_STARTS):
+        return data
+    records = bytes(data).split(delimiter)
+    return delimiter.join(ESCAPE + r if r.startswith(OWN_STARTS) else r for r in records)
+
+
+def unescaped(data: bytes, delimiter: bytes) -> bytes:
+    """``data`` with ESCAPE taken off every record that begins with it (once)."""
+    if data.find(ESCAPE) < 0:
+        return data
+    records = data.split(delimiter)
+    return delimiter.join(r.removeprefix(ESCAPE) for r in records)
+
+
 # -- reduced text back to the original (seqdedup-expand) ----------------------------
 # Each marker replaced by the exact bytes it stands for. The store knows each reduced
 # text by its digest and where its markers stand, so a reduced text that was changed
@@ -259,7 +314,8 @@ def restore(reduced: bytes, store: RemovedStore) -> bytes:
 
 def restored_pieces(reduced: bytes, store: RemovedStore) -> Iterator[bytes]:
     """The original input of a reduced text in pieces, in order (written as they come,
-    nothing is joined)."""
+    nothing is joined). Each piece starts where a record does, so escaped records are
+    unescaped piece by piece."""
     known = store.reduction(reduced)
     if known is None:
         raise SeqdedupError(
@@ -281,12 +337,12 @@ def restored_pieces(reduced: bytes, store: RemovedStore) -> Iterator[bytes]:
     taken = 0
     for start, stop, digest in placed:
         if taken < start:  # (the unmarked lines before it, as one piece)
-            yield reduced[taken:start]
-        if digest is not None:  # (None: the note of a budget not met)
-            yield stretches[digest]
+            yield unescaped(reduced[taken:start], delimiter)
+        if digest is not None:  # (None: a note or the first line, dropped)
+            yield unescaped(stretches[digest], delimiter)
         taken = min(stop, len(reduced))
     if taken < len(reduced):
-        yield reduced[taken:]
+        yield unescaped(reduced[taken:], delimiter)
 
 
 def line_range(original: bytes, delimiter: bytes, first: int, last: int) -> bytes:

@@ -1,10 +1,14 @@
 """``seqdedup-expand`` with no store: a reduced text restored from itself, where every
 marker in it repeats lines the text shows, byte for byte (``a repeat of lines 1-3, byte
-for byte``, ``12 copies of lines 5-6, byte for byte``). Each stretch rebuilt is checked
-against its reference (the first hex digits of the BLAKE2b digest of its exact bytes),
-so a changed text, or a line of the input that merely looks like such a marker, is an
-error, never other bytes. Every other marker needs the store (``--from``). Lines end with
-a line feed, as ``--budget``'s default delimiter writes them.
+for byte``, ``12 copies of lines 5-6, byte for byte``). Only a text whose first line
+vouches for it (see :mod:`seqdedup.removed`) has markers: below that line, the notes are
+dropped, each marker is rebuilt and checked against its reference (the first hex digits
+of the BLAKE2b digest of its exact bytes), and escaped input lines are unescaped. A text
+without that line is an input that fit as it stood, given back unchanged; if it holds a
+line that reads as a marker it is refused instead (a reduction of another version, or a
+forged line), never restored as other bytes. Every marker that is not a copy needs the
+store (``--from``). Lines end with a line feed, as ``--budget``'s default delimiter
+writes them.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from __future__ import annotations
 import re
 
 from seqdedup.errors import SeqdedupError
-from seqdedup.removed import PREFIX, digest_of
+from seqdedup.removed import ESCAPE, PREFIX, digest_of, unescaped, vouched_body
 
 _LINES = rb"lines? (\d+)(?:-(\d+))?"
 # a marker that repeats lines shown, byte for byte; its time span or values may follow
@@ -22,34 +26,42 @@ _COPY = re.compile(
     rb" lines)?), byte for byte(?:; [^\]]*)?\]"
 )
 _MARKER = re.compile(rb"\[sd:[0-9a-f]{12,32}: lines? \d+")
-# the notes --budget may write first (dropped: they stand for nothing of the input)
-_NOTE = re.compile(rb"\[seqdedup: (?:[\d,]+ error events; |the budget of [\d,]+ \w+ is not met)")
 
 
 def restore_text(reduced: bytes) -> bytes:
     """The original input of a reduced text whose markers all repeat lines it shows,
     byte for byte (see the module); a SeqdedupError naming the first marker that needs
     the store, or that does not match its reference."""
-    lines = reduced.split(b"\n")
+    body = vouched_body(reduced, b"\n")
+    if body is None:
+        forged = next(
+            (n for n, line in enumerate(reduced.split(b"\n")) if _MARKER.match(line)), None
+        )
+        if forged is not None:
+            raise SeqdedupError(
+                f"line {forged + 1} reads as a marker, but the text does not start with the "
+                "line seqdedup --budget writes to vouch for its markers: nothing restored"
+            )
+        return reduced
+    lines = body.split(b"\n")
     ends_delimited = lines[-1] == b""
     if ends_delimited:
         lines.pop()
-    at = 0
-    while at < min(2, len(lines)) and _NOTE.match(lines[at]):
-        at += 1
     original: list[bytes] = []  # the input's lines (1-based: original[n - 1])
     last_line = len(lines) - 1
-    for number, line in enumerate(lines[at:], start=at):
-        copy = _COPY.fullmatch(line)
-        if copy is None:
-            if _MARKER.match(line):
-                raise SeqdedupError(
-                    f"line {number + 1} of the reduced text ({line[:24].decode(errors='replace')}"
-                    "...) needs the store its reduction wrote: give --from FILE"
-                )
+    for number, line in enumerate(lines):
+        if line.startswith(b"[seqdedup"):  # a note (an input line would be escaped)
+            continue
+        if not line.startswith(b"[sd:") or line.startswith(ESCAPE):
             original.append(line)
             continue
-        stretch = _rebuilt(copy, original, number + 1)
+        copy = _COPY.fullmatch(line)
+        if copy is None:
+            raise SeqdedupError(
+                f"line {number + 2} of the reduced text ({line[:24].decode(errors='replace')}"
+                "...) needs the store its reduction wrote: give --from FILE"
+            )
+        stretch = _rebuilt(copy, original, number + 2)
         # (the input's last line may have had no line feed: its digest tells)
         whole = b"".join(r + b"\n" for r in stretch)
         reference = copy.group(1).decode()
@@ -58,12 +70,12 @@ def restore_text(reduced: bytes) -> bytes:
             ends_delimited = False
         if not digest_of(whole).startswith(reference):
             raise SeqdedupError(
-                f"line {number + 1} of the reduced text: the lines rebuilt for {PREFIX}"
+                f"line {number + 2} of the reduced text: the lines rebuilt for {PREFIX}"
                 f"{reference} do not match it (the text was changed): nothing restored"
             )
         original += stretch
     text = b"\n".join(original)
-    return text + b"\n" if original and ends_delimited else text
+    return unescaped(text + b"\n" if original and ends_delimited else text, b"\n")
 
 
 def _rebuilt(copy: re.Match[bytes], original: list[bytes], number: int) -> list[bytes]:
