@@ -190,9 +190,13 @@ def test_met_and_not_met_on_hand_counted_inputs():
     same = b"a\n" * 100
     folded, store = reduced(same, 80, window_size=1)
     assert folded.tokens_in == 200 and folded.met and folded.tokens_out <= 80
-    pattern = VOUCH.pattern + rb"\n" + (
-        rb"((?:a\n)+)\[sd:[0-9a-f]{12}: lines (\d+)-100 \((\d+) lines\): "
-        rb"\3 like line (\d+), byte for byte\]\n"
+    pattern = (
+        VOUCH.pattern
+        + rb"\n"
+        + (
+            rb"((?:a\n)+)\[sd:[0-9a-f]{12}: lines (\d+)-100 \((\d+) lines\): "
+            rb"\3 like line (\d+), byte for byte\]\n"
+        )
     )
     shown = re.fullmatch(pattern, folded.text)
     assert shown is not None, folded.text
