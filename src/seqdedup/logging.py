@@ -39,6 +39,7 @@ from typing import Any
 from seqdedup.decisions import Decisions
 
 BATCH = 256  # records handed to the engine at once (or sooner, by the timer)
+LOCK_RETRY = 0.001  # seconds between the timer's tries at a lock another thread holds
 EVERY = 60.0  # seconds between interim summaries of a run that goes on (the default)
 DRAIN_WAIT = 5.0  # seconds flush() waits for another thread's forwarding, at most
 
@@ -292,12 +293,20 @@ class FoldingHandler(logging.Handler):
         """The timer: a pause decides what is held; so does a record held too long; a
         run that goes on is summarised every ``every`` seconds."""
         step = min(x for x in (self._idle, self._max_delay, 1.0) if x is not None) / 4
+        lock = self.lock
+        assert lock is not None
         while not self._stop.wait(step):
-            with self.lock:  # type: ignore[union-attr]
-                try:
-                    self._post(self._timed())
-                except Exception:
-                    self.handleError(_INTERNAL)
+            # Never blocked on the lock: logging.shutdown holds it while close() waits
+            # for this thread, which must see the stop at once and end.
+            while not lock.acquire(blocking=False):
+                if self._stop.wait(LOCK_RETRY):
+                    return
+            try:
+                self._post(self._timed())
+            except Exception:
+                self.handleError(_INTERNAL)
+            finally:
+                lock.release()
             self._drain()
 
     def _timed(self) -> list[logging.LogRecord]:
