@@ -4,6 +4,8 @@ closed runs against the records they cover."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -187,3 +189,62 @@ def test_pieces_take_no_streams():
         Decisions(2, pieces=True).feed([b"a"], ["s"])
     with pytest.raises(ValueError, match="blocks=False"):
         Decisions(2, blocks=False, pieces=True)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"window": 2**40}, "window (--window-size) must be at most 1,048,576"),
+        ({"window": 0}, "window (--window-size) must be at least 1, got 0"),
+        ({"window": 2.5}, "window (--window-size) must be a whole number"),
+        ({"history": -1}, "history (--max-history) must be at least 1, got -1"),
+        ({"idle": 0}, "idle (--stream-idle) must be at least 1"),
+        ({"max_streams": -3}, "max_streams (--max-streams) must be at least 1"),
+        ({"sequences": float("nan")}, "sequences (--max-unique-sequences) must be a whole"),
+    ],
+)
+def test_values_the_command_line_refuses_are_a_value_error_before_any_work(arguments, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        Decisions(**arguments)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"factor": 0.5}, "--factor must be a number more than 1, not 0.5"),
+        ({"factor": float("nan")}, "--factor must be a number more than 1, not nan"),
+        ({"factor": float("inf")}, "--factor must be a number more than 1, not inf"),
+        ({"min_count": 0}, "--min-count must be at least 1, got 0"),
+        ({"min_bytes": -1}, "--min-bytes must be at least 0, got -1"),
+        ({"window": -2}, "--window-size must be at least 1, got -2"),
+        ({"per": "day"}, "--per must be auto, input or hour"),
+    ],
+)
+def test_diff_options_the_command_line_refuses_are_a_value_error(arguments, message):
+    from seqdedup import DiffOptions
+
+    with pytest.raises(ValueError, match=re.escape(message)):
+        DiffOptions(**arguments)
+
+
+def test_a_wide_window_is_built_at_once():
+    """2**20 records (the widest the command line takes) by counted work: its
+    coefficients are one multiplication each (they were a modular power each)."""
+    from seqdedup import fingerprints
+
+    calls = []
+    real_pow = pow
+
+    def counted_pow(*args):
+        calls.append(args)
+        return real_pow(*args)
+
+    fingerprints.__dict__["pow"] = counted_pow
+    try:
+        coefficients = fingerprints.coefficients(1 << 12, 12345)
+    finally:
+        del fingerprints.__dict__["pow"]
+    assert calls == []
+    base = coefficients[(1 << 12) - 2]  # (the low lane's B ** 1)
+    assert coefficients[0] == real_pow(base, (1 << 12) - 1, fingerprints.PRIME)
+    Decisions(window=1 << 20)  # (the widest: built, not refused)

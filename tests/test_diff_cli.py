@@ -59,7 +59,7 @@ def test_nothing_changed_is_exit_0(run_cli):
             "seqdedup diff: --factor must be a number more than 1, not 1",
         ),
         (["--factor", "nan", "g", "b"], "--factor must be a number more than 1, not nan"),
-        (["--min-count", "0", "g", "b"], "seqdedup diff: --min-count must be at least 1, not 0"),
+        (["--min-count", "0", "g", "b"], "seqdedup diff: --min-count must be at least 1, got 0"),
         (["-", "b"], "seqdedup diff: standard input ('-') can only be BAD, the last input"),
         (["--budget", "8k", "--format", "json", "g", "b"], "--format json gives it whole"),
         (["--tokenizer", "o200k_base", "g", "b"], "--tokenizer requires --budget"),

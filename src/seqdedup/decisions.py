@@ -24,7 +24,9 @@ from types import ModuleType
 from typing import NamedTuple, Protocol, cast
 
 from seqdedup.attribution import make_attribution
+from seqdedup.config import MAX_STREAM_WINDOW
 from seqdedup.engine import SEED, load
+from seqdedup.errors import whole_number
 from seqdedup.hashes import hash_ints
 from seqdedup.keys import KeyMaker
 from seqdedup.matcher import make_matcher
@@ -110,8 +112,16 @@ class Decisions:
         blocks: bool = True,
         pieces: bool = False,
     ) -> None:
-        if window < 1:
-            raise ValueError("window must be at least 1")
+        # (a stream's window is held per stream: the command line's bound with --stream-by)
+        whole_number("window (--window-size)", window, 1, MAX_STREAM_WINDOW)
+        for name, value in (
+            ("history (--max-history)", history),
+            ("idle (--stream-idle)", idle),
+            ("max_streams (--max-streams)", max_streams),
+            ("sequences (--max-unique-sequences)", sequences),
+        ):
+            if value is not None:
+                whole_number(name, value, 1)
         if pieces and not blocks:
             raise ValueError("pieces are blocks: blocks=False gives neither")
         kernel = load()

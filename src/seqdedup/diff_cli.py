@@ -222,10 +222,6 @@ def _settings(args: argparse.Namespace) -> tuple[Config, DiffOptions]:
         raise UsageError("--budget needs a number of tokens of at least 1 (e.g. 8k)")
     if args.tokenizer is not None and args.budget is None:
         raise UsageError("--tokenizer requires --budget")
-    if not 1.0 < args.factor < float("inf"):  # (nan too)
-        raise UsageError(f"--factor must be a number more than 1, not {args.factor:g}")
-    if args.min_count < 1:
-        raise UsageError(f"--min-count must be at least 1, not {args.min_count}")
     if args.window_size == "auto":
         raise UsageError("seqdedup diff takes -w N (a number of records), not auto")
     config = command_line_config(

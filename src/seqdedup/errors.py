@@ -16,6 +16,23 @@ class UsageError(SeqdedupError):
     """An invalid option or combination of options (detected before any output)."""
 
 
+class InvalidValue(UsageError, ValueError):
+    """A value outside an option's bounds, given on the command line or to the Python
+    API (where it is a ValueError, raised before any work, in the command line's words)."""
+
+
+def whole_number(name: str, value: object, least: int, most: int | None = None) -> int:
+    """``value`` as an int of at least ``least`` (and at most ``most``), else
+    InvalidValue naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidValue(f"{name} must be a whole number, got {value!r}")
+    if value < least:
+        raise InvalidValue(f"{name} must be at least {least}, got {value}")
+    if most is not None and value > most:
+        raise InvalidValue(f"{name} must be at most {most:,}, got {value:,}")
+    return value
+
+
 class OutputError(SeqdedupError):
     """Standard output cannot be written."""
 

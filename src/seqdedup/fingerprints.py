@@ -31,10 +31,13 @@ def coefficients(width: int, seed: int) -> list[int]:
     first): the powers B**(width-1), ..., B, 1 modulo :data:`PRIME` of a base per lane
     drawn from that lane's 64 bits of the run's ``seed`` (from 2 to p - 2), as the
     kernel draws them, so that both roll from one window's fingerprint to the next."""
-    out = []
+    out: list[int] = []
     for lane_seed in (seed & MASK64, seed >> 64 & MASK64):
         base = 2 + _splitmix64(lane_seed ^ 0x5851F42D4C957F2D) % (PRIME - 3)
-        out += [pow(base, width - 1 - k, PRIME) for k in range(width)]
+        powers = [1] * width  # (one multiplication each: a wide window is built at once)
+        for k in range(1, width):
+            powers[k] = powers[k - 1] * base % PRIME
+        out += reversed(powers)
     return out
 
 

@@ -14,12 +14,15 @@ from array import array
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
 from itertools import accumulate, compress, count, repeat
 from typing import Literal, NamedTuple
 
+from seqdedup.config import MAX_STREAM_WINDOW
 from seqdedup.decisions import Block, Decisions
 from seqdedup.diff.changes import Broken, Change, Diff, Known, Line, New, Per, Rate
 from seqdedup.diff.profile import GoodProfile, in_stream_order
+from seqdedup.errors import InvalidValue, whole_number
 
 BATCH = 1 << 16  # keys the engine is fed at a time
 SEP = -1  # between streams in stream order (and after the last)
@@ -27,17 +30,31 @@ NEW = -2  # a key GOOD never shows
 HOUR_AT_LEAST = 1.0  # hours each side spans before --per auto counts per hour
 
 
-class DiffOptions(NamedTuple):
+@dataclass(frozen=True)
+class DiffOptions:
     """``window``: the engine's W for repeats of new material; ``min_bytes``: a
     repeat is folded only when its keys hold that many bytes; ``factor``: a rate change
     counts at this ratio either way; ``min_count``: ... and when the side it is more
-    frequent on shows it that many times; ``per``: the rates' unit."""
+    frequent on shows it that many times; ``per``: the rates' unit. A value the command
+    line refuses is a ValueError here, in its words, before any work."""
 
     window: int = 1
     min_bytes: int = 0
     factor: float = 2.0
     min_count: int = 4
     per: Literal["auto", "input", "hour"] = "auto"
+
+    def __post_init__(self) -> None:
+        whole_number("--window-size", self.window, 1, MAX_STREAM_WINDOW)
+        whole_number("--min-bytes", self.min_bytes, 0)
+        factor = self.factor
+        if isinstance(factor, bool) or not isinstance(factor, int | float):
+            raise InvalidValue(f"--factor must be a number more than 1, not {factor!r}")
+        if not 1.0 < factor < float("inf"):  # (nan too)
+            raise InvalidValue(f"--factor must be a number more than 1, not {factor:g}")
+        whole_number("--min-count", self.min_count, 1)
+        if self.per not in ("auto", "input", "hour"):
+            raise InvalidValue(f"--per must be auto, input or hour, not {self.per!r}")
 
 
 class Bad(NamedTuple):
