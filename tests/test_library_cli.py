@@ -505,3 +505,25 @@ def test_an_input_that_is_a_library_file_is_refused(run_cli, tmp_path, option):
     outside.write_bytes(log.read_bytes())
     p = run_cli(["-q", "-w", "3", option, str(library), str(outside)])
     assert p.returncode == 0
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["count = 'abc'", "records = 'hello'", "records = 12345", "length = 'x'", "count = -5"],
+)
+def test_a_library_changed_by_hand_is_one_line_for_a_run_and_for_diff(tmp_path, run_cli, change):
+    """SQLite keeps any value in any column: a row changed by hand is one line naming
+    the library (a run: status 1; diff: 2), never a traceback."""
+    import sqlite3
+
+    log = tmp_path / "in.log"
+    log.write_bytes(b"a\nb\nc\na\nb\nc\nd\n")
+    library = tmp_path / "L"
+    assert run_cli(["-q", "-w", "2", "-l", str(library), str(log)]).returncode == 0
+    with sqlite3.connect(library / "seqdedup.sqlite") as db:
+        db.execute(f"UPDATE sequences SET {change}")
+    for args, status in ((["-q", "-w", "2", "-r", str(library)], 1), (["diff", str(library)], 2)):
+        done = run_cli([*args, str(log)])
+        assert (done.returncode, done.stdout) == (status, b""), done.stderr
+        assert done.stderr.count(b"\n") == 1 and b"is corrupt" in done.stderr
+        assert str(library).encode() in done.stderr

@@ -163,7 +163,25 @@ def open_for_reading(path: Path) -> sqlite3.Connection | None:
     if not has_table:
         connection.close()
         return None
+    try:
+        mistyped = connection.execute(_MISTYPED).fetchone()[0]
+    except sqlite3.Error as exc:
+        connection.close()
+        raise SeqdedupError(f"library database '{path}' cannot be read: {exc}") from None
+    if mistyped:
+        connection.close()
+        raise SeqdedupError(
+            f"library database '{path}' is corrupt: {mistyped:,} of its sequences have "
+            "a value of the wrong type or out of range (changed by hand?)"
+        )
     return connection
+
+
+# SQLite keeps any value in any column: a row changed by hand is found before it is read.
+_MISTYPED = (
+    "SELECT count(*) FROM sequences WHERE typeof(digest) != 'blob' OR typeof(records) != "
+    "'blob' OR typeof(length) != 'integer' OR typeof(count) != 'integer' OR count < 0"
+)
 
 
 def plain_files(directory: Path) -> Iterator[Path]:
