@@ -150,6 +150,31 @@ def test_a_file_or_text_past_the_read_cap_is_one_error_and_read_no_further(tmp_p
         mcp_server.reduce_tool(roots, tmp_path / "s.db", 1 << 20, 100, None, "x\n" * 6, 3, None, [])
 
 
+def test_the_diff_tool_caps_what_one_call_reads_summed_over_its_files(tmp_path, monkeypatch):
+    """One file named 40 times is 40 times its bytes: the call is refused once what it
+    named passes the cap (it was 64 MiB per file: a request of a few kilobytes took the
+    server to 1.78 GB), having read no more than the cap and a byte."""
+    from seqdedup import mcp_server
+    from seqdedup.errors import SeqdedupError
+
+    root = tmp_path / "logs"
+    root.mkdir()
+    (root / "g.log").write_bytes(b"".join(b"line %d\n" % k for k in range(20_000)))
+    size = (root / "g.log").stat().st_size
+    monkeypatch.setattr(mcp_server, "READ_CAP", 3 * size + size // 2)
+    read: list[int] = []
+    real = mcp_server.read_capped
+    monkeypatch.setattr(
+        mcp_server, "read_capped", lambda p, cap: read.append(len(real(p, cap))) or real(p, cap)
+    )
+    roots = mcp_server.Roots([root])
+    with pytest.raises(SeqdedupError, match=r"hold more than [\d,]+ bytes together"):
+        mcp_server.diff_tool(roots, ["g.log"] * 40, "g.log", 1000, None, 2.0, 4)
+    assert len(read) == 4 and sum(read) == mcp_server.READ_CAP + 1
+    answer = mcp_server.diff_tool(roots, ["g.log"] * 2, "g.log", 1000, None, 2.0, 4)
+    assert answer["changed"] is False  # (three times the file fits)
+
+
 def test_the_diff_tool_answers_within_its_budget(tmp_path):
     """The diff tool: the CI example's last green run against the failing one, under the
     server's roots: the text answer within the budget, changed and the counts beside it;

@@ -65,12 +65,12 @@ class Roots:
         return resolved
 
 
-def read_capped(path: Path) -> bytes:
-    """A file's bytes, no more than one past READ_CAP read (a larger file is refused by
+def read_capped(path: Path, cap: int = READ_CAP) -> bytes:
+    """A file's bytes, no more than one past ``cap`` read (a larger file is refused by
     the caller: a 10 GB sparse file costs 64 MiB, not a MemoryError)."""
     try:
         with path.open("rb") as file:
-            return file.read(READ_CAP + 1)
+            return file.read(cap + 1)
     except OSError as exc:
         raise SeqdedupError(f"cannot read {path}: {exc.strerror or exc}") from None
 
@@ -193,11 +193,14 @@ def diff_tool(
         raise SeqdedupError("give at least one good file")
     if not 1.0 < factor < float("inf") or min_count < 1 or budget < 1:
         raise SeqdedupError("factor must be more than 1, min_count and budget at least 1")
-    inputs = []
+    inputs, left = [], READ_CAP  # (the cap is the call's: one file named 40 times counts 40)
     for name in [*good, bad]:
-        data = read_capped(roots.file(name))
-        if len(data) > READ_CAP:
-            raise SeqdedupError(f"'{name}' holds more than {READ_CAP:,} bytes: run seqdedup diff")
+        data = read_capped(roots.file(name), left)
+        if len(data) > left:
+            raise SeqdedupError(
+                f"the files named hold more than {READ_CAP:,} bytes together: run seqdedup diff"
+            )
+        left -= len(data)
         inputs.append(split_records(data, b"\n"))
     steps = (("normalize", normalize),) if normalize else ()
     config = Config(key_steps=steps)
