@@ -261,3 +261,25 @@ def test_records_that_are_not_utf8_are_written_as_they_are(run_cli, tmp_path):
     answer = json.loads(diff(run_cli, "--format", "json", good, bad).stdout)
     (new,) = [c for c in answer["changes"] if c["kind"] == "new"]
     assert [line["text"] for line in new["records"]] == ["bad \ufffd\ufffd byte", "\x00nul"]
+
+
+def test_a_good_folders_link_to_a_file_outside_it_is_not_read(run_cli, tmp_path):
+    """A link inside a GOOD folder to a file elsewhere (a secret, say) is not read: its
+    lines never reach the answer; standard error names it and says how many of the
+    folder's files were read."""
+    good = tmp_path / "good"
+    good.mkdir()
+    (good / "run1.log").write_bytes(b"start\nok\n")
+    secret = tmp_path / "secret.txt"
+    secret.write_bytes(b"password=hunter2\n")
+    (good / "z-link.log").symlink_to(secret)
+    (good / "inside.log").symlink_to(good / "run1.log")  # (a link within: read)
+    bad = tmp_path / "bad.log"
+    bad.write_bytes(b"start\nok\n")
+    done = diff(run_cli, good, bad)
+    assert done.returncode == 0, done.stderr
+    assert b"hunter2" not in done.stdout + done.stderr
+    assert done.stderr.decode().splitlines() == [
+        f"seqdedup diff: '{good / 'z-link.log'}' links to a file outside '{good}': not read",
+        f"seqdedup diff: '{good}': 2 of its 3 files read",
+    ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import IO, TYPE_CHECKING, TextIO
 
-from seqdedup.errors import UsageError, exit_status
+from seqdedup.errors import UsageError, exit_status, visible
 
 if TYPE_CHECKING:
     from seqdedup.config import Config
@@ -191,7 +191,10 @@ def _run(
 
         page = DiffPage(args.report)  # (its path and packages checked before reading)
     keying = keying_for(config)
-    profile = read_good(good, config, keying, stdin)
+    notes: list[str] = []
+    profile = read_good(good, config, keying, stdin, notes)
+    for note in notes:
+        stderr.write(f"{PROG}: {visible(note)}\n")
     bad, source = read_bad(bad_name, config, keying, stdin, profile)
     diff = compare(profile, bad, options)
     shown_bad = "standard input" if bad_name == "-" else bad_name

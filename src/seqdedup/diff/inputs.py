@@ -138,18 +138,23 @@ class Keying:
 
 
 def read_good(
-    names: Sequence[str], config: Config, keying: Keying, stdin: IO[bytes] | None = None
+    names: Sequence[str],
+    config: Config,
+    keying: Keying,
+    stdin: IO[bytes] | None = None,
+    notes: list[str] | None = None,
 ) -> GoodProfile:
     """GOOD: each file one input; a folder's files (sorted, hidden ones left out) each
     one input; a folder holding ``seqdedup.sqlite`` a library (each row a part weighted
-    by its sightings, each saved run an input)."""
+    by its sightings, each saved run an input). A folder's link to a file outside it is
+    not read: ``notes`` gets a line naming it and how many of the folder's files were."""
     profile = GoodProfile()
     for name in names:
         path = Path(name)
         if path.is_dir() and (path / "seqdedup.sqlite").is_file():
             _read_library(path / "seqdedup.sqlite", profile, keying)
             continue
-        for file in _files_of(path) if path.is_dir() else [name]:
+        for file in _files_of(path, notes) if path.is_dir() else [name]:
             check_inputs([file], stdin)
             source = Source(read_whole(decoded_inputs([file], stdin, True)), config.delimiter)
             keys, streams, _ = keying.source_keys(source)
@@ -160,12 +165,20 @@ def read_good(
     return profile
 
 
-def _files_of(folder: Path) -> list[str]:
+def _files_of(folder: Path, notes: list[str] | None = None) -> list[str]:
     """A folder's files as a library's plain files are found (sorted, sub-folders too,
-    hidden files, ``README*`` and a database left out, links not followed)."""
+    hidden files, ``README*`` and a database left out, linked folders not followed),
+    without the links to files outside the folder (named in ``notes``)."""
     from seqdedup.library.store import plain_files
 
-    files = [str(path) for path in plain_files(folder)]
+    inside, outside = [], []
+    root = folder.resolve()
+    for path in plain_files(folder):
+        (inside if path.resolve().is_relative_to(root) else outside).append(str(path))
+    if outside and notes is not None:
+        notes += [f"'{link}' links to a file outside '{folder}': not read" for link in outside]
+        notes.append(f"'{folder}': {len(inside)} of its {len(inside) + len(outside)} files read")
+    files = inside
     if not files:
         raise SeqdedupError(f"'{folder}' holds no files to compare with")
     return files
