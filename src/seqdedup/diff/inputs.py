@@ -171,7 +171,8 @@ def _files_of(folder: Path, notes: list[str] | None = None) -> list[str]:
     without the links to files outside the folder (named in ``notes``)."""
     from seqdedup.library.store import plain_files
 
-    inside, outside = [], []
+    inside: list[str] = []
+    outside: list[str] = []
     root = folder.resolve()
     for path in plain_files(folder):
         (inside if path.resolve().is_relative_to(root) else outside).append(str(path))
