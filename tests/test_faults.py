@@ -7,6 +7,7 @@ import contextlib
 import fcntl
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -600,3 +601,72 @@ def test_a_stream_name_with_a_lone_surrogate_is_written_escaped(run_cli, tmp_pat
     lines = p.stdout.splitlines(keepends=True)
     assert lines[0] == record and lines[2] == b'{"pod": "x", "m": "b"}\n'
     assert b"(stream \\ud800)" in lines[1]
+
+
+# -- inputs read whole (--budget, seqdedup diff): bounded by --max-input -------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "status"),
+    [
+        (["diff", "--max-input", "64k", "{good}", "/dev/zero"], 2),  # a record never ending
+        (["diff", "--max-input", "64k", "{good}"], 2),  # BAD from standard input
+        (["--budget", "8k", "--max-input", "64k"], 1),
+        (["--budget", "8k", "--max-input", "64k", "{good}", "{big}"], 1),
+    ],
+)
+def test_an_input_read_whole_stops_at_its_cap_with_one_line(tmp_path, run_cli, args, status):
+    good = tmp_path / "good.log"
+    good.write_bytes(b"start\nok\n")
+    big = tmp_path / "big.log"
+    big.write_bytes(b"y\n" * 40_000)
+    args = [a.format(good=good, big=big) for a in args]
+    done = run_cli(args, b"y\n" * 40_000)
+    assert (done.returncode, done.stdout) == (status, b"")
+    assert done.stderr.count(b"\n") == 1
+    assert b"larger than --max-input (65,536 bytes)" in done.stderr
+    assert b"temporary folder" in done.stderr
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["yes | {seqdedup} diff --max-input 1M {good}", "yes | {seqdedup} --budget 8k --max-input 1M"],
+)
+def test_an_endless_pipe_read_whole_ends_at_the_cap(tmp_path, command):
+    good = tmp_path / "good.log"
+    good.write_bytes(b"start\nok\n")
+    done = subprocess.run(
+        ["bash", "-c", command.format(seqdedup=SEQDEDUP, good=good)],
+        capture_output=True,
+        env=user_env(),
+        timeout=HANG_GUARD,
+    )
+    assert done.returncode in (1, 2) and done.stdout == b""
+    assert done.stderr.count(b"\n") == 1 and b"--max-input" in done.stderr
+
+
+SMALL_SPILL = """
+import sys
+from seqdedup import budgetinput, cli
+budgetinput.SPILL = 1 << 20  # (past 1 MiB the input goes to the temporary folder)
+sys.exit(cli.main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="missing: bash")
+def test_a_temporary_folder_that_cannot_take_the_input_is_one_line(tmp_path):
+    """A file size limit (ulimit -f; a full disk says ENOSPC the same way): one line
+    naming the temporary folder, no traceback, nothing on standard output."""
+    command = (
+        f"ulimit -f 1024; head -c 4000000 /dev/zero | {sys.executable} -c '{SMALL_SPILL}' "
+        "--budget 8k"
+    )
+    done = subprocess.run(
+        ["bash", "-c", command],
+        capture_output=True,
+        env={**user_env(), "TMPDIR": str(tmp_path)},
+        timeout=HANG_GUARD,
+    )
+    assert (done.returncode, done.stdout) == (1, b""), done.stderr
+    assert done.stderr.count(b"\n") == 1 and b"Traceback" not in done.stderr
+    assert f"temporary folder '{tmp_path}'".encode() in done.stderr

@@ -159,6 +159,8 @@ def _budget_settings(args: argparse.Namespace) -> dict[str, Any]:
         "keep_removed": _path(removed) if removed else None,
         "tokenizer": tokenizer,
     }
+    if getattr(args, "max_input", None) is not None and budget is None:
+        raise UsageError("--max-input requires --budget (the one run that reads its input whole)")
     if getattr(args, "verbatim", None) is not None:
         settings["verbatim_levels"] = parse_levels(args.verbatim)
     if getattr(args, "event_fields", None) is not None:

@@ -9,6 +9,7 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from seqdedup.budgetfields import VERBATIM_LEVELS
+from seqdedup.errors import SeqdedupError
 from seqdedup.normalize import first_timestamp
 from seqdedup.records import record_bounds
 from seqdedup.timelimit import PatternTimeout, each_within
@@ -54,25 +55,48 @@ LITERALS = {
 
 
 SPILL = 256 << 20  # input bytes held in memory; past it, in a temporary file (mapped)
+MAX_WHOLE = 1 << 30  # --max-input's default: the most an input read whole may hold
 
 
 Buffer = bytes | mmap.mmap
 
 
-def read_whole(chunks: Iterable[bytes]) -> Buffer:
+def read_whole(chunks: Iterable[bytes], limit: int = MAX_WHOLE) -> Buffer:
     """The whole input: in memory up to SPILL bytes, else in a temporary file mapped
-    into memory (the system pages it in and out)."""
+    into memory (the system pages it in and out); a SeqdedupError once it passes
+    ``limit`` bytes (``--max-input``: an endless input, or a record that never ends,
+    stops there) or the temporary folder cannot take it (full, or a file size limit)."""
     import tempfile
 
     size = 0
     with tempfile.SpooledTemporaryFile(max_size=SPILL) as spool:
         for chunk in chunks:
-            size += spool.write(chunk)
+            if size + len(chunk) > limit:
+                raise SeqdedupError(
+                    f"the input is larger than --max-input ({limit:,} bytes), the most read "
+                    f"whole (in memory, then in the temporary folder '{tempfile.gettempdir()}')"
+                )
+            size += _spooled(spool.write, chunk)
         spool.seek(0)
         if size <= SPILL:  # (in memory still)
             return spool.read()
-        spool.flush()  # (the map outlives the file: it holds its own descriptor)
+        _spooled(spool.flush)  # (the map outlives the file: it holds its own descriptor)
         return mmap.mmap(spool.fileno(), 0, access=mmap.ACCESS_READ)
+
+
+def _spooled(call: Callable[..., int | None], *args: bytes) -> int:
+    """A write to the spool; a full temporary folder, or a file size limit (EFBIG under
+    ``ulimit -f``: Python ignores SIGXFSZ), is one line naming the folder."""
+    import tempfile
+
+    try:
+        return call(*args) or 0
+    except OSError as exc:
+        raise SeqdedupError(
+            f"the input read whole does not fit in the temporary folder "
+            f"'{tempfile.gettempdir()}': {exc.strerror or exc} (TMPDIR chooses another "
+            "folder; --max-input caps the input)"
+        ) from None
 
 
 class Source:

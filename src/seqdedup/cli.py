@@ -251,10 +251,11 @@ def _budget(
     """--budget: read the whole input, reduce it, store what was removed (before the
     output is written: a reference never names what the file does not hold)."""
     from seqdedup.budget import reduce_to_budget
-    from seqdedup.budgetinput import read_whole
+    from seqdedup.budgetinput import MAX_WHOLE, read_whole
 
     with graceful():
-        data = read_whole(decoded_inputs(config.inputs, stdin, not args.no_decompress))
+        chunks = decoded_inputs(config.inputs, stdin, not args.no_decompress)
+        data = read_whole(chunks, args.max_input or MAX_WHOLE)
         reduction = reduce_to_budget(data, config)
     sink = _sink(args, stdout)
     sink.write(reduction.text)

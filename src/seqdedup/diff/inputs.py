@@ -14,7 +14,7 @@ from struct import iter_unpack
 from types import ModuleType
 from typing import IO
 
-from seqdedup.budgetinput import Source, read_whole
+from seqdedup.budgetinput import MAX_WHOLE, Source, read_whole
 from seqdedup.config import Config
 from seqdedup.diff.changes import Diff
 from seqdedup.diff.compare import Bad, DiffOptions, compare, key_ids
@@ -143,6 +143,7 @@ def read_good(
     keying: Keying,
     stdin: IO[bytes] | None = None,
     notes: list[str] | None = None,
+    limit: int = MAX_WHOLE,
 ) -> GoodProfile:
     """GOOD: each file one input; a folder's files (sorted, hidden ones left out) each
     one input; a folder holding ``seqdedup.sqlite`` a library (each row a part weighted
@@ -156,7 +157,8 @@ def read_good(
             continue
         for file in _files_of(path, notes) if path.is_dir() else [name]:
             check_inputs([file], stdin)
-            source = Source(read_whole(decoded_inputs([file], stdin, True)), config.delimiter)
+            data = read_whole(decoded_inputs([file], stdin, True), limit)
+            source = Source(data, config.delimiter)
             keys, streams, _ = keying.source_keys(source)
             records = source.records(0, None)
             profile.add([Part(keys, records, 1, streams)])
@@ -245,11 +247,17 @@ def _library_parts(
 
 
 def read_bad(
-    name: str, config: Config, keying: Keying, stdin: IO[bytes] | None, profile: GoodProfile
+    name: str,
+    config: Config,
+    keying: Keying,
+    stdin: IO[bytes] | None,
+    profile: GoodProfile,
+    limit: int = MAX_WHOLE,
 ) -> tuple[Bad, Source]:
-    """BAD read whole (a file, or standard input for '-'), keyed against ``profile``."""
+    """BAD read whole (a file, or standard input for '-'; at most ``limit`` bytes),
+    keyed against ``profile``."""
     check_inputs([name], stdin)
-    source = Source(read_whole(decoded_inputs([name], stdin, True)), config.delimiter)
+    source = Source(read_whole(decoded_inputs([name], stdin, True), limit), config.delimiter)
     ids, new, streams, sizes = keying.source_ids(source, profile)
     bad = Bad(ids, new, source.record, streams, sizes, keying.stamp, keying.hours(source))
     return bad, source
