@@ -239,15 +239,15 @@ def signal_taken(pid: int, signum: int, timeout: float = 20) -> None:
     raise AssertionError(f"process {pid} never took signal {signum}")
 
 
-def live(*args: str) -> subprocess.Popen[bytes]:
+def live(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
     """The installed command reading a pipe that the test writes to (as a user runs
-    ``tail -f log | seqdedup``: no PYTHONUNBUFFERED)."""
+    ``tail -f log | seqdedup``: no PYTHONUNBUFFERED); ``env``: more variables."""
     return subprocess.Popen(
         [*seqdedup_command(), *args],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        env=user_env(),
+        env={**user_env(), **(env or {})},
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from array import array
 from functools import cache
 from hashlib import blake2b
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 
 from seqdedup.sized import SizeDecider
 
-from conftest import ENGINES
+from conftest import ENGINES, HANG_GUARD
 from oracle import new_material_sized, skipped_flags_sized, skipped_flags_streams
 
 
@@ -409,3 +410,54 @@ def test_token_sizes_are_the_same_counted_by_the_kernel(keys: list[bytes]) -> No
 
     by_kernel = key_sizes(keys, "tokens", record_tokens(_kernel))
     assert list(by_kernel) == [estimate_tokens(k) for k in keys] == list(key_sizes(keys, "tokens"))
+
+
+# -- live input: a record with a key never seen is written before the next is fed ---------
+
+WORDS = ["gamma", "kilo", "lima", "mike", "oscar", "papa", "quebec", "romeo", "sierra"]
+LIVE_SIZES = [
+    ["-w", "auto"],
+    ["-w", "1", "--min-bytes", "20"],
+    ["-w", "2", "--min-bytes", "200"],
+    ["-w", "auto", "--normalize", "all"],
+]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("size", LIVE_SIZES, ids=lambda a: " ".join(a))
+def test_a_new_key_is_written_at_once_with_what_waited_before_it(engine, size):
+    """Under a minimum size a record whose key was seen may wait for its stretch; one
+    whose key was never seen cannot lie in any repeat: it comes out before the next
+    record is fed, and so does every record that waited before it (the last line
+    before a crash is never held). Order of events, no durations."""
+    from conftest import arrived, live, seqdedup_command, settled, user_env
+
+    lines = [f"{word} 2026-12-06T10:00:0{k}Z ready\n".encode() for k, word in enumerate(WORDS)]
+    panic = b"panic: runtime error: index out of range\n"
+    whole = b"".join(lines) + b"".join(lines[:2]) + panic
+    file_run = subprocess.run(  # (what the rule keeps: a live run writes the same)
+        [*seqdedup_command(), "-q", *size],
+        input=whole,
+        capture_output=True,
+        env={**user_env(), "SEQDEDUP_ENGINE": engine},
+        check=True,
+    ).stdout
+    assert file_run.endswith(panic)
+    proc = live("-q", *size, env={"SEQDEDUP_ENGINE": engine})
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        fd = proc.stdout.fileno()
+        proc.stdin.write(b"".join(lines))  # all new: out at once
+        proc.stdin.flush()
+        assert arrived(fd, len(b"".join(lines))) == b"".join(lines)
+        proc.stdin.write(b"".join(lines[:2]))  # seen keys: they may start a repeat
+        proc.stdin.flush()
+        settled(proc)
+        proc.stdin.write(panic)  # never seen: decides what waited, and comes out
+        proc.stdin.flush()
+        rest = file_run[len(b"".join(lines)) :]
+        assert arrived(fd, len(rest)) == rest  # all of it, the input still open
+        proc.stdin.close()
+        assert proc.stdout.read() == b"" and proc.wait(HANG_GUARD) == 0
+    finally:
+        proc.kill()

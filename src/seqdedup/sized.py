@@ -182,7 +182,8 @@ class SizeDecider(HeldRecords):
     """Feed the key hashes (16 bytes each) and key sizes of tracked records (each record
     weighs one more: its delimiter); get keep flags back in order, each once the
     shortest large-enough stretch starting at its record is complete (at the end of a
-    stream, at once)."""
+    stream, at once), or once a record with a key never seen comes: no stretch that holds
+    it can repeat, so it and every record still waiting before it are decided then."""
 
     def __init__(
         self,
@@ -208,11 +209,15 @@ class SizeDecider(HeldRecords):
         self._waiting_m: deque[tuple[int, int, int]] = deque()
         self._waiting_n: deque[tuple[int, int, int]] = deque()
         self._swept = 0  # when the tables were last rid of forgotten stretches
+        # each key hash met, and where last (a library's: -1, never forgotten): a record
+        # whose key is not here releases what waits; the next record without a flag
+        self._seen: dict[bytes, int] = {}
+        self._released = 0
 
     # -- what other stages read -----------------------------------------------------
     @property
     def decided(self) -> int:
-        return self._n_next
+        return self._released
 
     @property
     def remembered(self) -> int:
@@ -291,18 +296,31 @@ class SizeDecider(HeldRecords):
         if len(data) != 16 * len(sizes):
             raise ValueError("one size per key hash")
         keep: list[bool] = []
+        seen = self._seen
         for k, size in enumerate(sizes):
-            self._append(data[16 * k : 16 * k + 16], size)
+            key_hash = data[16 * k : 16 * k + 16]
+            self._append(key_hash, size)
             self._step(keep)
+            last = seen.get(key_hash)
+            if last is None or last >= 0:  # (a library's key stays: never forgotten)
+                seen[key_hash] = self._total - 1
+            if last is None:
+                self._release(keep, self._total - 1)
         self._sweep()
         return keep
 
+    def _release(self, keep: list[bool], last: int) -> None:
+        """Decide the records up to ``last`` still waiting (a record with a new key came:
+        no later stretch that reaches them can repeat)."""
+        repeats = self._m_repeats
+        while self._released <= last:
+            keep.append(not (repeats.popleft() or self._cover >= self._released))
+            self._released += 1
+
     def finish(self) -> list[bool]:
         """End of the stream: decide its last records (no N stretch starts there)."""
-        keep = []
-        repeats = self._m_repeats
-        for record in range(self._n_next, self._total):
-            keep.append(not (repeats.popleft() or self._cover >= record))
+        keep: list[bool] = []
+        self._release(keep, self._total - 1)
         self._n_next = self._m_start = self._total
         return keep
 
@@ -333,7 +351,9 @@ class SizeDecider(HeldRecords):
                 self._cover = max(self._cover, j)
             else:
                 self._mark_new(1, s, j)
-            keep.append(not (repeats.popleft() or self._cover >= s))
+            if s >= self._released:  # (else decided already: its key never seen)
+                keep.append(not (repeats.popleft() or self._cover >= s))
+                self._released = s + 1
             self._n_next = s + 1
 
     # -- memory ----------------------------------------------------------------------
@@ -352,8 +372,10 @@ class SizeDecider(HeldRecords):
                 entry.positions = [p for p in entry.positions if p < 0 or p >= oldest]
                 if not entry.positions:
                     del table[key]
-        keep_from = min(oldest_n, self._m_start) - self.cap
-        self._drop_before(max(keep_from, self._offset))
+        keep_from = max(min(oldest_n, self._m_start) - self.cap, self._offset)
+        self._drop_before(keep_from)
+        # (a key met only before keep_from is in no stretch a later one can repeat)
+        self._seen = {k: p for k, p in self._seen.items() if p < 0 or p >= keep_from}
 
     # -- a loaded library ------------------------------------------------------------
     def add_library(self, sequences: list[tuple[bytes, list[int] | array[int]]]) -> None:
@@ -367,6 +389,7 @@ class SizeDecider(HeldRecords):
         for hashes, sizes in sequences:
             if len(hashes) != 16 * len(sizes):
                 raise ValueError("one size per key hash")
+            self._seen.update((hashes[k : k + 16], -1) for k in range(0, len(hashes), 16))
             for as_end, key, start, n in library_stretches(self, hashes, sizes):
                 self._remember(self._m_table if as_end else self._n_table, key, first + start, n)
             first += len(sizes)

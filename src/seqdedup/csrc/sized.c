@@ -207,8 +207,30 @@ static int step(SizeDecider *d, int64_t j)
         if (r < 0) return -1;
         if (r && d->cover < j) d->cover = j;
         if (!r) mark_new(d, 1, s, j);
-        if (sized_put_flag(d, !(d->m_repeat[s - d->offset] || d->cover >= s)) < 0) return -1;
+        if (s >= d->released) { /* (else decided already: a later key was never met) */
+            if (sized_put_flag(d, !(d->m_repeat[s - d->offset] || d->cover >= s)) < 0)
+                return -1;
+            d->released = s + 1;
+        }
         d->n_next = s + 1;
+    }
+    /* A key never met: no stretch that holds record j can repeat (an equal one would
+     * hold the key), so j and every record waiting before it are decided now. */
+    int created;
+    int64_t *last = table_upsert(&d->seen, d->keys[j - d->offset], &created);
+    if (last == NULL) return -1;
+    if (created || *last >= 0) *last = j; /* (a library's key stays: never forgotten) */
+    return created ? sized_release(d, j) : 0;
+}
+
+/* The keep flags of the records up to `last` still waiting (M stretches and the cover
+ * known so far decide them: any stretch still to come that reaches them holds a record
+ * whose key was never met, or ends the stream). */
+int sized_release(SizeDecider *d, int64_t last)
+{
+    for (int64_t r = d->released; r <= last; r++) {
+        if (sized_put_flag(d, !(d->m_repeat[r - d->offset] || d->cover >= r)) < 0) return -1;
+        d->released = r + 1;
     }
     return 0;
 }
@@ -266,6 +288,32 @@ static int sweep_table(Table *t, int64_t oldest)
     return 0;
 }
 
+/* Rebuild the keys met with only those met at `oldest` or after, and a library's. */
+static int sweep_seen(Table *t, int64_t oldest)
+{
+    Table fresh = {0};
+    fresh.stride = 3;
+    if (table_reserve(&fresh, t->size) < 0) return -1;
+    for (size_t i = 0; i < t->cap; i++) {
+        const int64_t *slot = t->slots + i * 3;
+        if (hash_is_zero(slot_key(slot)) || (slot[2] >= 0 && slot[2] < oldest)) continue;
+        int created;
+        int64_t *kept = table_upsert(&fresh, slot_key(slot), &created);
+        if (kept == NULL) {
+            table_free(&fresh);
+            return -1;
+        }
+        *kept = slot[2];
+    }
+    if (t->has_zero && (t->zero_values[0] < 0 || t->zero_values[0] >= oldest)) {
+        fresh.has_zero = 1;
+        fresh.zero_values[0] = t->zero_values[0];
+    }
+    table_free(t);
+    *t = fresh;
+    return 0;
+}
+
 int sized_sweep(SizeDecider *d)
 {
     int64_t every = d->history > 4096 ? d->history : 4096;
@@ -278,6 +326,9 @@ int sized_sweep(SizeDecider *d)
     /* the key hashes no remembered or waiting stretch reaches back to */
     int64_t keep_from = (d->n_next - d->history < d->m_start ? d->n_next - d->history
                                                              : d->m_start) - d->cap;
+    if (keep_from < d->offset) keep_from = d->offset;
+    /* (a key met only before keep_from is in no stretch a later one can repeat) */
+    if (sweep_seen(&d->seen, keep_from) < 0) return -1;
     int64_t drop = keep_from - d->offset;
     if (drop < 4096) return 0;
     size_t rest = d->held - (size_t)drop;
@@ -312,6 +363,12 @@ int sized_library_sequence(SizeDecider *d, int64_t first, const Hash128 *keys,
         }
         sums[k + 1] = sums[k] + sizes[k] + 1;
         poly[k + 1] = fp_add(fp_mul(poly[k], d->base), fp_reduce(keys[k].lo));
+    }
+    for (int64_t k = 0; k < count; k++) {
+        int created;
+        int64_t *met = table_upsert(&d->seen, keys[k], &created);
+        if (met == NULL) goto done;
+        *met = -1;
     }
     for (int64_t e = 0, m = 0; e < count; e++) {
         if (!is_large(d, sums, 0, m, e)) continue;

@@ -39,6 +39,10 @@ typedef struct {
      * unlimited history (a content is an M, or an N, stretch wherever it occurs) */
     Table tables[2];
     Table *m_table, *n_table;
+    /* each key hash met -> the last record with it (a library's: -1, kept); a record
+     * whose key is not here decides it and every record waiting before it */
+    Table seen;
+    int64_t released; /* the next record without a keep flag */
     Queue waiting_m, waiting_n; /* limited history: stretches not admitted yet */
     uint8_t *out; /* this call's keep flags */
     size_t out_len, out_cap;
@@ -57,6 +61,7 @@ int sized_put_flag(SizeDecider *d, int keep);
 int sized_reserve(SizeDecider *d, size_t count);
 int sized_append(SizeDecider *d, Hash128 key, int64_t size);
 int sized_steps(SizeDecider *d, int64_t first);
+int sized_release(SizeDecider *d, int64_t last);
 int sized_sweep(SizeDecider *d);
 int sized_library_sequence(SizeDecider *d, int64_t first, const Hash128 *keys,
                            const int64_t *sizes, int64_t count);

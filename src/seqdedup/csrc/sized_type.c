@@ -76,8 +76,7 @@ static PyObject *SizeDecider_finish(SizeDecider *d, PyObject *Py_UNUSED(ignored)
 {
     if (enter(d) < 0) return NULL;
     int rc = sized_reserve(d, 0);
-    for (int64_t r = d->n_next; r < d->total && rc == 0; r++)
-        rc = sized_put_flag(d, !(d->m_repeat[r - d->offset] || d->cover >= r));
+    if (rc == 0) rc = sized_release(d, d->total - 1);
     d->n_next = d->m_start = d->stream = d->total;
     return leave(d, rc);
 }
@@ -227,7 +226,7 @@ static int SizeDecider_init(SizeDecider *d, PyObject *args, PyObject *kwds)
     d->sums_cap = d->poly_cap = 16;
     d->powers[0] = 1;
     for (int64_t k = 1; k <= d->cap; k++) d->powers[k] = fp_mul(d->powers[k - 1], d->base);
-    d->tables[0].stride = d->tables[1].stride = 3;
+    d->tables[0].stride = d->tables[1].stride = d->seen.stride = 3;
     d->m_table = &d->tables[0];
     d->n_table = d->history < 0 ? &d->tables[0] : &d->tables[1];
     d->cover = -1;
@@ -250,11 +249,12 @@ static void SizeDecider_dealloc(SizeDecider *d)
     PyMem_RawFree(d->fresh);
     table_free(&d->tables[0]);
     table_free(&d->tables[1]);
+    table_free(&d->seen);
     type->tp_free((PyObject *)d);
     Py_DECREF(type);
 }
 
-static PyObject *get_decided(SizeDecider *d, void *c) { return PyLong_FromLongLong(d->n_next); }
+static PyObject *get_decided(SizeDecider *d, void *c) { return PyLong_FromLongLong(d->released); }
 
 static PyObject *get_remembered(SizeDecider *d, void *c)
 {
