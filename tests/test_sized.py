@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from array import array
 from functools import cache
 from hashlib import blake2b
@@ -14,7 +15,16 @@ from hypothesis import strategies as st
 
 from seqdedup.sized import SizeDecider
 
-from conftest import ENGINES, HANG_GUARD
+from conftest import (
+    ENGINES,
+    HANG_GUARD,
+    arrived,
+    holds_open,
+    live,
+    seqdedup_command,
+    settled,
+    user_env,
+)
 from oracle import new_material_sized, skipped_flags_sized, skipped_flags_streams
 
 
@@ -430,8 +440,6 @@ def test_a_new_key_is_written_at_once_with_what_waited_before_it(engine, size):
     whose key was never seen cannot lie in any repeat: it comes out before the next
     record is fed, and so does every record that waited before it (the last line
     before a crash is never held). Order of events, no durations."""
-    from conftest import arrived, live, seqdedup_command, settled, user_env
-
     lines = [f"{word} 2026-12-06T10:00:0{k}Z ready\n".encode() for k, word in enumerate(WORDS)]
     panic = b"panic: runtime error: index out of range\n"
     whole = b"".join(lines) + b"".join(lines[:2]) + panic
@@ -461,3 +469,36 @@ def test_a_new_key_is_written_at_once_with_what_waited_before_it(engine, size):
         assert proc.stdout.read() == b"" and proc.wait(HANG_GUARD) == 0
     finally:
         proc.kill()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_new_key_is_written_at_once_when_a_file_is_followed(engine, tmp_path):
+    """The same with -F: the appended lines that a file run keeps are all written while
+    the file is still followed (no line after the new one was written)."""
+    log = tmp_path / "app.log"
+    log.write_bytes(b"")
+    env = {**user_env(), "SEQDEDUP_ENGINE": engine}
+    lines = [f"{word} ready\n".encode() for word in WORDS]
+    panic = b"panic: runtime error: index out of range\n"
+    whole = b"".join(lines) + b"".join(lines[:2]) + panic
+    file_run = subprocess.run(
+        [*seqdedup_command(), "-q", "-w", "auto"], input=whole, capture_output=True, env=env
+    ).stdout
+    proc = subprocess.Popen(
+        [*seqdedup_command(), "-F", "-q", "-w", "auto", str(log)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    try:
+        assert proc.stdout is not None
+        deadline = time.monotonic() + HANG_GUARD
+        while not holds_open(proc.pid, log):  # (a follow starts at the file's end)
+            assert time.monotonic() < deadline, "the file was never opened"
+            time.sleep(0.01)
+        with log.open("ab") as writer:
+            writer.write(whole)
+        assert arrived(proc.stdout.fileno(), len(file_run)) == file_run
+    finally:
+        proc.kill()
+        proc.wait()
