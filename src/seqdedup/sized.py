@@ -147,6 +147,15 @@ class HeldRecords:
     def _same(self, first: int, second: int, n: int) -> bool:
         return self._content(first, n) == self._content(second, n)
 
+    def _find(self, entry: _Entry | None, start: int, n: int) -> int | None:
+        """Where ``entry``'s occurrence equal to the stretch at ``start`` starts."""
+        if entry is None:
+            return None
+        for position in entry.positions:
+            if self._same(position, start, n):
+                return position
+        return None
+
     def _append(self, key_hash: bytes, size: int) -> None:
         if size < 0:
             raise ValueError("sizes are not negative")
@@ -179,11 +188,10 @@ class HeldRecords:
 
 
 class SizeDecider(HeldRecords):
-    """Feed the key hashes (16 bytes each) and key sizes of tracked records (each record
-    weighs one more: its delimiter); get keep flags back in order, each once the
-    shortest large-enough stretch starting at its record is complete (at the end of a
-    stream, at once), or once a record with a key never seen comes: no stretch that holds
-    it can repeat, so it and every record still waiting before it are decided then."""
+    """Feed the key hashes (16 bytes each) and key sizes of tracked records (each weighs
+    one more: its delimiter); get keep flags back in order, each once the shortest
+    large-enough stretch starting at its record is complete, or a record with a key never
+    seen comes (no stretch holding it can repeat), or the stream ends."""
 
     def __init__(
         self,
@@ -200,19 +208,17 @@ class SizeDecider(HeldRecords):
         self._n_next = 0  # the next record whose N stretch is not complete
         self._m_repeats: deque[bool] = deque()  # per undecided record: M repeats
         self._cover = -1  # last record a repeating N stretch covers
-        # Stretches by key: where each distinct content starts (the earliest; with a
-        # limited history the latest admitted). Whether a content is an M (or an N)
-        # stretch depends on its keys alone, so with nothing forgotten one table serves.
+        self._released = 0  # the next record without a keep flag
+        # Stretches by key: where each distinct content starts (the earliest; with a limited
+        # history the latest admitted). A content is an M (or N) stretch by its keys alone:
+        # with nothing forgotten one table serves.
         self._m_table: dict[int, _Entry] = {}
         self._n_table = self._m_table if max_history is None else {}
         # limited history: stretches not admitted yet (start, end, key), by end
         self._waiting_m: deque[tuple[int, int, int]] = deque()
         self._waiting_n: deque[tuple[int, int, int]] = deque()
         self._swept = 0  # when the tables were last rid of forgotten stretches
-        # each key hash met, and where last (a library's: -1, never forgotten): a record
-        # whose key is not here releases what waits; the next record without a flag
-        self._seen: dict[bytes, int] = {}
-        self._released = 0
+        self._seen: dict[bytes, int] = {}  # each key hash met: where last (a library's: -1)
 
     # -- what other stages read -----------------------------------------------------
     @property
@@ -220,8 +226,7 @@ class SizeDecider(HeldRecords):
         return self._released
 
     @property
-    def remembered(self) -> int:
-        """How many stretches the tables hold."""
+    def remembered(self) -> int:  # (stretches the tables hold)
         tables = [self._m_table] + ([self._n_table] if self.max_history is not None else [])
         return sum(len(e.positions) for t in tables for e in t.values())
 
@@ -247,15 +252,6 @@ class SizeDecider(HeldRecords):
         return taken
 
     # -- the tables ------------------------------------------------------------------
-    def _find(self, entry: _Entry | None, start: int, n: int) -> int | None:
-        """Where ``entry``'s occurrence equal to the stretch at ``start`` starts."""
-        if entry is None:
-            return None
-        for position in entry.positions:
-            if self._same(position, start, n):
-                return position
-        return None
-
     def _remember(self, table: dict[int, _Entry], key: int, start: int, n: int) -> None:
         """Note an occurrence: the first of its content (unlimited history), or the
         latest (limited: it replaces the earlier one of the same content)."""
@@ -301,17 +297,15 @@ class SizeDecider(HeldRecords):
             key_hash = data[16 * k : 16 * k + 16]
             self._append(key_hash, size)
             self._step(keep)
-            last = seen.get(key_hash)
-            if last is None or last >= 0:  # (a library's key stays: never forgotten)
-                seen[key_hash] = self._total - 1
-            if last is None:
+            last = seen.get(key_hash, -2)  # (-1: a library's, never forgotten)
+            seen[key_hash] = self._total - 1 if last != -1 else -1
+            if last == -2:
                 self._release(keep, self._total - 1)
         self._sweep()
         return keep
 
     def _release(self, keep: list[bool], last: int) -> None:
-        """Decide the records up to ``last`` still waiting (a record with a new key came:
-        no later stretch that reaches them can repeat)."""
+        """Decide the records up to ``last`` still waiting (no later stretch can repeat)."""
         repeats = self._m_repeats
         while self._released <= last:
             keep.append(not (repeats.popleft() or self._cover >= self._released))
