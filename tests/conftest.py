@@ -5,6 +5,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -95,6 +96,18 @@ def user_env() -> dict[str, str]:
 
 
 HANG_GUARD = 60.0  # seconds: only ever reached by a test that fails (it hangs instead)
+
+
+def wait_until(condition: Callable[[], object], what: str = "the event") -> None:
+    """Until ``condition()`` holds: an event the test waits for (a file written, a
+    process started or gone, a thread's work done). The hang guard only fails a test
+    whose event never comes."""
+    import time
+
+    deadline = time.monotonic() + HANG_GUARD
+    while not condition():
+        assert time.monotonic() < deadline, f"{what} never came"
+        time.sleep(0.005)
 
 
 def arrived(fd: int, size: int, timeout: float = HANG_GUARD) -> bytes:

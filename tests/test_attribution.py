@@ -12,7 +12,7 @@ from seqdedup import Deduplicator
 from seqdedup.config import FilterRule
 from seqdedup.hashes import hash_words
 
-from conftest import examples
+from conftest import HANG_GUARD, examples
 from oracle import attribution_pieces, skipped_flags
 
 MARKER = "M {start} {end} {match_start} {match_end} {count}"
@@ -620,7 +620,6 @@ def test_a_dropped_run_ends_its_attribution_thread():
     its attribution thread behind."""
     import gc
     import threading
-    import time
 
     from seqdedup import Deduplicator
 
@@ -630,17 +629,19 @@ def test_a_dropped_run_ends_its_attribution_thread():
         return sum(t.name == "seqdedup-attribution" for t in threading.enumerate())
 
     before = threads()
+    existing = set(threading.enumerate())
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("SEQDEDUP_ENGINE", "c")
         dedup = Deduplicator(window_size=2)
         for k in range(20):
             dedup.feed_bytes(b"".join(b"%d\n" % (n % 50) for n in range(k, k + 2000)))
     assert threads() == before + 1
+    [thread] = [
+        t for t in set(threading.enumerate()) - existing if t.name == "seqdedup-attribution"
+    ]
     del dedup
     gc.collect()
-    deadline = time.monotonic() + 5
-    while threads() > before and time.monotonic() < deadline:
-        time.sleep(0.01)
+    thread.join(HANG_GUARD)  # (it ends once its run is collected; a leak would hang here)
     assert threads() == before
 
 

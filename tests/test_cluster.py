@@ -21,7 +21,7 @@ from seqdedup.cluster import deduplicate_files
 from seqdedup.config import FilterRule
 from seqdedup.errors import SeqdedupError
 
-from conftest import examples, user_env
+from conftest import examples, user_env, wait_until
 
 records = st.lists(st.sampled_from(["a", "b", "c", "ts 1", "ts 22", "d"]), max_size=50)
 file_sets = st.lists(
@@ -528,7 +528,6 @@ def test_a_terminated_job_leaves_no_scratch_folders(tmp_path):
     outputs nor the decompressed inputs stay in the output directory."""
     import gzip
     import signal
-    import time
 
     path = tmp_path / "big.log.gz"
     path.write_bytes(gzip.compress(b"".join(b"line %d\n" % (i % 50_000) for i in range(300_000))))
@@ -540,10 +539,7 @@ def test_a_terminated_job_leaves_no_scratch_folders(tmp_path):
         stderr=subprocess.PIPE,
         env=user_env(),
     )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not list(out.glob(".seqdedup-parts-*")):
-        time.sleep(0.01)
-    assert list(out.glob(".seqdedup-parts-*")), "the job ended before it wrote partitions"
+    wait_until(lambda: list(out.glob(".seqdedup-parts-*")), "the job's partitions")
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 143, err
@@ -556,7 +552,6 @@ def real_cluster(tmp_path_factory):
     worker started in a directory of its own (not the client's); yields the scheduler's
     address and the workers' directories."""
     import json
-    import time
 
     base = tmp_path_factory.mktemp("cluster")
     dask_cli = Path(sys.executable).parent / "dask"
@@ -582,9 +577,7 @@ def real_cluster(tmp_path_factory):
     ]
     homes = []
     try:
-        deadline = time.monotonic() + 60
-        while not address_file.exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_until(address_file.exists, "the scheduler's address")
         address = json.loads(address_file.read_text())["address"]
         for k in range(2):
             home = base / f"worker{k}"
@@ -679,7 +672,6 @@ def test_a_real_cluster_that_loses_a_worker_writes_the_same_bytes(tmp_path, real
     of sequential runs."""
     import random
     import threading
-    import time
 
     from distributed import Client
 
@@ -706,15 +698,16 @@ def test_a_real_cluster_that_loses_a_worker_writes_the_same_bytes(tmp_path, real
 
     running = threading.Thread(target=job)
     running.start()
-    deadline = time.monotonic() + 60
-    while not any(out.glob(".seqdedup-parts-*")) and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_until(lambda: any(out.glob(".seqdedup-parts-*")), "the job's partitions")
     with Client(address, timeout=10) as client:
-        busy: list[str] = []
-        while not busy and time.monotonic() < deadline:  # (a worker runs a task)
-            busy = [worker for worker, tasks in client.processing().items() if tasks]
-            time.sleep(0.01)
-        assert busy and running.is_alive(), "the job ended before a worker could be killed"
+        busy: list[str] = []  # (the workers running a task, once one does)
+
+        def working() -> bool:
+            busy[:] = [worker for worker, tasks in client.processing().items() if tasks]
+            return bool(busy) or not running.is_alive()
+
+        wait_until(working, "a task on a worker")
+        assert busy, "the job ended before a worker could be killed"
         workers = client.run(os.getpid)  # the processes that run the tasks
     os.kill(workers[busy[0]], signal.SIGKILL)
     running.join(timeout=300)

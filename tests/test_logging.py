@@ -13,7 +13,7 @@ import pytest
 
 from seqdedup.logging import BATCH, FoldingHandler, record_key
 
-from conftest import user_env
+from conftest import user_env, wait_until
 from oracle import interleaved_skipped
 
 
@@ -115,14 +115,6 @@ def clock(monkeypatch):
     return moved
 
 
-def wait_for(condition) -> None:
-    """Until the handler's timer thread made ``condition`` true (an event)."""
-    deadline = time.monotonic() + 60
-    while not condition():
-        assert time.monotonic() < deadline, "the timer never acted"
-        time.sleep(0.005)
-
-
 def test_the_timer_releases_after_a_pause_and_past_the_longest_delay(clock):
     target = Collect()
     handler = FoldingHandler(target, 2, idle=0.2, max_delay=None)
@@ -132,7 +124,7 @@ def test_the_timer_releases_after_a_pause_and_past_the_longest_delay(clock):
         log.info("b")
     assert target.records == []  # no pause yet, whatever the timer did meanwhile
     clock.advance(0.2)
-    wait_for(lambda: len(target.records) >= 3)
+    wait_until(lambda: len(target.records) >= 3)
     assert [r.getMessage() for r in target.records[:2]] == ["a", "b"]
     assert target.records[2].seqdedup["removed"] == 4
     handler.close()
@@ -143,7 +135,7 @@ def test_the_timer_releases_after_a_pause_and_past_the_longest_delay(clock):
     clock.advance(0.29)
     assert held.records == []  # held while younger than max_delay ...
     clock.advance(0.01)
-    wait_for(lambda: bool(held.records))  # ... and forwarded once it is that old
+    wait_until(lambda: bool(held.records))  # ... and forwarded once it is that old
     assert [r.getMessage() for r in held.records] == ["first"]
     slow.close()
 
@@ -397,7 +389,7 @@ def test_a_storm_that_never_pauses_is_summarised_while_it_lasts(clock):
             log.info("again")
         assert len(interim()) == summaries - 1  # (0.19 s of this interval so far)
         clock.advance(0.02)
-        wait_for(lambda n=summaries: len(interim()) == n)
+        wait_until(lambda n=summaries: len(interim()) == n)
     handler.close()
     summaries = interim()
     assert all(r.getMessage().startswith("seqdedup: ") for r in summaries)

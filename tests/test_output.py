@@ -8,23 +8,19 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from conftest import signal_taken, user_env
+from conftest import signal_taken, user_env, wait_until
 
 BIN = Path(sys.executable).parent
 
 
-def wait_for(path: Path, content: bytes, timeout: float = 20) -> bytes:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if path.exists() and path.read_bytes() == content:
-            return content
-        time.sleep(0.05)
-    return path.read_bytes() if path.exists() else b"(missing)"
+def wait_for(path: Path, content: bytes) -> bytes:
+    """``path``'s bytes once they are ``content`` (an event)."""
+    wait_until(lambda: path.exists() and path.read_bytes() == content, f"{content!r} in {path}")
+    return path.read_bytes()
 
 
 def start(*args: str) -> subprocess.Popen[bytes]:

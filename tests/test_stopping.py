@@ -24,6 +24,7 @@ from conftest import (
     live,
     seqdedup_command,
     user_env,
+    wait_until,
 )
 
 SIGNALS = ["SIGTERM", "SIGINT", "SIGHUP"]
@@ -36,14 +37,6 @@ def runs_in(library) -> int:
         return 0
     with contextlib.closing(sqlite3.connect(path)) as connection:
         return connection.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
-
-
-def wait_until(condition, timeout=60.0):
-    """Poll ``condition`` (an event the test waits on, not a guess at a duration)."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "the event did not come"
-        time.sleep(0.02)
 
 
 @pytest.mark.parametrize("signame", SIGNALS)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import needs, user_env
+from conftest import needs, user_env, wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -59,15 +59,10 @@ def listening(port: int) -> bool:
         return False
 
 
-def wait_for(path: Path, text: str, timeout: float = 30) -> str:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if path.exists() and text in path.read_text():
-            return path.read_text()
-        time.sleep(0.1)
-    raise AssertionError(
-        f"{text!r} never reached {path}: {path.read_text() if path.exists() else '(none)'}"
-    )
+def wait_for(path: Path, text: str) -> str:
+    """``path``'s text once it holds ``text`` (an event)."""
+    wait_until(lambda: path.exists() and text in path.read_text(), f"{text!r} in {path}")
+    return path.read_text()
 
 
 def expected(run_cli) -> str:

@@ -3,7 +3,6 @@ from __future__ import annotations
 import random
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -13,7 +12,7 @@ from hypothesis import strategies as st
 from seqdedup import SeqdedupError, deduplicate
 from seqdedup.keys import ShellTransform
 
-from conftest import examples, seqdedup_command, user_env
+from conftest import examples, seqdedup_command, user_env, wait_until
 from oracle import reference_output
 
 
@@ -111,19 +110,12 @@ def unique_sleep() -> str:
     return f"sleep 1000.{random.randrange(10**8):08d}"
 
 
-def wait_until(condition, seconds=10.0):
-    deadline = time.monotonic() + seconds
-    while not condition() and time.monotonic() < deadline:
-        time.sleep(0.02)
-    return condition()
-
-
 def test_a_hanging_command_times_out_and_is_ended():
     sleep = unique_sleep()
     transform = ShellTransform(f"{sleep}; cat", timeout=0.5)
     with pytest.raises(SeqdedupError, match=r"took more than 0.5 s .*--transform-timeout"):
         transform([b"a", b"b"])  # (a sleep of 1,000 s: only the timeout ends it)
-    assert wait_until(lambda: not processes_running(sleep))
+    wait_until(lambda: not processes_running(sleep), "the end of the transform")
 
 
 def test_a_flooding_command_is_stopped_at_a_bound():
@@ -142,7 +134,7 @@ def test_what_a_finished_command_left_running_is_ended():
     sleep = unique_sleep()
     transform = ShellTransform(f"({sleep} >/dev/null 2>&1 &); cat")
     assert transform([b"a", b"b"]) == [b"a", b"b"]
-    assert wait_until(lambda: not processes_running(sleep))
+    wait_until(lambda: not processes_running(sleep), "the end of the transform")
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
@@ -163,7 +155,7 @@ def test_a_stopped_run_ends_the_command_too(signum):
     )
     proc.stdin.write(b"a\nb\n")
     proc.stdin.close()
-    assert wait_until(lambda: processes_running(sleep)), "the transform never started"
+    wait_until(lambda: processes_running(sleep), "the transform's start")
     proc.send_signal(signum)
     proc.send_signal(other)
     proc.wait(timeout=30)
@@ -172,7 +164,7 @@ def test_a_stopped_run_ends_the_command_too(signum):
     proc.stderr.close()
     assert proc.returncode in (128 + signum, 128 + other)  # (the one handled second)
     assert b"Traceback" not in err
-    assert wait_until(lambda: not processes_running(sleep))
+    wait_until(lambda: not processes_running(sleep), "the end of the transform")
 
 
 @pytest.mark.parametrize(
