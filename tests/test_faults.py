@@ -22,6 +22,7 @@ from conftest import (
     seqdedup_command,
     session_processes,
     user_env,
+    wait_until,
 )
 from oracle import kept
 
@@ -396,14 +397,14 @@ def _dask_job(tmp_path, *args, lines=6_000_000):
     )
 
 
-def _wait_for(condition, proc, timeout=120):
-    import time
+def _wait_for(condition, proc):
+    """Until ``condition()`` holds, the job still running (an event)."""
 
-    deadline = time.monotonic() + timeout
-    while not condition():
+    def came() -> bool:
         assert proc.poll() is None, "the job ended before the event"
-        assert time.monotonic() < deadline, "the event did not come"
-        time.sleep(0.01)
+        return bool(condition())
+
+    wait_until(came)
 
 
 @pytest.mark.slow

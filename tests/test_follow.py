@@ -12,7 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from conftest import HANG_GUARD, holds_open, library_command, seqdedup_command, user_env
+from conftest import (
+    HANG_GUARD,
+    holds_open,
+    library_command,
+    seqdedup_command,
+    user_env,
+    wait_until,
+)
 
 
 class Following:
@@ -44,10 +51,7 @@ class Following:
 
     def opened(self, path: Path) -> None:
         """Wait until the follower has ``path`` open (an event, not a guess at a time)."""
-        deadline = time.monotonic() + 60
-        while not holds_open(self.proc.pid, path):
-            assert time.monotonic() < deadline, f"{path} was never opened"
-            time.sleep(0.02)
+        wait_until(lambda: holds_open(self.proc.pid, path), f"the opening of {path}")
 
     def note(self, text: str, within: float = 30.0) -> None:
         """Wait until standard error holds ``text`` (kept for stop())."""

@@ -19,7 +19,14 @@ import pytest
 
 from seqdedup.library.store import DB_NAME
 
-from conftest import arrived, children, library_command, seqdedup_command, user_env
+from conftest import (
+    arrived,
+    children,
+    library_command,
+    seqdedup_command,
+    user_env,
+    wait_until,
+)
 
 
 def library_state(library):
@@ -217,10 +224,7 @@ def start_live_run(library):
     )
     proc.stdin.write(b"".join(b"live %d\n" % i for i in range(1000)))
     proc.stdin.flush()
-    deadline = time.monotonic() + 30
-    while not staging_files(library) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert staging_files(library), "the run never started staging"
+    wait_until(lambda: staging_files(library), "the run's staging")
     # (and has decided records: a signal before it read any would save nothing new)
     assert arrived(proc.stdout.fileno(), len(b"live 0\n")) == b"live 0\n"
     return proc
@@ -258,10 +262,7 @@ def test_a_second_signal_saves_nothing_and_cleans_up(tmp_path, signum):
     )  # fmt: skip
     proc.stdin.write(b"a\nb\n")
     proc.stdin.flush()
-    deadline = time.monotonic() + 30
-    while not children(proc.pid):  # the transform runs (and hangs)
-        assert time.monotonic() < deadline, "the transform never started"
-        time.sleep(0.02)
+    wait_until(lambda: children(proc.pid), "the transform's start")  # (it runs, and hangs)
     proc.send_signal(signum)
     proc.send_signal(signal.SIGINT)  # (the transform hangs: the first cannot finish)
     _, err = proc.communicate(timeout=30)

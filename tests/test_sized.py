@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 from array import array
 from functools import cache
 from hashlib import blake2b
@@ -24,6 +23,7 @@ from conftest import (
     seqdedup_command,
     settled,
     user_env,
+    wait_until,
 )
 from oracle import new_material_sized, skipped_flags_sized, skipped_flags_streams
 
@@ -492,10 +492,7 @@ def test_a_new_key_is_written_at_once_when_a_file_is_followed(engine, tmp_path):
     )
     try:
         assert proc.stdout is not None
-        deadline = time.monotonic() + HANG_GUARD
-        while not holds_open(proc.pid, log):  # (a follow starts at the file's end)
-            assert time.monotonic() < deadline, "the file was never opened"
-            time.sleep(0.01)
+        wait_until(lambda: holds_open(proc.pid, log), "the opening of the file")  # (at its end)
         with log.open("ab") as writer:
             writer.write(whole)
         assert arrived(proc.stdout.fileno(), len(file_run)) == file_run

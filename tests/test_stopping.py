@@ -256,10 +256,7 @@ def started_slowly(tmp_path, args: list[str], data: bytes, command=None):
         env=env,
     )
     os.close(r)
-    deadline = time.monotonic() + 30
-    while not ready.exists() and time.monotonic() < deadline:
-        time.sleep(0.002)
-    assert ready.exists(), "the command's imports never began"
+    wait_until(ready.exists, "the command's imports")
     return proc
 
 

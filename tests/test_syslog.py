@@ -80,9 +80,7 @@ def same_ids(text: str) -> str:
 def feed_with_a_reload(port: int, out: Path, pid_file: Path, rotated: Path | None) -> None:
     """Once the daemon is up: the first messages, the output moved to ``rotated`` (if
     given) and a reload (SIGHUP to the daemon), then the second messages."""
-    deadline = time.monotonic() + 30
-    while not listening(port) and time.monotonic() < deadline:  # (the daemon is up)
-        time.sleep(0.05)
+    wait_until(lambda: listening(port), "the daemon's port")
     send(port, FIRST)
     wait_for(out, "mark1")
     if rotated is not None:
