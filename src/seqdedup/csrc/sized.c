@@ -256,9 +256,10 @@ int sized_steps(SizeDecider *d, int64_t first)
 
 /* ---- memory (limited history) ----------------------------------------------------- */
 
-/* Rebuild `t` with only the occurrences a later stretch may still repeat (each kept
- * one under the first free variant of its key). */
-static int sweep_table(Table *t, int64_t oldest)
+/* Rebuild `t` with only the entries at `oldest` or after (and a library's, negative):
+ * a stretch table's (`variants`: each kept one under the first free variant of its key)
+ * or the keys met (each under its own key hash). */
+static int sweep_table(Table *t, int64_t oldest, int variants)
 {
     Table fresh = {0};
     fresh.stride = 3;
@@ -269,44 +270,22 @@ static int sweep_table(Table *t, int64_t oldest)
         const int64_t *slot = t->slots + i * 3;
         Hash128 key = slot_key(slot);
         if (hash_is_zero(key) || (slot[2] >= 0 && slot[2] < oldest)) continue;
-        key.hi &= 0xFFFFFFFFu;
+        if (variants) key.hi &= 0xFFFFFFFFu;
         for (uint64_t k = 0;; k++) {
             int created;
-            int64_t *kept = table_upsert(&fresh, variant(key, k), &created);
+            int64_t *kept = table_upsert(&fresh, variants ? variant(key, k) : key, &created);
             if (kept == NULL) {
                 table_free(&fresh);
                 return -1;
             }
-            if (created) {
+            if (created || !variants) {
                 *kept = slot[2];
                 break;
             }
         }
     }
-    table_free(t);
-    *t = fresh;
-    return 0;
-}
-
-/* Rebuild the keys met with only those met at `oldest` or after, and a library's. */
-static int sweep_seen(Table *t, int64_t oldest)
-{
-    Table fresh = {0};
-    fresh.stride = 3;
-    if (table_reserve(&fresh, t->size) < 0) return -1;
-    for (size_t i = 0; i < t->cap; i++) {
-        const int64_t *slot = t->slots + i * 3;
-        if (hash_is_zero(slot_key(slot)) || (slot[2] >= 0 && slot[2] < oldest)) continue;
-        int created;
-        int64_t *kept = table_upsert(&fresh, slot_key(slot), &created);
-        if (kept == NULL) {
-            table_free(&fresh);
-            return -1;
-        }
-        *kept = slot[2];
-    }
     if (t->has_zero && (t->zero_values[0] < 0 || t->zero_values[0] >= oldest)) {
-        fresh.has_zero = 1;
+        fresh.has_zero = 1; /* (the zero key is kept beside the slots) */
         fresh.zero_values[0] = t->zero_values[0];
     }
     table_free(t);
@@ -320,15 +299,15 @@ int sized_sweep(SizeDecider *d)
     if (d->history < 0 || d->total - d->swept < every) return 0;
     d->swept = d->total;
     /* a later M stretch starts at m_start or after, an N stretch at n_next */
-    if (sweep_table(d->m_table, d->m_start - d->history) < 0 ||
-        sweep_table(d->n_table, d->n_next - d->history) < 0)
+    if (sweep_table(d->m_table, d->m_start - d->history, 1) < 0 ||
+        sweep_table(d->n_table, d->n_next - d->history, 1) < 0)
         return -1;
     /* the key hashes no remembered or waiting stretch reaches back to */
     int64_t keep_from = (d->n_next - d->history < d->m_start ? d->n_next - d->history
                                                              : d->m_start) - d->cap;
     if (keep_from < d->offset) keep_from = d->offset;
     /* (a key met only before keep_from is in no stretch a later one can repeat) */
-    if (sweep_seen(&d->seen, keep_from) < 0) return -1;
+    if (sweep_table(&d->seen, keep_from, 0) < 0) return -1;
     int64_t drop = keep_from - d->offset;
     if (drop < 4096) return 0;
     size_t rest = d->held - (size_t)drop;
