@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import os
+import re
 import stat
 import sys
 from pathlib import Path
@@ -173,6 +174,23 @@ def test_the_diff_tool_caps_what_one_call_reads_summed_over_its_files(tmp_path, 
     assert len(read) == 4 and sum(read) == mcp_server.READ_CAP + 1
     answer = mcp_server.diff_tool(roots, ["g.log"] * 2, "g.log", 1000, None, 2.0, 4)
     assert answer["changed"] is False  # (three times the file fits)
+
+
+def test_the_diff_tools_values_are_checked_as_the_command_lines(tmp_path):
+    from seqdedup import mcp_server
+    from seqdedup.errors import SeqdedupError
+
+    root = tmp_path / "logs"
+    root.mkdir()
+    (root / "g.log").write_bytes(b"a\n")
+    roots = mcp_server.Roots([root])
+    for factor, min_count, budget, message in (
+        (0.5, 4, 100, "--factor must be a number more than 1, not 0.5"),
+        (2.0, 0, 100, "--min-count must be at least 1, got 0"),
+        (2.0, 4, 0, "budget must be at least 1"),
+    ):
+        with pytest.raises(SeqdedupError, match=re.escape(message)):
+            mcp_server.diff_tool(roots, ["g.log"], "g.log", budget, None, factor, min_count)
 
 
 def test_the_diff_tool_answers_within_its_budget(tmp_path):

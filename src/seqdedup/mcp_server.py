@@ -191,8 +191,9 @@ def diff_tool(
 
     if not good:
         raise SeqdedupError("give at least one good file")
-    if not 1.0 < factor < float("inf") or min_count < 1 or budget < 1:
-        raise SeqdedupError("factor must be more than 1, min_count and budget at least 1")
+    if budget < 1:  # (factor and min_count: DiffOptions checks them, in the same words)
+        raise SeqdedupError("budget must be at least 1")
+    options = DiffOptions(factor=factor, min_count=min_count)
     inputs, left = [], READ_CAP  # (the cap is the call's: one file named 40 times counts 40)
     for name in [*good, bad]:
         data = read_capped(roots.file(name), left)
@@ -204,9 +205,7 @@ def diff_tool(
         inputs.append(split_records(data, b"\n"))
     steps = (("normalize", normalize),) if normalize else ()
     config = Config(key_steps=steps)
-    found = diff_records(
-        inputs[:-1], inputs[-1], config, DiffOptions(factor=factor, min_count=min_count)
-    )
+    found = diff_records(inputs[:-1], inputs[-1], config, options)
     return {
         "text": utf8(as_text(found, bad, list(good), budget, estimate_tokens)),
         "changed": found.changed,
