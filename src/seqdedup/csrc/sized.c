@@ -245,6 +245,7 @@ int sized_steps(SizeDecider *d, int64_t first)
     int64_t ahead = d->m_start; /* the M stretch's start of record j + AHEAD */
     for (int64_t j = first; j < d->total; j++) {
         int64_t next = j + AHEAD;
+        if (next < d->total) table_prefetch(&d->seen, d->keys[next - at]);
         if (next < d->total && is_large(d, sums, at, ahead, next)) {
             while (is_large(d, sums, at, ahead + 1, next)) ahead++;
             table_prefetch(d->m_table, key_of(d, d->poly, at, ahead, next));
