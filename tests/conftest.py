@@ -157,6 +157,37 @@ _INPUT_WAITS = {"x86_64": {0, 7, 23, 270, 271, 232, 281}, "aarch64": {63, 73, 72
 _SLEEPS = {"x86_64": {202, 35, 61, 230}, "aarch64": {98, 101, 260, 115}}
 
 
+def between_looks(pid: int) -> bool:
+    """Whether the main thread of process ``pid`` sleeps (nanosleep, clock_nanosleep): a
+    follower that has looked at its file and waits for the next look."""
+    import contextlib
+    import platform
+
+    naps = {"x86_64": {35, 230}, "aarch64": {101, 115}}[platform.machine()]
+    with contextlib.suppress(OSError):
+        call = Path(f"/proc/{pid}/syscall").read_text().split()[0]
+        return call.isdigit() and int(call) in naps
+    return False
+
+
+def main_thread(pid: int) -> tuple[int | None, int]:
+    """Process ``pid``'s main thread: the system call it waits in (None while it runs)
+    and its context switches so far (a thread woken by a signal or input switches)."""
+    task = Path(f"/proc/{pid}/task/{pid}")
+    call = (task / "syscall").read_text().split()[0]
+    fields = dict(line.split(":", 1) for line in (task / "status").read_text().splitlines())
+    switches = int(fields["voluntary_ctxt_switches"]) + int(fields["nonvoluntary_ctxt_switches"])
+    return (int(call) if call.isdigit() else None), switches
+
+
+def waits_for_input(pid: int) -> bool:
+    """Whether process ``pid``'s main thread waits in a read, poll or select."""
+    import platform
+
+    call, _ = main_thread(pid)
+    return call in _INPUT_WAITS[platform.machine()]
+
+
 def settled(proc: subprocess.Popen[bytes], timeout: float = HANG_GUARD) -> None:
     """Wait until ``proc`` has read everything written to its standard input and waits
     for more: the pipe is empty, its main thread waits in a read, poll or select and
@@ -221,16 +252,22 @@ def session_processes(session: int) -> list[str]:
     return [f"{pid} {fields[0]}" for pid, fields in processes() if int(fields[3]) == session]
 
 
-def holds_open(pid: int, path) -> bool:
-    """Whether process ``pid`` has the file ``path`` open."""
+def at_its_end(pid: int, path) -> bool:
+    """Whether process ``pid`` holds ``path`` open at the file's end: a follower that has
+    opened the file *and* gone to its end, so what is written from now on is what it
+    reads. (Opening alone is not that event: bytes written between the open and the seek
+    would be skipped.) The file must not be empty, or offset 0 would say nothing."""
     import contextlib
 
-    target = os.path.realpath(path)
+    target, size = os.path.realpath(path), os.path.getsize(path)
+    assert size > 0, f"{path} is empty: a follower's offset would not tell its start"
     with contextlib.suppress(OSError):
         for fd in os.listdir(f"/proc/{pid}/fd"):
             with contextlib.suppress(OSError):
                 if os.readlink(f"/proc/{pid}/fd/{fd}") == target:
-                    return True
+                    with open(f"/proc/{pid}/fdinfo/{fd}") as info:
+                        fields = dict(line.split(":", 1) for line in info if ":" in line)
+                    return int(fields["pos"]) == size
     return False
 
 

@@ -14,7 +14,8 @@ import pytest
 
 from conftest import (
     HANG_GUARD,
-    holds_open,
+    at_its_end,
+    between_looks,
     library_command,
     seqdedup_command,
     user_env,
@@ -50,8 +51,9 @@ class Following:
         return self.out.splitlines()
 
     def opened(self, path: Path) -> None:
-        """Wait until the follower has ``path`` open (an event, not a guess at a time)."""
-        wait_until(lambda: holds_open(self.proc.pid, path), f"the opening of {path}")
+        """Wait until the follower has ``path`` open at its end (an event, not a guess at
+        a time): what is appended from then on is what it reads."""
+        wait_until(lambda: at_its_end(self.proc.pid, path), f"the follow of {path} to start")
 
     def note(self, text: str, within: float = 30.0) -> None:
         """Wait until standard error holds ``text`` (kept for stop())."""
@@ -107,9 +109,9 @@ def test_from_start_and_the_statistics_at_ctrl_c(log):
 def test_rotation_truncation_and_a_file_that_comes_later(tmp_path):
     log = tmp_path / "later.log"
     run = Following("--follow", "-w", "1", "-q", str(log))
-    # (a time, not an event: the follower shows nothing before its first look, and the
-    # file must come after it; were it there before, the run would start at its end)
-    time.sleep(0.3)
+    # (the file must come after the first look: were it there before, the run would
+    # start at its end)
+    wait_until(lambda: between_looks(run.proc.pid), "the follower's first look")
     log.write_bytes(b"first\n")  # it appears: read from its start
     assert run.lines(1) == [b"first"]
     append(log, b"second\n")
@@ -198,7 +200,7 @@ def test_copytruncate_that_regrows_at_once_loses_nothing_and_cuts_nothing(tmp_pa
     its start, and the record that was incomplete at the truncation is dropped, never
     joined to new bytes."""
     log = tmp_path / "app.log"
-    log.write_bytes(b"")
+    log.write_bytes(b"before the follow\n")  # (not read: a follow starts at the end)
     run = Following("--follow", "-w", "1", "-q", str(log))
     run.opened(log)
     append(log, _records(200, "old") + b"half a rec")  # (one write: read together)
@@ -214,14 +216,13 @@ def test_copytruncate_that_regrows_at_once_loses_nothing_and_cuts_nothing(tmp_pa
     assert "the incomplete record before it, 10 bytes, is dropped" in err
 
 
-@pytest.mark.slow
-def test_a_rotated_files_late_lines_are_read_for_the_rotate_wait(tmp_path):
+def test_a_rotated_files_late_lines_are_read_while_it_is_held(tmp_path):
     """Renamed, and a new file at the path: lines written late to the old file (a
-    writer that has not reopened yet) still come, in arrival order, and its last line
-    without a newline, when the wait is over, is a record of its own."""
+    writer that has not reopened yet) still come, in arrival order, while the old file
+    is held; its last line without a newline is a record of its own at the end."""
     log = tmp_path / "app.log"
-    log.write_bytes(b"")
-    run = Following("--follow", "-w", "1", "-q", "--rotate-wait", "1", str(log))
+    log.write_bytes(b"before the follow\n")  # (not read: a follow starts at the end)
+    run = Following("--follow", "-w", "1", "-q", "--rotate-wait", "86400", str(log))
     run.opened(log)
     append(log, b"before\n")
     assert run.lines(1) == [b"before"]
@@ -231,16 +232,33 @@ def test_a_rotated_files_late_lines_are_read_for_the_rotate_wait(tmp_path):
     append(tmp_path / "app.log.1", b"late 1\nlate half")
     assert run.lines(3)[-1] == b"late 1"
     append(log, b"new 2\n")
-    assert run.lines(5) == [b"before", b"new 1", b"late 1", b"new 2", b"late half"]
+    assert run.lines(4) == [b"before", b"new 1", b"late 1", b"new 2"]
     status, out, _ = run.stop()
-    assert status == 130 and out.endswith(b"late half\n")
+    assert status == 130 and out.endswith(b"new 2\nlate half\n")
+
+
+def test_a_rotated_files_last_record_comes_when_its_wait_is_over(tmp_path):
+    """With --rotate-wait 0 the old file is read to its end at the first look after the
+    switch and closed: its incomplete last record is a record of its own then, after
+    the new file's first records (what the new file holds is read first)."""
+    log = tmp_path / "app.log"
+    log.write_bytes(b"before the follow\n")
+    run = Following("--follow", "-w", "1", "-q", "--rotate-wait", "0", str(log))
+    run.opened(log)
+    append(log, b"before\nhalf")
+    assert run.lines(1) == [b"before"]
+    log.rename(tmp_path / "app.log.1")
+    log.write_bytes(b"new 1\n")
+    assert run.lines(3) == [b"before", b"new 1", b"half"]
+    status, out, _ = run.stop()
+    assert status == 130 and out == b"before\nnew 1\nhalf\n"
 
 
 def test_a_rotated_in_path_that_cannot_be_read_yet_is_tried_again(tmp_path):
     """The path is briefly a directory after a rotation (or unreadable): one note, the
     old file kept meanwhile, and the new file followed once it is there."""
     log = tmp_path / "app.log"
-    log.write_bytes(b"")
+    log.write_bytes(b"before the follow\n")  # (not read: a follow starts at the end)
     run = Following("--follow", "-w", "1", "-q", "--rotate-wait", "0", str(log))
     run.opened(log)
     log.rename(tmp_path / "app.log.1")

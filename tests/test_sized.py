@@ -18,7 +18,7 @@ from conftest import (
     ENGINES,
     HANG_GUARD,
     arrived,
-    holds_open,
+    at_its_end,
     live,
     seqdedup_command,
     settled,
@@ -476,7 +476,7 @@ def test_a_new_key_is_written_at_once_when_a_file_is_followed(engine, tmp_path):
     """The same with -F: the appended lines that a file run keeps are all written while
     the file is still followed (no line after the new one was written)."""
     log = tmp_path / "app.log"
-    log.write_bytes(b"")
+    log.write_bytes(b"before the follow\n")  # (not read: a follow starts at the end)
     env = {**user_env(), "SEQDEDUP_ENGINE": engine}
     lines = [f"{word} ready\n".encode() for word in WORDS]
     panic = b"panic: runtime error: index out of range\n"
@@ -492,7 +492,7 @@ def test_a_new_key_is_written_at_once_when_a_file_is_followed(engine, tmp_path):
     )
     try:
         assert proc.stdout is not None
-        wait_until(lambda: holds_open(proc.pid, log), "the opening of the file")  # (at its end)
+        wait_until(lambda: at_its_end(proc.pid, log), "the follow to start")
         with log.open("ab") as writer:
             writer.write(whole)
         assert arrived(proc.stdout.fileno(), len(file_run)) == file_run

@@ -18,8 +18,8 @@ import pytest
 from conftest import (
     HANG_GUARD,
     arrived,
+    at_its_end,
     children,
-    holds_open,
     library_command,
     live,
     seqdedup_command,
@@ -172,12 +172,12 @@ def _following(command: list[str], tmp_path, copies: int) -> subprocess.Popen[by
     seqdedup's), once it holds the file open: "start" and ``copies`` copies of BLOCK
     written, the first copy read back (the others are an open run)."""
     log = tmp_path / "app.log"
-    log.write_bytes(b"")
+    log.write_bytes(b"before the follow\n")  # (not read: a follow starts at the end)
     if command[0] != sys.executable:
         command = [*command, str(log)]
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=user_env())
     assert proc.stdout is not None
-    wait_until(lambda: holds_open(proc.pid, log))  # (a follow starts at the file's end)
+    wait_until(lambda: at_its_end(proc.pid, log), "the follow to start")
     with log.open("ab") as writer:
         writer.write(b"start\n" + BLOCK * copies)
     assert arrived(proc.stdout.fileno(), len(b"start\n" + BLOCK)) == b"start\n" + BLOCK

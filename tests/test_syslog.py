@@ -14,12 +14,19 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from conftest import needs, user_env, wait_until
+from conftest import (
+    HANG_GUARD,
+    children,
+    main_thread,
+    needs,
+    user_env,
+    wait_until,
+    waits_for_input,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -79,18 +86,47 @@ def same_ids(text: str) -> str:
 
 def feed_with_a_reload(port: int, out: Path, pid_file: Path, rotated: Path | None) -> None:
     """Once the daemon is up: the first messages, the output moved to ``rotated`` (if
-    given) and a reload (SIGHUP to the daemon), then the second messages."""
+    given) and a reload, then the second messages once the reload has happened."""
     wait_until(lambda: listening(port), "the daemon's port")
     send(port, FIRST)
     wait_for(out, "mark1")
-    if rotated is not None:
+    if rotated is not None:  # what logrotate does, then it signals the daemon
         out.rename(rotated)
-    os.kill(int(pid_file.read_text().split()[0]), signal.SIGHUP)
-    # (the one wait left on a time: the daemon hands the signal on to seqdedup, which
-    # reopens at its next write, and neither step shows outside either process)
-    time.sleep(1.5)
+        reload_handed_on(int(pid_file.read_text().split()[0]))
+    else:
+        reload_syslog_ng(pid_file.parent / "ctl")
     send(port, SECOND)
     wait_for(out, "mark2")
+
+
+def reload_handed_on(daemon: int) -> None:
+    """SIGHUP to rsyslog, which hands it on to seqdedup: returns once seqdedup's main
+    thread has been woken by it and waits for input again (its handler has run, so its
+    next write reopens the file)."""
+    (child,) = (
+        pid for pid in children(daemon) if b"seqdedup" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    )
+    wait_until(lambda: waits_for_input(child), "seqdedup waiting for input")
+    _, before = main_thread(child)
+    os.kill(daemon, signal.SIGHUP)
+    wait_until(
+        lambda: main_thread(child)[1] > before and waits_for_input(child),
+        "seqdedup taking the SIGHUP",
+    )
+
+
+def reload_syslog_ng(control: Path) -> None:
+    """A reload through syslog-ng's control socket (it answers once the new
+    configuration runs)."""
+    env = {**user_env(), "LD_LIBRARY_PATH": syslog_ng_libraries()}
+    done = subprocess.run(
+        [str(SYSLOG_NG / "usr" / "sbin" / "syslog-ng-ctl"), "reload", f"--control={control}"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=HANG_GUARD,
+    )
+    assert done.returncode == 0, done.stderr
 
 
 def stop(daemon: subprocess.Popen[bytes], pid_file: Path) -> None:
@@ -122,7 +158,6 @@ def test_rsyslog_omprog_reload_reopens_the_file_and_keeps_the_history(tmp_path, 
         [str(RSYSLOGD), "-n", "-f", str(config), "-i", str(pid_file)], env=user_env()
     )
     try:
-        # what logrotate does, then it signals (rsyslog hands the signal on to seqdedup)
         feed_with_a_reload(port, out, pid_file, tmp_path / "out.log.1")
     finally:
         stop(daemon, pid_file)
@@ -130,6 +165,12 @@ def test_rsyslog_omprog_reload_reopens_the_file_and_keeps_the_history(tmp_path, 
     assert rotated.endswith("mark1\n") and "mark2" not in rotated
     assert same_ids(rotated + out.read_text()) == expected(run_cli)
     assert out.read_text().splitlines()[-1].startswith("[FOLDED: 2 records at lines 12-13")
+
+
+def syslog_ng_libraries() -> str:
+    libraries = [SYSLOG_NG / "usr" / "lib" / "syslog-ng"]
+    libraries += [SYSLOG_NG / base / "x86_64-linux-gnu" for base in ("usr/lib", "lib")]
+    return os.pathsep.join(map(str, libraries))
 
 
 def syslog_ng_binary() -> Path:
@@ -150,9 +191,7 @@ def test_syslog_ng_program_keeps_seqdedup_across_a_reload(tmp_path, run_cli):
         'template("${MSG}\\n") keep-alive(yes)); };\n'
         "log { source(s_tcp); destination(d_dedup); };\n"
     )
-    libraries = [SYSLOG_NG / "usr" / "lib" / "syslog-ng"]
-    libraries += [SYSLOG_NG / base / "x86_64-linux-gnu" for base in ("usr/lib", "lib")]
-    env = {**user_env(), "LD_LIBRARY_PATH": os.pathsep.join(map(str, libraries))}
+    env = {**user_env(), "LD_LIBRARY_PATH": syslog_ng_libraries()}
     pid_file = tmp_path / "syslog-ng.pid"
     daemon = subprocess.Popen(
         [
