@@ -46,7 +46,7 @@ def sanitized_kernel(tmp_path_factory) -> Path:
                     "-shared",
                     "-fPIC",
                     "-g",
-                    "-O1",
+                    "-O0",  # (the oracle's Python is the run's time: -O1 only builds slower)
                     "-fno-omit-frame-pointer",
                     "-fsanitize=address,undefined",
                     "-fno-sanitize-recover=all",
