@@ -114,8 +114,8 @@ def kinds_of(lines: list[bytes]) -> tuple[list[int], set[int]]:
 
 def shown_by_store(text: bytes, store: Path, count: int) -> set[int]:
     """The input lines a reduced text shows as they are (walked with its markers)."""
-    from seqdedup.budgetinput import Source
-    from seqdedup.removed import RemovedStore
+    from seqdedup.budget.input import Source
+    from seqdedup.budget.removed import RemovedStore
 
     opened = RemovedStore(store, create=False)
     placed = opened.marker_bytes(text) or []

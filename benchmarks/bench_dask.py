@@ -80,7 +80,7 @@ def dask_job(
     client: Any, address: str, paths: list[Path], out: Path, library: Path | None, block_size: int
 ) -> dict[str, Any]:
     """One job on the running cluster: wall and CPU seconds (workers, client), stats."""
-    from seqdedup.cluster import deduplicate_files
+    from seqdedup.dask.job import deduplicate_files
 
     workers = sum(client.run(_cpu_seconds).values())
     moved = sum(client.run(_bytes_moved).values())
@@ -106,9 +106,9 @@ def median_job(jobs: list[dict[str, Any]]) -> dict[str, Any]:
 
 def stages(paths: list[Path], block_size: int, work: Path) -> dict[str, float]:
     """The job's three steps in this process, timed apart (seconds), with counts."""
-    from seqdedup.cluster import _reader, owner_count, plan_parts
-    from seqdedup.config import Config
-    from seqdedup.partitions import first_pass, owner_answers, second_pass, write_part
+    from seqdedup.config.settings import Config
+    from seqdedup.dask.job import _reader, owner_count, plan_parts
+    from seqdedup.dask.partitions import first_pass, owner_answers, second_pass, write_part
 
     config = Config(max_history=None, window_size=10)
     reader = _reader(config)
@@ -210,7 +210,7 @@ def main() -> None:
 
     import dask
 
-    from seqdedup.scheduler import local_worker_environ
+    from seqdedup.dask.scheduler import local_worker_environ
 
     trimmed = args.malloc_trim  # Dask's default worker environment, or the local one's
     with (

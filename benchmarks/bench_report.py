@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from corpora import arguments, build  # type: ignore[import-not-found]
 from seqdedup.api import Deduplicator, feed_inputs
-from seqdedup.config import Config
+from seqdedup.config.settings import Config
 from seqdedup.page.html import ReportPage, vega_script
 
 

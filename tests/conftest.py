@@ -84,7 +84,7 @@ def seqdedup_command() -> list[str]:
 def library_command() -> list[str]:
     """The installed ``seqdedup-library`` next to this interpreter (falls back to -m)."""
     script = Path(sys.executable).parent / "seqdedup-library"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "seqdedup.library_cli"]
+    return [str(script)] if script.exists() else [sys.executable, "-m", "seqdedup.cli.library"]
 
 
 def user_env() -> dict[str, str]:
@@ -319,7 +319,7 @@ def run_in_process(
     """``seqdedup ARGS`` run by ``cli.main`` in this process (standard input a file
     holding ``input_bytes``, the output and messages captured), answered in
     ``subprocess.run``'s shape; ``env``: the environment during the run."""
-    from seqdedup import cli
+    from seqdedup.cli import seqdedup as cli
 
     saved = dict(os.environ)
     try:

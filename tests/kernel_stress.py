@@ -17,12 +17,12 @@ from collections import OrderedDict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from seqdedup.hashes import MASK64, hash_words
-from seqdedup.jsonkeys import JsonSelector
+from seqdedup.base.hashes import MASK64, hash_words
+from seqdedup.config.jsonkeys import JsonSelector
+from seqdedup.config.normalize import normalize_py
+from seqdedup.engine.runs import runs_of
+from seqdedup.keys.streams import prefix_program
 from seqdedup.library.store import encode_records
-from seqdedup.normalize import normalize_py
-from seqdedup.runs import runs_of
-from seqdedup.streamby.names import prefix_program
 
 from oracle import (
     interleaved_runs,
@@ -309,9 +309,9 @@ def attribution_run(kernel, rng: random.Random) -> None:
     """The kernel's Attributor beside the Python one on the same matcher: short random
     keys (many short pieces), a library region, several streams, record numbers, every
     limit; the same pieces (identities aside), counts and sequences identified."""
-    from seqdedup.attribution import Attributor
+    from seqdedup.engine.attribution import Attributor
+    from seqdedup.engine.pieces import SequenceTable
     from seqdedup.library.load import SENTINEL
-    from seqdedup.pieces import SequenceTable
 
     window = rng.randint(1, 4)
     history = rng.choice([None, window, window + rng.randint(1, 30)])
@@ -819,7 +819,7 @@ def spread_calls(kernel, rng: random.Random) -> None:
     earliest positions; and malformed calls."""
     import numpy as np
 
-    from seqdedup.partitions import first_windows, owner_answers
+    from seqdedup.dask.partitions import first_windows, owner_answers
 
     delimiter = rng.choice([b"\n", b"::", b"\xff\xfe"])
     pieces = [rng.choice([b"a", b"b", b":", b"\xff", b""]) for _ in range(rng.randint(0, 40))]

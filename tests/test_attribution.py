@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from seqdedup import Deduplicator
-from seqdedup.config import FilterRule
-from seqdedup.hashes import hash_words
+from seqdedup.base.hashes import hash_words
+from seqdedup.config.settings import FilterRule
 
 from conftest import HANG_GUARD, examples
 from oracle import attribution_pieces, skipped_flags
@@ -272,7 +272,7 @@ class KeyWork:
     as it takes them, or the kernel's own count (``Attributor.work``)."""
 
     def __init__(self, monkeypatch, engine: str) -> None:
-        from seqdedup.attribution import Attributor
+        from seqdedup.engine.attribution import Attributor
 
         self.engine = engine
         self.compared = 0
@@ -413,8 +413,8 @@ def test_large_batch_paths_and_trimming_against_the_oracle(keys, window, history
     """Every file over ~2,000 records takes the large-batch paths (numpy arrays of key
     hashes and fingerprints) and a long limited-history run trims what attribution
     holds: with the thresholds lowered, both run on small inputs here."""
-    from seqdedup import histories, matcher, occurrences
-    from seqdedup import keys as keys_module
+    from seqdedup.engine import histories, matcher, occurrences
+    from seqdedup.keys import maker as keys_module
 
     mp = pytest.MonkeyPatch()
     try:
@@ -536,9 +536,9 @@ def counted_on_a_thread(streams, step, **options):
     threads it made (AttributionThread only counts: nothing else reads a piece)."""
     import io
 
-    from seqdedup import attribution_thread
     from seqdedup.api import process_inputs
-    from seqdedup.config import Config
+    from seqdedup.config.settings import Config
+    from seqdedup.run import attribution_thread
 
     pytest.importorskip("seqdedup._kernel")
     made = []
@@ -566,7 +566,7 @@ def test_sequences_counted_on_a_thread_are_the_oracles(streams, window, step):
     """The statistics' sequences, counted on the attribution thread while the matcher
     decides the next chunks (inputs read a few bytes at a time): as many as the oracle's
     pieces have distinct contents."""
-    from seqdedup.config import DEFAULT_CANDIDATES
+    from seqdedup.config.settings import DEFAULT_CANDIDATES
 
     from oracle import attribution_pieces_streams
 
@@ -596,8 +596,8 @@ def test_a_failure_on_the_attribution_thread_ends_the_run(monkeypatch):
     """An error in the thread's call is the run's error (raised on the main thread, at
     the next chunk or at the end), never a hang or a wrong count: running out of memory
     there is the run's one-line out-of-memory error."""
-    from seqdedup import attribution_thread
-    from seqdedup.errors import SeqdedupError
+    from seqdedup.base.errors import SeqdedupError
+    from seqdedup.run import attribution_thread
 
     real = attribution_thread._attribute
     calls = []
@@ -679,7 +679,8 @@ def test_an_internal_error_is_one_line_and_status_70(monkeypatch, tmp_path):
     asking for a report and exit status 70 (sysexits' EX_SOFTWARE)."""
     import io
 
-    from seqdedup import cli, stats
+    from seqdedup.cli import seqdedup as cli
+    from seqdedup.run import stats
 
     def broken(*args, **kwargs):
         raise AssertionError("attribution: skipped record 7 is covered by no repeat window")
@@ -713,7 +714,7 @@ def test_a_marker_says_when_its_run_differs_in_its_text(records, window, history
     (the oracle: the input itself), 1 when they are the same text; with a limited
     history its texts are trimmed as the run goes (``trim``: at once, not after 64 Ki
     records), and what a marker reads is never gone."""
-    from seqdedup.report import MarkerTexts
+    from seqdedup.run.markers import MarkerTexts
 
     with pytest.MonkeyPatch.context() as patch:
         if trim:

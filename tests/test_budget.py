@@ -12,11 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from seqdedup import Config, expand, reduce_to_budget
-from seqdedup.budget import reduce_input
-from seqdedup.budgetinput import Source
-from seqdedup.engine import load
-from seqdedup.removed import RemovedStore, digest_of, escaped, restore, shortest_prefixes
-from seqdedup.tokens import estimate_tokens
+from seqdedup.base.kernel import load
+from seqdedup.base.tokens import estimate_tokens
+from seqdedup.budget.input import Source
+from seqdedup.budget.reduce import reduce_input
+from seqdedup.budget.removed import RemovedStore, digest_of, escaped, restore, shortest_prefixes
 
 from conftest import examples
 
@@ -263,7 +263,7 @@ def test_references_are_lengthened_where_a_prefix_is_shared():
 
 
 def test_the_store_refuses_unknown_ambiguous_and_malformed_references():
-    from seqdedup.errors import SeqdedupError
+    from seqdedup.base.errors import SeqdedupError
 
     # two stretches whose digests share their first 4 hex digits (found by trying)
     seen: dict[str, bytes] = {}
@@ -289,7 +289,7 @@ def test_the_store_refuses_unknown_ambiguous_and_malformed_references():
 def test_an_input_past_the_memory_limit_is_mapped_from_a_temporary_file(monkeypatch):
     import mmap
 
-    from seqdedup import budgetinput
+    from seqdedup.budget import input as budgetinput
 
     data = Path("examples/ci.log").read_bytes() * 50
     monkeypatch.setattr(budgetinput, "SPILL", 1000)

@@ -168,7 +168,7 @@ def test_option_values_may_start_with_a_dash(run_cli, args, data, expected):
 
 
 def test_every_option_has_a_help_line_and_the_help_ends_with_examples(run_cli):
-    from seqdedup.options import build_parser
+    from seqdedup.cli.options import build_parser
 
     text = run_cli(["--help"]).stdout.decode()
     for action in build_parser()._actions:
@@ -181,7 +181,7 @@ def test_dask_command_names_itself_and_offers_only_what_it_takes():
     from pathlib import Path
 
     script = Path(sys.executable).parent / "seqdedup-dask"
-    command = [str(script)] if script.exists() else [sys.executable, "-m", "seqdedup.cluster_cli"]
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "seqdedup.cli.dask"]
     version = subprocess.run([*command, "-V"], capture_output=True, text=True, env=user_env())
     assert version.stdout.startswith(f"seqdedup-dask {__version__} (engine: ")
     text = subprocess.run([*command, "--help"], capture_output=True, text=True).stdout
@@ -584,7 +584,7 @@ def test_top_table_shortens_only_the_first_record_and_only_for_a_terminal(run_cl
 
     from rich.console import Console
 
-    from seqdedup.top import _top_table
+    from seqdedup.run.top import _top_table
 
     block = b"".join(b"%d " % i + b"y" * 300 + b"\n" for i in range(3))
     data = b"start\n" + block + b"a\n" + block + b"end\n"

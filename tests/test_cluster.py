@@ -17,9 +17,9 @@ pytest.importorskip("dask")
 pytest.importorskip("distributed")
 
 from seqdedup.api import process_inputs, process_stream
-from seqdedup.cluster import deduplicate_files
-from seqdedup.config import FilterRule
-from seqdedup.errors import SeqdedupError
+from seqdedup.base.errors import SeqdedupError
+from seqdedup.config.settings import FilterRule
+from seqdedup.dask.job import deduplicate_files
 
 from conftest import examples, user_env, wait_until
 
@@ -318,8 +318,8 @@ def test_rows_carry_the_whole_128_bit_identity(tmp_path, monkeypatch):
     either engine) leave each window's identity in its high lane: the job's rows carry
     both lanes, so the output is still that of sequential runs. With 64-bit rows every
     window after the first of a file would count as a repeat."""
-    from seqdedup import partitions
-    from seqdedup.hashes import MASK64, MASK128, hash_ints, hash_words
+    from seqdedup.base.hashes import MASK64, MASK128, hash_ints, hash_words
+    from seqdedup.dask import partitions
 
     def forced(values: list[int]) -> list[int]:
         return [(value & ~MASK64 & MASK128) | 7 for value in values]
@@ -362,7 +362,7 @@ def test_kernel_indexes_tell_apart_fingerprints_that_share_their_top_bits(parts,
     definitions tell them, in each partition and at each owner (with a library)."""
     import numpy as np
 
-    from seqdedup.partitions import first_windows, owner_answers
+    from seqdedup.dask.partitions import first_windows, owner_answers
 
     pytest.importorskip("seqdedup._kernel")
     top = 0x5A5A5A << 40  # the same top 24 bits of the high lane for every fingerprint
@@ -392,7 +392,7 @@ def test_kernel_indexes_tell_apart_fingerprints_that_share_their_top_bits(parts,
 def test_each_job_hashes_with_a_seed_of_its_own(tmp_path, monkeypatch):
     """A fixed, public seed would let crafted records collide with a chosen one and drop
     it: every job draws its own, every task of the job hashes with it."""
-    from seqdedup import cluster
+    from seqdedup.dask import job as cluster
 
     readers = []
     real = cluster._reader
@@ -422,7 +422,7 @@ def test_relative_inputs_are_read_as_the_client_meant(tmp_path, monkeypatch):
     """A worker started in another directory holding a file of the same name reads the
     file the client named (paths are made absolute on the client); a file that is not
     the one the client saw (changed, or another one) is exit 1 with one line."""
-    from seqdedup import cluster
+    from seqdedup.dask import job as cluster
 
     inputs, elsewhere = tmp_path / "in", tmp_path / "worker-cwd"
     paths = write_files(inputs, ["a\nb\na\nb\nc\n", "c\nd\n"])
@@ -457,7 +457,7 @@ def test_relative_inputs_are_read_as_the_client_meant(tmp_path, monkeypatch):
 
 
 def test_a_failing_task_is_one_line_and_leaves_nothing_behind(tmp_path, monkeypatch):
-    from seqdedup import cluster
+    from seqdedup.dask import job as cluster
 
     def broken(*args, **kwargs):
         raise RuntimeError("disk on fire")
@@ -657,7 +657,7 @@ def test_a_real_cluster_reads_what_the_client_names(tmp_path, real_cluster, monk
 def test_the_local_clusters_workers_start_without_malloc_trim():
     """Dask's nanny gives workers MALLOC_TRIM_THRESHOLD_=65536, which made every pass
     about 1.6x slower; `--scheduler local` starts its own workers without it."""
-    from seqdedup.scheduler import Scheduler
+    from seqdedup.dask.scheduler import Scheduler
 
     with Scheduler("local") as compute_kwargs:
         found = compute_kwargs["scheduler"].run(lambda: os.environ.get("MALLOC_TRIM_THRESHOLD_"))
@@ -724,8 +724,8 @@ def test_positions_beyond_their_bits_are_refused_in_one_line(tmp_path, monkeypat
     """A window's position is the file's rank and the byte offset in one int64: an
     input too large for its offset bits, or too many inputs for the rank's, is refused
     with one line (here with fewer offset bits, to show it without 16 TiB of disk)."""
-    from seqdedup import cluster
-    from seqdedup.errors import SeqdedupError
+    from seqdedup.base.errors import SeqdedupError
+    from seqdedup.dask import job as cluster
 
     paths = write_files(tmp_path / "in", ["a\n" * 20, "b\n"])
     monkeypatch.setattr(cluster, "POSITION_SHIFT", 5)  # offsets below 32 bytes
@@ -767,7 +767,7 @@ def test_a_row_lost_or_added_in_flight_ends_the_job_in_one_line(tmp_path, monkey
     """Each exchange is counted and check-summed by its sender and checked by its
     receiver: one row dropped, duplicated or changed on the way (to an owner, or back
     to a partition) ends the job with one line, and nothing is written."""
-    from seqdedup import cluster
+    from seqdedup.dask import job as cluster
 
     def damaged(rows: bytes, width: int) -> bytes:
         assert len(rows) >= width, "the test needs a row to damage"

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from seqdedup import SeqdedupError
-from seqdedup.records import DecodedChunks, _format_of
+from seqdedup.base.records import DecodedChunks, _format_of
 
 from conftest import examples
 

@@ -107,8 +107,8 @@ def test_show_config_says_every_value_in_effect_and_where_it_comes_from(home):
         f"# replaced by a later setting: window-size = 3  # config file '{user_file(home)}', "
         "line 1, 'window-size'"
     ]
-    from seqdedup.configfile import NOT_SETTINGS
-    from seqdedup.options import build_parser
+    from seqdedup.cli.configfile import NOT_SETTINGS
+    from seqdedup.cli.options import build_parser
 
     shown = {line.lstrip("# ").split(" ")[0].rstrip(":") for line in lines[2:]}
     for action in build_parser()._actions:
@@ -220,10 +220,10 @@ def test_every_option_that_runs_or_names_a_path_needs_trust():
     """Every option of every command that runs a command or names a file or directory
     (its metavar says so) is one a project's file may give only when trusted; and each
     one marked is a real option of the command that reads settings files."""
-    from seqdedup.cluster_cli import PROG, _cluster_options
-    from seqdedup.configfile import NOT_SETTINGS, TRUSTED_ONLY
-    from seqdedup.library_cli import build_parser as library_parser
-    from seqdedup.options import build_parser
+    from seqdedup.cli.configfile import NOT_SETTINGS, TRUSTED_ONLY
+    from seqdedup.cli.dask import PROG, _cluster_options
+    from seqdedup.cli.library import build_parser as library_parser
+    from seqdedup.cli.options import build_parser
 
     def dask_parser():
         parser = build_parser(PROG, many_inputs=True)
@@ -289,8 +289,8 @@ def test_zero_says_none_in_a_file_as_on_the_command_line(home):
 
 
 def test_every_switch_has_its_negation_and_the_last_one_given_wins():
-    from seqdedup.options import build_parser
-    from seqdedup.parsing import NOT_NEGATED
+    from seqdedup.cli.options import build_parser
+    from seqdedup.cli.parsing import NOT_NEGATED
 
     for parser in (build_parser(), build_parser("seqdedup-dask", many_inputs=True)):
         switches = [

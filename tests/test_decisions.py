@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from seqdedup.decisions import Decided, Decisions
+from seqdedup.engine.decisions import Decided, Decisions
 
 from conftest import examples
 from oracle import (
@@ -230,7 +230,7 @@ def test_diff_options_the_command_line_refuses_are_a_value_error(arguments, mess
 def test_a_wide_window_is_built_at_once():
     """2**20 records (the widest the command line takes) by counted work: its
     coefficients are one multiplication each (they were a modular power each)."""
-    from seqdedup import fingerprints
+    from seqdedup.engine import fingerprints
 
     calls = []
     real_pow = pow

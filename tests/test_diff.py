@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from diff_oracle import oracle_diff
-from seqdedup.config import Config
+from seqdedup.config.settings import Config
 from seqdedup.diff.changes import Broken, Known, New, Rate
 from seqdedup.diff.compare import DiffOptions
 from seqdedup.diff.inputs import diff_records

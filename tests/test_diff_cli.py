@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from seqdedup.tokens import estimate_tokens
+from seqdedup.base.tokens import estimate_tokens
 
 from conftest import user_env
 

@@ -99,7 +99,7 @@ def test_min_bytes_shows_a_small_repeat_of_new_material(run_cli, tmp_path):
 def test_a_library_knows_what_its_runs_saw(tmp_path_factory, good_lines, bad_lines):
     """GOOD as the library a run saved (-w 1) and as the file it read: the same new
     records, the same known ones, and each key's count (rows times their sightings)."""
-    from seqdedup.cli import main
+    from seqdedup.cli.seqdedup import main
 
     folder = tmp_path_factory.mktemp("library")
     good, bad, library = folder / "good.log", folder / "bad.log", folder / "lib"
@@ -139,7 +139,7 @@ def test_a_library_knows_what_its_runs_saw(tmp_path_factory, good_lines, bad_lin
         ]
 
     assert new(from_library) == new(from_file)
-    from seqdedup.config import Config
+    from seqdedup.config.settings import Config
     from seqdedup.diff.inputs import keying_for, read_good
 
     config = Config(key_steps=(("normalize", "number"),))

@@ -9,11 +9,11 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from seqdedup.base.tokens import estimate_tokens
 from seqdedup.diff.changes import Known
 from seqdedup.diff.compare import DiffOptions
 from seqdedup.diff.inputs import diff_records
 from seqdedup.diff.text import as_json, as_text, header, summary
-from seqdedup.tokens import estimate_tokens
 
 from conftest import examples
 

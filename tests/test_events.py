@@ -10,9 +10,9 @@ import re
 import pytest
 
 from seqdedup import reduce_to_budget
-from seqdedup.budgetfields import host_budget, parse_event_fields, parse_levels
-from seqdedup.config import Config
-from seqdedup.errors import UsageError
+from seqdedup.base.errors import UsageError
+from seqdedup.config.budgetfields import host_budget, parse_event_fields, parse_levels
+from seqdedup.config.settings import Config
 
 from conftest import user_env
 
@@ -135,7 +135,7 @@ def test_kinds_are_taken_in_turn_in_linear_time():
     import random
     from itertools import zip_longest
 
-    from seqdedup.events import _in_turn
+    from seqdedup.budget.events import _in_turn
 
     rng = random.Random(5)
     for _ in range(200):

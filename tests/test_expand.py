@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from seqdedup import expand_cli
-from seqdedup.removed import ESCAPE, escaped
+from seqdedup.budget.removed import ESCAPE, escaped
+from seqdedup.cli import expand as expand_cli
 
 from conftest import user_env
 
@@ -138,7 +138,7 @@ def test_any_delimiter_round_trips_even_one_inside_a_marker(run_cli, tmp_path, d
     """A delimiter that occurs in the markers' own text (a space, a colon, a letter of
     "elided"): markers are found where they were written, by byte position, never by
     splitting the reduced text again."""
-    from seqdedup.records import parse_delimiter
+    from seqdedup.base.records import parse_delimiter
 
     store = tmp_path / "removed.db"
     # the log's lines joined by the delimiter: its repeats stay repeats

@@ -185,7 +185,8 @@ def test_a_failure_while_staging_costs_no_output(tmp_path, engine):
 
 SIGNAL_AT_COMMIT = """
 import os, signal, sys
-from seqdedup import api, cli
+from seqdedup import api
+from seqdedup.cli import seqdedup as cli
 from seqdedup.library import save as library
 where = sys.argv.pop(1)
 signum = getattr(signal, sys.argv.pop(1))
@@ -648,7 +649,8 @@ def test_an_endless_pipe_read_whole_ends_at_the_cap(tmp_path, command):
 
 SMALL_SPILL = """
 import sys
-from seqdedup import budgetinput, cli
+from seqdedup.budget import input as budgetinput
+from seqdedup.cli import seqdedup as cli
 budgetinput.SPILL = 1 << 20  # (past 1 MiB the input goes to the temporary folder)
 sys.exit(cli.main(sys.argv[1:]))
 """

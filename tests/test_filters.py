@@ -5,9 +5,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from seqdedup import Deduplicator, UsageError, deduplicate
-from seqdedup import filters as filters_module
-from seqdedup.config import FilterRule
-from seqdedup.filters import TRACKED, UNMATCHED, FilterList, load_pattern_file
+from seqdedup.config.settings import FilterRule
+from seqdedup.keys import filters as filters_module
+from seqdedup.keys.filters import TRACKED, UNMATCHED, FilterList, load_pattern_file
 
 from conftest import examples, kernel_built
 from oracle import reference_output
@@ -190,7 +190,7 @@ def test_a_bytes_twin_with_spaces_finds_what_the_text_pattern_finds(pattern):
     finds what the pattern finds on every ASCII text around every character."""
     import re
 
-    from seqdedup.filters import byte_twin
+    from seqdedup.keys.filters import byte_twin
 
     text_pattern = re.compile(pattern)
     twin = byte_twin(text_pattern)
@@ -204,7 +204,7 @@ def test_a_bytes_twin_with_spaces_finds_what_the_text_pattern_finds(pattern):
 def test_no_bytes_twin_where_spaces_cannot_be_spelled():
     import re
 
-    from seqdedup.filters import byte_twin
+    from seqdedup.keys.filters import byte_twin
 
     assert byte_twin(re.compile(r"[^\S]")) is None  # \S inside a class
     assert byte_twin(re.compile(r"(?x) \s # [")) is None  # verbose: comments

@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from seqdedup import Deduplicator
-from seqdedup.config import FilterRule
-from seqdedup.errors import UsageError
-from seqdedup.foldruns import periodic_match, shortest_period
+from seqdedup.base.errors import UsageError
+from seqdedup.config.settings import FilterRule
 from seqdedup.library.store import encode_records
+from seqdedup.run.foldruns import periodic_match, shortest_period
 
 from conftest import (
     arrived,
@@ -348,7 +348,7 @@ def test_wrong_fold_options_are_one_line_and_no_output(run_cli, args, message):
 )
 def test_the_kernel_compares_and_scans_as_the_definitions(keys, offset, text):
     from seqdedup import _kernel
-    from seqdedup.normalize import first_timestamp, kernel_timestamp
+    from seqdedup.config.normalize import first_timestamp, kernel_timestamp
 
     encoded = b"".join(k.encode() * 16 for k in keys)
     assert _kernel.shortest_period(encoded) == shortest_period(encoded)
@@ -512,7 +512,7 @@ def test_an_idle_line_counts_every_record_already_certain_to_go(engine, monkeypa
 
 
 def test_fold_every_takes_a_count_or_a_time():
-    from seqdedup.config import Duration
+    from seqdedup.config.settings import Duration
 
     assert Duration.parse("10") == 10 and isinstance(Duration.parse("10"), int)
     assert [Duration.parse(t) for t in ("30s", "5m", "500ms", "2h", "1.5s")] == [
@@ -551,8 +551,8 @@ def test_fold_every_a_time_on_a_named_file_reads_the_records_own_time(run_cli, t
 
 
 def test_fold_every_a_time_on_live_input_reads_the_clock(monkeypatch):
-    from seqdedup import fold
-    from seqdedup.config import Duration
+    from seqdedup.config.settings import Duration
+    from seqdedup.run import fold
 
     clock = [1000.0]
     monkeypatch.setattr(fold.time, "monotonic", lambda: clock[0])
@@ -677,7 +677,7 @@ def test_whole_runs_lined_at_once_read_as_the_python_engine_lines_them(
 def test_whole_runs_are_lined_at_once_on_the_chunk_path(monkeypatch):
     """The fast path is taken (so the test above tests it): a storm's lines in one
     batch come from fold_shape, not from the record-by-record path."""
-    from seqdedup import fold
+    from seqdedup.run import fold
 
     calls = []
     monkeypatch.setattr(fold.Folder, "_extend", lambda *args: calls.append(args))
@@ -745,7 +745,7 @@ def test_encode_joined_is_the_library_row_of_the_first_records(records, delimite
     last=st.sampled_from(["", "09:14:55"]),
 )
 def test_the_inline_text_is_the_default_text(start, removed, length, source, times, last):
-    from seqdedup.foldlines import default_text, plain_text
+    from seqdedup.run.foldlines import default_text, plain_text
 
     copies = removed // length
     digest = blake2b(str(start).encode(), digest_size=16).digest()

@@ -4,8 +4,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from seqdedup.fptable import FirstStartTable
-from seqdedup.hashes import hash_ints, hash_lanes
+from seqdedup.base.hashes import hash_ints, hash_lanes
+from seqdedup.engine.fptable import FirstStartTable
 
 from conftest import examples
 

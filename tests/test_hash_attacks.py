@@ -68,7 +68,7 @@ def test_the_pairs_do_collide_for_xxh64():
 
 
 def test_the_pairs_get_different_key_hashes_in_both_engines():
-    from seqdedup.hashes import python_hash_bytes
+    from seqdedup.base.hashes import python_hash_bytes
 
     pairs = attack_pairs()
     flat = [record for pair in pairs for record in pair]

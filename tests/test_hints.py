@@ -1,4 +1,4 @@
-"""The hint after a run that removed almost nothing (seqdedup.hints)."""
+"""The hint after a run that removed almost nothing (seqdedup.cli.hints)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import subprocess
 
 import pytest
 
-from seqdedup.config import Config
-from seqdedup.hints import SAMPLE_MAX, SAMPLE_MIN, InputHead, normalization_hint, sample_size
-from seqdedup.stats import Stats
+from seqdedup.cli.hints import SAMPLE_MAX, SAMPLE_MIN, InputHead, normalization_hint, sample_size
+from seqdedup.config.settings import Config
+from seqdedup.run.stats import Stats
 
 from conftest import seqdedup_command, user_env
 

@@ -17,8 +17,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from seqdedup.hashes import MASK64, hash_words
-from seqdedup.matcher import WindowMatcher
+from seqdedup.base.hashes import MASK64, hash_words
+from seqdedup.engine.matcher import WindowMatcher
 
 from conftest import ENGINES, examples, kernel_built, seqdedup_command, user_env
 from oracle import skipped_flags
@@ -214,7 +214,7 @@ stream_records = st.lists(
 def test_a_shared_fingerprint_never_skips_a_stream_record(records, window, history, idle):
     """--stream-by's matchers (the kernel's and the Python one), every fingerprint
     equal: never a record skipped that the rule per stream keeps."""
-    from seqdedup.streamby.decider import Entry, StreamDecider
+    from seqdedup.engine.stream_decider import Entry, StreamDecider
 
     from oracle import interleaved_skipped
 
@@ -248,7 +248,7 @@ def test_dask_keys_stand_for_contents_whatever_the_fingerprints(engine):
     fingerprint is the same (a forced collision) or each one differs."""
     import numpy as np
 
-    from seqdedup.partitions import window_fingerprints, window_keys
+    from seqdedup.dask.partitions import window_fingerprints, window_keys
 
     rng = random.Random(7)
     for window in (1, 2, 3, 7):

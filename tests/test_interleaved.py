@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from seqdedup import Deduplicator
 from seqdedup.api import process_stream
-from seqdedup.config import FilterRule
+from seqdedup.config.settings import FilterRule
 from test_kernel import Chunked
 
 from conftest import examples, kernel_built, library_command
@@ -257,7 +257,7 @@ def test_the_dask_engine_refuses_it(tmp_path):
         [
             sys.executable,
             "-c",
-            "from seqdedup.cluster_cli import main; raise SystemExit(main())",
+            "from seqdedup.cli.dask import main; raise SystemExit(main())",
             "--output-dir",
             str(tmp_path / "out"),
             "--stream-by",
@@ -337,8 +337,8 @@ def test_show_keys_leaves_the_stream_out():
     ],
 )
 def test_names_and_keys_of_records(records, names, keys):
-    from seqdedup.config import Config
-    from seqdedup.streamby.names import StreamNamer
+    from seqdedup.config.settings import Config
+    from seqdedup.keys.streams import StreamNamer
 
     namer = StreamNamer(Config(stream_by=r"\[(\w+)\] ?"))
     assert namer.split(records) == (names, keys)
@@ -434,7 +434,7 @@ QUANTIFIERS = ["", "+", "*", "?", "{2}", "{1,3}"]
 def test_prefix_programs_find_what_the_pattern_finds(parts, group, records):
     """Where a pattern is a prefix program, the kernel's names and keys are exactly
     those of re.search on every record."""
-    from seqdedup.streamby.names import prefix_program
+    from seqdedup.keys.streams import prefix_program
 
     kernel = pytest.importorskip("seqdedup._kernel")
     atoms = [piece + quantifier for piece, quantifier in parts]
@@ -459,7 +459,7 @@ def test_prefix_programs_find_what_the_pattern_finds(parts, group, records):
 
 
 def test_common_stream_patterns_are_prefix_programs():
-    from seqdedup.streamby.names import prefix_program
+    from seqdedup.keys.streams import prefix_program
 
     for text in (r"^\[(pod-\d+)\] ", r"^\[pod/([^/]+)/[^]]*\] ", r"^(\S+) ", r"^(\w+)\[\d+\]: "):
         assert prefix_program(re.compile(text.encode())) is not None, text
@@ -514,8 +514,8 @@ def test_a_stream_library_is_refused_by_a_run_without_streams(tmp_path):
 
 
 def test_a_stream_pattern_that_backtracks_without_end_is_one_error(engine, monkeypatch):
-    from seqdedup import timelimit
-    from seqdedup.errors import SeqdedupError
+    from seqdedup.base.errors import SeqdedupError
+    from seqdedup.config import timelimit
 
     monkeypatch.setattr(timelimit, "PATTERN_SECONDS", 0.3)
     dedup = Deduplicator(window_size=2, stream_by=r"^(a+)+$")
@@ -663,7 +663,7 @@ def test_per_stream_keeps_each_pods_first_trace_and_one_bounded_table(engine):
 def test_streams_past_the_row_limit_are_counted_as_one_row(engine, kernel_path, monkeypatch):
     """Per-stream statistics name the first STREAM_ROWS streams; the records of every
     later stream are summed in one "(other streams)" row (memory stays bounded)."""
-    from seqdedup.streamby import rows
+    from seqdedup.run import stream_rows as rows
 
     monkeypatch.setattr(rows, "STREAM_ROWS", 2)
     texts = [b"[p%d] x" % (k % 5) for k in range(20)]
@@ -695,7 +695,7 @@ def test_names_kept_by_the_kernel_count_the_streams_as_the_decider_does(
     (the Python engine's), record for record."""
     if not kernel_built():
         pytest.skip("the kernel is not built")
-    from seqdedup.streamby import rows as row_limit
+    from seqdedup.run import stream_rows as row_limit
 
     texts = [text_of(*record) for record in records]
     options = {
@@ -814,7 +814,7 @@ def test_stream_presets_name_the_streams_of_common_prefixes(run_cli, preset, lin
     done = run_cli(["-q", "-w", "1", "--stream-by", preset], data)
     assert done.stdout.decode().splitlines() == kept
     from seqdedup import Config
-    from seqdedup.config import STREAM_PRESETS
+    from seqdedup.config.settings import STREAM_PRESETS
 
     assert Config(stream_by=preset).stream_by == STREAM_PRESETS[preset]
 
@@ -927,8 +927,8 @@ def test_a_minimum_size_per_stream_with_a_short_history_and_a_library():
     stretches, a library seen by both streams."""
     from array import array as arr
 
-    from seqdedup.streamby.decider import Entry
-    from seqdedup.streamby.sized import SizedStreamDecider
+    from seqdedup.engine.stream_decider import Entry
+    from seqdedup.engine.stream_sized import SizedStreamDecider
 
     rng = random.Random(3)
     for _ in range(150):

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from seqdedup import Deduplicator, UsageError
-from seqdedup.jsonkeys import JsonSelector
+from seqdedup.config.jsonkeys import JsonSelector
 
 from conftest import examples, kernel_built
 
@@ -38,7 +38,7 @@ def codec(request, monkeypatch):
 
 
 def selector(keys=(), ignore=(), fast=True):
-    from seqdedup import engine as kernel
+    from seqdedup.base import kernel
 
     return JsonSelector(keys, ignore, kernel.load() if fast else None, track_text=True)
 
@@ -193,10 +193,10 @@ def test_the_module_stays_out_of_plain_runs():
     import sys
 
     code = (
-        "import sys; from seqdedup.cli import main; main(['-q', '-w', '1'], "
+        "import sys; from seqdedup.cli.seqdedup import main; main(['-q', '-w', '1'], "
         "stdin=open('/dev/null', 'rb'), stdout=open('/dev/null', 'wb')); "
-        "print(sorted(m for m in ('json', 'orjson', 'seqdedup.jsonkeys', "
-        "'seqdedup.normalize') if m in sys.modules))"
+        "print(sorted(m for m in ('json', 'orjson', 'seqdedup.config.jsonkeys', "
+        "'seqdedup.config.normalize') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout

@@ -14,14 +14,14 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from seqdedup import __version__
-from seqdedup import engine as kernel
-from seqdedup import hashes as hash_forms
 from seqdedup.api import Deduplicator, process_stream
-from seqdedup.config import Config, FilterRule
-from seqdedup.fingerprints import coefficients, fingerprints_py
+from seqdedup.base import hashes as hash_forms
+from seqdedup.base import kernel
+from seqdedup.config.normalize import CLASSES
+from seqdedup.config.settings import Config, FilterRule
+from seqdedup.engine.fingerprints import coefficients, fingerprints_py
+from seqdedup.engine.matcher import WindowMatcher
 from seqdedup.library.store import encode_records
-from seqdedup.matcher import WindowMatcher
-from seqdedup.normalize import CLASSES
 
 from conftest import examples, kernel_built, user_env
 from oracle import skipped_flags
@@ -435,7 +435,7 @@ def test_both_engines_give_identical_runs(
     elif extra == "explain":
         options["explain"] = True
     elif extra == "bypass" and not byte_mode:
-        from seqdedup.config import FilterRule
+        from seqdedup.config.settings import FilterRule
 
         options["filters"] = (FilterRule("bypass", "^b"),)
     if "fold" in extra and not inverse:

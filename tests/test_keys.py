@@ -5,8 +5,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from seqdedup import deduplicate
-from seqdedup.hashes import hash_ints
-from seqdedup.keys import KeyMaker
+from seqdedup.base.hashes import hash_ints
+from seqdedup.keys.maker import KeyMaker
 
 from conftest import examples
 
@@ -59,7 +59,7 @@ field_records = st.lists(
 def test_skip_fields_then_chars_on_both_engines(records, fields, chars):
     """The key leaves out the first fields, then characters: Python's keys, the
     kernel's hashes (records, a library row, a whole range) all as the literal rule."""
-    from seqdedup.engine import load
+    from seqdedup.base.kernel import load
     from seqdedup.library.store import encode_records
 
     maker = KeyMaker(chars, skip_fields=fields)

@@ -259,7 +259,7 @@ def test_a_failed_save_loses_no_output(tmp_path, monkeypatch):
     output is complete."""
     import io
 
-    from seqdedup import cli
+    from seqdedup.cli import seqdedup as cli
     from seqdedup.library.save import LibraryWriter
 
     def failing_commit(self, config, statistics, on_committed=None):
@@ -303,7 +303,7 @@ def test_a_staging_failure_is_one_line(tmp_path, monkeypatch, where):
     nothing left behind."""
     import io
 
-    from seqdedup import cli
+    from seqdedup.cli import seqdedup as cli
     from seqdedup.library.save import StagingFile
 
     def full(self, *args, **kwargs):
@@ -372,7 +372,7 @@ def test_a_library_saved_with_a_normalisation_matches_the_same_keys_later(
 ):
     """X saved with --normalize, then Y read against it with the same keys, skips what
     one run over X then Y skips (each its own stream)."""
-    from seqdedup.normalize import normalize_py, parse_classes
+    from seqdedup.config.normalize import normalize_py, parse_classes
 
     from oracle import skipped_flags_streams
 
@@ -560,7 +560,7 @@ def test_long_new_stretches_under_a_minimum_size_overlap_by_the_longest_stretch(
 ):
     """Rows of new material overlap by CAP - 1 records: every stretch the rule compares
     (up to CAP records) lies inside one row, so a later run finds it."""
-    from seqdedup.sized import CAP
+    from seqdedup.engine.sized import CAP
 
     monkeypatch.setattr(saving, "STRETCH_CHUNK", 8)  # (rows of 2 * CAP records)
 

@@ -6,11 +6,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from seqdedup import Deduplicator, histories, matcher
-from seqdedup import engine as kernel
-from seqdedup.fingerprints import PRIME, coefficients, fingerprints_py
-from seqdedup.hashes import hash_ints
-from seqdedup.matcher import WindowMatcher
+from seqdedup import Deduplicator
+from seqdedup.base import kernel
+from seqdedup.base.hashes import hash_ints
+from seqdedup.engine import histories, matcher
+from seqdedup.engine.fingerprints import PRIME, coefficients, fingerprints_py
+from seqdedup.engine.matcher import WindowMatcher
 
 from conftest import examples
 from oracle import kept, skipped_flags
@@ -263,7 +264,7 @@ def test_numpy_fingerprints_are_the_rolled_ones(hashes, window, seed):
     """Large batches of the Python engine sum each window's W products with numpy (in
     31-bit halves): the same fingerprints as the rolling definition, extremes included."""
     pytest.importorskip("numpy")
-    from seqdedup.fingerprints import fingerprints_np
+    from seqdedup.engine.fingerprints import fingerprints_np
 
     coeffs = coefficients(window, seed)
     count = len(hashes) - window + 1
@@ -277,7 +278,7 @@ def test_the_python_engine_runs_without_numpy(monkeypatch):
     settling early, a limited history, a library window) then runs without it."""
     import builtins
 
-    from seqdedup import engine
+    from seqdedup.base import kernel as engine
 
     real_import = builtins.__import__
 

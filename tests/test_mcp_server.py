@@ -129,8 +129,8 @@ def test_a_keep_pattern_that_backtracks_without_end_is_a_tool_error(tmp_path):
 def test_a_file_or_text_past_the_read_cap_is_one_error_and_read_no_further(tmp_path, monkeypatch):
     """The reduce tool reads at most one byte past its cap: a 10 GB sparse file is
     refused after 64 MiB and a byte, without running out of memory; a text the same."""
-    from seqdedup import mcp_server
-    from seqdedup.errors import SeqdedupError
+    from seqdedup.base.errors import SeqdedupError
+    from seqdedup.cli import mcp as mcp_server
 
     root = tmp_path / "logs"
     root.mkdir()
@@ -155,8 +155,8 @@ def test_the_diff_tool_caps_what_one_call_reads_summed_over_its_files(tmp_path, 
     """One file named 40 times is 40 times its bytes: the call is refused once what it
     named passes the cap (it was 64 MiB per file: a request of a few kilobytes took the
     server to 1.78 GB), having read no more than the cap and a byte."""
-    from seqdedup import mcp_server
-    from seqdedup.errors import SeqdedupError
+    from seqdedup.base.errors import SeqdedupError
+    from seqdedup.cli import mcp as mcp_server
 
     root = tmp_path / "logs"
     root.mkdir()
@@ -177,8 +177,8 @@ def test_the_diff_tool_caps_what_one_call_reads_summed_over_its_files(tmp_path, 
 
 
 def test_the_diff_tools_values_are_checked_as_the_command_lines(tmp_path):
-    from seqdedup import mcp_server
-    from seqdedup.errors import SeqdedupError
+    from seqdedup.base.errors import SeqdedupError
+    from seqdedup.cli import mcp as mcp_server
 
     root = tmp_path / "logs"
     root.mkdir()
@@ -197,7 +197,7 @@ def test_the_diff_tool_answers_within_its_budget(tmp_path):
     """The diff tool: the CI example's last green run against the failing one, under the
     server's roots: the text answer within the budget, changed and the counts beside it;
     a file outside the roots refused; a run against itself unchanged."""
-    from seqdedup.tokens import estimate_tokens
+    from seqdedup.base.tokens import estimate_tokens
 
     root = tmp_path / "logs"
     root.mkdir()

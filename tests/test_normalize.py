@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from seqdedup import Deduplicator, UsageError
-from seqdedup import engine as kernel
+from seqdedup.base import kernel
+from seqdedup.config.normalize import ALL, CLASSES, KeySteps, normalize_py, parse_classes
 from seqdedup.library.store import encode_records
-from seqdedup.normalize import ALL, CLASSES, KeySteps, normalize_py, parse_classes
 
 from conftest import examples, kernel_built
 from oracle import skipped_flags

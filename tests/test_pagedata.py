@@ -18,8 +18,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from seqdedup.api import Deduplicator, feed_inputs
-from seqdedup.cli import main
-from seqdedup.config import Config
+from seqdedup.cli.seqdedup import main
+from seqdedup.config.settings import Config
 from seqdedup.page.axis import Axis
 from seqdedup.page.data import TOP, page_data, shown
 from seqdedup.page.html import render
@@ -255,7 +255,7 @@ class TestRefusals:
         assert (status, out) == (1, b"") and "--report" in err
 
     def test_seqdedup_dask_refuses_it(self, tmp_path):
-        from seqdedup.cluster_cli import main as dask_main
+        from seqdedup.cli.dask import main as dask_main
 
         err = io.StringIO()
         argv = ["--output-dir", str(tmp_path / "o"), "--report", "r.html", str(EXAMPLES / "ci.log")]
@@ -292,7 +292,7 @@ def test_named_files_are_read_back_in_place_and_records_found_across_blocks(tmp_
 
 
 def test_each_timestamp_sample_names_the_record_it_was_read_from(tmp_path):
-    from seqdedup.normalize import first_timestamp, timestamp_seconds
+    from seqdedup.config.normalize import first_timestamp, timestamp_seconds
 
     records = [
         b"2026-11-22T%02d:%02d:%02d.%03dZ event %d"

@@ -8,11 +8,11 @@ from types import ModuleType
 
 import pytest
 
-from seqdedup.attribution import Attributor, DecisionCount, KernelAttributor
-from seqdedup.attribution_thread import AttributionThread
-from seqdedup.config import Config, FilterRule
-from seqdedup.plan import plan_run
-from seqdedup.streamby.decider import StreamCount
+from seqdedup.config.settings import Config, FilterRule
+from seqdedup.engine.attribution import Attributor, DecisionCount, KernelAttributor
+from seqdedup.engine.stream_decider import StreamCount
+from seqdedup.run.attribution_thread import AttributionThread
+from seqdedup.run.plan import plan_run
 
 from conftest import kernel_built
 
@@ -101,7 +101,7 @@ KINDS = {
 def test_the_stages_build_what_the_plan_names(
     tmp_path, monkeypatch, options, feeding, attribution, settles, heads
 ):
-    from seqdedup.stages import Stages
+    from seqdedup.run.stages import Stages
 
     monkeypatch.setenv("SEQDEDUP_ENGINE", "c")
     if "library_dir" in options:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from seqdedup import expand_cli
+from seqdedup.cli import expand as expand_cli
 
 from conftest import ENGINES
 from oracle import skipped_flags

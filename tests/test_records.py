@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from seqdedup.errors import UsageError
-from seqdedup.records import RecordSplitter, parse_delimiter, parse_hex_delimiter, read_chunks
+from seqdedup.base.errors import UsageError
+from seqdedup.base.records import RecordSplitter, parse_delimiter, parse_hex_delimiter, read_chunks
 
 from conftest import examples, kernel_built
 
@@ -134,7 +134,7 @@ def test_record_bounds_of_either_twin_are_the_definition(data, delimiter):
     """Each record between delimiters, the last one without one kept, no empty record
     after a final delimiter (the kernel's bounds.c and the Python twin); and
     split_records gives the same records."""
-    from seqdedup.records import bounds_finder, python_record_bounds, split_records
+    from seqdedup.base.records import bounds_finder, python_record_bounds, split_records
 
     want, rest = [], data
     while rest:

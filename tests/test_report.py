@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from seqdedup import Config
-from seqdedup.stats import Stats, stats_rows, write_stats
+from seqdedup.run.stats import Stats, stats_rows, write_stats
 
 
 def test_table_rows_in_order_with_separators():

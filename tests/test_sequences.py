@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from seqdedup.pieces import SequenceTable
+from seqdedup.engine.pieces import SequenceTable
 
 
 def test_counts_start_at_two_and_grow():

@@ -1,4 +1,4 @@
-"""The rule with a minimum size (seqdedup.sized) against its literal oracle."""
+"""The rule with a minimum size (seqdedup.engine.sized) against its literal oracle."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from seqdedup.sized import SizeDecider
+from seqdedup.engine.sized import SizeDecider
 
 from conftest import (
     ENGINES,
@@ -268,7 +268,7 @@ def test_a_run_writes_what_the_oracle_keeps(
     """Markers stand where records went (and name an earlier equal stretch); filters let
     records through untouched; inputs are streams of one run."""
     from seqdedup import Deduplicator
-    from seqdedup.config import FilterRule
+    from seqdedup.config.settings import FilterRule
 
     rules = (FilterRule("bypass", "^#"),) if bypass else ()
     with pytest.MonkeyPatch.context() as patch:
@@ -319,7 +319,7 @@ def test_planted_blocks_of_any_length_go_whole_and_nothing_else(
     for copy in range(2):
         for b, block in enumerate(blocks):
             lines += [record(f"noise{copy}-{b}-{k}") for k in range(30)] + block
-    from seqdedup.sized import AUTO_MIN_BYTES
+    from seqdedup.engine.sized import AUTO_MIN_BYTES
 
     dedup = Deduplicator(window_size=1, min_size=AUTO_MIN_BYTES, max_history=None)
     out = dedup.feed(lines) + dedup.flush()
@@ -415,8 +415,8 @@ def test_top_lists_each_planted_trace_once_and_whole(
 @given(keys=st.lists(st.binary(max_size=40) | st.text(max_size=30).map(str.encode), max_size=12))
 def test_token_sizes_are_the_same_counted_by_the_kernel(keys: list[bytes]) -> None:
     from seqdedup import _kernel
-    from seqdedup.keys import key_sizes
-    from seqdedup.tokens import estimate_tokens, record_tokens
+    from seqdedup.base.tokens import estimate_tokens, record_tokens
+    from seqdedup.keys.maker import key_sizes
 
     by_kernel = key_sizes(keys, "tokens", record_tokens(_kernel))
     assert list(by_kernel) == [estimate_tokens(k) for k in keys] == list(key_sizes(keys, "tokens"))

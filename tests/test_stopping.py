@@ -217,7 +217,7 @@ class SlowCommand:
     # test's signal comes while they run, after the interpreter started. They go on
     # once the signal is pending (held back by the launcher), whenever that is.
     def find_spec(self, name, path=None, target=None):
-        if name in ("seqdedup.cli", "seqdedup.library_cli"):
+        if name in ("seqdedup.cli.seqdedup", "seqdedup.cli.library"):
             open(os.environ["SLOW_READY"], "w").close()
             deadline = time.monotonic() + 60
             while time.monotonic() < deadline and not self.pending():
@@ -325,7 +325,7 @@ def test_a_sighup_soon_after_start_never_costs_a_started_run_its_input(tmp_path,
 
 RACE = """
 import inspect, os, signal, sys, time
-from seqdedup import stopping
+from seqdedup.base import stopping
 
 def lines_of(function, call):
     # every line that runs up to the wait itself (those after it run only once it
@@ -395,7 +395,7 @@ def test_a_signal_at_any_point_of_a_wait_cuts_it_short():
 AFTER_A_SAVE = """
 import os, signal, sys, tempfile
 from seqdedup.api import Deduplicator
-from seqdedup.stopping import graceful
+from seqdedup.base.stopping import graceful
 
 dedup = Deduplicator(window_size=1, library_dir=tempfile.mkdtemp() + "/L")
 dedup.feed([b"a", b"b", b"a"])

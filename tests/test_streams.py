@@ -13,11 +13,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from seqdedup import Deduplicator, matcher
-from seqdedup import engine as kernel
-from seqdedup.config import FilterRule
-from seqdedup.hashes import hash_words
-from seqdedup.matcher import WindowMatcher
+from seqdedup import Deduplicator
+from seqdedup.base import kernel
+from seqdedup.base.hashes import hash_words
+from seqdedup.config.settings import FilterRule
+from seqdedup.engine import matcher
+from seqdedup.engine.matcher import WindowMatcher
 
 from conftest import examples
 from oracle import attribution_pieces_streams, skipped_flags_streams

@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from seqdedup.config import Config
-from seqdedup.hashes import hash_words
-from seqdedup.runs import runs_of
-from seqdedup.suggest import SIZES, WIDTHS, size_rows, suggest
+from seqdedup.base.hashes import hash_words
+from seqdedup.config.settings import Config
+from seqdedup.engine.runs import runs_of
+from seqdedup.run.suggest import SIZES, WIDTHS, size_rows, suggest
 
 from conftest import examples, seqdedup_command, user_env
 from oracle import skipped_flags, skipped_flags_sized

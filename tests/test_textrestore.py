@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from seqdedup import reduce_to_budget
-from seqdedup.errors import SeqdedupError
-from seqdedup.removed import ESCAPE, digest_of, vouching_line
-from seqdedup.textrestore import restore_text
+from seqdedup.base.errors import SeqdedupError
+from seqdedup.budget.removed import ESCAPE, digest_of, vouching_line
+from seqdedup.budget.restore import restore_text
 
 from conftest import examples
 

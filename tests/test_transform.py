@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from seqdedup import SeqdedupError, deduplicate
-from seqdedup.keys import ShellTransform
+from seqdedup.keys.maker import ShellTransform
 
 from conftest import examples, seqdedup_command, user_env, wait_until
 from oracle import reference_output

@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 from seqdedup import Config, Deduplicator
 from seqdedup.api import process_inputs
-from seqdedup.attribution import Attributor, DecisionCount, KernelAttributor
-from seqdedup.attribution_thread import AttributionThread
-from seqdedup.config import FilterRule
+from seqdedup.config.settings import FilterRule
+from seqdedup.engine.attribution import Attributor, DecisionCount, KernelAttributor
+from seqdedup.run.attribution_thread import AttributionThread
 
 from conftest import examples
 from oracle import skipped_flags_streams

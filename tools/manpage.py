@@ -86,7 +86,7 @@ def escaped(text: str) -> str:
 
 def page() -> str:
     sys.path.insert(0, str(ROOT / "src"))
-    from seqdedup.options import build_parser
+    from seqdedup.cli.options import build_parser
 
     text = drawn(build_parser(), "seqdedup", "remove repeated sequences of records from a stream")
     text += f".SH THE RULE\n{escaped(RULE)}\n"
@@ -104,27 +104,27 @@ def page() -> str:
 # what the command does (the NAME line)
 COMPANIONS = {
     "seqdedup-expand": (
-        "seqdedup.expand_cli",
+        "seqdedup.cli.expand",
         "build_parser",
         "restore what seqdedup --budget removed, byte for byte",
     ),
     "seqdedup-mcp": (
-        "seqdedup.mcp_server",
+        "seqdedup.cli.mcp",
         "build_parser",
         "seqdedup as a Model Context Protocol server (stdio)",
     ),
     "seqdedup-library": (
-        "seqdedup.library_cli",
+        "seqdedup.cli.library",
         "build_parser",
         "what a seqdedup library holds: info, show, prune",
     ),
     "seqdedup-dask": (
-        "seqdedup.cluster_cli",
+        "seqdedup.cli.dask",
         "cluster_parser",
         "seqdedup over many files on a Dask cluster",
     ),
     "seqdedup-diff": (  # (the page of `seqdedup diff`, named as git names its commands')
-        "seqdedup.diff_cli",
+        "seqdedup.cli.diff",
         "build_diff_parser",
         "what changed in a log since the good runs",
     ),

@@ -6,6 +6,8 @@ large batch or a statistics table needs them.
 
 from __future__ import annotations
 
+from seqdedup.base.version import __version__  # (one place: the build reads it there)
+
 TYPE_CHECKING = False  # (not typing's: importing typing costs milliseconds at start-up)
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -13,21 +15,21 @@ if TYPE_CHECKING:
     from typing import Any
 
     from seqdedup.api import Deduplicator, deduplicate
-    from seqdedup.budget import Reduction
-    from seqdedup.config import Config
-    from seqdedup.decisions import Block, Decided, Decisions
+    from seqdedup.base.errors import SeqdedupError, UsageError
+    from seqdedup.base.tokens import TokenCounter
+    from seqdedup.budget.reduce import Reduction
+    from seqdedup.config.settings import Config
     from seqdedup.diff.changes import Broken, Diff, Known, Line, New, Rate
     from seqdedup.diff.compare import DiffOptions
     from seqdedup.diff.inputs import diff_records
-    from seqdedup.errors import SeqdedupError, UsageError
-    from seqdedup.report import FoldEvent
-    from seqdedup.stats import Stats
-    from seqdedup.tokens import TokenCounter
+    from seqdedup.engine.decisions import Block, Decided, Decisions
+    from seqdedup.run.markers import FoldEvent
+    from seqdedup.run.stats import Stats
 
 # The public names, each loaded on first use (PEP 562): importing a module of the
-# package (the console scripts' first step, seqdedup.launch) runs nothing else.
+# package (the console scripts' first step, seqdedup.cli.launch) runs nothing else.
 _LAZY = {
-    "Block": "seqdedup.decisions",
+    "Block": "seqdedup.engine.decisions",
     "Broken": "seqdedup.diff.changes",
     "Diff": "seqdedup.diff.changes",
     "DiffOptions": "seqdedup.diff.compare",
@@ -35,14 +37,14 @@ _LAZY = {
     "Line": "seqdedup.diff.changes",
     "New": "seqdedup.diff.changes",
     "Rate": "seqdedup.diff.changes",
-    "Config": "seqdedup.config",
-    "Decided": "seqdedup.decisions",
-    "Decisions": "seqdedup.decisions",
+    "Config": "seqdedup.config.settings",
+    "Decided": "seqdedup.engine.decisions",
+    "Decisions": "seqdedup.engine.decisions",
     "Deduplicator": "seqdedup.api",
-    "FoldEvent": "seqdedup.report",
-    "SeqdedupError": "seqdedup.errors",
-    "Stats": "seqdedup.stats",
-    "UsageError": "seqdedup.errors",
+    "FoldEvent": "seqdedup.run.markers",
+    "SeqdedupError": "seqdedup.base.errors",
+    "Stats": "seqdedup.run.stats",
+    "UsageError": "seqdedup.base.errors",
     "deduplicate": "seqdedup.api",
     "diff_records": "seqdedup.diff.inputs",
 }
@@ -57,9 +59,6 @@ def __getattr__(name: str) -> Any:
     value = getattr(import_module(module), name)
     globals()[name] = value
     return value
-
-
-__version__ = "0.1.0"
 
 
 def reduce_to_budget(
@@ -77,8 +76,8 @@ def reduce_to_budget(
     :class:`Config`'s keywords (``window_size``, ``key_steps``, ``delimiter``, ...)."""
     from pathlib import Path
 
-    from seqdedup import budget as reducer
-    from seqdedup.config import Config
+    from seqdedup.budget import reduce as reducer
+    from seqdedup.config.settings import Config
 
     options.setdefault("max_history", None)
     config = Config(
@@ -95,7 +94,7 @@ def expand(reduced: bytes, store: Path | str) -> bytes:
     the store its reduction wrote (an error when the store does not know the text)."""
     from pathlib import Path
 
-    from seqdedup.removed import RemovedStore, restore
+    from seqdedup.budget.removed import RemovedStore, restore
 
     opened = RemovedStore(Path(store), create=False)
     try:

@@ -1,6 +1,6 @@
 """``python -m seqdedup``."""
 
-from seqdedup.launch import seqdedup
+from seqdedup.cli.launch import seqdedup
 
 if __name__ == "__main__":
     seqdedup()

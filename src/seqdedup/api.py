@@ -8,24 +8,25 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Generic, Protocol, cast, overload
 
-from seqdedup.calls import OneCall, bytes_records
-from seqdedup.config import STREAM_WAIT, Config, config_of
-from seqdedup.engine import SEED
-from seqdedup.engine import load as load_kernel
-from seqdedup.errors import SeqdedupError
-from seqdedup.feeding import BytePath, ChunkPath, RecordPath, split_ending
-from seqdedup.keys import ShellTransform, key_maker
-from seqdedup.records import (
+from seqdedup.base.errors import SeqdedupError
+from seqdedup.base.kernel import SEED
+from seqdedup.base.kernel import load as load_kernel
+from seqdedup.base.records import (
     DamagedInput,
     DecodedChunks,
     Readable,
     RecordSplitter,
     live_descriptor,
 )
-from seqdedup.stages import Stages
-from seqdedup.stats import Stats
-from seqdedup.stopping import graceful, requested, settle
-from seqdedup.timelimit import PatternTimeout
+from seqdedup.base.stopping import graceful, requested, settle
+from seqdedup.config.settings import STREAM_WAIT, Config, config_of
+from seqdedup.config.timelimit import PatternTimeout
+from seqdedup.keys.maker import ShellTransform, key_maker
+from seqdedup.run.assembled import feeding_paths
+from seqdedup.run.calls import OneCall, bytes_records
+from seqdedup.run.feeding import split_ending
+from seqdedup.run.stages import Stages
+from seqdedup.run.stats import Stats
 
 if TYPE_CHECKING:
     from typing_extensions import TypeVar
@@ -38,10 +39,8 @@ else:
     Record = TypeVar("Record", str, bytes)
 
 if TYPE_CHECKING:
-    from seqdedup.ledger import RunObserver
-    from seqdedup.report import FoldEvent
-    from seqdedup.streamby.kernelpath import KernelStreamPath
-    from seqdedup.streamby.path import StreamPath
+    from seqdedup.run.ledger import RunObserver
+    from seqdedup.run.markers import FoldEvent
 
 
 class Deduplicator(Generic[Record]):
@@ -236,36 +235,6 @@ class Deduplicator(Generic[Record]):
         self._finished = True
 
 
-def count_removed(config: Config, records: list[bytes]) -> int:
-    """How many of ``records`` a run of ``config`` removes (a trial: see
-    :meth:`Config.quiet`)."""
-    dedup = Deduplicator(config)
-    dedup.feed(records)
-    dedup.flush()
-    return dedup.stats.skipped
-
-
-def feeding_paths(
-    stages: Stages,
-) -> tuple[StreamPath | KernelStreamPath | None, RecordPath, BytePath]:
-    """The paths that feed a run, each given its parts and ledger: the stream path
-    (``--stream-by``, else None), the path records take, and the one raw bytes take
-    (the kernel's chunk path where the plan says so)."""
-    streams = None
-    plan = stages.plan
-    if plan.feeding == "stream":
-        from seqdedup.streamby.kernelpath import stream_path
-
-        streams = stream_path(stages.parts, stages.ledger)
-    records = streams or RecordPath(stages.parts, stages.ledger, plan.ordered)
-    chunks = stages.chunks
-    return (
-        streams,
-        records,
-        records if chunks is None else ChunkPath(stages.parts, stages.ledger, chunks),
-    )
-
-
 class Writable(Protocol):
     def write(self, data: bytes, /) -> object: ...
     def flush(self) -> object: ...
@@ -286,7 +255,7 @@ def process_stream(
     the delimiter, except a final record that had none in the input. Output is written
     per chunk read and flushed before the next read, so a live stream sees each record
     as soon as it is decidable. ``source`` should be unbuffered (see
-    :func:`seqdedup.records.read_chunks`). ``on_progress(bytes_read, stats)`` is called
+    :func:`seqdedup.base.records.read_chunks`). ``on_progress(bytes_read, stats)`` is called
     after each chunk. With ``decompress``, a source that starts with a gzip, bzip2, xz or
     zstd header is decompressed as it is read (what the command line does).
     """
@@ -408,13 +377,13 @@ def follow_file(
     on_note: Callable[[str], None] | None = None,
     picture: RunObserver | None = None,
 ) -> Stats:
-    """Deduplicate a file as ``tail -F`` follows it (:class:`seqdedup.follow.Follower`),
+    """Deduplicate a file as ``tail -F`` follows it (:class:`seqdedup.run.follow.Follower`),
     each record written as soon as it is decided, until a signal (Ctrl-C; SIGTERM or
     SIGHUP in the command) asks it to stop: then what is pending is decided as at the
     end of input, the library (if any) saved, and the statistics returned with
     ``stats.interrupted`` set to the signal's number. (Signals reach the main thread
     only: there it must run to be stopped so.)"""
-    from seqdedup.follow import Follower
+    from seqdedup.run.follow import Follower
 
     dedup: Deduplicator[bytes] = Deduplicator(config, on_explain, observer=picture)
     settings = dedup.config
@@ -482,7 +451,7 @@ def show_keys(
     delimiter = config.delimiter
     count = 0
     if config.stream_split:  # the stream's name is not part of the key
-        from seqdedup.streamby.names import StreamNamer
+        from seqdedup.keys.streams import StreamNamer
 
         namer = StreamNamer(config)
 

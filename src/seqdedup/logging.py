@@ -36,7 +36,7 @@ from collections.abc import Callable, Hashable, Iterable
 from functools import partial
 from typing import Any
 
-from seqdedup.decisions import Decisions
+from seqdedup.engine.decisions import Decisions
 
 BATCH = 256  # records handed to the engine at once (or sooner, by the timer)
 LOCK_RETRY = 0.001  # seconds between the timer's tries at a lock another thread holds
@@ -346,7 +346,7 @@ def summary_record(
     their logger (or ``seqdedup``), with the fold line's fields as its attributes. It
     carries every other field of the last record it replaces (``extra`` fields a
     formatter names, the folded thread's name and id), without its exception."""
-    from seqdedup.foldruns import shortest_period
+    from seqdedup.run.foldruns import shortest_period
 
     length = _period(keys, shortest_period)
     copies, extra = divmod(len(records), length)

@@ -1,7 +1,7 @@
 """BAD against GOOD's profile: what is new, what changed its rate, what broke; the rest
 known (docs/diff.md gives each definition).
 
-Which new records are shown is the engine's decision (:class:`seqdedup.decisions.
+Which new records are shown is the engine's decision (:class:`seqdedup.engine.decisions.
 Decisions` over BAD's keys at window W): a new record that, with its neighbours, repeats
 new material shown before is counted, not shown again. A new key's first record is
 always shown (a window can repeat only keys seen before). Everything else is counting
@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from itertools import accumulate, compress, count, repeat
 from typing import Literal, NamedTuple
 
-from seqdedup.config import MAX_STREAM_WINDOW
-from seqdedup.decisions import Block, Decisions
+from seqdedup.base.errors import InvalidValue, whole_number
+from seqdedup.config.settings import MAX_STREAM_WINDOW
 from seqdedup.diff.changes import Broken, Change, Diff, Known, Line, New, Per, Rate
 from seqdedup.diff.profile import GoodProfile, in_stream_order
-from seqdedup.errors import InvalidValue, whole_number
+from seqdedup.engine.decisions import Block, Decisions
 
 BATCH = 1 << 16  # keys the engine is fed at a time
 SEP = -1  # between streams in stream order (and after the last)

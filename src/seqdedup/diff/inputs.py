@@ -14,17 +14,17 @@ from struct import iter_unpack
 from types import ModuleType
 from typing import IO
 
-from seqdedup.budgetinput import MAX_WHOLE, Source, read_whole
-from seqdedup.config import Config
+from seqdedup.base.errors import SeqdedupError
+from seqdedup.base.inputs import check_inputs, decoded_inputs
+from seqdedup.base.kernel import SEED, load
+from seqdedup.budget.input import MAX_WHOLE, Source, read_whole
+from seqdedup.config.normalize import timestamp_finder, timestamp_seconds
+from seqdedup.config.settings import Config
 from seqdedup.diff.changes import Diff
 from seqdedup.diff.compare import Bad, DiffOptions, compare, key_ids
 from seqdedup.diff.profile import GoodProfile, Part
-from seqdedup.engine import SEED, load
-from seqdedup.errors import SeqdedupError
-from seqdedup.inputs import check_inputs, decoded_inputs
-from seqdedup.keys import KeyMaker, key_maker
+from seqdedup.keys.maker import KeyMaker, key_maker
 from seqdedup.library.load import SENTINEL_KEY
-from seqdedup.normalize import timestamp_finder, timestamp_seconds
 
 BATCH = 1 << 16  # records keyed at a time
 ROWS = 1 << 14  # library rows keyed at a time
@@ -44,7 +44,7 @@ class Keying:
         self._maker: KeyMaker = key_maker(config, kernel, SEED)
         self._namer = None
         if config.stream_by is not None or config.stream_by_json is not None:
-            from seqdedup.streamby.names import StreamNamer
+            from seqdedup.keys.streams import StreamNamer
 
             self._namer = StreamNamer(config, kernel)
         self._stream: Hashable = None  # the stream of the record before

@@ -32,7 +32,7 @@ class DiffPage:
         self.path = check_report_path(path)
 
     def write(self, diff: Diff, bad: str, good: Sequence[str], records: int) -> int:
-        from seqdedup import __version__
+        from seqdedup.base.version import __version__
         from seqdedup.page.html import render_template, write_html
 
         ranked = sorted(

@@ -15,9 +15,9 @@ import sqlite3
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
-from seqdedup.errors import SeqdedupError
+from seqdedup.base.errors import SeqdedupError
 from seqdedup.library.store import (
     BUSY_TIMEOUT_S,
     DB_FILES,
@@ -28,13 +28,38 @@ from seqdedup.library.store import (
     open_for_reading,
     plain_files,
 )
-from seqdedup.page.types import LibraryContents
 
 # When each sequence was last seen: the finishing time of its last run.
 _LAST_SEEN = (
     "SELECT s.digest AS id, s.kind, s.length, LENGTH(s.records) AS bytes, r.finished AS seen "
     "FROM sequences s LEFT JOIN runs r ON r.id = COALESCE({last}, s.run_id)"
 )
+
+
+class RunRow(TypedDict):
+    """One of a library's runs."""
+
+    run: int
+    finished: str
+    read: int
+    written: int
+
+
+class LibrarySequence(TypedDict):
+    """One of a library's repeated sequences, with its records."""
+
+    id: str  # its digest, in hex
+    length: int
+    count: int
+    records: list[bytes]
+
+
+class LibraryContents(TypedDict):
+    """What a library's page shows of it (:func:`library_contents`)."""
+
+    runs: list[RunRow]
+    top: list[LibrarySequence]
+    lengths: list[int]
 
 
 def _last_seen(connection: sqlite3.Connection) -> str:

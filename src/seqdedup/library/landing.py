@@ -23,7 +23,7 @@ import sqlite3
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from seqdedup.stopping import signals_held
+from seqdedup.base.stopping import signals_held
 
 # One row per distinct content while staging: a content staged again counts one more
 # sighting; a named sequence's row gives way to the first sighting of the same content

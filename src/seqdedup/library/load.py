@@ -12,8 +12,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, cast
 
-from seqdedup.errors import SeqdedupError
-from seqdedup.hashes import hash_words
+from seqdedup.base.errors import SeqdedupError
+from seqdedup.base.hashes import hash_words
+from seqdedup.base.records import split_records
 from seqdedup.library.store import (
     DB_NAME,
     check_encoded,
@@ -21,12 +22,11 @@ from seqdedup.library.store import (
     open_for_reading,
     plain_files,
 )
-from seqdedup.records import split_records
 
 if TYPE_CHECKING:
-    from seqdedup.config import Config
-    from seqdedup.keys import KeyMaker, TextDigest
-    from seqdedup.matcher import WindowTarget
+    from seqdedup.config.settings import Config
+    from seqdedup.engine.matcher import WindowTarget
+    from seqdedup.keys.maker import KeyMaker, TextDigest
 
 
 class LibrarySequence:
@@ -121,7 +121,7 @@ def _check_key_settings(
     """A library's windows are keys made one way: used with keys made another way it
     would not hold what its runs saw (a finer key tells apart records a coarser one
     saved as one). Runs saved before the settings were recorded are not checked."""
-    from seqdedup.config import describe_key_settings
+    from seqdedup.config.settings import describe_key_settings
 
     try:
         configs = connection.execute("SELECT DISTINCT config FROM runs").fetchall()
@@ -193,7 +193,7 @@ def load_libraries(
         directories.append(config.library_dir)
     if not directories:
         return None
-    from seqdedup.config import key_settings
+    from seqdedup.config.settings import key_settings
 
     keys_made = key_settings(config)
     sequences = (

@@ -28,7 +28,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from seqdedup.errors import SeqdedupError
+from seqdedup.base.errors import SeqdedupError
+from seqdedup.base.stopping import signals_held
+from seqdedup.engine.pieces import JoinedSlice, Piece, PieceContent
+from seqdedup.engine.runs import runs_of
 from seqdedup.library.landing import (
     RUN_ROW,
     SIGHTINGS,
@@ -53,15 +56,12 @@ from seqdedup.library.store import (
     remove_stale_staging,
     staging_prefix,
 )
-from seqdedup.pieces import JoinedSlice, Piece, PieceContent
-from seqdedup.runs import runs_of
-from seqdedup.stopping import signals_held
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from types import ModuleType
 
-    from seqdedup.config import Config
+    from seqdedup.config.settings import Config
 
 
 STAGE_ROWS = 512  # staged rows held in memory before they go to the staging file
@@ -569,7 +569,7 @@ def run_saver(config: Config, library: LoadedLibrary | None, kernel: ModuleType 
     # (W, or with a minimum size up to sized.CAP records), so each lies inside one row.
     reach = config.window_size
     if config.min_size:
-        from seqdedup.sized import CAP
+        from seqdedup.engine.sized import CAP
 
         reach = max(reach, CAP)
     return RunSaver(

@@ -33,7 +33,7 @@ from hashlib import blake2b
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from seqdedup.errors import SeqdedupError
+from seqdedup.base.errors import SeqdedupError
 
 if TYPE_CHECKING:
     pass

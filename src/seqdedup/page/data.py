@@ -13,8 +13,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Literal
 
-from seqdedup.config import Config
-from seqdedup.errors import visible
+from seqdedup.base.errors import visible
+from seqdedup.config.settings import Config
 from seqdedup.page.axis import Axis, spread
 from seqdedup.page.picture import RunPicture, sequence_key
 from seqdedup.page.types import (
@@ -30,11 +30,11 @@ from seqdedup.page.types import (
     SequenceRow,
     Timeline,
 )
-from seqdedup.stats import Stats, stats_document
-from seqdedup.top import TopRow
+from seqdedup.run.stats import Stats, stats_document
+from seqdedup.run.top import TopRow
 
 if TYPE_CHECKING:
-    from seqdedup.top import FirstSeen
+    from seqdedup.run.top import FirstSeen
 
     pass
 
@@ -208,7 +208,7 @@ def heat(picture: RunPicture, stats: Stats, names: Sequence[str], total: int) ->
 def blocks(picture: RunPicture, config: Config) -> Blocks | None:
     """What each W removes and the lengths of the repeated blocks, on the input's
     first :data:`SUGGEST_SAMPLE` records (``--suggest-window``'s figures)."""
-    from seqdedup.suggest import width_rows
+    from seqdedup.run.suggest import width_rows
 
     count = min(SUGGEST_SAMPLE, picture.records)
     sample = picture.text_of(0, count) if count else None
@@ -235,7 +235,7 @@ def blocks(picture: RunPicture, config: Config) -> Blocks | None:
 
 def length_histogram(lengths: Sequence[int]) -> list[LengthCount]:
     """How many blocks have a length in each of ``--suggest-window``'s ranges."""
-    from seqdedup.suggest import BUCKETS
+    from seqdedup.run.suggest import BUCKETS
 
     return [
         {
@@ -253,7 +253,7 @@ def top_sequences(
     a sample line, the text of the first occurrence and its reference (``sd:`` and the
     first 12 hex digits of the BLAKE2b-128 of its exact bytes, as ``--budget`` names
     what it removed)."""
-    from seqdedup.removed import digest_of
+    from seqdedup.budget.removed import digest_of
 
     last_piece = {sequence: i for i, sequence in enumerate(picture.sequences)}
     delimiter = picture.delimiter
@@ -387,7 +387,7 @@ def page_data(
     """Everything the page shows of one run (see the module docstring)."""
     import json
 
-    from seqdedup import __version__
+    from seqdedup.base.version import __version__
 
     document = stats_document(stats, config)
     axis = Axis(picture, stats.total, BUCKETS)

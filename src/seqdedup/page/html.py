@@ -19,17 +19,17 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from seqdedup.config import Config
-from seqdedup.errors import SeqdedupError, UsageError
+from seqdedup.base.errors import SeqdedupError, UsageError
+from seqdedup.config.settings import Config
 from seqdedup.page.picture import RunPicture
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
     from seqdedup.api import Deduplicator
-    from seqdedup.budget import Reduction
+    from seqdedup.budget.reduce import Reduction
     from seqdedup.page.types import Page
-    from seqdedup.stats import Stats
+    from seqdedup.run.stats import Stats
 
 EXTRA = "pip install 'seqdedup[report]'"
 # A page without a network: only the page's own two scripts run, allowed by their
@@ -91,7 +91,7 @@ def vega_script() -> str:
     """Vega, Vega-Lite and Vega-Embed as one script, from the cache or the package."""
     import vl_convert
 
-    from seqdedup.settings_paths import cache_folder
+    from seqdedup.base.settings_paths import cache_folder
 
     version = getattr(vl_convert, "__version__", "unknown")
     cached = Path(cache_folder()) / f"vega-embed-{version}.js"

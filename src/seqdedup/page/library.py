@@ -27,7 +27,7 @@ def library_data(directory: Path) -> Page:
     sequences that removed the most records (with their text and id), and the lengths
     of its repeated sequences."""
 
-    from seqdedup import __version__
+    from seqdedup.base.version import __version__
     from seqdedup.library.admin import describe_library, library_contents
 
     info = describe_library(directory)

@@ -19,8 +19,8 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from seqdedup.pieces import Piece
-    from seqdedup.top import TopSequences
+    from seqdedup.engine.pieces import Piece
+    from seqdedup.run.top import TopSequences
 
 SPOOL_LIMIT = 1 << 30  # input bytes kept for the sequences' texts; past it, first records
 SAMPLES = 1024  # records sampled per stride: then every other sample is dropped, the
@@ -247,8 +247,8 @@ class RunPicture(PieceLog):
         self.samples_found = 0  # (of those tried, how many had a timestamp)
         self._tried_at_stride = 0
         self.sampling = True  # (False once the records turn out to have no timestamps)
-        from seqdedup.engine import load
-        from seqdedup.normalize import timestamp_finder
+        from seqdedup.base.kernel import load
+        from seqdedup.config.normalize import timestamp_finder
 
         self._stamp = timestamp_finder(load())
         self.input_ends: list[int] = []  # record index where each input ended
@@ -279,7 +279,7 @@ class RunPicture(PieceLog):
         self._ends_delimited = chunk.endswith(delimiter)
 
     def _sample(self, offset: int, record: bytes) -> None:
-        from seqdedup.normalize import timestamp_seconds
+        from seqdedup.config.normalize import timestamp_seconds
 
         self.samples_tried += 1
         seconds = timestamp_seconds(self._stamp(record))

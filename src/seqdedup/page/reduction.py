@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from seqdedup.config import Config
+from seqdedup.config.settings import Config
 from seqdedup.page.data import TOP, page_data
 from seqdedup.page.picture import RunPicture
 from seqdedup.page.types import Page
-from seqdedup.stats import Stats
-from seqdedup.top import TopRow
+from seqdedup.run.stats import Stats
+from seqdedup.run.top import TopRow
 
 if TYPE_CHECKING:
-    from seqdedup.budget import Reduction
+    from seqdedup.budget.reduce import Reduction
 
 
 def reduction_data(

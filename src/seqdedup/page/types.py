@@ -7,6 +7,10 @@ from __future__ import annotations
 
 from typing import Literal, TypedDict
 
+from seqdedup.library.admin import LibraryContents, LibrarySequence, RunRow
+
+__all__ = ["LibraryContents", "LibrarySequence", "RunRow"]  # (a library's, made by it)
+
 Axis = Literal["time", "record"]
 Spec = dict[str, object]  # a Vega-Lite specification (JSON, written as it is)
 
@@ -95,32 +99,6 @@ class LibraryShare(TypedDict):
     sequences_new: int
     sequences_known: int
     top_new: list[SequenceRow]
-
-
-class RunRow(TypedDict):
-    """One of a library's runs."""
-
-    run: int
-    finished: str
-    read: int
-    written: int
-
-
-class LibrarySequence(TypedDict):
-    """One of a library's repeated sequences, with its records."""
-
-    id: str  # its digest, in hex
-    length: int
-    count: int
-    records: list[bytes]
-
-
-class LibraryContents(TypedDict):
-    """What a library's page shows of it (``library.admin.library_contents``)."""
-
-    runs: list[RunRow]
-    top: list[LibrarySequence]
-    lengths: list[int]
 
 
 class Figure(TypedDict):

@@ -1,0 +1,106 @@
+"""Which inputs a run may read, opened in turn: standard input or named files, each
+checked before any output (a missing one, a directory, no permission), pipes never
+opened twice, and their identities and sizes (a library's own files are refused as
+input; percent done)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Generator, Sequence
+from typing import IO
+
+from seqdedup.base.errors import SeqdedupError
+
+
+def open_input(name: str | None, stdin: IO[bytes] | None) -> IO[bytes]:
+    if name in (None, "-"):
+        if stdin is not None:
+            return stdin
+        if sys.stdin is None:  # started with standard input closed (<&-)
+            raise SeqdedupError("standard input is closed: name an input file")
+        raw: IO[bytes] = sys.stdin.buffer.raw  # type: ignore[union-attr]
+        return raw
+    assert name is not None
+    if os.path.isdir(name):
+        raise SeqdedupError(f"input '{name}' is a directory, not a file")
+    try:
+        return open(name, "rb", buffering=0)
+    except OSError as exc:
+        raise SeqdedupError(f"cannot open input '{name}': {exc.strerror or exc}") from None
+
+
+def check_inputs(names: Sequence[str], stdin: IO[bytes] | None) -> None:
+    """Every input can be opened: a missing or unreadable one is an error before any
+    output (each is opened again, in turn, when its turn comes)."""
+    import stat
+
+    for name in names:
+        if name == "-":
+            open_input(name, stdin)  # standard input is there
+            continue
+        try:
+            mode = os.stat(name).st_mode
+        except OSError:
+            mode = 0  # opening says why
+        if stat.S_ISREG(mode) or stat.S_ISDIR(mode) or not mode:
+            open_input(name, stdin).close()
+        elif not os.access(name, os.R_OK):  # a pipe is not opened twice: data would be lost
+            raise SeqdedupError(f"cannot open input '{name}': Permission denied")
+
+
+def identities(names: Sequence[str], stdin: IO[bytes] | None) -> dict[tuple[int, int], str]:
+    """Each input's (device, inode), for telling whether it is a library's file."""
+    found = {}
+    for name in names:
+        try:
+            if name == "-":
+                fd = stdin.fileno() if stdin is not None else 0
+                info = os.fstat(fd)
+            else:
+                info = os.stat(name)
+        except (OSError, ValueError, AttributeError):
+            continue
+        found[(info.st_dev, info.st_ino)] = name if name != "-" else "(standard input)"
+    return found
+
+
+def sources_of(names: Sequence[str], stdin: IO[bytes] | None) -> Generator[IO[bytes], None, None]:
+    """The inputs in order, each open only while it is read."""
+    for name in names:
+        source = open_input(name, stdin)
+        try:
+            yield source
+        finally:
+            if name != "-":
+                source.close()
+
+
+def inputs_size(names: Sequence[str]) -> int | None:
+    """The bytes of all inputs, for percent done; None if one is not a regular file."""
+    import stat
+
+    total = 0
+    for name in names:
+        try:
+            info = os.stat(name) if name != "-" else os.fstat(0)
+        except OSError:
+            return None
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        total += info.st_size
+    return total or None
+
+
+def decoded_inputs(
+    names: Sequence[str], stdin: IO[bytes] | None, decompress: bool
+) -> Generator[bytes, None, None]:
+    """The inputs' bytes in chunks, one input after another, decompressed (unless not
+    ``decompress``)."""
+    import contextlib
+
+    from seqdedup.base.records import DecodedChunks
+
+    with contextlib.closing(sources_of(names, stdin)) as sources:
+        for source in sources:
+            yield from DecodedChunks(source, decompress)

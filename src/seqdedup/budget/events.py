@@ -1,0 +1,225 @@
+"""--budget's view of a log: events and kinds of line, and the order in which they earn
+a place in the output (docs/llm-context.md).
+
+Each record has a *kind*: its key with every class masked (numbers and addresses too),
+so that lines that differ only in their values are one kind. A record kept verbatim
+(an error, a warning, a traceback, ``--keep``) has an *event* instead: its key with only
+the fields named by ``--event-fields`` masked (timestamps, ids, pids, ports by
+default), so that the exit status 0 and 1 stay two events while two copies of one
+failure a second apart are one. A verbatim record and the lines that continue it (a
+traceback's) are one *unit*; every other record is a unit of its own.
+
+The rank is the order in which units are shown while the budget lasts: every new event
+(most frequent and most recent first), then every new kind (most frequent and rarest
+first), then the lines around the events, then the rest, nearest to an event first.
+"""
+
+from __future__ import annotations
+
+import re
+from array import array
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from types import ModuleType
+from typing import NamedTuple
+
+from seqdedup.budget.input import Source
+from seqdedup.config.normalize import CLASSES
+from seqdedup.config.settings import Config
+from seqdedup.engine.decisions import Decisions
+from seqdedup.keys.maker import key_maker
+
+CONTEXT = 3  # lines around each event shown right after the kinds (as grep -C 3)
+BATCH = 65_536  # records keyed at once
+
+# The fields that differ between copies of one event, besides the normalising classes
+_PID = re.compile(rb"(?<=\[)[0-9]+(?=\])|(?<=pid[=: ])[0-9]+|(?<=PID[=: ])[0-9]+")
+_PORT = re.compile(rb"(?<=port[=: ])[0-9]+|(?<=Port[=: ])[0-9]+")
+_IP_PORT = re.compile(rb"((?:[0-9]{1,3}\.){3}[0-9]{1,3}):[0-9]{1,5}(?![0-9])")
+
+
+def _mask_extra(key: bytes, fields: Sequence[str]) -> bytes:
+    """The key with its pids and ports masked (each pattern tried only where the bytes
+    it needs are there)."""
+    if "pid" in fields and (b"[" in key or b"PID" in key or b"pid" in key):
+        key = _PID.sub(b"<PID>", key)
+    if "port" in fields and b":" in key:
+        key = _IP_PORT.sub(rb"\1:<PORT>", key)
+    if "port" in fields and b"ort" in key:
+        key = _PORT.sub(b"<PORT>", key)
+    return key
+
+
+class Units(NamedTuple):
+    """The records seen as units: ``line_kind[r]`` is record r's kind or event (an id,
+    events and kinds numbered apart), ``first[id]`` the record where it first occurs
+    and ``frequency[id]`` how often; ``starts``/``ends`` each unit's records; ``new``
+    whether a unit holds a first occurrence; ``verbatim`` whether it is an event."""
+
+    line_kind: array[int]
+    first: list[int]
+    frequency: list[int]
+    starts: array[int]
+    ends: array[int]
+    new: bytearray
+    verbatim: bytearray
+    shapes: list[tuple[int, tuple[bytes, ...]]]  # each kind's shape (see _shape)
+    previous: array[int]  # the record's key's previous occurrence (-1: none)
+
+
+def units_of(
+    source: Source,
+    verbatim: bytearray,
+    heads: bytearray,
+    config: Config,
+    event_fields: Sequence[str],
+    kernel: ModuleType | None,
+) -> Units:
+    """Kinds, events and units of the whole input."""
+    every = config._replace(key_steps=(*config.key_steps, ("normalize", "all")))
+    kinds = key_maker(every, kernel, 0)
+    classes = ",".join(name for name in event_fields if name in CLASSES)
+    steps = (*config.key_steps, ("normalize", classes)) if classes else config.key_steps
+    keyed = config.keyed or bool(classes)
+    events = key_maker(config._replace(key_steps=steps), kernel, 0) if keyed else None
+    keys: list[bytes] = []
+    for batch in range(0, source.count, BATCH):
+        records = source.records(batch, min(source.count, batch + BATCH))
+        flags = verbatim[batch : batch + len(records)]
+        kind_keys = kinds.keys(records)
+        picked = [r for r, f in zip(records, flags, strict=True) if f]
+        event_keys = iter(events.keys(picked) if events is not None else picked)
+        keys += [
+            b"v" + _mask_extra(next(event_keys), event_fields) if flag else b"k" + kind
+            for kind, flag in zip(kind_keys, flags, strict=True)
+        ]
+    # which records are new: the rule at W = 1 (the engine's decision-level call)
+    rule = Decisions(1, blocks=False)
+    fresh = bytearray()
+    for at in range(0, len(keys), BATCH):
+        fresh += bytes(rule.feed(keys[at : at + BATCH]).keep)
+    fresh += bytes(rule.finish().keep)
+    # ids in the order keys first occur: the records the rule kept
+    ids: dict[bytes, int] = {}
+    line_kind = array("l", [ids.setdefault(key, len(ids)) for key in keys])
+    first = [record for record, kept in enumerate(fresh) if kept]
+    assert len(first) == len(ids)  # (the rule at W = 1 keeps each key's first record)
+    shapes = [_shape(keys[record]) for record in first]
+    last = [-1] * len(first)
+    previous = [0] * len(keys)
+    for record, found in enumerate(line_kind):
+        previous[record] = last[found]
+        last[found] = record
+    frequency = [0] * len(first)
+    for found, many in Counter(line_kind).items():
+        frequency[found] = many
+    starts, ends, new, flags = array("q"), array("q"), bytearray(), bytearray()
+    for start, end in _unit_bounds(verbatim, heads):
+        starts.append(start)
+        ends.append(end)
+        new.append(any(fresh[start : end + 1]))
+        flags.append(verbatim[start])
+    return Units(
+        line_kind, first, frequency, starts, ends, new, flags, shapes, array("q", previous)
+    )
+
+
+def _unit_bounds(verbatim: bytearray, heads: bytearray) -> Iterator[tuple[int, int]]:
+    """Each unit's first and last record: a verbatim head with the verbatim records
+    that continue it, or one record."""
+    count, at = len(verbatim), 0
+    while at < count:
+        end = at
+        if verbatim[at]:
+            while end + 1 < count and verbatim[end + 1] and not heads[end + 1]:
+                end += 1
+        yield at, end
+        at = end + 1
+
+
+def _interleaved(*orders: list[int]) -> list[int]:
+    """The items of the lists taken in turn (each item once, where it first comes)."""
+    seen: set[int] = set()
+    out: list[int] = []
+    for row in zip(*orders, strict=True):
+        for item in row:
+            if item not in seen:
+                seen.add(item)
+                out.append(item)
+    return out
+
+
+def ranked_units(units: Units) -> tuple[list[int], int, int]:
+    """The new units in rank order (indices into ``units.starts``): new events, most
+    frequent and most recent in turn, then new kinds, most frequent and rarest in
+    turn; and how many of each."""
+    last: dict[int, int] = {}
+    for unit, start in enumerate(units.starts):
+        last[units.line_kind[start]] = unit
+    events = [u for u in range(len(units.starts)) if units.new[u] and units.verbatim[u]]
+    kinds = [u for u in range(len(units.starts)) if units.new[u] and not units.verbatim[u]]
+
+    def often(unit: int) -> int:
+        return -units.frequency[units.line_kind[units.starts[unit]]]
+
+    def recent(unit: int) -> int:
+        return -last[units.line_kind[units.starts[unit]]]
+
+    by_count = sorted(events, key=often)
+    by_recent = sorted(events, key=recent)
+    groups: dict[tuple[int, tuple[bytes, ...]], list[int]] = {}
+    for unit in kinds:
+        groups.setdefault(units.shapes[units.line_kind[units.starts[unit]]], []).append(unit)
+    # one kind of each shape before a second of any: the shapes most frequent first,
+    # each its kinds most frequent and rarest in turn
+    rows = [
+        _interleaved(sorted(members, key=often), sorted(members, key=lambda u: -often(u)))
+        for members in sorted(groups.values(), key=lambda m: sum(map(often, m)))
+    ]
+    return _interleaved(by_count, by_recent) + _in_turn(rows), len(events), len(kinds)
+
+
+def _in_turn(rows: list[list[int]]) -> list[int]:
+    """Item k of every row in row order, for k = 0, 1, ... (a row that is done is
+    passed over), in time linear in the items: a zip_longest would pad every short row
+    to the longest (on the man pages, 9 of a run's 10 seconds)."""
+    out: list[int] = []
+    live = [row for row in rows if row]
+    depth = 0
+    while live:  # (each row here has an item at this depth: linear in all)
+        out.extend(row[depth] for row in live)
+        depth += 1
+        live = [row for row in live if len(row) > depth]
+    return out
+
+
+def _shape(key: bytes) -> tuple[int, tuple[bytes, ...]]:
+    """A kind's shape, coarser than the kind: its number of words and its first two
+    words made of letters only (a log's message type, most often)."""
+    words = key[1:].split()
+    fixed = [w for w in words if w.rstrip(b":,").isalpha()]
+    return len(words), tuple(fixed[:2])
+
+
+def context_order(units: Units, anchors: list[int], shown: list[int], count: int) -> list[int]:
+    """The records outside the ``shown`` units, nearest to one of the ``anchors``
+    units first (ties: the earlier): the lines around the events, as ``grep -C``
+    would show them, then the rest."""
+    anchor = bytearray(count)
+    taken = bytearray(count)
+    for flags, chosen in ((anchor, anchors), (taken, shown)):
+        for unit in chosen:
+            start, end = units.starts[unit], units.ends[unit]
+            flags[start : end + 1] = b"\x01" * (end - start + 1)
+    far = count + 1
+    distance = array("q", [far]) * count
+    near = far
+    for record in range(count):
+        near = 0 if anchor[record] else near + 1
+        distance[record] = near
+    near = far
+    for record in range(count - 1, -1, -1):
+        near = 0 if anchor[record] else near + 1
+        distance[record] = min(distance[record], near)
+    rest = [r for r in range(count) if not taken[r]]
+    return sorted(rest, key=distance.__getitem__)

@@ -1,0 +1,569 @@
+"""``--budget N``: the whole input reduced to fit in N tokens, exactly and always the
+same way (docs/llm-context.md).
+
+The log is read as events and kinds of line (:mod:`seqdedup.budget.events`). Units earn their
+place in the output in rank order while the budget lasts: every error event (its first
+occurrence verbatim), then every kind of line once, then the lines around the events,
+then the rest. The largest prefix of that order whose output fits is found by
+bisection, so the budget is spent, not just met. Every stretch left out becomes one
+marker line that says what it held: the lines it repeats (a block and how many
+copies), or its kinds of line with their counts, the values that differ where it is of
+one kind, and its time span. Each marker carries a reference to the exact bytes it
+replaces (:mod:`seqdedup.budget.removed`), so nothing is lost: ``seqdedup-expand`` restores
+the input byte for byte from the reduced text and the ``--keep-removed`` file.
+"""
+
+from __future__ import annotations
+
+import re
+from array import array
+from bisect import bisect_right
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from itertools import accumulate
+from types import ModuleType
+from typing import NamedTuple
+
+from seqdedup.base.errors import visible
+from seqdedup.base.tokens import TokenCounter, estimate_tokens, record_tokens
+from seqdedup.budget.events import Units, context_order, ranked_units, units_of
+from seqdedup.budget.input import Buffer, Source, verbatim_units
+from seqdedup.budget.removed import (
+    RemovedStore,
+    digest_of,
+    escaped,
+    shortest_prefixes,
+    vouching_line,
+)
+from seqdedup.config.normalize import ALL, compiled_pattern, timestamp_finder
+from seqdedup.config.settings import Config
+
+PLACEHOLDER = "sd:" + "0a" * 6  # a reference as it costs at most (12 pieces)
+KINDS_NAMED = 3  # the kinds of line a marker names (then how many more)
+VALUES_READ = 256  # records of a stretch read for the values that differ (both ends)
+VALUE_WIDTH = 24  # bytes of a value shown
+HEAD_WIDTH = 32  # bytes of a kind's first line that name it where no line shows it
+EXHAUSTIVE = 128  # units up to which every count is tried (past it: bisection)
+FILL_TRIES = 48  # units past the largest fitting count tried one by one
+COPY_TRIES = 16  # earlier occurrences of a stretch's first key tried as what it repeats
+Ranges = list[tuple[int, int]]
+
+
+class Reduction(NamedTuple):
+    """A reduced text, its references (full digest -> exact bytes replaced), and its
+    figures."""
+
+    text: bytes
+    pieces: dict[str, bytes]  # full digest -> the exact bytes a marker replaced
+    references: dict[str, str]  # full digest -> its reference (sd:...)
+    lines: dict[str, tuple[int, int]]  # full digest -> the input lines it held (1-based)
+    markers: list[tuple[int, str | None]]  # (line of the reduced text, digest or None)
+    tokens_in: int
+    tokens_out: int
+    verbatim_lines: int
+    met: bool
+    step: str  # the last step taken
+    # each marker line where it stands in ``text``: (first byte, the byte past its
+    # delimiter, digest or None); what restores it, whatever the delimiter
+    marker_bytes: tuple[tuple[int, int, str | None], ...] = ()
+    events: int = 0  # error events (distinct), and how many of them are shown
+    events_shown: int = 0
+    kinds: int = 0  # kinds of line (distinct), and how many of them are shown
+    kinds_shown: int = 0
+
+    def summary(self, budget: int, unit: str = "tokens") -> str:
+        """One line of figures (what the command says on standard error; ``unit``: what
+        the budget counts)."""
+        met = "within" if self.met else "NOT within"
+        return (
+            f"{self.tokens_in:,} {unit} in, {self.tokens_out:,} out, {met} the budget of "
+            f"{budget:,}; shown: {self.events_shown:,} of {self.events:,} error events, "
+            f"{self.kinds_shown:,} of {self.kinds:,} kinds of line, {self.step}; "
+            f"{len(self.pieces):,} references"
+        )
+
+
+def reduce_to_budget(
+    data: Buffer, config: Config, count_tokens: TokenCounter | None = None
+) -> Reduction:
+    """``config.budget``'s reduction of the whole input ``data``, with what it removed
+    stored in ``config.keep_removed`` (one transaction) when that is set."""
+    from seqdedup.base.kernel import load
+
+    assert config.budget is not None
+    if count_tokens is None and config.tokenizer is not None:
+        from seqdedup.base.tokens import tokenizer_counter
+
+        count_tokens = tokenizer_counter(config.tokenizer)
+    reduction = reduce_input(data, config, config.budget, config.keep, count_tokens, load())
+    if config.keep_removed is not None:
+        store = RemovedStore(config.keep_removed)
+        try:
+            store.save(
+                reduction.pieces,
+                reduction.text,
+                config.delimiter,
+                digest_of(data),
+                reduction.markers,
+                reduction.marker_bytes,
+            )
+        finally:
+            store.close()
+    return reduction
+
+
+class Costs:
+    """Token costs: each record's (with its delimiter) as prefix sums, and a line's."""
+
+    def __init__(self, source: Source, count: TokenCounter | None, kernel: ModuleType | None):
+        self._count = count or estimate_tokens
+        delimiter = self._count(source.delimiter)
+        # the estimate counts many records in one call (None: a tokenizer, one by one)
+        self._each = record_tokens(kernel) if count is None else None
+        if self._each is not None:
+            each = self._each(source.data, source.bounds)
+        else:
+            each = array("q", (self._count(r) for r in source.records(0, source.count)))
+        self.sums = array("q", [0])
+        self.sums.extend(accumulate(t + delimiter for t in each))
+        self._delimiter = delimiter
+
+    def records(self, first: int, last: int) -> int:
+        return self.sums[last + 1] - self.sums[first] if last >= first else 0
+
+    def line(self, text: bytes) -> int:
+        return self._count(text) + self._delimiter
+
+    def lines(self, texts: list[bytes]) -> Sequence[int]:
+        """Each line's tokens (with its delimiter), counted in one call where the
+        kernel counts."""
+        if self._each is None:
+            return [self.line(text) for text in texts]
+        bounds = array("q")
+        at = 0
+        for text in texts:
+            bounds.append(at)
+            at += len(text)
+            bounds.append(at)
+        counts = self._each(b"".join(texts), bounds)
+        return [count + self._delimiter for count in counts]
+
+    def text(self, text: bytes, delimiter: bytes) -> int:
+        """The tokens of a whole text, line by line as the budget counts them."""
+        if self._each is not None:
+            lines = Source(text, delimiter)
+            each = self._each(text, lines.bounds)
+            return sum(each) + self._delimiter * lines.count
+        return sum(self.line(line) for line in Source(text, delimiter).records(0, None))
+
+
+class Layout:
+    """What an output shows and how its markers read: the units in rank order, the
+    repeats the engine found, and the text of a marker for any stretch left out."""
+
+    def __init__(self, source: Source, units: Units, costs: Costs, ranked: list[int]) -> None:
+        self.source = source
+        self.units = units
+        self.costs = costs
+        self.order = [(units.starts[u], units.ends[u]) for u in ranked]
+        self._values = compiled_pattern(ALL)
+        # each stretch's kinds with their counts, most frequent first: the search asks
+        # for the same stretches again and again
+        self._kinds: dict[tuple[int, int], tuple[list[tuple[int, int]], int]] = {}
+        self._copies: dict[tuple[int, int], tuple[str | None, int]] = {}  # (and repeats)
+
+    def extend_order(self, records: list[int]) -> None:
+        self.order += [(record, record) for record in records]
+
+    def plan(self, count: int, extra: Sequence[int] = ()) -> tuple[Ranges, Ranges, list[int]]:
+        """The record ranges shown when the first ``count`` units of the order are (and
+        the ``extra`` ones), the stretches left out between them and each one's marker
+        tokens (references costed at their most); a stretch that costs no more than its
+        marker would is shown instead. Left to right: a marker names only records up to
+        its own, so the ranges shown so far decide its text (and a stretch shown lets a
+        later marker name its repeat)."""
+        chosen = _merged(sorted([*self.order[:count], *(self.order[k] for k in extra)]))
+        shown: Ranges = []
+        gaps: Ranges = []
+        costs: list[int] = []
+        for first, last, left_out in self._stretches(chosen):
+            if left_out:
+                tokens = self.costs.line(self.marker(first, last, PLACEHOLDER, shown))
+                if self.costs.records(first, last) > tokens:
+                    gaps.append((first, last))
+                    costs.append(tokens)
+                    continue
+            if shown and first == shown[-1][1] + 1:
+                shown[-1] = (shown[-1][0], last)
+            else:
+                shown.append((first, last))
+        return shown, gaps, costs
+
+    def _stretches(self, shown: Ranges) -> Iterator[tuple[int, int, bool]]:
+        """The shown ranges and the stretches between them, in order (True: left out)."""
+        at = 0
+        for first, last in shown:
+            if first > at:
+                yield at, first - 1, True
+            yield first, last, False
+            at = last + 1
+        if at < self.source.count:
+            yield at, self.source.count - 1, True
+
+    def marker(self, first: int, last: int, reference: str, shown: Ranges) -> bytes:
+        """The marker of records ``first`` .. ``last``: what they repeat, or their kinds
+        with counts (each named by the line that shows it, else by its first words);
+        the values that differ; when."""
+        count = last - first + 1
+        text = f"[{reference}: {_lines(first, last)}"
+        text += f" ({count} lines): " if count > 1 else ": "
+        kinds, distinct = self._kinds_in(first, last)
+        copy, source = self._copy_of(first, last)
+        copy = copy if _inside(shown, source) else None
+        if copy is not None:
+            text += copy
+        else:
+            named = [self._named(kind, n, shown) for kind, n in kinds[:KINDS_NAMED]]
+            if distinct > KINDS_NAMED:
+                more = count - sum(n for _, n in kinds)
+                others = distinct - KINDS_NAMED
+                named.append(f"{more} more of {others} other kind{'s' * (others > 1)}")
+            text += ", ".join(named)
+        if distinct == 1 and count > 1:
+            text += self._differing(first, last, self.units.first[kinds[0][0]])
+        text += _time_span(self.source, first, last) + "]"
+        return text.encode("utf-8", "surrogateescape")
+
+    def _kinds_in(self, first: int, last: int) -> tuple[list[tuple[int, int]], int]:
+        """The KINDS_NAMED most frequent kinds of records ``first`` .. ``last`` with their
+        counts (ties: the first met), and how many kinds there are."""
+        found = self._kinds.get((first, last))
+        if found is None:
+            counts = Counter(self.units.line_kind[first : last + 1])
+            found = self._kinds[first, last] = (counts.most_common(KINDS_NAMED), len(counts))
+        return found
+
+    def _named(self, kind: int, count: int, shown: Ranges) -> str:
+        example = self.units.first[kind]
+        if _inside(shown, example):
+            return f"{count} like line {example + 1}"
+        record = self.source.record(example)
+        stamp = self.source.stamp(record).encode("utf-8", "surrogateescape")
+        if stamp and stamp in record[: len(stamp) + HEAD_WIDTH]:  # (named by what follows)
+            record = record[record.index(stamp) + len(stamp) :]
+        record = record.strip()
+        more = "..." if len(record) > HEAD_WIDTH else ""
+        head = record[:HEAD_WIDTH].decode("utf-8", "replace")
+        return f'{count} like "{visible(head)}{more}"'
+
+    def _copy_of(self, first: int, last: int) -> tuple[str | None, int]:
+        """``first`` .. ``last`` as a repeat of an earlier stretch, or as copies of a
+        block (a stretch that repeats itself), where the keys are the same record for
+        record (else None), and where that stretch starts; ``, byte for byte`` where the
+        text is too (seqdedup-expand
+        then restores it from the reduced text alone). The earlier stretches tried end
+        where the first record's key occurred before, nearest first: the nearest whose
+        text is the same, else the nearest whose keys are."""
+        found = self._copies.get((first, last))
+        if found is not None:
+            return found
+        count = last - first + 1
+        kinds = self.units.line_kind
+        chosen, exact = -1, False
+        source = self.units.previous[first]
+        for _ in range(COPY_TRIES):
+            if source < 0:
+                break
+            if kinds[source : source + count] == kinds[first : last + 1]:
+                exact = self._same_bytes(first, last, first - source)
+                if chosen < 0 or exact:
+                    chosen = source
+                if exact:
+                    break
+            source = self.units.previous[source]
+        text = None if chosen < 0 else self._copy_text(first, last, chosen, exact)
+        found = self._copies[first, last] = (text, chosen)
+        return found
+
+    def _copy_text(self, first: int, last: int, source: int, exact: bool) -> str:
+        count, period = last - first + 1, first - source
+        if period >= count:  # (a block seen once before)
+            text = f"a repeat of {_lines(source, source + count - 1)}"
+        else:
+            copies, extra = divmod(count, period)
+            block = _lines(source, source + period - 1)
+            text = f"{copies} copies of {block}" if period > 1 else f"{copies} like {block}"
+            text += f" and {extra} of its lines" if extra else ""
+        return text + (", byte for byte" if exact else "")
+
+    def _same_bytes(self, first: int, last: int, period: int) -> bool:
+        """Whether records ``first`` .. ``last`` are those ``period`` records earlier,
+        byte for byte (they are exactly when the bytes from the first's start to the
+        last's end are: the delimiters inside fall at the same places)."""
+        bounds, data = self.source.bounds, self.source.data
+        return bool(
+            data[bounds[2 * first] : bounds[2 * last + 1]]
+            == data[bounds[2 * (first - period)] : bounds[2 * (last - period) + 1]]
+        )
+
+    def _differing(self, first: int, last: int, example: int) -> str:
+        """The values (numbers, addresses, ids; not times) in which records ``first`` ..
+        ``last`` differ from each other and from their example: a few listed, many as
+        their range and how many distinct (a long stretch read at both ends, VALUES_READ
+        records in all, so that a counter's range is whole)."""
+        records = [self.source.record(example)]
+        if last - first + 1 <= VALUES_READ:
+            records += self.source.records(first, last + 1)
+        else:
+            half = VALUES_READ // 2
+            records += self.source.records(first, first + half)
+            records += self.source.records(last + 1 - half, last + 1)
+        rows = [
+            [m.group() for m in self._values.finditer(r) if m.lastgroup != "c1"] for r in records
+        ]
+        width = len(rows[0])
+        columns = [row for row in rows if len(row) == width]
+        shown: list[str] = []
+        for column in range(width):
+            if len(shown) == 2:
+                break
+            seen = list(dict.fromkeys(row[column] for row in columns))
+            if len(seen) < 2:
+                continue
+            cut = [visible(v[:VALUE_WIDTH].decode("utf-8", "replace")) for v in seen]
+            read = "" if last - first + 1 <= VALUES_READ else "+"
+            if len(cut) <= 3:
+                shown.append(", ".join(cut))
+                continue
+            if all(v.isdigit() for v in seen):  # (numbers: their range)
+                cut = [str(min(int(v) for v in seen)), str(max(int(v) for v in seen))]
+            shown.append(f"{cut[0]} .. {cut[-1]} ({len(seen)}{read} values)")
+        return "; values " + "; ".join(shown) if shown else ""
+
+    def tokens(self, count: int, note: bytes | None, extra: Sequence[int] = ()) -> int:
+        """The tokens of the output that shows the first ``count`` units and the
+        ``extra`` ones (references costed at their most)."""
+        shown, _, markers = self.plan(count, extra)
+        total = sum(self.costs.records(first, last) for first, last in shown) + sum(markers)
+        if markers or note is not None:  # (the first line, which vouches for them)
+            total += self.costs.line(VOUCHING_SAMPLE)
+        return total + (self.costs.line(note) if note is not None else 0)
+
+
+def _merged(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Sorted record ranges, the touching and overlapping ones joined."""
+    merged: list[tuple[int, int]] = []
+    for first, last in ranges:
+        if merged and first <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(last, merged[-1][1]))
+        else:
+            merged.append((first, last))
+    return merged
+
+
+def _inside(ranges: list[tuple[int, int]], record: int) -> bool:
+    at = bisect_right(ranges, (record, 1 << 62)) - 1
+    return record >= 0 and at >= 0 and ranges[at][0] <= record <= ranges[at][1]
+
+
+def reduce_input(
+    data: Buffer,
+    config: Config,
+    budget: int,
+    keep: Sequence[str] = (),
+    count_tokens: TokenCounter | None = None,
+    kernel: ModuleType | None = None,
+) -> Reduction:
+    """Reduce ``data`` (the whole input) to fit in ``budget`` tokens (see the module)."""
+    escaped_data = escaped(data, config.delimiter)  # (no input line can read as a marker)
+    source = Source(escaped_data, config.delimiter, timestamp_finder(kernel))
+    costs = Costs(source, count_tokens, kernel)
+    verbatim, heads = verbatim_units(source, keep, config.verbatim_levels)
+    units = units_of(source, verbatim, heads, config, config.event_fields, kernel)
+    ranked, events, kinds = ranked_units(units)
+    layout = Layout(source, units, costs, ranked)
+    tokens_in = costs.records(0, source.count - 1)
+    sums = [0, *accumulate(costs.records(a, b) for a, b in layout.order)]
+    if sums[-1] < budget:  # (room for more than every new unit: the lines around them)
+        anchors = ranked[:events] or ranked
+        layout.extend_order(context_order(units, anchors, ranked, source.count))
+        sums = [0, *accumulate(costs.records(a, b) for a, b in layout.order)]
+    if tokens_in <= budget:
+        chosen = len(layout.order)
+    else:
+        most = min(len(sums) - 1, bisect_right(sums, budget))
+        chosen = _largest_fitting(layout, budget, most, events)
+    extra = _filled(layout, budget, chosen, events)
+    shown, gaps, _ = layout.plan(chosen, extra)
+    events_shown = sum(_inside(shown, units.starts[u]) for u in ranked[:events])
+    kinds_shown = sum(_inside(shown, units.starts[u]) for u in ranked[events:])
+    more = sum(b - a + 1 for a, b in shown) - sum(
+        units.ends[u] - units.starts[u] + 1 for u in ranked if _inside(shown, units.starts[u])
+    )
+    note = _events_note(events, events_shown) if events_shown < events else None
+    step = f"{more:,} more lines"
+    reduction = render(
+        layout, shown, gaps, note, budget, tokens_in, step, verbatim, escaped_data is not data
+    )
+    return reduction._replace(
+        events=events, events_shown=events_shown, kinds=kinds, kinds_shown=kinds_shown
+    )
+
+
+def _filled(layout: Layout, budget: int, chosen: int, events: int) -> list[int]:
+    """Units past the first ``chosen`` that still fit one by one, in rank order (a
+    unit too large for what is left, such as a long traceback, lets smaller ones
+    after it in): up to FILL_TRIES tried."""
+    extra: list[int] = []
+    note = _events_note(events, chosen) if chosen < events else None
+    for unit in range(chosen + 1, min(len(layout.order), chosen + 1 + FILL_TRIES)):
+        if layout.tokens(chosen, note, [*extra, unit]) <= budget:
+            extra.append(unit)
+    return extra
+
+
+def _largest_fitting(layout: Layout, budget: int, most: int, events: int) -> int:
+    """The most units of the order whose output fits (at least none): bisection, the
+    output's tokens growing with the units shown, then the counts just above tried."""
+
+    def fits(count: int) -> bool:
+        note = _events_note(events, count) if count < events else None
+        return layout.tokens(count, note) <= budget
+
+    if most <= EXHAUSTIVE:  # (few units: every count tried, the output's tokens
+        # need not grow with them: a unit shown can let a marker name a repeat)
+        return max((c for c in range(most + 1) if fits(c)), default=0)
+    low, high = 0, most
+    while low < high:
+        middle = (low + high + 1) // 2
+        if fits(middle):
+            low = middle
+        else:
+            high = middle - 1
+    above = range(low + 1, min(most, low + EXHAUSTIVE // 8) + 1)
+    return max((c for c in above if fits(c)), default=low)
+
+
+def _events_note(events: int, shown: int) -> bytes:
+    return (
+        f"[seqdedup: {events:,} error events; the {shown:,} shown are the most frequent "
+        "and the most recent, the others are counted in the markers]"
+    ).encode()
+
+
+def _lines(first: int, last: int) -> str:
+    """Records ``first`` .. ``last`` (0-based) as the lines they are (1-based)."""
+    return f"line {first + 1}" if first == last else f"lines {first + 1}-{last + 1}"
+
+
+def _time_span(source: Source, first: int, last: int) -> str:
+    stamp = source.stamp
+    start, end = stamp(source.record(first)), stamp(source.record(last))
+    if not (start and end):
+        return ""
+    return f"; {visible(start)}" if start == end else f"; {visible(start)} .. {visible(end)}"
+
+
+def render(
+    layout: Layout,
+    shown: Ranges,
+    gaps: Ranges,
+    note: bytes | None,
+    budget: int,
+    tokens_in: int,
+    step: str,
+    verbatim: bytearray,
+    escaped_any: bool = False,
+) -> Reduction:
+    """The reduced text that shows ``shown``, its references and figures; it starts
+    with the line that vouches for it wherever it is not the input as it stands."""
+    source, costs = layout.source, layout.costs
+    delimiter = source.delimiter
+    spans = {digest_of(source.span(a, b)): (a, b) for a, b in gaps}
+    references = shortest_prefixes(spans)
+    out: list[bytes] = []
+    markers: list[tuple[int, str | None]] = []
+    placed: list[tuple[int, int, str | None]] = []
+    lines = at = hidden_verbatim = size = 0
+    for first, last in gaps:
+        if first > at:
+            out.append(source.span(at, first - 1))
+            size += len(out[-1])
+            lines += first - at
+        digest = digest_of(source.span(first, last))
+        out.append(layout.marker(first, last, references[digest], shown) + delimiter)
+        markers.append((lines, digest))
+        placed.append((size, size + len(out[-1]), digest))
+        size += len(out[-1])
+        hidden_verbatim += verbatim[first : last + 1].count(1)
+        lines += 1
+        at = last + 1
+    if at < source.count:
+        out.append(source.span(at, source.count - 1))
+    text, markers, placed, tokens_out = _headed(
+        costs, delimiter, b"".join(out), markers, placed, (note, budget, escaped_any)
+    )
+    kept_verbatim = verbatim.count(1) - hidden_verbatim
+    return Reduction(
+        text,
+        {digest: source.span(a, b) for digest, (a, b) in spans.items()},
+        references,
+        {digest: (a + 1, b + 1) for digest, (a, b) in spans.items()},
+        markers,
+        tokens_in,
+        tokens_out,
+        kept_verbatim,
+        tokens_out <= budget,
+        step,
+        tuple(placed),
+    )
+
+
+Placed = list[tuple[int, int, str | None]]
+
+
+def _headed(
+    costs: Costs,
+    delimiter: bytes,
+    text: bytes,
+    markers: list[tuple[int, str | None]],
+    placed: Placed,
+    asked: tuple[bytes | None, int, bool],
+) -> tuple[bytes, list[tuple[int, str | None]], Placed, int]:
+    """The text with its first lines: the note, the one saying the budget is not met
+    (only where not even the markers alone fit), and above them the line that vouches
+    for the markers (wherever the text is not the input as it stands); its tokens.
+    ``asked``: the note, the budget, and whether any input line was escaped."""
+    note, budget, escaped_any = asked
+    if note is not None:
+        text, markers, placed = _noted(note + delimiter, text, markers, placed)
+    least = costs.text(text, delimiter)
+    if markers or escaped_any:
+        least += costs.line(vouching_line(text))
+    if least > budget:
+        over = (
+            f"[seqdedup: the budget of {budget:,} tokens is not met: the least output "
+            f"takes {least:,}]"
+        ).encode()
+        text, markers, placed = _noted(over + delimiter, text, markers, placed)
+    if markers or escaped_any:
+        text, markers, placed = _noted(vouching_line(text) + delimiter, text, markers, placed)
+    return text, markers, placed, costs.text(text, delimiter)
+
+
+# (the first line as it costs at most: its check's digits and letters alternate)
+VOUCHING_SAMPLE = re.sub(rb"[0-9a-f]{12}", b"0a" * 6, vouching_line(b""))
+
+
+def _noted(
+    line: bytes,
+    text: bytes,
+    markers: list[tuple[int, str | None]],
+    placed: list[tuple[int, int, str | None]],
+) -> tuple[bytes, list[tuple[int, str | None]], list[tuple[int, int, str | None]]]:
+    """The text with a note ``line`` first: a marker of its own (dropped on expanding),
+    the others one line and ``len(line)`` bytes further."""
+    shift = len(line)
+    markers = [(0, None)] + [(at + 1, digest) for at, digest in markers]
+    placed = [(0, shift, None)] + [(a + shift, b + shift, d) for a, b, d in placed]
+    return line + text, markers, placed

@@ -1,0 +1,263 @@
+"""``--normalize`` and ``--mask``: make keys equal where records differ only in
+timestamps, ids, addresses or numbers. The written record is never changed.
+
+The classes are defined by the regular expressions below (ASCII, on the key's bytes).
+One pass, left to right: at each position the first class that matches, in the order
+timestamp, uuid, ip, hex, number (of those asked for), is replaced by its placeholder
+and the scan goes on after the match; where none matches, the byte stays. Every
+pattern is possessive (greedy, never gives back) and its boundaries look at the key's
+own bytes. The compiled kernel implements the same patterns as straight scans
+(``normalize.h``); the tests compare the two on random input. The Python engine uses
+these expressions.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from functools import lru_cache, partial
+from types import ModuleType
+
+from seqdedup.base.errors import UsageError
+from seqdedup.config.timelimit import each_within
+
+TIMESTAMP, UUID, IP, HEX, NUMBER = 1, 2, 4, 8, 16
+CLASSES = {"timestamp": TIMESTAMP, "uuid": UUID, "ip": IP, "hex": HEX, "number": NUMBER}
+ALL = TIMESTAMP | UUID | IP | HEX | NUMBER
+PLACEHOLDERS = {
+    TIMESTAMP: b"<TIMESTAMP>",
+    UUID: b"<UUID>",
+    IP: b"<IP>",
+    HEX: b"<HEX>",
+    NUMBER: b"<NUMBER>",
+}
+MASK_PLACEHOLDER = "<MASK>"
+
+_D = "[0-9]"
+_H = "[0-9A-Fa-f]"
+_MONTH = "(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
+_FRACTION = "(?:[.,][0-9]++)?+"
+_PATTERNS = {
+    TIMESTAMP: [
+        # ISO 8601 / RFC 3339: a date, optionally a time ('T' or space), seconds,
+        # fraction, zone
+        rf"(?<![0-9]){_D}{{4}}-{_D}{{2}}-{_D}{{2}}"
+        rf"(?:[T ]{_D}{{2}}:{_D}{{2}}(?::{_D}{{2}}{_FRACTION})?+"
+        rf"(?:Z|[+-]{_D}{{2}}(?::?{_D}{{2}})?+)?+)?+(?![0-9])",
+        # common log format: 22/Nov/2026:09:00:01 +0000
+        rf"(?<![0-9]){_D}{{2}}/{_MONTH}/{_D}{{4}}:{_D}{{2}}:{_D}{{2}}:{_D}{{2}}"
+        rf"(?: [+-]{_D}{{4}})?+(?![0-9])",
+        # syslog: Nov 22 09:00:01, Nov  2 09:00:01
+        rf"(?<![A-Za-z]){_MONTH} {{1,2}}+{_D}{{1,2}}+ {_D}{{2}}:{_D}{{2}}:{_D}{{2}}"
+        r"(?:\.[0-9]++)?+(?![0-9])",
+        # a time of day: 9:00:01, 09:00:01.123
+        rf"(?<![0-9]){_D}{{1,2}}+:{_D}{{2}}:{_D}{{2}}{_FRACTION}(?![0-9])",
+    ],
+    UUID: [rf"(?<![0-9A-Za-z]){_H}{{8}}-{_H}{{4}}-{_H}{{4}}-{_H}{{4}}-{_H}{{12}}(?![0-9A-Za-z])"],
+    IP: [
+        # IPv4, four groups of 1-3 digits, an optional port
+        rf"(?<![0-9A-Za-z.]){_D}{{1,3}}+\.{_D}{{1,3}}+\.{_D}{{1,3}}+\.{_D}{{1,3}}+"
+        rf"(?::{_D}{{1,5}}+)?+(?![0-9A-Za-z]|\.[0-9])",
+        # IPv6: a run of hex digits and colons that is a full (8 groups) or compressed
+        # (one "::", at most 7 groups) address and holds a digit
+        r"(?<![0-9A-Za-z:.])"
+        r"(?=(?:"
+        rf"(?:{_H}{{1,4}}:){{7}}{_H}{{1,4}}"
+        rf"|(?:{_H}{{1,4}}:){{1,7}}:"
+        rf"|(?:{_H}{{1,4}}:){{1,6}}:{_H}{{1,4}}"
+        rf"|(?:{_H}{{1,4}}:){{1,5}}(?::{_H}{{1,4}}){{1,2}}"
+        rf"|(?:{_H}{{1,4}}:){{1,4}}(?::{_H}{{1,4}}){{1,3}}"
+        rf"|(?:{_H}{{1,4}}:){{1,3}}(?::{_H}{{1,4}}){{1,4}}"
+        rf"|(?:{_H}{{1,4}}:){{1,2}}(?::{_H}{{1,4}}){{1,5}}"
+        rf"|{_H}{{1,4}}:(?::{_H}{{1,4}}){{1,6}}"
+        rf"|:(?:(?::{_H}{{1,4}}){{1,7}}|:)"
+        r")(?![0-9A-Za-z:.]))"
+        r"(?=[0-9A-Fa-f:]*[0-9])[0-9A-Fa-f:]++",
+    ],
+    HEX: [
+        rf"(?<![0-9A-Za-z])0[xX]{_H}++(?![0-9A-Za-z])",
+        # 8 or more hex digits, at least one of them a digit
+        rf"(?<![0-9A-Za-z])(?=[A-Fa-f]*[0-9]){_H}{{8,}}+(?![0-9A-Za-z])",
+    ],
+    NUMBER: [r"(?<![0-9A-Za-z.])[0-9]++(?:\.[0-9]++)?+(?![0-9]|\.[0-9])"],
+}
+
+
+def parse_classes(text: str) -> int:
+    """``timestamp,uuid`` -> the class bits; UsageError naming an unknown class."""
+    bits = 0
+    for name in text.split(","):
+        name = name.strip().lower()
+        if name == "all":
+            bits |= ALL
+        elif name in CLASSES:
+            bits |= CLASSES[name]
+        else:
+            known = ", ".join([*CLASSES, "all"])
+            raise UsageError(f"--normalize: unknown class '{name}' (use {known})")
+    return bits
+
+
+def class_names(bits: int) -> list[str]:
+    return [name for name, bit in CLASSES.items() if bits & bit]
+
+
+@lru_cache(maxsize=32)
+def _compiled(bits: int) -> tuple[re.Pattern[bytes], dict[str, bytes]]:
+    alternatives = []
+    placeholders = {}
+    for bit, patterns in _PATTERNS.items():
+        if bits & bit:
+            group = f"c{bit}"
+            alternatives.append(f"(?P<{group}>" + "|".join(f"(?:{p})" for p in patterns) + ")")
+            placeholders[group] = PLACEHOLDERS[bit]
+    return re.compile("|".join(alternatives).encode()), placeholders
+
+
+def compiled_pattern(bits: int) -> re.Pattern[bytes]:
+    """One expression matching any of the classes ``bits`` (``--fold`` reads timestamps)."""
+    return _compiled(bits)[0]
+
+
+def normalize_py(key: bytes, bits: int) -> bytes:
+    """The key with each match of the classes ``bits`` replaced (the definition)."""
+    if not bits:
+        return key
+    pattern, placeholders = _compiled(bits)
+    return pattern.sub(lambda m: placeholders[m.lastgroup or ""], key)
+
+
+def compile_mask(pattern: str) -> re.Pattern[str]:
+    try:
+        compiled = re.compile(pattern)
+    except re.error as exc:
+        raise UsageError(f"--mask: invalid regular expression '{pattern}': {exc}") from None
+    if compiled.match("") or _can_match_empty(pattern):
+        raise UsageError(
+            f"--mask: '{pattern}' matches the empty string, so it would mark every position "
+            "(use + rather than *)"
+        )
+    return compiled
+
+
+def _can_match_empty(pattern: str) -> bool:
+    """Whether the pattern can match the empty string somewhere (``(?=a)``, ``\b``),
+    by the shortest width the regular expression parser gives it."""
+    try:
+        from re import _parser  # type: ignore[attr-defined]  # Python 3.11+
+
+        return bool(_parser.parse(pattern).getwidth()[0] == 0)
+    except Exception:  # another interpreter's internals: the plain check above only
+        return False
+
+
+class KeySteps:
+    """The normalisations and masks of a run, in command-line order: consecutive
+    ``--normalize`` options make one pass (their classes together); each ``--mask``
+    is a pass of its own, on the key as text (UTF-8, invalid bytes kept as they are)."""
+
+    def __init__(self, steps: Sequence[tuple[str, str]], kernel: object = None) -> None:
+        # A normalisation pass is its class bits; a mask pass its expression.
+        self.passes: list[int | re.Pattern[str]] = []
+        for step in steps:
+            if not (
+                isinstance(step, tuple | list)
+                and len(step) == 2
+                and all(isinstance(part, str) for part in step)
+            ):
+                raise UsageError(f"key_steps: each step is a (kind, text) pair, got {step!r}")
+            kind, value = step
+            if kind == "normalize":
+                bits = parse_classes(value)
+                if self.passes and isinstance(self.passes[-1], int):
+                    bits |= self.passes.pop()  # type: ignore[operator]
+                self.passes.append(bits)
+            elif kind == "mask":
+                self.passes.append(compile_mask(value))
+            else:
+                raise UsageError(f"unknown key step '{kind}'")
+        self._normalize = getattr(kernel, "normalize", None) or normalize_py
+
+    def __bool__(self) -> bool:
+        return bool(self.passes)
+
+    @property
+    def only_normalize(self) -> int:
+        """The class bits when the steps are one normalisation pass (the kernel then
+        does it while hashing); 0 otherwise."""
+        if len(self.passes) == 1 and isinstance(self.passes[0], int):
+            return self.passes[0]
+        return 0
+
+    def apply(self, keys: list[bytes]) -> list[bytes]:
+        normalize = self._normalize
+        for step in self.passes:
+            if isinstance(step, int):
+                keys = [normalize(key, step) for key in keys]
+                continue
+            keys = each_within(partial(_mask, step.sub), keys, f"--mask '{step.pattern}'")
+        return keys
+
+
+def _mask(sub: Callable[[str, str], str], key: bytes) -> bytes:
+    text = key.decode("utf-8", "surrogateescape")
+    return sub(MASK_PLACEHOLDER, text).encode("utf-8", "surrogateescape")
+
+
+# -- the first timestamp of a record (fold lines, report pages, the budget's spans) --
+
+
+@lru_cache(maxsize=1)
+def _timestamp_pattern() -> re.Pattern[bytes]:
+    from seqdedup.config.normalize import compiled_pattern
+
+    return compiled_pattern(TIMESTAMP)
+
+
+def first_timestamp(record: bytes) -> str:
+    """The first match of the ``timestamp`` normalisation class in a record, or ''."""
+    found = _timestamp_pattern().search(record)
+    return found.group(0).decode("ascii") if found else ""
+
+
+def kernel_timestamp(
+    first_match: Callable[[bytes, int], tuple[int, int] | None], record: bytes
+) -> str:
+    """:func:`first_timestamp` by the kernel's scan (``first_match``: the same patterns
+    in C)."""
+    found = first_match(record, TIMESTAMP)
+    return record[found[0] : found[1]].decode("ascii") if found else ""
+
+
+def timestamp_finder(kernel: ModuleType | None) -> Callable[[bytes], str]:
+    """The timestamp finder twin: :func:`first_timestamp`, by the kernel's scan where
+    ``kernel`` is given."""
+    if kernel is None:
+        return first_timestamp
+    return partial(kernel_timestamp, kernel.first_match)
+
+
+def timestamp_seconds(text: str) -> float | None:
+    """A timestamp the ``timestamp`` class found, as seconds: ISO 8601 (without a zone:
+    UTC), common log format, syslog or a time of day (the year 1900 for the last two:
+    only differences are read); None for none."""
+    from datetime import UTC, datetime
+
+    if not text:
+        return None
+    try:
+        found = datetime.fromisoformat(text.replace(",", "."))
+    except ValueError:
+        whole, _, fraction = text.partition(".")
+        for form in _TIME_FORMS:
+            try:
+                found = datetime.strptime(" ".join(whole.split()), form)
+            except ValueError:
+                continue
+            seconds = found.replace(tzinfo=found.tzinfo or UTC).timestamp()
+            return seconds + (float("0." + fraction) if fraction.isdigit() else 0.0)
+        return None
+    return (found if found.tzinfo is not None else found.replace(tzinfo=UTC)).timestamp()
+
+
+_TIME_FORMS = ("%d/%b/%Y:%H:%M:%S %z", "%d/%b/%Y:%H:%M:%S", "%b %d %H:%M:%S", "%H:%M:%S")

@@ -1,0 +1,597 @@
+"""The immutable configuration every stage reads; validated once, in one place."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from seqdedup.base.errors import UsageError
+from seqdedup.config.budgetfields import parse_event_fields, parse_levels
+from seqdedup.config.markerfields import (
+    FOLD_NAME_FIELDS,
+    FOLD_NUMBER_FIELDS,
+    MAX_VALUE,
+    check_template,
+)
+
+if TYPE_CHECKING:
+    import re
+    from pathlib import Path
+
+MIN_WINDOW = 1
+MIN_HISTORY = 100
+DEFAULT_WINDOW = 10
+DEFAULT_HISTORY = 100_000
+DEFAULT_UNIQUE_SEQUENCES = 10_000
+DEFAULT_CANDIDATES = 10
+DEFAULT_TRANSFORM_TIMEOUT = 60.0  # seconds one run of the --hash-transform command may take
+DEFAULT_FOLD_EVERY = 10_000  # --fold: an interim line after this many removed records
+DEFAULT_FOLD_IDLE = 5.0  # --fold: seconds of idle input before a line for the run so far
+DEFAULT_ROTATE_WAIT = 5.0  # --follow: seconds a rotated file's late lines are still read
+DEFAULT_STREAM_IDLE = 10_000  # --stream-idle: records without one of a stream end it
+DEFAULT_MAX_STREAMS = 10_000  # --max-streams: beyond, the least recently active ends
+STREAM_WAIT = 2.0  # --stream-by on a live input: seconds idle before pending records go
+
+
+class FilterRule(NamedTuple):
+    """One entry of the ordered filter list: ``kind`` is "track" or "bypass"."""
+
+    kind: str
+    pattern: str
+    origin: str = ""  # where it came from ("--track", or "file.txt:3"), for messages
+
+
+class _ConfigFields(NamedTuple):
+    """The fields of :class:`Config`, with their defaults."""
+
+    window_size: int = DEFAULT_WINDOW
+    # --min-bytes / --min-tokens (-w auto): a repeat also holds at least this much of
+    # ``size_unit`` ("bytes" or "tokens" of the keys, one per delimiter); 0: any size
+    min_size: int = 0
+    size_unit: str = "bytes"
+    max_history: int | None = DEFAULT_HISTORY
+    max_unique_sequences: int | None = DEFAULT_UNIQUE_SEQUENCES
+    max_candidates: int | None = DEFAULT_CANDIDATES
+    skip_chars: int = 0
+    skip_fields: int = 0  # blank-separated fields left out of the key, before skip_chars
+    # Markers and summary lines in colour (ANSI escapes): the command line sets it when
+    # they go to a terminal (--color).
+    color: bool = False
+    hash_transform: str | None = None
+    delimiter: bytes = b"\n"
+    byte_mode: bool = False
+    filters: tuple[FilterRule, ...] = ()
+    inverse: bool = False
+    annotate: bool = False
+    annotation_format: str | None = None
+    explain: bool = False
+    read_sequences: tuple[Path, ...] = ()
+    library_dir: Path | None = None
+    transform_timeout: float | None = DEFAULT_TRANSFORM_TIMEOUT
+    top: int = 0  # report the N costliest repeated sequences (0: no report)
+    # Names of the input streams in order (the command line's files): markers,
+    # explanations and statistics name them when there are several.
+    inputs: tuple[str, ...] = ()
+    # Key making (docs: Keys for real logs): ("normalize", "timestamp,uuid") and
+    # ("mask", REGEX) passes in command-line order; JSON fields compared or ignored.
+    key_steps: tuple[tuple[str, str], ...] = ()
+    json_key: tuple[str, ...] = ()
+    json_ignore: tuple[str, ...] = ()
+    # Count the distinct sequences for the statistics (Stats.unique_sequences). That
+    # needs attribution of every duplicate run; a run whose statistics nobody reads
+    # (the command line's -q), with no markers, explanations, --top or library, skips it.
+    sequence_stats: bool = True
+    # --fold: one summary line in place of each run of skipped records (docs/ci-logs.md:
+    # Folding repeats); its template or "json"; an interim line every N removed records
+    # of a run that goes on (None: only at its end) and after this many seconds of idle
+    # input (None: never; the command line's reader watches the time).
+    fold: bool = False
+    fold_format: str | None = None
+    fold_every: int | Duration | None = DEFAULT_FOLD_EVERY  # removed records, or a time
+    # --fold-every DURATION: "wall" (live input: the clock) or "records" (named files:
+    # the records' own timestamps)
+    fold_clock: str = "wall"
+    fold_idle: float | None = DEFAULT_FOLD_IDLE
+    # --follow: how long a rotated file is still read for lines written to it late
+    rotate_wait: float | None = DEFAULT_ROTATE_WAIT
+    # --stream-by REGEX / --stream-by-json PATH: interleaved sources, the rule per stream
+    # (docs/kubernetes.md); a stream idle this many tracked records ends, and
+    # beyond max_streams the least recently active one ends (None: never).
+    stream_by: str | None = None
+    stream_by_json: str | None = None
+    stream_idle: int | None = DEFAULT_STREAM_IDLE
+    max_streams: int | None = DEFAULT_MAX_STREAMS
+    # --per-stream: each stream has its own history (a window another stream showed
+    # is new to it); without it the history is shared
+    per_stream: bool = False
+    # --budget N: the whole input reduced to fit in N tokens (docs/llm-context.md); the
+    # patterns of lines kept verbatim besides the built-in ones; where what was removed
+    # is stored (--keep-removed)
+    budget: int | None = None
+    keep: tuple[str, ...] = ()
+    keep_removed: Path | None = None
+    # --verbatim LEVELS: the built-in levels kept verbatim ("error", "warning");
+    # --event-fields: the fields that differ between copies of one event;
+    # --tokenizer: how tokens are counted (None: the built-in estimate)
+    verbatim_levels: tuple[str, ...] = ("error", "warning")
+    event_fields: tuple[str, ...] = ("timestamp", "uuid", "hex", "pid", "port")
+    tokenizer: str | None = None
+
+
+# Whether a Config is being made from the command line: its errors then name options
+# (--window-size); made in Python, they name the keywords (window_size).
+_ON_COMMAND_LINE: ContextVar[bool] = ContextVar("seqdedup_on_command_line", default=False)
+
+
+def config_of(config: Config | None, options: dict[str, object]) -> Config:
+    """A run's configuration: ``config``, or one made of keyword ``options``."""
+    if config is None:
+        return Config(**options)
+    if options:
+        raise TypeError("pass either a Config or keyword options, not both")
+    return config
+
+
+def command_line_config(**settings: Any) -> Config:
+    """A Config made from the command line's settings (errors name the options)."""
+    token = _ON_COMMAND_LINE.set(True)
+    try:
+        return Config(**settings)
+    finally:
+        _ON_COMMAND_LINE.reset(token)
+
+
+def keyword_names(message: str, fields: Sequence[str]) -> str:
+    """A message about options, with each option that is a Config field named as the
+    keyword (``--window-size`` -> ``window_size``)."""
+    import re
+
+    def keyword(match: re.Match[str]) -> str:
+        name = match.group(1).replace("-", "_")
+        return name if name in fields else match.group(0)
+
+    return re.sub(r"--([a-z][a-z0-9-]*)", keyword, message)
+
+
+def _unknown_option(name: str, fields: Sequence[str]) -> str:
+    from difflib import get_close_matches
+
+    close = get_close_matches(name, fields, n=1)
+    hint = f" (did you mean '{close[0]}'?)" if close else ""
+    return f"unknown option '{name}'{hint}"
+
+
+PATH_FIELDS = ("library_dir", "keep_removed")  # Path | None fields (a str is taken too)
+# --stream-by's named presets: the prefixes that interleaving tools write, the stream's
+# name in the first group (the whole match, timestamps included, is left out of the key)
+_SYSLOG_TIME = r"(?:\w{3} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT[\d:.]+(?:Z|[+-]\d\d:?\d\d)?)"
+STREAM_PRESETS = {
+    # kubectl logs --prefix (and stern --template the same): [pod/NAME/CONTAINER] ...
+    "k8s": r"^\[pod/([^/\]]+)/[^\]]*\] ",
+    # docker compose logs: "web-1  | ..." (the service's container is the stream)
+    "compose": r"^([\w.-]+)\s*\| ",
+    # journalctl -o short, and syslog files: "Nov 28 10:00:01 host sshd[812]: ..." (the
+    # program is the stream; an ISO time as journalctl -o short-iso writes it too)
+    "syslog": r"^" + _SYSLOG_TIME + r" \S+ ([^\s\[:]+)(?:\[\d+\])?: ",
+}
+STREAM_PRESETS["journal"] = STREAM_PRESETS["syslog"]
+STEP_NAMES = ("normalize", "mask")  # the command line's key options, as keywords
+
+
+def _steps_of_names(kwargs: dict[str, Any]) -> None:
+    """``normalize="all"`` and ``mask=r"port=\\d+"`` (a str or a list each), as the
+    command line names them, made ``key_steps`` in the order given."""
+    named = [name for name in kwargs if name in STEP_NAMES]
+    if not named:
+        return
+    if kwargs.get("key_steps"):
+        raise TypeError("give key_steps or normalize/mask, not both")
+    steps: list[tuple[str, str]] = []
+    for name in named:
+        value = kwargs.pop(name)
+        values = [value] if isinstance(value, str) else list(value)
+        if not all(isinstance(v, str) for v in values):
+            raise TypeError(f"{name} takes a str or a list of str")
+        steps += [(name, v) for v in values]
+    kwargs["key_steps"] = tuple(steps)
+
+
+def _paths_of_str(kwargs: dict[str, Any]) -> None:
+    """Paths given as str (as the API is called: ``library_dir="L"``) made Paths, and
+    one directory to read sequences from made a tuple of one."""
+    reads = kwargs.get("read_sequences")
+    if isinstance(reads, str | os.PathLike):
+        kwargs["read_sequences"] = reads = (reads,)
+    strings = [name for name in PATH_FIELDS if isinstance(kwargs.get(name), str)]
+    if not strings and not any(isinstance(r, str) for r in reads or ()):
+        return
+    from pathlib import Path  # (only then: pathlib costs start-up time)
+
+    for name in strings:
+        kwargs[name] = Path(kwargs[name])
+    if reads:
+        kwargs["read_sequences"] = tuple(Path(r) for r in reads)
+
+
+class Config(_ConfigFields):
+    """What the engine needs to know. ``None`` for a limit means unlimited.
+
+    Immutable, and validated when made. (A NamedTuple, not a dataclass: importing
+    dataclasses costs more start-up time than a one-line run of the whole tool.)
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Config:
+        _steps_of_names(kwargs)
+        preset = STREAM_PRESETS.get(kwargs.get("stream_by") or "")
+        if preset is not None:  # (a preset's name stands for its pattern)
+            kwargs["stream_by"] = preset
+        unknown = [name for name in kwargs if name not in cls._fields]
+        if unknown:
+            raise TypeError(_unknown_option(unknown[0], cls._fields))
+        _paths_of_str(kwargs)
+        self = super().__new__(cls, *args, **kwargs)
+        try:
+            self.validate()
+        except UsageError as exc:
+            if _ON_COMMAND_LINE.get():
+                raise
+            raise UsageError(keyword_names(str(exc), cls._fields)) from None
+        return self
+
+    def quiet(self) -> Config:
+        """The same rule and keys for a trial run: nothing reported, saved or folded
+        (the hint after a run, --suggest-window's trials)."""
+        return self._replace(
+            inputs=("-",),
+            annotate=False,
+            annotation_format=None,
+            explain=False,
+            fold=False,
+            fold_format=None,
+            top=0,
+            library_dir=None,
+            read_sequences=(),
+            sequence_stats=False,
+        )
+
+    def validate(self) -> None:
+        """Raise UsageError naming the option for any value the engine cannot honour."""
+        for dest in OWN_BOUNDS:
+            check_own(dest, getattr(self, dest))
+        if self.max_history is not None and self.max_history < self.window_size:
+            raise UsageError(
+                f"--max-history ({self.max_history}) must be at least --window-size "
+                f"({self.window_size}): a shorter history could never match a window"
+            )
+        if not self.delimiter:
+            raise UsageError("--delimiter must not be empty")
+        if self.byte_mode and self.filters:
+            raise UsageError(
+                "--track/--bypass/--track-file/--bypass-file need text mode; "
+                "they cannot be combined with --byte-mode"
+            )
+        if self.annotation_format is not None:
+            if not self.annotate:
+                raise UsageError("--annotation-format requires --annotate")
+            check_template(self.annotation_format)
+        if self.fold or self.fold_format is not None:
+            _validate_fold(self)
+        if self.budget is not None or _budget_settings_given(self):
+            _validate_budget(self)
+        if self.min_size:
+            _validate_min_size(self)
+        if isinstance(self.fold_every, Duration) and self.stream_split:
+            raise UsageError(
+                "--fold-every TIME cannot be combined with --stream-by: a stream's lines "
+                "come every N of its records (give a count)"
+            )
+        if self.fold_clock not in ("wall", "records"):
+            raise UsageError(f"fold_clock is 'wall' or 'records', not {self.fold_clock!r}")
+        if self.per_stream and not self.stream_split:
+            raise UsageError("--per-stream requires --stream-by or --stream-by-json")
+        if self.stream_split or self.stream_idle != DEFAULT_STREAM_IDLE:
+            _validate_streams(self)
+        else:
+            for option, template in (
+                ("--annotation-format", self.annotation_format),
+                ("--fold-format", self.fold_format),
+            ):
+                if template is not None and _names_stream(template):
+                    raise UsageError(f"{option}: {{stream}} and {{match_stream}} need --stream-by")
+        if self.hash_transform is not None and not self.hash_transform.strip():
+            raise UsageError("--hash-transform needs a command")
+        if self.key_steps or self.json_key or self.json_ignore:
+            _validate_key_options(self)
+        if not isinstance(self.inputs, tuple) or not all(isinstance(n, str) for n in self.inputs):
+            raise UsageError(f"inputs must be a tuple of names, got {self.inputs!r}")
+
+    @property
+    def stream_split(self) -> bool:
+        """Whether records are split into interleaved streams (``--stream-by``)."""
+        return self.stream_by is not None or self.stream_by_json is not None
+
+    @property
+    def marks_variants(self) -> bool:
+        """Whether markers say when a run's text differs from its occurrence's: with
+        key options, in the default text or a template that names ``{variants}``."""
+        template = self.annotation_format
+        return self.annotate and self.keyed and (template is None or "{variants" in template)
+
+    @property
+    def keyed(self) -> bool:
+        """Whether records are compared by something else than their whole text (key
+        options): copies that count as one sequence may then differ in their text."""
+        return bool(
+            self.key_steps
+            or self.json_key
+            or self.json_ignore
+            or self.hash_transform
+            or self.skip_chars
+            or self.skip_fields
+        )
+
+
+def _names_stream(template: str) -> bool:
+    return "{stream" in template or "{match_stream" in template
+
+
+MAX_STREAM_WINDOW = 1 << 20  # a stream's window is held per stream (the kernel's bound)
+
+
+def _validate_streams(config: Config) -> None:
+    if not config.stream_split:
+        return
+    if config.window_size > MAX_STREAM_WINDOW:
+        raise UsageError(
+            f"--window-size with --stream-by is at most {MAX_STREAM_WINDOW:,}, "
+            f"got {config.window_size:,}"
+        )
+    if config.stream_by is not None and config.stream_by_json is not None:
+        raise UsageError("--stream-by and --stream-by-json cannot be used together")
+    if config.stream_by is not None:
+        compile_stream_pattern(config.stream_by, config.byte_mode)
+    else:
+        from seqdedup.config.jsonkeys import parse_path
+
+        if config.byte_mode:
+            raise UsageError("--stream-by-json needs text mode; not with --byte-mode")
+        parse_path(str(config.stream_by_json), "--stream-by-json")
+
+
+def compile_stream_pattern(
+    pattern: str, byte_mode: bool
+) -> tuple[re.Pattern[str] | None, re.Pattern[bytes] | None]:
+    """``--stream-by``'s expression: on the record's text, or (byte mode) its bytes."""
+    import re
+
+    try:
+        if byte_mode:
+            return None, re.compile(pattern.encode("utf-8", "surrogateescape"))
+        return re.compile(pattern), None
+    except re.error as exc:
+        raise UsageError(f"--stream-by: invalid regular expression '{pattern}': {exc}") from None
+
+
+def _budget_settings_given(config: Config) -> str | None:
+    """The first of --budget's settings given (None: none is)."""
+    for option, given in (
+        ("--keep", bool(config.keep)),
+        ("--keep-removed", config.keep_removed is not None),
+        ("--verbatim", config.verbatim_levels != ("error", "warning")),
+        ("--event-fields", config.event_fields != ("timestamp", "uuid", "hex", "pid", "port")),
+        ("--tokenizer", config.tokenizer is not None),
+    ):
+        if given:
+            return option
+    return None
+
+
+def _validate_budget(config: Config) -> None:
+    """--budget's settings, and what it cannot go with (it writes its own fold lines
+    and markers, after reading the whole input)."""
+    if config.budget is None:
+        raise UsageError(f"{_budget_settings_given(config)} requires --budget")
+    _at_least("--budget", config.budget, 1)
+    parse_levels(",".join(config.verbatim_levels) or "none")
+    parse_event_fields(",".join(config.event_fields) or "none")
+
+    for option, given in (
+        ("--stream-by", config.stream_split),
+        ("--annotate", config.annotate),
+        ("--explain", config.explain),
+        ("--inverse", config.inverse),
+        ("--track/--bypass", bool(config.filters)),
+        ("--fold-format", config.fold_format is not None),
+        ("--top", bool(config.top)),
+        ("--hash-transform", config.hash_transform is not None),
+    ):
+        if given:
+            raise UsageError(f"--budget cannot be combined with {option}")
+    import re
+
+    for pattern in config.keep:
+        try:
+            re.compile(pattern.encode("utf-8", "surrogateescape"))
+        except re.error as exc:
+            raise UsageError(f"--keep: invalid regular expression '{pattern}': {exc}") from None
+
+
+def _validate_min_size(config: Config) -> None:
+    """A minimum size's unit."""
+    if config.size_unit not in ("bytes", "tokens"):
+        raise UsageError(f"size_unit is 'bytes' or 'tokens', not {config.size_unit!r}")
+
+
+def _validate_fold(config: Config) -> None:
+    if not config.fold:
+        raise UsageError("--fold-format requires --fold")
+    for option, given in (("--inverse", config.inverse), ("--annotate", config.annotate)):
+        if given:
+            raise UsageError(
+                f"--fold cannot be combined with {option}: a summary line stands where "
+                "records were removed, in the normal output only"
+            )
+    if config.fold_format is not None and config.fold_format not in ("json", "otel"):
+        check_template(
+            config.fold_format, "--fold-format", FOLD_NUMBER_FIELDS, FOLD_NAME_FIELDS, "--fold"
+        )
+
+
+def _validate_key_options(config: Config) -> None:
+    """Class names, mask expressions and JSON paths (imported only when used)."""
+    from seqdedup.config.jsonkeys import JsonSelector
+    from seqdedup.config.normalize import KeySteps
+
+    if (config.json_key or config.json_ignore) and config.byte_mode:
+        raise UsageError("--json-key/--json-ignore need text mode; not with --byte-mode")
+    KeySteps(config.key_steps)
+    for option, paths in (("--json-key", config.json_key), ("--json-ignore", config.json_ignore)):
+        if isinstance(paths, str) or not all(isinstance(path, str) for path in paths):
+            raise UsageError(f"{option}: paths are a sequence of text, got {paths!r}")
+    JsonSelector(config.json_key, config.json_ignore)
+
+
+def key_settings(config: Config) -> dict[str, object]:
+    """What makes a run's keys, as a library records it (a library is used only by runs
+    that make keys the same way). Normalisation passes in canonical form, so that
+    ``--normalize uuid,ip`` and ``--normalize ip --normalize uuid`` agree."""
+    steps: list[list[str]] = []
+    if config.key_steps:
+        from seqdedup.config.normalize import KeySteps, class_names
+
+        for step in KeySteps(config.key_steps).passes:
+            if isinstance(step, int):
+                steps.append(["normalize", ",".join(class_names(step))])
+            else:
+                steps.append(["mask", step.pattern])
+    settings: dict[str, object] = {
+        "skip_chars": config.skip_chars,
+        "hash_transform": config.hash_transform,
+        "steps": steps,
+        "json_key": sorted(set(config.json_key)),
+        "json_ignore": sorted(set(config.json_ignore)),
+    }
+    if config.skip_fields:  # (only when set: libraries saved before it stay usable)
+        settings["skip_fields"] = config.skip_fields
+    # A stream run's keys (and the records it saves) leave the stream's name out.
+    if config.stream_by is not None:
+        settings["stream_by"] = config.stream_by
+    if config.stream_by_json is not None:
+        settings["stream_by_json"] = config.stream_by_json
+    # A library saved under a minimum size holds the stretches that rule compares (and
+    # one saved without it, windows): each is used only under the same rule.
+    if config.min_size:
+        settings["min_size"] = {config.size_unit: config.min_size}
+    return settings
+
+
+def describe_key_settings(settings: dict[str, object]) -> str:
+    """Key settings as the options that make them."""
+    parts = []
+    if settings.get("skip_fields"):
+        parts.append(f"--skip-fields {settings['skip_fields']}")
+    if settings.get("skip_chars"):
+        parts.append(f"--skip-chars {settings['skip_chars']}")
+    for kind, value in settings.get("steps") or []:  # type: ignore[attr-defined]
+        parts.append(f"--{kind} {value}")
+    for option in ("json_key", "json_ignore"):
+        for path in settings.get(option) or []:  # type: ignore[attr-defined]
+            parts.append(f"--{option.replace('_', '-')} {path}")
+    if settings.get("hash_transform"):
+        parts.append(f"--hash-transform '{settings['hash_transform']}'")
+    for option in ("stream_by", "stream_by_json"):
+        if settings.get(option):
+            parts.append(f"--{option.replace('_', '-')} '{settings[option]}'")
+    sizes = settings.get("min_size")
+    for unit, size in sizes.items() if isinstance(sizes, dict) else ():
+        parts.append(f"--min-{unit} {size}")
+    return " ".join(parts) or "no key options"
+
+
+MAX_SECONDS = 366 * 86400  # a year: longer waits mean nothing (and overflow the timers)
+SECONDS = -1  # the bound of a duration: a number of seconds above 0, at most MAX_SECONDS
+
+# Each option's own bounds, checked on its value alone: in every Config, and for every
+# value of every settings file, whether or not it applies (Config.validate checks the
+# combinations of what applies).
+OWN_BOUNDS: dict[str, tuple[str, int]] = {
+    "window_size": ("--window-size", MIN_WINDOW),
+    "min_size": ("--min-bytes", 0),
+    "max_history": ("--max-history", MIN_HISTORY),
+    "max_unique_sequences": ("--max-unique-sequences", 1),
+    "max_candidates": ("--max-candidates", 1),
+    "skip_chars": ("--skip-chars", 0),
+    "skip_fields": ("--skip-fields", 0),
+    "top": ("--top", 0),
+    "stream_idle": ("--stream-idle", 1),
+    "max_streams": ("--max-streams", 1),
+    "fold_every": ("--fold-every", 1),
+    "fold_idle": ("--fold-idle", SECONDS),
+    "transform_timeout": ("--transform-timeout", SECONDS),
+    "rotate_wait": ("--rotate-wait", SECONDS),
+}
+
+
+# On the command line and in settings files, 0 says "none" for these (no limit, never).
+ZERO_MEANS_NONE = frozenset({"fold_every", "fold_idle", "transform_timeout", "rotate_wait"})
+
+
+DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+class Duration(float):
+    """A time in seconds where an option takes a count or a time (``--fold-every 30s``)."""
+
+    @classmethod
+    def parse(cls, text: str) -> int | Duration:
+        """``N`` (a count) or ``N`` followed by ms, s, m or h (a time)."""
+        import re
+
+        found = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*", str(text))
+        if found is None:
+            raise ValueError(f"not a count nor a duration such as 30s or 5m: {text!r}")
+        number, unit = found.groups()
+        if unit is None:
+            if "." in number:
+                raise ValueError(f"a count is a whole number: {text!r}")
+            return int(number)
+        seconds = cls(float(number) * DURATION_UNITS[unit])
+        if not 0 < seconds <= MAX_SECONDS:
+            raise ValueError(f"a duration above 0 and at most a year: {text!r}")
+        return seconds
+
+    def __str__(self) -> str:
+        return f"{float(self):g}s"
+
+
+def window_value(text: str) -> int | str:
+    """-w N or -w auto (W = 1 and a minimum size)."""
+    return "auto" if text == "auto" else int(text)
+
+
+def check_own(dest: str, value: Any) -> None:
+    """Raise UsageError when ``value`` is outside the bounds of the option ``dest``
+    (None: not given)."""
+    bound = OWN_BOUNDS.get(dest)
+    if bound is None or value is None or isinstance(value, Duration) or value == "auto":
+        return
+    option, minimum = bound
+    if minimum != SECONDS:
+        _at_least(option, value, minimum)
+    elif isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise UsageError(f"{option} must be a number of seconds above 0, got {value!r}")
+    elif not value <= MAX_SECONDS:
+        raise UsageError(f"{option} must be at most {MAX_SECONDS:,} seconds (a year), got {value}")
+
+
+def _at_least(option: str, value: int, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise UsageError(f"{option} must be a whole number, got {value!r}")
+    if value < minimum:
+        raise UsageError(f"{option} must be at least {minimum}, got {value}")
+    if value > MAX_VALUE:
+        raise UsageError(f"{option} must be at most {MAX_VALUE:,}, got {value}")

@@ -1,0 +1,206 @@
+"""The stages of one run, built from its plan.
+
+A run is a pipeline: records are framed (``records``), keyed (``keys``), filtered
+(``filters``), decided (``matcher``), attributed (``attribution``), reported
+(``report``) and saved (``library.save``). :class:`Stages` builds what the run's plan
+(``plan``) names, once: the stages as :class:`Parts`, handed to the path that feeds the
+run (``feeding``, ``streamby.path``), and the run's :class:`~seqdedup.run.ledger.Ledger`,
+where that path books what it decides. :class:`seqdedup.api.Deduplicator` is the face
+over both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, cast
+
+from seqdedup.base.kernel import SEED
+from seqdedup.base.kernel import load as load_kernel
+from seqdedup.config.settings import Config
+from seqdedup.engine.attribution import Attribution, Attributor, DecisionCount, make_attribution
+from seqdedup.engine.matcher import LibraryWindows, Matcher, chunk_matcher, run_matcher
+from seqdedup.engine.stream_decider import SequenceCounts, StreamCount
+from seqdedup.keys.filters import FilterList
+from seqdedup.keys.maker import key_maker, marker_digest, shell_transform
+from seqdedup.run.attribution_thread import AttributionThread
+from seqdedup.run.ledger import Ledger, RunObserver
+from seqdedup.run.markers import Fields, PieceReport, marker_texts
+from seqdedup.run.plan import Parts, RunPlan, plan_run
+from seqdedup.run.stats import Stats, stats_document
+from seqdedup.run.top import top_table
+
+if TYPE_CHECKING:
+    from seqdedup.keys.maker import KeyMaker
+    from seqdedup.library.load import LoadedLibrary
+    from seqdedup.library.save import RunSaver
+    from seqdedup.run.fold import Folder
+
+
+class Stages:
+    """Every stage of one run, built from the plan, and the run's ends (the next
+    input, the end of input, saving)."""
+
+    def __init__(
+        self,
+        config: Config,
+        on_explain: Callable[[str], None] | None,
+        observer: RunObserver | None = None,
+        on_fold: Callable[[Fields], None] | None = None,
+    ) -> None:
+        self.config = config
+        self.stats = stats = Stats()
+        filters = FilterList(config.filters)
+        kernel = load_kernel()  # (once per run: the plan holds it)
+        keys = key_maker(config, kernel, SEED, shell_transform(config))
+        kernel_keys = keys.plain or bool(keys.kernel_normalize)
+        self.plan = plan = plan_run(
+            config, kernel, on_explain is not None, kernel_keys, observer is not None
+        )
+        self.engine = plan.engine
+        # Built in dependency order, each by its own module from what it needs: nothing
+        # is set on a stage after it is made.
+        chunk = plan.feeding == "chunk"
+        normalize = keys.kernel_normalize
+        self.chunks = chunk_matcher(config, plan.compiled, plan, normalize) if chunk else None
+        attributed = plan.attribution != "count"
+        matcher = self.chunks or run_matcher(
+            config, kernel, plan.settles_early, plan.saves, attributed
+        )
+        # --stream-by: the loaded windows go to the stream decider (fingerprints, starts)
+        library_windows = LibraryWindows(matcher)
+        digest = marker_digest(config, kernel)
+        attributor, top_counts = make_attributor(config, matcher, plan, observer is not None)
+        library = None
+        if config.read_sequences or config.library_dir is not None:
+            from seqdedup.library.load import load_libraries
+
+            target = library_windows if config.stream_split else matcher
+            library = load_libraries(config, keys, target, digest)
+        texts = marker_texts(config, digest, library.texts if library is not None else None)
+        if library is not None:
+            attributor.set_library_keys(library.region)
+        locate = library.locate if library is not None else None
+        patterns = [rule.pattern for rule in filters.rules]
+        report = PieceReport(
+            config, attributor.record_number, locate, on_explain, patterns, texts, on_fold
+        )
+        top = top_table(config, top_counts, observer is not None)
+        self.saver = saver = _saver(config, plan, library)
+        self.folder = _folder(config, plan, report, keys, attributor, saver)
+        self.parts = Parts(
+            config, plan, filters, keys, matcher, attributor, report, top, self.folder, saver,
+            library, library_windows,
+        )  # fmt: skip
+        shown = keys.shown_record if keys.json is not None else None
+        self.ledger = Ledger(
+            stats, attributor, matcher, report, top, saver, shown, observer, bool(config.filters)
+        )
+        if library is not None:
+            self.ledger.loaded(len(library.names))
+
+    @property
+    def last_record_written(self) -> bool:
+        """Whether the output released so far ends with a record (not a marker)."""
+        return self.ledger.last_record_written
+
+    def begin_input(self) -> None:
+        """Everything of the input that ended is released: start the next one."""
+        parts, ledger = self.parts, self.ledger
+        ledger.end_input()
+        parts.matcher.new_input()
+        ledger.note_pieces(parts.attributor.new_input())  # (nothing is open any more)
+        parts.report.inputs.begin(ledger.released + 1)
+        if self.saver is not None:
+            self.saver.new_input(parts.attributor.decided)
+
+    def finish(self) -> None:
+        """End of input: the last input's counts, ``--top`` and the sequences."""
+        self.ledger.finish(self.config.top)
+
+    def save(self, on_committed: Callable[[], None] | None = None) -> None:
+        """Land what the run observed in its library (once; nothing without one);
+        ``on_committed`` runs right after the commit (signals held across both)."""
+        if self.saver is None:
+            return
+        self.ledger.saved(0)
+        document = stats_document(self.stats, self.config)
+        configuration = document.pop("configuration")
+        assert isinstance(configuration, dict)
+        saver, self.saver = self.saver, None
+        self.ledger.saved(saver.commit(configuration, document, on_committed))
+
+    def abort(self) -> None:
+        """Save nothing to the library."""
+        if self.saver is not None:
+            self.saver.discard()
+            self.saver = None
+
+
+def _saver(config: Config, plan: RunPlan, library: LoadedLibrary | None) -> RunSaver | None:
+    """The library session of a run that saves one (``-l``)."""
+    if not plan.saves:
+        return None
+    from seqdedup.library.save import run_saver
+
+    return run_saver(config, library, plan.kernel)
+
+
+def _folder(
+    config: Config,
+    plan: RunPlan,
+    report: PieceReport,
+    keys: KeyMaker,
+    attributor: Attribution,
+    saver: RunSaver | None,
+) -> Folder | None:
+    """--fold's lines (a --stream-by run folds its stream runs itself)."""
+    if not plan.folds:
+        return None
+    from seqdedup.run.fold import run_folder
+
+    return run_folder(config, report, keys, attributor, saver, plan.kernel)
+
+
+TopCounts = Callable[[], dict[int, int]]
+
+
+def make_attributor(
+    config: Config,
+    matcher: Matcher,
+    plan: RunPlan,
+    watched: bool = False,
+) -> tuple[Attribution, TopCounts | None]:
+    """The attribution the plan names (docs/engine.md: what needs attribution): none
+    (only the decisions counted), the kernel's (counted on a thread when only the
+    statistics read it; ``watched``: every piece kept packed for the ledger to hand a
+    report page's picture), or the Python engine's; and where the
+    kernel counts ``--top`` itself (only --top reads pieces), its counts."""
+    if plan.feeding == "stream":
+        return StreamCount(SequenceCounts(config.max_unique_sequences)), None  # (its own)
+    if plan.attribution == "count":
+        return DecisionCount(), None  # (nothing reads a piece; a stream run: StreamCount)
+    attributor = make_attribution(
+        plan.kernel,
+        _window_matcher(matcher),
+        config.window_size,
+        config.max_history,
+        config.max_unique_sequences,
+        config.max_candidates,
+        report=plan.pieces_read and not plan.top_only,
+        top=plan.top_only,
+        watched=watched,
+    )
+    if isinstance(attributor, Attributor):  # (the plan: "python")
+        return attributor, None
+    if plan.attribution == "thread":
+        assert isinstance(matcher, plan.compiled.Matcher)  # (a thread beside the kernel's)
+        return AttributionThread(attributor, matcher), None
+    return attributor, attributor.top_counts if attributor.counts_top else None
+
+
+def _window_matcher(matcher: Matcher) -> Matcher:
+    """The matcher attribution follows: under a minimum size, the window matcher beside
+    the sized one."""
+    from seqdedup.engine.sized import SizedMatcher
+
+    return cast("Matcher", matcher.inner) if isinstance(matcher, SizedMatcher) else matcher

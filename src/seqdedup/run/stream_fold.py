@@ -1,0 +1,124 @@
+"""``--fold`` with ``--stream-by``: one summary line for each duplicate run of a stream.
+
+A stream's run is attributed as a whole (its source is the earliest occurrence of its
+first window, see :mod:`seqdedup.engine.stream_decider`), so its sequence is the shortest period
+of the whole run, fixed when the run ends (or when HELD_MAX of its records are held).
+Its line stands right after the run's last record in the output (where its marker
+would stand), before the next record written. A run that goes on past ``--fold-every``
+records gets a line for each full part, written once the run has gone on past it: the
+records of a part wait for that (other streams' records after them wait too, the
+output stays in input order), so a storm in one stream holds back at most one part.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from types import ModuleType
+from typing import TYPE_CHECKING
+
+from seqdedup.base.errors import visible
+from seqdedup.base.hashes import MASK128
+from seqdedup.config.normalize import timestamp_finder
+from seqdedup.keys.maker import text_digest
+from seqdedup.run.fold import FoldedCounts, part_fields
+from seqdedup.run.foldlines import line_text
+from seqdedup.run.foldruns import KEY, FoldRun, Sequences
+
+if TYPE_CHECKING:
+    from seqdedup.config.settings import Config
+    from seqdedup.engine.stream_decider import Entry, Run
+    from seqdedup.keys.maker import KeyMaker
+    from seqdedup.run.markers import Fields
+
+
+class _Part(FoldRun):
+    """A stream run being folded, and the input numbers of its current part's first
+    and last records (a stream's records are not consecutive lines)."""
+
+    __slots__ = ("first_number", "last_number")
+
+    def __init__(self) -> None:
+        super().__init__(0, None)
+        self.first_number = self.last_number = 0
+
+
+class StreamFolder:
+    """Summary lines for the duplicate runs of interleaved streams, one call per
+    skipped record as it is passed in output order (:meth:`passed`)."""
+
+    def __init__(
+        self,
+        config: Config,
+        keys: KeyMaker,
+        locate: Callable[[int], tuple[str, int]],
+        source_fields: Callable[[Run], Fields],
+        named: bool,
+        on_sequence: Callable[[bytes, list[bytes]], None] | None = None,
+        kernel: ModuleType | None = None,
+        on_fold: Callable[[Fields], None] | None = None,
+    ) -> None:
+        self._config = config
+        self._on_fold = on_fold
+        self._every = config.fold_every
+        # (a stream run's source is known from its first window: never an open piece)
+        self._sequences = Sequences(keys, lambda: 0, on_sequence, kernel)
+        self._stamp = timestamp_finder(kernel)
+        self._locate = locate  # run-wide record number -> (input name, number inside it)
+        self._source_fields = source_fields  # a run's match_* fields (and sequence)
+        self._named = named
+        self._folded = FoldedCounts(config.max_unique_sequences)
+        self._runs: dict[Run, _Part] = {}  # the runs with records passed, not ended
+        self._text = text_digest(config, kernel)  # (the records' texts, without the stream name)
+
+    def releasable(self, entry: Entry) -> bool:
+        """Whether a skipped record may be passed: its run has ended, or has gone on
+        past the ``--fold-every`` part the record belongs to."""
+        run = entry.run
+        assert run is not None
+        if run.closed:
+            return True
+        every = self._every
+        return every is not None and run.length > (entry.index // every + 1) * every
+
+    def passed(self, entry: Entry) -> bytes | None:
+        """A skipped record is passed (in output order): the line due right after it
+        (the last of its run, or of a full part of a run that goes on), if any."""
+        run = entry.run
+        assert run is not None
+        part = self._runs.get(run)
+        if part is None:
+            part = self._runs[run] = _Part()
+        if part.stop == part.part_start:
+            part.first_number = entry.number
+        part.last_number = entry.number
+        key = (entry.key & MASK128).to_bytes(KEY, "little")
+        if self._text is not None:
+            part.note_texts([entry.keyed], self._text)
+        if part.take(key, [entry.keyed], self._sequences.match):
+            self._sequences.of(part, fix=True)
+        if run.closed and entry is run.last:
+            del self._runs[run]
+            from seqdedup.engine.pieces import Piece
+
+            part.first_piece = Piece(0, run.length - 1, 0, 0)  # the whole run, complete
+            return self._line(run, part, continues=False)
+        every = self._every
+        if every is not None and part.stop - part.part_start >= every and run.length > part.stop:
+            return self._line(run, part, continues=True)
+        return None
+
+    def _line(self, run: Run, part: _Part, continues: bool) -> bytes:
+        unit = part.unit if part.unit is not None else self._sequences.of(part)
+        file, start = self._locate(part.first_number)
+        fields: Fields = {
+            "file": file,
+            "start": start,
+            "end": start + part.last_number - part.first_number,
+            "stream": visible(run.first.stream),
+            **part_fields(part, unit, self._folded, self._stamp, continues),
+            "window_size": self._config.window_size,
+            **self._source_fields(run),
+        }
+        if self._on_fold is not None:
+            self._on_fold(fields.copy())
+        return line_text(self._config.fold_format, fields, self._named, self._config.color)
