@@ -103,6 +103,51 @@ def expand(reduced: bytes, store: Path | str) -> bytes:
         opened.close()
 
 
+# Import paths the documentation gave before the modules moved into their packages:
+# ``import seqdedup.errors`` and ``from seqdedup.ledger import RunObserver`` still work,
+# and give the module itself (loaded on first use, as the names above are).
+_MOVED = {"seqdedup.errors": "seqdedup.base.errors", "seqdedup.ledger": "seqdedup.run.ledger"}
+
+
+if TYPE_CHECKING:
+    from importlib.abc import Loader as _Loader
+    from importlib.machinery import ModuleSpec
+    from types import ModuleType
+else:
+    _Loader = object  # (importlib.abc costs 45 ms at start-up: the methods are enough)
+
+
+class _MovedModules(_Loader):
+    """A finder for :data:`_MOVED`: the old name is bound to the module at its new place."""
+
+    def find_spec(
+        self, name: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> ModuleSpec | None:
+        if name not in _MOVED:
+            return None
+        from importlib.machinery import ModuleSpec
+
+        return ModuleSpec(name, self)
+
+    def create_module(self, spec: ModuleSpec) -> None:
+        return None  # (the default module, replaced by the real one in exec_module)
+
+    def exec_module(self, module: ModuleType) -> None:
+        import sys
+        from importlib import import_module
+
+        sys.modules[module.__name__] = import_module(_MOVED[module.__name__])  # (returned)
+
+
+def _install_moved_modules() -> None:
+    import sys
+
+    if not any(isinstance(finder, _MovedModules) for finder in sys.meta_path):
+        sys.meta_path.append(_MovedModules())
+
+
+_install_moved_modules()
+
 __all__ = [
     "Block",
     "Broken",

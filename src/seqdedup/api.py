@@ -545,3 +545,15 @@ def _decoded(records: list[bytes], text: bool | None) -> list[str] | list[bytes]
     if text:
         return [record.decode("utf-8", "surrogateescape") for record in records]
     return records
+
+
+__all__ = [
+    "Deduplicator",
+    "Writable",
+    "deduplicate",
+    "feed_inputs",
+    "follow_file",
+    "process_inputs",
+    "process_stream",
+    "show_keys",
+]

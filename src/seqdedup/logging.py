@@ -421,3 +421,6 @@ if hasattr(os, "register_at_fork"):
 
 _FORMATTER = logging.Formatter()
 _INTERNAL = logging.LogRecord("seqdedup", logging.ERROR, __file__, 0, "seqdedup", None, None)
+
+
+__all__ = ["FoldingHandler", "record_key", "summary_record"]

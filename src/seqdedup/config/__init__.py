@@ -3,18 +3,21 @@ small languages its values are written in: ``--normalize`` classes and masks, JS
 paths, marker and fold fields, ``--budget``'s fields, the time limit on patterns.
 
 ``from seqdedup.config import Config, FilterRule`` keeps working: the settings' names
-are read from here on first use."""
+are read from here on first use (so importing one of the small languages does not load
+the settings)."""
 
 from __future__ import annotations
 
 TYPE_CHECKING = False  # (not typing's: importing typing costs milliseconds at start-up)
 if TYPE_CHECKING:
-    from typing import Any
+    from seqdedup.config.settings import Config as Config
+    from seqdedup.config.settings import FilterRule as FilterRule
 
 
-def __getattr__(name: str) -> Any:
-    from seqdedup.config import settings
+def __getattr__(name: str) -> object:
+    from importlib import import_module
 
+    settings = import_module("seqdedup.config.settings")  # (a from-import asks this hook)
     try:
         return getattr(settings, name)
     except AttributeError:

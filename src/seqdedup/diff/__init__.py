@@ -6,3 +6,5 @@
 answer as text or JSON, within a token budget) and ``page`` (the answer drawn).
 Import the submodule that holds what you need.
 """
+
+__all__ = ["changes", "compare", "inputs", "page", "profile", "text"]
