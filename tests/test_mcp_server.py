@@ -79,6 +79,10 @@ def test_the_tools_reduce_expand_top_and_suggest(tmp_path):
         root, store, body
     )
     assert {"reduce", "expand", "top", "suggest", "clear_store"} <= tools
+    # the documentation's table names every tool the server lists, and no other
+    page = (Path(__file__).resolve().parent.parent / "docs" / "llm-context.md").read_text()
+    table = page[page.index("| tool | what it does |") :].split("\n\n")[0]
+    assert set(re.findall(r"^\| `(\w+)` \|", table, flags=re.MULTILINE)) == tools
     assert reduced["tokens_out"] < reduced["tokens_in"] and reduced["references"]
     original = log.read_bytes().splitlines(keepends=True)
     for entry in reduced["references"]:
