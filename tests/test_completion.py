@@ -82,7 +82,7 @@ def test_bash_completes_normalisation_classes_and_the_profiles_in_effect(tmp_pat
     )
     monkeypatch.setenv("XDG_CONFIG_HOME", str(xdg))
     monkeypatch.chdir(project)
-    assert sorted(bash_completions("seqdedup", ["--profile", ""])) == ["ci", "k8s", "kafka"]
+    assert sorted(bash_completions("seqdedup", ["--profile", ""])) == ["ci", "k8s", "kafka", "logs"]
     assert sorted(bash_completions("seqdedup", ["--profile", "k"])) == ["k8s", "kafka"]
 
 

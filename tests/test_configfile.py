@@ -49,6 +49,53 @@ def test_the_project_file_wins_over_the_user_file_and_the_command_line_over_both
     assert done.stdout == b"a\nb\nc\nd\n" and done.stderr == b""
 
 
+LOGHUB = Path(__file__).resolve().parent / "data" / "loghub"
+
+
+def test_the_built_in_logs_profile(home):
+    """``--profile logs`` without any file: -w auto, --normalize all, --fold; a file's
+    own [profile.logs] table refines it, the command line over both; --show-config says
+    where each comes from."""
+    log = home / "hdfs.log"
+    log.write_bytes((LOGHUB / "HDFS_2k.log").read_bytes())
+    preset = run(home, "-q", "--profile", "logs", "hdfs.log")
+    spelled = run(home, "-q", "-w", "auto", "--normalize", "all", "--fold", "hdfs.log")
+    assert preset.returncode == 0 and preset.stdout == spelled.stdout
+    assert b"[FOLDED: " in preset.stdout
+    shown = run(home, "--profile", "logs", "--show-config=changed").stdout.decode()
+    assert 'window-size = "auto"  # the built-in profile' in shown
+    assert "fold = true  # the built-in profile, 'fold'" in shown
+    (home / ".seqdedup.toml").write_text("[profile.logs]\nwindow-size = 3\n")
+    shown = run(home, "--profile", "logs", "--show-config=changed").stdout.decode()
+    assert "window-size = 3  # config file '.seqdedup.toml', line 2" in shown
+    assert 'normalize = ["all"]  # the built-in profile' in shown
+    shown = run(home, "--profile", "logs", "-w", "5", "--show-config=changed").stdout.decode()
+    assert "window-size = 5  # the command line" in shown
+
+
+def test_an_option_that_needs_a_profiles_switch_takes_it_from_the_profile(home):
+    """--fold-idle on the command line with the profile's fold (the live-file recipe):
+    no error; without any fold, and a bad value, the command line's own error."""
+    done = run(home, "-q", "--profile", "logs", "--fold-idle", "2", "in.log")
+    assert (done.returncode, done.stderr) == (0, b"")
+    alone = run(home, "-q", "--fold-idle", "2", "in.log")
+    assert alone.returncode == 1 and alone.stderr == b"seqdedup: --fold-idle requires --fold\n"
+    bad = run(home, "-q", "--profile", "logs", "--fold-idle", "-2", "in.log")
+    assert bad.stderr == b"seqdedup: --fold-idle must be 0 or more, got -2\n"
+
+
+def test_the_logs_profile_removes_what_the_spelled_out_options_remove_on_real_logs(home):
+    """On each real log of tests/data/loghub, ``--profile logs`` removes at least 90% of
+    what ``-w auto --normalize all`` removes (the quick start's promise)."""
+    for path in sorted(LOGHUB.glob("*_2k.log")):
+        plain = run(home, "-q", "-w", "auto", "--normalize", "all", str(path))
+        preset = run(home, "-q", "--profile", "logs", "--no-fold", str(path))
+        total = len(path.read_bytes().splitlines())
+        removed = total - plain.stdout.count(b"\n")
+        by_preset = total - preset.stdout.count(b"\n")
+        assert by_preset >= 0.9 * removed > 0, (path.name, by_preset, removed)
+
+
 def test_a_profile_applies_over_its_file(home):
     (home / ".seqdedup.toml").write_text(
         "window-size = 3\nquiet = true\n\n[profile.marks]\nannotate = true\nquiet = false\n"
@@ -92,7 +139,7 @@ def test_show_config_says_every_value_in_effect_and_where_it_comes_from(home):
     assert done.returncode == 0 and done.stderr == b""
     lines = done.stdout.decode().splitlines()
     assert lines[0] == f"# files read: {user_file(home)}, .seqdedup.toml"
-    assert lines[1] == "# profile: k8s (in the files: k8s, ci)"
+    assert lines[1] == "# profile: k8s (in the files: k8s, ci; built in: logs)"
     where = "config file '.seqdedup.toml', line"
     assert f"window-size = 5  # {where} 4, 'window-size'" in lines  # the profile's
     assert "quiet = true  # the command line" in lines

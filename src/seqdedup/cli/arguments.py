@@ -202,10 +202,10 @@ def _fold_options(args: argparse.Namespace, named: bool) -> dict[str, object]:
     every = getattr(args, "fold_every", None)
     idle = getattr(args, "fold_idle", None)
     for option, value in (("--fold-every", every), ("--fold-idle", idle)):
-        if value is not None and not fold:
-            raise UsageError(f"{option} requires --fold")
         if value is not None and value < 0:
             raise UsageError(f"{option} must be 0 or more, got {value:g}")
+        if value is not None and not fold:
+            raise UsageError(f"{option} requires --fold")
     return {
         "fold": fold,
         "fold_format": getattr(args, "fold_format", None),

@@ -110,12 +110,13 @@ def complete_presets(prefix: str, **_: object) -> list[str]:
 
 
 def complete_profiles(prefix: str, **_: object) -> list[str]:
-    """The profiles that the settings files in effect define."""
+    """The built-in profiles and those the settings files in effect define."""
     import tomllib
 
     from seqdedup.base.settings_paths import project_file, user_settings_file
+    from seqdedup.cli.configfile import BUILT_IN_PROFILES
 
-    found: list[str] = []
+    found = [name for name in BUILT_IN_PROFILES if name.startswith(prefix)]
     for path in (user_settings_file(), project_file()):
         try:
             with open(path or "", "rb") as file:

@@ -88,7 +88,8 @@ def read_settings(
     options = _long_options(parser)
     paths = [Path(name) for name in names]
     found = FileSettings(paths, profile)
-    profile_found = profile is None
+    profile_found = profile is None or profile in BUILT_IN_PROFILES
+    built_in_at: int | None = None  # where a built-in profile's settings go in the order
     trusted: list[str] = []
     for path in paths:
         guarded = str(path) == project and not _trusts(trusted, project)
@@ -109,6 +110,8 @@ def read_settings(
             found.profiles.append(name)
             profile_found = profile_found or name == profile
         for table, name, applies in tables:
+            if applies and name and built_in_at is None:
+                built_in_at = len(found.settings)  # (the files' own table refines it)
             for key, value in table.items():
                 setting = _setting(path, text, name, key, value, options)
                 if not applies:  # checked all the same
@@ -117,6 +120,9 @@ def read_settings(
                     found.refused.append(setting)
                     continue
                 found.settings.append(setting)
+    if profile in BUILT_IN_PROFILES:
+        at = len(found.settings) if built_in_at is None else built_in_at
+        found.settings[at:at] = built_in_settings(profile, options)
     if found.refused:
         keys = ", ".join(dict.fromkeys(s.key for s in found.refused))
         found.refusal = (
@@ -128,6 +134,28 @@ def read_settings(
         where = ", ".join(str(p) for p in paths) or "no config file"
         raise UsageError(f"--profile {profile}: no [profile.{profile}] table in {where}")
     return found
+
+
+# Profiles every user has, chosen like a file's (``--profile logs``). ``logs``: what a
+# log needs to lose its repeats (docs/reference.md, "The logs profile", has the figures
+# it was chosen by): numbers, ids, addresses and timestamps masked in the keys, and the
+# window by size, so a repeat is a stretch of at least 64 bytes of such keys; each run
+# of repeats folded into one counted line. A file's own [profile.logs] table applies
+# after it.
+BUILT_IN_PROFILES = {
+    "logs": 'window-size = "auto"\nnormalize = "all"\nfold = true\n',
+}
+BUILT_IN = Path("<built-in>")
+
+
+def built_in_settings(profile: str, options: dict[str, argparse.Action]) -> list[Setting]:
+    import tomllib
+
+    text = BUILT_IN_PROFILES[profile]
+    return [
+        _setting(BUILT_IN, text, "", key, value, options)
+        for key, value in tomllib.loads(text).items()
+    ]
 
 
 def _trusted(path: Path, text: str, value: Any) -> list[str]:
@@ -281,7 +309,10 @@ def describe(
 
     lines = ["# files read: " + (", ".join(str(p) for p in settings.files) or "none")]
     available = ", ".join(dict.fromkeys(settings.profiles)) or "none"
-    lines.append(f"# profile: {settings.profile or 'none'} (in the files: {available})")
+    built_in = ", ".join(BUILT_IN_PROFILES)
+    lines.append(
+        f"# profile: {settings.profile or 'none'} (in the files: {available}; built in: {built_in})"
+    )
     last = {s.dest: k for k, s in enumerate(settings.settings)}
     for key, action in _long_options(parser).items():
         if action.dest == "help" or key != _first_long(action):
@@ -422,6 +453,8 @@ def _error(path: Path, text: str, key: str, table: str, message: str) -> ConfigF
 
 
 def _where(setting: Setting) -> str:
+    if setting.path == BUILT_IN:
+        return f"the built-in profile, '{setting.key}'"
     line = f", line {setting.line}" if setting.line else ""
     return f"config file '{setting.path}'{line}, '{setting.key}'"
 

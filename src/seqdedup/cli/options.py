@@ -126,7 +126,10 @@ def _config_options(parser: argparse.ArgumentParser) -> None:
     )
     files.add_argument("--no-config", action="store_true", help="read no settings file")
     files.add_argument(
-        "--profile", metavar="NAME", help="also apply the files' [profile.NAME] tables"
+        "--profile",
+        metavar="NAME",
+        help="also apply the files' [profile.NAME] tables; built in: logs (-w auto "
+        "--normalize all --fold)",
     )
     files.add_argument(
         "--show-config",

@@ -381,7 +381,6 @@ def with_config_files(
         return None
     if not before:
         return args
-    config_from_args(args)  # (an error of the command line itself is its own)
 
     def check(arguments: list[str]) -> None:
         config_from_args(parser.parse_args([*arguments, *command_line]))
@@ -389,7 +388,8 @@ def with_config_files(
     try:
         combined = parser.parse_args([*before, *command_line])
         config_from_args(combined)
-    except UsageError as exc:
+    except UsageError as exc:  # (the command line's own error first; what it needs
+        config_from_args(args)  # from the files, --fold-idle from a profile's fold, is none)
         raise blame(settings, check, str(exc)) from None
     return combined
 
