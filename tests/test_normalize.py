@@ -85,6 +85,136 @@ EXAMPLES = [
 ]
 
 
+# Timestamps as real systems write them (--normalize timestamp): the line, and the text
+# that must become one <TIMESTAMP>. From loghub's logs (tests/data/loghub and its other
+# systems), the standard formats of common software, and their variants.
+REAL_TIMESTAMPS = [
+    ("03-17 16:13:38.811  1702  2395 D WindowManager: x", "03-17 16:13:38.811"),  # Android
+    ("[Sun Dec 04 04:47:44 2005] [notice] workerEnv.init() ok", "Sun Dec 04 04:47:44 2005"),
+    ("081109 203615 148 INFO dfs.DataNode$PacketResponder: x", "081109 203615"),  # HDFS
+    ("2015-10-18 18:01:47,978 INFO [main] org.apache.hadoop", "2015-10-18 18:01:47,978"),
+    ("Jun 14 15:16:01 combo sshd(pam_unix)[19939]: authentication", "Jun 14 15:16:01"),
+    ("Dec 10 06:55:46 LabSZ sshd[24200]: reverse mapping", "Dec 10 06:55:46"),  # OpenSSH
+    ("[10.30 16:49:06] chrome.exe - proxy.cse.cuhk.edu.hk:5070 open", "10.30 16:49:06"),
+    ("17/06/09 20:10:40 INFO executor.CoarseGrainedExecutorBackend", "17/06/09 20:10:40"),
+    ("- 1117838570 2005.06.03 R02-M1-N0-C:J12-U11 RAS KERNEL INFO", "1117838570"),  # BGL
+    ("2005.06.03 R02-M1-N0-C:J12-U11 RAS KERNEL", "2005.06.03"),  # a dotted date
+    ("R02-M1-N0-C:J12-U11 2005-06-03-15.42.50.675872 R02-M1-N0", "2005-06-03-15.42.50.675872"),
+    ("20171223-22:15:29:606|Step_LSC|30002312|onStandStepChanged", "20171223-22:15:29:606"),
+    ("1077804742 node-246 unix.hw state_change.unavailable", "1077804742"),  # HPC
+    ("- 1131566461 2005.11.09 dn228 Nov 9 12:01:01 dn228/dn228 crond", "1131566461"),
+    ("- 1131566461 2005.11.09 dn228 Nov 9 12:01:01 dn228/dn228 crond", "Nov 9 12:01:01"),
+    ("2016-09-28 04:30:30, Info                  CBS    Loaded Servicing", "2016-09-28 04:30:30"),
+    ("2015-07-29 17:41:44,747 - INFO  [QuorumPeer[myid=1]", "2015-07-29 17:41:44,747"),
+    ("nova-api.log 2017-05-16 00:00:00.008 25746 INFO nova.osapi", "2017-05-16 00:00:00.008"),
+    ("Jul  1 09:00:55 calvisitor-10-105-160-95 kernel[0]: AppleThunderbolt", "Jul  1 09:00:55"),
+    ("Nov 22 09:00:01.123456 host app[12]: ready", "Nov 22 09:00:01.123456"),  # syslog
+    ("<34>1 2026-12-06T07:34:21.003Z host app 123 ID47 - msg", "2026-12-06T07:34:21.003Z"),
+    ("2026-12-06T07:34:21+01:00 host kernel: eth0 up", "2026-12-06T07:34:21+01:00"),
+    ("2026-12-06T07:34:21.123456789Z stdout F GET /healthz", "2026-12-06T07:34:21.123456789Z"),
+    ("2026-12-06 07:34:21.123456+0000 [INFO] worker", "2026-12-06 07:34:21.123456+0000"),
+    ("2026-12-06 07:34:21,123 - app.module - WARNING - slow", "2026-12-06 07:34:21,123"),
+    ("2026-12-06 07:34:21 UTC [123] LOG:  checkpoint starting", "2026-12-06 07:34:21"),
+    ("2026-12-06T07:34Z cron started", "2026-12-06T07:34Z"),  # minutes only
+    ("2026-12-06 ended", "2026-12-06"),  # a date alone
+    ("2009/11/10 23:00:00 Hello, log", "2009/11/10 23:00:00"),  # Go's log package
+    ("2009/11/10 23:00:00.123456 main.go:12: Hello", "2009/11/10 23:00:00.123456"),
+    ("I1206 03:27:25.123456 1 main.go:42] Starting", "I1206 03:27:25.123456"),  # glog
+    ("E0101 00:00:00.000001    7 server.go:1] failed", "E0101 00:00:00.000001"),
+    ("W1231 23:59:59.999999 12 x.go:3] slow", "W1231 23:59:59.999999"),
+    (
+        '10.0.0.7 - - [22/Nov/2026:09:00:01 +0000] "GET / HTTP/1.1" 200',
+        "22/Nov/2026:09:00:01 +0000",
+    ),
+    ("[06/Dec/2026:07:34:21 -0800] GET /", "06/Dec/2026:07:34:21 -0800"),
+    ("2026/12/06 07:34:21 [error] 1234#0: *5 connect() failed", "2026/12/06 07:34:21"),  # nginx
+    ("[Mon Dec 07 10:00:00.123456 2026] [core:error] [pid 1]", "Mon Dec 07 10:00:00.123456 2026"),
+    ("Thu Dec  3 12:00:01 2026 backup done", "Thu Dec  3 12:00:01 2026"),  # ctime, day < 10
+    ("Dec 06 07:34:21 myhost systemd[1]: Started", "Dec 06 07:34:21"),  # journald
+    ("1733470461 job started", "1733470461"),  # epoch seconds at the start
+    ("1733470461123 job started", "1733470461123"),  # epoch milliseconds at the start
+    ("12:00:01.500 worker 3 ready", "12:00:01.500"),  # a time of day
+    ("took until 9:05:07 to finish", "9:05:07"),
+    ("06.12.26 07:34:21 INFO start", "06.12.26 07:34:21"),  # a dotted short date
+]
+
+# ... and numbers that are no timestamp: each line, and the text that must stay as it is
+# under --normalize timestamp (a time of day beside it may still be masked)
+NOT_TIMESTAMPS = [
+    ("sshd[24200]: pid 1733470461 died", "1733470461"),  # like an epoch, mid-line
+    ("application_1445144423722_0020 finished", "1445144423722"),  # an application id
+    ("listening on 0.0.0.0:8080 and :9090", "0.0.0.0:8080 and :9090"),  # ports
+    ("served 200 in 12ms, 1733470461 bytes", "1733470461"),
+    ("version 2026.12.06.1 installed", "2026.12.06.1"),  # a version, not a date
+    ("path 2026/12/06/17/report.txt", "2026/12/06/17"),
+    ("order 20171223 shipped", "20171223"),  # eight digits mid-line
+    ("20171399-22:15:29:606 bad month", "20171399"),  # compact, month 13
+    ("081109 243615 bad hour", "081109 243615"),  # compact, hour 24
+    ("081309 203615 bad month", "081309 203615"),
+    ("I1306 03:27:25.123456 bad month", "I1306"),
+    ("X1206 03:27:25.123456 no level", "X1206"),
+    ("4117838570 past 2096", "4117838570"),  # an epoch out of range
+    ("12345678901 eleven digits", "12345678901"),
+    ("ratio 10.30 of 16", "10.30"),  # a short date needs a time beside it
+    ("1.2.3.4 is an address", "1.2.3.4"),
+    ("Sunday Dec 04 nothing", "Sunday Dec 04"),
+]
+
+
+@pytest.mark.parametrize(("line", "stamp"), REAL_TIMESTAMPS)
+def test_real_timestamps_are_one_placeholder(line, stamp):
+    """The stamp is one placeholder: the line normalises as the line with the stamp
+    already replaced does (other stamps in it masked the same in both)."""
+    assert stamp in line
+    marked = line.replace(stamp, "<TIMESTAMP>", 1).encode()
+    for name, normalize in implementations():
+        got = normalize(line.encode(), CLASSES["timestamp"])
+        assert got == normalize(marked, CLASSES["timestamp"]), (name, got)
+
+
+@pytest.mark.parametrize(("line", "kept"), NOT_TIMESTAMPS)
+def test_numbers_that_are_no_timestamp_stay(line, kept):
+    assert kept in line
+    for name, normalize in implementations():
+        assert kept in normalize(line.encode(), CLASSES["timestamp"]).decode(), name
+
+
+@pytest.mark.parametrize(("line", "stamp"), REAL_TIMESTAMPS)
+def test_each_real_timestamp_reads_as_seconds(line, stamp):
+    """Fold lines, --fold-every TIME, the page's time axis and diff's spans read the
+    first timestamp of a record as seconds: every form of the table gives a number."""
+    from seqdedup.config.normalize import first_timestamp, timestamp_seconds
+
+    assert timestamp_seconds(first_timestamp(line.encode())) is not None
+
+
+@pytest.mark.parametrize(
+    ("earlier", "later", "seconds"),
+    [
+        ("20171223-22:15:29:606", "20171223-22:15:30:106", 0.5),
+        ("081109 203615", "081109 203715", 60),
+        ("2005-06-03-15.42.50.675872", "2005-06-03-15.42.51.675872", 1),
+        ("Sun Dec 04 04:47:44 2005", "Mon Dec 05 04:47:44 2005", 86400),
+        ("I1206 03:27:25.5", "I1206 03:27:26", 0.5),
+        ("1733470461", "1733470462", 1),
+        ("1733470461123", "1733470461623", 0.5),
+        ("2009/11/10 23:00:00", "2009/11/11 00:00:00", 3600),
+        ("10.30 16:49:06", "10.30 16:49:16", 10),
+        ("Jun 14 15:16:01", "Jun 14 15:16:02", 1),
+    ],
+)
+def test_timestamps_of_one_form_differ_by_their_time(earlier, later, seconds):
+    from seqdedup.config.normalize import timestamp_seconds
+
+    first, second = timestamp_seconds(earlier), timestamp_seconds(later)
+    assert first is not None and second is not None
+    assert second - first == pytest.approx(seconds)
+
+
+def test_the_tables_are_as_long_as_promised():
+    assert len(REAL_TIMESTAMPS) >= 40 and len(NOT_TIMESTAMPS) >= 15
+
+
 def implementations():
     found = [("python", normalize_py)]
     engine = kernel.load()
@@ -132,6 +262,28 @@ PIECES = [
     "+0000",
     "\u00e9",
     "\udcff",
+    # the forms of real systems (dates with slashes and dots, ctime's weekday and year,
+    # glog, compact dates, epochs, short dates)
+    "Sun",
+    "Thu",
+    "Wed ",
+    "I",
+    "W",
+    "E1206",
+    "2005.06.03",
+    "2009/11/10",
+    "-15.42.50",
+    "1117838570",
+    "1445144423722",
+    "20171223",
+    "081109",
+    "203615",
+    "10.30",
+    "17/06",
+    "03-17",
+    "23",
+    "59",
+    "13",
 ]
 texts = st.lists(st.sampled_from(PIECES), max_size=16).map(
     lambda parts: "".join(parts).encode("utf-8", "surrogateescape")

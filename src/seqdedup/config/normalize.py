@@ -37,19 +37,41 @@ _D = "[0-9]"
 _H = "[0-9A-Fa-f]"
 _MONTH = "(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
 _FRACTION = "(?:[.,][0-9]++)?+"
+_WEEKDAY = "(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)"
+_MM = "(?:0[1-9]|1[0-2])"  # a month, a day, an hour, a minute or second: in range
+_DD = "(?:0[1-9]|[12][0-9]|3[01])"
+_HH = "(?:[01][0-9]|2[0-3])"
+_MS = "[0-5][0-9]"
+_CLOCK = rf"{_D}{{2}}:{_D}{{2}}(?::{_D}{{2}}{_FRACTION})?+"  # (ISO's: seconds optional)
+_ZONE = rf"(?:Z|[+-]{_D}{{2}}(?::?{_D}{{2}})?+)?+"
 _PATTERNS = {
     TIMESTAMP: [
         # ISO 8601 / RFC 3339: a date, optionally a time ('T' or space), seconds,
-        # fraction, zone
+        # fraction, zone; or a time after '-' with dots (DB2: 2005-06-03-15.42.50.675872)
         rf"(?<![0-9]){_D}{{4}}-{_D}{{2}}-{_D}{{2}}"
-        rf"(?:[T ]{_D}{{2}}:{_D}{{2}}(?::{_D}{{2}}{_FRACTION})?+"
-        rf"(?:Z|[+-]{_D}{{2}}(?::?{_D}{{2}})?+)?+)?+(?![0-9])",
+        rf"(?:[T ]{_CLOCK}{_ZONE}|-{_D}{{2}}\.{_D}{{2}}\.{_D}{{2}}(?:\.[0-9]++)?+)?+(?![0-9])",
+        # a date with slashes or dots (Go's log: 2009/11/10 23:00:00; 2005.06.03), a time
+        rf"(?<![0-9]){_D}{{4}}(?P<sep>[/.]){_D}{{2}}(?P=sep){_D}{{2}}(?:[T ]{_CLOCK})?+"
+        r"(?![0-9]|[-/.][0-9])",  # (2026.12.06.1 is a version, 2026/12/06/x a path)
         # common log format: 22/Nov/2026:09:00:01 +0000
         rf"(?<![0-9]){_D}{{2}}/{_MONTH}/{_D}{{4}}:{_D}{{2}}:{_D}{{2}}:{_D}{{2}}"
         rf"(?: [+-]{_D}{{4}})?+(?![0-9])",
-        # syslog: Nov 22 09:00:01, Nov  2 09:00:01
-        rf"(?<![A-Za-z]){_MONTH} {{1,2}}+{_D}{{1,2}}+ {_D}{{2}}:{_D}{{2}}:{_D}{{2}}"
-        r"(?:\.[0-9]++)?+(?![0-9])",
+        # syslog: Nov 22 09:00:01, Nov  2 09:00:01; ctime: Sun Dec 04 04:47:44 2005
+        rf"(?<![A-Za-z])(?:{_WEEKDAY} )?+{_MONTH} {{1,2}}+{_D}{{1,2}}+ "
+        rf"{_D}{{2}}:{_D}{{2}}:{_D}{{2}}(?:\.[0-9]++)?+(?: {_D}{{4}}(?![0-9]))?+(?![0-9])",
+        # at the key's start only (a number elsewhere is not taken for a time): Go's
+        # glog (I1206 03:27:25.123456), compact dates (20171223-22:15:29:606, 081109
+        # 203615), epoch seconds or milliseconds (2001-2096)
+        rf"^[IWEF]{_MM}{_DD} {_HH}:{_MS}:{_MS}(?:\.[0-9]++)?+(?![0-9])",
+        rf"^{_D}{{4}}{_MM}{_DD}-{_HH}:{_MS}:{_MS}(?::{_D}{{3}})?+(?![0-9])",
+        rf"^{_D}{{2}}{_MM}{_DD} {_HH}{_MS}{_MS}(?![0-9])",
+        rf"^[1-3]{_D}{{9}}(?:{_D}{{3}})?+(?![0-9])",
+        # ... or an epoch beside a date (BGL: - 1117838570 2005.06.03 ...)
+        rf"(?<![0-9A-Za-z.])[1-3]{_D}{{9}}(?:{_D}{{3}})?+(?= {_D}{{4}}[-/.]{_D}{{2}}[-/.]{_D}{{2}}"
+        rf"(?![0-9]))",
+        # a short date beside a time: 10.30 16:49:06, 17/06/09 20:10:40, 03-17 16:13:38.811
+        rf"(?<![0-9]){_D}{{2}}(?P<short>[-/.]){_D}{{2}}(?:(?P=short){_D}{{2}})?+ "
+        rf"{_D}{{1,2}}+:{_D}{{2}}:{_D}{{2}}{_FRACTION}(?![0-9])",
         # a time of day: 9:00:01, 09:00:01.123
         rf"(?<![0-9]){_D}{{1,2}}+:{_D}{{2}}:{_D}{{2}}{_FRACTION}(?![0-9])",
     ],
@@ -239,25 +261,59 @@ def timestamp_finder(kernel: ModuleType | None) -> Callable[[bytes], str]:
 
 def timestamp_seconds(text: str) -> float | None:
     """A timestamp the ``timestamp`` class found, as seconds: ISO 8601 (without a zone:
-    UTC), common log format, syslog or a time of day (the year 1900 for the last two:
-    only differences are read); None for none."""
+    UTC), epoch seconds or milliseconds, and the other forms of :data:`_PATTERNS` (a form
+    without a year or a date: the year 1900, only differences are read); None for none."""
     from datetime import UTC, datetime
 
     if not text:
         return None
+    if text.isdigit():  # epoch seconds, or milliseconds
+        return int(text) / (1000 if len(text) == 13 else 1)
     try:
         found = datetime.fromisoformat(text.replace(",", "."))
     except ValueError:
-        whole, _, fraction = text.partition(".")
+        whole, fraction = _split_fraction(text)
         for form in _TIME_FORMS:
             try:
                 found = datetime.strptime(" ".join(whole.split()), form)
             except ValueError:
                 continue
             seconds = found.replace(tzinfo=found.tzinfo or UTC).timestamp()
-            return seconds + (float("0." + fraction) if fraction.isdigit() else 0.0)
+            return seconds + (float("0." + fraction) if fraction else 0.0)
         return None
     return (found if found.tzinfo is not None else found.replace(tzinfo=UTC)).timestamp()
 
 
-_TIME_FORMS = ("%d/%b/%Y:%H:%M:%S %z", "%d/%b/%Y:%H:%M:%S", "%b %d %H:%M:%S", "%H:%M:%S")
+def _split_fraction(text: str) -> tuple[str, str]:
+    """A timestamp without its fraction of a second (after the seconds: ``.123``,
+    ``,123``, or ``:606`` of a compact form), and that fraction's digits."""
+    found = re.search(r"(?<=:[0-9]{2}:[0-9]{2})[.,:]([0-9]+)(?=$| [0-9]{4}$)", text)
+    if found is None:
+        found = re.search(r"(?<=[0-9]{2}\.[0-9]{2}\.[0-9]{2})\.([0-9]+)$", text)  # (DB2's)
+    if found is None:
+        return (text[1:] if text[:1] in ("I", "W", "E", "F") else text), ""
+    whole = text[: found.start()] + text[found.end() :]
+    return (whole[1:] if whole[:1] in ("I", "W", "E", "F") else whole), found.group(1)
+
+
+_TIME_FORMS = (
+    "%d/%b/%Y:%H:%M:%S %z",
+    "%d/%b/%Y:%H:%M:%S",
+    "%b %d %H:%M:%S",
+    "%a %b %d %H:%M:%S %Y",  # ctime
+    "%b %d %H:%M:%S %Y",
+    "%Y/%m/%d %H:%M:%S",
+    "%Y/%m/%d %H:%M",
+    "%Y.%m.%d %H:%M:%S",
+    "%Y/%m/%d",
+    "%Y.%m.%d",
+    "%Y-%m-%d-%H.%M.%S",  # DB2
+    "%Y%m%d-%H:%M:%S",
+    "%y%m%d %H%M%S",
+    "%m%d %H:%M:%S",  # glog (its level letter taken off)
+    "%y/%m/%d %H:%M:%S",
+    "%m-%d %H:%M:%S",
+    "%m.%d %H:%M:%S",
+    "%d.%m.%y %H:%M:%S",
+    "%H:%M:%S",
+)
