@@ -111,6 +111,25 @@ def test_the_tools_reduce_expand_top_and_suggest(tmp_path):
     assert gone.is_error
 
 
+def test_the_top_tool_finds_the_repeats_of_a_real_log(tmp_path):
+    """A real log (Hadoop, from loghub): every line has its own timestamp, so compared as
+    they are nothing repeats ten lines long; the tool masks them by default."""
+    root = tmp_path / "logs"
+    root.mkdir()
+    data = Path(__file__).resolve().parent / "data" / "loghub" / "Hadoop_2k.log"
+    (root / "hadoop.log").write_bytes(data.read_bytes())
+
+    async def body(client):
+        masked = await client.call_tool("top", {"path": "hadoop.log", "count": 5})
+        exact = await client.call_tool("top", {"path": "hadoop.log", "normalize": ""})
+        return masked, exact
+
+    masked, exact = run_client(root, tmp_path / "removed.db", body)
+    rows = structured(masked)["result"]
+    assert len(rows) == 5 and all(row["removed"] >= 10 for row in rows)
+    assert structured(exact)["result"] == []
+
+
 def test_a_keep_pattern_that_backtracks_without_end_is_a_tool_error(tmp_path):
     """The reduce tool's `keep` patterns are matched line by line under the time limit
     of every user pattern (5 s a line): (a+)+$ on 40 'a' and a 'b' would run for ages;

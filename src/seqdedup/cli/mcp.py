@@ -153,11 +153,14 @@ def expand_tool(store_path: Path, reference: str) -> dict[str, Any]:
     }
 
 
-def top_tool(roots: Roots, path: str, window: int, count: int) -> list[dict[str, Any]]:
+def top_tool(
+    roots: Roots, path: str, window: int, count: int, normalize: str | None = "all"
+) -> list[dict[str, Any]]:
     """The ``top`` tool: see :func:`build_server`."""
     from seqdedup.api import Deduplicator
 
-    dedup = Deduplicator(window_size=window, max_history=None, top=count)
+    steps = (("normalize", normalize),) if normalize else ()
+    dedup = Deduplicator(window_size=window, max_history=None, top=count, key_steps=steps)
     dedup.feed_bytes(roots.file(path).read_bytes())
     dedup.flush_bytes()
     return [dict(row) for row in dedup.stats.top_sequences or []]
@@ -307,10 +310,14 @@ def _add_lookups(
     """The tools that look a file or the store up: top, suggest, diff, clear_store."""
 
     @tool
-    def top(path: str, window: int = 10, count: int = 10) -> list[dict[str, Any]]:
+    def top(
+        path: str, window: int = 10, count: int = 10, normalize: str | None = "all"
+    ) -> list[dict[str, Any]]:
         """The sequences of `window` or more lines that repeat most in a file (records
-        removed, times seen, length, where first seen)."""
-        return guarded(top_tool, roots, path, window, count)
+        removed, times seen, length, where first seen). `normalize`: classes masked
+        before comparing (default all: lines that differ only in timestamps, ids and
+        numbers repeat; "" compares the lines as they are)."""
+        return guarded(top_tool, roots, path, window, count, normalize)
 
     @tool
     def suggest(path: str) -> dict[str, Any]:
