@@ -800,3 +800,56 @@ def test_fold_events_are_objects_with_the_lines_fields(engine, options):
         assert event["id"].encode() in line and event["digest"].startswith(event["id"])
         assert b"%d record" % event["removed"] in line
         assert event["copies"] * event["length"] + event["extra"] == event["removed"]
+
+
+# -- JSON records get JSON fold lines ------------------------------------------------
+def _json_log(count: int = 30) -> bytes:
+    import json
+
+    lines = [
+        json.dumps({"ts": f"2026-11-22T09:00:{i:02d}Z", "level": "info", "msg": "abc"[i % 3]})
+        for i in range(count)
+    ]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def _all_json(out: bytes) -> bool:
+    import json
+
+    return all(isinstance(json.loads(line), dict) for line in out.splitlines())
+
+
+def test_a_json_file_gets_json_fold_lines(run_cli, tmp_path):
+    """The first 100 records of the (named, regular) input all JSON objects: the fold
+    lines are JSON too, so the output stays a JSON stream (| jq)."""
+    path = tmp_path / "app.jsonl"
+    path.write_bytes(_json_log())
+    done = run_cli(["-q", "-w", "3", "--normalize", "timestamp", "--fold", str(path)])
+    assert done.returncode == 0 and b'"seqdedup": "fold"' in done.stdout
+    assert _all_json(done.stdout)
+
+
+def test_json_options_give_json_fold_lines_on_standard_input(run_cli):
+    done = run_cli(["-q", "-w", "3", "--json-ignore", "ts", "--fold"], _json_log())
+    assert b'"seqdedup": "fold"' in done.stdout and _all_json(done.stdout)
+
+
+@pytest.mark.parametrize(
+    ("args", "data", "named"),
+    [
+        # standard input is not read ahead of the run: text lines, as before
+        ([], _json_log(), False),
+        # a named format wins
+        (["--fold-format", "{removed} gone"], _json_log(), True),
+        # one record of the first 100 is no JSON object (the first, or an array)
+        ([], b"plain text\n" + _json_log(), True),
+        ([], _json_log().replace(b'{"ts"', b'[{"ts"', 1).replace(b"}\n", b"}]\n", 1), True),
+    ],
+)
+def test_text_fold_lines_otherwise(run_cli, tmp_path, args, data, named):
+    path = tmp_path / "app.log"
+    path.write_bytes(data)
+    command = ["-q", "-w", "3", "--normalize", "timestamp", "--fold", *args]
+    done = run_cli([*command, str(path)] if named else command, b"" if named else data)
+    assert done.returncode == 0 and b"seqdedup" not in done.stdout
+    assert b"[FOLDED: " in done.stdout or b" gone\n" in done.stdout

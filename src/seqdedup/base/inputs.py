@@ -104,3 +104,26 @@ def decoded_inputs(
     with contextlib.closing(sources_of(names, stdin)) as sources:
         for source in sources:
             yield from DecodedChunks(source, decompress)
+
+
+def first_records(name: str, delimiter: bytes, count: int, decompress: bool) -> list[bytes]:
+    """The first ``count`` complete records of the named regular file (decompressed as
+    a run reads it), from at most its first MiB; [] for standard input, a pipe or a
+    device (reading them here would take what the run reads) and for an unreadable
+    file (the run says why)."""
+    import stat
+
+    from seqdedup.base.records import DecodedChunks
+
+    try:
+        if name == "-" or not stat.S_ISREG(os.stat(name).st_mode):
+            return []
+        head = bytearray()
+        with open(name, "rb") as file:
+            for chunk in DecodedChunks(file, decompress):
+                head += chunk
+                if head.count(delimiter) >= count or len(head) >= 1 << 20:
+                    break
+    except (OSError, SeqdedupError):
+        return []
+    return bytes(head).split(delimiter)[:-1][:count]

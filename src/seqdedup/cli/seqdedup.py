@@ -37,9 +37,11 @@ def run(
 ) -> int:
     from seqdedup.api import Deduplicator, feed_inputs
     from seqdedup.cli.progress import ProgressLine, progress_wanted
+    from seqdedup.run.fold import fold_format_of
     from seqdedup.run.markers import EXPLAIN_COLOR, RESET, color_wanted
 
-    config = config_from_args(args)._replace(color=color_wanted(args.color, stdout))
+    config = fold_format_of(config_from_args(args), not args.no_decompress)
+    config = config._replace(color=color_wanted(args.color, stdout))
     colored = color_wanted(args.color, stderr)
 
     def explain(line: str) -> None:
@@ -88,11 +90,7 @@ def run(
 
 
 def _show(
-    args: argparse.Namespace,
-    config: Config,
-    stats: Stats,
-    stderr: TextIO,
-    head: InputHead | None = None,
+    args: argparse.Namespace, config: Config, stats: Stats, stderr: TextIO, head: InputHead | None
 ) -> None:
     """What a run shows on standard error: the statistics (and the hint), or --top."""
     from seqdedup.run.markers import color_wanted
@@ -288,7 +286,7 @@ def _follow(
     sink = _sink(args, stdout)
     picture = page.picture if page is not None else None
     stats = follow_file(config.inputs[0], sink, config, explainer, args.from_start, note, picture)
-    _show(args, config, stats, stderr)
+    _show(args, config, stats, stderr, None)
     if page is not None:
         _report_written(page, page.write(stats, sink.written), args, stderr)
     return _status(stats, config, stderr)

@@ -482,3 +482,31 @@ def run_folder(
         saver.add_sequence if saver is not None else None,
         kernel,
     )
+
+
+JSON_SNIFF = 100  # records of the first input looked at to tell a JSON log
+
+
+def fold_format_of(config: Config, decompress: bool = True) -> Config:
+    """``--fold`` without ``--fold-format`` on JSON records writes JSON fold lines (a
+    text line in a JSON stream breaks ``| jq``): when ``--json-key``/``--json-ignore``
+    is given, or the first 100 records of the first input, a named regular file, all
+    parse as JSON objects. Standard input is not read ahead of the run."""
+    if not config.fold or config.fold_format is not None or config.byte_mode:
+        return config
+    if config.json_key or config.json_ignore:
+        return config._replace(fold_format="json")
+    from seqdedup.base.inputs import first_records
+
+    records = first_records(config.inputs[0], config.delimiter, JSON_SNIFF, decompress)
+    return config._replace(fold_format="json") if json_objects(records) else config
+
+
+def json_objects(records: Sequence[bytes]) -> bool:
+    """Whether there are records and each is one JSON object."""
+    import json
+
+    try:
+        return bool(records) and all(isinstance(json.loads(r), dict) for r in records)
+    except ValueError:  # (UnicodeDecodeError and JSONDecodeError are ValueErrors)
+        return False
