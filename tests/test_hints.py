@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -63,12 +64,39 @@ def test_a_timestamped_log_that_finds_nothing_gets_one_hint_on_stderr():
     [
         ["-q", "-w", "3"],  # no statistics shown
         ["--stats-format", "json", "-w", "3"],  # a program reads stderr
-        ["-w", "3", "--normalize", "timestamp"],  # the user chose the keys
-        ["-w", "3", "--json-key", "msg"],
+        ["-w", "3", "--normalize", "timestamp"],  # the user's keys remove enough
     ],
 )
 def test_no_hint_where_it_does_not_belong(args):
     assert hint_lines(run(args, timestamped_log()).stderr) == []
+
+
+def test_keys_the_user_chose_get_the_hint_that_adds_every_class():
+    """-w 3 --normalize timestamp on a log whose repeated blocks carry a request id too:
+    the run removes nothing, and the hint says that adding --normalize all would (the
+    share it names is what such a run removes); the CI example, as the README's recipe
+    ran it, the same."""
+    rng = random.Random(4)
+    lines = []
+    for i in range(3000):
+        stamp = f"2026-11-26T10:{i // 60 % 60:02d}:{i % 60:02d}Z"
+        request = f"req={rng.getrandbits(48):012x}"
+        text = BLOCK[i % 3] if i % 12 < 3 else f"served {rng.randint(0, 10**9)}"
+        lines.append(f"{stamp} {request} {text}")
+    data = ("\n".join(lines) + "\n").encode()
+    (line,) = hint_lines(run(["-w", "3", "--normalize", "timestamp"], data).stderr)
+    assert line.startswith("seqdedup: lines still differ in their ids or numbers; ")
+    named = int(line.split("would remove ")[1].split("%")[0])
+    both = run(["-q", "-w", "3", "--normalize", "timestamp", "--normalize", "all"], data)
+    assert abs(named / 100 - (1 - both.stdout.count(b"\n") / 3000)) < 0.1
+    # a JSON path on a text log leaves every line its own key: the same hint
+    (line,) = hint_lines(run(["-w", "3", "--json-key", "msg"], timestamped_log()).stderr)
+    assert "adding --normalize all would remove" in line
+    example = Path(__file__).resolve().parent.parent / "examples" / "ci" / "failed.log"
+    recipe = run(["-w", "auto", "--normalize", "timestamp", "--fold"], example.read_bytes())
+    assert [line.split(";")[0] for line in hint_lines(recipe.stderr)] == [
+        "seqdedup: lines still differ in their ids or numbers"
+    ]
 
 
 def test_no_hint_when_nothing_would_be_gained_or_the_run_already_removes():

@@ -9,7 +9,8 @@ normalisation added: when that removes at least 20% more of the sample, the comm
 says so in one line on standard error. The sample is at most 100,000 records and at
 most a 400th of the run's records (at least 1,000), so that the check costs a few
 per cent of the run: the timestamp class first, then all classes at once, then (only
-when all of them help) each class alone to name it.
+when all of them help) each class alone to name it. Keys the user chose are kept, and
+``--normalize all`` is tried added to them.
 """
 
 from __future__ import annotations
@@ -65,11 +66,11 @@ def normalization_hint(config: Config, stats: Stats, head: InputHead) -> str | N
     """The line to say after this run (without the program's name), or None."""
     if not stats.total or stats.skipped >= REMOVED_BELOW * stats.total:
         return None
-    if config.key_steps or config.json_key or config.json_ignore or config.hash_transform:
-        return None  # (the user chose the keys)
     records = head.records(config.delimiter, sample_size(stats.total))
     if len(records) < 2:
         return None
+    if config.key_steps or config.json_key or config.json_ignore or config.hash_transform:
+        return _more_classes_hint(config, records)  # (the user chose the keys)
     base = _removed(config, records, "")
     varying = _varying_fields(records)
     if varying:  # JSON objects: leave out the fields that change from record to record
@@ -125,6 +126,21 @@ def _varying_fields(records: list[bytes]) -> list[str]:
     return sorted(varying[:VARYING_MAX])
 
 
+def _more_classes_hint(config: Config, records: list[bytes]) -> str | None:
+    """Keys the user chose that still leave the lines apart (``-w auto --normalize
+    timestamp`` on a log with request ids): the line naming ``--normalize all`` added
+    to them, when that removes at least 20% more of the sample."""
+    added = (*config.key_steps, ("normalize", "all"))
+    base = _removed(config, records, steps=config.key_steps)
+    share = _removed(config, records, steps=added)
+    if share - base < GAIN_AT_LEAST:
+        return None
+    return (
+        "lines still differ in their ids or numbers; adding --normalize all would remove "
+        f"{int(share * 100)}% (seqdedup --suggest-window for more)"
+    )
+
+
 def _line(name: str, share: float) -> str:
     what = CLASSES.get(name, "timestamps, ids or numbers")
     return (
@@ -133,12 +149,18 @@ def _line(name: str, share: float) -> str:
     )
 
 
-def _removed(config: Config, records: list[bytes], normalize: str) -> float:
-    """The share of ``records`` the run's rule removes, with ``normalize`` added to
-    its keys (nothing reported, nothing saved)."""
+def _removed(
+    config: Config,
+    records: list[bytes],
+    normalize: str = "",
+    steps: tuple[tuple[str, str], ...] | None = None,
+) -> float:
+    """The share of ``records`` the run's rule removes, with ``normalize`` as its keys'
+    steps (or ``steps`` when given; nothing reported, nothing saved)."""
     from seqdedup.run.assembled import count_removed
 
-    steps = (("normalize", normalize),) if normalize else ()
+    if steps is None:
+        steps = (("normalize", normalize),) if normalize else ()
     return count_removed(config.quiet()._replace(key_steps=steps), records) / len(records)
 
 
