@@ -624,6 +624,33 @@ def test_top_is_the_same_on_the_chunk_path_and_the_record_path(run_cli, engine):
 
 
 @pytest.mark.parametrize("engine", ["c", "python"])
+def test_top_names_every_rows_first_record_on_a_named_file(run_cli, engine, tmp_path):
+    """The same input as a named file: a sequence first removed inside a longer run has
+    no run of its own to take a first record from; it is read from the file where the
+    sequence was first seen, so every row has one (standard input cannot be read again:
+    above). Several inputs: each row's from its own."""
+    import random
+
+    rng = random.Random(7)
+    data = b"".join(
+        b"%s %d\n" % (rng.choice([b"a", b"b", b"c", b"d"]), rng.randrange(3)) for _ in range(3000)
+    )
+    first, second = tmp_path / "one.log", tmp_path / "two.log"
+    first.write_bytes(data)
+    second.write_bytes(data[::-1][1:] + b"\n")
+    env = {**user_env(), "SEQDEDUP_ENGINE": engine}
+    for names in ([first], [first, second]):
+        args = ["-q", "-w", "3", "--top", "25", "--stats-format", "json", *map(str, names)]
+        rows = json.loads(run_cli(args, b"", env=env).stderr)["top_sequences"]
+        assert rows and all(row["first_record"] is not None for row in rows)
+        for row in rows:
+            seen = row["first_seen"]
+            path = tmp_path / seen.get("file", str(first)).rsplit("/", 1)[-1]
+            line = path.read_bytes().split(b"\n")[seen["lines"][0] - 1]
+            assert row["first_record"] == line.decode()
+
+
+@pytest.mark.parametrize("engine", ["c", "python"])
 @pytest.mark.parametrize("extra", [[], ["--bypass", "^zzz"], ["--fold"]])
 def test_top_shows_a_runs_first_record_that_is_not_blank(run_cli, engine, extra):
     """A repeated block that begins with an empty line: --top shows its first record

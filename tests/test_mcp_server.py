@@ -127,6 +127,12 @@ def test_the_top_tool_finds_the_repeats_of_a_real_log(tmp_path):
     masked, exact = run_client(root, tmp_path / "removed.db", body)
     rows = structured(masked)["result"]
     assert len(rows) == 5 and all(row["removed"] >= 10 for row in rows)
+    from seqdedup.config.normalize import ALL, normalize_py
+
+    lines = data.read_bytes().split(b"\n")
+    for row in rows:  # each row's first record: a copy of the line first seen (masked)
+        seen = lines[row["first_seen"]["lines"][0] - 1]
+        assert normalize_py(row["first_record"].encode(), ALL) == normalize_py(seen, ALL)
     assert structured(exact)["result"] == []
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Generator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from typing import IO
 
 from seqdedup.base.errors import SeqdedupError
@@ -127,3 +127,25 @@ def first_records(name: str, delimiter: bytes, count: int, decompress: bool) -> 
     except (OSError, SeqdedupError):
         return []
     return bytes(head).split(delimiter)[:-1][:count]
+
+
+def named_chunks(name: str) -> Iterator[bytes] | None:
+    """A named regular file's bytes again, in chunks (decompressed as a run reads it);
+    None for standard input, a pipe or a device, which cannot be read twice, and for a
+    file that cannot be opened now."""
+    import stat
+
+    from seqdedup.base.records import DecodedChunks
+
+    try:
+        if name == "-" or not stat.S_ISREG(os.stat(name).st_mode):
+            return None
+        file = open(name, "rb")  # noqa: SIM115 (closed when the chunks are)
+    except OSError:
+        return None
+
+    def chunks() -> Iterator[bytes]:
+        with file:
+            yield from DecodedChunks(file)
+
+    return chunks()

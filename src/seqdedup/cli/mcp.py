@@ -158,12 +158,16 @@ def top_tool(
 ) -> list[dict[str, Any]]:
     """The ``top`` tool: see :func:`build_server`."""
     from seqdedup.api import Deduplicator
+    from seqdedup.run.top import fill_first_records
 
     steps = (("normalize", normalize),) if normalize else ()
     dedup = Deduplicator(window_size=window, max_history=None, top=count, key_steps=steps)
-    dedup.feed_bytes(roots.file(path).read_bytes())
+    data = roots.file(path).read_bytes()
+    dedup.feed_bytes(data)
     dedup.flush_bytes()
-    return [dict(row) for row in dedup.stats.top_sequences or []]
+    rows = dedup.stats.top_sequences or []
+    fill_first_records(rows, lambda _: [data], b"\n", "-")  # (every row names its text)
+    return [dict(row) for row in rows]
 
 
 def suggest_tool(roots: Roots, path: str) -> dict[str, Any]:

@@ -37,11 +37,13 @@ def run(
 ) -> int:
     from seqdedup.api import Deduplicator, feed_inputs
     from seqdedup.cli.progress import ProgressLine, progress_wanted
-    from seqdedup.run.fold import fold_format_of
     from seqdedup.run.markers import EXPLAIN_COLOR, RESET, color_wanted
 
-    config = fold_format_of(config_from_args(args), not args.no_decompress)
-    config = config._replace(color=color_wanted(args.color, stdout))
+    config = config_from_args(args)._replace(color=color_wanted(args.color, stdout))
+    if config.fold:  # (JSON records get JSON fold lines)
+        from seqdedup.run.fold import fold_format_of
+
+        config = fold_format_of(config, not args.no_decompress)
     colored = color_wanted(args.color, stderr)
 
     def explain(line: str) -> None:

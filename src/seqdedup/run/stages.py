@@ -114,8 +114,16 @@ class Stages:
             self.saver.new_input(parts.attributor.decided)
 
     def finish(self) -> None:
-        """End of input: the last input's counts, ``--top`` and the sequences."""
+        """End of input: the last input's counts, ``--top`` (its first records read
+        again from named files where a run did not hold them) and the sequences."""
         self.ledger.finish(self.config.top)
+        rows = self.stats.top_sequences
+        if rows and any(row["first_record"] is None for row in rows):
+            from seqdedup.base.inputs import named_chunks
+            from seqdedup.run.top import fill_first_records
+
+            only = self.config.inputs[0] if self.config.inputs else "-"  # (the API's: none)
+            fill_first_records(rows, named_chunks, self.config.delimiter, only)
 
     def save(self, on_committed: Callable[[], None] | None = None) -> None:
         """Land what the run observed in its library (once; nothing without one);

@@ -3,7 +3,7 @@ the table or JSON they are written as."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, TextIO, TypedDict
 
 from seqdedup.base.errors import visible
@@ -176,6 +176,53 @@ def first_seen_of(fields: Fields, named: bool) -> FirstSeen:
     if "match_stream" in fields:  # --stream-by
         first_seen["stream"] = fields["match_stream"]
     return first_seen
+
+
+def fill_first_records(
+    rows: list[TopRow],
+    chunks_of: Callable[[str], Iterable[bytes] | None],
+    delimiter: bytes,
+    only_input: str,
+) -> None:
+    """Rows whose sequence was first removed inside a longer run have no first record
+    yet: it is read where the sequence was first seen (the record at its first line),
+    from ``chunks_of(input name)``, the input read again (None: it cannot be, standard
+    input; ``only_input``: the name when the rows name no file). One pass per input, up
+    to the last record needed."""
+    wanted: dict[str, dict[int, list[TopRow]]] = {}
+    for row in rows:
+        seen = row["first_seen"]
+        if row["first_record"] is None and "lines" in seen:
+            lines = wanted.setdefault(seen.get("file", only_input), {})
+            lines.setdefault(seen["lines"][0], []).append(row)
+    for name, lines in wanted.items():
+        chunks = chunks_of(name)
+        if chunks is None:
+            continue
+        for number, record in records_numbered(chunks, delimiter, sorted(lines)):
+            for row in lines[number]:
+                row["first_record"] = record.decode("utf-8", "backslashreplace")
+
+
+def records_numbered(
+    chunks: Iterable[bytes], delimiter: bytes, numbers: list[int]
+) -> Iterator[tuple[int, bytes]]:
+    """The records of these (1-based, ascending) numbers, from the chunks of an input."""
+    wanted = iter(numbers)
+    target = next(wanted, None)
+    number, partial = 0, b""
+    for chunk in chunks:
+        pieces = (partial + chunk).split(delimiter)
+        partial = pieces.pop()
+        for record in pieces:
+            number += 1
+            while target is not None and number == target:
+                yield number, record
+                target = next(wanted, None)
+            if target is None:
+                return
+    if partial and target == number + 1:  # (the last record, without a delimiter)
+        yield target, partial
 
 
 HEAD_SEARCH = 64  # records of a run looked at for one that is not blank (chunks.c's)
