@@ -120,6 +120,44 @@ def test_timestamps_make_a_time_axis_and_top_sequences_carry_their_text_and_refe
         assert row["first_shown"] and row["last_shown"] >= row["first_shown"]
 
 
+def _stamped(day: int, count: int, with_date: bool = True) -> bytes:
+    """``count`` lines a second apart, on day ``day`` of December 2026 (or a time of
+    day alone), a repeated block among them."""
+    lines = []
+    for i in range(count):
+        clock = f"10:{i // 60 % 60:02d}:{i % 60:02d}"
+        stamp = f"2026-12-{day:02d}T{clock}Z" if with_date else clock
+        lines.append(f"{stamp} {'retrying db' if i % 4 == 0 else f'request {i}'}")
+    return ("\n".join(lines) + "\n").encode()
+
+
+def test_inputs_on_clocks_apart_are_drawn_in_input_order_and_the_page_says_why():
+    """Two inputs whose times lie days apart (or one with a date and one with a time of
+    day alone, read as 1900): one time axis would squeeze each into a sliver at its end;
+    the page draws them by record number and says why. Inputs within the hour keep a
+    time axis."""
+    config = Config(window_size=1)
+    near = data_of([_stamped(6, 400), _stamped(6, 400)], config, ["a.log", "b.log"])
+    assert near["timeline"]["axis"] == "time"
+    for second in (_stamped(9, 400), _stamped(6, 400, with_date=False)):
+        page = data_of([_stamped(6, 400), second], config, ["a.log", "b.log"])
+        assert page["timeline"]["axis"] == "record"
+        assert "more than an hour apart" in page["timeline_how"]
+
+
+def test_one_input_whose_times_keep_going_back_is_drawn_in_input_order():
+    """Interleaved streams with clocks of their own: times that go back by more than an
+    hour again and again make no timeline."""
+    first, second = _stamped(6, 3000).split(b"\n"), _stamped(2, 3000).split(b"\n")
+    mixed = b"\n".join(  # (runs of 7 and 5 lines: the samples, a stride apart, meet both)
+        line for k in range(0, 3000, 7) for line in [*first[k : k + 7], *second[k : k + 5]]
+    )
+    page = data_of([mixed], Config(window_size=1))
+    assert page["timeline"]["axis"] == "record"
+    assert "go back by more than an hour" in page["timeline_how"]
+    assert data_of([_stamped(6, 600)], Config(window_size=1))["timeline"]["axis"] == "time"
+
+
 def test_the_headline_equals_the_runs_json_statistics(tmp_path):
     page = tmp_path / "run.html"
     stderr = io.StringIO()

@@ -4,13 +4,38 @@ samples) or its number, the bucket of a record, and a piece's records by bucket.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from itertools import pairwise
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from seqdedup.page.picture import RunPicture
 
 
 TIMED_SHARE = 0.5  # of the sampled records, at least this share have a timestamp: a time axis
+CLOCK_SLACK = 3600.0  # seconds: clocks further apart than this are not one timeline
+
+
+def clocks_apart(at: Sequence[int], times: Sequence[float], input_ends: Sequence[int]) -> str:
+    """Why the samples' times make no one timeline ('' when they do): two inputs whose
+    time ranges lie more than an hour apart (their clocks disagree, or they were written
+    at other times: one timeline would squeeze each into a sliver), or times that go
+    back by more than an hour twice in input order (streams with clocks of their own,
+    a time of day without a date over several days)."""
+    ranges: dict[int, tuple[float, float]] = {}
+    for index, time in zip(at, times, strict=True):
+        source = bisect_right(input_ends, index)
+        low, high = ranges.get(source, (time, time))
+        ranges[source] = (min(low, time), max(high, time))
+    spans = sorted(ranges.values())
+    for (_, high), (low, _) in pairwise(spans):
+        if low - high > CLOCK_SLACK:
+            return "the inputs' times lie more than an hour apart"
+    backwards = sum(1 for a, b in pairwise(times) if a - b > CLOCK_SLACK)
+    if backwards >= 2:
+        return "the records' times go back by more than an hour again and again"
+    return ""
 
 
 class Axis:
@@ -23,6 +48,9 @@ class Axis:
         tried = max(picture.samples_tried, 1)
         found = picture.samples_found
         self.timed = len(at) >= 2 and found >= TIMED_SHARE * tried and max(times) > min(times)
+        # (several clocks: the input order, and the page says why)
+        self.apart = clocks_apart(at, times, picture.input_ends) if self.timed else ""
+        self.timed = self.timed and not self.apart
         self._at, self._times = at, times
         if self.timed:
             self.low, self.high = min(times), max(times)

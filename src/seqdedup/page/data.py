@@ -421,7 +421,7 @@ def page_data(
         "configuration": configuration,
         "configuration_text": json.dumps(configuration, indent=2),
         "timeline": line,
-        "timeline_how": _timeline_how(picture, line),
+        "timeline_how": _timeline_how(picture, line, axis.apart),
         "runs": None,  # (a library's page)
         "top": top,
         "top_how": (
@@ -487,11 +487,16 @@ def _subtitle(inputs: list[str], stats: Stats, seconds: float) -> str:
     return text
 
 
-def _timeline_how(picture: RunPicture, line: Timeline) -> str:
+def _timeline_how(picture: RunPicture, line: Timeline, apart: str = "") -> str:
     if line["axis"] == "time":
         how = (
             "The share of the records removed over time, the times read from the timestamps of "
             f"{len(picture.sample_at):,} records (one every {picture.stride:,} bytes or so)."
+        )
+    elif apart:
+        how = (
+            f"The share of the records removed by record number, in input order: {apart}, "
+            "so one time axis would put them on no common clock."
         )
     else:
         how = "The share of the records removed by record number (no timestamps found)."
