@@ -99,6 +99,25 @@ def test_keys_the_user_chose_get_the_hint_that_adds_every_class():
     ]
 
 
+def test_when_no_class_helps_the_field_that_differs_is_named_with_its_mask():
+    """Lines that differ in a user name (letters and digits: no class masks it): the hint
+    names the field, two of its values, and the --mask that would remove them, with the
+    share such a run removes."""
+    rng = random.Random(1)
+    lines = []
+    for i in range(3000):
+        stamp = f"2026-12-06T10:{i // 60 % 60:02d}:{i % 60:02d}Z"
+        lines.append(f"{stamp} sshd: session opened for user{rng.randrange(400)} by root")
+    data = ("\n".join(lines) + "\n").encode()
+    (line,) = hint_lines(run(["-w", "2"], data).stderr)
+    assert line.startswith('seqdedup: lines differ in one field ("user')
+    options = line.split("; ")[1].split(" would remove")[0]
+    assert options == "--normalize all --mask '(?<=for )\\S+'"
+    named = int(line.split("would remove ")[1].split("%")[0])
+    masked = run(["-q", "-w", "2", "--normalize", "all", "--mask", r"(?<=for )\S+"], data)
+    assert abs(named / 100 - (1 - masked.stdout.count(b"\n") / 3000)) < 0.1
+
+
 def test_no_hint_when_nothing_would_be_gained_or_the_run_already_removes():
     rng = random.Random(1)
     words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"]

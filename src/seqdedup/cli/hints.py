@@ -10,7 +10,8 @@ says so in one line on standard error. The sample is at most 100,000 records and
 most a 400th of the run's records (at least 1,000), so that the check costs a few
 per cent of the run: the timestamp class first, then all classes at once, then (only
 when all of them help) each class alone to name it. Keys the user chose are kept, and
-``--normalize all`` is tried added to them.
+``--normalize all`` is tried added to them. When no class helps, the field in which
+near-identical lines differ is named with a ``--mask`` for it.
 """
 
 from __future__ import annotations
@@ -85,7 +86,7 @@ def normalization_hint(config: Config, stats: Stats, head: InputHead) -> str | N
     if share - base >= GAIN_AT_LEAST:
         return _line("timestamp", share)
     if _removed(config, records, "all") - base < GAIN_AT_LEAST:
-        return None
+        return _field_hint(config, records, (("normalize", "all"),), base)
     for name in list(CLASSES)[1:]:
         share = _removed(config, records, name)
         if share - base >= GAIN_AT_LEAST:
@@ -134,11 +135,59 @@ def _more_classes_hint(config: Config, records: list[bytes]) -> str | None:
     base = _removed(config, records, steps=config.key_steps)
     share = _removed(config, records, steps=added)
     if share - base < GAIN_AT_LEAST:
-        return None
+        return _field_hint(config, records, added, base)
     return (
         "lines still differ in their ids or numbers; adding --normalize all would remove "
         f"{int(share * 100)}% (seqdedup --suggest-window for more)"
     )
+
+
+FIELD_SEARCH = 2_000  # records searched for two that differ in one field
+
+
+def _field_hint(
+    config: Config, records: list[bytes], steps: tuple[tuple[str, str], ...], base: float
+) -> str | None:
+    """When no class helps: the field in which the most lines of the sample differ
+    while the rest of their keys (``steps`` applied) is the same, and a ``--mask`` for
+    it, named when it removes at least 20% more of the sample."""
+    import re
+
+    from seqdedup.config.normalize import KeySteps
+
+    keys = KeySteps(steps).apply(records[:FIELD_SEARCH])
+    groups: dict[tuple[int, tuple[bytes, ...]], set[bytes]] = {}
+    for key in keys:
+        words = tuple(key.split())
+        for at in range(len(words)):  # (the key with one word left out)
+            groups.setdefault((at, words[:at] + words[at + 1 :]), set()).add(words[at])
+    (at, rest), values = max(groups.items(), key=lambda item: (len(item[1]), -item[0][0]))
+    if len(values) < 2:
+        return None
+    sample = sorted(values)[:2]
+    text = sample[0].decode("utf-8", "replace")
+    name, equals, _ = text.partition("=")
+    if equals and name:
+        pattern = re.escape(name) + r"=\S+"
+    elif at:
+        before = rest[at - 1].decode("utf-8", "replace")
+        pattern = f"(?<={re.escape(before)} )\\S+"
+    else:
+        pattern = r"^\S+"
+    share = _removed(config, records, steps=(*steps, ("mask", pattern)))
+    if share - base < GAIN_AT_LEAST:
+        return None
+    shown = ", ".join(f'"{v.decode("utf-8", "replace")}"' for v in sample)
+    options = " ".join(_option(step) for step in (*steps, ("mask", pattern)))
+    return (
+        f"lines differ in one field ({shown}, ...); {options} would remove "
+        f"{int(share * 100)}% (seqdedup --suggest-window for more)"
+    )
+
+
+def _option(step: tuple[str, str]) -> str:
+    kind, value = step
+    return f"--{kind} '{value}'" if kind == "mask" else f"--{kind} {value}"
 
 
 def _line(name: str, share: float) -> str:
