@@ -283,3 +283,47 @@ def test_a_good_folders_link_to_a_file_outside_it_is_not_read(run_cli, tmp_path)
         f"seqdedup diff: '{good / 'z-link.log'}' links to a file outside '{good}': not read",
         f"seqdedup diff: '{good}': 2 of its 3 files read",
     ]
+
+
+# -- sanity: an empty side, a reader that goes -----------------------------------------
+@pytest.mark.parametrize("bad", [b"", b"\n  \n\t\n"])
+def test_an_empty_or_blank_bad_is_a_change(run_cli, tmp_path, bad):
+    """The job printed nothing (the worst failure): exit 1 and the first line says so;
+    it was "nothing changed", exit 0."""
+    path = tmp_path / "bad.log"
+    path.write_bytes(bad)
+    done = diff(run_cli, GREEN, path)
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.decode().startswith(f"seqdedup diff: BAD is empty: {path} holds ")
+    answer = json.loads(diff(run_cli, "--format", "json", GREEN, path).stdout)
+    assert answer["changed"] is True and answer["bad_empty"] is True
+    from seqdedup import diff_records
+
+    assert diff_records([[b"a", b"b"]], [b""] if bad else []).changed
+
+
+def test_an_empty_good_is_an_error(run_cli, tmp_path):
+    empty = tmp_path / "good.log"
+    empty.write_bytes(b"")
+    done = diff(run_cli, empty, FAILED)
+    assert (done.returncode, done.stdout) == (2, b"")
+    assert done.stderr == (
+        f"seqdedup diff: GOOD holds no record ({empty}): nothing to compare with\n".encode()
+    )
+
+
+@pytest.mark.parametrize(("changed", "status"), [(True, 1), (False, 0)])
+def test_the_status_survives_a_reader_that_goes(tmp_path, changed, status):
+    """`seqdedup diff GOOD BAD | head -1` under pipefail: an answer larger than a pipe
+    holds, the reader gone after one line; the status is still the answer's (a closed
+    pipe ended every command with 0, so a CI gate passed a changed job)."""
+    good = tmp_path / "good.log"
+    good.write_bytes(b"".join(b"known line %d\n" % (i % 7) for i in range(100)))
+    bad = tmp_path / "bad.log"
+    lines = (b"new line %d with some text to fill the pipe\n" % i for i in range(20_000))
+    bad.write_bytes(b"".join(lines) if changed else good.read_bytes())
+    env = user_env()  # (PYTHONUNBUFFERED left out, as a user runs it)
+    command = f"set -o pipefail; '{BIN / 'seqdedup'}' diff -w 1 '{good}' '{bad}' | head -1"
+    done = subprocess.run(["bash", "-c", command], capture_output=True, env=env, timeout=120)
+    assert done.returncode == status, done.stderr
+    assert done.stdout.count(b"\n") == 1 and done.stderr == b""

@@ -99,10 +99,20 @@ def exit_status(
     except MemoryError:
         stderr.write(f"{prog}: out of memory\n")
         return error
-    except BrokenPipeError:  # the reader of stdout went away (| head): a quiet end
+    except BrokenPipeError as closed:  # the reader of stdout went away (| head): a quiet end
         if own_stdout:
             silence_stdout()
-        return 0
+        return closed.status if isinstance(closed, ReaderGone) else 0
+
+
+class ReaderGone(BrokenPipeError):
+    """The reader closed the pipe after the answer was decided: a quiet end that keeps
+    the answer's exit status (``seqdedup diff | head`` under ``pipefail``: 1 when
+    something changed)."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(f"the reader went; status {status}")
+        self.status = status
 
 
 def silence_stdout() -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import IO, TYPE_CHECKING, TextIO
 
-from seqdedup.base.errors import UsageError, exit_status, visible
+from seqdedup.base.errors import ReaderGone, SeqdedupError, UsageError, exit_status, visible
 
 if TYPE_CHECKING:
     from seqdedup.base.tokens import TokenCounter
@@ -198,6 +198,8 @@ def _run(
     profile = read_good(good, config, keying, stdin, notes, limit)
     for note in notes:
         stderr.write(f"{PROG}: {visible(note)}\n")
+    if not profile.counts:  # (exit 2: no good run to compare with is no answer)
+        raise SeqdedupError(f"GOOD holds no record ({', '.join(good)}): nothing to compare with")
     bad, source = read_bad(bad_name, config, keying, stdin, profile, limit)
     diff = compare(profile, bad, options)
     shown_bad = "standard input" if bad_name == "-" else bad_name
@@ -211,7 +213,10 @@ def _run(
             stderr.write(f"{PROG}: the shortest answer takes {used} tokens, over --budget\n")
     from seqdedup.cli.sinks import Output
 
-    Output(stdout).write(text.encode("utf-8", "surrogateescape"))  # (a full disk: one line)
+    try:
+        Output(stdout).write(text.encode("utf-8", "surrogateescape"))  # (a full disk: one line)
+    except BrokenPipeError as closed:  # (| head: the reader went, the answer's status stays)
+        raise ReaderGone(1 if diff.changed else 0) from closed
     if page is not None:
         page.write(diff, shown_bad, good, source.count)
     return 1 if diff.changed else 0

@@ -102,11 +102,13 @@ class Diff(NamedTuple):
     per: Per
     factor: float
     min_count: int
+    bad_empty: bool = False  # BAD holds no record, or only blank ones: the worst change
 
     @property
     def changed(self) -> bool:
-        """Something other than known records (the command's exit status 1)."""
-        return any(change.kind != "known" for change in self.changes)
+        """Something other than known records, or nothing at all where GOOD had records
+        (the command's exit status 1)."""
+        return self.bad_empty or any(change.kind != "known" for change in self.changes)
 
     def number_of(self, kind: str) -> int:
         return sum(1 for change in self.changes if change.kind == kind)

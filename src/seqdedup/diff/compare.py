@@ -103,7 +103,10 @@ def compare(profile: GoodProfile, bad: Bad, options: DiffOptions) -> Diff:
     anchored.sort(key=lambda item: (item[0], item[1]))
     changes = _with_known(anchored, bad_ids)
     changes += [c for c in rates if c.kind == "gone"]
-    return Diff(changes, len(bad_ids), profile.inputs, per, options.factor, options.min_count)
+    empty = not any(bad.record(k).strip() for k in range(len(bad_ids)))  # (stops at one)
+    return Diff(
+        changes, len(bad_ids), profile.inputs, per, options.factor, options.min_count, empty
+    )
 
 
 def as_text(record: bytes) -> str:

@@ -30,6 +30,10 @@ NAMES = {
 def summary(diff: Diff, bad: str, good: Sequence[str], short: bool = False) -> str:
     """The answer's first line (``short``: without the inputs' names)."""
     found = [f"{diff.number_of(kind)} {NAMES[kind]}" for kind in NAMES]
+    if diff.bad_empty:  # (the job printed nothing: no count of changes says that)
+        what = f"{diff.records:,} records, all blank" if diff.records else "no record"
+        against = "GOOD" if short else ", ".join(good)
+        return f"seqdedup diff: BAD is empty: {bad} holds {what}, against {against}"
     if short:
         verdict = ", ".join(found) if diff.changed else "nothing changed"
         return f"seqdedup diff: {diff.records:,} records: {verdict}"
@@ -240,6 +244,7 @@ def as_json(diff: Diff, bad: str, good: Sequence[str]) -> str:
         "factor": diff.factor,
         "min_count": diff.min_count,
         "changed": diff.changed,
+        "bad_empty": diff.bad_empty,
         "counts": {kind: diff.number_of(kind) for kind in MARKS},
         "changes": [_object(change) for change in diff.changes],
     }
