@@ -327,3 +327,24 @@ def test_the_status_survives_a_reader_that_goes(tmp_path, changed, status):
     done = subprocess.run(["bash", "-c", command], capture_output=True, env=env, timeout=120)
     assert done.returncode == status, done.stderr
     assert done.stdout.count(b"\n") == 1 and done.stderr == b""
+
+
+@pytest.mark.parametrize("crlf_side", ["good", "bad"])
+def test_crlf_against_lf_compares_the_lines_and_says_so(run_cli, tmp_path, crlf_side):
+    """The same lines with CRLF on one side and LF on the other: all were "new" (the CR
+    was part of each key); now nothing changed, and the first line says the line ends
+    differ. Sides with the same line ends say nothing of them."""
+    lf = GREEN.read_bytes()
+    crlf = lf.replace(b"\n", b"\r\n")
+    good, bad = tmp_path / "good.log", tmp_path / "bad.log"
+    good.write_bytes(crlf if crlf_side == "good" else lf)
+    bad.write_bytes(crlf if crlf_side == "bad" else lf)
+    done = diff(run_cli, "--normalize", "all", good, bad)
+    assert done.returncode == 0, done.stdout
+    first = done.stdout.decode().splitlines()[0]
+    styles = "GOOD CRLF, BAD LF" if crlf_side == "good" else "GOOD LF, BAD CRLF"
+    assert first.endswith(f"nothing changed (line ends differ: {styles}; compared without the CR)")
+    answer = json.loads(diff(run_cli, "--format", "json", good, bad).stdout)
+    assert answer["line_ends"] == styles and answer["changed"] is False
+    same = json.loads(diff(run_cli, "--format", "json", good, good).stdout)
+    assert same["line_ends"] is None

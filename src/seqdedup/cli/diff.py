@@ -178,7 +178,7 @@ def _run(
 ) -> int:
     from seqdedup.budget.input import MAX_WHOLE
     from seqdedup.diff.compare import compare
-    from seqdedup.diff.inputs import keying_for, read_bad, read_good
+    from seqdedup.diff.inputs import keying_for, line_ends, read_bad, read_good
     from seqdedup.diff.text import as_json, as_text
 
     config, options = _settings(args)
@@ -200,8 +200,10 @@ def _run(
         stderr.write(f"{PROG}: {visible(note)}\n")
     if not profile.counts:  # (exit 2: no good run to compare with is no answer)
         raise SeqdedupError(f"GOOD holds no record ({', '.join(good)}): nothing to compare with")
+    good_ends = keying.records_seen, keying.cr_ended
     bad, source = read_bad(bad_name, config, keying, stdin, profile, limit)
-    diff = compare(profile, bad, options)
+    bad_ends = keying.records_seen - good_ends[0], keying.cr_ended - good_ends[1]
+    diff = compare(profile, bad, options)._replace(line_ends=line_ends(good_ends, bad_ends))
     shown_bad = "standard input" if bad_name == "-" else bad_name
     if args.format == "json":
         text = as_json(diff, shown_bad, good)

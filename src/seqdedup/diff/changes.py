@@ -103,6 +103,7 @@ class Diff(NamedTuple):
     factor: float
     min_count: int
     bad_empty: bool = False  # BAD holds no record, or only blank ones: the worst change
+    line_ends: str = ""  # "GOOD CRLF, BAD LF" when they differ (compared without the CR)
 
     @property
     def changed(self) -> bool:

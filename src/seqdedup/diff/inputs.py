@@ -52,10 +52,19 @@ class Keying:
         self.rows_at_once = self._namer is None and self._maker.hashes_encoded
         self.sizes = config.min_size > 0
         self.stamp: Callable[[bytes], str] = timestamp_finder(kernel)
+        # CRLF and LF sides compare alike: a record's trailing CR is no part of its key
+        self._strip_cr = config.delimiter == b"\n"
+        self.records_seen = self.cr_ended = 0  # (whose line ends were CRLF, per side)
 
     def keys(
         self, records: list[bytes]
     ) -> tuple[list[bytes], list[Hashable] | None, list[int] | None]:
+        if self._strip_cr:
+            ended = [record.endswith(b"\r") for record in records]
+            self.records_seen += len(records)
+            self.cr_ended += sum(ended)
+            if any(ended):
+                records = [r[:-1] if cr else r for r, cr in zip(records, ended, strict=True)]
         streams: list[Hashable] | None = None
         if self._namer is not None:  # (a record no name matches continues the stream before)
             names, records = self._namer.split(records)
@@ -296,3 +305,17 @@ def diff_records(
 
 def _encoded(records: Sequence[bytes | str]) -> list[bytes]:
     return [r.encode("utf-8", "surrogateescape") if isinstance(r, str) else r for r in records]
+
+
+def line_ends(good: tuple[int, int], bad: tuple[int, int]) -> str:
+    """``GOOD CRLF, BAD LF`` when the sides' line ends differ (each side's: most of its
+    records ending with CR or not; given as (records, CR-ended)), else ''."""
+
+    def style(side: tuple[int, int]) -> str | None:
+        records, cr = side
+        return None if not records else "CRLF" if 2 * cr > records else "LF"
+
+    good_style, bad_style = style(good), style(bad)
+    if good_style is None or bad_style is None or good_style == bad_style:
+        return ""
+    return f"GOOD {good_style}, BAD {bad_style}"

@@ -39,9 +39,10 @@ def summary(diff: Diff, bad: str, good: Sequence[str], short: bool = False) -> s
         return f"seqdedup diff: {diff.records:,} records: {verdict}"
     inputs = _n(diff.good_inputs, "input")
     verdict = ", ".join(found) if diff.changed else "nothing changed"
+    ends = f" (line ends differ: {diff.line_ends}; compared without the CR)"
     return (
         f"seqdedup diff: {bad} ({diff.records:,} records) against {', '.join(good)}"
-        f" ({inputs}): {verdict}"
+        f" ({inputs}): {verdict}{ends if diff.line_ends else ''}"
     )
 
 
@@ -245,6 +246,7 @@ def as_json(diff: Diff, bad: str, good: Sequence[str]) -> str:
         "min_count": diff.min_count,
         "changed": diff.changed,
         "bad_empty": diff.bad_empty,
+        "line_ends": diff.line_ends or None,
         "counts": {kind: diff.number_of(kind) for kind in MARKS},
         "changes": [_object(change) for change in diff.changes],
     }
