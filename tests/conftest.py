@@ -252,23 +252,31 @@ def session_processes(session: int) -> list[str]:
     return [f"{pid} {fields[0]}" for pid, fields in processes() if int(fields[3]) == session]
 
 
-def at_its_end(pid: int, path) -> bool:
-    """Whether process ``pid`` holds ``path`` open at the file's end: a follower that has
-    opened the file *and* gone to its end, so what is written from now on is what it
-    reads. (Opening alone is not that event: bytes written between the open and the seek
-    would be skipped.) The file must not be empty, or offset 0 would say nothing."""
+def offset_in(pid: int, path) -> int | None:
+    """Where process ``pid`` reads ``path`` (its file offset, from /proc/PID/fdinfo):
+    how much of the file it has read, counted by the kernel; None while it does not
+    hold the file open."""
     import contextlib
 
-    target, size = os.path.realpath(path), os.path.getsize(path)
-    assert size > 0, f"{path} is empty: a follower's offset would not tell its start"
+    target = os.path.realpath(path)
     with contextlib.suppress(OSError):
         for fd in os.listdir(f"/proc/{pid}/fd"):
             with contextlib.suppress(OSError):
                 if os.readlink(f"/proc/{pid}/fd/{fd}") == target:
                     with open(f"/proc/{pid}/fdinfo/{fd}") as info:
                         fields = dict(line.split(":", 1) for line in info if ":" in line)
-                    return int(fields["pos"]) == size
-    return False
+                    return int(fields["pos"])
+    return None
+
+
+def at_its_end(pid: int, path) -> bool:
+    """Whether process ``pid`` holds ``path`` open at the file's end: a follower that has
+    opened the file *and* gone to its end, so what is written from now on is what it
+    reads. (Opening alone is not that event: bytes written between the open and the seek
+    would be skipped.) The file must not be empty, or offset 0 would say nothing."""
+    size = os.path.getsize(path)
+    assert size > 0, f"{path} is empty: a follower's offset would not tell its start"
+    return offset_in(pid, path) == size
 
 
 def signal_taken(pid: int, signum: int, timeout: float = 20) -> None:

@@ -173,7 +173,6 @@ def test_a_decompression_bomb_is_streamed_in_bounded_memory(tmp_path, kind):
     """A few kB that expand to hundreds of MB (1 GiB for zstd) of 1 MiB records: the
     peak memory of the run stays far below the expanded size."""
     import subprocess
-    import time
 
     from conftest import seqdedup_command, user_env
 
@@ -185,22 +184,12 @@ def test_a_decompression_bomb_is_streamed_in_bounded_memory(tmp_path, kind):
             out.write(packer.compress(record))
         out.write(packer.flush())
     assert path.stat().st_size < 2 << 20
-    with (tmp_path / "out").open("wb") as out, (tmp_path / "err").open("wb") as err:
-        proc = subprocess.Popen(
-            [*seqdedup_command(), "-q", "-w", "1", str(path)],
-            stdout=out,
-            stderr=err,
-            env=user_env(),
-        )
-        peak_kib = 0
-        while proc.poll() is None:  # the child's own high-water mark (not inherited, as
-            peak_kib = max(peak_kib, _high_water_kib(proc.pid))  # ru_maxrss is from fork)
-            time.sleep(0.05)
-    assert proc.returncode == 0
-    assert (tmp_path / "out").read_bytes() == record
-    assert (tmp_path / "err").read_bytes() == b""
-    peak_mib = peak_kib / 1024
-    assert 0 < peak_mib < 200, f"peak {peak_mib:.0f} MiB for a {BOMB_MIB[kind]} MiB bomb"
+    # Under a 300 MB address-space limit (the run itself, its interpreter included, can
+    # hold nothing near the expanded size): a bound that needs no sampling of the run.
+    command = f"ulimit -v 300000; exec {' '.join(seqdedup_command())} -q -w 1 {path}"
+    done = subprocess.run(["bash", "-c", command], capture_output=True, env=user_env())
+    assert (done.returncode, done.stderr) == (0, b"")
+    assert done.stdout == record
 
 
 @pytest.mark.slow
@@ -221,16 +210,3 @@ def test_a_bomb_of_empty_lines_runs_in_bounded_memory(tmp_path, kind):
     command = f"ulimit -v 300000; exec {' '.join(seqdedup_command())} -q {path}"
     p = subprocess.run(["bash", "-c", command], capture_output=True, env=user_env(), timeout=300)
     assert (p.returncode, p.stdout, p.stderr) == (0, b"\n" * 10, b"")
-
-
-def _high_water_kib(pid):
-    from pathlib import Path
-
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:  # it just ended
-        return 0
-    for line in status.splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1])
-    return 0

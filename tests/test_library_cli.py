@@ -11,8 +11,8 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
-import time
 from contextlib import closing
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -23,6 +23,7 @@ from conftest import (
     arrived,
     children,
     library_command,
+    offset_in,
     seqdedup_command,
     user_env,
     wait_until,
@@ -63,25 +64,48 @@ def base_library(tmp_path_factory):
     return library
 
 
+def _ended_or(proc: subprocess.Popen[bytes], reached) -> bool:
+    return proc.poll() is not None or reached()
+
+
+def _kill_points(pid: int, source, size: int, library, staging) -> list:
+    """Eight moments of a run that saves a library: a fifth, two fifths ... of the
+    input read, the input read whole (closed), a staging file written, the database's
+    journal beside it (the commit under way)."""
+
+    def read(share: float):
+        return lambda: (offset_in(pid, source) or 0) >= share * size
+
+    def closed() -> bool:
+        return offset_in(pid, source) is None and Path(f"/proc/{pid}").exists()
+
+    def staged() -> bool:
+        return any(path.stat().st_size > 0 for path in staging.rglob("*") if path.is_file())
+
+    def committing() -> bool:
+        return any(library.glob(f"{DB_NAME}-*"))
+
+    return [read(0.2), read(0.4), read(0.6), read(0.8), read(0.95), closed, staged, committing]
+
+
 @pytest.mark.slow
 def test_killed_run_leaves_old_or_new_library(tmp_path, big_input, base_library):
     before = library_state(base_library)
     complete = tmp_path / "complete"
     shutil.copytree(base_library, complete)
-    started = time.monotonic()
     subprocess.run(
         [*seqdedup_command(), "-q", "-w", "3", "-l", str(complete), str(big_input)],
         check=True,
         env=user_env(),
         stdout=subprocess.DEVNULL,
     )
-    duration = time.monotonic() - started
     after = library_state(complete)
     assert after[0] == before[0] + 1 and after[2] > before[2]
     outcomes = set()
     staging = tmp_path / "staging"  # a killed run cannot remove its staging file
     staging.mkdir()
     env = {**user_env(), "TMPDIR": str(staging)}
+    size = big_input.stat().st_size
     for k in range(8):  # kill points spread over the whole run, the save included
         library = tmp_path / f"kill{k}"
         shutil.copytree(base_library, library)
@@ -90,7 +114,10 @@ def test_killed_run_leaves_old_or_new_library(tmp_path, big_input, base_library)
             stdout=subprocess.DEVNULL,
             env=env,
         )
-        time.sleep(duration * (0.3 + 0.75 * k / 7))
+        reached = _kill_points(proc.pid, big_input, size, library, staging)[k]
+        # (an event of the run, counted by the kernel: the input read so far, the input
+        # closed, the save's files; or the run ended first)
+        wait_until(partial(_ended_or, proc, reached), f"kill point {k}")
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         # The next run reads it (rolling back a save killed mid-commit) ...
