@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Generator, Sequence
 from typing import IO
 
 from seqdedup.base.errors import SeqdedupError
@@ -108,28 +108,25 @@ def decoded_inputs(
 
 def first_records(name: str, delimiter: bytes, count: int, decompress: bool) -> list[bytes]:
     """The first ``count`` complete records of the named regular file (decompressed as
-    a run reads it), from at most its first MiB; [] for standard input, a pipe or a
-    device (reading them here would take what the run reads) and for an unreadable
-    file (the run says why)."""
-    import stat
-
-    from seqdedup.base.records import DecodedChunks
-
-    try:
-        if name == "-" or not stat.S_ISREG(os.stat(name).st_mode):
-            return []
-        head = bytearray()
-        with open(name, "rb") as file:
-            for chunk in DecodedChunks(file, decompress):
-                head += chunk
-                if head.count(delimiter) >= count or len(head) >= 1 << 20:
-                    break
-    except (OSError, SeqdedupError):
+    a run reads it), from at most its first MiB; [] where :func:`named_chunks` gives
+    nothing (reading standard input here would take what the run reads)."""
+    chunks = named_chunks(name, decompress)
+    if chunks is None:
         return []
+    head = bytearray()
+    try:
+        for chunk in chunks:
+            head += chunk
+            if head.count(delimiter) >= count or len(head) >= 1 << 20:
+                break
+    except (OSError, SeqdedupError):  # (the run says why)
+        return []
+    finally:
+        chunks.close()
     return bytes(head).split(delimiter)[:-1][:count]
 
 
-def named_chunks(name: str) -> Iterator[bytes] | None:
+def named_chunks(name: str, decompress: bool = True) -> Generator[bytes, None, None] | None:
     """A named regular file's bytes again, in chunks (decompressed as a run reads it);
     None for standard input, a pipe or a device, which cannot be read twice, and for a
     file that cannot be opened now."""
@@ -144,8 +141,8 @@ def named_chunks(name: str) -> Iterator[bytes] | None:
     except OSError:
         return None
 
-    def chunks() -> Iterator[bytes]:
+    def chunks() -> Generator[bytes, None, None]:
         with file:
-            yield from DecodedChunks(file)
+            yield from DecodedChunks(file, decompress)
 
     return chunks()

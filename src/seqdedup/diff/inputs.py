@@ -8,7 +8,7 @@ import sqlite3
 from bisect import bisect_right
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from itertools import chain, compress, count, repeat
-from operator import sub
+from operator import methodcaller, sub
 from pathlib import Path
 from struct import iter_unpack
 from types import ModuleType
@@ -29,6 +29,7 @@ from seqdedup.library.load import SENTINEL_KEY
 BATCH = 1 << 16  # records keyed at a time
 ROWS = 1 << 14  # library rows keyed at a time
 SAMPLES = 129  # records sampled for an input's time span
+_ENDS_CR = methodcaller("endswith", b"\r")
 
 
 def split_hashes(hashes: bytes) -> list[bytes]:
@@ -60,11 +61,11 @@ class Keying:
         self, records: list[bytes]
     ) -> tuple[list[bytes], list[Hashable] | None, list[int] | None]:
         if self._strip_cr:
-            ended = [record.endswith(b"\r") for record in records]
             self.records_seen += len(records)
-            self.cr_ended += sum(ended)
-            if any(ended):
-                records = [r[:-1] if cr else r for r, cr in zip(records, ended, strict=True)]
+            ended = sum(map(_ENDS_CR, records))  # (a C-level pass: no Python per record)
+            self.cr_ended += ended
+            if ended:
+                records = [r[:-1] if r.endswith(b"\r") else r for r in records]
         streams: list[Hashable] | None = None
         if self._namer is not None:  # (a record no name matches continues the stream before)
             names, records = self._namer.split(records)
