@@ -546,6 +546,16 @@ def test_a_terminated_job_leaves_no_scratch_folders(tmp_path):
     assert list(out.iterdir()) == []
 
 
+def _written_address(path: Path) -> bool:
+    """Whether the scheduler file holds its whole JSON document (with the address)."""
+    import json
+
+    try:
+        return "address" in json.loads(path.read_text())
+    except (OSError, ValueError):
+        return False
+
+
 @pytest.fixture(scope="module")
 def real_cluster(tmp_path_factory):
     """A real scheduler and two workers, the `distributed` command-line tools, each
@@ -577,7 +587,8 @@ def real_cluster(tmp_path_factory):
     ]
     homes = []
     try:
-        wait_until(address_file.exists, "the scheduler's address")
+        # (the file appears before the scheduler has written it whole: wait for JSON)
+        wait_until(lambda: _written_address(address_file), "the scheduler's address")
         address = json.loads(address_file.read_text())["address"]
         for k in range(2):
             home = base / f"worker{k}"
