@@ -14,7 +14,7 @@ import pytest
 
 from seqdedup.base.tokens import estimate_tokens
 
-from conftest import user_env
+from conftest import user_env, wait_until, waits_for_input
 
 ROOT = Path(__file__).resolve().parent.parent
 GREEN = ROOT / "examples" / "ci" / "green.log"
@@ -211,7 +211,6 @@ def test_a_signal_ends_the_command_at_once_with_nothing_written(tmp_path):
     half answer on stdout."""
     import os
     import signal
-    import time
 
     fifo = tmp_path / "bad.fifo"
     os.mkfifo(fifo)
@@ -224,7 +223,8 @@ def test_a_signal_ends_the_command_at_once_with_nothing_written(tmp_path):
     writer = os.open(fifo, os.O_WRONLY)  # (opens once the command reads it)
     try:
         os.write(writer, GREEN.read_bytes()[:200])
-        time.sleep(0.5)
+        # (once it has read them and waits for more: an event, not a pause)
+        wait_until(lambda: waits_for_input(process.pid), "diff waiting on its BAD")
         process.send_signal(signal.SIGTERM)
         out, err = process.communicate(timeout=30)
     finally:

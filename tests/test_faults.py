@@ -12,6 +12,8 @@ import shutil
 import signal
 import subprocess
 import sys
+import termios
+from functools import partial
 
 import pytest
 
@@ -102,9 +104,8 @@ def test_a_non_blocking_stdout_gets_every_byte(tmp_path, repeats_log, engine):
         env=engine_env(engine),
     )
     os.close(write_end)
-    import time
-
-    time.sleep(0.5)  # let the pipe fill while nobody reads
+    # let the pipe fill while nobody reads (an event: as many bytes held as it holds)
+    wait_until(partial(_pipe_full, read_end, proc), "the pipe to fill")
     received = bytearray()
     with os.fdopen(read_end, "rb") as reader:
         while chunk := reader.read(1 << 16):
@@ -145,6 +146,14 @@ def test_a_non_blocking_stdin_is_waited_on_not_polled(tmp_path):
     assert (proc.returncode, out) == (0, b"c\n")
     assert after[0] - before[0] <= 2, (before, after)  # read calls: none, or one woken
     assert after[1] - before[1] <= 20, (before, after)  # context switches
+
+
+def _pipe_full(fd: int, proc: subprocess.Popen[bytes]) -> bool:
+    """Whether the pipe read at ``fd`` holds all it can (or its writer ended)."""
+    held = bytearray(4)
+    fcntl.ioctl(fd, termios.FIONREAD, held)
+    capacity = fcntl.fcntl(fd, 1032)  # F_GETPIPE_SZ
+    return int.from_bytes(held, sys.byteorder) >= capacity or proc.poll() is not None
 
 
 def work_done(pid: int) -> tuple[int, int]:
