@@ -2,6 +2,7 @@ import contextlib
 import io
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -66,6 +67,16 @@ _SAME_RUN = {} if _EXPLORE else {"derandomize": True, "database": None}
 _hypothesis_settings.register_profile("quick", max_examples=20, print_blob=True, **_SAME_RUN)
 _hypothesis_settings.register_profile("full", print_blob=True, **_SAME_RUN)
 _hypothesis_settings.load_profile("full" if FULL else "quick")
+
+# The commands the tests start take the signals the tests send, however the suite was
+# started: a shell starts a background job (`pytest &` in a script, `nohup`) with
+# SIGINT and SIGQUIT ignored, and an ignored signal stays ignored in every program it
+# runs. A handler of this process's own is reset to the default in each program it runs.
+for _signum in (signal.SIGINT, signal.SIGQUIT):
+    if signal.getsignal(_signum) == signal.SIG_IGN:
+        signal.signal(
+            _signum, signal.default_int_handler if _signum == signal.SIGINT else signal.SIG_DFL
+        )
 
 # Never the real user's settings file: every run in the tests (in this process and the
 # commands it starts) looks for one in an empty directory of its own.
