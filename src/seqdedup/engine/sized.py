@@ -137,22 +137,22 @@ class HeldRecords:
         """The table key of a stretch of ``n`` records: its fingerprint and length."""
         return (0 if self._shared else polynomial % MODULUS) * (self.cap + 1) + n
 
-    def _content(self, start: int, n: int) -> bytes:
+    def _content(self, start: int, n: int) -> bytes | bytearray:
+        # (a slice of the held keys, not a bytes copy of it: compared, never kept)
         if start < 0:
             at = len(self._region) + 16 * start
             return self._region[at : at + 16 * n]
         at = 16 * (start - self._offset)
-        return bytes(self._keys[at : at + 16 * n])
-
-    def _same(self, first: int, second: int, n: int) -> bool:
-        return self._content(first, n) == self._content(second, n)
+        return self._keys[at : at + 16 * n]
 
     def _find(self, entry: _Entry | None, start: int, n: int) -> int | None:
         """Where ``entry``'s occurrence equal to the stretch at ``start`` starts."""
         if entry is None:
             return None
+        wanted = self._content(start, n)
+        content = self._content
         for position in entry.positions:
-            if self._same(position, start, n):
+            if content(position, n) == wanted:
                 return position
         return None
 
@@ -259,8 +259,9 @@ class SizeDecider(HeldRecords):
         if entry is None:
             table[key] = _Entry(start)
             return
+        wanted = self._content(start, n)
         for k, known in enumerate(entry.positions):
-            if self._same(known, start, n):
+            if self._content(known, n) == wanted:
                 if self.max_history is not None and known >= 0:
                     entry.positions[k] = start
                 return
