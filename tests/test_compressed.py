@@ -193,11 +193,13 @@ def test_a_decompression_bomb_is_streamed_in_bounded_memory(tmp_path, kind):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("kind", sorted(BOMB_MAKERS))
+@pytest.mark.parametrize("kind", ["gzip"])
 def test_a_bomb_of_empty_lines_runs_in_bounded_memory(tmp_path, kind):
     """A few kB that expand to 33 million empty lines, under a 300 MB address-space
     limit: a decoded chunk holds at most 1 MiB (records too, then), and the storm of
-    repeats keeps nothing per record (the key log keeps only what repeated nothing)."""
+    repeats keeps nothing per record (the key log keeps only what repeated nothing).
+    (One format: each decoder's bound on what one call decodes is the bomb test's
+    above, run on every format; what is held per record does not depend on it.)"""
     from conftest import seqdedup_command, user_env
 
     packer = BOMB_MAKERS[kind]()
