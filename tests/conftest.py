@@ -68,15 +68,20 @@ _hypothesis_settings.register_profile("quick", max_examples=20, print_blob=True,
 _hypothesis_settings.register_profile("full", print_blob=True, **_SAME_RUN)
 _hypothesis_settings.load_profile("full" if FULL else "quick")
 
+
 # The commands the tests start take the signals the tests send, however the suite was
-# started: a shell starts a background job (`pytest &` in a script, `nohup`) with
-# SIGINT and SIGQUIT ignored, and an ignored signal stays ignored in every program it
-# runs. A handler of this process's own is reset to the default in each program it runs.
-for _signum in (signal.SIGINT, signal.SIGQUIT):
+# started: a shell starts a background job (`pytest &` in a script) with SIGINT and
+# SIGQUIT ignored, `nohup` ignores SIGHUP, and an ignored signal stays ignored in every
+# program started. A handler is reset to the default in each program started, so one
+# that does nothing keeps this process as it was asked to be and its commands as users
+# run them.
+def _ignored_here(signum: int, frame: object) -> None:
+    """Stands for SIG_IGN in this process only (see above)."""
+
+
+for _signum in (signal.SIGINT, signal.SIGQUIT, signal.SIGHUP):
     if signal.getsignal(_signum) == signal.SIG_IGN:
-        signal.signal(
-            _signum, signal.default_int_handler if _signum == signal.SIGINT else signal.SIG_DFL
-        )
+        signal.signal(_signum, _ignored_here)
 
 # Never the real user's settings file: every run in the tests (in this process and the
 # commands it starts) looks for one in an empty directory of its own.
