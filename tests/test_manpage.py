@@ -96,10 +96,10 @@ def test_the_built_wheel_installs_runs_and_brings_its_man_page(tmp_path):
     with tarfile.open(sdist) as archive:
         assert any(name.endswith("man/seqdedup.1") for name in archive.getnames())
     home = tmp_path / "venv"
-    venv.create(home, with_pip=True)
+    venv.create(home, with_pip=False)  # (this pip installs into it: --python)
     python = home / "bin" / "python"
     installed = subprocess.run(
-        [str(python), "-m", "pip", "install", "--no-deps", "-q", str(wheel)],
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "-q", wheel],
         capture_output=True,
         text=True,
         env=user_env(),

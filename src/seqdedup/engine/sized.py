@@ -145,16 +145,18 @@ class HeldRecords:
         at = 16 * (start - self._offset)
         return self._keys[at : at + 16 * n]
 
+    def _index_of(self, positions: list[int], start: int, n: int) -> int:
+        """Which of ``positions`` starts a stretch equal to the one at ``start`` (-1:
+        none)."""
+        wanted, content = self._content(start, n), self._content
+        return next((k for k, at in enumerate(positions) if content(at, n) == wanted), -1)
+
     def _find(self, entry: _Entry | None, start: int, n: int) -> int | None:
         """Where ``entry``'s occurrence equal to the stretch at ``start`` starts."""
         if entry is None:
             return None
-        wanted = self._content(start, n)
-        content = self._content
-        for position in entry.positions:
-            if content(position, n) == wanted:
-                return position
-        return None
+        k = self._index_of(entry.positions, start, n)
+        return None if k < 0 else entry.positions[k]
 
     def _append(self, key_hash: bytes, size: int) -> None:
         if size < 0:
@@ -259,13 +261,11 @@ class SizeDecider(HeldRecords):
         if entry is None:
             table[key] = _Entry(start)
             return
-        wanted = self._content(start, n)
-        for k, known in enumerate(entry.positions):
-            if self._content(known, n) == wanted:
-                if self.max_history is not None and known >= 0:
-                    entry.positions[k] = start
-                return
-        entry.positions.append(start)
+        k = self._index_of(entry.positions, start, n)
+        if k < 0:
+            entry.positions.append(start)
+        elif self.max_history is not None and entry.positions[k] >= 0:
+            entry.positions[k] = start
 
     def _repeats(self, start: int, end: int, as_end: bool) -> bool:
         """Whether the stretch [start, end] repeats (``as_end``: an M stretch, else N)."""
