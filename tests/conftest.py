@@ -43,11 +43,31 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return len(os.sched_getaffinity(0)) + 1
 
 
+def slow_ones_first(items: list[pytest.Item], workers: int) -> list[pytest.Item]:
+    """The order in which the workers get the tests: xdist hands each worker an equal
+    share of the list in one piece, and each share here begins with its part of the slow
+    tests, dealt in turn. The slow tests run first, side by side, with quick work left to
+    fill in around them: no worker ends the run alone on a long test."""
+    slow = [item for item in items if "slow" in item.keywords]
+    quick = [item for item in items if "slow" not in item.keywords]
+    ordered: list[pytest.Item] = []
+    left = len(items)
+    for k in range(workers):
+        share = left // (workers - k)  # (the split xdist makes)
+        left -= share
+        mine = slow[k::workers]
+        take = max(share - len(mine), 0)
+        ordered += mine + quick[:take]
+        del quick[:take]
+    return ordered + quick
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests marked ``slow`` (whole builds, sanitizers, real clusters, bombs, killed
     runs: seconds each) run where CI=true; while working they are skipped, so that
     the quick run stays quick. ``pytest -m slow`` with CI=true runs only them."""
     if FULL:
+        items[:] = slow_ones_first(items, getattr(config, "workerinput", {}).get("workercount", 1))
         return
     skip = pytest.mark.skip(reason="a slow whole-system test: CI=true runs it")
     for item in items:

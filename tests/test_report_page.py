@@ -3,7 +3,9 @@ by Playwright. Each page is made by the installed commands from the shipped exam
 generated log, a library and hostile records; each must load with no console error and
 no request of its own, fit a 390 px wide phone with no horizontal scroll, draw every
 chart, show the run's own statistics, expand a sequence to its exact records, and name
-a band's sequence on hover. A screenshot of each is kept in build/report-pages/."""
+a band's sequence on hover. With SEQDEDUP_SHOTS=1 a screenshot of each is kept in
+build/report-pages/ (to look at: nothing is asserted on them, and they cost the suite
+seconds)."""
 
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ from conftest import needs, user_env
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 BIN = Path(sys.executable).parent
-SHOTS = ROOT / "build" / "report-pages"
+SHOTS = ROOT / "build" / "report-pages" if os.environ.get("SEQDEDUP_SHOTS") == "1" else None
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 BROWSER_FLAGS = [
     "--no-sandbox",  # (CI runs as root)
@@ -84,7 +86,7 @@ class Opened:
 
     def check_loaded(self, shot: str) -> None:
         """No console error, no request but the page, every chart drawn, no sideways
-        scroll; a screenshot kept."""
+        scroll; a screenshot kept where SEQDEDUP_SHOTS=1."""
         page = self.page
         assert [line for line in self.console if line.startswith(("error", "pageerror"))] == []
         assert self.requests == [self.url]
@@ -99,8 +101,9 @@ class Opened:
         assert charts and all(count > 10 for count in drawn), dict(zip(charts, drawn, strict=True))
         width = page.viewport_size["width"]
         assert page.evaluate("document.documentElement.scrollWidth") <= width
-        SHOTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(SHOTS / f"{shot}-{width}.png"), full_page=True)
+        if SHOTS is not None:
+            SHOTS.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(SHOTS / f"{shot}-{width}.png"), full_page=True)
 
     def figures(self) -> dict[str, str]:
         return self.page.evaluate(
