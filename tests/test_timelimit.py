@@ -4,7 +4,7 @@ ends the run with one line naming it and the record; slow batches of fine record
 from __future__ import annotations
 
 import io
-import time
+import signal
 
 import pytest
 
@@ -23,23 +23,39 @@ def short_limit(monkeypatch):
     monkeypatch.setattr(timelimit, "PATTERN_SECONDS", 0.3)
 
 
-def test_a_batch_of_slow_but_fine_records_goes_on(short_limit):
-    """Ten records of 0.1 s each: the batch takes longer than the limit (a sleep never
-    ends early), so each record is tried on its own; those tries are instant here, so
-    none of them can reach the limit, however loaded the machine."""
-    calls: list[int] = []
-    retrying = []  # (set once a record comes again: the one-by-one pass)
+def on_a_clock_of_its_own(monkeypatch, steps: list[float]):
+    """A function for each_within whose record ``x`` takes ``steps[x]`` seconds per look
+    on a clock of the test's own, with three looks per record (as the timer would make):
+    no duration of this machine decides the outcome. Returns it and its calls."""
+    clock, calls = [0.0], []
+    monkeypatch.setattr(timelimit, "monotonic", lambda: clock[0])
 
-    def slow(x):
-        if calls and x <= calls[-1]:
-            retrying.append(True)
+    def record(x: int) -> int:
         calls.append(x)
-        if not retrying:
-            time.sleep(0.1)  # (the first pass over the batch)
+        for _ in range(3):
+            clock[0] += steps[x]
+            signal.raise_signal(signal.SIGALRM)  # (a look, now)
         return x * 2
 
-    assert each_within(slow, list(range(10)), "--mask 'x'") == [x * 2 for x in range(10)]
-    assert retrying  # the batch ran past the limit and was tried record by record
+    return record, calls
+
+
+def test_a_batch_of_slow_but_fine_records_goes_on(short_limit, monkeypatch):
+    """Ten records of 0.27 s each under a 0.3 s limit (three looks 0.09 s apart: less
+    than the limit from a record's start to its last look, whenever the real timer
+    looks too); the batch, 2.7 s in all, goes on."""
+    record, calls = on_a_clock_of_its_own(monkeypatch, [0.09] * 10)
+    assert each_within(record, list(range(10)), "--mask 'x'") == [x * 2 for x in range(10)]
+    assert calls == list(range(10))
+
+
+def test_a_record_seen_for_the_whole_limit_ends_the_batch(short_limit, monkeypatch):
+    """Record 2 seen at three looks 0.15 s apart: 0.3 s from the first look to the last,
+    the limit: it is named, and no later record is matched."""
+    record, calls = on_a_clock_of_its_own(monkeypatch, [0.01, 0.01, 0.15, 0.01])
+    with pytest.raises(PatternTimeout) as caught:
+        each_within(record, [0, 1, 2, 3], "--mask 'x'")
+    assert caught.value.index == 2 and calls == [0, 1, 2]
 
 
 def test_the_record_that_takes_too_long_is_named(short_limit):

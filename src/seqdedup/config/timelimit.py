@@ -2,11 +2,13 @@
 
 Python's ``re`` backtracks: a pattern such as ``(a+)+$`` takes exponential time on a
 line of a few dozen characters, and the run would never end. ``re`` checks for signals
-while it matches, so a timer (``SIGALRM``) can stop it. A whole batch is matched under
-one timer, which costs two system calls per batch; only when a batch runs past the
-limit are its records matched again one by one, each under its own timer, to find a
-record that takes too long alone (a batch of many records that are each merely slow
-goes on). Such a record ends the run with one line naming the pattern and the record.
+while it matches, so a timer (``SIGALRM``) can look at it. A whole batch is matched
+under one interval timer (two system calls per batch, and one look per tenth of the
+limit while a batch lasts); each look notes which record is being matched, read from
+how far the batch's iterator has gone (nothing is done per record). A record seen
+being matched for the whole limit ends the run with one line naming the pattern and
+the record; a batch of many records that are each merely slow goes on. The run stops
+at most a fifth of the limit after the record has taken the limit.
 
 The guard needs the main thread and a ``SIGALRM`` that nobody else uses; elsewhere
 (a thread of a host program, Windows) patterns run unguarded.
@@ -17,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from time import monotonic
 from typing import TypeVar
 
 from seqdedup.base.errors import SeqdedupError
@@ -47,11 +50,8 @@ class PatternTimeout(SeqdedupError):
 
 
 class _Expired(BaseException):
-    """The timer went off (a BaseException: no ``except Exception`` swallows it)."""
-
-
-def _expire(signum: int, frame: object) -> None:
-    raise _Expired
+    """A record took the whole limit (a BaseException: no ``except Exception`` swallows
+    it on its way out of the match)."""
 
 
 def _guard_possible() -> bool:
@@ -65,12 +65,13 @@ def _guard_possible() -> bool:
 
 
 @contextlib.contextmanager
-def _timer(seconds: float) -> Iterator[None]:
+def _looking(look: Callable[[int, object], None], every: float) -> Iterator[None]:
+    """``look`` called every ``every`` seconds while the block runs."""
     import signal
 
-    previous = signal.signal(signal.SIGALRM, _expire)
+    previous = signal.signal(signal.SIGALRM, look)
     try:
-        signal.setitimer(signal.ITIMER_REAL, seconds)
+        signal.setitimer(signal.ITIMER_REAL, every, every)
         try:
             yield
         finally:
@@ -87,16 +88,22 @@ def each_within(
     pattern in the message (``--mask '(a+)+$'``)."""
     if not items or not _guard_possible():
         return list(map(function, items))
+    from operator import length_hint
+
+    limit, count = PATTERN_SECONDS, len(items)
+    remaining = iter(items)
+    seen = [-1, 0.0]  # the item the last look found being matched, and since when
+
+    def look(signum: int, frame: object) -> None:
+        # (map takes an item from the iterator before it calls the function on it)
+        index, now = count - length_hint(remaining) - 1, monotonic()
+        if index != seen[0]:
+            seen[0], seen[1] = index, now
+        elif now - seen[1] >= limit:
+            raise _Expired
+
     try:
-        with _timer(PATTERN_SECONDS):
-            return list(map(function, items))
+        with _looking(look, limit / 10):
+            return list(map(function, remaining))
     except _Expired:
-        pass
-    results: list[Result] = []  # a slow batch: which record is slow on its own?
-    for index, item in enumerate(items):
-        try:
-            with _timer(PATTERN_SECONDS):
-                results.append(function(item))
-        except _Expired:
-            raise PatternTimeout(label, index) from None
-    return results
+        raise PatternTimeout(label, int(seen[0])) from None
