@@ -614,13 +614,15 @@ def real_cluster(tmp_path_factory):
             )
         yield address, homes
     finally:
+        # The workers first, each gone before the scheduler is asked to go (a worker
+        # whose scheduler went first retries it for seconds).
         for proc in reversed(started):
             proc.terminate()
-        for proc in started:
             try:
                 proc.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 proc.kill()
+                proc.wait()
 
 
 @pytest.mark.slow
