@@ -17,16 +17,17 @@ sys.path.insert(0, str(Path(__file__).parent))
 # 20 where a test names none), the full one where CI=true (CI sets it): the same
 # command, `python -m pytest`, either way.
 FULL = os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+# Hunting for new failures: random examples, the written counts (see below).
+EXPLORE = os.environ.get("SEQDEDUP_EXPLORE", "").strip().lower() in ("1", "true", "yes")
 
 
 def examples(count: int) -> int:
-    """A test's number of Hypothesis examples under the profile in use: where CI=true,
-    the written count up to 100 and half of it above (at least 100: the suite's 3
-    minutes on 2 cores; the written count ran before the suite ran on workers); a fifth
-    of it otherwise (at least 10)."""
-    if FULL:
-        return count if count <= 100 else max(100, count // 2)
-    return max(10, count // 5)
+    """A test's number of Hypothesis examples under the profile in use: the written
+    count while exploring (SEQDEDUP_EXPLORE=1, below); half of it where CI=true (at least
+    10: the suite's 3 minutes on 2 cores); a fifth of it otherwise (at least 10)."""
+    if EXPLORE:
+        return count
+    return max(10, count // 2 if FULL else count // 5)
 
 
 def needs(present: bool, reason: str) -> pytest.MarkDecorator:
@@ -80,13 +81,15 @@ from hypothesis import settings as _hypothesis_settings  # noqa: E402
 # Every run of the suite is the same run: Hypothesis derandomised (its examples drawn from
 # a seed fixed by each test's source, so a test that passes here passes on every clone),
 # and no example database (an example saved by an earlier run is never replayed into a
-# later one). ``SEQDEDUP_EXPLORE=1`` turns both back on while hunting for new failures;
-# a failure found that way is kept as an ``@example`` in the test, not in a database.
-_EXPLORE = os.environ.get("SEQDEDUP_EXPLORE", "").strip().lower() in ("1", "true", "yes")
-_SAME_RUN = {} if _EXPLORE else {"derandomize": True, "database": None}
+# later one). ``SEQDEDUP_EXPLORE=1`` turns both back on, with every test's written number
+# of examples, while hunting for new failures; a failure found that way is kept as an
+# ``@example`` in the test, not in a database. (A test that names no number: 100.)
+_SAME_RUN = {} if EXPLORE else {"derandomize": True, "database": None}
 _hypothesis_settings.register_profile("quick", max_examples=20, print_blob=True, **_SAME_RUN)
-_hypothesis_settings.register_profile("full", print_blob=True, **_SAME_RUN)
-_hypothesis_settings.load_profile("full" if FULL else "quick")
+_hypothesis_settings.register_profile(
+    "full", max_examples=examples(100), print_blob=True, **_SAME_RUN
+)
+_hypothesis_settings.load_profile("full" if FULL or EXPLORE else "quick")
 
 
 # The commands the tests start take the signals the tests send, however the suite was

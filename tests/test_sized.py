@@ -19,6 +19,7 @@ from conftest import (
     HANG_GUARD,
     arrived,
     at_its_end,
+    examples,
     live,
     seqdedup_command,
     settled,
@@ -86,7 +87,7 @@ streams_st = st.lists(st.lists(st.sampled_from(ALPHABET[:4]), max_size=24), min_
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     streams=streams_st,
     window=st.integers(1, 5),
@@ -137,7 +138,7 @@ def test_new_material_is_asked_for_in_order(engine: str) -> None:
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(streams=streams_st, window=st.integers(1, 5), history=st.none() | st.integers(1, 12))
 def test_no_minimum_size_is_the_plain_rule(
     engine: str, streams: list[list[str]], window: int, history: int | None
@@ -226,7 +227,7 @@ def _swept_oracle(history: int | None) -> list[bool]:
     return skipped_flags_sized([_swept_lines()], 2, 60, size_of, history, cap=16, longest=16)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     streams=streams_st, window=st.integers(1, 4), min_size=st.integers(0, 12), cap=st.integers(1, 6)
 )
@@ -245,7 +246,7 @@ RECORDS = ["a", "bb", "ccc", "dddddd", "#x", "#yy"]  # "#" lines bypass with the
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=examples(120), deadline=None)
 @given(
     streams=st.lists(st.lists(st.sampled_from(RECORDS), max_size=30), min_size=1, max_size=3),
     window=st.integers(1, 4),
@@ -411,7 +412,7 @@ def test_top_lists_each_planted_trace_once_and_whole(
 
 
 @pytest.mark.skipif("c" not in ENGINES, reason="the kernel is not built")
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(keys=st.lists(st.binary(max_size=40) | st.text(max_size=30).map(str.encode), max_size=12))
 def test_token_sizes_are_the_same_counted_by_the_kernel(keys: list[bytes]) -> None:
     from seqdedup import _kernel
