@@ -11,6 +11,7 @@ other, and a window is W consecutive records of one stream (none spans two).
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 
 
@@ -47,10 +48,12 @@ def skipped_flags_streams(
     starts = window_starts(streams, window)
     for j in starts:
         current = keys[j : j + window]
+        # the earlier windows i + W <= j, remembered where j - i <= history (``starts``
+        # is in order: the two bounds cut a slice of it); the first key is compared first
+        earliest = 0 if history is None else bisect_left(starts, j - history)
+        earlier = starts[earliest : bisect_right(starts, j - window)]
         repeat = tuple(current) in known or any(
-            keys[i : i + window] == current
-            for i in starts
-            if i + window <= j and (history is None or j - i <= history)
+            keys[i] == current[0] and keys[i : i + window] == current for i in earlier
         )
         if repeat:
             for r in range(j, j + window):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from array import array
+from functools import cache
 
 import pytest
 from hypothesis import given, settings
@@ -318,6 +319,7 @@ def test_attribution_work_grows_linearly_on_short_repetitive_records(key_work):
     assert work[1] < 8 * work[0], work  # 4x the input: here ~5.7x; quadratic was ~16x
 
 
+@cache  # (the same text for each engine and window)
 def roff_like(lines: int, seed: int) -> bytes:
     """Text shaped like the roff source of man pages: a few lines that recur everywhere
     (".PP", ".TP", ...), a long tail of lines that recur now and then, and new lines."""
@@ -351,8 +353,7 @@ def test_attribution_work_is_linear_on_text_with_many_short_repeats(key_work, en
     small = 250_000 if engine == "c" else 50_000
 
     def ab(lines: int) -> bytes:
-        rng = random.Random(3)
-        return b"".join(rng.choice([b"a\n", b"b\n"]) for _ in range(lines))
+        return b"".join(random.Random(3).choices([b"a\n", b"b\n"], k=lines))
 
     # (The Python engine on a/b lines: the test above; here only the kernel, at sizes
     # the Python engine would take minutes for.)

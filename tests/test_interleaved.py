@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from array import array
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -831,6 +832,7 @@ sized_records = st.integers(1, 4).flatmap(
 )
 
 
+@cache  # (the oracle asks for each key's size once per stretch holding it)
 def key_size(key: object) -> int:
     return len(str(key)) + 1
 
