@@ -11,7 +11,6 @@ other, and a window is W consecutive records of one stream (none spans two).
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 
 
@@ -21,7 +20,7 @@ def skipped_flags(
     history: int | None = None,
     library: Sequence[Sequence[object]] = (),
 ) -> list[bool]:
-    """For each key (tracked records only), whether the rule skips it. O(n^2 W)."""
+    """For each key (tracked records only), whether the rule skips it. O(n^2 + nW)."""
     return skipped_flags_streams([keys], window, history, library)
 
 
@@ -46,14 +45,13 @@ def skipped_flags_streams(
     known = {tuple(seq[k : k + window]) for seq in library for k in range(len(seq) - window + 1)}
     skipped = [False] * len(keys)
     starts = window_starts(streams, window)
+    equal: dict[tuple[object, ...], list[int]] = {}  # each content's windows, by start
+    for i in starts:
+        equal.setdefault(tuple(keys[i : i + window]), []).append(i)
     for j in starts:
-        current = keys[j : j + window]
-        # the earlier windows i + W <= j, remembered where j - i <= history (``starts``
-        # is in order: the two bounds cut a slice of it); the first key is compared first
-        earliest = 0 if history is None else bisect_left(starts, j - history)
-        earlier = starts[earliest : bisect_right(starts, j - window)]
-        repeat = tuple(current) in known or any(
-            keys[i] == current[0] and keys[i : i + window] == current for i in earlier
+        current = tuple(keys[j : j + window])
+        repeat = current in known or any(
+            i + window <= j and (history is None or j - i <= history) for i in equal[current]
         )
         if repeat:
             for r in range(j, j + window):
