@@ -348,3 +348,78 @@ def test_crlf_against_lf_compares_the_lines_and_says_so(run_cli, tmp_path, crlf_
     assert answer["line_ends"] == styles and answer["changed"] is False
     same = json.loads(diff(run_cli, "--format", "json", good, good).stdout)
     assert same["line_ends"] is None
+
+
+LOGHUB = ROOT / "tests" / "data" / "loghub"
+
+
+def halves(tmp_path: Path, name: str) -> tuple[Path, Path]:
+    """The first and the second 1,000 lines of a loghub log, as GOOD and BAD."""
+    lines = (LOGHUB / f"{name}_2k.log").read_bytes().splitlines(keepends=True)
+    good, bad = tmp_path / f"{name}-1.log", tmp_path / f"{name}-2.log"
+    good.write_bytes(b"".join(lines[:1000]))
+    bad.write_bytes(b"".join(lines[1000:]))
+    return good, bad
+
+
+@pytest.mark.usefixtures("engine")
+def test_sides_keyed_apart_by_a_timestamp_say_so_and_name_the_option(run_cli, tmp_path):
+    """Two halves of a real web-server log, nothing planted, no key options: every line
+    of BAD was "new" with no word on why (its timestamp). The first line says how little
+    lines up, the field the lines differ in and the option that masks it; with that
+    option the halves line up and the line says nothing."""
+    good, bad = halves(tmp_path, "Apache")
+    done = diff(run_cli, good, bad)
+    assert done.returncode == 1, done.stderr
+    first = done.stdout.decode().splitlines()[0]
+    assert "; only 0.0% of BAD's records have a key GOOD shows: lines of the two " in first
+    assert first.endswith("...): --normalize all would line them up")
+    answer = json.loads(diff(run_cli, "--format", "json", good, bad).stdout)
+    assert answer["lined_up"] < 0.1 and answer["apart"].endswith(
+        "--normalize all would line them up"
+    )
+    masked = json.loads(diff(run_cli, "--normalize", "all", "--format", "json", good, bad).stdout)
+    assert masked["lined_up"] > 0.9 and masked["apart"] is None
+    assert "only" not in diff(run_cli, "--normalize", "all", good, bad).stdout.decode()
+
+
+@pytest.mark.usefixtures("engine")
+def test_a_field_no_class_masks_is_named_with_a_mask_that_lines_the_sides_up(run_cli, tmp_path):
+    """Lines that differ in a user's name (no built-in class masks it): the answer names
+    a --mask, and that mask given makes the sides line up."""
+    good, bad = tmp_path / "good.log", tmp_path / "bad.log"
+    good.write_text("".join(f"session opened for user {n} by sshd\n" for n in ("ann", "bob")))
+    bad.write_text("".join(f"session opened for user {n} by sshd\n" for n in ("cy", "dee", "eve")))
+    answer = json.loads(diff(run_cli, "--format", "json", good, bad).stdout)
+    assert answer["lined_up"] == 0.0
+    assert answer["apart"] == (
+        'lines of the two differ in one field ("ann", "bob", ...): '
+        "--mask '(?<=user )\\S+' would line them up"
+    )
+    masked = diff(run_cli, "--mask", "(?<=user )\\S+", "--format", "json", good, bad)
+    assert json.loads(masked.stdout)["lined_up"] == 1.0 and masked.returncode == 0
+
+
+@pytest.mark.usefixtures("engine")
+def test_different_logs_are_said_to_be_different(run_cli, tmp_path):
+    good, _ = halves(tmp_path, "Apache")
+    _, bad = halves(tmp_path, "HDFS")
+    first = diff(run_cli, "--normalize", "all", good, bad).stdout.decode().splitlines()[0]
+    assert first.endswith(
+        "no line of BAD is a line of GOOD with one field changed: the two look like "
+        "different logs, or keyed apart in more than one field"
+    )
+
+
+def test_the_field_helper_counts_only_pairs_across_the_sides():
+    """Keys of one side that differ among themselves in one field do not explain why
+    the sides are apart; with ``sides`` only a pair across them counts."""
+    from seqdedup.keys.fields import differing_field
+
+    keys = [b"a 1 x", b"a 2 x", b"a 3 x", b"b q z", b"c q z"]
+    assert differing_field(keys).values == (b"1", b"2")  # (three values: the widest)
+    across = differing_field(keys, [0, 0, 0, 1, 1])
+    assert across is None  # (b/c differ within BAD only; 1/2/3 within GOOD only)
+    across = differing_field([*keys, b"a 9 x"], [0, 0, 0, 1, 1, 1])
+    assert across is not None and across.values == (b"1", b"2") and across.distinct == 4
+    assert across.pattern == r"(?<=a )\S+"

@@ -179,6 +179,7 @@ def _run(
     from seqdedup.budget.input import MAX_WHOLE
     from seqdedup.diff.compare import compare
     from seqdedup.diff.inputs import keying_for, line_ends, read_bad, read_good
+    from seqdedup.diff.sanity import checked
     from seqdedup.diff.text import as_json, as_text
 
     config, options = _settings(args)
@@ -204,6 +205,7 @@ def _run(
     bad, source = read_bad(bad_name, config, keying, stdin, profile, limit)
     bad_ends = keying.records_seen - good_ends[0], keying.cr_ended - good_ends[1]
     diff = compare(profile, bad, options)._replace(line_ends=line_ends(good_ends, bad_ends))
+    diff = checked(diff, profile, bad, config)
     shown_bad = "standard input" if bad_name == "-" else bad_name
     if args.format == "json":
         text = as_json(diff, shown_bad, good)

@@ -142,45 +142,24 @@ def _more_classes_hint(config: Config, records: list[bytes]) -> str | None:
     )
 
 
-FIELD_SEARCH = 2_000  # records searched for two that differ in one field
-
-
 def _field_hint(
     config: Config, records: list[bytes], steps: tuple[tuple[str, str], ...], base: float
 ) -> str | None:
     """When no class helps: the field in which the most lines of the sample differ
     while the rest of their keys (``steps`` applied) is the same, and a ``--mask`` for
     it, named when it removes at least 20% more of the sample."""
-    import re
-
     from seqdedup.config.normalize import KeySteps
+    from seqdedup.keys.fields import SEARCH, differing_field
 
-    keys = KeySteps(steps).apply(records[:FIELD_SEARCH])
-    groups: dict[tuple[int, tuple[bytes, ...]], set[bytes]] = {}
-    for key in keys:
-        words = tuple(key.split())
-        for at in range(len(words)):  # (the key with one word left out)
-            groups.setdefault((at, words[:at] + words[at + 1 :]), set()).add(words[at])
-    (at, rest), values = max(groups.items(), key=lambda item: (len(item[1]), -item[0][0]))
-    if len(values) < 2:
+    field = differing_field(KeySteps(steps).apply(records[:SEARCH]))
+    if field is None:
         return None
-    sample = sorted(values)[:2]
-    text = sample[0].decode("utf-8", "replace")
-    name, equals, _ = text.partition("=")
-    if equals and name:
-        pattern = re.escape(name) + r"=\S+"
-    elif at:
-        before = rest[at - 1].decode("utf-8", "replace")
-        pattern = f"(?<={re.escape(before)} )\\S+"
-    else:
-        pattern = r"^\S+"
-    share = _removed(config, records, steps=(*steps, ("mask", pattern)))
+    share = _removed(config, records, steps=(*steps, ("mask", field.pattern)))
     if share - base < GAIN_AT_LEAST:
         return None
-    shown = ", ".join(f'"{v.decode("utf-8", "replace")}"' for v in sample)
-    options = " ".join(_option(step) for step in (*steps, ("mask", pattern)))
+    options = " ".join(_option(step) for step in (*steps, ("mask", field.pattern)))
     return (
-        f"lines differ in one field ({shown}, ...); {options} would remove "
+        f"lines differ in one field ({field.shown()}, ...); {options} would remove "
         f"{int(share * 100)}% (seqdedup --suggest-window for more)"
     )
 

@@ -104,6 +104,8 @@ class Diff(NamedTuple):
     min_count: int
     bad_empty: bool = False  # BAD holds no record, or only blank ones: the worst change
     line_ends: str = ""  # "GOOD CRLF, BAD LF" when they differ (compared without the CR)
+    lined_up: float = 1.0  # the share of BAD's records whose key GOOD shows
+    apart: str = ""  # why so few line up, where under a tenth do (seqdedup.diff.sanity)
 
     @property
     def changed(self) -> bool:

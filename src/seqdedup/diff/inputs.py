@@ -23,6 +23,7 @@ from seqdedup.config.settings import Config
 from seqdedup.diff.changes import Diff
 from seqdedup.diff.compare import Bad, DiffOptions, compare, key_ids
 from seqdedup.diff.profile import GoodProfile, Part
+from seqdedup.diff.sanity import checked
 from seqdedup.keys.maker import KeyMaker, key_maker
 from seqdedup.library.load import SENTINEL_KEY
 
@@ -301,7 +302,7 @@ def diff_records(
     keys, streams, sizes = keying.keys(encoded)
     ids, new = key_ids(profile, keys)
     read = Bad(ids, new, encoded.__getitem__, streams, sizes, keying.stamp)
-    return compare(profile, read, options or DiffOptions())
+    return checked(compare(profile, read, options or DiffOptions()), profile, read, config)
 
 
 def _encoded(records: Sequence[bytes | str]) -> list[bytes]:

@@ -42,8 +42,15 @@ def summary(diff: Diff, bad: str, good: Sequence[str], short: bool = False) -> s
     ends = f" (line ends differ: {diff.line_ends}; compared without the CR)"
     return (
         f"seqdedup diff: {bad} ({diff.records:,} records) against {', '.join(good)}"
-        f" ({inputs}): {verdict}{ends if diff.line_ends else ''}"
+        f" ({inputs}): {verdict}{ends if diff.line_ends else ''}{_apart(diff)}"
     )
+
+
+def _apart(diff: Diff) -> str:
+    """The sides hardly line up: how little, and why (empty where they do)."""
+    if not diff.apart:
+        return ""
+    return f"; only {diff.lined_up:.1%} of BAD's records have a key GOOD shows: {diff.apart}"
 
 
 def _n(count: int, word: str) -> str:
@@ -247,6 +254,8 @@ def as_json(diff: Diff, bad: str, good: Sequence[str]) -> str:
         "changed": diff.changed,
         "bad_empty": diff.bad_empty,
         "line_ends": diff.line_ends or None,
+        "lined_up": round(diff.lined_up, 4),
+        "apart": diff.apart or None,
         "counts": {kind: diff.number_of(kind) for kind in MARKS},
         "changes": [_object(change) for change in diff.changes],
     }

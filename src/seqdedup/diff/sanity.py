@@ -1,0 +1,61 @@
+"""Whether GOOD and BAD can be compared at all: when fewer than a tenth of BAD's records
+have a key GOOD shows, the answer's first line says so and why, from the data.
+
+Most of BAD "new" is rarely a finding: the two sides are keyed apart by something that
+differs on every line (a timestamp the key does not mask, an id, a counter) or they are
+different logs. The reason is looked for in a sample of each side's keys: the field in
+which a line of BAD differs from a line of GOOD, the rest of the two the same
+(:func:`seqdedup.keys.fields.differing_field`, the helper the run's own hint uses), and a
+``--mask`` that hides it; where no such pair exists, the sides look like different
+formats.
+"""
+
+from __future__ import annotations
+
+from itertools import islice
+
+from seqdedup.config.normalize import KeySteps
+from seqdedup.config.settings import Config
+from seqdedup.diff.changes import Diff
+from seqdedup.diff.compare import Bad
+from seqdedup.diff.profile import GoodProfile
+from seqdedup.keys.fields import SEARCH, differing_field
+
+LINE_UP_BELOW = 0.10  # a share of BAD's records with a key GOOD shows under this: apart
+
+
+def checked(diff: Diff, profile: GoodProfile, bad: Bad, config: Config) -> Diff:
+    """``diff`` with the share of BAD that lines up with GOOD, and why it does not when
+    that share is under LINE_UP_BELOW."""
+    share = lined_up(bad)
+    apart = ""
+    if share < LINE_UP_BELOW and not diff.bad_empty:
+        apart = why_apart(profile, bad, config)
+    return diff._replace(lined_up=share, apart=apart)
+
+
+def lined_up(bad: Bad) -> float:
+    """The share of BAD's records whose key GOOD shows (1.0 for an empty BAD)."""
+    return 1.0 - len(bad.new_keys) / len(bad.ids) if bad.ids else 1.0
+
+
+def why_apart(profile: GoodProfile, bad: Bad, config: Config) -> str:
+    """Why the sides do not line up, in one clause, from samples of both."""
+    steps = KeySteps(config.key_steps)
+    good = steps.apply([text.removesuffix(b"\r") for text in islice(profile.texts, SEARCH)])
+    bad_records = [bad.record(p).removesuffix(b"\r") for p in islice(bad.new_keys, SEARCH)]
+    sides = [0] * len(good) + [1] * len(bad_records)
+    field = differing_field(good + steps.apply(bad_records), sides)
+    if field is None:
+        return (
+            "no line of BAD is a line of GOOD with one field changed: "
+            "the two look like different logs, or keyed apart in more than one field"
+        )
+    # a field the built-in classes mask (a time, a number, an id): the class option
+    classes = KeySteps((("normalize", "all"),)).apply(list(field.values))
+    option = f"--mask '{field.pattern}'"
+    if classes != list(field.values) and ("normalize", "all") not in config.key_steps:
+        option = "--normalize all"
+    return (
+        f"lines of the two differ in one field ({field.shown()}, ...): {option} would line them up"
+    )
