@@ -52,9 +52,11 @@ class SequenceTable:
 
 class JoinedSlice(NamedTuple):
     """Records ``skip`` .. ``skip + length - 1`` of ``data``, records joined by the
-    run's delimiter (the kernel's chunk path hands a run's records over so)."""
+    run's delimiter (the kernel's chunk path hands a run's records over so). ``data``
+    may start inside the run (a view from a record's first byte on): a run's pieces are
+    found in one pass over it, not each by walking its records from the first."""
 
-    data: bytes
+    data: bytes | memoryview
     skip: int
     length: int
 
@@ -70,9 +72,11 @@ class PieceContent:
         self._limit = limit
         self._delimiter = delimiter
         self._starts: list[int] = []  # each span's first tracked index, increasing
-        # start -> (its records, how many, [how many are still to be taken])
+        # start -> (its records, how many, [how many are still to be taken, and for a
+        # joined span the record and byte offset its last piece was found at])
         self._spans: dict[int, tuple[Sequence[bytes] | bytes, int, list[int]]] = {}
         self._held = 0
+        self.walked = 0  # records of joined spans walked to find pieces (tests count it)
 
     def add(self, first: int, tracked: Sequence[bytes], keep: Sequence[bool]) -> None:
         """Hold the skipped ones of the tracked records starting at index ``first``."""
@@ -93,7 +97,7 @@ class PieceContent:
             self._starts.clear()
             self._held = 0
         self._starts.append(start)
-        self._spans[start] = (records, count, [count])
+        self._spans[start] = (records, count, [count, 0, 0])
         self._held += count
 
     def take(self, piece: Piece) -> Sequence[bytes] | JoinedSlice | None:
@@ -109,7 +113,8 @@ class PieceContent:
                 if at == 0 and left[0] <= 0:
                     self._release()
                 if isinstance(records, bytes):
-                    return JoinedSlice(records, piece.start - start, stop - (piece.start - start))
+                    skip = piece.start - start
+                    return JoinedSlice(*self._joined_from(records, skip, left), stop - skip)
                 return records[piece.start - start : stop]
         content: list[bytes] = []
         position = piece.start
@@ -130,6 +135,25 @@ class PieceContent:
             at += 1
         self._release()
         return content
+
+    def _joined_from(
+        self, records: bytes, skip: int, cursor: list[int]
+    ) -> tuple[bytes | memoryview, int]:
+        """Records from ``skip`` on: a view from that record's first byte, found from
+        where the span's last piece was (``cursor[1:]``: a record and its offset; pieces
+        come in order, so each byte of a run is walked once), and 0 records to skip."""
+        assert self._delimiter is not None
+        record, offset = (cursor[1], cursor[2]) if cursor[1] <= skip else (0, 0)
+        find, delimiter, width = records.find, self._delimiter, len(self._delimiter)
+        walked = record
+        while record < skip:
+            found = find(delimiter, offset)
+            if found < 0:  # (fewer records than skip: the kernel's call says so)
+                return records, skip
+            offset, record = found + width, record + 1
+        self.walked += record - walked
+        cursor[1], cursor[2] = record, offset
+        return memoryview(records)[offset:], 0
 
     def _release(self) -> None:
         """Drop the leading spans whose records were all taken."""
