@@ -577,6 +577,12 @@ def test_top_alone_with_quiet_and_in_the_json_document(run_cli):
     assert run_cli(["-q", "--top", "-1"], data).returncode == 1
 
 
+def test_top_names_a_one_record_sequence_by_its_line(run_cli):
+    """A sequence of one record was first seen at "lines 1-1"; now "line 1"."""
+    text = run_cli(["-q", "-w", "1", "--top", "3"], b"a\nb\na\nc\na\n").stderr.decode()
+    assert "line 1 " in text and "lines 1-1" not in text
+
+
 def test_top_table_shortens_only_the_first_record_and_only_for_a_terminal(run_cli):
     """Piped (or in a file), the first record is whole; on a terminal of 80 columns it
     is the cell that is shortened, the counts never."""

@@ -30,6 +30,7 @@ from seqdedup.page.types import (
     SequenceRow,
     Timeline,
 )
+from seqdedup.run.foldlines import span
 from seqdedup.run.stats import Stats, stats_document
 from seqdedup.run.top import TopRow
 
@@ -342,7 +343,7 @@ def _place(first_seen: FirstSeen) -> str:
         start, end = first_seen["records"]
         return f"library sequence {first_seen['sequence']}, records {start}-{end}"
     start, end = first_seen["lines"]
-    where = f"lines {start}-{end}"
+    where = span(start, end)
     if "file" in first_seen:
         where = f"{shown_name(first_seen['file'])}, {where}"
     if "stream" in first_seen:

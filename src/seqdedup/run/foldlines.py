@@ -42,12 +42,12 @@ def plain_text(
 ) -> bytes:
     """:func:`default_text` of a whole run of one input (one part, which does not go
     on): records ``start`` .. (numbers), its sequence first seen at record ``source``."""
-    lines = _span(start, start + removed - 1)
+    lines = span(start, start + removed - 1)
     extra = removed - copies * length
     text = (
         f"[FOLDED: {_records(removed)} at {lines}: {copies} "
         f"{'copy' if copies == 1 else 'copies'} of sequence {digest.hex()[:SHORT_ID]} "
-        f"({_records(length)}, first seen at {_span(source, source + length - 1)})"
+        f"({_records(length)}, first seen at {span(source, source + length - 1)})"
         f"{_extra(extra)}{_times(first_time, last_time)}]"
     )
     return text.encode("utf-8", "surrogateescape")
@@ -67,7 +67,7 @@ def _times(first_time: str, last_time: str) -> str:
     return ""
 
 
-def _span(first: int | str, last: int | str) -> str:
+def span(first: int | str, last: int | str) -> str:
     """``line 7`` or ``lines 7-9``."""
     return f"line {first}" if first == last else f"lines {first}-{last}"
 
@@ -89,13 +89,13 @@ def default_text(fields: Fields, named: bool) -> str:
             source_where += f" (stream {fields['match_stream']})"
     head = "[FOLDED (continued)" if fields["part"] > 1 else "[FOLDED"
     removed, length = fields["removed"], fields["length"]
-    lines = _span(fields["start"], fields["end"])
+    lines = span(fields["start"], fields["end"])
     text = f"{head}: {_records(removed)} at {lines}{where}: "
     first, last = fields["match_start"], fields["match_end"]
     if fields["sequence"]:
         seen = f"first seen in {fields['match_file']} records {first}-{last}"
     else:
-        seen = f"first seen at {_span(first, last)}"
+        seen = f"first seen at {span(first, last)}"
     copies = fields["copies"]
     text += (
         f"{copies} {'copy' if copies == 1 else 'copies'} of sequence "

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, TextIO, TypedDict
 
 from seqdedup.base.errors import visible
+from seqdedup.run.foldlines import span
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -285,7 +286,7 @@ def _top_table(rows: list[TopRow], width: int | None) -> Table:
         where = (
             f"library {seen['sequence'][:12]} {seen['records'][0]}-{seen['records'][1]}"
             if "sequence" in seen
-            else f"lines {seen['lines'][0]}-{seen['lines'][1]}"
+            else span(*seen["lines"])
             + (f" of {seen['file']}" if "file" in seen else "")
             + (f" (stream {seen['stream']})" if "stream" in seen else "")
         )
