@@ -248,3 +248,34 @@ def test_a_wide_window_is_built_at_once():
     base = coefficients[(1 << 12) - 2]  # (the low lane's B ** 1)
     assert coefficients[0] == real_pow(base, (1 << 12) - 1, fingerprints.PRIME)
     Decisions(window=1 << 20)  # (the widest: built, not refused)
+
+
+def test_pieces_cost_what_the_input_does_not_its_square(monkeypatch, engine):
+    """Random lines of 5 values, W = 1: every earlier occurrence of a key was a candidate
+    source (26 s at 80,000 keys); pieces now choose among --max-candidates' 10, as
+    --annotate does, and twice the keys cost about twice the work (the kernel counts the
+    keys attribution compares; in the Python engine its key slices are counted)."""
+    import random
+
+    from seqdedup.engine.attribution import Attributor
+
+    compared = [0]
+    original = Attributor._key_slice
+
+    def counting(attributor, start, stop):
+        compared[0] += max(0, stop - start)
+        return original(attributor, start, stop)
+
+    monkeypatch.setattr(Attributor, "_key_slice", counting)
+    work = []
+    for n in (4_000, 8_000):
+        rng = random.Random(1)
+        keys = [b"value %d" % rng.randrange(5) for _ in range(n)]
+        compared[0] = 0
+        rule = Decisions(1, pieces=True)
+        blocks = rule.feed(keys).blocks + rule.finish().blocks
+        assert sum(b.end - b.start + 1 for b in blocks) == n - 5  # (all but the 5 firsts)
+        attribution = rule._twin._attribution  # type: ignore[attr-defined]
+        work.append(compared[0] if engine == "python" else attribution.work)
+    assert work[0] > 4_000 // 4, work  # attribution ran, and was counted
+    assert work[1] <= 2.5 * work[0], work

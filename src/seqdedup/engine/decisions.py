@@ -26,7 +26,7 @@ from typing import NamedTuple, Protocol, cast
 from seqdedup.base.errors import whole_number
 from seqdedup.base.hashes import hash_ints
 from seqdedup.base.kernel import SEED, load
-from seqdedup.config.settings import MAX_STREAM_WINDOW
+from seqdedup.config.settings import DEFAULT_CANDIDATES, MAX_STREAM_WINDOW
 from seqdedup.engine.attribution import make_attribution
 from seqdedup.engine.matcher import make_matcher
 from seqdedup.engine.pieces import Piece
@@ -85,7 +85,10 @@ class Decisions:
     ``window`` is W; ``history``: windows remembered (None: all); ``idle``: a stream
     without a record for that many records ends, as at the end of input (None: never);
     ``max_streams``: the least recently active stream ends past that many (None: no
-    limit); ``sequences``: distinct sequences counted (None: all).
+    limit); ``sequences``: distinct sequences counted (None: all); ``candidates``: with
+    ``pieces``, the earlier occurrences each piece's source is chosen among, as
+    ``--max-candidates`` (10; None: all, which costs time that grows with the square of
+    a log of a few distinct lines).
 
     What ``blocks`` hold: by default each closed *run* (a stream's maximal stretch of
     skipped records) with the source of its first window, decided by the Python
@@ -111,6 +114,7 @@ class Decisions:
         sequences: int | None = None,
         blocks: bool = True,
         pieces: bool = False,
+        candidates: int | None = DEFAULT_CANDIDATES,
     ) -> None:
         # (a stream's window is held per stream: the command line's bound with --stream-by)
         whole_number("window (--window-size)", window, 1, MAX_STREAM_WINDOW)
@@ -119,6 +123,7 @@ class Decisions:
             ("idle (--stream-idle)", idle),
             ("max_streams (--max-streams)", max_streams),
             ("sequences (--max-unique-sequences)", sequences),
+            ("candidates (--max-candidates)", candidates),
         ):
             if value is not None:
                 whole_number(name, value, 1)
@@ -129,7 +134,7 @@ class Decisions:
         self._pieces = pieces
         self._twin: _Twin
         if pieces:
-            self._twin = _Pieces(kernel, window, history, sequences)
+            self._twin = _Pieces(kernel, window, history, sequences, candidates)
         elif not blocks and kernel is not None:
             self._twin = _KernelFlags(kernel, window, history, idle, max_streams)
         else:
@@ -171,10 +176,17 @@ class _Pieces:
     """One stream, by the run's matcher and attribution (the kernel's where built)."""
 
     def __init__(
-        self, kernel: ModuleType | None, window: int, history: int | None, sequences: int | None
+        self,
+        kernel: ModuleType | None,
+        window: int,
+        history: int | None,
+        sequences: int | None,
+        candidates: int | None,
     ) -> None:
         self._matcher = make_matcher(window, history, kernel, seed=SEED)
-        self._attribution = make_attribution(kernel, self._matcher, window, history, sequences)
+        self._attribution = make_attribution(
+            kernel, self._matcher, window, history, sequences, candidates
+        )
 
     @property
     def sequences(self) -> int:
