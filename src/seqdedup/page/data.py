@@ -30,7 +30,7 @@ from seqdedup.page.types import (
     SequenceRow,
     Timeline,
 )
-from seqdedup.run.foldlines import span
+from seqdedup.run.markers import span
 from seqdedup.run.stats import Stats, stats_document
 from seqdedup.run.top import TopRow
 

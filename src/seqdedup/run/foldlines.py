@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from seqdedup.config.normalize import timestamp_seconds
-from seqdedup.run.markers import LINE_COLOR, painted
+from seqdedup.run.markers import LINE_COLOR, painted, span
 
 if TYPE_CHECKING:
     from seqdedup.run.markers import Fields
@@ -65,11 +65,6 @@ def _times(first_time: str, last_time: str) -> str:
     if first_time or last_time:  # only one of the two records holds a time
         return f", from {first_time}" if first_time else f", until {last_time}"
     return ""
-
-
-def span(first: int | str, last: int | str) -> str:
-    """``line 7`` or ``lines 7-9``."""
-    return f"line {first}" if first == last else f"lines {first}-{last}"
 
 
 def _records(count: int) -> str:

@@ -400,3 +400,8 @@ def color_wanted(choice: str, stream: object) -> bool:
     except (OSError, ValueError):
         terminal = False
     return terminal and os.environ.get("TERM") != "dumb"
+
+
+def span(first: int | str, last: int | str) -> str:
+    """``line 7`` or ``lines 7-9``."""
+    return f"line {first}" if first == last else f"lines {first}-{last}"

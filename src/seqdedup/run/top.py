@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, TextIO, TypedDict
 
 from seqdedup.base.errors import visible
-from seqdedup.run.foldlines import span
+from seqdedup.run.markers import span
 
 if TYPE_CHECKING:
     from rich.console import Console
