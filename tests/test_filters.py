@@ -208,3 +208,31 @@ def test_no_bytes_twin_where_spaces_cannot_be_spelled():
 
     assert byte_twin(re.compile(r"[^\S]")) is None  # \S inside a class
     assert byte_twin(re.compile(r"(?x) \s # [")) is None  # verbose: comments
+
+
+@pytest.mark.skipif(not kernel_built(), reason="the compiled kernel is not installed")
+@pytest.mark.parametrize("rule", [FilterRule("bypass", "^ts"), FilterRule("track", "ERROR")])
+def test_the_python_engine_scans_literals_without_the_kernel(monkeypatch, rule):
+    """With SEQDEDUP_ENGINE=python a batch scanned for a literal called the kernel's
+    ``literal_mask`` anyway (the per-engine tests never ran the Python scan where the
+    kernel was built); now the engine the run uses scans, with the same decisions."""
+    pytest.importorskip("numpy")
+    from seqdedup import _kernel
+
+    records = [b"ts %d ERROR x" % i if i % 7 == 0 else b"line %d" % (i % 50) for i in range(3000)]
+    assert len(records) >= filters_module.SCAN_MIN_RECORDS
+    calls = []
+    original = _kernel.literal_mask
+
+    def counted(*args):
+        calls.append(1)
+        return original(*args)
+
+    monkeypatch.setattr(_kernel, "literal_mask", counted)
+    want = [r.startswith(b"ts") if rule.kind == "bypass" else b"ERROR" in r for r in records]
+    for engine, called in (("python", False), ("c", True)):
+        monkeypatch.setenv("SEQDEDUP_ENGINE", engine)
+        calls.clear()
+        decisions = FilterList([rule]).classify(records)
+        matched = [d != (UNMATCHED if rule.kind == "track" else TRACKED) for d in decisions]
+        assert matched == want and bool(calls) is called, engine

@@ -18,7 +18,7 @@ from operator import not_
 from typing import TYPE_CHECKING, AnyStr, Generic, overload
 
 from seqdedup.base.errors import UsageError
-from seqdedup.base.kernel import numpy_available
+from seqdedup.base.kernel import load, numpy_available
 from seqdedup.config.settings import FilterRule
 from seqdedup.config.timelimit import PatternTimeout, each_within
 
@@ -295,21 +295,18 @@ class _Test(Generic[AnyStr]):
     ) -> Flags:
         """The same on bytes with no Python step per occurrence: by the kernel's
         ``literal_mask`` (one pass of memmem over the batch, records already decided
-        skipped) when it is built; else an anchored literal is compared byte by byte at
-        every record's start, and another found by one split of the batch (leftmost,
-        non-overlapping occurrences: enough, since an occurrence cannot run from one
-        record into the next unless the literal holds what lies between two records,
-        which takes the general path)."""
+        skipped) when the run's engine is the kernel; else an anchored literal is
+        compared byte by byte at every record's start, and another found by one split of
+        the batch (leftmost, non-overlapping occurrences: enough, since an occurrence
+        cannot run from one record into the next unless the literal holds what lies
+        between two records, which takes the general path)."""
         import numpy as np
 
-        try:
-            from seqdedup._kernel import literal_mask
-        except ImportError:
-            pass
-        else:
+        kernel = load()  # (the engine the run uses: SEQDEDUP_ENGINE=python never the kernel's)
+        if kernel is not None:
             bounds = np.stack((batch.starts, batch.ends), axis=1).astype(np.int64).tobytes()
             wanted = np.ones(batch.size, dtype=np.uint8) if open_ is None else open_
-            found = literal_mask(
+            found = kernel.literal_mask(
                 batch.joined, bounds, literal, self.anchored, wanted.astype(np.uint8).tobytes()
             )
             return np.frombuffer(found, dtype=np.uint8).astype(bool)
