@@ -861,3 +861,82 @@ def test_a_library_region_held_in_place_outlives_its_name():
     gc.collect()
     hashes = hash_forms.hash_words(keys[3:] + keys[:3])  # x, then the library's a b c
     assert m.push(hashes) + m.finish() == [True, False, False, False]
+
+
+NO_KERNEL_RUNS = r"""
+import io, json, sys
+asked = []
+
+
+class Refusing:  # any import of the kernel fails, and is counted (a path that falls
+    # back quietly on ImportError would pass unseen otherwise)
+
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name == "seqdedup._kernel":
+            asked.append(name)
+            raise ImportError("the kernel is blocked")
+        return None
+
+
+if sys.argv[1] == "blocked":
+    sys.meta_path.insert(0, Refusing)
+from seqdedup.cli import seqdedup as cli
+
+lines = [b"ts=%d ERROR disk %d full" % (i, i % 3) if i % 9 == 0 else b"pod-%d step %d"
+         % (i % 4, i % 40) for i in range(3000)]
+data = b"\n".join(lines) + b"\n"
+good, bad = sys.argv[2], sys.argv[3]
+with open(good, "wb") as f:
+    f.write(data[: len(data) // 2])
+with open(bad, "wb") as f:
+    f.write(data + b"FATAL a line GOOD never had\n")
+answers = []
+for args in (
+    ["-w", "2", "--bypass", "ts=", "--track", "ERROR"],
+    ["-w", "2", "--normalize", "all", "--fold"],
+    ["-w", "1", "--stream-by", "^pod-[0-9]+", "--fold"],
+    ["-w", "auto", "--normalize", "all"],
+    ["--budget", "1k"],
+    ["diff", "--normalize", "all", good, bad],
+):
+    out, err = io.BytesIO(), io.StringIO()
+    status = cli.main([*args, "-q"] if args[0] != "diff" else args, io.BytesIO(data), out, err)
+    answers.append([status, out.getvalue().decode("utf-8", "replace"), err.getvalue()])
+print(json.dumps([len(asked), answers]))
+"""
+
+
+@pytest.mark.skipif(not kernel_built(), reason="the compiled kernel is not installed")
+def test_the_python_engine_never_imports_the_kernel(tmp_path):
+    """Under SEQDEDUP_ENGINE=python, runs with filters (a large batch: the numpy scan),
+    normalisation, streams, fold, -w auto, the budget and diff never ask for
+    ``seqdedup._kernel`` (an import of it fails, and is counted), and give the same
+    answers as where it can be imported."""
+    import json
+    import subprocess
+    import sys
+
+    from conftest import user_env
+
+    env = {**user_env(), "SEQDEDUP_ENGINE": "python"}
+    answers = []
+    for mode in ("blocked", "present"):
+        good, bad = tmp_path / f"{mode}-good.log", tmp_path / f"{mode}-bad.log"
+        done = subprocess.run(
+            [sys.executable, "-c", NO_KERNEL_RUNS, mode, str(good), str(bad)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        asked, runs = json.loads(done.stdout)
+        assert asked == 0, f"{mode}: the kernel was asked for {asked} times"
+        answers.append(runs)
+    blocked, present = answers
+    assert [a[0] for a in blocked] == [0, 0, 0, 0, 0, 1]
+    for got, want in zip(blocked, present, strict=True):
+        assert got[0] == want[0] and got[2] == want[2]
+        # (the budget's and diff's texts name the files and a digest of the input)
+        assert got[1].replace("blocked", "present") == want[1]
