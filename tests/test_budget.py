@@ -299,3 +299,26 @@ def test_an_input_past_the_memory_limit_is_mapped_from_a_temporary_file(monkeypa
     assert reduction.text == reduced(data, 300, window_size=3)[0].text
     assert restore(reduction.text, store) == data
     assert budgetinput.read_whole([b"small"]) == b"small"
+
+
+@pytest.mark.parametrize("engine_name", ["c", "python"])
+def test_a_fatal_line_among_300_warnings_is_shown_at_2k(monkeypatch, engine_name):
+    """Severity decides first: 300 WARN lines that differ in their numbers (300 events),
+    one FATAL and one ERROR among them. At 2,000 tokens the FATAL and the ERROR lines
+    are shown (the order was frequency and recency alone: a single FATAL in the middle
+    lost to the latest warnings), and the note says the order."""
+    monkeypatch.setenv("SEQDEDUP_ENGINE", engine_name)
+    lines = [
+        f"2026-01-01T00:{i // 60:02d}:{i % 60:02d}Z WARN lease renewer {i} late by {i * 7} ms"
+        for i in range(300)
+    ]
+    lines[150] = "2026-01-01T00:02:30Z FATAL job 7 lost its node: NoRouteToHostException"
+    lines[90] = "2026-01-01T00:01:30Z ERROR writing history event failed"
+    data = ("\n".join(lines) + "\n").encode()
+    reduction = reduce_to_budget(data, 2000)
+    text = reduction.text.decode()
+    assert lines[150] in text and lines[90] in text
+    assert 0 < reduction.events_shown < reduction.events == 300
+    assert "shown are FATAL first, then ERROR, then WARN" in text.splitlines()[1]
+    shown = [line for line in text.splitlines() if " WARN " in line]
+    assert len(shown) == reduction.events_shown - 2  # (the rest of the events: warnings)

@@ -23,7 +23,7 @@ from collections.abc import Iterator, Sequence
 from types import ModuleType
 from typing import NamedTuple
 
-from seqdedup.budget.input import Source
+from seqdedup.budget.input import LEVELS, Source
 from seqdedup.config.normalize import CLASSES
 from seqdedup.config.settings import Config
 from seqdedup.engine.decisions import Decisions
@@ -65,6 +65,7 @@ class Units(NamedTuple):
     verbatim: bytearray
     shapes: list[tuple[int, tuple[bytes, ...]]]  # each kind's shape (see _shape)
     previous: array[int]  # the record's key's previous occurrence (-1: none)
+    severity: bytearray  # per unit: FATAL, ERROR (or no level word), WARN (see severity)
 
 
 def units_of(
@@ -114,14 +115,36 @@ def units_of(
     for found, many in Counter(line_kind).items():
         frequency[found] = many
     starts, ends, new, flags = array("q"), array("q"), bytearray(), bytearray()
+    ranks = bytearray()
     for start, end in _unit_bounds(verbatim, heads):
         starts.append(start)
         ends.append(end)
         new.append(any(fresh[start : end + 1]))
         flags.append(verbatim[start])
+        ranks.append(severity(source.record(start)) if verbatim[start] else NOT_AN_EVENT)
     return Units(
-        line_kind, first, frequency, starts, ends, new, flags, shapes, array("q", previous)
+        line_kind, first, frequency, starts, ends, new, flags, shapes, array("q", previous), ranks
     )
+
+
+# An event's severity, the order in which events earn their place: the line's highest
+# level word (FATAL and its kin, then ERROR and its kin, then WARN); a line kept for
+# another reason (an exception name, a traceback, a --keep pattern) ranks with ERROR.
+FATAL, ERROR, WARNING, NOT_AN_EVENT = 0, 1, 2, 3
+_FATAL = re.compile(
+    rb"\b(?:FATAL|Fatal|fatal|CRITICAL|Critical|CRIT|PANIC|Panic|panic|EMERG|ALERT)\b"
+)
+_ERROR = re.compile(LEVELS["error"].encode())
+_WARNING = re.compile(LEVELS["warning"].encode())
+
+
+def severity(record: bytes) -> int:
+    """FATAL, ERROR or WARNING: the rank of the event a verbatim line heads."""
+    if _FATAL.search(record):
+        return FATAL
+    if _WARNING.search(record) and not _ERROR.search(record):
+        return WARNING
+    return ERROR
 
 
 def _unit_bounds(verbatim: bytearray, heads: bytearray) -> Iterator[tuple[int, int]]:
@@ -150,9 +173,9 @@ def _interleaved(*orders: list[int]) -> list[int]:
 
 
 def ranked_units(units: Units) -> tuple[list[int], int, int]:
-    """The new units in rank order (indices into ``units.starts``): new events, most
-    frequent and most recent in turn, then new kinds, most frequent and rarest in
-    turn; and how many of each."""
+    """The new units in rank order (indices into ``units.starts``): new events by
+    severity (FATAL, ERROR, WARN), each severity's most frequent and most recent in
+    turn, then new kinds, most frequent and rarest in turn; and how many of each."""
     last: dict[int, int] = {}
     for unit, start in enumerate(units.starts):
         last[units.line_kind[start]] = unit
@@ -165,8 +188,12 @@ def ranked_units(units: Units) -> tuple[list[int], int, int]:
     def recent(unit: int) -> int:
         return -last[units.line_kind[units.starts[unit]]]
 
-    by_count = sorted(events, key=often)
-    by_recent = sorted(events, key=recent)
+    # FATAL events first, then ERROR, then WARN; within each, the most frequent and the
+    # most recent in turn
+    ranked: list[int] = []
+    for rank in (FATAL, ERROR, WARNING):
+        members = [u for u in events if units.severity[u] == rank]
+        ranked += _interleaved(sorted(members, key=often), sorted(members, key=recent))
     groups: dict[tuple[int, tuple[bytes, ...]], list[int]] = {}
     for unit in kinds:
         groups.setdefault(units.shapes[units.line_kind[units.starts[unit]]], []).append(unit)
@@ -176,7 +203,7 @@ def ranked_units(units: Units) -> tuple[list[int], int, int]:
         _interleaved(sorted(members, key=often), sorted(members, key=lambda u: -often(u)))
         for members in sorted(groups.values(), key=lambda m: sum(map(often, m)))
     ]
-    return _interleaved(by_count, by_recent) + _in_turn(rows), len(events), len(kinds)
+    return ranked + _in_turn(rows), len(events), len(kinds)
 
 
 def _in_turn(rows: list[list[int]]) -> list[int]:

@@ -446,8 +446,9 @@ def _largest_fitting(layout: Layout, budget: int, most: int, events: int) -> int
 
 def _events_note(events: int, shown: int) -> bytes:
     return (
-        f"[seqdedup: {events:,} error events; the {shown:,} shown are the most frequent "
-        "and the most recent, the others are counted in the markers]"
+        f"[seqdedup: {events:,} error events; the {shown:,} shown are FATAL first, then "
+        "ERROR, then WARN, the most frequent and the most recent of each; the others are "
+        "counted in the markers]"
     ).encode()
 
 

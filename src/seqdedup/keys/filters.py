@@ -302,11 +302,12 @@ class _Test(Generic[AnyStr]):
         between two records, which takes the general path)."""
         import numpy as np
 
-        kernel = load()  # (the engine the run uses: SEQDEDUP_ENGINE=python never the kernel's)
-        if kernel is not None:
+        # the run's engine's scan (SEQDEDUP_ENGINE=python: never the kernel's); below, its twin
+        literal_mask = getattr(load(), "literal_mask", None)
+        if literal_mask is not None:
             bounds = np.stack((batch.starts, batch.ends), axis=1).astype(np.int64).tobytes()
             wanted = np.ones(batch.size, dtype=np.uint8) if open_ is None else open_
-            found = kernel.literal_mask(
+            found = literal_mask(
                 batch.joined, bounds, literal, self.anchored, wanted.astype(np.uint8).tobytes()
             )
             return np.frombuffer(found, dtype=np.uint8).astype(bool)
