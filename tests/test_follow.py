@@ -238,9 +238,10 @@ def test_a_rotated_files_late_lines_are_read_while_it_is_held(tmp_path):
 
 
 def test_a_rotated_files_last_record_comes_when_its_wait_is_over(tmp_path):
-    """With --rotate-wait 0 the old file is read to its end at the first look after the
-    switch and closed: its incomplete last record is a record of its own then, after
-    the new file's first records (what the new file holds is read first)."""
+    """With --rotate-wait 0 the old file is read to its end at the look that finds the
+    switch and closed: its incomplete last record is a record of its own then, before
+    the new file's first records (the old file's last lines come first: they were
+    written first)."""
     log = tmp_path / "app.log"
     log.write_bytes(b"before the follow\n")
     run = Following("--follow", "-w", "1", "-q", "--rotate-wait", "0", str(log))
@@ -249,9 +250,9 @@ def test_a_rotated_files_last_record_comes_when_its_wait_is_over(tmp_path):
     assert run.lines(1) == [b"before"]
     log.rename(tmp_path / "app.log.1")
     log.write_bytes(b"new 1\n")
-    assert run.lines(3) == [b"before", b"new 1", b"half"]
+    assert run.lines(3) == [b"before", b"half", b"new 1"]
     status, out, _ = run.stop()
-    assert status == 130 and out == b"before\nnew 1\nhalf\n"
+    assert status == 130 and out == b"before\nhalf\nnew 1\n"
 
 
 def test_a_rotated_in_path_that_cannot_be_read_yet_is_tried_again(tmp_path):
@@ -301,3 +302,34 @@ def test_a_followed_file_gets_its_report_page_when_the_run_ends(log, tmp_path):
     data = json.loads(found.group(1))
     assert data["headline"]["records_read"] == 5 and data["headline"]["records_removed"] == 2
     assert data["top"][0]["sample"] == "a" and "stopped" in data["subtitle"]
+
+
+def test_a_file_replaced_between_a_read_and_the_look_at_its_path_gives_its_lines_first(
+    tmp_path, monkeypatch
+):
+    """A writer appends, rotates and starts the new file after the follower's read found
+    the old file's end but before it looked at the path: the old file's last lines
+    came after the new file's (a fresh clone's CI run caught it: first, fourth,
+    second, third). The writer acts here exactly between the two (at the look)."""
+    from seqdedup.run import follow
+
+    path = tmp_path / "app.log"
+    path.write_bytes(b"first\n")
+    follower = follow.Follower(str(path), from_start=True, rotate_wait=60)
+    assert follower._read() == b"first\n"
+    real_stat = os.stat
+    acted: list[bool] = []
+
+    def stat(name, *args, **kwargs):
+        if name == str(path) and not acted:  # (the follower looks at the path)
+            acted.append(True)
+            append(path, b"second\n")
+            path.rename(tmp_path / "app.log.1")
+            append(tmp_path / "app.log.1", b"third\n")
+            path.write_bytes(b"fourth\n")
+        return real_stat(name, *args, **kwargs)
+
+    monkeypatch.setattr(follow.os, "stat", stat)
+    got = b"".join(follower._read() for _ in range(3))
+    follower.close()
+    assert acted and got == b"second\nthird\nfourth\n"

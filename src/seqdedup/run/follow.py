@@ -130,23 +130,31 @@ class Follower:
 
     # -- internals ------------------------------------------------------------------
     def _read(self) -> bytes:
-        """What is new: the rotated files' late records, then the current file's."""
-        out = [self._read_rotated()] if self._rotated else []
-        out.append(self._read_current())
-        return b"".join(out)
+        """What is new: the rotated files' late records, then the current file's (only
+        once the rotated files hold no more: their lines come before the new file's)."""
+        if self._rotated:
+            late, drained = self._read_rotated()
+            if not drained:
+                return late
+            return late + self._read_current()
+        return self._read_current()
 
-    def _read_rotated(self) -> bytes:
+    def _read_rotated(self) -> tuple[bytes, bool]:
+        """The rotated files' late records, and whether every one was read to its end."""
         out = []
+        drained = True
         now = time.monotonic()
         for held in list(self._rotated):
-            out.append(held.take(held.file.read(READ), self._delimiter))
+            data = held.file.read(READ)
+            drained = drained and len(data) < READ
+            out.append(held.take(data, self._delimiter))
             assert held.until is not None
             if now >= held.until:  # its time is up: its last record, if any, and close
                 if held.partial:
                     out.append(held.partial + self._delimiter)
                 held.file.close()
                 self._rotated.remove(held)
-        return b"".join(out)
+        return b"".join(out), drained
 
     def _read_current(self) -> bytes:
         current = self._current
@@ -191,7 +199,9 @@ class Follower:
         self._note(f"{self.path} has been replaced; following the new file")
         old.until = time.monotonic() + self._rotate_wait
         self._rotated.append(old)
-        return self._read_current()
+        # (what reached the old file between the read that found its end and this look
+        # at the path comes first: the old file is read before the new one)
+        return self._read()
 
     def _open(self, at_end: bool, first: bool) -> _Open | None:
         """The file at the path, opened at its end or its start; None when there is
