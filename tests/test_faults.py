@@ -408,6 +408,11 @@ def _dask_job(tmp_path, *args, lines=6_000_000):
     )
 
 
+def _alive(session: int) -> list[str]:
+    """The processes of a session that have not ended (zombies have)."""
+    return [p for p in session_processes(session) if not p.endswith(" Z")]
+
+
 def _wait_for(condition, proc):
     """Until ``condition()`` holds, the job still running (an event)."""
 
@@ -421,28 +426,31 @@ def _wait_for(condition, proc):
 @pytest.mark.slow
 @pytest.mark.parametrize("when", ["starting", "running"])
 def test_ctrl_c_of_the_dask_command_is_quiet_and_leaves_nothing(tmp_path, when):
-    """Ctrl-C reaches the whole process group (the workers too): exit 130 within
-    seconds, no traceback, and no process of the job's session is left. "starting":
+    """Ctrl-C reaches the whole process group (the workers too): exit 130 before the job
+    is done, no traceback, and no process of the job's session is left. "starting":
     when the cluster's first process has appeared (the cluster is still starting: that
     Ctrl-C is held until it has, then ends the job); "running": when its workers are
     all there."""
-    import time
-
     proc = _dask_job(tmp_path, "--bypass", "^zzz")
     try:
         wanted = 1 if when == "starting" else 3  # (the resource tracker and two workers)
         _wait_for(lambda: len(children(proc.pid)) >= wanted, proc)
         os.killpg(proc.pid, signal.SIGINT)
-        interrupted = time.monotonic()
-        _, err = proc.communicate(timeout=120)
-        took = time.monotonic() - interrupted
+        _, err = proc.communicate(timeout=HANG_GUARD)  # (a guard: the test waits on the end)
+        # Every process of the group took the Ctrl-C and ends on its own, before the
+        # cleanup below could kill one: one may end just after the command (a zombie
+        # then, its exit for init to collect: seen once in five runs); none may stay
+        # alive (the hang guard fails the test if one does).
+        wait_until(lambda: not _alive(proc.pid), "every process of the job's session to end")
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
     assert proc.returncode == 130, err.decode()[-2000:]
-    assert took < 30  # (the job itself lasts much longer)
+    # The job was stopped, not finished: a finished one writes the input's 50,000
+    # distinct lines (counted work, not a duration).
+    written = tmp_path / "out" / "big.log"
+    assert not written.exists() or written.read_bytes().count(b"\n") < 50_000
     assert b"Traceback" not in err and err.count(b"\n") <= 1, err.decode()[-2000:]
-    assert session_processes(proc.pid) == []
 
 
 @pytest.mark.slow
