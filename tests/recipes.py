@@ -22,6 +22,14 @@ def lines_of(name: str) -> list[bytes]:
     return (LOGHUB / f"{name}_2k.log").read_bytes().splitlines(keepends=True)
 
 
+def halves(name: str, first: Path, second: Path) -> tuple[Path, Path]:
+    """The log's first 1,000 lines written to ``first``, the rest to ``second``."""
+    lines = lines_of(name)
+    first.write_bytes(b"".join(lines[:1000]))
+    second.write_bytes(b"".join(lines[1000:]))
+    return first, second
+
+
 def records_out(output: bytes) -> int:
     """Records written (fold lines aside)."""
     return sum(1 for line in output.splitlines() if not line.startswith(b"[FOLDED"))
@@ -47,17 +55,15 @@ def pods(name: str, work: Path) -> float:
 def only_new(name: str, work: Path) -> float:
     """`seqdedup --profile logs -q --read-sequences yesterday/ today.log`, yesterday the
     log's first half: the share of today's lines removed as known."""
-    lines = lines_of(name)
     (work / "yesterday").mkdir(exist_ok=True)
-    (work / "yesterday" / "app.log").write_bytes(b"".join(lines[:1000]))
-    (work / "today.log").write_bytes(b"".join(lines[1000:]))
+    _, today = halves(name, work / "yesterday" / "app.log", work / "today.log")
     done = seqdedup(
         "-q",
         "--profile",
         "logs",
         "--read-sequences",
         str(work / "yesterday"),
-        str(work / "today.log"),
+        str(today),
     )
     return 1 - records_out(done.stdout) / 1000
 
@@ -65,17 +71,15 @@ def only_new(name: str, work: Path) -> float:
 def what_changed(name: str, work: Path) -> float:
     """`seqdedup diff --normalize all last-green.log failed.log`, the log's halves: the
     share of the second half called new (nothing was planted: lower is better)."""
-    lines = lines_of(name)
-    (work / "good.log").write_bytes(b"".join(lines[:1000]))
-    (work / "bad.log").write_bytes(b"".join(lines[1000:]))
+    good, bad = halves(name, work / "good.log", work / "bad.log")
     done = seqdedup(
         "diff",
         "--format",
         "json",
         "--normalize",
         "all",
-        str(work / "good.log"),
-        str(work / "bad.log"),
+        str(good),
+        str(bad),
     )
     answer = json.loads(done.stdout)
     return answer["counts"]["new"] / answer["records"]

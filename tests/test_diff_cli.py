@@ -350,16 +350,11 @@ def test_crlf_against_lf_compares_the_lines_and_says_so(run_cli, tmp_path, crlf_
     assert same["line_ends"] is None
 
 
-LOGHUB = ROOT / "tests" / "data" / "loghub"
-
-
 def halves(tmp_path: Path, name: str) -> tuple[Path, Path]:
     """The first and the second 1,000 lines of a loghub log, as GOOD and BAD."""
-    lines = (LOGHUB / f"{name}_2k.log").read_bytes().splitlines(keepends=True)
-    good, bad = tmp_path / f"{name}-1.log", tmp_path / f"{name}-2.log"
-    good.write_bytes(b"".join(lines[:1000]))
-    bad.write_bytes(b"".join(lines[1000:]))
-    return good, bad
+    from recipes import halves as written
+
+    return written(name, tmp_path / f"{name}-1.log", tmp_path / f"{name}-2.log")
 
 
 @pytest.mark.usefixtures("engine")
