@@ -179,7 +179,7 @@ def test_a_failure_while_staging_costs_no_output(tmp_path, engine):
     """``ulimit -f`` stops the staging file half-way: the whole output is still written,
     then exit 1 with one line, and the library is as it was (here: empty)."""
     source = tmp_path / "big.txt"
-    source.write_bytes(b"".join(b"new line %d\n" % i for i in range(1_000_000)))  # 17 MB
+    source.write_bytes(b"".join(b"new line %d\n" % i for i in range(200_000)))  # 3.2 MB
     library = tmp_path / "L"
     command = f"ulimit -f 1000; exec {SEQDEDUP} -q -w 3 -l {library} {source}"
     p = subprocess.run(
@@ -397,7 +397,8 @@ def _dask_job(tmp_path, *args, lines=6_000_000):
     Python: the job lasts long enough to be interrupted)."""
     source = tmp_path / "big.log"
     if not source.exists():
-        source.write_bytes(b"".join(b"line %d\n" % (i % 50_000) for i in range(lines)))
+        cycle = b"".join(b"line %d\n" % i for i in range(50_000))  # (the same bytes
+        source.write_bytes(cycle * (lines // 50_000))  # as line i % 50,000, made at once)
     command = [_script("seqdedup-dask"), "-q", "--scheduler", "local", *args]
     return subprocess.Popen(
         [*command, "--output-dir", str(tmp_path / "out"), str(source)],

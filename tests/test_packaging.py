@@ -34,6 +34,7 @@ def test_install_without_a_compiler_runs_the_python_engine(tmp_path):
             "pip",
             "install",
             "--no-deps",
+            "--no-build-isolation",  # (this environment's setuptools: the dev extra's)
             "--target",
             str(target),
             str(source),
