@@ -71,7 +71,9 @@ def test_bash_completes_normalisation_classes_and_the_profiles_in_effect(tmp_pat
         "timestamp,uuid"
     ]
     everything = bash_completions("seqdedup", ["--normalize", ""])
-    assert sorted(everything) == sorted(["timestamp", "uuid", "ip", "hex", "number", "all"])
+    assert sorted(everything) == sorted(
+        ["timestamp", "uuid", "ip", "hex", "number", "path", "quoted", "all"]
+    )
     xdg = tmp_path / "xdg"
     (xdg / "seqdedup").mkdir(parents=True)
     (xdg / "seqdedup" / "config.toml").write_text("[profile.k8s]\nfold = true\n")

@@ -396,6 +396,38 @@ def test_a_field_no_class_masks_is_named_with_a_mask_that_lines_the_sides_up(run
 
 
 @pytest.mark.usefixtures("engine")
+def test_a_path_is_lined_up_by_the_classes_of_a_kind(run_cli, tmp_path):
+    """Lines that differ in a path: the classes of a line's kind mask it, and the
+    answer names them rather than a --mask."""
+    good, bad = tmp_path / "good.log", tmp_path / "bad.log"
+    good.write_text("".join(f"opened /srv/{n}/data.db for reading\n" for n in ("a", "b")))
+    bad.write_text("".join(f"opened /var/{n}.db for reading\n" for n in ("c", "d", "e")))
+    answer = json.loads(diff(run_cli, "--format", "json", good, bad).stdout)
+    assert answer["apart"].endswith("...): --normalize all,path,quoted would line them up")
+    masked = diff(run_cli, "--normalize", "all,path,quoted", "--format", "json", good, bad)
+    assert json.loads(masked.stdout)["lined_up"] == 1.0 and masked.returncode == 0
+
+
+@pytest.mark.usefixtures("engine")
+def test_kinds_of_line_with_values_changed_in_two_fields_are_named(run_cli, tmp_path):
+    """No line of BAD is a line of GOOD with one field changed, but every one is a kind
+    of line GOOD shows (a user and a path changed): the answer says so and names the
+    classes of a kind, which line the sides up."""
+    good, bad = tmp_path / "good.log", tmp_path / "bad.log"
+    line = 'user="{0}" opened /srv/{0}.db\nuser="{0}" closed /srv/{0}.db\n'
+    good.write_text("".join(line.format(u) for u in ("ann", "bob")))
+    bad.write_text("".join(line.format(u) for u in ("cy", "dee")))
+    answer = json.loads(diff(run_cli, "--format", "json", good, bad).stdout)
+    assert answer["lined_up"] == 0.0
+    assert answer["apart"] == (
+        "100% of the lines of BAD sampled are kinds of line GOOD shows, with other values "
+        "in more than one field: --normalize all,path,quoted would line them up"
+    )
+    masked = diff(run_cli, "--normalize", "all,path,quoted", "--format", "json", good, bad)
+    assert json.loads(masked.stdout)["lined_up"] == 1.0 and masked.returncode == 0
+
+
+@pytest.mark.usefixtures("engine")
 def test_different_logs_are_said_to_be_different(run_cli, tmp_path):
     good, _ = halves(tmp_path, "Apache")
     _, bad = halves(tmp_path, "HDFS")

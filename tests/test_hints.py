@@ -118,6 +118,25 @@ def test_when_no_class_helps_the_field_that_differs_is_named_with_its_mask():
     assert abs(named / 100 - (1 - masked.stdout.count(b"\n") / 3000)) < 0.1
 
 
+def test_lines_that_differ_in_paths_and_quoted_values_get_the_classes_of_a_kind():
+    """Paths and quoted values are not in ``all``: when ``all`` is not enough, the hint
+    names every class of a line's kind, with the share such a run removes."""
+    rng = random.Random(2)
+    lines = []
+    for i in range(3000):
+        user, folder = rng.randrange(300), rng.randrange(300)
+        lines.append(f'{i} GET /srv/{folder}/index.html user="u{user}" done')
+    data = ("\n".join(lines) + "\n").encode()
+    (line,) = hint_lines(run(["-w", "2"], data).stderr)
+    assert line.startswith(
+        "seqdedup: lines differ only in their timestamps, ids, numbers, paths or quoted "
+        "values; --normalize all,path,quoted would remove "
+    )
+    named = int(line.split("would remove ")[1].split("%")[0])
+    masked = run(["-q", "-w", "2", "--normalize", "all,path,quoted"], data)
+    assert named >= 90 and abs(named / 100 - (1 - masked.stdout.count(b"\n") / 3000)) < 0.1
+
+
 def test_no_hint_when_nothing_would_be_gained_or_the_run_already_removes():
     rng = random.Random(1)
     words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"]

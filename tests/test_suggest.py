@@ -146,6 +146,19 @@ def test_keys_are_suggested_with_the_window_they_need():
     ]
 
 
+def test_paths_and_quoted_values_are_masked_by_the_classes_of_a_kind():
+    """Lines that differ in a path and a quoted value (no class of ``all`` masks them):
+    the last key tried, every class of a line's kind, is the one suggested."""
+    block = ["retrying db", "ConnectionError: refused", "backing off"]
+    served = [f'GET /srv/{a}{b}/x.html user="{b}{a}"' for a in "pqrstuvwxy" for b in "abcd"]
+    data = stamped(served + block * 30)
+    doc = json.loads(run("--suggest-window", "--stats-format", "json", data=data).stdout)
+    result = doc["suggest_window"]
+    removed = {row["keys"]: row["removed"] for row in result["keys"]}
+    assert removed["--normalize all,path,quoted"] > removed["--normalize all"]
+    assert result["recommended_keys"] == "--normalize all,path,quoted"
+
+
 def test_stream_by_is_honoured_per_window():
     pods = []
     for k in range(30):

@@ -1,8 +1,9 @@
 """--budget's view of a log: events and kinds of line, and the order in which they earn
 a place in the output (docs/llm-context.md).
 
-Each record has a *kind*: its key with every class masked (numbers and addresses too),
-so that lines that differ only in their values are one kind. A record kept verbatim
+Each record has a *kind* (:mod:`seqdedup.keys.kind`: its key with every class masked,
+numbers, addresses, paths and quoted values too), so that lines that differ only in
+their values are one kind. A record kept verbatim
 (an error, a warning, a traceback, ``--keep``) has an *event* instead: its key with only
 the fields named by ``--event-fields`` masked (timestamps, ids, pids, ports by
 default), so that the exit status 0 and 1 stay two events while two copies of one
@@ -27,6 +28,7 @@ from seqdedup.budget.input import LEVELS, Source
 from seqdedup.config.normalize import CLASSES
 from seqdedup.config.settings import Config
 from seqdedup.engine.decisions import Decisions
+from seqdedup.keys.kind import kind_keys
 from seqdedup.keys.maker import key_maker
 
 CONTEXT = 3  # lines around each event shown right after the kinds (as grep -C 3)
@@ -77,8 +79,7 @@ def units_of(
     kernel: ModuleType | None,
 ) -> Units:
     """Kinds, events and units of the whole input."""
-    every = config._replace(key_steps=(*config.key_steps, ("normalize", "all")))
-    kinds = key_maker(every, kernel, 0)
+    kinds = kind_keys(config, kernel)
     classes = ",".join(name for name in event_fields if name in CLASSES)
     steps = (*config.key_steps, ("normalize", classes)) if classes else config.key_steps
     keyed = config.keyed or bool(classes)
@@ -87,12 +88,12 @@ def units_of(
     for batch in range(0, source.count, BATCH):
         records = source.records(batch, min(source.count, batch + BATCH))
         flags = verbatim[batch : batch + len(records)]
-        kind_keys = kinds.keys(records)
+        batch_kinds = kinds.keys(records)
         picked = [r for r, f in zip(records, flags, strict=True) if f]
         event_keys = iter(events.keys(picked) if events is not None else picked)
         keys += [
             b"v" + _mask_extra(next(event_keys), event_fields) if flag else b"k" + kind
-            for kind, flag in zip(kind_keys, flags, strict=True)
+            for kind, flag in zip(batch_kinds, flags, strict=True)
         ]
     # which records are new: the rule at W = 1 (the engine's decision-level call)
     rule = Decisions(1, blocks=False)

@@ -35,7 +35,7 @@ from seqdedup.budget.removed import (
     shortest_prefixes,
     vouching_line,
 )
-from seqdedup.config.normalize import ALL, compiled_pattern, timestamp_finder
+from seqdedup.config.normalize import EVERY, compiled_pattern, timestamp_finder
 from seqdedup.config.settings import Config
 
 PLACEHOLDER = "sd:" + "0a" * 6  # a reference as it costs at most (12 pieces)
@@ -166,7 +166,7 @@ class Layout:
         self.units = units
         self.costs = costs
         self.order = [(units.starts[u], units.ends[u]) for u in ranked]
-        self._values = compiled_pattern(ALL)
+        self._values = compiled_pattern(EVERY)  # (the classes a kind masks)
         # each stretch's kinds with their counts, most frequent first: the search asks
         # for the same stretches again and again
         self._kinds: dict[tuple[int, int], tuple[list[tuple[int, int]], int]] = {}
@@ -307,8 +307,8 @@ class Layout:
         )
 
     def _differing(self, first: int, last: int, example: int) -> str:
-        """The values (numbers, addresses, ids; not times) in which records ``first`` ..
-        ``last`` differ from each other and from their example: a few listed, many as
+        """The values (numbers, addresses, ids, paths, quoted; not times) in which records
+        ``first`` .. ``last`` differ from each other and from their example: a few listed, many as
         their range and how many distinct (a long stretch read at both ends, VALUES_READ
         records in all, so that a counter's range is whole)."""
         records = [self.source.record(example)]

@@ -8,10 +8,11 @@ and :func:`normalization_hint` runs the same rule over a sample of it with a bui
 normalisation added: when that removes at least 20% more of the sample, the command
 says so in one line on standard error. The sample is at most 100,000 records and at
 most a 400th of the run's records (at least 1,000), so that the check costs a few
-per cent of the run: the timestamp class first, then all classes at once, then (only
-when all of them help) each class alone to name it. Keys the user chose are kept, and
-``--normalize all`` is tried added to them. When no class helps, the field in which
-near-identical lines differ is named with a ``--mask`` for it.
+per cent of the run: the timestamp class first, then the classes of ``all`` at once,
+then (only when they help) each alone to name it; when they do not, every class of a
+line's kind (:mod:`seqdedup.keys.kind`: paths and quoted values too). Keys the user chose
+are kept, and ``--normalize all`` is tried added to them. When no class helps, the field
+in which near-identical lines differ is named with a ``--mask`` for it.
 """
 
 from __future__ import annotations
@@ -34,7 +35,12 @@ CLASSES = {
     "number": "numbers",
     "hex": "hexadecimal ids",
     "ip": "IP addresses",
+    "path": "paths",
+    "quoted": "quoted values",
 }
+# Every class: what a line's kind masks (seqdedup.keys.kind), tried when "all" is not enough
+KIND = "all,path,quoted"
+CLASSES[KIND] = "timestamps, ids, numbers, paths or quoted values"
 
 
 class InputHead:
@@ -86,8 +92,11 @@ def normalization_hint(config: Config, stats: Stats, head: InputHead) -> str | N
     if share - base >= GAIN_AT_LEAST:
         return _line("timestamp", share)
     if _removed(config, records, "all") - base < GAIN_AT_LEAST:
+        share = _removed(config, records, KIND)
+        if share - base >= GAIN_AT_LEAST:
+            return _line(KIND, share)
         return _field_hint(config, records, (("normalize", "all"),), base)
-    for name in list(CLASSES)[1:]:
+    for name in list(CLASSES)[1:5]:  # (one class of "all" alone, the most common first)
         share = _removed(config, records, name)
         if share - base >= GAIN_AT_LEAST:
             return _line(name, share)

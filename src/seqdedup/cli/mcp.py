@@ -290,8 +290,8 @@ def build_server(roots: Roots, store_path: Path, cap: int) -> Any:
         tokens: errors, warnings and tracebacks stay verbatim, repeats are folded and
         the rest elided; each fold or elision line names a reference (sd:...) that
         `expand` restores byte for byte. `normalize`: classes (timestamp,uuid,ip,hex,
-        number or all) masked before comparing; `keep`: patterns of lines kept verbatim.
-        The result is the reduced text itself; its references (and the lines each
+        number or all, path, quoted) masked before comparing; `keep`: patterns of lines
+        kept verbatim. The result is the reduced text itself; its references (and the lines each
         replaced) and the tokens in and out come as structured content."""
         found = guarded(
             reduce_tool, roots, store_path, cap, budget, path, text, window, normalize, keep or []

@@ -244,8 +244,8 @@ def key_options(parser: argparse.ArgumentParser) -> None:
         const="normalize",
         dest="key_specs",
         metavar="CLASSES",
-        help="compare with timestamp,uuid,ip,hex,number (or all) replaced by placeholders "
-        "(comma-separated, repeatable)",
+        help="compare with timestamp,uuid,ip,hex,number (or all),path,quoted replaced by "
+        "placeholders (comma-separated, repeatable)",
     )
     keys.add_argument(
         "--mask",

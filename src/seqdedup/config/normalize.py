@@ -1,9 +1,11 @@
 """``--normalize`` and ``--mask``: make keys equal where records differ only in
-timestamps, ids, addresses or numbers. The written record is never changed.
+timestamps, ids, addresses, numbers, paths or quoted values. The written record is never
+changed.
 
 The classes are defined by the regular expressions below (ASCII, on the key's bytes).
 One pass, left to right: at each position the first class that matches, in the order
-timestamp, uuid, ip, hex, number (of those asked for), is replaced by its placeholder
+timestamp, uuid, ip, hex, number, path, quoted (of those asked for), is replaced by its
+placeholder
 and the scan goes on after the match; where none matches, the byte stays. Every
 pattern is possessive (greedy, never gives back) and its boundaries look at the key's
 own bytes. The compiled kernel implements the same patterns as straight scans
@@ -21,15 +23,26 @@ from types import ModuleType
 from seqdedup.base.errors import UsageError
 from seqdedup.config.timelimit import each_within
 
-TIMESTAMP, UUID, IP, HEX, NUMBER = 1, 2, 4, 8, 16
-CLASSES = {"timestamp": TIMESTAMP, "uuid": UUID, "ip": IP, "hex": HEX, "number": NUMBER}
-ALL = TIMESTAMP | UUID | IP | HEX | NUMBER
+TIMESTAMP, UUID, IP, HEX, NUMBER, PATH, QUOTED = 1, 2, 4, 8, 16, 32, 64
+CLASSES = {
+    "timestamp": TIMESTAMP,
+    "uuid": UUID,
+    "ip": IP,
+    "hex": HEX,
+    "number": NUMBER,
+    "path": PATH,
+    "quoted": QUOTED,
+}
+ALL = TIMESTAMP | UUID | IP | HEX | NUMBER  # ("all": paths and quoted values are named)
+EVERY = ALL | PATH | QUOTED  # every class: a line's kind masks them all (keys/kind.py)
 PLACEHOLDERS = {
     TIMESTAMP: b"<TIMESTAMP>",
     UUID: b"<UUID>",
     IP: b"<IP>",
     HEX: b"<HEX>",
     NUMBER: b"<NUMBER>",
+    PATH: b"<PATH>",
+    QUOTED: b"<QUOTED>",
 }
 MASK_PLACEHOLDER = "<MASK>"
 
@@ -102,6 +115,10 @@ _PATTERNS = {
         rf"(?<![0-9A-Za-z])(?=[A-Fa-f]*[0-9]){_H}{{8,}}+(?![0-9A-Za-z])",
     ],
     NUMBER: [r"(?<![0-9A-Za-z.])[0-9]++(?:\.[0-9]++)?+(?![0-9]|\.[0-9])"],
+    # '/' and a run of path bytes holding a letter or digit, not after a path byte
+    PATH: [r"(?<![0-9A-Za-z._~+@%/-])/(?=[._~+@%/-]*+[0-9A-Za-z])[0-9A-Za-z._~+@%/-]++"],
+    # "..." or '...' on one line, at the start or after = : space or tab
+    QUOTED: [r"""(?:^|(?<=[=: \t]))(?:"[^"\n]*+"|'[^'\n]*+')(?![0-9A-Za-z])"""],
 }
 
 

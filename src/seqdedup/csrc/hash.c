@@ -200,7 +200,7 @@ Hash128 seqdedup_key_hash(const unsigned char *p, size_t len, uint64_t fields, u
     return out;
 }
 
-unsigned seqdedup_normalize_classes(unsigned classes) { return classes & NORM_ALL; }
+unsigned seqdedup_normalize_classes(unsigned classes) { return classes & NORM_CLASSES; }
 
 /* ---- module functions that hash ------------------------------------------------ */
 
@@ -242,7 +242,7 @@ PyObject *seqdedup_py_hash_records(PyObject *self, PyObject *args, PyObject *kwd
         const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(items[i]);
         size_t len = (size_t)PyBytes_GET_SIZE(items[i]);
         Hash128 h =
-            seqdedup_key_hash(p, len, fields, skip, byte_mode, normalize & NORM_ALL, seeds);
+            seqdedup_key_hash(p, len, fields, skip, byte_mode, normalize & NORM_CLASSES, seeds);
         memcpy(dst + 16 * i, &h, 16);
     }
     Py_DECREF(seq);
@@ -258,13 +258,13 @@ PyObject *seqdedup_py_normalize(PyObject *self, PyObject *args)
     const unsigned char *p = data.buf;
     size_t n = (size_t)data.len;
     KeySink count = {NULL, NULL, 0, 0, {0}};
-    normalize_key(p, n, classes & NORM_ALL, &count);
+    normalize_key(p, n, classes & NORM_CLASSES, &count);
     PyObject *out = count.len > (size_t)PY_SSIZE_T_MAX
                         ? PyErr_NoMemory()
                         : PyBytes_FromStringAndSize(NULL, (Py_ssize_t)count.len);
     if (out != NULL) {
         KeySink write = {(unsigned char *)PyBytes_AS_STRING(out), NULL, 0, 0, {0}};
-        normalize_key(p, n, classes & NORM_ALL, &write);
+        normalize_key(p, n, classes & NORM_CLASSES, &write);
     }
     PyBuffer_Release(&data);
     return out;
@@ -276,7 +276,7 @@ PyObject *seqdedup_py_first_match(PyObject *self, PyObject *args)
     unsigned classes;
     if (!PyArg_ParseTuple(args, "y*O&", &data, seqdedup_to_u32, &classes)) return NULL;
     size_t start = 0;
-    size_t end = nd_first_match(data.buf, (size_t)data.len, classes & NORM_ALL, &start);
+    size_t end = nd_first_match(data.buf, (size_t)data.len, classes & NORM_CLASSES, &start);
     PyBuffer_Release(&data);
     if (!end) Py_RETURN_NONE;
     return Py_BuildValue("(nn)", (Py_ssize_t)start, (Py_ssize_t)end);

@@ -1,10 +1,10 @@
-/* --normalize: replace timestamps, uuids, IP addresses, hex ids and numbers in a key by
- * one placeholder per class. Included by _kernel.c; plain C99, no Python.
+/* --normalize: replace timestamps, uuids, IP addresses, hex ids, numbers, paths and quoted
+ * values in a key by one placeholder per class. Included by _kernel.c; plain C99, no Python.
  *
  * The definition is the regular expressions of seqdedup/normalize.py (the Python
  * engine uses them; the tests compare both on random input). One pass, left to right:
- * at each position the first class that matches (timestamp, uuid, ip, hex, number, of
- * those asked for) replaces its match, and the scan goes on after it; where none
+ * at each position the first class that matches (timestamp, uuid, ip, hex, number, path,
+ * quoted, of those asked for) replaces its match, and the scan goes on after it; where none
  * matches, one byte is copied. Every pattern is possessive (greedy, never gives back),
  * so each matcher below is a straight scan. Boundaries look at the key's own bytes:
  * the key starts and ends the text.
@@ -22,7 +22,9 @@ enum {
     NORM_IP = 4,
     NORM_HEX = 8,
     NORM_NUMBER = 16,
-    NORM_ALL = 31,
+    NORM_PATH = 32,
+    NORM_QUOTED = 64,
+    NORM_CLASSES = 127, /* every class ("all" of --normalize is the first five) */
 };
 
 static inline int nd_digit(unsigned char c) { return c >= '0' && c <= '9'; }
@@ -411,6 +413,37 @@ static size_t nd_number(const unsigned char *s, size_t n, size_t p)
     return q;
 }
 
+/* A path's byte: a letter, a digit or one of ._~+@%-/ */
+static inline int nd_path_byte(unsigned char c)
+{
+    return nd_alnum(c) || (c != 0 && strchr("._~+@%-/", c) != NULL);
+}
+
+/* A path: '/' and a run of path bytes holding a letter or digit, not after a path byte
+ * (/var/log/app.log, the //host/x of a URL; not the /24 of 10.0.0.0/24 nor a lone /). */
+static size_t nd_path(const unsigned char *s, size_t n, size_t p)
+{
+    if (p > 0 && nd_path_byte(s[p - 1])) return 0;
+    size_t q = p + 1;
+    int named = 0;
+    while (q < n && nd_path_byte(s[q])) named |= nd_alnum(s[q++]);
+    return named ? q : 0;
+}
+
+/* A quoted value: "..." or '...' on one line, opening at the key's start or after '=',
+ * ':', a space or a tab (so a JSON object's names stay, its string values do not),
+ * closed by the first same quote, not followed by a letter or digit. */
+static size_t nd_quoted(const unsigned char *s, size_t n, size_t p)
+{
+    if (p > 0 && !(s[p - 1] == '=' || s[p - 1] == ':' || s[p - 1] == ' ' || s[p - 1] == '\t'))
+        return 0;
+    unsigned char quote = s[p];
+    size_t q = p + 1;
+    while (q < n && s[q] != quote && s[q] != '\n') q++;
+    if (q >= n || s[q] != quote || nd_alnum(nd_at(s, n, q + 1))) return 0;
+    return q + 1;
+}
+
 /* A byte's kind as the byte before a start: 0 none of the below, 1 a letter, 2 a digit. */
 static inline unsigned nd_kind(unsigned char c) { return nd_alpha(c) ? 1u : nd_digit(c) ? 2u : 0u; }
 
@@ -422,9 +455,9 @@ static inline unsigned nd_kind(unsigned char c) { return nd_alpha(c) ? 1u : nd_d
  * the scan then costs two lookups a byte. */
 static const unsigned char *nd_start_table(unsigned classes)
 {
-    static unsigned char tables[NORM_ALL + 1][3 * 256 + 256];
-    static unsigned char ready[NORM_ALL + 1];
-    classes &= NORM_ALL;
+    static unsigned char tables[NORM_CLASSES + 1][3 * 256 + 256];
+    static unsigned char ready[NORM_CLASSES + 1];
+    classes &= NORM_CLASSES;
     unsigned char *table = tables[classes];
     if (!ready[classes]) {
         for (int c = 0; c < 256; c++) {
@@ -434,7 +467,9 @@ static const unsigned char *nd_start_table(unsigned classes)
             table[c] = (unsigned char)((stamp && (digit || month)) ||
                                        ((classes & (NORM_UUID | NORM_HEX)) && hex) ||
                                        ((classes & NORM_IP) && (hex || b == ':')) ||
-                                       ((classes & NORM_NUMBER) && digit));
+                                       ((classes & NORM_NUMBER) && digit) ||
+                                       ((classes & NORM_PATH) && b == '/') ||
+                                       ((classes & NORM_QUOTED) && (b == '"' || b == '\'')));
             table[256 + c] = (unsigned char)(stamp && digit);  /* after a letter */
             table[512 + c] = (unsigned char)(stamp && month);  /* after a digit */
             table[768 + c] = (unsigned char)nd_kind(b);
@@ -471,7 +506,8 @@ static inline unsigned nd_lowest_bit(uint64_t bits) /* bits != 0 */
 }
 
 /* The end of the match of the classes that starts at s[p] (0: none), the first class in
- * the order timestamp, uuid, ip, hex, number; its placeholder in *placeholder. */
+ * the order timestamp, uuid, ip, hex, number, path, quoted; its placeholder in
+ * *placeholder. */
 static inline size_t nd_match(const unsigned char *s, size_t n, size_t p, unsigned classes,
                               const char **placeholder)
 {
@@ -516,6 +552,14 @@ static inline size_t nd_match(const unsigned char *s, size_t n, size_t p, unsign
     if (!end && (classes & NORM_NUMBER) && digits) {
         end = nd_number(s, n, p);
         if (end) *placeholder = "<NUMBER>";
+    }
+    if (!end && (classes & NORM_PATH) && c == '/') {
+        end = nd_path(s, n, p);
+        if (end) *placeholder = "<PATH>";
+    }
+    if (!end && (classes & NORM_QUOTED) && (c == '"' || c == '\'')) {
+        end = nd_quoted(s, n, p);
+        if (end) *placeholder = "<QUOTED>";
     }
     return end;
 }

@@ -25,6 +25,7 @@ from shlex import quote
 from typing import NamedTuple, NotRequired, TextIO, TypedDict
 
 from seqdedup.config.settings import Config
+from seqdedup.keys.kind import KIND_CLASSES
 
 
 class WindowRow(TypedDict):
@@ -89,6 +90,8 @@ KEY_TRIALS: tuple[tuple[str, Callable[[Config], Config]], ...] = (
     ("--skip-fields 1", lambda c: c._replace(skip_fields=1)),
     ("--skip-fields 2", lambda c: c._replace(skip_fields=2)),
     ("--normalize all", lambda c: c._replace(key_steps=(("normalize", "all"),))),
+    # every class of a line's kind (seqdedup.keys.kind): paths and quoted values too
+    (f"--normalize {KIND_CLASSES}", lambda c: c._replace(key_steps=(("normalize", KIND_CLASSES),))),
 )
 NEARLY = 0.9  # a key that removes this share of the best key's records is as good
 # Options --suggest-window does not use: refused when given on the command line (a
@@ -422,7 +425,7 @@ def write_suggestion(result: Suggestion, stream: TextIO, fmt: str) -> None:
         lines.append(f"keys (records removed at -w {KEY_WIDTH}):")
         for key in result["keys"]:
             share = 100.0 * key["removed"] / total if total else 0.0
-            lines.append(f"{key['keys']:>24}  {key['removed']:>12,}  {share:>5.1f}%")
+            lines.append(f"{key['keys']:>28}  {key['removed']:>8,}  {share:>5.1f}%")
         best = result["recommended_keys"]
         if best:
             with_keys = result["with_keys"]
