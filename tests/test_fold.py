@@ -169,9 +169,8 @@ def test_where_the_line_stands_and_the_default_text():
     text = [o.decode() for o in out]
     assert text[:5] == [r.decode() for r in stamped(keys)[:5]]
     assert text[5] == (
-        "[FOLDED: 9 records at lines 6-14: 3 copies of sequence "
-        f"{unit_id(('x', 'y', 'z'))[:12]} (3 records, first seen at lines 1-3), "
-        "2026-11-24T10:00:05 .. 2026-11-24T10:00:13]"
+        '[FOLDED: lines 6-14 like "x" (lines 1-3, 3 copies), '
+        f"2026-11-24T10:00:05..10:00:13, id {unit_id(('x', 'y', 'z'))[:12]}]"
     )
     assert text[6].endswith(" q") and len(text) == 7
 
@@ -266,8 +265,8 @@ def test_live_new_lines_at_once_and_a_paused_run_within_the_idle_time():
         proc.stdin.flush()
         got = arrived_lines(fd, 1)  # the pause alone brings it: nothing more is written
         # every record certain to go is counted, those waiting for their window too
-        assert got.startswith(b"[FOLDED: 13 records at lines 13-25: 1 copy of sequence ")
-        assert got.endswith(b" and 1 more record; the run goes on]\n")
+        assert got.startswith(b"[FOLDED: lines 13-25 like ")
+        assert got.endswith(b"; the run goes on]\n")
         proc.stdin.write(b"fresh\n")
         proc.stdin.flush()
         assert arrived(fd, 6) == b"fresh\n"  # (the idle line took the whole run)
@@ -310,10 +309,8 @@ def test_several_files_through_the_command(tmp_path, run_cli):
     done = run_cli(["-q", "-w", "2", "--fold", str(a), str(b)])
     assert done.returncode == 0, done.stderr
     lines = done.stdout.decode().splitlines()
-    assert lines[3].startswith(f"[FOLDED: 3 records at lines 4-6 of {a}: 1 copy of sequence ")
-    assert lines[3].endswith(f"(3 records, first seen at lines 1-3 of {a})]")
-    assert lines[5].startswith(f"[FOLDED: 3 records at lines 1-3 of {b}: 1 copy of sequence ")
-    assert lines[5].endswith(f"(3 records, first seen at lines 1-3 of {a})]")
+    assert lines[3].startswith(f'[FOLDED: lines 4-6 of {a} like "x" (lines 1-3 of {a}), id ')
+    assert lines[5].startswith(f'[FOLDED: lines 1-3 of {b} like "x" (lines 1-3 of {a}), id ')
     assert lines[3].split()[12] == lines[5].split()[12]  # one id: one sequence
     assert [line for line in lines if not line.startswith("[FOLDED")] == ["x", "y", "z", "q", "r"]
 
@@ -477,7 +474,7 @@ def test_a_fold_line_says_when_its_copies_differ_in_their_text(run_cli, engine, 
     statuses = [0, 0, 1, 0, 0, 0, 2]
     data = b"".join(b"job exit status %d\n" % s for s in statuses)
     p = run_cli(["-q", "-w", "1", "--normalize", "number", "--fold"], data)
-    assert p.stdout.endswith(b"(3 variants of the text)]\n"), p.stdout
+    assert b'like "job exit status 0" (line 1, 6 copies, 3 texts), id ' in p.stdout
     as_json = run_cli(
         ["-q", "-w", "1", "--normalize", "number", "--fold-format", "json", "--fold"], data
     )
@@ -492,12 +489,12 @@ def test_a_fold_line_says_when_its_copies_differ_in_their_text(run_cli, engine, 
     )
     assert json.loads(same.stdout.splitlines()[-1])["variants"] == 1  # only their times differ
     plain = run_cli(["-q", "-w", "1", "--fold"], b"a\na\na\n")
-    assert b"variants" not in plain.stdout
+    assert b" texts)" not in plain.stdout
     pods = b"".join(b"[p%d] exit %d\n" % (k % 2, k % 3) for k in range(12))
     streams = run_cli(
         ["-q", "-w", "1", "--stream-by", r"^\[(\w+)\] ", "--normalize", "number", "--fold"], pods
     )
-    assert b"variants of the text)" in streams.stdout
+    assert b" texts), id " in streams.stdout
 
 
 @pytest.mark.parametrize("engine", ["c", "python"])
@@ -597,7 +594,7 @@ def test_otel_fold_records_parse_as_otlp_log_records(run_cli):
     assert attributes[0]["seqdedup.length"].int_value == 5
     assert attributes[0]["seqdedup.continues"].bool_value is False
     assert records[0].time_unix_nano == 1795338009412000000
-    assert records[0].body.string_value.startswith("[FOLDED: 5 records at lines 7-11")
+    assert records[0].body.string_value.startswith("[FOLDED: lines 7-11 like ")
     before = time.time_ns()
     plain = run_cli(["-w", "1", "-q", "--fold", "--fold-format", "otel"], b"a\na\na\n")
     undated = json_format.Parse(plain.stdout.splitlines()[-1], logs.LogRecord())
@@ -683,8 +680,8 @@ def test_whole_runs_are_lined_at_once_on_the_chunk_path(monkeypatch):
     monkeypatch.setattr(fold.Folder, "_extend", lambda *args: calls.append(args))
     records = _unkeyed(list("abab" * 50 + "c" + "ab" * 20 + "cdefghij"))
     out = _fold_output("kernel", records, [1 << 20], window_size=2, max_history=None)
-    assert b"[FOLDED: 198 records at lines 3-200: 99 copies of sequence" in out
-    assert b"[FOLDED: 41 records at lines 202-242: 20 copies of sequence" in out
+    assert b'[FOLDED: lines 3-200 like "a" (lines 1-2, 99 copies), ' in out
+    assert b'[FOLDED: lines 202-242 like "a" (lines 1-2, 20 copies and more), ' in out
     assert calls == []
 
 
@@ -770,8 +767,9 @@ def test_the_inline_text_is_the_default_text(start, removed, length, source, tim
         "match_file": "-",
         "match_start": source,
         "match_end": source + length - 1,
+        "text": "a record",
     }
-    inline = plain_text(start, removed, copies, length, digest, source, times, last)
+    inline = plain_text(start, removed, copies, length, digest, source, (times, last), "a record")
     assert inline == default_text(fields, named=False).encode()
 
 
@@ -798,7 +796,14 @@ def test_fold_events_are_objects_with_the_lines_fields(engine, options):
     assert sum(event["removed"] for event in events) == dedup.stats.skipped
     for event, line in zip(events, lines, strict=True):
         assert event["id"].encode() in line and event["digest"].startswith(event["id"])
-        assert b"%d record" % event["removed"] in line
+        start, end, removed = event["start"], event["end"], event["removed"]
+        if end - start + 1 != removed:  # (other streams' records between them)
+            where = b"%d lines in %d-%d" % (removed, start, end)
+        else:
+            where = b"line %d" % start if start == end else b"lines %d-%d" % (start, end)
+        head = b"[FOLDED (continued): " if event["part"] > 1 else b"[FOLDED: "
+        assert line.startswith(head + where + b" ")
+        assert b'like "%s"' % event["text"].encode() in line
         assert event["copies"] * event["length"] + event["extra"] == event["removed"]
 
 
@@ -853,3 +858,62 @@ def test_text_fold_lines_otherwise(run_cli, tmp_path, args, data, named):
     done = run_cli([*command, str(path)] if named else command, b"" if named else data)
     assert done.returncode == 0 and b"seqdedup" not in done.stdout
     assert b"[FOLDED: " in done.stdout or b" gone\n" in done.stdout
+
+
+# -- the text of a fold line, in the reader's words -----------------------------------
+@pytest.mark.parametrize(
+    ("record", "first_time", "quoted"),
+    [
+        (b"2026-11-22T09:00:01Z GET /health 200", "2026-11-22T09:00:01Z", "GET /health 200"),
+        (b"[09:00:01] worker  started\tok", "09:00:01", "worker started ok"),
+        (b"Jun 14 15:16:02 combo sshd(pam_unix)[19939]: check pass", "Jun 14 15:16:02",
+         "check pass"),  # (a syslog header after the time left out)
+        (b"INFO dfs.DataNode: no time", "", "INFO dfs.DataNode: no time"),
+        (b"x 09:00:01 the time is not at the start", "09:00:01", "x 09:00:01 the time is..."),
+        (b"bell\x07 and \xff bytes", "", "bell\\x07 and \ufffd bytes"),
+        (b"a" * 40, "", "a" * 23 + "..."),
+    ],
+)  # fmt: skip
+def test_a_fold_line_quotes_the_first_records_message(record, first_time, quoted):
+    from seqdedup.run.foldlines import TEXT_WIDTH, folded_text
+
+    assert folded_text(record, first_time) == quoted
+    assert len(folded_text(record * 3, first_time)) <= TEXT_WIDTH
+
+
+@pytest.mark.parametrize(
+    ("first", "last", "said"),
+    [
+        ("2026-11-22T09:00:01Z", "2026-11-22T09:00:08Z", ", 2026-11-22T09:00:01Z..09:00:08Z"),
+        ("081109 204015", "081109 204525", ", 081109 204015..204525"),
+        ("Jun 15 12:12:34", "Jun 16 01:00:00", ", Jun 15 12:12:34..Jun 16 01:00:00"),
+        ("09:00:01", "09:00:01", ", 09:00:01"),
+        ("09:00:01", "", ", from 09:00:01"),
+        ("", "", ""),
+    ],
+)
+def test_the_time_span_leaves_out_the_date_both_ends_share(first, last, said):
+    from seqdedup.run.foldlines import _times
+
+    assert _times(first, last) == said
+
+
+def test_fold_lines_on_real_logs_are_short(run_cli):
+    """On loghub's eight logs (tests/data/loghub) with the logs profile: the median fold
+    line is at most 120 characters, each quotes its first record, and its JSON twin
+    holds every field (the counts the text leaves out among them)."""
+    import statistics
+    from pathlib import Path
+
+    from seqdedup.run.foldlines import JSON_FIELDS
+
+    lengths = []
+    for log in sorted((Path(__file__).parent / "data" / "loghub").glob("*_2k.log")):
+        out = run_cli(["--profile", "logs", "-q", str(log)]).stdout.decode("utf-8", "replace")
+        folds = [line for line in out.splitlines() if line.startswith("[FOLDED")]
+        assert folds and all(' like "' in line and ", id " in line for line in folds)
+        lengths += [len(line) for line in folds]
+    assert statistics.median(lengths) <= 120, statistics.median(lengths)
+    as_json = run_cli(["--profile", "logs", "-q", "--fold-format", "json", str(log)])
+    first = json.loads(next(line for line in as_json.stdout.splitlines() if b"fold" in line))
+    assert set(JSON_FIELDS) <= set(first) and first["text"] in folds[0]

@@ -579,8 +579,8 @@ def test_fold_names_the_streams_and_a_library_holds_the_folded_sequence(tmp_path
     assert done.returncode == 0, done.stderr
     lines = [line for line in done.stdout.decode().splitlines() if line.startswith("[FOLDED")]
     assert len(lines) == 2
-    assert " (stream api-7d9f-m8q2z): 1 copy of sequence " in lines[0]
-    assert "first seen at lines 3-6 (stream api-7d9f-x2k4l))]" in lines[0]
+    assert lines[0].startswith("[FOLDED: 5 lines in 8-14 in stream api-7d9f-m8q2z like ")
+    assert "(lines 3-6 in stream api-7d9f-x2k4l), id " in lines[0]
     library = tmp_path / "lib"
     args = ["-q", "-w", "3", "--stream-by", pattern, "--fold", "--fold-format", "json"]
     done = run([*args, "-l", str(library), str(pods)])

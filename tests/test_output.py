@@ -66,7 +66,7 @@ def test_sigterm_ends_the_run_as_its_end_would_with_the_fold_line_written(tmp_pa
     proc.communicate(timeout=20)
     assert proc.returncode == 128 + signal.SIGTERM
     lines = out.read_bytes().splitlines()
-    assert lines[:2] == [b"earlier", b"x"] and lines[2].startswith(b"[FOLDED: 4 records")
+    assert lines[:2] == [b"earlier", b"x"] and lines[2].startswith(b"[FOLDED: lines 2-5 ")
 
 
 def test_without_output_sighup_still_ends_the_run(tmp_path):

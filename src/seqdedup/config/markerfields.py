@@ -67,7 +67,7 @@ FOLD_COUNTS = ("removed", "copies", "extra", "length", "part", "continues")
 FOLD_NUMBER_FIELDS = (*NUMBER_FIELDS, *FOLD_COUNTS)
 
 
-FOLD_NAME_FIELDS = (*NAME_FIELDS, "id", "sequence", "first_time", "last_time")
+FOLD_NAME_FIELDS = (*NAME_FIELDS, "id", "sequence", "first_time", "last_time", "text")
 
 
 MAX_FIELD_WIDTH = 1000  # a marker is one line, not a memory bomb

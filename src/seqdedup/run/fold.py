@@ -28,7 +28,7 @@ from seqdedup.base.errors import SeqdedupError, visible
 from seqdedup.config.normalize import timestamp_finder, timestamp_seconds
 from seqdedup.config.settings import Duration
 from seqdedup.keys.maker import text_digest
-from seqdedup.run.foldlines import SHORT_ID, line_text, plain_text
+from seqdedup.run.foldlines import SHORT_ID, folded_text, line_text, plain_text
 from seqdedup.run.foldruns import KEY, FoldRun, Sequences, _Unit, key_bytes, sequence_row
 from seqdedup.run.markers import LINE_COLOR, painted
 
@@ -348,14 +348,14 @@ class WholeRuns:
         last_time = first_time if removed == 1 else self._stamp(last_record)
         count = self._folded.add(digest, copies) + 1
         source = piece.source_start
+        times = (first_time, last_time)
+        text = folded_text(first_record, first_time)
         if self._plain and source >= 0:
-            text = plain_text(
-                start + 1, removed, copies, length, digest, source + 1, first_time, last_time
-            )
-            return stop - 1, painted(text, self._color)
+            line = plain_text(start + 1, removed, copies, length, digest, source + 1, times, text)
+            return stop - 1, painted(line, self._color)
         fields: Fields = {
             **self._report.span(start, stop - 1),
-            **removal_fields(removed, copies, length, digest, count, (first_time, last_time)),
+            **removal_fields(removed, copies, length, digest, count, times, text),
             "part": 1,
             "continues": 0,
             "variants": 1,
@@ -431,8 +431,9 @@ def part_fields(
     first_time = stamp(run.part_first)
     times = (first_time, first_time if removed == 1 else stamp(run.last_record))
     count = folded.add(unit.digest, copies) + 1
+    text = folded_text(run.part_first, first_time)
     fields: Fields = {
-        **removal_fields(removed, copies, length, unit.digest, count, times),
+        **removal_fields(removed, copies, length, unit.digest, count, times, text),
         "part": run.part,
         "continues": int(continues),
         "variants": run.variants(length),
@@ -443,11 +444,17 @@ def part_fields(
 
 
 def removal_fields(
-    removed: int, copies: int, length: int, digest: bytes, count: int, times: tuple[str, str]
+    removed: int,
+    copies: int,
+    length: int,
+    digest: bytes,
+    count: int,
+    times: tuple[str, str],
+    text: str,
 ) -> Fields:
     """A line's fields of what it removed: ``copies`` whole copies of the ``length``
     records of sequence ``digest`` (folded ``count`` times so far) among ``removed``
-    records, the first and last of them at ``times``."""
+    records, the first and last of them at ``times``, the first quoted as ``text``."""
     hex_digest = digest.hex()
     return {
         "removed": removed,
@@ -460,6 +467,7 @@ def removal_fields(
         "count": count,
         "first_time": times[0],
         "last_time": times[1],
+        "text": text,
     }
 
 

@@ -4,10 +4,12 @@ sentence, the user's template, JSON and OpenTelemetry records, from a line's fie
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from seqdedup.base.errors import visible
 from seqdedup.config.normalize import timestamp_seconds
 from seqdedup.run.markers import LINE_COLOR, painted, span
 
@@ -15,6 +17,26 @@ if TYPE_CHECKING:
     from seqdedup.run.markers import Fields
 
 SHORT_ID = 12  # hex digits of a sequence's id (JSON's "digest" has all 32)
+TEXT_WIDTH = 26  # characters of the first folded record a line quotes
+
+
+# A syslog header after the time: the host and the program with its pid
+_SYSLOG_HEAD = re.compile(r"\S+ [\w./()-]+\[[0-9]+\]: ")
+
+
+def folded_text(record: bytes, first_time: str) -> str:
+    """What a fold line quotes of the first record it folds: its message, without the
+    timestamp it starts with or a syslog header after it (``host sshd[123]: ``), runs
+    of spaces as one, control characters escaped, at most TEXT_WIDTH characters ("..."
+    after a cut)."""
+    text = record.decode("utf-8", "replace")
+    at = text.find(first_time) if first_time else -1
+    if 0 <= at <= 2 and not text[:at].strip("[( "):  # (the time starts the record)
+        text = text[at + len(first_time) :].lstrip(" ]|,:-\t")
+        head = _SYSLOG_HEAD.match(text)
+        text = text[head.end() :] if head else text
+    text = visible(" ".join(text.split()))
+    return text if len(text) <= TEXT_WIDTH else text[: TEXT_WIDTH - 3].rstrip() + "..."
 
 
 def line_text(template: str | None, fields: Fields, named: bool, color: bool) -> bytes:
@@ -37,69 +59,95 @@ def plain_text(
     length: int,
     digest: bytes,
     source: int,
-    first_time: str,
-    last_time: str,
+    times: tuple[str, str],
+    text: str,
 ) -> bytes:
     """:func:`default_text` of a whole run of one input (one part, which does not go
-    on): records ``start`` .. (numbers), its sequence first seen at record ``source``."""
-    lines = span(start, start + removed - 1)
+    on): records ``start`` .. (numbers), its sequence first seen at record ``source``,
+    its first record quoted as ``text``."""
     extra = removed - copies * length
-    text = (
-        f"[FOLDED: {_records(removed)} at {lines}: {copies} "
-        f"{'copy' if copies == 1 else 'copies'} of sequence {digest.hex()[:SHORT_ID]} "
-        f"({_records(length)}, first seen at {span(source, source + length - 1)})"
-        f"{_extra(extra)}{_times(first_time, last_time)}]"
+    line = (
+        f"[FOLDED: {_where(start, start + removed - 1, removed)} like \"{text}\" "
+        f"({_of(span(source, source + length - 1), copies, extra)}){_times(*times)}, "
+        f"id {digest.hex()[:SHORT_ID]}]"
     )
-    return text.encode("utf-8", "surrogateescape")
+    return line.encode("utf-8", "surrogateescape")
 
 
-def _extra(extra: int) -> str:
-    return f" and {extra} more record{'s' if extra > 1 else ''}" if extra else ""
+def _where(start: int, end: int, removed: int) -> str:
+    """The lines folded: ``lines 40-75``, or ``30 lines in 40-75`` where others lie
+    between them (other streams', records a filter let through)."""
+    if end - start + 1 == removed:
+        return span(start, end)
+    return f"{_lines(removed)} in {start}-{end}"
+
+
+def _of(source: str, copies: int, extra: int, variants: int = 1) -> str:
+    """Where the folded lines were first seen, how many copies of them where more than
+    one, and how many texts where they differ: ``line 4``, ``lines 4-15, 3 copies``,
+    ``line 1, 6 copies, 3 texts`` (the lines past the whole copies, ``extra``, are
+    counted in JSON; here they add ``and more``)."""
+    said = source
+    if copies > 1:
+        said += f", {_copies(copies)}{' and more' if extra else ''}"
+    if variants > 1:  # (copies of one sequence by their keys, not by their text)
+        said += f", {variants} texts"
+    return said
+
+
+def _copies(copies: int) -> str:
+    return f"{copies} {'copy' if copies == 1 else 'copies'}"
 
 
 def _times(first_time: str, last_time: str) -> str:
     if first_time and first_time == last_time:
-        return f", at {first_time}"
+        return f", {first_time}"
     if first_time and last_time:
-        return f", {first_time} .. {last_time}"
+        return f", {first_time}..{_after(first_time, last_time)}"
     if first_time or last_time:  # only one of the two records holds a time
         return f", from {first_time}" if first_time else f", until {last_time}"
     return ""
 
 
-def _records(count: int) -> str:
-    return f"{count} record" if count == 1 else f"{count} records"
+def _after(first: str, last: str) -> str:
+    """``last`` without the date it shares with ``first`` (what they share up to the
+    last space or 'T' after at least 5 characters: ``2026-11-22T09:00:01Z..09:00:08Z``,
+    ``081109 204015..204525``)."""
+    for at in range(min(len(first), len(last)) - 1, 4, -1):
+        if first[at] in " T" and first[: at + 1] == last[: at + 1]:
+            return last[at + 1 :]
+    return last
+
+
+def _lines(count: int) -> str:
+    return f"{count} line" if count == 1 else f"{count} lines"
 
 
 def default_text(fields: Fields, named: bool) -> str:
-    """``[FOLDED: 36 records at lines 40-75: 3 copies of sequence 3fa9c1d2e4b7 (12
-    records, first seen at lines 4-15), 09:00:03 .. 09:14:55]`` and its variants."""
+    """``[FOLDED: lines 40-75 like "GET /health 200" (lines 4-15, 3 copies), 09:00:03 ..
+    09:14:55, id 3fa9c1d2e4b7]`` and its variants: the lines folded, what they were in
+    the reader's words (the first one's text, the earlier lines they repeat and how many
+    copies), when, and which sequence last."""
     where = f" of {fields['file']}" if named else ""
     source_where = f" of {fields['match_file']}" if named and not fields["sequence"] else ""
     if "stream" in fields:  # --stream-by
         # (line numbers are the input's, every stream's records counted: the stream
         # stands beside them, not as "lines of the stream")
-        where += f" (stream {fields['stream']})"
+        where += f" in stream {fields['stream']}"
         if not fields["sequence"]:
-            source_where += f" (stream {fields['match_stream']})"
+            source_where += f" in stream {fields['match_stream']}"
     head = "[FOLDED (continued)" if fields["part"] > 1 else "[FOLDED"
-    removed, length = fields["removed"], fields["length"]
-    lines = span(fields["start"], fields["end"])
-    text = f"{head}: {_records(removed)} at {lines}{where}: "
     first, last = fields["match_start"], fields["match_end"]
     if fields["sequence"]:
-        seen = f"first seen in {fields['match_file']} records {first}-{last}"
+        seen = f"{fields['match_file']} records {first}-{last}"
     else:
-        seen = f"first seen at {span(first, last)}"
-    copies = fields["copies"]
-    text += (
-        f"{copies} {'copy' if copies == 1 else 'copies'} of sequence "
-        f"{fields['id']} ({_records(length)}, {seen}{source_where})"
+        seen = span(first, last) + source_where
+    text = (
+        f"{head}: {_where(fields['start'], fields['end'], fields['removed'])}{where} "
+        f"like \"{fields['text']}\" "
+        f"({_of(seen, fields['copies'], fields['extra'], fields.get('variants', 1))})"
+        f"{_times(fields['first_time'], fields['last_time'])}, id {fields['id']}"
     )
-    text += _extra(fields["extra"]) + _times(fields["first_time"], fields["last_time"])
-    variants = fields.get("variants", 1)
-    if variants > 1:  # (the copies are the same sequence by their keys, not their text)
-        text += f" ({variants} variants of the text)"
     return text + ("; the run goes on]" if fields["continues"] else "]")
 
 
@@ -124,6 +172,7 @@ JSON_FIELDS = (
     "continues",
     "window_size",
     "variants",
+    "text",
 )
 
 

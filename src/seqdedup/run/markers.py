@@ -47,11 +47,13 @@ class Fields(TypedDict, total=False):
     part: int
     continues: int
     variants: int  # how many different texts the folded copies have (1: all the same)
+    text: str  # fold lines: the first folded record, shortened (foldlines.folded_text)
 
 
 # A fold line as an object (``Deduplicator(on_fold=...)``): its fields, the placeholders
 # of --fold-format (removed, copies, extra, length, id, digest, count, first_time,
-# last_time, part, continues, variants, window_size, start, end, file, match_*, stream)
+# last_time, part, continues, variants, text, window_size, start, end, file, match_*,
+# stream)
 FoldEvent = Fields
 
 
