@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from seqdedup.api import Deduplicator, feed_inputs
 from seqdedup.cli.seqdedup import main
+from seqdedup.config.normalize import EVERY, normalize_py
 from seqdedup.config.settings import Config
 from seqdedup.page.axis import Axis
 from seqdedup.page.data import TOP, page_data, shown
@@ -118,6 +119,16 @@ def test_timestamps_make_a_time_axis_and_top_sequences_carry_their_text_and_refe
         digest = hashlib.blake2b(b"".join(r + b"\n" for r in records), digest_size=16).hexdigest()
         assert row["reference"] == "sd:" + digest[:12]
         assert row["first_shown"] and row["last_shown"] >= row["first_shown"]
+        # the kind of line of its first record: every class masked (seqdedup.keys.kind)
+        assert row["kind"] == shown(normalize_py(records[0], EVERY))
+
+
+def test_a_top_sequence_names_its_kind_of_line():
+    block = b'2026-12-06T10:00:01Z GET /srv/a.html user="ann" took 12 ms\nretry\n'
+    page = data_of([b"start\n" + block * 3], Config(window_size=2))
+    (row,) = page["top"]
+    assert row["kind"] == "<TIMESTAMP> GET <PATH> user=<QUOTED> took <NUMBER> ms"
+    assert '<code class="kind">&lt;TIMESTAMP&gt; GET &lt;PATH&gt;' in render(page)
 
 
 def _stamped(day: int, count: int, with_date: bool = True) -> bytes:

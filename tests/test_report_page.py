@@ -157,6 +157,8 @@ def test_a_sequence_expands_to_its_exact_records_and_a_band_names_it(browser, tm
         start, end = (int(n) for n in re.search(r"lines (\d+)-(\d+)", facts).groups())  # type: ignore[union-attr]
         lines = (EXAMPLES / "app.log").read_text().split("\n")
         assert text.inner_text() == "\n".join(lines[start - 1 : end])
+        kind = first.locator("code.kind")  # (the first record's kind of line)
+        assert kind.is_visible() and kind.inner_text() == lines[start - 1]
         band = page.locator("#chart-timeline svg g.mark-rect").nth(1).locator("path").first
         band.scroll_into_view_if_needed()
         box = band.bounding_box()

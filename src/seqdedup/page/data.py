@@ -253,8 +253,9 @@ def top_sequences(
     """The sequences that removed the most records: counts, first place, time bounds,
     a sample line, the text of the first occurrence and its reference (``sd:`` and the
     first 12 hex digits of the BLAKE2b-128 of its exact bytes, as ``--budget`` names
-    what it removed)."""
+    what it removed), and the kind of line of its first record (the sample)."""
     from seqdedup.budget.removed import digest_of
+    from seqdedup.keys.kind import kind_of
 
     last_piece = {sequence: i for i, sequence in enumerate(picture.sequences)}
     delimiter = picture.delimiter
@@ -281,6 +282,7 @@ def top_sequences(
                 "first_shown": when(axis, first),
                 "last_shown": when(axis, picture.starts[last]) if last is not None else "",
                 "sample": shown(sample, SAMPLE_SHOWN),
+                "kind": shown(kind_of(sample), SAMPLE_SHOWN),
                 "text": sequence_text(whole) if whole else None,
                 "text_missing": _missing(first_seen, first, whole),
                 "more_records": max(0, length - TEXT_RECORDS) if whole else 0,

@@ -84,6 +84,7 @@ class SequenceRow(TypedDict, total=False):
     first_shown: str
     last_shown: str
     sample: str
+    kind: str  # the kind of line of the sample (seqdedup.keys.kind)
     text: str | None
     text_missing: str
     more_records: int

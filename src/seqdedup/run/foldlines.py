@@ -67,7 +67,7 @@ def plain_text(
     its first record quoted as ``text``."""
     extra = removed - copies * length
     line = (
-        f"[FOLDED: {_where(start, start + removed - 1, removed)} like \"{text}\" "
+        f'[FOLDED: {_where(start, start + removed - 1, removed)} like "{text}" '
         f"({_of(span(source, source + length - 1), copies, extra)}){_times(*times)}, "
         f"id {digest.hex()[:SHORT_ID]}]"
     )
@@ -144,7 +144,7 @@ def default_text(fields: Fields, named: bool) -> str:
         seen = span(first, last) + source_where
     text = (
         f"{head}: {_where(fields['start'], fields['end'], fields['removed'])}{where} "
-        f"like \"{fields['text']}\" "
+        f'like "{fields["text"]}" '
         f"({_of(seen, fields['copies'], fields['extra'], fields.get('variants', 1))})"
         f"{_times(fields['first_time'], fields['last_time'])}, id {fields['id']}"
     )
