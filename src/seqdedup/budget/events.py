@@ -21,6 +21,7 @@ import re
 from array import array
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from itertools import compress
 from types import ModuleType
 from typing import NamedTuple
 
@@ -68,6 +69,7 @@ class Units(NamedTuple):
     shapes: list[tuple[int, tuple[bytes, ...]]]  # each kind's shape (see _shape)
     previous: array[int]  # the record's key's previous occurrence (-1: none)
     severity: bytearray  # per unit: FATAL, ERROR (or no level word), WARN (see severity)
+    event_kinds: dict[int, bytes]  # a verbatim record's kind of line (its event's shape)
 
 
 def units_of(
@@ -85,10 +87,12 @@ def units_of(
     keyed = config.keyed or bool(classes)
     events = key_maker(config._replace(key_steps=steps), kernel, 0) if keyed else None
     keys: list[bytes] = []
+    event_kinds: dict[int, bytes] = {}
     for batch in range(0, source.count, BATCH):
         records = source.records(batch, min(source.count, batch + BATCH))
         flags = verbatim[batch : batch + len(records)]
         batch_kinds = kinds.keys(records)
+        event_kinds.update((batch + k, batch_kinds[k]) for k in compress(range(len(flags)), flags))
         picked = [r for r, f in zip(records, flags, strict=True) if f]
         event_keys = iter(events.keys(picked) if events is not None else picked)
         keys += [
@@ -124,8 +128,9 @@ def units_of(
         flags.append(verbatim[start])
         ranks.append(severity(source.record(start)) if verbatim[start] else NOT_AN_EVENT)
     return Units(
-        line_kind, first, frequency, starts, ends, new, flags, shapes, array("q", previous), ranks
-    )
+        line_kind, first, frequency, starts, ends, new, flags, shapes, array("q", previous), ranks,
+        event_kinds,
+    )  # fmt: skip
 
 
 # An event's severity, the order in which events earn their place: the line's highest
@@ -176,7 +181,8 @@ def _interleaved(*orders: list[int]) -> list[int]:
 def ranked_units(units: Units) -> tuple[list[int], int, int]:
     """The new units in rank order (indices into ``units.starts``): new events by
     severity (FATAL, ERROR, WARN), each severity's most frequent and most recent in
-    turn, then new kinds, most frequent and rarest in turn; and how many of each."""
+    turn, one of each shape (kind of line); then new kinds, most frequent and rarest in
+    turn; then the events of a shape already shown; and how many events and kinds."""
     last: dict[int, int] = {}
     for unit, start in enumerate(units.starts):
         last[units.line_kind[start]] = unit
@@ -190,11 +196,16 @@ def ranked_units(units: Units) -> tuple[list[int], int, int]:
         return -last[units.line_kind[units.starts[unit]]]
 
     # FATAL events first, then ERROR, then WARN; within each, the most frequent and the
-    # most recent in turn
+    # most recent in turn, one event of each shape (its kind of line) before any second
     ranked: list[int] = []
+    again: list[int] = []  # (the events of a shape already shown: after the kinds)
     for rank in (FATAL, ERROR, WARNING):
         members = [u for u in events if units.severity[u] == rank]
-        ranked += _interleaved(sorted(members, key=often), sorted(members, key=recent))
+        shown: set[bytes] = set()
+        for unit in _interleaved(sorted(members, key=often), sorted(members, key=recent)):
+            shape = units.event_kinds[units.starts[unit]]
+            (again if shape in shown else ranked).append(unit)
+            shown.add(shape)
     groups: dict[tuple[int, tuple[bytes, ...]], list[int]] = {}
     for unit in kinds:
         groups.setdefault(units.shapes[units.line_kind[units.starts[unit]]], []).append(unit)
@@ -204,7 +215,7 @@ def ranked_units(units: Units) -> tuple[list[int], int, int]:
         _interleaved(sorted(members, key=often), sorted(members, key=lambda u: -often(u)))
         for members in sorted(groups.values(), key=lambda m: sum(map(often, m)))
     ]
-    return ranked + _in_turn(rows), len(events), len(kinds)
+    return ranked + _in_turn(rows) + again, len(events), len(kinds)
 
 
 def _in_turn(rows: list[list[int]]) -> list[int]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from seqdedup.keys.kind import kind_of
 from seqdedup.page.data import (
     SAMPLE_SHOWN,
     TEXT_RECORDS,
@@ -81,6 +82,7 @@ def _library_row(row: LibrarySequence) -> SequenceRow:
         "first_shown": "",
         "last_shown": "",
         "sample": shown(row["records"][0], SAMPLE_SHOWN) if row["records"] else "",
+        "kind": shown(kind_of(row["records"][0]), SAMPLE_SHOWN) if row["records"] else "",
         "text": sequence_text(row["records"]),
         "text_missing": "",
         "more_records": max(0, row["length"] - TEXT_RECORDS),
