@@ -278,7 +278,9 @@ def processes() -> list[tuple[int, list[str]]]:
     found = []
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
-            found.append((int(stat.parent.name), stat.read_text().rsplit(")", 1)[1].split()))
+            # (a process's name may hold any bytes: fields after it are ASCII)
+            text = stat.read_bytes().decode("utf-8", "replace")
+            found.append((int(stat.parent.name), text.rsplit(")", 1)[1].split()))
         except OSError:
             continue
     return found

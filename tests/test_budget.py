@@ -322,3 +322,36 @@ def test_a_fatal_line_among_300_warnings_is_shown_at_2k(monkeypatch, engine_name
     assert "shown are FATAL first, then ERROR, then WARN" in text.splitlines()[1]
     shown = [line for line in text.splitlines() if " WARN " in line]
     assert len(shown) == reduction.events_shown - 2  # (the rest of the events: warnings)
+
+
+@pytest.mark.parametrize("engine_name", ["c", "python"])
+def test_one_event_of_each_shape_before_the_kinds_and_more_of_a_shape_after(
+    monkeypatch, engine_name
+):
+    """57 WARN lines that differ only in a number are 57 events of one shape (their kind
+    of line): one of them is shown, then every kind of routine line, and only then more
+    of the same warning (they took the whole budget before the kinds got any: loghub's
+    Hadoop log showed 4 of its 114 kinds at 8k)."""
+    monkeypatch.setenv("SEQDEDUP_ENGINE", engine_name)
+    lines = []
+    for i in range(400):
+        if i % 7 == 0:
+            lines.append(f"2026-01-01T00:{i // 60:02d}:{i % 60:02d}Z WARN renew lease for {i} s")
+        else:
+            lines.append(f"2026-01-01T00:{i // 60:02d}:{i % 60:02d}Z INFO step{i % 40} of the job")
+    data = ("\n".join(lines) + "\n").encode()
+    reduction = reduce_to_budget(data, 2000)
+    text = reduction.text.decode()
+    kinds = {f"step{k} " for k in range(40)}
+    shown_kinds = {kind for kind in kinds if kind in text}
+    warnings = [line for line in text.splitlines() if " WARN " in line and line in lines]
+    assert reduction.events == 58  # (57 lease warnings, each its own event)
+    assert shown_kinds == kinds and reduction.kinds_shown == reduction.kinds == 40
+    assert 0 < len(warnings) == reduction.events_shown < reduction.events
+    assert "one of each kind of line before more of it" in text.splitlines()[1]
+    # at a budget too small for every kind, kinds still come before a second warning
+    small = reduce_to_budget(data, 800)
+    assert 0 < small.events_shown < small.kinds_shown  # (a warning between two kinds
+    # shown costs less than the marker it would take: some are shown so)
+    # with a budget for it all, every warning is shown too
+    assert reduce_to_budget(data, 20_000).events_shown == reduction.events

@@ -96,8 +96,11 @@ def processes_running(marker: str) -> list[str]:
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                line = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-                state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+                # (another test's process may hold any bytes in its arguments)
+                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ")
+                line = cmdline.decode("utf-8", "replace")
+                stat = (entry / "stat").read_bytes().decode("utf-8", "replace")
+                state = stat.rsplit(")", 1)[1].split()[0]
             except OSError:
                 continue
             if marker in line and state != "Z":

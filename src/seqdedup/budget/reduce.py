@@ -381,22 +381,25 @@ def reduce_input(
     verbatim, heads = verbatim_units(source, keep, config.verbatim_levels)
     units = units_of(source, verbatim, heads, config, config.event_fields, kernel)
     ranked, events, kinds = ranked_units(units)
+    # the events among the first k units of the order (one of each shape comes before
+    # the kinds, more of a shape after them)
+    before = [0, *accumulate(units.verbatim[u] for u in ranked)]
     layout = Layout(source, units, costs, ranked)
     tokens_in = costs.records(0, source.count - 1)
     sums = [0, *accumulate(costs.records(a, b) for a, b in layout.order)]
     if sums[-1] < budget:  # (room for more than every new unit: the lines around them)
-        anchors = ranked[:events] or ranked
+        anchors = [u for u in ranked if units.verbatim[u]] or ranked
         layout.extend_order(context_order(units, anchors, ranked, source.count))
         sums = [0, *accumulate(costs.records(a, b) for a, b in layout.order)]
     if tokens_in <= budget:
         chosen = len(layout.order)
     else:
         most = min(len(sums) - 1, bisect_right(sums, budget))
-        chosen = _largest_fitting(layout, budget, most, events)
-    extra = _filled(layout, budget, chosen, events)
+        chosen = _largest_fitting(layout, budget, most, events, before)
+    extra = _filled(layout, budget, chosen, events, before)
     shown, gaps, _ = layout.plan(chosen, extra)
-    events_shown = sum(_inside(shown, units.starts[u]) for u in ranked[:events])
-    kinds_shown = sum(_inside(shown, units.starts[u]) for u in ranked[events:])
+    events_shown = sum(_inside(shown, units.starts[u]) for u in ranked if units.verbatim[u])
+    kinds_shown = sum(_inside(shown, units.starts[u]) for u in ranked if not units.verbatim[u])
     more = sum(b - a + 1 for a, b in shown) - sum(
         units.ends[u] - units.starts[u] + 1 for u in ranked if _inside(shown, units.starts[u])
     )
@@ -410,25 +413,24 @@ def reduce_input(
     )
 
 
-def _filled(layout: Layout, budget: int, chosen: int, events: int) -> list[int]:
+def _filled(layout: Layout, budget: int, chosen: int, events: int, before: list[int]) -> list[int]:
     """Units past the first ``chosen`` that still fit one by one, in rank order (a
     unit too large for what is left, such as a long traceback, lets smaller ones
     after it in): up to FILL_TRIES tried."""
     extra: list[int] = []
-    note = _events_note(events, chosen) if chosen < events else None
+    note = _note(events, before, chosen)
     for unit in range(chosen + 1, min(len(layout.order), chosen + 1 + FILL_TRIES)):
         if layout.tokens(chosen, note, [*extra, unit]) <= budget:
             extra.append(unit)
     return extra
 
 
-def _largest_fitting(layout: Layout, budget: int, most: int, events: int) -> int:
+def _largest_fitting(layout: Layout, budget: int, most: int, events: int, before: list[int]) -> int:
     """The most units of the order whose output fits (at least none): bisection, the
     output's tokens growing with the units shown, then the counts just above tried."""
 
     def fits(count: int) -> bool:
-        note = _events_note(events, count) if count < events else None
-        return layout.tokens(count, note) <= budget
+        return layout.tokens(count, _note(events, before, count)) <= budget
 
     if most <= EXHAUSTIVE:  # (few units: every count tried, the output's tokens
         # need not grow with them: a unit shown can let a marker name a repeat)
@@ -444,11 +446,18 @@ def _largest_fitting(layout: Layout, budget: int, most: int, events: int) -> int
     return max((c for c in above if fits(c)), default=low)
 
 
+def _note(events: int, before: list[int], count: int) -> bytes | None:
+    """The events note of an output showing the first ``count`` units of the order
+    (``before``: the events among the first k), None when it shows every event."""
+    shown = before[min(count, len(before) - 1)]
+    return _events_note(events, shown) if shown < events else None
+
+
 def _events_note(events: int, shown: int) -> bytes:
     return (
         f"[seqdedup: {events:,} error events; the {shown:,} shown are FATAL first, then "
-        "ERROR, then WARN, the most frequent and the most recent of each; the others are "
-        "counted in the markers]"
+        "ERROR, then WARN, one of each kind of line before more of it, the most frequent "
+        "and the most recent of each; the others are counted in the markers]"
     ).encode()
 
 
