@@ -1,8 +1,10 @@
 from __future__ import annotations
 
-import random
+import itertools
+import os
 import signal
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,7 +14,7 @@ from hypothesis import strategies as st
 from seqdedup import SeqdedupError, deduplicate
 from seqdedup.keys.maker import ShellTransform
 
-from conftest import examples, seqdedup_command, user_env, wait_until
+from conftest import HANG_GUARD, examples, seqdedup_command, user_env, wait_until
 from oracle import reference_output
 
 
@@ -108,9 +110,40 @@ def processes_running(marker: str) -> list[str]:
     return found
 
 
+_SLEEPS = itertools.count()
+
+
 def unique_sleep() -> str:
-    """A sleep whose command line no other process has (a fractional duration)."""
-    return f"sleep 1000.{random.randrange(10**8):08d}"
+    """A sleep whose command line no other process has (a fractional duration made of
+    this test process's id and a count: no two tests of a run share one)."""
+    return f"sleep 1000.{os.getpid():07d}{next(_SLEEPS):04d}"
+
+
+def test_a_command_running_when_the_program_exits_is_ended_on_the_way_out():
+    """Whatever way the program leaves while a transform runs (here: the main thread
+    exits while another thread waits on the command, so no ``finally`` of the call
+    runs), the exit handler ends the command's process group."""
+    sleep = unique_sleep()
+    program = (  # (the sleep comes through the environment: only the sleep shows it)
+        "import os, sys, threading\n"
+        "from seqdedup.keys.maker import ShellTransform\n"
+        "transform = ShellTransform(os.environ['TRANSFORM'], timeout=None)\n"
+        "threading.Thread(target=transform._run, args=(b'a\\n',), daemon=True).start()\n"
+        "print('started', flush=True)\n"
+        "sys.stdin.read()\n"  # (until the test has seen the sleep)
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", program],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env={**user_env(), "TRANSFORM": f"{sleep}; cat"},
+    )
+    assert proc.stdout is not None and proc.stdin is not None
+    assert proc.stdout.readline() == b"started\n"
+    wait_until(lambda: processes_running(sleep), "the transform's start")
+    proc.stdin.close()
+    assert proc.wait(timeout=HANG_GUARD) == 0
+    wait_until(lambda: not processes_running(sleep), "the end of the transform")
 
 
 def test_a_hanging_command_times_out_and_is_ended():

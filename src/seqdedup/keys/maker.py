@@ -400,6 +400,7 @@ class ShellTransform:
             )
         except OSError as exc:
             raise SeqdedupError(f"--hash-transform: cannot run '{self.command}': {exc}") from None
+        _live_group(proc.pid)
         try:
             out, err = self._exchange(proc, data)
         finally:
@@ -496,6 +497,30 @@ class ShellTransform:
         return lines if len(lines) == len(keys) else None
 
 
+# The commands' process groups not yet ended: whatever way the command leaves, none of
+# them outlives it (an exit handler ends what is left, see _live_group)
+_LIVE_GROUPS: set[int] = set()
+
+
+def _live_group(pgid: int) -> None:
+    if not _LIVE_GROUPS:
+        import atexit
+
+        atexit.unregister(_end_live_groups)  # (once, however often the set empties)
+        atexit.register(_end_live_groups)
+    _LIVE_GROUPS.add(pgid)
+
+
+def _end_live_groups() -> None:
+    import os
+    import signal
+
+    for pgid in list(_LIVE_GROUPS):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pgid, signal.SIGKILL)
+    _LIVE_GROUPS.clear()
+
+
 def _end_group(proc: subprocess.Popen[bytes]) -> None:
     """End the command's process group (the shell and anything it started, even what
     a finished shell left running) and reap the shell."""
@@ -504,6 +529,7 @@ def _end_group(proc: subprocess.Popen[bytes]) -> None:
 
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
+    _LIVE_GROUPS.discard(proc.pid)
     for stream in (proc.stdin, proc.stdout, proc.stderr):
         if stream is not None:
             with contextlib.suppress(OSError):
