@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import seqdedup_command, user_env
+from conftest import run_in_process, seqdedup_command, user_env
 
 DATA = b"a\nb\nc\na\nb\nc\nd\n"
 
@@ -26,10 +26,15 @@ def home(tmp_path: Path) -> Path:
 
 
 def run(home: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    """``seqdedup ARGS`` in ``home`` with its user settings folder, in this process (the
+    files it reads are the point, not the process)."""
     env = {**user_env(), "XDG_CONFIG_HOME": str(home / "xdg")}
-    return subprocess.run(
-        [*seqdedup_command(), *args], cwd=home, env=env, capture_output=True, timeout=60
-    )
+    before = os.getcwd()
+    os.chdir(home)
+    try:
+        return run_in_process(list(args), env=env)
+    finally:
+        os.chdir(before)
 
 
 def user_file(home: Path) -> Path:
