@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ENGINES, kernel_built, seqdedup_command, user_env
+from conftest import ENGINES, kernel_built, run_in_process, user_env
 
 MASK = (1 << 64) - 1
 P1 = 0x9E3779B185EBCA87
@@ -82,14 +82,10 @@ def test_the_pairs_get_different_key_hashes_in_both_engines():
             assert len({raw[i : i + 16] for i in range(0, len(raw), 16)}) == len(flat)
 
 
-def run(args: list[str], engine: str, data: bytes | None = None, timeout: float = 120):
-    result = subprocess.run(
-        [*seqdedup_command(), *args],
-        input=data,
-        capture_output=True,
-        env={**user_env(), "SEQDEDUP_ENGINE": engine},
-        timeout=timeout,
-    )
+def run(args: list[str], engine: str, data: bytes | None = None):
+    """The command's output on ``engine``, run in this process (its records, not the
+    process, are the point)."""
+    result = run_in_process(args, data or b"", {**user_env(), "SEQDEDUP_ENGINE": engine})
     assert result.returncode == 0, result.stderr
     return result.stdout
 
@@ -208,14 +204,11 @@ def test_thue_morse_runs_are_different_sequences_per_stream(tmp_path, engine):
     path = tmp_path / "tm.txt"
     path.write_bytes(thue_morse_runs())
     options = ["-w", "1", "--stream-by", r"^(s\d) "]
-    stats = subprocess.run(
-        [*seqdedup_command(), *options, "--stats-format", "json", str(path)],
-        capture_output=True,
+    stats = run_in_process(
+        [*options, "--stats-format", "json", str(path)],
         env={**user_env(), "SEQDEDUP_ENGINE": engine},
-        timeout=300,
-        check=True,
     )
     assert json.loads(stats.stderr)["statistics"]["sequences"]["unique_tracked"] == 3
-    marked = run(["-q", *options, "--annotate", str(path)], engine, timeout=300)
+    marked = run(["-q", *options, "--annotate", str(path)], engine)
     counts = [line.rsplit(b"seen ", 1)[1] for line in marked.splitlines() if b"DUPLICATE" in line]
     assert counts == [b"2 times)]", b"2 times)]", b"2 times)]", b"3 times)]"], counts
