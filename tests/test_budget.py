@@ -355,3 +355,19 @@ def test_one_event_of_each_shape_before_the_kinds_and_more_of_a_shape_after(
     # shown costs less than the marker it would take: some are shown so)
     # with a budget for it all, every warning is shown too
     assert reduce_to_budget(data, 20_000).events_shown == reduction.events
+
+
+def test_a_marker_between_timestamped_lines_leaves_its_time_span_to_them():
+    """The lines shown around a marker say when its stretch was: its own time span is
+    left out there, and kept where a side shows no timestamp (the end of the output)."""
+    lines = [f"2026-01-01T00:00:{i:02d}Z INFO step {i % 3}" for i in range(40)]
+    lines[20] = "2026-01-01T00:00:20Z ERROR the one failure"
+    data = ("\n".join(lines) + "\n").encode()
+    out = reduce_to_budget(data, 250).text.decode().splitlines()
+    framed = []
+    for at, line in enumerate(out):
+        if line.startswith("[sd:"):
+            around = out[at - 1 : at + 2 : 2]
+            framed.append(len(around) == 2 and all(side.startswith("2026-") for side in around))
+            assert ("Z .. 2026-" in line) != framed[-1], (line, around)
+    assert sorted(framed) == [False, True], out  # (one of each: between lines, at the end)

@@ -213,7 +213,7 @@ class Layout:
     def marker(self, first: int, last: int, reference: str, shown: Ranges) -> bytes:
         """The marker of records ``first`` .. ``last``: what they repeat, or their kinds
         with counts (each named by the line that shows it, else by its first words);
-        the values that differ; when."""
+        the values that differ; when (unless the lines around it say so)."""
         count = last - first + 1
         text = f"[{reference}: {_lines(first, last)}"
         text += f" ({count} lines): " if count > 1 else ": "
@@ -231,8 +231,19 @@ class Layout:
             text += ", ".join(named)
         if distinct == 1 and count > 1:
             text += self._differing(first, last, self.units.first[kinds[0][0]])
-        text += _time_span(self.source, first, last) + "]"
-        return text.encode("utf-8", "surrogateescape")
+        if not self._between_times(first, last, shown):
+            text += _time_span(self.source, first, last)
+        return (text + "]").encode("utf-8", "surrogateescape")
+
+    def _between_times(self, first: int, last: int, shown: Ranges) -> bool:
+        """Whether the lines right before and after records ``first`` .. ``last`` are
+        shown and carry a timestamp: then they say when the stretch was, and its marker
+        need not."""
+        source = self.source
+        return all(
+            0 <= line < source.count and _inside(shown, line) and source.stamp(source.record(line))
+            for line in (first - 1, last + 1)
+        )
 
     def _kinds_in(self, first: int, last: int) -> tuple[list[tuple[int, int]], int]:
         """The KINDS_NAMED most frequent kinds of records ``first`` .. ``last`` with their
