@@ -231,19 +231,9 @@ class Layout:
             text += ", ".join(named)
         if distinct == 1 and count > 1:
             text += self._differing(first, last, self.units.first[kinds[0][0]])
-        if not self._between_times(first, last, shown):
+        if not _between_times(self.source, first, last, shown):
             text += _time_span(self.source, first, last)
         return (text + "]").encode("utf-8", "surrogateescape")
-
-    def _between_times(self, first: int, last: int, shown: Ranges) -> bool:
-        """Whether the lines right before and after records ``first`` .. ``last`` are
-        shown and carry a timestamp: then they say when the stretch was, and its marker
-        need not."""
-        source = self.source
-        return all(
-            0 <= line < source.count and _inside(shown, line) and source.stamp(source.record(line))
-            for line in (first - 1, last + 1)
-        )
 
     def _kinds_in(self, first: int, last: int) -> tuple[list[tuple[int, int]], int]:
         """The KINDS_NAMED most frequent kinds of records ``first`` .. ``last`` with their
@@ -475,6 +465,15 @@ def _events_note(events: int, shown: int) -> bytes:
 def _lines(first: int, last: int) -> str:
     """Records ``first`` .. ``last`` (0-based) as the lines they are (1-based)."""
     return f"line {first + 1}" if first == last else f"lines {first + 1}-{last + 1}"
+
+
+def _between_times(source: Source, first: int, last: int, shown: Ranges) -> bool:
+    """Whether the lines right before and after records ``first`` .. ``last`` are shown
+    and carry a timestamp: then they say when the stretch was, and its marker need not."""
+    return all(
+        0 <= line < source.count and _inside(shown, line) and source.stamp(source.record(line))
+        for line in (first - 1, last + 1)
+    )
 
 
 def _time_span(source: Source, first: int, last: int) -> str:
