@@ -231,7 +231,7 @@ class Layout:
             text += ", ".join(named)
         if distinct == 1 and count > 1:
             text += self._differing(first, last, self.units.first[kinds[0][0]])
-        if not _between_times(self.source, first, last, shown):
+        if not _between_times(self.source, first, last):
             text += _time_span(self.source, first, last)
         return (text + "]").encode("utf-8", "surrogateescape")
 
@@ -467,11 +467,13 @@ def _lines(first: int, last: int) -> str:
     return f"line {first + 1}" if first == last else f"lines {first + 1}-{last + 1}"
 
 
-def _between_times(source: Source, first: int, last: int, shown: Ranges) -> bool:
-    """Whether the lines right before and after records ``first`` .. ``last`` are shown
-    and carry a timestamp: then they say when the stretch was, and its marker need not."""
+def _between_times(source: Source, first: int, last: int) -> bool:
+    """Whether the lines right before and after the stretch ``first`` .. ``last`` carry
+    a timestamp: then they say when it was, and its marker need not. (A stretch left out
+    is always between lines shown, or at an end: the planning, which makes markers left
+    to right before the lines after them are placed, costs the same marker.)"""
     return all(
-        0 <= line < source.count and _inside(shown, line) and source.stamp(source.record(line))
+        0 <= line < source.count and source.stamp(source.record(line))
         for line in (first - 1, last + 1)
     )
 
