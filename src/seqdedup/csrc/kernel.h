@@ -1,7 +1,7 @@
 /*
  * Internal declarations shared by the C units of seqdedup._kernel (not an API).
  *
- *   hash.c          key hashes (SipHash-2-4-128 of siphash.h; normalize.h), --skip-chars
+ *   hash.c          key hashes (SipHash-2-4-128 of siphash.h; normalize.h, timestamps.h), --skip-chars
  *                   in characters, and the module functions that hash
  *   matcher.c       the exact window rule: the tables, push/finish (the record path)
  *   matcher_library.c  a loaded library's windows into the matcher, seen for the run
