@@ -124,10 +124,10 @@ def test_timestamps_make_a_time_axis_and_top_sequences_carry_their_text_and_refe
 
 
 def test_a_top_sequence_names_its_kind_of_line():
-    block = b'2026-12-06T10:00:01Z GET /srv/a.html user="ann" took 12 ms\nretry\n'
+    block = b'2026-12-06T10:00:01Z GET /srv/a.html user="ann" sent 12 kB\nretry\n'
     page = data_of([b"start\n" + block * 3], Config(window_size=2))
     (row,) = page["top"]
-    assert row["kind"] == "<TIMESTAMP> GET <PATH> user=<QUOTED> took <NUMBER> ms"
+    assert row["kind"] == "<TIMESTAMP> GET <PATH> user=<QUOTED> sent <NUMBER> kB"
     assert '<code class="kind">&lt;TIMESTAMP&gt; GET &lt;PATH&gt;' in render(page)
 
 

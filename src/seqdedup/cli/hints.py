@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from seqdedup.config.settings import Config
+from seqdedup.keys.kind import KIND_CLASSES
 from seqdedup.run.stats import Stats
 
 HEAD_BYTES = 16 << 20  # the start of the input kept for the check
@@ -37,10 +38,11 @@ CLASSES = {
     "ip": "IP addresses",
     "path": "paths",
     "quoted": "quoted values",
+    # every class: what a line's kind masks, tried when "all" is not enough
+    KIND_CLASSES: "timestamps, ids, numbers, paths or quoted values",
 }
-# Every class: what a line's kind masks (seqdedup.keys.kind), tried when "all" is not enough
-KIND = "all,path,quoted"
-CLASSES[KIND] = "timestamps, ids, numbers, paths or quoted values"
+ALONE = ("uuid", "number", "hex", "ip")  # the classes of "all" besides timestamps, each
+# tried alone to name it
 
 
 class InputHead:
@@ -92,11 +94,11 @@ def normalization_hint(config: Config, stats: Stats, head: InputHead) -> str | N
     if share - base >= GAIN_AT_LEAST:
         return _line("timestamp", share)
     if _removed(config, records, "all") - base < GAIN_AT_LEAST:
-        share = _removed(config, records, KIND)
+        share = _removed(config, records, KIND_CLASSES)
         if share - base >= GAIN_AT_LEAST:
-            return _line(KIND, share)
+            return _line(KIND_CLASSES, share)
         return _field_hint(config, records, (("normalize", "all"),), base)
-    for name in list(CLASSES)[1:5]:  # (one class of "all" alone, the most common first)
+    for name in ALONE:
         share = _removed(config, records, name)
         if share - base >= GAIN_AT_LEAST:
             return _line(name, share)
