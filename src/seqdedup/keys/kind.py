@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from seqdedup.config.normalize import EVERY, normalize_py
 from seqdedup.config.settings import Config
 from seqdedup.keys.maker import KeyMaker, key_maker
 
@@ -35,4 +34,6 @@ def kind_keys(config: Config, kernel: ModuleType | None) -> KeyMaker:
 
 def kind_of(record: bytes) -> bytes:
     """The kind of one record with no key options (the definition, in Python)."""
+    from seqdedup.config.normalize import EVERY, normalize_py  # (not at a run's start)
+
     return normalize_py(record, EVERY)
