@@ -378,6 +378,13 @@ def test_sides_keyed_apart_by_a_timestamp_say_so_and_name_the_option(run_cli, tm
     assert "only" not in diff(run_cli, "--normalize", "all", good, bad).stdout.decode()
 
 
+def assert_lined_up(run_cli, good, bad, *options: str) -> None:
+    """With ``options`` (what the answer named) every line of BAD has a key GOOD shows,
+    and nothing changed."""
+    masked = diff(run_cli, *options, "--format", "json", good, bad)
+    assert json.loads(masked.stdout)["lined_up"] == 1.0 and masked.returncode == 0
+
+
 @pytest.mark.usefixtures("engine")
 def test_a_field_no_class_masks_is_named_with_a_mask_that_lines_the_sides_up(run_cli, tmp_path):
     """Lines that differ in a user's name (no built-in class masks it): the answer names
@@ -391,8 +398,7 @@ def test_a_field_no_class_masks_is_named_with_a_mask_that_lines_the_sides_up(run
         'lines of the two differ in one field ("ann", "bob", ...): '
         "--mask '(?<=user )\\S+' would line them up"
     )
-    masked = diff(run_cli, "--mask", "(?<=user )\\S+", "--format", "json", good, bad)
-    assert json.loads(masked.stdout)["lined_up"] == 1.0 and masked.returncode == 0
+    assert_lined_up(run_cli, good, bad, "--mask", "(?<=user )\\S+")
 
 
 @pytest.mark.usefixtures("engine")
@@ -404,8 +410,7 @@ def test_a_path_is_lined_up_by_the_classes_of_a_kind(run_cli, tmp_path):
     bad.write_text("".join(f"opened /var/{n}.db for reading\n" for n in ("c", "d", "e")))
     answer = json.loads(diff(run_cli, "--format", "json", good, bad).stdout)
     assert answer["apart"].endswith("...): --normalize all,path,quoted would line them up")
-    masked = diff(run_cli, "--normalize", "all,path,quoted", "--format", "json", good, bad)
-    assert json.loads(masked.stdout)["lined_up"] == 1.0 and masked.returncode == 0
+    assert_lined_up(run_cli, good, bad, "--normalize", "all,path,quoted")
 
 
 @pytest.mark.usefixtures("engine")
@@ -423,8 +428,7 @@ def test_kinds_of_line_with_values_changed_in_two_fields_are_named(run_cli, tmp_
         "100% of the lines of BAD sampled are kinds of line GOOD shows, with other values "
         "in more than one field: --normalize all,path,quoted would line them up"
     )
-    masked = diff(run_cli, "--normalize", "all,path,quoted", "--format", "json", good, bad)
-    assert json.loads(masked.stdout)["lined_up"] == 1.0 and masked.returncode == 0
+    assert_lined_up(run_cli, good, bad, "--normalize", "all,path,quoted")
 
 
 @pytest.mark.usefixtures("engine")
