@@ -194,12 +194,21 @@ def test_custom_delimiter_and_byte_mode(tmp_path):
     assert [(tmp_path / "out" / p.name).read_bytes() for p in paths] == want
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[bytes]:
-    script = Path(sys.executable).parent / "seqdedup-dask"
-    return subprocess.run([str(script), *args], capture_output=True, env=user_env(), timeout=120)
+def _cli(*args: str, process: bool = False) -> subprocess.CompletedProcess[bytes]:
+    """``seqdedup-dask ARGS``: in this process (Dask imported once, not once per
+    command), or as the installed command where ``process`` is the point."""
+    if process:
+        script = Path(sys.executable).parent / "seqdedup-dask"
+        return subprocess.run([script, *args], capture_output=True, env=user_env(), timeout=120)
+    from seqdedup.cli.dask import main
+
+    err = io.StringIO()
+    status = main(list(args), stderr=err)
+    return subprocess.CompletedProcess(args, status, b"", err.getvalue().encode())
 
 
 def test_command_line(tmp_path):
+    """The installed command (the other command-line tests run its ``main``)."""
     paths = write_files(tmp_path / "in", ["a\nb\nc\n", "x\na\nb\nc\ny\n"])
     p = _cli(
         "-w",
@@ -211,6 +220,7 @@ def test_command_line(tmp_path):
         "--output-dir",
         str(tmp_path / "out"),
         *map(str, paths),
+        process=True,
     )
     assert p.returncode == 0, p.stderr
     assert (tmp_path / "out" / "part1.log").read_bytes() == b"x\ny\n"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import io
 import json
 import os
 import shlex
@@ -371,24 +372,17 @@ def test_library_info_into_a_closed_pipe_is_quiet(tmp_path):
 
 @pytest.mark.parametrize("address", ["bogus", "tcp://host", "foo://host:1"])
 def test_dask_scheduler_that_is_no_address_is_one_line(tmp_path, address):
+    """(Its ``main`` in this process: Dask imported once for the three.)"""
+    pytest.importorskip("distributed")
+    from seqdedup.cli.dask import main
+
     source = tmp_path / "a.log"
     source.write_bytes(b"a\nb\n")
-    p = subprocess.run(
-        [
-            _script("seqdedup-dask"),
-            "--output-dir",
-            str(tmp_path / "out"),
-            "--scheduler",
-            address,
-            str(source),
-        ],
-        capture_output=True,
-        env=user_env(),
-        timeout=120,
-    )
-    assert p.returncode == 1
-    assert p.stderr.count(b"\n") == 1
-    assert p.stderr.startswith(f"seqdedup-dask: --scheduler '{address}' is not a".encode())
+    err = io.StringIO()
+    args = ["--output-dir", str(tmp_path / "out"), "--scheduler", address, str(source)]
+    assert main(args, stderr=err) == 1
+    assert err.getvalue().count("\n") == 1
+    assert err.getvalue().startswith(f"seqdedup-dask: --scheduler '{address}' is not a")
 
 
 def _dask_job(tmp_path, *args, lines=6_000_000):

@@ -119,15 +119,29 @@ def unique_sleep() -> str:
     return f"sleep 1000.{os.getpid():07d}{next(_SLEEPS):04d}"
 
 
-def test_a_command_running_when_the_program_exits_is_ended_on_the_way_out():
+@pytest.mark.parametrize("moment", ["running", "just started"])
+def test_a_command_running_when_the_program_exits_is_ended_on_the_way_out(moment):
     """Whatever way the program leaves while a transform runs (here: the main thread
     exits while another thread waits on the command, so no ``finally`` of the call
-    runs), the exit handler ends the command's process group."""
+    runs), the exit handler ends the command's process group; also when the program
+    leaves between the command's start and its registration (the thread is held there
+    until the exit has begun)."""
     sleep = unique_sleep()
+    hold = (  # (a hook on the start: the program's exit begins before it returns)
+        "import atexit, subprocess\n"
+        "gate, start = threading.Event(), subprocess.Popen\n"
+        "def held(*args, **kwargs):\n"
+        "    proc = start(*args, **kwargs)\n"
+        "    atexit.register(gate.set)\n"  # (the last registered: the first to run)
+        "    gate.wait()\n"
+        "    return proc\n"
+        "subprocess.Popen = held\n"
+    )
     program = (  # (the sleep comes through the environment: only the sleep shows it)
         "import os, sys, threading\n"
         "from seqdedup.keys.maker import ShellTransform\n"
-        "transform = ShellTransform(os.environ['TRANSFORM'], timeout=None)\n"
+        + (hold if moment == "just started" else "")
+        + "transform = ShellTransform(os.environ['TRANSFORM'], timeout=None)\n"
         "threading.Thread(target=transform._run, args=(b'a\\n',), daemon=True).start()\n"
         "print('started', flush=True)\n"
         "sys.stdin.read()\n"  # (until the test has seen the sleep)

@@ -12,6 +12,7 @@ path produced them; records themselves are never altered.
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING
@@ -387,20 +388,26 @@ class ShellTransform:
     def _run(self, data: bytes) -> bytes:
         import subprocess
 
-        try:
-            # Its own process group (session): on a timeout, too much output, Ctrl-C
-            # or SIGTERM the whole group ends, whatever the shell started.
-            proc = subprocess.Popen(
-                self.command,
-                shell=True,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-            )
-        except OSError as exc:
-            raise SeqdedupError(f"--hash-transform: cannot run '{self.command}': {exc}") from None
-        _live_group(proc.pid)
+        # Started and registered under one lock, which the exit handler takes too: a
+        # program leaving while another thread starts a command still ends it.
+        with _STARTING:
+            _watch_exit()
+            try:
+                # Its own process group (session): on a timeout, too much output,
+                # Ctrl-C or SIGTERM the whole group ends, whatever the shell started.
+                proc = subprocess.Popen(
+                    self.command,
+                    shell=True,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    start_new_session=True,
+                )
+            except OSError as exc:
+                raise SeqdedupError(
+                    f"--hash-transform: cannot run '{self.command}': {exc}"
+                ) from None
+            _LIVE_GROUPS.add(proc.pid)
         try:
             out, err = self._exchange(proc, data)
         finally:
@@ -497,28 +504,30 @@ class ShellTransform:
         return lines if len(lines) == len(keys) else None
 
 
-# The commands' process groups not yet ended: whatever way the command leaves, none of
-# them outlives it (an exit handler ends what is left, see _live_group)
+# The commands' process groups not yet ended: whatever way the program leaves, none of
+# them outlives it (an exit handler, in place before the first command starts, ends
+# what is left)
 _LIVE_GROUPS: set[int] = set()
+_STARTING = threading.Lock()
 
 
-def _live_group(pgid: int) -> None:
+def _watch_exit() -> None:
     if not _LIVE_GROUPS:
         import atexit
 
         atexit.unregister(_end_live_groups)  # (once, however often the set empties)
         atexit.register(_end_live_groups)
-    _LIVE_GROUPS.add(pgid)
 
 
 def _end_live_groups() -> None:
     import os
     import signal
 
-    for pgid in list(_LIVE_GROUPS):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pgid, signal.SIGKILL)
-    _LIVE_GROUPS.clear()
+    with _STARTING:
+        for pgid in list(_LIVE_GROUPS):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pgid, signal.SIGKILL)
+        _LIVE_GROUPS.clear()
 
 
 def _end_group(proc: subprocess.Popen[bytes]) -> None:
