@@ -133,6 +133,7 @@ def test_a_command_running_when_the_program_exits_is_ended_on_the_way_out(moment
         "def held(*args, **kwargs):\n"
         "    proc = start(*args, **kwargs)\n"
         "    atexit.register(gate.set)\n"  # (the last registered: the first to run)
+        "    print('started', flush=True)\n"
         "    gate.wait()\n"
         "    return proc\n"
         "subprocess.Popen = held\n"
@@ -143,8 +144,8 @@ def test_a_command_running_when_the_program_exits_is_ended_on_the_way_out(moment
         + (hold if moment == "just started" else "")
         + "transform = ShellTransform(os.environ['TRANSFORM'], timeout=None)\n"
         "threading.Thread(target=transform._run, args=(b'a\\n',), daemon=True).start()\n"
-        "print('started', flush=True)\n"
-        "sys.stdin.read()\n"  # (until the test has seen the sleep)
+        + ("print('started', flush=True)\n" if moment == "running" else "")
+        + "sys.stdin.read()\n"  # (until the test has seen the sleep)
     )
     proc = subprocess.Popen(
         [sys.executable, "-c", program],
