@@ -41,7 +41,7 @@ _PORT = re.compile(rb"(?<=port[=: ])[0-9]+|(?<=Port[=: ])[0-9]+")
 _IP_PORT = re.compile(rb"((?:[0-9]{1,3}\.){3}[0-9]{1,3}):[0-9]{1,5}(?![0-9])")
 
 
-def _mask_extra(key: bytes, fields: Sequence[str]) -> bytes:
+def mask_noise(key: bytes, fields: Sequence[str]) -> bytes:
     """The key with its pids and ports masked (each pattern tried only where the bytes
     it needs are there)."""
     if "pid" in fields and (b"[" in key or b"PID" in key or b"pid" in key):
@@ -96,7 +96,7 @@ def units_of(
         picked = [r for r, f in zip(records, flags, strict=True) if f]
         event_keys = iter(events.keys(picked) if events is not None else picked)
         keys += [
-            b"v" + _mask_extra(next(event_keys), event_fields) if flag else b"k" + kind
+            b"v" + mask_noise(next(event_keys), event_fields) if flag else b"k" + kind
             for kind, flag in zip(batch_kinds, flags, strict=True)
         ]
     # which records are new: the rule at W = 1 (the engine's decision-level call)
@@ -178,11 +178,12 @@ def _interleaved(*orders: list[int]) -> list[int]:
     return out
 
 
-def ranked_units(units: Units) -> tuple[list[int], int, int]:
+def ranked_units(units: Units) -> tuple[list[int], int, int, int]:
     """The new units in rank order (indices into ``units.starts``): new events by
     severity (FATAL, ERROR, WARN), each severity's most frequent and most recent in
     turn, one of each shape (kind of line); then new kinds, most frequent and rarest in
-    turn; then the events of a shape already shown; and how many events and kinds."""
+    turn; then the events of a shape already shown; how many events and kinds, and
+    where the kinds begin in the order."""
     last: dict[int, int] = {}
     for unit, start in enumerate(units.starts):
         last[units.line_kind[start]] = unit
@@ -215,7 +216,30 @@ def ranked_units(units: Units) -> tuple[list[int], int, int]:
         _interleaved(sorted(members, key=often), sorted(members, key=lambda u: -often(u)))
         for members in sorted(groups.values(), key=lambda m: sum(map(often, m)))
     ]
-    return ranked + _in_turn(rows) + again, len(events), len(kinds)
+    return ranked + _in_turn(rows) + again, len(events), len(kinds), len(ranked)
+
+
+NOTED = 3  # the events of one shape from which its example gets a note (see below)
+
+
+def shape_groups(units: Units, ranked: list[int]) -> dict[int, list[int]]:
+    """Each error shape (an event's kind of line) that holds NOTED events or more: its
+    example, the unit of the shape ranked first, and the first record of every unit of
+    the shape, in input order (what the example's note counts and names). A shape of
+    two events gets none: its note would name one value, where its second event,
+    shown, says more for about the same tokens."""
+    members: dict[bytes, list[int]] = {}
+    for unit, start in enumerate(units.starts):
+        if units.verbatim[unit]:
+            members.setdefault(units.event_kinds[start], []).append(start)
+    groups: dict[int, list[int]] = {}
+    for unit in ranked:
+        if not units.verbatim[unit]:
+            continue
+        starts = members.pop(units.event_kinds[units.starts[unit]], None)
+        if starts is not None and len({units.line_kind[s] for s in starts}) >= NOTED:
+            groups[unit] = starts
+    return groups
 
 
 def _in_turn(rows: list[list[int]]) -> list[int]:

@@ -26,7 +26,13 @@ from typing import NamedTuple
 
 from seqdedup.base.errors import visible
 from seqdedup.base.tokens import TokenCounter, estimate_tokens, record_tokens
-from seqdedup.budget.events import Units, context_order, ranked_units, units_of
+from seqdedup.budget.events import (
+    Units,
+    context_order,
+    ranked_units,
+    shape_groups,
+    units_of,
+)
 from seqdedup.budget.input import Buffer, Source, verbatim_units
 from seqdedup.budget.removed import (
     RemovedStore,
@@ -35,17 +41,21 @@ from seqdedup.budget.removed import (
     shortest_prefixes,
     vouching_line,
 )
+from seqdedup.budget.shapes import ShapeNote, lines_named, shape_notes
+from seqdedup.budget.values import briefly, columns
 from seqdedup.config.normalize import EVERY, compiled_pattern, timestamp_finder
 from seqdedup.config.settings import Config
 
 PLACEHOLDER = "sd:" + "0a" * 6  # a reference as it costs at most (12 pieces)
 KINDS_NAMED = 3  # the kinds of line a marker names (then how many more)
 VALUES_READ = 256  # records of a stretch read for the values that differ (both ends)
-VALUE_WIDTH = 24  # bytes of a value shown
 HEAD_WIDTH = 32  # bytes of a kind's first line that name it where no line shows it
 EXHAUSTIVE = 128  # units up to which every count is tried (past it: bisection)
 FILL_TRIES = 48  # units past the largest fitting count tried one by one
 COPY_TRIES = 16  # earlier occurrences of a stretch's first key tried as what it repeats
+SHAPE_READ = 4096  # lines of an error shape read for its note's values (both ends)
+SHAPE_COLUMNS = 2  # the fields a shape's note names
+NOTE_ROOM = 120  # characters of values in a shape's note, at least (budget / 6 above)
 Ranges = list[tuple[int, int]]
 
 
@@ -166,11 +176,35 @@ class Layout:
         self.units = units
         self.costs = costs
         self.order = [(units.starts[u], units.ends[u]) for u in ranked]
-        self._values = compiled_pattern(EVERY)  # (the classes a kind masks)
+        # the error shapes' notes, and the note each place of the order shows
+        self.notes: list[ShapeNote] = []
+        self._note_at: dict[int, int] = {}
+        self._note_costs: list[int] = []
+        self.values = compiled_pattern(EVERY)  # (the classes a kind masks)
+        self._counted = _counted_as(units)
         # each stretch's kinds with their counts, most frequent first: the search asks
         # for the same stretches again and again
         self._kinds: dict[tuple[int, int], tuple[list[tuple[int, int]], int]] = {}
         self._copies: dict[tuple[int, int], tuple[str | None, int]] = {}  # (and repeats)
+
+    def insert_notes(self, notes: list[ShapeNote], at: int) -> None:
+        """Error shapes' notes, each shown after its example, placed at ``at`` in the
+        order (a place that shows its example, shown before it: it costs its note)."""
+        self._note_at.update((at + k, len(self.notes) + k) for k in range(len(notes)))
+        self.notes += notes
+        self._note_costs += [self.costs.line(note.text) for note in notes]
+        self.order[at:at] = [(note.first, note.last) for note in notes]
+
+    def notes_shown(self, count: int, extra: Sequence[int], shown: Ranges) -> list[int]:
+        """The notes an output showing the first ``count`` places of the order (and the
+        ``extra`` ones) shows: those whose shape has a line not ``shown`` (where every
+        line is, the note would tell nothing)."""
+        return [
+            n
+            for at, n in self._note_at.items()
+            if (at < count or at in extra)
+            and not all(_inside(shown, line) for line in self.notes[n].lines)
+        ]
 
     def extend_order(self, records: list[int]) -> None:
         self.order += [(record, record) for record in records]
@@ -215,7 +249,7 @@ class Layout:
         with counts (each named by the line that shows it, else by its first words);
         the values that differ; when (unless the lines around it say so)."""
         count = last - first + 1
-        text = f"[{reference}: {_lines(first, last)}"
+        text = f"[{reference}: {lines_named(first, last)}"
         text += f" ({count} lines): " if count > 1 else ": "
         kinds, distinct = self._kinds_in(first, last)
         copy, source = self._copy_of(first, last)
@@ -240,7 +274,7 @@ class Layout:
         counts (ties: the first met), and how many kinds there are."""
         found = self._kinds.get((first, last))
         if found is None:
-            counts = Counter(self.units.line_kind[first : last + 1])
+            counts = Counter(self._counted[first : last + 1])
             found = self._kinds[first, last] = (counts.most_common(KINDS_NAMED), len(counts))
         return found
 
@@ -289,10 +323,10 @@ class Layout:
     def _copy_text(self, first: int, last: int, source: int, exact: bool) -> str:
         count, period = last - first + 1, first - source
         if period >= count:  # (a block seen once before)
-            text = f"a repeat of {_lines(source, source + count - 1)}"
+            text = f"a repeat of {lines_named(source, source + count - 1)}"
         else:
             copies, extra = divmod(count, period)
-            block = _lines(source, source + period - 1)
+            block = lines_named(source, source + period - 1)
             text = f"{copies} copies of {block}" if period > 1 else f"{copies} like {block}"
             text += f" and {extra} of its lines" if extra else ""
         return text + (", byte for byte" if exact else "")
@@ -313,42 +347,35 @@ class Layout:
         their range and how many distinct (a long stretch read at both ends, VALUES_READ
         records in all, so that a counter's range is whole)."""
         records = [self.source.record(example)]
-        if last - first + 1 <= VALUES_READ:
+        complete = last - first + 1 <= VALUES_READ
+        if complete:
             records += self.source.records(first, last + 1)
         else:
             half = VALUES_READ // 2
             records += self.source.records(first, first + half)
             records += self.source.records(last + 1 - half, last + 1)
-        rows = [
-            [m.group() for m in self._values.finditer(r) if m.lastgroup != "c1"] for r in records
-        ]
-        width = len(rows[0])
-        columns = [row for row in rows if len(row) == width]
-        shown: list[str] = []
-        for column in range(width):
-            if len(shown) == 2:
-                break
-            seen = list(dict.fromkeys(row[column] for row in columns))
-            if len(seen) < 2:
-                continue
-            cut = [visible(v[:VALUE_WIDTH].decode("utf-8", "replace")) for v in seen]
-            read = "" if last - first + 1 <= VALUES_READ else "+"
-            if len(cut) <= 3:
-                shown.append(", ".join(cut))
-                continue
-            if all(v.isdigit() for v in seen):  # (numbers: their range)
-                cut = [str(min(int(v) for v in seen)), str(max(int(v) for v in seen))]
-            shown.append(f"{cut[0]} .. {cut[-1]} ({len(seen)}{read} values)")
-        return "; values " + "; ".join(shown) if shown else ""
+        found = columns(records, self.values)[:2]
+        return "; values " + "; ".join(briefly(c, complete) for c in found) if found else ""
 
     def tokens(self, count: int, note: bytes | None, extra: Sequence[int] = ()) -> int:
         """The tokens of the output that shows the first ``count`` units and the
         ``extra`` ones (references costed at their most)."""
         shown, _, markers = self.plan(count, extra)
         total = sum(self.costs.records(first, last) for first, last in shown) + sum(markers)
+        total += sum(self._note_costs[n] for n in self.notes_shown(count, extra, shown))
         if markers or note is not None:  # (the first line, which vouches for them)
             total += self.costs.line(VOUCHING_SAMPLE)
         return total + (self.costs.line(note) if note is not None else 0)
+
+
+def _counted_as(units: Units) -> array[int]:
+    """What a marker counts each record as: its kind of line, and an event's its shape
+    (named by the shape's first event): "43 like line 1; values 14 .. 56"."""
+    counted = array("l", units.line_kind)
+    shapes: dict[bytes, int] = {}
+    for record, shape in units.event_kinds.items():
+        counted[record] = shapes.setdefault(shape, units.line_kind[record])
+    return counted
 
 
 def _merged(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -381,11 +408,16 @@ def reduce_input(
     costs = Costs(source, count_tokens, kernel)
     verbatim, heads = verbatim_units(source, keep, config.verbatim_levels)
     units = units_of(source, verbatim, heads, config, config.event_fields, kernel)
-    ranked, events, kinds = ranked_units(units)
-    # the events among the first k units of the order (one of each shape comes before
-    # the kinds, more of a shape after them)
-    before = [0, *accumulate(units.verbatim[u] for u in ranked)]
+    ranked, events, kinds, kinds_at = ranked_units(units)
     layout = Layout(source, units, costs, ranked)
+    # the notes of the error shapes right after their examples, before the kinds
+    groups, room = shape_groups(units, ranked), max(NOTE_ROOM, budget // 6)
+    notes = shape_notes(source, units, groups, room, config.event_fields, layout.values)
+    layout.insert_notes(notes, kinds_at)
+    # the events among the first k places of the order (one of each shape comes before
+    # the kinds, more of a shape after them)
+    flags = [units.verbatim[u] for u in ranked]
+    before = [0, *accumulate([*flags[:kinds_at], *[0] * len(notes), *flags[kinds_at:]])]
     tokens_in = costs.records(0, source.count - 1)
     sums = [0, *accumulate(costs.records(a, b) for a, b in layout.order)]
     if sums[-1] < budget:  # (room for more than every new unit: the lines around them)
@@ -399,6 +431,7 @@ def reduce_input(
         chosen = _largest_fitting(layout, budget, most, events, before)
     extra = _filled(layout, budget, chosen, events, before)
     shown, gaps, _ = layout.plan(chosen, extra)
+    shown_notes = layout.notes_shown(chosen, extra, shown)
     events_shown = sum(_inside(shown, units.starts[u]) for u in ranked if units.verbatim[u])
     kinds_shown = sum(_inside(shown, units.starts[u]) for u in ranked if not units.verbatim[u])
     more = sum(b - a + 1 for a, b in shown) - sum(
@@ -407,8 +440,9 @@ def reduce_input(
     note = _events_note(events, events_shown) if events_shown < events else None
     step = f"{more:,} more lines"
     reduction = render(
-        layout, shown, gaps, note, budget, tokens_in, step, verbatim, escaped_data is not data
-    )
+        layout, (shown, gaps, shown_notes), note, budget, tokens_in, step, verbatim,
+        escaped_data is not data,
+    )  # fmt: skip
     return reduction._replace(
         events=events, events_shown=events_shown, kinds=kinds, kinds_shown=kinds_shown
     )
@@ -462,11 +496,6 @@ def _events_note(events: int, shown: int) -> bytes:
     ).encode()
 
 
-def _lines(first: int, last: int) -> str:
-    """Records ``first`` .. ``last`` (0-based) as the lines they are (1-based)."""
-    return f"line {first + 1}" if first == last else f"lines {first + 1}-{last + 1}"
-
-
 def _between_times(source: Source, first: int, last: int) -> bool:
     """Whether the lines right before and after the stretch ``first`` .. ``last`` carry
     a timestamp: then they say when it was, and its marker need not. (A stretch left out
@@ -488,8 +517,7 @@ def _time_span(source: Source, first: int, last: int) -> str:
 
 def render(
     layout: Layout,
-    shown: Ranges,
-    gaps: Ranges,
+    planned: tuple[Ranges, Ranges, Sequence[int]],
     note: bytes | None,
     budget: int,
     tokens_in: int,
@@ -497,8 +525,10 @@ def render(
     verbatim: bytearray,
     escaped_any: bool = False,
 ) -> Reduction:
-    """The reduced text that shows ``shown``, its references and figures; it starts
-    with the line that vouches for it wherever it is not the input as it stands."""
+    """The reduced text that shows what is ``planned`` (the ranges shown, the gaps
+    between them, the shape notes shown), its references and figures; it starts with
+    the line that vouches for it wherever it is not the input as it stands."""
+    shown, gaps, shown_notes = planned
     source, costs = layout.source, layout.costs
     delimiter = source.delimiter
     spans = {digest_of(source.span(a, b)): (a, b) for a, b in gaps}
@@ -507,19 +537,25 @@ def render(
     markers: list[tuple[int, str | None]] = []
     placed: list[tuple[int, int, str | None]] = []
     lines = at = hidden_verbatim = size = 0
-    for first, last in gaps:
+    # markers, and notes after their examples (before a marker at the same place)
+    notes = [(layout.notes[n].last + 1, -1, layout.notes[n].text) for n in shown_notes]
+    for first, last, line in sorted([*notes, *((a, b, None) for a, b in gaps)]):
         if first > at:
             out.append(source.span(at, first - 1))
             size += len(out[-1])
             lines += first - at
-        digest = digest_of(source.span(first, last))
-        out.append(layout.marker(first, last, references[digest], shown) + delimiter)
+            at = first
+        digest = None  # (a note: it stands for no input)
+        if line is None:  # (a stretch left out: its marker)
+            digest = digest_of(source.span(first, last))
+            line = layout.marker(first, last, references[digest], shown)
+            hidden_verbatim += verbatim[first : last + 1].count(1)
+            at = last + 1
+        out.append(line + delimiter)
         markers.append((lines, digest))
         placed.append((size, size + len(out[-1]), digest))
         size += len(out[-1])
-        hidden_verbatim += verbatim[first : last + 1].count(1)
         lines += 1
-        at = last + 1
     if at < source.count:
         out.append(source.span(at, source.count - 1))
     text, markers, placed, tokens_out = _headed(
