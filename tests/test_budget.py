@@ -140,7 +140,7 @@ def test_the_reduction_is_exact_says_what_it_hides_and_fits_when_it_can(
         first, last_line = int(marker[1]), int(marker[2] or marker[1])
         held = Source(store.data(digest), delimiter).count
         assert (first, last_line) == reduction.lines[digest] and held == last_line - first + 1
-        assert int(marker[3] or 1) == held
+        assert marker[3] is None or int(marker[3]) == held  # (--long-markers counts)
         counted = said_counts(marker[4])
         assert counted is None or counted == held, out[position]
     # An input that fits is written as it is (where no line of it reads as a marker)
@@ -194,14 +194,15 @@ def test_met_and_not_met_on_hand_counted_inputs():
         VOUCH.pattern
         + rb"\n"
         + (
-            rb"((?:a\n)+)\[sd:[0-9a-f]{12}: lines (\d+)-100 \((\d+) lines\): "
-            rb"\3 like line (\d+), byte for byte\]\n"
+            rb"((?:a\n)+)\[sd:[0-9a-f]{12}: lines (\d+)-100: "
+            rb"(\d+) like line (\d+), byte for byte\]\n"
         )
     )
     shown = re.fullmatch(pattern, folded.text)
     assert shown is not None, folded.text
     kept = shown[1].count(b"\n")
     assert int(shown[2]) == kept + 1 and int(shown[4]) == kept
+    assert int(shown[3]) == 100 - kept  # (the lines it holds, all like the last one shown)
     assert folded.tokens_out >= 65  # (the budget spent: lines shown while they fit)
     assert restore(folded.text, store) == same
 
@@ -231,7 +232,7 @@ def test_a_ci_log_at_a_small_budget_keeps_its_failures(tmp_path):
     text = reduction.text.decode()
     for line in ("--- FAIL: TestUpload (0.31s)", "--- FAIL: TestUpload (0.29s)", "FAIL\texample"):
         assert line in text
-    assert re.search(r"\[sd:[0-9a-f]{12}: lines 10-13 \(4 lines\): a repeat of lines 5-8\]", text)
+    assert re.search(r"\[sd:[0-9a-f]{12}: lines 10-13: a repeat of lines 5-8\]", text)
     assert (reduction.events, reduction.events_shown) == (5, 5)
     assert expand(reduction.text, store) == data
 

@@ -76,9 +76,16 @@ def test_every_kind_of_line_is_shown_once_and_a_marker_says_what_differs():
     assert all(f"INFO stage{k} step" in text for k in range(20))
     assert reduction.tokens_out <= 2_000 < reduction.tokens_in
     one_kind = log([f"mounted vol-{n} in {n % 3}s" for n in range(17, 161)])
-    folded = reduce_to_budget(one_kind, 60, max_history=None).text.decode()
-    # (a value with the name stuck to its front: the volume, not a bare number)
-    assert re.search(r"values vol-17 \.\. vol-160 \(144 values\); [012], [012], [012]\]", folded)
+    short = reduce_to_budget(one_kind, 60, max_history=None).text.decode()
+    assert re.search(r": lines 1-144: 144 like \"mounted vol-17 in 2s\"\]", short), short
+    # the long form counts the lines and names the values that differ (each value with
+    # the name stuck to its front: the volume, not a bare number)
+    folded = reduce_to_budget(one_kind, 60, max_history=None, long_markers=True).text.decode()
+    assert re.search(
+        r": lines 1-144 \(144 lines\): 144 like \"mounted vol-17 in 2s\"; "
+        r"values vol-17 \.\. vol-160 \(144 values\); [012], [012], [012]\]",
+        folded,
+    ), folded
 
 
 def test_the_settings_are_checked():
@@ -95,6 +102,7 @@ def test_the_settings_are_checked():
 def test_the_command_refuses_bad_settings_in_one_line(run_cli):
     for args, message in (
         (["--verbatim", "error"], "--verbatim requires --budget"),
+        (["--long-markers"], "--long-markers requires --budget"),
         (["--budget", "10", "--verbatim", "loud"], "--verbatim: unknown level 'loud'"),
         (["--budget", "10", "--event-fields", "x"], "--event-fields: unknown field 'x'"),
         (["--budget", "10", "--tokenizer", "no_such"], "--tokenizer: cannot load"),

@@ -25,6 +25,7 @@ from types import ModuleType
 from typing import NamedTuple
 
 from seqdedup.base.errors import visible
+from seqdedup.base.message import message_of
 from seqdedup.base.tokens import TokenCounter, estimate_tokens, record_tokens
 from seqdedup.budget.events import (
     Units,
@@ -47,9 +48,11 @@ from seqdedup.config.normalize import EVERY, compiled_pattern, timestamp_finder
 from seqdedup.config.settings import Config
 
 PLACEHOLDER = "sd:" + "0a" * 6  # a reference as it costs at most (12 pieces)
-KINDS_NAMED = 3  # the kinds of line a marker names (then how many more)
+KINDS_NAMED = 2  # the kinds of line a marker names (then how many more) ...
+KINDS_NAMED_LONG = 3  # ... and a long one (--long-markers)
 VALUES_READ = 256  # records of a stretch read for the values that differ (both ends)
-HEAD_WIDTH = 32  # bytes of a kind's first line that name it where no line shows it
+HEAD_WIDTH = 24  # bytes of a kind's first line that name it where no line shows it
+HEAD_WIDTH_LONG = 32
 EXHAUSTIVE = 128  # units up to which every count is tried (past it: bisection)
 FILL_TRIES = 48  # units past the largest fitting count tried one by one
 COPY_TRIES = 16  # earlier occurrences of a stretch's first key tried as what it repeats
@@ -171,10 +174,15 @@ class Layout:
     """What an output shows and how its markers read: the units in rank order, the
     repeats the engine found, and the text of a marker for any stretch left out."""
 
-    def __init__(self, source: Source, units: Units, costs: Costs, ranked: list[int]) -> None:
+    def __init__(
+        self, source: Source, units: Units, costs: Costs, ranked: list[int], long: bool = False
+    ) -> None:
         self.source = source
         self.units = units
         self.costs = costs
+        self.long = long  # (--long-markers)
+        self._named_kinds = KINDS_NAMED_LONG if long else KINDS_NAMED
+        self._head_width = HEAD_WIDTH_LONG if long else HEAD_WIDTH
         self.order = [(units.starts[u], units.ends[u]) for u in ranked]
         # the error shapes' notes, and the note each place of the order shows
         self.notes: list[ShapeNote] = []
@@ -205,9 +213,6 @@ class Layout:
             if (at < count or at in extra)
             and not all(_inside(shown, line) for line in self.notes[n].lines)
         ]
-
-    def extend_order(self, records: list[int]) -> None:
-        self.order += [(record, record) for record in records]
 
     def plan(self, count: int, extra: Sequence[int] = ()) -> tuple[Ranges, Ranges, list[int]]:
         """The record ranges shown when the first ``count`` units of the order are (and
@@ -247,23 +252,24 @@ class Layout:
     def marker(self, first: int, last: int, reference: str, shown: Ranges) -> bytes:
         """The marker of records ``first`` .. ``last``: what they repeat, or their kinds
         with counts (each named by the line that shows it, else by its first words);
-        the values that differ; when (unless the lines around it say so)."""
-        count = last - first + 1
+        when (unless the lines around it say so); a long one (--long-markers) counts
+        the lines, names a third kind and the values that differ."""
+        count, named_kinds = last - first + 1, self._named_kinds
         text = f"[{reference}: {lines_named(first, last)}"
-        text += f" ({count} lines): " if count > 1 else ": "
+        text += f" ({count} lines): " if count > 1 and self.long else ": "
         kinds, distinct = self._kinds_in(first, last)
         copy, source = self._copy_of(first, last)
         copy = copy if _inside(shown, source) else None
         if copy is not None:
             text += copy
         else:
-            named = [self._named(kind, n, shown) for kind, n in kinds[:KINDS_NAMED]]
-            if distinct > KINDS_NAMED:
+            named = [self._named(kind, n, shown) for kind, n in kinds[:named_kinds]]
+            if distinct > named_kinds:
                 more = count - sum(n for _, n in kinds)
-                others = distinct - KINDS_NAMED
+                others = distinct - named_kinds
                 named.append(f"{more} more of {others} other kind{'s' * (others > 1)}")
             text += ", ".join(named)
-        if distinct == 1 and count > 1:
+        if distinct == 1 and count > 1 and self.long:
             text += self._differing(first, last, self.units.first[kinds[0][0]])
         if not _between_times(self.source, first, last):
             text += _time_span(self.source, first, last)
@@ -275,7 +281,8 @@ class Layout:
         found = self._kinds.get((first, last))
         if found is None:
             counts = Counter(self._counted[first : last + 1])
-            found = self._kinds[first, last] = (counts.most_common(KINDS_NAMED), len(counts))
+            found = (counts.most_common(self._named_kinds), len(counts))
+            self._kinds[first, last] = found
         return found
 
     def _named(self, kind: int, count: int, shown: Ranges) -> str:
@@ -283,13 +290,8 @@ class Layout:
         if _inside(shown, example):
             return f"{count} like line {example + 1}"
         record = self.source.record(example)
-        stamp = self.source.stamp(record).encode("utf-8", "surrogateescape")
-        if stamp and stamp in record[: len(stamp) + HEAD_WIDTH]:  # (named by what follows)
-            record = record[record.index(stamp) + len(stamp) :]
-        record = record.strip()
-        more = "..." if len(record) > HEAD_WIDTH else ""
-        head = record[:HEAD_WIDTH].decode("utf-8", "replace")
-        return f'{count} like "{visible(head)}{more}"'
+        head = message_of(record, self.source.stamp(record), self._head_width)
+        return f'{count} like "{head}"'
 
     def _copy_of(self, first: int, last: int) -> tuple[str | None, int]:
         """``first`` .. ``last`` as a repeat of an earlier stretch, or as copies of a
@@ -409,7 +411,7 @@ def reduce_input(
     verbatim, heads = verbatim_units(source, keep, config.verbatim_levels)
     units = units_of(source, verbatim, heads, config, config.event_fields, kernel)
     ranked, events, kinds, kinds_at = ranked_units(units)
-    layout = Layout(source, units, costs, ranked)
+    layout = Layout(source, units, costs, ranked, config.long_markers)
     # the notes of the error shapes right after their examples, before the kinds
     groups, room = shape_groups(units, ranked), max(NOTE_ROOM, budget // 6)
     notes = shape_notes(source, units, groups, room, config.event_fields, layout.values)
@@ -422,7 +424,7 @@ def reduce_input(
     sums = [0, *accumulate(costs.records(a, b) for a, b in layout.order)]
     if sums[-1] < budget:  # (room for more than every new unit: the lines around them)
         anchors = [u for u in ranked if units.verbatim[u]] or ranked
-        layout.extend_order(context_order(units, anchors, ranked, source.count))
+        layout.order += [(r, r) for r in context_order(units, anchors, ranked, source.count)]
         sums = [0, *accumulate(costs.records(a, b) for a, b in layout.order)]
     if tokens_in <= budget:
         chosen = len(layout.order)

@@ -158,6 +158,7 @@ def _budget_settings(args: argparse.Namespace) -> dict[str, Any]:
         "keep": tuple(getattr(args, "keep", None) or ()),
         "keep_removed": _path(removed) if removed else None,
         "tokenizer": tokenizer,
+        "long_markers": bool(getattr(args, "long_markers", None)),
     }
     if getattr(args, "max_input", None) is not None and budget is None:
         raise UsageError("--max-input requires --budget (the one run that reads its input whole)")

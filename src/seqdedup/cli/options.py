@@ -46,7 +46,7 @@ DEPENDENTS = {
     "annotate": ("annotation_format",),
     "follow": ("from_start", "rotate_wait"),
     "suggest_window": ("sample",),
-    "budget": ("keep", "keep_removed", "verbatim", "event_fields", "tokenizer"),
+    "budget": ("keep", "keep_removed", "verbatim", "event_fields", "tokenizer", "long_markers"),
     "byte_mode": ("delimiter_hex",),
 }
 
@@ -535,6 +535,12 @@ def _budget_options_of(parser: argparse.ArgumentParser) -> None:
         metavar="FIELDS",
         help="with --budget: what may differ between copies of one error event "
         "(default timestamp,uuid,hex,pid,port; also ip, number; or none)",
+    )
+    budget.add_argument(
+        "--long-markers",
+        action="store_true",
+        help="with --budget: markers with every detail (the lines counted, three kinds "
+        "named, the values that differ) instead of the short ones",
     )
     budget.add_argument(
         "--tokenizer",

@@ -114,10 +114,12 @@ class _ConfigFields(NamedTuple):
     keep_removed: Path | None = None
     # --verbatim LEVELS: the built-in levels kept verbatim ("error", "warning");
     # --event-fields: the fields that differ between copies of one event;
-    # --tokenizer: how tokens are counted (None: the built-in estimate)
+    # --tokenizer: how tokens are counted (None: the built-in estimate);
+    # --long-markers: markers with every detail (lines counted, values, three kinds)
     verbatim_levels: tuple[str, ...] = ("error", "warning")
     event_fields: tuple[str, ...] = ("timestamp", "uuid", "hex", "pid", "port")
     tokenizer: str | None = None
+    long_markers: bool = False
 
 
 # Whether a Config is being made from the command line: its errors then name options
@@ -384,6 +386,7 @@ def _budget_settings_given(config: Config) -> str | None:
         ("--verbatim", config.verbatim_levels != ("error", "warning")),
         ("--event-fields", config.event_fields != ("timestamp", "uuid", "hex", "pid", "port")),
         ("--tokenizer", config.tokenizer is not None),
+        ("--long-markers", config.long_markers),
     ):
         if given:
             return option

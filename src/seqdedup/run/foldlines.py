@@ -4,12 +4,11 @@ sentence, the user's template, JSON and OpenTelemetry records, from a line's fie
 from __future__ import annotations
 
 import json
-import re
 import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from seqdedup.base.errors import visible
+from seqdedup.base.message import message_of
 from seqdedup.config.normalize import timestamp_seconds
 from seqdedup.run.markers import LINE_COLOR, painted, span
 
@@ -20,23 +19,10 @@ SHORT_ID = 12  # hex digits of a sequence's id (JSON's "digest" has all 32)
 TEXT_WIDTH = 26  # characters of the first folded record a line quotes
 
 
-# A syslog header after the time: the host and the program with its pid
-_SYSLOG_HEAD = re.compile(r"\S+ [\w./()-]+\[[0-9]+\]: ")
-
-
 def folded_text(record: bytes, first_time: str) -> str:
-    """What a fold line quotes of the first record it folds: its message, without the
-    timestamp it starts with or a syslog header after it (``host sshd[123]: ``), runs
-    of spaces as one, control characters escaped, at most TEXT_WIDTH characters ("..."
-    after a cut)."""
-    text = record.decode("utf-8", "replace")
-    at = text.find(first_time) if first_time else -1
-    if 0 <= at <= 2 and not text[:at].strip("[( "):  # (the time starts the record)
-        text = text[at + len(first_time) :].lstrip(" ]|,:-\t")
-        head = _SYSLOG_HEAD.match(text)
-        text = text[head.end() :] if head else text
-    text = visible(" ".join(text.split()))
-    return text if len(text) <= TEXT_WIDTH else text[: TEXT_WIDTH - 3].rstrip() + "..."
+    """What a fold line quotes of the first record it folds: its message
+    (:func:`seqdedup.base.message.message_of`), at most TEXT_WIDTH characters."""
+    return message_of(record, first_time, TEXT_WIDTH)
 
 
 def line_text(template: str | None, fields: Fields, named: bool, color: bool) -> bytes:
