@@ -66,6 +66,31 @@ def test_the_verbatim_levels_and_keep():
     assert (both.kinds, errors.kinds, kept.kinds) == (2, 3, 3)
 
 
+def test_levels_in_androids_spellings():
+    """Android's logcat writes its level as one letter: after the pid and tid
+    (threadtime: ``... 1702  2395 E Tag: msg``) or before the tag (brief:
+    ``E/Tag( 123): msg``). E and F are errors, W a warning; D, I, V lines are not
+    events, and a lone letter elsewhere is none."""
+    data = log(
+        [
+            "03-17 16:13:46.764  2227  2794 E KeyguardUpdateMonitor: mSimDatas is null",
+            "03-17 16:13:47.150  1702 17633 W ActivityManager: Unknown animationType=0",
+            "03-17 16:13:47.151  1702 17633 F libc: Fatal signal 11",
+            "03-17 16:13:47.152  1702 17633 D PowerManagerService: ready=true",
+            "03-17 16:13:47.153  1702 17633 I ActivityManager: Start proc 123",
+            "E/AndroidRuntime( 4711): FATAL EXCEPTION: main",
+            "W/System.err( 4711): at com.example.Main",
+            "V/Tag( 4711): verbose",
+            "step 5 E then 6",
+            "grade E: passed",
+        ]
+    )
+    reduction = reduce_to_budget(data, 10_000, max_history=None)
+    assert reduction.events == 5
+    errors_only = reduce_to_budget(data, 10_000, max_history=None, verbatim_levels=("error",))
+    assert errors_only.events == 3
+
+
 def test_every_kind_of_line_is_shown_once_and_a_marker_says_what_differs():
     kinds = [f"INFO stage{k} step {{n}} on host-{{h}}" for k in range(20)]
     lines = [kinds[n % 20].format(n=n, h=n % 7) for n in range(2_000)]

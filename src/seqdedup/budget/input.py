@@ -22,8 +22,9 @@ LEVELS = {
         r"|PANIC|panic)\b"
         r"|Traceback \(most recent call last\)|\w(?:Exception|Error)\b"
         r"|panic:|\bFAIL(?:ED|URE)?\b|\b[Ff]ail(?:ed|ure)\b|\bAssertion"
+        r"|(?<=[0-9] )[EF](?= \S[^:]*: )|^[EF]/\S"
     ),
-    "warning": r"\b(?:WARN|WARNING|Warning|warning)\b",
+    "warning": r"\b(?:WARN|WARNING|Warning|warning)\b|(?<=[0-9] )W(?= \S[^:]*: )|^W/\S",
 }
 VERBATIM = "|".join(LEVELS.values())
 
@@ -49,8 +50,12 @@ LITERALS = {
         b"Fail",
         b"fail",
         b"Assertion",
+        b" E ",
+        b" F ",
+        b"E/",
+        b"F/",
     ),
-    "warning": (b"WARN", b"Warn", b"warn"),
+    "warning": (b"WARN", b"Warn", b"warn", b" W ", b"W/"),
 }
 
 
