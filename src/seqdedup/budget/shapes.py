@@ -19,7 +19,7 @@ from seqdedup.budget.input import Source
 from seqdedup.budget.values import columns, named
 from seqdedup.config.normalize import CLASSES
 
-READ = 4096  # lines of a shape read for its values (both ends)
+READ = 1024  # lines of a shape read for its values (both ends)
 FIELDS = 2  # the fields a note names
 RESERVE = 48  # characters kept for each field after the first
 
