@@ -127,9 +127,12 @@ def test_json_holds_what_the_text_says(run_cli):
     )
     assert answer["changed"] is True and answer["records"] == 65
     counts = answer["counts"]
-    assert f"{counts['new']} new, {counts['broken']} broken, {counts['more']} more often" in text
+    assert (
+        f"{counts['new']} new, {counts['values']} kinds with new values, {counts['broken']}"
+        f" broken, {counts['more']} more often"
+    ) in text
     known = sum(c["length"] for c in answer["changes"] if c["kind"] == "known")
-    new = sum(c["length"] for c in answer["changes"] if c["kind"] == "new")
+    new = sum(c["length"] for c in answer["changes"] if c["kind"] in ("new", "values"))
     assert known + new == 65
     for change in answer["changes"]:
         for line in change.get("records", []):

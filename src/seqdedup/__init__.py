@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from seqdedup.base.tokens import TokenCounter
     from seqdedup.budget.reduce import Reduction
     from seqdedup.config.settings import Config
-    from seqdedup.diff.changes import Broken, Diff, Known, Line, New, Rate
+    from seqdedup.diff.changes import Broken, Diff, Known, Line, New, Rate, Values
     from seqdedup.diff.compare import DiffOptions
     from seqdedup.diff.inputs import diff_records
     from seqdedup.engine.decisions import Block, Decided, Decisions
@@ -37,6 +37,7 @@ _LAZY = {
     "Line": "seqdedup.diff.changes",
     "New": "seqdedup.diff.changes",
     "Rate": "seqdedup.diff.changes",
+    "Values": "seqdedup.diff.changes",
     "Config": "seqdedup.config.settings",
     "Decided": "seqdedup.engine.decisions",
     "Decisions": "seqdedup.engine.decisions",
@@ -165,6 +166,7 @@ __all__ = [
     "SeqdedupError",
     "Stats",
     "UsageError",
+    "Values",
     "__version__",
     "deduplicate",
     "diff_records",

@@ -177,8 +177,7 @@ def _run(
     args: argparse.Namespace, stdin: IO[bytes] | None, stdout: IO[bytes], stderr: TextIO
 ) -> int:
     from seqdedup.budget.input import MAX_WHOLE
-    from seqdedup.diff.compare import compare
-    from seqdedup.diff.inputs import keying_for, line_ends, read_bad, read_good
+    from seqdedup.diff.inputs import compared, keying_for, line_ends, read_bad, read_good
     from seqdedup.diff.sanity import checked
     from seqdedup.diff.text import as_json, as_text
 
@@ -204,7 +203,8 @@ def _run(
     good_ends = keying.records_seen, keying.cr_ended
     bad, source = read_bad(bad_name, config, keying, stdin, profile, limit)
     bad_ends = keying.records_seen - good_ends[0], keying.cr_ended - good_ends[1]
-    diff = compare(profile, bad, options)._replace(line_ends=line_ends(good_ends, bad_ends))
+    diff = compared(profile, bad, options, config, keying)
+    diff = diff._replace(line_ends=line_ends(good_ends, bad_ends))
     diff = checked(diff, profile, bad, config)
     shown_bad = "standard input" if bad_name == "-" else bad_name
     if args.format == "json":

@@ -34,6 +34,24 @@ class New(NamedTuple):
     kind: Literal["new"] = "new"
 
 
+class Values(NamedTuple):
+    """Records of BAD whose keys GOOD never shows, of a kind GOOD shows (``shape``: the
+    kind, a word that takes values as ``<...>``): ``length`` records between lines
+    ``first`` and ``last`` of BAD, the ``values`` they bring (the first VALUES_LISTED,
+    ``distinct`` in all), their first ``records`` and a record of GOOD of that kind
+    (``good``)."""
+
+    shape: str
+    first: int
+    last: int
+    length: int
+    values: tuple[str, ...]
+    distinct: int
+    records: tuple[Line, ...]
+    good: Line
+    kind: Literal["values"] = "values"
+
+
 class Rate(NamedTuple):
     """A sequence GOOD knows whose rate changed by the factor or more: ``more`` or
     ``less`` often, or ``gone`` (BAD never shows it). Counts on both sides and per unit
@@ -88,7 +106,7 @@ class Known(NamedTuple):
     kind: Literal["known"] = "known"
 
 
-Change = New | Rate | Broken | Known
+Change = New | Values | Rate | Broken | Known
 
 
 class Diff(NamedTuple):

@@ -20,8 +20,9 @@ from typing import Literal, NamedTuple
 
 from seqdedup.base.errors import InvalidValue, whole_number
 from seqdedup.config.settings import MAX_STREAM_WINDOW
-from seqdedup.diff.changes import Broken, Change, Diff, Known, Line, New, Per, Rate
+from seqdedup.diff.changes import Broken, Change, Diff, Known, Line, New, Per, Rate, Values
 from seqdedup.diff.profile import GoodProfile, in_stream_order
+from seqdedup.diff.values import ValueGroups
 from seqdedup.engine.decisions import Block, Decisions
 
 BATCH = 1 << 16  # keys the engine is fed at a time
@@ -82,8 +83,12 @@ def key_ids(
     return found, {p: keys[p - first] for p in new}
 
 
-def compare(profile: GoodProfile, bad: Bad, options: DiffOptions) -> Diff:
-    """The changes of ``bad`` against a settled ``profile``."""
+def compare(
+    profile: GoodProfile, bad: Bad, options: DiffOptions, values: ValueGroups | None = None
+) -> Diff:
+    """The changes of ``bad`` against a settled ``profile``; the new records that are
+    new ``values`` of kinds GOOD shows (seqdedup.diff.values) apart from the new."""
+    values = values or ValueGroups({}, [], [], [], [])
     bad_ids = bad.ids
     rank: Sequence[int]
     if bad.streams is None:  # (stream order is input order)
@@ -95,7 +100,8 @@ def compare(profile: GoodProfile, bad: Bad, options: DiffOptions) -> Diff:
         rank = _ranks(order, len(bad_ids))
     view = _View(bad, order, ranked, rank)
     anchored: list[tuple[int, int, Change | None]] = []
-    anchored += ((c.first - 1, 2, c) for c in _new(view, bad_ids, options))
+    anchored += ((c.first - 1, 2, c) for c in _new(view, bad_ids, options, values.group_of))
+    anchored += ((c.first - 1, 2, c) for c in _values(view, values))
     anchored += ((c.last, 0, c) for c in _broken(view, profile))  # (after its records)
     per = _per(options.per, profile, bad)
     rates = _rates(view, profile, bad_ids, options, per)
@@ -187,13 +193,18 @@ def _decide(
     return flags + bytes(decided.keep), found + decided.blocks
 
 
-def _new(view: _View, bad_ids: list[int], options: DiffOptions) -> list[New]:
-    """Stretches of new records (consecutive in their stream); one that only repeats
-    new material is counted as ``again`` of the stretch its first key was shown in."""
+def _new(
+    view: _View, bad_ids: list[int], options: DiffOptions, values: dict[int, int]
+) -> list[New]:
+    """Stretches of new records (consecutive in their stream, the new ``values`` left
+    out); one that only repeats new material is counted as ``again`` of the stretch its
+    first key was shown in."""
     shown = _shown_flags(view.bad, options, bad_ids)
     order, ranked = view.order, view.ranked
     stretches: list[list[int]] = []
     for r in compress(count(), map(NEW.__eq__, ranked)):
+        if order[r] in values:
+            continue
         if stretches and stretches[-1][-1] == r - 1:
             stretches[-1].append(r)
         else:
@@ -224,6 +235,29 @@ def _new(view: _View, bad_ids: list[int], options: DiffOptions) -> list[New]:
             )
         )
     return made
+
+
+VALUES_SHOWN = 3  # records shown of a kind with new values
+
+
+def _values(view: _View, values: ValueGroups) -> list[Values]:
+    """One entry per kind with new values: its records (the first shown), the values."""
+    members: dict[int, list[int]] = {}
+    for position, group in sorted(values.group_of.items()):
+        members.setdefault(group, []).append(position)
+    return [
+        Values(
+            as_text(values.labels[group]),
+            positions[0] + 1,
+            positions[-1] + 1,
+            len(positions),
+            tuple(values.values[group]),
+            values.distinct[group],
+            tuple(view.line(p) for p in positions[:VALUES_SHOWN]),
+            Line(0, as_text(values.examples[group])),
+        )
+        for group, positions in members.items()
+    ]
 
 
 def _broken(view: _View, profile: GoodProfile) -> list[Broken]:
@@ -408,5 +442,6 @@ def _with_known(anchored: list[tuple[int, int, Change | None]], bad_ids: list[in
         if change is None:
             break
         changes.append(change)
-        cursor = at + 1 if change.kind == "new" else at  # (a new record is not known)
+        # (a new record, or a new value, is not known)
+        cursor = at + 1 if change.kind in ("new", "values") else at
     return changes

@@ -24,6 +24,7 @@ from seqdedup.diff.changes import Diff
 from seqdedup.diff.compare import Bad, DiffOptions, compare, key_ids
 from seqdedup.diff.profile import GoodProfile, Part
 from seqdedup.diff.sanity import checked
+from seqdedup.diff.values import value_groups
 from seqdedup.keys.maker import KeyMaker, key_maker
 from seqdedup.library.load import SENTINEL_KEY
 
@@ -302,7 +303,17 @@ def diff_records(
     keys, streams, sizes = keying.keys(encoded)
     ids, new = key_ids(profile, keys)
     read = Bad(ids, new, encoded.__getitem__, streams, sizes, keying.stamp)
-    return checked(compare(profile, read, options or DiffOptions()), profile, read, config)
+    diff = compared(profile, read, options or DiffOptions(), config, keying)
+    return checked(diff, profile, read, config)
+
+
+def compared(
+    profile: GoodProfile, bad: Bad, options: DiffOptions, config: Config, keying: Keying
+) -> Diff:
+    """BAD's changes against GOOD's settled profile, the new values of known kinds
+    apart from the new (:mod:`seqdedup.diff.values`)."""
+    values = value_groups(profile, list(bad.new_keys), bad.record, config, keying.kernel)
+    return compare(profile, bad, options, values)
 
 
 def _encoded(records: Sequence[bytes | str]) -> list[bytes]:

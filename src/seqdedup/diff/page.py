@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from seqdedup.diff.changes import Broken, Change, Diff, Known, New, Rate
+from seqdedup.diff.changes import Broken, Change, Diff, Known, New, Rate, Values
 from seqdedup.diff.text import NAMES, PRIORITY, body, header, summary, utf8
 
 TOP = 50  # changes listed on the page
 # each kind's colour, as the page's list marks it (templates/diff.html.jinja)
 COLOURS = {
     "new": "#2f9e44",
+    "kinds with new values": "#1971c2",
     "broken": "#c92a2a",
     "more often": "#e8871e",
     "less often": "#e8871e",
@@ -79,6 +80,8 @@ def _row(change: Change, diff: Diff) -> dict[str, object]:
         good, bad = change.whole, change.times
     elif isinstance(change, New):
         good, bad = 0, 1 + change.again
+    elif isinstance(change, Values):
+        good, bad = 0, change.length
     last = max(change.last, change.first)
     where = f"{change.first:,}" if last == change.first else f"{change.first:,}-{last:,}"
     where = "" if change.first == 0 else where

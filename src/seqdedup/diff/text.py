@@ -1,9 +1,10 @@
 """``seqdedup diff``'s answer as text (within a token budget) or JSON.
 
 Text: a summary line, then one block per change in BAD's order, each line led by its
-kind's mark (``=`` known, ``+`` new, ``>`` more often, ``<`` less often, ``!`` broken,
-``-`` gone), records as ``LINE | TEXT``. Under ``--budget N`` the summary and the
-changes' first lines come first (new, broken, more or less often, gone, known), then
+kind's mark (``=`` known, ``+`` new, ``~`` new values, ``>`` more often, ``<`` less
+often, ``!`` broken, ``-`` gone), records as ``LINE | TEXT``. Under ``--budget N`` the
+summary and the changes' first lines come first (new, new values, broken, more or less
+often, gone, known), then
 their records, in that order, while they fit; what does not fit is said, with the lines
 of BAD that hold it (its references: ``sed -n 'A,Bp' BAD`` shows them).
 """
@@ -13,13 +14,23 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 
-from seqdedup.diff.changes import Broken, Change, Diff, Known, Line, New, Rate
+from seqdedup.diff.changes import Broken, Change, Diff, Known, Line, New, Rate, Values
 
 FIRST_ROWS = 3  # a change's records shown with it before others' come
-MARKS = {"known": "=", "new": "+", "more": ">", "less": "<", "broken": "!", "gone": "-"}
-PRIORITY = {"new": 0, "broken": 1, "more": 2, "less": 2, "gone": 3, "known": 4}
+VALUES_NAMED = 8  # new values a text answer names
+MARKS = {
+    "known": "=",
+    "new": "+",
+    "values": "~",
+    "more": ">",
+    "less": "<",
+    "broken": "!",
+    "gone": "-",
+}
+PRIORITY = {"new": 0, "values": 1, "broken": 2, "more": 3, "less": 3, "gone": 4, "known": 5}
 NAMES = {
     "new": "new",
+    "values": "kinds with new values",
     "broken": "broken",
     "more": "more often",
     "less": "less often",
@@ -81,6 +92,14 @@ def header(change: Change, diff: Diff) -> str:
                 f" the last ending at line {change.again_last:,}"
             )
         return text
+    if isinstance(change, Values):
+        named = ", ".join(change.values[:VALUES_NAMED])
+        more = ", ..." if change.distinct > VALUES_NAMED else ""
+        return (
+            f"{mark} {_span(change.first, change.last)}: new values of a known kind,"
+            f" {_n(change.length, 'record')}: {change.shape}:"
+            f" {_n(change.distinct, 'new value')}: {named}{more}"
+        )
     if isinstance(change, Broken):
         how = {
             "cut short": f"cut short after {change.done:,} of {change.length:,} records",
@@ -123,6 +142,9 @@ def body(change: Change) -> list[str]:
     if isinstance(change, Known):
         return []
     lines = [_record(mark, line) for line in change.records]
+    if isinstance(change, Values):
+        lines.append(f"{mark}   as GOOD has it:")
+        lines.append(_record(mark, change.good))
     if isinstance(change, Broken):
         lines.append(f"{mark}   as GOOD runs it:")
         lines += [_record(mark, line) for line in change.expected]
@@ -267,4 +289,7 @@ def _object(change: Change) -> dict[str, object]:
     for name in ("records", "expected"):
         if name in fields:
             fields[name] = [{"line": line.number, "text": utf8(line.text)} for line in fields[name]]  # type: ignore[attr-defined]
+    if isinstance(change, Values):
+        fields.update(shape=utf8(change.shape), good=utf8(change.good.text))
+        fields["values"] = [utf8(value) for value in change.values]
     return {"kind": fields.pop("kind"), **fields}

@@ -1,0 +1,134 @@
+"""Known kinds with new values (docs/diff.md): a BAD record whose key GOOD never shows
+is a *new value* rather than new when GOOD shows its kind of line
+(:mod:`seqdedup.keys.kind`: every class masked, a number, an id, an address, a path,
+a quoted value), or a kind of as many words, at least WORDS, that differs from it in
+one word only, at a place where GOOD's own kinds of that form take more than one word
+(a user name in ``Invalid user NAME from <IP>``). Each such kind (its word in the
+second case written ``<...>``) is one entry of the answer, with its records and the
+values they bring.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from types import ModuleType
+from typing import NamedTuple
+
+from seqdedup.config.settings import Config
+from seqdedup.diff.profile import GoodProfile
+from seqdedup.keys.kind import kind_keys
+
+WORDS = 3  # the words a kind needs before one of them can be a value
+KEPT = 100  # values kept of each group (and how many in all)
+READ = 256  # records of a group read for the values of a kind GOOD shows
+ANY = b"<...>"  # a word that takes values, in a kind's label
+VARIES = b""  # (a form whose word GOOD shows more than one of)
+
+
+class ValueGroups(NamedTuple):
+    """The BAD records that are new values: ``group_of`` position -> group; each
+    group's ``labels`` (its kind, a value word as ``<...>``), a GOOD record of it
+    (``examples``) and where the value word stands (``words``: -1 where the kind
+    itself is GOOD's)."""
+
+    group_of: dict[int, int]
+    labels: list[bytes]
+    examples: list[bytes]
+    values: list[dict[str, None]]  # each group's values, first met first (KEPT of them)
+    distinct: list[int]
+
+
+def _forms(kind: bytes) -> list[tuple[int, bytes]]:  # (a Form each)
+    """A kind's forms: for each of its words, the kind with that word left out (and
+    where)."""
+    words = kind.split()
+    if len(words) < WORDS:
+        return []
+    return [(at, b" ".join([*words[:at], ANY, *words[at + 1 :]])) for at in range(len(words))]
+
+
+def value_groups(
+    profile: GoodProfile,
+    positions: Sequence[int],
+    text_of: Callable[[int], bytes],
+    config: Config,
+    kernel: ModuleType | None,
+) -> ValueGroups:
+    """The new values among BAD's new records (``positions``, ``text_of(p)`` one's
+    text)."""
+    kinds = kind_keys(config, kernel)
+    known, forms, examples = _good_kinds(profile, kinds.keys)
+    groups = ValueGroups({}, [], [], [], [])
+    index: dict[bytes, int] = {}
+    seen: list[set[bytes]] = []  # (each group's value words, all of them)
+    bad_kinds = kinds.keys([text_of(p).removesuffix(b"\r") for p in positions])
+    for position, kind in zip(positions, bad_kinds, strict=True):
+        if kind in known:
+            label, example, word = kind, known[kind], b""
+        else:
+            found = next((f for f in _forms(kind) if forms.get(f) == VARIES), None)
+            if found is None:
+                continue  # (a kind GOOD never had: new)
+            label, example, word = found[1], examples[found], kind.split()[found[0]]
+        group = index.get(label)
+        if group is None:
+            group = index[label] = len(groups.labels)
+            groups.labels.append(label)
+            groups.examples.append(profile.texts[example])
+            groups.values.append({})
+            groups.distinct.append(0)
+            seen.append(set())
+        groups.group_of[position] = group
+        if word and word not in seen[group]:
+            seen[group].add(word)
+            _keep(groups, group, word.decode("utf-8", "replace"))
+    _masked_values(groups, text_of)
+    return groups
+
+
+Form = tuple[int, bytes]  # where a word was left out, and the kind without it
+
+
+def _good_kinds(
+    profile: GoodProfile, kinds_of: Callable[[list[bytes]], list[bytes]]
+) -> tuple[dict[bytes, int], dict[Form, bytes], dict[Form, int]]:
+    """GOOD's kinds (each with its first key's id), its forms with the word each takes
+    (VARIES: more than one) and a key of each form."""
+    known: dict[bytes, int] = {}
+    for key_id, kind in enumerate(kinds_of([t.removesuffix(b"\r") for t in profile.texts])):
+        known.setdefault(kind, key_id)
+    forms: dict[Form, bytes] = {}
+    examples: dict[Form, int] = {}
+    for kind, key_id in known.items():
+        words = kind.split()
+        for form in _forms(kind):
+            word = words[form[0]]
+            if forms.setdefault(form, word) != word:
+                forms[form] = VARIES
+            examples.setdefault(form, key_id)
+    return known, forms, examples
+
+
+def _keep(groups: ValueGroups, group: int, value: str) -> None:
+    groups.distinct[group] += 1
+    if len(groups.values[group]) < KEPT:
+        groups.values[group][value] = None
+
+
+def _masked_values(groups: ValueGroups, text_of: Callable[[int], bytes]) -> None:
+    """The values of the groups of a kind GOOD shows: the first field (a class the kind
+    masks) in which their records differ from GOOD's record, read from READ of them."""
+    from seqdedup.budget.values import columns
+    from seqdedup.config.normalize import EVERY, compiled_pattern
+
+    members: dict[int, list[int]] = {}
+    for position, group in groups.group_of.items():
+        if groups.distinct[group] == 0 and len(members.setdefault(group, [])) < READ:
+            members[group].append(position)
+    pattern = compiled_pattern(EVERY)
+    for group, positions in members.items():
+        records = [groups.examples[group]] + [text_of(p) for p in positions]
+        found = columns(records, pattern)
+        if found:
+            for value in found[0].values[1:]:  # (the first: GOOD's)
+                _keep(groups, group, value)

@@ -1,0 +1,133 @@
+"""`seqdedup diff`'s new values: a new record of a kind GOOD shows (or one word apart
+from GOOD's kinds of a form whose word varies there) is its own class, apart from
+kinds GOOD never had; checked by hand and against a literal reading of the rule."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from seqdedup import Config, Values, diff_records
+from seqdedup.diff.changes import New
+from seqdedup.diff.values import ANY, WORDS
+from seqdedup.keys.kind import kind_of
+
+from conftest import examples
+
+pytestmark = pytest.mark.usefixtures("engine")
+
+GOOD = [
+    "Dec 10 06:55:46 sshd[24200]: Invalid user webmaster from 173.234.31.186",
+    "Dec 10 06:55:48 sshd[24201]: Invalid user test9 from 52.80.34.196",
+    "Dec 10 06:56:01 sshd[24202]: Accepted password for root from 10.0.0.1",
+    "Dec 10 06:56:07 block blk_17 written",
+]
+BAD = [
+    "Dec 10 10:54:27 sshd[24868]: Invalid user zhangyan from 183.62.140.253",
+    "Dec 10 10:54:28 sshd[24202]: Accepted password for root from 10.0.0.1",
+    "Dec 10 10:54:29 block blk_99 written",
+    "Dec 10 10:54:30 kernel: Out of memory: Killed process 4711",
+    "Dec 10 10:54:31 sshd[24870]: Invalid user dff from 183.62.140.253",
+]
+
+
+TIMES = Config(key_steps=(("normalize", "timestamp"),))  # (keys: the times masked)
+
+
+def test_a_new_value_is_apart_from_a_kind_never_seen():
+    """The user names and the block id are new values of kinds GOOD shows (the user
+    name a word where GOOD's lines take more than one); the OOM kill is new."""
+    diff = diff_records([GOOD], BAD, TIMES)
+    values = [c for c in diff.changes if isinstance(c, Values)]
+    new = [c for c in diff.changes if isinstance(c, New)]
+    assert [(c.first, c.last) for c in new] == [(4, 4)]
+    assert [(c.shape, c.first, c.last, c.length, c.values) for c in values] == [
+        (
+            "<TIMESTAMP> sshd[<NUMBER>]: Invalid user <...> from <IP>",
+            1,
+            5,
+            2,
+            ("zhangyan", "dff"),
+        ),
+        ("<TIMESTAMP> block blk_<NUMBER> written", 3, 3, 1, ("blk_99",)),
+    ]
+    assert values[0].good.text == GOOD[0] and values[0].distinct == 2
+    assert diff.changed and diff.number_of("values") == 2 and diff.number_of("new") == 1
+
+
+def test_the_command_writes_the_class(tmp_path, run_cli):
+    good, bad = tmp_path / "good.log", tmp_path / "bad.log"
+    good.write_text("".join(line + "\n" for line in GOOD))
+    bad.write_text("".join(line + "\n" for line in BAD))
+    text = run_cli(["diff", "--normalize", "timestamp", good, bad]).stdout.decode()
+    assert "1 new, 2 kinds with new values, " in text.splitlines()[0]
+    assert (
+        "~ lines 1-5: new values of a known kind, 2 records: <TIMESTAMP> sshd[<NUMBER>]: "
+        "Invalid user <...> from <IP>: 2 new values: zhangyan, dff\n" in text
+    )
+    assert f"~         | {GOOD[0]}\n" in text  # (as GOOD has it)
+    done = run_cli(["diff", "--normalize", "timestamp", "--format", "json", good, bad])
+    answer = json.loads(done.stdout)
+    assert done.returncode == 1 and answer["counts"]["values"] == 2
+    entry = next(c for c in answer["changes"] if c["kind"] == "values")
+    assert entry["values"] == ["zhangyan", "dff"] and entry["good"] == GOOD[0]
+
+
+def literal_groups(good: list[str], bad: list[str]) -> dict[str, list[int]]:
+    """The oracle: each BAD line (0-based) whose text GOOD never shows and whose kind
+    GOOD shows, or whose kind of WORDS words or more is one word apart from GOOD's kinds
+    of that form that take more than one word there (the first such word), by label."""
+    good_kinds = {kind_of(line.encode()) for line in good}
+    groups: dict[str, list[int]] = {}
+    for at, line in enumerate(bad):
+        if line in good:
+            continue
+        kind = kind_of(line.encode())
+        label = kind if kind in good_kinds else None
+        words = kind.split()
+        for place in range(len(words)) if label is None and len(words) >= WORDS else ():
+            others = words[:place] + words[place + 1 :]
+            taken = {
+                g.split()[place]
+                for g in good_kinds
+                if len(g.split()) == len(words)
+                and g.split()[:place] + g.split()[place + 1 :] == others
+            }
+            if len(taken) >= 2:
+                label = b" ".join([*words[:place], ANY, *words[place + 1 :]])
+                break
+        if label is not None:
+            groups.setdefault(label.decode(), []).append(at)
+    return groups
+
+
+words = st.sampled_from(["user", "alice", "bob", "carol", "from", "10.0.0.1", "10.0.0.2", "7", "x"])
+names = st.sampled_from(["alice", "bob", "carol", "7", "x"])
+# lines of a few forms with a word that varies (a user, a job's state), and any others
+lines = st.one_of(
+    st.builds("user {} from {}".format, names, st.sampled_from(["10.0.0.1", "10.0.0.2"])),
+    st.builds("job {} is {}".format, st.sampled_from(["7", "8"]), names),
+    st.lists(words, min_size=1, max_size=5).map(" ".join),
+)
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(st.lists(lines, min_size=1, max_size=12), st.lists(lines, min_size=1, max_size=12))
+def test_the_classes_follow_the_rule(good, bad):
+    diff = diff_records([good], bad)
+    want = literal_groups(good, bad)
+    got = {c.shape: c for c in diff.changes if isinstance(c, Values)}
+    assert sorted(got) == sorted(want)
+    for shape, members in want.items():
+        entry = got[shape]
+        assert (entry.first, entry.last, entry.length) == (
+            members[0] + 1,
+            members[-1] + 1,
+            len(members),
+        )
+    unknown = sum(1 for line in bad if line not in good)
+    new = sum(c.length + c.again_length for c in diff.changes if isinstance(c, New))
+    assert new + sum(len(m) for m in want.values()) == unknown
