@@ -218,7 +218,8 @@ def diff_tool(
         "changed": found.changed,
         "records": found.records,
         "counts": {
-            kind: found.number_of(kind) for kind in ("new", "broken", "more", "less", "gone")
+            kind: found.number_of(kind)
+            for kind in ("new", "values", "broken", "more", "less", "gone")
         },
     }
 
