@@ -91,6 +91,36 @@ def test_levels_in_androids_spellings():
     assert errors_only.events == 3
 
 
+def test_error_words_on_lines_without_a_level():
+    """A syslog line with no level word is an error when it holds an error word (the
+    "words" level: denied, invalid, refused, timed out, timeout); a line with a level
+    word is judged by its level; ``--verbatim error,warning`` leaves the words out."""
+    data = log(
+        [
+            "Dec 10 06:55:46 LabSZ sshd[24200]: Invalid user webmaster from 173.234.31.186",
+            "Dec 10 06:55:47 host kernel: connection refused by peer",
+            "Dec 10 06:55:48 host cron[99]: (root) CMD (run-parts /etc/cron.hourly)",
+            "2026-01-01 INFO invalid input ignored",
+            "03-17 16:13:38.811  1702  2395 D Tag: request timed out",
+        ]
+    )
+    assert reduce_to_budget(data, 10_000, max_history=None).events == 2
+    levels = ("error", "warning")
+    assert reduce_to_budget(data, 10_000, max_history=None, verbatim_levels=levels).events == 0
+
+
+def test_a_failed_password_in_a_syslog_is_shown_before_routine_kinds():
+    """A syslog without level words: the one `Failed password` line is shown at a
+    budget that leaves most routine kinds out."""
+    routine = [
+        f"Dec 10 07:{n // 60:02d}:{n % 60:02d} host cron[{n}]: job{n % 40} ran" for n in range(400)
+    ]
+    routine.insert(300, "Dec 10 07:05:00 LabSZ sshd[4711]: Failed password for root from 10.0.0.7")
+    reduction = reduce_to_budget(log(routine), 300, max_history=None)
+    assert b"Failed password for root" in reduction.text
+    assert reduction.kinds_shown < reduction.kinds
+
+
 def test_every_kind_of_line_is_shown_once_and_a_marker_says_what_differs():
     kinds = [f"INFO stage{k} step {{n}} on host-{{h}}" for k in range(20)]
     lines = [kinds[n % 20].format(n=n, h=n % 7) for n in range(2_000)]

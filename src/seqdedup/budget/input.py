@@ -15,7 +15,7 @@ from seqdedup.config.normalize import first_timestamp
 from seqdedup.config.timelimit import PatternTimeout, each_within
 
 # The verbatim levels (--verbatim): errors (level words, exception names, tracebacks,
-# test failures) and warnings
+# test failures), warnings, and error words on a line without a level word
 LEVELS = {
     "error": (
         r"\b(?:ERROR|Error|error|ERR|FATAL|Fatal|fatal|CRITICAL|Critical|CRIT|ALERT|EMERG"
@@ -25,6 +25,12 @@ LEVELS = {
         r"|(?<=[0-9] )[EF](?= \S[^:]*: )|^[EF]/\S"
     ),
     "warning": r"\b(?:WARN|WARNING|Warning|warning)\b|(?<=[0-9] )W(?= \S[^:]*: )|^W/\S",
+    # a line with no level word at all that holds an error word
+    "words": (
+        r"^(?!.*(?:\b(?:INFO|Info|info|DEBUG|Debug|debug|TRACE|NOTICE|Notice)\b"
+        r"|(?<=[0-9] )[VDI](?= \S[^:]*: )|^[VDI]/\S))"
+        r".*\b(?i:denied|invalid|refused|timed out|timeout)\b"
+    ),
 }
 VERBATIM = "|".join(LEVELS.values())
 
@@ -56,6 +62,18 @@ LITERALS = {
         b"F/",
     ),
     "warning": (b"WARN", b"Warn", b"warn", b" W ", b"W/"),
+    "words": (
+        b"denied",
+        b"Denied",
+        b"invalid",
+        b"Invalid",
+        b"refused",
+        b"Refused",
+        b"timed out",
+        b"Timed out",
+        b"timeout",
+        b"Timeout",
+    ),
 }
 
 

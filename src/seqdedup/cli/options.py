@@ -526,7 +526,7 @@ def _budget_options_of(parser: argparse.ArgumentParser) -> None:
         "--verbatim",
         default=None,
         metavar="LEVELS",
-        help="with --budget: the levels of line kept verbatim, 'error,warning' (the "
+        help="with --budget: the levels of line kept verbatim, 'error,warning,words' (the "
         "default), 'error' or 'none' (--keep still adds)",
     )
     budget.add_argument(

@@ -8,14 +8,17 @@ from collections.abc import Mapping
 
 from seqdedup.base.errors import UsageError
 
-VERBATIM_LEVELS = ("error", "warning")  # --verbatim's levels (budgetinput's patterns)
+# --verbatim's levels (budget.input's patterns), all of them the default: errors,
+# warnings, and lines with no level word that hold an error word ("words")
+VERBATIM_LEVELS = ("error", "warning", "words")
 
 
 EVENT_FIELDS = ("timestamp", "uuid", "ip", "hex", "number", "pid", "port")
 
 
 def parse_levels(text: str) -> tuple[str, ...]:
-    """``error,warning`` -> the levels, checked; ``none``: only what --keep names."""
+    """``error,warning,words`` -> the levels, checked; ``none``: only what --keep
+    names."""
     return _names(text, "--verbatim", "level", VERBATIM_LEVELS)
 
 

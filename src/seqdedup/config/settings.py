@@ -112,11 +112,11 @@ class _ConfigFields(NamedTuple):
     budget: int | None = None
     keep: tuple[str, ...] = ()
     keep_removed: Path | None = None
-    # --verbatim LEVELS: the built-in levels kept verbatim ("error", "warning");
+    # --verbatim LEVELS: the built-in levels kept verbatim ("error", "warning", "words");
     # --event-fields: the fields that differ between copies of one event;
     # --tokenizer: how tokens are counted (None: the built-in estimate);
     # --long-markers: markers with every detail (lines counted, values, three kinds)
-    verbatim_levels: tuple[str, ...] = ("error", "warning")
+    verbatim_levels: tuple[str, ...] = ("error", "warning", "words")
     event_fields: tuple[str, ...] = ("timestamp", "uuid", "hex", "pid", "port")
     tokenizer: str | None = None
     long_markers: bool = False
@@ -383,7 +383,7 @@ def _budget_settings_given(config: Config) -> str | None:
     for option, given in (
         ("--keep", bool(config.keep)),
         ("--keep-removed", config.keep_removed is not None),
-        ("--verbatim", config.verbatim_levels != ("error", "warning")),
+        ("--verbatim", config.verbatim_levels != ("error", "warning", "words")),
         ("--event-fields", config.event_fields != ("timestamp", "uuid", "hex", "pid", "port")),
         ("--tokenizer", config.tokenizer is not None),
         ("--long-markers", config.long_markers),
