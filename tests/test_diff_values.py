@@ -12,8 +12,7 @@ from hypothesis import strategies as st
 
 from seqdedup import Config, Values, diff_records
 from seqdedup.diff.changes import New
-from seqdedup.diff.values import ANY, WORDS
-from seqdedup.keys.kind import kind_of
+from seqdedup.keys.kind import ANY, WORDS, kind_of
 
 from conftest import examples
 

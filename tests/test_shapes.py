@@ -133,3 +133,44 @@ def test_columns_hold_the_literal_values_with_their_names(records):
             name = shown[: len(shown) - len(value.decode())]
             assert shown.endswith(value.decode()[:24]) or len(shown) == 24
             assert re.fullmatch(r"(?:[A-Za-z][A-Za-z_-]{0,11})?", name), shown
+
+
+def test_a_word_that_varies_makes_one_family():
+    """Kinds one word apart where the log's kinds of that form take several words are
+    one family; a form whose word never varies, or a kind under three words, is not."""
+    from seqdedup.keys.kind import families
+
+    kinds = [
+        b"Invalid user alice from <IP>",
+        b"Invalid user bob from <IP>",
+        b"Accepted password for root",
+        b"Accepted password for root",
+        b"job ok",
+        b"job failed",
+    ]
+    assert families(kinds) == {
+        b"Invalid user alice from <IP>": b"Invalid user <...> from <IP>",
+        b"Invalid user bob from <IP>": b"Invalid user <...> from <IP>",
+        b"Accepted password for root": b"Accepted password for root",
+        b"job ok": b"job ok",
+        b"job failed": b"job failed",
+    }
+
+
+def test_an_error_with_another_word_each_time_is_one_shape_with_its_words_named():
+    """A syslog's `Invalid user NAME from IP` with 60 names: one shape (its first line
+    shown before any routine kind), its note naming the users; every routine kind
+    shown, most of the 60 not."""
+    names = [f"user{chr(97 + n % 26)}{chr(97 + n // 26)}" for n in range(60)]
+    lines = []
+    for n, name in enumerate(names):
+        lines.append(
+            f"Dec 10 07:00:{n % 60:02d} host sshd[{n}]: Invalid user {name} from 10.0.0.{n}"
+        )
+        lines.append(f"Dec 10 07:00:{n % 60:02d} host cron[{n}]: step{n % 12} done")
+    reduction = reduce_to_budget(log(lines), 800, max_history=None)
+    text = reduction.text.decode()
+    note = next(line for line in text.splitlines() if line.startswith("[seqdedup: 60 like"))
+    assert note.startswith("[seqdedup: 60 like line 1 in lines 1-119: user useraa, userba, userca")
+    assert reduction.kinds_shown == reduction.kinds == 12
+    assert reduction.events == 60 and reduction.events_shown < 30

@@ -29,7 +29,7 @@ from seqdedup.budget.input import LEVELS, Source
 from seqdedup.config.normalize import CLASSES
 from seqdedup.config.settings import Config
 from seqdedup.engine.decisions import Decisions
-from seqdedup.keys.kind import kind_keys
+from seqdedup.keys.kind import families, kind_keys
 from seqdedup.keys.maker import key_maker
 
 CONTEXT = 3  # lines around each event shown right after the kinds (as grep -C 3)
@@ -69,7 +69,7 @@ class Units(NamedTuple):
     shapes: list[tuple[int, tuple[bytes, ...]]]  # each kind's shape (see _shape)
     previous: array[int]  # the record's key's previous occurrence (-1: none)
     severity: bytearray  # per unit: FATAL, ERROR (or no level word), WARN (see severity)
-    event_kinds: dict[int, bytes]  # a verbatim record's kind of line (its event's shape)
+    event_kinds: dict[int, bytes]  # a verbatim record's shape (its kind, or its family)
 
 
 def units_of(
@@ -129,8 +129,16 @@ def units_of(
         ranks.append(severity(source.record(start)) if verbatim[start] else NOT_AN_EVENT)
     return Units(
         line_kind, first, frequency, starts, ends, new, flags, shapes, array("q", previous), ranks,
-        event_kinds,
+        _shapes(event_kinds),
     )  # fmt: skip
+
+
+def _shapes(event_kinds: dict[int, bytes]) -> dict[int, bytes]:
+    """Each verbatim record's shape: its kind, or its family where the log's error kinds
+    of one form take more than one word at a place (a user name: ``Invalid user <...>
+    from <IP>``; seqdedup.keys.kind.families)."""
+    family = families(event_kinds.values())
+    return {record: family[kind] for record, kind in event_kinds.items()}
 
 
 # An event's severity, the order in which events earn their place: the line's highest

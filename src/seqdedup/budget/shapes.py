@@ -14,10 +14,12 @@ import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from seqdedup.base.errors import visible
 from seqdedup.budget.events import Units, mask_noise
 from seqdedup.budget.input import Source
-from seqdedup.budget.values import columns, named
+from seqdedup.budget.values import Column, columns, named
 from seqdedup.config.normalize import CLASSES
+from seqdedup.keys.kind import ANY, kind_of
 
 READ = 1024  # lines of a shape read for its values (both ends)
 FIELDS = 2  # the fields a note names
@@ -34,6 +36,20 @@ class ShapeNote(NamedTuple):
 def lines_named(first: int, last: int) -> str:
     """Records ``first`` .. ``last`` (0-based) as the lines they are (1-based)."""
     return f"line {first + 1}" if first == last else f"lines {first + 1}-{last + 1}"
+
+
+def _family_words(shape: bytes, records: list[bytes]) -> Column | None:
+    """Where the shape is a family (a word of its kind a value: ``Invalid user <...>
+    from <IP>``), that word of each record, with the word before it (None where it is
+    not; a record whose kind has other words is passed over)."""
+    words = shape.split()
+    if ANY not in words:
+        return None
+    at = words.index(ANY)
+    found = [kind.split() for kind in map(kind_of, records)]
+    taken = [row[at].decode("utf-8", "replace") for row in found if len(row) == len(words)]
+    before = words[at - 1].decode("utf-8", "replace") + " " if at else ""
+    return Column(visible(before), [visible(v) for v in dict.fromkeys(taken)])
 
 
 def shape_notes(
@@ -55,7 +71,10 @@ def shape_notes(
             continue  # (a line after the input's unended last one would end it)
         read = lines if len(lines) <= READ else lines[: READ // 2] + lines[-READ // 2 :]
         records = [mask_noise(source.record(r), event_fields) for r in [first, *read]]
-        found = columns(records, values, noise)[:FIELDS]
+        found = columns(records, values, noise)
+        word = _family_words(units.event_kinds[first], records)
+        found = ([word] if word is not None else []) + found
+        found = found[:FIELDS]
         text = (
             f"[seqdedup: {len(lines):,} like line {first + 1} in {lines_named(lines[0], lines[-1])}"
         )

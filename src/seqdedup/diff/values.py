@@ -16,13 +16,10 @@ from typing import NamedTuple
 
 from seqdedup.config.settings import Config
 from seqdedup.diff.profile import GoodProfile
-from seqdedup.keys.kind import kind_keys
+from seqdedup.keys.kind import Form, form_words, kind_keys, varying_form, word_forms
 
-WORDS = 3  # the words a kind needs before one of them can be a value
 KEPT = 100  # values kept of each group (and how many in all)
 READ = 256  # records of a group read for the values of a kind GOOD shows
-ANY = b"<...>"  # a word that takes values, in a kind's label
-VARIES = b""  # (a form whose word GOOD shows more than one of)
 
 
 class ValueGroups(NamedTuple):
@@ -36,15 +33,6 @@ class ValueGroups(NamedTuple):
     examples: list[bytes]
     values: list[dict[str, None]]  # each group's values, first met first (KEPT of them)
     distinct: list[int]
-
-
-def _forms(kind: bytes) -> list[tuple[int, bytes]]:  # (a Form each)
-    """A kind's forms: for each of its words, the kind with that word left out (and
-    where)."""
-    words = kind.split()
-    if len(words) < WORDS:
-        return []
-    return [(at, b" ".join([*words[:at], ANY, *words[at + 1 :]])) for at in range(len(words))]
 
 
 def value_groups(
@@ -66,7 +54,7 @@ def value_groups(
         if kind in known:
             label, example, word = kind, known[kind], b""
         else:
-            found = next((f for f in _forms(kind) if forms.get(f) == VARIES), None)
+            found = varying_form(kind, forms)
             if found is None:
                 continue  # (a kind GOOD never had: new)
             label, example, word = found[1], examples[found], kind.split()[found[0]]
@@ -86,9 +74,6 @@ def value_groups(
     return groups
 
 
-Form = tuple[int, bytes]  # where a word was left out, and the kind without it
-
-
 def _good_kinds(
     profile: GoodProfile, kinds_of: Callable[[list[bytes]], list[bytes]]
 ) -> tuple[dict[bytes, int], dict[Form, bytes], dict[Form, int]]:
@@ -97,16 +82,11 @@ def _good_kinds(
     known: dict[bytes, int] = {}
     for key_id, kind in enumerate(kinds_of([t.removesuffix(b"\r") for t in profile.texts])):
         known.setdefault(kind, key_id)
-    forms: dict[Form, bytes] = {}
     examples: dict[Form, int] = {}
     for kind, key_id in known.items():
-        words = kind.split()
-        for form in _forms(kind):
-            word = words[form[0]]
-            if forms.setdefault(form, word) != word:
-                forms[form] = VARIES
+        for form in word_forms(kind):
             examples.setdefault(form, key_id)
-    return known, forms, examples
+    return known, form_words(known), examples
 
 
 def _keep(groups: ValueGroups, group: int, value: str) -> None:

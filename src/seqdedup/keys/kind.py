@@ -14,6 +14,7 @@ known kind with new values (docs/keys.md, "The kind of a line").
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from types import ModuleType
 
 from seqdedup.config.settings import Config
@@ -37,3 +38,49 @@ def kind_of(record: bytes) -> bytes:
     from seqdedup.config.normalize import EVERY, normalize_py  # (not at a run's start)
 
     return normalize_py(record, EVERY)
+
+
+# A kind's *word forms*: the kind with one of its words (of WORDS or more) left out, as
+# ANY. Where a log's kinds of one form take more than one word at that place, the word
+# is a value, not part of the kind: a user name in ``Invalid user NAME from <IP>``.
+WORDS = 3  # the words a kind needs before one of them can be a value
+ANY = b"<...>"
+VARIES = b""  # (a form whose word the kinds take more than one of)
+Form = tuple[int, bytes]  # where the word was left out, and the kind without it
+
+
+def word_forms(kind: bytes) -> list[Form]:
+    """Each of a kind's words left out in turn (none under WORDS words)."""
+    words = kind.split()
+    if len(words) < WORDS:
+        return []
+    return [(at, b" ".join([*words[:at], ANY, *words[at + 1 :]])) for at in range(len(words))]
+
+
+def form_words(kinds: Iterable[bytes]) -> dict[Form, bytes]:
+    """Each form of ``kinds`` with the word they take there (VARIES: more than one)."""
+    forms: dict[Form, bytes] = {}
+    for kind in kinds:
+        words = kind.split()
+        for form in word_forms(kind):
+            word = words[form[0]]
+            if forms.setdefault(form, word) != word:
+                forms[form] = VARIES
+    return forms
+
+
+def varying_form(kind: bytes, forms: dict[Form, bytes]) -> Form | None:
+    """The first form of ``kind`` whose word varies among ``forms`` (None: none)."""
+    return next((form for form in word_forms(kind) if forms.get(form) == VARIES), None)
+
+
+def families(kinds: Iterable[bytes]) -> dict[bytes, bytes]:
+    """Each of ``kinds`` with its family: the first of its forms whose word varies among
+    them (``Invalid user <...> from <IP>``), or itself."""
+    distinct = list(dict.fromkeys(kinds))
+    forms = form_words(distinct)
+    found = {}
+    for kind in distinct:
+        form = varying_form(kind, forms)
+        found[kind] = form[1] if form is not None else kind
+    return found
