@@ -25,7 +25,7 @@ from seqdedup.config.settings import Config
 from seqdedup.config.timelimit import PatternTimeout
 from seqdedup.engine.attribution import Attributor, ChunkAttribution
 from seqdedup.keys.filters import TRACKED
-from seqdedup.run.ledger import Decided, Ledger
+from seqdedup.run.ledger import DecidedStep, Ledger
 from seqdedup.run.top import HEAD_SEARCH, shown_head
 
 if TYPE_CHECKING:
@@ -54,7 +54,7 @@ def split_ending(final: bytes, config: Config) -> tuple[bytes, bytes]:
     return stripped, final[len(stripped) :]
 
 
-def markers_due(parts: Parts, decided: Decided, final: bool) -> list[tuple[int, bytes]]:
+def markers_due(parts: Parts, decided: DecidedStep, final: bool) -> list[tuple[int, bytes]]:
     """The record path's markers (``--annotate``) or summary lines (``--fold``) now
     due, each with the tracked record it follows."""
     report, folder = parts.report, parts.folder
@@ -249,7 +249,7 @@ def tracked_of(records: list[bytes], decided: int, tracked_at: list[int] | None)
     return [records[position] for position in tracked_at]
 
 
-def book(ledger: Ledger, decided: Decided, cut: int, written: list[bool]) -> None:
+def book(ledger: Ledger, decided: DecidedStep, cut: int, written: list[bool]) -> None:
     """The record path's step booked: ``cut`` records released, ``written`` each."""
     ledger.book(decided)
     ledger.count(cut, cut - decided.keep.count(False))
@@ -381,7 +381,8 @@ class RecordPath:
         self._written_early -= early
         tracked_records = tracked_of(records, len(keep), tracked_at) if self._reads_records else []
         first = self._parts.attributor.decided - len(keep)
-        decided = Decided(first, keep, tracked_records, self._ledger.take_new_material(), pieces)
+        new_material = self._ledger.take_new_material()
+        decided = DecidedStep(first, keep, tracked_records, new_material, pieces)
         book(self._ledger, decided, cut, written)
         if self._parts.report.explain is not None:
             self._explain(pieces, decisions, first_number, cut)

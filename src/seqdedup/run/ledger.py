@@ -47,7 +47,7 @@ class RunObserver(Protocol):
     def ranked_by(self, ranking: TopSequences | None, /) -> None: ...
 
 
-class Decided(NamedTuple):
+class DecidedStep(NamedTuple):
     """What one step of the record path decided, handed on as one object: tracked
     records ``first`` .. ``first + len(keep) - 1``, whether each is kept, their bytes
     (for ``--top`` and the library; empty when neither reads them), which of them
@@ -155,7 +155,7 @@ class Ledger:
         self._matcher.new_material = []
         return taken
 
-    def book(self, decided: Decided) -> None:
+    def book(self, decided: DecidedStep) -> None:
         """The record path's decisions, for ``--top`` and the library."""
         if self.top is not None:
             base = decided.first
