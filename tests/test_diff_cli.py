@@ -381,6 +381,15 @@ def test_sides_keyed_apart_by_a_timestamp_say_so_and_name_the_option(run_cli, tm
     assert "only" not in diff(run_cli, "--normalize", "all", good, bad).stdout.decode()
 
 
+def apart_answer(run_cli, tmp_path, good_text: str, bad_text: str):
+    """GOOD and BAD written from ``good_text`` and ``bad_text``, and the JSON answer of
+    their diff with no key options."""
+    good, bad = tmp_path / "good.log", tmp_path / "bad.log"
+    good.write_text(good_text)
+    bad.write_text(bad_text)
+    return good, bad, json.loads(diff(run_cli, "--format", "json", good, bad).stdout)
+
+
 def assert_lined_up(run_cli, good, bad, *options: str) -> None:
     """With ``options`` (what the answer named) every line of BAD has a key GOOD shows,
     and nothing changed."""
@@ -392,10 +401,12 @@ def assert_lined_up(run_cli, good, bad, *options: str) -> None:
 def test_a_field_no_class_masks_is_named_with_a_mask_that_lines_the_sides_up(run_cli, tmp_path):
     """Lines that differ in a user's name (no built-in class masks it): the answer names
     a --mask, and that mask given makes the sides line up."""
-    good, bad = tmp_path / "good.log", tmp_path / "bad.log"
-    good.write_text("".join(f"session opened for user {n} by sshd\n" for n in ("ann", "bob")))
-    bad.write_text("".join(f"session opened for user {n} by sshd\n" for n in ("cy", "dee", "eve")))
-    answer = json.loads(diff(run_cli, "--format", "json", good, bad).stdout)
+    good, bad, answer = apart_answer(
+        run_cli,
+        tmp_path,
+        "".join(f"session opened for user {n} by sshd\n" for n in ("ann", "bob")),
+        "".join(f"session opened for user {n} by sshd\n" for n in ("cy", "dee", "eve")),
+    )
     assert answer["lined_up"] == 0.0
     assert answer["apart"] == (
         'lines of the two differ in one field ("ann", "bob", ...): '
@@ -408,10 +419,12 @@ def test_a_field_no_class_masks_is_named_with_a_mask_that_lines_the_sides_up(run
 def test_a_path_is_lined_up_by_the_classes_of_a_kind(run_cli, tmp_path):
     """Lines that differ in a path: the classes of a line's kind mask it, and the
     answer names them rather than a --mask."""
-    good, bad = tmp_path / "good.log", tmp_path / "bad.log"
-    good.write_text("".join(f"opened /srv/{n}/data.db for reading\n" for n in ("a", "b")))
-    bad.write_text("".join(f"opened /var/{n}.db for reading\n" for n in ("c", "d", "e")))
-    answer = json.loads(diff(run_cli, "--format", "json", good, bad).stdout)
+    good, bad, answer = apart_answer(
+        run_cli,
+        tmp_path,
+        "".join(f"opened /srv/{n}/data.db for reading\n" for n in ("a", "b")),
+        "".join(f"opened /var/{n}.db for reading\n" for n in ("c", "d", "e")),
+    )
     assert answer["apart"].endswith("...): --normalize all,path,quoted would line them up")
     assert_lined_up(run_cli, good, bad, "--normalize", "all,path,quoted")
 
@@ -421,11 +434,13 @@ def test_kinds_of_line_with_values_changed_in_two_fields_are_named(run_cli, tmp_
     """No line of BAD is a line of GOOD with one field changed, but every one is a kind
     of line GOOD shows (a user and a path changed): the answer says so and names the
     classes of a kind, which line the sides up."""
-    good, bad = tmp_path / "good.log", tmp_path / "bad.log"
     line = 'user="{0}" opened /srv/{0}.db\nuser="{0}" closed /srv/{0}.db\n'
-    good.write_text("".join(line.format(u) for u in ("ann", "bob")))
-    bad.write_text("".join(line.format(u) for u in ("cy", "dee")))
-    answer = json.loads(diff(run_cli, "--format", "json", good, bad).stdout)
+    good, bad, answer = apart_answer(
+        run_cli,
+        tmp_path,
+        "".join(line.format(u) for u in ("ann", "bob")),
+        "".join(line.format(u) for u in ("cy", "dee")),
+    )
     assert answer["lined_up"] == 0.0
     assert answer["apart"] == (
         "100% of the lines of BAD sampled are kinds of line GOOD shows, with other values "

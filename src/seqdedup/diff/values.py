@@ -44,9 +44,11 @@ def value_groups(
 ) -> ValueGroups:
     """The new values among BAD's new records (``positions``, ``text_of(p)`` one's
     text)."""
+    groups = ValueGroups({}, [], [], [], [])
+    if not positions:  # (nothing new: GOOD's kinds are not needed)
+        return groups
     kinds = kind_keys(config, kernel)
     known, forms, examples = _good_kinds(profile, kinds.keys)
-    groups = ValueGroups({}, [], [], [], [])
     index: dict[bytes, int] = {}
     seen: list[set[bytes]] = []  # (each group's value words, all of them)
     bad_kinds = kinds.keys([text_of(p).removesuffix(b"\r") for p in positions])
