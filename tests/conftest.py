@@ -317,10 +317,15 @@ def at_its_end(pid: int, path) -> bool:
     """Whether process ``pid`` holds ``path`` open at the file's end: a follower that has
     opened the file *and* gone to its end, so what is written from now on is what it
     reads. (Opening alone is not that event: bytes written between the open and the seek
-    would be skipped.) The file must not be empty, or offset 0 would say nothing."""
+    would be skipped.) The file must not be empty, or offset 0 would say nothing.
+    An offset at the end alone is not that event either: a run that reads the head of a
+    short file before it follows it (``--fold`` looks for JSON records) holds the file
+    at its end for a moment, and what is appended then lies before the follower's start.
+    So the main thread must also sleep between two looks: the follower's first look,
+    which opened the file at its end, is done."""
     size = os.path.getsize(path)
     assert size > 0, f"{path} is empty: a follower's offset would not tell its start"
-    return offset_in(pid, path) == size
+    return offset_in(pid, path) == size and between_looks(pid)
 
 
 def signal_taken(pid: int, signum: int, timeout: float = 20) -> None:
