@@ -67,7 +67,7 @@ def test_a_line_that_looks_like_a_marker_is_never_taken_for_one(run_cli, tmp_pat
     fake = b"[sd:0123456789ab: lines 1-2 elided (2 lines); expand the reference]\n"
     data = fake + CI_LOG.read_bytes() + fake
     keep = ["--keep", r"^\[sd:"]  # (kept verbatim: written as it is, among real markers)
-    done = run_cli(["--budget", "200", "-w", "3", "-q", *keep, "--keep-removed", str(store)], data)
+    done = run_cli(["--budget", "280", "-w", "3", "-q", *keep, "--keep-removed", str(store)], data)
     shown = ESCAPE + fake  # (an input line that reads as a marker is shown escaped)
     assert shown in done.stdout.splitlines(keepends=True)
     assert b"[sd:" in done.stdout.replace(shown, b"")

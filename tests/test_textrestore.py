@@ -46,8 +46,11 @@ def test_the_text_alone_restores_exactly_or_refuses(lines, last, budget):
 def test_copies_byte_for_byte_are_restored_and_a_changed_text_is_refused():
     block = [b"step %d" % k for k in range(4)]
     data = b"".join(line + b"\n" for line in [b"start", *block * 30, b"end"])
-    text = reduce_to_budget(data, 110, max_history=None).text
-    assert re.search(rb"\d+ copies of lines \d+-\d+ and \d+ of its lines, byte for byte", text)
+    # (the budget at which the marker holds whole copies and some of a copy's lines
+    # moves with the markers' wording: the first of a range that gives it)
+    part = re.compile(rb"\d+ copies of lines \d+-\d+ and \d+ of its lines, byte for byte")
+    texts = (reduce_to_budget(data, budget, max_history=None).text for budget in range(80, 160))
+    text = next(t for t in texts if part.search(t))
     assert restore_text(text) == data
     changed = text.replace(b"step 3\n", b"step 9\n", 1)
     with pytest.raises(SeqdedupError, match="does not match its first line"):

@@ -47,8 +47,8 @@ from seqdedup.budget.values import briefly, columns
 from seqdedup.config.normalize import EVERY, compiled_pattern, timestamp_finder
 from seqdedup.config.settings import Config
 
-PLACEHOLDER = "sd:" + "0a" * 6  # a reference as it costs at most (12 pieces)
-KINDS_NAMED = 2  # the kinds of line a marker names (then how many more) ...
+PLACEHOLDER = "sd:" + "0a" * 4  # a reference as it costs at most (8 pieces)
+KINDS_NAMED = 1  # the kinds of line a marker names (then how many more) ...
 KINDS_NAMED_LONG = 3  # ... and a long one (--long-markers)
 VALUES_READ = 256  # records of a stretch read for the values that differ (both ends)
 HEAD_WIDTH = 24  # bytes of a kind's first line that name it where no line shows it
@@ -175,9 +175,16 @@ class Layout:
     repeats the engine found, and the text of a marker for any stretch left out."""
 
     def __init__(
-        self, source: Source, units: Units, costs: Costs, ranked: list[int], long: bool = False
+        self,
+        source: Source,
+        units: Units,
+        costs: Costs,
+        ranked: list[int],
+        long: bool = False,
+        escaped: bool = False,
     ) -> None:
         self.source = source
+        self.escaped = escaped  # (input lines escaped: the first line vouches for them)
         self.units = units
         self.costs = costs
         self.long = long  # (--long-markers)
@@ -365,7 +372,7 @@ class Layout:
         shown, _, markers = self.plan(count, extra)
         total = sum(self.costs.records(first, last) for first, last in shown) + sum(markers)
         total += sum(self._note_costs[n] for n in self.notes_shown(count, extra, shown))
-        if markers or note is not None:  # (the first line, which vouches for them)
+        if markers or note is not None or self.escaped:  # (the line that vouches)
             total += self.costs.line(VOUCHING_SAMPLE)
         return total + (self.costs.line(note) if note is not None else 0)
 
@@ -411,7 +418,7 @@ def reduce_input(
     verbatim, heads = verbatim_units(source, keep, config.verbatim_levels)
     units = units_of(source, verbatim, heads, config, config.event_fields, kernel)
     ranked, events, kinds, kinds_at = ranked_units(units)
-    layout = Layout(source, units, costs, ranked, config.long_markers)
+    layout = Layout(source, units, costs, ranked, config.long_markers, escaped_data is not data)
     # the notes of the error shapes right after their examples, before the kinds
     groups, room = shape_groups(units, ranked), max(NOTE_ROOM, budget // 6)
     notes = shape_notes(source, units, groups, room, config.event_fields, layout.values)
@@ -426,7 +433,9 @@ def reduce_input(
         anchors = [u for u in ranked if units.verbatim[u]] or ranked
         layout.order += [(r, r) for r in context_order(units, anchors, ranked, source.count)]
         sums = [0, *accumulate(costs.records(a, b) for a, b in layout.order)]
-    if tokens_in <= budget:
+    # (the input as it stands, its escaped lines vouched for by the first line)
+    whole = tokens_in + (costs.line(VOUCHING_SAMPLE) if layout.escaped else 0)
+    if whole <= budget:
         chosen = len(layout.order)
     else:
         most = min(len(sums) - 1, bisect_right(sums, budget))

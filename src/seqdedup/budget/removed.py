@@ -3,7 +3,7 @@ file, each removed stretch of the input compressed under the BLAKE2b-128 digest 
 exact bytes, and for each reduced text (known by its own digest) where each of its
 markers stands and what it stands for. :func:`restore` reads it back.
 
-A reference is ``sd:`` and the first 12 hex digits of the digest (more where another
+A reference is ``sd:`` and the first 8 hex digits of the digest (more where another
 digest in the store starts the same, as git lengthens an ambiguous prefix). Nothing
 expires; a file is written in one transaction per reduction, so it never holds half
 of one.
@@ -23,7 +23,7 @@ from seqdedup.base.errors import SeqdedupError
 from seqdedup.base.records import record_bounds
 
 PREFIX = "sd:"
-SHORT = 12  # hex digits of a reference, at least
+SHORT = 8  # hex digits of a reference, at least (git abbreviates to 7)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS removed (

@@ -252,9 +252,9 @@ def top_sequences(
 ) -> list[SequenceRow]:
     """The sequences that removed the most records: counts, first place, time bounds,
     a sample line, the text of the first occurrence and its reference (``sd:`` and the
-    first 12 hex digits of the BLAKE2b-128 of its exact bytes, as ``--budget`` names
+    first 8 hex digits of the BLAKE2b-128 of its exact bytes, as ``--budget`` names
     what it removed), and the kind of line of its first record (the sample)."""
-    from seqdedup.budget.removed import digest_of
+    from seqdedup.budget.removed import PREFIX, SHORT, digest_of
     from seqdedup.keys.kind import kind_of
 
     last_piece = {sequence: i for i, sequence in enumerate(picture.sequences)}
@@ -286,7 +286,7 @@ def top_sequences(
                 "text": sequence_text(whole) if whole else None,
                 "text_missing": _missing(first_seen, first, whole),
                 "more_records": max(0, length - TEXT_RECORDS) if whole else 0,
-                "reference": "sd:" + digest_of(data)[:12] if whole else None,
+                "reference": PREFIX + digest_of(data)[:SHORT] if whole else None,
             }
         )
     return rows
