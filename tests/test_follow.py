@@ -8,7 +8,9 @@ import select
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -26,6 +28,8 @@ from conftest import (
 class Following:
     """A `seqdedup --follow` process, and what it has written so far."""
 
+    started: ClassVar[list[subprocess.Popen[bytes]]] = []  # (killed after each test)
+
     def __init__(self, *args: str) -> None:
         self.proc = subprocess.Popen(
             [*seqdedup_command(), *args],
@@ -33,6 +37,7 @@ class Following:
             stderr=subprocess.PIPE,
             env=user_env(),
         )
+        Following.started.append(self.proc)
         self.out = b""
         self.err = b""
 
@@ -69,6 +74,17 @@ class Following:
         self.proc.send_signal(signal.SIGINT)
         rest, err = self.proc.communicate(timeout=30)
         return self.proc.returncode, self.out + rest, (self.err + err).decode()
+
+
+@pytest.fixture(autouse=True)
+def _no_follower_left() -> Iterator[None]:
+    """A test that fails before it stops its follower leaves no process following."""
+    yield
+    while Following.started:
+        proc = Following.started.pop()
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
 
 
 def append(path: Path, data: bytes) -> None:
