@@ -31,10 +31,12 @@ if TYPE_CHECKING:
 _LAZY = {
     "Block": "seqdedup.engine.decisions",
     "Broken": "seqdedup.diff.changes",
+    "Call": "seqdedup.loops.calls",
     "Diff": "seqdedup.diff.changes",
     "DiffOptions": "seqdedup.diff.compare",
     "Known": "seqdedup.diff.changes",
     "Line": "seqdedup.diff.changes",
+    "Loop": "seqdedup.loops.rule",
     "New": "seqdedup.diff.changes",
     "Rate": "seqdedup.diff.changes",
     "Values": "seqdedup.diff.changes",
@@ -48,6 +50,7 @@ _LAZY = {
     "UsageError": "seqdedup.base.errors",
     "deduplicate": "seqdedup.api",
     "diff_records": "seqdedup.diff.inputs",
+    "find_loops": "seqdedup.loops.rule",
 }
 
 
@@ -152,6 +155,7 @@ _install_moved_modules()
 __all__ = [
     "Block",
     "Broken",
+    "Call",
     "Config",
     "Decided",
     "Decisions",
@@ -161,6 +165,7 @@ __all__ = [
     "FoldEvent",
     "Known",
     "Line",
+    "Loop",
     "New",
     "Rate",
     "SeqdedupError",
@@ -171,5 +176,6 @@ __all__ = [
     "deduplicate",
     "diff_records",
     "expand",
+    "find_loops",
     "reduce_to_budget",
 ]

@@ -175,16 +175,10 @@ class Layout:
     repeats the engine found, and the text of a marker for any stretch left out."""
 
     def __init__(
-        self,
-        source: Source,
-        units: Units,
-        costs: Costs,
-        ranked: list[int],
-        long: bool = False,
-        escaped: bool = False,
+        self, source: Source, units: Units, costs: Costs, ranked: list[int], long: bool = False
     ) -> None:
         self.source = source
-        self.escaped = escaped  # (input lines escaped: the first line vouches for them)
+        self.escaped = False  # (input lines escaped: the first line vouches for them; set)
         self.units = units
         self.costs = costs
         self.long = long  # (--long-markers)
@@ -418,7 +412,8 @@ def reduce_input(
     verbatim, heads = verbatim_units(source, keep, config.verbatim_levels)
     units = units_of(source, verbatim, heads, config, config.event_fields, kernel)
     ranked, events, kinds, kinds_at = ranked_units(units)
-    layout = Layout(source, units, costs, ranked, config.long_markers, escaped_data is not data)
+    layout = Layout(source, units, costs, ranked, config.long_markers)
+    layout.escaped = escaped_data is not data
     # the notes of the error shapes right after their examples, before the kinds
     groups, room = shape_groups(units, ranked), max(NOTE_ROOM, budget // 6)
     notes = shape_notes(source, units, groups, room, config.event_fields, layout.values)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -311,10 +312,9 @@ def main(
         return 1
     out = stdout if stdout is not None else sys.stdout.buffer
     words = list(sys.argv[1:] if argv is None else argv)
-    if words[:1] == ["diff"]:  # (its own command: options, exit statuses, completion)
-        from seqdedup.cli.diff import run_diff
-
-        return run_diff(words[1:], stdin, out, err, own_stdout=stdout is None, shell=argv is None)
+    if words[:1] in (["diff"], ["loops"]):  # (own commands: options, statuses, completion)
+        own = getattr(importlib.import_module(f"seqdedup.cli.{words[0]}"), f"run_{words[0]}")
+        return int(own(words[1:], stdin, out, err, own_stdout=stdout is None, shell=argv is None))
 
     def body() -> int:
         parser = build_parser()

@@ -1,0 +1,214 @@
+"""``seqdedup loops [TRANSCRIPT...]``: an agent repeating itself (docs/loops.md). Exit
+status: 0 no loop, 1 a loop found, 2 an error (one line on stderr, nothing on stdout).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import IO, TYPE_CHECKING, TextIO
+
+from seqdedup.base.errors import SeqdedupError, exit_status, visible
+
+if TYPE_CHECKING:
+    from seqdedup.loops.rule import Loop
+    from seqdedup.loops.transcripts import Transcript
+
+PROG = "seqdedup loops"
+EXIT_ERROR = 2
+SHOWN = 72  # characters of an action or a result shown in the text answer
+EXAMPLES = """examples:
+  seqdedup loops run.traj                         an agent's transcript (format told from it)
+  seqdedup loops --format json sessions/*.jsonl    every loop, as JSON
+  seqdedup loops --action-key tool.input --result-key tool.output log.jsonl
+exit status: 0 no loop, 1 a loop found, 2 an error"""
+
+
+def build_loops_parser() -> argparse.ArgumentParser:
+    from seqdedup.cli.parsing import _Formatter, _Parser, _Version
+
+    parser = _Parser(
+        prog=PROG,
+        description="Find an agent repeating itself: stretches of tool calls with the same "
+        "inputs and results (timestamps, ids and numbers masked) that repeat the stretch "
+        "before them, at any period up to 64, one stray call allowed per repeat.",
+        epilog=EXAMPLES,
+        formatter_class=_Formatter,
+        allow_abbrev=False,
+    )
+    parser.add_argument(
+        "inputs",
+        nargs="*",
+        default=["-"],
+        metavar="TRANSCRIPT",
+        help="Claude Code session JSONL, SWE-agent .traj, mini-swe-agent .traj.json, "
+        "OpenHands events, or JSONL with --action-key; '-' (the default) for standard input",
+    )
+    parser.add_argument(
+        "--format", choices=("text", "json"), default="text", help="the answer's form"
+    )
+    parser.add_argument(
+        "--action-key",
+        metavar="PATH",
+        help="any JSONL: the dotted path of each line's action (e.g. tool.input)",
+    )
+    parser.add_argument(
+        "--result-key", metavar="PATH", help="with --action-key: the path of its result"
+    )
+    parser.add_argument(
+        "--normalize",
+        default="all",
+        metavar="CLASSES",
+        help="what is masked in a call before calls are compared (default all: "
+        "timestamps, uuids, ips, hex, numbers; 'none' for the exact text)",
+    )
+    parser.add_argument(
+        "-V", "--version", action=_Version, nargs=0, help="print the version and the engine"
+    )
+    return parser
+
+
+def run_loops(
+    argv: list[str],
+    stdin: IO[bytes] | None,
+    stdout: IO[bytes],
+    stderr: TextIO,
+    own_stdout: bool = False,
+    shell: bool = False,
+) -> int:
+    """``seqdedup loops ARGS``; the exit status. ``shell``: the process's own command
+    line, where a shell may be asking for completions."""
+
+    def body() -> int:
+        from seqdedup.config.normalize import parse_classes
+
+        parser = build_loops_parser()
+        if shell:
+            from seqdedup.cli.completion import answer
+
+            answer(parser)
+        args = parser.parse_args(argv)
+        if args.result_key is not None and args.action_key is None:
+            raise SeqdedupError("--result-key needs --action-key")
+        bits = parse_classes(args.normalize)  # (a bad word: one line, before any read)
+        found = [_found(name, stdin, args, bits) for name in args.inputs]
+        text = _as_json(found) if args.format == "json" else _as_text(found)
+        stdout.write(text.encode("utf-8", "surrogateescape"))
+        stdout.flush()
+        return 1 if any(loops for _, _, loops in found) else 0
+
+    return exit_status(PROG, body, stderr, own_stdout, error=EXIT_ERROR)
+
+
+Found = tuple[str, "Transcript", "list[Loop]"]
+
+
+def _found(name: str, stdin: IO[bytes] | None, args: argparse.Namespace, bits: int) -> Found:
+    from seqdedup.loops.calls import keyed
+    from seqdedup.loops.rule import LoopFinder
+    from seqdedup.loops.transcripts import read_transcript
+
+    if name == "-":
+        data = stdin.read() if stdin is not None else b""
+    else:
+        try:
+            with open(name, "rb") as f:
+                data = f.read()
+        except OSError as exc:
+            raise SeqdedupError(f"cannot read '{name}': {exc.strerror or exc}") from None
+    transcript = read_transcript(data, name, args.action_key, args.result_key)
+    return name, transcript, LoopFinder(keyed(transcript.calls, bits)).loops()
+
+
+def _where(transcript: Transcript, loop: Loop) -> tuple[str, str]:
+    calls = transcript.calls
+    return calls[loop.first].record, calls[loop.last].record
+
+
+def _seconds(transcript: Transcript, loop: Loop) -> float | None:
+    """The time spent inside the loop, where the transcript says: from its first call's
+    timestamp to its last's, else the calls' own durations added up."""
+    from seqdedup.config.normalize import timestamp_seconds
+
+    calls = transcript.calls
+    first, last = calls[loop.first].time, calls[loop.last].time
+    if first and last:
+        start, end = timestamp_seconds(first), timestamp_seconds(last)
+        if start is not None and end is not None:
+            return end - start
+    spent = transcript.spent[loop.first : loop.last + 1]
+    return sum(s for s in spent if s is not None) if any(s is not None for s in spent) else None
+
+
+def _brief(text: str) -> str:
+    line = visible(" ".join(text.split()))
+    return line if len(line) <= SHOWN else line[: SHOWN - 3] + "..."
+
+
+def _as_text(found: list[Found]) -> str:
+    out = []
+    for name, transcript, loops in found:
+        unit = transcript.unit
+        if not loops:
+            out.append(f"{name}: no loop in {len(transcript.calls):,} calls ({transcript.format})")
+        for loop in loops:
+            first, last = _where(transcript, loop)
+            head = (
+                f"{name}: a loop of period {loop.period}, {loop.iterations} iterations, "
+                f"{unit}s {first}-{last}"
+            )
+            if loop.inserted:
+                extra = ", ".join(transcript.calls[i].record for i in loop.inserted)
+                head += f" ({unit}{'s' * (len(loop.inserted) > 1)} {extra} between)"
+            seconds = _seconds(transcript, loop)
+            if seconds is not None:
+                head += f"; {seconds:,.1f} s inside"
+            out.append(head)
+            out.append("  one iteration:")
+            for i in loop.calls:
+                call = transcript.calls[i]
+                tool = f"{call.tool}: " if call.tool else ""
+                status = f" [exit {call.status}]" if call.status not in ("", "0") else ""
+                result = _brief(call.result) or "(empty)"
+                out.append(
+                    f"    {unit} {call.record}: {tool}{_brief(call.action)} -> {result}{status}"
+                )
+    return "".join(line + "\n" for line in out)
+
+
+def _as_json(found: list[Found]) -> str:
+    answer: list[dict[str, object]] = []
+    for name, transcript, loops in found:
+        calls = transcript.calls
+        answer.append(
+            {
+                "transcript": name,
+                "format": transcript.format,
+                "unit": transcript.unit,
+                "calls": len(calls),
+                "loops": [
+                    {
+                        "period": loop.period,
+                        "iterations": loop.iterations,
+                        "first": calls[loop.first].record,
+                        "last": calls[loop.last].record,
+                        "inserted": [calls[i].record for i in loop.inserted],
+                        "first_time": calls[loop.first].time,
+                        "last_time": calls[loop.last].time,
+                        "seconds": _seconds(transcript, loop),
+                        "iteration": [
+                            {
+                                "record": calls[i].record,
+                                "tool": calls[i].tool,
+                                "action": calls[i].action,
+                                "result": calls[i].result,
+                                "status": calls[i].status or None,
+                            }
+                            for i in loop.calls
+                        ],
+                    }
+                    for loop in loops
+                ],
+            }
+        )
+    return json.dumps({"transcripts": answer}, indent=2, ensure_ascii=False) + "\n"

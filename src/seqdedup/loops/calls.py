@@ -1,0 +1,95 @@
+"""A tool call as the loop rule sees it: its identity (the tool, its input and its
+result, with timestamps, ids and numbers masked) and its shape (the tool and the first
+two tokens of its masked input, with paths and quoted strings as placeholders).
+
+Identities are compared as the masked text itself (each distinct one numbered in
+order of appearance), never as a digest: two calls are the same exactly when their
+masked texts are.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from seqdedup.config.normalize import ALL, normalize_py
+
+
+class Call(NamedTuple):
+    """One tool call of a transcript: the tool's name, its input as text, its result as
+    text ("" for none), where it is in the file's own numbering, when (the transcript's
+    timestamp, or None), and its exit status where the transcript gives one apart from
+    the output (never masked: a failed command is not a successful one)."""
+
+    tool: str
+    action: str
+    result: str
+    record: str = ""
+    time: str | None = None
+    status: str = ""
+
+
+class Keyed(NamedTuple):
+    """Each call's identity, shape and masked result, as small numbers (equal numbers:
+    equal texts), and whether it is byte for byte the call before it."""
+
+    identity: list[int]
+    shape: list[int]
+    result: list[int]  # (0: an empty result)
+    same_as_before: list[bool]
+
+
+# a leading "cd X &&" (or ";"), dropped before the shape's tokens are taken
+_CD = re.compile(r"^\s*cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*(?:&&|;)\s*")
+_QUOTED = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'[^']*'")
+QUOTED_PLACEHOLDER = "<Q>"
+PATH_PLACEHOLDER = "<P>"
+
+
+def masked(text: str, bits: int = ALL) -> str:
+    """``text`` with the classes ``bits`` masked (timestamps, ids, numbers by default)."""
+    data = text.encode("utf-8", "surrogateescape")
+    return normalize_py(data, bits).decode("utf-8", "surrogateescape")
+
+
+def shape_of(tool: str, masked_action: str) -> str:
+    """The tool and the first two tokens of its masked input, after a leading
+    ``cd X &&`` is dropped, quoted strings and tokens holding ``/`` or ``.`` replaced
+    by placeholders."""
+    text = _CD.sub("", masked_action, count=1)
+    text = _QUOTED.sub(f" {QUOTED_PLACEHOLDER} ", text)
+    tokens = [PATH_PLACEHOLDER if "/" in t or "." in t else t for t in text.split()[:2]]
+    return "\0".join([tool, *tokens])
+
+
+def keyed(calls: Sequence[Call], bits: int = ALL) -> Keyed:
+    """The identities, shapes and results of ``calls`` (masked with ``bits``)."""
+    identities: dict[tuple[str, str, str, str], int] = {}
+    shapes: dict[str, int] = {}
+    results: dict[str, int] = {"": 0}
+    out = Keyed([], [], [], [])
+    before: Call | None = None
+    for call in calls:
+        action, result = masked(call.action, bits), masked(call.result, bits)
+        identity = (call.tool, action, result, call.status)
+        out.identity.append(identities.setdefault(identity, len(identities)))
+        out.shape.append(shapes.setdefault(shape_of(call.tool, action), len(shapes)))
+        # (empty: no output and no failure; the most common result of all)
+        empty = not call.result.strip() and call.status in ("", "0")
+        out.result.append(
+            0 if empty else results.setdefault(result + "\0" + call.status, len(results))
+        )
+        out.same_as_before.append(before is not None and _exactly(call, before))
+        before = call
+    return out
+
+
+def _exactly(call: Call, other: Call) -> bool:
+    """Whether two calls are byte for byte the same in action and result."""
+    return (call.tool, call.action, call.result, call.status) == (
+        other.tool,
+        other.action,
+        other.result,
+        other.status,
+    )

@@ -1,0 +1,195 @@
+"""The loop rule (docs/loops.md states it; the tests' oracle implements it literally).
+
+A loop of period p (1 <= p <= MAX_PERIOD) with k iterations is a stretch of calls in
+which each iteration equals the one before it call by call. Two tolerances: an
+iteration after the first may hold one extra call, anywhere before its last (it is
+skipped, not compared); and for p >= 2 a call whose identity differs still counts as
+equal when its result is non-empty and equal to the earlier call's, or when it has the
+same shape, provided each iteration keeps at least one call whose identity is equal.
+Reported: k >= 3, or k = 2 and p = 1 with the two calls adjacent and byte for byte the
+same in action and result.
+
+Which loops: the calls are read from the first; at the first call where some period
+gives a loop, the loop reported is the one reaching furthest (the most iterations a
+period allows from there, then the fewest calls), the smallest period among equals;
+the reading goes on after its last call.
+
+Work: from an iteration, which iterations may follow does not depend on where the
+loop began, so each period's answers are kept for every iteration met (a state is
+where an iteration starts and which of its calls, if any, is the extra one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from seqdedup.base.errors import UsageError
+from seqdedup.loops.calls import Call, Keyed, keyed
+
+MAX_PERIOD = 64
+NO_EXTRA = -1
+
+State = tuple[int, int]  # (an iteration's first call, the offset of its extra call or -1)
+
+
+class Loop(NamedTuple):
+    """A loop: its period, its iterations, its first and last call (indexes into the
+    calls), the calls of its first iteration, and the extra calls of later ones."""
+
+    period: int
+    iterations: int
+    first: int
+    last: int
+    calls: tuple[int, ...]
+    inserted: tuple[int, ...]
+
+
+class _Best(NamedTuple):
+    iterations: int  # from this iteration on, itself counted
+    last: int  # the last call of the last of them
+    following: State | None  # the iteration chosen after this one
+
+
+def matched(state: State, period: int) -> list[int]:
+    """The calls of an iteration that are compared (its extra call left out)."""
+    start, extra = state
+    if extra == NO_EXTRA:
+        return list(range(start, start + period))
+    return [*range(start, start + extra), *range(start + extra + 1, start + period + 1)]
+
+
+class LoopFinder:
+    """The loops of one transcript's calls (see the module)."""
+
+    def __init__(self, keys: Keyed, max_period: int = MAX_PERIOD) -> None:
+        self.keys = keys
+        self.count = len(keys.identity)
+        self.max_period = max_period
+        self._best: dict[int, dict[State, _Best]] = {}
+        self.comparisons = 0  # (calls compared: the work, counted for the tests)
+
+    def loops(self) -> list[Loop]:
+        found: list[Loop] = []
+        start = 0
+        while start < self.count:
+            loop = self.loop_at(start)
+            if loop is None:
+                start += 1
+            else:
+                found.append(loop)
+                start = loop.last + 1
+        return found
+
+    def loop_at(self, start: int) -> Loop | None:
+        """The loop reported from call ``start``, or None."""
+        chosen: Loop | None = None
+        for period in range(1, self.max_period + 1):
+            if start + 2 * period > self.count:
+                break
+            loop = self._loop(start, period)
+            if loop is not None and (chosen is None or loop.last > chosen.last):
+                chosen = loop
+        return chosen
+
+    def _loop(self, start: int, period: int) -> Loop | None:
+        first: State = (start, NO_EXTRA)
+        best = self._solve(period, first)
+        if best.iterations < 2:
+            return None
+        if best.iterations == 2 and not (
+            period == 1
+            and best.following == (start + 1, NO_EXTRA)
+            and self.keys.same_as_before[start + 1]
+        ):
+            return None
+        inserted = []
+        state = best.following
+        while state is not None:
+            if state[1] != NO_EXTRA:
+                inserted.append(state[0] + state[1])
+            state = self._best[period][state].following
+        calls = tuple(range(start, start + period))
+        return Loop(period, best.iterations, start, best.last, calls, tuple(inserted))
+
+    def _equal(self, period: int, later: int, earlier: int) -> bool:
+        keys = self.keys
+        self.comparisons += 1
+        if keys.identity[later] == keys.identity[earlier]:
+            return True
+        if period == 1:
+            return False
+        result = keys.result[later]
+        return (result != 0 and result == keys.result[earlier]) or (
+            keys.shape[later] == keys.shape[earlier]
+        )
+
+    def _follows(self, period: int, before: list[int], state: State) -> bool:
+        """Whether the iteration at ``state`` equals the one whose calls are ``before``."""
+        calls = matched(state, period)
+        if calls[-1] >= self.count:
+            return False
+        exact = False
+        identity = self.keys.identity
+        for later, earlier in zip(calls, before, strict=True):
+            if not self._equal(period, later, earlier):
+                return False
+            exact = exact or identity[later] == identity[earlier]
+        return exact
+
+    def _following(self, period: int, state: State) -> list[State]:
+        """The iterations that may follow the one at ``state``: without an extra call
+        first, then with one at each place."""
+        before = matched(state, period)
+        start = before[-1] + 1
+        out = []
+        for extra in (NO_EXTRA, *range(period)):
+            if extra > 0 and not self._equal(period, start, before[0]):
+                break  # (its first call is compared as without an extra: it failed)
+            if self._follows(period, before, (start, extra)):
+                out.append((start, extra))
+        return out
+
+    def _solve(self, period: int, root: State) -> _Best:
+        """The best loop from the iteration at ``root`` on: the most iterations, then
+        the earliest last call, then the first choice in order (iterative: a loop may
+        be longer than Python's stack is deep)."""
+        known = self._best.setdefault(period, {})
+        pending: dict[State, list[State]] = {}
+        stack = [root]
+        while stack:
+            state = stack[-1]
+            if state in known:
+                stack.pop()
+                continue
+            nexts = pending.get(state)
+            if nexts is None:
+                nexts = pending[state] = self._following(period, state)
+                missing = [s for s in nexts if s not in known]
+                if missing:
+                    stack.extend(reversed(missing))
+                    continue
+            best = _Best(1, matched(state, period)[-1], None)
+            for following in nexts:
+                then = known[following]
+                if then.iterations + 1 > best.iterations or (
+                    then.iterations + 1 == best.iterations and then.last < best.last
+                ):
+                    best = _Best(then.iterations + 1, then.last, following)
+            known[state] = best
+            del pending[state]
+            stack.pop()
+        return known[root]
+
+
+def find_loops(
+    calls: Sequence[Call], normalize: str = "all", max_period: int = MAX_PERIOD
+) -> list[Loop]:
+    """The loops of ``calls`` (in order), each call's identity masked with the classes
+    ``normalize`` names (``--normalize``'s words; "all" by default: timestamps, ids,
+    numbers). Indexes in the loops are into ``calls``."""
+    from seqdedup.config.normalize import parse_classes
+
+    if not 1 <= max_period <= MAX_PERIOD:
+        raise UsageError(f"max_period must be 1 to {MAX_PERIOD}, not {max_period}")
+    return LoopFinder(keyed(calls, parse_classes(normalize)), max_period).loops()
