@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import IO, TYPE_CHECKING, TextIO
 
 from seqdedup.base.errors import SeqdedupError, exit_status, visible
@@ -109,7 +110,9 @@ def _found(name: str, stdin: IO[bytes] | None, args: argparse.Namespace, bits: i
     from seqdedup.loops.transcripts import read_transcript
 
     if name == "-":
-        data = stdin.read() if stdin is not None else b""
+        if stdin is None and sys.stdin is None:
+            raise SeqdedupError("standard input is closed: name a transcript")
+        data = (stdin if stdin is not None else sys.stdin.buffer).read()
     else:
         try:
             with open(name, "rb") as f:

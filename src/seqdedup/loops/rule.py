@@ -21,6 +21,7 @@ where an iteration starts and which of its calls, if any, is the extra one).
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -68,6 +69,38 @@ class LoopFinder:
         self.max_period = max_period
         self._best: dict[int, dict[State, _Best]] = {}
         self.comparisons = 0  # (calls compared: the work, counted for the tests)
+        self._distances = self._repeats(keys.identity, max_period + 1)
+        self._repeating = sorted(self._distances)
+
+    @staticmethod
+    def _repeats(identity: list[int], reach: int) -> dict[int, list[int]]:
+        """For each call whose identity comes again within ``reach`` calls: how far on
+        (a loop needs one such pair per iteration: the periods worth trying)."""
+        recent: dict[int, list[int]] = {}
+        distances: dict[int, list[int]] = {}
+        for at, ident in enumerate(identity):
+            seen = recent.setdefault(ident, [])
+            while seen and at - seen[0] > reach:
+                seen.pop(0)
+            for earlier in seen:
+                distances.setdefault(earlier, []).append(at - earlier)
+            seen.append(at)
+        return distances
+
+    def _periods(self, start: int) -> list[int]:
+        """The periods a loop from ``start`` may have: its second iteration keeps a call
+        whose identity equals its counterpart's, at ``p`` calls on, or ``p + 1`` past
+        an extra call."""
+        periods = set()
+        at = bisect_left(self._repeating, start)
+        while at < len(self._repeating) and self._repeating[at] < start + self.max_period:
+            call = self._repeating[at]
+            for distance in self._distances[call]:
+                for period in (distance, distance - 1):
+                    if call - start < period <= self.max_period:
+                        periods.add(period)
+            at += 1
+        return sorted(periods)
 
     def loops(self) -> list[Loop]:
         found: list[Loop] = []
@@ -84,7 +117,7 @@ class LoopFinder:
     def loop_at(self, start: int) -> Loop | None:
         """The loop reported from call ``start``, or None."""
         chosen: Loop | None = None
-        for period in range(1, self.max_period + 1):
+        for period in self._periods(start):
             if start + 2 * period > self.count:
                 break
             loop = self._loop(start, period)
@@ -124,29 +157,35 @@ class LoopFinder:
             keys.shape[later] == keys.shape[earlier]
         )
 
-    def _follows(self, period: int, before: list[int], state: State) -> bool:
-        """Whether the iteration at ``state`` equals the one whose calls are ``before``."""
-        calls = matched(state, period)
-        if calls[-1] >= self.count:
-            return False
-        exact = False
-        identity = self.keys.identity
-        for later, earlier in zip(calls, before, strict=True):
-            if not self._equal(period, later, earlier):
-                return False
-            exact = exact or identity[later] == identity[earlier]
-        return exact
-
     def _following(self, period: int, state: State) -> list[State]:
         """The iterations that may follow the one at ``state``: without an extra call
-        first, then with one at each place."""
+        first, then with one at each place. An extra call at offset q compares the
+        calls before it as without one and those after it one place on, so the two
+        alignments are each walked once (from the front, and from the back)."""
         before = matched(state, period)
         start = before[-1] + 1
-        out = []
-        for extra in (NO_EXTRA, *range(period)):
-            if extra > 0 and not self._equal(period, start, before[0]):
-                break  # (its first call is compared as without an extra: it failed)
-            if self._follows(period, before, (start, extra)):
+        out: list[State] = []
+        identity = self.keys.identity
+        lead, first_exact = 0, period  # (calls equal from the front; the first exact)
+        while (
+            lead < period
+            and start + lead < self.count
+            and self._equal(period, start + lead, before[lead])
+        ):
+            if first_exact == period and identity[start + lead] == identity[before[lead]]:
+                first_exact = lead
+            lead += 1
+        if lead == period and first_exact < period:
+            out.append((start, NO_EXTRA))
+        if start + period >= self.count:
+            return out
+        tail, last_exact = period, -1  # (equal one place on, from the back; the last exact)
+        while tail > 0 and self._equal(period, start + tail, before[tail - 1]):
+            tail -= 1
+            if last_exact < 0 and identity[start + tail + 1] == identity[before[tail]]:
+                last_exact = tail
+        for extra in range(tail, min(lead, period - 1) + 1):
+            if first_exact < extra or last_exact >= extra:
                 out.append((start, extra))
         return out
 
