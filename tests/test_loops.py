@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,8 @@ from seqdedup.loops.rule import LoopFinder
 from seqdedup.loops.transcripts import read_transcript
 
 TRANSCRIPTS = Path(__file__).parent / "data" / "transcripts"
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+from genloops import legitimate, planted, session  # type: ignore[import-not-found]  # noqa: E402
 
 
 # -- the oracle: the rule as docs/loops.md states it, read literally ----------------------
@@ -133,6 +136,7 @@ calls_strategy = st.lists(
 )
 
 
+@pytest.mark.usefixtures("engine")  # (the kernel's masking and the Python one)
 @settings(max_examples=400, deadline=None)
 @given(calls=calls_strategy, max_period=st.integers(1, 8))
 def test_the_rule_is_its_literal_reading(calls, max_period):
@@ -271,76 +275,26 @@ def test_the_formats_are_told_from_the_content():
 
 
 # -- planted loops and legitimate repetition ----------------------------------------------
-def _session(rng: random.Random, calls: int) -> list[Call]:
-    """Ordinary work: each call new (its own file, its own output)."""
-
-    def word() -> str:  # (words, not numbers: numbers are masked)
-        return "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(8))
-
-    out = []
-    for _ in range(calls):
-        verb = rng.choice(["cat", "grep -n TODO", "python -m pytest", "ls"])
-        out.append(Call("bash", f"{verb} src/{word()}.py", f"{verb}: {word()} {word()}"))
-    return out
-
-
-def _planted(period: int, iterations: int, inserted: bool, rng: random.Random) -> list[Call]:
-    """A block of ``period`` calls repeated, each copy with new timestamps, durations and
-    call ids (masked), one copy with a stray call inside when ``inserted``."""
-    words = ["view", "edit", "run", "check", "diff", "undo", "grep", "test"]
-    out = []
-    for copy in range(iterations):
-        block = []
-        for k in range(period):
-            stamp = f"2026-12-06T10:{copy:02d}:{k % 60:02d}Z"
-            block.append(
-                Call(
-                    "bash",
-                    f"{words[k % 8]} {'abcdefgh'[k // 8]} --id {rng.randrange(10**9)}",
-                    f"[{stamp}] {words[k % 8]} done in {rng.randrange(1000)} ms",
-                )
-            )
-        if inserted and copy == iterations // 2:
-            block.insert(rng.randrange(period), Call("bash", "echo stray thought", "stray thought"))
-        out += block
-    return out
-
-
 @pytest.mark.parametrize("period", [1, 2, 3, 4, 5, 6, 7, 8, 16, 32, 64])
 @pytest.mark.parametrize("inserted", [False, True])
 def test_planted_loops_are_found_with_their_period(period, inserted):
     rng = random.Random(period * 2 + inserted)  # (seeded: the same calls every run)
     for iterations in (3, 6, 10):
-        before, after = _session(rng, 7), _session(rng, 5)
-        calls = [*before, *_planted(period, iterations, inserted, rng), *after]
+        before, after = session(rng, 7), session(rng, 5)
+        calls = [*before, *planted(period, iterations, inserted, rng), *after]
         loops = find_loops(calls)
         assert [(lp.period, lp.iterations, lp.first) for lp in loops] == [(period, iterations, 7)]
         assert loops[0].last == len(before) + period * iterations + inserted - 1
 
 
 def test_legitimate_repetition_is_not_a_loop():
-    polling = [
-        Call("bash", "kubectl get pod web", f"web {s}")
-        for s in ("Pending", "ContainerCreating", "Running")
-    ]
-    rerun = [
-        Call("edit", "file_path=a.py", "ok"),
-        Call("bash", "pytest -x", "2 failed"),
-        Call("edit", "file_path=a.py", "ok 2"),
-        Call("bash", "pytest -x", "1 failed"),
-        Call("edit", "file_path=b.py", "ok"),
-        Call("bash", "pytest -x", "passed"),
-    ]
-    files = [
-        Call("bash", f"wc -l src/{n}.py", f"{len(n)} lines, {n}")
-        for n in ("a", "bb", "ccc", "dddd")
-    ]
-    silent = [Call("bash", f"touch out/{n}.txt", "") for n in ("x", "y", "z", "w", "v")]
-    for calls in (polling, rerun, files, silent, polling + rerun + files + silent):
-        assert find_loops(calls) == [], calls
+    shapes = legitimate()
+    together = [call for calls in shapes.values() for call in calls]
+    for name, calls in [*shapes.items(), ("all of them", together)]:
+        assert find_loops(calls) == [], name
 
 
-def test_the_work_per_call_does_not_grow_with_the_session():
+def test_the_work_per_call_does_not_grow_with_thesession():
     """Counted work: calls compared per call, on 1,000 and on 10,000 calls of ordinary
     work with loops planted in it, within a fifth of each other."""
 
@@ -348,7 +302,7 @@ def test_the_work_per_call_does_not_grow_with_the_session():
         rng = random.Random(7)
         calls: list[Call] = []
         while len(calls) < count:
-            calls += _session(rng, 40) + _planted(rng.choice([1, 3, 8]), 3, False, rng)
+            calls += session(rng, 40) + planted(rng.choice([1, 3, 8]), 3, False, rng)
         finder = LoopFinder(keyed(calls[:count]))
         finder.loops()
         return finder.comparisons / count

@@ -105,6 +105,7 @@ Found = tuple[str, "Transcript", "list[Loop]"]
 
 
 def _found(name: str, stdin: IO[bytes] | None, args: argparse.Namespace, bits: int) -> Found:
+    from seqdedup.base.kernel import load
     from seqdedup.loops.calls import keyed
     from seqdedup.loops.rule import LoopFinder
     from seqdedup.loops.transcripts import read_transcript
@@ -120,7 +121,7 @@ def _found(name: str, stdin: IO[bytes] | None, args: argparse.Namespace, bits: i
         except OSError as exc:
             raise SeqdedupError(f"cannot read '{name}': {exc.strerror or exc}") from None
     transcript = read_transcript(data, name, args.action_key, args.result_key)
-    return name, transcript, LoopFinder(keyed(transcript.calls, bits)).loops()
+    return name, transcript, LoopFinder(keyed(transcript.calls, bits, load())).loops()
 
 
 def _where(transcript: Transcript, loop: Loop) -> tuple[str, str]:

@@ -10,10 +10,13 @@ masked texts are.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from types import ModuleType
 from typing import NamedTuple
 
 from seqdedup.config.normalize import ALL, normalize_py
+
+Normalize = Callable[[bytes, int], bytes]
 
 
 class Call(NamedTuple):
@@ -47,10 +50,11 @@ QUOTED_PLACEHOLDER = "<Q>"
 PATH_PLACEHOLDER = "<P>"
 
 
-def masked(text: str, bits: int = ALL) -> str:
-    """``text`` with the classes ``bits`` masked (timestamps, ids, numbers by default)."""
+def masked(text: str, bits: int = ALL, normalize: Normalize = normalize_py) -> str:
+    """``text`` with the classes ``bits`` masked (timestamps, ids, numbers by default);
+    ``normalize``: the kernel's, which gives the same bytes, where it is built."""
     data = text.encode("utf-8", "surrogateescape")
-    return normalize_py(data, bits).decode("utf-8", "surrogateescape")
+    return normalize(data, bits).decode("utf-8", "surrogateescape")
 
 
 def shape_of(tool: str, masked_action: str) -> str:
@@ -63,15 +67,17 @@ def shape_of(tool: str, masked_action: str) -> str:
     return "\0".join([tool, *tokens])
 
 
-def keyed(calls: Sequence[Call], bits: int = ALL) -> Keyed:
-    """The identities, shapes and results of ``calls`` (masked with ``bits``)."""
+def keyed(calls: Sequence[Call], bits: int = ALL, kernel: ModuleType | None = None) -> Keyed:
+    """The identities, shapes and results of ``calls`` (masked with ``bits``, by the
+    ``kernel`` where given)."""
+    normalize: Normalize = getattr(kernel, "normalize", None) or normalize_py
     identities: dict[tuple[str, str, str, str], int] = {}
     shapes: dict[str, int] = {}
     results: dict[str, int] = {"": 0}
     out = Keyed([], [], [], [])
     before: Call | None = None
     for call in calls:
-        action, result = masked(call.action, bits), masked(call.result, bits)
+        action, result = masked(call.action, bits, normalize), masked(call.result, bits, normalize)
         identity = (call.tool, action, result, call.status)
         out.identity.append(identities.setdefault(identity, len(identities)))
         out.shape.append(shapes.setdefault(shape_of(call.tool, action), len(shapes)))
