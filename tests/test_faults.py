@@ -73,7 +73,8 @@ def test_a_closed_stderr_loses_no_record(tmp_path, repeats_log, engine, library)
         env=engine_env(engine),
         timeout=120,
     )
-    assert p.stdout.startswith(b"EXPLAIN: ")
+    # (what went wrong, if it does: it failed once in a loaded run, cause not found)
+    assert p.stdout.startswith(b"EXPLAIN: "), (p.stdout[:300], p.stderr[-300:])
     assert p.stderr == b"0\n"
     assert out.read_bytes() == first_copies(repeats_log)
     if library:  # the run completed, so it saved: a second run over it drops everything
