@@ -255,3 +255,33 @@ def test_the_diff_tool_answers_within_its_budget(tmp_path):
     assert estimate_tokens(small.content[0].text.encode()) <= 200
     assert structured(same)["changed"] is False
     assert refused.is_error and "outside the server's roots" in refused.content[0].text
+
+
+def test_the_loops_tool_names_a_transcripts_loop(tmp_path):
+    """The loops tool on a real transcript under the server's roots: the loop its
+    README names (records 9-12, period 1), as `seqdedup loops --format json` gives it;
+    a normal transcript without one; a bad class word and a file outside refused."""
+    root = tmp_path / "runs"
+    root.mkdir()
+    data = Path(__file__).parent / "data" / "transcripts"
+    for name in ("sweagent_ctf-crypto-eps.traj", "sweagent_gpt4_swe-agent__test-repo-i1.traj"):
+        (root / name).write_bytes((data / name).read_bytes())
+
+    async def body(client):
+        return [
+            await client.call_tool("loops", arguments)
+            for arguments in (
+                {"path": "sweagent_ctf-crypto-eps.traj"},
+                {"path": "sweagent_gpt4_swe-agent__test-repo-i1.traj"},
+                {"path": "sweagent_ctf-crypto-eps.traj", "normalize": "colour"},
+                {"path": str(data / "sweagent_ctf-crypto-eps.traj")},
+            )
+        ]
+
+    looping, normal, bad_word, outside = run_client(root, tmp_path / "removed.db", body)
+    (loop,) = structured(looping)["loops"]
+    assert (loop["period"], loop["iterations"], loop["first"], loop["last"]) == (1, 4, "9", "12")
+    assert loop["iteration"][0]["result"] == "Wrong flag!"
+    assert structured(normal)["loops"] == [] and structured(normal)["calls"] == 5
+    assert bad_word.is_error and "colour" in bad_word.content[0].text
+    assert outside.is_error and "outside the server's roots" in outside.content[0].text

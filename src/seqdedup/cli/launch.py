@@ -12,11 +12,21 @@ decided its exit status.
 
 from __future__ import annotations
 
+import sys
+
 from seqdedup.base.signalmask import hold, release
 
 
 def seqdedup() -> None:
     hold()
+    if sys.argv[1:2] == ["loops"]:  # (without the run's modules: a hook starts per call)
+        from seqdedup.cli.loops import entry_point as loops
+
+        try:
+            loops()
+        finally:
+            hold()
+        return
     from seqdedup.cli.seqdedup import entry_point
 
     try:

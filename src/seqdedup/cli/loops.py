@@ -63,6 +63,19 @@ def build_loops_parser() -> argparse.ArgumentParser:
         help="what is masked in a call before calls are compared (default all: "
         "timestamps, uuids, ips, hex, numbers; 'none' for the exact text)",
     )
+    hook = parser.add_argument_group("as a hook of an agent host (docs/loops.md)")
+    hook.add_argument(
+        "--hook",
+        action="store_true",
+        help="read one hook event (JSON) on stdin: PostToolUse records the call, PreToolUse "
+        "warns when the call would go round a loop; any error lets the call through",
+    )
+    hook.add_argument(
+        "--block",
+        action="store_true",
+        help="with --hook: refuse a call that would go round a loop (exit 2, the reason on "
+        "stderr) instead of warning",
+    )
     parser.add_argument(
         "-V", "--version", action=_Version, nargs=0, help="print the version and the engine"
     )
@@ -88,7 +101,11 @@ def run_loops(
             from seqdedup.cli.completion import answer
 
             answer(parser)
+        if "--hook" in argv:  # (an agent host's hook fails open, whatever goes wrong)
+            return _hook(argv, stdin, stdout, stderr)
         args = parser.parse_args(argv)
+        if args.block:
+            raise SeqdedupError("--block needs --hook")
         if args.result_key is not None and args.action_key is None:
             raise SeqdedupError("--result-key needs --action-key")
         bits = parse_classes(args.normalize)  # (a bad word: one line, before any read)
@@ -104,12 +121,38 @@ def run_loops(
 Found = tuple[str, "Transcript", "list[Loop]"]
 
 
-def _found(name: str, stdin: IO[bytes] | None, args: argparse.Namespace, bits: int) -> Found:
-    from seqdedup.base.kernel import load
-    from seqdedup.loops.calls import keyed
-    from seqdedup.loops.rule import LoopFinder
-    from seqdedup.loops.transcripts import read_transcript
+def _hook(argv: list[str], stdin: IO[bytes] | None, stdout: IO[bytes], stderr: TextIO) -> int:
+    """``--hook``: exit 0 (a warning for the model in the host's JSON on stdout), or 2
+    with the reason on stderr for a loop under ``--block``. On an error: exit 0 and one
+    line on stderr (a broken hook must not stop the agent)."""
+    try:
+        from seqdedup.config.normalize import parse_classes
+        from seqdedup.loops.hook import hook_event, state_dir
 
+        args = build_loops_parser().parse_args(argv)
+        if args.inputs != ["-"] or args.action_key or args.result_key:
+            raise SeqdedupError("--hook reads one event on stdin: no transcripts or keys")
+        data = (stdin if stdin is not None else sys.stdin.buffer).read()
+        event = json.loads(data)
+        if not isinstance(event, dict):
+            raise SeqdedupError("the hook event is not a JSON object")
+        verdict = hook_event(event, state_dir(), parse_classes(args.normalize))
+    except (Exception, SystemExit) as exc:  # (fails open, and says why)
+        reason = str(exc) if isinstance(exc, SeqdedupError) else f"{type(exc).__name__}: {exc}"
+        stderr.write(f"{PROG} --hook: {visible(reason)} (the call goes ahead)\n")
+        return 0
+    if verdict.loop is None:
+        return 0
+    if args.block:
+        stderr.write(verdict.message + "\n")
+        return 2
+    answer = {"hookEventName": event.get("hook_event_name"), "additionalContext": verdict.message}
+    stdout.write(json.dumps({"hookSpecificOutput": answer}).encode() + b"\n")
+    stdout.flush()
+    return 0
+
+
+def _found(name: str, stdin: IO[bytes] | None, args: argparse.Namespace, bits: int) -> Found:
     if name == "-":
         if stdin is None and sys.stdin is None:
             raise SeqdedupError("standard input is closed: name a transcript")
@@ -120,8 +163,20 @@ def _found(name: str, stdin: IO[bytes] | None, args: argparse.Namespace, bits: i
                 data = f.read()
         except OSError as exc:
             raise SeqdedupError(f"cannot read '{name}': {exc.strerror or exc}") from None
-    transcript = read_transcript(data, name, args.action_key, args.result_key)
-    return name, transcript, LoopFinder(keyed(transcript.calls, bits, load())).loops()
+    return (name, *loops_of(data, name, bits, args.action_key, args.result_key))
+
+
+def loops_of(
+    data: bytes, name: str, bits: int, action_key: str | None = None, result_key: str | None = None
+) -> tuple[Transcript, list[Loop]]:
+    """A transcript's calls and loops (``bits``: the classes masked)."""
+    from seqdedup.base.kernel import load
+    from seqdedup.loops.calls import keyed
+    from seqdedup.loops.rule import LoopFinder
+    from seqdedup.loops.transcripts import read_transcript
+
+    transcript = read_transcript(data, name, action_key, result_key)
+    return transcript, LoopFinder(keyed(transcript.calls, bits, load())).loops()
 
 
 def _where(transcript: Transcript, loop: Loop) -> tuple[str, str]:
@@ -180,39 +235,58 @@ def _as_text(found: list[Found]) -> str:
     return "".join(line + "\n" for line in out)
 
 
-def _as_json(found: list[Found]) -> str:
-    answer: list[dict[str, object]] = []
-    for name, transcript, loops in found:
-        calls = transcript.calls
-        answer.append(
+def answer_of(name: str, transcript: Transcript, loops: list[Loop]) -> dict[str, object]:
+    """One transcript's answer as data (``--format json``, the MCP ``loops`` tool)."""
+    calls = transcript.calls
+    return {
+        "transcript": name,
+        "format": transcript.format,
+        "unit": transcript.unit,
+        "calls": len(calls),
+        "loops": [
             {
-                "transcript": name,
-                "format": transcript.format,
-                "unit": transcript.unit,
-                "calls": len(calls),
-                "loops": [
+                "period": loop.period,
+                "iterations": loop.iterations,
+                "first": calls[loop.first].record,
+                "last": calls[loop.last].record,
+                "inserted": [calls[i].record for i in loop.inserted],
+                "first_time": calls[loop.first].time,
+                "last_time": calls[loop.last].time,
+                "seconds": _seconds(transcript, loop),
+                "iteration": [
                     {
-                        "period": loop.period,
-                        "iterations": loop.iterations,
-                        "first": calls[loop.first].record,
-                        "last": calls[loop.last].record,
-                        "inserted": [calls[i].record for i in loop.inserted],
-                        "first_time": calls[loop.first].time,
-                        "last_time": calls[loop.last].time,
-                        "seconds": _seconds(transcript, loop),
-                        "iteration": [
-                            {
-                                "record": calls[i].record,
-                                "tool": calls[i].tool,
-                                "action": calls[i].action,
-                                "result": calls[i].result,
-                                "status": calls[i].status or None,
-                            }
-                            for i in loop.calls
-                        ],
+                        "record": calls[i].record,
+                        "tool": calls[i].tool,
+                        "action": calls[i].action,
+                        "result": calls[i].result,
+                        "status": calls[i].status or None,
                     }
-                    for loop in loops
+                    for i in loop.calls
                 ],
             }
-        )
+            for loop in loops
+        ],
+    }
+
+
+def _as_json(found: list[Found]) -> str:
+    answer = [answer_of(name, transcript, loops) for name, transcript, loops in found]
     return json.dumps({"transcripts": answer}, indent=2, ensure_ascii=False) + "\n"
+
+
+def entry_point() -> None:
+    """``seqdedup loops`` as the console script starts it, without the modules of a
+    run (an agent host starts the hook on every call: start-up is most of its time);
+    streams and signals as ``seqdedup``'s own entry point sets them."""
+    import os
+
+    from seqdedup.base.stopping import stop_on_termination_signals
+    from seqdedup.cli.sinks import Messages
+
+    stop_on_termination_signals(defer_first=True)
+    opened = sys.stderr if sys.stderr is not None else open(os.devnull, "w")  # noqa: SIM115
+    err: TextIO = Messages(opened)  # type: ignore[assignment]
+    if sys.stdout is None:
+        err.write(f"{PROG}: standard output is closed: nowhere to write the answer\n")
+        sys.exit(EXIT_ERROR)
+    sys.exit(run_loops(sys.argv[2:], None, sys.stdout.buffer, err, own_stdout=True, shell=True))

@@ -224,6 +224,19 @@ def diff_tool(
     }
 
 
+def loops_tool(roots: Roots, path: str, normalize: str) -> dict[str, object]:
+    """The ``loops`` tool: see :func:`_add_lookups`; ``seqdedup loops --format json``'s
+    answer for one transcript."""
+    from seqdedup.cli.loops import answer_of, loops_of
+    from seqdedup.config.normalize import parse_classes
+
+    bits = parse_classes(normalize)
+    data = read_capped(roots.file(path))
+    if len(data) > READ_CAP:
+        raise SeqdedupError(f"'{path}' holds more than {READ_CAP:,} bytes: run seqdedup loops")
+    return answer_of(path, *loops_of(data, path, bits))
+
+
 def guarded(call: Callable[..., T], *args: Any) -> T:
     """A tool's work; what ends it with an error is the tool's error (one line)."""
     from mcp.server.mcpserver.exceptions import ToolError
@@ -312,7 +325,8 @@ def build_server(roots: Roots, store_path: Path, cap: int) -> Any:
 def _add_lookups(
     tool: Callable[[Callable[..., Any]], Callable[..., Any]], roots: Roots, store_path: Path
 ) -> None:
-    """The tools that look a file or the store up: top, suggest, diff, clear_store."""
+    """The tools that look a file or the store up: top, suggest, diff, loops,
+    clear_store."""
 
     @tool
     def top(
@@ -349,6 +363,16 @@ def _add_lookups(
         structured content."""
         found = guarded(diff_tool, roots, good, bad, budget, normalize, factor, min_count)
         return text_result(found)
+
+    @tool
+    def loops(path: str, normalize: str = "all") -> dict[str, object]:
+        """Whether an agent's transcript (a file under the server's roots: Claude Code
+        session JSONL, SWE-agent .traj, mini-swe-agent .traj.json, OpenHands events)
+        shows the agent repeating itself: each loop's period (calls per round, 1-64),
+        iterations, first and last record in the file's numbering, extra calls, and the
+        calls of one round. `normalize`: classes masked before calls are compared
+        (default all: timestamps, ids and numbers)."""
+        return guarded(loops_tool, roots, path, normalize)
 
     @tool
     def clear_store() -> str:

@@ -68,6 +68,7 @@ class LoopFinder:
         self.count = len(keys.identity)
         self.max_period = max_period
         self._best: dict[int, dict[State, _Best]] = {}
+        self._alike: dict[int, dict[tuple[int, ...], _Best]] = {}
         self.comparisons = 0  # (calls compared: the work, counted for the tests)
         self._distances = self._repeats(keys.identity, max_period + 1)
         self._repeating = sorted(self._distances)
@@ -123,6 +124,8 @@ class LoopFinder:
             loop = self._loop(start, period)
             if loop is not None and (chosen is None or loop.last > chosen.last):
                 chosen = loop
+                if loop.last == self.count - 1:
+                    break  # (no period reaches further; the smallest is kept)
         return chosen
 
     def _loop(self, start: int, period: int) -> Loop | None:
@@ -194,11 +197,17 @@ class LoopFinder:
         the earliest last call, then the first choice in order (iterative: a loop may
         be longer than Python's stack is deep)."""
         known = self._best.setdefault(period, {})
+        alike = self._alike.setdefault(period, {})
         pending: dict[State, list[State]] = {}
         stack = [root]
         while stack:
             state = stack[-1]
             if state in known:
+                stack.pop()
+                continue
+            signature = self._signature(period, state)
+            if signature in alike:  # (an iteration like one worked out: the same future)
+                known[state] = alike[signature]
                 stack.pop()
                 continue
             nexts = pending.get(state)
@@ -215,10 +224,23 @@ class LoopFinder:
                     then.iterations + 1 == best.iterations and then.last < best.last
                 ):
                     best = _Best(then.iterations + 1, then.last, following)
-            known[state] = best
+            known[state] = alike[signature] = best
             del pending[state]
             stack.pop()
         return known[root]
+
+    def _signature(self, period: int, state: State) -> tuple[int, ...]:
+        """What decides an iteration's future: where the next one starts and what its
+        compared calls are (their identities, shapes and results). Two iterations
+        alike in these have the same followers, so the same best loop from them on."""
+        keys = self.keys
+        calls = matched(state, period)
+        return (
+            calls[-1] + 1,
+            *(keys.identity[c] for c in calls),
+            *(keys.shape[c] for c in calls),
+            *(keys.result[c] for c in calls),
+        )
 
 
 def find_loops(

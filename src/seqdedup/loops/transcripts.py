@@ -76,12 +76,19 @@ def action_text(value: object) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+_OUTPUTS = ("stdout", "stderr", "output", "content")  # (a shell tool's response fields)
+
+
 def result_text(value: object) -> str:
-    """A result as text: a string as it is; a list of content blocks, their texts."""
+    """A result as text: a string as it is; a list of content blocks, their texts; a
+    response with output fields (``stdout``, ``stderr``, ``output``, ``content``), those
+    that are strings, in that order; anything else as JSON."""
     if value is None:
         return ""
     if isinstance(value, str):
         return value
+    if isinstance(value, dict) and any(isinstance(value.get(k), str) for k in _OUTPUTS):
+        return "\n".join(str(value[k]) for k in _OUTPUTS if isinstance(value.get(k), str))
     if isinstance(value, list) and all(isinstance(b, dict) for b in value):
         return "\n".join(
             str(b.get("text", "")) if b.get("type", "text") == "text" else json.dumps(b)
