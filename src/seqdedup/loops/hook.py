@@ -22,12 +22,15 @@ and what a collision could do is a warning too many.
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import json
 import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import NamedTuple
+
+try:  # (hashlib's own source of BLAKE2b, without loading OpenSSL: the hook starts per call)
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - (an interpreter without it)
+    from hashlib import blake2b
 
 from seqdedup.base.errors import SeqdedupError, visible
 from seqdedup.config.normalize import ALL
@@ -62,7 +65,7 @@ class Verdict(NamedTuple):
 
 def _digest(*parts: str) -> str:
     joined = "\0".join(parts).encode("utf-8", "surrogateescape")
-    return hashlib.blake2b(joined, digest_size=16).hexdigest()
+    return blake2b(joined, digest_size=16).hexdigest()
 
 
 def seen_call(tool: str, action: str, result: str, bits: int = ALL, status: str = "") -> Seen:
@@ -129,20 +132,20 @@ def _message(loop: Loop, names: list[str]) -> str:
 
 
 # -- the state of a session ---------------------------------------------------------
-def state_dir(environ: Mapping[str, str] = os.environ) -> Path:
-    base = environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "seqdedup" / "loops"
+def state_dir(environ: Mapping[str, str] = os.environ) -> str:
+    base = environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state")
+    return os.path.join(base, "seqdedup", "loops")
 
 
 class SessionState:
     """The calls kept for one session, read and written under a lock (a context
     manager: ``with SessionState(...) as state: state.calls ...``)."""
 
-    def __init__(self, folder: Path, session_id: str) -> None:
-        self.path = folder / f"{_digest(session_id)}.json"
+    def __init__(self, folder: str | os.PathLike[str], session_id: str) -> None:
+        self.path = os.path.join(folder, f"{_digest(session_id)}.json")
         self.calls: list[Seen] = []
         self._fd = -1
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        os.makedirs(folder, mode=0o700, exist_ok=True)
 
     def __enter__(self) -> SessionState:
         flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
@@ -171,7 +174,9 @@ class SessionState:
         os.close(self._fd)  # (closing it lets the lock go)
 
 
-def hook_event(event: Mapping[str, object], folder: Path, bits: int = ALL) -> Verdict:
+def hook_event(
+    event: Mapping[str, object], folder: str | os.PathLike[str], bits: int = ALL
+) -> Verdict:
     """One hook call: ``PostToolUse`` records the call, ``PreToolUse`` judges it."""
     name = event.get("hook_event_name")
     session = event.get("session_id")

@@ -231,15 +231,16 @@ class LoopFinder:
 
     def _signature(self, period: int, state: State) -> tuple[int, ...]:
         """What decides an iteration's future: where the next one starts and what its
-        compared calls are (their identities, shapes and results). Two iterations
-        alike in these have the same followers, so the same best loop from them on."""
-        keys = self.keys
-        calls = matched(state, period)
+        compared calls are (their identities, which fix their shapes and results). Two
+        iterations alike in these have the same followers, so the same best loop."""
+        identity = self.keys.identity
+        start, extra = state
+        if extra == NO_EXTRA:
+            return (start + period, *identity[start : start + period])
         return (
-            calls[-1] + 1,
-            *(keys.identity[c] for c in calls),
-            *(keys.shape[c] for c in calls),
-            *(keys.result[c] for c in calls),
+            start + period + 1,
+            *identity[start : start + extra],
+            *identity[start + extra + 1 : start + period + 1],
         )
 
 
