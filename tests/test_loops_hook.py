@@ -208,3 +208,44 @@ def test_the_documented_settings_snippet_is_this_one():
     text = (Path(__file__).parent.parent / "docs" / "loops.md").read_text()
     snippet = text.split("```json\n", 1)[1].split("```", 1)[0]
     assert json.loads(snippet) == SETTINGS
+
+
+def _oracle_warns(calls: list, tool: str, action: str) -> bool:
+    """The literal reading of PreToolUse: some earlier call with the same tool and
+    masked input, its result given to the upcoming call, makes the rule's oracle report
+    a loop holding the upcoming call."""
+    from seqdedup import Call
+    from seqdedup.config.normalize import ALL
+    from seqdedup.loops.calls import masked
+    from test_loops import oracle
+
+    wanted = (tool, masked(action, ALL))
+    for earlier in calls:
+        if (earlier.tool, masked(earlier.action, ALL)) != wanted:
+            continue
+        upcoming = Call(tool, action, earlier.result, status=earlier.status)
+        last = len(calls)
+        if any(p1 <= last <= p2 for _, _, p1, p2 in oracle([*calls, upcoming])):
+            return True
+    return False
+
+
+def test_the_hooks_verdict_is_the_oracles():
+    """Random sessions over small alphabets: the hook warns exactly when the oracle
+    says the call would go round a loop."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from seqdedup import Call
+    from test_loops import ACTIONS, RESULTS
+
+    call = st.builds(Call, st.just("bash"), st.sampled_from(ACTIONS), st.sampled_from(RESULTS))
+
+    @settings(max_examples=300, deadline=None)
+    @given(calls=st.lists(call, max_size=12), action=st.sampled_from(ACTIONS))
+    def check(calls, action):
+        history = [seen_call(c.tool, c.action, c.result, status=c.status) for c in calls]
+        warned = judge(history, "bash", action).loop is not None
+        assert warned == _oracle_warns(calls, "bash", action)
+
+    check()
