@@ -131,7 +131,7 @@ def test_every_kind_of_line_is_shown_once_and_a_marker_says_what_differs():
     assert all(f"INFO stage{k} step" in text for k in range(20))
     assert reduction.tokens_out <= 2_000 < reduction.tokens_in
     one_kind = log([f"mounted vol-{n} in {n % 3}s" for n in range(17, 161)])
-    short = reduce_to_budget(one_kind, 60, max_history=None).text.decode()
+    short = reduce_to_budget(one_kind, 50, max_history=None).text.decode()
     assert re.search(r": lines 1-144: 144 like \"mounted vol-17 in 2s\"\]", short), short
     # the long form counts the lines and names the values that differ (each value with
     # the name stuck to its front: the volume, not a bare number)
