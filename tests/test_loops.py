@@ -338,6 +338,20 @@ def test_the_json_answer_and_exit_0_without_a_loop(run_cli):
     ] == "cp pyvista/core/grid.py.backup pyvista/core/grid.py"
 
 
+def test_the_time_and_tokens_inside_a_loop_are_the_transcripts(run_cli):
+    """pyvista's loop (steps 36-49): the seconds from the first step's timestamp to the
+    last's, and the tokens of the model's turns between, read here from the file."""
+    path = TRANSCRIPTS / "minisweagent_deepseek-chat_pyvista__pyvista-4315.traj.json"
+    steps = [m for m in json.loads(path.read_bytes())["messages"] if m["role"] == "assistant"]
+    inside = steps[36:50]
+    seconds = float(inside[-1]["extra"]["timestamp"]) - float(inside[0]["extra"]["timestamp"])
+    tokens = sum(m["extra"]["response"]["usage"]["total_tokens"] for m in inside)
+    answer = json.loads(run_cli(["loops", "--format", "json", str(path)]).stdout)
+    (loop,) = answer["transcripts"][0]["loops"]
+    assert loop["tokens"] == tokens and abs(loop["seconds"] - seconds) < 0.002
+    assert loop["first_time"].startswith("20") and loop["first_time"].endswith("Z")
+
+
 def test_any_jsonl_by_its_key_paths_and_from_standard_input(run_cli):
     lines = [{"call": {"input": "make test", "output": "FAIL: 1"}, "at": n} for n in range(3)]
     data = "".join(json.dumps(line) + "\n" for line in lines).encode()

@@ -199,6 +199,12 @@ def _seconds(transcript: Transcript, loop: Loop) -> float | None:
     return sum(s for s in spent if s is not None) if any(s is not None for s in spent) else None
 
 
+def _tokens(transcript: Transcript, loop: Loop) -> int | None:
+    """The model's tokens spent inside the loop, where the transcript says."""
+    counted = [t for t in transcript.tokens[loop.first : loop.last + 1] if t is not None]
+    return sum(counted) if counted else None
+
+
 def _brief(text: str) -> str:
     line = visible(" ".join(text.split()))
     return line if len(line) <= SHOWN else line[: SHOWN - 3] + "..."
@@ -219,9 +225,11 @@ def _as_text(found: list[Found]) -> str:
             if loop.inserted:
                 extra = ", ".join(transcript.calls[i].record for i in loop.inserted)
                 head += f" ({unit}{'s' * (len(loop.inserted) > 1)} {extra} between)"
-            seconds = _seconds(transcript, loop)
+            seconds, tokens = _seconds(transcript, loop), _tokens(transcript, loop)
             if seconds is not None:
                 head += f"; {seconds:,.1f} s inside"
+            if tokens is not None:
+                head += f"; {tokens:,} tokens"
             out.append(head)
             out.append("  one iteration:")
             for i in loop.calls:
@@ -253,6 +261,7 @@ def answer_of(name: str, transcript: Transcript, loops: list[Loop]) -> dict[str,
                 "first_time": calls[loop.first].time,
                 "last_time": calls[loop.last].time,
                 "seconds": _seconds(transcript, loop),
+                "tokens": _tokens(transcript, loop),
                 "iteration": [
                     {
                         "record": calls[i].record,

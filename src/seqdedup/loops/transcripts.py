@@ -32,6 +32,7 @@ class Transcript(NamedTuple):
     format: str
     unit: str  # "line", "record", "step", "event"
     spent: list[float | None]  # seconds each call took, where the transcript says
+    tokens: list[int | None]  # tokens the model's turn of each call took, where said
 
 
 def read_transcript(
@@ -105,7 +106,7 @@ def _swe_agent(trajectory: list[object]) -> Transcript:
         calls.append(Call("", step["action"], result_text(step.get("observation")), str(i)))
         took = step.get("execution_time")
         spent.append(float(took) if isinstance(took, int | float) else None)
-    return Transcript(calls, "SWE-agent", "record", spent)
+    return Transcript(calls, "SWE-agent", "record", spent, [None] * len(calls))
 
 
 # mini-swe-agent's result: the exit status, then the output
@@ -115,7 +116,7 @@ _RETURNCODE = re.compile(
 
 
 def _mini_swe_agent(messages: list[object]) -> Transcript:
-    calls = []
+    calls, tokens = [], []
     step = -1
     for m, message in enumerate(messages):
         if not isinstance(message, dict) or message.get("role") != "assistant":
@@ -135,8 +136,35 @@ def _mini_swe_agent(messages: list[object]) -> Transcript:
         wrapped = _RETURNCODE.fullmatch(result)
         status = wrapped.group(1) if wrapped else ""
         output = wrapped.group(2) if wrapped else result
-        calls.append(Call("bash", "\n".join(commands), output, str(step), None, status))
-    return Transcript(calls, "mini-swe-agent", "step", [None] * len(calls))
+        when = _epoch(extra.get("timestamp")) if isinstance(extra, dict) else None
+        calls.append(Call("bash", "\n".join(commands), output, str(step), when, status))
+        response = extra.get("response") if isinstance(extra, dict) else None
+        tokens.append(_usage(response.get("usage") if isinstance(response, dict) else None))
+    return Transcript(calls, "mini-swe-agent", "step", [None] * len(calls), tokens)
+
+
+def _epoch(value: object) -> str | None:
+    """A time in seconds since 1970 (a number, or its text) as an ISO 8601 UTC time."""
+    import datetime
+
+    try:
+        seconds = float(value)  # type: ignore[arg-type]
+        moment = datetime.datetime.fromtimestamp(seconds, datetime.UTC)
+    except (TypeError, ValueError, OverflowError, OSError):
+        return None
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _usage(usage: object) -> int | None:
+    """The tokens of one model turn: ``total_tokens``, else input and output added up."""
+    if not isinstance(usage, dict):
+        return None
+    total = usage.get("total_tokens")
+    if isinstance(total, int):
+        return total
+    parts = [usage.get(k) for k in ("input_tokens", "output_tokens", "prompt_tokens")]
+    counted = [p for p in parts if isinstance(p, int)]
+    return sum(counted) if counted else None
 
 
 _NOT_CALLS = {"message", "system", "think", "recall", "change_agent_state"}
@@ -159,12 +187,12 @@ def _openhands(events: list[object]) -> Transcript:
         args = {k: v for k, v in given.items() if k != "thought"} if isinstance(given, dict) else {}
         result = results.get(str(event.get("id")), "")
         calls.append(Call(kind, action_text(args), result, str(i), _time(event)))
-    return Transcript(calls, "OpenHands", "event", [None] * len(calls))
+    return Transcript(calls, "OpenHands", "event", [None] * len(calls), [None] * len(calls))
 
 
 def _claude_code(text: str) -> Transcript | None:
     """Claude Code's session JSONL (None when no line holds a tool call)."""
-    uses: list[tuple[str, Call]] = []
+    uses: list[tuple[str, Call, int | None]] = []
     results: dict[str, str] = {}
     any_use = False
     for number, line in enumerate(text.splitlines(), 1):
@@ -183,13 +211,15 @@ def _claude_code(text: str) -> Transcript | None:
                     str(number),
                     _time(entry),
                 )
-                uses.append((str(block.get("id", "")), call))
+                spent = _usage(message.get("usage")) if isinstance(message, dict) else None
+                uses.append((str(block.get("id", "")), call, spent))
             elif block.get("type") == "tool_result":
                 results[str(block.get("tool_use_id", ""))] = result_text(block.get("content"))
     if not any_use:
         return None
-    calls = [call._replace(result=results.get(use, "")) for use, call in uses]
-    return Transcript(calls, "Claude Code", "line", [None] * len(calls))
+    calls = [call._replace(result=results.get(use, "")) for use, call, _ in uses]
+    tokens = [spent for _, _, spent in uses]
+    return Transcript(calls, "Claude Code", "line", [None] * len(calls), tokens)
 
 
 def _keyed_lines(text: str, name: str, action_key: str, result_key: str | None) -> Transcript:
@@ -205,7 +235,7 @@ def _keyed_lines(text: str, name: str, action_key: str, result_key: str | None) 
         calls.append(Call("", action_text(action), result_text(result), str(number), _time(entry)))
     if not calls:
         raise SeqdedupError(f"no line of '{name}' holds --action-key {action_key}")
-    return Transcript(calls, "JSONL", "line", [None] * len(calls))
+    return Transcript(calls, "JSONL", "line", [None] * len(calls), [None] * len(calls))
 
 
 def _at(entry: object, path: str) -> object:
