@@ -12,6 +12,7 @@ from typing import IO, TYPE_CHECKING, TextIO
 from seqdedup.base.errors import SeqdedupError, exit_status, visible
 
 if TYPE_CHECKING:
+    from seqdedup.loops.hook import Verdict
     from seqdedup.loops.rule import Loop
     from seqdedup.loops.transcripts import Transcript
 
@@ -144,9 +145,9 @@ def _hook(argv: list[str], stdin: IO[bytes] | None, stdout: IO[bytes], stderr: T
     if verdict.loop is None:
         return 0
     if args.block:
-        stderr.write(verdict.message + "\n")
+        stderr.write(_warning(verdict) + "\n")
         return 2
-    answer = {"hookEventName": event.get("hook_event_name"), "additionalContext": verdict.message}
+    answer = {"hookEventName": event.get("hook_event_name"), "additionalContext": _warning(verdict)}
     stdout.write(json.dumps({"hookSpecificOutput": answer}).encode() + b"\n")
     stdout.flush()
     return 0
@@ -197,6 +198,18 @@ def _seconds(transcript: Transcript, loop: Loop) -> float | None:
             return end - start
     spent = transcript.spent[loop.first : loop.last + 1]
     return sum(s for s in spent if s is not None) if any(s is not None for s in spent) else None
+
+
+def _warning(verdict: Verdict) -> str:
+    """What the model is told of a call that would go round a loop."""
+    loop, names = verdict.loop, verdict.calls
+    assert loop is not None
+    shown = "; ".join(names[:4]) + (f"; and {len(names) - 4} more" if len(names) > 4 else "")
+    return (
+        f"seqdedup loops: this call would make round {loop.iterations} of a loop of period "
+        f"{loop.period} whose calls got the same results each round ({shown}). Try "
+        "something different."
+    )
 
 
 def _tokens(transcript: Transcript, loop: Loop) -> int | None:

@@ -56,11 +56,11 @@ class Seen(NamedTuple):
 
 
 class Verdict(NamedTuple):
-    """What the hook answers: the loop the upcoming call would go round (or None)."""
+    """What the hook answers: the loop the upcoming call would go round (or None), and
+    the calls of the round it would end (their tools and the start of their inputs)."""
 
     loop: Loop | None
-    calls: list[str]  # the previews of one iteration's calls
-    message: str
+    calls: list[str]
 
 
 def _digest(*parts: str) -> str:
@@ -118,17 +118,8 @@ def judge(history: list[Seen], tool: str, action: str, bits: int = ALL) -> Verdi
             if loop.first <= last <= loop.last:
                 # (the round this call would end: its calls and the extra one, if any)
                 names = list(dict.fromkeys(c.preview for c in calls[last - loop.period : last + 1]))
-                return Verdict(loop, names, _message(loop, names))
-    return Verdict(None, [], "")
-
-
-def _message(loop: Loop, names: list[str]) -> str:
-    shown = "; ".join(names[:4]) + (f"; and {len(names) - 4} more" if len(names) > 4 else "")
-    return (
-        f"seqdedup loops: this call would make round {loop.iterations} of a loop of period "
-        f"{loop.period} whose calls got the same results each round ({shown}). Try "
-        "something different."
-    )
+                return Verdict(loop, names)
+    return Verdict(None, [])
 
 
 # -- the state of a session ---------------------------------------------------------
@@ -189,7 +180,7 @@ def hook_event(
             result = result_text(event.get("tool_response"))
             state.calls.append(seen_call(tool, action, result, bits))
             state.save()
-            return Verdict(None, [], "")
+            return Verdict(None, [])
         if name == "PreToolUse":
             return judge(state.calls, tool, action, bits)
     raise SeqdedupError(f"the hook event {name!r} is neither PreToolUse nor PostToolUse")
