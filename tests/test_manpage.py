@@ -63,7 +63,8 @@ def test_every_command_has_a_page_that_ships():
     import tomllib
 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    commands = set(project["project"]["scripts"]) | {"seqdedup-diff"}  # (seqdedup diff)
+    own = {"seqdedup-diff", "seqdedup-loops"}  # (seqdedup diff, seqdedup loops)
+    commands = set(project["project"]["scripts"]) | own
     shipped = project["tool"]["setuptools"]["data-files"]["share/man/man1"]
     assert {Path(page).stem for page in shipped} == commands
     assert all((ROOT / page).is_file() for page in shipped)

@@ -8,6 +8,7 @@ shipped man/seqdedup.1 is what this writes.
     python tools/manpage.py seqdedup-library > man/seqdedup-library.1
     python tools/manpage.py seqdedup-dask > man/seqdedup-dask.1
     python tools/manpage.py seqdedup-diff > man/seqdedup-diff.1
+    python tools/manpage.py seqdedup-loops > man/seqdedup-loops.1
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-DATE = "2026-11-28"  # of the options and texts below: change it when they change
+DATE = "2026-12-06"  # of the options and texts below: change it when they change
 
 RULE = (
     "With window size W (-w), a record is skipped when it lies inside W consecutive "
@@ -49,6 +50,7 @@ SECTIONS = {
         ("1", "An invalid argument or setting, an unreadable input, a failure to write."),
         ("130", "Ctrl-C; 128 + N for another signal N (SIGTERM: 143)."),
         ("seqdedup diff", "0: nothing changed, 1: something changed, 2: an error (as diff)."),
+        ("seqdedup loops", "0: no loop, 1: a loop found, 2: an error."),
     ],
 }
 # seqdedup diff's, as diff(1), cmp(1) and grep(1) give theirs: its errors are 2, not 1
@@ -57,6 +59,11 @@ DIFF_EXIT = [
     ("1", "Something changed: new records, rate changes, broken or gone sequences."),
     ("2", "An invalid argument, an unreadable input, a failure to write."),
     ("130", "Ctrl-C; 128 + N for another signal N (SIGTERM: 143)."),
+]
+LOOPS_EXIT = [
+    ("0", "No transcript holds a loop (and --hook, whatever happened, unless it blocks)."),
+    ("1", "A transcript holds a loop."),
+    ("2", "An invalid argument, an unreadable transcript; --hook --block: a call refused."),
 ]
 
 
@@ -95,6 +102,7 @@ def page() -> str:
         text += f".PP\n{escaped(comment)}\n.PP\n.RS\n.nf\n{escaped(commands)}\n.fi\n.RE\n"
     text += roff_sections(SECTIONS)
     text += ".SH SEE ALSO\n\\fBuniq\\fR(1), \\fBseqdedup\\-diff\\fR(1), "
+    text += "\\fBseqdedup\\-loops\\fR(1), "
     text += "\\fBseqdedup\\-dask\\fR and \\fBseqdedup\\-library\\fR "
     text += "(their \\-\\-help), and the documentation (docs/) for everything in detail.\n"
     return text
@@ -127,6 +135,11 @@ COMPANIONS = {
         "seqdedup.cli.diff",
         "build_diff_parser",
         "what changed in a log since the good runs",
+    ),
+    "seqdedup-loops": (  # (the page of `seqdedup loops`)
+        "seqdedup.cli.loops",
+        "build_loops_parser",
+        "an agent repeating itself, found in its transcript",
     ),
 }
 
@@ -179,6 +192,11 @@ def command_page(parser: object, name: str, description: str) -> str:
         text += roff_sections({"EXIT STATUS": DIFF_EXIT})
         text += ".SH SEE ALSO\n\\fBseqdedup\\fR(1), \\fBdiff\\fR(1), and the documentation "
         return text + "(docs/diff.md).\n"
+    if name == "seqdedup-loops":
+        text = text.replace(".TH SEQDEDUP LOOPS ", ".TH SEQDEDUP\\-LOOPS ", 1)
+        text += roff_sections({"EXIT STATUS": LOOPS_EXIT})
+        text += ".SH SEE ALSO\n\\fBseqdedup\\fR(1), \\fBseqdedup\\-mcp\\fR(1), and the "
+        return text + "documentation (docs/loops.md).\n"
     text += roff_sections({"EXIT STATUS": SECTIONS["EXIT STATUS"][:2]})
     text += ".SH SEE ALSO\n\\fBseqdedup\\fR(1) (\\-\\-budget, \\-\\-keep\\-removed), and "
     text += "the documentation (docs/llm-context.md).\n"
