@@ -21,7 +21,6 @@ where an iteration starts and which of its calls, if any, is the extra one).
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -71,7 +70,8 @@ class LoopFinder:
         self._alike: dict[int, dict[tuple[int, ...], _Best]] = {}
         self.comparisons = 0  # (calls compared: the work, counted for the tests)
         self._distances = self._repeats(keys.identity, max_period + 1)
-        self._repeating = sorted(self._distances)
+        self._changes = self._period_changes()
+        self._swept, self._active = 0, dict[int, int]()  # (see _periods)
 
     @staticmethod
     def _repeats(identity: list[int], reach: int) -> dict[int, list[int]]:
@@ -91,17 +91,34 @@ class LoopFinder:
     def _periods(self, start: int) -> list[int]:
         """The periods a loop from ``start`` may have: its second iteration keeps a call
         whose identity equals its counterpart's, at ``p`` calls on, or ``p + 1`` past
-        an extra call."""
-        periods = set()
-        at = bisect_left(self._repeating, start)
-        while at < len(self._repeating) and self._repeating[at] < start + self.max_period:
-            call = self._repeating[at]
-            for distance in self._distances[call]:
-                for period in (distance, distance - 1):
-                    if call - start < period <= self.max_period:
-                        periods.add(period)
-            at += 1
-        return sorted(periods)
+        an extra call. A pair of equal identities ``d`` apart at ``j`` allows ``p = d``
+        from the starts ``j - d + 1`` to ``j`` and ``p = d - 1`` from ``j - d + 2``: the
+        starts are swept in order, each pair's periods counted in and out."""
+        if start < self._swept:  # (asked out of order: swept again from the first)
+            self._swept, self._active = 0, {}
+        while self._swept <= start:
+            for period, change in self._changes.get(self._swept, ()):
+                count = self._active.get(period, 0) + change
+                if count:
+                    self._active[period] = count
+                else:
+                    del self._active[period]
+            self._swept += 1
+        return sorted(self._active)
+
+    def _period_changes(self) -> dict[int, list[tuple[int, int]]]:
+        """Where each pair of equal identities starts and stops allowing its periods."""
+        changes: dict[int, list[tuple[int, int]]] = {}
+        for call, distances in self._distances.items():
+            for distance in distances:
+                for period, first in (
+                    (distance, call - distance + 1),
+                    (distance - 1, call - distance + 2),
+                ):
+                    if 1 <= period <= self.max_period:
+                        changes.setdefault(max(first, 0), []).append((period, 1))
+                        changes.setdefault(call + 1, []).append((period, -1))
+        return changes
 
     def loops(self) -> list[Loop]:
         found: list[Loop] = []
