@@ -352,6 +352,18 @@ def test_the_time_and_tokens_inside_a_loop_are_the_transcripts(run_cli):
     assert loop["first_time"].startswith("20") and loop["first_time"].endswith("Z")
 
 
+def test_normalize_none_compares_the_exact_text(run_cli):
+    """Three runs whose answers differ in a number: a loop once numbers are masked (the
+    default), none with --normalize none; the Python call the same."""
+    lines = [{"in": "make test", "out": f"FAIL after {n} s"} for n in (3, 4, 5)]
+    data = "".join(json.dumps(line) + "\n" for line in lines).encode()
+    keys = ["--action-key", "in", "--result-key", "out"]
+    assert run_cli(["loops", *keys], data).returncode == 1
+    assert run_cli(["loops", *keys, "--normalize", "none"], data).returncode == 0
+    calls = [Call("", line["in"], line["out"]) for line in lines]
+    assert len(find_loops(calls)) == 1 and find_loops(calls, normalize="none") == []
+
+
 def test_any_jsonl_by_its_key_paths_and_from_standard_input(run_cli):
     lines = [{"call": {"input": "make test", "output": "FAIL: 1"}, "at": n} for n in range(3)]
     data = "".join(json.dumps(line) + "\n" for line in lines).encode()

@@ -95,7 +95,7 @@ def run_loops(
     line, where a shell may be asking for completions."""
 
     def body() -> int:
-        from seqdedup.config.normalize import parse_classes
+        from seqdedup.loops.calls import mask_bits
 
         parser = build_loops_parser()
         if shell:
@@ -109,7 +109,7 @@ def run_loops(
             raise SeqdedupError("--block needs --hook")
         if args.result_key is not None and args.action_key is None:
             raise SeqdedupError("--result-key needs --action-key")
-        bits = parse_classes(args.normalize)  # (a bad word: one line, before any read)
+        bits = mask_bits(args.normalize)  # (a bad word: one line, before any read)
         found = [_found(name, stdin, args, bits) for name in args.inputs]
         text = _as_json(found) if args.format == "json" else _as_text(found)
         stdout.write(text.encode("utf-8", "surrogateescape"))
@@ -127,7 +127,7 @@ def _hook(argv: list[str], stdin: IO[bytes] | None, stdout: IO[bytes], stderr: T
     with the reason on stderr for a loop under ``--block``. On an error: exit 0 and one
     line on stderr (a broken hook must not stop the agent)."""
     try:
-        from seqdedup.config.normalize import parse_classes
+        from seqdedup.loops.calls import mask_bits
         from seqdedup.loops.hook import hook_event, state_dir
 
         args = build_loops_parser().parse_args(argv)
@@ -137,7 +137,7 @@ def _hook(argv: list[str], stdin: IO[bytes] | None, stdout: IO[bytes], stderr: T
         event = json.loads(data)
         if not isinstance(event, dict):
             raise SeqdedupError("the hook event is not a JSON object")
-        verdict = hook_event(event, state_dir(), parse_classes(args.normalize))
+        verdict = hook_event(event, state_dir(), mask_bits(args.normalize))
     except (Exception, SystemExit) as exc:  # (fails open, and says why)
         reason = str(exc) if isinstance(exc, SeqdedupError) else f"{type(exc).__name__}: {exc}"
         stderr.write(f"{PROG} --hook: {visible(reason)} (the call goes ahead)\n")

@@ -228,9 +228,9 @@ def loops_tool(roots: Roots, path: str, normalize: str) -> dict[str, object]:
     """The ``loops`` tool: see :func:`_add_lookups`; ``seqdedup loops --format json``'s
     answer for one transcript."""
     from seqdedup.cli.loops import answer_of, loops_of
-    from seqdedup.config.normalize import parse_classes
+    from seqdedup.loops.calls import mask_bits
 
-    bits = parse_classes(normalize)
+    bits = mask_bits(normalize)
     data = read_capped(roots.file(path))
     if len(data) > READ_CAP:
         raise SeqdedupError(f"'{path}' holds more than {READ_CAP:,} bytes: run seqdedup loops")

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import NamedTuple
 
-from seqdedup.config.normalize import ALL, normalize_py
+from seqdedup.config.normalize import ALL, normalize_py, parse_classes
 
 Normalize = Callable[[bytes, int], bytes]
 
@@ -48,6 +48,11 @@ _CD = re.compile(r"^\s*cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*(?:&&|;)\s*")
 _QUOTED = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'[^']*'")
 QUOTED_PLACEHOLDER = "<Q>"
 PATH_PLACEHOLDER = "<P>"
+
+
+def mask_bits(normalize: str) -> int:
+    """The classes ``normalize`` names (``--normalize``'s words; "none" or "": none)."""
+    return 0 if normalize.strip() in ("", "none") else parse_classes(normalize)
 
 
 def masked(text: str, bits: int = ALL, normalize: Normalize = normalize_py) -> str:

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from seqdedup.base.errors import UsageError
-from seqdedup.loops.calls import Call, Keyed, keyed
+from seqdedup.loops.calls import Call, Keyed, keyed, mask_bits
 
 MAX_PERIOD = 64
 NO_EXTRA = -1
@@ -268,8 +268,7 @@ def find_loops(
     ``normalize`` names (``--normalize``'s words; "all" by default: timestamps, ids,
     numbers). Indexes in the loops are into ``calls``."""
     from seqdedup.base.kernel import load
-    from seqdedup.config.normalize import parse_classes
 
     if not 1 <= max_period <= MAX_PERIOD:
         raise UsageError(f"max_period must be 1 to {MAX_PERIOD}, not {max_period}")
-    return LoopFinder(keyed(calls, parse_classes(normalize), load()), max_period).loops()
+    return LoopFinder(keyed(calls, mask_bits(normalize), load()), max_period).loops()
