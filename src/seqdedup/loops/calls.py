@@ -78,6 +78,7 @@ def keyed(calls: Sequence[Call], bits: int = ALL, kernel: ModuleType | None = No
     normalize: Normalize = getattr(kernel, "normalize", None) or normalize_py
     identities: dict[tuple[str, str, str, str], int] = {}
     shapes: dict[str, int] = {}
+    shape_by_action: dict[tuple[str, str], int] = {}
     results: dict[str, int] = {"": 0}
     out = Keyed([], [], [], [])
     before: Call | None = None
@@ -85,7 +86,11 @@ def keyed(calls: Sequence[Call], bits: int = ALL, kernel: ModuleType | None = No
         action, result = masked(call.action, bits, normalize), masked(call.result, bits, normalize)
         identity = (call.tool, action, result, call.status)
         out.identity.append(identities.setdefault(identity, len(identities)))
-        out.shape.append(shapes.setdefault(shape_of(call.tool, action), len(shapes)))
+        shape = shape_by_action.get((call.tool, action))
+        if shape is None:  # (a masked input seen before has its shape: in a loop, most)
+            shape = shapes.setdefault(shape_of(call.tool, action), len(shapes))
+            shape_by_action[call.tool, action] = shape
+        out.shape.append(shape)
         # (empty: no output and no failure; the most common result of all)
         empty = not call.result.strip() and call.status in ("", "0")
         out.result.append(

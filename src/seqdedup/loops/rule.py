@@ -147,6 +147,8 @@ class LoopFinder:
 
     def _loop(self, start: int, period: int) -> Loop | None:
         first: State = (start, NO_EXTRA)
+        if first not in self._best.get(period, {}) and not self._following(period, first):
+            return None  # (the common case: no second iteration; nothing kept for it)
         best = self._solve(period, first)
         if best.iterations < 2:
             return None
