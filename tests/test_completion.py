@@ -100,6 +100,13 @@ def test_bash_completes_the_stream_presets():
 
 
 @needs(shutil.which("bash") is not None, "bash")
+def test_bash_completes_the_loops_command_and_its_options():
+    assert "loops" in bash_completions("seqdedup", ["lo"])
+    assert bash_completions("seqdedup", ["loops", "--ac"]) == ["--action-key"]
+    assert sorted(bash_completions("seqdedup", ["loops", "--format", ""])) == ["json", "text"]
+    assert bash_completions("seqdedup", ["loops", "--fold"]) == []
+
+
 def test_bash_completes_the_diff_command_and_its_options():
     assert "diff" in bash_completions("seqdedup", ["di"])
     assert bash_completions("seqdedup", ["diff", "--fac"]) == ["--factor"]

@@ -319,10 +319,10 @@ def main(
     def body() -> int:
         parser = build_parser()
         if argv is None:  # (a shell asking for completions gets them instead of a run)
+            from seqdedup.cli import diff, loops
             from seqdedup.cli.completion import answer
-            from seqdedup.cli.diff import build_diff_parser
 
-            answer(parser, {"diff": build_diff_parser})
+            answer(parser, {"diff": diff.build_diff_parser, "loops": loops.build_loops_parser})
         command_line = words
         settled = with_config_files(parser, command_line, parser.parse_args(command_line), out, err)
         if settled is None:  # --show-config

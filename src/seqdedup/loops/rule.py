@@ -59,6 +59,21 @@ def matched(state: State, period: int) -> list[int]:
     return [*range(start, start + extra), *range(start + extra + 1, start + period + 1)]
 
 
+def _repeats(identity: list[int], reach: int) -> dict[int, list[int]]:
+    """For each call whose identity comes again within ``reach`` calls: how far on
+    (a loop needs one such pair per iteration: the periods worth trying)."""
+    recent: dict[int, list[int]] = {}
+    distances: dict[int, list[int]] = {}
+    for at, ident in enumerate(identity):
+        seen = recent.setdefault(ident, [])
+        while seen and at - seen[0] > reach:
+            seen.pop(0)
+        for earlier in seen:
+            distances.setdefault(earlier, []).append(at - earlier)
+        seen.append(at)
+    return distances
+
+
 class LoopFinder:
     """The loops of one transcript's calls (see the module)."""
 
@@ -69,24 +84,9 @@ class LoopFinder:
         self._best: dict[int, dict[State, _Best]] = {}
         self._alike: dict[int, dict[tuple[int, ...], _Best]] = {}
         self.comparisons = 0  # (calls compared: the work, counted for the tests)
-        self._distances = self._repeats(keys.identity, max_period + 1)
+        self._distances = _repeats(keys.identity, max_period + 1)
         self._changes = self._period_changes()
         self._swept, self._active = 0, dict[int, int]()  # (see _periods)
-
-    @staticmethod
-    def _repeats(identity: list[int], reach: int) -> dict[int, list[int]]:
-        """For each call whose identity comes again within ``reach`` calls: how far on
-        (a loop needs one such pair per iteration: the periods worth trying)."""
-        recent: dict[int, list[int]] = {}
-        distances: dict[int, list[int]] = {}
-        for at, ident in enumerate(identity):
-            seen = recent.setdefault(ident, [])
-            while seen and at - seen[0] > reach:
-                seen.pop(0)
-            for earlier in seen:
-                distances.setdefault(earlier, []).append(at - earlier)
-            seen.append(at)
-        return distances
 
     def _periods(self, start: int) -> list[int]:
         """The periods a loop from ``start`` may have: its second iteration keeps a call
