@@ -5,7 +5,6 @@ status: 0 no loop, 1 a loop found, 2 an error (one line on stderr, nothing on st
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import IO, TYPE_CHECKING, TextIO
 
@@ -126,6 +125,8 @@ def _hook(argv: list[str], stdin: IO[bytes] | None, stdout: IO[bytes], stderr: T
     """``--hook``: exit 0 (a warning for the model in the host's JSON on stdout), or 2
     with the reason on stderr for a loop under ``--block``. On an error: exit 0 and one
     line on stderr (a broken hook must not stop the agent)."""
+    import json  # (here: a plain run of seqdedup imports this module for completion)
+
     try:
         from seqdedup.loops.calls import mask_bits
         from seqdedup.loops.hook import hook_event, state_dir
@@ -292,6 +293,8 @@ def answer_of(name: str, transcript: Transcript, loops: list[Loop]) -> dict[str,
 
 
 def _as_json(found: list[Found]) -> str:
+    import json
+
     answer = [answer_of(name, transcript, loops) for name, transcript, loops in found]
     return json.dumps({"transcripts": answer}, indent=2, ensure_ascii=False) + "\n"
 
