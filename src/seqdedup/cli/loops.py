@@ -4,13 +4,14 @@ status: 0 no loop, 1 a loop found, 2 an error (one line on stderr, nothing on st
 
 from __future__ import annotations
 
-import argparse
 import sys
 from typing import IO, TYPE_CHECKING, TextIO
 
 from seqdedup.base.errors import SeqdedupError, exit_status, visible
 
 if TYPE_CHECKING:
+    import argparse
+
     from seqdedup.loops.hook import Verdict
     from seqdedup.loops.rule import Loop
     from seqdedup.loops.transcripts import Transcript
@@ -96,13 +97,13 @@ def run_loops(
     def body() -> int:
         from seqdedup.loops.calls import mask_bits
 
+        if "--hook" in argv:  # (an agent host's hook fails open, whatever goes wrong)
+            return _hook(argv, stdin, stdout, stderr)
         parser = build_loops_parser()
         if shell:
             from seqdedup.cli.completion import answer
 
             answer(parser)
-        if "--hook" in argv:  # (an agent host's hook fails open, whatever goes wrong)
-            return _hook(argv, stdin, stdout, stderr)
         args = parser.parse_args(argv)
         if args.block:
             raise SeqdedupError("--block needs --hook")
@@ -131,27 +132,43 @@ def _hook(argv: list[str], stdin: IO[bytes] | None, stdout: IO[bytes], stderr: T
         from seqdedup.loops.calls import mask_bits
         from seqdedup.loops.hook import hook_event, state_dir
 
-        args = build_loops_parser().parse_args(argv)
-        if args.inputs != ["-"] or args.action_key or args.result_key:
-            raise SeqdedupError("--hook reads one event on stdin: no transcripts or keys")
+        block, normalize = _hook_words(argv)
         data = (stdin if stdin is not None else sys.stdin.buffer).read()
         event = json.loads(data)
         if not isinstance(event, dict):
             raise SeqdedupError("the hook event is not a JSON object")
-        verdict = hook_event(event, state_dir(), mask_bits(args.normalize))
+        verdict = hook_event(event, state_dir(), mask_bits(normalize))
     except (Exception, SystemExit) as exc:  # (fails open, and says why)
         reason = str(exc) if isinstance(exc, SeqdedupError) else f"{type(exc).__name__}: {exc}"
         stderr.write(f"{PROG} --hook: {visible(reason)} (the call goes ahead)\n")
         return 0
     if verdict.loop is None:
         return 0
-    if args.block:
+    if block:
         stderr.write(_warning(verdict) + "\n")
         return 2
     answer = {"hookEventName": event.get("hook_event_name"), "additionalContext": _warning(verdict)}
     stdout.write(json.dumps({"hookSpecificOutput": answer}).encode() + b"\n")
     stdout.flush()
     return 0
+
+
+def _hook_words(argv: list[str]) -> tuple[bool, str]:
+    """``--hook``'s words: ``--block`` and ``--normalize CLASSES``. Read here, not by
+    argparse, whose import and parser are a tenth of the hook's start-up (a host starts
+    it on every call); ``--help`` shows them with the others."""
+    block, normalize, words = False, "all", iter(argv)
+    for word in words:
+        if word == "--block":
+            block = True
+        elif word == "--normalize" or word.startswith("--normalize="):
+            given = word.partition("=")[2] if "=" in word else next(words, None)
+            if given is None:
+                raise SeqdedupError("--normalize needs its classes")
+            normalize = given
+        elif word != "--hook":
+            raise SeqdedupError(f"--hook takes --block and --normalize only, not {word!r}")
+    return block, normalize
 
 
 def _found(name: str, stdin: IO[bytes] | None, args: argparse.Namespace, bits: int) -> Found:
