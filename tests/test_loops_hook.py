@@ -249,3 +249,32 @@ def test_the_hooks_verdict_is_the_oracles():
         assert warned == _oracle_warns(calls, "bash", action)
 
     check()
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--frob"], "--hook takes --block and --normalize only, not '--frob'"),
+        (["run.traj"], "not 'run.traj'"),
+        (["--normalize"], "--normalize needs its classes"),
+        (["--normalize", "colour"], "colour"),
+    ],
+)
+def test_the_hooks_own_words_fail_open_too(hook, args, said):
+    done = hook(event("PreToolUse", *RUN), *args)
+    assert (done.returncode, done.stdout) == (0, b"")
+    err = done.stderr.decode()
+    assert err.count("\n") == 1 and said in err and err.endswith("(the call goes ahead)\n")
+
+
+def test_the_hooks_normalize_none_tells_numbers_apart(hook):
+    """Three runs that fail after a different number of seconds, recorded and judged
+    with one --normalize (a session's state holds digests made with it): masked (the
+    default) they are one loop of three rounds and the next run would be round 4; with
+    --normalize none only the next run and the last one, the same bytes back to back,
+    would make a loop (of 2 rounds)."""
+    for session, words, said in (("a", [], b"round 4 "), ("n", ["--normalize=none"], b"round 2 ")):
+        for k in range(3):
+            response = {"stdout": "", "stderr": f"failed after {k} s"}
+            hook(event("PostToolUse", *RUN, response, session=session), *words)
+        assert said in hook(event("PreToolUse", *RUN, session=session), *words).stdout
