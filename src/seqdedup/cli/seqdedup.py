@@ -318,7 +318,7 @@ def main(
 
     def body() -> int:
         parser = build_parser()
-        if argv is None:  # (a shell asking for completions gets them instead of a run)
+        if argv is None and "_ARGCOMPLETE" in os.environ:  # (a shell asking: no run)
             from seqdedup.cli import diff, loops
             from seqdedup.cli.completion import answer
 
