@@ -342,14 +342,24 @@ def test_the_time_and_tokens_inside_a_loop_are_the_transcripts(run_cli):
     """pyvista's loop (steps 36-49): the seconds from the first step's timestamp to the
     last's, and the tokens of the model's turns between, read here from the file."""
     path = TRANSCRIPTS / "minisweagent_deepseek-chat_pyvista__pyvista-4315.traj.json"
+    import datetime
+
     steps = [m for m in json.loads(path.read_bytes())["messages"] if m["role"] == "assistant"]
     inside = steps[36:50]
-    seconds = float(inside[-1]["extra"]["timestamp"]) - float(inside[0]["extra"]["timestamp"])
+    # (the times as written: UTC, to the millisecond, from the file's seconds since 1970)
+    first, last = (
+        datetime.datetime.fromtimestamp(float(m["extra"]["timestamp"]), datetime.UTC)
+        for m in (inside[0], inside[-1])
+    )
     tokens = sum(m["extra"]["response"]["usage"]["total_tokens"] for m in inside)
     answer = json.loads(run_cli(["loops", "--format", "json", str(path)]).stdout)
     (loop,) = answer["transcripts"][0]["loops"]
-    assert loop["tokens"] == tokens and abs(loop["seconds"] - seconds) < 0.002
-    assert loop["first_time"].startswith("20") and loop["first_time"].endswith("Z")
+    assert loop["tokens"] == tokens
+    written = [t.isoformat(timespec="milliseconds").replace("+00:00", "Z") for t in (first, last)]
+    assert [loop["first_time"], loop["last_time"]] == written
+    # the seconds between the two times written, counted in whole milliseconds
+    stamps = [datetime.datetime.fromisoformat(t) for t in written]
+    assert round(loop["seconds"] * 1000) == round((stamps[1] - stamps[0]).total_seconds() * 1000)
 
 
 def test_normalize_none_compares_the_exact_text(run_cli):
