@@ -19,6 +19,8 @@ from seqdedup.loops.calls import keyed, masked, shape_of
 from seqdedup.loops.rule import LoopFinder
 from seqdedup.loops.transcripts import read_transcript
 
+from conftest import examples
+
 TRANSCRIPTS = Path(__file__).parent / "data" / "transcripts"
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 from genloops import legitimate, planted, session  # type: ignore[import-not-found]  # noqa: E402
@@ -137,13 +139,13 @@ calls_strategy = st.lists(
 
 
 @pytest.mark.usefixtures("engine")  # (the kernel's masking and the Python one)
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(calls=calls_strategy, max_period=st.integers(1, 8))
 def test_the_rule_is_its_literal_reading(calls, max_period):
     assert _brief(find_loops(calls, max_period=max_period)) == oracle(calls, max_period)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     block=st.lists(
         st.builds(Call, st.just("bash"), st.sampled_from(ACTIONS), st.sampled_from(RESULTS)),
