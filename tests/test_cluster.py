@@ -227,6 +227,27 @@ def test_command_line(tmp_path):
     assert b'"skipped": 3' in p.stderr
 
 
+def test_the_synchronous_scheduler_starts_without_distributed(tmp_path):
+    """``--scheduler sync`` runs the job in this process: Dask's distributed package
+    (0.3 s of imports) is never loaded, though it is installed."""
+    (tmp_path / "in.log").write_text("a\nb\na\nb\n")
+    script = (
+        "import sys\n"
+        "from seqdedup.dask.job import deduplicate_files\n"
+        "deduplicate_files([sys.argv[1]], sys.argv[2], scheduler='sync', window_size=2)\n"
+        "print('distributed' in sys.modules, 'distributed.client' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "in.log"), str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.split() == ["False", "False"]
+    assert (tmp_path / "out" / "in.log").read_text() == "a\nb\n"
+    assert subprocess.run([sys.executable, "-c", "import distributed"]).returncode == 0
+
+
 _RETRIES = [f'{{"t": {n}, "msg": "retry"}}\n' for n in range(4)]
 
 

@@ -39,7 +39,11 @@ class Scheduler:
         if self.name is None:
             return {}
         if self.name in ("sync", "synchronous"):
-            return {"scheduler": "synchronous"}
+            # Dask's own synchronous scheduler, given as the function: named by its
+            # string, Dask imports distributed (0.3 s) to look for a client first.
+            from dask.local import get_sync
+
+            return {"scheduler": get_sync}
         try:
             from distributed import Client
         except ImportError:
