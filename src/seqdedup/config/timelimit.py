@@ -17,7 +17,6 @@ The guard needs the main thread and a ``SIGALRM`` that nobody else uses; elsewhe
 from __future__ import annotations
 
 import contextlib
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from time import monotonic
 from typing import TypeVar
@@ -56,6 +55,7 @@ class _Expired(BaseException):
 
 def _guard_possible() -> bool:
     import signal
+    import threading  # (here: the loop hook, which starts per call, never needs it)
 
     return (
         hasattr(signal, "setitimer")

@@ -43,9 +43,10 @@ class Keyed(NamedTuple):
     same_as_before: list[bool]
 
 
-# a leading "cd X &&" (or ";"), dropped before the shape's tokens are taken
-_CD = re.compile(r"^\s*cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*(?:&&|;)\s*")
-_QUOTED = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'[^']*'")
+# a leading "cd X &&" (or ";"), dropped before the shape's tokens are taken; quoted
+# strings (compiled when first needed: the hook starts once per call)
+_CD = r"^\s*cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*(?:&&|;)\s*"
+_QUOTED = r"\"(?:[^\"\\]|\\.)*\"|'[^']*'"
 QUOTED_PLACEHOLDER = "<Q>"
 PATH_PLACEHOLDER = "<P>"
 
@@ -66,9 +67,12 @@ def shape_of(tool: str, masked_action: str) -> str:
     """The tool and the first two tokens of its masked input, after a leading
     ``cd X &&`` is dropped, quoted strings and tokens holding ``/`` or ``.`` replaced
     by placeholders."""
-    text = _CD.sub("", masked_action, count=1)
-    text = _QUOTED.sub(f" {QUOTED_PLACEHOLDER} ", text)
-    tokens = [PATH_PLACEHOLDER if "/" in t or "." in t else t for t in text.split()[:2]]
+    text = masked_action
+    if text.lstrip().startswith("cd"):  # (each pattern tried only where it may match)
+        text = re.sub(_CD, "", text, count=1)
+    if '"' in text or "'" in text:
+        text = re.sub(_QUOTED, f" {QUOTED_PLACEHOLDER} ", text)
+    tokens = [PATH_PLACEHOLDER if "/" in t or "." in t else t for t in text.split(None, 2)[:2]]
     return "\0".join([tool, *tokens])
 
 
@@ -76,36 +80,36 @@ def keyed(calls: Sequence[Call], bits: int = ALL, kernel: ModuleType | None = No
     """The identities, shapes and results of ``calls`` (masked with ``bits``, by the
     ``kernel`` where given)."""
     normalize: Normalize = getattr(kernel, "normalize", None) or normalize_py
-    identities: dict[tuple[str, str, str, str], int] = {}
+    identities: dict[tuple[str, bytes, bytes, str], int] = {}
     shapes: dict[str, int] = {}
-    shape_by_action: dict[tuple[str, str], int] = {}
-    results: dict[str, int] = {"": 0}
+    shape_by_action: dict[tuple[str, bytes], int] = {}
+    results: dict[tuple[bytes, str], int] = {}
     out = Keyed([], [], [], [])
+
+    def masked_all(texts: list[str]) -> list[bytes]:
+        # (masked texts compared as the kernel's bytes: decoded only for a new shape)
+        return [normalize(t.encode("utf-8", "surrogateescape"), bits) if t else b"" for t in texts]
+
+    actions = masked_all([call.action for call in calls])
+    results_masked = masked_all([call.result for call in calls])
     before: Call | None = None
-    for call in calls:
-        action, result = masked(call.action, bits, normalize), masked(call.result, bits, normalize)
-        identity = (call.tool, action, result, call.status)
-        out.identity.append(identities.setdefault(identity, len(identities)))
-        shape = shape_by_action.get((call.tool, action))
+    for call, action, result in zip(calls, actions, results_masked, strict=True):
+        tool, status = call.tool, call.status
+        out.identity.append(identities.setdefault((tool, action, result, status), len(identities)))
+        shape = shape_by_action.get((tool, action))
         if shape is None:  # (a masked input seen before has its shape: in a loop, most)
-            shape = shapes.setdefault(shape_of(call.tool, action), len(shapes))
-            shape_by_action[call.tool, action] = shape
+            text = action.decode("utf-8", "surrogateescape")
+            shape = shapes.setdefault(shape_of(tool, text), len(shapes))
+            shape_by_action[tool, action] = shape
         out.shape.append(shape)
         # (empty: no output and no failure; the most common result of all)
-        empty = not call.result.strip() and call.status in ("", "0")
-        out.result.append(
-            0 if empty else results.setdefault(result + "\0" + call.status, len(results))
+        empty = status in ("", "0") and not call.result.strip()
+        out.result.append(0 if empty else results.setdefault((result, status), len(results) + 1))
+        out.same_as_before.append(
+            before is not None
+            and call.action == before.action
+            and call.result == before.result
+            and (tool, status) == (before.tool, before.status)
         )
-        out.same_as_before.append(before is not None and _exactly(call, before))
         before = call
     return out
-
-
-def _exactly(call: Call, other: Call) -> bool:
-    """Whether two calls are byte for byte the same in action and result."""
-    return (call.tool, call.action, call.result, call.status) == (
-        other.tool,
-        other.action,
-        other.result,
-        other.status,
-    )

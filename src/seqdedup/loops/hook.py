@@ -33,6 +33,7 @@ except ImportError:  # pragma: no cover - (an interpreter without it)
     from hashlib import blake2b
 
 from seqdedup.base.errors import SeqdedupError, visible
+from seqdedup.base.kernel import load
 from seqdedup.config.normalize import ALL
 from seqdedup.loops.calls import Keyed, masked, shape_of
 from seqdedup.loops.rule import MAX_PERIOD, Loop, LoopFinder
@@ -68,9 +69,16 @@ def _digest(*parts: str) -> str:
     return blake2b(joined, digest_size=16).hexdigest()
 
 
+def _masked(text: str, bits: int) -> str:
+    """``text`` masked by the kernel where it is built: the Python twin compiles its
+    patterns first, 17 ms of a hook's start."""
+    kernel = load()
+    return masked(text, bits, kernel.normalize) if kernel is not None else masked(text, bits)
+
+
 def seen_call(tool: str, action: str, result: str, bits: int = ALL, status: str = "") -> Seen:
     """A call's digests (masked with ``bits``)."""
-    masked_action, masked_result = masked(action, bits), masked(result, bits)
+    masked_action, masked_result = _masked(action, bits), _masked(result, bits)
     empty = not result.strip() and status in ("", "0")
     return Seen(
         _digest(tool, masked_action, masked_result, status),
@@ -103,7 +111,7 @@ def judge(history: list[Seen], tool: str, action: str, bits: int = ALL) -> Verdi
     """Whether the call ``tool``/``action`` about to run would go round a loop: for
     each result an earlier call with the same tool and masked input got (most recent
     first), the rule on the history with that call added."""
-    wanted, raw = _digest(tool, masked(action, bits)), _digest(tool, action)
+    wanted, raw = _digest(tool, _masked(action, bits)), _digest(tool, action)
     tried: set[str] = set()
     for earlier in reversed(history):
         if earlier.action != wanted or earlier.result + earlier.identity in tried:

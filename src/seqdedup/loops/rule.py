@@ -85,40 +85,43 @@ class LoopFinder:
         self._alike: dict[int, dict[tuple[int, ...], _Best]] = {}
         self.comparisons = 0  # (calls compared: the work, counted for the tests)
         self._distances = _repeats(keys.identity, max_period + 1)
-        self._changes = self._period_changes()
+        self._begins = self._period_begins()
         self._swept, self._active = 0, dict[int, int]()  # (see _periods)
 
     def _periods(self, start: int) -> list[int]:
         """The periods a loop from ``start`` may have: its second iteration keeps a call
         whose identity equals its counterpart's, at ``p`` calls on, or ``p + 1`` past
-        an extra call. A pair of equal identities ``d`` apart at ``j`` allows ``p = d``
-        from the starts ``j - d + 1`` to ``j`` and ``p = d - 1`` from ``j - d + 2``: the
-        starts are swept in order, each pair's periods counted in and out."""
+        an extra call. A pair of equal identities ``d`` apart from call ``j`` allows
+        ``p = d`` from the starts ``j - d + 1`` to ``j`` and ``p = d - 1`` from ``j - d
+        + 2`` to ``j``: the starts are swept in order, each pair's periods counted in
+        where they begin and out after ``j``."""
         if start < self._swept:  # (asked out of order: swept again from the first)
             self._swept, self._active = 0, {}
+        active, distances = self._active, self._distances
         while self._swept <= start:
-            for period, change in self._changes.get(self._swept, ()):
-                count = self._active.get(period, 0) + change
-                if count:
-                    self._active[period] = count
-                else:
-                    del self._active[period]
+            for period in self._begins.get(self._swept, ()):
+                active[period] = active.get(period, 0) + 1
+            for distance in distances.get(self._swept - 1, ()):  # (the pairs from j)
+                for period in (distance, distance - 1):
+                    if 1 <= period <= self.max_period:
+                        if active[period] == 1:
+                            del active[period]
+                        else:
+                            active[period] -= 1
             self._swept += 1
-        return sorted(self._active)
+        return sorted(active)
 
-    def _period_changes(self) -> dict[int, list[tuple[int, int]]]:
-        """Where each pair of equal identities starts and stops allowing its periods."""
-        changes: dict[int, list[tuple[int, int]]] = {}
+    def _period_begins(self) -> dict[int, list[int]]:
+        """Where each pair of equal identities starts allowing its periods."""
+        begins: dict[int, list[int]] = {}
+        top = self.max_period
         for call, distances in self._distances.items():
             for distance in distances:
-                for period, first in (
-                    (distance, call - distance + 1),
-                    (distance - 1, call - distance + 2),
-                ):
-                    if 1 <= period <= self.max_period:
-                        changes.setdefault(max(first, 0), []).append((period, 1))
-                        changes.setdefault(call + 1, []).append((period, -1))
-        return changes
+                if distance <= top:
+                    begins.setdefault(max(call - distance + 1, 0), []).append(distance)
+                if 2 <= distance <= top + 1:
+                    begins.setdefault(max(call - distance + 2, 0), []).append(distance - 1)
+        return begins
 
     def loops(self) -> list[Loop]:
         found: list[Loop] = []
@@ -167,48 +170,62 @@ class LoopFinder:
         calls = tuple(range(start, start + period))
         return Loop(period, best.iterations, start, best.last, calls, tuple(inserted))
 
-    def _equal(self, period: int, later: int, earlier: int) -> bool:
-        keys = self.keys
-        self.comparisons += 1
-        if keys.identity[later] == keys.identity[earlier]:
-            return True
-        if period == 1:
-            return False
-        result = keys.result[later]
-        return (result != 0 and result == keys.result[earlier]) or (
-            keys.shape[later] == keys.shape[earlier]
-        )
-
     def _following(self, period: int, state: State) -> list[State]:
         """The iterations that may follow the one at ``state``: without an extra call
         first, then with one at each place. An extra call at offset q compares the
         calls before it as without one and those after it one place on, so the two
-        alignments are each walked once (from the front, and from the back)."""
-        before = matched(state, period)
-        start = before[-1] + 1
+        alignments are each walked once (from the front, and from the back).
+
+        Two calls count as equal when their identities are, or for p >= 2 (the rule's
+        tolerance) when the later one's result is non-empty and the earlier's, or its
+        shape is the earlier's."""
+        first, skipped = state
+        moved = skipped != NO_EXTRA  # (the compared calls past the extra: one place on)
+        start = first + period + moved  # (the next iteration's first call)
+        count = self.count
+        identity, result, shape = self.keys.identity, self.keys.result, self.keys.shape
+        loose = period > 1
         out: list[State] = []
-        identity = self.keys.identity
+        compared = 0
         lead, first_exact = 0, period  # (calls equal from the front; the first exact)
-        while (
-            lead < period
-            and start + lead < self.count
-            and self._equal(period, start + lead, before[lead])
-        ):
-            if first_exact == period and identity[start + lead] == identity[before[lead]]:
-                first_exact = lead
+        while lead < period and start + lead < count:
+            later, earlier = start + lead, first + lead + (moved and lead >= skipped)
+            compared += 1
+            if identity[later] == identity[earlier]:
+                if first_exact == period:
+                    first_exact = lead
+            elif not (
+                loose
+                and (
+                    (result[later] and result[later] == result[earlier])
+                    or shape[later] == shape[earlier]
+                )
+            ):
+                break
             lead += 1
         if lead == period and first_exact < period:
             out.append((start, NO_EXTRA))
-        if start + period >= self.count:
-            return out
-        tail, last_exact = period, -1  # (equal one place on, from the back; the last exact)
-        while tail > 0 and self._equal(period, start + tail, before[tail - 1]):
-            tail -= 1
-            if last_exact < 0 and identity[start + tail + 1] == identity[before[tail]]:
-                last_exact = tail
-        for extra in range(tail, min(lead, period - 1) + 1):
-            if first_exact < extra or last_exact >= extra:
-                out.append((start, extra))
+        if start + period < count:
+            tail, last_exact = period, -1  # (equal one place on, from the back; the last exact)
+            while tail > 0:
+                later, earlier = start + tail, first + tail - 1 + (moved and tail > skipped)
+                compared += 1
+                if identity[later] == identity[earlier]:
+                    if last_exact < 0:
+                        last_exact = tail - 1
+                elif not (
+                    loose
+                    and (
+                        (result[later] and result[later] == result[earlier])
+                        or shape[later] == shape[earlier]
+                    )
+                ):
+                    break
+                tail -= 1
+            for extra in range(tail, min(lead, period - 1) + 1):
+                if first_exact < extra or last_exact >= extra:
+                    out.append((start, extra))
+        self.comparisons += compared
         return out
 
     def _solve(self, period: int, root: State) -> _Best:
