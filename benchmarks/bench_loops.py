@@ -14,7 +14,8 @@ timestamps, durations and call ids new in each copy, clean or with one stray cal
 copy, between stretches of ordinary work; and legitimate repetition (polling whose
 answer changes, a test rerun after an edit, one command over several files, silent
 commands), which must give nothing. Speed: CPU seconds to read the real transcripts
-(MB/s) and to find the loops of ``--calls`` generated calls (calls/s, after reading).
+(MB/s) and to find the loops of ``--calls`` generated calls (calls/s, after reading);
+the hook's time per call, start-up included.
 """
 
 from __future__ import annotations
@@ -140,6 +141,50 @@ def speed(count: int, gap: int) -> str:
     )
 
 
+def hook_latency(runs: int = 30) -> list[str]:
+    """Wall time of one ``seqdedup loops --hook`` call (a PreToolUse, start-up included)
+    on a session of 300 ordinary calls and on one of 256 alike calls (a loop: the
+    rule's most work), beside ``python -c pass``, interleaved; medians of ``runs``."""
+    import json
+    import os
+    import statistics
+    import subprocess
+    import tempfile
+
+    from seqdedup.loops.hook import SessionState, seen_call
+
+    command = [str(Path(sys.executable).parent / "seqdedup"), "loops", "--hook"]
+    state = tempfile.mkdtemp(prefix="bench-loops-hook-")
+    env = {**os.environ, "XDG_STATE_HOME": state}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # (as users run it: byte code kept)
+    sessions = {
+        "300 ordinary calls": session(random.Random(5), 300),
+        "256 alike calls": [Call("Bash", "cat src/f.py", "out 1")] * 256,
+    }
+    rows = []
+    for name, calls in sessions.items():
+        with SessionState(Path(state) / "seqdedup" / "loops", name) as kept:
+            kept.calls = [seen_call(c.tool, c.action, c.result) for c in calls]
+            kept.save()
+        event = {"session_id": name, "hook_event_name": "PreToolUse", "tool_name": "Bash"}
+        event["tool_input"] = {"command": calls[-1].action}
+        stdin = json.dumps(event).encode()
+        hook, bare = [], []
+        for _ in range(runs + 1):  # (the first of each: a warm-up, not counted)
+            start = time.perf_counter()
+            subprocess.run(command, input=stdin, env=env, capture_output=True, check=True)
+            hook.append(time.perf_counter() - start)
+            start = time.perf_counter()
+            subprocess.run([sys.executable, "-c", "pass"], env=env, check=True)
+            bare.append(time.perf_counter() - start)
+        rows.append(
+            f"hook, {name}: median {statistics.median(hook[1:]) * 1000:.0f} ms a call "
+            f"(fastest {min(hook[1:]) * 1000:.0f}); python -c pass "
+            f"{statistics.median(bare[1:]) * 1000:.0f} ms"
+        )
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--transcripts", type=Path, required=True)
@@ -152,6 +197,7 @@ def main() -> None:
     print("\n".join(detection_table()))
     print("\n" + speed(args.calls, 100))
     print(speed(args.calls, 1000))
+    print("\n".join(hook_latency()))
 
 
 if __name__ == "__main__":

@@ -144,6 +144,24 @@ def test_the_state_is_private_and_no_link_is_followed(tmp_path):
     assert target.read_text() == "keep"
 
 
+def test_a_state_folder_that_is_a_link_or_open_to_others_is_refused(tmp_path):
+    """The state folder is followed nowhere: a link in its place (another user's
+    folder, say) or a folder others may write is an error, and no state is written."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o700)
+    linked = tmp_path / "linked"
+    linked.symlink_to(elsewhere)
+    with pytest.raises(Exception, match="not a folder of this user's"):
+        hook_event(event("PostToolUse", *RUN, FAILED), linked)
+    assert list(elsewhere.iterdir()) == []
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    with pytest.raises(Exception, match="not a folder of this user's"):
+        hook_event(event("PostToolUse", *RUN, FAILED), shared)
+    assert list(shared.iterdir()) == []
+
+
 def test_the_work_per_call_stops_growing():
     """Counted work: the calls compared to judge the 288th, the 576th and the 10,000th
     call of a session (a cycle of 8 commands whose results come round every 24 calls;

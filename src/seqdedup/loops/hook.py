@@ -24,6 +24,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import stat
 from collections.abc import Mapping
 from typing import NamedTuple
 
@@ -145,6 +146,14 @@ class SessionState:
         self.calls: list[Seen] = []
         self._fd = -1
         os.makedirs(folder, mode=0o700, exist_ok=True)
+        # (the folder itself no link, this user's, written by no one else: a state
+        # another user could plant or read would be theirs to steer)
+        info = os.lstat(folder)
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o022:
+            raise SeqdedupError(
+                f"the loop state folder {folder} is not a folder of this user's that only "
+                "it may write (a link, or another owner)"
+            )
 
     def __enter__(self) -> SessionState:
         flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
