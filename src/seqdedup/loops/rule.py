@@ -59,19 +59,48 @@ def matched(state: State, period: int) -> list[int]:
     return [*range(start, start + extra), *range(start + extra + 1, start + period + 1)]
 
 
-def _repeats(identity: list[int], reach: int) -> dict[int, list[int]]:
-    """For each call whose identity comes again within ``reach`` calls: how far on
-    (a loop needs one such pair per iteration: the periods worth trying)."""
+Events = dict[int, list[int]]  # (a call's place: the periods that begin or end there)
+
+
+def _period_events(identity: list[int], max_period: int) -> tuple[Events, Events]:
+    """Where each period becomes possible for a loop's start and where it stops. A loop
+    of period p from ``start`` needs, in its first iteration, a call whose identity
+    comes again ``p`` calls on, or ``p + 1`` past an extra call. A call ``j`` whose
+    identity comes again ``d`` calls on allows ``p = d`` from the starts ``j - d + 1``
+    to ``j`` and ``p = d - 1`` from ``j - d + 2`` to ``j``; for each ``d`` such calls
+    in a row are one stretch of starts (calls alike make one event per period, not
+    one per pair)."""
+    reach = max_period + 1
     recent: dict[int, list[int]] = {}
-    distances: dict[int, list[int]] = {}
+    runs: dict[int, list[int]] = {}  # (d: the first and last call of its current row)
+    begins: Events = {}
+    ends: Events = {}
+
+    def close(distance: int, first: int, last: int) -> None:
+        for period, begin in (
+            (distance, first - distance + 1),
+            (distance - 1, first - distance + 2),
+        ):
+            if 1 <= period <= max_period:
+                begins.setdefault(max(begin, 0), []).append(period)
+                ends.setdefault(last + 1, []).append(period)
+
     for at, ident in enumerate(identity):
         seen = recent.setdefault(ident, [])
         while seen and at - seen[0] > reach:
             seen.pop(0)
-        for earlier in seen:
-            distances.setdefault(earlier, []).append(at - earlier)
+        for earlier in seen:  # (for one distance, the earlier calls come in order)
+            run = runs.get(at - earlier)
+            if run is not None and run[1] == earlier - 1:
+                run[1] = earlier
+            else:
+                if run is not None:
+                    close(at - earlier, *run)
+                runs[at - earlier] = [earlier, earlier]
         seen.append(at)
-    return distances
+    for distance, (first, last) in runs.items():
+        close(distance, first, last)
+    return begins, ends
 
 
 class LoopFinder:
@@ -84,44 +113,26 @@ class LoopFinder:
         self._best: dict[int, dict[State, _Best]] = {}
         self._alike: dict[int, dict[tuple[int, ...], _Best]] = {}
         self.comparisons = 0  # (calls compared: the work, counted for the tests)
-        self._distances = _repeats(keys.identity, max_period + 1)
-        self._begins = self._period_begins()
+        self._begins, self._ends = _period_events(keys.identity, max_period)
         self._swept, self._active = 0, dict[int, int]()  # (see _periods)
 
     def _periods(self, start: int) -> list[int]:
-        """The periods a loop from ``start`` may have: its second iteration keeps a call
-        whose identity equals its counterpart's, at ``p`` calls on, or ``p + 1`` past
-        an extra call. A pair of equal identities ``d`` apart from call ``j`` allows
-        ``p = d`` from the starts ``j - d + 1`` to ``j`` and ``p = d - 1`` from ``j - d
-        + 2`` to ``j``: the starts are swept in order, each pair's periods counted in
-        where they begin and out after ``j``."""
+        """The periods a loop from ``start`` may have (see ``_period_events``): the
+        starts are swept in order, each stretch's period counted in where it begins
+        and out after it ends."""
         if start < self._swept:  # (asked out of order: swept again from the first)
             self._swept, self._active = 0, {}
-        active, distances = self._active, self._distances
+        active = self._active
         while self._swept <= start:
             for period in self._begins.get(self._swept, ()):
                 active[period] = active.get(period, 0) + 1
-            for distance in distances.get(self._swept - 1, ()):  # (the pairs from j)
-                for period in (distance, distance - 1):
-                    if 1 <= period <= self.max_period:
-                        if active[period] == 1:
-                            del active[period]
-                        else:
-                            active[period] -= 1
+            for period in self._ends.get(self._swept, ()):
+                if active[period] == 1:
+                    del active[period]
+                else:
+                    active[period] -= 1
             self._swept += 1
         return sorted(active)
-
-    def _period_begins(self) -> dict[int, list[int]]:
-        """Where each pair of equal identities starts allowing its periods."""
-        begins: dict[int, list[int]] = {}
-        top = self.max_period
-        for call, distances in self._distances.items():
-            for distance in distances:
-                if distance <= top:
-                    begins.setdefault(max(call - distance + 1, 0), []).append(distance)
-                if 2 <= distance <= top + 1:
-                    begins.setdefault(max(call - distance + 2, 0), []).append(distance - 1)
-        return begins
 
     def loops(self) -> list[Loop]:
         found: list[Loop] = []
