@@ -166,6 +166,12 @@ def normalize_py(key: bytes, bits: int) -> bytes:
     return pattern.sub(lambda m: placeholders[m.lastgroup or ""], key)
 
 
+def normalizer(kernel: object = None) -> Callable[[bytes, int], bytes]:
+    """The normalisation of the engine that runs: the kernel's (``kernel``, where it is
+    given), else :func:`normalize_py`; the same bytes either way."""
+    return getattr(kernel, "normalize", None) or normalize_py
+
+
 def compile_mask(pattern: str) -> re.Pattern[str]:
     try:
         compiled = re.compile(pattern)
@@ -215,7 +221,7 @@ class KeySteps:
                 self.passes.append(compile_mask(value))
             else:
                 raise UsageError(f"unknown key step '{kind}'")
-        self._normalize = getattr(kernel, "normalize", None) or normalize_py
+        self._normalize = normalizer(kernel)
 
     def __bool__(self) -> bool:
         return bool(self.passes)

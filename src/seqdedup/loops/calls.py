@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import NamedTuple
 
-from seqdedup.config.normalize import ALL, normalize_py, parse_classes
+from seqdedup.config.normalize import ALL, normalize_py, normalizer, parse_classes
 
 Normalize = Callable[[bytes, int], bytes]
 
@@ -79,7 +79,7 @@ def shape_of(tool: str, masked_action: str) -> str:
 def keyed(calls: Sequence[Call], bits: int = ALL, kernel: ModuleType | None = None) -> Keyed:
     """The identities, shapes and results of ``calls`` (masked with ``bits``, by the
     ``kernel`` where given)."""
-    normalize: Normalize = getattr(kernel, "normalize", None) or normalize_py
+    normalize: Normalize = normalizer(kernel)
     identities: dict[tuple[str, bytes, bytes, str], int] = {}
     shapes: dict[str, int] = {}
     shape_by_action: dict[tuple[str, bytes], int] = {}
