@@ -25,11 +25,11 @@ from itertools import compress
 from types import ModuleType
 from typing import NamedTuple
 
+from seqdedup.base.kernel import SEED
 from seqdedup.budget.input import LEVELS, Source
 from seqdedup.config.normalize import CLASSES
 from seqdedup.config.settings import Config
-from seqdedup.engine.decisions import Decisions
-from seqdedup.keys.kind import families, kind_keys
+from seqdedup.keys.kind import families, kind_config, kind_keys
 from seqdedup.keys.maker import key_maker
 
 CONTEXT = 3  # lines around each event shown right after the kinds (as grep -C 3)
@@ -80,39 +80,45 @@ def units_of(
     event_fields: Sequence[str],
     kernel: ModuleType | None,
 ) -> Units:
-    """Kinds, events and units of the whole input."""
-    kinds = kind_keys(config, kernel)
+    """Kinds, events and units of the whole input. A record's kind is told by its key's
+    keyed 128-bit hash (the kernel hashes a batch at once; the kinds' text is made only
+    for the records that show one first, and for events); an event by its key."""
+    kind_text = kind_keys(config, kernel)
+    kind_hash = key_maker(kind_config(config), kernel, SEED)
     classes = ",".join(name for name in event_fields if name in CLASSES)
     steps = (*config.key_steps, ("normalize", classes)) if classes else config.key_steps
     keyed = config.keyed or bool(classes)
     events = key_maker(config._replace(key_steps=steps), kernel, 0) if keyed else None
-    keys: list[bytes] = []
+    ids: dict[bytes, int] = {}  # (b"k" and a kind's hash, or b"v" and an event's key)
+    line_kind, first, shapes = array("l"), list[int](), list[tuple[int, tuple[bytes, ...]]]()
     event_kinds: dict[int, bytes] = {}
     for batch in range(0, source.count, BATCH):
         records = source.records(batch, min(source.count, batch + BATCH))
-        flags = verbatim[batch : batch + len(records)]
-        batch_kinds = kinds.keys(records)
-        event_kinds.update((batch + k, batch_kinds[k]) for k in compress(range(len(flags)), flags))
-        picked = [r for r, f in zip(records, flags, strict=True) if f]
-        event_keys = iter(events.keys(picked) if events is not None else picked)
-        keys += [
-            b"v" + mask_noise(next(event_keys), event_fields) if flag else b"k" + kind
-            for kind, flag in zip(batch_kinds, flags, strict=True)
-        ]
-    # which records are new: the rule at W = 1 (the engine's decision-level call)
-    rule = Decisions(1, blocks=False)
-    fresh = bytearray()
-    for at in range(0, len(keys), BATCH):
-        fresh += bytes(rule.feed(keys[at : at + BATCH]).keep)
-    fresh += bytes(rule.finish().keep)
-    # ids in the order keys first occur: the records the rule kept
-    ids: dict[bytes, int] = {}
-    line_kind = array("l", [ids.setdefault(key, len(ids)) for key in keys])
-    first = [record for record, kept in enumerate(fresh) if kept]
-    assert len(first) == len(ids)  # (the rule at W = 1 keeps each key's first record)
-    shapes = [_shape(keys[record]) for record in first]
+        hashes = kind_hash.hashes(records)
+        keys = [b"k" + hashes[at : at + 16] for at in range(0, len(hashes), 16)]
+        picked = list(compress(range(len(records)), verbatim[batch : batch + len(records)]))
+        picked_records = [records[k] for k in picked]
+        texts = kind_text.keys(picked_records)
+        event_kinds.update(zip([batch + k for k in picked], texts, strict=True))
+        event_keys = events.keys(picked_records) if events is not None else picked_records
+        for k, key in zip(picked, event_keys, strict=True):
+            keys[k] = b"v" + mask_noise(key, event_fields)
+        fresh = []  # (the records whose key comes first here)
+        for k, key in enumerate(keys):
+            found = ids.get(key)
+            if found is None:
+                found = ids[key] = len(ids)
+                fresh.append(k)
+            line_kind.append(found)
+        texts = iter(kind_text.keys([records[k] for k in fresh if keys[k][0] == ord("k")]))
+        for k in fresh:
+            first.append(batch + k)
+            shapes.append(_shape(keys[k] if keys[k][0] == ord("v") else b"k" + next(texts)))
+    fresh_flags = bytearray(len(line_kind))
+    for record in first:
+        fresh_flags[record] = 1
     last = [-1] * len(first)
-    previous = [0] * len(keys)
+    previous = [0] * len(line_kind)
     for record, found in enumerate(line_kind):
         previous[record] = last[found]
         last[found] = record
@@ -124,7 +130,7 @@ def units_of(
     for start, end in _unit_bounds(verbatim, heads):
         starts.append(start)
         ends.append(end)
-        new.append(any(fresh[start : end + 1]))
+        new.append(any(fresh_flags[start : end + 1]))
         flags.append(verbatim[start])
         ranks.append(severity(source.record(start)) if verbatim[start] else NOT_AN_EVENT)
     return Units(
