@@ -83,7 +83,8 @@ VOUCH = re.compile(rb"\[seqdedup: reduced text [0-9a-f]{12}\]")
 # (the values and the time span follow it): a repeat of an earlier stretch, copies of a
 # block ("N copies of lines a-b[ and E of its lines]", "N like line a" when the block is
 # one line), or a list of kinds joined by ", " ("N like line a", 'N like "words"', "N more
-# of K other kinds"); a copy ends with ", byte for byte".
+# of K other kinds", "K other kinds" where each has one line; "like line a" alone for a
+# stretch of one line); a copy ends with ", byte for byte".
 PARTS = {
     re.compile(rb"a repeat of lines? (\d+)(?:-(\d+))?"): lambda m: (
         int(m[2] or m[1]) - int(m[1]) + 1
@@ -91,8 +92,9 @@ PARTS = {
     re.compile(rb"(\d+) copies of lines (\d+)-(\d+)(?: and (\d+) of its lines)?"): lambda m: (
         int(m[1]) * (int(m[3]) - int(m[2]) + 1) + int(m[4] or 0)
     ),
-    re.compile(rb"(\d+) like line \d+"): lambda m: int(m[1]),
+    re.compile(rb"(?:(\d+) )?like line \d+"): lambda m: int(m[1] or 1),
     re.compile(rb"(\d+) more of \d+ other kinds?"): lambda m: int(m[1]),
+    re.compile(rb"(\d+) other kinds?"): lambda m: int(m[1]),
 }
 
 

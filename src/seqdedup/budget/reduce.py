@@ -265,10 +265,14 @@ class Layout:
             text += copy
         else:
             named = [self._named(kind, n, shown) for kind, n in kinds[:named_kinds]]
+            if count == 1:  # (one line: "like line 5", not "1 like line 5")
+                named = [named[0].removeprefix("1 ")]
             if distinct > named_kinds:
                 more = count - sum(n for _, n in kinds)
                 others = distinct - named_kinds
-                named.append(f"{more} more of {others} other kind{'s' * (others > 1)}")
+                kinds_named = f"{others} other kind{'s' * (others > 1)}"
+                # (each of the others once: their count says it all)
+                named.append(kinds_named if more == others else f"{more} more of {kinds_named}")
             text += ", ".join(named)
         if distinct == 1 and count > 1 and self.long:
             text += self._differing(first, last, self.units.first[kinds[0][0]])
