@@ -91,6 +91,27 @@ def test_levels_in_androids_spellings():
     assert errors_only.events == 3
 
 
+def test_warnings_spelled_short_are_warnings():
+    """Apache's ``[warn]``, logfmt's ``level=warn`` and JSON's ``"level":"warn"`` are
+    warnings (each an event, ranked after an error); a word holding "warn" is not."""
+    data = log(
+        [
+            "[Sun Dec 04 04:47:44 2005] [warn] child process 4711 still did not exit",
+            'time=2026-12-06T10:00:00Z level=warn msg="disk 91% full"',
+            '{"ts": 1, "level": "warn", "msg": "slow response"}',
+            "2026-12-06 10:00:01 ERROR disk full",
+            "2026-12-06 10:00:02 INFO forewarned is forearmed",
+        ]
+    )
+    reduction = reduce_to_budget(data, 10_000, max_history=None)
+    assert reduction.events == 4
+    errors_only = reduce_to_budget(data, 10_000, max_history=None, verbatim_levels=("error",))
+    assert errors_only.events == 1
+    from seqdedup.budget.events import ERROR, WARNING, severity
+
+    assert [severity(line) for line in data.splitlines()[:4]] == [WARNING] * 3 + [ERROR]
+
+
 def test_error_words_on_lines_without_a_level():
     """A syslog line with no level word is an error when it holds an error word (the
     "words" level: denied, invalid, refused, timed out, timeout); a line with a level

@@ -24,7 +24,8 @@ LEVELS = {
         r"|panic:|\bFAIL(?:ED|URE)?\b|\b[Ff]ail(?:ed|ure)\b|\bAssertion"
         r"|(?<=[0-9] )[EF](?= \S[^:]*: )|^[EF]/\S"
     ),
-    "warning": r"\b(?:WARN|WARNING|Warning|warning)\b|(?<=[0-9] )W(?= \S[^:]*: )|^W/\S",
+    # (Apache's [warn], logfmt's level=warn and JSON's "level":"warn" spelled short)
+    "warning": (r"\b(?:WARN|WARNING|Warn|Warning|warn|warning)\b|(?<=[0-9] )W(?= \S[^:]*: )|^W/\S"),
     # a line with no level word at all that holds an error word
     "words": (
         r"^(?!.*(?:\b(?:INFO|Info|info|DEBUG|Debug|debug|TRACE|NOTICE|Notice)\b"
