@@ -110,10 +110,10 @@ def units_of(
                 found = ids[key] = len(ids)
                 fresh.append(k)
             line_kind.append(found)
-        texts = iter(kind_text.keys([records[k] for k in fresh if keys[k][0] == ord("k")]))
+        kinds_met = iter(kind_text.keys([records[k] for k in fresh if keys[k][0] == ord("k")]))
         for k in fresh:
             first.append(batch + k)
-            shapes.append(_shape(keys[k] if keys[k][0] == ord("v") else b"k" + next(texts)))
+            shapes.append(_shape(keys[k] if keys[k][0] == ord("v") else b"k" + next(kinds_met)))
     fresh_flags = bytearray(len(line_kind))
     for record in first:
         fresh_flags[record] = 1

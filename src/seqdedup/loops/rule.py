@@ -196,6 +196,12 @@ class LoopFinder:
         count = self.count
         identity, result, shape = self.keys.identity, self.keys.result, self.keys.shape
         loose = period > 1
+
+        def tolerated(later: int, earlier: int) -> bool:  # (identities differ)
+            return bool(result[later] and result[later] == result[earlier]) or (
+                shape[later] == shape[earlier]
+            )
+
         out: list[State] = []
         compared = 0
         lead, first_exact = 0, period  # (calls equal from the front; the first exact)
@@ -205,13 +211,7 @@ class LoopFinder:
             if identity[later] == identity[earlier]:
                 if first_exact == period:
                     first_exact = lead
-            elif not (
-                loose
-                and (
-                    (result[later] and result[later] == result[earlier])
-                    or shape[later] == shape[earlier]
-                )
-            ):
+            elif not (loose and tolerated(later, earlier)):
                 break
             lead += 1
         if lead == period and first_exact < period:
@@ -224,13 +224,7 @@ class LoopFinder:
                 if identity[later] == identity[earlier]:
                     if last_exact < 0:
                         last_exact = tail - 1
-                elif not (
-                    loose
-                    and (
-                        (result[later] and result[later] == result[earlier])
-                        or shape[later] == shape[earlier]
-                    )
-                ):
+                elif not (loose and tolerated(later, earlier)):
                     break
                 tail -= 1
             for extra in range(tail, min(lead, period - 1) + 1):
