@@ -2,8 +2,8 @@
 tokens in and out counted with a real o200k vocabulary, whether the budget is met by
 that count, the share of the corpus' kinds of line (drain3's templates) and of its
 error and warning kinds shown verbatim, the round trip through seqdedup-expand, and
-the CPU beside a plain ``--fold`` run of the same input (medians, interleaved); the
-peers' outputs on the same inputs beside it.
+the CPU beside a plain ``-q -w 10`` run of the same input (medians, interleaved), and
+the same on a million generated lines; the peers' outputs on the same inputs beside it.
 
     python benchmarks/bench_budget.py --logs DIR [DIR...] [--peers PYTHON]
 
@@ -19,7 +19,7 @@ and drain3 for the corpora without loghub's ground-truth templates beside them
 Python with headroom-ai and tokenfold installed (run in it, output compared the same
 way). Each row: tokens in and out, met, the share of the corpus' kinds with a line shown
 verbatim, the same for its FATAL and its ERROR kinds, the mean o200k tokens of a marker,
-the round trip, the CPU against a plain ``--fold`` run.
+the round trip, the CPU against a plain ``-q -w 10`` run.
 """
 
 from __future__ import annotations
@@ -186,12 +186,12 @@ def row(found: Corpus, budget: int, work: Path, args: argparse.Namespace, count)
     store.unlink(missing_ok=True)
     reduced = work / "reduced.txt"
     run = [command("seqdedup"), "-q", "--budget", str(budget), "--keep-removed", str(store)]
-    fold = [command("seqdedup"), "-q", "-w", "10", "--fold", str(corpus)]
-    ours, folds = [], []
+    plain = [command("seqdedup"), "-q", "-w", "10", str(corpus)]
+    ours, plains = [], []
     for _ in range(args.repeat):  # interleaved: the machine's load falls on both alike
         store.unlink(missing_ok=True)
         ours.append(child_cpu([*run, str(corpus)], reduced))
-        folds.append(child_cpu(fold))
+        plains.append(child_cpu(plain))
     text = reduced.read_bytes()
     back = subprocess.run(
         [command("seqdedup-expand"), str(reduced), "--from", str(store)],
@@ -213,7 +213,7 @@ def row(found: Corpus, budget: int, work: Path, args: argparse.Namespace, count)
         share(shown, ids, errors),
         f"{statistics.mean(markers):.1f}" if markers else "-",
         "exact" if exact else "DIFFERS",
-        f"{statistics.median(ours) / statistics.median(folds):.1f}x",
+        f"{statistics.median(ours) / statistics.median(plains):.1f}x",
     ]
     for peer in ("tokenfold", "headroom") if args.peers else ():
         out = subprocess.run(
@@ -225,6 +225,26 @@ def row(found: Corpus, budget: int, work: Path, args: argparse.Namespace, count)
     return "| " + " | ".join(cells) + " |"
 
 
+def million(work: Path, lines: int, repeat: int) -> str:
+    """``--budget 8k`` against a plain ``-q -w 10`` of the same ``lines`` generated lines
+    (genlog.py, seed 1): CPU, medians of ``repeat`` interleaved pairs."""
+    from genlog import generate  # type: ignore[import-not-found]
+
+    log = work / "generated.log"
+    generate(log, lines)
+    budget = [command("seqdedup"), "-q", "--budget", "8k", str(log)]
+    plain = [command("seqdedup"), "-q", "-w", "10", str(log)]
+    ours, plains = [], []
+    for _ in range(repeat):
+        ours.append(child_cpu(budget))
+        plains.append(child_cpu(plain))
+    a, b = statistics.median(ours), statistics.median(plains)
+    return (
+        f"{lines:,} generated lines: `--budget 8k` {a:.2f} s of CPU against {b:.2f} s for "
+        f"`-q -w 10`: {a / b:.1f}x (the target: 4x)"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--logs", type=Path, nargs="*", default=[])
@@ -234,6 +254,9 @@ def main() -> None:
     parser.add_argument(
         "--only", default=None, help="the corpora whose name holds one of these (comma-separated)"
     )
+    parser.add_argument(
+        "--million", type=int, default=1_000_000, help="generated lines of the CPU row (0: none)"
+    )
     args = parser.parse_args()
     count = o200k()
     with tempfile.TemporaryDirectory() as folder:
@@ -241,7 +264,7 @@ def main() -> None:
         peers = " | tokenfold (kinds) | headroom (kinds)" if args.peers else ""
         print(
             "| corpus | budget | tokens in | out | met | kinds shown | FATAL kinds | ERROR kinds "
-            f"| tokens per marker | round trip | CPU / --fold{peers} |"
+            f"| tokens per marker | round trip | CPU / -q -w 10{peers} |"
         )
         print("|" + "---|" * (11 + 2 * bool(args.peers)))
         for found in corpora(work, args.logs, args.lines):
@@ -249,6 +272,8 @@ def main() -> None:
                 continue
             for budget in BUDGETS:
                 print(row(found, budget, work, args, count), flush=True)
+        if args.million:
+            print("\n" + million(work, args.million, args.repeat))
 
 
 if __name__ == "__main__":
