@@ -83,6 +83,44 @@ def units_of(
     """Kinds, events and units of the whole input. A record's kind is told by its key's
     keyed 128-bit hash (the kernel hashes a batch at once; the kinds' text is made only
     for the records that show one first, and for events); an event by its key."""
+    line_kind, first, shapes, event_kinds = _kinds_and_events(
+        source, verbatim, config, event_fields, kernel
+    )
+    fresh_flags = bytearray(len(line_kind))
+    for record in first:
+        fresh_flags[record] = 1
+    last = [-1] * len(first)
+    previous = [0] * len(line_kind)
+    for record, found in enumerate(line_kind):
+        previous[record] = last[found]
+        last[found] = record
+    frequency = [0] * len(first)
+    for found, many in Counter(line_kind).items():
+        frequency[found] = many
+    starts, ends, new, flags = array("q"), array("q"), bytearray(), bytearray()
+    ranks = bytearray()
+    for start, end in _unit_bounds(verbatim, heads):
+        starts.append(start)
+        ends.append(end)
+        new.append(any(fresh_flags[start : end + 1]))
+        flags.append(verbatim[start])
+        ranks.append(severity(source.record(start)) if verbatim[start] else NOT_AN_EVENT)
+    return Units(
+        line_kind, first, frequency, starts, ends, new, flags, shapes, array("q", previous), ranks,
+        _shapes(event_kinds),
+    )  # fmt: skip
+
+
+def _kinds_and_events(
+    source: Source,
+    verbatim: bytearray,
+    config: Config,
+    event_fields: Sequence[str],
+    kernel: ModuleType | None,
+) -> tuple[array[int], list[int], list[tuple[int, tuple[bytes, ...]]], dict[int, bytes]]:
+    """Each record's id (its kind's, or for a verbatim record its event's; numbered in
+    the order they first occur), the record where each id first occurs, each id's
+    shape, and each verbatim record's kind."""
     kind_text = kind_keys(config, kernel)
     kind_hash = key_maker(kind_config(config), kernel, SEED)
     classes = ",".join(name for name in event_fields if name in CLASSES)
@@ -114,29 +152,7 @@ def units_of(
         for k in fresh:
             first.append(batch + k)
             shapes.append(_shape(keys[k] if keys[k][0] == ord("v") else b"k" + next(kinds_met)))
-    fresh_flags = bytearray(len(line_kind))
-    for record in first:
-        fresh_flags[record] = 1
-    last = [-1] * len(first)
-    previous = [0] * len(line_kind)
-    for record, found in enumerate(line_kind):
-        previous[record] = last[found]
-        last[found] = record
-    frequency = [0] * len(first)
-    for found, many in Counter(line_kind).items():
-        frequency[found] = many
-    starts, ends, new, flags = array("q"), array("q"), bytearray(), bytearray()
-    ranks = bytearray()
-    for start, end in _unit_bounds(verbatim, heads):
-        starts.append(start)
-        ends.append(end)
-        new.append(any(fresh_flags[start : end + 1]))
-        flags.append(verbatim[start])
-        ranks.append(severity(source.record(start)) if verbatim[start] else NOT_AN_EVENT)
-    return Units(
-        line_kind, first, frequency, starts, ends, new, flags, shapes, array("q", previous), ranks,
-        _shapes(event_kinds),
-    )  # fmt: skip
+    return line_kind, first, shapes, event_kinds
 
 
 def _shapes(event_kinds: dict[int, bytes]) -> dict[int, bytes]:

@@ -265,15 +265,8 @@ class Layout:
             text += copy
         else:
             named = [self._named(kind, n, shown) for kind, n in kinds[:named_kinds]]
-            if count == 1:  # (one line: "like line 5", not "1 like line 5")
-                named = [named[0].removeprefix("1 ")]
-            if distinct > named_kinds:
-                more = count - sum(n for _, n in kinds)
-                others = distinct - named_kinds
-                kinds_named = f"{others} other kind{'s' * (others > 1)}"
-                # (each of the others once: their count says it all)
-                named.append(kinds_named if more == others else f"{more} more of {kinds_named}")
-            text += ", ".join(named)
+            others = (count - sum(n for _, n in kinds), distinct - len(named))
+            text += _kinds_said(named, count, *others)
         if distinct == 1 and count > 1 and self.long:
             text += self._differing(first, last, self.units.first[kinds[0][0]])
         if not _between_times(self.source, first, last):
@@ -394,6 +387,18 @@ def _merged(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
         else:
             merged.append((first, last))
     return merged
+
+
+def _kinds_said(named: list[str], count: int, more: int, others: int) -> str:
+    """A stretch's kinds as its marker says them: those ``named``, then ``more`` lines
+    of ``others`` other kinds ("3 other kinds" where each has one line); a stretch of
+    one line is "like line 5", not "1 like line 5"."""
+    if count == 1:
+        named = [named[0].removeprefix("1 ")]
+    if others:
+        kinds = f"{others} other kind{'s' * (others > 1)}"
+        named.append(kinds if more == others else f"{more} more of {kinds}")
+    return ", ".join(named)
 
 
 def _inside(ranges: list[tuple[int, int]], record: int) -> bool:

@@ -19,7 +19,7 @@ from seqdedup.budget.events import Units, mask_noise
 from seqdedup.budget.input import Source
 from seqdedup.budget.values import Column, columns, named
 from seqdedup.config.normalize import CLASSES
-from seqdedup.keys.kind import ANY, kind_of
+from seqdedup.keys.kind import ANY, kinds_of
 
 READ = 1024  # lines of a shape read for its values (both ends)
 FIELDS = 2  # the fields a note names
@@ -46,7 +46,7 @@ def _family_words(shape: bytes, records: list[bytes]) -> Column | None:
     if ANY not in words:
         return None
     at = words.index(ANY)
-    found = [kind.split() for kind in map(kind_of, records)]
+    found = [kind.split() for kind in kinds_of(records)]
     taken = [row[at].decode("utf-8", "replace") for row in found if len(row) == len(words)]
     before = words[at - 1].decode("utf-8", "replace") + " " if at else ""
     return Column(visible(before), [visible(v) for v in dict.fromkeys(taken)])

@@ -40,6 +40,16 @@ def kind_of(record: bytes) -> bytes:
     return normalize_py(record, EVERY)
 
 
+def kinds_of(records: list[bytes]) -> list[bytes]:
+    """The kinds of ``records`` with no key options, by the engine that runs (the same
+    bytes as :func:`kind_of`, the kernel's normalising where it is built)."""
+    from seqdedup.base.kernel import load
+    from seqdedup.config.normalize import EVERY, normalizer
+
+    normalize = normalizer(load())
+    return [normalize(record, EVERY) for record in records]
+
+
 # A kind's *word forms*: the kind with one of its words (of WORDS or more) left out, as
 # ANY. Where a log's kinds of one form take more than one word at that place, the word
 # is a value, not part of the kind: a user name in ``Invalid user NAME from <IP>``.
