@@ -130,14 +130,18 @@ def _kinds_and_events(
     ids: dict[bytes, int] = {}  # (b"k" and a kind's hash, or b"v" and an event's key)
     line_kind, first, shapes = array("l"), list[int](), list[tuple[int, tuple[bytes, ...]]]()
     event_kinds: dict[int, bytes] = {}
+    kind_texts: dict[bytes, bytes] = {}  # (a kind's hash key: its text)
     for batch in range(0, source.count, BATCH):
         records = source.records(batch, min(source.count, batch + BATCH))
         hashes = kind_hash.hashes(records)
         keys = [b"k" + hashes[at : at + 16] for at in range(0, len(hashes), 16)]
         picked = list(compress(range(len(records)), verbatim[batch : batch + len(records)]))
         picked_records = [records[k] for k in picked]
-        texts = kind_text.keys(picked_records)
-        event_kinds.update(zip([batch + k for k in picked], texts, strict=True))
+        # (each distinct kind's text made once: from the first record that shows it)
+        wanted = {keys[k]: k for k in reversed(picked) if keys[k] not in kind_texts}
+        made = kind_text.keys([records[k] for k in wanted.values()])
+        kind_texts.update(zip(wanted, made, strict=True))
+        event_kinds.update((batch + k, kind_texts[keys[k]]) for k in picked)
         event_keys = events.keys(picked_records) if events is not None else picked_records
         for k, key in zip(picked, event_keys, strict=True):
             keys[k] = b"v" + mask_noise(key, event_fields)
