@@ -523,6 +523,8 @@ NORMALISH = [
     b"=",
     b"\n",
     b"var/",
+    b"\t",
+    b"  ",
 ]
 
 
@@ -530,7 +532,7 @@ def key_calls(kernel, rng: random.Random) -> None:
     """normalize and json_keys on random text, every class and path set: any
     out-of-bounds read of the scanners ends the process under AddressSanitizer."""
     text = b"".join(rng.choice(NORMALISH) for _ in range(rng.randint(0, 30)))
-    bits = rng.randint(0, 127)  # (every class: seqdedup.config.normalize.EVERY)
+    bits = rng.randint(0, 255)  # (every class: seqdedup.config.normalize.EVERY)
     normalized = kernel.normalize(text, bits)
     assert kernel.hash_records([text], 7, 0, False, bits) == kernel.hash_records([normalized], 7)
     paths = sorted(

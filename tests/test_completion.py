@@ -72,7 +72,7 @@ def test_bash_completes_normalisation_classes_and_the_profiles_in_effect(tmp_pat
     ]
     everything = bash_completions("seqdedup", ["--normalize", ""])
     assert sorted(everything) == sorted(
-        ["timestamp", "uuid", "ip", "hex", "number", "path", "quoted", "all"]
+        ["timestamp", "uuid", "ip", "hex", "number", "path", "quoted", "space", "all"]
     )
     xdg = tmp_path / "xdg"
     (xdg / "seqdedup").mkdir(parents=True)

@@ -57,6 +57,24 @@ def test_a_new_value_is_apart_from_a_kind_never_seen():
     assert diff.changed and diff.number_of("values") == 2 and diff.number_of("new") == 1
 
 
+def test_a_column_padded_to_a_width_is_one_kind():
+    """Android pads its pid and tid to a width: a line whose numbers are shorter or
+    longer than GOOD's has a known kind (runs of spaces as one), so it is a new value,
+    not new; a tab is a space too."""
+    good = [
+        "03-17 16:13:54.877  1702 27357 D ActivityManager: attachApplication, pid = 12787",
+        "03-17 16:13:55.001  1702 27357 I Tag:\tready",
+    ]
+    bad = [
+        "03-17 16:15:21.126  1702  2250 D ActivityManager: attachApplication, pid = 13003",
+        "03-17 16:15:22.001   702  2250 I Tag: ready",
+    ]
+    diff = diff_records([good], bad, TIMES)
+    assert [type(c).__name__ for c in diff.changes if c.kind != "known"] == ["Values", "Values"]
+    assert kind_of(bad[0].encode()) == kind_of(good[0].encode())
+    assert kind_of(b"a  \t b") == b"a b" and kind_of(b"a b") == b"a b"
+
+
 def test_the_command_writes_the_class(tmp_path, run_cli):
     good, bad = tmp_path / "good.log", tmp_path / "bad.log"
     good.write_text("".join(line + "\n" for line in GOOD))

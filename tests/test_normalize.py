@@ -26,6 +26,13 @@ from conftest import examples, kernel_built
 from oracle import skipped_flags
 
 EXAMPLES = [
+    # space: two or more spaces and tabs, or one tab, as one space (not part of "all")
+    ("space", "a  b", "a b"),
+    ("space", "a\tb", "a b"),
+    ("space", "a \t  b\t", "a b "),
+    ("space", "a b", "a b"),
+    ("space,number", "  1702  2250 D", " <NUMBER> <NUMBER> D"),
+    ("all", "  1702  2250 D", "  <NUMBER>  <NUMBER> D"),
     # path: '/' and a run of path bytes with a letter or digit, not after a path byte
     ("path", "open /var/log/app-12.log failed", "open <PATH> failed"),
     ("path", "GET /index.html HTTP/1.1", "GET <PATH> HTTP/1.1"),

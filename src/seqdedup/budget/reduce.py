@@ -44,7 +44,7 @@ from seqdedup.budget.removed import (
 )
 from seqdedup.budget.shapes import ShapeNote, lines_named, shape_notes
 from seqdedup.budget.values import briefly, columns
-from seqdedup.config.normalize import EVERY, compiled_pattern, timestamp_finder
+from seqdedup.config.normalize import VALUES, compiled_pattern, timestamp_finder
 from seqdedup.config.settings import Config
 
 PLACEHOLDER = "sd:" + "0a" * 4  # a reference as it costs at most (8 pieces)
@@ -189,7 +189,7 @@ class Layout:
         self.notes: list[ShapeNote] = []
         self._note_at: dict[int, int] = {}
         self._note_costs: list[int] = []
-        self.values = compiled_pattern(EVERY)  # (the classes a kind masks)
+        self.values = compiled_pattern(VALUES)  # (the classes that mask a value)
         self._counted = _counted_as(units)
         # each stretch's kinds with their counts, most frequent first: the search asks
         # for the same stretches again and again

@@ -304,7 +304,7 @@ def build_server(roots: Roots, store_path: Path, cap: int) -> Any:
         tokens: errors, warnings and tracebacks stay verbatim, repeats are folded and
         the rest elided; each fold or elision line names a reference (sd:...) that
         `expand` restores byte for byte. `normalize`: classes (timestamp,uuid,ip,hex,
-        number or all, path, quoted) masked before comparing; `keep`: patterns of lines
+        number or all, path, quoted, space) masked before comparing; `keep`: patterns of lines
         kept verbatim. The result is the reduced text itself; its references (and the lines each
         replaced) and the tokens in and out come as structured content."""
         found = guarded(

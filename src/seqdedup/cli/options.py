@@ -245,7 +245,7 @@ def key_options(parser: argparse.ArgumentParser) -> None:
         dest="key_specs",
         metavar="CLASSES",
         help="compare with timestamp,uuid,ip,hex,number (or all),path,quoted replaced by "
-        "placeholders (comma-separated, repeatable)",
+        "placeholders and space (runs of spaces as one) (comma-separated, repeatable)",
     )
     keys.add_argument(
         "--mask",

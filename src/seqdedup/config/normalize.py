@@ -1,11 +1,11 @@
 """``--normalize`` and ``--mask``: make keys equal where records differ only in
-timestamps, ids, addresses, numbers, paths or quoted values. The written record is never
-changed.
+timestamps, ids, addresses, numbers, paths, quoted values or spacing. The written record
+is never changed.
 
 The classes are defined by the regular expressions below (ASCII, on the key's bytes).
 One pass, left to right: at each position the first class that matches, in the order
-timestamp, uuid, ip, hex, number, path, quoted (of those asked for), is replaced by its
-placeholder
+timestamp, uuid, ip, hex, number, path, quoted, space (of those asked for), is replaced
+by its placeholder
 and the scan goes on after the match; where none matches, the byte stays. Every
 pattern is possessive (greedy, never gives back) and its boundaries look at the key's
 own bytes. The compiled kernel implements the same patterns as straight scans
@@ -23,7 +23,7 @@ from types import ModuleType
 from seqdedup.base.errors import UsageError
 from seqdedup.config.timelimit import each_within
 
-TIMESTAMP, UUID, IP, HEX, NUMBER, PATH, QUOTED = 1, 2, 4, 8, 16, 32, 64
+TIMESTAMP, UUID, IP, HEX, NUMBER, PATH, QUOTED, SPACE = 1, 2, 4, 8, 16, 32, 64, 128
 CLASSES = {
     "timestamp": TIMESTAMP,
     "uuid": UUID,
@@ -32,9 +32,11 @@ CLASSES = {
     "number": NUMBER,
     "path": PATH,
     "quoted": QUOTED,
+    "space": SPACE,
 }
 ALL = TIMESTAMP | UUID | IP | HEX | NUMBER  # ("all": paths and quoted values are named)
-EVERY = ALL | PATH | QUOTED  # every class: a line's kind masks them all (keys/kind.py)
+VALUES = ALL | PATH | QUOTED  # the classes that mask a value (what lines of a kind differ in)
+EVERY = VALUES | SPACE  # every class: a line's kind masks them all (keys/kind.py)
 PLACEHOLDERS = {
     TIMESTAMP: b"<TIMESTAMP>",
     UUID: b"<UUID>",
@@ -43,6 +45,7 @@ PLACEHOLDERS = {
     NUMBER: b"<NUMBER>",
     PATH: b"<PATH>",
     QUOTED: b"<QUOTED>",
+    SPACE: b" ",
 }
 MASK_PLACEHOLDER = "<MASK>"
 
@@ -119,6 +122,8 @@ _PATTERNS = {
     PATH: [r"(?<![0-9A-Za-z._~+@%/-])/(?=[._~+@%/-]*+[0-9A-Za-z])[0-9A-Za-z._~+@%/-]++"],
     # "..." or '...' on one line, at the start or after = : space or tab
     QUOTED: [r"""(?:^|(?<=[=: \t]))(?:"[^"\n]*+"|'[^'\n]*+')(?![0-9A-Za-z])"""],
+    # two or more spaces and tabs, or one tab, as one space (columns aligned by padding)
+    SPACE: [r"[ \t]{2,}+|\t"],
 }
 
 

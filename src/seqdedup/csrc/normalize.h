@@ -1,10 +1,10 @@
 /* --normalize: replace timestamps, uuids, IP addresses, hex ids, numbers, paths and quoted
- * values in a key by one placeholder per class. Included by _kernel.c; plain C99, no Python.
+ * values in a key by one placeholder per class, and runs of spaces by one space. Included by _kernel.c; plain C99, no Python.
  *
  * The definition is the regular expressions of seqdedup/normalize.py (the Python
  * engine uses them; the tests compare both on random input). One pass, left to right:
  * at each position the first class that matches (timestamp, uuid, ip, hex, number, path,
- * quoted, of those asked for) replaces its match, and the scan goes on after it; where none
+ * quoted, space, of those asked for) replaces its match, and the scan goes on after it; where none
  * matches, one byte is copied. Every pattern is possessive (greedy, never gives back),
  * so each matcher below is a straight scan. Boundaries look at the key's own bytes:
  * the key starts and ends the text.
@@ -24,7 +24,8 @@ enum {
     NORM_NUMBER = 16,
     NORM_PATH = 32,
     NORM_QUOTED = 64,
-    NORM_CLASSES = 127, /* every class ("all" of --normalize is the first five) */
+    NORM_SPACE = 128,
+    NORM_CLASSES = 255, /* every class ("all" of --normalize is the first five) */
 };
 
 #include "timestamps.h" /* (the byte helpers and the timestamp matchers) */
@@ -196,14 +197,17 @@ static const unsigned char *nd_start_table(unsigned classes)
             unsigned char b = (unsigned char)c;
             int digit = nd_digit(b), hex = nd_hex(b), month = b >= 'A' && b <= 'W';
             int stamp = (classes & NORM_TIMESTAMP) != 0;
+            /* (a run of spaces may start anywhere, inside a word's end too) */
+            int space = (classes & NORM_SPACE) && (b == ' ' || b == '\t');
             table[c] = (unsigned char)((stamp && (digit || month)) ||
                                        ((classes & (NORM_UUID | NORM_HEX)) && hex) ||
                                        ((classes & NORM_IP) && (hex || b == ':')) ||
                                        ((classes & NORM_NUMBER) && digit) ||
                                        ((classes & NORM_PATH) && b == '/') ||
-                                       ((classes & NORM_QUOTED) && (b == '"' || b == '\'')));
-            table[256 + c] = (unsigned char)(stamp && digit);  /* after a letter */
-            table[512 + c] = (unsigned char)(stamp && month);  /* after a digit */
+                                       ((classes & NORM_QUOTED) && (b == '"' || b == '\'')) ||
+                                       space);
+            table[256 + c] = (unsigned char)((stamp && digit) || space);  /* after a letter */
+            table[512 + c] = (unsigned char)((stamp && month) || space);  /* after a digit */
             table[768 + c] = (unsigned char)nd_kind(b);
         }
         ready[classes] = 1;
@@ -238,7 +242,7 @@ static inline unsigned nd_lowest_bit(uint64_t bits) /* bits != 0 */
 }
 
 /* The end of the match of the classes that starts at s[p] (0: none), the first class in
- * the order timestamp, uuid, ip, hex, number, path, quoted; its placeholder in
+ * the order timestamp, uuid, ip, hex, number, path, quoted, space; its placeholder in
  * *placeholder. */
 static inline size_t nd_match(const unsigned char *s, size_t n, size_t p, unsigned classes,
                               const char **placeholder)
@@ -292,6 +296,14 @@ static inline size_t nd_match(const unsigned char *s, size_t n, size_t p, unsign
     if (!end && (classes & NORM_QUOTED) && (c == '"' || c == '\'')) {
         end = nd_quoted(s, n, p);
         if (end) *placeholder = "<QUOTED>";
+    }
+    if (!end && (classes & NORM_SPACE) && (c == ' ' || c == '\t')) {
+        size_t q = p; /* two or more spaces and tabs, or one tab: one space */
+        while (q < n && (s[q] == ' ' || s[q] == '\t')) q++;
+        if (q - p >= 2 || c == '\t') {
+            end = q;
+            *placeholder = " ";
+        }
     }
     return end;
 }

@@ -101,13 +101,13 @@ def _masked_values(groups: ValueGroups, text_of: Callable[[int], bytes]) -> None
     """The values of the groups of a kind GOOD shows: the first field (a class the kind
     masks) in which their records differ from GOOD's record, read from READ of them."""
     from seqdedup.budget.values import columns
-    from seqdedup.config.normalize import EVERY, compiled_pattern
+    from seqdedup.config.normalize import VALUES, compiled_pattern
 
     members: dict[int, list[int]] = {}
     for position, group in groups.group_of.items():
         if groups.distinct[group] == 0 and len(members.setdefault(group, [])) < READ:
             members[group].append(position)
-    pattern = compiled_pattern(EVERY)
+    pattern = compiled_pattern(VALUES)
     for group, positions in members.items():
         records = [groups.examples[group]] + [text_of(p) for p in positions]
         found = columns(records, pattern)

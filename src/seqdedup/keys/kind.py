@@ -1,8 +1,9 @@
 """The kind of a line: its key with every class masked.
 
 Timestamps, uuids, IP addresses, hex ids, numbers, paths and quoted values are each
-replaced by their placeholder (``--normalize all,path,quoted``, after the run's own key
-steps), so that lines which differ only in such values are one kind::
+replaced by their placeholder, and runs of spaces and tabs by one space (``--normalize
+all,path,quoted,space``, after the run's own key steps), so that lines which differ only
+in such values, or in the padding of a column, are one kind::
 
     2026-12-06 10:00:01 open /var/log/a.log user="bob" took 12 ms
     2026-12-06 10:00:02 open /srv/b.log user="ann" took 7 ms
@@ -20,12 +21,14 @@ from types import ModuleType
 from seqdedup.config.settings import Config
 from seqdedup.keys.maker import KeyMaker, key_maker
 
-KIND_CLASSES = "all,path,quoted"  # every class of --normalize
+KIND_CLASSES = "all,path,quoted"  # the classes of --normalize that mask a value
+# (and runs of spaces as one: columns padded to a width say nothing of the kind)
+KIND_STEP = KIND_CLASSES + ",space"
 
 
 def kind_config(config: Config) -> Config:
     """The run's key steps, then every class masked: the key of a line's kind."""
-    return config._replace(key_steps=(*config.key_steps, ("normalize", KIND_CLASSES)))
+    return config._replace(key_steps=(*config.key_steps, ("normalize", KIND_STEP)))
 
 
 def kind_keys(config: Config, kernel: ModuleType | None) -> KeyMaker:
