@@ -232,6 +232,73 @@ def test_copytruncate_that_regrows_at_once_loses_nothing_and_cuts_nothing(tmp_pa
     assert "the incomplete record before it, 10 bytes, is dropped" in err
 
 
+def test_a_file_rewritten_between_the_look_and_the_read_is_read_from_its_start(
+    tmp_path, monkeypatch
+):
+    """copytruncate and a rewrite past the old offset exactly between the follower's
+    look (the file as it was) and its read: the read finds new bytes at the old offset;
+    they are not taken as the file grown (a fresh clone's CI run lost the new file's
+    first 201 of 400 records so): the new file is read from its start."""
+    from seqdedup.run import follow
+
+    path = tmp_path / "app.log"
+    old = _records(200, "old") + b"half a rec"
+    path.write_bytes(old)
+    notes: list[str] = []
+    follower = follow.Follower(str(path), from_start=True, on_note=notes.append)
+    assert follower._read() == _records(200, "old")
+    real = follow._Open.rewritten
+    acted: list[bool] = []
+
+    def rewritten(self):
+        found = real(self)  # (the look: the file as it was)
+        if not acted:  # (then, before the read: truncated and written again, longer)
+            acted.append(True)
+            with open(path, "r+b") as f:
+                f.truncate(0)
+                f.write(_records(400, "new"))
+        return found
+
+    monkeypatch.setattr(follow._Open, "rewritten", rewritten)
+    got = follower._read()
+    follower.close()
+    assert acted and got == _records(400, "new")
+    assert notes == [
+        f"{path}: file truncated; following it from its start (the incomplete record "
+        "before it, 10 bytes, is dropped)"
+    ]
+
+
+def test_data_read_before_a_rewrite_is_kept_and_the_rewrite_seen_next(tmp_path, monkeypatch):
+    """The other order: the read takes the old file's new lines, then the file is
+    truncated and written again before the check that follows the read: the lines read
+    are the old file's and are kept; the next look sees the rewrite."""
+    from seqdedup.run import follow
+
+    path = tmp_path / "app.log"
+    path.write_bytes(_records(10, "old"))
+    follower = follow.Follower(str(path), from_start=True)
+    assert follower._read() == _records(10, "old")
+    follow_up = _records(5, "late")
+    with open(path, "ab") as f:
+        f.write(follow_up)
+    real = follow._Open.rewritten_before
+    acted: list[bool] = []
+
+    def rewritten_before(self, offset, data):
+        if not acted:  # (after the read, before its check: the rewrite)
+            acted.append(True)
+            with open(path, "r+b") as f:
+                f.truncate(0)
+                f.write(_records(40, "new"))
+        return real(self, offset, data)
+
+    monkeypatch.setattr(follow._Open, "rewritten_before", rewritten_before)
+    assert follower._read() == follow_up
+    assert follower._read() == _records(40, "new")
+    follower.close()
+
+
 def test_a_rotated_files_late_lines_are_read_while_it_is_held(tmp_path):
     """Renamed, and a new file at the path: lines written late to the old file (a
     writer that has not reopened yet) still come, in arrival order, while the old file

@@ -62,6 +62,20 @@ class _Open:
         self.partial = data[cut:]
         return data[:cut]
 
+    def rewritten_before(self, offset: int, data: bytes) -> bool:
+        """Whether ``data``, read at ``offset`` just after a look found the file as it
+        was, came from a file truncated and written again in between: the bytes before
+        the offset are no longer those read there, and the file still holds ``data``
+        (read before a rewrite, it would hold other bytes now: that data is the old
+        file's, kept, and the next look sees the rewrite)."""
+        if not self.before:
+            return False
+        fd = self.file.fileno()
+        return (
+            os.pread(fd, len(self.before), offset - len(self.before)) != self.before
+            and os.pread(fd, len(data), offset) == data
+        )
+
     def rewritten(self) -> bool:
         """Whether the file is shorter than the offset, or holds other bytes just before
         it than were read there (truncated and written again since the last look)."""
@@ -166,9 +180,14 @@ class Follower:
                 return b""
             if not first:
                 self._note(f"{self.path} has appeared; following it")
-        if current.file.tell() and current.rewritten():
+        offset = current.file.tell()
+        if offset and current.rewritten():
             self._truncated(current)
+            offset = 0
         data = current.file.read(READ)
+        if data and offset and current.rewritten_before(offset, data):
+            self._truncated(current)  # (rewritten between the look and the read)
+            data = current.file.read(READ)
         if data:
             return current.take(data, self._delimiter)
         return self._switched()
