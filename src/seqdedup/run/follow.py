@@ -13,8 +13,9 @@ survives what log rotation does to a file:
   taken as a record;
 - a truncation (copytruncate): read again from the start. It is seen when the file is
   shorter than what was read, or, when it has grown past that again between two looks,
-  when the bytes just before the offset differ from those read there (a best effort:
-  a file rewritten with the same bytes there cannot be told apart). A record that was
+  when the bytes just before the offset differ from those read there, at the look and
+  again after the read that follows it (a best effort: a file rewritten with the same
+  bytes there cannot be told apart). A record that was
   not complete when the file was truncated is dropped, never joined to new bytes;
 - a file at the path that cannot be read for a moment (created 0600 before its chmod,
   briefly a directory): tried again at every look.
