@@ -69,20 +69,18 @@ class _Open:
         the offset are no longer those read there, and the file still holds ``data``
         (read before a rewrite, it would hold other bytes now: that data is the old
         file's, kept, and the next look sees the rewrite)."""
-        if not self.before:
-            return False
-        fd = self.file.fileno()
         return (
-            os.pread(fd, len(self.before), offset - len(self.before)) != self.before
-            and os.pread(fd, len(data), offset) == data
+            self._changed_before(offset) and os.pread(self.file.fileno(), len(data), offset) == data
         )
 
     def rewritten(self) -> bool:
         """Whether the file is shorter than the offset, or holds other bytes just before
         it than were read there (truncated and written again since the last look)."""
         offset = self.file.tell()
-        if os.fstat(self.file.fileno()).st_size < offset:
-            return True
+        return os.fstat(self.file.fileno()).st_size < offset or self._changed_before(offset)
+
+    def _changed_before(self, offset: int) -> bool:
+        """Whether the bytes just before ``offset`` are no longer those read there."""
         if not self.before:
             return False
         start = offset - len(self.before)
