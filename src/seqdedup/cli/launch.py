@@ -20,14 +20,9 @@ from seqdedup.base.signalmask import hold, release
 def seqdedup() -> None:
     hold()
     if sys.argv[1:2] == ["loops"]:  # (without the run's modules: a hook starts per call)
-        from seqdedup.cli.loops import entry_point as loops
-
-        try:
-            loops()
-        finally:
-            hold()
-        return
-    from seqdedup.cli.seqdedup import entry_point
+        from seqdedup.cli.loops import entry_point
+    else:
+        from seqdedup.cli.seqdedup import entry_point
 
     try:
         entry_point()
