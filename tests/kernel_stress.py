@@ -663,6 +663,42 @@ def bounds_calls(kernel, rng: random.Random) -> None:
     assert kernel.record_bounds(data, delimiter) == want.tobytes()
 
 
+def key_table_calls(kernel, rng: random.Random) -> None:
+    """GOOD's key table of seqdedup diff: random stretches (separators, weights, the
+    zero hash, enough distinct keys to grow it), ids and counts as a dict gives them,
+    every neighbour an id, an edge, none or several; wrong lengths refused."""
+    table, ids, counts = kernel.KeyTable(), {}, []
+    separator = b"\xff" * 16
+    words = [bytes(16)] + [rng.randbytes(16) for _ in range(rng.choice([3, 70, 300]))]
+    for _ in range(rng.randint(1, 4)):
+        keys = [rng.choice([*words, separator]) for _ in range(rng.randint(0, 400))]
+        weights = [rng.randint(0, 3) for _ in keys]
+        firsts = array("q", table.add(b"".join(keys), array("q", weights), separator))
+        want = []
+        for k, (key, weight) in enumerate(zip(keys, weights, strict=True)):
+            if key == separator:
+                continue
+            if key not in ids:
+                ids[key] = len(ids)
+                counts.append(0)
+                want.append(k)
+            counts[ids[key]] += weight
+        assert list(firsts) == want
+    raw_counts, after, before = table.arrays()
+    assert list(array("q", raw_counts)) == counts and len(table) == len(ids)
+    for side in (array("i", after), array("i", before)):
+        assert len(side) == len(ids) and all(-3 <= v < len(ids) for v in side)
+    probe = [rng.choice([*words, separator]) for _ in range(50)]
+    found = array("i", table.find(b"".join(probe)))
+    assert list(found) == [ids.get(key, -2) for key in probe]
+    for bad in ((b"x" * 17,), (bytes(32), b"1234"), (bytes(16), None, b"short")):
+        try:
+            table.add(*bad)
+        except ValueError:
+            continue
+        raise AssertionError(f"KeyTable.add{bad!r} was not refused")
+
+
 def big_run(kernel) -> None:
     """A table past the size where it is mapped and given back while it doubles; JSON
     nested deeper than any C stack would take if the scanner followed it."""
@@ -954,6 +990,7 @@ def main() -> None:
         prefix_calls(kernel, rng)
         spread_calls(kernel, rng)
         bounds_calls(kernel, rng)
+        key_table_calls(kernel, rng)
         sized_run(kernel, rng)
     if seed == 1:  # (once too: its oracle alone takes a minute under the sanitizers)
         sized_run(kernel, rng, long=True)

@@ -143,3 +143,91 @@ def test_a_long_new_block_repeats_at_every_window_up_to_its_length(engine, windo
         assert [line.number for line in new[0].records] == list(range(11, 411))
     else:
         assert [(c.first, c.length, c.again) for c in new] == [(11, 400, 0), (421, 400, 0)]
+
+
+def key_table_oracle(calls):
+    """The literal reading of KeyTable.add over ``calls`` (each: keys, weights, links;
+    None a separator): ids by first sight, counts of weights, and each key's neighbours
+    (-1 an edge, -2 none seen, -3 several)."""
+    ids, counts, after, before, firsts = {}, [], {}, {}, []
+    for keys, weights, links in calls:
+        mine = []
+        for k, key in enumerate(keys):
+            if key is not None and key not in ids:
+                ids[key] = len(ids)
+                counts.append(0)
+                mine.append(k)
+            if key is not None:
+                counts[ids[key]] += weights[k]
+        firsts.append(mine)
+        if not links:
+            continue
+        stretch, stretches = [], []
+        for key in [*keys, None]:
+            if key is None:
+                stretches.append(stretch)
+                stretch = []
+            else:
+                stretch.append(ids[key])
+        for stretch in stretches:
+            for k, key_id in enumerate(stretch):
+                before.setdefault(key_id, set()).add(stretch[k - 1] if k else -1)
+                after.setdefault(key_id, set()).add(stretch[k + 1] if k + 1 < len(stretch) else -1)
+
+    def one(seen):
+        return -2 if not seen else next(iter(seen)) if len(seen) == 1 else -3
+
+    size = len(ids)
+    return (
+        firsts,
+        counts,
+        [one(after.get(k, set())) for k in range(size)],
+        [one(before.get(k, set())) for k in range(size)],
+    )
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.lists(st.one_of(st.none(), st.sampled_from("abcde")), max_size=12),
+            st.integers(0, 3),
+            st.booleans(),
+            st.booleans(),
+        ),
+        max_size=4,
+    )
+)
+def test_both_key_tables_are_the_literal_reading(calls):
+    """GOOD's key table (the kernel's and the Python twin): each add's first positions
+    of new ids, the counts and each key's neighbour before and after, as the oracle
+    reads them; find gives each key's id and -2 for a key never added."""
+    from array import array
+
+    from seqdedup.base.kernel import load
+    from seqdedup.diff.profile import KeyTable, key_table
+
+    separator = b"\xff" * 16
+
+    def hashed(key):
+        return separator if key is None else key.encode() * 16
+
+    tables = [KeyTable()] + ([key_table(load())] if load() is not None else [])
+    read = []
+    for keys, weight, weighted, links in calls:
+        weights = [weight if weighted else 1] * len(keys)
+        read.append((keys, weights, links))
+    firsts, counts, after, before = key_table_oracle(read)
+    for table in tables:
+        made = []
+        for keys, weights, links in read:
+            hashes = b"".join(map(hashed, keys))
+            packed = array("q", weights).tobytes() if weights and weights[0] != 1 else None
+            made.append(list(array("q", table.add(hashes, packed, separator, links=links))))
+        assert made == firsts
+        got = [list(array(code, raw)) for code, raw in zip("qii", table.arrays(), strict=True)]
+        assert got == [counts, after, before]
+        assert len(table) == len(counts)
+        probe = b"".join(hashed(key) for key in "abcdez")
+        ids = {key: k for k, key in enumerate(dict.fromkeys(k for c in read for k in c[0] if k))}
+        assert list(array("i", table.find(probe))) == [ids.get(key, -2) for key in "abcdez"]

@@ -223,6 +223,7 @@ TWIN_FACTORIES = {
     ("engine.decisions", "Decisions.__init__"),
     ("run.plan", "plan_run"),
     ("run.plan", "RunPlan"),  # (the plan: which engine runs, and the kernel it loaded)
+    ("diff.profile", "key_table"),
 }
 ENGINE_NAMES = {"kernel", "engine"}
 

@@ -21,14 +21,23 @@ BIN = Path(sys.executable).parent
 CI_LOG = Path("examples/ci.log").resolve()
 
 
-def run_client(root: Path, store: Path, body):
+# The server as its console script starts it, with the pattern time limit lowered
+# (as test_timelimit.py lowers it in-process): a test of the limit waits 0.3 s, not 5.
+LOWERED_LIMIT = (
+    "import sys; from seqdedup.config import timelimit; timelimit.PATTERN_SECONDS = 0.3; "
+    "from seqdedup.cli.launch import seqdedup_mcp; sys.exit(seqdedup_mcp())"
+)
+
+
+def run_client(root: Path, store: Path, body, lowered_limit: bool = False):
     """Start the server on ``root`` and run ``body(client)`` (async) against it."""
     import anyio
     from mcp import Client, StdioServerParameters
 
+    start = [sys.executable, "-c", LOWERED_LIMIT] if lowered_limit else [str(BIN / "seqdedup-mcp")]
     params = StdioServerParameters(
-        command=str(BIN / "seqdedup-mcp"),
-        args=[str(root), "--store", str(store)],
+        command=start[0],
+        args=[*start[1:], str(root), "--store", str(store)],
         env=user_env(),
     )
 
@@ -139,7 +148,8 @@ def test_the_top_tool_finds_the_repeats_of_a_real_log(tmp_path):
 def test_a_keep_pattern_that_backtracks_without_end_is_a_tool_error(tmp_path):
     """The reduce tool's `keep` patterns are matched line by line under the time limit
     of every user pattern (5 s a line): (a+)+$ on 40 'a' and a 'b' would run for ages;
-    the tool answers with one line naming the pattern, and the server goes on."""
+    the tool answers with one line naming the pattern, and the server goes on (the
+    limit lowered to 0.3 s here)."""
     root = tmp_path / "logs"
     root.mkdir()
     text = "first\n" + "a" * 40 + "b\nlast\n"
@@ -149,9 +159,9 @@ def test_a_keep_pattern_that_backtracks_without_end_is_a_tool_error(tmp_path):
         after = await client.call_tool("reduce", {"text": "x\ny\n", "budget": 50})
         return slow, after
 
-    slow, after = run_client(root, tmp_path / "removed.db", body)
+    slow, after = run_client(root, tmp_path / "removed.db", body, lowered_limit=True)
     assert slow.is_error
-    assert "--keep '(a+)+$' took more than 5 s on line 2" in slow.content[0].text
+    assert "--keep '(a+)+$' took more than 0.3 s on line 2" in slow.content[0].text
     assert not after.is_error and after.content[0].text == "x\ny\n"
 
 

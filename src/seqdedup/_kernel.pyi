@@ -67,6 +67,20 @@ def encode_joined(
 ) -> bytes: ...
 def fold_shape(keys: ReadableBuffer, at: int, extent: int, count: int, /) -> tuple[int, int]: ...
 
+class KeyTable:
+    """GOOD's distinct keys for seqdedup diff (diff.profile.KeyTable's twin)."""
+
+    def add(
+        self,
+        hashes: ReadableBuffer,
+        weights: ReadableBuffer | None = None,
+        separator: bytes | None = None,
+        links: bool = True,
+    ) -> bytes: ...
+    def find(self, hashes: ReadableBuffer, /) -> bytes: ...
+    def arrays(self) -> tuple[bytes, bytes, bytes]: ...
+    def __len__(self) -> int: ...
+
 class Matcher:
     new_material: list[bool] | None
     @property

@@ -25,6 +25,7 @@
  *                   streamby_type.c the type over them
  *   sized.c         the rule with a minimum size (--min-bytes): tables, stretches, sweeps
  *   sized_type.c    the SizeDecider type over it (sized.h: its state)
+ *   keytable.c      the KeyTable type: seqdedup diff's GOOD keys (ids, counts, neighbours)
  *   suggest.c       --suggest-window: what each window size removes, in one pass each
  *   tokens.c        --budget's token estimate per record
  *   functions.h     the module functions of the units without a type of their own
@@ -462,6 +463,7 @@ extern struct PyModuleDef seqdedup_kernel_module;
 extern PyType_Spec seqdedup_attributor_spec; /* attributor.c */
 extern PyType_Spec seqdedup_stream_matcher_spec; /* streamby.c */
 extern PyType_Spec seqdedup_size_decider_spec;   /* sized_type.c */
+extern PyType_Spec seqdedup_key_table_spec;      /* keytable.c */
 
 /* confirm.c: whether window j repeats its candidate (NO_SOURCE: none), by key hashes, or
  * the window after the one window j-1 repeats (its start to *source); the log of the key

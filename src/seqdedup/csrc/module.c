@@ -150,6 +150,11 @@ static int kernel_exec(PyObject *module)
     rc = PyModule_AddType(module, (PyTypeObject *)sized);
     Py_DECREF(sized);
     if (rc < 0) return -1;
+    PyObject *keys = PyType_FromModuleAndSpec(module, &seqdedup_key_table_spec, NULL);
+    if (keys == NULL) return -1;
+    rc = PyModule_AddType(module, (PyTypeObject *)keys);
+    Py_DECREF(keys);
+    if (rc < 0) return -1;
     return PyModule_AddIntConstant(module, "GIL_MINSIZE", GIL_MINSIZE);
 }
 

@@ -15,19 +15,19 @@ from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from itertools import accumulate, compress, count, repeat
+from itertools import accumulate, compress, count
 from typing import Literal, NamedTuple
 
 from seqdedup.base.errors import InvalidValue, whole_number
 from seqdedup.config.settings import MAX_STREAM_WINDOW
 from seqdedup.diff.changes import Broken, Change, Diff, Known, Line, New, Per, Rate, Values
-from seqdedup.diff.profile import GoodProfile, in_stream_order
+from seqdedup.diff.profile import HASH, NONE, GoodProfile, in_stream_order
 from seqdedup.diff.values import ValueGroups
 from seqdedup.engine.decisions import Block, Decisions
 
 BATCH = 1 << 16  # keys the engine is fed at a time
 SEP = -1  # between streams in stream order (and after the last)
-NEW = -2  # a key GOOD never shows
+NEW = NONE  # a key GOOD never shows (-2)
 HOUR_AT_LEAST = 1.0  # hours each side spans before --per auto counts per hour
 
 
@@ -64,7 +64,7 @@ class Bad(NamedTuple):
     are not kept: a million keys cost 57 MB), its text and stream (None: one), its key
     sizes (for ``min_bytes``), the timestamp finder and its time span."""
 
-    ids: list[int]
+    ids: Sequence[int]
     new_keys: dict[int, bytes]
     record: Callable[[int], bytes]
     streams: Sequence[Hashable] | None = None
@@ -74,13 +74,13 @@ class Bad(NamedTuple):
 
 
 def key_ids(
-    profile: GoodProfile, keys: Sequence[bytes], first: int = 0
-) -> tuple[list[int], dict[int, bytes]]:
-    """Keys (of records ``first``, ``first + 1``, ...) as the comparison takes them:
-    their ids in the profile, and the new ones' keys by position."""
-    found = list(map(profile.ids.get, keys, repeat(NEW)))
-    new = compress(count(first), map(NEW.__eq__, found))
-    return found, {p: keys[p - first] for p in new}
+    profile: GoodProfile, keys: bytes, first: int = 0
+) -> tuple[array[int], dict[int, bytes]]:
+    """Key hashes (of records ``first``, ``first + 1``, ...) as the comparison takes
+    them: their ids in the profile, and the new ones' keys by position."""
+    found = array("i", profile.table.find(keys))
+    new = compress(count(), map(NEW.__eq__, found))
+    return found, {first + k: keys[HASH * k : HASH * k + HASH] for k in new}
 
 
 def compare(
@@ -91,8 +91,13 @@ def compare(
     values = values or ValueGroups({}, [], [], [], [])
     bad_ids = bad.ids
     rank: Sequence[int]
-    if bad.streams is None:  # (stream order is input order)
-        order, ranked, rank = [*range(len(bad_ids)), SEP], [*bad_ids, SEP], range(len(bad_ids))
+    order: Sequence[int]
+    ranked: Sequence[int]
+    if bad.streams is None:  # (stream order is input order; int32 arrays, not lists)
+        order = array("i", range(len(bad_ids) + 1))
+        order[-1] = SEP
+        ranked = array("i", bad_ids) + array("i", [SEP])
+        rank = range(len(bad_ids))
     else:
         streams = in_stream_order(len(bad_ids), bad.streams)
         order = [p for stream in streams for p in (*stream, SEP)]
@@ -121,7 +126,7 @@ def as_text(record: bytes) -> str:
     return record.decode("utf-8", "surrogateescape")
 
 
-def _ranks(order: list[int], size: int) -> list[int]:
+def _ranks(order: Sequence[int], size: int) -> list[int]:
     rank = [0] * size
     for r, position in enumerate(order):
         if position >= 0:
@@ -133,7 +138,9 @@ class _View:
     """BAD in stream order: ``order[r]`` the position at rank r (SEP between streams),
     ``ranked[r]`` its key id, ``rank[p]`` a position's rank."""
 
-    def __init__(self, bad: Bad, order: list[int], ranked: list[int], rank: Sequence[int]) -> None:
+    def __init__(
+        self, bad: Bad, order: Sequence[int], ranked: Sequence[int], rank: Sequence[int]
+    ) -> None:
         self.bad, self.order, self.ranked, self.rank = bad, order, ranked, rank
 
     def line(self, position: int) -> Line:
@@ -147,7 +154,7 @@ class _View:
         return self.bad.stamp(self.bad.record(position))
 
 
-def _shown_flags(bad: Bad, options: DiffOptions, bad_ids: list[int]) -> bytearray:
+def _shown_flags(bad: Bad, options: DiffOptions, bad_ids: Sequence[int]) -> bytearray:
     """The engine's keep flag of each BAD record (window W, BAD's own streams); with
     ``min_bytes``, a run of repeats whose keys hold fewer bytes is kept. At W = 1 a
     record's flag depends on its own key alone: only the new records are fed."""
@@ -194,7 +201,7 @@ def _decide(
 
 
 def _new(
-    view: _View, bad_ids: list[int], options: DiffOptions, values: dict[int, int]
+    view: _View, bad_ids: Sequence[int], options: DiffOptions, values: dict[int, int]
 ) -> list[New]:
     """Stretches of new records (consecutive in their stream, the new ``values`` left
     out); one that only repeats new material is counted as ``again`` of the stretch its
@@ -293,7 +300,10 @@ def _broken(view: _View, profile: GoodProfile) -> list[Broken]:
 
 
 def _fragments(
-    candidates: list[int], ranked: list[int], chain_of: list[int], index_of: list[int]
+    candidates: list[int],
+    ranked: Sequence[int],
+    chain_of: Sequence[int],
+    index_of: Sequence[int],
 ) -> list[tuple[int, int]]:
     """The fragments of the candidate ranks, as (first rank, last rank)."""
     found: list[tuple[int, int]] = []
@@ -359,7 +369,7 @@ def _per(wanted: str, profile: GoodProfile, bad: Bad) -> Per:
 
 
 def _rates(
-    view: _View, profile: GoodProfile, bad_ids: list[int], options: DiffOptions, per: Per
+    view: _View, profile: GoodProfile, bad_ids: Sequence[int], options: DiffOptions, per: Per
 ) -> list[Rate]:
     """Sequences whose rate changed by ``factor`` or more (``min_count`` on the side
     where they are more frequent), and frequent ones BAD never shows."""
@@ -427,7 +437,9 @@ def _sequence_at(
     )
 
 
-def _with_known(anchored: list[tuple[int, int, Change | None]], bad_ids: list[int]) -> list[Change]:
+def _with_known(
+    anchored: list[tuple[int, int, Change | None]], bad_ids: Sequence[int]
+) -> list[Change]:
     """The changes with the known records between them counted: a Known stretch from
     the first known record after a change to the last before the next."""
     known = array("q", [0])  # known[p]: the known records before p

@@ -5,12 +5,12 @@ and keyed as a run keys records (the key options, ``--stream-by``)."""
 from __future__ import annotations
 
 import sqlite3
+from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
-from itertools import chain, compress, count, repeat
-from operator import methodcaller, sub
+from itertools import accumulate, chain, repeat
+from operator import methodcaller
 from pathlib import Path
-from struct import iter_unpack
 from types import ModuleType
 from typing import IO
 
@@ -22,7 +22,7 @@ from seqdedup.config.normalize import timestamp_finder, timestamp_seconds
 from seqdedup.config.settings import Config
 from seqdedup.diff.changes import Diff
 from seqdedup.diff.compare import Bad, DiffOptions, compare, key_ids
-from seqdedup.diff.profile import GoodProfile, Part
+from seqdedup.diff.profile import GoodProfile, Part, key_table
 from seqdedup.diff.sanity import checked
 from seqdedup.diff.values import value_groups
 from seqdedup.keys.maker import KeyMaker, key_maker
@@ -32,11 +32,7 @@ BATCH = 1 << 16  # records keyed at a time
 ROWS = 1 << 14  # library rows keyed at a time
 SAMPLES = 129  # records sampled for an input's time span
 _ENDS_CR = methodcaller("endswith", b"\r")
-
-
-def split_hashes(hashes: bytes) -> list[bytes]:
-    """16-byte key hashes, one bytes object each."""
-    return [key for (key,) in iter_unpack("16s", hashes)]
+_ROW_SIZE = 4  # bytes of a library row's record count, at its start (library.store)
 
 
 class Keying:
@@ -59,9 +55,9 @@ class Keying:
         self._strip_cr = config.delimiter == b"\n"
         self.records_seen = self.cr_ended = 0  # (whose line ends were CRLF, per side)
 
-    def keys(
-        self, records: list[bytes]
-    ) -> tuple[list[bytes], list[Hashable] | None, list[int] | None]:
+    def keys(self, records: list[bytes]) -> tuple[bytes, list[Hashable] | None, list[int] | None]:
+        """The records' 16-byte key hashes one after another, their streams (None: one)
+        and key sizes (None: not asked for)."""
         if self._strip_cr:
             self.records_seen += len(records)
             ended = sum(map(_ENDS_CR, records))  # (a C-level pass: no Python per record)
@@ -81,34 +77,32 @@ class Keying:
             sizes = list(measured)
         else:
             hashes = self._maker.hashes(records)
-        return split_hashes(hashes), streams, sizes
+        return hashes, streams, sizes
 
-    def row_keys(self, rows: list[bytes]) -> list[bytes]:
+    def row_keys(self, rows: list[bytes]) -> bytes:
         """The key hashes of library rows, SENTINEL_KEY after each row's (the record
         that a loaded library's key region puts between sequences: no key hash is it)."""
-        return split_hashes(self._maker.hash_encoded_rows(rows, SENTINEL_KEY))
+        return self._maker.hash_encoded_rows(rows, SENTINEL_KEY)
 
     def restart(self) -> None:
         """A new input (or library row): no stream continues into it."""
         self._stream = None
 
-    def source_keys(
-        self, source: Source
-    ) -> tuple[list[bytes], list[Hashable] | None, list[int] | None]:
+    def source_keys(self, source: Source) -> tuple[bytes, list[Hashable] | None, list[int] | None]:
         """Every record's key hash (a GOOD input's), stream and size."""
         keys: list[bytes] = []
-        streams, sizes = self._batches(source, lambda _, more: keys.extend(more))
-        return keys, streams, sizes
+        streams, sizes = self._batches(source, lambda _, more: keys.append(more))
+        return b"".join(keys), streams, sizes
 
     def source_ids(
         self, source: Source, profile: GoodProfile
-    ) -> tuple[list[int], dict[int, bytes], list[Hashable] | None, list[int] | None]:
+    ) -> tuple[array[int], dict[int, bytes], list[Hashable] | None, list[int] | None]:
         """BAD's records as the comparison takes them (:func:`key_ids`): only the new
         records' key hashes are kept."""
-        ids: list[int] = []
+        ids = array("i")
         new: dict[int, bytes] = {}
 
-        def take(at: int, keys: list[bytes]) -> None:
+        def take(at: int, keys: bytes) -> None:
             found, fresh = key_ids(profile, keys, at)
             ids.extend(found)
             new.update(fresh)
@@ -117,21 +111,40 @@ class Keying:
         return ids, new, streams, sizes
 
     def _batches(
-        self, source: Source, take: Callable[[int, list[bytes]], None]
+        self, source: Source, take: Callable[[int, bytes], None]
     ) -> tuple[list[Hashable] | None, list[int] | None]:
         """Each batch's keys handed to ``take`` with its first record's number; the
         streams and sizes of all."""
         self.restart()
         streams: list[Hashable] | None = None
         sizes: list[int] | None = None
+        spans = self._spans_hashed(source)
         for at in range(0, source.count, BATCH):
-            keys, named, measured = self.keys(source.records(at, min(source.count, at + BATCH)))
+            stop = min(source.count, at + BATCH)
+            keys = (
+                self._maker.span_hashes(source.span(at, stop - 1), source.delimiter)
+                if spans
+                else None
+            )
+            if keys is not None and len(keys) == 16 * (stop - at):  # (the kernel split them)
+                self.records_seen += stop - at
+                take(at, keys)
+                continue
+            keys, named, measured = self.keys(source.records(at, stop))
             take(at, keys)
             if named is not None:
                 streams = (streams or []) + named
             if measured is not None:
                 sizes = (sizes or []) + measured
         return streams, sizes
+
+    def _spans_hashed(self, source: Source) -> bool:
+        """Whether the kernel may split and hash ``source``'s records itself: keys of
+        the records alone (no stream names, no sizes) and no record ending with CR."""
+        if self._namer is not None or self.sizes or not source.count:
+            return False
+        data, ends_cr = source.data, b"\r" + source.delimiter
+        return not self._strip_cr or (data.find(ends_cr) < 0 and data[-1:] != b"\r")
 
     def hours(self, source: Source) -> float | None:
         """The input's time span in hours: from the earliest to the latest timestamp of
@@ -161,7 +174,7 @@ def read_good(
     one input; a folder holding ``seqdedup.sqlite`` a library (each row a part weighted
     by its sightings, each saved run an input). A folder's link to a file outside it is
     not read: ``notes`` gets a line naming it and how many of the folder's files were."""
-    profile = GoodProfile()
+    profile = GoodProfile(key_table(keying.kernel))
     for name in names:
         path = Path(name)
         if path.is_dir() and (path / "seqdedup.sqlite").is_file():
@@ -233,11 +246,13 @@ def _add_rows(
     text is decoded only for a key seen for the first time."""
     blobs = [blob for blob, _ in batch]
     keys = keying.row_keys(blobs)
-    ends = [k + 1 for k in compress(count(), map(SENTINEL_KEY.__eq__, keys))]  # (rows' ends)
+    # each row's keys and the sentinel after them
+    sizes = [int.from_bytes(blob[:_ROW_SIZE], "little") + 1 for blob in blobs]
+    ends = list(accumulate(sizes))  # (each row's end: where the next row's keys start)
     weights = None
     if any(sightings != 1 for _, sightings in batch):  # each key its row's sightings
-        sizes = map(sub, ends, [0, *ends])
-        weights = list(chain.from_iterable(map(repeat, (n for _, n in batch), sizes)))
+        weighed = chain.from_iterable(map(repeat, (n for _, n in batch), sizes))
+        weights = array("q", weighed).tobytes()
 
     def text_of(k: int) -> bytes:
         row = bisect_right(ends, k)
@@ -290,7 +305,7 @@ def diff_records(
     encoded as UTF-8. The Python face of ``seqdedup diff`` (docs/python-api.md)."""
     config = config or Config()
     keying = keying_for(config)
-    profile = GoodProfile()
+    profile = GoodProfile(key_table(keying.kernel))
     for records in good:
         encoded = _encoded(records)
         keying.restart()

@@ -13,23 +13,112 @@ equal; no sequence can loop (each occurrence would need an earlier one without e
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from array import array
+from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from typing import NamedTuple
+from types import ModuleType
+from typing import NamedTuple, Protocol
 
 EDGE = -1  # the start or end of a part (an input, a stream, a library row)
-NONE = -2  # no neighbour seen yet
+NONE = -2  # no neighbour seen yet (and, in KeyTable.find, a key the table lacks)
 MANY = -3  # more than one neighbour
+HASH = 16  # bytes of a key hash
 
 
 class Part(NamedTuple):
     """One stretch of GOOD read in order: an input file, or a library row (``weight``:
-    the row's sightings). ``streams``: each record's stream (None: one stream)."""
+    the row's sightings). ``keys``: its records' 16-byte key hashes one after another;
+    ``streams``: each record's stream (None: one stream)."""
 
-    keys: Sequence[bytes]
+    keys: bytes
     records: Sequence[bytes]
     weight: int = 1
     streams: Sequence[Hashable] | None = None
+
+
+class Table(Protocol):
+    """GOOD's distinct keys: the kernel's ``KeyTable`` or :class:`KeyTable` here."""
+
+    def add(
+        self,
+        hashes: bytes,
+        weights: bytes | None = None,
+        separator: bytes | None = None,
+        links: bool = True,
+    ) -> bytes: ...
+    def find(self, hashes: bytes, /) -> bytes: ...
+    def arrays(self) -> tuple[bytes, bytes, bytes]: ...
+    def __len__(self) -> int: ...
+
+
+class KeyTable:
+    """Each distinct key hash's id (the next small number), count and one neighbour
+    before and after it (EDGE, NONE or MANY when not one key); the Python twin of the
+    kernel's ``KeyTable`` (csrc/keytable.c), same names, same answers."""
+
+    def __init__(self) -> None:
+        self._ids: dict[bytes, int] = {}
+        self._counts = array("q")
+        self._after = array("i")
+        self._before = array("i")
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def add(
+        self,
+        hashes: bytes,
+        weights: bytes | None = None,
+        separator: bytes | None = None,
+        links: bool = True,
+    ) -> bytes:
+        """Count one stretch of key hashes (``weights``: int64 each, else 1; the
+        ``separator`` hash ends a stretch and starts the next) and, with ``links``, note
+        neighbours; the first position of each new id (int64 bytes, in id order)."""
+        ids, counts, after, before = self._ids, self._counts, self._after, self._before
+        firsts = array("q")
+        weight = array("q", weights) if weights is not None else None
+        previous = EDGE
+        for k in range(len(hashes) // HASH + 1):
+            key = hashes[k * HASH : k * HASH + HASH]
+            if not key or key == separator:
+                if links and previous >= 0 and after[previous] != EDGE:
+                    after[previous] = EDGE if after[previous] == NONE else MANY
+                previous = EDGE
+                continue
+            key_id = ids.setdefault(key, len(ids))
+            if key_id == len(counts):
+                firsts.append(k)
+                counts.append(0)
+                after.append(NONE)
+                before.append(NONE)
+            counts[key_id] += 1 if weight is None else weight[k]
+            if not links:
+                continue
+            if before[key_id] != previous:
+                before[key_id] = previous if before[key_id] == NONE else MANY
+            if previous >= 0 and after[previous] != key_id:
+                after[previous] = key_id if after[previous] == NONE else MANY
+            previous = key_id
+        return firsts.tobytes()
+
+    def find(self, hashes: bytes, /) -> bytes:
+        """Each key's id (int32 bytes), NONE for a key the table lacks."""
+        get = self._ids.get
+        keys = (hashes[k : k + HASH] for k in range(0, len(hashes), HASH))
+        return array("i", [get(key, NONE) for key in keys]).tobytes()
+
+    def arrays(self) -> tuple[bytes, bytes, bytes]:
+        """(counts, after, before) per id: int64, int32, int32 bytes."""
+        return self._counts.tobytes(), self._after.tobytes(), self._before.tobytes()
+
+
+def key_table(kernel: ModuleType | None) -> Table:
+    """The engine's key table: the kernel's when it runs, else :class:`KeyTable`."""
+    if kernel is not None:
+        table: Table = kernel.KeyTable()
+        return table
+    return KeyTable()
 
 
 def in_stream_order(count: int, streams: Sequence[Hashable] | None) -> list[list[int]]:
@@ -44,123 +133,78 @@ def in_stream_order(count: int, streams: Sequence[Hashable] | None) -> list[list
 
 
 class GoodProfile:
-    """GOOD's keys (``ids``: key -> id, ``counts``, the text of each key's first record)
-    and, once :meth:`settle` has run, its sequences (``chains``; ``chain_of`` and
-    ``index_of`` each key's place)."""
+    """GOOD's keys (in ``table``: each distinct key's id, count and neighbours; ``texts``:
+    the text of each key's first record) and, once :meth:`settle` has run, its counts
+    and sequences (``chains``; ``chain_of`` and ``index_of`` each key's place)."""
 
-    def __init__(self) -> None:
-        self.ids: dict[bytes, int] = {}
-        self.counts: list[int] = []
+    def __init__(self, table: Table) -> None:
+        self.table = table
         self.texts: list[bytes] = []
         self.inputs = 0
         self.hours: float | None = 0.0  # GOOD's time span (None: some input has no times)
-        self._next: list[int] = []
-        self._before: list[int] = []
+        self.counts: Sequence[int] = array("q")
         self.chains: list[list[int]] = []
-        self.chain_of: list[int] = []
-        self.index_of: list[int] = []
+        self.chain_of: Sequence[int] = array("i")
+        self.index_of: Sequence[int] = array("i")
 
     def add(self, parts: Iterable[Part]) -> None:
         """Count each part's keys and the neighbours of each (parts are independent:
         nothing links across them)."""
+        table = self.table
         for part in parts:
-            ids = self._ids_of(part.keys, part.records.__getitem__)
-            for key_id, many in Counter(ids).items():
-                self.counts[key_id] += many * part.weight
-            for order in in_stream_order(len(ids), part.streams):
-                self._link([ids[position] for position in order])
+            keys, count = part.keys, len(part.keys) // HASH
+            weights = None if part.weight == 1 else (array("q", [part.weight]) * count).tobytes()
+            streams = part.streams
+            # (ids and counts in input order; with streams, the neighbours stream by stream)
+            firsts = array("q", table.add(keys, weights, links=streams is None))
+            self.texts += map(part.records.__getitem__, firsts)
+            if streams is not None:
+                for order in in_stream_order(count, streams):
+                    hashes = b"".join([keys[p * HASH : p * HASH + HASH] for p in order])
+                    table.add(hashes, bytes(8 * len(order)))  # (weight 0: counted above)
 
     def add_rows(
         self,
-        keys: Sequence[bytes],
+        keys: bytes,
         separator: bytes,
-        weights: Sequence[int] | None,
+        weights: bytes | None,
         text_of: Callable[[int], bytes],
     ) -> None:
-        """Many parts at once: their keys one after another, ``separator`` after each
-        (a value no key takes), ``weights[k]`` the weight of ``keys[k]`` (None: 1);
-        ``text_of(k)``: the record of ``keys[k]``."""
-        ids = self._ids_of(keys, text_of, separator)
-        counts = self.counts
-        if weights is None:
-            for key_id, many in Counter(ids).items():
-                if key_id >= 0:
-                    counts[key_id] += many
-        else:
-            for key_id, weight in zip(ids, weights, strict=True):
-                if key_id >= 0:
-                    counts[key_id] += weight
-        self._link(ids)
+        """Many parts at once: their key hashes one after another, ``separator`` after
+        each (a value no key takes), ``weights``: int64 per hash of ``keys`` (None: 1);
+        ``text_of(k)``: the record of the ``k``-th hash."""
+        self.texts += map(text_of, array("q", self.table.add(keys, weights, separator)))
 
     def add_input(self, hours: float | None) -> None:
         """One more input of GOOD, and its time span (None: it has no timestamps)."""
         self.inputs += 1
         self.hours = None if hours is None or self.hours is None else self.hours + hours
 
-    def _ids_of(
-        self, keys: Sequence[bytes], text_of: Callable[[int], bytes], separator: bytes = b""
-    ) -> list[int]:
-        """Each key's id (a new key: the next id; ``separator``: EDGE)."""
-        ids, before = self.ids, len(self.ids)
-        take, size = ids.setdefault, ids.__len__
-        if separator:  # (taken as a key for the pass, as EDGE: the next id is one less)
-            ids[separator] = EDGE
-            found = [take(key, size() - 1) for key in keys]
-            del ids[separator]
-        else:
-            found = [take(key, size()) for key in keys]
-        if len(ids) > before:  # the new keys' first records, in id order
-            first = dict(zip(reversed(found), range(len(found) - 1, -1, -1), strict=True))
-            self.texts += [text_of(first[key_id]) for key_id in range(before, len(ids))]
-            grown = len(ids) - before
-            self.counts += [0] * grown
-            self._next += [NONE] * grown
-            self._before += [NONE] * grown
-        return found
-
-    def _link(self, ids: list[int]) -> None:
-        """Note each key's neighbours in one stream of one part (EDGE: between parts)."""
-        after, before = self._next, self._before
-        previous = EDGE
-        for key_id in [*ids, EDGE]:
-            if key_id < 0:  # (the end of a part)
-                if previous >= 0:
-                    seen = after[previous]
-                    if seen != EDGE:
-                        after[previous] = EDGE if seen == NONE else MANY
-                previous = EDGE
-                continue
-            seen = before[key_id]
-            if seen != previous:
-                before[key_id] = previous if seen == NONE else MANY
-            if previous >= 0:
-                seen = after[previous]
-                if seen != key_id:
-                    after[previous] = key_id if seen == NONE else MANY
-            previous = key_id
-
     def settle(self) -> None:
-        """GOOD's sequences from the links (after the last :meth:`add`)."""
-        count = len(self.counts)
-        after, before = self._next, self._before
-        linked = [-1] * count
+        """GOOD's counts and sequences from the table (after the last :meth:`add`)."""
+        counts, after_bytes, before_bytes = self.table.arrays()
+        self.counts = array("q", counts)
+        after, before = array("i", after_bytes), array("i", before_bytes)
+        count = len(after)
+        linked = array("i", [-1]) * count
         has_link_in = bytearray(count)
-        for key_id in range(count):
-            follower = after[key_id]
+        for key_id, follower in enumerate(after):
             if follower >= 0 and follower != key_id and before[follower] == key_id:
                 linked[key_id] = follower
                 has_link_in[follower] = 1
-        self.chain_of, self.index_of, self.chains = [0] * count, [0] * count, []
+        chain_of, index_of = array("i", bytes(4 * count)), array("i", bytes(4 * count))
+        self.chains = []
         for head in range(count):
             if not has_link_in[head]:
                 chain: list[int] = []
                 key_id = head
                 while key_id >= 0:
-                    self.chain_of[key_id] = len(self.chains)
-                    self.index_of[key_id] = len(chain)
+                    chain_of[key_id] = len(self.chains)
+                    index_of[key_id] = len(chain)
                     chain.append(key_id)
                     key_id = linked[key_id]
                 self.chains.append(chain)
+        self.chain_of, self.index_of = chain_of, index_of
 
     def whole_enough(self, chain: list[int]) -> bool:
         """A sequence of several records whose wholeness is evidence: GOOD shows it at

@@ -132,6 +132,12 @@ class KeyMaker:
         (decode the records and call :meth:`hashes`)."""
         return self._hashing.encoded_row(encoded) if self._hashing.encoded else None
 
+    def span_hashes(self, data: bytes, delimiter: bytes) -> bytes | None:
+        """The key hashes of the records of ``data`` (split at ``delimiter``; a final
+        delimiter ends the last record) where the kernel splits and hashes them itself,
+        no Python object per record; else None (split them and call :meth:`hashes`)."""
+        return self._hashing.span(data, delimiter)
+
     def _skip(self, records: list[bytes]) -> list[bytes]:
         n = self.skip_chars
         if self.byte_mode:
@@ -168,6 +174,9 @@ class _PythonHashing:
 
     def encoded_row(self, encoded: bytes) -> bytes:
         raise AssertionError("only where the kernel hashes encoded rows")
+
+    def span(self, data: bytes, delimiter: bytes) -> bytes | None:
+        return None  # (the records are split in Python)
 
 
 class _KernelHashing:
@@ -208,6 +217,12 @@ class _KernelHashing:
     def encoded_row(self, encoded: bytes) -> bytes:
         result: bytes = self._kernel.hash_encoded(encoded, *self._settings)
         return result
+
+    def span(self, data: bytes, delimiter: bytes) -> bytes | None:
+        if not self.encoded:
+            return None
+        found: tuple[bytes, bytes] = self._kernel.split_hash(data, delimiter, *self._settings)
+        return found[1]
 
 
 def key_sizes(

@@ -1,0 +1,228 @@
+/*
+ * The KeyTable type (seqdedup._kernel.KeyTable): the distinct keys of `seqdedup diff`'s
+ * GOOD side, the twin of seqdedup/diff/profile.py's KeyTable. Each distinct 16-byte
+ * key hash gets the next small id (a FirstTable whose "start" is the id); per id its
+ * count and its one neighbour before and after (EDGE, NONE or MANY when not one key),
+ * so that GOOD is read into compact arrays and never into a Python object per record.
+ */
+#include "first_table.h"
+
+#define KT_EDGE (-1) /* the start or end of a stretch handed to add() */
+#define KT_NONE (-2) /* no neighbour seen yet; in find(): a key the table lacks */
+#define KT_MANY (-3) /* more than one neighbour */
+#define KT_MAX_IDS ((int64_t)1 << 31) /* ids are int32 in find()'s answer */
+
+typedef struct {
+    PyObject_HEAD
+    FirstTable ids; /* key hash -> id */
+    int64_t *counts;
+    int32_t *after, *before;
+    size_t size, cap; /* ids given; room in the three arrays */
+} KeyTable;
+
+static int grow_arrays(KeyTable *t)
+{
+    size_t cap = t->cap < 64 ? 64 : t->cap + t->cap / 2;
+    if (cap > SIZE_MAX / sizeof(int64_t)) return seqdedup_no_memory();
+    int64_t *counts = PyMem_RawRealloc(t->counts, cap * sizeof(int64_t));
+    if (counts == NULL) return seqdedup_no_memory();
+    t->counts = counts;
+    int32_t *after = PyMem_RawRealloc(t->after, cap * sizeof(int32_t));
+    if (after == NULL) return seqdedup_no_memory();
+    t->after = after;
+    int32_t *before = PyMem_RawRealloc(t->before, cap * sizeof(int32_t));
+    if (before == NULL) return seqdedup_no_memory();
+    t->before = before;
+    t->cap = cap;
+    return 0;
+}
+
+/* The id of `key`, a new one (count 0, no neighbours) if the table lacks it; *fresh
+ * says which. */
+static int id_of(KeyTable *t, Hash128 key, int32_t *id, int *fresh)
+{
+    int64_t found = 0;
+    if ((int64_t)t->size >= KT_MAX_IDS) {
+        return seqdedup_fail(PyExc_OverflowError, "more than 2^31 distinct keys");
+    }
+    if (ft_first_start(&t->ids, key, (int64_t)t->size, &found) < 0) return -1;
+    *fresh = found == (int64_t)t->size;
+    if (*fresh) {
+        if (t->size == t->cap && grow_arrays(t) < 0) return -1;
+        t->counts[t->size] = 0;
+        t->after[t->size] = t->before[t->size] = KT_NONE;
+        t->size++;
+    }
+    *id = (int32_t)found;
+    return 0;
+}
+
+/* A neighbour seen: the first one kept, a different one later makes it MANY. */
+static inline void note(int32_t *slot, int32_t neighbour)
+{
+    if (*slot != neighbour) *slot = *slot == KT_NONE ? neighbour : KT_MANY;
+}
+
+static Hash128 key_at(const unsigned char *buf, Py_ssize_t k)
+{
+    Hash128 key;
+    memcpy(&key.lo, buf + 16 * k, 8);
+    memcpy(&key.hi, buf + 16 * k + 8, 8);
+    return key;
+}
+
+static PyObject *KeyTable_add(KeyTable *t, PyObject *args, PyObject *kwds)
+{
+    static char *names[] = {"hashes", "weights", "separator", "links", NULL};
+    Py_buffer hashes, weights = {0}, separator = {0};
+    int links = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*|z*z*p", names, &hashes, &weights,
+                                     &separator, &links)) {
+        return NULL;
+    }
+    PyObject *result = NULL;
+    Py_ssize_t n = hashes.len / 16;
+    int weighted = weights.buf != NULL, separated = separator.buf != NULL;
+    if (hashes.len % 16) {
+        PyErr_SetString(PyExc_ValueError, "key hashes are 16 bytes each");
+    } else if (weighted && weights.len != n * (Py_ssize_t)sizeof(int64_t)) {
+        PyErr_SetString(PyExc_ValueError, "one int64 weight per key hash");
+    } else if (separated && separator.len != 16) {
+        PyErr_SetString(PyExc_ValueError, "the separator is one 16-byte key hash");
+    } else {
+        size_t made = 0, room = 0;
+        int64_t *first = NULL; /* the first position of each new id, in id order */
+        Hash128 edge = separated ? key_at(separator.buf, 0) : (Hash128){0, 0};
+        int32_t previous = KT_EDGE;
+        int rc = 0;
+        for (Py_ssize_t k = 0; k <= n && rc == 0; k++) {
+            Hash128 key = k < n ? key_at(hashes.buf, k) : edge;
+            if (k == n || (separated && hash_equal(key, edge))) {
+                if (previous >= 0 && links) note(&t->after[previous], KT_EDGE);
+                previous = KT_EDGE;
+                continue;
+            }
+            int32_t id = 0;
+            int fresh = 0;
+            rc = id_of(t, key, &id, &fresh);
+            if (rc < 0) break;
+            if (fresh) {
+                if (made == room) {
+                    room = room < 64 ? 64 : room * 2;
+                    int64_t *more = PyMem_RawRealloc(first, room * sizeof(int64_t));
+                    if (more == NULL) {
+                        rc = seqdedup_no_memory();
+                        break;
+                    }
+                    first = more;
+                }
+                first[made++] = (int64_t)k;
+            }
+            int64_t weight = 1;
+            if (weighted) memcpy(&weight, (const char *)weights.buf + 8 * k, 8);
+            t->counts[id] += weight;
+            if (links) {
+                note(&t->before[id], previous);
+                if (previous >= 0) note(&t->after[previous], id);
+                previous = id;
+            }
+        }
+        if (rc == 0) {
+            result = PyBytes_FromStringAndSize(first ? (const char *)first : "",
+                                               (Py_ssize_t)(made * sizeof(int64_t)));
+        }
+        PyMem_RawFree(first);
+    }
+    PyBuffer_Release(&hashes);
+    if (weights.buf != NULL) PyBuffer_Release(&weights);
+    if (separator.buf != NULL) PyBuffer_Release(&separator);
+    return result;
+}
+
+/* The id of `key`, or KT_NONE when the table lacks it (nothing inserted). */
+static int32_t find_id(const KeyTable *t, Hash128 key)
+{
+    const FirstTable *ft = &t->ids;
+    if (hash_is_zero(key)) return ft->has_zero ? (int32_t)ft->zero_start : KT_NONE;
+    if (ft->cap == 0) return KT_NONE;
+    for (size_t i = ft_home(ft, key);; i = ft_next(ft, i)) {
+        const unsigned char *slot = ft->slots + i * FT_SLOT;
+        Hash128 k = ft_key(slot);
+        if (hash_equal(k, key)) return (int32_t)ft_start(slot);
+        if (hash_is_zero(k)) return KT_NONE;
+    }
+}
+
+static PyObject *KeyTable_find(KeyTable *t, PyObject *arg)
+{
+    Py_buffer hashes;
+    if (PyObject_GetBuffer(arg, &hashes, PyBUF_SIMPLE) < 0) return NULL;
+    PyObject *result = NULL;
+    if (hashes.len % 16) {
+        PyErr_SetString(PyExc_ValueError, "key hashes are 16 bytes each");
+    } else {
+        Py_ssize_t n = hashes.len / 16;
+        result = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int32_t));
+        if (result != NULL) {
+            char *out = PyBytes_AS_STRING(result);
+            for (Py_ssize_t k = 0; k < n; k++) {
+                int32_t id = find_id(t, key_at(hashes.buf, k));
+                memcpy(out + 4 * k, &id, 4);
+            }
+        }
+    }
+    PyBuffer_Release(&hashes);
+    return result;
+}
+
+static PyObject *KeyTable_arrays(KeyTable *t, PyObject *unused)
+{
+    (void)unused;
+    Py_ssize_t n = (Py_ssize_t)t->size;
+    if (n == 0) return Py_BuildValue("y#y#y#", "", (Py_ssize_t)0, "", (Py_ssize_t)0, "",
+                                     (Py_ssize_t)0); /* (y# makes None of a NULL) */
+    return Py_BuildValue("y#y#y#", (const char *)t->counts, n * (Py_ssize_t)sizeof(int64_t),
+                         (const char *)t->after, n * (Py_ssize_t)sizeof(int32_t),
+                         (const char *)t->before, n * (Py_ssize_t)sizeof(int32_t));
+}
+
+static Py_ssize_t KeyTable_len(KeyTable *t) { return (Py_ssize_t)t->size; }
+
+static void KeyTable_dealloc(KeyTable *t)
+{
+    PyTypeObject *type = Py_TYPE(t);
+    ft_free(&t->ids);
+    PyMem_RawFree(t->counts);
+    PyMem_RawFree(t->after);
+    PyMem_RawFree(t->before);
+    type->tp_free((PyObject *)t);
+    Py_DECREF(type);
+}
+
+static PyMethodDef KeyTable_methods[] = {
+    {"add", (PyCFunction)(void (*)(void))KeyTable_add, METH_VARARGS | METH_KEYWORDS,
+     "add(hashes, weights=None, separator=None, links=True) -> bytes: count one stretch of "
+     "16-byte key hashes (each weighing its int64 weight, else 1; the separator hash ends a "
+     "stretch and starts the next) and, with links, note each key's neighbours; the first "
+     "position of each new id (int64, in id order)"},
+    {"find", (PyCFunction)KeyTable_find, METH_O,
+     "find(hashes) -> bytes: each key's id (int32), -2 for a key the table lacks"},
+    {"arrays", (PyCFunction)KeyTable_arrays, METH_NOARGS,
+     "arrays() -> (counts, after, before): per id its count (int64) and its neighbour after "
+     "and before (int32: the id, -1 an edge, -2 none seen, -3 several)"},
+    {NULL}};
+
+static PyType_Slot KeyTable_slots[] = {
+    {Py_tp_doc, "GOOD's distinct keys for seqdedup diff: ids, counts and neighbours."},
+    {Py_tp_new, PyType_GenericNew},
+    {Py_tp_dealloc, (destructor)KeyTable_dealloc},
+    {Py_tp_methods, KeyTable_methods},
+    {Py_sq_length, (lenfunc)KeyTable_len},
+    {0, NULL}};
+
+PyType_Spec seqdedup_key_table_spec = {
+    .name = "seqdedup._kernel.KeyTable",
+    .basicsize = sizeof(KeyTable),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = KeyTable_slots,
+};
