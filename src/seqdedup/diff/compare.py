@@ -11,11 +11,11 @@ over key ids in BAD's stream order.
 from __future__ import annotations
 
 from array import array
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from itertools import accumulate, compress, count
+from itertools import compress, count
 from typing import Literal, NamedTuple
 
 from seqdedup.base.errors import InvalidValue, whole_number
@@ -112,7 +112,7 @@ def compare(
     rates = _rates(view, profile, bad_ids, options, per)
     anchored += ((c.first, 1, c) for c in rates if c.kind != "gone")
     anchored.sort(key=lambda item: (item[0], item[1]))
-    changes = _with_known(anchored, bad_ids)
+    changes = _with_known(anchored, len(bad_ids), list(bad.new_keys))
     changes += [c for c in rates if c.kind == "gone"]
     empty = not any(bad.record(k).strip() for k in range(len(bad_ids)))  # (stops at one)
     return Diff(
@@ -374,11 +374,10 @@ def _rates(
     """Sequences whose rate changed by ``factor`` or more (``min_count`` on the side
     where they are more frequent), and frequent ones BAD never shows."""
     in_bad = Counter(bad_ids)
-    last = dict(zip(bad_ids, count()))
-    first = dict(zip(reversed(bad_ids), range(len(bad_ids) - 1, -1, -1), strict=True))
     good_units = (profile.hours or 0.0) if per == "hour" else float(max(profile.inputs, 1))
     bad_units = (view.bad.hours or 0.0) if per == "hour" else 1.0
-    found = []
+    found: list[Rate] = []
+    changed: list[tuple[list[int], Literal["more", "less"], int, float, int, float]] = []
     for chain in profile.chains:
         good = profile.counts[chain[0]]
         bad = max(in_bad.get(key_id, 0) for key_id in chain)
@@ -398,6 +397,15 @@ def _rates(
             records = tuple(Line(0, as_text(profile.texts[k])) for k in chain)
             found.append(Rate("gone", records, len(chain), good, good_rate, 0, 0.0, per, 0, 0))
             continue
+        changed.append((chain, kind, good, good_rate, bad, bad_rate))
+    # where each changed sequence's records are: one pass over BAD for their ids alone
+    wanted = {key_id for chain, *_ in changed for key_id in chain}
+    first: dict[int, int] = {}
+    last: dict[int, int] = {}
+    for position in compress(count(), map(wanted.__contains__, bad_ids)):
+        first.setdefault(bad_ids[position], position)
+        last[bad_ids[position]] = position
+    for chain, kind, good, good_rate, bad, bad_rate in changed:
         at = min(first[k] for k in chain if k in first)
         end = max(last[k] for k in chain if k in last)
         records = _sequence_at(view, profile, chain, view.rank[at])
@@ -438,19 +446,29 @@ def _sequence_at(
 
 
 def _with_known(
-    anchored: list[tuple[int, int, Change | None]], bad_ids: Sequence[int]
+    anchored: list[tuple[int, int, Change | None]], total: int, unknown: Sequence[int]
 ) -> list[Change]:
     """The changes with the known records between them counted: a Known stretch from
-    the first known record after a change to the last before the next."""
-    known = array("q", [0])  # known[p]: the known records before p
-    known.extend(accumulate(map((-1).__lt__, bad_ids)))
+    the first known record after a change to the last before the next. ``unknown``:
+    the positions of BAD's records GOOD does not know, in order (few, as a rule: only
+    they and the anchors are looked at, never every record)."""
+
+    def known_before(position: int) -> int:
+        return position - bisect_left(unknown, position)
+
+    def known_from(position: int, step: int) -> int:
+        """The nearest known position from ``position`` on (step 1) or back (-1)."""
+        k = bisect_left(unknown, position)
+        while 0 <= k < len(unknown) and unknown[k] == position:
+            position, k = position + step, k + step
+        return position
+
     changes: list[Change] = []
     cursor = 0
-    for at, _, change in [*anchored, (len(bad_ids), 9, None)]:
-        if known[at] > known[cursor]:
-            first = bisect_right(known, known[cursor]) - 1  # (the first known from cursor)
-            last = bisect_left(known, known[at]) - 1  # (the last known before at)
-            changes.append(Known(first + 1, last + 1, known[at] - known[cursor]))
+    for at, _, change in [*anchored, (total, 9, None)]:
+        between = known_before(at) - known_before(cursor)
+        if between > 0:
+            changes.append(Known(known_from(cursor, 1) + 1, known_from(at - 1, -1) + 1, between))
         if change is None:
             break
         changes.append(change)

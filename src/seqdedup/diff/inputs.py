@@ -143,8 +143,10 @@ class Keying:
         the records alone (no stream names, no sizes) and no record ending with CR."""
         if self._namer is not None or self.sizes or not source.count:
             return False
-        data, ends_cr = source.data, b"\r" + source.delimiter
-        return not self._strip_cr or (data.find(ends_cr) < 0 and data[-1:] != b"\r")
+        data = source.data  # (one byte looked for first: a plain scan, then the pair)
+        if not self._strip_cr or data.find(b"\r") < 0:
+            return True
+        return data.find(b"\r" + source.delimiter) < 0 and data[-1:] != b"\r"
 
     def hours(self, source: Source) -> float | None:
         """The input's time span in hours: from the earliest to the latest timestamp of
@@ -220,11 +222,12 @@ def _read_library(database: Path, profile: GoodProfile, keying: Keying) -> None:
         raise SeqdedupError(f"library '{database.parent}' holds no sequences")
     try:
         runs = connection.execute("SELECT count(*) FROM runs").fetchone()[0]
-        rows = connection.execute("SELECT records, count FROM sequences")
-        if keying.rows_at_once:
+        if keying.rows_at_once:  # (with each row's keys and the sentinel after them)
+            rows = connection.execute("SELECT records, count, length + 1 FROM sequences")
             while batch := rows.fetchmany(ROWS):
                 _add_rows(batch, profile, keying, decode_records)
         else:
+            rows = connection.execute("SELECT records, count FROM sequences")
             profile.add(_library_parts(rows, keying, decode_records))
     except sqlite3.Error as exc:
         raise SeqdedupError(f"library database '{database}' cannot be read: {exc}") from None
@@ -237,22 +240,23 @@ def _read_library(database: Path, profile: GoodProfile, keying: Keying) -> None:
 
 
 def _add_rows(
-    batch: list[tuple[bytes, int]],
+    batch: list[tuple[bytes, int, int]],
     profile: GoodProfile,
     keying: Keying,
     decode: Callable[[bytes], list[bytes]],
 ) -> None:
     """Rows keyed by the kernel straight from their encoding, in one call; a record's
-    text is decoded only for a key seen for the first time."""
-    blobs = [blob for blob, _ in batch]
+    text is decoded only for a key seen for the first time. Each row of ``batch``:
+    (records, sightings, its records + 1: its keys and the sentinel after them)."""
+    blobs, sightings, sizes = map(list, zip(*batch, strict=True))
     keys = keying.row_keys(blobs)
-    # each row's keys and the sentinel after them
-    sizes = [int.from_bytes(blob[:_ROW_SIZE], "little") + 1 for blob in blobs]
     ends = list(accumulate(sizes))  # (each row's end: where the next row's keys start)
+    if 16 * ends[-1] != len(keys):  # (the length column is not the rows': theirs counts)
+        sizes = [int.from_bytes(blob[:_ROW_SIZE], "little") + 1 for blob in blobs]
+        ends = list(accumulate(sizes))
     weights = None
-    if any(sightings != 1 for _, sightings in batch):  # each key its row's sightings
-        weighed = chain.from_iterable(map(repeat, (n for _, n in batch), sizes))
-        weights = array("q", weighed).tobytes()
+    if any(n != 1 for n in sightings):  # each key its row's sightings
+        weights = array("q", chain.from_iterable(map(repeat, sightings, sizes))).tobytes()
 
     def text_of(k: int) -> bytes:
         row = bisect_right(ends, k)
