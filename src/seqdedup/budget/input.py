@@ -7,6 +7,7 @@ import mmap
 import re
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import IO, TypeVar
 
 from seqdedup.base.errors import SeqdedupError
 from seqdedup.base.records import record_bounds
@@ -78,6 +79,7 @@ LITERALS = {
 }
 
 
+Result = TypeVar("Result")
 SPILL = 256 << 20  # input bytes held in memory; past it, in a temporary file (mapped)
 MAX_WHOLE = 1 << 30  # --max-input's default: the most an input read whole may hold
 
@@ -89,32 +91,47 @@ def read_whole(chunks: Iterable[bytes], limit: int = MAX_WHOLE) -> Buffer:
     """The whole input: in memory up to SPILL bytes, else in a temporary file mapped
     into memory (the system pages it in and out); a SeqdedupError once it passes
     ``limit`` bytes (``--max-input``: an endless input, or a record that never ends,
-    stops there) or the temporary folder cannot take it (full, or a file size limit)."""
+    stops there) or the temporary folder cannot take it (full, or a file size limit).
+    Chunks are joined once (a spool in memory would copy each byte twice)."""
     import tempfile
 
+    held: list[bytes] = []
     size = 0
-    with tempfile.SpooledTemporaryFile(max_size=SPILL) as spool:
+    spool: IO[bytes] | None = None
+    try:
         for chunk in chunks:
             if size + len(chunk) > limit:
                 raise SeqdedupError(
                     f"the input is larger than --max-input ({limit:,} bytes), the most read "
                     f"whole (in memory, then in the temporary folder '{tempfile.gettempdir()}')"
                 )
-            size += _spooled(spool.write, chunk)
-        spool.seek(0)
-        if size <= SPILL:  # (in memory still)
-            return spool.read()
+            if spool is None and size + len(chunk) > SPILL:
+                made: IO[bytes] = _spooled(tempfile.TemporaryFile, "w+b")
+                for part in held:
+                    _spooled(made.write, part)
+                spool = made
+                held = []
+            if spool is None:
+                held.append(bytes(chunk))
+            else:
+                _spooled(spool.write, chunk)
+            size += len(chunk)
+        if spool is None:
+            return b"".join(held)
         _spooled(spool.flush)  # (the map outlives the file: it holds its own descriptor)
         return mmap.mmap(spool.fileno(), 0, access=mmap.ACCESS_READ)
+    finally:
+        if spool is not None:
+            spool.close()
 
 
-def _spooled(call: Callable[..., int | None], *args: bytes) -> int:
-    """A write to the spool; a full temporary folder, or a file size limit (EFBIG under
-    ``ulimit -f``: Python ignores SIGXFSZ), is one line naming the folder."""
+def _spooled(call: Callable[..., Result], *args: bytes | str) -> Result:
+    """A call on the spool (made, written to); a full temporary folder, or a file size
+    limit (EFBIG under ``ulimit -f``: Python ignores SIGXFSZ), is one line naming it."""
     import tempfile
 
     try:
-        return call(*args) or 0
+        return call(*args)
     except OSError as exc:
         raise SeqdedupError(
             f"the input read whole does not fit in the temporary folder "

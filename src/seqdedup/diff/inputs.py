@@ -187,8 +187,7 @@ def read_good(
             data = read_whole(decoded_inputs([file], stdin, True), limit)
             source = Source(data, config.delimiter)
             keys, streams, _ = keying.source_keys(source)
-            records = source.records(0, None)
-            profile.add([Part(keys, records, 1, streams)])
+            profile.add([Part(keys, source.record, 1, streams)])
             profile.add_input(keying.hours(source))
     profile.settle()
     return profile
@@ -274,7 +273,7 @@ def _library_parts(
         records = decode(blob)
         keying.restart()
         keys, streams, _ = keying.keys(records)
-        yield Part(keys, records, max(int(sightings), 1), streams)
+        yield Part(keys, records.__getitem__, max(int(sightings), 1), streams)
 
 
 def read_bad(
@@ -314,7 +313,7 @@ def diff_records(
         encoded = _encoded(records)
         keying.restart()
         keys, streams, _ = keying.keys(encoded)
-        profile.add([Part(keys, encoded, 1, streams)])
+        profile.add([Part(keys, encoded.__getitem__, 1, streams)])
         profile.add_input(None)
     profile.settle()
     encoded = _encoded(bad)

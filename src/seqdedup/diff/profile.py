@@ -27,11 +27,12 @@ HASH = 16  # bytes of a key hash
 
 class Part(NamedTuple):
     """One stretch of GOOD read in order: an input file, or a library row (``weight``:
-    the row's sightings). ``keys``: its records' 16-byte key hashes one after another;
+    the row's sightings). ``keys``: its records' 16-byte key hashes one after another,
+    ``record(k)`` its ``k``-th record (asked only for a key's first);
     ``streams``: each record's stream (None: one stream)."""
 
     keys: bytes
-    records: Sequence[bytes]
+    record: Callable[[int], bytes]
     weight: int = 1
     streams: Sequence[Hashable] | None = None
 
@@ -157,7 +158,7 @@ class GoodProfile:
             streams = part.streams
             # (ids and counts in input order; with streams, the neighbours stream by stream)
             firsts = array("q", table.add(keys, weights, links=streams is None))
-            self.texts += map(part.records.__getitem__, firsts)
+            self.texts += map(part.record, firsts)
             if streams is not None:
                 for order in in_stream_order(count, streams):
                     hashes = b"".join([keys[p * HASH : p * HASH + HASH] for p in order])
