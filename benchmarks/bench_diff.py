@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import subprocess
 import sys
@@ -245,6 +246,121 @@ def million(work: Path, lines: int) -> None:
     print(f"Drain3 on 100,000 + 100,000 lines of the same: {rate:,.0f} lines/s")
 
 
+MEASURED = """
+import os, subprocess, sys
+proc = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+_, _, usage = os.wait4(proc.pid, 0)
+print(usage.ru_utime + usage.ru_stime, usage.ru_maxrss)
+"""
+
+
+def cpu_and_peak(command: list[str]) -> tuple[float, int]:
+    """CPU seconds and peak resident memory (KB) of one run of ``command`` (any status),
+    started by a small process of its own: a child forked from this large one would
+    count this one's pages in its peak."""
+    measured = subprocess.run(
+        [sys.executable, "-c", MEASURED, *command], capture_output=True, text=True, check=True
+    ).stdout.split()
+    return float(measured[0]), int(measured[1])
+
+
+def suite_lines(count: int, seed: int, names: int = 150_000) -> list[str]:
+    """A large test suite's log: ``count`` lines naming ``names`` distinct tests (words
+    no --normalize class masks) in the suite's order, run after run; one in a thousand
+    fails, the seed says which."""
+    words = [
+        f"{a}{b}"
+        for a in (
+            "load",
+            "save",
+            "parse",
+            "merge",
+            "split",
+            "sync",
+            "read",
+            "write",
+            "open",
+            "close",
+            "fold",
+            "scan",
+        )
+        for b in ("er", "ing", "ed", "s", "")
+    ]
+    rng = random.Random(1)  # (the same tests on both sides)
+    tests = [
+        f"tests/{rng.choice(words)}/test_{rng.choice(words)}.py::test_"
+        + "_".join(rng.choice(words) for _ in range(4))
+        for _ in range(names)
+    ]
+    outcome = random.Random(seed)  # (the suite runs in its order, again and again)
+    return [
+        f"{tests[k % names]} {'FAILED' if outcome.random() < 0.001 else 'PASSED'}"
+        for k in range(count)
+    ]
+
+
+def distinct_keys(path: Path) -> int:
+    """The distinct keys of a GOOD file under --normalize all (the profile's table)."""
+    from seqdedup.config.settings import Config
+    from seqdedup.diff.inputs import keying_for, read_good
+
+    config = Config(key_steps=(("normalize", "all"),))
+    return len(read_good([str(path)], config, keying_for(config)).counts)
+
+
+def speed_table(work: Path, lines: int, rounds: int = 3) -> None:
+    """``seqdedup diff`` against the plain runs it is measured by, on a generated log
+    of many distinct keys (a test suite's) and two of few (a service, CI jobs): CPU (least of
+    ``rounds`` runs, the commands interleaved) and peak memory (most of them)."""
+    corpora = {
+        "test suite (many keys)": (suite_lines(lines, 11), suite_lines(lines, 12)),
+        "service (few keys)": (log_lines(lines, seed=11), log_lines(lines, seed=12)),
+        "CI jobs (few keys)": (
+            ci_log_lines(max(lines // 10, 1), seed=3)[:lines],
+            ci_log_lines(max(lines // 10, 1), seed=4)[:lines],
+        ),
+    }
+    print("\n| corpus | records | distinct keys | command | CPU s | vs plain | peak MB |")
+    print("|---|---|---|---|---|---|---|")
+    for name, (good_lines, bad_lines) in corpora.items():
+        good, bad = write(work / "good.log", good_lines), write(work / "bad.log", bad_lines)
+        tiny = write(work / "tiny.log", bad_lines[:1])
+        library = work / f"speedlib{len(name)}"
+        plain = [seqdedup(), "-q", "-w", "1", "--normalize", "all"]
+        subprocess.run(
+            [*plain, "-l", str(library), str(good)], stdout=subprocess.DEVNULL, check=True
+        )
+        diff = [seqdedup(), "diff", "--normalize", "all"]
+        commands = {
+            "plain BAD": [*plain, str(bad)],
+            "plain GOOD": [*plain, str(good)],
+            "load": [*diff, str(library), str(tiny)],
+            "library": [*diff, str(library), str(bad)],
+            "files": [*diff, str(good), str(bad)],
+        }
+        cpu = dict.fromkeys(commands, float("inf"))
+        peak = dict.fromkeys(commands, 0)
+        for _ in range(rounds):
+            for label, command in commands.items():
+                seconds, kb = cpu_and_peak(command)
+                cpu[label], peak[label] = min(cpu[label], seconds), max(peak[label], kb)
+        both = cpu["plain GOOD"] + cpu["plain BAD"]
+        rows = [  # (command, CPU, what it is measured against, peak)
+            ("seqdedup -q -w 1 --normalize all BAD", cpu["plain BAD"], cpu["plain BAD"]),
+            ("seqdedup -q -w 1 --normalize all GOOD", cpu["plain GOOD"], cpu["plain GOOD"]),
+            ("diff LIB TINY (the library's load)", cpu["load"], cpu["plain BAD"]),
+            ("diff LIB BAD, less the load", cpu["library"] - cpu["load"], cpu["plain BAD"]),
+            ("diff GOOD BAD (vs both plain runs)", cpu["files"], both),
+        ]
+        peaks = [peak[k] for k in ("plain BAD", "plain GOOD", "load", "library", "files")]
+        keys = distinct_keys(good)
+        for (label, spent, against), kb in zip(rows, peaks, strict=True):
+            print(
+                f"| {name} | {len(bad_lines):,} | {keys:,} | `{label}` | {spent:.2f} |"
+                f" {spent / against:.2f}x | {kb / 1024:.0f} ({kb / peak['plain GOOD']:.1f}x) |"
+            )
+
+
 def child_cpu_status(command: list[str]) -> float:
     """CPU of a run whose exit status 1 means "changed" (child_cpu wants 0)."""
     import resource
@@ -270,10 +386,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--logs", nargs="*", type=Path, default=[])
     parser.add_argument("--lines", type=int, default=1_000_000)
+    parser.add_argument("--speed-only", action="store_true", help="only the speed table")
     args = parser.parse_args()
-    logs = corpora(args.logs)
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
+        print(f"machine: {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
+        speed_table(work, args.lines)
+        if args.speed_only:
+            return
+        logs = corpora(args.logs)
         planted_table(work, logs)
         halves_table(work, logs)
         million(work, args.lines)

@@ -16,7 +16,15 @@ from typing import NamedTuple
 
 from seqdedup.config.settings import Config
 from seqdedup.diff.profile import GoodProfile
-from seqdedup.keys.kind import Form, form_words, kind_keys, varying_form, word_forms
+from seqdedup.keys.kind import (
+    ANY,
+    WORDS,
+    Form,
+    form_words,
+    kind_keys,
+    varying_form,
+    word_forms,
+)
 
 KEPT = 100  # values kept of each group (and how many in all)
 READ = 256  # records of a group read for the values of a kind GOOD shows
@@ -48,10 +56,10 @@ def value_groups(
     if not positions:  # (nothing new: GOOD's kinds are not needed)
         return groups
     kinds = kind_keys(config, kernel)
-    known, forms, examples = _good_kinds(profile, kinds.keys)
+    bad_kinds = kinds.keys([text_of(p).removesuffix(b"\r") for p in positions])
+    known, forms, examples = _good_kinds(profile, kinds.keys, bad_kinds)
     index: dict[bytes, int] = {}
     seen: list[set[bytes]] = []  # (each group's value words, all of them)
-    bad_kinds = kinds.keys([text_of(p).removesuffix(b"\r") for p in positions])
     for position, kind in zip(positions, bad_kinds, strict=True):
         if kind in known:
             label, example, word = kind, known[kind], b""
@@ -77,18 +85,35 @@ def value_groups(
 
 
 def _good_kinds(
-    profile: GoodProfile, kinds_of: Callable[[list[bytes]], list[bytes]]
+    profile: GoodProfile, kinds_of: Callable[[list[bytes]], list[bytes]], bad: list[bytes]
 ) -> tuple[dict[bytes, int], dict[Form, bytes], dict[Form, int]]:
-    """GOOD's kinds (each with its first key's id), its forms with the word each takes
-    (VARIES: more than one) and a key of each form."""
+    """GOOD's kinds (each with its first key's id), the forms it shares with ``bad``'s
+    kinds with the word each takes (VARIES: more than one) and a key of each form.
+
+    A kind shares a form with another only when the two have as many words and differ
+    in one word at most: the same first and last word, or the same last (the form
+    leaves the first out) or the same first (it leaves the last out). GOOD's kinds that
+    cannot share one with any of ``bad`` are not split into forms."""
     known: dict[bytes, int] = {}
     for key_id, kind in enumerate(kinds_of([t.removesuffix(b"\r") for t in profile.texts])):
         known.setdefault(kind, key_id)
+    ends = {end for kind in bad for end in _ends_of_forms(kind)}
+    near = [kind for kind in known if not ends.isdisjoint(_ends_of_forms(kind))]
     examples: dict[Form, int] = {}
-    for kind, key_id in known.items():
+    for kind in near:
         for form in word_forms(kind):
-            examples.setdefault(form, key_id)
-    return known, form_words(known), examples
+            examples.setdefault(form, known[kind])
+    return known, form_words(near), examples
+
+
+def _ends_of_forms(kind: bytes) -> tuple[tuple[int, bytes, bytes], ...]:
+    """A kind's word count with its first and last word, and with either one as ANY
+    (the form that leaves it out): two kinds that share a form share one of these."""
+    words = kind.split()
+    if len(words) < WORDS:
+        return ()
+    count, first, last = len(words), words[0], words[-1]
+    return ((count, first, last), (count, ANY, last), (count, first, ANY))
 
 
 def _keep(groups: ValueGroups, group: int, value: str) -> None:
