@@ -7,6 +7,8 @@ from __future__ import annotations
 import io
 import json
 
+import pytest
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -150,3 +152,29 @@ def test_a_library_knows_what_its_runs_saw(tmp_path_factory, good_lines, bad_lin
         keys = keying.keys(profile.texts)[0]  # (each id's key hash, from its first record)
         counts.append({keys[16 * k : 16 * k + 16]: n for k, n in enumerate(profile.counts)})
     assert counts[0] == counts[1]
+
+
+def test_a_library_row_is_decoded_once_however_many_new_keys_it_holds():
+    """Each new key's first record is read from its library row: a row of 3,000
+    distinct records is decoded once (counted), not once per key (which made a diff
+    against a large suite's library take minutes), and every text is the row's."""
+    from seqdedup.config.settings import Config
+    from seqdedup.diff.inputs import _add_rows, keying_for
+    from seqdedup.diff.profile import GoodProfile, key_table
+    from seqdedup.library.store import decode_records, encode_records
+
+    rows = [[b"test %d passed" % k for k in range(3000)], [b"test 1 passed", b"other"]]
+    decoded = []
+
+    def counted(blob):
+        decoded.append(blob)
+        return decode_records(blob)
+
+    keying = keying_for(Config())
+    if not keying.rows_at_once:
+        pytest.skip("the Python engine decodes every row to key it (no kernel here)")
+    profile = GoodProfile(key_table(keying.kernel))
+    batch = [(encode_records(records), 1, len(records) + 1) for records in rows]
+    _add_rows(batch, profile, keying, counted)
+    assert len(decoded) == 2
+    assert profile.texts == [*rows[0], b"other"]

@@ -257,10 +257,15 @@ def _add_rows(
     if any(n != 1 for n in sightings):  # each key its row's sightings
         weights = array("q", chain.from_iterable(map(repeat, sightings, sizes))).tobytes()
 
+    decoded: dict[int, list[bytes]] = {}  # (a row decoded once, however many keys it holds)
+
     def text_of(k: int) -> bytes:
         row = bisect_right(ends, k)
         start = ends[row - 1] if row else 0
-        return decode(blobs[row])[k - start]
+        records = decoded.get(row)
+        if records is None:
+            records = decoded[row] = decode(blobs[row])
+        return records[k - start]
 
     profile.add_rows(keys, SENTINEL_KEY, weights, text_of)
 
