@@ -8,7 +8,6 @@ import io
 import json
 
 import pytest
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
