@@ -146,11 +146,14 @@ def test_a_long_new_block_repeats_at_every_window_up_to_its_length(engine, windo
 
 
 def key_table_oracle(calls):
-    """The literal reading of KeyTable.add over ``calls`` (each: keys, weights, links;
-    None a separator): ids by first sight, counts of weights, and each key's neighbours
-    (-1 an edge, -2 none seen, -3 several)."""
+    """The literal reading of KeyTable.add over ``calls`` (each: keys, weights, links,
+    ends; None a separator): ids by first sight, counts of weights, and each key's
+    neighbours (-1 an edge, -2 none seen, -3 several) over the stretches the linked
+    calls make (a call with ends False continued by the next linked one; a call without
+    links ends any stretch left open)."""
     ids, counts, after, before, firsts = {}, [], {}, {}, []
-    for keys, weights, links in calls:
+    stretches, stretch, open_end = [], [], False
+    for keys, weights, links, ends in calls:
         mine = []
         for k, key in enumerate(keys):
             if key is not None and key not in ids:
@@ -161,17 +164,28 @@ def key_table_oracle(calls):
                 counts[ids[key]] += weights[k]
         firsts.append(mine)
         if not links:
+            if open_end:
+                stretches.append((stretch, True))
+            stretch, open_end = [], False
             continue
-        stretch, stretches = [], []
-        for key in [*keys, None]:
+        for key in keys:
             if key is None:
-                stretches.append(stretch)
+                stretches.append((stretch, True))
                 stretch = []
             else:
                 stretch.append(ids[key])
-        for stretch in stretches:
-            for k, key_id in enumerate(stretch):
-                before.setdefault(key_id, set()).add(stretch[k - 1] if k else -1)
+        if ends:
+            stretches.append((stretch, True))
+            stretch = []
+        open_end = not ends and bool(stretch)
+        if not open_end:
+            stretch = []
+    if open_end:
+        stretches.append((stretch, False))  # (its end not seen yet)
+    for stretch, closed in stretches:
+        for k, key_id in enumerate(stretch):
+            before.setdefault(key_id, set()).add(stretch[k - 1] if k else -1)
+            if k + 1 < len(stretch) or closed:
                 after.setdefault(key_id, set()).add(stretch[k + 1] if k + 1 < len(stretch) else -1)
 
     def one(seen):
@@ -194,8 +208,9 @@ def key_table_oracle(calls):
             st.integers(0, 3),
             st.booleans(),
             st.booleans(),
+            st.booleans(),
         ),
-        max_size=4,
+        max_size=5,
     )
 )
 def test_both_key_tables_are_the_literal_reading(calls):
@@ -214,16 +229,17 @@ def test_both_key_tables_are_the_literal_reading(calls):
 
     tables = [KeyTable()] + ([key_table(load())] if load() is not None else [])
     read = []
-    for keys, weight, weighted, links in calls:
+    for keys, weight, weighted, links, ends in calls:
         weights = [weight if weighted else 1] * len(keys)
-        read.append((keys, weights, links))
+        read.append((keys, weights, links, ends))
     firsts, counts, after, before = key_table_oracle(read)
     for table in tables:
         made = []
-        for keys, weights, links in read:
+        for keys, weights, links, ends in read:
             hashes = b"".join(map(hashed, keys))
             packed = array("q", weights).tobytes() if weights and weights[0] != 1 else None
-            made.append(list(array("q", table.add(hashes, packed, separator, links=links))))
+            added = table.add(hashes, packed, separator, links=links, ends=ends)
+            made.append(list(array("q", added)))
         assert made == firsts
         got = [list(array(code, raw)) for code, raw in zip("qii", table.arrays(), strict=True)]
         assert got == [counts, after, before]

@@ -177,3 +177,82 @@ def test_a_library_row_is_decoded_once_however_many_new_keys_it_holds():
     _add_rows(batch, profile, keying, counted)
     assert len(decoded) == 2
     assert profile.texts == [*rows[0], b"other"]
+
+
+DELIMITERS = [b"\n", b"a", b"ab", b"aa", b"\r\n"]
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    st.binary(max_size=60).map(lambda b: bytes(b"ab\n\r"[x % 4] for x in b)),
+    st.sampled_from(DELIMITERS),
+    st.lists(st.integers(1, 9), min_size=1, max_size=6),
+    st.integers(1, 12),
+)
+def test_stored_records_split_as_one_pass_over_the_whole_input(data, delimiter, cuts, part):
+    """An input read in parts of a few bytes (chunks of any size, delimiters of several
+    bytes, even ones that overlap themselves, cut across chunks; the bytes set aside
+    spilled to a temporary file past 16 bytes): its parts' records are the whole
+    input's records, in order, and each is read back by its number, alone or in
+    blocks."""
+    from unittest import mock
+
+    from seqdedup.base.records import python_record_bounds
+    from seqdedup.diff import stored as stored_module
+
+    bounds = python_record_bounds(data, delimiter)
+    whole = [data[bounds[2 * k] : bounds[2 * k + 1]] for k in range(len(bounds) // 2)]
+    chunks, at = [], 0
+    for k in range(len(data)):
+        size = cuts[k % len(cuts)]
+        if at < len(data):
+            chunks.append(data[at : at + size])
+            at += size
+    with (
+        mock.patch.object(stored_module, "PART", part),
+        mock.patch.object(stored_module, "IN_MEMORY", 16),
+        mock.patch.object(stored_module, "BLOCK", 5),
+    ):
+        stored = stored_module.StoredRecords(delimiter)
+        read = []
+        for first, piece, found in stored.read(chunks, 1 << 20):
+            assert first == len(read)
+            read += [piece[found[2 * k] : found[2 * k + 1]] for k in range(len(found) // 2)]
+        assert read == whole
+        assert stored.count == len(whole)
+        assert [stored.record(k) for k in range(len(whole))] == whole
+        assert stored.texts(range(0, len(whole), 2)) == whole[::2]
+        stored.close()
+
+
+@pytest.mark.parametrize(
+    "options",
+    [["--normalize", "all"], ["--normalize", "all", "-w", "3"], ["--stream-by", r"^(\w+):"]],
+)
+def test_a_diff_read_in_small_parts_is_the_diff_read_whole(run_cli, tmp_path, options):
+    """GOOD and BAD of 2.6 MB read in parts of a read's 1 MiB (their records cut across
+    reads, GOOD's sequences linked across parts, CRLF lines in one part only, records
+    read back for the answer) give the answer of one part of 64 MiB."""
+    from unittest import mock
+
+    from seqdedup.diff import stored as stored_module
+
+    steps = ["start", "fetch", "build", "test", "pack", "done"]
+    pad = "x" * 90  # (2.6 MB in 25,200 lines)
+    lines = [f"{pod}: {step} {pad}" for _ in range(2100) for step in steps for pod in ("p1", "p2")]
+    good = tmp_path / "good.log"
+    good.write_bytes("".join(line + "\n" for line in lines).encode())
+    # a new line, and one run of the job cut short (its test, pack and done missing)
+    changed = [*lines[:250], "p1: disk full", *lines[250:258], *lines[264:]]
+    changed.insert(20_000, "p2: quota exceeded")  # (one in a later part)
+    bad = tmp_path / "bad.log"
+    bad.write_bytes(
+        "".join(
+            line + ("\r\n" if 100 <= k < 110 else "\n") for k, line in enumerate(changed)
+        ).encode()
+    )
+    with mock.patch.object(stored_module, "PART", 64 << 20):
+        whole = run_diff(run_cli, *options, good, bad)
+    with mock.patch.object(stored_module, "PART", 64):
+        parts = run_diff(run_cli, *options, good, bad)
+    assert parts == whole and whole["counts"]["new"] and whole["counts"]["broken"]

@@ -106,26 +106,26 @@ def read_whole(chunks: Iterable[bytes], limit: int = MAX_WHOLE) -> Buffer:
                     f"whole (in memory, then in the temporary folder '{tempfile.gettempdir()}')"
                 )
             if spool is None and size + len(chunk) > SPILL:
-                made: IO[bytes] = _spooled(tempfile.TemporaryFile, "w+b")
+                made: IO[bytes] = spooled(tempfile.TemporaryFile, "w+b")
                 for part in held:
-                    _spooled(made.write, part)
+                    spooled(made.write, part)
                 spool = made
                 held = []
             if spool is None:
                 held.append(bytes(chunk))
             else:
-                _spooled(spool.write, chunk)
+                spooled(spool.write, chunk)
             size += len(chunk)
         if spool is None:
             return b"".join(held)
-        _spooled(spool.flush)  # (the map outlives the file: it holds its own descriptor)
+        spooled(spool.flush)  # (the map outlives the file: it holds its own descriptor)
         return mmap.mmap(spool.fileno(), 0, access=mmap.ACCESS_READ)
     finally:
         if spool is not None:
             spool.close()
 
 
-def _spooled(call: Callable[..., Result], *args: bytes | str) -> Result:
+def spooled(call: Callable[..., Result], *args: bytes | str) -> Result:
     """A call on the spool (made, written to); a full temporary folder, or a file size
     limit (EFBIG under ``ulimit -f``: Python ignores SIGXFSZ), is one line naming it."""
     import tempfile

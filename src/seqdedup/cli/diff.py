@@ -223,6 +223,7 @@ def _run(
         raise ReaderGone(1 if diff.changed else 0) from closed
     if page is not None:
         page.write(diff, shown_bad, good, source.count)
+    source.close()  # (BAD's records set aside: a temporary file, past a few MB)
     return 1 if diff.changed else 0
 
 

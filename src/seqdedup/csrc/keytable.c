@@ -18,6 +18,8 @@ typedef struct {
     int64_t *counts;
     int32_t *after, *before;
     size_t size, cap; /* ids given; room in the three arrays */
+    int32_t open;     /* the last key of a stretch the next add() continues (if is_open) */
+    int is_open;
 } KeyTable;
 
 static int grow_arrays(KeyTable *t)
@@ -73,11 +75,11 @@ static Hash128 key_at(const unsigned char *buf, Py_ssize_t k)
 
 static PyObject *KeyTable_add(KeyTable *t, PyObject *args, PyObject *kwds)
 {
-    static char *names[] = {"hashes", "weights", "separator", "links", NULL};
+    static char *names[] = {"hashes", "weights", "separator", "links", "ends", NULL};
     Py_buffer hashes, weights = {0}, separator = {0};
-    int links = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*|z*z*p", names, &hashes, &weights,
-                                     &separator, &links)) {
+    int links = 1, ends = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*|z*z*pp", names, &hashes, &weights,
+                                     &separator, &links, &ends)) {
         return NULL;
     }
     PyObject *result = NULL;
@@ -93,10 +95,17 @@ static PyObject *KeyTable_add(KeyTable *t, PyObject *args, PyObject *kwds)
         size_t made = 0, room = 0;
         int64_t *first = NULL; /* the first position of each new id, in id order */
         Hash128 edge = separated ? key_at(separator.buf, 0) : (Hash128){0, 0};
-        int32_t previous = KT_EDGE;
+        if (t->is_open && !links) note(&t->after[t->open], KT_EDGE); /* (closed here) */
+        int32_t previous = t->is_open && links ? t->open : KT_EDGE; /* (a stretch continued) */
+        t->is_open = 0;
         int rc = 0;
         for (Py_ssize_t k = 0; k <= n && rc == 0; k++) {
             Hash128 key = k < n ? key_at(hashes.buf, k) : edge;
+            if (k == n && !ends && links) { /* the next call continues the stretch */
+                t->is_open = previous >= 0;
+                t->open = previous;
+                break;
+            }
             if (k == n || (separated && hash_equal(key, edge))) {
                 if (previous >= 0 && links) note(&t->after[previous], KT_EDGE);
                 previous = KT_EDGE;
@@ -201,10 +210,11 @@ static void KeyTable_dealloc(KeyTable *t)
 
 static PyMethodDef KeyTable_methods[] = {
     {"add", (PyCFunction)(void (*)(void))KeyTable_add, METH_VARARGS | METH_KEYWORDS,
-     "add(hashes, weights=None, separator=None, links=True) -> bytes: count one stretch of "
-     "16-byte key hashes (each weighing its int64 weight, else 1; the separator hash ends a "
-     "stretch and starts the next) and, with links, note each key's neighbours; the first "
-     "position of each new id (int64, in id order)"},
+     "add(hashes, weights=None, separator=None, links=True, ends=True) -> bytes: count one "
+     "stretch of 16-byte key hashes (each weighing its int64 weight, else 1; the separator "
+     "hash ends a stretch and starts the next) and, with links, note each key's neighbours "
+     "(ends=False: the next call continues the stretch); the first position of each new id "
+     "(int64, in id order)"},
     {"find", (PyCFunction)KeyTable_find, METH_O,
      "find(hashes) -> bytes: each key's id (int32), -2 for a key the table lacks"},
     {"arrays", (PyCFunction)KeyTable_arrays, METH_NOARGS,

@@ -8,6 +8,7 @@ import sqlite3
 from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from functools import partial
 from itertools import accumulate, chain, repeat
 from operator import methodcaller
 from pathlib import Path
@@ -17,13 +18,14 @@ from typing import IO
 from seqdedup.base.errors import SeqdedupError
 from seqdedup.base.inputs import check_inputs, decoded_inputs
 from seqdedup.base.kernel import SEED, load
-from seqdedup.budget.input import MAX_WHOLE, Source, read_whole
+from seqdedup.budget.input import MAX_WHOLE
 from seqdedup.config.normalize import timestamp_finder, timestamp_seconds
 from seqdedup.config.settings import Config
 from seqdedup.diff.changes import Diff
 from seqdedup.diff.compare import Bad, DiffOptions, compare, key_ids
 from seqdedup.diff.profile import GoodProfile, Part, key_table
 from seqdedup.diff.sanity import checked
+from seqdedup.diff.stored import StoredRecords
 from seqdedup.diff.values import value_groups
 from seqdedup.keys.maker import KeyMaker, key_maker
 from seqdedup.library.load import SENTINEL_KEY
@@ -52,6 +54,7 @@ class Keying:
         self.sizes = config.min_size > 0
         self.stamp: Callable[[bytes], str] = timestamp_finder(kernel)
         # CRLF and LF sides compare alike: a record's trailing CR is no part of its key
+        self._delimiter = config.delimiter
         self._strip_cr = config.delimiter == b"\n"
         self.records_seen = self.cr_ended = 0  # (whose line ends were CRLF, per side)
 
@@ -88,76 +91,30 @@ class Keying:
         """A new input (or library row): no stream continues into it."""
         self._stream = None
 
-    def source_keys(self, source: Source) -> tuple[bytes, list[Hashable] | None, list[int] | None]:
-        """Every record's key hash (a GOOD input's), stream and size."""
-        keys: list[bytes] = []
-        streams, sizes = self._batches(source, lambda _, more: keys.append(more))
-        return b"".join(keys), streams, sizes
+    def part_keys(
+        self, part: bytes, bounds: array[int]
+    ) -> tuple[bytes, list[Hashable] | None, list[int] | None]:
+        """:meth:`keys` of a part of an input (``bounds``: its records' (start, end)
+        pairs): split and hashed by the kernel itself where the keys are the records'
+        alone (no stream names, no sizes) and no record of the part holds a CR."""
+        count = len(bounds) // 2
+        if self._namer is None and not self.sizes and (not self._strip_cr or b"\r" not in part):
+            hashes = self._maker.span_hashes(part, self._delimiter)
+            if hashes is not None and len(hashes) == 16 * count:
+                self.records_seen += count if self._strip_cr else 0
+                return hashes, None, None
+        return self.keys([part[bounds[2 * k] : bounds[2 * k + 1]] for k in range(count)])
 
-    def source_ids(
-        self, source: Source, profile: GoodProfile
-    ) -> tuple[array[int], dict[int, bytes], list[Hashable] | None, list[int] | None]:
-        """BAD's records as the comparison takes them (:func:`key_ids`): only the new
-        records' key hashes are kept."""
-        ids = array("i")
-        new: dict[int, bytes] = {}
-
-        def take(at: int, keys: bytes) -> None:
-            found, fresh = key_ids(profile, keys, at)
-            ids.extend(found)
-            new.update(fresh)
-
-        streams, sizes = self._batches(source, take)
-        return ids, new, streams, sizes
-
-    def _batches(
-        self, source: Source, take: Callable[[int, bytes], None]
-    ) -> tuple[list[Hashable] | None, list[int] | None]:
-        """Each batch's keys handed to ``take`` with its first record's number; the
-        streams and sizes of all."""
-        self.restart()
-        streams: list[Hashable] | None = None
-        sizes: list[int] | None = None
-        spans = self._spans_hashed(source)
-        for at in range(0, source.count, BATCH):
-            stop = min(source.count, at + BATCH)
-            keys = (
-                self._maker.span_hashes(source.span(at, stop - 1), source.delimiter)
-                if spans
-                else None
-            )
-            if keys is not None and len(keys) == 16 * (stop - at):  # (the kernel split them)
-                self.records_seen += stop - at
-                take(at, keys)
-                continue
-            keys, named, measured = self.keys(source.records(at, stop))
-            take(at, keys)
-            if named is not None:
-                streams = (streams or []) + named
-            if measured is not None:
-                sizes = (sizes or []) + measured
-        return streams, sizes
-
-    def _spans_hashed(self, source: Source) -> bool:
-        """Whether the kernel may split and hash ``source``'s records itself: keys of
-        the records alone (no stream names, no sizes) and no record ending with CR."""
-        if self._namer is not None or self.sizes or not source.count:
-            return False
-        data = source.data  # (one byte looked for first: a plain scan, then the pair)
-        if not self._strip_cr or data.find(b"\r") < 0:
-            return True
-        return data.find(b"\r" + source.delimiter) < 0 and data[-1:] != b"\r"
-
-    def hours(self, source: Source) -> float | None:
+    def hours(self, records: StoredRecords) -> float | None:
         """The input's time span in hours: from the earliest to the latest timestamp of
         records sampled evenly over it (None: fewer than half of them have one, or no
         time passed). Sampled, so that a clock that wraps at midnight or a late line
         with an old time stretches it no more than it is."""
-        count = source.count
+        count = records.count
         if count < 2:
             return None
         at = sorted({round(k * (count - 1) / (SAMPLES - 1)) for k in range(SAMPLES)})
-        times = [timestamp_seconds(self.stamp(source.record(k))) for k in at]
+        times = [timestamp_seconds(self.stamp(text)) for text in records.texts(at)]
         found = [t for t in times if t is not None]
         if len(found) < max(2, len(at) // 2) or max(found) <= min(found):
             return None
@@ -184,13 +141,39 @@ def read_good(
             continue
         for file in _files_of(path, notes) if path.is_dir() else [name]:
             check_inputs([file], stdin)
-            data = read_whole(decoded_inputs([file], stdin, True), limit)
-            source = Source(data, config.delimiter)
-            keys, streams, _ = keying.source_keys(source)
-            profile.add([Part(keys, source.record, 1, streams)])
-            profile.add_input(keying.hours(source))
+            _read_good_file(file, config, keying, profile, limit)
     profile.settle()
     return profile
+
+
+def _read_good_file(
+    name: str, config: Config, keying: Keying, profile: GoodProfile, limit: int
+) -> None:
+    """One input of GOOD read in parts: its keys counted and linked as one stretch
+    (per stream with --stream-by: those keys are linked once the input is read), the
+    first record of each new key copied out; nothing of it kept after."""
+    stored = StoredRecords(config.delimiter)
+    keys: list[bytes] = []
+    streams: list[Hashable] = []
+    keying.restart()
+    try:
+        for _, part, bounds in stored.read(decoded_inputs([name], None, True), limit):
+            hashes, named, _ = keying.part_keys(part, bounds)
+            if named is None:
+                profile.add_stretch(hashes, partial(_record_in, part, bounds))
+            else:
+                keys.append(hashes)
+                streams += named
+        profile.end_stretch()
+        if keys:
+            profile.add([Part(b"".join(keys), stored.record, 1, streams)])
+        profile.add_input(keying.hours(stored))
+    finally:
+        stored.close()
+
+
+def _record_in(part: bytes, bounds: array[int], index: int) -> bytes:
+    return part[bounds[2 * index] : bounds[2 * index + 1]]
 
 
 def _files_of(folder: Path, notes: list[str] | None = None) -> list[str]:
@@ -288,14 +271,30 @@ def read_bad(
     stdin: IO[bytes] | None,
     profile: GoodProfile,
     limit: int = MAX_WHOLE,
-) -> tuple[Bad, Source]:
-    """BAD read whole (a file, or standard input for '-'; at most ``limit`` bytes),
-    keyed against ``profile``."""
+) -> tuple[Bad, StoredRecords]:
+    """BAD (a file, or standard input for '-'; at most ``limit`` bytes) read in parts
+    and keyed against ``profile``; its records set aside to be read back by number
+    (close the StoredRecords once the answer is made)."""
     check_inputs([name], stdin)
-    source = Source(read_whole(decoded_inputs([name], stdin, True), limit), config.delimiter)
-    ids, new, streams, sizes = keying.source_ids(source, profile)
-    bad = Bad(ids, new, source.record, streams, sizes, keying.stamp, keying.hours(source))
-    return bad, source
+    stored = StoredRecords(config.delimiter)
+    ids = array("i")
+    new: dict[int, bytes] = {}
+    streams: list[Hashable] | None = None
+    sizes: list[int] | None = None
+    keying.restart()
+    for first, part, bounds in stored.read(decoded_inputs([name], stdin, True), limit):
+        hashes, named, measured = keying.part_keys(part, bounds)
+        found, fresh = key_ids(profile, hashes, first)
+        ids += found
+        new.update(fresh)
+        if named is not None:
+            streams = [] if streams is None else streams
+            streams += named
+        if measured is not None:
+            sizes = [] if sizes is None else sizes
+            sizes += measured
+    bad = Bad(ids, new, stored.record, streams, sizes, keying.stamp, keying.hours(stored))
+    return bad, stored
 
 
 def keying_for(config: Config) -> Keying:

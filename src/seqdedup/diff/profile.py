@@ -46,6 +46,7 @@ class Table(Protocol):
         weights: bytes | None = None,
         separator: bytes | None = None,
         links: bool = True,
+        ends: bool = True,
     ) -> bytes: ...
     def find(self, hashes: bytes, /) -> bytes: ...
     def arrays(self) -> tuple[bytes, bytes, bytes]: ...
@@ -62,6 +63,7 @@ class KeyTable:
         self._counts = array("q")
         self._after = array("i")
         self._before = array("i")
+        self._open = EDGE  # the last key of a stretch the next add continues
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -72,16 +74,24 @@ class KeyTable:
         weights: bytes | None = None,
         separator: bytes | None = None,
         links: bool = True,
+        ends: bool = True,
     ) -> bytes:
         """Count one stretch of key hashes (``weights``: int64 each, else 1; the
         ``separator`` hash ends a stretch and starts the next) and, with ``links``, note
-        neighbours; the first position of each new id (int64 bytes, in id order)."""
+        neighbours (``ends`` False: the next call continues the stretch); the first
+        position of each new id (int64 bytes, in id order)."""
         ids, counts, after, before = self._ids, self._counts, self._after, self._before
         firsts = array("q")
         weight = array("q", weights) if weights is not None else None
-        previous = EDGE
+        previous, self._open = self._open, EDGE
+        if previous >= 0 and not links:  # (an open stretch closed here)
+            after[previous] = EDGE if after[previous] in (NONE, EDGE) else MANY
+            previous = EDGE
         for k in range(len(hashes) // HASH + 1):
             key = hashes[k * HASH : k * HASH + HASH]
+            if not key and not ends and links:
+                self._open = previous
+                break
             if not key or key == separator:
                 if links and previous >= 0 and after[previous] != EDGE:
                     after[previous] = EDGE if after[previous] == NONE else MANY
@@ -163,6 +173,14 @@ class GoodProfile:
                 for order in in_stream_order(count, streams):
                     hashes = b"".join([keys[p * HASH : p * HASH + HASH] for p in order])
                     table.add(hashes, bytes(8 * len(order)))  # (weight 0: counted above)
+
+    def add_stretch(self, keys: bytes, record: Callable[[int], bytes]) -> None:
+        """A part of one stretch of GOOD (an input read in parts), continued by the next
+        call until :meth:`end_stretch`; ``record(k)``: the record of the ``k``-th key."""
+        self.texts += map(record, array("q", self.table.add(keys, ends=False)))
+
+    def end_stretch(self) -> None:
+        self.table.add(b"")
 
     def add_rows(
         self,

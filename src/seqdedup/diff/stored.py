@@ -1,0 +1,122 @@
+"""An input of ``seqdedup diff`` read once, in parts of whole records, its bytes set
+aside as they pass (in memory while small, else in a temporary file) so that a record
+is read back by its number: the comparison holds 8 bytes per record, not the input.
+
+Parts are cut where a left-to-right split of the whole input puts a record's end (the
+bounds of what is held, its last record carried over unless the held bytes end with a
+delimiter), so a delimiter of several bytes, even one that overlaps itself, splits the
+records exactly as one pass over the whole input would.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from array import array
+from bisect import bisect_right
+from collections.abc import Iterable, Iterator, Sequence
+
+from seqdedup.base.errors import SeqdedupError
+from seqdedup.base.records import record_bounds
+from seqdedup.budget.input import spooled
+
+PART = 4 << 20  # bytes of whole records keyed at a time
+IN_MEMORY = 8 << 20  # bytes set aside in memory; past them, in a temporary file
+BLOCK = 1 << 20  # bytes read back at once for records asked for together
+
+
+class StoredRecords:
+    """The records of one input, read back by number (``record(k)``, or many at once
+    with ``texts``): record k begins ``starts[k]`` bytes into its part, the part
+    ``bases[p]`` bytes into the bytes set aside (``firsts[p]``: its first record)."""
+
+    def __init__(self, delimiter: bytes) -> None:
+        self.delimiter = delimiter
+        self.starts = array("q")
+        self.firsts: list[int] = []
+        self.bases: list[int] = []
+        self.size = 0
+        # (closed by close(), when the answer is written; a temporary file goes with it)
+        self._spool = tempfile.SpooledTemporaryFile(max_size=IN_MEMORY)  # noqa: SIM115
+        self._end = 0  # where the record after the last would start (see read)
+
+    @property
+    def count(self) -> int:
+        return len(self.starts)
+
+    def read(self, chunks: Iterable[bytes], limit: int) -> Iterator[tuple[int, bytes, array[int]]]:
+        """The input's parts as (number of the part's first record, the part, its
+        records' bounds in it); each part is set aside before it is handed out. More
+        than ``limit`` bytes is an error (``--max-input``)."""
+        held = bytearray()
+        width = len(self.delimiter)
+        for chunk in chunks:
+            if self.size + len(held) + len(chunk) > limit:
+                raise SeqdedupError(
+                    f"the input is larger than --max-input ({limit:,} bytes), the most "
+                    "seqdedup diff reads of one input"
+                )
+            held += chunk
+            if len(held) < PART:
+                continue
+            bounds = record_bounds(held, self.delimiter)
+            whole = len(bounds) // 2  # (the last is whole only if a delimiter ends it)
+            if whole and bounds[-1] + width != len(held):
+                whole -= 1
+            if whole:
+                cut = bounds[2 * whole - 1] + width
+                yield self._stored(bytes(held[:cut]), bounds[: 2 * whole])
+                del held[:cut]
+        if held:
+            part = bytes(held)
+            yield self._stored(part, record_bounds(part, self.delimiter))
+        # (record k ends where record k + 1 would start, less the delimiter)
+        self._end = self.size if self.size == 0 or self._ends_delimited() else self.size + width
+
+    def _stored(self, part: bytes, bounds: array[int]) -> tuple[int, bytes, array[int]]:
+        first = len(self.starts)
+        self.firsts.append(first)
+        self.bases.append(self.size)
+        self.starts.extend(bounds[::2])
+        spooled(self._spool.write, part)
+        self.size += len(part)
+        return first, part, bounds
+
+    def _start(self, index: int) -> int:
+        """Where record ``index`` begins in the bytes set aside (past the last: the end
+        it would have)."""
+        if index >= len(self.starts):
+            return self._end
+        return self.bases[bisect_right(self.firsts, index) - 1] + self.starts[index]
+
+    def _ends_delimited(self) -> bool:
+        width = len(self.delimiter)
+        self._spool.seek(self.size - width)
+        return self._spool.read(width) == self.delimiter
+
+    def _span(self, index: int) -> tuple[int, int]:
+        """Where record ``index`` lies, its delimiter left out."""
+        return self._start(index), self._start(index + 1) - len(self.delimiter)
+
+    def record(self, index: int) -> bytes:
+        start, end = self._span(index)
+        self._spool.seek(start)
+        return self._spool.read(end - start)
+
+    def texts(self, positions: Sequence[int]) -> list[bytes]:
+        """The records at ``positions`` (in increasing order), read in blocks."""
+        found: list[bytes] = []
+        spans = [self._span(position) for position in positions]
+        k = 0
+        while k < len(spans):
+            start = spans[k][0]
+            j = k + 1
+            while j < len(spans) and spans[j][1] - start <= BLOCK:
+                j += 1
+            self._spool.seek(start)
+            block = self._spool.read(spans[j - 1][1] - start)
+            found += [block[begin - start : end - start] for begin, end in spans[k:j]]
+            k = j
+        return found
+
+    def close(self) -> None:
+        self._spool.close()
