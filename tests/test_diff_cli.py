@@ -212,6 +212,7 @@ def test_a_budget_below_the_shortest_answer_is_said(run_cli):
 def test_a_signal_ends_the_command_at_once_with_nothing_written(tmp_path):
     """SIGTERM while BAD is still coming (a pipe that stays open): exit 143 at once, no
     half answer on stdout."""
+    import errno
     import os
     import signal
 
@@ -223,7 +224,22 @@ def test_a_signal_ends_the_command_at_once_with_nothing_written(tmp_path):
         stderr=subprocess.PIPE,
         env=user_env(),
     )
-    writer = os.open(fifo, os.O_WRONLY)  # (opens once the command reads it)
+    opened: list[int] = []
+
+    def reader_came() -> bool:
+        """The FIFO opened for writing once the command opened it to read (or the
+        command ended first: a failure said below, not a test that hangs)."""
+        try:
+            opened.append(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        except OSError as exc:
+            if exc.errno != errno.ENXIO:  # (ENXIO: no reader yet)
+                raise
+        return bool(opened) or process.poll() is not None
+
+    wait_until(reader_came, "diff opening its BAD")
+    assert opened, process.communicate()[1]
+    writer = opened[0]
+    os.set_blocking(writer, True)
     try:
         os.write(writer, GREEN.read_bytes()[:200])
         # (once it has read them and waits for more: an event, not a pause)

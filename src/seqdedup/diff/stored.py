@@ -20,7 +20,7 @@ from seqdedup.base.records import record_bounds
 from seqdedup.budget.input import spooled
 
 PART = 4 << 20  # bytes of whole records keyed at a time
-IN_MEMORY = 8 << 20  # bytes set aside in memory; past them, in a temporary file
+IN_MEMORY = 1 << 20  # bytes set aside in memory; past them, in a temporary file
 BLOCK = 1 << 20  # bytes read back at once for records asked for together
 
 
@@ -31,7 +31,7 @@ class StoredRecords:
 
     def __init__(self, delimiter: bytes) -> None:
         self.delimiter = delimiter
-        self.starts = array("q")
+        self.starts = array("I")  # (4 bytes: within its part; "q" once a part is larger)
         self.firsts: list[int] = []
         self.bases: list[int] = []
         self.size = 0
@@ -74,9 +74,11 @@ class StoredRecords:
 
     def _stored(self, part: bytes, bounds: array[int]) -> tuple[int, bytes, array[int]]:
         first = len(self.starts)
+        if len(part) >> 32 and self.starts.typecode == "I":  # (a record of 4 GiB or more)
+            self.starts = array("q", self.starts)
         self.firsts.append(first)
         self.bases.append(self.size)
-        self.starts.extend(bounds[::2])
+        self.starts.extend(array(self.starts.typecode, bounds[::2]))
         spooled(self._spool.write, part)
         self.size += len(part)
         return first, part, bounds
