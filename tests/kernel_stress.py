@@ -697,6 +697,20 @@ def key_table_calls(kernel, rng: random.Random) -> None:
         except ValueError:
             continue
         raise AssertionError(f"KeyTable.add{bad!r} was not refused")
+    # diff's pass over BAD for GOOD's sequences: any ids, and ones past the arrays refused
+    ids = len(ids) or 1
+    chain_of = array("i", [rng.randrange(3) for _ in range(ids)])
+    index_of = array("i", [rng.randrange(4) for _ in range(ids)])
+    lengths = array("i", [rng.randrange(5) for _ in range(3)])
+    ranked = array("i", [rng.randrange(-2, ids) for _ in range(rng.randint(0, 300))])
+    pairs = array("q", kernel.broken_fragments(ranked, chain_of, index_of, lengths))
+    assert all(0 <= a <= b < len(ranked) for a, b in zip(pairs[::2], pairs[1::2], strict=True))
+    for bad in (array("i", [ids]), b"xyz"):
+        try:
+            kernel.broken_fragments(bad, chain_of, index_of, lengths)
+        except ValueError:
+            continue
+        raise AssertionError("broken_fragments took ids past its arrays")
 
 
 def big_run(kernel) -> None:

@@ -247,3 +247,47 @@ def test_both_key_tables_are_the_literal_reading(calls):
         probe = b"".join(hashed(key) for key in "abcdez")
         ids = {key: k for k, key in enumerate(dict.fromkeys(k for c in read for k in c[0] if k))}
         assert list(array("i", table.find(probe))) == [ids.get(key, -2) for key in "abcdez"]
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    st.lists(st.integers(-2, 5), max_size=40),
+    st.lists(st.integers(0, 2), min_size=6, max_size=6),
+    st.lists(st.integers(0, 3), min_size=6, max_size=6),
+    st.lists(st.integers(0, 4), min_size=3, max_size=3),
+)
+def test_broken_fragments_are_the_maximal_stretches_that_are_not_whole(
+    ranked, chain_of, index_of, lengths
+):
+    """The fragments of GOOD's sequences in BAD (the kernel's pass and the Python one):
+    every maximal stretch of consecutive ranks whose keys follow each other in one
+    checked sequence, left out when it runs from its first record to its last."""
+    from array import array
+
+    from seqdedup.base.kernel import load
+    from seqdedup.diff.compare import broken_fragments
+
+    stretches, current = [], []
+    for r, key in enumerate(ranked):
+        good = key >= 0 and lengths[chain_of[key]] > 0
+        follows = current and good and chain_of[key] == chain_of[ranked[current[-1]]]
+        if follows and index_of[key] == index_of[ranked[current[-1]]] + 1:
+            current.append(r)
+            continue
+        if current:
+            stretches.append(current)
+        current = [r] if good else []
+    if current:
+        stretches.append(current)
+    want = [
+        (s[0], s[-1])
+        for s in stretches
+        if not (
+            index_of[ranked[s[0]]] == 0
+            and index_of[ranked[s[-1]]] == lengths[chain_of[ranked[s[0]]]] - 1
+        )
+    ]
+    arrays = [array("i", values) for values in (ranked, chain_of, index_of, lengths)]
+    assert broken_fragments(None, *arrays) == want
+    if load() is not None:
+        assert broken_fragments(load(), *arrays) == want

@@ -159,7 +159,7 @@ def test_a_library_row_is_decoded_once_however_many_new_keys_it_holds():
     against a large suite's library take minutes), and every text is the row's."""
     from seqdedup.config.settings import Config
     from seqdedup.diff.inputs import _add_rows, keying_for
-    from seqdedup.diff.profile import GoodProfile, key_table
+    from seqdedup.diff.profile import GoodProfile
     from seqdedup.library.store import decode_records, encode_records
 
     rows = [[b"test %d passed" % k for k in range(3000)], [b"test 1 passed", b"other"]]
@@ -172,7 +172,7 @@ def test_a_library_row_is_decoded_once_however_many_new_keys_it_holds():
     keying = keying_for(Config())
     if not keying.rows_at_once:
         pytest.skip("the Python engine decodes every row to key it (no kernel here)")
-    profile = GoodProfile(key_table(keying.kernel))
+    profile = GoodProfile(keying.kernel)
     batch = [(encode_records(records), 1, len(records) + 1) for records in rows]
     _add_rows(batch, profile, keying, counted)
     assert len(decoded) == 2

@@ -65,6 +65,13 @@ def periodic_match(unit: ReadableBuffer, data: ReadableBuffer, offset: int, /) -
 def encode_joined(
     data: ReadableBuffer, delimiter: bytes, count: int, skip: int = 0, /
 ) -> bytes: ...
+def broken_fragments(
+    ranked: ReadableBuffer,
+    chain_of: ReadableBuffer,
+    index_of: ReadableBuffer,
+    lengths: ReadableBuffer,
+    /,
+) -> bytes: ...
 def fold_shape(keys: ReadableBuffer, at: int, extent: int, count: int, /) -> tuple[int, int]: ...
 
 class KeyTable:

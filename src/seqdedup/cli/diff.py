@@ -140,7 +140,11 @@ def _output_options(parser: argparse.ArgumentParser) -> None:
     output.add_argument(
         "--report", metavar="FILE.html", help="also draw the answer as one offline page"
     )
-    max_input_option(output, "seqdedup diff")
+    max_input_option(
+        output,
+        "seqdedup diff reads each input once and sets its records aside, in memory up to "
+        "1M, beyond that in the temporary folder (TMPDIR)",
+    )
 
 
 def run_diff(

@@ -515,7 +515,11 @@ def _budget_options_of(parser: argparse.ArgumentParser) -> None:
         metavar="PATTERN",
         help="with --budget: lines matching this regular expression stay verbatim too (repeatable)",
     )
-    max_input_option(budget, "with --budget")
+    max_input_option(
+        budget,
+        "with --budget the input is read whole, in memory up to 256M, beyond that in the "
+        "temporary folder (TMPDIR)",
+    )
     budget.add_argument(
         "--keep-removed",
         default=None,

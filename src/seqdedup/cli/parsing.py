@@ -155,16 +155,16 @@ def byte_size(text: str) -> int:
     return int(digits) * scale
 
 
-def max_input_option(group: argparse._ArgumentGroup, who: str) -> None:
-    """--max-input: the most an input read whole may hold (``who`` reads it whole)."""
+def max_input_option(group: argparse._ArgumentGroup, how: str) -> None:
+    """--max-input: the most an input read whole (or set aside) may hold; ``how``: who
+    holds it and where, the start of the help."""
     group.add_argument(
         "--max-input",
         type=byte_size,
         default=None,
         metavar="SIZE",
-        help=f"{who} reads the input whole: at most SIZE bytes of it (1k = 1,024; default "
-        "1G), in memory up to 256M, beyond that in the temporary folder (TMPDIR); a "
-        "larger input is an error",
+        help=f"{how}: at most SIZE bytes of one (1k = 1,024; default 1G); a larger input "
+        "is an error",
     )
 
 

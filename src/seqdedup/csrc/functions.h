@@ -32,6 +32,8 @@ PyObject *seqdedup_py_stream_prefixes(PyObject *self, PyObject *args);
 
 /* jsonkey.c */
 PyObject *seqdedup_py_json_keys(PyObject *self, PyObject *args, PyObject *kwds);
+/* keytable.c */
+PyObject *seqdedup_py_broken_fragments(PyObject *self, PyObject *args);
 /* literal.c */
 PyObject *seqdedup_py_literal_mask(PyObject *self, PyObject *args);
 

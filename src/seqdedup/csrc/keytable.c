@@ -236,3 +236,98 @@ PyType_Spec seqdedup_key_table_spec = {
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
     .slots = KeyTable_slots,
 };
+
+/* ---- broken_fragments: seqdedup diff's pass over BAD for GOOD's sequences ---------- */
+
+/* Reads an int32 buffer; -1 with an error set if its length is not a multiple of 4. */
+static int int32_view(PyObject *obj, Py_buffer *view, Py_ssize_t *count)
+{
+    if (PyObject_GetBuffer(obj, view, PyBUF_SIMPLE) < 0) return -1;
+    if (view->len % 4) {
+        PyBuffer_Release(view);
+        PyErr_SetString(PyExc_ValueError, "int32 values are 4 bytes each");
+        return -1;
+    }
+    *count = view->len / 4;
+    return 0;
+}
+
+static inline int32_t int32_at(const Py_buffer *view, Py_ssize_t k)
+{
+    int32_t v;
+    memcpy(&v, (const char *)view->buf + 4 * k, 4);
+    return v;
+}
+
+PyObject *seqdedup_py_broken_fragments(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *objs[4];
+    if (!PyArg_ParseTuple(args, "OOOO", &objs[0], &objs[1], &objs[2], &objs[3])) return NULL;
+    Py_buffer views[4];
+    Py_ssize_t counts[4];
+    int held = 0;
+    PyObject *result = NULL;
+    for (; held < 4; held++) {
+        if (int32_view(objs[held], &views[held], &counts[held]) < 0) goto done;
+    }
+    const Py_buffer *ranked = &views[0], *chain_of = &views[1], *index_of = &views[2],
+                    *lengths = &views[3];
+    if (counts[1] != counts[2]) {
+        PyErr_SetString(PyExc_ValueError, "one chain and one index per key id");
+        goto done;
+    }
+    size_t made = 0, room = 0;
+    int64_t *pairs = NULL;
+    int64_t start = -1, previous = -2;
+    int32_t chain = -1, index = -1, first = -1;
+    for (Py_ssize_t r = 0; r <= counts[0]; r++) {
+        int32_t id = r < counts[0] ? int32_at(ranked, r) : -1, here = -1, at = -1;
+        int candidate = 0;
+        if (id >= 0) {
+            if (id >= counts[1]) {
+                PyErr_SetString(PyExc_ValueError, "a key id past the chains");
+                PyMem_RawFree(pairs);
+                goto done;
+            }
+            here = int32_at(chain_of, id);
+            at = int32_at(index_of, id);
+            if (here < 0 || here >= counts[3]) {
+                PyErr_SetString(PyExc_ValueError, "a chain past the lengths");
+                PyMem_RawFree(pairs);
+                goto done;
+            }
+            candidate = int32_at(lengths, here) > 0;
+        }
+        if (candidate && r == previous + 1 && here == chain && at == index + 1) {
+            previous = r;
+            index = at;
+            continue;
+        }
+        /* the fragment before ends: kept unless it holds its whole sequence */
+        if (start >= 0 && !(first == 0 && index == int32_at(lengths, chain) - 1)) {
+            if (made + 2 > room) {
+                room = room < 64 ? 64 : room * 2;
+                int64_t *more = PyMem_RawRealloc(pairs, room * sizeof(int64_t));
+                if (more == NULL) {
+                    PyMem_RawFree(pairs);
+                    PyErr_NoMemory();
+                    goto done;
+                }
+                pairs = more;
+            }
+            pairs[made++] = start;
+            pairs[made++] = previous;
+        }
+        start = candidate ? r : -1;
+        previous = candidate ? r : -2;
+        chain = here;
+        index = first = at;
+    }
+    result = PyBytes_FromStringAndSize(pairs ? (const char *)pairs : "",
+                                       (Py_ssize_t)(made * sizeof(int64_t)));
+    PyMem_RawFree(pairs);
+done:
+    for (int k = 0; k < held; k++) PyBuffer_Release(&views[k]);
+    return result;
+}

@@ -121,6 +121,11 @@ static PyMethodDef kernel_methods[] = {
     {"encode_joined", seqdedup_py_encode_joined, METH_VARARGS,
      "encode_joined(data, delimiter, count, skip=0) -> bytes: the library row of count "
      "records of data from record skip on, records joined by delimiter"},
+    {"broken_fragments", seqdedup_py_broken_fragments, METH_VARARGS,
+     "broken_fragments(ranked, chain_of, index_of, lengths) -> bytes: int64 (first, last) "
+     "ranks of each fragment that is not its whole sequence (int32 buffers: key ids in stream "
+     "order, negative between streams and for new keys; each id's chain and place; each "
+     "chain's length, 0 for one not checked)"},
     {"fold_shape", seqdedup_py_fold_shape, METH_VARARGS,
      "fold_shape(keys, at, extent, count) -> (length, matched): of the count keys from "
      "key at, the shortest period of the first extent and how many repeat it"},

@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from itertools import compress, count
+from types import ModuleType
 from typing import Literal, NamedTuple
 
 from seqdedup.base.errors import InvalidValue, whole_number
@@ -276,19 +277,14 @@ def _broken(view: _View, profile: GoodProfile) -> list[Broken]:
     sequence. Neighbouring fragments that are not whole form one *breaking* while their
     records are different records of the sequence (a reordering is one breaking)."""
     chains, chain_of, index_of = profile.chains, profile.chain_of, profile.index_of
-    checked = [profile.whole_enough(chain) for chain in chains]
+    lengths = array("i", [len(c) if profile.whole_enough(c) else 0 for c in chains])
     ranked = view.ranked
-    # (a flag per key id, and False at -1 and -2: SEP and NEW index the list's end)
-    flags = [checked[chain] for chain in chain_of] + [False, False]
-    candidates = list(compress(count(), map(flags.__getitem__, ranked)))
     breakings: dict[int, list[list[int]]] = {}  # sequence -> its breakings' ranks
     before_end, before_chain = -2, -1  # the fragment before, when it was not whole
-    for start, end in _fragments(candidates, ranked, chain_of, index_of):
+    # (a whole fragment between two others leaves a gap: they never join across it)
+    for start, end in broken_fragments(profile.kernel, ranked, chain_of, index_of, lengths):
         chain_id = chain_of[ranked[start]]
         first, last = index_of[ranked[start]], index_of[ranked[end]]
-        if first == 0 and last == len(chains[chain_id]) - 1:
-            before_end = -2
-            continue  # whole
         seen = breakings.setdefault(chain_id, [])
         joins = before_end + 1 == start and before_chain == chain_id
         if joins and {index_of[ranked[r]] for r in seen[-1]}.isdisjoint(range(first, last + 1)):
@@ -299,27 +295,32 @@ def _broken(view: _View, profile: GoodProfile) -> list[Broken]:
     return [_broken_change(view, profile, chain_id, spans) for chain_id, spans in breakings.items()]
 
 
-def _fragments(
-    candidates: list[int],
+def broken_fragments(
+    kernel: ModuleType | None,
     ranked: Sequence[int],
     chain_of: Sequence[int],
     index_of: Sequence[int],
+    lengths: Sequence[int],
 ) -> list[tuple[int, int]]:
-    """The fragments of the candidate ranks, as (first rank, last rank)."""
+    """The fragments that are not their whole sequence, as (first rank, last rank):
+    of the ranks whose key id (``ranked``, negative: no key of GOOD) is in a chain of
+    ``lengths`` more than 0. The kernel's pass where it runs, else the same in Python."""
+    if kernel is not None:
+        pairs = array("q", kernel.broken_fragments(array("i", ranked), chain_of, index_of, lengths))
+        return list(zip(pairs[::2], pairs[1::2], strict=True))
     found: list[tuple[int, int]] = []
-    start = previous = chain = index = -2
-    for r in candidates:
-        key_id = ranked[r]
-        here, at = chain_of[key_id], index_of[key_id]
-        if r == previous + 1 and here == chain and at == index + 1:
+    start = previous = chain = index = first = -2
+    for r, key_id in enumerate([*ranked, -1]):
+        here = chain_of[key_id] if key_id >= 0 else -1
+        at = index_of[key_id] if key_id >= 0 else -1
+        candidate = key_id >= 0 and lengths[here] > 0
+        if candidate and r == previous + 1 and here == chain and at == index + 1:
             previous, index = r, at
             continue
-        if start >= 0:
+        if start >= 0 and not (first == 0 and index == lengths[chain] - 1):
             found.append((start, previous))
-        start = previous = r
-        chain, index = here, at
-    if start >= 0:
-        found.append((start, previous))
+        start, previous = (r, r) if candidate else (-1, -2)
+        chain, index, first = here, at, at
     return found
 
 

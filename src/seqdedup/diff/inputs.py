@@ -23,7 +23,7 @@ from seqdedup.config.normalize import timestamp_finder, timestamp_seconds
 from seqdedup.config.settings import Config
 from seqdedup.diff.changes import Diff
 from seqdedup.diff.compare import Bad, DiffOptions, compare, key_ids
-from seqdedup.diff.profile import GoodProfile, Part, key_table
+from seqdedup.diff.profile import GoodProfile, Part
 from seqdedup.diff.sanity import checked
 from seqdedup.diff.stored import StoredRecords
 from seqdedup.diff.values import value_groups
@@ -133,7 +133,7 @@ def read_good(
     one input; a folder holding ``seqdedup.sqlite`` a library (each row a part weighted
     by its sightings, each saved run an input). A folder's link to a file outside it is
     not read: ``notes`` gets a line naming it and how many of the folder's files were."""
-    profile = GoodProfile(key_table(keying.kernel))
+    profile = GoodProfile(keying.kernel)
     for name in names:
         path = Path(name)
         if path.is_dir() and (path / "seqdedup.sqlite").is_file():
@@ -312,7 +312,7 @@ def diff_records(
     encoded as UTF-8. The Python face of ``seqdedup diff`` (docs/python-api.md)."""
     config = config or Config()
     keying = keying_for(config)
-    profile = GoodProfile(key_table(keying.kernel))
+    profile = GoodProfile(keying.kernel)
     for records in good:
         encoded = _encoded(records)
         keying.restart()

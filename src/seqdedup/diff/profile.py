@@ -148,8 +148,9 @@ class GoodProfile:
     the text of each key's first record) and, once :meth:`settle` has run, its counts
     and sequences (``chains``; ``chain_of`` and ``index_of`` each key's place)."""
 
-    def __init__(self, table: Table) -> None:
-        self.table = table
+    def __init__(self, kernel: ModuleType | None) -> None:
+        self.kernel = kernel  # (the engine that keeps the table and compares with it)
+        self.table = key_table(kernel)
         self.texts: list[bytes] = []
         self.inputs = 0
         self.hours: float | None = 0.0  # GOOD's time span (None: some input has no times)

@@ -53,7 +53,8 @@ class StoredRecords:
             if self.size + len(held) + len(chunk) > limit:
                 raise SeqdedupError(
                     f"the input is larger than --max-input ({limit:,} bytes), the most "
-                    "seqdedup diff reads of one input"
+                    "seqdedup diff sets aside of one input (in memory, then in the "
+                    f"temporary folder '{tempfile.gettempdir()}')"
                 )
             held += chunk
             if len(held) < PART:
