@@ -98,12 +98,21 @@ def _good_kinds(
     for key_id, kind in enumerate(kinds_of([t.removesuffix(b"\r") for t in profile.texts])):
         known.setdefault(kind, key_id)
     ends = {end for kind in bad for end in _ends_of_forms(kind)}
-    near = [kind for kind in known if not ends.isdisjoint(_ends_of_forms(kind))]
+    near = [] if not ends else [kind for kind in known if _may_share(kind, ends)]
     examples: dict[Form, int] = {}
     for kind in near:
         for form in word_forms(kind):
             examples.setdefault(form, known[kind])
     return known, form_words(near), examples
+
+
+def _may_share(kind: bytes, ends: set[tuple[int, bytes, bytes]]) -> bool:
+    words = kind.split()
+    count = len(words)
+    if count < WORDS:
+        return False
+    first, last = words[0], words[-1]
+    return (count, first, last) in ends or (count, ANY, last) in ends or (count, first, ANY) in ends
 
 
 def _ends_of_forms(kind: bytes) -> tuple[tuple[int, bytes, bytes], ...]:
