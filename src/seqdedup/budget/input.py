@@ -101,10 +101,7 @@ def read_whole(chunks: Iterable[bytes], limit: int = MAX_WHOLE) -> Buffer:
     try:
         for chunk in chunks:
             if size + len(chunk) > limit:
-                raise SeqdedupError(
-                    f"the input is larger than --max-input ({limit:,} bytes), the most read "
-                    f"whole (in memory, then in the temporary folder '{tempfile.gettempdir()}')"
-                )
+                raise larger_than(limit, "read whole")
             if spool is None and size + len(chunk) > SPILL:
                 made: IO[bytes] = spooled(tempfile.TemporaryFile, "w+b")
                 for part in held:
@@ -123,6 +120,16 @@ def read_whole(chunks: Iterable[bytes], limit: int = MAX_WHOLE) -> Buffer:
     finally:
         if spool is not None:
             spool.close()
+
+
+def larger_than(limit: int, held: str) -> SeqdedupError:
+    """The error of an input past ``--max-input``; ``held``: what is done with it."""
+    import tempfile
+
+    return SeqdedupError(
+        f"the input is larger than --max-input ({limit:,} bytes), the most {held} (in "
+        f"memory, then in the temporary folder '{tempfile.gettempdir()}')"
+    )
 
 
 def spooled(call: Callable[..., Result], *args: bytes | str) -> Result:

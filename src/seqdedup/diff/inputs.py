@@ -30,7 +30,6 @@ from seqdedup.diff.values import value_groups
 from seqdedup.keys.maker import KeyMaker, key_maker
 from seqdedup.library.load import SENTINEL_KEY
 
-BATCH = 1 << 16  # records keyed at a time
 ROWS = 1 << 10  # library rows keyed at a time (a batch of rows is held whole: 16,384 of a
 # large library took 70 MB)
 SAMPLES = 129  # records sampled for an input's time span

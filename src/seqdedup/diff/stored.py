@@ -15,9 +15,8 @@ from array import array
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 
-from seqdedup.base.errors import SeqdedupError
 from seqdedup.base.records import record_bounds
-from seqdedup.budget.input import spooled
+from seqdedup.budget.input import larger_than, spooled
 
 PART = 4 << 20  # bytes of whole records keyed at a time
 IN_MEMORY = 1 << 20  # bytes set aside in memory; past them, in a temporary file
@@ -51,11 +50,7 @@ class StoredRecords:
         width = len(self.delimiter)
         for chunk in chunks:
             if self.size + len(held) + len(chunk) > limit:
-                raise SeqdedupError(
-                    f"the input is larger than --max-input ({limit:,} bytes), the most "
-                    "seqdedup diff sets aside of one input (in memory, then in the "
-                    f"temporary folder '{tempfile.gettempdir()}')"
-                )
+                raise larger_than(limit, "seqdedup diff sets aside of one input")
             held += chunk
             if len(held) < PART:
                 continue
