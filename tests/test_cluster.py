@@ -7,21 +7,25 @@ import os
 import signal
 import subprocess
 import sys
+from importlib.util import find_spec
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-pytest.importorskip("dask")
-pytest.importorskip("distributed")
-
 from seqdedup.api import process_inputs, process_stream
 from seqdedup.base.errors import SeqdedupError
 from seqdedup.config.settings import FilterRule
 from seqdedup.dask.job import deduplicate_files
 
-from conftest import examples, user_env, wait_until
+from conftest import examples, needs, user_env, wait_until
+
+# (Looked for, not imported: Dask and distributed cost every worker a second at collection.)
+pytestmark = needs(
+    all(find_spec(name) is not None for name in ("dask", "distributed")),
+    "Dask (pip install 'seqdedup[dask]')",
+)
 
 records = st.lists(st.sampled_from(["a", "b", "c", "ts 1", "ts 22", "d"]), max_size=50)
 file_sets = st.lists(
@@ -144,19 +148,6 @@ def library_windows(library, width):
     return windows
 
 
-@pytest.fixture(scope="module")
-def local_cluster():
-    from distributed import LocalCluster
-
-    cluster = LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
-    )
-    try:
-        yield cluster.scheduler_address
-    finally:
-        cluster.close()
-
-
 @pytest.mark.slow
 @pytest.mark.usefixtures("engine")  # each engine hashes its own way
 @settings(
@@ -165,16 +156,18 @@ def local_cluster():
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(contents=file_sets, window=st.integers(1, 4), block=st.integers(1, 24))
-def test_matches_sequential_runs_on_a_local_cluster(
-    tmp_path_factory, local_cluster, contents, window, block
+def test_matches_sequential_runs_on_a_cluster(
+    tmp_path_factory, real_cluster, contents, window, block
 ):
+    """On the real cluster of the tests below (one cluster per worker of the suite: a
+    second, a LocalCluster, cost every worker that ran this 4 s of CPU)."""
     base = tmp_path_factory.mktemp("cluster")
     paths = write_files(base / "in", contents)
     want = sequential(paths, base / "seq-lib", window_size=window)
     deduplicate_files(
         paths,
         base / "out",
-        scheduler=local_cluster,
+        scheduler=real_cluster[0],
         block_size=block,
         window_size=window,
         library_dir=base / "dask-lib",

@@ -45,7 +45,7 @@ def sanitized_kernel(tmp_path_factory) -> Path:
                     "-std=c99",
                     "-shared",
                     "-fPIC",
-                    "-g",
+                    "-g1",  # (line tables: a report names file and line; -g built 1.6x slower)
                     "-O0",  # (the oracle's Python is the run's time: -O1 only builds slower)
                     "-fno-omit-frame-pointer",
                     "-fsanitize=address,undefined",
@@ -100,8 +100,11 @@ def test_kernel_under_address_and_undefined_behaviour_sanitizers(sanitized_kerne
 def test_kernel_stress_on_the_installed_build():
     from seqdedup import _kernel
 
+    # A seed the sanitized runs do not draw: 200 iterations none of them ran (it was
+    # seed 2 for 300, of which the first 100 were the sanitized seed 2's own inputs).
+    seed = max(SANITIZED_SEEDS) + 1
     run = subprocess.run(
-        [sys.executable, str(STRESS), str(_kernel.__file__), "300", "2"],
+        [sys.executable, str(STRESS), str(_kernel.__file__), "200", str(seed)],
         capture_output=True,
         text=True,
         timeout=300,

@@ -9,13 +9,15 @@ import os
 import re
 import stat
 import sys
+from importlib.util import find_spec
 from pathlib import Path
 
 import pytest
 
-from conftest import user_env
+from conftest import needs, user_env
 
-mcp = pytest.importorskip("mcp", reason="the MCP SDK (pip install 'seqdedup[mcp]')")
+# (Looked for, not imported: the SDK costs every worker a second at collection.)
+pytestmark = needs(find_spec("mcp") is not None, "the MCP SDK (pip install 'seqdedup[mcp]')")
 
 BIN = Path(sys.executable).parent
 CI_LOG = Path("examples/ci.log").resolve()
