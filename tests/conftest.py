@@ -41,10 +41,11 @@ def needs(present: bool, reason: str) -> pytest.MarkDecorator:
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """``-n auto``: two workers more than the cores, since many tests spend their time
-    waiting on a real process (a browser, a server, a killed run): on 2 cores, 4 workers
-    kept 1.75 of them busy, 3 workers 1.71."""
-    return len(os.sched_getaffinity(0)) + 2
+    """``-n auto``: one worker more than the cores, since some tests spend their time
+    waiting on a real process (a browser, a server, a killed run). On 2 cores (the suite
+    of 2026-12-07): 2 workers 194 s (343 CPU-s), 3 workers 184 s (339 CPU-s), 4 workers
+    196 s (367 CPU-s: each worker collects the suite and starts its own clusters)."""
+    return len(os.sched_getaffinity(0)) + 1
 
 
 def slow_ones_first(items: list[pytest.Item], workers: int) -> list[pytest.Item]:
