@@ -67,10 +67,21 @@ def slow_ones_first(items: list[pytest.Item], workers: int) -> list[pytest.Item]
     return ordered + quick
 
 
+def _on_another_engine(item: pytest.Item) -> bool:
+    callspec = getattr(item, "callspec", None)
+    engine = callspec.params.get("engine") if callspec is not None else None
+    return "one_engine" in item.keywords and engine not in (None, ENGINES[0])
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests marked ``slow`` (whole builds, sanitizers, real clusters, bombs, killed
     runs: seconds each) run where CI=true; while working they are skipped, so that
-    the quick run stays quick. ``pytest -m slow`` with CI=true runs only them."""
+    the quick run stays quick. ``pytest -m slow`` with CI=true runs only them. A test
+    marked ``one_engine`` in a module run per engine runs on the first engine only."""
+    other = [item for item in items if _on_another_engine(item)]
+    if other:
+        config.hook.pytest_deselected(items=other)
+        items[:] = [item for item in items if not _on_another_engine(item)]
     if FULL:
         items[:] = slow_ones_first(items, getattr(config, "workerinput", {}).get("workercount", 1))
         return

@@ -61,6 +61,7 @@ def engine_env(engine):
 
 
 @pytest.mark.slow
+@pytest.mark.one_engine  # (the writing of output and messages: the same under both engines)
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("library", [False, True])
 def test_a_closed_stderr_loses_no_record(tmp_path, repeats_log, engine, library):
@@ -95,6 +96,7 @@ def _nonblocking_pipe():
 
 
 @pytest.mark.slow
+@pytest.mark.one_engine  # (the writing of output: the same under both engines)
 @pytest.mark.parametrize("engine", ENGINES)
 def test_a_non_blocking_stdout_gets_every_byte(tmp_path, repeats_log, engine):
     read_end, write_end = _nonblocking_pipe()
@@ -176,6 +178,7 @@ if sys.platform != "linux":  # pragma: no cover
 
 
 @pytest.mark.slow
+@pytest.mark.one_engine  # (the library's staging: the same under both engines)
 @pytest.mark.parametrize("engine", ENGINES)
 def test_a_failure_while_staging_costs_no_output(tmp_path, engine):
     """``ulimit -f`` stops the staging file half-way: the whole output is still written,

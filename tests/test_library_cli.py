@@ -92,6 +92,7 @@ def _kill_points(pid: int, source, size: int, library, staging) -> list:
 
 
 @pytest.mark.slow
+@pytest.mark.one_engine  # (the save and its commit are the library's, whichever engine)
 def test_killed_run_leaves_old_or_new_library(tmp_path, big_input, base_library):
     before = library_state(base_library)
     complete = tmp_path / "complete"
@@ -138,6 +139,7 @@ def test_killed_run_leaves_old_or_new_library(tmp_path, big_input, base_library)
 
 
 @pytest.mark.slow
+@pytest.mark.one_engine  # (SQLite's locking: the same under both engines)
 def test_two_runs_saving_at_once_both_land(tmp_path, big_input, base_library):
     library = tmp_path / "L"
     shutil.copytree(base_library, library)
@@ -215,6 +217,7 @@ def test_library_statistics_rows_and_json(tmp_path):
     assert p.stdout == b""
 
 
+@pytest.mark.one_engine  # (storage and its errors: the library's own code)
 @pytest.mark.parametrize("kind", ["missing", "file", "corrupt"])
 def test_library_errors_exit_1_with_one_line(tmp_path, kind, run_cli):
     target = tmp_path / "lib"
@@ -302,6 +305,7 @@ def test_a_second_signal_saves_nothing_and_cleans_up(tmp_path, signum):
     assert not library.exists() or staging_files(library) == []
 
 
+@pytest.mark.one_engine  # (storage and its errors: the library's own code)
 def test_staging_left_by_a_killed_run_is_removed_by_the_next(tmp_path, base_library):
     library = tmp_path / "L"
     shutil.copytree(base_library, library)
@@ -362,6 +366,7 @@ def read_with(prefix, library, log):
     )
 
 
+@pytest.mark.one_engine  # (storage and its errors: the library's own code)
 @needs_root
 @pytest.mark.parametrize("journal_mode", ["delete", "wal"])
 def test_another_user_reads_a_library_it_cannot_write(shared_dir, journal_mode):
@@ -383,6 +388,7 @@ def read_only_mount_works():
     return probe.returncode == 0
 
 
+@pytest.mark.one_engine  # (storage and its errors: the library's own code)
 @pytest.mark.skipif(
     shutil.which("unshare") is None or not read_only_mount_works(),
     reason="a private read-only mount needs unshare and CAP_SYS_ADMIN",
@@ -404,6 +410,7 @@ def test_library_on_read_only_storage(shared_dir, journal_mode):
     assert on_ro.stdout.count(b"\n") == 401
 
 
+@pytest.mark.one_engine  # (storage and its errors: the library's own code)
 @needs_root
 def test_unfinished_save_is_a_clear_error_for_a_reader_who_cannot_roll_it_back(shared_dir):
     library, log = make_shared_library(shared_dir, "delete")
@@ -425,6 +432,7 @@ def test_unfinished_save_is_a_clear_error_for_a_reader_who_cannot_roll_it_back(s
     assert read_with(NOBODY, library, log).stdout.count(b"\n") == 401
 
 
+@pytest.mark.one_engine  # (storage and its errors: the library's own code)
 @needs_root
 def test_saving_into_a_library_this_user_cannot_write_is_one_line_before_any_output(
     shared_dir,
@@ -465,6 +473,7 @@ def test_read_sequences_folder_with_sub_folder_link_loops_and_a_100_mb_file(
     assert result.stdout == b"new\nend\n"
 
 
+@pytest.mark.one_engine  # (storage and its errors: the library's own code)
 @needs_root
 def test_an_unreadable_file_in_a_read_sequences_folder_is_one_line(shared_dir):
     folder = shared_dir / "R"
@@ -480,6 +489,7 @@ def test_an_unreadable_file_in_a_read_sequences_folder_is_one_line(shared_dir):
     assert b"secret.txt" in result.stderr and b"Permission denied" in result.stderr
 
 
+@pytest.mark.one_engine  # (storage and its errors: the library's own code)
 @needs_root
 @pytest.mark.parametrize("how", ["folder", "link"])
 def test_an_unreadable_part_of_a_library_is_one_line_not_skipped(shared_dir, how):
@@ -514,6 +524,7 @@ def test_an_unreadable_part_of_a_library_is_one_line_not_skipped(shared_dir, how
     (folder / "sub").chmod(0o755)
 
 
+@pytest.mark.one_engine  # (storage and its errors: the library's own code)
 @pytest.mark.parametrize("option", ["-l", "-r"])
 def test_an_input_that_is_a_library_file_is_refused(run_cli, tmp_path, option):
     library = tmp_path / "logs"
@@ -543,6 +554,7 @@ def test_an_input_that_is_a_library_file_is_refused(run_cli, tmp_path, option):
     assert p.returncode == 0
 
 
+@pytest.mark.one_engine  # (storage and its errors: the library's own code)
 @pytest.mark.parametrize(
     "change",
     ["count = 'abc'", "records = 'hello'", "records = 12345", "length = 'x'", "count = -5"],
