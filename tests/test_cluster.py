@@ -690,17 +690,6 @@ def test_a_real_cluster_reads_what_the_client_names(tmp_path, real_cluster, monk
     assert [(tmp_path / "out" / name).read_bytes() for name in written] == want
 
 
-@pytest.mark.slow
-def test_the_local_clusters_workers_start_without_malloc_trim():
-    """Dask's nanny gives workers MALLOC_TRIM_THRESHOLD_=65536, which made every pass
-    about 1.6x slower; `--scheduler local` starts its own workers without it."""
-    from seqdedup.dask.scheduler import Scheduler
-
-    with Scheduler("local") as compute_kwargs:
-        found = compute_kwargs["scheduler"].run(lambda: os.environ.get("MALLOC_TRIM_THRESHOLD_"))
-    assert list(found.values()) == [None, None]
-
-
 def _worker_killer(token: Path, after: int):
     """A worker plugin that kills its worker's process as the worker starts its
     ``after``-th task, once in the cluster's life (``token``, made with O_EXCL, is the
