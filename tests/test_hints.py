@@ -12,7 +12,7 @@ from seqdedup.cli.hints import SAMPLE_MAX, SAMPLE_MIN, InputHead, normalization_
 from seqdedup.config.settings import Config
 from seqdedup.run.stats import Stats
 
-from conftest import seqdedup_command, user_env
+from conftest import run_in_process, seqdedup_command, user_env
 
 BLOCK = ["retrying connection to db-1", "ConnectionError: refused", "backing off"]
 
@@ -31,9 +31,8 @@ def timestamped_log(lines: int = 3000, seed: int = 3) -> bytes:
 
 
 def run(args: list[str], data: bytes) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        [*seqdedup_command(), *args], input=data, capture_output=True, env=user_env(), timeout=60
-    )
+    """(In this process: what a run says is the point here, not the process.)"""
+    return run_in_process(args, data)
 
 
 def hint_lines(stderr: bytes) -> list[str]:

@@ -23,7 +23,15 @@ from seqdedup.api import process_stream
 from seqdedup.config.settings import FilterRule
 from test_kernel import Chunked
 
-from conftest import arrived_lines, examples, kernel_built, library_command, pending, settled
+from conftest import (
+    arrived_lines,
+    examples,
+    kernel_built,
+    library_command,
+    pending,
+    run_in_process,
+    settled,
+)
 from oracle import (
     interleaved_fold_parts,
     interleaved_runs,
@@ -226,9 +234,8 @@ def test_the_measured_interleaved_log_loses_its_repeats_per_stream(engine):
 
 
 def run(args: list[str], data: bytes = b"") -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        [sys.executable, "-m", "seqdedup", *args], input=data, capture_output=True, check=False
-    )
+    """(In this process: what a run writes and says is the point here, not the process.)"""
+    return run_in_process(args, data)
 
 
 @pytest.mark.parametrize(

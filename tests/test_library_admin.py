@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import sqlite3
 import subprocess
@@ -122,9 +123,16 @@ def test_missing_or_empty_libraries(tmp_path):
 
 
 def run_library(*args):
-    return subprocess.run(
-        [*library_command(), *args], capture_output=True, text=True, env=user_env(), timeout=60
-    )
+    """``seqdedup-library ARGS`` by its ``main`` in this process (what it writes and
+    says is the point here; the tests of `show` run the installed command)."""
+    from seqdedup.cli import library as library_cli
+
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        status = library_cli.main([str(arg) for arg in args], out, err)
+    except SystemExit as stop:  # (argparse's own exit, after what it printed to err)
+        status = stop.code if isinstance(stop.code, int) else 1
+    return subprocess.CompletedProcess(args, status, out.getvalue(), err.getvalue())
 
 
 def test_seqdedup_library_command(tmp_path):

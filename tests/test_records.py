@@ -92,16 +92,13 @@ def test_a_newline_ending_the_input_is_not_part_of_the_last_record(tmp_path, eng
     later run recognises the windows), nor of a fold line's sequence id, on a named
     file as on standard input, in both engines."""
     import json
-    import subprocess
 
-    from conftest import seqdedup_command, user_env
+    from conftest import run_in_process, user_env
 
     env = {**user_env(), "SEQDEDUP_ENGINE": engine}
 
     def run(*args: str, data: bytes = b"") -> bytes:
-        done = subprocess.run(
-            [*seqdedup_command(), *args], input=data, capture_output=True, env=env, timeout=60
-        )
+        done = run_in_process(list(args), data, env)  # (the command's own main)
         assert done.returncode == 0, done.stderr
         return done.stdout
 

@@ -16,7 +16,7 @@ from seqdedup.config.settings import Config
 from seqdedup.engine.runs import runs_of
 from seqdedup.run.suggest import SIZES, WIDTHS, size_rows, suggest
 
-from conftest import examples, seqdedup_command, user_env
+from conftest import examples, run_in_process
 from oracle import skipped_flags, skipped_flags_sized
 
 
@@ -74,9 +74,8 @@ def test_the_kernels_tally_is_the_rule(keys):
 
 
 def run(*args: str, data: bytes = b"") -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        [*seqdedup_command(), *args], input=data, capture_output=True, env=user_env(), timeout=60
-    )
+    """(In this process: the report is the point here, not the process.)"""
+    return run_in_process(list(args), data)
 
 
 def test_the_report_and_its_recommendation(tmp_path: Path):
