@@ -31,12 +31,12 @@ def ci_log(jobs: int) -> bytes:
 
 def test_copies_of_an_event_that_differ_only_in_their_timestamps_are_one_event():
     data = ci_log(40)
-    reduction = reduce_to_budget(data, 140, max_history=None)
+    reduction = reduce_to_budget(data, 120, max_history=None)
     text = reduction.text.decode()
     assert (reduction.events, reduction.events_shown, reduction.met) == (1, 1, True)
     # the later copies are in one marker: copies of the first job's two lines, and when
     assert text.count("ERROR job failed") == 1
-    assert re.search(r": 39 copies of lines 1-2; .*\.\. 2026-11-22T10:00:39Z\]", text), text
+    assert re.search(r": 39 copies of lines 1-2; until 2026-11-22T10:00:39Z\]", text), text
     exact = reduce_to_budget(data, 200, max_history=None, event_fields=())
     assert exact.events == 40  # (compared by their whole text, each is its own event)
 
@@ -153,12 +153,12 @@ def test_every_kind_of_line_is_shown_once_and_a_marker_says_what_differs():
     assert reduction.tokens_out <= 2_000 < reduction.tokens_in
     one_kind = log([f"mounted vol-{n} in {n % 3}s" for n in range(17, 161)])
     short = reduce_to_budget(one_kind, 50, max_history=None).text.decode()
-    assert re.search(r": lines 1-144: 144 like \"mounted vol-17 in 2s\"\]", short), short
+    assert re.search(r" lines 1-144: 144 like \"mounted vol-17 in 2s\"\]", short), short
     # the long form counts the lines and names the values that differ (each value with
     # the name stuck to its front: the volume, not a bare number)
     folded = reduce_to_budget(one_kind, 60, max_history=None, long_markers=True).text.decode()
     assert re.search(
-        r": lines 1-144 \(144 lines\): 144 like \"mounted vol-17 in 2s\"; "
+        r" lines 1-144 \(144 lines\): 144 like \"mounted vol-17 in 2s\"; "
         r"values vol-17 \.\. vol-160 \(144 values\); [012], [012], [012]\]",
         folded,
     ), folded

@@ -50,7 +50,7 @@ def test_the_installed_commands_round_trip_a_ci_log(tmp_path):
 def test_one_reference_a_range_of_lines_and_standard_input(run_cli, tmp_path):
     store = tmp_path / "removed.db"
     done = run_cli(["--budget", "200", "-w", "3", "-q", "--keep-removed", str(store), str(CI_LOG)])
-    marker = re.search(rb"\[sd:([0-9a-f]+): lines (\d+)-(\d+):", done.stdout)
+    marker = re.search(rb"\[sd:([0-9a-f]+) lines (\d+)-(\d+):", done.stdout)
     assert marker is not None
     reference, first, last = marker.group(1).decode(), int(marker[2]), int(marker[3])
     status, out, err = expand("--from", str(store), "sd:" + reference)

@@ -38,12 +38,13 @@ def quota_log(volumes: int) -> bytes:
 
 
 def test_every_value_of_an_error_shape_is_named(tmp_path):
-    """144 volumes at 8k tokens: one error line shown, the line after it counts the 144
-    and names every volume (the CI log of the budget issue); the note stands for no
-    input: the store restores the input byte for byte."""
+    """144 volumes at 7,500 tokens (at 8k every error line fits): one error line shown, the
+    line after it counts the 144 and names every volume (the CI log of the budget
+    issue); the note stands for no input: the store restores the input byte for byte."""
     data = quota_log(144)
     store = tmp_path / "removed.db"
-    reduction = reduce_to_budget(data, 8_000, max_history=None, keep_removed=store)
+    reduction = reduce_to_budget(data, 7_500, max_history=None, keep_removed=store)
+    assert reduction.events_shown < reduction.events == 144
     lines = reduction.text.decode().split("\n")
     error = next(k for k, line in enumerate(lines) if "disk quota" in line)
     assert lines[error].endswith("ERROR disk quota exceeded on vol-0")

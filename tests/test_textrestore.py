@@ -20,8 +20,8 @@ from seqdedup.budget.restore import restore_text
 from conftest import examples
 
 LINES = [b"a", b"b", b"ok 1", b"ok 2", b"ERROR x", b"  at y", b"", b"\xff raw"]
-COPY = re.compile(rb"^\[sd:[0-9a-f]+: lines? [^\]]*, byte for byte(?:; [^\]]*)?\]$", re.M)
-MARKER = re.compile(rb"^\[sd:[0-9a-f]+: lines? ", re.M)
+COPY = re.compile(rb"^\[sd:[0-9a-f]+:? lines? [^\]]*, byte for byte(?:; [^\]]*)?\]$", re.M)
+MARKER = re.compile(rb"^\[sd:[0-9a-f]+:? lines? ", re.M)
 
 
 @settings(max_examples=examples(300), deadline=None)
@@ -55,6 +55,20 @@ def test_copies_byte_for_byte_are_restored_and_a_changed_text_is_refused():
     changed = text.replace(b"step 3\n", b"step 9\n", 1)
     with pytest.raises(SeqdedupError, match="does not match its first line"):
         restore_text(changed)
+
+
+def test_a_text_in_the_earlier_marker_form_is_restored_too():
+    """Markers of earlier versions (12 digits, a colon after the reference) are read as
+    they are: the same text rewritten in that form restores the same bytes."""
+    data = b"".join(b"line %d\n" % (k % 3) for k in range(30))
+    reduction = reduce_to_budget(data, 80, max_history=None)
+    body = reduction.text.split(b"\n", 1)[1]
+    assert COPY.search(body) and reduction.references
+    for digest, reference in reduction.references.items():
+        earlier = f"[sd:{digest[:12]}: ".encode()
+        body = body.replace(f"[{reference} ".encode(), earlier)
+    assert re.search(rb"^\[sd:[0-9a-f]{12}: lines", body, re.M)
+    assert restore_text(vouching_line(body) + b"\n" + body) == data
 
 
 def test_a_line_that_looks_like_a_copy_marker_is_never_taken_for_one():

@@ -10,17 +10,29 @@ from seqdedup.base.errors import visible
 
 # A syslog header after the time: the host and the program with its pid
 _SYSLOG_HEAD = re.compile(r"\S+ [\w./()-]+\[[0-9]+\]: ")
+# Numbers before the first word (a process and a thread id, as logcat writes them)
+_LEADING_NUMBERS = re.compile(r"(?:[0-9]+ +)+(?=[^0-9 ])")
 
 
-def message_of(record: bytes, first_time: str, width: int) -> str:
+def message_of(record: bytes, first_time: str, width: int, kind: bool = False) -> str:
     """The message of ``record`` (``first_time``: the timestamp found in it, "" for
     none): runs of spaces as one, control characters escaped, at most ``width``
-    characters ("..." after a cut)."""
+    characters ("..." after a cut). ``kind``: as it names a kind of line, without the
+    numbers before its first word (values, which a kind does not hold)."""
     text = record.decode("utf-8", "replace")
     at = text.find(first_time) if first_time else -1
     if 0 <= at <= 2 and not text[:at].strip("[( "):  # (the time starts the record)
         text = text[at + len(first_time) :].lstrip(" ]|,:-\t")
         head = _SYSLOG_HEAD.match(text)
         text = text[head.end() :] if head else text
+    if kind:
+        text = text.lstrip()
+        numbers = _LEADING_NUMBERS.match(text)
+        text = text[numbers.end() :] if numbers else text
     text = visible(" ".join(text.split()))
-    return text if len(text) <= width else text[: width - 3].rstrip() + "..."
+    if len(text) <= width:
+        return text
+    cut = text[: width - 3]
+    if kind and " " in cut[width // 2 :]:  # (whole words: a word cut costs more tokens)
+        cut = cut[: cut.rindex(" ")]
+    return cut.rstrip() + "..."

@@ -256,7 +256,7 @@ class Layout:
         when (unless the lines around it say so); a long one (--long-markers) counts
         the lines, names a third kind and the values that differ."""
         count, named_kinds = last - first + 1, self._named_kinds
-        text = f"[{reference}: {lines_named(first, last)}"
+        text = f"[{reference} {lines_named(first, last)}"
         text += f" ({count} lines): " if count > 1 and self.long else ": "
         kinds, distinct = self._kinds_in(first, last)
         copy, source = self._copy_of(first, last)
@@ -266,11 +266,10 @@ class Layout:
         else:
             named = [self._named(kind, n, shown) for kind, n in kinds[:named_kinds]]
             others = (count - sum(n for _, n in kinds), distinct - len(named))
-            text += _kinds_said(named, count, *others)
+            text += _kinds_said(named, count, *others, long=self.long)
         if distinct == 1 and count > 1 and self.long:
             text += self._differing(first, last, self.units.first[kinds[0][0]])
-        if not _between_times(self.source, first, last):
-            text += _time_span(self.source, first, last)
+        text += _time_span(self.source, first, last, self.long)
         return (text + "]").encode("utf-8", "surrogateescape")
 
     def _kinds_in(self, first: int, last: int) -> tuple[list[tuple[int, int]], int]:
@@ -288,7 +287,7 @@ class Layout:
         if _inside(shown, example):
             return f"{count} like line {example + 1}"
         record = self.source.record(example)
-        head = message_of(record, self.source.stamp(record), self._head_width)
+        head = message_of(record, self.source.stamp(record), self._head_width, kind=True)
         return f'{count} like "{head}"'
 
     def _copy_of(self, first: int, last: int) -> tuple[str | None, int]:
@@ -389,16 +388,18 @@ def _merged(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return merged
 
 
-def _kinds_said(named: list[str], count: int, more: int, others: int) -> str:
-    """A stretch's kinds as its marker says them: those ``named``, then ``more`` lines
-    of ``others`` other kinds ("3 other kinds" where each has one line); a stretch of
-    one line is "like line 5", not "1 like line 5"."""
+def _kinds_said(named: list[str], count: int, more: int, others: int, long: bool) -> str:
+    """A stretch's kinds as its marker says them: those ``named``, then ``others``
+    other kinds ("+ 3 other kinds": their lines are the rest of the stretch's; the
+    long form counts them, "7 more of 3 other kinds"); a stretch of one line is "like
+    line 5", not "1 like line 5"."""
     if count == 1:
         named = [named[0].removeprefix("1 ")]
+    said = ", ".join(named)
     if others:
         kinds = f"{others} other kind{'s' * (others > 1)}"
-        named.append(kinds if more == others else f"{more} more of {kinds}")
-    return ", ".join(named)
+        said += f", {more} more of {kinds}" if long and more > others else f" + {kinds}"
+    return said
 
 
 def _inside(ranges: list[tuple[int, int]], record: int) -> bool:
@@ -511,23 +512,38 @@ def _events_note(events: int, shown: int) -> bytes:
     ).encode()
 
 
-def _between_times(source: Source, first: int, last: int) -> bool:
-    """Whether the lines right before and after the stretch ``first`` .. ``last`` carry
-    a timestamp: then they say when it was, and its marker need not. (A stretch left out
-    is always between lines shown, or at an end: the planning, which makes markers left
-    to right before the lines after them are placed, costs the same marker.)"""
-    return all(
-        0 <= line < source.count and source.stamp(source.record(line))
+def _time_span(source: Source, first: int, last: int, long: bool) -> str:
+    """When the stretch ``first`` .. ``last`` was, as far as the lines right before and
+    after it do not say so with timestamps of their own: nothing between two stamped
+    lines, "until" its last time after one, "from" its first before one, else both
+    (the end without the date the start already gives). The long form gives both
+    unless both lines are stamped. (A stretch left out is always between lines shown,
+    or at an end: the planning, which makes markers left to right before the lines
+    after them are placed, costs the same marker.)"""
+    stamp = source.stamp
+    before, after = (
+        0 <= line < source.count and bool(stamp(source.record(line)))
         for line in (first - 1, last + 1)
     )
-
-
-def _time_span(source: Source, first: int, last: int) -> str:
-    stamp = source.stamp
+    if before and after:
+        return ""
     start, end = stamp(source.record(first)), stamp(source.record(last))
     if not (start and end):
         return ""
-    return f"; {visible(start)}" if start == end else f"; {visible(start)} .. {visible(end)}"
+    if start == end:
+        return f"; {visible(start)}"
+    if not long and before:
+        return f"; until {visible(end)}"
+    if not long and after:
+        return f"; from {visible(start)}"
+    return f"; {visible(start)} .. {visible(end if long else _after_shared_date(start, end))}"
+
+
+def _after_shared_date(start: str, end: str) -> str:
+    """``end`` without its date where ``start`` has the same: the part up to its last
+    space or "T" ("20:11:11" for "17/06/09 20:10:57" .. "17/06/09 20:11:11")."""
+    cut = max(end.rfind(" "), end.rfind("T")) + 1
+    return end[cut:] if cut and start[:cut] == end[:cut] else end
 
 
 def render(

@@ -23,7 +23,7 @@ from seqdedup.base.errors import SeqdedupError
 from seqdedup.base.records import record_bounds
 
 PREFIX = "sd:"
-SHORT = 8  # hex digits of a reference, at least (git abbreviates to 7)
+SHORT = 7  # hex digits of a reference, at least (as git abbreviates)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS removed (

@@ -21,11 +21,11 @@ from seqdedup.budget.removed import ESCAPE, PREFIX, digest_of, unescaped, vouche
 _LINES = rb"lines? (\d+)(?:-(\d+))?"
 # a marker that repeats lines shown, byte for byte; its time span or values may follow
 _COPY = re.compile(
-    rb"\[sd:([0-9a-f]{8,32}): " + _LINES + rb"(?: \(\d+ lines\))?: "
+    rb"\[sd:([0-9a-f]{7,32}):? " + _LINES + rb"(?: \(\d+ lines\))?: "
     rb"(?:a repeat of " + _LINES + rb"|\d+ (?:copies of|like) " + _LINES + rb"(?: and \d+ of its"
     rb" lines)?), byte for byte(?:; [^\]]*)?\]"
 )
-_MARKER = re.compile(rb"\[sd:[0-9a-f]{8,32}: lines? \d+")
+_MARKER = re.compile(rb"\[sd:[0-9a-f]{7,32}:? lines? \d+")
 
 
 def restore_text(reduced: bytes) -> bytes:
