@@ -13,7 +13,7 @@ import random
 import struct
 import sys
 from array import array
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -713,6 +713,61 @@ def key_table_calls(kernel, rng: random.Random) -> None:
         raise AssertionError("broken_fragments took ids past its arrays")
 
 
+def budget_calls(kernel, rng: random.Random) -> None:
+    """--budget's kernel calls on random input against their literal readings:
+    literal_hits (letters folded, floating and anchored, records at the region's edges),
+    occurrences (the zero hash, repeats) and tally (any range, ties); bad calls refused."""
+    region = bytes(rng.choice(b"aAbE/ \n\x00\xff") for _ in range(rng.randint(0, 300)))
+    cuts = sorted(rng.choices(range(len(region) + 1), k=2 * rng.randint(0, 20)))
+    pairs = array("q", cuts)
+    literals = [bytes(rng.choice(b"ab e/\xff") for _ in range(rng.randint(1, 3))) for _ in range(4)]
+    floating, anchored = tuple(literals[: rng.randint(0, 4)]), tuple(literals[2:])
+    got = kernel.literal_hits(region, pairs.tobytes(), floating, anchored)
+    for k in range(len(pairs) // 2):
+        record = region[pairs[2 * k] : pairs[2 * k + 1]].lower()
+        hit = any(lit in record for lit in floating) or record.startswith(anchored)
+        assert got[k] == hit, (region, pairs, floating, anchored)
+    cut = pairs.tobytes()[:-1] or b"x"  # (bounds that are not int64 pairs)
+    for bad in ((region, cut, (), ()), (region, pairs.tobytes(), (b"A",), ()),
+                (region, pairs.tobytes(), (b"",), ()), (region, pairs.tobytes(), (b"a",) * 65, ()),
+                (region, array("q", [0, len(region) + 1]).tobytes(), (), ())):  # fmt: skip
+        try:
+            kernel.literal_hits(*bad)
+        except (ValueError, TypeError):
+            continue
+        raise AssertionError(f"literal_hits{bad[1:]!r} was not refused")
+    words = [bytes(16)] + [rng.randbytes(16) for _ in range(rng.choice([2, 40, 300]))]
+    keys = [rng.choice(words) for _ in range(rng.randint(0, 500))]
+    ids, previous, firsts, counts, lasts = map(array, "qqqqq", kernel.occurrences(b"".join(keys)))
+    numbers: dict[bytes, int] = {}
+    for k, key in enumerate(keys):
+        number = numbers.setdefault(key, len(numbers))
+        assert ids[k] == number and firsts[number] == keys.index(key)
+        assert previous[k] == max((j for j in range(k) if keys[j] == key), default=-1)
+    assert list(counts) == [keys.count(key) for key in numbers]
+    assert list(lasts) == [len(keys) - 1 - keys[::-1].index(key) for key in numbers]
+    if ids:
+        first = rng.randrange(len(ids))
+        last = rng.randrange(first - 1, len(ids))
+        top = rng.randint(0, 4)
+        distinct, found = kernel.tally(ids, first, last, len(numbers), top)
+        want = Counter(ids[first : last + 1])
+        assert distinct == len(want)
+        assert list(array("q", found)) == [n for pair in want.most_common(top) for n in pair]
+        for bad in ((ids, 0, len(ids), len(numbers), 1), (ids, 0, len(ids) - 1, 0, 1),
+                    (ids, -1, 0, len(numbers), 1), (ids, 0, 0, len(numbers), 65)):  # fmt: skip
+            try:
+                kernel.tally(*bad)
+            except ValueError:
+                continue
+            raise AssertionError(f"tally{bad[1:]!r} was not refused")
+    try:
+        kernel.occurrences(b"x" * 17)
+    except ValueError:
+        return
+    raise AssertionError("occurrences took a hash of 17 bytes")
+
+
 def big_run(kernel) -> None:
     """A table past the size where it is mapped and given back while it doubles; JSON
     nested deeper than any C stack would take if the scanner followed it."""
@@ -1005,6 +1060,7 @@ def main() -> None:
         spread_calls(kernel, rng)
         bounds_calls(kernel, rng)
         key_table_calls(kernel, rng)
+        budget_calls(kernel, rng)
         sized_run(kernel, rng)
     if seed == 1:  # (once too: its oracle alone takes a minute under the sanitizers)
         sized_run(kernel, rng, long=True)

@@ -6,15 +6,18 @@ a second line of any kind, and a marker says what differs in the lines it holds.
 from __future__ import annotations
 
 import re
+from array import array
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from seqdedup import reduce_to_budget
 from seqdedup.base.errors import UsageError
 from seqdedup.config.budgetfields import host_budget, parse_event_fields, parse_levels
 from seqdedup.config.settings import Config
 
-from conftest import user_env
+from conftest import examples, kernel_built, user_env
 
 
 def log(lines: list[str]) -> bytes:
@@ -241,3 +244,87 @@ def test_kinds_are_taken_in_turn_in_linear_time():
     rows = [Row([k]) for k in range(3000)] + [Row(range(30_000))]
     assert _in_turn(rows) == [*range(3000), *range(30_000)]
     assert looks[0] <= 3 * (33_000 + len(rows))
+
+
+def _twins(python, name):
+    """The Python twin and, where the kernel is built, the kernel's function."""
+    twins = [python]
+    if kernel_built():
+        from seqdedup import _kernel
+
+        twins.append(getattr(_kernel, name))
+    return twins
+
+
+ALPHABET = b"aAbE/ \n"
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    data=st.binary(max_size=120).map(lambda b: bytes(ALPHABET[x % len(ALPHABET)] for x in b)),
+    literals=st.lists(
+        st.binary(min_size=1, max_size=3).map(lambda b: bytes(b"ab e/"[x % 5] for x in b)),
+        max_size=4,
+    ),
+    split=st.integers(0, 4),
+    delimiter=st.sampled_from([b"\n", b" ", b"e"]),
+)
+@example(data=b"a b b", literals=[b"a b", b" b"], split=2, delimiter=b" ")  # (across an end)
+@example(data=b"xa\nE/", literals=[b"a", b"e/"], split=1, delimiter=b"\n")
+def test_literal_hits_of_either_twin_are_the_literal_reading(data, literals, split, delimiter):
+    """A record is a candidate of a level when, its letters in lower case, it holds a
+    floating literal or starts with an anchored one (never across its end into the
+    delimiter or the next record); blocks of records are cut anywhere (Python)."""
+    from seqdedup.base.records import python_record_bounds
+    from seqdedup.budget import input as budget_input
+
+    bounds = python_record_bounds(data, delimiter)
+    floating, anchored = tuple(literals[:split]), tuple(literals[split:])
+    records = [data[bounds[k] : bounds[k + 1]].lower() for k in range(0, len(bounds), 2)]
+    want = bytes(
+        any(lit in r for lit in floating) or r.startswith(anchored) for r in records
+    )  # fmt: skip
+    budget_input.HITS_BLOCK, block = 7, budget_input.HITS_BLOCK  # (blocks of a few records)
+    try:
+        for twin in _twins(budget_input.python_literal_hits, "literal_hits"):
+            assert twin(data, bounds, floating, anchored) == want, twin
+    finally:
+        budget_input.HITS_BLOCK = block
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    keys=st.lists(st.integers(0, 6), max_size=60),
+    first=st.integers(0, 60),
+    length=st.integers(0, 60),
+    top=st.integers(0, 4),
+)
+def test_occurrences_and_tallies_of_either_twin_are_the_literal_reading(keys, first, length, top):
+    """Each hash numbered in the order of first occurrence, with its previous position;
+    each number's first and last position and count; and a stretch's distinct ids and
+    its most frequent, ties in the order first met."""
+    from collections import Counter
+
+    from seqdedup.budget.events import python_occurrences, python_tally
+
+    hashes = b"".join(key.to_bytes(16, "little") for key in keys)  # (0: the zero hash)
+    order = list(dict.fromkeys(keys))
+    want = (
+        [order.index(key) for key in keys],
+        [max((j for j in range(k) if keys[j] == key), default=-1) for k, key in enumerate(keys)],
+        [keys.index(key) for key in order],
+        [keys.count(key) for key in order],
+        [len(keys) - 1 - keys[::-1].index(key) for key in order],
+    )
+    for twin in _twins(python_occurrences, "occurrences"):
+        assert [list(array("q", part)) for part in twin(hashes)] == list(want), twin
+    if not keys:
+        return
+    ids = array("q", want[0])
+    first = min(first, len(ids) - 1)
+    last = min(first + length - 1, len(ids) - 1)
+    counted = Counter(ids[first : last + 1])
+    pairs = [n for pair in counted.most_common(top) for n in pair]
+    for twin in _twins(python_tally, "tally"):
+        distinct, found = twin(ids, first, last, len(order), top)
+        assert (distinct, list(array("q", found))) == (len(counted), pairs), twin

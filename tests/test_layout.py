@@ -225,6 +225,9 @@ TWIN_FACTORIES = {
     ("run.plan", "RunPlan"),  # (the plan: which engine runs, and the kernel it loaded)
     ("diff.profile", "key_table"),
     ("diff.compare", "broken_fragments"),
+    ("budget.input", "literal_hits"),
+    ("budget.events", "numbered"),
+    ("budget.events", "tallied"),
 }
 ENGINE_NAMES = {"kernel", "engine"}
 

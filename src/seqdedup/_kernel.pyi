@@ -73,6 +73,17 @@ def broken_fragments(
     /,
 ) -> bytes: ...
 def fold_shape(keys: ReadableBuffer, at: int, extent: int, count: int, /) -> tuple[int, int]: ...
+def occurrences(hashes: ReadableBuffer, /) -> tuple[bytes, bytes, bytes, bytes, bytes]: ...
+def tally(
+    ids: ReadableBuffer, first: int, last: int, size: int, top: int, /
+) -> tuple[int, bytes]: ...
+def literal_hits(
+    region: ReadableBuffer,
+    bounds: ReadableBuffer,
+    floating: tuple[bytes, ...],
+    anchored: tuple[bytes, ...],
+    /,
+) -> bytes: ...
 
 class KeyTable:
     """GOOD's distinct keys for seqdedup diff (diff.profile.KeyTable's twin)."""

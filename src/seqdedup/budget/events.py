@@ -19,14 +19,15 @@ from __future__ import annotations
 
 import re
 from array import array
+from bisect import bisect_right
 from collections import Counter
-from collections.abc import Iterator, Sequence
-from itertools import compress
+from collections.abc import Callable, Sequence
+from itertools import compress, islice
 from types import ModuleType
 from typing import NamedTuple
 
 from seqdedup.base.kernel import SEED
-from seqdedup.budget.input import LEVELS, Source
+from seqdedup.budget.input import LEVELS, Source, ones
 from seqdedup.config.normalize import CLASSES
 from seqdedup.config.settings import Config
 from seqdedup.keys.kind import families, kind_config, kind_keys
@@ -55,13 +56,14 @@ def mask_noise(key: bytes, fields: Sequence[str]) -> bytes:
 
 class Units(NamedTuple):
     """The records seen as units: ``line_kind[r]`` is record r's kind or event (an id,
-    events and kinds numbered apart), ``first[id]`` the record where it first occurs
-    and ``frequency[id]`` how often; ``starts``/``ends`` each unit's records; ``new``
+    events and kinds numbered together in the order they first occur), ``first[id]``
+    the record where it first occurs, ``frequency[id]`` how often and ``last[id]`` the
+    record where it last occurs; ``starts``/``ends`` each unit's records; ``new``
     whether a unit holds a first occurrence; ``verbatim`` whether it is an event."""
 
     line_kind: array[int]
-    first: list[int]
-    frequency: list[int]
+    first: array[int]
+    frequency: array[int]
     starts: array[int]
     ends: array[int]
     new: bytearray
@@ -70,6 +72,61 @@ class Units(NamedTuple):
     previous: array[int]  # the record's key's previous occurrence (-1: none)
     severity: bytearray  # per unit: FATAL, ERROR (or no level word), WARN (see severity)
     event_kinds: dict[int, bytes]  # a verbatim record's shape (its kind, or its family)
+    last: array[int]
+
+
+Numbered = tuple[bytes, bytes, bytes, bytes, bytes]
+
+
+def numbered(kernel: ModuleType | None) -> Callable[[bytes], Numbered]:
+    """The twin that numbers 16-byte hashes: the kernel's ``occurrences`` or
+    :func:`python_occurrences`."""
+    if kernel is None:
+        return python_occurrences
+    occurrences: Callable[[bytes], Numbered] = kernel.occurrences
+    return occurrences
+
+
+def python_occurrences(hashes: bytes) -> Numbered:
+    """Per 16-byte hash its id (0, 1, ... in the order of first occurrence) and the
+    position of the same hash before it (-1: none); per id its first position, count
+    and last position: int64 arrays as bytes."""
+    numbers: dict[bytes, int] = {}
+    ids, previous = array("q"), array("q")
+    firsts, counts, lasts = array("q"), array("q"), array("q")
+    for position in range(len(hashes) // 16):
+        found = numbers.setdefault(hashes[16 * position : 16 * position + 16], len(numbers))
+        if found == len(firsts):
+            firsts.append(position)
+            counts.append(0)
+            lasts.append(-1)
+        ids.append(found)
+        previous.append(lasts[found])
+        lasts[found] = position
+        counts[found] += 1
+    return ids.tobytes(), previous.tobytes(), firsts.tobytes(), counts.tobytes(), lasts.tobytes()
+
+
+Tally = Callable[["array[int]", int, int, int, int], tuple[int, bytes]]
+
+
+def tallied(kernel: ModuleType | None) -> Tally:
+    """The twin that counts the ids of a stretch: the kernel's ``tally`` or
+    :func:`python_tally`."""
+    if kernel is None:
+        return python_tally
+    tally: Tally = kernel.tally
+    return tally
+
+
+def python_tally(ids: array[int], first: int, last: int, size: int, top: int) -> tuple[int, bytes]:
+    """Of the ``ids`` (each below ``size``) at ``first`` .. ``last``: how many distinct,
+    and the ``top`` most frequent as int64 (id, count) pairs, ties in the order first
+    met."""
+    counts = Counter(ids[first : last + 1])
+    assert all(0 <= found < size for found in counts), "an id outside 0 .. size - 1"
+    pairs = array("q", (n for pair in counts.most_common(top) for n in pair))
+    return len(counts), pairs.tobytes()
 
 
 def units_of(
@@ -81,82 +138,121 @@ def units_of(
     kernel: ModuleType | None,
 ) -> Units:
     """Kinds, events and units of the whole input. A record's kind is told by its key's
-    keyed 128-bit hash (the kernel hashes a batch at once; the kinds' text is made only
-    for the records that show one first, and for events); an event by its key."""
-    line_kind, first, shapes, event_kinds = _kinds_and_events(
-        source, verbatim, config, event_fields, kernel
+    keyed 128-bit hash, an event by the keyed hash of its key under another key (the
+    two are never taken for each other); the kernel hashes and numbers them all in a
+    few calls, and the kinds' text is made only for the records that show one first,
+    and for events."""
+    kinds, picked, event_keys = _event_keys(source, verbatim, config, event_fields, kernel)
+    event_hashes = key_maker(Config(), kernel, SEED ^ EVENT_SEED).hashes(event_keys)
+    found = numbered(kernel)(_merged(kinds, event_hashes, verbatim))
+    ids, previous, firsts, frequency, last = (array("q", part) for part in found)
+    shapes, event_kinds = _kind_texts(
+        source, verbatim, kinds, firsts, dict(zip(picked, event_keys, strict=True)), config, kernel
     )
-    fresh_flags = bytearray(len(line_kind))
-    for record in first:
-        fresh_flags[record] = 1
-    last = [-1] * len(first)
-    previous = [0] * len(line_kind)
-    for record, found in enumerate(line_kind):
-        previous[record] = last[found]
-        last[found] = record
-    frequency = [0] * len(first)
-    for found, many in Counter(line_kind).items():
-        frequency[found] = many
-    starts, ends, new, flags = array("q"), array("q"), bytearray(), bytearray()
-    ranks = bytearray()
-    for start, end in _unit_bounds(verbatim, heads):
-        starts.append(start)
-        ends.append(end)
-        new.append(any(fresh_flags[start : end + 1]))
-        flags.append(verbatim[start])
-        ranks.append(severity(source.record(start)) if verbatim[start] else NOT_AN_EVENT)
+    starts, ends = _unit_bounds(verbatim, heads)
+    new = bytearray(len(starts))
+    for record in firsts:  # (the unit that holds each first occurrence)
+        new[bisect_right(starts, record) - 1] = 1
+    flags = bytearray(map(verbatim.__getitem__, starts))
+    ranks = bytearray([NOT_AN_EVENT]) * len(starts)
+    for unit in ones(flags):
+        ranks[unit] = severity(source.record(starts[unit]))
     return Units(
-        line_kind, first, frequency, starts, ends, new, flags, shapes, array("q", previous), ranks,
-        _shapes(event_kinds),
+        ids, firsts, frequency, starts, ends, new, flags, shapes, previous, ranks,
+        _shapes(event_kinds), last,
     )  # fmt: skip
 
 
-def _kinds_and_events(
+EVENT_SEED = 1  # (an event's key is hashed under SEED ^ EVENT_SEED: apart from kinds)
+
+
+def _event_keys(
     source: Source,
     verbatim: bytearray,
     config: Config,
     event_fields: Sequence[str],
     kernel: ModuleType | None,
-) -> tuple[array[int], list[int], list[tuple[int, tuple[bytes, ...]]], dict[int, bytes]]:
-    """Each record's id (its kind's, or for a verbatim record its event's; numbered in
-    the order they first occur), the record where each id first occurs, each id's
-    shape, and each verbatim record's kind."""
-    kind_text = kind_keys(config, kernel)
+) -> tuple[bytes, list[int], list[bytes]]:
+    """Each record's kind hash (16 bytes), the verbatim records, and their events' keys
+    (the ``event_fields`` masked)."""
     kind_hash = key_maker(kind_config(config), kernel, SEED)
+    hashes = kind_hash.span_hashes(source.data, source.delimiter)
+    if hashes is None or len(hashes) != 16 * source.count:  # (split and hashed here)
+        hashes = b"".join(
+            kind_hash.hashes(source.records(batch, min(source.count, batch + BATCH)))
+            for batch in range(0, source.count, BATCH)
+        )
     classes = ",".join(name for name in event_fields if name in CLASSES)
     steps = (*config.key_steps, ("normalize", classes)) if classes else config.key_steps
     keyed = config.keyed or bool(classes)
     events = key_maker(config._replace(key_steps=steps), kernel, 0) if keyed else None
-    ids: dict[bytes, int] = {}  # (b"k" and a kind's hash, or b"v" and an event's key)
-    line_kind, first, shapes = array("l"), list[int](), list[tuple[int, tuple[bytes, ...]]]()
-    event_kinds: dict[int, bytes] = {}
-    kind_texts: dict[bytes, bytes] = {}  # (a kind's hash key: its text)
-    for batch in range(0, source.count, BATCH):
-        records = source.records(batch, min(source.count, batch + BATCH))
-        hashes = kind_hash.hashes(records)
-        keys = [b"k" + hashes[at : at + 16] for at in range(0, len(hashes), 16)]
-        picked = list(compress(range(len(records)), verbatim[batch : batch + len(records)]))
-        picked_records = [records[k] for k in picked]
-        # (each distinct kind's text made once: from the first record that shows it)
-        wanted = {keys[k]: k for k in reversed(picked) if keys[k] not in kind_texts}
-        made = kind_text.keys([records[k] for k in wanted.values()])
-        kind_texts.update(zip(wanted, made, strict=True))
-        event_kinds.update((batch + k, kind_texts[keys[k]]) for k in picked)
-        event_keys = events.keys(picked_records) if events is not None else picked_records
-        for k, key in zip(picked, event_keys, strict=True):
-            keys[k] = b"v" + mask_noise(key, event_fields)
-        fresh = []  # (the records whose key comes first here)
-        for k, key in enumerate(keys):
-            found = ids.get(key)
-            if found is None:
-                found = ids[key] = len(ids)
-                fresh.append(k)
-            line_kind.append(found)
-        kinds_met = iter(kind_text.keys([records[k] for k in fresh if keys[k][0] == ord("k")]))
-        for k in fresh:
-            first.append(batch + k)
-            shapes.append(_shape(keys[k] if keys[k][0] == ord("v") else b"k" + next(kinds_met)))
-    return line_kind, first, shapes, event_kinds
+    picked = list(compress(range(source.count), verbatim))
+    # (each distinct record's key made once: a traceback's lines recur)
+    records = source.picked(picked)
+    distinct = list(dict.fromkeys(records))
+    keys = events.keys(distinct) if events is not None else distinct
+    key_of = dict(zip(distinct, (mask_noise(key, event_fields) for key in keys), strict=True))
+    return hashes, picked, [key_of[record] for record in records]
+
+
+def _kind_texts(
+    source: Source,
+    verbatim: bytearray,
+    kinds: bytes,
+    firsts: array[int],
+    event_keys: dict[int, bytes],
+    config: Config,
+    kernel: ModuleType | None,
+) -> tuple[list[tuple[int, tuple[bytes, ...]]], dict[int, bytes]]:
+    """Each id's shape (from its first record: its kind's text, or its event's key), and
+    each verbatim record's kind (its text made once for each kind)."""
+    texts_of: dict[bytes, int] = {}  # (a kind hash: the first verbatim record of it)
+    for record in event_keys:
+        texts_of.setdefault(kinds[16 * record : 16 * record + 16], record)
+    kind_firsts = [record for record in firsts if not verbatim[record]]
+    made = kind_keys(config, kernel).keys(
+        [source.record(k) for k in [*texts_of.values(), *kind_firsts]]
+    )
+    text_of = dict(zip(texts_of, made, strict=False))
+    kind_shape = dict(zip(kind_firsts, made[len(texts_of) :], strict=True))
+    shapes = [
+        _shape(b"v" + event_keys[r]) if verbatim[r] else _shape(b"k" + kind_shape[r])
+        for r in firsts
+    ]
+    event_kinds = {r: text_of[kinds[16 * r : 16 * r + 16]] for r in event_keys}
+    return shapes, event_kinds
+
+
+def _merged(kinds: bytes, events: bytes, verbatim: bytearray) -> bytes:
+    """The kind hashes with the verbatim records' replaced by their events' (in order),
+    joined a run of verbatim records at a time."""
+    parts: list[bytes] = []
+    at = taken = 0
+    start = verbatim.find(1)
+    while start >= 0:
+        end = verbatim.find(0, start)
+        end = len(verbatim) if end < 0 else end
+        run = end - start
+        parts += (kinds[16 * at : 16 * start], events[16 * taken : 16 * (taken + run)])
+        at, taken = end, taken + run
+        start = verbatim.find(1, end)
+    parts.append(kinds[16 * at :])
+    return b"".join(parts)
+
+
+_FLIP = bytes.maketrans(b"\x00\x01", b"\x01\x00")
+
+
+def _unit_bounds(verbatim: bytearray, heads: bytearray) -> tuple[array[int], array[int]]:
+    """Each unit's first and last record: a verbatim head with the verbatim records
+    that continue it (verbatim, not a head), or one record."""
+    count = len(verbatim)
+    continued = int.from_bytes(verbatim, "little") & ~int.from_bytes(heads, "little")
+    starting = continued.to_bytes(count, "little").translate(_FLIP)
+    starts = array("q", compress(range(count), starting))
+    ends = array("q", map((-1).__add__, islice(starts, 1, None)))
+    ends.append(count - 1)
+    return starts, ends
 
 
 def _shapes(event_kinds: dict[int, bytes]) -> dict[int, bytes]:
@@ -187,19 +283,6 @@ def severity(record: bytes) -> int:
     return ERROR
 
 
-def _unit_bounds(verbatim: bytearray, heads: bytearray) -> Iterator[tuple[int, int]]:
-    """Each unit's first and last record: a verbatim head with the verbatim records
-    that continue it, or one record."""
-    count, at = len(verbatim), 0
-    while at < count:
-        end = at
-        if verbatim[at]:
-            while end + 1 < count and verbatim[end + 1] and not heads[end + 1]:
-                end += 1
-        yield at, end
-        at = end + 1
-
-
 def _interleaved(*orders: list[int]) -> list[int]:
     """The items of the lists taken in turn (each item once, where it first comes)."""
     seen: set[int] = set()
@@ -218,17 +301,15 @@ def ranked_units(units: Units) -> tuple[list[int], int, int, int]:
     turn, one of each shape (kind of line); then new kinds, most frequent and rarest in
     turn; then the events of a shape already shown; how many events and kinds, and
     where the kinds begin in the order."""
-    last: dict[int, int] = {}
-    for unit, start in enumerate(units.starts):
-        last[units.line_kind[start]] = unit
-    events = [u for u in range(len(units.starts)) if units.new[u] and units.verbatim[u]]
-    kinds = [u for u in range(len(units.starts)) if units.new[u] and not units.verbatim[u]]
+    fresh = list(ones(units.new))
+    events = [u for u in fresh if units.verbatim[u]]
+    kinds = [u for u in fresh if not units.verbatim[u]]
 
     def often(unit: int) -> int:
         return -units.frequency[units.line_kind[units.starts[unit]]]
 
-    def recent(unit: int) -> int:
-        return -last[units.line_kind[units.starts[unit]]]
+    def recent(unit: int) -> int:  # (the last line of its kind or event)
+        return -units.last[units.line_kind[units.starts[unit]]]
 
     # FATAL events first, then ERROR, then WARN; within each, the most frequent and the
     # most recent in turn, one event of each shape (its kind of line) before any second
@@ -263,9 +344,9 @@ def shape_groups(units: Units, ranked: list[int]) -> dict[int, list[int]]:
     two events gets none: its note would name one value, where its second event,
     shown, says more for about the same tokens."""
     members: dict[bytes, list[int]] = {}
-    for unit, start in enumerate(units.starts):
-        if units.verbatim[unit]:
-            members.setdefault(units.event_kinds[start], []).append(start)
+    for unit in ones(units.verbatim):
+        start = units.starts[unit]
+        members.setdefault(units.event_kinds[start], []).append(start)
     groups: dict[int, list[int]] = {}
     for unit in ranked:
         if not units.verbatim[unit]:

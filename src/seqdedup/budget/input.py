@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import mmap
 import re
+from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from types import ModuleType
 from typing import IO, TypeVar
 
 from seqdedup.base.errors import SeqdedupError
@@ -36,47 +38,83 @@ LEVELS = {
 }
 VERBATIM = "|".join(LEVELS.values())
 
-# Every match of a level's pattern holds one of its literals: they are found first
-# (memchr speed), the pattern tried only on the records that hold one
+# Every match of a level's pattern holds one of its literals (in any case: letters are
+# folded) or, for a logcat level at the start of a line (``E/Tag``), starts with one: the
+# records that hold one are found first, in one pass, and the pattern is tried on them
 LITERALS = {
     "error": (
-        b"ERR",
-        b"Err",
         b"err",
-        b"FATAL",
-        b"Fatal",
         b"fatal",
-        b"CRIT",
-        b"Crit",
-        b"ALERT",
-        b"EMERG",
-        b"PANIC",
+        b"crit",
+        b"alert",
+        b"emerg",
         b"panic",
-        b"Traceback",
-        b"Exception",
-        b"FAIL",
-        b"Fail",
+        b"traceback",
+        b"exception",
         b"fail",
-        b"Assertion",
-        b" E ",
-        b" F ",
-        b"E/",
-        b"F/",
+        b"assertion",
+        b" e ",
+        b" f ",
     ),
-    "warning": (b"WARN", b"Warn", b"warn", b" W ", b"W/"),
-    "words": (
-        b"denied",
-        b"Denied",
-        b"invalid",
-        b"Invalid",
-        b"refused",
-        b"Refused",
-        b"timed out",
-        b"Timed out",
-        b"timeout",
-        b"Timeout",
-    ),
+    "warning": (b"warn", b" w "),
+    "words": (b"denied", b"invalid", b"refused", b"timed out", b"timeout"),
 }
+ANCHORED = {"error": (b"e/", b"f/"), "warning": (b"w/",), "words": ()}
+LiteralHits = Callable[
+    [bytes | mmap.mmap, "array[int]", tuple[bytes, ...], tuple[bytes, ...]], bytes
+]
+
+
+def literal_hits(kernel: ModuleType | None) -> LiteralHits:
+    """The twin that finds the records holding a literal: the kernel's ``literal_hits``
+    (one pass, two table look-ups a byte) or :func:`python_literal_hits`."""
+    if kernel is None:
+        return python_literal_hits
+    hits: LiteralHits = kernel.literal_hits
+    return hits
+
+
+HITS_BLOCK = 1 << 24  # input bytes folded to lower case at a time (Python)
+
+
+def python_literal_hits(
+    data: bytes | mmap.mmap,
+    bounds: array[int],
+    floating: tuple[bytes, ...],
+    anchored: tuple[bytes, ...],
+) -> bytes:
+    """For each record (``data[bounds[2k]:bounds[2k + 1]]``), 1 when its bytes with
+    ASCII letters in lower case hold one of the ``floating`` literals or start with one
+    of the ``anchored`` ones (all in lower case), else 0; searched with ``find`` over
+    blocks of whole records folded at once."""
+    count = len(bounds) // 2
+    flags = bytearray(count)
+    starts = bounds[0::2]
+    first = 0
+    while first < count:
+        offset = bounds[2 * first]
+        last = max(first + 1, bisect_right(starts, offset + HITS_BLOCK, first))  # (past)
+        block = data[offset : bounds[2 * last - 1]].lower()
+        for literal in floating:
+            at = block.find(literal)
+            while at >= 0:
+                record = bisect_right(starts, offset + at, first, last) - 1
+                end = bounds[2 * record + 1] - offset
+                if at + len(literal) <= end:  # (inside the record, not across its end)
+                    flags[record] = 1
+                    at = block.find(literal, end)
+                else:
+                    at = block.find(literal, at + 1)
+        for literal in anchored:
+            at = block.find(literal)
+            while at >= 0:
+                record = bisect_right(starts, offset + at, first, last) - 1
+                end = bounds[2 * record + 1] - offset
+                if starts[record] == offset + at and at + len(literal) <= end:
+                    flags[record] = 1
+                at = block.find(literal, at + 1)
+        first = last
+    return bytes(flags)
 
 
 Result = TypeVar("Result")
@@ -170,6 +208,10 @@ class Source:
         stop = self.count if stop is None else stop
         return [data[bounds[2 * k] : bounds[2 * k + 1]] for k in range(start, stop)]
 
+    def picked(self, indices: Iterable[int]) -> list[bytes]:
+        bounds, data = self.bounds, self.data
+        return [data[bounds[2 * k] : bounds[2 * k + 1]] for k in indices]
+
     def span(self, first: int, last: int) -> bytes:
         """The exact bytes of records ``first`` .. ``last``, each with its delimiter
         (the input's last record without one where it had none)."""
@@ -200,60 +242,55 @@ def _keep_matches(source: Source, pattern: str, flags: bytearray) -> None:
 
 
 def verbatim_flags(
-    source: Source, patterns: Sequence[str], levels: Sequence[str] = VERBATIM_LEVELS
+    source: Source,
+    patterns: Sequence[str],
+    levels: Sequence[str] = VERBATIM_LEVELS,
+    kernel: ModuleType | None = None,
 ) -> bytearray:
     """Which records must stay verbatim (see :func:`verbatim_units`)."""
-    return verbatim_units(source, patterns, levels)[0]
+    return verbatim_units(source, patterns, levels, kernel)[0]
 
 
 def verbatim_units(
-    source: Source, patterns: Sequence[str], levels: Sequence[str] = VERBATIM_LEVELS
+    source: Source,
+    patterns: Sequence[str],
+    levels: Sequence[str] = VERBATIM_LEVELS,
+    kernel: ModuleType | None = None,
 ) -> tuple[bytearray, bytearray]:
     """Which records must stay verbatim: those a level's pattern or one of
     ``patterns`` matches (the heads), and the lines of their tracebacks (the indented
     lines after one; after ``Traceback`` also the line that ends it); and which of
     them are heads."""
-    flags = bytearray(source.count)
-    starts = source.bounds[0::2]
     data = source.data
-    candidates: set[int] = set()
-    literals = {literal for level in levels for literal in LITERALS[level]}
-    haystack = data
-    if isinstance(data, bytes):  # (in memory: one case to look for, half the passes)
-        haystack, literals = data.lower(), {literal.lower() for literal in literals}
-    for literal in sorted(literals):
-        at = haystack.find(literal)
-        while at >= 0:
-            record = bisect_right(starts, at) - 1
-            candidates.add(record)
-            at = haystack.find(literal, source.bounds[2 * record + 1])  # (the next record)
+    floating = tuple(literal for level in levels for literal in LITERALS[level])
+    anchored = tuple(literal for level in levels for literal in ANCHORED[level])
+    candidates = literal_hits(kernel)(data, source.bounds, floating, anchored)
+    flags = bytearray(source.count)
     if levels:
         builtin = re.compile("|".join(LEVELS[level] for level in levels).encode())
-        for record in candidates:
+        for record in ones(candidates):
             if builtin.search(source.record(record)):
                 flags[record] = 1
     for pattern in patterns:
         _keep_matches(source, pattern, flags)
     heads = bytearray(flags)
-    at = 0
-    while at < source.count:
-        if not flags[at]:
-            at += 1
-            continue
+    # (the records that start with a space or a tab: a traceback's lines)
+    indented = literal_hits(kernel)(data, source.bounds, (), (b" ", b"\t"))
+    count = source.count
+    at = flags.find(1)
+    while at >= 0:
         traceback = source.record(at).lstrip().startswith(b"Traceback")
-        at += 1
-        while at < source.count and data[starts[at] : starts[at] + 1] in (b" ", b"\t"):
-            flags[at] = 1
-            heads[at] = 0
-            at += 1
-        if traceback and at < source.count:
-            flags[at] = 1  # (the exception's own line)
-            heads[at] = 0
-            at += 1
+        end = indented.find(0, at + 1)
+        end = count if end < 0 else end  # (the continuation: records at + 1 .. end - 1)
+        if traceback and end < count:
+            end += 1  # (the exception's own line)
+        flags[at + 1 : end] = b"\x01" * (end - at - 1)
+        heads[at + 1 : end] = bytes(end - at - 1)
+        at = flags.find(1, end)
     return flags, heads
 
 
-def ones(flags: bytearray) -> Iterator[int]:
+def ones(flags: bytes | bytearray) -> Iterator[int]:
     """The indices of the set flags, in order."""
     at = flags.find(1)
     while at >= 0:

@@ -18,9 +18,9 @@ from __future__ import annotations
 import re
 from array import array
 from bisect import bisect_right
-from collections import Counter
 from collections.abc import Iterator, Sequence
-from itertools import accumulate
+from itertools import accumulate, repeat
+from operator import add
 from types import ModuleType
 from typing import NamedTuple
 
@@ -32,6 +32,7 @@ from seqdedup.budget.events import (
     context_order,
     ranked_units,
     shape_groups,
+    tallied,
     units_of,
 )
 from seqdedup.budget.input import Buffer, Source, verbatim_units
@@ -138,7 +139,7 @@ class Costs:
         else:
             each = array("q", (self._count(r) for r in source.records(0, source.count)))
         self.sums = array("q", [0])
-        self.sums.extend(accumulate(t + delimiter for t in each))
+        self.sums.extend(accumulate(map(add, each, repeat(delimiter))))
         self._delimiter = delimiter
 
     def records(self, first: int, last: int) -> int:
@@ -175,7 +176,13 @@ class Layout:
     repeats the engine found, and the text of a marker for any stretch left out."""
 
     def __init__(
-        self, source: Source, units: Units, costs: Costs, ranked: list[int], long: bool = False
+        self,
+        source: Source,
+        units: Units,
+        costs: Costs,
+        ranked: list[int],
+        long: bool = False,
+        kernel: ModuleType | None = None,
     ) -> None:
         self.source = source
         self.escaped = False  # (input lines escaped: the first line vouches for them; set)
@@ -191,6 +198,7 @@ class Layout:
         self._note_costs: list[int] = []
         self.values = compiled_pattern(VALUES)  # (the classes that mask a value)
         self._counted = _counted_as(units)
+        self._tally = tallied(kernel)
         # each stretch's kinds with their counts, most frequent first: the search asks
         # for the same stretches again and again
         self._kinds: dict[tuple[int, int], tuple[list[tuple[int, int]], int]] = {}
@@ -277,9 +285,13 @@ class Layout:
         counts (ties: the first met), and how many kinds there are."""
         found = self._kinds.get((first, last))
         if found is None:
-            counts = Counter(self._counted[first : last + 1])
-            found = (counts.most_common(self._named_kinds), len(counts))
-            self._kinds[first, last] = found
+            size = len(self.units.first)
+            distinct, pairs = self._tally(self._counted, first, last, size, self._named_kinds)
+            top = array("q", pairs)
+            found = self._kinds[first, last] = (
+                list(zip(top[::2], top[1::2], strict=True)),
+                distinct,
+            )
         return found
 
     def _named(self, kind: int, count: int, shown: Ranges) -> str:
@@ -309,7 +321,7 @@ class Layout:
             if source < 0:
                 break
             if kinds[source : source + count] == kinds[first : last + 1]:
-                exact = self._same_bytes(first, last, first - source)
+                exact = _same_bytes(self.source, first, last, first - source)
                 if chosen < 0 or exact:
                     chosen = source
                 if exact:
@@ -329,16 +341,6 @@ class Layout:
             text = f"{copies} copies of {block}" if period > 1 else f"{copies} like {block}"
             text += f" and {extra} of its lines" if extra else ""
         return text + (", byte for byte" if exact else "")
-
-    def _same_bytes(self, first: int, last: int, period: int) -> bool:
-        """Whether records ``first`` .. ``last`` are those ``period`` records earlier,
-        byte for byte (they are exactly when the bytes from the first's start to the
-        last's end are: the delimiters inside fall at the same places)."""
-        bounds, data = self.source.bounds, self.source.data
-        return bool(
-            data[bounds[2 * first] : bounds[2 * last + 1]]
-            == data[bounds[2 * (first - period)] : bounds[2 * (last - period) + 1]]
-        )
 
     def _differing(self, first: int, last: int, example: int) -> str:
         """The values (numbers, addresses, ids, paths, quoted; not times) in which records
@@ -367,13 +369,24 @@ class Layout:
         return total + (self.costs.line(note) if note is not None else 0)
 
 
+def _same_bytes(source: Source, first: int, last: int, period: int) -> bool:
+    """Whether records ``first`` .. ``last`` are those ``period`` records earlier, byte
+    for byte (they are exactly when the bytes from the first's start to the last's end
+    are: the delimiters inside fall at the same places)."""
+    bounds, data = source.bounds, source.data
+    return bool(
+        data[bounds[2 * first] : bounds[2 * last + 1]]
+        == data[bounds[2 * (first - period)] : bounds[2 * (last - period) + 1]]
+    )
+
+
 def _counted_as(units: Units) -> array[int]:
     """What a marker counts each record as: its kind of line, and an event's its shape
     (named by the shape's first event): "43 like line 1; values 14 .. 56"."""
-    counted = array("l", units.line_kind)
-    shapes: dict[bytes, int] = {}
+    counted = array("q", units.line_kind)
+    shapes: dict[bytes, int] = {}  # (each shape: the id of its first event)
     for record, shape in units.event_kinds.items():
-        counted[record] = shapes.setdefault(shape, units.line_kind[record])
+        counted[record] = shapes.setdefault(shape, counted[record])
     return counted
 
 
@@ -419,10 +432,10 @@ def reduce_input(
     escaped_data = escaped(data, config.delimiter)  # (no input line can read as a marker)
     source = Source(escaped_data, config.delimiter, timestamp_finder(kernel))
     costs = Costs(source, count_tokens, kernel)
-    verbatim, heads = verbatim_units(source, keep, config.verbatim_levels)
+    verbatim, heads = verbatim_units(source, keep, config.verbatim_levels, kernel)
     units = units_of(source, verbatim, heads, config, config.event_fields, kernel)
     ranked, events, kinds, kinds_at = ranked_units(units)
-    layout = Layout(source, units, costs, ranked, config.long_markers)
+    layout = Layout(source, units, costs, ranked, config.long_markers, kernel)
     layout.escaped = escaped_data is not data
     # the notes of the error shapes right after their examples, before the kinds
     groups, room = shape_groups(units, ranked), max(NOTE_ROOM, budget // 6)
@@ -559,10 +572,10 @@ def render(
     """The reduced text that shows what is ``planned`` (the ranges shown, the gaps
     between them, the shape notes shown), its references and figures; it starts with
     the line that vouches for it wherever it is not the input as it stands."""
-    shown, gaps, shown_notes = planned
-    source, costs = layout.source, layout.costs
+    (shown, gaps, shown_notes), source, costs = planned, layout.source, layout.costs
     delimiter = source.delimiter
-    spans = {digest_of(source.span(a, b)): (a, b) for a, b in gaps}
+    digests = {(a, b): digest_of(source.span(a, b)) for a, b in gaps}
+    spans = {digest: gap for gap, digest in digests.items()}
     references = shortest_prefixes(spans)
     out: list[bytes] = []
     markers: list[tuple[int, str | None]] = []
@@ -578,7 +591,7 @@ def render(
             at = first
         digest = None  # (a note: it stands for no input)
         if line is None:  # (a stretch left out: its marker)
-            digest = digest_of(source.span(first, last))
+            digest = digests[first, last]
             line = layout.marker(first, last, references[digest], shown)
             hidden_verbatim += verbatim[first : last + 1].count(1)
             at = last + 1

@@ -237,6 +237,149 @@ PyType_Spec seqdedup_key_table_spec = {
     .slots = KeyTable_slots,
 };
 
+/* ---- occurrences: --budget's kinds and events, numbered in one pass ----------------- */
+
+/* Fills the five arrays of occurrences(); the number of ids, or -1 with an error set. */
+static Py_ssize_t number_hashes(const unsigned char *hashes, Py_ssize_t n, int64_t *ids,
+                                int64_t *previous, int64_t *firsts, int64_t *counts,
+                                int64_t *lasts)
+{
+    FirstTable table = {0};
+    Py_ssize_t size = 0;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        int64_t id = 0;
+        if (ft_first_start(&table, key_at(hashes, k), (int64_t)size, &id) < 0) {
+            ft_free(&table);
+            return -1;
+        }
+        if (id == (int64_t)size) { /* (a new hash: its id is the next number) */
+            firsts[size] = k;
+            counts[size] = 0;
+            lasts[size] = -1;
+            size++;
+        }
+        ids[k] = id;
+        previous[k] = lasts[id];
+        lasts[id] = k;
+        counts[id]++;
+    }
+    ft_free(&table);
+    return size;
+}
+
+/* occurrences(hashes) -> (ids, previous, firsts, counts, lasts): per 16-byte hash its
+ * id (0, 1, ... in the order of first occurrence) and the position of the same hash
+ * before it (-1: none), int64 each; per id its first position, count and last position. */
+PyObject *seqdedup_py_occurrences(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    Py_buffer hashes;
+    if (PyObject_GetBuffer(arg, &hashes, PyBUF_SIMPLE) < 0) return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t n = hashes.len / 16;
+    int64_t *ids = NULL, *previous = NULL, *firsts = NULL, *counts = NULL, *lasts = NULL;
+    if (hashes.len % 16) {
+        PyErr_SetString(PyExc_ValueError, "key hashes are 16 bytes each");
+        goto done;
+    }
+    size_t bytes = (size_t)n * sizeof(int64_t) + 1; /* (+1: never a request of 0) */
+    ids = PyMem_RawMalloc(bytes);
+    previous = PyMem_RawMalloc(bytes);
+    firsts = PyMem_RawMalloc(bytes);
+    counts = PyMem_RawMalloc(bytes);
+    lasts = PyMem_RawMalloc(bytes);
+    if (!ids || !previous || !firsts || !counts || !lasts) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t size = number_hashes(hashes.buf, n, ids, previous, firsts, counts, lasts);
+    if (size < 0) goto done;
+    Py_ssize_t per_position = n * 8, per_id = size * 8;
+    result = Py_BuildValue("y#y#y#y#y#", (const char *)ids, per_position, (const char *)previous,
+                           per_position, (const char *)firsts, per_id, (const char *)counts,
+                           per_id, (const char *)lasts, per_id);
+done:
+    PyMem_RawFree(ids);
+    PyMem_RawFree(previous);
+    PyMem_RawFree(firsts);
+    PyMem_RawFree(counts);
+    PyMem_RawFree(lasts);
+    PyBuffer_Release(&hashes);
+    return result;
+}
+
+/* Fills `found` with up to `top` (id, count) pairs of the ids in [first, last], most
+ * frequent first (ties: the first met); the number of distinct ids, -1 on no memory. */
+static Py_ssize_t tally_ids(const int64_t *ids, Py_ssize_t first, Py_ssize_t last,
+                            Py_ssize_t size, Py_ssize_t top, int64_t *found, Py_ssize_t *made)
+{
+    int64_t *counts = PyMem_RawCalloc((size_t)size + 1, sizeof(int64_t));
+    int64_t *order = PyMem_RawMalloc(((size_t)(last - first) + 2) * sizeof(int64_t));
+    if (counts == NULL || order == NULL) {
+        PyMem_RawFree(counts);
+        PyMem_RawFree(order);
+        return -1;
+    }
+    Py_ssize_t distinct = 0;
+    for (Py_ssize_t k = first; k <= last; k++) {
+        if (counts[ids[k]]++ == 0) order[distinct++] = ids[k];
+    }
+    *made = 0;
+    for (Py_ssize_t pick = 0; pick < top && pick < distinct; pick++) {
+        Py_ssize_t best = -1;
+        for (Py_ssize_t d = 0; d < distinct; d++) { /* (a strict > keeps the first met) */
+            if (counts[order[d]] > 0 && (best < 0 || counts[order[d]] > counts[order[best]])) {
+                best = d;
+            }
+        }
+        found[2 * pick] = order[best];
+        found[2 * pick + 1] = counts[order[best]];
+        counts[order[best]] = -counts[order[best]]; /* (taken: not picked again) */
+        (*made)++;
+    }
+    PyMem_RawFree(counts);
+    PyMem_RawFree(order);
+    return distinct;
+}
+
+/* tally(ids, first, last, size, top) -> (distinct, pairs): of the int64 ids (each in
+ * 0 .. size - 1) at positions first .. last, how many distinct, and the `top` most
+ * frequent as int64 (id, count) pairs, most frequent first, ties in the order first
+ * met (as collections.Counter.most_common). */
+PyObject *seqdedup_py_tally(PyObject *self, PyObject *args)
+{
+    (void)self;
+    Py_buffer view;
+    Py_ssize_t first, last, size, top;
+    if (!PyArg_ParseTuple(args, "y*nnnn", &view, &first, &last, &size, &top)) return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t n = view.len / 8;
+    if (view.len % 8 || first < 0 || last < first - 1 || last >= n || size < 0 || top < 0 ||
+        top > 64) {
+        PyErr_SetString(PyExc_ValueError, "tally: int64 ids, 0 <= first <= last + 1 <= their "
+                                          "count, 0 <= top <= 64");
+        goto done;
+    }
+    const int64_t *ids = view.buf;
+    for (Py_ssize_t k = first; k <= last; k++) {
+        if (ids[k] < 0 || ids[k] >= size) {
+            PyErr_SetString(PyExc_ValueError, "tally: an id outside 0 .. size - 1");
+            goto done;
+        }
+    }
+    int64_t found[128];
+    Py_ssize_t made = 0;
+    Py_ssize_t distinct = tally_ids(ids, first, last, size, top, found, &made);
+    if (distinct < 0) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    result = Py_BuildValue("ny#", distinct, (const char *)found, made * 16);
+done:
+    PyBuffer_Release(&view);
+    return result;
+}
+
 /* ---- broken_fragments: seqdedup diff's pass over BAD for GOOD's sequences ---------- */
 
 /* Reads an int32 buffer; -1 with an error set if its length is not a multiple of 4. */

@@ -96,3 +96,138 @@ done:
     PyBuffer_Release(&open);
     return out;
 }
+
+/* ---- literal_hits: --budget's level literals, many at once, letters folded ---------- */
+
+#define MAX_FLOATING 64 /* floating literals: one bit each in a 64-bit mask */
+
+/* An ASCII letter in lower case, any other byte as it is. */
+static inline unsigned char folded(unsigned char c)
+{
+    return (unsigned char)((unsigned)(c - 'A') < 26u ? c + 32 : c);
+}
+
+/* Whether data[0 .. size) folded is the literal. */
+static inline int folded_equal(const unsigned char *data, const char *lit, size_t size)
+{
+    for (size_t k = 0; k < size; k++) {
+        if (folded(data[k]) != (unsigned char)lit[k]) return 0;
+    }
+    return 1;
+}
+
+/* Checks a tuple of literals: each non-empty bytes with no capital ASCII letter. */
+static int lower_literals(PyObject *tuple)
+{
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(tuple); i++) {
+        PyObject *lit = PyTuple_GET_ITEM(tuple, i);
+        if (!PyBytes_Check(lit) || PyBytes_GET_SIZE(lit) == 0) {
+            PyErr_SetString(PyExc_TypeError, "literal_hits: literals are non-empty bytes");
+            return -1;
+        }
+        const char *s = PyBytes_AS_STRING(lit);
+        for (Py_ssize_t k = 0; k < PyBytes_GET_SIZE(lit); k++) {
+            if (s[k] >= 'A' && s[k] <= 'Z') {
+                PyErr_SetString(PyExc_ValueError, "literal_hits: literals are in lower case");
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* Whether record [p, end) holds one of the floating literals: at each byte, the literals
+ * whose first two bytes are there (two table look-ups) are compared. */
+static int holds_floating(const unsigned char *p, const unsigned char *end, PyObject *floating,
+                          const uint64_t *first, const uint64_t *second, uint64_t single)
+{
+    for (; p < end; p++) {
+        uint64_t m = first[folded(*p)];
+        if (m == 0) continue;
+        m &= p + 1 < end ? second[folded(p[1])] : single;
+        for (int i = 0; m; i++, m >>= 1) {
+            if (!(m & 1)) continue;
+            PyObject *lit = PyTuple_GET_ITEM(floating, i);
+            size_t size = (size_t)PyBytes_GET_SIZE(lit);
+            if (size <= (size_t)(end - p) && folded_equal(p, PyBytes_AS_STRING(lit), size)) {
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+static int starts_anchored(const unsigned char *p, size_t len, PyObject *anchored)
+{
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(anchored); i++) {
+        PyObject *lit = PyTuple_GET_ITEM(anchored, i);
+        size_t size = (size_t)PyBytes_GET_SIZE(lit);
+        if (size <= len && folded_equal(p, PyBytes_AS_STRING(lit), size)) return 1;
+    }
+    return 0;
+}
+
+/* literal_hits(region, bounds, floating, anchored) -> bytes: for each record (int64
+ * (start, end) pairs into region, in order), 1 when its bytes with ASCII letters folded
+ * to lower case hold one of the `floating` literals or start with one of the `anchored`
+ * ones (tuples of non-empty bytes in lower case; at most 64 floating), else 0: the
+ * records a level's pattern may match, in one pass, before the pattern is tried. */
+PyObject *seqdedup_py_literal_hits(PyObject *self, PyObject *args)
+{
+    (void)self;
+    Py_buffer region, bounds;
+    PyObject *floating, *anchored;
+    if (!PyArg_ParseTuple(args, "y*y*O!O!", &region, &bounds, &PyTuple_Type, &floating,
+                          &PyTuple_Type, &anchored)) {
+        return NULL;
+    }
+    PyObject *out = NULL;
+    size_t n = (size_t)bounds.len / 16, total = (size_t)region.len;
+    if (bounds.len % 16) {
+        PyErr_SetString(PyExc_ValueError, "literal_hits: bounds are int64 pairs");
+        goto done;
+    }
+    if (PyTuple_GET_SIZE(floating) > MAX_FLOATING) {
+        PyErr_SetString(PyExc_ValueError, "literal_hits: at most 64 floating literals");
+        goto done;
+    }
+    if (lower_literals(floating) < 0 || lower_literals(anchored) < 0) goto done;
+    uint64_t first[256] = {0}, second[256] = {0}, single = 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(floating); i++) {
+        PyObject *lit = PyTuple_GET_ITEM(floating, i);
+        const unsigned char *s = (const unsigned char *)PyBytes_AS_STRING(lit);
+        uint64_t bit = (uint64_t)1 << i;
+        first[s[0]] |= bit;
+        if (PyBytes_GET_SIZE(lit) == 1) {
+            single |= bit; /* (any byte, or none, may follow it) */
+            for (int c = 0; c < 256; c++) second[c] |= bit;
+        } else {
+            second[s[1]] |= bit;
+        }
+    }
+    out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)n);
+    if (out == NULL) goto done;
+    unsigned char *flags = (unsigned char *)PyBytes_AS_STRING(out);
+    const unsigned char *data = region.buf;
+    int64_t before = 0;
+    for (size_t r = 0; r < n; r++) {
+        int64_t start, end;
+        memcpy(&start, (const char *)bounds.buf + 16 * r, 8);
+        memcpy(&end, (const char *)bounds.buf + 16 * r + 8, 8);
+        if (start < before || end < start || (uint64_t)end > total) {
+            PyErr_SetString(PyExc_ValueError, "literal_hits: records out of order or bounds");
+            Py_CLEAR(out);
+            goto done;
+        }
+        before = end;
+        const unsigned char *p = data + start;
+        size_t len = (size_t)(end - start);
+        flags[r] = (unsigned char)(starts_anchored(p, len, anchored) ||
+                                   (PyTuple_GET_SIZE(floating) > 0 &&
+                                    holds_floating(p, p + len, floating, first, second, single)));
+    }
+done:
+    PyBuffer_Release(&region);
+    PyBuffer_Release(&bounds);
+    return out;
+}

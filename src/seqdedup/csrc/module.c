@@ -126,6 +126,18 @@ static PyMethodDef kernel_methods[] = {
      "ranks of each fragment that is not its whole sequence (int32 buffers: key ids in stream "
      "order, negative between streams and for new keys; each id's chain and place; each "
      "chain's length, 0 for one not checked)"},
+    {"occurrences", seqdedup_py_occurrences, METH_O,
+     "occurrences(hashes) -> (ids, previous, firsts, counts, lasts): per 16-byte hash its id "
+     "(in the order of first occurrence) and its previous position (-1: none), int64 each; "
+     "per id its first position, count and last position"},
+    {"tally", seqdedup_py_tally, METH_VARARGS,
+     "tally(ids, first, last, size, top) -> (distinct, pairs): of the int64 ids (0 .. size - 1) "
+     "at positions first .. last, how many distinct and the top most frequent as int64 (id, "
+     "count) pairs, ties in the order first met"},
+    {"literal_hits", seqdedup_py_literal_hits, METH_VARARGS,
+     "literal_hits(region, bounds, floating, anchored) -> bytes: 1 per record (int64 pairs "
+     "into region) whose bytes, letters folded, hold a floating literal or start with an "
+     "anchored one (tuples of lower-case bytes), else 0"},
     {"fold_shape", seqdedup_py_fold_shape, METH_VARARGS,
      "fold_shape(keys, at, extent, count) -> (length, matched): of the count keys from "
      "key at, the shortest period of the first extent and how many repeat it"},

@@ -25,6 +25,7 @@ from seqdedup.config.settings import DEFAULT_TRANSFORM_TIMEOUT
 if TYPE_CHECKING:
     import subprocess
     from array import array
+    from mmap import mmap
 
     from seqdedup.base.tokens import RecordTokens
     from seqdedup.config.jsonkeys import JsonSelector
@@ -132,7 +133,7 @@ class KeyMaker:
         (decode the records and call :meth:`hashes`)."""
         return self._hashing.encoded_row(encoded) if self._hashing.encoded else None
 
-    def span_hashes(self, data: bytes, delimiter: bytes) -> bytes | None:
+    def span_hashes(self, data: bytes | mmap, delimiter: bytes) -> bytes | None:
         """The key hashes of the records of ``data`` (split at ``delimiter``; a final
         delimiter ends the last record) where the kernel splits and hashes them itself,
         no Python object per record; else None (split them and call :meth:`hashes`)."""
@@ -175,7 +176,7 @@ class _PythonHashing:
     def encoded_row(self, encoded: bytes) -> bytes:
         raise AssertionError("only where the kernel hashes encoded rows")
 
-    def span(self, data: bytes, delimiter: bytes) -> bytes | None:
+    def span(self, data: bytes | mmap, delimiter: bytes) -> bytes | None:
         return None  # (the records are split in Python)
 
 
@@ -218,7 +219,7 @@ class _KernelHashing:
         result: bytes = self._kernel.hash_encoded(encoded, *self._settings)
         return result
 
-    def span(self, data: bytes, delimiter: bytes) -> bytes | None:
+    def span(self, data: bytes | mmap, delimiter: bytes) -> bytes | None:
         if not self.encoded:
             return None
         found: tuple[bytes, bytes] = self._kernel.split_hash(data, delimiter, *self._settings)
