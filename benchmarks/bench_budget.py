@@ -79,6 +79,7 @@ def o200k() -> Callable[[bytes], int]:
 
 
 Corpus = tuple[str, Path, list[str] | None]  # name, the copy read, its true templates
+MARKERS: dict[int, list[list[int]]] = {}  # per budget, each row's markers' tokens
 
 
 def corpora(work: Path, folders: list[Path], lines: int) -> list[Corpus]:
@@ -202,6 +203,7 @@ def row(found: Corpus, budget: int, work: Path, args: argparse.Namespace, count)
     shown = shown_by_store(text, store, len(lines))
     tokens_in, tokens_out = count(data), count(text)
     markers = [count(line) for line in text.splitlines() if line.startswith(b"[sd:")]
+    MARKERS.setdefault(budget, []).append(markers)
     cells = [
         name,
         f"{budget // 1000}k",
@@ -272,6 +274,16 @@ def main() -> None:
                 continue
             for budget in BUDGETS:
                 print(row(found, budget, work, args, count), flush=True)
+        print()
+        for budget, rows in MARKERS.items():
+            every = [tokens for markers in rows for tokens in markers]
+            means = [statistics.mean(markers) for markers in rows if markers]
+            if every:
+                print(
+                    f"{budget // 1000}k: {statistics.mean(every):.1f} tokens per marker over "
+                    f"all {len(every):,} markers of these corpora (per corpus "
+                    f"{min(means):.1f}-{max(means):.1f}, their mean {statistics.mean(means):.1f})"
+                )
         if args.million:
             print("\n" + million(work, args.million, args.repeat))
 

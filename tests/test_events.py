@@ -39,7 +39,7 @@ def test_copies_of_an_event_that_differ_only_in_their_timestamps_are_one_event()
     assert (reduction.events, reduction.events_shown, reduction.met) == (1, 1, True)
     # the later copies are in one marker: copies of the first job's two lines, and when
     assert text.count("ERROR job failed") == 1
-    assert re.search(r": 39 copies of lines 1-2; until 2026-11-22T10:00:39Z\]", text), text
+    assert re.search(r": 39 copies of lines 1-2; until 10:00:39Z\]", text), text
     exact = reduce_to_budget(data, 200, max_history=None, event_fields=())
     assert exact.events == 40  # (compared by their whole text, each is its own event)
 

@@ -528,14 +528,14 @@ def _events_note(events: int, shown: int) -> bytes:
 def _time_span(source: Source, first: int, last: int, long: bool) -> str:
     """When the stretch ``first`` .. ``last`` was, as far as the lines right before and
     after it do not say so with timestamps of their own: nothing between two stamped
-    lines, "until" its last time after one, "from" its first before one, else both
-    (the end without the date the start already gives). The long form gives both
-    unless both lines are stamped. (A stretch left out is always between lines shown,
-    or at an end: the planning, which makes markers left to right before the lines
-    after them are placed, costs the same marker.)"""
+    lines, "until" its last time after one, "from" its first before one (without the
+    date that line shows), else both (the end without the date the start gives). The
+    long form gives both, whole, unless both lines are stamped. (A stretch left out is
+    always between lines shown, or at an end: the planning, which makes markers left to
+    right before the lines after them are placed, costs the same marker.)"""
     stamp = source.stamp
     before, after = (
-        0 <= line < source.count and bool(stamp(source.record(line)))
+        stamp(source.record(line)) if 0 <= line < source.count else ""
         for line in (first - 1, last + 1)
     )
     if before and after:
@@ -546,17 +546,18 @@ def _time_span(source: Source, first: int, last: int, long: bool) -> str:
     if start == end:
         return f"; {visible(start)}"
     if not long and before:
-        return f"; until {visible(end)}"
+        return f"; until {visible(_after_shared_date(before, end))}"
     if not long and after:
-        return f"; from {visible(start)}"
+        return f"; from {visible(_after_shared_date(after, start))}"
     return f"; {visible(start)} .. {visible(end if long else _after_shared_date(start, end))}"
 
 
-def _after_shared_date(start: str, end: str) -> str:
-    """``end`` without its date where ``start`` has the same: the part up to its last
-    space or "T" ("20:11:11" for "17/06/09 20:10:57" .. "17/06/09 20:11:11")."""
-    cut = max(end.rfind(" "), end.rfind("T")) + 1
-    return end[cut:] if cut and start[:cut] == end[:cut] else end
+def _after_shared_date(known: str, time: str) -> str:
+    """``time`` without its date where the ``known`` time has the same: the part up to
+    its last space or "T" ("20:11:11" for "17/06/09 20:11:11" after "17/06/09
+    20:10:57")."""
+    cut = max(time.rfind(" "), time.rfind("T")) + 1
+    return time[cut:] if cut and known[:cut] == time[:cut] else time
 
 
 def render(
