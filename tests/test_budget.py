@@ -85,7 +85,7 @@ VOUCH = re.compile(rb"\[seqdedup: reduced text [0-9a-f]{12}\]")
 # (the values and the time span follow it): a repeat of an earlier stretch, copies of a
 # block ("N copies of lines a-b[ and E of its lines]", "N like line a" when the block is
 # one line), or its kinds: the most frequent named ("N like line a", 'N like "words"';
-# "like line a" alone for a stretch of one line), then "+ K other kinds" where the named
+# "like line a" alone for a stretch of one line), then "+K other kinds" where the named
 # one does not hold every line (the others hold the rest, each at least one); a copy
 # ends with ", byte for byte".
 PARTS = {
@@ -97,7 +97,7 @@ PARTS = {
     ),
     re.compile(rb"(?:(\d+) )?like line \d+"): lambda m: int(m[1] or 1),
 }
-OTHER_KINDS = re.compile(rb"(.*) \+ (\d+) other kinds?")
+OTHER_KINDS = re.compile(rb"(.*) \+(\d+) other kinds?")
 
 
 def said_counts(description: bytes) -> tuple[int, int] | None:

@@ -403,7 +403,7 @@ def _merged(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 def _kinds_said(named: list[str], count: int, more: int, others: int, long: bool) -> str:
     """A stretch's kinds as its marker says them: those ``named``, then ``others``
-    other kinds ("+ 3 other kinds": their lines are the rest of the stretch's; the
+    other kinds ("+3 other kinds": their lines are the rest of the stretch's; the
     long form counts them, "7 more of 3 other kinds"); a stretch of one line is "like
     line 5", not "1 like line 5"."""
     if count == 1:
@@ -411,7 +411,7 @@ def _kinds_said(named: list[str], count: int, more: int, others: int, long: bool
     said = ", ".join(named)
     if others:
         kinds = f"{others} other kind{'s' * (others > 1)}"
-        said += f", {more} more of {kinds}" if long and more > others else f" + {kinds}"
+        said += f", {more} more of {kinds}" if long and more > others else f" +{kinds}"
     return said
 
 
