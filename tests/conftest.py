@@ -443,6 +443,35 @@ ENGINES = (
 )
 
 
+@pytest.fixture(autouse=True)
+def _no_kernel_on_the_python_engine(request):
+    """A test run on the Python engine by the ``engine`` fixture: any import of the
+    kernel fails in it, so a stray use of the kernel shows (a test that names its engines
+    itself, or switches them, is left alone)."""
+    direct = any(
+        m.args and "engine" in str(m.args[0]) for m in request.node.iter_markers("parametrize")
+    )
+    if direct or "engine" not in request.fixturenames:
+        yield
+        return
+    if request.getfixturevalue("engine") != "python":
+        yield
+        return
+    import seqdedup
+
+    kernel = sys.modules.get("seqdedup._kernel")
+    sys.modules["seqdedup._kernel"] = None  # type: ignore[assignment]
+    seqdedup.__dict__.pop("_kernel", None)  # (else `from seqdedup import _kernel` finds it)
+    try:
+        yield
+    finally:
+        if kernel is None:
+            sys.modules.pop("seqdedup._kernel", None)
+        else:
+            sys.modules["seqdedup._kernel"] = kernel
+            seqdedup._kernel = kernel
+
+
 @pytest.fixture(scope="module", params=ENGINES)
 def engine(request):
     """Run the module's tests once per engine (SEQDEDUP_ENGINE, read at each run)."""

@@ -210,6 +210,7 @@ def test_no_bytes_twin_where_spaces_cannot_be_spelled():
     assert byte_twin(re.compile(r"(?x) \s # [")) is None  # verbose: comments
 
 
+@pytest.mark.one_engine  # (it runs both engines itself, the kernel importable)
 @pytest.mark.skipif(not kernel_built(), reason="the compiled kernel is not installed")
 @pytest.mark.parametrize("rule", [FilterRule("bypass", "^ts"), FilterRule("track", "ERROR")])
 def test_the_python_engine_scans_literals_without_the_kernel(monkeypatch, rule):

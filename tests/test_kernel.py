@@ -940,3 +940,20 @@ def test_the_python_engine_never_imports_the_kernel(tmp_path):
         assert got[0] == want[0] and got[2] == want[2]
         # (the budget's and diff's texts name the files and a digest of the input)
         assert got[1].replace("blocked", "present") == want[1]
+
+
+def test_the_python_engines_tests_cannot_import_the_kernel(engine):
+    """Run by the ``engine`` fixture on the Python engine, a test cannot import the
+    kernel in either spelling (tests/conftest.py): a stray use of it fails there."""
+    if engine != "python":  # (the kernel's tests import it as before)
+        from seqdedup import _kernel
+
+        assert _kernel.record_bounds(b"a\nb", b"\n")
+        return
+    with pytest.raises(ImportError):
+        from seqdedup import _kernel  # noqa: F401
+    with pytest.raises(ImportError):
+        import seqdedup._kernel  # noqa: F401
+    from seqdedup.base.kernel import load
+
+    assert load() is None
