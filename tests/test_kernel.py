@@ -951,7 +951,7 @@ def test_the_python_engines_tests_cannot_import_the_kernel(engine):
         assert _kernel.record_bounds(b"a\nb", b"\n")
         return
     with pytest.raises(ImportError):
-        from seqdedup import _kernel  # noqa: F401
+        from seqdedup import _kernel
     with pytest.raises(ImportError):
         import seqdedup._kernel  # noqa: F401
     from seqdedup.base.kernel import load
