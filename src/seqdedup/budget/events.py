@@ -70,7 +70,7 @@ class Units(NamedTuple):
     verbatim: bytearray
     shapes: list[tuple[int, tuple[bytes, ...]]]  # each kind's shape (see _shape)
     previous: array[int]  # the record's key's previous occurrence (-1: none)
-    severity: bytearray  # per unit: FATAL, ERROR (or no level word), WARN (see severity)
+    severity: bytearray  # per new unit: FATAL, ERROR (or no level word), WARN (see severity)
     event_kinds: dict[int, bytes]  # a verbatim record's shape (its kind, or its family)
     last: array[int]
 
@@ -155,8 +155,9 @@ def units_of(
         new[bisect_right(starts, record) - 1] = 1
     flags = bytearray(map(verbatim.__getitem__, starts))
     ranks = bytearray([NOT_AN_EVENT]) * len(starts)
-    for unit in ones(flags):
-        ranks[unit] = severity(source.record(starts[unit]))
+    for unit in ones(new):  # (the rank orders the new events only)
+        if flags[unit]:
+            ranks[unit] = severity(source.record(starts[unit]))
     return Units(
         ids, firsts, frequency, starts, ends, new, flags, shapes, previous, ranks,
         _shapes(event_kinds), last,
