@@ -557,6 +557,7 @@ def counted_on_a_thread(streams, step, **options):
     return stats, made
 
 
+@pytest.mark.one_engine  # (the kernel's own path)
 @settings(max_examples=examples(150), deadline=None)
 @given(
     streams=st.lists(st.lists(st.sampled_from("abc"), max_size=120), min_size=1, max_size=3),
@@ -578,6 +579,7 @@ def test_sequences_counted_on_a_thread_are_the_oracles(streams, window, step):
     assert len(made) == 1
 
 
+@pytest.mark.one_engine  # (the kernel's own path)
 def test_the_thread_counts_what_the_matcher_decides_meanwhile():
     """A large input in many chunks: the thread does the counting (and the matcher
     decides chunks of over a thousand records without the GIL), with the count of a run
@@ -593,6 +595,7 @@ def test_the_thread_counts_what_the_matcher_decides_meanwhile():
     assert stats.unique_sequences > 100
 
 
+@pytest.mark.one_engine  # (the kernel's own path)
 def test_a_failure_on_the_attribution_thread_ends_the_run(monkeypatch):
     """An error in the thread's call is the run's error (raised on the main thread, at
     the next chunk or at the end), never a hang or a wrong count: running out of memory
@@ -616,6 +619,7 @@ def test_a_failure_on_the_attribution_thread_ends_the_run(monkeypatch):
     assert len(calls) == 3  # nothing attributed after the failure
 
 
+@pytest.mark.one_engine  # (the kernel's own path)
 def test_a_dropped_run_ends_its_attribution_thread():
     """A Deduplicator dropped in the middle of raw input (never flushed) does not leave
     its attribution thread behind."""
@@ -649,6 +653,7 @@ def test_a_dropped_run_ends_its_attribution_thread():
 # -- an inconsistency attribution finds is an internal error (exit 70), never a traceback
 
 
+@pytest.mark.one_engine  # (the kernel's own path)
 def test_the_kernel_reports_an_inconsistency_as_an_assertion():
     """A skipped run that the matcher never decided: attribution finds no repeat window
     covering it and says so as an AssertionError (the CLI's internal error), with or
