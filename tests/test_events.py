@@ -328,3 +328,45 @@ def test_occurrences_and_tallies_of_either_twin_are_the_literal_reading(keys, fi
     for twin in _twins(python_tally, "tally"):
         distinct, found = twin(ids, first, last, len(order), top)
         assert (distinct, list(array("q", found))) == (len(counted), pairs), twin
+
+
+PIECES = [
+    "ERROR", "Error", "error", "ERR", "FATAL", "Critical", "CRIT", "ALERT", "EMERG", "panic",
+    "panic:", "Traceback (most recent call last)", "ValueError", "NullPointerException",
+    "FAIL", "FAILED", "failure", "Failed", "Assertion", "WARN", "Warning", "warn", "E", "F",
+    "W", "V", "I", "D", "/", "Tag", ": ", ":", " ", "1", "12", "INFO", "debug", "denied",
+    "INVALID", "Refused", "timed out", "TimeOut", "x", "[", "]", "=", "level",
+    "1 E ", "1 W ", "1 F ", "1 I ", "E/", "W/", "F/", "Tag: ",  # (logcat's shapes)
+]  # fmt: skip
+
+
+LOGCAT = st.tuples(  # (a logcat line: pid and tid, one-letter level, tag; or E/Tag)
+    st.sampled_from(["", "1702 2395 ", "x 1 "]),
+    st.sampled_from("EFWIVD"),
+    st.sampled_from([" Tag: x", "/Tag: x", " Tag x", "/"]),
+).map("".join)
+
+
+@settings(max_examples=examples(600), deadline=None)
+@given(
+    st.lists(
+        st.one_of(LOGCAT, st.lists(st.sampled_from(PIECES), max_size=8).map("".join)),
+        max_size=6,
+    )
+)
+def test_every_line_a_level_pattern_matches_holds_one_of_its_literals(lines):
+    """The level patterns are tried only on the lines that hold one of their literals
+    (letters folded; logcat's ``E/`` at a line's start): no line they match is passed
+    over, on either engine."""
+    from seqdedup.base.records import python_record_bounds
+    from seqdedup.budget.input import ANCHORED, LEVELS, LITERALS, python_literal_hits
+
+    data = "\n".join(lines).encode()
+    bounds = python_record_bounds(data, b"\n")
+    records = [data[bounds[k] : bounds[k + 1]] for k in range(0, len(bounds), 2)]
+    for level in LEVELS:
+        pattern = re.compile(LEVELS[level].encode())
+        matched = bytes(bool(pattern.search(record)) for record in records)
+        for twin in _twins(python_literal_hits, "literal_hits"):
+            hits = twin(data, bounds, LITERALS[level], ANCHORED[level])
+            assert all(hit for hit, match in zip(hits, matched, strict=True) if match), level

@@ -124,7 +124,8 @@ def python_tally(ids: array[int], first: int, last: int, size: int, top: int) ->
     and the ``top`` most frequent as int64 (id, count) pairs, ties in the order first
     met."""
     counts = Counter(ids[first : last + 1])
-    assert all(0 <= found < size for found in counts), "an id outside 0 .. size - 1"
+    if not all(0 <= found < size for found in counts):
+        raise ValueError("tally: an id outside 0 .. size - 1")
     pairs = array("q", (n for pair in counts.most_common(top) for n in pair))
     return len(counts), pairs.tobytes()
 
