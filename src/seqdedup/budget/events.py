@@ -212,10 +212,8 @@ def _kind_texts(
     for record in event_keys:
         texts_of.setdefault(kinds[16 * record : 16 * record + 16], record)
     kind_firsts = [record for record in firsts if not verbatim[record]]
-    made = kind_keys(config, kernel).keys(
-        [source.record(k) for k in [*texts_of.values(), *kind_firsts]]
-    )
-    text_of = dict(zip(texts_of, made, strict=False))
+    made = kind_keys(config, kernel).keys(source.picked([*texts_of.values(), *kind_firsts]))
+    text_of = dict(zip(texts_of, made[: len(texts_of)], strict=True))
     kind_shape = dict(zip(kind_firsts, made[len(texts_of) :], strict=True))
     shapes = [
         _shape(b"v" + event_keys[r]) if verbatim[r] else _shape(b"k" + kind_shape[r])

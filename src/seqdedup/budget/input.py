@@ -105,14 +105,12 @@ def python_literal_hits(
                     at = block.find(literal, end)
                 else:
                     at = block.find(literal, at + 1)
-        for literal in anchored:
-            at = block.find(literal)
-            while at >= 0:
-                record = bisect_right(starts, offset + at, first, last) - 1
-                end = bounds[2 * record + 1] - offset
-                if starts[record] == offset + at and at + len(literal) <= end:
+        if anchored:  # (at each record's start: a search would stop at every space)
+            width = max(map(len, anchored))
+            for record in range(first, last):
+                at, end = bounds[2 * record] - offset, bounds[2 * record + 1] - offset
+                if block[at : min(end, at + width)].startswith(anchored):
                     flags[record] = 1
-                at = block.find(literal, at + 1)
         first = last
     return bytes(flags)
 
@@ -204,9 +202,7 @@ class Source:
         return self.data[self.bounds[2 * index] : self.bounds[2 * index + 1]]
 
     def records(self, start: int, stop: int | None) -> list[bytes]:
-        bounds, data = self.bounds, self.data
-        stop = self.count if stop is None else stop
-        return [data[bounds[2 * k] : bounds[2 * k + 1]] for k in range(start, stop)]
+        return self.picked(range(start, self.count if stop is None else stop))
 
     def picked(self, indices: Iterable[int]) -> list[bytes]:
         bounds, data = self.bounds, self.data

@@ -314,7 +314,8 @@ static Py_ssize_t tally_ids(const int64_t *ids, Py_ssize_t first, Py_ssize_t las
                             Py_ssize_t size, Py_ssize_t top, int64_t *found, Py_ssize_t *made)
 {
     int64_t *counts = PyMem_RawCalloc((size_t)size + 1, sizeof(int64_t));
-    int64_t *order = PyMem_RawMalloc(((size_t)(last - first) + 2) * sizeof(int64_t));
+    size_t held = (size_t)(last + 1 - first); /* (0 for an empty stretch: last = first - 1) */
+    int64_t *order = PyMem_RawMalloc((held + 1) * sizeof(int64_t));
     if (counts == NULL || order == NULL) {
         PyMem_RawFree(counts);
         PyMem_RawFree(order);
