@@ -1023,9 +1023,11 @@ def sized_run(kernel, rng: random.Random, long: bool = False) -> None:
     if tracked:
         new += d.take_new()
         assert len(new) == len(flags) and set(new) <= {0, 1}
+    # Stretches of at most max(window, cap) records: the same answer (the oracle says
+    # why): seeds 1-4 took 11.0 CPU-s, now 9.4; test_sized runs the literal reading.
     expected = skipped_flags_sized(
         streams, window, least, SIZE_OF.__getitem__, history, library, cap,
-        longest=cap if long else None,
+        longest=cap,
     )  # fmt: skip
     assert [not f for f in flags] == expected, (streams, window, least, history, cap, library)
     for bad in (

@@ -33,7 +33,10 @@ def sanitized_kernel(tmp_path_factory) -> Path:
     first to take the lock builds it; the others wait for it and load the same file)."""
     import fcntl
 
-    shared = tmp_path_factory.getbasetemp().parent  # (the same folder for every worker)
+    # Under xdist each worker's base folder sits in the run's own; without it the parent
+    # is every run's, where a kernel built from older sources would be found.
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
     target = shared / ("sanitized_kernel" + sysconfig.get_config_var("EXT_SUFFIX"))
     with open(shared / "sanitized_kernel.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
