@@ -48,19 +48,35 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return len(os.sched_getaffinity(0)) + 1
 
 
+# Fixtures that start something costly once per module on each worker that runs one of
+# their tests (a Dask cluster: 3.7 CPU-s; a browser): their tests run one after another
+# on one worker, so that the run starts each once.
+SHARED_STARTS = ("real_cluster", "browser")
+
+
 def slow_ones_first(items: list[pytest.Item], workers: int) -> list[pytest.Item]:
     """The order in which the workers get the tests: xdist hands each worker an equal
     share of the list in one piece, and each share here begins with its part of the slow
     tests, dealt in turn. The slow tests run first, side by side, with quick work left to
-    fill in around them: no worker ends the run alone on a long test."""
-    slow = [item for item in items if "slow" in item.keywords]
-    quick = [item for item in items if "slow" not in item.keywords]
+    fill in around them: no worker ends the run alone on a long test. The tests of each
+    of SHARED_STARTS open one worker's share, together (a worker that runs out of tests
+    takes them from the end of another's share, never from its start)."""
+    groups = [
+        [item for item in items if name in getattr(item, "fixturenames", ())]
+        for name in SHARED_STARTS
+    ]
+    grouped = {id(item) for group in groups for item in group}
+    slow = [item for item in items if "slow" in item.keywords and id(item) not in grouped]
+    quick = [item for item in items if "slow" not in item.keywords and id(item) not in grouped]
+    heads: list[list[pytest.Item]] = [[] for _ in range(workers)]
+    for k, group in enumerate(groups):
+        heads[k % workers] += group
     ordered: list[pytest.Item] = []
     left = len(items)
     for k in range(workers):
         share = left // (workers - k)  # (the split xdist makes)
         left -= share
-        mine = slow[k::workers]
+        mine = heads[k] + slow[k::workers]
         take = max(share - len(mine), 0)
         ordered += mine + quick[:take]
         del quick[:take]
