@@ -54,6 +54,22 @@ def mask_noise(key: bytes, fields: Sequence[str]) -> bytes:
     return key
 
 
+class EventShapes:
+    """Each verbatim record's shape (``shapes[record]``): its kind's text, or its
+    family's where the log's error kinds of one form take more than one word at a place
+    (a user name: ``Invalid user <...> from <IP>``; seqdedup.keys.kind.families). Held
+    per kind (``kind_ids[record]``: the record's kind, numbered), not per record;
+    ``verbatim``: which records are verbatim."""
+
+    def __init__(self, kind_ids: array[int], shape_of: dict[int, bytes], verbatim: bytearray):
+        self.kind_ids = kind_ids
+        self.shape_of = shape_of
+        self.verbatim = verbatim
+
+    def __getitem__(self, record: int) -> bytes:
+        return self.shape_of[self.kind_ids[record]]
+
+
 class Units(NamedTuple):
     """The records seen as units: ``line_kind[r]`` is record r's kind or event (an id,
     events and kinds numbered together in the order they first occur), ``first[id]``
@@ -71,7 +87,7 @@ class Units(NamedTuple):
     shapes: list[tuple[int, tuple[bytes, ...]]]  # each kind's shape (see _shape)
     previous: array[int]  # the record's key's previous occurrence (-1: none)
     severity: bytearray  # per new unit: FATAL, ERROR (or no level word), WARN (see severity)
-    event_kinds: dict[int, bytes]  # a verbatim record's shape (its kind, or its family)
+    event_kinds: EventShapes  # a verbatim record's shape (its kind, or its family)
     last: array[int]
 
 
@@ -161,7 +177,7 @@ def units_of(
             ranks[unit] = severity(source.record(starts[unit]))
     return Units(
         ids, firsts, frequency, starts, ends, new, flags, shapes, previous, ranks,
-        _shapes(event_kinds), last,
+        event_kinds, last,
     )  # fmt: skip
 
 
@@ -205,22 +221,24 @@ def _kind_texts(
     event_keys: dict[int, bytes],
     config: Config,
     kernel: ModuleType | None,
-) -> tuple[list[tuple[int, tuple[bytes, ...]]], dict[int, bytes]]:
+) -> tuple[list[tuple[int, tuple[bytes, ...]]], EventShapes]:
     """Each id's shape (from its first record: its kind's text, or its event's key), and
-    each verbatim record's kind (its text made once for each kind)."""
-    texts_of: dict[bytes, int] = {}  # (a kind hash: the first verbatim record of it)
-    for record in event_keys:
-        texts_of.setdefault(kinds[16 * record : 16 * record + 16], record)
+    the verbatim records' shapes (each kind's text made once, from its first record:
+    records of one kind hash have one text)."""
+    kind_ids, _, kind_firsts_all, _, _ = (array("q", part) for part in numbered(kernel)(kinds))
+    shown = sorted({kind_ids[record] for record in event_keys})  # (the verbatim kinds)
     kind_firsts = [record for record in firsts if not verbatim[record]]
-    made = kind_keys(config, kernel).keys(source.picked([*texts_of.values(), *kind_firsts]))
-    text_of = dict(zip(texts_of, made[: len(texts_of)], strict=True))
-    kind_shape = dict(zip(kind_firsts, made[len(texts_of) :], strict=True))
+    made = kind_keys(config, kernel).keys(
+        source.picked([*(kind_firsts_all[k] for k in shown), *kind_firsts])
+    )
+    family = families(made[: len(shown)])
+    shape_of = {k: family[text] for k, text in zip(shown, made[: len(shown)], strict=True)}
+    kind_shape = dict(zip(kind_firsts, made[len(shown) :], strict=True))
     shapes = [
         _shape(b"v" + event_keys[r]) if verbatim[r] else _shape(b"k" + kind_shape[r])
         for r in firsts
     ]
-    event_kinds = {r: text_of[kinds[16 * r : 16 * r + 16]] for r in event_keys}
-    return shapes, event_kinds
+    return shapes, EventShapes(kind_ids, shape_of, verbatim)
 
 
 def _merged(kinds: bytes, events: bytes, verbatim: bytearray) -> bytes:
@@ -253,14 +271,6 @@ def _unit_bounds(verbatim: bytearray, heads: bytearray) -> tuple[array[int], arr
     ends = array("q", map((-1).__add__, islice(starts, 1, None)))
     ends.append(count - 1)
     return starts, ends
-
-
-def _shapes(event_kinds: dict[int, bytes]) -> dict[int, bytes]:
-    """Each verbatim record's shape: its kind, or its family where the log's error kinds
-    of one form take more than one word at a place (a user name: ``Invalid user <...>
-    from <IP>``; seqdedup.keys.kind.families)."""
-    family = families(event_kinds.values())
-    return {record: family[kind] for record, kind in event_kinds.items()}
 
 
 # An event's severity, the order in which events earn their place: the line's highest

@@ -35,7 +35,7 @@ from seqdedup.budget.events import (
     tallied,
     units_of,
 )
-from seqdedup.budget.input import Buffer, Source, verbatim_units
+from seqdedup.budget.input import Buffer, Source, ones, verbatim_units
 from seqdedup.budget.removed import (
     RemovedStore,
     digest_of,
@@ -384,9 +384,11 @@ def _counted_as(units: Units) -> array[int]:
     """What a marker counts each record as: its kind of line, and an event's its shape
     (named by the shape's first event): "43 like line 1; values 14 .. 56"."""
     counted = array("q", units.line_kind)
-    shapes: dict[bytes, int] = {}  # (each shape: the id of its first event)
-    for record, shape in units.event_kinds.items():
-        counted[record] = shapes.setdefault(shape, counted[record])
+    shapes = units.event_kinds
+    kind_ids, shape_of = shapes.kind_ids, shapes.shape_of
+    firsts: dict[bytes, int] = {}  # (each shape: the id of its first event)
+    for record in ones(shapes.verbatim):
+        counted[record] = firsts.setdefault(shape_of[kind_ids[record]], counted[record])
     return counted
 
 
