@@ -9,7 +9,7 @@ from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from types import ModuleType
-from typing import IO, TypeVar
+from typing import IO, Literal, TypeVar, overload
 
 from seqdedup.base.errors import SeqdedupError
 from seqdedup.base.records import record_bounds
@@ -208,13 +208,19 @@ class Source:
         bounds, data = self.bounds, self.data
         return [data[bounds[2 * k] : bounds[2 * k + 1]] for k in indices]
 
-    def span(self, first: int, last: int) -> bytes:
+    @overload
+    def span(self, first: int, last: int, view: Literal[False] = False) -> bytes: ...
+    @overload
+    def span(self, first: int, last: int, view: Literal[True]) -> memoryview: ...
+    def span(self, first: int, last: int, view: bool = False) -> bytes | memoryview:
         """The exact bytes of records ``first`` .. ``last``, each with its delimiter
-        (the input's last record without one where it had none)."""
+        (the input's last record without one where it had none); ``view``: as a view
+        of the input, not a copy (to be read at once, as a digest reads it)."""
         end = self.bounds[2 * last + 1]
         if last + 1 < self.count or self.ends_delimited:
             end += len(self.delimiter)
-        return self.data[self.bounds[2 * first] : end]
+        data = memoryview(self.data) if view else self.data
+        return data[self.bounds[2 * first] : end]
 
 
 KEEP_BATCH = 1 << 16  # records a --keep pattern is matched on under one timer

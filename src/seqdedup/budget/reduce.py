@@ -19,8 +19,7 @@ import re
 from array import array
 from bisect import bisect_right
 from collections.abc import Iterator, Sequence
-from itertools import accumulate, repeat
-from operator import add
+from itertools import accumulate
 from types import ModuleType
 from typing import NamedTuple
 
@@ -138,12 +137,14 @@ class Costs:
             each = self._each(source.data, source.bounds)
         else:
             each = array("q", (self._count(r) for r in source.records(0, source.count)))
-        self.sums = array("q", [0])
-        self.sums.extend(accumulate(map(add, each, repeat(delimiter))))
+        self.sums = array("q", [0])  # (without the delimiters: added per record below)
+        self.sums.extend(accumulate(each))
         self._delimiter = delimiter
 
     def records(self, first: int, last: int) -> int:
-        return self.sums[last + 1] - self.sums[first] if last >= first else 0
+        if last < first:
+            return 0
+        return self.sums[last + 1] - self.sums[first] + (last - first + 1) * self._delimiter
 
     def line(self, text: bytes) -> int:
         return self._count(text) + self._delimiter
@@ -577,7 +578,7 @@ def render(
     the line that vouches for it wherever it is not the input as it stands."""
     (shown, gaps, shown_notes), source, costs = planned, layout.source, layout.costs
     delimiter = source.delimiter
-    digests = {(a, b): digest_of(source.span(a, b)) for a, b in gaps}
+    digests = {(a, b): digest_of(source.span(a, b, view=True)) for a, b in gaps}
     spans = {digest: gap for gap, digest in digests.items()}
     references = shortest_prefixes(spans)
     out: list[bytes] = []
