@@ -370,3 +370,29 @@ def test_every_line_a_level_pattern_matches_holds_one_of_its_literals(lines):
         for twin in _twins(python_literal_hits, "literal_hits"):
             hits = twin(data, bounds, LITERALS[level], ANCHORED[level])
             assert all(hit for hit, match in zip(hits, matched, strict=True) if match), level
+
+
+@given(
+    verbatim=st.lists(st.booleans(), max_size=40).flatmap(
+        lambda flags: st.tuples(
+            st.just(flags), st.lists(st.booleans(), min_size=len(flags), max_size=len(flags))
+        )
+    )
+)
+def test_units_are_a_head_with_the_verbatim_records_that_continue_it(verbatim):
+    """_unit_bounds against its reading: a unit starts at every record that is not a
+    verbatim record continuing a unit (verbatim, not a head), and ends where the next
+    starts; the ends, read where asked, are those of the whole list, by index and by slice."""
+    from seqdedup.budget.events import _unit_bounds
+
+    flags, head_flags = verbatim
+    is_verbatim = bytearray(flags)
+    heads = bytearray(v and h for v, h in zip(flags, head_flags, strict=True))
+    starts, ends = _unit_bounds(is_verbatim, heads)
+    want_starts = [r for r in range(len(flags)) if not (is_verbatim[r] and not heads[r])]
+    want_ends = [s - 1 for s in want_starts[1:]] + ([len(flags) - 1] if want_starts else [])
+    assert list(starts) == want_starts
+    assert [ends[u] for u in range(len(ends))] == want_ends == ends[:]
+    assert ends[-1:] == want_ends[-1:] and ends[1::2] == want_ends[1::2]
+    with pytest.raises(IndexError):
+        ends[len(want_ends)]

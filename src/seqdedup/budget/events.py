@@ -22,9 +22,9 @@ from array import array
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Sequence
-from itertools import compress, islice
+from itertools import compress
 from types import ModuleType
-from typing import NamedTuple
+from typing import NamedTuple, overload
 
 from seqdedup.base.kernel import SEED
 from seqdedup.budget.input import LEVELS, Source, ones
@@ -54,6 +54,28 @@ def mask_noise(key: bytes, fields: Sequence[str]) -> bytes:
     return key
 
 
+class UnitEnds(Sequence[int]):
+    """Each unit's last record: the record before the next unit's first (the input's
+    last for the last unit), read where asked (a few thousand units are, of a million)."""
+
+    def __init__(self, starts: array[int], count: int) -> None:
+        self._starts = starts
+        self._count = count
+
+    def __len__(self) -> int:
+        return len(self._starts)
+
+    @overload
+    def __getitem__(self, unit: int) -> int: ...
+    @overload
+    def __getitem__(self, unit: slice) -> list[int]: ...
+    def __getitem__(self, unit: int | slice) -> int | list[int]:
+        if isinstance(unit, slice):
+            return [self[u] for u in range(*unit.indices(len(self)))]
+        unit = range(len(self))[unit]  # (a negative index counted from the end; bounds)
+        return self._starts[unit + 1] - 1 if unit + 1 < len(self) else self._count - 1
+
+
 class EventShapes:
     """Each verbatim record's shape (``shapes[record]``): its kind's text, or its
     family's where the log's error kinds of one form take more than one word at a place
@@ -81,7 +103,7 @@ class Units(NamedTuple):
     first: array[int]
     frequency: array[int]
     starts: array[int]
-    ends: array[int]
+    ends: UnitEnds
     new: bytearray
     verbatim: bytearray
     shapes: list[tuple[int, tuple[bytes, ...]]]  # each kind's shape (see _shape)
@@ -261,16 +283,14 @@ def _merged(kinds: bytes, events: bytes, verbatim: bytearray) -> bytes:
 _FLIP = bytes.maketrans(b"\x00\x01", b"\x01\x00")
 
 
-def _unit_bounds(verbatim: bytearray, heads: bytearray) -> tuple[array[int], array[int]]:
+def _unit_bounds(verbatim: bytearray, heads: bytearray) -> tuple[array[int], UnitEnds]:
     """Each unit's first and last record: a verbatim head with the verbatim records
     that continue it (verbatim, not a head), or one record."""
     count = len(verbatim)
     continued = int.from_bytes(verbatim, "little") & ~int.from_bytes(heads, "little")
     starting = continued.to_bytes(count, "little").translate(_FLIP)
     starts = array("q", compress(range(count), starting))
-    ends = array("q", map((-1).__add__, islice(starts, 1, None)))
-    ends.append(count - 1)
-    return starts, ends
+    return starts, UnitEnds(starts, count)
 
 
 # An event's severity, the order in which events earn their place: the line's highest

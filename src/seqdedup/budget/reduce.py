@@ -19,7 +19,7 @@ import re
 from array import array
 from bisect import bisect_right
 from collections.abc import Iterator, Sequence
-from itertools import accumulate
+from itertools import accumulate, compress
 from types import ModuleType
 from typing import NamedTuple
 
@@ -34,7 +34,7 @@ from seqdedup.budget.events import (
     tallied,
     units_of,
 )
-from seqdedup.budget.input import Buffer, Source, ones, verbatim_units
+from seqdedup.budget.input import Buffer, Source, verbatim_units
 from seqdedup.budget.removed import (
     RemovedStore,
     digest_of,
@@ -388,7 +388,7 @@ def _counted_as(units: Units) -> array[int]:
     shapes = units.event_kinds
     kind_ids, shape_of = shapes.kind_ids, shapes.shape_of
     firsts: dict[bytes, int] = {}  # (each shape: the id of its first event)
-    for record in ones(shapes.verbatim):
+    for record in compress(range(len(shapes.verbatim)), shapes.verbatim):  # (dense: no find)
         counted[record] = firsts.setdefault(shape_of[kind_ids[record]], counted[record])
     return counted
 
