@@ -18,6 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from seqdedup.base.hashes import MASK64, hash_words
+from seqdedup.base.tokens import estimate_tokens
 from seqdedup.config.jsonkeys import JsonSelector
 from seqdedup.config.normalize import normalize_py
 from seqdedup.engine.runs import runs_of
@@ -716,8 +717,9 @@ def key_table_calls(kernel, rng: random.Random) -> None:
 def budget_calls(kernel, rng: random.Random) -> None:
     """--budget's kernel calls on random input against their literal readings:
     literal_hits (letters folded, floating and anchored, records at the region's edges),
+    token_counts (the estimate's regular expression),
     occurrences (the zero hash, repeats) and tally (any range, ties); bad calls refused."""
-    region = bytes(rng.choice(b"aAbE/ \n\x00\xff") for _ in range(rng.randint(0, 300)))
+    region = bytes(rng.choice(b"aAbE/ \t\n\r7\x00\xff") for _ in range(rng.randint(0, 300)))
     cuts = sorted(rng.choices(range(len(region) + 1), k=2 * rng.randint(0, 20)))
     pairs = array("q", cuts)
     literals = [bytes(rng.choice(b"ab e/\xff") for _ in range(rng.randint(1, 3))) for _ in range(4)]
@@ -727,6 +729,9 @@ def budget_calls(kernel, rng: random.Random) -> None:
         record = region[pairs[2 * k] : pairs[2 * k + 1]].lower()
         hit = any(lit in record for lit in floating) or record.startswith(anchored)
         assert got[k] == hit, (region, pairs, floating, anchored)
+    tokens = array("q", kernel.token_counts(region, pairs.tobytes()))
+    records = [region[pairs[2 * k] : pairs[2 * k + 1]] for k in range(len(pairs) // 2)]
+    assert list(tokens) == [estimate_tokens(record) for record in records], region
     cut = pairs.tobytes()[:-1] or b"x"  # (bounds that are not int64 pairs)
     for bad in ((region, cut, (), ()), (region, pairs.tobytes(), (b"A",), ()),
                 (region, pairs.tobytes(), (b"",), ()), (region, pairs.tobytes(), (b"a",) * 65, ()),
