@@ -722,7 +722,11 @@ def budget_calls(kernel, rng: random.Random) -> None:
     region = bytes(rng.choice(b"aAbE/ \t\n\r7\x00\xff") for _ in range(rng.randint(0, 300)))
     cuts = sorted(rng.choices(range(len(region) + 1), k=2 * rng.randint(0, 20)))
     pairs = array("q", cuts)
-    literals = [bytes(rng.choice(b"ab e/\xff") for _ in range(rng.randint(1, 3))) for _ in range(4)]
+    shortest = rng.choice([1, 3])  # (3: all of 3 bytes or more, the trigram sieve's path)
+    literals = [
+        bytes(rng.choice(b"ab e/\xff") for _ in range(rng.randint(shortest, shortest + 2)))
+        for _ in range(4)
+    ]
     floating, anchored = tuple(literals[: rng.randint(0, 4)]), tuple(literals[2:])
     got = kernel.literal_hits(region, pairs.tobytes(), floating, anchored)
     for k in range(len(pairs) // 2):

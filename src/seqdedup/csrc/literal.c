@@ -157,6 +157,37 @@ static int holds_floating(const unsigned char *p, const unsigned char *end, PyOb
     return 0;
 }
 
+/* Literals of 3 bytes or more (--budget's all are): a record is first sifted by its
+ * folded 3-byte windows, each hashed into a 65,536-bit set of the literals' first three
+ * bytes, a look-up a byte where a branch on the byte would mispredict at every common
+ * first letter; a window in the set has its literals compared. */
+#define TRIGRAM_WORDS 1024 /* 65,536 bits */
+
+static inline uint32_t trigram_slot(uint32_t three) { return (three * 2654435761u) >> 16; }
+
+static int holds_floating3(const unsigned char *p, const unsigned char *end, PyObject *floating,
+                           const uint64_t *first, const uint64_t *trigrams)
+{
+    if (end - p < 3) return 0;
+    uint32_t three = ((uint32_t)folded(p[0]) << 8) | folded(p[1]);
+    for (const unsigned char *q = p + 2; q < end; q++) {
+        three = ((three << 8) | folded(*q)) & 0xFFFFFFu;
+        uint32_t slot = trigram_slot(three);
+        if (!((trigrams[slot >> 6] >> (slot & 63)) & 1)) continue;
+        const unsigned char *at = q - 2;
+        uint64_t m = first[folded(*at)];
+        for (int i = 0; m; i++, m >>= 1) {
+            if (!(m & 1)) continue;
+            PyObject *lit = PyTuple_GET_ITEM(floating, i);
+            size_t size = (size_t)PyBytes_GET_SIZE(lit);
+            if (size <= (size_t)(end - at) && folded_equal(at, PyBytes_AS_STRING(lit), size)) {
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
 static int starts_anchored(const unsigned char *p, size_t len, PyObject *anchored)
 {
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(anchored); i++) {
@@ -192,12 +223,19 @@ PyObject *seqdedup_py_literal_hits(PyObject *self, PyObject *args)
         goto done;
     }
     if (lower_literals(floating) < 0 || lower_literals(anchored) < 0) goto done;
-    uint64_t first[256] = {0}, second[256] = {0}, single = 0;
+    uint64_t first[256] = {0}, second[256] = {0}, single = 0, trigrams[TRIGRAM_WORDS] = {0};
+    int long_only = 1; /* (every literal 3 bytes or more: sifted by trigrams) */
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(floating); i++) {
         PyObject *lit = PyTuple_GET_ITEM(floating, i);
         const unsigned char *s = (const unsigned char *)PyBytes_AS_STRING(lit);
         uint64_t bit = (uint64_t)1 << i;
         first[s[0]] |= bit;
+        if (PyBytes_GET_SIZE(lit) < 3) {
+            long_only = 0;
+        } else {
+            uint32_t slot = trigram_slot(((uint32_t)s[0] << 16) | ((uint32_t)s[1] << 8) | s[2]);
+            trigrams[slot >> 6] |= (uint64_t)1 << (slot & 63);
+        }
         if (PyBytes_GET_SIZE(lit) == 1) {
             single |= bit; /* (any byte, or none, may follow it) */
             for (int c = 0; c < 256; c++) second[c] |= bit;
@@ -222,9 +260,11 @@ PyObject *seqdedup_py_literal_hits(PyObject *self, PyObject *args)
         before = end;
         const unsigned char *p = data + start;
         size_t len = (size_t)(end - start);
-        flags[r] = (unsigned char)(starts_anchored(p, len, anchored) ||
-                                   (PyTuple_GET_SIZE(floating) > 0 &&
-                                    holds_floating(p, p + len, floating, first, second, single)));
+        int floats = PyTuple_GET_SIZE(floating) > 0;
+        flags[r] = (unsigned char)(
+            starts_anchored(p, len, anchored) ||
+            (floats && long_only && holds_floating3(p, p + len, floating, first, trigrams)) ||
+            (floats && !long_only && holds_floating(p, p + len, floating, first, second, single)));
     }
 done:
     PyBuffer_Release(&region);
