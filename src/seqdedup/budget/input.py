@@ -67,7 +67,7 @@ LiteralHits = Callable[
 
 def literal_hits(kernel: ModuleType | None) -> LiteralHits:
     """The twin that finds the records holding a literal: the kernel's ``literal_hits``
-    (one pass, two table look-ups a byte) or :func:`python_literal_hits`."""
+    (one pass: a 3-byte window a look-up) or :func:`python_literal_hits`."""
     if kernel is None:
         return python_literal_hits
     hits: LiteralHits = kernel.literal_hits
