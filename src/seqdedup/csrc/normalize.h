@@ -181,34 +181,40 @@ static size_t nd_quoted(const unsigned char *s, size_t n, size_t p)
 static inline unsigned nd_kind(unsigned char c) { return nd_alpha(c) ? 1u : nd_digit(c) ? 2u : 0u; }
 
 /* Whether a match of the classes may start at a byte, by the kind of the byte before it
- * (row 0 also at the key's start) and the byte: its byte can start one, and inside a
- * word only a timestamp can start (after a letter one that starts with a digit, after
- * a digit a syslog month or weekday); every other class needs a word boundary before it. Made
- * once per set of classes (the same every time, so a second making changes nothing):
- * the scan then costs two lookups a byte. */
+ * and the byte: its byte can start one, and inside a word only a timestamp can start
+ * (after a letter one that starts with a digit, after a digit a syslog month or
+ * weekday); every other class needs a word boundary before it. A letter starts a
+ * timestamp only as a month's or a weekday's first (A D F J M N O S T W), and at the
+ * key's start (its own row) as any capital up to W (glog's I, W, E, F: the matcher
+ * tries every capital there). Made once per set of classes (the same every time, so a
+ * second making changes nothing): the scan then costs two lookups a byte. */
+#define ND_KIND_ROW (3 * 256)  /* each byte's kind as the byte before a start */
+#define ND_START_ROW (4 * 256) /* the key's first byte */
+
 static const unsigned char *nd_start_table(unsigned classes)
 {
-    static unsigned char tables[NORM_CLASSES + 1][3 * 256 + 256];
+    static unsigned char tables[NORM_CLASSES + 1][5 * 256];
     static unsigned char ready[NORM_CLASSES + 1];
     classes &= NORM_CLASSES;
     unsigned char *table = tables[classes];
     if (!ready[classes]) {
         for (int c = 0; c < 256; c++) {
             unsigned char b = (unsigned char)c;
-            int digit = nd_digit(b), hex = nd_hex(b), month = b >= 'A' && b <= 'W';
+            int digit = nd_digit(b), hex = nd_hex(b), capital = b >= 'A' && b <= 'W';
+            int month = b != 0 && strchr("ADFJMNOSTW", b) != NULL; /* (or a weekday) */
             int stamp = (classes & NORM_TIMESTAMP) != 0;
             /* (a run of spaces may start anywhere, inside a word's end too) */
             int space = (classes & NORM_SPACE) && (b == ' ' || b == '\t');
-            table[c] = (unsigned char)((stamp && (digit || month)) ||
-                                       ((classes & (NORM_UUID | NORM_HEX)) && hex) ||
-                                       ((classes & NORM_IP) && (hex || b == ':')) ||
-                                       ((classes & NORM_NUMBER) && digit) ||
-                                       ((classes & NORM_PATH) && b == '/') ||
-                                       ((classes & NORM_QUOTED) && (b == '"' || b == '\'')) ||
-                                       space);
+            int other = ((classes & (NORM_UUID | NORM_HEX)) && hex) ||
+                        ((classes & NORM_IP) && (hex || b == ':')) ||
+                        ((classes & NORM_NUMBER) && digit) ||
+                        ((classes & NORM_PATH) && b == '/') ||
+                        ((classes & NORM_QUOTED) && (b == '"' || b == '\'')) || space;
+            table[c] = (unsigned char)((stamp && (digit || month)) || other);
             table[256 + c] = (unsigned char)((stamp && digit) || space);  /* after a letter */
             table[512 + c] = (unsigned char)((stamp && month) || space);  /* after a digit */
-            table[768 + c] = (unsigned char)nd_kind(b);
+            table[ND_KIND_ROW + c] = (unsigned char)nd_kind(b);
+            table[ND_START_ROW + c] = (unsigned char)((stamp && (digit || capital)) || other);
         }
         ready[classes] = 1;
     }
@@ -224,8 +230,8 @@ static inline uint64_t nd_candidates(const unsigned char *s, size_t n, size_t p,
     size_t count = n - p < 64 ? n - p : 64;
     uint64_t bits = 0;
     for (size_t k = 0; k < count; k++) {
-        unsigned kind = p + k > 0 ? table[768 + s[p + k - 1]] : 0;
-        bits |= (uint64_t)table[256 * kind + s[p + k]] << k;
+        unsigned row = p + k > 0 ? 256u * table[ND_KIND_ROW + s[p + k - 1]] : ND_START_ROW;
+        bits |= (uint64_t)table[row + s[p + k]] << k;
     }
     return bits;
 }
