@@ -136,6 +136,20 @@ static int lower_literals(PyObject *tuple)
     return 0;
 }
 
+/* Whether one of the floating literals whose bit `m` has (bit i: literal i) starts at
+ * `at` and ends by `end`. */
+static int holds_one_at(const unsigned char *at, const unsigned char *end, PyObject *floating,
+                        uint64_t m)
+{
+    for (int i = 0; m; i++, m >>= 1) {
+        if (!(m & 1)) continue;
+        PyObject *lit = PyTuple_GET_ITEM(floating, i);
+        size_t size = (size_t)PyBytes_GET_SIZE(lit);
+        if (size <= (size_t)(end - at) && folded_equal(at, PyBytes_AS_STRING(lit), size)) return 1;
+    }
+    return 0;
+}
+
 /* Whether record [p, end) holds one of the floating literals: at each byte, the literals
  * whose first two bytes are there (two table look-ups) are compared. */
 static int holds_floating(const unsigned char *p, const unsigned char *end, PyObject *floating,
@@ -145,14 +159,7 @@ static int holds_floating(const unsigned char *p, const unsigned char *end, PyOb
         uint64_t m = first[folded(*p)];
         if (m == 0) continue;
         m &= p + 1 < end ? second[folded(p[1])] : single;
-        for (int i = 0; m; i++, m >>= 1) {
-            if (!(m & 1)) continue;
-            PyObject *lit = PyTuple_GET_ITEM(floating, i);
-            size_t size = (size_t)PyBytes_GET_SIZE(lit);
-            if (size <= (size_t)(end - p) && folded_equal(p, PyBytes_AS_STRING(lit), size)) {
-                return 1;
-            }
-        }
+        if (m && holds_one_at(p, end, floating, m)) return 1;
     }
     return 0;
 }
@@ -175,15 +182,7 @@ static int holds_floating3(const unsigned char *p, const unsigned char *end, PyO
         uint32_t slot = trigram_slot(three);
         if (!((trigrams[slot >> 6] >> (slot & 63)) & 1)) continue;
         const unsigned char *at = q - 2;
-        uint64_t m = first[folded(*at)];
-        for (int i = 0; m; i++, m >>= 1) {
-            if (!(m & 1)) continue;
-            PyObject *lit = PyTuple_GET_ITEM(floating, i);
-            size_t size = (size_t)PyBytes_GET_SIZE(lit);
-            if (size <= (size_t)(end - at) && folded_equal(at, PyBytes_AS_STRING(lit), size)) {
-                return 1;
-            }
-        }
+        if (holds_one_at(at, end, floating, first[folded(*at)])) return 1;
     }
     return 0;
 }
