@@ -98,7 +98,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if not hasattr(config, "workerinput"):  # (the controller, or a run without workers)
         import compileall
 
-        compileall.compile_dir(Path(__file__).parent.parent / "src" / "seqdedup", quiet=1)
+        # (quiet: a tree it cannot write to runs as before, compiling in each command)
+        compileall.compile_dir(Path(__file__).parent.parent / "src" / "seqdedup", quiet=2)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
