@@ -11,6 +11,7 @@ other, and a window is W consecutive records of one stream (none spans two).
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Sequence
 
 
@@ -22,6 +23,14 @@ def skipped_flags(
 ) -> list[bool]:
     """For each key (tracked records only), whether the rule skips it. O(n^2 + nW)."""
     return skipped_flags_streams([keys], window, history, library)
+
+
+def started_between(starts: list[int], start: int, length: int, history: int | None) -> bool:
+    """Whether an equal stretch of ``length`` records, one of ``starts`` (ascending),
+    ended before ``start`` and began at most ``history`` records before it: a start in
+    [start - history, start - length], found by bisection."""
+    at = bisect_left(starts, 0 if history is None else start - history)
+    return at < len(starts) and starts[at] <= start - length
 
 
 def window_starts(streams: Sequence[Sequence[object]], window: int) -> list[int]:
@@ -50,9 +59,7 @@ def skipped_flags_streams(
         equal.setdefault(tuple(keys[i : i + window]), []).append(i)
     for j in starts:
         current = tuple(keys[j : j + window])
-        repeat = current in known or any(
-            i + window <= j and (history is None or j - i <= history) for i in equal[current]
-        )
+        repeat = current in known or started_between(equal[current], j, window, history)
         if repeat:
             for r in range(j, j + window):
                 skipped[r] = True
@@ -123,11 +130,7 @@ def skipped_flags_sized(
                 content = tuple(keys[s:e])
                 if not large(content):
                     continue
-                n = e - s
-                repeat = content in known or any(
-                    earlier + n <= s and (history is None or s - earlier <= history)
-                    for earlier in starts_of[content]
-                )
+                repeat = content in known or started_between(starts_of[content], s, e - s, history)
                 if repeat:
                     for r in range(s, e):
                         skipped[r] = True
