@@ -22,6 +22,9 @@ from seqdedup.keys.kind import (
     Form,
     form_words,
     kind_keys,
+    outline,
+    outline_label,
+    outline_value,
     varying_form,
     word_forms,
 )
@@ -60,14 +63,19 @@ def value_groups(
     known, forms, examples = _good_kinds(profile, kinds.keys, bad_kinds)
     index: dict[bytes, int] = {}
     seen: list[set[bytes]] = []  # (each group's value words, all of them)
+    outlines: dict[bytes, bytes] | None = None  # (made when first asked)
     for position, kind in zip(positions, bad_kinds, strict=True):
         if kind in known:
             label, example, word = kind, known[kind], b""
-        else:
-            found = varying_form(kind, forms)
-            if found is None:
-                continue  # (a kind GOOD never had: new)
+        elif (found := varying_form(kind, forms)) is not None:
             label, example, word = found[1], examples[found], kind.split()[found[0]]
+        else:
+            outlines = _good_outlines(known) if outlines is None else outlines
+            same = outlines.get(outline(kind) or b"\n")  # (b"\n": no outline's)
+            if same is None:
+                continue  # (a kind GOOD never had: new)
+            label, example = outline_label(kind), known[same]
+            word = outline_value(kind, same)
         group = index.get(label)
         if group is None:
             group = index[label] = len(groups.labels)
@@ -104,6 +112,16 @@ def _good_kinds(
         for form in word_forms(kind):
             examples.setdefault(form, known[kind])
     return known, form_words(near), examples
+
+
+def _good_outlines(known: dict[bytes, int]) -> dict[bytes, bytes]:
+    """Each outline of GOOD's kinds (of WORDS words or more) with the first kind that
+    has it."""
+    found: dict[bytes, bytes] = {}
+    for kind in known:
+        found.setdefault(outline(kind), kind)
+    found.pop(b"", None)
+    return found
 
 
 def _may_share(kind: bytes, ends: set[tuple[int, bytes, bytes]]) -> bool:

@@ -15,6 +15,7 @@ known kind with new values (docs/keys.md, "The kind of a line").
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from types import ModuleType
 
@@ -97,3 +98,54 @@ def families(kinds: Iterable[bytes]) -> dict[bytes, bytes]:
         form = varying_form(kind, forms)
         found[kind] = form[1] if form is not None else kind
     return found
+
+
+# A kind's *outline*: its words that hold no value, in order. A word holds one when it
+# has a digit or a placeholder (``<``), or a dot, colon, slash, underscore, at or
+# equals sign between two letters or digits: a program or a host (``chrome.exe``,
+# ``d.dropbox.com:<NUMBER>``), a key and its value (``ret:true``), a state
+# (``SUCCESS_CONTAINER_CLEANUP``). Kinds of one outline of WORDS words or more differ
+# in their values only, however many and wherever: ``chrome.exe *<NUMBER> - ...``
+# and ``Dropbox.exe - ...`` before the same ``open through proxy``.
+VALUE_WORD = re.compile(rb"\S*(?:[0-9<]|[A-Za-z0-9][._:/@=][A-Za-z0-9])\S*")
+
+
+def outline(kind: bytes) -> bytes:
+    """The words of ``kind`` that hold no value (b"": fewer than WORDS of them)."""
+    words = VALUE_WORD.sub(b"", kind).split()
+    return b" ".join(words) if len(words) >= WORDS else b""
+
+
+def outline_label(kind: bytes) -> bytes:
+    """``kind`` with each run of its words that hold values written as ANY."""
+    words: list[bytes] = []
+    for word in kind.split():
+        value = VALUE_WORD.fullmatch(word) is not None
+        if not value or not words or words[-1] != ANY:
+            words.append(ANY if value else word)
+    return b" ".join(words)
+
+
+def _gaps(kind: bytes) -> list[list[bytes]]:
+    """The runs of value words before, between and after the outline's words."""
+    gaps: list[list[bytes]] = [[]]
+    for word in kind.split():
+        if VALUE_WORD.fullmatch(word) is not None:
+            gaps[-1].append(word)
+        else:
+            gaps.append([])
+    return gaps
+
+
+def outline_value(kind: bytes, other: bytes) -> bytes:
+    """The first run of value words of ``kind`` that differs from the same run of
+    ``other`` (a kind of the same outline) by words it has, less the words both runs
+    start and end with (b"": none)."""
+    for mine, theirs in zip(_gaps(kind), _gaps(other), strict=True):
+        while mine and theirs and mine[0] == theirs[0]:
+            mine, theirs = mine[1:], theirs[1:]
+        while mine and theirs and mine[-1] == theirs[-1]:
+            mine, theirs = mine[:-1], theirs[:-1]
+        if mine:
+            return b" ".join(mine)
+    return b""
