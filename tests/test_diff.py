@@ -10,9 +10,10 @@ from hypothesis import strategies as st
 
 from diff_oracle import oracle_diff
 from seqdedup.config.settings import Config
-from seqdedup.diff.changes import Broken, Known, New, Rate
+from seqdedup.diff.changes import LONG_SEQUENCE, Broken, Known, New, Rate
 from seqdedup.diff.compare import DiffOptions
 from seqdedup.diff.inputs import diff_records
+from seqdedup.diff.text import as_text
 
 from conftest import examples
 
@@ -291,3 +292,34 @@ def test_broken_fragments_are_the_maximal_stretches_that_are_not_whole(
     assert broken_fragments(None, *arrays) == want
     if load() is not None:
         assert broken_fragments(load(), *arrays) == want
+
+
+def test_a_long_broken_sequence_shows_its_ends_and_where_it_broke():
+    """A sequence of 30 records, twice whole in GOOD, in BAD cut short after 20 (then
+    X), or run with records 11-20 left out. A break shows BAD's first and last EDGE
+    records of it (with the lines around) and GOOD's first and last EDGE with those
+    within EDGE of where BAD left the sequence or came back into it."""
+    steps = [f"step {k:02}" for k in range(30)]
+    options = DiffOptions(per="input")
+    diff = diff_records([steps + steps], [*steps[:20], "X"], Config(), options)
+    (cut,) = [c for c in diff.changes if isinstance(c, Broken)]
+    assert (cut.how, cut.done, cut.left_out, cut.left_out_after) == ("cut short", 20, 14, 3)
+    assert [line.number for line in cut.records] == [1, 2, 3, 18, 19, 20, 21]
+    assert cut.expected_at == (1, 2, 3, 20, 21, 22, 23, 28, 29, 30)
+    assert [line.text for line in cut.expected] == [steps[k - 1] for k in cut.expected_at]
+    text = as_text(diff, "bad", ["good"])
+    assert "!       3 | step 02\n!         ... 14 records of the sequence\n!      18 |" in text
+    assert "!         | step 02\n!         ... 16 records\n!         | step 19\n" in text
+    diff = diff_records([steps + steps], ["X", *steps[:10], *steps[20:], "Y"], Config(), options)
+    (partly,) = [c for c in diff.changes if isinstance(c, Broken)]
+    assert (partly.how, partly.done, partly.left_out) == ("partly", 20, 14)
+    assert [line.number for line in partly.records] == [1, 2, 3, 4, 19, 20, 21, 22]
+    assert partly.expected_at == (1, 2, 3, 10, 11, 12, 13, 18, 19, 20, 21, 28, 29, 30)
+
+
+def test_a_sequence_of_twelve_records_is_shown_whole():
+    steps = [f"step {k:02}" for k in range(LONG_SEQUENCE)]
+    diff = diff_records([steps + steps], [*steps[:8], "X"], Config(), DiffOptions(per="input"))
+    (cut,) = [c for c in diff.changes if isinstance(c, Broken)]
+    assert cut.left_out == 0 and [line.text for line in cut.expected] == steps
+    assert [line.number for line in cut.records] == list(range(1, 10))

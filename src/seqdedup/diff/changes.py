@@ -79,8 +79,12 @@ class Broken(NamedTuple):
     in BAD broke ``times`` times, first at lines ``first`` .. ``last`` (``records``: BAD's
     records there, with the line before and after), ``how``: ``"cut short"`` (it stops
     after ``done`` records), ``"started part way"``, ``"partly"`` or ``"reordered"``.
-    ``expected``: the whole sequence as GOOD ran it; ``last_break``: the line of the
-    last break."""
+    ``expected``: the sequence as GOOD ran it, ``expected_at`` each record's place in it
+    (from 1); ``last_break``: the line of the last break. A sequence of more than
+    LONG_SEQUENCE records shows its first and last EDGE records and those within EDGE
+    of where BAD left it or came into it, on both sides (``left_out``: BAD's records of
+    the break not shown, between its first and last EDGE, the first EDGE ending at line
+    ``left_out_after``)."""
 
     how: Literal["cut short", "started part way", "partly", "reordered"]
     done: int
@@ -93,7 +97,14 @@ class Broken(NamedTuple):
     records: tuple[Line, ...]
     expected: tuple[Line, ...]
     since: str = ""
+    expected_at: tuple[int, ...] = ()
+    left_out: int = 0
+    left_out_after: int = 0
     kind: Literal["broken"] = "broken"
+
+
+LONG_SEQUENCE = 12  # records of a broken sequence shown whole, on either side
+EDGE = 3  # records shown at each end of a longer one, and around each place it broke
 
 
 class Known(NamedTuple):

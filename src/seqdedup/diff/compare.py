@@ -21,7 +21,19 @@ from typing import Literal, NamedTuple
 
 from seqdedup.base.errors import InvalidValue, whole_number
 from seqdedup.config.settings import MAX_STREAM_WINDOW
-from seqdedup.diff.changes import Broken, Change, Diff, Known, Line, New, Per, Rate, Values
+from seqdedup.diff.changes import (
+    EDGE,
+    LONG_SEQUENCE,
+    Broken,
+    Change,
+    Diff,
+    Known,
+    Line,
+    New,
+    Per,
+    Rate,
+    Values,
+)
 from seqdedup.diff.profile import HASH, NONE, GoodProfile, in_stream_order
 from seqdedup.diff.values import ValueGroups
 from seqdedup.engine.decisions import Block, Decisions
@@ -331,6 +343,15 @@ def _broken_change(
     ranks = spans[0]
     indices = [profile.index_of[ranked[r]] for r in ranks]
     first, last = view.order[ranks[0]], view.order[ranks[-1]]
+    around = range(ranks[0] - 1, ranks[-1] + 2)  # (the break with the line before, after)
+    left_out = after = 0
+    if len(chain) > LONG_SEQUENCE and len(around) > 2 * (EDGE + 1):
+        left_out = len(around) - 2 * (EDGE + 1)
+        after = view.order[around[EDGE]] + 1
+        shown = view.lines(around[: EDGE + 1]) + view.lines(around[-EDGE - 1 :])
+    else:
+        shown = view.lines(around)
+    places = _places_shown(indices, len(chain))
     return Broken(
         _how(indices, len(chain)),
         len(indices),
@@ -340,10 +361,28 @@ def _broken_change(
         first + 1,
         last + 1,
         view.order[spans[-1][0]] + 1,
-        view.lines(range(ranks[0] - 1, ranks[-1] + 2)),
-        tuple(Line(0, as_text(profile.texts[k])) for k in chain),
+        shown,
+        tuple(Line(0, as_text(profile.texts[chain[k]])) for k in places),
         view.stamp(first),
+        tuple(k + 1 for k in places),
+        left_out,
+        after,
     )
+
+
+def _places_shown(indices: list[int], length: int) -> list[int]:
+    """The places of GOOD's sequence a break shows: all of a sequence of LONG_SEQUENCE
+    records or fewer; else the first and last EDGE and those within EDGE of where BAD's
+    records (at ``indices``) came into the sequence or left it."""
+    if length <= LONG_SEQUENCE:
+        return list(range(length))
+    places = set(range(EDGE)) | set(range(length - EDGE, length))
+    for k, index in enumerate(indices):
+        if k == 0 or indices[k - 1] != index - 1:  # (BAD came into the sequence here)
+            places.update(range(index - EDGE, index + 1))
+        if k == len(indices) - 1 or indices[k + 1] != index + 1:  # (and left it here)
+            places.update(range(index, index + EDGE + 1))
+    return sorted(place for place in places if 0 <= place < length)
 
 
 def _how(

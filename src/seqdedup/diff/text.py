@@ -146,8 +146,19 @@ def body(change: Change) -> list[str]:
         lines.append(f"{mark}   as GOOD has it:")
         lines.append(_record(mark, change.good))
     if isinstance(change, Broken):
+        if change.left_out:
+            numbers = [line.number for line in change.records]
+            at = numbers.index(change.left_out_after) + 1
+            lines.insert(at, f"{mark}         ... {_n(change.left_out, 'record')} of the sequence")
         lines.append(f"{mark}   as GOOD runs it:")
-        lines += [_record(mark, line) for line in change.expected]
+        at = change.expected_at or range(1, len(change.expected) + 1)
+        for k, line in enumerate(change.expected):
+            skipped = at[k] - (at[k - 1] if k else 0) - 1
+            if skipped:
+                lines.append(f"{mark}         ... {_n(skipped, 'record')}")
+            lines.append(_record(mark, line))
+        if at and at[-1] < change.length:
+            lines.append(f"{mark}         ... {_n(change.length - at[-1], 'record')}")
     return lines
 
 

@@ -63,19 +63,22 @@ def value_groups(
     known, forms, examples = _good_kinds(profile, kinds.keys, bad_kinds)
     index: dict[bytes, int] = {}
     seen: list[set[bytes]] = []  # (each group's value words, all of them)
-    outlines: dict[bytes, bytes] | None = None  # (made when first asked)
+    unmatched = {
+        kind: outline(kind)
+        for kind in bad_kinds
+        if kind not in known and varying_form(kind, forms) is None
+    }
+    outlines = _good_outlines(known, set(unmatched.values()) - {b""})
     for position, kind in zip(positions, bad_kinds, strict=True):
         if kind in known:
             label, example, word = kind, known[kind], b""
         elif (found := varying_form(kind, forms)) is not None:
             label, example, word = found[1], examples[found], kind.split()[found[0]]
-        else:
-            outlines = _good_outlines(known) if outlines is None else outlines
-            same = outlines.get(outline(kind) or b"\n")  # (b"\n": no outline's)
-            if same is None:
-                continue  # (a kind GOOD never had: new)
+        elif (same := outlines.get(unmatched[kind])) is not None:
             label, example = outline_label(kind), known[same]
             word = outline_value(kind, same)
+        else:
+            continue  # (a kind GOOD never had: new)
         group = index.get(label)
         if group is None:
             group = index[label] = len(groups.labels)
@@ -114,13 +117,17 @@ def _good_kinds(
     return known, form_words(near), examples
 
 
-def _good_outlines(known: dict[bytes, int]) -> dict[bytes, bytes]:
-    """Each outline of GOOD's kinds (of WORDS words or more) with the first kind that
-    has it."""
+def _good_outlines(known: dict[bytes, int], wanted: set[bytes]) -> dict[bytes, bytes]:
+    """Each of the ``wanted`` outlines that GOOD's kinds have, with the first kind that
+    has it. (Only kinds that hold the first word of one are outlined: an outline's
+    words are the kind's own.)"""
     found: dict[bytes, bytes] = {}
+    if not wanted:
+        return found
+    firsts = {shape.split(b" ", 1)[0] for shape in wanted}
     for kind in known:
-        found.setdefault(outline(kind), kind)
-    found.pop(b"", None)
+        if any(first in kind for first in firsts) and (shape := outline(kind)) in wanted:
+            found.setdefault(shape, kind)
     return found
 
 
