@@ -148,8 +148,10 @@ def body(change: Change) -> list[str]:
     if isinstance(change, Broken):
         if change.left_out:
             numbers = [line.number for line in change.records]
-            at = numbers.index(change.left_out_after) + 1
-            lines.insert(at, f"{mark}         ... {_n(change.left_out, 'record')} of the sequence")
+            after = numbers.index(change.left_out_after) + 1
+            lines.insert(
+                after, f"{mark}         ... {_n(change.left_out, 'record')} of the sequence"
+            )
         lines.append(f"{mark}   as GOOD runs it:")
         at = change.expected_at or range(1, len(change.expected) + 1)
         for k, line in enumerate(change.expected):
