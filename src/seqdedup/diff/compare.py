@@ -13,7 +13,7 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import compress, count
 from types import ModuleType
@@ -92,8 +92,20 @@ def key_ids(
     """Key hashes (of records ``first``, ``first + 1``, ...) as the comparison takes
     them: their ids in the profile, and the new ones' keys by position."""
     found = array("i", profile.table.find(keys))
-    new = compress(count(), map(NEW.__eq__, found))
+    new = places_of(NEW, found)
     return found, {first + k: keys[HASH * k : HASH * k + HASH] for k in new}
+
+
+def places_of(value: int, values: Sequence[int]) -> Iterator[int]:
+    """Where ``value`` is in ``values``, in order (each found by a scan in C: no Python
+    step per element)."""
+    at = -1
+    try:
+        while True:
+            at = values.index(value, at + 1)
+            yield at
+    except ValueError:
+        return
 
 
 def compare(
@@ -222,7 +234,7 @@ def _new(
     shown = _shown_flags(view.bad, options, bad_ids)
     order, ranked = view.order, view.ranked
     stretches: list[list[int]] = []
-    for r in compress(count(), map(NEW.__eq__, ranked)):
+    for r in places_of(NEW, ranked):
         if order[r] in values:
             continue
         if stretches and stretches[-1][-1] == r - 1:
@@ -442,7 +454,7 @@ def _rates(
     wanted = {key_id for chain, *_ in changed for key_id in chain}
     first: dict[int, int] = {}
     last: dict[int, int] = {}
-    for position in compress(count(), map(wanted.__contains__, bad_ids)):
+    for position in compress(count(), map(wanted.__contains__, bad_ids)) if wanted else ():
         first.setdefault(bad_ids[position], position)
         last[bad_ids[position]] = position
     for chain, kind, good, good_rate, bad, bad_rate in changed:

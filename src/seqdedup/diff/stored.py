@@ -60,7 +60,9 @@ class StoredRecords:
                 whole -= 1
             if whole:
                 cut = bounds[2 * whole - 1] + width
-                yield self._stored(bytes(held[:cut]), bounds[: 2 * whole])
+                with memoryview(held) as view:  # (one copy; released before held shrinks)
+                    part = view[:cut].tobytes()
+                yield self._stored(part, bounds[: 2 * whole])
                 del held[:cut]
         if held:
             part = bytes(held)
