@@ -225,6 +225,36 @@ def test_stored_records_split_as_one_pass_over_the_whole_input(data, delimiter, 
         stored.close()
 
 
+@settings(max_examples=examples(200), deadline=None)
+@given(st.integers(0, 1500), st.integers(1, 400), st.integers(2, 6))
+def test_an_input_not_set_aside_is_sampled_evenly_first_and_last_among_them(count, part, samples):
+    """GOOD's files are not set aside (their first records are copied as they pass):
+    the records sampled for the time span are those at multiples of the least power of
+    two that leaves fewer than 2 * SAMPLES of them, and the last; whatever the parts."""
+    from unittest import mock
+
+    from seqdedup.diff import stored as stored_module
+
+    records = [b"%d" % k for k in range(count)]
+    data = b"".join(r + b"\n" for r in records)
+    chunks = [data[k : k + 7] for k in range(0, len(data), 7)]
+    with (
+        mock.patch.object(stored_module, "PART", part),
+        mock.patch.object(stored_module, "SAMPLES", samples),
+    ):
+        stored = stored_module.StoredRecords(b"\n", kept=False)
+        for _ in stored.read(chunks, 1 << 20):
+            pass
+        stride = 1
+        while -(-count // stride) >= 2 * samples:
+            stride *= 2
+        wanted = list(range(0, count, stride))
+        wanted += [count - 1] if count and wanted[-1] != count - 1 else []
+        assert stored.samples() == [records[k] for k in wanted]
+        assert stored.count == count
+        stored.close()
+
+
 @pytest.mark.parametrize(
     "options",
     [["--normalize", "all"], ["--normalize", "all", "-w", "3"], ["--stream-by", r"^(\w+):"]],

@@ -32,7 +32,6 @@ from seqdedup.library.load import SENTINEL_KEY
 
 ROWS = 1 << 10  # library rows keyed at a time (a batch of rows is held whole: 16,384 of a
 # large library took 70 MB)
-SAMPLES = 129  # records sampled for an input's time span
 _ENDS_CR = methodcaller("endswith", b"\r")
 _ROW_SIZE = 4  # bytes of a library row's record count, at its start (library.store)
 
@@ -57,6 +56,10 @@ class Keying:
         self._delimiter = config.delimiter
         self._strip_cr = config.delimiter == b"\n"
         self.records_seen = self.cr_ended = 0  # (whose line ends were CRLF, per side)
+
+    @property
+    def names_streams(self) -> bool:
+        return self._namer is not None
 
     def keys(self, records: list[bytes]) -> tuple[bytes, list[Hashable] | None, list[int] | None]:
         """The records' 16-byte key hashes one after another, their streams (None: one)
@@ -110,13 +113,12 @@ class Keying:
         records sampled evenly over it (None: fewer than half of them have one, or no
         time passed). Sampled, so that a clock that wraps at midnight or a late line
         with an old time stretches it no more than it is."""
-        count = records.count
-        if count < 2:
+        samples = records.samples()
+        if len(samples) < 2:
             return None
-        at = sorted({round(k * (count - 1) / (SAMPLES - 1)) for k in range(SAMPLES)})
-        times = [timestamp_seconds(self.stamp(text)) for text in records.texts(at)]
+        times = [timestamp_seconds(self.stamp(text)) for text in samples]
         found = [t for t in times if t is not None]
-        if len(found) < max(2, len(at) // 2) or max(found) <= min(found):
+        if len(found) < max(2, len(samples) // 2) or max(found) <= min(found):
             return None
         return (max(found) - min(found)) / 3600.0
 
@@ -152,7 +154,8 @@ def _read_good_file(
     """One input of GOOD read in parts: its keys counted and linked as one stretch
     (per stream with --stream-by: those keys are linked once the input is read), the
     first record of each new key copied out; nothing of it kept after."""
-    stored = StoredRecords(config.delimiter)
+    # (set aside only with streams: its first records are copied out as they pass)
+    stored = StoredRecords(config.delimiter, kept=keying.names_streams)
     keys: list[bytes] = []
     streams: list[Hashable] = []
     keying.restart()

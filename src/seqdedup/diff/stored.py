@@ -21,6 +21,7 @@ from seqdedup.budget.input import larger_than, spooled
 PART = 4 << 20  # bytes of whole records keyed at a time
 IN_MEMORY = 1 << 20  # bytes set aside in memory; past them, in a temporary file
 BLOCK = 1 << 20  # bytes read back at once for records asked for together
+SAMPLES = 129  # records sampled for an input's time span
 
 
 class StoredRecords:
@@ -28,8 +29,13 @@ class StoredRecords:
     with ``texts``): record k begins ``starts[k]`` bytes into its part, the part
     ``bases[p]`` bytes into the bytes set aside (``firsts[p]``: its first record)."""
 
-    def __init__(self, delimiter: bytes) -> None:
+    def __init__(self, delimiter: bytes, kept: bool = True) -> None:
         self.delimiter = delimiter
+        self.kept = kept  # (False: nothing set aside; only samples, for the time span)
+        self._samples: list[bytes] = []  # (unkept: records stride, 2 stride, ... apart)
+        self._stride = 1
+        self._last = b""
+        self._count = 0
         self.starts = array("I")  # (4 bytes: within its part; "q" once a part is larger)
         self.firsts: list[int] = []
         self.bases: list[int] = []
@@ -40,7 +46,7 @@ class StoredRecords:
 
     @property
     def count(self) -> int:
-        return len(self.starts)
+        return len(self.starts) if self.kept else self._count
 
     def read(self, chunks: Iterable[bytes], limit: int) -> Iterator[tuple[int, bytes, array[int]]]:
         """The input's parts as (number of the part's first record, the part, its
@@ -68,9 +74,12 @@ class StoredRecords:
             part = bytes(held)
             yield self._stored(part, record_bounds(part, self.delimiter))
         # (record k ends where record k + 1 would start, less the delimiter)
-        self._end = self.size if self.size == 0 or self._ends_delimited() else self.size + width
+        if self.kept:
+            self._end = self.size if not self.size or self._ends_delimited() else self.size + width
 
     def _stored(self, part: bytes, bounds: array[int]) -> tuple[int, bytes, array[int]]:
+        if not self.kept:
+            return self._sampled(part, bounds)
         first = len(self.starts)
         if len(part) >> 32 and self.starts.typecode == "I":  # (a record of 4 GiB or more)
             self.starts = array("q", self.starts)
@@ -80,6 +89,34 @@ class StoredRecords:
         spooled(self._spool.write, part)
         self.size += len(part)
         return first, part, bounds
+
+    def _sampled(self, part: bytes, bounds: array[int]) -> tuple[int, bytes, array[int]]:
+        """A part of an input not set aside: the records at multiples of the stride
+        kept, the stride doubled (every other sample dropped) past 2 * SAMPLES - 1, so
+        that they lie evenly over the input; and its last record."""
+        first, count = self._count, len(bounds) // 2
+        self._count += count
+        if count:
+            start = -first % self._stride
+            for k in range(start, count, self._stride):
+                self._samples.append(part[bounds[2 * k] : bounds[2 * k + 1]])
+            while len(self._samples) >= 2 * SAMPLES:
+                self._samples = self._samples[::2]
+                self._stride *= 2
+            self._last = part[bounds[-2] : bounds[-1]]
+        self.size += len(part)
+        return first, part, bounds
+
+    def samples(self) -> list[bytes]:
+        """Records sampled evenly over the input, the first and the last among them:
+        SAMPLES of them where the input is set aside, else SAMPLES to 2 * SAMPLES."""
+        if not self.kept:
+            last_in = self._count == 0 or (self._count - 1) % self._stride == 0
+            return self._samples if last_in else [*self._samples, self._last]
+        count = self.count
+        if count < 2:
+            return self.texts(range(count))
+        return self.texts(sorted({round(k * (count - 1) / (SAMPLES - 1)) for k in range(SAMPLES)}))
 
     def _start(self, index: int) -> int:
         """Where record ``index`` begins in the bytes set aside (past the last: the end
