@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from seqdedup.base.records import record_bounds
 from seqdedup.budget.input import larger_than, spooled
 
-PART = 4 << 20  # bytes of whole records keyed at a time
+PART = 1 << 20  # bytes of whole records keyed at a time (4 MiB: 1.3x the CPU, 1.2x the peak)
 IN_MEMORY = 1 << 20  # bytes set aside in memory; past them, in a temporary file
 BLOCK = 1 << 20  # bytes read back at once for records asked for together
 SAMPLES = 129  # records sampled for an input's time span
