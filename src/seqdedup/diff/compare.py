@@ -17,7 +17,7 @@ from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import compress, count
 from types import ModuleType
-from typing import Literal, NamedTuple
+from typing import Literal, NamedTuple, overload
 
 from seqdedup.base.errors import InvalidValue, whole_number
 from seqdedup.config.settings import MAX_STREAM_WINDOW
@@ -118,10 +118,9 @@ def compare(
     rank: Sequence[int]
     order: Sequence[int]
     ranked: Sequence[int]
-    if bad.streams is None:  # (stream order is input order; int32 arrays, not lists)
-        order = array("i", range(len(bad_ids) + 1))
-        order[-1] = SEP
-        ranked = array("i", bad_ids) + array("i", [SEP])
+    if bad.streams is None:  # (stream order is input order: nothing made per record)
+        order = _InputOrder(len(bad_ids))
+        ranked = _int32(bad_ids)  # (no SEP after the last: every reader stops at the end)
         rank = range(len(bad_ids))
     else:
         streams = in_stream_order(len(bad_ids), bad.streams)
@@ -149,6 +148,34 @@ def as_text(record: bytes) -> str:
     """A record as text, every byte kept (bytes that are not UTF-8 as surrogates: the
     text answer writes them back as they were)."""
     return record.decode("utf-8", "surrogateescape")
+
+
+def _int32(values: Sequence[int]) -> array[int]:
+    """``values`` as an int32 array (itself when it is one: no copy)."""
+    return values if isinstance(values, array) and values.typecode == "i" else array("i", values)
+
+
+class _InputOrder(Sequence[int]):
+    """Stream order of a BAD of one stream: rank r is position r, then SEP."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+
+    def __len__(self) -> int:
+        return self._size + 1
+
+    @overload
+    def __getitem__(self, rank: int) -> int: ...
+    @overload
+    def __getitem__(self, rank: slice) -> Sequence[int]: ...
+    def __getitem__(self, rank: int | slice) -> int | Sequence[int]:
+        if isinstance(rank, slice):
+            return [self[r] for r in range(*rank.indices(len(self)))]
+        if rank < 0:
+            rank += len(self)
+        if not 0 <= rank <= self._size:
+            raise IndexError(rank)
+        return rank if rank < self._size else SEP
 
 
 def _ranks(order: Sequence[int], size: int) -> list[int]:
@@ -330,7 +357,7 @@ def broken_fragments(
     of the ranks whose key id (``ranked``, negative: no key of GOOD) is in a chain of
     ``lengths`` more than 0. The kernel's pass where it runs, else the same in Python."""
     if kernel is not None:
-        pairs = array("q", kernel.broken_fragments(array("i", ranked), chain_of, index_of, lengths))
+        pairs = array("q", kernel.broken_fragments(_int32(ranked), chain_of, index_of, lengths))
         return list(zip(pairs[::2], pairs[1::2], strict=True))
     found: list[tuple[int, int]] = []
     start = previous = chain = index = first = -2
@@ -487,7 +514,12 @@ def _sequence_at(
     text (line 0) for the rest."""
     ranked, first = view.ranked, profile.index_of[view.ranked[start]]
     taken = 0
-    while first + taken < len(chain) and ranked[start + taken] == chain[first + taken]:
+    end = len(ranked)
+    while (
+        first + taken < len(chain)
+        and start + taken < end
+        and ranked[start + taken] == chain[first + taken]
+    ):
         taken += 1
     return tuple(
         view.line(view.order[start + k - first])
