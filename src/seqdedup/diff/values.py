@@ -31,6 +31,7 @@ from seqdedup.keys.kind import (
 
 KEPT = 100  # values kept of each group (and how many in all)
 READ = 256  # records of a group read for the values of a kind GOOD shows
+BATCH = 4096  # GOOD's records whose kinds are made at a time
 
 
 class ValueGroups(NamedTuple):
@@ -60,7 +61,7 @@ def value_groups(
         return groups
     kinds = kind_keys(config, kernel)
     bad_kinds = kinds.keys([text_of(p).removesuffix(b"\r") for p in positions])
-    known, forms, examples = _good_kinds(profile, kinds.keys, bad_kinds)
+    known, forms, examples, outlined = _good_kinds(profile, kinds.keys, bad_kinds)
     index: dict[bytes, int] = {}
     seen: list[set[bytes]] = []  # (each group's value words, all of them)
     unmatched = {
@@ -68,14 +69,14 @@ def value_groups(
         for kind in bad_kinds
         if kind not in known and varying_form(kind, forms) is None
     }
-    outlines = _good_outlines(known, set(unmatched.values()) - {b""})
+    outlines = _good_outlines(outlined, set(unmatched.values()) - {b""})
     for position, kind in zip(positions, bad_kinds, strict=True):
         if kind in known:
             label, example, word = kind, known[kind], b""
         elif (found := varying_form(kind, forms)) is not None:
             label, example, word = found[1], examples[found], kind.split()[found[0]]
         elif (same := outlines.get(unmatched[kind])) is not None:
-            label, example = outline_label(kind), known[same]
+            label, example = outline_label(kind), outlined[same]
             word = outline_value(kind, same)
         else:
             continue  # (a kind GOOD never had: new)
@@ -95,38 +96,58 @@ def value_groups(
     return groups
 
 
+class GoodKinds(NamedTuple):
+    """What the new values need of GOOD's kinds (each with its first key's id): those
+    that are kinds of BAD's (``known``); the forms GOOD's kinds share with BAD's, with
+    the word each takes (VARIES: more than one) and a key of each (``forms``,
+    ``examples``); the kinds that may have the outline of one of BAD's (``outlined``)."""
+
+    known: dict[bytes, int]
+    forms: dict[Form, bytes]
+    examples: dict[Form, int]
+    outlined: dict[bytes, int]
+
+
 def _good_kinds(
     profile: GoodProfile, kinds_of: Callable[[list[bytes]], list[bytes]], bad: list[bytes]
-) -> tuple[dict[bytes, int], dict[Form, bytes], dict[Form, int]]:
-    """GOOD's kinds (each with its first key's id), the forms it shares with ``bad``'s
-    kinds with the word each takes (VARIES: more than one) and a key of each form.
+) -> GoodKinds:
+    """GOOD's kinds as far as ``bad``'s kinds ask for them, made a batch of records at a
+    time (only what may answer one of BAD's kinds is kept).
 
     A kind shares a form with another only when the two have as many words and differ
     in one word at most: the same first and last word, or the same last (the form
     leaves the first out) or the same first (it leaves the last out). GOOD's kinds that
-    cannot share one with any of ``bad`` are not split into forms."""
+    cannot share one with any of ``bad`` are not split into forms. A kind has an outline
+    only if it holds the outline's first word."""
+    wanted = set(bad)
+    ends = {end for kind in wanted for end in _ends_of_forms(kind)}
+    firsts = {shape.split(b" ", 1)[0] for kind in wanted if (shape := outline(kind))}
     known: dict[bytes, int] = {}
-    for key_id, kind in enumerate(kinds_of([t.removesuffix(b"\r") for t in profile.texts])):
-        known.setdefault(kind, key_id)
-    ends = {end for kind in bad for end in _ends_of_forms(kind)}
-    near = [] if not ends else [kind for kind in known if _may_share(kind, ends)]
+    near: dict[bytes, int] = {}
+    outlined: dict[bytes, int] = {}
+    texts = profile.texts
+    for start in range(0, len(texts), BATCH):
+        batch = kinds_of([t.removesuffix(b"\r") for t in texts[start : start + BATCH]])
+        for key_id, kind in enumerate(batch, start):
+            if kind in wanted:
+                known.setdefault(kind, key_id)
+            if ends and _may_share(kind, ends):
+                near.setdefault(kind, key_id)
+            if firsts and any(first in kind for first in firsts):
+                outlined.setdefault(kind, key_id)
     examples: dict[Form, int] = {}
-    for kind in near:
+    for kind, key_id in near.items():
         for form in word_forms(kind):
-            examples.setdefault(form, known[kind])
-    return known, form_words(near), examples
+            examples.setdefault(form, key_id)
+    return GoodKinds(known, form_words(near), examples, outlined)
 
 
-def _good_outlines(known: dict[bytes, int], wanted: set[bytes]) -> dict[bytes, bytes]:
-    """Each of the ``wanted`` outlines that GOOD's kinds have, with the first kind that
-    has it. (Only kinds that hold the first word of one are outlined: an outline's
-    words are the kind's own.)"""
+def _good_outlines(kinds: dict[bytes, int], wanted: set[bytes]) -> dict[bytes, bytes]:
+    """Each of the ``wanted`` outlines that ``kinds`` have, with the first kind that has
+    it."""
     found: dict[bytes, bytes] = {}
-    if not wanted:
-        return found
-    firsts = {shape.split(b" ", 1)[0] for shape in wanted}
-    for kind in known:
-        if any(first in kind for first in firsts) and (shape := outline(kind)) in wanted:
+    for kind in kinds if wanted else ():
+        if (shape := outline(kind)) in wanted:
             found.setdefault(shape, kind)
     return found
 
