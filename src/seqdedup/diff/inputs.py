@@ -4,7 +4,6 @@ and keyed as a run keys records (the key options, ``--stream-by``)."""
 
 from __future__ import annotations
 
-import sqlite3
 from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
@@ -28,7 +27,6 @@ from seqdedup.diff.sanity import checked
 from seqdedup.diff.stored import StoredRecords
 from seqdedup.diff.values import value_groups
 from seqdedup.keys.maker import KeyMaker, key_maker
-from seqdedup.library.load import SENTINEL_KEY
 
 ROWS = 1 << 10  # library rows keyed at a time (a batch of rows is held whole: 16,384 of a
 # large library took 70 MB)
@@ -88,6 +86,8 @@ class Keying:
     def row_keys(self, rows: list[bytes]) -> bytes:
         """The key hashes of library rows, SENTINEL_KEY after each row's (the record
         that a loaded library's key region puts between sequences: no key hash is it)."""
+        from seqdedup.library.load import SENTINEL_KEY  # (a library's modules: not for files)
+
         return self._maker.hash_encoded_rows(rows, SENTINEL_KEY)
 
     def restart(self) -> None:
@@ -200,6 +200,8 @@ def _files_of(folder: Path, notes: list[str] | None = None) -> list[str]:
 
 
 def _read_library(database: Path, profile: GoodProfile, keying: Keying) -> None:
+    import sqlite3  # (a library's modules: not for files)
+
     from seqdedup.library.store import decode_records, open_for_reading
 
     connection = open_for_reading(database)
@@ -252,6 +254,8 @@ def _add_rows(
         if records is None:
             records = decoded[row] = decode(blobs[row])
         return records[k - start]
+
+    from seqdedup.library.load import SENTINEL_KEY
 
     profile.add_rows(keys, SENTINEL_KEY, weights, text_of)
 
