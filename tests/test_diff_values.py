@@ -234,3 +234,16 @@ def test_kinds_of_one_outline_are_one_kind_with_new_values():
     ]
     assert values[0].good.text == good[0]
     assert [(c.first, c.last) for c in diff.changes if isinstance(c, New)] == [(3, 3)]
+
+
+@pytest.mark.parametrize("end", ["", "\r"])
+def test_a_short_kind_good_shows_is_known_by_its_hash(end):
+    """BAD's new kinds of fewer than three words have neither a form nor an outline to
+    share: whether GOOD shows them is asked of GOOD's kinds' hashes alone (a CR at the
+    end of GOOD's lines is no part of a kind)."""
+    good = [f"x 10.0.0.1{end}", f"z 10.0.0.1{end}"]
+    diff = diff_records([good], ["x 10.0.0.2", "y", "x 10.0.0.3"], TIMES)
+    values = [c for c in diff.changes if isinstance(c, Values)]
+    assert [(c.shape, c.first, c.last, c.length) for c in values] == [("x <IP>", 1, 3, 2)]
+    assert values[0].good.text == f"x 10.0.0.1{end}"
+    assert [(c.first, c.last) for c in diff.changes if isinstance(c, New)] == [(2, 2)]

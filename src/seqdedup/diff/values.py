@@ -11,11 +11,12 @@ values they bring.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from operator import methodcaller
 from types import ModuleType
 from typing import NamedTuple
 
 from seqdedup.config.settings import Config
-from seqdedup.diff.profile import GoodProfile
+from seqdedup.diff.profile import HASH, GoodProfile
 from seqdedup.keys.kind import (
     ANY,
     WORDS,
@@ -28,7 +29,9 @@ from seqdedup.keys.kind import (
     varying_form,
     word_forms,
 )
+from seqdedup.keys.maker import KeyMaker
 
+_ENDS_CR = methodcaller("endswith", b"\r")
 KEPT = 100  # values kept of each group (and how many in all)
 READ = 256  # records of a group read for the values of a kind GOOD shows
 BATCH = 4096  # GOOD's records whose kinds are made at a time
@@ -60,8 +63,9 @@ def value_groups(
     if not positions:  # (nothing new: GOOD's kinds are not needed)
         return groups
     kinds = kind_keys(config, kernel)
-    bad_kinds = kinds.keys([text_of(p).removesuffix(b"\r") for p in positions])
-    known, forms, examples, outlined = _good_kinds(profile, kinds.keys, bad_kinds)
+    bad_texts = [text_of(p).removesuffix(b"\r") for p in positions]
+    bad_kinds = kinds.keys(bad_texts)
+    known, forms, examples, outlined = _good_kinds(profile, kinds, bad_kinds, bad_texts)
     index: dict[bytes, int] = {}
     seen: list[set[bytes]] = []  # (each group's value words, all of them)
     unmatched = {
@@ -109,7 +113,7 @@ class GoodKinds(NamedTuple):
 
 
 def _good_kinds(
-    profile: GoodProfile, kinds_of: Callable[[list[bytes]], list[bytes]], bad: list[bytes]
+    profile: GoodProfile, kinds: KeyMaker, bad: list[bytes], bad_texts: list[bytes]
 ) -> GoodKinds:
     """GOOD's kinds as far as ``bad``'s kinds ask for them, made a batch of records at a
     time (only what may answer one of BAD's kinds is kept).
@@ -122,12 +126,14 @@ def _good_kinds(
     wanted = set(bad)
     ends = {end for kind in wanted for end in _ends_of_forms(kind)}
     firsts = {shape.split(b" ", 1)[0] for kind in wanted if (shape := outline(kind))}
+    if not ends and not firsts:  # (only whether BAD's kinds are GOOD's: by their hashes)
+        return GoodKinds(_known_by_hash(profile.texts, kinds, bad, bad_texts), {}, {}, {})
     known: dict[bytes, int] = {}
     near: dict[bytes, int] = {}
     outlined: dict[bytes, int] = {}
     texts = profile.texts
     for start in range(0, len(texts), BATCH):
-        batch = kinds_of([t.removesuffix(b"\r") for t in texts[start : start + BATCH]])
+        batch = kinds.keys([t.removesuffix(b"\r") for t in texts[start : start + BATCH]])
         for key_id, kind in enumerate(batch, start):
             if kind in wanted:
                 known.setdefault(kind, key_id)
@@ -140,6 +146,24 @@ def _good_kinds(
         for form in word_forms(kind):
             examples.setdefault(form, key_id)
     return GoodKinds(known, form_words(near), examples, outlined)
+
+
+def _known_by_hash(
+    texts: list[bytes], kinds: KeyMaker, bad: list[bytes], bad_texts: list[bytes]
+) -> dict[bytes, int]:
+    """Each of ``bad``'s kinds (of ``bad_texts``) that GOOD's records have, with the
+    first key's id: GOOD's kinds hashed in one call, none made as bytes (a kind is its
+    128-bit hash, as a key is)."""
+    bad_hashes = kinds.hashes(bad_texts)
+    kind_of = {bad_hashes[HASH * k : HASH * k + HASH]: kind for k, kind in enumerate(bad)}
+    ended = [t.removesuffix(b"\r") for t in texts] if any(map(_ENDS_CR, texts)) else texts
+    hashes = kinds.hashes(ended)
+    known: dict[bytes, int] = {}
+    for key_id, at in enumerate(range(0, len(hashes), HASH)):
+        kind = kind_of.get(hashes[at : at + HASH])
+        if kind is not None:
+            known.setdefault(kind, key_id)
+    return known
 
 
 def _good_outlines(kinds: dict[bytes, int], wanted: set[bytes]) -> dict[bytes, bytes]:
