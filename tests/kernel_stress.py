@@ -712,6 +712,23 @@ def key_table_calls(kernel, rng: random.Random) -> None:
         except ValueError:
             continue
         raise AssertionError("broken_fragments took ids past its arrays")
+    # GOOD's sequences: the table's own links, and any (cycles too), as the twin makes them
+    from seqdedup.diff.profile import python_chains
+
+    assert kernel.chains(after, before) == python_chains(after, before)
+    size = rng.randint(0, 40)
+    links = [array("i", [rng.randrange(-3, size) for _ in range(size)]) for _ in range(2)]
+    if size and rng.random() < 0.5:  # (a cycle: each the one before the next)
+        ring = rng.sample(range(size), rng.randint(1, size))
+        for a, b in zip(ring, ring[1:] + ring[:1], strict=True):
+            links[0][a], links[1][b] = b, a
+    assert kernel.chains(*links) == python_chains(*links)
+    for bad in ((array("i", [1]), array("i", [0])), (array("i", [0, 0]), b"xyz")):
+        try:
+            kernel.chains(*bad)
+        except ValueError:
+            continue
+        raise AssertionError(f"chains{bad!r} was not refused")
 
 
 def budget_calls(kernel, rng: random.Random) -> None:

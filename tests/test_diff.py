@@ -323,3 +323,44 @@ def test_a_sequence_of_twelve_records_is_shown_whole():
     (cut,) = [c for c in diff.changes if isinstance(c, Broken)]
     assert cut.left_out == 0 and [line.text for line in cut.expected] == steps
     assert [line.number for line in cut.records] == list(range(1, 10))
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    st.integers(0, 12).flatmap(
+        lambda n: st.tuples(
+            st.lists(st.integers(-3, n - 1), min_size=n, max_size=n),
+            st.lists(st.integers(-3, n - 1), min_size=n, max_size=n),
+        )
+    )
+)
+def test_chains_follow_each_key_to_its_one_neighbour(links):
+    """GOOD's sequences from each key's one neighbour after and before (the kernel's and
+    the Python one): every key in one chain, at its place; a key is followed in its
+    chain by its neighbour after exactly when that one's neighbour before is the key;
+    a chain starts at a key no link enters, or (a cycle) at the first of its keys."""
+    from array import array
+    from itertools import pairwise
+
+    from seqdedup.base.kernel import load
+    from seqdedup.diff.profile import python_chains
+
+    after, before = (array("i", side) for side in links)
+    found = python_chains(after, before)
+    if load() is not None:
+        assert load().chains(after, before) == found
+    members, starts, chain_of, index_of = (array("i", part) for part in found)
+    n = len(after)
+    assert sorted(members) == list(range(n)) and starts[0] == 0 and starts[-1] == n
+    chains = [members[a:b] for a, b in pairwise(starts)]
+    assert all(chains)
+    linked = {k: f for k, f in enumerate(after) if 0 <= f != k and before[f] == k}
+    for c, chain in enumerate(chains):
+        for place, key in enumerate(chain):
+            assert (chain_of[key], index_of[key]) == (c, place)
+        for a, b in pairwise(chain):
+            assert linked.get(a) == b
+        if chain[0] in linked.values():  # (entered: only where a cycle was cut)
+            assert linked.get(chain[-1]) == chain[0] and chain[0] == min(chain)
+        else:
+            assert chain[-1] not in linked

@@ -34,6 +34,7 @@ PyObject *seqdedup_py_stream_prefixes(PyObject *self, PyObject *args);
 PyObject *seqdedup_py_json_keys(PyObject *self, PyObject *args, PyObject *kwds);
 /* keytable.c */
 PyObject *seqdedup_py_broken_fragments(PyObject *self, PyObject *args);
+PyObject *seqdedup_py_chains(PyObject *self, PyObject *args);
 PyObject *seqdedup_py_occurrences(PyObject *self, PyObject *arg);
 PyObject *seqdedup_py_tally(PyObject *self, PyObject *args);
 /* literal.c */

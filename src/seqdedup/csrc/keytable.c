@@ -475,3 +475,86 @@ done:
     for (int k = 0; k < held; k++) PyBuffer_Release(&views[k]);
     return result;
 }
+
+/* ---- chains: GOOD's sequences from each key's one neighbour after and before --------- */
+
+/* Key a links to key b when a's one neighbour after is b and b's one neighbour before is
+ * a: each key has at most one link in and one out, so the links form paths (a table's
+ * stretches end, so they never close a cycle; one given here is cut where it was
+ * entered). A path is a chain, from each key no link enters, in id order. */
+PyObject *seqdedup_py_chains(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *objs[2];
+    if (!PyArg_ParseTuple(args, "OO", &objs[0], &objs[1])) return NULL;
+    Py_buffer views[2];
+    Py_ssize_t counts[2];
+    int held = 0;
+    PyObject *result = NULL;
+    int32_t *linked = NULL, *members = NULL, *starts = NULL, *chain_of = NULL,
+            *index_of = NULL;
+    unsigned char *state = NULL; /* 0: no link in, 1: a link in, 2: placed */
+    for (; held < 2; held++) {
+        if (int32_view(objs[held], &views[held], &counts[held]) < 0) goto done;
+    }
+    Py_ssize_t n = counts[0];
+    if (n != counts[1]) {
+        PyErr_SetString(PyExc_ValueError, "one neighbour after and one before per key id");
+        goto done;
+    }
+    if (n >= INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "more key ids than int32 numbers");
+        goto done;
+    }
+    size_t room = (size_t)n + 1;
+    linked = PyMem_RawMalloc(room * sizeof(int32_t));
+    members = PyMem_RawMalloc(room * sizeof(int32_t));
+    starts = PyMem_RawMalloc(room * sizeof(int32_t));
+    chain_of = PyMem_RawMalloc(room * sizeof(int32_t));
+    index_of = PyMem_RawMalloc(room * sizeof(int32_t));
+    state = PyMem_RawCalloc(room, 1);
+    if (!linked || !members || !starts || !chain_of || !index_of || !state) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t k = 0; k < n; k++) {
+        int32_t follower = int32_at(&views[0], k);
+        linked[k] = -1;
+        if (follower >= n || int32_at(&views[1], k) >= n) {
+            PyErr_SetString(PyExc_ValueError, "a neighbour past the key ids");
+            goto done;
+        }
+        if (follower >= 0 && follower != k && int32_at(&views[1], follower) == k) {
+            linked[k] = follower;
+            state[follower] = 1;
+        }
+    }
+    int32_t chains = 0, placed = 0;
+    for (int pass = 0; pass < 2; pass++) { /* heads, then what a cycle left */
+        for (int32_t head = 0; head < (int32_t)n; head++) {
+            if (state[head] != (pass ? 1 : 0)) continue;
+            starts[chains] = placed;
+            int32_t index = 0;
+            for (int32_t key = head; key >= 0 && state[key] != 2; key = linked[key]) {
+                state[key] = 2;
+                chain_of[key] = chains;
+                index_of[key] = index++;
+                members[placed++] = key;
+            }
+            chains++;
+        }
+    }
+    starts[chains] = placed;
+    result = Py_BuildValue("(y#y#y#y#)", (const char *)members, (Py_ssize_t)placed * 4,
+                           (const char *)starts, ((Py_ssize_t)chains + 1) * 4,
+                           (const char *)chain_of, n * 4, (const char *)index_of, n * 4);
+done:
+    PyMem_RawFree(linked);
+    PyMem_RawFree(members);
+    PyMem_RawFree(starts);
+    PyMem_RawFree(chain_of);
+    PyMem_RawFree(index_of);
+    PyMem_RawFree(state);
+    for (int k = 0; k < held; k++) PyBuffer_Release(&views[k]);
+    return result;
+}

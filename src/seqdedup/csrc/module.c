@@ -126,6 +126,11 @@ static PyMethodDef kernel_methods[] = {
      "ranks of each fragment that is not its whole sequence (int32 buffers: key ids in stream "
      "order, negative between streams and for new keys; each id's chain and place; each "
      "chain's length, 0 for one not checked)"},
+    {"chains", seqdedup_py_chains, METH_VARARGS,
+     "chains(after, before) -> (members, starts, chain_of, index_of): int32 buffers in, "
+     "each key id's one neighbour after and before (negative: none or many); out, the "
+     "chains' key ids one after another, where each chain starts (and the end), each "
+     "id's chain and place in it"},
     {"occurrences", seqdedup_py_occurrences, METH_O,
      "occurrences(hashes) -> (ids, previous, firsts, counts, lasts): per 16-byte hash its id "
      "(in the order of first occurrence) and its previous position (-1: none), int64 each; "

@@ -456,7 +456,7 @@ def _rates(
     good_units = (profile.hours or 0.0) if per == "hour" else float(max(profile.inputs, 1))
     bad_units = (view.bad.hours or 0.0) if per == "hour" else 1.0
     found: list[Rate] = []
-    changed: list[tuple[list[int], Literal["more", "less"], int, float, int, float]] = []
+    changed: list[tuple[Sequence[int], Literal["more", "less"], int, float, int, float]] = []
     for chain in profile.chains:
         good = profile.counts[chain[0]]
         bad = max(in_bad.get(key_id, 0) for key_id in chain)
@@ -508,7 +508,7 @@ def _rates(
 
 
 def _sequence_at(
-    view: _View, profile: GoodProfile, chain: list[int], start: int
+    view: _View, profile: GoodProfile, chain: Sequence[int], start: int
 ) -> tuple[Line, ...]:
     """A sequence's records: BAD's from rank ``start`` while they follow it, GOOD's
     text (line 0) for the rest."""

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from array import array
 from collections import defaultdict
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from itertools import pairwise
 from types import ModuleType
-from typing import NamedTuple, Protocol
+from typing import NamedTuple, Protocol, overload
 
 EDGE = -1  # the start or end of a part (an input, a stream, a library row)
 NONE = -2  # no neighbour seen yet (and, in KeyTable.find, a key the table lacks)
@@ -124,6 +125,69 @@ class KeyTable:
         return self._counts.tobytes(), self._after.tobytes(), self._before.tobytes()
 
 
+class Chains(Sequence[Sequence[int]]):
+    """GOOD's sequences: chain ``c`` is ``members[starts[c]:starts[c + 1]]``, key ids in
+    their order (two int32 arrays, not a list per chain)."""
+
+    def __init__(self, members: array[int], starts: array[int]) -> None:
+        self.members, self.starts = members, starts
+
+    def __len__(self) -> int:
+        return len(self.starts) - 1
+
+    @overload
+    def __getitem__(self, chain: int) -> Sequence[int]: ...
+    @overload
+    def __getitem__(self, chain: slice) -> Sequence[Sequence[int]]: ...
+    def __getitem__(self, chain: int | slice) -> Sequence[int] | Sequence[Sequence[int]]:
+        if isinstance(chain, slice):
+            return [self[c] for c in range(*chain.indices(len(self)))]
+        if chain < 0:
+            chain += len(self)
+        if not 0 <= chain < len(self):
+            raise IndexError(chain)
+        return self.members[self.starts[chain] : self.starts[chain + 1]]
+
+    def __iter__(self) -> Iterator[Sequence[int]]:
+        members, starts = self.members, self.starts
+        return (members[a:b] for a, b in pairwise(starts))
+
+
+def python_chains(after_bytes: bytes, before_bytes: bytes) -> tuple[bytes, bytes, bytes, bytes]:
+    """The kernel's ``chains`` in Python: key ``a`` links to ``b`` when ``a``'s one
+    neighbour after is ``b`` and ``b``'s one neighbour before is ``a``; each path of
+    links is a chain, from each key no link enters, in id order (a cycle, which a
+    table never makes, is cut where it is entered). (members, starts, chain_of,
+    index_of) as int32 bytes."""
+    after, before = array("i", after_bytes), array("i", before_bytes)
+    count = len(after)
+    if len(before) != count:
+        raise ValueError("one neighbour after and one before per key id")
+    if any(v >= count for v in after) or any(v >= count for v in before):
+        raise ValueError("a neighbour past the key ids")
+    linked = array("i", [-1]) * count
+    state = bytearray(count)  # 0: no link in, 1: a link in, 2: placed
+    for key_id, follower in enumerate(after):
+        if follower >= 0 and follower != key_id and before[follower] == key_id:
+            linked[key_id] = follower
+            state[follower] = 1
+    members, starts = array("i"), array("i")
+    chain_of, index_of = array("i", bytes(4 * count)), array("i", bytes(4 * count))
+    for waiting in (0, 1):  # (heads, then what a cycle left)
+        for head in range(count):
+            if state[head] != waiting:
+                continue
+            starts.append(len(members))
+            key_id, index = head, 0
+            while key_id >= 0 and state[key_id] != 2:
+                state[key_id] = 2
+                chain_of[key_id], index_of[key_id] = len(starts) - 1, index
+                members.append(key_id)
+                key_id, index = linked[key_id], index + 1
+    starts.append(len(members))
+    return members.tobytes(), starts.tobytes(), chain_of.tobytes(), index_of.tobytes()
+
+
 def key_table(kernel: ModuleType | None) -> Table:
     """The engine's key table: the kernel's when it runs, else :class:`KeyTable`."""
     if kernel is not None:
@@ -155,7 +219,7 @@ class GoodProfile:
         self.inputs = 0
         self.hours: float | None = 0.0  # GOOD's time span (None: some input has no times)
         self.counts: Sequence[int] = array("q")
-        self.chains: list[list[int]] = []
+        self.chains = Chains(array("i"), array("i", [0]))
         self.chain_of: Sequence[int] = array("i")
         self.index_of: Sequence[int] = array("i")
 
@@ -202,31 +266,14 @@ class GoodProfile:
 
     def settle(self) -> None:
         """GOOD's counts and sequences from the table (after the last :meth:`add`)."""
-        counts, after_bytes, before_bytes = self.table.arrays()
+        counts, after, before = self.table.arrays()
         self.counts = array("q", counts)
-        after, before = array("i", after_bytes), array("i", before_bytes)
-        count = len(after)
-        linked = array("i", [-1]) * count
-        has_link_in = bytearray(count)
-        for key_id, follower in enumerate(after):
-            if follower >= 0 and follower != key_id and before[follower] == key_id:
-                linked[key_id] = follower
-                has_link_in[follower] = 1
-        chain_of, index_of = array("i", bytes(4 * count)), array("i", bytes(4 * count))
-        self.chains = []
-        for head in range(count):
-            if not has_link_in[head]:
-                chain: list[int] = []
-                key_id = head
-                while key_id >= 0:
-                    chain_of[key_id] = len(self.chains)
-                    index_of[key_id] = len(chain)
-                    chain.append(key_id)
-                    key_id = linked[key_id]
-                self.chains.append(chain)
+        found = self.kernel.chains(after, before) if self.kernel else python_chains(after, before)
+        members, starts, chain_of, index_of = (array("i", part) for part in found)
+        self.chains = Chains(members, starts)
         self.chain_of, self.index_of = chain_of, index_of
 
-    def whole_enough(self, chain: list[int]) -> bool:
+    def whole_enough(self, chain: Sequence[int]) -> bool:
         """A sequence of several records whose wholeness is evidence: GOOD shows it at
         least twice, or it is GOOD's only input's (a start-up runs once per input)."""
         return len(chain) >= 2 and self.counts[chain[0]] >= min(2, self.inputs)
