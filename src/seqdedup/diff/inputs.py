@@ -7,7 +7,6 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
-from functools import partial
 from itertools import accumulate, chain, repeat
 from operator import methodcaller
 from pathlib import Path
@@ -163,7 +162,7 @@ def _read_good_file(
         for _, part, bounds in stored.read(decoded_inputs([name], None, True), limit):
             hashes, named, _ = keying.part_keys(part, bounds)
             if named is None:
-                profile.add_stretch(hashes, partial(_record_in, part, bounds))
+                profile.add_stretch(hashes, part, bounds)
             else:
                 keys.append(hashes)
                 streams += named
@@ -173,10 +172,6 @@ def _read_good_file(
         profile.add_input(keying.hours(stored))
     finally:
         stored.close()
-
-
-def _record_in(part: bytes, bounds: array[int], index: int) -> bytes:
-    return part[bounds[2 * index] : bounds[2 * index + 1]]
 
 
 def _files_of(folder: Path, notes: list[str] | None = None) -> list[str]:

@@ -239,10 +239,12 @@ class GoodProfile:
                     hashes = b"".join([keys[p * HASH : p * HASH + HASH] for p in order])
                     table.add(hashes, bytes(8 * len(order)))  # (weight 0: counted above)
 
-    def add_stretch(self, keys: bytes, record: Callable[[int], bytes]) -> None:
+    def add_stretch(self, keys: bytes, part: bytes, bounds: Sequence[int]) -> None:
         """A part of one stretch of GOOD (an input read in parts), continued by the next
-        call until :meth:`end_stretch`; ``record(k)``: the record of the ``k``-th key."""
-        self.texts += map(record, array("q", self.table.add(keys, ends=False)))
+        call until :meth:`end_stretch`; the ``k``-th key's record is
+        ``part[bounds[2k]:bounds[2k + 1]]``."""
+        firsts = array("q", self.table.add(keys, ends=False))
+        self.texts += [part[bounds[2 * k] : bounds[2 * k + 1]] for k in firsts]
 
     def end_stretch(self) -> None:
         self.table.add(b"")
