@@ -454,11 +454,12 @@ def main() -> None:
     parser.add_argument("--logs", nargs="*", type=Path, default=[])
     parser.add_argument("--lines", type=int, default=1_000_000)
     parser.add_argument("--speed-only", action="store_true", help="only the speed table")
+    parser.add_argument("--rounds", type=int, default=3, help="runs of each timed command")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
         print(f"machine: {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
-        speed_table(work, args.lines)
+        speed_table(work, args.lines, args.rounds)
         if args.speed_only:
             return
         logs = corpora(args.logs)

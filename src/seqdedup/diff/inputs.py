@@ -203,6 +203,7 @@ def _read_library(database: Path, profile: GoodProfile, keying: Keying) -> None:
     if connection is None:
         raise SeqdedupError(f"library '{database.parent}' holds no sequences")
     try:
+        connection.execute("PRAGMA cache_size = -1024")  # (1 MiB: rows are read once, in order)
         runs = connection.execute("SELECT count(*) FROM runs").fetchone()[0]
         if keying.rows_at_once:  # (with each row's keys and the sentinel after them)
             rows = connection.execute("SELECT records, count, length + 1 FROM sequences")

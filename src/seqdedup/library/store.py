@@ -22,14 +22,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import sqlite3
 import stat
 import sys
 from array import array
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
-from hashlib import blake2b
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -112,6 +110,8 @@ def decode_records(blob: bytes) -> list[bytes]:
 
 
 def digest_of(encoded: bytes) -> bytes:
+    from hashlib import blake2b  # (here: hashlib loads OpenSSL, which reading never needs)
+
     return blake2b(encoded, digest_size=16).digest()
 
 
@@ -271,6 +271,8 @@ STAGING_PREFIX = ".seqdedup-staging-"
 
 
 def _host_prefix() -> str:
+    import socket  # (only a save stages its files)
+
     host = "".join(c if c.isalnum() else "_" for c in socket.gethostname()) or "host"
     return f"{STAGING_PREFIX}{host}-"
 
