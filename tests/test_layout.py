@@ -224,6 +224,7 @@ TWIN_FACTORIES = {
     ("run.plan", "plan_run"),
     ("run.plan", "RunPlan"),  # (the plan: which engine runs, and the kernel it loaded)
     ("diff.profile", "key_table"),
+    ("diff.profile", "chain_maker"),
     ("diff.compare", "broken_fragments"),
     ("budget.input", "literal_hits"),
     ("budget.events", "numbered"),

@@ -153,7 +153,19 @@ class Chains(Sequence[Sequence[int]]):
         return (members[a:b] for a, b in pairwise(starts))
 
 
-def python_chains(after_bytes: bytes, before_bytes: bytes) -> tuple[bytes, bytes, bytes, bytes]:
+ChainsFound = tuple[bytes, bytes, bytes, bytes]  # members, starts, chain_of, index_of
+
+
+def chain_maker(kernel: ModuleType | None) -> Callable[[bytes, bytes], ChainsFound]:
+    """The twin that makes GOOD's sequences: the kernel's ``chains`` or
+    :func:`python_chains`."""
+    if kernel is None:
+        return python_chains
+    chains: Callable[[bytes, bytes], ChainsFound] = kernel.chains
+    return chains
+
+
+def python_chains(after_bytes: bytes, before_bytes: bytes) -> ChainsFound:
     """The kernel's ``chains`` in Python: key ``a`` links to ``b`` when ``a``'s one
     neighbour after is ``b`` and ``b``'s one neighbour before is ``a``; each path of
     links is a chain, from each key no link enters, in id order (a cycle, which a
@@ -270,7 +282,7 @@ class GoodProfile:
         """GOOD's counts and sequences from the table (after the last :meth:`add`)."""
         counts, after, before = self.table.arrays()
         self.counts = array("q", counts)
-        found = self.kernel.chains(after, before) if self.kernel else python_chains(after, before)
+        found = chain_maker(self.kernel)(after, before)
         members, starts, chain_of, index_of = (array("i", part) for part in found)
         self.chains = Chains(members, starts)
         self.chain_of, self.index_of = chain_of, index_of
