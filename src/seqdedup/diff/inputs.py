@@ -27,8 +27,8 @@ from seqdedup.diff.stored import StoredRecords
 from seqdedup.diff.values import value_groups
 from seqdedup.keys.maker import KeyMaker, key_maker
 
-ROWS = 1 << 10  # library rows keyed at a time (a batch of rows is held whole: 16,384 of a
-# large library took 70 MB)
+ROWS = 1 << 9  # library rows keyed at a time (a batch is held whole: 16,384 rows of the
+# bench's CI jobs' library took 70 MB; 1,024 peaked at 47 MB, 512 at 40, 256 at 39)
 _ENDS_CR = methodcaller("endswith", b"\r")
 _ROW_SIZE = 4  # bytes of a library row's record count, at its start (library.store)
 
