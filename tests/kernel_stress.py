@@ -713,7 +713,7 @@ def key_table_calls(kernel, rng: random.Random) -> None:
             continue
         raise AssertionError("broken_fragments took ids past its arrays")
     # GOOD's sequences: the table's own links, and any (cycles too), as the twin makes them
-    from seqdedup.diff.profile import python_chains
+    from seqdedup.diff.profile import python_chain_counts, python_chains
 
     assert kernel.chains(after, before) == python_chains(after, before)
     size = rng.randint(0, 40)
@@ -729,6 +729,23 @@ def key_table_calls(kernel, rng: random.Random) -> None:
         except ValueError:
             continue
         raise AssertionError(f"chains{bad!r} was not refused")
+    # BAD's counts per sequence: any ids (negative ones skipped); wrong shapes refused
+    members, starts, _, _ = (array("i", part) for part in kernel.chains(*links))
+    ids = array("i", [rng.randrange(-2, size) for _ in range(rng.randint(0, 200))] if size else [])
+    got = kernel.chain_counts(ids, members, starts)
+    assert got == python_chain_counts(ids, members, starts)
+    for bad in (
+        (array("i", [size]), members, starts),
+        (ids, members, array("i", [0, size + 1])),
+        (ids, members, array("i")),
+        (ids, array("i", [max(size, 1)] * max(size, 1)), array("i", [0, max(size, 1)])),
+        (b"xyz", members, starts),
+    ):
+        try:
+            kernel.chain_counts(*bad)
+        except ValueError:
+            continue
+        raise AssertionError(f"chain_counts{bad!r} was not refused")
 
 
 def budget_calls(kernel, rng: random.Random) -> None:

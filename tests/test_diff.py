@@ -364,3 +364,30 @@ def test_chains_follow_each_key_to_its_one_neighbour(links):
             assert linked.get(chain[-1]) == chain[0] and chain[0] == min(chain)
         else:
             assert chain[-1] not in linked
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(
+    st.permutations(range(9)).flatmap(
+        lambda keys: st.tuples(
+            st.just(keys),
+            st.sets(st.integers(1, len(keys) - 1)).map(lambda cuts: [0, *sorted(cuts), len(keys)]),
+            st.lists(st.integers(-2, len(keys) - 1), max_size=60),
+        )
+    )
+)
+def test_bad_counts_per_chain_are_its_most_frequent_keys(chains):
+    """BAD's count of a sequence (the kernel's pass and the Python one): the most times
+    one of its keys occurs in BAD, keys GOOD lacks (negative) left out."""
+    from array import array
+    from itertools import pairwise
+
+    from seqdedup.base.kernel import load
+    from seqdedup.diff.profile import python_chain_counts
+
+    keys, starts, ids = chains
+    members, bounds, found = array("i", keys), array("i", starts), array("i", ids)
+    want = [max(ids.count(k) for k in keys[a:b]) for a, b in pairwise(starts)]
+    assert list(array("q", python_chain_counts(found, members, bounds))) == want
+    if load() is not None:
+        assert list(array("q", load().chain_counts(found, members, bounds))) == want

@@ -225,6 +225,7 @@ TWIN_FACTORIES = {
     ("run.plan", "RunPlan"),  # (the plan: which engine runs, and the kernel it loaded)
     ("diff.profile", "key_table"),
     ("diff.profile", "chain_maker"),
+    ("diff.profile", "chain_counter"),
     ("diff.compare", "broken_fragments"),
     ("budget.input", "literal_hits"),
     ("budget.events", "numbered"),

@@ -35,6 +35,7 @@ PyObject *seqdedup_py_json_keys(PyObject *self, PyObject *args, PyObject *kwds);
 /* keytable.c */
 PyObject *seqdedup_py_broken_fragments(PyObject *self, PyObject *args);
 PyObject *seqdedup_py_chains(PyObject *self, PyObject *args);
+PyObject *seqdedup_py_chain_counts(PyObject *self, PyObject *args);
 PyObject *seqdedup_py_occurrences(PyObject *self, PyObject *arg);
 PyObject *seqdedup_py_tally(PyObject *self, PyObject *args);
 /* literal.c */

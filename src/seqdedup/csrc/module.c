@@ -131,6 +131,10 @@ static PyMethodDef kernel_methods[] = {
      "each key id's one neighbour after and before (negative: none or many); out, the "
      "chains' key ids one after another, where each chain starts (and the end), each "
      "id's chain and place in it"},
+    {"chain_counts", seqdedup_py_chain_counts, METH_VARARGS,
+     "chain_counts(ids, members, starts) -> bytes: int64 per chain, the most times one of "
+     "its keys occurs in ids (int32 buffers: key ids, negative ones skipped; the chains' "
+     "keys one after another; where each chain starts, and the end)"},
     {"occurrences", seqdedup_py_occurrences, METH_O,
      "occurrences(hashes) -> (ids, previous, firsts, counts, lasts): per 16-byte hash its id "
      "(in the order of first occurrence) and its previous position (-1: none), int64 each; "

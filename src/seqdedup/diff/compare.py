@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
-from collections import Counter
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import compress, count
@@ -34,7 +33,7 @@ from seqdedup.diff.changes import (
     Rate,
     Values,
 )
-from seqdedup.diff.profile import HASH, NONE, GoodProfile, in_stream_order
+from seqdedup.diff.profile import HASH, NONE, GoodProfile, chain_counter, in_stream_order
 from seqdedup.diff.values import ValueGroups
 from seqdedup.engine.decisions import Block, Decisions
 
@@ -452,14 +451,15 @@ def _rates(
 ) -> list[Rate]:
     """Sequences whose rate changed by ``factor`` or more (``min_count`` on the side
     where they are more frequent), and frequent ones BAD never shows."""
-    in_bad = Counter(bad_ids)
+    chains, counts = profile.chains, profile.counts
+    members, starts = chains.members, chains.starts
+    in_bad = array("q", chain_counter(profile.kernel)(_int32(bad_ids), members, starts))
     good_units = (profile.hours or 0.0) if per == "hour" else float(max(profile.inputs, 1))
     bad_units = (view.bad.hours or 0.0) if per == "hour" else 1.0
     found: list[Rate] = []
     changed: list[tuple[Sequence[int], Literal["more", "less"], int, float, int, float]] = []
-    for chain in profile.chains:
-        good = profile.counts[chain[0]]
-        bad = max(in_bad.get(key_id, 0) for key_id in chain)
+    for chain_id, bad in enumerate(in_bad):  # (each chain's BAD count: its most frequent key)
+        good = counts[members[starts[chain_id]]]
         good_rate, bad_rate = good / good_units, bad / bad_units
         kind: Literal["more", "less", "gone", ""]
         if bad == 0:
@@ -472,6 +472,7 @@ def _rates(
             continue
         if not kind:
             continue
+        chain = chains[chain_id]
         if kind == "gone":
             records = tuple(Line(0, as_text(profile.texts[k])) for k in chain)
             found.append(Rate("gone", records, len(chain), good, good_rate, 0, 0.0, per, 0, 0))

@@ -14,7 +14,7 @@ equal; no sequence can loop (each occurrence would need an earlier one without e
 from __future__ import annotations
 
 from array import array
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from itertools import pairwise
 from types import ModuleType
@@ -163,6 +163,36 @@ def chain_maker(kernel: ModuleType | None) -> Callable[[bytes, bytes], ChainsFou
         return python_chains
     chains: Callable[[bytes, bytes], ChainsFound] = kernel.chains
     return chains
+
+
+# (int32 arrays in: the kernel reads their buffers as they are)
+ChainCounter = Callable[["array[int]", "array[int]", "array[int]"], bytes]
+
+
+def chain_counter(kernel: ModuleType | None) -> ChainCounter:
+    """The twin that counts BAD's keys per sequence: the kernel's ``chain_counts`` or
+    :func:`python_chain_counts`."""
+    if kernel is None:
+        return python_chain_counts
+    counts: ChainCounter = kernel.chain_counts
+    return counts
+
+
+def python_chain_counts(ids: array[int], members: array[int], starts: array[int]) -> bytes:
+    """The kernel's ``chain_counts`` in Python: per chain (``members[starts[c]:starts[c +
+    1]]``), the most times one of its keys occurs in ``ids`` (negative ids skipped);
+    int64 bytes."""
+    keys, bounds = array("i", members), array("i", starts)
+    if not bounds or bounds[0] != 0 or bounds[-1] != len(keys) or list(bounds) != sorted(bounds):
+        raise ValueError("the starts run from 0 to the members' end")
+    if any(not 0 <= key < len(keys) for key in keys):
+        raise ValueError("a member past the key ids")
+    seen = Counter(key for key in array("i", ids) if key >= 0)
+    if seen and max(seen) >= len(keys):
+        raise ValueError("a key id past the members")
+    return array(
+        "q", [max((seen[k] for k in keys[a:b]), default=0) for a, b in pairwise(bounds)]
+    ).tobytes()
 
 
 def python_chains(after_bytes: bytes, before_bytes: bytes) -> ChainsFound:
