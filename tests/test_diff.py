@@ -391,3 +391,21 @@ def test_bad_counts_per_chain_are_its_most_frequent_keys(chains):
     assert list(array("q", python_chain_counts(found, members, bounds))) == want
     if load() is not None:
         assert list(array("q", load().chain_counts(found, members, bounds))) == want
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    st.lists(st.sampled_from([-2, -1, 0, 1, 254, 65535, -65536, -33554432])),
+    st.sampled_from([-2, -1, 0, 65535]),
+)
+def test_the_places_of_a_value_are_where_it_is(values, value):
+    """The new keys are found by searching an int32 array's bytes: a match that lies
+    across two values (-33554432 then -1 holds the bytes of -2 at an odd place) is
+    none."""
+    from array import array
+
+    from seqdedup.diff.compare import places_of
+
+    want = [k for k, v in enumerate(values) if v == value]
+    assert list(places_of(value, array("i", values))) == want
+    assert list(places_of(value, values)) == want

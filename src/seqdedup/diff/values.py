@@ -10,13 +10,15 @@ values they bring.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable, Sequence
+from itertools import compress, count
 from operator import methodcaller
 from types import ModuleType
 from typing import NamedTuple
 
 from seqdedup.config.settings import Config
-from seqdedup.diff.profile import HASH, GoodProfile
+from seqdedup.diff.profile import NONE, GoodProfile, key_table
 from seqdedup.keys.kind import (
     ANY,
     WORDS,
@@ -127,7 +129,8 @@ def _good_kinds(
     ends = {end for kind in wanted for end in _ends_of_forms(kind)}
     firsts = {shape.split(b" ", 1)[0] for kind in wanted if (shape := outline(kind))}
     if not ends and not firsts:  # (only whether BAD's kinds are GOOD's: by their hashes)
-        return GoodKinds(_known_by_hash(profile.texts, kinds, bad, bad_texts), {}, {}, {})
+        hashed = _known_by_hash(profile.texts, kinds, profile.kernel, bad, bad_texts)
+        return GoodKinds(hashed, {}, {}, {})
     known: dict[bytes, int] = {}
     near: dict[bytes, int] = {}
     outlined: dict[bytes, int] = {}
@@ -149,20 +152,24 @@ def _good_kinds(
 
 
 def _known_by_hash(
-    texts: list[bytes], kinds: KeyMaker, bad: list[bytes], bad_texts: list[bytes]
+    texts: list[bytes],
+    kinds: KeyMaker,
+    kernel: ModuleType | None,
+    bad: list[bytes],
+    bad_texts: list[bytes],
 ) -> dict[bytes, int]:
     """Each of ``bad``'s kinds (of ``bad_texts``) that GOOD's records have, with the
     first key's id: GOOD's kinds hashed in one call, none made as bytes (a kind is its
     128-bit hash, as a key is)."""
-    bad_hashes = kinds.hashes(bad_texts)
-    kind_of = {bad_hashes[HASH * k : HASH * k + HASH]: kind for k, kind in enumerate(bad)}
+    table = key_table(kernel)  # (BAD's kinds numbered, in order of first occurrence)
+    firsts = array("q", table.add(kinds.hashes(bad_texts), links=False))
+    kind_of = [bad[k] for k in firsts]
     ended = [t.removesuffix(b"\r") for t in texts] if any(map(_ENDS_CR, texts)) else texts
-    hashes = kinds.hashes(ended)
+    found = array("i", table.find(kinds.hashes(ended)))  # (NONE: not one of BAD's)
     known: dict[bytes, int] = {}
-    for key_id, at in enumerate(range(0, len(hashes), HASH)):
-        kind = kind_of.get(hashes[at : at + HASH])
-        if kind is not None:
-            known.setdefault(kind, key_id)
+    if found.count(NONE) < len(found):
+        for key_id in compress(count(), map(NONE.__ne__, found)):
+            known.setdefault(kind_of[found[key_id]], key_id)
     return known
 
 
