@@ -455,18 +455,23 @@ def main() -> None:
     parser.add_argument("--lines", type=int, default=1_000_000)
     parser.add_argument("--speed-only", action="store_true", help="only the speed table")
     parser.add_argument("--rounds", type=int, default=3, help="runs of each timed command")
+    parser.add_argument(
+        "--quality-only", action="store_true", help="only the planted and halves tables"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
         print(f"machine: {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
-        speed_table(work, args.lines, args.rounds)
+        if not args.quality_only:
+            speed_table(work, args.lines, args.rounds)
         if args.speed_only:
             return
         logs = corpora(args.logs)
         planted_table(work, logs)
         halves_table(work, logs)
         templates_table(work, args.logs)
-        million(work, args.lines)
+        if not args.quality_only:
+            million(work, args.lines)
 
 
 if __name__ == "__main__":

@@ -98,7 +98,9 @@ def test_the_command_writes_the_class(tmp_path, run_cli):
 def literal_groups(good: list[str], bad: list[str]) -> dict[str, list[int]]:
     """The oracle: each BAD line (0-based) whose text GOOD never shows and whose kind
     GOOD shows, or whose kind of WORDS words or more is one word apart from GOOD's kinds
-    of that form that take more than one word there (the first such word), by label."""
+    of that form that take more than one word there (the first such word), or whose
+    kind has the outline of GOOD's kinds with, at each run of values, a run they have
+    there or a place where GOOD's kinds have two runs or more; by label."""
     good_kinds = {kind_of(line.encode()) for line in good}
     groups: dict[str, list[int]] = {}
     for at, line in enumerate(bad):
@@ -118,7 +120,26 @@ def literal_groups(good: list[str], bad: list[str]) -> dict[str, list[int]]:
             if len(taken) >= 2:
                 label = b" ".join([*words[:place], ANY, *words[place + 1 :]])
                 break
-        if label is None and outlined(kind) in {outlined(g) for g in good_kinds} - {None}:
+        same = [
+            g for g in good_kinds if outlined(kind) is not None and outlined(g) == outlined(kind)
+        ]
+        if (
+            label is None
+            and same
+            and all(
+                run in {runs_of(g)[at] for g in same}
+                or len(
+                    {
+                        r
+                        for g in good_kinds
+                        for p, r in zip(places_of(g), runs_of(g), strict=True)
+                        if p == place
+                    }
+                )
+                >= 2
+                for at, (place, run) in enumerate(zip(places_of(kind), runs_of(kind), strict=True))
+            )
+        ):
             label = b" ".join(
                 w
                 for k, w in enumerate(valued(kind))
@@ -145,6 +166,23 @@ def holds_value(word: bytes) -> bool:
 def valued(kind: bytes) -> list[bytes]:
     """The words of ``kind``, each that holds a value as ANY."""
     return [ANY if holds_value(w) else w for w in kind.split()]
+
+
+def runs_of(kind: bytes) -> list[tuple[bytes, ...]]:
+    """The runs of words that hold values before, between and after the others."""
+    runs: list[list[bytes]] = [[]]
+    for word in kind.split():
+        if holds_value(word):
+            runs[-1].append(word)
+        else:
+            runs.append([])
+    return [tuple(run) for run in runs]
+
+
+def places_of(kind: bytes) -> list[tuple[bytes, bytes]]:
+    """Each run's place: the words that hold no value before and after it."""
+    words = [w for w in kind.split() if not holds_value(w)]
+    return list(zip([b"", *words], [*words, b""], strict=True))
 
 
 def outlined(kind: bytes) -> bytes | None:
@@ -219,13 +257,20 @@ def test_a_real_logs_second_half_is_new_only_where_its_template_is(name):
 def test_kinds_of_one_outline_are_one_kind_with_new_values():
     """Lines that differ from GOOD's in values only, however many and wherever (a
     program, a host, a value one line has and another leaves out), are new values of a
-    known kind; a line whose words that hold no value differ is new."""
+    known kind, where GOOD's own lines take more than one run of values between the
+    same two words; a run GOOD shows one way only is part of the kind (another proxy:
+    new), and a line whose words that hold no value differ is new."""
     proxy = "open through proxy proxy.cse.cuhk.edu.hk:5070 HTTPS"
-    good = [f"[10.30 16:49:06] chrome.exe - proxy.cse.cuhk.edu.hk:5070 {proxy}"]
+    good = [
+        f"[10.30 16:49:06] chrome.exe - proxy.cse.cuhk.edu.hk:5070 {proxy}",
+        f"[10.30 16:49:07] firefox.exe - proxy.cse.cuhk.edu.hk:5070 {proxy}",
+        f"[10.30 16:49:08] chrome.exe - tcpconn.tencent.com:80 {proxy}",
+    ]
     bad = [
         f"[07.26 13:31:12] chrome.exe *64 - api.share.baidu.com:80 {proxy}",
         f"[07.26 13:44:26] Dropbox.exe - d.dropbox.com:443 {proxy}",
         "[07.26 13:44:27] Dropbox.exe - d.dropbox.com:443 error : Could not connect through proxy",
+        "[07.26 13:44:28] chrome.exe - a.b.com:80 open through proxy socks.cuhk.edu.hk:1080 HTTPS",
     ]
     diff = diff_records([good], bad, NORMALIZED)
     values = [c for c in diff.changes if isinstance(c, Values)]
@@ -233,7 +278,7 @@ def test_kinds_of_one_outline_are_one_kind_with_new_values():
         ("<...> - <...> open through proxy <...> HTTPS", 1, 2, 2, ("*<NUMBER>", "Dropbox.exe")),
     ]
     assert values[0].good.text == good[0]
-    assert [(c.first, c.last) for c in diff.changes if isinstance(c, New)] == [(3, 3)]
+    assert [(c.first, c.last) for c in diff.changes if isinstance(c, New)] == [(3, 4)]
 
 
 @pytest.mark.parametrize("end", ["", "\r"])

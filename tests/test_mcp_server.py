@@ -260,7 +260,7 @@ def test_the_diff_tool_answers_within_its_budget(tmp_path):
     answer, small, same, refused = run_client(root, tmp_path / "removed.db", body)
     found = structured(answer)
     assert found["changed"] is True and found["records"] == 65
-    assert found["counts"] == {"new": 3, "values": 1, "broken": 3, "more": 1, "less": 0, "gone": 0}
+    assert found["counts"] == {"new": 4, "values": 0, "broken": 3, "more": 1, "less": 0, "gone": 0}
     text = answer.content[0].text
     assert text.startswith("seqdedup diff: failed.log (65 records) against green.log")
     assert "sqlalchemy.exc.ProgrammingError" in text

@@ -21,11 +21,13 @@ from seqdedup.config.settings import Config
 from seqdedup.diff.profile import NONE, GoodProfile, key_table
 from seqdedup.keys.kind import (
     ANY,
+    VALUE_WORD,
     WORDS,
     Form,
     form_words,
     kind_keys,
     outline,
+    outline_gaps,
     outline_label,
     outline_value,
     varying_form,
@@ -75,15 +77,17 @@ def value_groups(
         for kind in bad_kinds
         if kind not in known and varying_form(kind, forms) is None
     }
-    outlines = _good_outlines(outlined, set(unmatched.values()) - {b""})
+    outlines, slots = _good_outlines(outlined, set(unmatched.values()) - {b""})
     for position, kind in zip(positions, bad_kinds, strict=True):
         if kind in known:
             label, example, word = kind, known[kind], b""
         elif (found := varying_form(kind, forms)) is not None:
             label, example, word = found[1], examples[found], kind.split()[found[0]]
-        elif (same := outlines.get(unmatched[kind])) is not None:
-            label, example = outline_label(kind), outlined[same]
-            word = outline_value(kind, same)
+        elif (shaped := outlines.get(unmatched[kind])) is not None and (
+            (run := _new_run(kind, shaped, slots)) is not None
+        ):
+            label, example = outline_label(kind), outlined[shaped.first]
+            word = outline_value(kind, shaped.first, max(run, 0))
         else:
             continue  # (a kind GOOD never had: new)
         group = index.get(label)
@@ -123,12 +127,13 @@ def _good_kinds(
     A kind shares a form with another only when the two have as many words and differ
     in one word at most: the same first and last word, or the same last (the form
     leaves the first out) or the same first (it leaves the last out). GOOD's kinds that
-    cannot share one with any of ``bad`` are not split into forms. A kind has an outline
-    only if it holds the outline's first word."""
+    cannot share one with any of ``bad`` are not split into forms. A kind has an outline,
+    or a run of values between two of its words, only if it holds those words."""
     wanted = set(bad)
     ends = {end for kind in wanted for end in _ends_of_forms(kind)}
-    firsts = {shape.split(b" ", 1)[0] for kind in wanted if (shape := outline(kind))}
-    if not ends and not firsts:  # (only whether BAD's kinds are GOOD's: by their hashes)
+    # (a kind has an outline of BAD's, or a place of one, only if it holds its words)
+    named = {word for kind in wanted for word in outline(kind).split()}
+    if not ends and not named:  # (only whether BAD's kinds are GOOD's: by their hashes)
         hashed = _known_by_hash(profile.texts, kinds, profile.kernel, bad, bad_texts)
         return GoodKinds(hashed, {}, {}, {})
     known: dict[bytes, int] = {}
@@ -142,7 +147,7 @@ def _good_kinds(
                 known.setdefault(kind, key_id)
             if ends and _may_share(kind, ends):
                 near.setdefault(kind, key_id)
-            if firsts and any(first in kind for first in firsts):
+            if named and any(word in kind for word in named):
                 outlined.setdefault(kind, key_id)
     examples: dict[Form, int] = {}
     for kind, key_id in near.items():
@@ -173,14 +178,55 @@ def _known_by_hash(
     return known
 
 
-def _good_outlines(kinds: dict[bytes, int], wanted: set[bytes]) -> dict[bytes, bytes]:
-    """Each of the ``wanted`` outlines that ``kinds`` have, with the first kind that has
-    it."""
-    found: dict[bytes, bytes] = {}
+Slot = tuple[bytes, bytes]  # the outline's words before and after a run of values
+
+
+class Outlined(NamedTuple):
+    """GOOD's kinds of one outline: the first of them, and per run of value words (before,
+    between and after the outline's words) the runs they have there."""
+
+    first: bytes
+    runs: list[set[tuple[bytes, ...]]]
+
+
+def _slots(kind: bytes) -> list[Slot]:
+    """Each run of value words' place: the outline's words before and after it."""
+    words = VALUE_WORD.sub(b"", kind).split()
+    return list(zip([b"", *words], [*words, b""], strict=True))
+
+
+def _new_run(
+    kind: bytes, shaped: Outlined, slots: dict[Slot, set[tuple[bytes, ...]]]
+) -> int | None:
+    """The first run at which ``kind`` (of ``shaped``'s outline) has values GOOD's kinds
+    of it never have there (-1: none); None when at such a run GOOD's kinds, of any
+    outline, have one run of values only between the same two words: a run GOOD
+    shows one way only is part of the kind, not a value."""
+    first = -1
+    for at, (run, slot) in enumerate(zip(outline_gaps(kind), _slots(kind), strict=True)):
+        if tuple(run) not in shaped.runs[at]:
+            if len(slots.get(slot, ())) < 2:
+                return None
+            first = at if first < 0 else first
+    return first
+
+
+def _good_outlines(
+    kinds: dict[bytes, int], wanted: set[bytes]
+) -> tuple[dict[bytes, Outlined], dict[Slot, set[tuple[bytes, ...]]]]:
+    """Each of the ``wanted`` outlines that ``kinds`` have (their first kind of it and the
+    runs of value words they have), and the runs ``kinds`` have at each place."""
+    found: dict[bytes, Outlined] = {}
+    slots: dict[Slot, set[tuple[bytes, ...]]] = {}
     for kind in kinds if wanted else ():
+        runs = outline_gaps(kind)
+        for slot, run in zip(_slots(kind), runs, strict=True):
+            slots.setdefault(slot, set()).add(tuple(run))
         if (shape := outline(kind)) in wanted:
-            found.setdefault(shape, kind)
-    return found
+            group = found.setdefault(shape, Outlined(kind, [set() for _ in runs]))
+            for seen, run in zip(group.runs, runs, strict=True):
+                seen.add(tuple(run))
+    return found, slots
 
 
 def _may_share(kind: bytes, ends: set[tuple[int, bytes, bytes]]) -> bool:

@@ -106,7 +106,8 @@ def families(kinds: Iterable[bytes]) -> dict[bytes, bytes]:
 # ``d.dropbox.com:<NUMBER>``), a key and its value (``ret:true``), a state
 # (``SUCCESS_CONTAINER_CLEANUP``). Kinds of one outline of WORDS words or more differ
 # in their values only, however many and wherever: ``chrome.exe *<NUMBER> - ...``
-# and ``Dropbox.exe - ...`` before the same ``open through proxy``.
+# and ``Dropbox.exe - ...`` before the same ``open through proxy``. Which runs of
+# values a kind may bring anew is the data's to say (seqdedup.diff.values).
 VALUE_WORD = re.compile(rb"\S*(?:[0-9<]|[A-Za-z0-9][._:/@=][A-Za-z0-9])\S*")
 
 
@@ -126,7 +127,7 @@ def outline_label(kind: bytes) -> bytes:
     return b" ".join(words)
 
 
-def _gaps(kind: bytes) -> list[list[bytes]]:
+def outline_gaps(kind: bytes) -> list[list[bytes]]:
     """The runs of value words before, between and after the outline's words."""
     gaps: list[list[bytes]] = [[]]
     for word in kind.split():
@@ -137,11 +138,12 @@ def _gaps(kind: bytes) -> list[list[bytes]]:
     return gaps
 
 
-def outline_value(kind: bytes, other: bytes) -> bytes:
-    """The first run of value words of ``kind`` that differs from the same run of
-    ``other`` (a kind of the same outline) by words it has, less the words both runs
-    start and end with (b"": none)."""
-    for mine, theirs in zip(_gaps(kind), _gaps(other), strict=True):
+def outline_value(kind: bytes, other: bytes, first: int = 0) -> bytes:
+    """The first run of value words of ``kind`` from run ``first`` on that differs from
+    the same run of ``other`` (a kind of the same outline) by words it has, less the
+    words both runs start and end with (b"": none)."""
+    runs = zip(outline_gaps(kind)[first:], outline_gaps(other)[first:], strict=True)
+    for mine, theirs in runs:
         while mine and theirs and mine[0] == theirs[0]:
             mine, theirs = mine[1:], theirs[1:]
         while mine and theirs and mine[-1] == theirs[-1]:
