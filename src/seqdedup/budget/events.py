@@ -24,9 +24,10 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from itertools import compress
 from types import ModuleType
-from typing import NamedTuple, overload
+from typing import NamedTuple
 
 from seqdedup.base.kernel import SEED
+from seqdedup.base.lazy import LazySequence
 from seqdedup.budget.input import LEVELS, Source, ones
 from seqdedup.config.normalize import CLASSES
 from seqdedup.config.settings import Config
@@ -54,7 +55,7 @@ def mask_noise(key: bytes, fields: Sequence[str]) -> bytes:
     return key
 
 
-class UnitEnds(Sequence[int]):
+class UnitEnds(LazySequence[int]):
     """Each unit's last record: the record before the next unit's first (the input's
     last for the last unit), read where asked (a few thousand units are, of a million)."""
 
@@ -65,14 +66,7 @@ class UnitEnds(Sequence[int]):
     def __len__(self) -> int:
         return len(self._starts)
 
-    @overload
-    def __getitem__(self, unit: int) -> int: ...
-    @overload
-    def __getitem__(self, unit: slice) -> list[int]: ...
-    def __getitem__(self, unit: int | slice) -> int | list[int]:
-        if isinstance(unit, slice):
-            return [self[u] for u in range(*unit.indices(len(self)))]
-        unit = range(len(self))[unit]  # (a negative index counted from the end; bounds)
+    def _item(self, unit: int) -> int:
         return self._starts[unit + 1] - 1 if unit + 1 < len(self) else self._count - 1
 
 

@@ -25,9 +25,7 @@
  *                   streamby_type.c the type over them
  *   sized.c         the rule with a minimum size (--min-bytes): tables, stretches, sweeps
  *   sized_type.c    the SizeDecider type over it (sized.h: its state)
- *   keytable.c      the KeyTable type: seqdedup diff's GOOD keys (ids, counts, neighbours)
- *   chains.c        seqdedup diff's passes over GOOD's sequences: made from the neighbours,
- *                   BAD's counts per sequence, BAD's fragments of them that are not whole
+ *   keytable.c      diff's GOOD keys (KeyTable); chains.c, its passes over their sequences
  *   suggest.c       --suggest-window: what each window size removes, in one pass each
  *   tokens.c        --budget's token estimate per record
  *   functions.h     the module functions of the units without a type of their own

@@ -16,9 +16,10 @@ from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import compress, count
 from types import ModuleType
-from typing import Literal, NamedTuple, overload
+from typing import Literal, NamedTuple
 
 from seqdedup.base.errors import InvalidValue, whole_number
+from seqdedup.base.lazy import LazySequence
 from seqdedup.config.settings import MAX_STREAM_WINDOW
 from seqdedup.diff.changes import (
     EDGE,
@@ -168,7 +169,7 @@ def _int32(values: Sequence[int]) -> array[int]:
     return values if isinstance(values, array) and values.typecode == "i" else array("i", values)
 
 
-class _InputOrder(Sequence[int]):
+class _InputOrder(LazySequence[int]):
     """Stream order of a BAD of one stream: rank r is position r, then SEP."""
 
     def __init__(self, size: int) -> None:
@@ -177,17 +178,7 @@ class _InputOrder(Sequence[int]):
     def __len__(self) -> int:
         return self._size + 1
 
-    @overload
-    def __getitem__(self, rank: int) -> int: ...
-    @overload
-    def __getitem__(self, rank: slice) -> Sequence[int]: ...
-    def __getitem__(self, rank: int | slice) -> int | Sequence[int]:
-        if isinstance(rank, slice):
-            return [self[r] for r in range(*rank.indices(len(self)))]
-        if rank < 0:
-            rank += len(self)
-        if not 0 <= rank <= self._size:
-            raise IndexError(rank)
+    def _item(self, rank: int) -> int:
         return rank if rank < self._size else SEP
 
 

@@ -18,7 +18,9 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from itertools import pairwise
 from types import ModuleType
-from typing import NamedTuple, Protocol, overload
+from typing import NamedTuple, Protocol
+
+from seqdedup.base.lazy import LazySequence
 
 EDGE = -1  # the start or end of a part (an input, a stream, a library row)
 NONE = -2  # no neighbour seen yet (and, in KeyTable.find, a key the table lacks)
@@ -125,7 +127,7 @@ class KeyTable:
         return self._counts.tobytes(), self._after.tobytes(), self._before.tobytes()
 
 
-class Chains(Sequence[Sequence[int]]):
+class Chains(LazySequence[Sequence[int]]):
     """GOOD's sequences: chain ``c`` is ``members[starts[c]:starts[c + 1]]``, key ids in
     their order (two int32 arrays, not a list per chain)."""
 
@@ -135,17 +137,7 @@ class Chains(Sequence[Sequence[int]]):
     def __len__(self) -> int:
         return len(self.starts) - 1
 
-    @overload
-    def __getitem__(self, chain: int) -> Sequence[int]: ...
-    @overload
-    def __getitem__(self, chain: slice) -> Sequence[Sequence[int]]: ...
-    def __getitem__(self, chain: int | slice) -> Sequence[int] | Sequence[Sequence[int]]:
-        if isinstance(chain, slice):
-            return [self[c] for c in range(*chain.indices(len(self)))]
-        if chain < 0:
-            chain += len(self)
-        if not 0 <= chain < len(self):
-            raise IndexError(chain)
+    def _item(self, chain: int) -> Sequence[int]:
         return self.members[self.starts[chain] : self.starts[chain + 1]]
 
     def __iter__(self) -> Iterator[Sequence[int]]:

@@ -15,10 +15,11 @@ from array import array
 from collections.abc import Callable, Sequence
 from itertools import compress, repeat
 from operator import not_
-from typing import TYPE_CHECKING, AnyStr, Generic, overload
+from typing import TYPE_CHECKING, AnyStr, Generic
 
 from seqdedup.base.errors import UsageError
 from seqdedup.base.kernel import load, numpy_available
+from seqdedup.base.lazy import LazySequence
 from seqdedup.config.settings import FilterRule
 from seqdedup.config.timelimit import PatternTimeout, each_within
 
@@ -191,7 +192,7 @@ class FilterList:
 SCAN_MIN_RECORDS = 2048  # from this batch size on, literals scan the joined batch
 
 
-class _Region(Sequence[bytes]):
+class _Region(LazySequence[bytes]):
     """Records lying in one bytes object (the kernel's), int64 (start, end) pairs into
     it: sliced when a regular expression needs them one by one."""
 
@@ -203,13 +204,7 @@ class _Region(Sequence[bytes]):
     def __len__(self) -> int:
         return len(self.starts)
 
-    @overload
-    def __getitem__(self, index: int) -> bytes: ...
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[bytes]: ...
-    def __getitem__(self, index: int | slice) -> bytes | Sequence[bytes]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
+    def _item(self, index: int) -> bytes:
         return self.data[self.starts[index] : self.ends[index]]
 
 
