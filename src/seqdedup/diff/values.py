@@ -72,24 +72,26 @@ def value_groups(
     known, forms, examples, outlined = _good_kinds(profile, kinds, bad_kinds, bad_texts)
     index: dict[bytes, int] = {}
     seen: list[set[bytes]] = []  # (each group's value words, all of them)
-    unmatched = {
-        kind: outline(kind)
-        for kind in bad_kinds
-        if kind not in known and varying_form(kind, forms) is None
-    }
-    outlines, slots = _good_outlines(outlined, set(unmatched.values()) - {b""})
-    for position, kind in zip(positions, bad_kinds, strict=True):
+    formed = {kind: varying_form(kind, forms) for kind in set(bad_kinds) - known.keys()}
+    wanted = {outline(kind) for kind, form in formed.items() if form is None} - {b""}
+    outlines, slots = _good_outlines(outlined, wanted)
+    entries: dict[bytes, tuple[bytes, int, bytes] | None] = {}  # (each distinct kind once)
+    for kind in dict.fromkeys(bad_kinds):
         if kind in known:
-            label, example, word = kind, known[kind], b""
-        elif (found := varying_form(kind, forms)) is not None:
-            label, example, word = found[1], examples[found], kind.split()[found[0]]
-        elif (shaped := outlines.get(unmatched[kind])) is not None and (
+            entries[kind] = (kind, known[kind], b"")
+        elif (found := formed[kind]) is not None:
+            entries[kind] = (found[1], examples[found], kind.split()[found[0]])
+        elif (shaped := outlines.get(outline(kind))) is not None and (
             (run := _new_run(kind, shaped, slots)) is not None
         ):
-            label, example = outline_label(kind), outlined[shaped.first]
             word = outline_value(kind, shaped.first, max(run, 0))
+            entries[kind] = (outline_label(kind), outlined[shaped.first], word)
         else:
-            continue  # (a kind GOOD never had: new)
+            entries[kind] = None  # (a kind GOOD never had: new)
+    for position, kind in zip(positions, bad_kinds, strict=True):
+        if (entry := entries[kind]) is None:
+            continue
+        label, example, word = entry
         group = index.get(label)
         if group is None:
             group = index[label] = len(groups.labels)
