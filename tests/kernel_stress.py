@@ -751,7 +751,7 @@ def key_table_calls(kernel, rng: random.Random) -> None:
 def budget_calls(kernel, rng: random.Random) -> None:
     """--budget's kernel calls on random input against their literal readings:
     literal_hits (letters folded, floating and anchored, records at the region's edges),
-    token_counts (the estimate's regular expression),
+    token_counts (the estimate's regular expression; their sums, cumulative),
     occurrences (the zero hash, repeats) and tally (any range, ties); bad calls refused."""
     region = bytes(rng.choice(b"aAbE/ \t\n\r7\x00\xff") for _ in range(rng.randint(0, 300)))
     cuts = sorted(rng.choices(range(len(region) + 1), k=2 * rng.randint(0, 20)))
@@ -770,6 +770,8 @@ def budget_calls(kernel, rng: random.Random) -> None:
     tokens = array("q", kernel.token_counts(region, pairs.tobytes()))
     records = [region[pairs[2 * k] : pairs[2 * k + 1]] for k in range(len(pairs) // 2)]
     assert list(tokens) == [estimate_tokens(record) for record in records], region
+    sums = array("q", kernel.token_counts(region, pairs.tobytes(), True))
+    assert list(sums) == [sum(tokens[:k]) for k in range(len(tokens) + 1)], region
     cut = pairs.tobytes()[:-1] or b"x"  # (bounds that are not int64 pairs)
     for bad in ((region, cut, (), ()), (region, pairs.tobytes(), (b"A",), ()),
                 (region, pairs.tobytes(), (b"",), ()), (region, pairs.tobytes(), (b"a",) * 65, ()),

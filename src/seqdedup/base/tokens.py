@@ -17,6 +17,7 @@ import mmap
 import re
 from array import array
 from collections.abc import Callable
+from itertools import accumulate
 from types import ModuleType
 
 TokenCounter = Callable[[bytes], int]
@@ -33,13 +34,19 @@ Data = bytes | memoryview | mmap.mmap
 RecordTokens = Callable[[Data, "array[int]"], "array[int]"]
 
 
-def record_tokens(kernel: ModuleType | None) -> RecordTokens:
+def record_tokens(kernel: ModuleType | None, cumulative: bool = False) -> RecordTokens:
     """The token-count twin: each record's estimated tokens (record k is
-    ``data[bounds[2k]:bounds[2k+1]]``), counted by the kernel where ``kernel`` is given."""
+    ``data[bounds[2k]:bounds[2k+1]]``), counted by the kernel where ``kernel`` is given;
+    ``cumulative``: the sums of the first k records' instead, k = 0 .. n (what the cost
+    of any stretch is read from)."""
     if kernel is None:
+        if cumulative:
+            return lambda data, bounds: array(
+                "q", accumulate(python_record_tokens(data, bounds), initial=0)
+            )
         return python_record_tokens
     token_counts = kernel.token_counts
-    return lambda data, bounds: array("q", token_counts(data, bounds))
+    return lambda data, bounds: array("q", token_counts(data, bounds, cumulative))
 
 
 def python_record_tokens(data: Data, bounds: array[int]) -> array[int]:

@@ -28,7 +28,7 @@ from typing import NamedTuple
 
 from seqdedup.base.kernel import SEED
 from seqdedup.base.lazy import LazySequence
-from seqdedup.budget.input import LEVELS, Source, ones
+from seqdedup.budget.input import LEVELS, Source, ones, runs_of_ones
 from seqdedup.config.normalize import CLASSES
 from seqdedup.config.settings import Config
 from seqdedup.keys.kind import families, kind_config, kind_keys
@@ -262,14 +262,10 @@ def _merged(kinds: bytes, events: bytes, verbatim: bytearray) -> bytes:
     joined a run of verbatim records at a time."""
     parts: list[bytes] = []
     at = taken = 0
-    start = verbatim.find(1)
-    while start >= 0:
-        end = verbatim.find(0, start)
-        end = len(verbatim) if end < 0 else end
+    for start, end in runs_of_ones(verbatim):
         run = end - start
         parts += (kinds[16 * at : 16 * start], events[16 * taken : 16 * (taken + run)])
         at, taken = end, taken + run
-        start = verbatim.find(1, end)
     parts.append(kinds[16 * at :])
     return b"".join(parts)
 

@@ -158,6 +158,46 @@ def read_whole(chunks: Iterable[bytes], limit: int = MAX_WHOLE) -> Buffer:
             spool.close()
 
 
+def read_inputs_whole(
+    names: Sequence[str], stdin: IO[bytes] | None, decompress: bool, limit: int = MAX_WHOLE
+) -> Buffer:
+    """The inputs read whole (see :func:`read_whole`); one named file that is regular,
+    plain and within the limits in one read into one buffer (chunks joined would touch
+    every byte twice more)."""
+    from seqdedup.base.inputs import decoded_inputs
+
+    if len(names) == 1 and names[0] != "-":
+        data = _plain_file(names[0], decompress, min(limit, SPILL))
+        if data is not None:
+            return data
+    return read_whole(decoded_inputs(names, stdin, decompress), limit)
+
+
+def _plain_file(name: str, decompress: bool, most: int) -> bytes | None:
+    """A regular file's bytes where it holds at most ``most`` and is not compressed
+    (``decompress``) and did not change size while read; None otherwise (it is read as
+    chunks, which say why where it cannot be read)."""
+    import os
+    import stat
+
+    from seqdedup.base.records import HEAD_BYTES, compression_of
+
+    try:
+        with open(name, "rb", buffering=0) as file:
+            size = os.fstat(file.fileno())
+            if not stat.S_ISREG(size.st_mode) or size.st_size > most:
+                return None
+            if decompress and compression_of(file.read(HEAD_BYTES)) is not None:
+                return None
+            file.seek(0)
+            data = file.read(size.st_size)
+            if data is None or len(data) != size.st_size or file.read(1):
+                return None  # (it grew or shrank while read)
+    except OSError:
+        return None
+    return data
+
+
 def larger_than(limit: int, held: str) -> SeqdedupError:
     """The error of an input past ``--max-input``; ``held``: what is done with it."""
     import tempfile
@@ -298,3 +338,13 @@ def ones(flags: bytes | bytearray) -> Iterator[int]:
     while at >= 0:
         yield at
         at = flags.find(1, at + 1)
+
+
+def runs_of_ones(flags: bytes | bytearray) -> Iterator[tuple[int, int]]:
+    """The runs of set flags, in order: (first index, index past the last)."""
+    start = flags.find(1)
+    while start >= 0:
+        end = flags.find(0, start)
+        end = len(flags) if end < 0 else end
+        yield start, end
+        start = flags.find(1, end)

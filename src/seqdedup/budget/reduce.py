@@ -18,8 +18,9 @@ from __future__ import annotations
 import re
 from array import array
 from bisect import bisect_right
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from itertools import accumulate, compress
+from operator import itemgetter
 from types import ModuleType
 from typing import NamedTuple
 
@@ -34,8 +35,9 @@ from seqdedup.budget.events import (
     tallied,
     units_of,
 )
-from seqdedup.budget.input import Buffer, Source, verbatim_units
+from seqdedup.budget.input import Buffer, Source, literal_hits, runs_of_ones, verbatim_units
 from seqdedup.budget.removed import (
+    OWN_STARTS,
     RemovedStore,
     digest_of,
     escaped,
@@ -67,7 +69,7 @@ class Reduction(NamedTuple):
     figures."""
 
     text: bytes
-    pieces: dict[str, bytes]  # full digest -> the exact bytes a marker replaced
+    pieces: Mapping[str, bytes]  # full digest -> the exact bytes a marker replaced
     references: dict[str, str]  # full digest -> its reference (sd:...)
     lines: dict[str, tuple[int, int]]  # full digest -> the input lines it held (1-based)
     markers: list[tuple[int, str | None]]  # (line of the reduced text, digest or None)
@@ -133,12 +135,13 @@ class Costs:
         delimiter = self._count(source.delimiter)
         # the estimate counts many records in one call (None: a tokenizer, one by one)
         self._each = record_tokens(kernel) if count is None else None
-        if self._each is not None:
-            each = self._each(source.data, source.bounds)
+        # (the sums of the first k records, without their delimiters: added per record
+        # below)
+        if count is None:
+            self.sums = record_tokens(kernel, cumulative=True)(source.data, source.bounds)
         else:
-            each = array("q", (self._count(r) for r in source.records(0, source.count)))
-        self.sums = array("q", [0])  # (without the delimiters: added per record below)
-        self.sums.extend(accumulate(each))
+            each = (self._count(r) for r in source.records(0, source.count))
+            self.sums = array("q", accumulate(each, initial=0))
         self._delimiter = delimiter
 
     def records(self, first: int, last: int) -> int:
@@ -386,10 +389,20 @@ def _counted_as(units: Units) -> array[int]:
     (named by the shape's first event): "43 like line 1; values 14 .. 56"."""
     counted = array("q", units.line_kind)
     shapes = units.event_kinds
-    kind_ids, shape_of = shapes.kind_ids, shapes.shape_of
-    firsts: dict[bytes, int] = {}  # (each shape: the id of its first event)
-    for record in compress(range(len(shapes.verbatim)), shapes.verbatim):  # (dense: no find)
-        counted[record] = firsts.setdefault(shape_of[kind_ids[record]], counted[record])
+    records = array("q", compress(range(len(shapes.verbatim)), shapes.verbatim))
+    kinds = array("q", compress(shapes.kind_ids, shapes.verbatim))
+    # each kind's first record (the reversed pairs: the first written last), then each
+    # shape's first record the first of its kinds'
+    first_of_kind = dict(zip(reversed(kinds), reversed(records), strict=True))
+    first_of_shape: dict[bytes, int] = {}
+    for kind, record in sorted(first_of_kind.items(), key=itemgetter(1)):
+        first_of_shape.setdefault(shapes.shape_of[kind], counted[record])
+    value = {kind: first_of_shape[shapes.shape_of[kind]] for kind in first_of_kind}
+    values = array("q", map(value.__getitem__, kinds))
+    taken = 0  # (written a run of verbatim records at a time)
+    for start, end in runs_of_ones(shapes.verbatim):
+        counted[start:end] = values[taken : taken + end - start]
+        taken += end - start
     return counted
 
 
@@ -423,6 +436,24 @@ def _inside(ranges: list[tuple[int, int]], record: int) -> bool:
     return record >= 0 and at >= 0 and ranges[at][0] <= record <= ranges[at][1]
 
 
+def _escaped_source(
+    data: Buffer, delimiter: bytes, kernel: ModuleType | None
+) -> tuple[Source, bool]:
+    """The input's records, with ESCAPE before each that begins as a marker or a note
+    would (no input line can read as one), and whether any does. Records are looked at
+    only where they start (letters folded, then checked exactly: the common case costs
+    no pass over the bytes)."""
+    stamp = timestamp_finder(kernel)
+    source = Source(data, delimiter, stamp)
+    starts = literal_hits(kernel)(data, source.bounds, (), tuple(s.lower() for s in OWN_STARTS))
+    if 1 not in starts:
+        return source, False
+    escaped_data = escaped(data, delimiter)
+    if escaped_data is data:  # (a start in other letter case: nothing to escape)
+        return source, False
+    return Source(escaped_data, delimiter, stamp), True
+
+
 def reduce_input(
     data: Buffer,
     config: Config,
@@ -432,14 +463,13 @@ def reduce_input(
     kernel: ModuleType | None = None,
 ) -> Reduction:
     """Reduce ``data`` (the whole input) to fit in ``budget`` tokens (see the module)."""
-    escaped_data = escaped(data, config.delimiter)  # (no input line can read as a marker)
-    source = Source(escaped_data, config.delimiter, timestamp_finder(kernel))
+    source, escaped_any = _escaped_source(data, config.delimiter, kernel)
     costs = Costs(source, count_tokens, kernel)
     verbatim, heads = verbatim_units(source, keep, config.verbatim_levels, kernel)
     units = units_of(source, verbatim, heads, config, config.event_fields, kernel)
     ranked, events, kinds, kinds_at = ranked_units(units)
     layout = Layout(source, units, costs, ranked, config.long_markers, kernel)
-    layout.escaped = escaped_data is not data
+    layout.escaped = escaped_any
     # the notes of the error shapes right after their examples, before the kinds
     groups, room = shape_groups(units, ranked), max(NOTE_ROOM, budget // 6)
     notes = shape_notes(source, units, groups, room, config.event_fields, layout.values)
@@ -473,7 +503,7 @@ def reduce_input(
     step = f"{more:,} more lines"
     reduction = render(
         layout, (shown, gaps, shown_notes), note, budget, tokens_in, step, verbatim,
-        escaped_data is not data,
+        escaped_any,
     )  # fmt: skip
     return reduction._replace(
         events=events, events_shown=events_shown, kinds=kinds, kinds_shown=kinds_shown
@@ -612,7 +642,7 @@ def render(
     kept_verbatim = verbatim.count(1) - hidden_verbatim
     return Reduction(
         text,
-        {digest: source.span(a, b) for digest, (a, b) in spans.items()},
+        RemovedPieces(source, spans),
         references,
         {digest: (a + 1, b + 1) for digest, (a, b) in spans.items()},
         markers,
@@ -626,6 +656,25 @@ def render(
 
 
 Placed = list[tuple[int, int, str | None]]
+
+
+class RemovedPieces(Mapping[str, bytes]):
+    """The exact bytes each marker replaced, by full digest: read from the input when
+    asked (they are most of a large input; a run without --keep-removed reads none)."""
+
+    def __init__(self, source: Source, spans: dict[str, tuple[int, int]]) -> None:
+        self._source = source
+        self._spans = spans
+
+    def __getitem__(self, digest: str) -> bytes:
+        first, last = self._spans[digest]
+        return self._source.span(first, last)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._spans)
+
+    def __len__(self) -> int:
+        return len(self._spans)
 
 
 def _headed(

@@ -16,7 +16,7 @@ import mmap
 import re
 import sqlite3
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 from seqdedup.base.errors import SeqdedupError
@@ -111,7 +111,7 @@ class RemovedStore:
 
     def save(
         self,
-        pieces: dict[str, bytes],
+        pieces: Mapping[str, bytes],
         reduced: bytes,
         delimiter: bytes,
         original: str,

@@ -251,12 +251,12 @@ def _budget(
 ) -> int:
     """--budget: read the whole input, reduce it, store what was removed (before the
     output is written: a reference never names what the file does not hold)."""
-    from seqdedup.budget.input import MAX_WHOLE, read_whole
+    from seqdedup.budget.input import MAX_WHOLE, read_inputs_whole
     from seqdedup.budget.reduce import reduce_to_budget
 
     with graceful():
-        chunks = decoded_inputs(config.inputs, stdin, not args.no_decompress)
-        data = read_whole(chunks, args.max_input or MAX_WHOLE)
+        limit = args.max_input or MAX_WHOLE
+        data = read_inputs_whole(config.inputs, stdin, not args.no_decompress, limit)
         reduction = reduce_to_budget(data, config)
     sink = _sink(args, stdout)
     sink.write(reduction.text)

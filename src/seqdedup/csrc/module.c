@@ -86,8 +86,9 @@ static PyMethodDef kernel_methods[] = {
     {"record_bounds", seqdedup_py_record_bounds, METH_VARARGS,
      "record_bounds(data, delimiter) -> bytes: int64 (start, end) of each record"},
     {"token_counts", seqdedup_py_token_counts, METH_VARARGS,
-     "token_counts(data, bounds) -> bytes: each record's estimated tokens (int64), the "
-     "records given as int64 (start, end) pairs"},
+     "token_counts(data, bounds, cumulative=False) -> bytes: each record's estimated "
+     "tokens (int64), the records given as int64 (start, end) pairs; cumulative: the "
+     "n + 1 sums of the first k instead"},
     {"shortest_period", seqdedup_py_shortest_period, METH_O,
      "shortest_period(keys) -> the smallest p with key i equal to key i-p for every i >= p "
      "(16-byte keys)"},

@@ -47,23 +47,29 @@ static int64_t record_tokens(const unsigned char *text, size_t length)
     return count;
 }
 
-/* token_counts(data, bounds) -> bytes: for each record data[bounds[2k]:bounds[2k+1]]
- * (bounds: native int64 pairs), its estimated tokens as a native int64. */
+/* token_counts(data, bounds, cumulative=False) -> bytes: for each record
+ * data[bounds[2k]:bounds[2k+1]] (bounds: native int64 pairs), its estimated tokens as a
+ * native int64; `cumulative`: the n + 1 sums of the first k records' instead (0 first),
+ * what a cost of any stretch is read from (no pass in Python over a million counts). */
 PyObject *seqdedup_py_token_counts(PyObject *self, PyObject *args)
 {
     Py_buffer data, bounds;
-    if (!PyArg_ParseTuple(args, "y*y*", &data, &bounds)) return NULL;
+    int cumulative = 0;
+    if (!PyArg_ParseTuple(args, "y*y*|p", &data, &bounds, &cumulative)) return NULL;
     PyObject *result = NULL;
     if (bounds.len % (Py_ssize_t)(2 * sizeof(int64_t))) {
         PyErr_SetString(PyExc_ValueError, "token_counts: bounds are pairs of int64");
         goto done;
     }
     size_t n = (size_t)bounds.len / (2 * sizeof(int64_t));
+    size_t first = cumulative ? 1 : 0; /* (the leading 0 of the sums) */
     const unsigned char *pairs = bounds.buf; /* read with memcpy: any alignment */
-    result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * sizeof(int64_t)));
+    result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)((n + first) * sizeof(int64_t)));
     if (result == NULL) goto done;
     unsigned char *counts = (unsigned char *)PyBytes_AS_STRING(result);
     const unsigned char *text = data.buf;
+    int64_t sum = 0; /* (at most the data's length: one token a byte at most) */
+    if (cumulative) memcpy(counts, &sum, sizeof sum);
     for (size_t k = 0; k < n; k++) {
         int64_t span[2];
         memcpy(span, pairs + k * sizeof span, sizeof span);
@@ -73,7 +79,16 @@ PyObject *seqdedup_py_token_counts(PyObject *self, PyObject *args)
             goto done;
         }
         int64_t count = record_tokens(text + span[0], (size_t)(span[1] - span[0]));
-        memcpy(counts + k * sizeof count, &count, sizeof count);
+        if (cumulative) {
+            if (count > INT64_MAX - sum) { /* (records may overlap: each is counted) */
+                Py_CLEAR(result);
+                PyErr_SetString(PyExc_OverflowError, "token_counts: the sum overflows");
+                goto done;
+            }
+            sum += count;
+            count = sum;
+        }
+        memcpy(counts + (k + first) * sizeof count, &count, sizeof count);
     }
 done:
     PyBuffer_Release(&data);
