@@ -752,6 +752,7 @@ def budget_calls(kernel, rng: random.Random) -> None:
     """--budget's kernel calls on random input against their literal readings:
     literal_hits (letters folded, floating and anchored, records at the region's edges),
     token_counts (the estimate's regular expression; their sums, cumulative),
+    distinct_records (numbered by their bytes, against a dict),
     occurrences (the zero hash, repeats) and tally (any range, ties); bad calls refused."""
     region = bytes(rng.choice(b"aAbE/ \t\n\r7\x00\xff") for _ in range(rng.randint(0, 300)))
     cuts = sorted(rng.choices(range(len(region) + 1), k=2 * rng.randint(0, 20)))
@@ -783,6 +784,23 @@ def budget_calls(kernel, rng: random.Random) -> None:
         raise AssertionError(f"literal_hits{bad[1:]!r} was not refused")
     words = [bytes(16)] + [rng.randbytes(16) for _ in range(rng.choice([2, 40, 300]))]
     keys = [rng.choice(words) for _ in range(rng.randint(0, 500))]
+    flags = bytes(rng.choice([0, 1, 1]) for _ in range(len(pairs) // 2))
+    found = map(
+        array, "qq", kernel.distinct_records(region, pairs.tobytes(), flags, rng.getrandbits(128))
+    )
+    seen: dict[bytes, int] = {}
+    want = [
+        seen.setdefault(record, len(seen))
+        for record, flag in zip(records, flags, strict=True)
+        if flag
+    ]
+    assert list(next(found)) == want, (region, pairs, flags)
+    assert list(next(found)) == [
+        [k for k in range(len(flags)) if flags[k]][want.index(n)] for n in range(len(seen))
+    ]
+    with contextlib.suppress(ValueError):
+        kernel.distinct_records(region, pairs.tobytes(), flags + b"\x01", 0)
+        raise AssertionError("distinct_records: flags longer than the records were not refused")
     ids, previous, firsts, counts, lasts = map(array, "qqqqq", kernel.occurrences(b"".join(keys)))
     numbers: dict[bytes, int] = {}
     for k, key in enumerate(keys):

@@ -330,6 +330,36 @@ def test_occurrences_and_tallies_of_either_twin_are_the_literal_reading(keys, fi
         assert (distinct, list(array("q", found))) == (len(counted), pairs), twin
 
 
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    lines=st.lists(st.sampled_from([b"", b"a", b"b", b"ab", b"a\x00"]), max_size=40),
+    flags=st.lists(st.booleans(), max_size=40),
+)
+def test_distinct_records_of_either_twin_are_the_literal_reading(lines, flags):
+    """The flagged records numbered by their bytes in the order of first occurrence,
+    each number's first record."""
+    from seqdedup.base.records import python_record_bounds
+    from seqdedup.budget.events import distinct_records
+
+    data = b"".join(line + b"\n" for line in lines)
+    bounds = python_record_bounds(data, b"\n")
+    picks = bytes(flag for flag, _ in zip(flags + [True] * len(lines), lines, strict=False))
+    picked = [k for k, flag in enumerate(picks) if flag]
+    order = list(dict.fromkeys(lines[k] for k in picked))
+    want = (
+        [order.index(lines[k]) for k in picked],
+        [next(k for k in picked if lines[k] == line) for line in order],
+    )
+    kernels = [None]
+    if kernel_built():
+        from seqdedup import _kernel
+
+        kernels.append(_kernel)
+    for kernel in kernels:
+        found = distinct_records(kernel)(data, bounds, picks)
+        assert [list(array("q", part)) for part in found] == list(want), kernel
+
+
 PIECES = [
     "ERROR", "Error", "error", "ERR", "FATAL", "Critical", "CRIT", "ALERT", "EMERG", "panic",
     "panic:", "Traceback (most recent call last)", "ValueError", "NullPointerException",

@@ -229,6 +229,7 @@ TWIN_FACTORIES = {
     ("diff.compare", "broken_fragments"),
     ("budget.input", "literal_hits"),
     ("budget.events", "numbered"),
+    ("budget.events", "distinct_records"),
     ("budget.events", "tallied"),
 }
 ENGINE_NAMES = {"kernel", "engine"}

@@ -28,7 +28,7 @@ from typing import NamedTuple
 
 from seqdedup.base.kernel import SEED
 from seqdedup.base.lazy import LazySequence
-from seqdedup.budget.input import LEVELS, Source, ones, runs_of_ones
+from seqdedup.budget.input import LEVELS, Buffer, Source, ones, runs_of_ones
 from seqdedup.config.normalize import CLASSES
 from seqdedup.config.settings import Config
 from seqdedup.keys.kind import families, kind_config, kind_keys
@@ -108,6 +108,7 @@ class Units(NamedTuple):
 
 
 Numbered = tuple[bytes, bytes, bytes, bytes, bytes]
+DistinctRecords = Callable[[Buffer, "array[int]", "bytes | bytearray"], tuple[bytes, bytes]]
 
 
 def numbered(kernel: ModuleType | None) -> Callable[[bytes], Numbered]:
@@ -173,15 +174,12 @@ def units_of(
     """Kinds, events and units of the whole input. A record's kind is told by its key's
     keyed 128-bit hash, an event by the keyed hash of its key under another key (the
     two are never taken for each other); the kernel hashes and numbers them all in a
-    few calls, and the kinds' text is made only for the records that show one first,
-    and for events."""
-    kinds, picked, event_keys = _event_keys(source, verbatim, config, event_fields, kernel)
-    event_hashes = key_maker(Config(), kernel, SEED ^ EVENT_SEED).hashes(event_keys)
+    few calls, an event's key is made once per distinct verbatim line, and the kinds'
+    text is made only for the records that show one first, and for events."""
+    kinds, event_hashes, lines = _event_keys(source, verbatim, config, event_fields, kernel)
     found = numbered(kernel)(_merged(kinds, event_hashes, verbatim))
     ids, previous, firsts, frequency, last = (array("q", part) for part in found)
-    shapes, event_kinds = _kind_texts(
-        source, verbatim, kinds, firsts, dict(zip(picked, event_keys, strict=True)), config, kernel
-    )
+    shapes, event_kinds = _kind_texts(source, verbatim, kinds, firsts, lines, config, kernel)
     starts, ends = _unit_bounds(verbatim, heads)
     new = bytearray(len(starts))
     for record in firsts:  # (the unit that holds each first occurrence)
@@ -198,6 +196,7 @@ def units_of(
 
 
 EVENT_SEED = 1  # (an event's key is hashed under SEED ^ EVENT_SEED: apart from kinds)
+RECORD_SEED = 2  # (a verbatim line's bytes, to find the distinct ones: SEED ^ RECORD_SEED)
 
 
 def _event_keys(
@@ -206,8 +205,9 @@ def _event_keys(
     config: Config,
     event_fields: Sequence[str],
     kernel: ModuleType | None,
-) -> tuple[bytes, list[int], list[bytes]]:
-    """Each record's kind hash (16 bytes), the verbatim records, and their events' keys
+) -> tuple[bytes, bytes, tuple[array[int], dict[bytes, bytes]]]:
+    """Each record's kind hash (16 bytes), each verbatim record's event hash (16 bytes,
+    in order), and of each distinct verbatim line its first record and its event's key
     (the ``event_fields`` masked)."""
     kind_hash = key_maker(kind_config(config), kernel, SEED)
     hashes = kind_hash.span_hashes(source.data, source.delimiter)
@@ -220,13 +220,41 @@ def _event_keys(
     steps = (*config.key_steps, ("normalize", classes)) if classes else config.key_steps
     keyed = config.keyed or bool(classes)
     events = key_maker(config._replace(key_steps=steps), kernel, 0) if keyed else None
-    picked = list(compress(range(source.count), verbatim))
-    # (each distinct record's key made once: a traceback's lines recur)
-    records = source.picked(picked)
-    distinct = list(dict.fromkeys(records))
+    # (each distinct line's key made once: a traceback's lines recur)
+    found = distinct_records(kernel)(source.data, source.bounds, verbatim)
+    ids, firsts = array("q", found[0]), array("q", found[1])
+    distinct = source.picked(firsts)
     keys = events.keys(distinct) if events is not None else distinct
-    key_of = dict(zip(distinct, (mask_noise(key, event_fields) for key in keys), strict=True))
-    return hashes, picked, [key_of[record] for record in records]
+    masked = [mask_noise(key, event_fields) for key in keys]
+    event_hashes = key_maker(Config(), kernel, SEED ^ EVENT_SEED).hashes(masked)
+    each = [event_hashes[16 * k : 16 * k + 16] for k in range(len(masked))]
+    key_of = dict(zip(distinct, masked, strict=True))
+    return hashes, b"".join(map(each.__getitem__, ids)), (firsts, key_of)
+
+
+def distinct_records(kernel: ModuleType | None) -> DistinctRecords:
+    """The twin that numbers the flagged records by their bytes: the kernel's
+    ``distinct_records`` (keyed hashes) or :func:`python_distinct_records`."""
+    if kernel is None:
+        return python_distinct_records
+    found = kernel.distinct_records
+    return lambda data, bounds, flags: found(data, bounds, flags, SEED ^ RECORD_SEED)
+
+
+def python_distinct_records(
+    data: Buffer, bounds: array[int], flags: bytes | bytearray
+) -> tuple[bytes, bytes]:
+    """Of the records whose flag is set (record k is ``data[bounds[2k]:bounds[2k+1]]``),
+    in order, each one's id by its bytes (0, 1, ... in the order of first occurrence);
+    per id the record where it first occurs: int64 arrays as bytes."""
+    numbers: dict[bytes, int] = {}
+    ids, firsts = array("q"), array("q")
+    for record in ones(flags):
+        number = numbers.setdefault(data[bounds[2 * record] : bounds[2 * record + 1]], len(numbers))
+        if number == len(firsts):
+            firsts.append(record)
+        ids.append(number)
+    return ids.tobytes(), firsts.tobytes()
 
 
 def _kind_texts(
@@ -234,15 +262,19 @@ def _kind_texts(
     verbatim: bytearray,
     kinds: bytes,
     firsts: array[int],
-    event_keys: dict[int, bytes],
+    distinct: tuple[array[int], dict[bytes, bytes]],
     config: Config,
     kernel: ModuleType | None,
 ) -> tuple[list[tuple[int, tuple[bytes, ...]]], EventShapes]:
     """Each id's shape (from its first record: its kind's text, or its event's key), and
     the verbatim records' shapes (each kind's text made once, from its first record:
-    records of one kind hash have one text)."""
+    records of one kind hash have one text); ``lines``: the first record of each
+    distinct verbatim line, and each such line's event key."""
+    lines, key_of = distinct
     kind_ids, _, kind_firsts_all, _, _ = (array("q", part) for part in numbered(kernel)(kinds))
-    shown = sorted({kind_ids[record] for record in event_keys})  # (the verbatim kinds)
+    # (the verbatim records' kinds: those of each distinct line's first, equal lines
+    # being of one kind)
+    shown = sorted({kind_ids[record] for record in lines})
     kind_firsts = [record for record in firsts if not verbatim[record]]
     made = kind_keys(config, kernel).keys(
         source.picked([*(kind_firsts_all[k] for k in shown), *kind_firsts])
@@ -251,7 +283,7 @@ def _kind_texts(
     shape_of = {k: family[text] for k, text in zip(shown, made[: len(shown)], strict=True)}
     kind_shape = dict(zip(kind_firsts, made[len(shown) :], strict=True))
     shapes = [
-        _shape(b"v" + event_keys[r]) if verbatim[r] else _shape(b"k" + kind_shape[r])
+        _shape(b"v" + key_of[source.record(r)]) if verbatim[r] else _shape(b"k" + kind_shape[r])
         for r in firsts
     ]
     return shapes, EventShapes(kind_ids, shape_of, verbatim)

@@ -37,6 +37,7 @@ PyObject *seqdedup_py_broken_fragments(PyObject *self, PyObject *args);
 PyObject *seqdedup_py_chains(PyObject *self, PyObject *args);
 PyObject *seqdedup_py_chain_counts(PyObject *self, PyObject *args);
 PyObject *seqdedup_py_occurrences(PyObject *self, PyObject *arg);
+PyObject *seqdedup_py_distinct_records(PyObject *self, PyObject *args);
 PyObject *seqdedup_py_tally(PyObject *self, PyObject *args);
 /* literal.c */
 PyObject *seqdedup_py_literal_mask(PyObject *self, PyObject *args);

@@ -380,3 +380,58 @@ done:
     PyBuffer_Release(&view);
     return result;
 }
+
+/* distinct_records(data, bounds, flags, seed) -> (ids, firsts): of the records whose flag
+ * is set (record k is data[bounds[2k]:bounds[2k+1]], int64 pairs; flags: a byte a
+ * record), in order, each one's id among them by its bytes (0, 1, ... in the order of
+ * first occurrence, told by its keyed 128-bit hash), int64; per id the record where it
+ * first occurs, int64. --budget's verbatim lines: a few thousand distinct of hundreds
+ * of thousands, each made into an event's key once. */
+PyObject *seqdedup_py_distinct_records(PyObject *self, PyObject *args)
+{
+    (void)self;
+    Py_buffer data, bounds, flags;
+    Hash128 seeds = {0, 0};
+    if (!PyArg_ParseTuple(args, "y*y*y*O&", &data, &bounds, &flags, seqdedup_to_seed, &seeds))
+        return NULL;
+    PyObject *result = NULL;
+    int64_t *ids = NULL, *firsts = NULL;
+    FirstTable table = {0};
+    size_t n = (size_t)bounds.len / 16, flagged = 0, size = 0, taken = 0;
+    if (bounds.len % 16 || (size_t)flags.len != n) {
+        PyErr_SetString(PyExc_ValueError,
+                        "distinct_records: bounds are int64 pairs, flags a byte per record");
+        goto done;
+    }
+    const unsigned char *flag = flags.buf, *pairs = bounds.buf, *text = data.buf;
+    for (size_t k = 0; k < n; k++) flagged += flag[k] != 0;
+    ids = PyMem_RawMalloc(flagged * sizeof(int64_t) + 1); /* (+1: never a request of 0) */
+    firsts = PyMem_RawMalloc(flagged * sizeof(int64_t) + 1);
+    if (ids == NULL || firsts == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (size_t k = 0; k < n; k++) {
+        if (!flag[k]) continue;
+        int64_t span[2], id = 0;
+        memcpy(span, pairs + 16 * k, sizeof span); /* (any alignment) */
+        if (span[0] < 0 || span[0] > span[1] || span[1] > (int64_t)data.len) {
+            PyErr_SetString(PyExc_ValueError, "distinct_records: a record lies outside the data");
+            goto done;
+        }
+        Hash128 key = seqdedup_hash128(text + span[0], (size_t)(span[1] - span[0]), seeds);
+        if (ft_first_start(&table, key, (int64_t)size, &id) < 0) goto done;
+        if (id == (int64_t)size) firsts[size++] = (int64_t)k; /* (new: the next id) */
+        ids[taken++] = id;
+    }
+    result = Py_BuildValue("y#y#", (const char *)ids, (Py_ssize_t)(taken * sizeof(int64_t)),
+                           (const char *)firsts, (Py_ssize_t)(size * sizeof(int64_t)));
+done:
+    ft_free(&table);
+    PyMem_RawFree(ids);
+    PyMem_RawFree(firsts);
+    PyBuffer_Release(&data);
+    PyBuffer_Release(&bounds);
+    PyBuffer_Release(&flags);
+    return result;
+}

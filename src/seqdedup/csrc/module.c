@@ -140,6 +140,10 @@ static PyMethodDef kernel_methods[] = {
      "occurrences(hashes) -> (ids, previous, firsts, counts, lasts): per 16-byte hash its id "
      "(in the order of first occurrence) and its previous position (-1: none), int64 each; "
      "per id its first position, count and last position"},
+    {"distinct_records", seqdedup_py_distinct_records, METH_VARARGS,
+     "distinct_records(data, bounds, flags, seed) -> (ids, firsts): of the flagged records "
+     "(int64 pairs into data, a byte a record), each one's id by its bytes (in the order of "
+     "first occurrence), int64; per id the record where it first occurs, int64"},
     {"tally", seqdedup_py_tally, METH_VARARGS,
      "tally(ids, first, last, size, top) -> (distinct, pairs): of the int64 ids (0 .. size - 1) "
      "at positions first .. last, how many distinct and the top most frequent as int64 (id, "
