@@ -75,12 +75,20 @@ class EventShapes:
     family's where the log's error kinds of one form take more than one word at a place
     (a user name: ``Invalid user <...> from <IP>``; seqdedup.keys.kind.families). Held
     per kind (``kind_ids[record]``: the record's kind, numbered), not per record;
-    ``verbatim``: which records are verbatim."""
+    ``verbatim``: which records are verbatim; ``lines``: the first record of each
+    distinct verbatim line, ascending."""
 
-    def __init__(self, kind_ids: array[int], shape_of: dict[int, bytes], verbatim: bytearray):
+    def __init__(
+        self,
+        kind_ids: array[int],
+        shape_of: dict[int, bytes],
+        verbatim: bytearray,
+        lines: array[int],
+    ):
         self.kind_ids = kind_ids
         self.shape_of = shape_of
         self.verbatim = verbatim
+        self.lines = lines
 
     def __getitem__(self, record: int) -> bytes:
         return self.shape_of[self.kind_ids[record]]
@@ -286,7 +294,7 @@ def _kind_texts(
         _shape(b"v" + key_of[source.record(r)]) if verbatim[r] else _shape(b"k" + kind_shape[r])
         for r in firsts
     ]
-    return shapes, EventShapes(kind_ids, shape_of, verbatim)
+    return shapes, EventShapes(kind_ids, shape_of, verbatim, lines)
 
 
 def _merged(kinds: bytes, events: bytes, verbatim: bytearray) -> bytes:

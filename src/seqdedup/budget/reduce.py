@@ -19,8 +19,7 @@ import re
 from array import array
 from bisect import bisect_right
 from collections.abc import Iterator, Mapping, Sequence
-from itertools import accumulate, compress
-from operator import itemgetter
+from itertools import accumulate
 from types import ModuleType
 from typing import NamedTuple
 
@@ -389,20 +388,13 @@ def _counted_as(units: Units) -> array[int]:
     (named by the shape's first event): "43 like line 1; values 14 .. 56"."""
     counted = array("q", units.line_kind)
     shapes = units.event_kinds
-    records = array("q", compress(range(len(shapes.verbatim)), shapes.verbatim))
-    kinds = array("q", compress(shapes.kind_ids, shapes.verbatim))
-    # each kind's first record (the reversed pairs: the first written last), then each
-    # shape's first record the first of its kinds'
-    first_of_kind = dict(zip(reversed(kinds), reversed(records), strict=True))
+    kind_ids, shape_of = shapes.kind_ids, shapes.shape_of
     first_of_shape: dict[bytes, int] = {}
-    for kind, record in sorted(first_of_kind.items(), key=itemgetter(1)):
-        first_of_shape.setdefault(shapes.shape_of[kind], counted[record])
-    value = {kind: first_of_shape[shapes.shape_of[kind]] for kind in first_of_kind}
-    values = array("q", map(value.__getitem__, kinds))
-    taken = 0  # (written a run of verbatim records at a time)
-    for start, end in runs_of_ones(shapes.verbatim):
-        counted[start:end] = values[taken : taken + end - start]
-        taken += end - start
+    for record in shapes.lines:  # (ascending: a shape's first verbatim record comes first)
+        first_of_shape.setdefault(shape_of[kind_ids[record]], counted[record])
+    value = {kind: first_of_shape[shape] for kind, shape in shape_of.items()}
+    for start, end in runs_of_ones(shapes.verbatim):  # (a run of verbatim records at a time)
+        counted[start:end] = array("q", map(value.__getitem__, kind_ids[start:end]))
     return counted
 
 
