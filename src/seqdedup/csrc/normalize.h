@@ -149,7 +149,8 @@ static size_t nd_number(const unsigned char *s, size_t n, size_t p)
 /* A path's byte: a letter, a digit or one of ._~+@%-/ */
 static inline int nd_path_byte(unsigned char c)
 {
-    return nd_alnum(c) || (c != 0 && strchr("._~+@%-/", c) != NULL);
+    return nd_alnum(c) || c == '.' || c == '_' || c == '~' || c == '+' || c == '@' ||
+           c == '%' || c == '-' || c == '/';
 }
 
 /* A path: '/' and a run of path bytes holding a letter or digit, not after a path byte
@@ -247,11 +248,27 @@ static inline unsigned nd_lowest_bit(uint64_t bits) /* bits != 0 */
 #endif
 }
 
+/* What a match becomes, with its length (not counted again at every match). */
+typedef struct {
+    const char *text;
+    size_t length;
+} NdPlaceholder;
+
+#define ND_PLACEHOLDER(text) {text, sizeof text - 1}
+static const NdPlaceholder ND_TIMESTAMP = ND_PLACEHOLDER("<TIMESTAMP>");
+static const NdPlaceholder ND_UUID = ND_PLACEHOLDER("<UUID>");
+static const NdPlaceholder ND_IP = ND_PLACEHOLDER("<IP>");
+static const NdPlaceholder ND_HEX = ND_PLACEHOLDER("<HEX>");
+static const NdPlaceholder ND_NUMBER = ND_PLACEHOLDER("<NUMBER>");
+static const NdPlaceholder ND_PATH = ND_PLACEHOLDER("<PATH>");
+static const NdPlaceholder ND_QUOTED = ND_PLACEHOLDER("<QUOTED>");
+static const NdPlaceholder ND_SPACE = ND_PLACEHOLDER(" ");
+
 /* The end of the match of the classes that starts at s[p] (0: none), the first class in
  * the order timestamp, uuid, ip, hex, number, path, quoted, space; its placeholder in
  * *placeholder. */
 static inline size_t nd_match(const unsigned char *s, size_t n, size_t p, unsigned classes,
-                              const char **placeholder)
+                              const NdPlaceholder **placeholder)
 {
     unsigned char c = s[p];
     size_t end = 0;
@@ -275,40 +292,40 @@ static inline size_t nd_match(const unsigned char *s, size_t n, size_t p, unsign
         if (!end && digits == 9) end = nd_epoch(s, n, p);
         if (!end && digits == 2 && (dash || dot || slash)) end = nd_short_date(s, n, p);
         if (!end && (digits == 1 || digits == 2) && after_digits == ':') end = nd_time(s, n, p);
-        if (end) *placeholder = "<TIMESTAMP>";
+        if (end) *placeholder = &ND_TIMESTAMP;
     }
     if (!end && (classes & NORM_UUID) && hex == 8 && after_hex == '-') {
         end = nd_uuid(s, n, p);
-        if (end) *placeholder = "<UUID>";
+        if (end) *placeholder = &ND_UUID;
     }
     if (!end && (classes & NORM_IP)) {
         if (digits >= 1 && digits <= 3 && after_digits == '.') end = nd_ipv4(s, n, p);
         if (!end && hex <= 4 && after_hex == ':') end = nd_ipv6(s, n, p);
-        if (end) *placeholder = "<IP>";
+        if (end) *placeholder = &ND_IP;
     }
     if (!end && (classes & NORM_HEX) &&
         (hex >= 8 || (c == '0' && (nd_at(s, n, p + 1) | 0x20) == 'x'))) {
         end = nd_hexid(s, n, p);
-        if (end) *placeholder = "<HEX>";
+        if (end) *placeholder = &ND_HEX;
     }
     if (!end && (classes & NORM_NUMBER) && digits) {
         end = nd_number(s, n, p);
-        if (end) *placeholder = "<NUMBER>";
+        if (end) *placeholder = &ND_NUMBER;
     }
     if (!end && (classes & NORM_PATH) && c == '/') {
         end = nd_path(s, n, p);
-        if (end) *placeholder = "<PATH>";
+        if (end) *placeholder = &ND_PATH;
     }
     if (!end && (classes & NORM_QUOTED) && (c == '"' || c == '\'')) {
         end = nd_quoted(s, n, p);
-        if (end) *placeholder = "<QUOTED>";
+        if (end) *placeholder = &ND_QUOTED;
     }
     if (!end && (classes & NORM_SPACE) && (c == ' ' || c == '\t')) {
         size_t q = p; /* two or more spaces and tabs, or one tab: one space */
         while (q < n && (s[q] == ' ' || s[q] == '\t')) q++;
         if (q - p >= 2 || c == '\t') {
             end = q;
-            *placeholder = " ";
+            *placeholder = &ND_SPACE;
         }
     }
     return end;
@@ -320,14 +337,15 @@ static inline size_t nd_match(const unsigned char *s, size_t n, size_t p, unsign
 typedef struct {
     size_t base;
     uint64_t bits;
+    const unsigned char *table; /* (nd_start_table's, made once per scan) */
 } NdCursor;
 
 /* The next match of the classes at or after `from` (>= where the cursor was last left):
  * its start in *start and its placeholder in *placeholder, its end returned (0: none). */
 static size_t nd_next_match(const unsigned char *s, size_t n, size_t from, unsigned classes,
-                            NdCursor *cursor, size_t *start, const char **placeholder)
+                            NdCursor *cursor, size_t *start, const NdPlaceholder **placeholder)
 {
-    const unsigned char *table = nd_start_table(classes);
+    const unsigned char *table = cursor->table;
     if (from >= cursor->base + 64) { /* (also the first call: base + 64 <= from) */
         cursor->base = from;
         cursor->bits = from < n ? nd_candidates(s, n, from, table) : 0;
@@ -353,9 +371,9 @@ static size_t nd_next_match(const unsigned char *s, size_t n, size_t from, unsig
  * start in *start and its end returned (0: none). */
 static size_t nd_first_match(const unsigned char *s, size_t n, unsigned classes, size_t *start)
 {
-    const char *placeholder = NULL;
-    NdCursor cursor = {0, 0};
-    cursor.bits = n ? nd_candidates(s, n, 0, nd_start_table(classes)) : 0;
+    const NdPlaceholder *placeholder = NULL;
+    NdCursor cursor = {0, 0, nd_start_table(classes)};
+    cursor.bits = n ? nd_candidates(s, n, 0, cursor.table) : 0;
     return nd_next_match(s, n, 0, classes, &cursor, start, &placeholder);
 }
 
@@ -365,12 +383,12 @@ static size_t nd_first_match(const unsigned char *s, size_t n, unsigned classes,
 static void normalize_key(const unsigned char *s, size_t n, unsigned classes, KeySink *sink)
 {
     size_t literal = 0, start = 0, end;
-    const char *placeholder = NULL;
-    NdCursor cursor = {0, 0};
-    cursor.bits = n ? nd_candidates(s, n, 0, nd_start_table(classes)) : 0;
+    const NdPlaceholder *placeholder = NULL;
+    NdCursor cursor = {0, 0, nd_start_table(classes)};
+    cursor.bits = n ? nd_candidates(s, n, 0, cursor.table) : 0;
     while ((end = nd_next_match(s, n, literal, classes, &cursor, &start, &placeholder)) != 0) {
         sink_put(sink, s + literal, start - literal);
-        sink_put(sink, (const unsigned char *)placeholder, strlen(placeholder));
+        sink_put(sink, (const unsigned char *)placeholder->text, placeholder->length);
         literal = end;
     }
     sink_put(sink, s + literal, n - literal);
