@@ -754,7 +754,13 @@ def budget_calls(kernel, rng: random.Random) -> None:
     token_counts (the estimate's regular expression; their sums, cumulative),
     distinct_records (numbered by their bytes, against a dict),
     occurrences (the zero hash, repeats) and tally (any range, ties); bad calls refused."""
-    region = bytes(rng.choice(b"aAbE/ \t\n\r7\x00\xff") for _ in range(rng.randint(0, 300)))
+    if rng.random() < 0.5:
+        region = bytes(rng.choice(b"aAbE/ \t\n\r7\x00\xff") for _ in range(rng.randint(0, 300)))
+    else:  # (runs of one byte, up to past a 64-byte block: the token count's carries)
+        lengths = [1, 2, 3, 5, 6, 7, 64, 70, 130]
+        runs = [bytes([rng.choice(b"aZ7 \t\n\x0b-\xff")]) * rng.choice(lengths)
+                for _ in range(rng.randint(0, 12))]  # fmt: skip
+        region = b"".join(runs)
     cuts = sorted(rng.choices(range(len(region) + 1), k=2 * rng.randint(0, 20)))
     pairs = array("q", cuts)
     shortest = rng.choice([1, 3])  # (3: all of 3 bytes or more, the trigram sieve's path)
