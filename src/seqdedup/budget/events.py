@@ -187,7 +187,7 @@ def units_of(
     kinds, event_hashes, lines = _event_keys(source, verbatim, config, event_fields, kernel)
     found = numbered(kernel)(_merged(kinds, event_hashes, verbatim))
     ids, previous, firsts, frequency, last = (array("q", part) for part in found)
-    shapes, event_kinds = _kind_texts(source, verbatim, kinds, firsts, lines, config, kernel)
+    shapes, event_kinds = _kind_texts(source, verbatim, firsts, lines, config, kernel)
     starts, ends = _unit_bounds(verbatim, heads)
     new = bytearray(len(starts))
     for record in firsts:  # (the unit that holds each first occurrence)
@@ -207,18 +207,29 @@ EVENT_SEED = 1  # (an event's key is hashed under SEED ^ EVENT_SEED: apart from 
 RECORD_SEED = 2  # (a verbatim line's bytes, to find the distinct ones: SEED ^ RECORD_SEED)
 
 
+class VerbatimLines(NamedTuple):
+    """The distinct verbatim lines: each one's first record (ascending), its event's key
+    (by the line) and its kind's text; and each verbatim record's line (in order)."""
+
+    firsts: array[int]
+    keys: dict[bytes, bytes]
+    kinds: list[bytes]
+    ids: array[int]
+
+
 def _event_keys(
     source: Source,
     verbatim: bytearray,
     config: Config,
     event_fields: Sequence[str],
     kernel: ModuleType | None,
-) -> tuple[bytes, bytes, tuple[array[int], dict[bytes, bytes]]]:
-    """Each record's kind hash (16 bytes), each verbatim record's event hash (16 bytes,
-    in order), and of each distinct verbatim line its first record and its event's key
-    (the ``event_fields`` masked)."""
+) -> tuple[bytes, bytes, VerbatimLines]:
+    """Each record's kind hash (16 bytes; a verbatim record's need not be: its line's
+    kind is in the lines), each verbatim record's event hash (16 bytes, in order), and
+    the distinct verbatim lines, each made into its event's key (the ``event_fields``
+    masked) and its kind once (a traceback's lines recur)."""
     kind_hash = key_maker(kind_config(config), kernel, SEED)
-    hashes = kind_hash.span_hashes(source.data, source.delimiter)
+    hashes = kind_hash.span_hashes(source.data, source.delimiter, verbatim)
     if hashes is None or len(hashes) != 16 * source.count:  # (split and hashed here)
         hashes = b"".join(
             kind_hash.hashes(source.records(batch, min(source.count, batch + BATCH)))
@@ -228,7 +239,6 @@ def _event_keys(
     steps = (*config.key_steps, ("normalize", classes)) if classes else config.key_steps
     keyed = config.keyed or bool(classes)
     events = key_maker(config._replace(key_steps=steps), kernel, 0) if keyed else None
-    # (each distinct line's key made once: a traceback's lines recur)
     found = distinct_records(kernel)(source.data, source.bounds, verbatim)
     ids, firsts = array("q", found[0]), array("q", found[1])
     distinct = source.picked(firsts)
@@ -236,8 +246,13 @@ def _event_keys(
     masked = [mask_noise(key, event_fields) for key in keys]
     event_hashes = key_maker(Config(), kernel, SEED ^ EVENT_SEED).hashes(masked)
     each = [event_hashes[16 * k : 16 * k + 16] for k in range(len(masked))]
-    key_of = dict(zip(distinct, masked, strict=True))
-    return hashes, b"".join(map(each.__getitem__, ids)), (firsts, key_of)
+    lines = VerbatimLines(
+        firsts,
+        dict(zip(distinct, masked, strict=True)),
+        kind_keys(config, kernel).keys(distinct),
+        ids,
+    )
+    return hashes, b"".join(map(each.__getitem__, ids)), lines
 
 
 def distinct_records(kernel: ModuleType | None) -> DistinctRecords:
@@ -268,33 +283,33 @@ def python_distinct_records(
 def _kind_texts(
     source: Source,
     verbatim: bytearray,
-    kinds: bytes,
     firsts: array[int],
-    distinct: tuple[array[int], dict[bytes, bytes]],
+    lines: VerbatimLines,
     config: Config,
     kernel: ModuleType | None,
 ) -> tuple[list[tuple[int, tuple[bytes, ...]]], EventShapes]:
     """Each id's shape (from its first record: its kind's text, or its event's key), and
-    the verbatim records' shapes (each kind's text made once, from its first record:
-    records of one kind hash have one text); ``lines``: the first record of each
-    distinct verbatim line, and each such line's event key."""
-    lines, key_of = distinct
-    kind_ids, _, kind_firsts_all, _, _ = (array("q", part) for part in numbered(kernel)(kinds))
-    # (the verbatim records' kinds: those of each distinct line's first, equal lines
-    # being of one kind)
-    shown = sorted({kind_ids[record] for record in lines})
+    the verbatim records' shapes: each line's kind numbered by its text (equal lines are
+    of one kind), its family made once per kind."""
+    number: dict[bytes, int] = {}
+    line_kind = [number.setdefault(text, len(number)) for text in lines.kinds]
+    kind_ids = array("q", bytes(8 * source.count))  # (a verbatim record's kind; 0 elsewhere)
+    taken = 0
+    for start, end in runs_of_ones(verbatim):  # (a run of verbatim records at a time)
+        kind_ids[start:end] = array(
+            "q", map(line_kind.__getitem__, lines.ids[taken : taken + end - start])
+        )
+        taken += end - start
+    family = families(number)
+    shape_of = {kind: family[text] for text, kind in number.items()}
     kind_firsts = [record for record in firsts if not verbatim[record]]
-    made = kind_keys(config, kernel).keys(
-        source.picked([*(kind_firsts_all[k] for k in shown), *kind_firsts])
-    )
-    family = families(made[: len(shown)])
-    shape_of = {k: family[text] for k, text in zip(shown, made[: len(shown)], strict=True)}
-    kind_shape = dict(zip(kind_firsts, made[len(shown) :], strict=True))
+    made = kind_keys(config, kernel).keys(source.picked(kind_firsts))
+    kind_shape = dict(zip(kind_firsts, made, strict=True))
     shapes = [
-        _shape(b"v" + key_of[source.record(r)]) if verbatim[r] else _shape(b"k" + kind_shape[r])
+        _shape(b"v" + lines.keys[source.record(r)]) if verbatim[r] else _shape(b"k" + kind_shape[r])
         for r in firsts
     ]
-    return shapes, EventShapes(kind_ids, shape_of, verbatim, lines)
+    return shapes, EventShapes(kind_ids, shape_of, verbatim, lines.firsts)
 
 
 def _merged(kinds: bytes, events: bytes, verbatim: bytearray) -> bytes:

@@ -133,11 +133,15 @@ class KeyMaker:
         (decode the records and call :meth:`hashes`)."""
         return self._hashing.encoded_row(encoded) if self._hashing.encoded else None
 
-    def span_hashes(self, data: bytes | mmap, delimiter: bytes) -> bytes | None:
+    def span_hashes(
+        self, data: bytes | mmap, delimiter: bytes, passed: bytes | bytearray | None = None
+    ) -> bytes | None:
         """The key hashes of the records of ``data`` (split at ``delimiter``; a final
         delimiter ends the last record) where the kernel splits and hashes them itself,
-        no Python object per record; else None (split them and call :meth:`hashes`)."""
-        return self._hashing.span(data, delimiter)
+        no Python object per record; else None (split them and call :meth:`hashes`).
+        ``passed`` (a byte a record): those whose byte is not 0 are not hashed (16 zero
+        bytes stand for each: the caller has them another way)."""
+        return self._hashing.span(data, delimiter, passed)
 
     def _skip(self, records: list[bytes]) -> list[bytes]:
         n = self.skip_chars
@@ -176,7 +180,9 @@ class _PythonHashing:
     def encoded_row(self, encoded: bytes) -> bytes:
         raise AssertionError("only where the kernel hashes encoded rows")
 
-    def span(self, data: bytes | mmap, delimiter: bytes) -> bytes | None:
+    def span(
+        self, data: bytes | mmap, delimiter: bytes, passed: bytes | bytearray | None
+    ) -> bytes | None:
         return None  # (the records are split in Python)
 
 
@@ -219,10 +225,14 @@ class _KernelHashing:
         result: bytes = self._kernel.hash_encoded(encoded, *self._settings)
         return result
 
-    def span(self, data: bytes | mmap, delimiter: bytes) -> bytes | None:
+    def span(
+        self, data: bytes | mmap, delimiter: bytes, passed: bytes | bytearray | None
+    ) -> bytes | None:
         if not self.encoded:
             return None
-        found: tuple[bytes, bytes] = self._kernel.split_hash(data, delimiter, *self._settings)
+        found: tuple[bytes, bytes] = self._kernel.split_hash(
+            data, delimiter, *self._settings, passed=passed
+        )
         return found[1]
 
 
