@@ -402,6 +402,26 @@ def test_every_line_a_level_pattern_matches_holds_one_of_its_literals(lines):
             assert all(hit for hit, match in zip(hits, matched, strict=True) if match), level
 
 
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    lines=st.lists(
+        st.one_of(LOGCAT, st.lists(st.sampled_from(PIECES), max_size=8).map("".join)),
+        max_size=6,
+    ),
+    levels=st.lists(st.sampled_from(["error", "warning", "words"]), min_size=1, unique=True),
+)
+def test_a_line_holds_a_level_where_the_levels_joined_pattern_matches_it(lines, levels):
+    """The level test (the error words' pattern tried last, only on a line that holds one
+    of its words) against the levels' patterns joined into one."""
+    from seqdedup.budget.input import LEVELS, _level_test
+
+    joined = re.compile("|".join(LEVELS[level] for level in levels).encode())
+    holds = _level_test(levels)
+    for line in lines:
+        record = line.encode()
+        assert holds(record) == (joined.search(record) is not None), (record, levels)
+
+
 @given(
     verbatim=st.lists(st.booleans(), max_size=40).flatmap(
         lambda flags: st.tuples(

@@ -309,9 +309,9 @@ def verbatim_units(
     candidates = literal_hits(kernel)(data, source.bounds, floating, anchored)
     flags = bytearray(source.count)
     if levels:
-        builtin = re.compile("|".join(LEVELS[level] for level in levels).encode())
+        holds_level = _level_test(levels)
         for record in ones(candidates):
-            if builtin.search(source.record(record)):
+            if holds_level(source.record(record)):
                 flags[record] = 1
     for pattern in patterns:
         _keep_matches(source, pattern, flags)
@@ -330,6 +330,27 @@ def verbatim_units(
         heads[at + 1 : end] = bytes(end - at - 1)
         at = flags.find(1, end)
     return flags, heads
+
+
+def _level_test(levels: Sequence[str]) -> Callable[[bytes], bool]:
+    """Whether a record holds a match of one of the ``levels``' patterns. The error
+    words' pattern (a line with no level word) reads the whole line twice at its start:
+    it is tried only where the line holds one of its words and no other level's pattern
+    matches."""
+    others = [LEVELS[level] for level in levels if level != "words"]
+    leveled = re.compile("|".join(others).encode()).search if others else None
+    if "words" not in levels:
+        assert leveled is not None
+        return lambda record: leveled(record) is not None
+    words, literals = re.compile(LEVELS["words"].encode()).search, LITERALS["words"]
+
+    def holds(record: bytes) -> bool:
+        if leveled is not None and leveled(record) is not None:
+            return True
+        lower = record.lower()
+        return any(word in lower for word in literals) and words(record) is not None
+
+    return holds
 
 
 def ones(flags: bytes | bytearray) -> Iterator[int]:
