@@ -74,24 +74,20 @@ class EventShapes:
     """Each verbatim record's shape (``shapes[record]``): its kind's text, or its
     family's where the log's error kinds of one form take more than one word at a place
     (a user name: ``Invalid user <...> from <IP>``; seqdedup.keys.kind.families). Held
-    per kind (``kind_ids[record]``: the record's kind, numbered), not per record;
-    ``verbatim``: which records are verbatim; ``lines``: the first record of each
-    distinct verbatim line, ascending."""
+    per distinct verbatim line (``shape[line]``; the lines: ``lines``), not per record;
+    ``verbatim``: which records are verbatim."""
 
     def __init__(
-        self,
-        kind_ids: array[int],
-        shape_of: dict[int, bytes],
-        verbatim: bytearray,
-        lines: array[int],
+        self, source: Source, shape: list[bytes], verbatim: bytearray, lines: VerbatimLines
     ):
-        self.kind_ids = kind_ids
-        self.shape_of = shape_of
+        self.shape = shape
         self.verbatim = verbatim
         self.lines = lines
+        self._source = source
+        self._shape_of = dict(zip(lines.keys, shape, strict=True))  # (by the line's bytes)
 
     def __getitem__(self, record: int) -> bytes:
-        return self.shape_of[self.kind_ids[record]]
+        return self._shape_of[self._source.record(record)]
 
 
 class Units(NamedTuple):
@@ -192,7 +188,7 @@ def units_of(
     new = bytearray(len(starts))
     for record in firsts:  # (the unit that holds each first occurrence)
         new[bisect_right(starts, record) - 1] = 1
-    flags = bytearray(map(verbatim.__getitem__, starts))
+    flags = bytearray(compress(verbatim, _unit_starting(verbatim, heads)))  # (each unit's)
     ranks = bytearray([NOT_AN_EVENT]) * len(starts)
     for unit in ones(new):  # (the rank orders the new events only)
         if flags[unit]:
@@ -289,19 +285,9 @@ def _kind_texts(
     kernel: ModuleType | None,
 ) -> tuple[list[tuple[int, tuple[bytes, ...]]], EventShapes]:
     """Each id's shape (from its first record: its kind's text, or its event's key), and
-    the verbatim records' shapes: each line's kind numbered by its text (equal lines are
-    of one kind), its family made once per kind."""
-    number: dict[bytes, int] = {}
-    line_kind = [number.setdefault(text, len(number)) for text in lines.kinds]
-    kind_ids = array("q", bytes(8 * source.count))  # (a verbatim record's kind; 0 elsewhere)
-    taken = 0
-    for start, end in runs_of_ones(verbatim):  # (a run of verbatim records at a time)
-        kind_ids[start:end] = array(
-            "q", map(line_kind.__getitem__, lines.ids[taken : taken + end - start])
-        )
-        taken += end - start
-    family = families(number)
-    shape_of = {kind: family[text] for text, kind in number.items()}
+    the verbatim records' shapes: each line's kind's family (equal lines are of one
+    kind)."""
+    family = families(lines.kinds)
     kind_firsts = [record for record in firsts if not verbatim[record]]
     made = kind_keys(config, kernel).keys(source.picked(kind_firsts))
     kind_shape = dict(zip(kind_firsts, made, strict=True))
@@ -309,7 +295,7 @@ def _kind_texts(
         _shape(b"v" + lines.keys[source.record(r)]) if verbatim[r] else _shape(b"k" + kind_shape[r])
         for r in firsts
     ]
-    return shapes, EventShapes(kind_ids, shape_of, verbatim, lines.firsts)
+    return shapes, EventShapes(source, [family[kind] for kind in lines.kinds], verbatim, lines)
 
 
 def _merged(kinds: bytes, events: bytes, verbatim: bytearray) -> bytes:
@@ -331,11 +317,14 @@ _FLIP = bytes.maketrans(b"\x00\x01", b"\x01\x00")
 def _unit_bounds(verbatim: bytearray, heads: bytearray) -> tuple[array[int], UnitEnds]:
     """Each unit's first and last record: a verbatim head with the verbatim records
     that continue it (verbatim, not a head), or one record."""
-    count = len(verbatim)
+    starts = array("q", compress(range(len(verbatim)), _unit_starting(verbatim, heads)))
+    return starts, UnitEnds(starts, len(verbatim))
+
+
+def _unit_starting(verbatim: bytearray, heads: bytearray) -> bytes:
+    """A byte a record: 1 where a unit starts (not a verbatim record continuing one)."""
     continued = int.from_bytes(verbatim, "little") & ~int.from_bytes(heads, "little")
-    starting = continued.to_bytes(count, "little").translate(_FLIP)
-    starts = array("q", compress(range(count), starting))
-    return starts, UnitEnds(starts, count)
+    return continued.to_bytes(len(verbatim), "little").translate(_FLIP)
 
 
 # An event's severity, the order in which events earn their place: the line's highest

@@ -323,7 +323,9 @@ class Layout:
         for _ in range(COPY_TRIES):
             if source < 0:
                 break
-            if kinds[source : source + count] == kinds[first : last + 1]:
+            # (the last keys first: a long stretch's keys are sliced only where they may match)
+            same = kinds[source + count - 1] == kinds[last]
+            if same and kinds[source : source + count] == kinds[first : last + 1]:
                 exact = _same_bytes(self.source, first, last, first - source)
                 if chosen < 0 or exact:
                     chosen = source
@@ -388,13 +390,18 @@ def _counted_as(units: Units) -> array[int]:
     (named by the shape's first event): "43 like line 1; values 14 .. 56"."""
     counted = array("q", units.line_kind)
     shapes = units.event_kinds
-    kind_ids, shape_of = shapes.kind_ids, shapes.shape_of
+    lines = shapes.lines
     first_of_shape: dict[bytes, int] = {}
-    for record in shapes.lines:  # (ascending: a shape's first verbatim record comes first)
-        first_of_shape.setdefault(shape_of[kind_ids[record]], counted[record])
-    value = {kind: first_of_shape[shape] for kind, shape in shape_of.items()}
+    value = [  # (each line's; the lines ascending: a shape's first record comes first)
+        first_of_shape.setdefault(shape, counted[record])
+        for shape, record in zip(shapes.shape, lines.firsts, strict=True)
+    ]
+    taken = 0
     for start, end in runs_of_ones(shapes.verbatim):  # (a run of verbatim records at a time)
-        counted[start:end] = array("q", map(value.__getitem__, kind_ids[start:end]))
+        counted[start:end] = array(
+            "q", map(value.__getitem__, lines.ids[taken : taken + end - start])
+        )
+        taken += end - start
     return counted
 
 
