@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from seqdedup.base.hashes import MASK64, hash_words
 from seqdedup.base.tokens import estimate_tokens
 from seqdedup.config.jsonkeys import JsonSelector
-from seqdedup.config.normalize import normalize_py
+from seqdedup.config.normalize import PLACEHOLDERS, normalize_py
 from seqdedup.engine.runs import runs_of
 from seqdedup.keys.streams import prefix_program
 from seqdedup.library.store import encode_records
@@ -536,6 +536,12 @@ def key_calls(kernel, rng: random.Random) -> None:
     bits = rng.randint(0, 255)  # (every class: seqdedup.config.normalize.EVERY)
     normalized = kernel.normalize(text, bits)
     assert kernel.hash_records([text], 7, 0, False, bits) == kernel.hash_records([normalized], 7)
+    found = array("q", kernel.value_matches(text, bits))  # (the same matches, in place)
+    rebuilt, at = [], 0
+    for start, end, bit in zip(found[0::3], found[1::3], found[2::3], strict=True):
+        rebuilt += [text[at:start], PLACEHOLDERS[bit]]
+        at = end
+    assert b"".join([*rebuilt, text[at:]]) == normalized, (text, bits)
     paths = sorted(
         {
             (p.encode(), tuple(x.encode() for x in p.split(".")))

@@ -231,6 +231,7 @@ TWIN_FACTORIES = {
     ("budget.events", "numbered"),
     ("budget.events", "distinct_records"),
     ("budget.events", "tallied"),
+    ("config.normalize", "value_finder"),
 }
 ENGINE_NAMES = {"kernel", "engine"}
 

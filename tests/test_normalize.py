@@ -328,6 +328,10 @@ def test_the_kernel_scanner_is_the_regular_expressions(text, bits):
     from seqdedup import _kernel
 
     assert _kernel.normalize(text, bits) == normalize_py(text, bits)
+    # (and each match with its class, as the values of --budget's notes read them)
+    from seqdedup.config.normalize import python_value_matches, value_finder
+
+    assert value_finder(_kernel, bits)(text) == python_value_matches(text, bits)
 
 
 @pytest.mark.skipif(not kernel_built(), reason="needs the compiled kernel")

@@ -13,11 +13,16 @@ from hypothesis import strategies as st
 from seqdedup import reduce_to_budget
 from seqdedup.budget.removed import RemovedStore, restore
 from seqdedup.budget.values import Column, briefly, columns, named
-from seqdedup.config.normalize import EVERY, compiled_pattern
+from seqdedup.config.normalize import EVERY, compiled_pattern, value_finder
 
-from conftest import examples
+from conftest import examples, kernel_built
 
 VALUES = compiled_pattern(EVERY)
+FINDERS = [value_finder(None, EVERY)]  # (and the kernel's, where it is built)
+if kernel_built():
+    from seqdedup import _kernel
+
+    FINDERS.append(value_finder(_kernel, EVERY))
 
 
 def log(lines: list[str]) -> bytes:
@@ -88,7 +93,8 @@ def test_values_keep_the_name_stuck_to_them_and_the_word_before_them():
     records = [
         b"2026-11-22T10:00:0%dZ job %d wrote blk_%d uid=%d" % (n, 5 * n, n, n % 2) for n in range(4)
     ]
-    found = columns(records, VALUES)
+    found = columns(records, FINDERS[0])
+    assert all(columns(records, finder) == found for finder in FINDERS)
     assert found == [
         Column("job ", ["0", "5", "10", "15"]),
         Column("wrote ", ["blk_0", "blk_1", "blk_2", "blk_3"]),
@@ -101,10 +107,22 @@ def test_values_keep_the_name_stuck_to_them_and_the_word_before_them():
     assert briefly(found[2]) == "0, 1" and briefly(found[0]) == "0 .. 15 (4 values)"
 
 
+NAME = re.compile(rb"(?:[A-Za-z][A-Za-z_-]{0,11})?$")  # (a name stuck to a value's front)
+
+
 def literal_columns(records: list[bytes]) -> list[list[bytes]]:
-    """The oracle: each record's value matches (no timestamps), and for each position
-    that every record of the example's width has, its distinct values if more than one."""
-    rows = [[m.group() for m in VALUES.finditer(r) if m.lastgroup != "c1"] for r in records]
+    """The oracle: each record's value matches (no timestamps), each with the name stuck
+    to its front (the longest run of letters, '_' and '-' up to 12 that starts with a
+    letter and ends where the value begins), and for each position that every record of
+    the example's width has, its distinct values if more than one."""
+    rows = [
+        [
+            NAME.search(r, max(0, m.start() - 48), m.start()).group() + m.group()
+            for m in VALUES.finditer(r)
+            if m.lastgroup != "c1"
+        ]
+        for r in records
+    ]
     rows = [row for row in rows if len(row) == len(rows[0])]
     out = []
     for field in range(len(rows[0])):
@@ -123,17 +141,15 @@ lines = st.lists(words, min_size=1, max_size=8).map(lambda ws: " ".join(ws).enco
 @settings(max_examples=examples(300), deadline=None)
 @given(st.lists(lines, min_size=1, max_size=6))
 def test_columns_hold_the_literal_values_with_their_names(records):
-    """Field by field, the values are the literal matches, each with at most the name
-    stuck to its front (letters, '_' and '-' ending right where the value begins)."""
-    found = columns(records, VALUES)
+    """Field by field, the values are the literal matches, each with the name stuck to
+    its front (letters, '_' and '-' ending right where the value begins), on either
+    engine's matches."""
+    found = columns(records, FINDERS[-1])
+    assert all(columns(records, finder) == found for finder in FINDERS)
     want = literal_columns(records)
-    assert len(found) == len(want)
-    for column, literal in zip(found, want, strict=True):
-        assert len(column.values) == len(literal)
-        for shown, value in zip(column.values, literal, strict=True):
-            name = shown[: len(shown) - len(value.decode())]
-            assert shown.endswith(value.decode()[:24]) or len(shown) == 24
-            assert re.fullmatch(r"(?:[A-Za-z][A-Za-z_-]{0,11})?", name), shown
+    assert [column.values for column in found] == [
+        [value[:24].decode() for value in literal] for literal in want
+    ]
 
 
 def test_a_word_that_varies_makes_one_family():

@@ -45,7 +45,7 @@ from seqdedup.budget.removed import (
 )
 from seqdedup.budget.shapes import ShapeNote, lines_named, shape_notes
 from seqdedup.budget.values import briefly, columns
-from seqdedup.config.normalize import VALUES, compiled_pattern, timestamp_finder
+from seqdedup.config.normalize import VALUES, timestamp_finder, value_finder
 from seqdedup.config.settings import Config
 
 PLACEHOLDER = "sd:" + "0a" * 4  # a reference as it costs at most (8 pieces)
@@ -199,7 +199,7 @@ class Layout:
         self.notes: list[ShapeNote] = []
         self._note_at: dict[int, int] = {}
         self._note_costs: list[int] = []
-        self.values = compiled_pattern(VALUES)  # (the classes that mask a value)
+        self.values = value_finder(kernel, VALUES)  # (the classes that mask a value)
         self._counted = _counted_as(units)
         self._tally = tallied(kernel)
         # each stretch's kinds with their counts, most frequent first: the search asks

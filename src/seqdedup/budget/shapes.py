@@ -10,7 +10,6 @@ A note is a line of the reduced text that stands for no input (dropped on expand
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -18,7 +17,7 @@ from seqdedup.base.errors import visible
 from seqdedup.budget.events import Units, mask_noise
 from seqdedup.budget.input import Source
 from seqdedup.budget.values import Column, columns, named
-from seqdedup.config.normalize import CLASSES
+from seqdedup.config.normalize import CLASSES, ValueMatches
 from seqdedup.keys.kind import ANY, kinds_of
 
 READ = 1024  # lines of a shape read for its values (both ends)
@@ -58,12 +57,12 @@ def shape_notes(
     groups: dict[int, list[int]],
     room: int,
     event_fields: Sequence[str],
-    values: re.Pattern[bytes],
+    values: ValueMatches,
 ) -> list[ShapeNote]:
     """The notes of the shapes ``groups`` (see events.shape_groups), in its order:
-    ``room`` characters of values at most, read with ``values``, except the
+    ``room`` characters of values at most, found by ``values``, except the
     ``event_fields`` (what tells copies of one event apart, not two events)."""
-    noise = frozenset(f"c{CLASSES[name]}" for name in event_fields if name in CLASSES)
+    noise = frozenset(CLASSES[name] for name in event_fields if name in CLASSES)
     notes = []
     for example, lines in groups.items():
         first, last = units.starts[example], units.ends[example]

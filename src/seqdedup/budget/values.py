@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from seqdedup.base.errors import visible
+from seqdedup.config.normalize import TIMESTAMP, ValueMatches
 
 VALUE_WIDTH = 24  # bytes of a value shown
 # before a value: a word and its separator (the column's label where every line has
@@ -35,23 +36,24 @@ class Column(NamedTuple):
 
 
 def columns(
-    records: Sequence[bytes], pattern: re.Pattern[bytes], noise: frozenset[str] = frozenset()
+    records: Sequence[bytes], matches: ValueMatches, noise: frozenset[int] = frozenset()
 ) -> list[Column]:
     """The fields that differ between ``records`` (the first is the example: only the
-    lines with as many fields as it are read), in the order they stand; a timestamp and
-    the classes ``noise`` (the pattern's group names) are not fields."""
+    lines with as many fields as it are read), in the order they stand: each record's
+    ``matches`` (config.normalize.value_finder's) but a timestamp's and those of the
+    classes ``noise`` (their bits)."""
     rows: list[list[tuple[bytes, bytes]]] = []
     for record in records:
         row = []
-        for match in pattern.finditer(record):
-            if match.lastgroup == "c1" or match.lastgroup in noise:  # (when, not what)
+        for start, end, bit in matches(record):
+            if bit == TIMESTAMP or bit in noise:  # (when, not what)
                 continue
-            before = _BEFORE.search(record, max(0, match.start() - 48), match.start())
+            before = _BEFORE.search(record, max(0, start - 48), start)
             said = before.group() if before is not None else b""
             name = _NAME.search(said)
             attached = name.group() if name is not None else b""
             label = said[: len(said) - len(attached)]
-            row.append((label, attached + match.group()))
+            row.append((label, attached + record[start:end]))
         rows.append(row)
     if not rows:
         return []

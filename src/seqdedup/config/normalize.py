@@ -16,6 +16,7 @@ these expressions.
 from __future__ import annotations
 
 import re
+from array import array
 from collections.abc import Callable, Sequence
 from functools import lru_cache, partial
 from types import ModuleType
@@ -285,6 +286,30 @@ def timestamp_finder(kernel: ModuleType | None) -> Callable[[bytes], str]:
     if kernel is None:
         return first_timestamp
     return partial(kernel_timestamp, kernel.first_match)
+
+
+ValueMatches = Callable[[bytes], list[tuple[int, int, int]]]
+
+
+def value_finder(kernel: ModuleType | None, bits: int) -> ValueMatches:
+    """The twin that finds a record's matches of the classes ``bits``, left to right as
+    normalising replaces them, each as (start, end, class bit): the kernel's scan
+    (``value_matches``) or :func:`python_value_matches`."""
+    if kernel is None:
+        return partial(python_value_matches, bits=bits)
+    matches = kernel.value_matches
+
+    def found(record: bytes) -> list[tuple[int, int, int]]:
+        triples = array("q", matches(record, bits))
+        return list(zip(triples[0::3], triples[1::3], triples[2::3], strict=True))
+
+    return found
+
+
+def python_value_matches(record: bytes, bits: int) -> list[tuple[int, int, int]]:
+    """:func:`value_finder` in Python: the expression of the classes."""
+    pattern = _compiled(bits)[0]
+    return [(m.start(), m.end(), int((m.lastgroup or "c0")[1:])) for m in pattern.finditer(record)]
 
 
 def timestamp_seconds(text: str) -> float | None:

@@ -6,6 +6,7 @@
  * key_offset (library rows: encoded.c).
  */
 #include "kernel.h"
+#include "functions.h"
 #include "siphash.h"
 
 /* "O&" converter: a Python int from 0 to 2**64 - 1 (the "K" format would wrap -1). */
@@ -266,6 +267,33 @@ PyObject *seqdedup_py_normalize(PyObject *self, PyObject *args)
         KeySink write = {(unsigned char *)PyBytes_AS_STRING(out), NULL, 0, 0, {0}};
         normalize_key(p, n, classes & NORM_CLASSES, &write);
     }
+    PyBuffer_Release(&data);
+    return out;
+}
+
+/* value_matches(record, classes) -> bytes: each match of the classes, left to right as
+ * normalize() replaces them, as int64 (start, end, class bit) triples. */
+PyObject *seqdedup_py_value_matches(PyObject *self, PyObject *args)
+{
+    Py_buffer data;
+    unsigned classes;
+    if (!PyArg_ParseTuple(args, "y*O&", &data, seqdedup_to_u32, &classes)) return NULL;
+    PyObject *out = NULL;
+    size_t n = (size_t)data.len;
+    if (n > SIZE_MAX / (3 * sizeof(int64_t)) - 1) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int64_t *found = PyMem_RawMalloc(3 * sizeof(int64_t) * (n + 1)); /* (+1: never 0) */
+    if (found == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    size_t count = nd_matches(data.buf, n, classes & NORM_CLASSES, found);
+    out = PyBytes_FromStringAndSize((const char *)found,
+                                    (Py_ssize_t)(3 * sizeof(int64_t) * count));
+    PyMem_RawFree(found);
+done:
     PyBuffer_Release(&data);
     return out;
 }

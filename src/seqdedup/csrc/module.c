@@ -80,6 +80,9 @@ static PyMethodDef kernel_methods[] = {
     {"_key_offset", seqdedup_py_key_offset, METH_VARARGS,
      "_key_offset(record, skip_chars, byte_mode=False, skip_fields=0) -> where the key "
      "starts (tests)"},
+    {"value_matches", seqdedup_py_value_matches, METH_VARARGS,
+     "value_matches(record, classes) -> bytes: each match of the --normalize classes, left "
+     "to right as normalize() replaces them, as int64 (start, end, class bit) triples"},
     {"first_match", seqdedup_py_first_match, METH_VARARGS,
      "first_match(record, classes) -> (start, end) of the first match of the --normalize "
      "classes, or None"},

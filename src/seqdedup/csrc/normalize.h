@@ -248,21 +248,23 @@ static inline unsigned nd_lowest_bit(uint64_t bits) /* bits != 0 */
 #endif
 }
 
-/* What a match becomes, with its length (not counted again at every match). */
+/* What a match becomes, with its length (not counted again at every match), and its
+ * class. */
 typedef struct {
     const char *text;
     size_t length;
+    unsigned class_bit;
 } NdPlaceholder;
 
-#define ND_PLACEHOLDER(text) {text, sizeof text - 1}
-static const NdPlaceholder ND_TIMESTAMP = ND_PLACEHOLDER("<TIMESTAMP>");
-static const NdPlaceholder ND_UUID = ND_PLACEHOLDER("<UUID>");
-static const NdPlaceholder ND_IP = ND_PLACEHOLDER("<IP>");
-static const NdPlaceholder ND_HEX = ND_PLACEHOLDER("<HEX>");
-static const NdPlaceholder ND_NUMBER = ND_PLACEHOLDER("<NUMBER>");
-static const NdPlaceholder ND_PATH = ND_PLACEHOLDER("<PATH>");
-static const NdPlaceholder ND_QUOTED = ND_PLACEHOLDER("<QUOTED>");
-static const NdPlaceholder ND_SPACE = ND_PLACEHOLDER(" ");
+#define ND_PLACEHOLDER(text, bit) {text, sizeof text - 1, bit}
+static const NdPlaceholder ND_TIMESTAMP = ND_PLACEHOLDER("<TIMESTAMP>", NORM_TIMESTAMP);
+static const NdPlaceholder ND_UUID = ND_PLACEHOLDER("<UUID>", NORM_UUID);
+static const NdPlaceholder ND_IP = ND_PLACEHOLDER("<IP>", NORM_IP);
+static const NdPlaceholder ND_HEX = ND_PLACEHOLDER("<HEX>", NORM_HEX);
+static const NdPlaceholder ND_NUMBER = ND_PLACEHOLDER("<NUMBER>", NORM_NUMBER);
+static const NdPlaceholder ND_PATH = ND_PLACEHOLDER("<PATH>", NORM_PATH);
+static const NdPlaceholder ND_QUOTED = ND_PLACEHOLDER("<QUOTED>", NORM_QUOTED);
+static const NdPlaceholder ND_SPACE = ND_PLACEHOLDER(" ", NORM_SPACE);
 
 /* The end of the match of the classes that starts at s[p] (0: none), the first class in
  * the order timestamp, uuid, ip, hex, number, path, quoted, space; its placeholder in
@@ -375,6 +377,25 @@ static size_t nd_first_match(const unsigned char *s, size_t n, unsigned classes,
     NdCursor cursor = {0, 0, nd_start_table(classes)};
     cursor.bits = n ? nd_candidates(s, n, 0, cursor.table) : 0;
     return nd_next_match(s, n, 0, classes, &cursor, start, &placeholder);
+}
+
+/* Each match of the classes in s[0..n), left to right as the normalising scan finds
+ * them: (start, end, class bit) into `out` (room for n triples: a match is never
+ * empty); how many. */
+static size_t nd_matches(const unsigned char *s, size_t n, unsigned classes, int64_t *out)
+{
+    size_t from = 0, start = 0, end, found = 0;
+    const NdPlaceholder *placeholder = NULL;
+    NdCursor cursor = {0, 0, nd_start_table(classes)};
+    cursor.bits = n ? nd_candidates(s, n, 0, cursor.table) : 0;
+    while ((end = nd_next_match(s, n, from, classes, &cursor, &start, &placeholder)) != 0) {
+        out[3 * found] = (int64_t)start;
+        out[3 * found + 1] = (int64_t)end;
+        out[3 * found + 2] = (int64_t)placeholder->class_bit;
+        found++;
+        from = end;
+    }
+    return found;
 }
 
 /* Normalise s[0..n) into the sink (KeySink and sink_put come from the includer):

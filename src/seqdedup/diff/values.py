@@ -260,16 +260,16 @@ def _masked_values(groups: ValueGroups, text_of: Callable[[int], bytes]) -> None
     """The values of the groups of a kind GOOD shows: the first field (a class the kind
     masks) in which their records differ from GOOD's record, read from READ of them."""
     from seqdedup.budget.values import columns
-    from seqdedup.config.normalize import VALUES, compiled_pattern
+    from seqdedup.config.normalize import VALUES, value_finder
 
     members: dict[int, list[int]] = {}
     for position, group in groups.group_of.items():
         if groups.distinct[group] == 0 and len(members.setdefault(group, [])) < READ:
             members[group].append(position)
-    pattern = compiled_pattern(VALUES)
+    matches = value_finder(None, VALUES)  # (a few records of each group)
     for group, positions in members.items():
         records = [groups.examples[group]] + [text_of(p) for p in positions]
-        found = columns(records, pattern)
+        found = columns(records, matches)
         if found:
             for value in found[0].values[1:]:  # (the first: GOOD's)
                 _keep(groups, group, value)
