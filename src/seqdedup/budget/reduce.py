@@ -206,6 +206,9 @@ class Layout:
         # for the same stretches again and again
         self._kinds: dict[tuple[int, int], tuple[list[tuple[int, int]], int]] = {}
         self._copies: dict[tuple[int, int], tuple[str | None, int]] = {}  # (and repeats)
+        # (a marker's text: by its stretch, its reference and which of the lines it may
+        # name are shown, all it depends on)
+        self._markers: dict[tuple[int, int, str, tuple[bool, ...]], bytes] = {}
 
     def insert_notes(self, notes: list[ShapeNote], at: int) -> None:
         """Error shapes' notes, each shown after its example, placed at ``at`` in the
@@ -267,11 +270,18 @@ class Layout:
         when (unless the lines around it say so); a long one (--long-markers) counts
         the lines, names a third kind and the values that differ."""
         count, named_kinds = last - first + 1, self._named_kinds
-        text = f"[{reference} {lines_named(first, last)}"
-        text += f" ({count} lines): " if count > 1 and self.long else ": "
         kinds, distinct = self._kinds_in(first, last)
         copy, source = self._copy_of(first, last)
-        copy = copy if _inside(shown, source) else None
+        inside = (
+            _inside(shown, source),
+            *(_inside(shown, self.units.first[kind]) for kind, _ in kinds[:named_kinds]),
+        )
+        found = self._markers.get((first, last, reference, inside))
+        if found is not None:
+            return found
+        text = f"[{reference} {lines_named(first, last)}"
+        text += f" ({count} lines): " if count > 1 and self.long else ": "
+        copy = copy if inside[0] else None
         if copy is not None:
             text += copy
         else:
@@ -281,7 +291,10 @@ class Layout:
         if distinct == 1 and count > 1 and self.long:
             text += self._differing(first, last, self.units.first[kinds[0][0]])
         text += _time_span(self.source, first, last, self.long)
-        return (text + "]").encode("utf-8", "surrogateescape")
+        made = self._markers[first, last, reference, inside] = (text + "]").encode(
+            "utf-8", "surrogateescape"
+        )
+        return made
 
     def _kinds_in(self, first: int, last: int) -> tuple[list[tuple[int, int]], int]:
         """The KINDS_NAMED most frequent kinds of records ``first`` .. ``last`` with their

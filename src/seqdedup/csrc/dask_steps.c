@@ -416,27 +416,24 @@ static size_t record_end(const unsigned char *p, size_t size, size_t at, const u
     return hit == NULL ? size : (size_t)(hit - p);
 }
 
-/* split_hash(data, delimiter, seed=0, skip_chars=0, byte_mode=False, normalize=0,
- * skip_fields=0, passed=None) -> (starts, hashes): the records of data (which starts at
- * a record's start; a final record without a delimiter counts), each one's start (int64)
- * and key hash (16 bytes, as hash_records gives it), without a Python object per record;
- * `passed` (a byte a record, at least as many as there are): the records whose byte is
- * not 0 are not hashed (16 zero bytes: the caller has their hashes another way). */
+/* split_hash(data, delimiter, seed=0, skip_chars=0, byte_mode=False, normalize=0) ->
+ * (starts, hashes): the records of data (which starts at a record's start; a final
+ * record without a delimiter counts), each one's start (int64) and key hash (16 bytes,
+ * as hash_records gives it), without a Python object per record. */
 PyObject *seqdedup_py_split_hash(PyObject *self, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"data",      "delimiter", "seed",        "skip_chars",
-                             "byte_mode", "normalize", "skip_fields", "passed", NULL};
-    Py_buffer data, delimiter, passed = {0};
+                             "byte_mode", "normalize", "skip_fields", NULL};
+    Py_buffer data, delimiter;
     Hash128 seeds = {0, 0};
     uint64_t skip = 0, fields = 0;
     int byte_mode = 0;
     unsigned normalize = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*y*|O&O&pO&O&z*", kwlist, &data, &delimiter,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*y*|O&O&pO&O&", kwlist, &data, &delimiter,
                                      seqdedup_to_seed, &seeds, seqdedup_to_u64, &skip, &byte_mode, seqdedup_to_u32,
-                                     &normalize, seqdedup_to_u64, &fields, &passed))
+                                     &normalize, seqdedup_to_u64, &fields))
         return NULL;
     PyObject *starts = NULL, *hashes = NULL, *result = NULL;
-    const unsigned char *pass = passed.buf; /* (NULL: every record hashed) */
     const unsigned char *p = data.buf, *d = delimiter.buf;
     size_t size = (size_t)data.len, dlen = (size_t)delimiter.len, count = 0;
     if (dlen == 0) {
@@ -462,13 +459,7 @@ PyObject *seqdedup_py_split_hash(PyObject *self, PyObject *args, PyObject *kwds)
                 goto done;
         }
         size_t end = record_end(p, size, at, d, dlen);
-        Hash128 h = {0, 0};
-        if (pass != NULL && count >= (size_t)passed.len) {
-            PyErr_SetString(PyExc_ValueError, "split_hash: fewer passed flags than records");
-            goto done;
-        }
-        if (pass == NULL || !pass[count])
-            h = seqdedup_key_hash(p + at, end - at, fields, skip, byte_mode, classes, seeds);
+        Hash128 h = seqdedup_key_hash(p + at, end - at, fields, skip, byte_mode, classes, seeds);
         ((int64_t *)PyBytes_AS_STRING(starts))[count] = (int64_t)at;
         memcpy(PyBytes_AS_STRING(hashes) + 16 * count, &h, 16);
         at = end == size ? size : end + dlen;
@@ -482,6 +473,63 @@ done:
     Py_XDECREF(hashes);
     PyBuffer_Release(&data);
     PyBuffer_Release(&delimiter);
-    if (passed.obj != NULL) PyBuffer_Release(&passed);
     return result;
+}
+
+/* bounds_hash(data, bounds, seed=0, skip_chars=0, byte_mode=False, normalize=0,
+ * skip_fields=0, passed=None) -> hashes: the key hash (16 bytes, as hash_records gives
+ * it) of each record data[bounds[2k]:bounds[2k+1]] (int64 pairs: records already
+ * split, not split again); `passed` (a byte a record): the records whose byte is not 0
+ * are not hashed (16 zero bytes: the caller has their hashes another way). */
+PyObject *seqdedup_py_bounds_hash(PyObject *self, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"data",      "bounds",    "seed",        "skip_chars",
+                             "byte_mode", "normalize", "skip_fields", "passed", NULL};
+    Py_buffer data, bounds, passed = {0};
+    Hash128 seeds = {0, 0};
+    uint64_t skip = 0, fields = 0;
+    int byte_mode = 0;
+    unsigned normalize = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*y*|O&O&pO&O&z*", kwlist, &data, &bounds,
+                                     seqdedup_to_seed, &seeds, seqdedup_to_u64, &skip,
+                                     &byte_mode, seqdedup_to_u32, &normalize, seqdedup_to_u64,
+                                     &fields, &passed))
+        return NULL;
+    PyObject *hashes = NULL;
+    size_t n = (size_t)bounds.len / 16;
+    const unsigned char *pass = passed.buf, *pairs = bounds.buf; /* (pass NULL: hash all) */
+    if (bounds.len % 16 || (pass != NULL && (size_t)passed.len != n)) {
+        PyErr_SetString(PyExc_ValueError,
+                        "bounds_hash: bounds are int64 pairs, passed a byte per record");
+        goto done;
+    }
+    if (n > (size_t)PY_SSIZE_T_MAX / 16) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    hashes = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * 16));
+    if (hashes == NULL) goto done;
+    unsigned char *out = (unsigned char *)PyBytes_AS_STRING(hashes);
+    unsigned classes = seqdedup_normalize_classes(normalize);
+    for (size_t k = 0; k < n; k++) {
+        int64_t span[2];
+        memcpy(span, pairs + 16 * k, sizeof span); /* (any alignment) */
+        if (span[0] < 0 || span[0] > span[1] || span[1] > (int64_t)data.len) {
+            Py_CLEAR(hashes);
+            PyErr_SetString(PyExc_ValueError, "bounds_hash: a record lies outside the data");
+            goto done;
+        }
+        Hash128 h = {0, 0};
+        if (pass == NULL || !pass[k]) {
+            const unsigned char *record = (const unsigned char *)data.buf + span[0];
+            h = seqdedup_key_hash(record, (size_t)(span[1] - span[0]), fields, skip, byte_mode,
+                                  classes, seeds);
+        }
+        memcpy(out + 16 * k, &h, 16);
+    }
+done:
+    PyBuffer_Release(&data);
+    PyBuffer_Release(&bounds);
+    if (passed.obj != NULL) PyBuffer_Release(&passed);
+    return hashes;
 }

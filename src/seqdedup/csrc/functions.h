@@ -22,6 +22,7 @@ PyObject *seqdedup_py_first_windows(PyObject *self, PyObject *arg);
 PyObject *seqdedup_py_window_keys(PyObject *self, PyObject *args);
 PyObject *seqdedup_py_earliest(PyObject *self, PyObject *args);
 PyObject *seqdedup_py_split_hash(PyObject *self, PyObject *args, PyObject *kwds);
+PyObject *seqdedup_py_bounds_hash(PyObject *self, PyObject *args, PyObject *kwds);
 /* hash.c */
 PyObject *seqdedup_py_value_matches(PyObject *self, PyObject *args);
 /* encoded.c */

@@ -133,15 +133,20 @@ class KeyMaker:
         (decode the records and call :meth:`hashes`)."""
         return self._hashing.encoded_row(encoded) if self._hashing.encoded else None
 
-    def span_hashes(
-        self, data: bytes | mmap, delimiter: bytes, passed: bytes | bytearray | None = None
-    ) -> bytes | None:
+    def span_hashes(self, data: bytes | mmap, delimiter: bytes) -> bytes | None:
         """The key hashes of the records of ``data`` (split at ``delimiter``; a final
         delimiter ends the last record) where the kernel splits and hashes them itself,
-        no Python object per record; else None (split them and call :meth:`hashes`).
-        ``passed`` (a byte a record): those whose byte is not 0 are not hashed (16 zero
-        bytes stand for each: the caller has them another way)."""
-        return self._hashing.span(data, delimiter, passed)
+        no Python object per record; else None (split them and call :meth:`hashes`)."""
+        return self._hashing.span(data, delimiter)
+
+    def bounds_hashes(
+        self, data: bytes | mmap, bounds: array[int], passed: bytes | bytearray | None = None
+    ) -> bytes | None:
+        """:meth:`span_hashes` of records already split (record k is
+        ``data[bounds[2k]:bounds[2k+1]]``); ``passed`` (a byte a record): those whose
+        byte is not 0 are not hashed (16 zero bytes stand for each: the caller has them
+        another way)."""
+        return self._hashing.bounds(data, bounds, passed)
 
     def _skip(self, records: list[bytes]) -> list[bytes]:
         n = self.skip_chars
@@ -180,10 +185,13 @@ class _PythonHashing:
     def encoded_row(self, encoded: bytes) -> bytes:
         raise AssertionError("only where the kernel hashes encoded rows")
 
-    def span(
-        self, data: bytes | mmap, delimiter: bytes, passed: bytes | bytearray | None
-    ) -> bytes | None:
+    def span(self, data: bytes | mmap, delimiter: bytes) -> bytes | None:
         return None  # (the records are split in Python)
+
+    def bounds(
+        self, data: bytes | mmap, bounds: array[int], passed: bytes | bytearray | None
+    ) -> bytes | None:
+        return None  # (the records are hashed in Python)
 
 
 class _KernelHashing:
@@ -225,15 +233,19 @@ class _KernelHashing:
         result: bytes = self._kernel.hash_encoded(encoded, *self._settings)
         return result
 
-    def span(
-        self, data: bytes | mmap, delimiter: bytes, passed: bytes | bytearray | None
+    def span(self, data: bytes | mmap, delimiter: bytes) -> bytes | None:
+        if not self.encoded:
+            return None
+        found: tuple[bytes, bytes] = self._kernel.split_hash(data, delimiter, *self._settings)
+        return found[1]
+
+    def bounds(
+        self, data: bytes | mmap, bounds: array[int], passed: bytes | bytearray | None
     ) -> bytes | None:
         if not self.encoded:
             return None
-        found: tuple[bytes, bytes] = self._kernel.split_hash(
-            data, delimiter, *self._settings, passed=passed
-        )
-        return found[1]
+        found: bytes = self._kernel.bounds_hash(data, bounds, *self._settings, passed=passed)
+        return found
 
 
 def key_sizes(
