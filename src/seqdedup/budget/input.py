@@ -318,18 +318,21 @@ def verbatim_units(
     heads = bytearray(flags)
     # (the records that start with a space or a tab: a traceback's lines)
     indented = literal_hits(kernel)(data, source.bounds, (), (b" ", b"\t"))
-    count = source.count
+    count, bounds, data = source.count, source.bounds, source.data
     at = flags.find(1)
     while at >= 0:
-        traceback = source.record(at).lstrip().startswith(b"Traceback")
         end = indented.find(0, at + 1)
         end = count if end < 0 else end  # (the continuation: records at + 1 .. end - 1)
-        if traceback and end < count:
+        if end < count and _TRACEBACK.match(data, bounds[2 * at], bounds[2 * at + 1]):
             end += 1  # (the exception's own line)
-        flags[at + 1 : end] = b"\x01" * (end - at - 1)
-        heads[at + 1 : end] = bytes(end - at - 1)
+        if end > at + 1:
+            flags[at + 1 : end] = b"\x01" * (end - at - 1)
+            heads[at + 1 : end] = bytes(end - at - 1)
         at = flags.find(1, end)
     return flags, heads
+
+
+_TRACEBACK = re.compile(rb"\s*Traceback")  # (a line that starts one, after white space)
 
 
 def _level_test(levels: Sequence[str]) -> Callable[[bytes], bool]:
