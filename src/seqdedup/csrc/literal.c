@@ -187,6 +187,74 @@ static int holds_floating3(const unsigned char *p, const unsigned char *end, PyO
     return 0;
 }
 
+#if defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__))
+#define LITERAL_WIDE 1 /* (SSE2, and __builtin_ctz for the hits of a mask) */
+#include <emmintrin.h>
+
+#define MAX_TRIGRAMS MAX_FLOATING
+
+/* The literals' distinct first three bytes, each byte in every lane of a vector. */
+typedef struct {
+    __m128i bytes[MAX_TRIGRAMS][3];
+    int count;
+} Trigrams;
+
+static void trigrams_of(PyObject *floating, Trigrams *t)
+{
+    uint32_t seen[MAX_TRIGRAMS];
+    t->count = 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(floating); i++) {
+        const unsigned char *s = (const unsigned char *)PyBytes_AS_STRING(PyTuple_GET_ITEM(floating, i));
+        uint32_t three = ((uint32_t)s[0] << 16) | ((uint32_t)s[1] << 8) | s[2];
+        int known = 0;
+        for (int k = 0; k < t->count; k++) known |= seen[k] == three;
+        if (known) continue;
+        seen[t->count] = three;
+        for (int b = 0; b < 3; b++) t->bytes[t->count][b] = _mm_set1_epi8((char)s[b]);
+        t->count++;
+    }
+}
+
+/* 16 bytes from p with ASCII capitals in lower case (signed compares: 'A'..'Z' are
+ * below 0x80). */
+static inline __m128i folded16(const unsigned char *p)
+{
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+    __m128i upper = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('A' - 1)),
+                                  _mm_cmplt_epi8(v, _mm_set1_epi8('Z' + 1)));
+    return _mm_or_si128(v, _mm_and_si128(upper, _mm_set1_epi8(0x20)));
+}
+
+/* holds_floating3 16 positions at a time where the 18 bytes they read may be read
+ * (`readable`: the end of the data): each position's folded three bytes compared with
+ * every literal's first three at once; a position that matches has its literals
+ * compared whole, as the sieve's hits are. The rest one byte at a time. */
+static int holds_floating3_wide(const unsigned char *p, const unsigned char *end,
+                                const unsigned char *readable, PyObject *floating,
+                                const uint64_t *first, const uint64_t *trigrams,
+                                const Trigrams *t)
+{
+    const unsigned char *q = p;
+    for (; end - q >= 3 && readable - q >= 18; q += 16) {
+        __m128i b0 = folded16(q), b1 = folded16(q + 1), b2 = folded16(q + 2);
+        __m128i any = _mm_setzero_si128();
+        for (int k = 0; k < t->count; k++) {
+            __m128i hit = _mm_and_si128(_mm_cmpeq_epi8(b0, t->bytes[k][0]),
+                                        _mm_cmpeq_epi8(b1, t->bytes[k][1]));
+            any = _mm_or_si128(any, _mm_and_si128(hit, _mm_cmpeq_epi8(b2, t->bytes[k][2])));
+        }
+        unsigned mask = (unsigned)_mm_movemask_epi8(any);
+        size_t starts = (size_t)(end - q) - 2; /* (positions whose three bytes are the record's) */
+        if (starts < 16) mask &= (1u << starts) - 1;
+        for (; mask; mask &= mask - 1) {
+            const unsigned char *at = q + __builtin_ctz(mask);
+            if (holds_one_at(at, end, floating, first[folded(*at)])) return 1;
+        }
+    }
+    return end - q >= 3 && holds_floating3(q, end, floating, first, trigrams);
+}
+#endif
+
 static int starts_anchored(const unsigned char *p, size_t len, PyObject *anchored)
 {
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(anchored); i++) {
@@ -242,6 +310,11 @@ PyObject *seqdedup_py_literal_hits(PyObject *self, PyObject *args)
             second[s[1]] |= bit;
         }
     }
+#if defined(LITERAL_WIDE)
+    Trigrams wide;
+    wide.count = 0;
+    if (long_only) trigrams_of(floating, &wide);
+#endif
     out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)n);
     if (out == NULL) goto done;
     unsigned char *flags = (unsigned char *)PyBytes_AS_STRING(out);
@@ -260,10 +333,17 @@ PyObject *seqdedup_py_literal_hits(PyObject *self, PyObject *args)
         const unsigned char *p = data + start;
         size_t len = (size_t)(end - start);
         int floats = PyTuple_GET_SIZE(floating) > 0;
+#if defined(LITERAL_WIDE)
+        const unsigned char *readable = data + total;
+#define HOLDS_FLOATING3(p, end) holds_floating3_wide(p, end, readable, floating, first, trigrams, &wide)
+#else
+#define HOLDS_FLOATING3(p, end) holds_floating3(p, end, floating, first, trigrams)
+#endif
         flags[r] = (unsigned char)(
             starts_anchored(p, len, anchored) ||
-            (floats && long_only && holds_floating3(p, p + len, floating, first, trigrams)) ||
+            (floats && long_only && HOLDS_FLOATING3(p, p + len)) ||
             (floats && !long_only && holds_floating(p, p + len, floating, first, second, single)));
+#undef HOLDS_FLOATING3
     }
 done:
     PyBuffer_Release(&region);
