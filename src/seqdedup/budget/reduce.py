@@ -345,20 +345,9 @@ class Layout:
                 if exact:
                     break
             source = self.units.previous[source]
-        text = None if chosen < 0 else self._copy_text(first, last, chosen, exact)
+        text = None if chosen < 0 else _copy_text(first, last, chosen, exact)
         found = self._copies[first, last] = (text, chosen)
         return found
-
-    def _copy_text(self, first: int, last: int, source: int, exact: bool) -> str:
-        count, period = last - first + 1, first - source
-        if period >= count:  # (a block seen once before)
-            text = f"a repeat of {lines_named(source, source + count - 1)}"
-        else:
-            copies, extra = divmod(count, period)
-            block = lines_named(source, source + period - 1)
-            text = f"{copies} copies of {block}" if period > 1 else f"{copies} like {block}"
-            text += f" and {extra} of its lines" if extra else ""
-        return text + (", byte for byte" if exact else "")
 
     def _differing(self, first: int, last: int, example: int) -> str:
         """The values (numbers, addresses, ids, paths, quoted; not times) in which records
@@ -385,6 +374,19 @@ class Layout:
         if markers or note is not None or self.escaped:  # (the line that vouches)
             total += self.costs.line(VOUCHING_SAMPLE)
         return total + (self.costs.line(note) if note is not None else 0)
+
+
+def _copy_text(first: int, last: int, source: int, exact: bool) -> str:
+    """How a marker says that ``first`` .. ``last`` repeat the stretch from ``source``."""
+    count, period = last - first + 1, first - source
+    if period >= count:  # (a block seen once before)
+        text = f"a repeat of {lines_named(source, source + count - 1)}"
+    else:
+        copies, extra = divmod(count, period)
+        block = lines_named(source, source + period - 1)
+        text = f"{copies} copies of {block}" if period > 1 else f"{copies} like {block}"
+        text += f" and {extra} of its lines" if extra else ""
+    return text + (", byte for byte" if exact else "")
 
 
 def _same_bytes(source: Source, first: int, last: int, period: int) -> bool:
