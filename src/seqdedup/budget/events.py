@@ -115,19 +115,20 @@ Numbered = tuple[bytes, bytes, bytes, bytes, bytes]
 DistinctRecords = Callable[[Buffer, "array[int]", "bytes | bytearray"], tuple[bytes, bytes]]
 
 
-def numbered(kernel: ModuleType | None) -> Callable[[bytes], Numbered]:
+def numbered(kernel: ModuleType | None) -> Callable[[bytes | bytearray], Numbered]:
     """The twin that numbers 16-byte hashes: the kernel's ``occurrences`` or
     :func:`python_occurrences`."""
     if kernel is None:
         return python_occurrences
-    occurrences: Callable[[bytes], Numbered] = kernel.occurrences
+    occurrences: Callable[[bytes | bytearray], Numbered] = kernel.occurrences
     return occurrences
 
 
-def python_occurrences(hashes: bytes) -> Numbered:
+def python_occurrences(hashes: bytes | bytearray) -> Numbered:
     """Per 16-byte hash its id (0, 1, ... in the order of first occurrence) and the
     position of the same hash before it (-1: none); per id its first position, count
     and last position: int64 arrays as bytes."""
+    hashes = bytes(hashes)  # (a bytearray's slices are no keys)
     numbers: dict[bytes, int] = {}
     ids, previous = array("q"), array("q")
     firsts, counts, lasts = array("q"), array("q"), array("q")
@@ -219,13 +220,15 @@ def _event_keys(
     config: Config,
     event_fields: Sequence[str],
     kernel: ModuleType | None,
-) -> tuple[bytes, bytes, VerbatimLines]:
+) -> tuple[bytes | bytearray, bytes, VerbatimLines]:
     """Each record's kind hash (16 bytes; a verbatim record's need not be: its line's
     kind is in the lines), each verbatim record's event hash (16 bytes, in order), and
     the distinct verbatim lines, each made into its event's key (the ``event_fields``
     masked) and its kind once (a traceback's lines recur)."""
     kind_hash = key_maker(kind_config(config), kernel, SEED)
-    hashes = kind_hash.bounds_hashes(source.data, source.bounds, verbatim)
+    hashes: bytes | bytearray | None = kind_hash.bounds_hashes(
+        source.data, source.bounds, verbatim
+    )
     if hashes is None or len(hashes) != 16 * source.count:  # (split and hashed here)
         hashes = b"".join(
             kind_hash.hashes(source.records(batch, min(source.count, batch + BATCH)))
@@ -298,17 +301,17 @@ def _kind_texts(
     return shapes, EventShapes(source, [family[kind] for kind in lines.kinds], verbatim, lines)
 
 
-def _merged(kinds: bytes, events: bytes, verbatim: bytearray) -> bytes:
+def _merged(kinds: bytes | bytearray, events: bytes, verbatim: bytearray) -> bytearray:
     """The kind hashes with the verbatim records' replaced by their events' (in order),
-    joined a run of verbatim records at a time."""
-    parts: list[bytes] = []
-    at = taken = 0
+    a run of verbatim records at a time (written in place where ``kinds`` is a
+    bytearray)."""
+    merged = kinds if isinstance(kinds, bytearray) else bytearray(kinds)
+    given = memoryview(events)
+    taken = 0
     for start, end in runs_of_ones(verbatim):
-        run = end - start
-        parts += (kinds[16 * at : 16 * start], events[16 * taken : 16 * (taken + run)])
-        at, taken = end, taken + run
-    parts.append(kinds[16 * at :])
-    return b"".join(parts)
+        merged[16 * start : 16 * end] = given[16 * taken : 16 * (taken + end - start)]
+        taken += end - start
+    return merged
 
 
 _FLIP = bytes.maketrans(b"\x00\x01", b"\x01\x00")

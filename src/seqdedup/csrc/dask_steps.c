@@ -477,10 +477,10 @@ done:
 }
 
 /* bounds_hash(data, bounds, seed=0, skip_chars=0, byte_mode=False, normalize=0,
- * skip_fields=0, passed=None) -> hashes: the key hash (16 bytes, as hash_records gives
- * it) of each record data[bounds[2k]:bounds[2k+1]] (int64 pairs: records already
+ * skip_fields=0, passed=None) -> bytearray: the key hash (16 bytes, as hash_records
+ * gives it) of each record data[bounds[2k]:bounds[2k+1]] (int64 pairs: records already
  * split, not split again); `passed` (a byte a record): the records whose byte is not 0
- * are not hashed (16 zero bytes: the caller has their hashes another way). */
+ * are not hashed (16 zero bytes: the caller writes their hashes in place). */
 PyObject *seqdedup_py_bounds_hash(PyObject *self, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"data",      "bounds",    "seed",        "skip_chars",
@@ -507,9 +507,9 @@ PyObject *seqdedup_py_bounds_hash(PyObject *self, PyObject *args, PyObject *kwds
         PyErr_NoMemory();
         goto done;
     }
-    hashes = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * 16));
+    hashes = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)(n * 16));
     if (hashes == NULL) goto done;
-    unsigned char *out = (unsigned char *)PyBytes_AS_STRING(hashes);
+    unsigned char *out = (unsigned char *)PyByteArray_AS_STRING(hashes);
     unsigned classes = seqdedup_normalize_classes(normalize);
     for (size_t k = 0; k < n; k++) {
         int64_t span[2];

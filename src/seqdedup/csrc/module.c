@@ -118,8 +118,8 @@ static PyMethodDef kernel_methods[] = {
     {"bounds_hash", (PyCFunction)(void (*)(void))seqdedup_py_bounds_hash,
      METH_VARARGS | METH_KEYWORDS,
      "bounds_hash(data, bounds, seed=0, skip_chars=0, byte_mode=False, normalize=0, "
-     "skip_fields=0, passed=None) -> bytes: the key hash (16 bytes) of each record (int64 "
-     "pairs into data); 16 zero bytes where passed, a byte a record, is not 0"},
+     "skip_fields=0, passed=None) -> bytearray: the key hash (16 bytes) of each record "
+     "(int64 pairs into data); 16 zero bytes where passed, a byte a record, is not 0"},
     {"earliest", seqdedup_py_earliest, METH_VARARGS,
      "earliest(rows, library) -> list of bytes: per list item of (fingerprint, position) "
      "int64 triples, (row index, earliest position) for rows whose fingerprint occurs "

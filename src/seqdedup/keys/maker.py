@@ -141,11 +141,11 @@ class KeyMaker:
 
     def bounds_hashes(
         self, data: bytes | mmap, bounds: array[int], passed: bytes | bytearray | None = None
-    ) -> bytes | None:
+    ) -> bytearray | None:
         """:meth:`span_hashes` of records already split (record k is
-        ``data[bounds[2k]:bounds[2k+1]]``); ``passed`` (a byte a record): those whose
-        byte is not 0 are not hashed (16 zero bytes stand for each: the caller has them
-        another way)."""
+        ``data[bounds[2k]:bounds[2k+1]]``), writable; ``passed`` (a byte a record): those
+        whose byte is not 0 are not hashed (16 zero bytes stand for each: the caller
+        writes them)."""
         return self._hashing.bounds(data, bounds, passed)
 
     def _skip(self, records: list[bytes]) -> list[bytes]:
@@ -190,7 +190,7 @@ class _PythonHashing:
 
     def bounds(
         self, data: bytes | mmap, bounds: array[int], passed: bytes | bytearray | None
-    ) -> bytes | None:
+    ) -> bytearray | None:
         return None  # (the records are hashed in Python)
 
 
@@ -241,10 +241,10 @@ class _KernelHashing:
 
     def bounds(
         self, data: bytes | mmap, bounds: array[int], passed: bytes | bytearray | None
-    ) -> bytes | None:
+    ) -> bytearray | None:
         if not self.encoded:
             return None
-        found: bytes = self._kernel.bounds_hash(data, bounds, *self._settings, passed=passed)
+        found: bytearray = self._kernel.bounds_hash(data, bounds, *self._settings, passed=passed)
         return found
 
 
