@@ -97,7 +97,7 @@ class Units(NamedTuple):
     record where it last occurs; ``starts``/``ends`` each unit's records; ``new``
     whether a unit holds a first occurrence; ``verbatim`` whether it is an event."""
 
-    line_kind: array[int]
+    line_kind: memoryview  # (int64)
     first: array[int]
     frequency: array[int]
     starts: array[int]
@@ -105,7 +105,7 @@ class Units(NamedTuple):
     new: bytearray
     verbatim: bytearray
     shapes: list[tuple[int, tuple[bytes, ...]]]  # each kind's shape (see _shape)
-    previous: array[int]  # the record's key's previous occurrence (-1: none)
+    previous: memoryview  # (int64) the record's key's previous occurrence (-1: none)
     severity: bytearray  # per new unit: FATAL, ERROR (or no level word), WARN (see severity)
     event_kinds: EventShapes  # a verbatim record's shape (its kind, or its family)
     last: array[int]
@@ -183,7 +183,9 @@ def units_of(
     text is made only for the records that show one first, and for events."""
     kinds, event_hashes, lines = _event_keys(source, verbatim, config, event_fields, kernel)
     found = numbered(kernel)(_merged(kinds, event_hashes, verbatim))
-    ids, previous, firsts, frequency, last = (array("q", part) for part in found)
+    # (the two a record, read in place; the three an id, as arrays)
+    ids, previous = (memoryview(part).cast("q") for part in found[:2])
+    firsts, frequency, last = (array("q", part) for part in found[2:])
     shapes, event_kinds = _kind_texts(source, verbatim, firsts, lines, config, kernel)
     starts, ends = _unit_bounds(verbatim, heads)
     new = bytearray(len(starts))

@@ -403,7 +403,8 @@ def _same_bytes(source: Source, first: int, last: int, period: int) -> bool:
 def _counted_as(units: Units) -> array[int]:
     """What a marker counts each record as: its kind of line, and an event's its shape
     (named by the shape's first event): "43 like line 1; values 14 .. 56"."""
-    counted = array("q", units.line_kind)
+    counted = array("q")
+    counted.frombytes(units.line_kind.cast("B"))
     shapes = units.event_kinds
     lines = shapes.lines
     first_of_shape: dict[bytes, int] = {}
