@@ -758,7 +758,7 @@ def budget_calls(kernel, rng: random.Random) -> None:
     """--budget's kernel calls on random input against their literal readings:
     literal_hits (letters folded, floating and anchored, records at the region's edges),
     token_counts (the estimate's regular expression; their sums, cumulative),
-    bounds_hash (against hash_records, records passed over),
+    flag_positions, bounds_hash (against hash_records, records passed over),
     distinct_records (numbered by their bytes, against a dict),
     occurrences (the zero hash, repeats) and tally (any range, ties); bad calls refused."""
     if rng.random() < 0.5:
@@ -798,6 +798,8 @@ def budget_calls(kernel, rng: random.Random) -> None:
     words = [bytes(16)] + [rng.randbytes(16) for _ in range(rng.choice([2, 40, 300]))]
     keys = [rng.choice(words) for _ in range(rng.randint(0, 500))]
     flags = bytes(rng.choice([0, 1, 1]) for _ in range(len(pairs) // 2))
+    positions = array("q", kernel.flag_positions(flags))
+    assert list(positions) == [k for k, flag in enumerate(flags) if flag], flags
     bits = rng.choice([0, 127, 255])  # (as split_hash and hash_records hash them)
     hashed = kernel.bounds_hash(region, pairs.tobytes(), 7, 0, False, bits, 0, flags)
     assert hashed == b"".join(

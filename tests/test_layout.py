@@ -216,6 +216,7 @@ TWIN_FACTORIES = {
     ("run.foldruns", "periodicity"),
     ("base.tokens", "record_tokens"),
     ("base.records", "bounds_finder"),
+    ("base.records", "flag_positions"),
     ("keys.maker", "key_hasher"),
     ("keys.maker", "text_digest"),
     ("config.jsonkeys", "json_parser"),

@@ -10,6 +10,7 @@ import mmap
 import re
 from array import array
 from collections.abc import Callable, Iterator
+from itertools import compress
 from types import ModuleType
 from typing import Protocol
 
@@ -47,6 +48,27 @@ def bounds_finder(kernel: ModuleType | None) -> BoundsFinder:
         return pairs
 
     return bounds
+
+
+def flag_positions(kernel: ModuleType | None) -> Callable[[bytes | bytearray], array[int]]:
+    """The twin that lists where flags are set (a byte a record, not 0: set), as int64:
+    the kernel's ``flag_positions`` (no Python int for every record) or
+    :func:`python_flag_positions`."""
+    if kernel is None:
+        return python_flag_positions
+    found = kernel.flag_positions
+
+    def positions(flags: bytes | bytearray) -> array[int]:
+        at = array("q")
+        at.frombytes(found(flags))
+        return at
+
+    return positions
+
+
+def python_flag_positions(flags: bytes | bytearray) -> array[int]:
+    """:func:`flag_positions` in Python."""
+    return array("q", compress(range(len(flags)), flags))
 
 
 def python_record_bounds(data: Buffer, delimiter: bytes) -> array[int]:

@@ -28,6 +28,7 @@ from typing import NamedTuple
 
 from seqdedup.base.kernel import SEED
 from seqdedup.base.lazy import LazySequence
+from seqdedup.base.records import flag_positions
 from seqdedup.budget.input import LEVELS, Buffer, Source, ones, runs_of_ones
 from seqdedup.config.normalize import CLASSES
 from seqdedup.config.settings import Config
@@ -187,7 +188,7 @@ def units_of(
     ids, previous = (memoryview(part).cast("q") for part in found[:2])
     firsts, frequency, last = (array("q", part) for part in found[2:])
     shapes, event_kinds = _kind_texts(source, verbatim, firsts, lines, config, kernel)
-    starts, ends = _unit_bounds(verbatim, heads)
+    starts, ends = _unit_bounds(verbatim, heads, kernel)
     new = bytearray(len(starts))
     for record in firsts:  # (the unit that holds each first occurrence)
         new[bisect_right(starts, record) - 1] = 1
@@ -319,10 +320,12 @@ def _merged(kinds: bytes | bytearray, events: bytes, verbatim: bytearray) -> byt
 _FLIP = bytes.maketrans(b"\x00\x01", b"\x01\x00")
 
 
-def _unit_bounds(verbatim: bytearray, heads: bytearray) -> tuple[array[int], UnitEnds]:
+def _unit_bounds(
+    verbatim: bytearray, heads: bytearray, kernel: ModuleType | None = None
+) -> tuple[array[int], UnitEnds]:
     """Each unit's first and last record: a verbatim head with the verbatim records
     that continue it (verbatim, not a head), or one record."""
-    starts = array("q", compress(range(len(verbatim)), _unit_starting(verbatim, heads)))
+    starts = flag_positions(kernel)(_unit_starting(verbatim, heads))
     return starts, UnitEnds(starts, len(verbatim))
 
 

@@ -35,28 +35,56 @@ PyObject *seqdedup_py_record_bounds(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "record_bounds: an empty delimiter");
         goto done;
     }
-    /* First count the records (at most one more than the delimiters), then fill. */
-    size_t records = 0;
-    for (size_t start = 0; start < size; records++) {
-        size_t end = next_delimiter(text, size, start, mark, width);
-        start = end < size ? end + width : size;
-    }
-    if (records > (size_t)PY_SSIZE_T_MAX / (2 * sizeof(int64_t))) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(records * 2 * sizeof(int64_t)));
+    /* One pass, the output sized by a guess and grown (counting the records first read
+     * the whole buffer twice). */
+    size_t room = size / 64 + 16, records = 0;
+    result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(room * 2 * sizeof(int64_t)));
     if (result == NULL) goto done;
-    unsigned char *out = (unsigned char *)PyBytes_AS_STRING(result);
-    size_t k = 0;
-    for (size_t start = 0; start < size && k < records; k++) {
+    for (size_t start = 0; start < size; records++) {
+        if (records == room) {
+            if (room > (size_t)PY_SSIZE_T_MAX / (4 * sizeof(int64_t))) {
+                Py_CLEAR(result);
+                PyErr_NoMemory();
+                goto done;
+            }
+            room *= 2;
+            if (_PyBytes_Resize(&result, (Py_ssize_t)(room * 2 * sizeof(int64_t))) < 0) goto done;
+        }
         size_t end = next_delimiter(text, size, start, mark, width);
         int64_t pair[2] = {(int64_t)start, (int64_t)end};
-        memcpy(out + k * sizeof pair, pair, sizeof pair);
+        memcpy(PyBytes_AS_STRING(result) + records * sizeof pair, pair, sizeof pair);
         start = end < size ? end + width : size;
     }
+    _PyBytes_Resize(&result, (Py_ssize_t)(records * 2 * sizeof(int64_t))); /* (NULL on failure) */
 done:
     PyBuffer_Release(&data);
     PyBuffer_Release(&delimiter);
+    return result;
+}
+
+/* flag_positions(flags) -> bytes: the positions of the bytes of flags that are not 0, in
+ * order, as native int64 (the records a flag picks, without a Python int for every
+ * record that it passes over). */
+PyObject *seqdedup_py_flag_positions(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    Py_buffer flags;
+    if (PyObject_GetBuffer(arg, &flags, PyBUF_SIMPLE) < 0) return NULL;
+    const unsigned char *flag = flags.buf;
+    size_t n = (size_t)flags.len, count = 0;
+    for (size_t k = 0; k < n; k++) count += flag[k] != 0;
+    PyObject *result = NULL;
+    if (count > (size_t)PY_SSIZE_T_MAX / sizeof(int64_t)) {
+        PyErr_NoMemory();
+    } else if ((result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(count * sizeof(int64_t))))) {
+        unsigned char *out = (unsigned char *)PyBytes_AS_STRING(result);
+        size_t taken = 0;
+        for (size_t k = 0; k < n && taken < count; k++) {
+            if (!flag[k]) continue;
+            int64_t at = (int64_t)k;
+            memcpy(out + taken++ * sizeof at, &at, sizeof at);
+        }
+    }
+    PyBuffer_Release(&flags);
     return result;
 }

@@ -88,6 +88,8 @@ static PyMethodDef kernel_methods[] = {
      "classes, or None"},
     {"record_bounds", seqdedup_py_record_bounds, METH_VARARGS,
      "record_bounds(data, delimiter) -> bytes: int64 (start, end) of each record"},
+    {"flag_positions", seqdedup_py_flag_positions, METH_O,
+     "flag_positions(flags) -> bytes: the positions of the bytes that are not 0, as int64"},
     {"token_counts", seqdedup_py_token_counts, METH_VARARGS,
      "token_counts(data, bounds, cumulative=False) -> bytes: each record's estimated "
      "tokens (int64), the records given as int64 (start, end) pairs; cumulative: the "
