@@ -417,9 +417,14 @@ def test_a_line_holds_a_level_where_the_levels_joined_pattern_matches_it(lines, 
 
     joined = re.compile("|".join(LEVELS[level] for level in levels).encode())
     holds = _level_test(levels)
-    for line in lines:
-        record = line.encode()
-        assert holds(record) == (joined.search(record) is not None), (record, levels)
+    for delimiter in (b"\n", b"\x00"):  # (read where it stands, or cut out)
+        data = delimiter.join(line.encode() for line in lines)
+        at = 0
+        for line in lines:
+            record, end = line.encode(), at + len(line.encode())
+            want = joined.search(record) is not None
+            assert holds(data, at, end, delimiter) == want, (record, levels, delimiter)
+            at = end + len(delimiter)
 
 
 @given(

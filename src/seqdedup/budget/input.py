@@ -310,8 +310,9 @@ def verbatim_units(
     flags = bytearray(source.count)
     if levels:
         holds_level = _level_test(levels)
+        data, bounds = source.data, source.bounds
         for record in ones(candidates):
-            if holds_level(source.record(record)):
+            if holds_level(data, bounds[2 * record], bounds[2 * record + 1], source.delimiter):
                 flags[record] = 1
     for pattern in patterns:
         _keep_matches(source, pattern, flags)
@@ -335,21 +336,32 @@ def verbatim_units(
 _TRACEBACK = re.compile(rb"\s*Traceback")  # (a line that starts one, after white space)
 
 
-def _level_test(levels: Sequence[str]) -> Callable[[bytes], bool]:
-    """Whether a record holds a match of one of the ``levels``' patterns. The error
-    words' pattern (a line with no level word) reads the whole line twice at its start:
-    it is tried only where the line holds one of its words and no other level's pattern
-    matches."""
-    others = [LEVELS[level] for level in levels if level != "words"]
-    leveled = re.compile("|".join(others).encode()).search if others else None
-    if "words" not in levels:
-        assert leveled is not None
-        return lambda record: leveled(record) is not None
-    words, literals = re.compile(LEVELS["words"].encode()).search, LITERALS["words"]
+LevelTest = Callable[[Buffer, int, int, bytes], bool]
 
-    def holds(record: bytes) -> bool:
-        if leveled is not None and leveled(record) is not None:
-            return True
+
+def _level_test(levels: Sequence[str]) -> LevelTest:
+    """Whether the record ``data[start:end]`` (records end at ``delimiter``) holds a
+    match of one of the ``levels``' patterns. Where records end at a line feed it is
+    searched where it stands (no copy: no record holds a line feed, so the patterns,
+    read line by line, see the record alone). The error words' pattern (a line with no
+    level word) reads the whole line twice at its start: it is tried only where the
+    line holds one of its words and no other level's pattern matches."""
+    others = "|".join(LEVELS[level] for level in levels if level != "words").encode()
+    in_line = re.compile(others, re.MULTILINE).search if others else None
+    alone = re.compile(others).search if others else None
+    words = re.compile(LEVELS["words"].encode()).search if "words" in levels else None
+    literals = LITERALS["words"]
+
+    def holds(data: Buffer, start: int, end: int, delimiter: bytes) -> bool:
+        if in_line is not None and alone is not None:
+            if delimiter == b"\n":
+                if in_line(data, start, end) is not None:
+                    return True
+            elif alone(data[start:end]) is not None:
+                return True
+        if words is None:
+            return False
+        record = data[start:end]
         lower = record.lower()
         return any(word in lower for word in literals) and words(record) is not None
 
