@@ -416,9 +416,16 @@ def shape_groups(units: Units, ranked: list[int]) -> dict[int, list[int]]:
     two events gets none: its note would name one value, where its second event,
     shown, says more for about the same tokens."""
     members: dict[bytes, list[int]] = {}
+    shapes = units.event_kinds
+    runs = runs_of_ones(shapes.verbatim)  # (a record's line: its place in the verbatim runs)
+    first = end = taken = 0
     for unit in ones(units.verbatim):
         start = units.starts[unit]
-        members.setdefault(units.event_kinds[start], []).append(start)
+        while start >= end:
+            taken += end - first
+            first, end = next(runs)
+        line = shapes.lines.ids[taken + start - first]
+        members.setdefault(shapes.shape[line], []).append(start)
     groups: dict[int, list[int]] = {}
     for unit in ranked:
         if not units.verbatim[unit]:
