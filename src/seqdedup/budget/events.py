@@ -229,9 +229,7 @@ def _event_keys(
     the distinct verbatim lines, each made into its event's key (the ``event_fields``
     masked) and its kind once (a traceback's lines recur)."""
     kind_hash = key_maker(kind_config(config), kernel, SEED)
-    hashes: bytes | bytearray | None = kind_hash.bounds_hashes(
-        source.data, source.bounds, verbatim
-    )
+    hashes: bytes | bytearray | None = kind_hash.bounds_hashes(source.data, source.bounds, verbatim)
     if hashes is None or len(hashes) != 16 * source.count:  # (split and hashed here)
         hashes = b"".join(
             kind_hash.hashes(source.records(batch, min(source.count, batch + BATCH)))

@@ -412,11 +412,10 @@ def _counted_as(units: Units) -> array[int]:
         first_of_shape.setdefault(shape, counted[record])
         for shape, record in zip(shapes.shape, lines.firsts, strict=True)
     ]
-    taken = 0
+    values = memoryview(array("q", map(value.__getitem__, lines.ids)))  # (each verbatim record's)
+    into, taken = memoryview(counted), 0
     for start, end in runs_of_ones(shapes.verbatim):  # (a run of verbatim records at a time)
-        counted[start:end] = array(
-            "q", map(value.__getitem__, lines.ids[taken : taken + end - start])
-        )
+        into[start:end] = values[taken : taken + end - start]
         taken += end - start
     return counted
 
