@@ -147,11 +147,7 @@ static size_t nd_number(const unsigned char *s, size_t n, size_t p)
 }
 
 /* A path's byte: a letter, a digit or one of ._~+@%-/ */
-static inline int nd_path_byte(unsigned char c)
-{
-    return nd_alnum(c) || c == '.' || c == '_' || c == '~' || c == '+' || c == '@' ||
-           c == '%' || c == '-' || c == '/';
-}
+static inline int nd_path_byte(unsigned char c) { return nd_class[c] & ND_PATHBYTE; }
 
 /* A path: '/' and a run of path bytes holding a letter or digit, not after a path byte
  * (/var/log/app.log, the //host/x of a URL; not the /24 of 10.0.0.0/24 nor a lone /). */
@@ -222,15 +218,84 @@ static const unsigned char *nd_start_table(unsigned classes)
     return table;
 }
 
+#if defined(__SSE2__)
+#define ND_WIDE 1
+#include <emmintrin.h>
+
+/* 16 bytes from p against the bytes a start may be (bit k: p[k]), as 16-bit masks;
+ * the classes (a set of NORM_ bits) say which are wanted. Signed compares: a byte from
+ * 0x80 up is negative, none of them. */
+static inline void nd_starts16(const unsigned char *p, unsigned classes, unsigned *letter,
+                               unsigned *digit, unsigned *r0, unsigned *r1, unsigned *r2)
+{
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+    __m128i lower = _mm_or_si128(v, _mm_set1_epi8(0x20));
+    __m128i from_a = _mm_cmpgt_epi8(lower, _mm_set1_epi8('a' - 1));
+    unsigned d = (unsigned)_mm_movemask_epi8(_mm_and_si128(
+        _mm_cmpgt_epi8(v, _mm_set1_epi8('0' - 1)), _mm_cmplt_epi8(v, _mm_set1_epi8('9' + 1))));
+    unsigned l = (unsigned)_mm_movemask_epi8(
+        _mm_and_si128(from_a, _mm_cmplt_epi8(lower, _mm_set1_epi8('z' + 1))));
+    unsigned month = 0, hex = 0, other = 0, space = 0;
+    if (classes & NORM_TIMESTAMP) { /* (a month's or a weekday's first letter) */
+        __m128i m = _mm_setzero_si128();
+        static const char initials[] = "ADFJMNOSTW";
+        for (int i = 0; i < 10; i++) m = _mm_or_si128(m, _mm_cmpeq_epi8(v, _mm_set1_epi8(initials[i])));
+        month = (unsigned)_mm_movemask_epi8(m);
+    }
+    if (classes & (NORM_UUID | NORM_HEX | NORM_IP))
+        hex = d | (unsigned)_mm_movemask_epi8(
+                      _mm_and_si128(from_a, _mm_cmplt_epi8(lower, _mm_set1_epi8('f' + 1))));
+    if (classes & NORM_IP) other |= hex | (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(':')));
+    if (classes & (NORM_UUID | NORM_HEX)) other |= hex;
+    if (classes & NORM_NUMBER) other |= d;
+    if (classes & NORM_PATH) other |= (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('/')));
+    if (classes & NORM_QUOTED)
+        other |= (unsigned)_mm_movemask_epi8(_mm_or_si128(
+            _mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\''))));
+    if (classes & NORM_SPACE)
+        space = (unsigned)_mm_movemask_epi8(_mm_or_si128(
+            _mm_cmpeq_epi8(v, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\t'))));
+    unsigned stamp = classes & NORM_TIMESTAMP ? ~0u : 0u;
+    *letter = l;
+    *digit = d;
+    *r0 = (stamp & (d | month)) | other | space; /* (after neither a letter nor a digit) */
+    *r1 = (stamp & d) | space;                    /* (after a letter) */
+    *r2 = (stamp & month) | space;                /* (after a digit) */
+}
+#endif
+
 /* Which of s[p .. p+64) may start a match (bit k: s[p+k]; see nd_start_table), found
  * without a branch per byte: whether a byte starts a match is data the branch predictor
- * cannot learn, and a mispredicted branch a byte was most of the scan's time. */
+ * cannot learn, and a mispredicted branch a byte was most of the scan's time. Where SSE2
+ * is there, 16 bytes at a time as masks of the bytes a start may be, and of the letters
+ * and digits the byte before a start is; the rest (a key's last bytes) a byte at a
+ * time from the table. */
 static inline uint64_t nd_candidates(const unsigned char *s, size_t n, size_t p,
-                                     const unsigned char *table)
+                                     const unsigned char *table, unsigned classes)
 {
-    size_t count = n - p < 64 ? n - p : 64;
+    size_t count = n - p < 64 ? n - p : 64, k = 0;
     uint64_t bits = 0;
-    for (size_t k = 0; k < count; k++) {
+#if defined(ND_WIDE)
+    uint64_t letters = 0, digits = 0, r0 = 0, r1 = 0, r2 = 0;
+    for (; k + 16 <= count; k += 16) {
+        unsigned letter, digit, a, b, c;
+        nd_starts16(s + p + k, classes, &letter, &digit, &a, &b, &c);
+        letters |= (uint64_t)letter << k;
+        digits |= (uint64_t)digit << k;
+        r0 |= (uint64_t)a << k;
+        r1 |= (uint64_t)b << k;
+        r2 |= (uint64_t)c << k;
+    }
+    if (k > 0) {
+        unsigned before = p > 0 ? table[ND_KIND_ROW + s[p - 1]] : 0; /* (1 letter, 2 digit) */
+        uint64_t after_letter = (letters << 1) | (before == 1);
+        uint64_t after_digit = (digits << 1) | (before == 2);
+        bits = (~(after_letter | after_digit) & r0) | (after_letter & r1) | (after_digit & r2);
+        if (k < 64) bits &= ((uint64_t)1 << k) - 1;
+        if (p == 0) bits = (bits & ~(uint64_t)1) | table[ND_START_ROW + s[0]];
+    }
+#endif
+    for (; k < count; k++) {
         unsigned row = p + k > 0 ? 256u * table[ND_KIND_ROW + s[p + k - 1]] : ND_START_ROW;
         bits |= (uint64_t)table[row + s[p + k]] << k;
     }
@@ -350,7 +415,7 @@ static size_t nd_next_match(const unsigned char *s, size_t n, size_t from, unsig
     const unsigned char *table = cursor->table;
     if (from >= cursor->base + 64) { /* (also the first call: base + 64 <= from) */
         cursor->base = from;
-        cursor->bits = from < n ? nd_candidates(s, n, from, table) : 0;
+        cursor->bits = from < n ? nd_candidates(s, n, from, table, classes) : 0;
     } else if (from > cursor->base) { /* candidates before `from` are passed */
         cursor->bits &= ~(uint64_t)0 << (from - cursor->base);
     }
@@ -365,7 +430,7 @@ static size_t nd_next_match(const unsigned char *s, size_t n, size_t from, unsig
         }
         if (cursor->base + 64 >= n) return 0;
         cursor->base += 64;
-        cursor->bits = nd_candidates(s, n, cursor->base, table);
+        cursor->bits = nd_candidates(s, n, cursor->base, table, classes);
     }
 }
 
@@ -375,7 +440,7 @@ static size_t nd_first_match(const unsigned char *s, size_t n, unsigned classes,
 {
     const NdPlaceholder *placeholder = NULL;
     NdCursor cursor = {0, 0, nd_start_table(classes)};
-    cursor.bits = n ? nd_candidates(s, n, 0, cursor.table) : 0;
+    cursor.bits = n ? nd_candidates(s, n, 0, cursor.table, classes) : 0;
     return nd_next_match(s, n, 0, classes, &cursor, start, &placeholder);
 }
 
@@ -387,7 +452,7 @@ static size_t nd_matches(const unsigned char *s, size_t n, unsigned classes, int
     size_t from = 0, start = 0, end, found = 0;
     const NdPlaceholder *placeholder = NULL;
     NdCursor cursor = {0, 0, nd_start_table(classes)};
-    cursor.bits = n ? nd_candidates(s, n, 0, cursor.table) : 0;
+    cursor.bits = n ? nd_candidates(s, n, 0, cursor.table, classes) : 0;
     while ((end = nd_next_match(s, n, from, classes, &cursor, &start, &placeholder)) != 0) {
         out[3 * found] = (int64_t)start;
         out[3 * found + 1] = (int64_t)end;
@@ -406,7 +471,7 @@ static void normalize_key(const unsigned char *s, size_t n, unsigned classes, Ke
     size_t literal = 0, start = 0, end;
     const NdPlaceholder *placeholder = NULL;
     NdCursor cursor = {0, 0, nd_start_table(classes)};
-    cursor.bits = n ? nd_candidates(s, n, 0, cursor.table) : 0;
+    cursor.bits = n ? nd_candidates(s, n, 0, cursor.table, classes) : 0;
     while ((end = nd_next_match(s, n, literal, classes, &cursor, &start, &placeholder)) != 0) {
         sink_put(sink, s + literal, start - literal);
         sink_put(sink, (const unsigned char *)placeholder->text, placeholder->length);

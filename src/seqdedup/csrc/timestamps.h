@@ -10,13 +10,31 @@
 #include <stddef.h>
 #include <string.h>
 
-static inline int nd_digit(unsigned char c) { return c >= '0' && c <= '9'; }
-static inline int nd_hex(unsigned char c)
-{
-    return nd_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
-static inline int nd_alpha(unsigned char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-static inline int nd_alnum(unsigned char c) { return nd_digit(c) || nd_alpha(c); }
+/* Each byte's classes, one look-up where a chain of compares would be (the scans test
+ * them byte by byte): a digit, a hex digit, a letter, a path's byte (a letter, a digit
+ * or one of ._~+@%-/). Made by the compiler: no table to fill at run time. */
+enum { ND_DIGIT = 1, ND_HEXDIGIT = 2, ND_LETTER = 4, ND_PATHBYTE = 8 };
+#define ND_IS_DIGIT(c) ((c) >= '0' && (c) <= '9')
+#define ND_IS_LETTER(c) (((c) >= 'a' && (c) <= 'z') || ((c) >= 'A' && (c) <= 'Z'))
+#define ND_CLASS(c)                                                                             \
+    ((ND_IS_DIGIT(c) ? ND_DIGIT : 0) |                                                          \
+     (ND_IS_DIGIT(c) || ((c) >= 'a' && (c) <= 'f') || ((c) >= 'A' && (c) <= 'F') ? ND_HEXDIGIT  \
+                                                                                   : 0) |      \
+     (ND_IS_LETTER(c) ? ND_LETTER : 0) |                                                        \
+     (ND_IS_DIGIT(c) || ND_IS_LETTER(c) || (c) == '.' || (c) == '_' || (c) == '~' ||            \
+              (c) == '+' || (c) == '@' || (c) == '%' || (c) == '-' || (c) == '/'                \
+          ? ND_PATHBYTE                                                                         \
+          : 0))
+#define ND_CLASS4(c) ND_CLASS(c), ND_CLASS((c) + 1), ND_CLASS((c) + 2), ND_CLASS((c) + 3)
+#define ND_CLASS16(c) ND_CLASS4(c), ND_CLASS4((c) + 4), ND_CLASS4((c) + 8), ND_CLASS4((c) + 12)
+#define ND_CLASS64(c) ND_CLASS16(c), ND_CLASS16((c) + 16), ND_CLASS16((c) + 32), ND_CLASS16((c) + 48)
+static const unsigned char nd_class[256] = {ND_CLASS64(0), ND_CLASS64(64), ND_CLASS64(128),
+                                            ND_CLASS64(192)};
+
+static inline int nd_digit(unsigned char c) { return nd_class[c] & ND_DIGIT; }
+static inline int nd_hex(unsigned char c) { return nd_class[c] & ND_HEXDIGIT; }
+static inline int nd_alpha(unsigned char c) { return nd_class[c] & ND_LETTER; }
+static inline int nd_alnum(unsigned char c) { return nd_class[c] & (ND_DIGIT | ND_LETTER); }
 
 /* The byte at i, or 0 past the end (0 is none of the classes' characters). */
 static inline unsigned char nd_at(const unsigned char *s, size_t n, size_t i)
