@@ -12,7 +12,7 @@ from types import ModuleType
 from typing import IO, Literal, TypeVar, overload
 
 from seqdedup.base.errors import SeqdedupError
-from seqdedup.base.records import record_bounds
+from seqdedup.base.records import flag_positions, record_bounds
 from seqdedup.config.budgetfields import VERBATIM_LEVELS
 from seqdedup.config.normalize import first_timestamp
 from seqdedup.config.timelimit import PatternTimeout, each_within
@@ -309,10 +309,9 @@ def verbatim_units(
     candidates = literal_hits(kernel)(data, source.bounds, floating, anchored)
     flags = bytearray(source.count)
     if levels:
-        holds_level = _level_test(levels)
-        data, bounds = source.data, source.bounds
-        for record in ones(candidates):
-            if holds_level(data, bounds[2 * record], bounds[2 * record + 1], source.delimiter):
+        holds_level, delimiter, bounds = _level_test(levels), source.delimiter, source.bounds
+        for record in flag_positions(kernel)(candidates):
+            if holds_level(data, bounds[2 * record], bounds[2 * record + 1], delimiter):
                 flags[record] = 1
     for pattern in patterns:
         _keep_matches(source, pattern, flags)
