@@ -758,7 +758,7 @@ def budget_calls(kernel, rng: random.Random) -> None:
     """--budget's kernel calls on random input against their literal readings:
     literal_hits (letters folded, floating and anchored, records at the region's edges),
     token_counts (the estimate's regular expression; their sums, cumulative),
-    flag_positions, bounds_hash (against hash_records, records passed over),
+    flag_positions, take, bounds_hash (against hash_records, records passed over),
     distinct_records (numbered by their bytes, against a dict),
     occurrences (the zero hash, repeats) and tally (any range, ties); bad calls refused."""
     if rng.random() < 0.5:
@@ -800,6 +800,16 @@ def budget_calls(kernel, rng: random.Random) -> None:
     flags = bytes(rng.choice([0, 1, 1]) for _ in range(len(pairs) // 2))
     positions = array("q", kernel.flag_positions(flags))
     assert list(positions) == [k for k, flag in enumerate(flags) if flag], flags
+    width = rng.choice([1, 8, 16])  # (a table's items read out by index)
+    items = rng.randbytes(width * rng.randint(1, 6))
+    picks = array("q", (rng.randrange(len(items) // width) for _ in range(rng.randint(0, 30))))
+    taken = kernel.take(items, width, picks.tobytes())
+    assert taken == b"".join(items[k * width : (k + 1) * width] for k in picks)
+    for bad in ((items, width, array("q", [len(items)]).tobytes()), (items, 0, b""),
+                (items, width, array("q", [-1]).tobytes()), (items, width, b"\x00")):  # fmt: skip
+        with contextlib.suppress(ValueError, IndexError):
+            kernel.take(*bad)
+            raise AssertionError(f"take{bad[1:]!r} was not refused")
     bits = rng.choice([0, 127, 255])  # (as split_hash and hash_records hash them)
     hashed = kernel.bounds_hash(region, pairs.tobytes(), 7, 0, False, bits, 0, flags)
     assert hashed == b"".join(

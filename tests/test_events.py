@@ -360,6 +360,33 @@ def test_distinct_records_of_either_twin_are_the_literal_reading(lines, flags):
         assert [list(array("q", part)) for part in found] == list(want), kernel
 
 
+@settings(max_examples=examples(200), deadline=None)
+@given(
+    width=st.sampled_from([1, 8, 16]),
+    count=st.integers(1, 6),
+    picks=st.lists(st.integers(0, 5), max_size=20),
+)
+def test_items_taken_by_either_twin_are_the_literal_reading(width, count, picks):
+    """A table's items read out by index: item k for each k, in order; an index past
+    the table refused."""
+    from seqdedup.base.records import item_taker
+
+    items = bytes(range(width * count))
+    kernels = [None]
+    if kernel_built():
+        from seqdedup import _kernel
+
+        kernels.append(_kernel)
+    for kernel in kernels:
+        take = item_taker(kernel)
+        if all(k < count for k in picks):
+            want = b"".join(items[k * width : (k + 1) * width] for k in picks)
+            assert take(items, width, array("q", picks)) == want, kernel
+        else:
+            with pytest.raises(IndexError):
+                take(items, width, array("q", picks))
+
+
 PIECES = [
     "ERROR", "Error", "error", "ERR", "FATAL", "Critical", "CRIT", "ALERT", "EMERG", "panic",
     "panic:", "Traceback (most recent call last)", "ValueError", "NullPointerException",

@@ -217,6 +217,7 @@ TWIN_FACTORIES = {
     ("base.tokens", "record_tokens"),
     ("base.records", "bounds_finder"),
     ("base.records", "flag_positions"),
+    ("base.records", "item_taker"),
     ("keys.maker", "key_hasher"),
     ("keys.maker", "text_digest"),
     ("config.jsonkeys", "json_parser"),

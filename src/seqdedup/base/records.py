@@ -71,6 +71,28 @@ def python_flag_positions(flags: bytes | bytearray) -> array[int]:
     return array("q", compress(range(len(flags)), flags))
 
 
+Take = Callable[[bytes, int, "array[int] | memoryview"], bytes]
+
+
+def item_taker(kernel: ModuleType | None) -> Take:
+    """The twin that reads a table's items out in the order of a list of indices
+    (``take(items, width, indices)``: the ``width``-byte item k of ``items`` for each k):
+    the kernel's ``take`` (no Python object an index) or :func:`python_take`."""
+    if kernel is None:
+        return python_take
+    taken: Take = kernel.take
+    return taken
+
+
+def python_take(items: bytes, width: int, indices: array[int] | memoryview) -> bytes:
+    """:func:`item_taker` in Python."""
+    if width <= 0 or len(items) % width:
+        raise ValueError("take: items of a positive width")
+    if not all(0 <= k < len(items) // width for k in indices):
+        raise IndexError("take: an index outside the items")
+    return b"".join(items[k * width : (k + 1) * width] for k in indices)
+
+
 def python_record_bounds(data: Buffer, delimiter: bytes) -> array[int]:
     """:func:`record_bounds` in Python."""
     if not delimiter:

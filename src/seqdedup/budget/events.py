@@ -28,7 +28,7 @@ from typing import NamedTuple
 
 from seqdedup.base.kernel import SEED
 from seqdedup.base.lazy import LazySequence
-from seqdedup.base.records import flag_positions
+from seqdedup.base.records import flag_positions, item_taker
 from seqdedup.budget.input import LEVELS, Buffer, Source, ones, runs_of_ones
 from seqdedup.config.normalize import CLASSES
 from seqdedup.config.settings import Config
@@ -245,14 +245,13 @@ def _event_keys(
     keys = events.keys(distinct) if events is not None else distinct
     masked = [mask_noise(key, event_fields) for key in keys]
     event_hashes = key_maker(Config(), kernel, SEED ^ EVENT_SEED).hashes(masked)
-    each = [event_hashes[16 * k : 16 * k + 16] for k in range(len(masked))]
     lines = VerbatimLines(
         firsts,
         dict(zip(distinct, masked, strict=True)),
         kind_keys(config, kernel).keys(distinct),
         ids,
     )
-    return hashes, b"".join(map(each.__getitem__, ids)), lines
+    return hashes, item_taker(kernel)(event_hashes, 16, ids), lines  # (each record's)
 
 
 def distinct_records(kernel: ModuleType | None) -> DistinctRecords:

@@ -25,6 +25,7 @@ from typing import NamedTuple
 
 from seqdedup.base.errors import visible
 from seqdedup.base.message import message_of
+from seqdedup.base.records import item_taker
 from seqdedup.base.tokens import TokenCounter, estimate_tokens, record_tokens
 from seqdedup.budget.events import (
     Units,
@@ -200,7 +201,7 @@ class Layout:
         self._note_at: dict[int, int] = {}
         self._note_costs: list[int] = []
         self.values = value_finder(kernel, VALUES)  # (the classes that mask a value)
-        self._counted = _counted_as(units)
+        self._counted = _counted_as(units, kernel)
         self._tally = tallied(kernel)
         # each stretch's kinds with their counts, most frequent first: the search asks
         # for the same stretches again and again
@@ -400,7 +401,7 @@ def _same_bytes(source: Source, first: int, last: int, period: int) -> bool:
     )
 
 
-def _counted_as(units: Units) -> array[int]:
+def _counted_as(units: Units, kernel: ModuleType | None = None) -> array[int]:
     """What a marker counts each record as: its kind of line, and an event's its shape
     (named by the shape's first event): "43 like line 1; values 14 .. 56"."""
     counted = array("q")
@@ -412,7 +413,8 @@ def _counted_as(units: Units) -> array[int]:
         first_of_shape.setdefault(shape, counted[record])
         for shape, record in zip(shapes.shape, lines.firsts, strict=True)
     ]
-    values = memoryview(array("q", map(value.__getitem__, lines.ids)))  # (each verbatim record's)
+    # (each verbatim record's, its line's value)
+    values = memoryview(item_taker(kernel)(array("q", value).tobytes(), 8, lines.ids)).cast("q")
     into, taken = memoryview(counted), 0
     for start, end in runs_of_ones(shapes.verbatim):  # (a run of verbatim records at a time)
         into[start:end] = values[taken : taken + end - start]

@@ -88,3 +88,44 @@ PyObject *seqdedup_py_flag_positions(PyObject *self, PyObject *arg)
     PyBuffer_Release(&flags);
     return result;
 }
+
+/* take(items, width, indices) -> bytes: items[k] (items: a run of `width`-byte items) for
+ * each int64 k of indices, in order: a table's entries read out for every record without
+ * a Python object for each. */
+PyObject *seqdedup_py_take(PyObject *self, PyObject *args)
+{
+    (void)self;
+    Py_buffer items, indices;
+    Py_ssize_t width;
+    if (!PyArg_ParseTuple(args, "y*ny*", &items, &width, &indices)) return NULL;
+    PyObject *result = NULL;
+    size_t n = (size_t)indices.len / sizeof(int64_t);
+    if (width <= 0 || items.len % width || indices.len % (Py_ssize_t)sizeof(int64_t)) {
+        PyErr_SetString(PyExc_ValueError,
+                        "take: items of a positive width, indices int64 (whole)");
+        goto done;
+    }
+    size_t size = (size_t)width, count = (size_t)items.len / size;
+    if (n > (size_t)PY_SSIZE_T_MAX / size) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * size));
+    if (result == NULL) goto done;
+    unsigned char *out = (unsigned char *)PyBytes_AS_STRING(result);
+    const unsigned char *from = items.buf, *at = indices.buf;
+    for (size_t i = 0; i < n; i++) {
+        int64_t k;
+        memcpy(&k, at + i * sizeof k, sizeof k); /* (any alignment) */
+        if (k < 0 || (uint64_t)k >= count) {
+            Py_CLEAR(result);
+            PyErr_SetString(PyExc_IndexError, "take: an index outside the items");
+            goto done;
+        }
+        memcpy(out + i * size, from + (size_t)k * size, size);
+    }
+done:
+    PyBuffer_Release(&items);
+    PyBuffer_Release(&indices);
+    return result;
+}

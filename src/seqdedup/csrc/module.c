@@ -90,6 +90,9 @@ static PyMethodDef kernel_methods[] = {
      "record_bounds(data, delimiter) -> bytes: int64 (start, end) of each record"},
     {"flag_positions", seqdedup_py_flag_positions, METH_O,
      "flag_positions(flags) -> bytes: the positions of the bytes that are not 0, as int64"},
+    {"take", seqdedup_py_take, METH_VARARGS,
+     "take(items, width, indices) -> bytes: the width-byte item k of items for each int64 "
+     "k of indices, in order"},
     {"token_counts", seqdedup_py_token_counts, METH_VARARGS,
      "token_counts(data, bounds, cumulative=False) -> bytes: each record's estimated "
      "tokens (int64), the records given as int64 (start, end) pairs; cumulative: the "
