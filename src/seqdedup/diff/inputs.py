@@ -97,14 +97,15 @@ class Keying:
         self, part: bytes, bounds: array[int]
     ) -> tuple[bytes, list[Hashable] | None, list[int] | None]:
         """:meth:`keys` of a part of an input (``bounds``: its records' (start, end)
-        pairs): split and hashed by the kernel itself where the keys are the records'
-        alone (no stream names, no sizes) and no record of the part holds a CR."""
+        pairs): hashed by the kernel from the bounds (not split again) where the keys
+        are the records' alone (no stream names, no sizes) and no record of the part
+        holds a CR."""
         count = len(bounds) // 2
         if self._namer is None and not self.sizes and (not self._strip_cr or b"\r" not in part):
-            hashes = self._maker.span_hashes(part, self._delimiter)
-            if hashes is not None and len(hashes) == 16 * count:
+            found = self._maker.bounds_hashes(part, bounds)
+            if found is not None and len(found) == 16 * count:
                 self.records_seen += count if self._strip_cr else 0
-                return hashes, None, None
+                return bytes(found), None, None
         return self.keys([part[bounds[2 * k] : bounds[2 * k + 1]] for k in range(count)])
 
     def hours(self, records: StoredRecords) -> float | None:
