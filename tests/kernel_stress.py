@@ -758,7 +758,7 @@ def budget_calls(kernel, rng: random.Random) -> None:
     """--budget's kernel calls on random input against their literal readings:
     literal_hits (letters folded, floating and anchored, records at the region's edges),
     token_counts (the estimate's regular expression; their sums, cumulative),
-    flag_positions, take, bounds_hash (against hash_records, records passed over),
+    flag_positions, take and put, bounds_hash (against hash_records, records passed over),
     distinct_records (numbered by their bytes, against a dict),
     occurrences (the zero hash, repeats) and tally (any range, ties); bad calls refused."""
     if rng.random() < 0.5:
@@ -805,6 +805,14 @@ def budget_calls(kernel, rng: random.Random) -> None:
     picks = array("q", (rng.randrange(len(items) // width) for _ in range(rng.randint(0, 30))))
     taken = kernel.take(items, width, picks.tobytes())
     assert taken == b"".join(items[k * width : (k + 1) * width] for k in picks)
+    spots = bytes(rng.choice([0, 1]) for _ in range(len(items) // width))  # (and put back)
+    target, values = bytearray(items), rng.randbytes(width * spots.count(1))
+    kernel.put(target, width, spots, values)
+    at = iter(range(0, len(values), width))
+    assert target == b"".join(
+        values[next(at) :][:width] if spot else items[k * width : (k + 1) * width]
+        for k, spot in enumerate(spots)
+    )
     for bad in ((items, width, array("q", [len(items)]).tobytes()), (items, 0, b""),
                 (items, width, array("q", [-1]).tobytes()), (items, width, b"\x00")):  # fmt: skip
         with contextlib.suppress(ValueError, IndexError):

@@ -366,10 +366,10 @@ def test_distinct_records_of_either_twin_are_the_literal_reading(lines, flags):
     count=st.integers(1, 6),
     picks=st.lists(st.integers(0, 5), max_size=20),
 )
-def test_items_taken_by_either_twin_are_the_literal_reading(width, count, picks):
+def test_items_taken_and_put_by_either_twin_are_the_literal_reading(width, count, picks):
     """A table's items read out by index: item k for each k, in order; an index past
-    the table refused."""
-    from seqdedup.base.records import item_taker
+    the table refused. And put back: the places a flag picks filled in order."""
+    from seqdedup.base.records import item_putter, item_taker
 
     items = bytes(range(width * count))
     kernels = [None]
@@ -385,6 +385,15 @@ def test_items_taken_by_either_twin_are_the_literal_reading(width, count, picks)
         else:
             with pytest.raises(IndexError):
                 take(items, width, array("q", picks))
+        flags = bytes(k % 2 for k in range(count))  # (every other item replaced)
+        values = bytes([255]) * width * flags.count(1)
+        target = bytearray(items)
+        item_putter(kernel)(target, width, flags, values)
+        assert target == b"".join(
+            values[:width] if flags[k] else items[k * width : (k + 1) * width] for k in range(count)
+        ), kernel
+        with pytest.raises(ValueError):
+            item_putter(kernel)(bytearray(items), width, flags, values + bytes(width))
 
 
 PIECES = [

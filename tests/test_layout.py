@@ -218,6 +218,7 @@ TWIN_FACTORIES = {
     ("base.records", "bounds_finder"),
     ("base.records", "flag_positions"),
     ("base.records", "item_taker"),
+    ("base.records", "item_putter"),
     ("keys.maker", "key_hasher"),
     ("keys.maker", "text_digest"),
     ("config.jsonkeys", "json_parser"),

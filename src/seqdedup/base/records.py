@@ -84,6 +84,37 @@ def item_taker(kernel: ModuleType | None) -> Take:
     return taken
 
 
+Put = Callable[["bytearray | array[int]", int, "bytes | bytearray", bytes], None]
+
+
+def item_putter(kernel: ModuleType | None) -> Put:
+    """The twin that fills the places flags pick, in order (``put(target, width, flags,
+    values)``: the k-th ``width``-byte item of ``values`` over the target's item at the
+    k-th set flag, in place): the kernel's ``put`` (one pass in C) or :func:`python_put`."""
+    if kernel is None:
+        return python_put
+    put: Put = kernel.put
+    return put
+
+
+def python_put(
+    target: bytearray | array[int], width: int, flags: bytes | bytearray, values: bytes
+) -> None:
+    """:func:`item_putter` in Python: a run of set flags (1) at a time."""
+    into = memoryview(target).cast("B")
+    if width <= 0 or len(into) % width or len(flags) != len(into) // width:
+        raise ValueError("put: a flag an item of target, items of one width")
+    if len(values) != width * (len(flags) - flags.count(0)):
+        raise ValueError("put: as many values as set flags")
+    taken, start = 0, flags.find(1)
+    while start >= 0:
+        end = flags.find(0, start)
+        end = len(flags) if end < 0 else end
+        into[start * width : end * width] = values[taken : taken + (end - start) * width]
+        taken += (end - start) * width
+        start = flags.find(1, end)
+
+
 def python_take(items: bytes, width: int, indices: array[int] | memoryview) -> bytes:
     """:func:`item_taker` in Python."""
     if width <= 0 or len(items) % width:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from array import array
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable, Sequence
 from itertools import compress
@@ -28,8 +28,8 @@ from typing import NamedTuple
 
 from seqdedup.base.kernel import SEED
 from seqdedup.base.lazy import LazySequence
-from seqdedup.base.records import flag_positions, item_taker
-from seqdedup.budget.input import LEVELS, Buffer, Source, ones, runs_of_ones
+from seqdedup.base.records import flag_positions, item_putter, item_taker
+from seqdedup.budget.input import LEVELS, Buffer, Source, ones
 from seqdedup.config.normalize import CLASSES
 from seqdedup.config.settings import Config
 from seqdedup.keys.kind import families, kind_config, kind_keys
@@ -183,7 +183,7 @@ def units_of(
     few calls, an event's key is made once per distinct verbatim line, and the kinds'
     text is made only for the records that show one first, and for events."""
     kinds, event_hashes, lines = _event_keys(source, verbatim, config, event_fields, kernel)
-    found = numbered(kernel)(_merged(kinds, event_hashes, verbatim))
+    found = numbered(kernel)(_merged(kinds, event_hashes, verbatim, kernel))
     # (the two a record, read in place; the three an id, as arrays)
     ids, previous = (memoryview(part).cast("q") for part in found[:2])
     firsts, frequency, last = (array("q", part) for part in found[2:])
@@ -209,12 +209,14 @@ RECORD_SEED = 2  # (a verbatim line's bytes, to find the distinct ones: SEED ^ R
 
 class VerbatimLines(NamedTuple):
     """The distinct verbatim lines: each one's first record (ascending), its event's key
-    (by the line) and its kind's text; and each verbatim record's line (in order)."""
+    (by the line) and its kind's text; and the verbatim records (ascending) with each
+    one's line."""
 
     firsts: array[int]
     keys: dict[bytes, bytes]
     kinds: list[bytes]
     ids: array[int]
+    records: array[int]
 
 
 def _event_keys(
@@ -250,6 +252,7 @@ def _event_keys(
         dict(zip(distinct, masked, strict=True)),
         kind_keys(config, kernel).keys(distinct),
         ids,
+        flag_positions(kernel)(verbatim),
     )
     return hashes, item_taker(kernel)(event_hashes, 16, ids), lines  # (each record's)
 
@@ -301,16 +304,13 @@ def _kind_texts(
     return shapes, EventShapes(source, [family[kind] for kind in lines.kinds], verbatim, lines)
 
 
-def _merged(kinds: bytes | bytearray, events: bytes, verbatim: bytearray) -> bytearray:
-    """The kind hashes with the verbatim records' replaced by their events' (in order),
-    a run of verbatim records at a time (written in place where ``kinds`` is a
-    bytearray)."""
+def _merged(
+    kinds: bytes | bytearray, events: bytes, verbatim: bytearray, kernel: ModuleType | None
+) -> bytearray:
+    """The kind hashes with the verbatim records' replaced by their events' (in order;
+    written in place where ``kinds`` is a bytearray)."""
     merged = kinds if isinstance(kinds, bytearray) else bytearray(kinds)
-    given = memoryview(events)
-    taken = 0
-    for start, end in runs_of_ones(verbatim):
-        merged[16 * start : 16 * end] = given[16 * taken : 16 * (taken + end - start)]
-        taken += end - start
+    item_putter(kernel)(merged, 16, verbatim, events)
     return merged
 
 
@@ -414,14 +414,10 @@ def shape_groups(units: Units, ranked: list[int]) -> dict[int, list[int]]:
     shown, says more for about the same tokens."""
     members: dict[bytes, list[int]] = {}
     shapes = units.event_kinds
-    runs = runs_of_ones(shapes.verbatim)  # (a record's line: its place in the verbatim runs)
-    first = end = taken = 0
+    lines = shapes.lines  # (a record's line: by its place among the verbatim records)
     for unit in ones(units.verbatim):
         start = units.starts[unit]
-        while start >= end:
-            taken += end - first
-            first, end = next(runs)
-        line = shapes.lines.ids[taken + start - first]
+        line = lines.ids[bisect_left(lines.records, start)]
         members.setdefault(shapes.shape[line], []).append(start)
     groups: dict[int, list[int]] = {}
     for unit in ranked:

@@ -373,13 +373,3 @@ def ones(flags: bytes | bytearray) -> Iterator[int]:
     while at >= 0:
         yield at
         at = flags.find(1, at + 1)
-
-
-def runs_of_ones(flags: bytes | bytearray) -> Iterator[tuple[int, int]]:
-    """The runs of set flags, in order: (first index, index past the last)."""
-    start = flags.find(1)
-    while start >= 0:
-        end = flags.find(0, start)
-        end = len(flags) if end < 0 else end
-        yield start, end
-        start = flags.find(1, end)

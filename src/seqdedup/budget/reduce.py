@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 from seqdedup.base.errors import visible
 from seqdedup.base.message import message_of
-from seqdedup.base.records import item_taker
+from seqdedup.base.records import item_putter, item_taker
 from seqdedup.base.tokens import TokenCounter, estimate_tokens, record_tokens
 from seqdedup.budget.events import (
     Units,
@@ -35,7 +35,7 @@ from seqdedup.budget.events import (
     tallied,
     units_of,
 )
-from seqdedup.budget.input import Buffer, Source, literal_hits, runs_of_ones, verbatim_units
+from seqdedup.budget.input import Buffer, Source, literal_hits, verbatim_units
 from seqdedup.budget.removed import (
     OWN_STARTS,
     RemovedStore,
@@ -414,11 +414,8 @@ def _counted_as(units: Units, kernel: ModuleType | None = None) -> array[int]:
         for shape, record in zip(shapes.shape, lines.firsts, strict=True)
     ]
     # (each verbatim record's, its line's value)
-    values = memoryview(item_taker(kernel)(array("q", value).tobytes(), 8, lines.ids)).cast("q")
-    into, taken = memoryview(counted), 0
-    for start, end in runs_of_ones(shapes.verbatim):  # (a run of verbatim records at a time)
-        into[start:end] = values[taken : taken + end - start]
-        taken += end - start
+    values = item_taker(kernel)(array("q", value).tobytes(), 8, lines.ids)
+    item_putter(kernel)(counted, 8, shapes.verbatim, values)
     return counted
 
 

@@ -129,3 +129,41 @@ done:
     PyBuffer_Release(&indices);
     return result;
 }
+
+/* put(target, width, flags, values) -> None: the k-th `width`-byte item of values
+ * written over the target's item at the k-th set flag (flags: a byte an item of
+ * target), in place: the places a flag picks filled in order, as take reads them. */
+PyObject *seqdedup_py_put(PyObject *self, PyObject *args)
+{
+    (void)self;
+    Py_buffer target, flags, values;
+    Py_ssize_t width;
+    if (!PyArg_ParseTuple(args, "w*ny*y*", &target, &width, &flags, &values)) return NULL;
+    PyObject *result = NULL;
+    if (width <= 0 || target.len % width || flags.len != target.len / width ||
+        values.len % width) {
+        PyErr_SetString(PyExc_ValueError, "put: a flag an item of target, items of one width");
+        goto done;
+    }
+    const unsigned char *flag = flags.buf, *from = values.buf;
+    unsigned char *into = target.buf;
+    size_t size = (size_t)width, n = (size_t)flags.len, given = (size_t)values.len / size;
+    size_t taken = 0;
+    for (size_t k = 0; k < n; k++) taken += flag[k] != 0;
+    if (taken != given) {
+        PyErr_SetString(PyExc_ValueError, "put: as many values as set flags");
+        goto done;
+    }
+    taken = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (!flag[k]) continue;
+        memcpy(into + k * size, from + taken++ * size, size);
+    }
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    PyBuffer_Release(&target);
+    PyBuffer_Release(&flags);
+    PyBuffer_Release(&values);
+    return result;
+}

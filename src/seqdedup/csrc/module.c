@@ -93,6 +93,9 @@ static PyMethodDef kernel_methods[] = {
     {"take", seqdedup_py_take, METH_VARARGS,
      "take(items, width, indices) -> bytes: the width-byte item k of items for each int64 "
      "k of indices, in order"},
+    {"put", seqdedup_py_put, METH_VARARGS,
+     "put(target, width, flags, values): the k-th width-byte item of values written over "
+     "target's item at the k-th set flag, in place"},
     {"token_counts", seqdedup_py_token_counts, METH_VARARGS,
      "token_counts(data, bounds, cumulative=False) -> bytes: each record's estimated "
      "tokens (int64), the records given as int64 (start, end) pairs; cumulative: the "
