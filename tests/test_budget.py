@@ -452,3 +452,25 @@ def test_a_kind_is_named_by_its_words_not_its_leading_numbers_nor_half_a_word():
     assert message_of(only, first_timestamp(only), 24, kind=True) == "404"
     long_word = b"Supercalifragilisticexpialidocious again"
     assert message_of(long_word, "", 16, kind=True) == "Supercalifrag..."
+
+
+def test_an_input_read_whole_is_its_bytes_however_it_is_read(tmp_path):
+    """A named plain file is read in one read; a compressed one, standard input and
+    several inputs as chunks: the same bytes either way, and --max-input holds for both."""
+    import gzip
+
+    from seqdedup.base.errors import SeqdedupError
+    from seqdedup.budget.input import read_inputs_whole
+
+    text = b"".join(b"line %d\n" % k for k in range(5000))
+    plain, packed = tmp_path / "plain.log", tmp_path / "packed.log.gz"
+    plain.write_bytes(text)
+    packed.write_bytes(gzip.compress(text))
+    assert read_inputs_whole([str(plain)], None, True) == text
+    assert read_inputs_whole([str(packed)], None, True) == text
+    assert read_inputs_whole([str(packed)], None, False) == packed.read_bytes()
+    assert read_inputs_whole([str(plain), str(plain)], None, True) == text + text
+    with open(plain, "rb") as stdin:
+        assert read_inputs_whole(["-"], stdin, True) == text
+    with pytest.raises(SeqdedupError, match="--max-input"):
+        read_inputs_whole([str(plain)], None, True, len(text) - 1)
