@@ -19,6 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from seqdedup.base.hashes import MASK64, hash_words
 from seqdedup.base.tokens import estimate_tokens
+from seqdedup.budget.input import python_spread_tracebacks
 from seqdedup.config.jsonkeys import JsonSelector
 from seqdedup.config.normalize import PLACEHOLDERS, normalize_py
 from seqdedup.engine.runs import runs_of
@@ -758,7 +759,8 @@ def budget_calls(kernel, rng: random.Random) -> None:
     """--budget's kernel calls on random input against their literal readings:
     literal_hits (letters folded, floating and anchored, records at the region's edges),
     token_counts (the estimate's regular expression; their sums, cumulative),
-    flag_positions, take and put, bounds_hash (against hash_records, records passed over),
+    spread_tracebacks (against its Python twin), flag_positions, take and put,
+    bounds_hash (against hash_records, records passed over),
     distinct_records (numbered by their bytes, against a dict),
     occurrences (the zero hash, repeats) and tally (any range, ties); bad calls refused."""
     if rng.random() < 0.5:
@@ -798,6 +800,11 @@ def budget_calls(kernel, rng: random.Random) -> None:
     words = [bytes(16)] + [rng.randbytes(16) for _ in range(rng.choice([2, 40, 300]))]
     keys = [rng.choice(words) for _ in range(rng.randint(0, 500))]
     flags = bytes(rng.choice([0, 1, 1]) for _ in range(len(pairs) // 2))
+    indented = bytes(rng.choice([0, 1]) for _ in flags)  # (a traceback's continuations)
+    spread, want = bytearray(flags), bytearray(flags)
+    heads = kernel.spread_tracebacks(region, pairs.tobytes(), spread, indented)
+    want_heads = python_spread_tracebacks(region, pairs, want, indented)
+    assert (spread, heads) == (want, want_heads), (region, pairs, flags, indented)
     positions = array("q", kernel.flag_positions(flags))
     assert list(positions) == [k for k, flag in enumerate(flags) if flag], flags
     width = rng.choice([1, 8, 16])  # (a table's items read out by index)

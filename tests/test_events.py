@@ -396,6 +396,49 @@ def test_items_taken_and_put_by_either_twin_are_the_literal_reading(width, count
             item_putter(kernel)(bytearray(items), width, flags, values + bytes(width))
 
 
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    lines=st.lists(
+        st.sampled_from([b"x", b" y", b"\tz", b"Traceback (most", b"  Traceback", b"E: v", b""]),
+        max_size=30,
+    ),
+    flagged=st.lists(st.booleans(), max_size=30),
+)
+def test_tracebacks_spread_by_either_twin_as_read_literally(lines, flagged):
+    """Left to right, each flagged record not already continuing one takes the indented
+    records after it, and after a line that starts Traceback (after white space) the
+    one that ends them; those are flagged and are no heads."""
+    from seqdedup.base.records import python_record_bounds
+    from seqdedup.budget.input import traceback_spreader
+
+    data = b"".join(line + b"\n" for line in lines)
+    bounds = python_record_bounds(data, b"\n")
+    start = bytes(flag for flag, _ in zip(flagged + [False] * len(lines), lines, strict=False))
+    want_flags, want_heads, at = bytearray(start), bytearray(start), 0
+    while at < len(lines):  # (the reading: a record at a time)
+        if want_flags[at]:
+            end = at + 1
+            while end < len(lines) and lines[end][:1] in (b" ", b"\t"):
+                end += 1
+            if end < len(lines) and lines[at].lstrip().startswith(b"Traceback"):
+                end += 1
+            for k in range(at + 1, end):
+                want_flags[k], want_heads[k] = 1, 0
+            at = end
+        else:
+            at += 1
+    indented = bytes(line[:1] in (b" ", b"\t") for line in lines)
+    kernels = [None]
+    if kernel_built():
+        from seqdedup import _kernel
+
+        kernels.append(_kernel)
+    for kernel in kernels:
+        flags = bytearray(start)
+        heads = traceback_spreader(kernel)(data, bounds, flags, indented)
+        assert (flags, bytes(heads)) == (want_flags, bytes(want_heads)), kernel
+
+
 PIECES = [
     "ERROR", "Error", "error", "ERR", "FATAL", "Critical", "CRIT", "ALERT", "EMERG", "panic",
     "panic:", "Traceback (most recent call last)", "ValueError", "NullPointerException",

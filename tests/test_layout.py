@@ -231,6 +231,7 @@ TWIN_FACTORIES = {
     ("diff.profile", "chain_counter"),
     ("diff.compare", "broken_fragments"),
     ("budget.input", "literal_hits"),
+    ("budget.input", "traceback_spreader"),
     ("budget.events", "numbered"),
     ("budget.events", "distinct_records"),
     ("budget.events", "tallied"),

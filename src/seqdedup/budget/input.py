@@ -315,10 +315,33 @@ def verbatim_units(
                 flags[record] = 1
     for pattern in patterns:
         _keep_matches(source, pattern, flags)
-    heads = bytearray(flags)
     # (the records that start with a space or a tab: a traceback's lines)
     indented = literal_hits(kernel)(data, source.bounds, (), (b" ", b"\t"))
-    count, bounds, data = source.count, source.bounds, source.data
+    heads = traceback_spreader(kernel)(data, source.bounds, flags, indented)
+    return flags, bytearray(heads)
+
+
+Spread = Callable[[Buffer, "array[int]", bytearray, bytes], bytes]
+
+
+def traceback_spreader(kernel: ModuleType | None) -> Spread:
+    """The twin that flags each flagged record's continuation: the kernel's
+    ``spread_tracebacks`` or :func:`python_spread_tracebacks`."""
+    if kernel is None:
+        return python_spread_tracebacks
+    spread: Spread = kernel.spread_tracebacks
+    return spread
+
+
+def python_spread_tracebacks(
+    data: Buffer, bounds: array[int], flags: bytearray, indented: bytes
+) -> bytes:
+    """Each flagged record followed by what continues it, the indented records after it
+    and after a line that starts ``Traceback`` the one that ends them (the exception's
+    own line), flagged in place; the heads returned: the flags as they were, but not
+    there. Left to right: a continuation's own flag starts nothing."""
+    heads = bytearray(flags)
+    count = len(flags)
     at = flags.find(1)
     while at >= 0:
         end = indented.find(0, at + 1)
@@ -329,7 +352,7 @@ def verbatim_units(
             flags[at + 1 : end] = b"\x01" * (end - at - 1)
             heads[at + 1 : end] = bytes(end - at - 1)
         at = flags.find(1, end)
-    return flags, heads
+    return bytes(heads)
 
 
 _TRACEBACK = re.compile(rb"\s*Traceback")  # (a line that starts one, after white space)

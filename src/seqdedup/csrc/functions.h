@@ -49,5 +49,6 @@ PyObject *seqdedup_py_tally(PyObject *self, PyObject *args);
 /* literal.c */
 PyObject *seqdedup_py_literal_mask(PyObject *self, PyObject *args);
 PyObject *seqdedup_py_literal_hits(PyObject *self, PyObject *args);
+PyObject *seqdedup_py_spread_tracebacks(PyObject *self, PyObject *args);
 
 #endif

@@ -350,3 +350,68 @@ done:
     PyBuffer_Release(&bounds);
     return out;
 }
+
+/* ---- spread_tracebacks: --budget's verbatim records, each with its traceback -------- */
+
+/* Whether s[0 .. n) is white space (ASCII, as bytes.lstrip() takes it) and then
+ * "Traceback". */
+static int starts_traceback(const unsigned char *s, size_t n)
+{
+    size_t k = 0;
+    while (k < n && (s[k] == ' ' || (s[k] >= '\t' && s[k] <= '\r'))) k++;
+    return n - k >= 9 && memcmp(s + k, "Traceback", 9) == 0;
+}
+
+/* spread_tracebacks(data, bounds, flags, indented) -> heads: each flagged record (int64
+ * pairs into data; flags: a byte a record, 1 set, written in place) is followed by the
+ * records that continue it, the indented ones right after it (indented: a byte a record)
+ * and, after a line that starts "Traceback", the record that ends them (the
+ * exception's own line); those are flagged too, and are no heads: the heads returned
+ * are the flags as they were but there. Left to right, a continuation's own flag
+ * starts nothing (as the reading in seqdedup.budget.input does). */
+PyObject *seqdedup_py_spread_tracebacks(PyObject *self, PyObject *args)
+{
+    (void)self;
+    Py_buffer data, bounds, flags, indented;
+    if (!PyArg_ParseTuple(args, "y*y*w*y*", &data, &bounds, &flags, &indented)) return NULL;
+    PyObject *heads = NULL;
+    size_t n = (size_t)flags.len;
+    if (bounds.len % 16 || (size_t)bounds.len / 16 != n || (size_t)indented.len != n) {
+        PyErr_SetString(PyExc_ValueError,
+                        "spread_tracebacks: bounds int64 pairs, flags and indented a byte each");
+        goto done;
+    }
+    heads = PyBytes_FromStringAndSize((const char *)flags.buf, (Py_ssize_t)n);
+    if (heads == NULL) goto done;
+    unsigned char *flag = flags.buf, *head = (unsigned char *)PyBytes_AS_STRING(heads);
+    const unsigned char *inner = indented.buf, *pairs = bounds.buf, *text = data.buf;
+    for (size_t at = 0; at < n;) {
+        if (!flag[at]) {
+            at++;
+            continue;
+        }
+        size_t end = at + 1;
+        while (end < n && inner[end]) end++;
+        if (end < n) {
+            int64_t span[2];
+            memcpy(span, pairs + 16 * at, sizeof span);
+            if (span[0] < 0 || span[0] > span[1] || span[1] > (int64_t)data.len) {
+                Py_CLEAR(heads);
+                PyErr_SetString(PyExc_ValueError, "spread_tracebacks: a record outside the data");
+                goto done;
+            }
+            if (starts_traceback(text + span[0], (size_t)(span[1] - span[0]))) end++;
+        }
+        for (size_t k = at + 1; k < end; k++) {
+            flag[k] = 1;
+            head[k] = 0;
+        }
+        at = end;
+    }
+done:
+    PyBuffer_Release(&data);
+    PyBuffer_Release(&bounds);
+    PyBuffer_Release(&flags);
+    PyBuffer_Release(&indented);
+    return heads;
+}

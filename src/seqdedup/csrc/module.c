@@ -164,6 +164,10 @@ static PyMethodDef kernel_methods[] = {
      "tally(ids, first, last, size, top) -> (distinct, pairs): of the int64 ids (0 .. size - 1) "
      "at positions first .. last, how many distinct and the top most frequent as int64 (id, "
      "count) pairs, ties in the order first met"},
+    {"spread_tracebacks", seqdedup_py_spread_tracebacks, METH_VARARGS,
+     "spread_tracebacks(data, bounds, flags, indented) -> heads: each flagged record's "
+     "continuation (the indented records after it, and after a Traceback line the one "
+     "that ends it) flagged in place; the heads: the flags as they were, not there"},
     {"literal_hits", seqdedup_py_literal_hits, METH_VARARGS,
      "literal_hits(region, bounds, floating, anchored) -> bytes: 1 per record (int64 pairs "
      "into region) whose bytes, letters folded, hold a floating literal or start with an "
