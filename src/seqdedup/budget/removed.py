@@ -14,8 +14,6 @@ from __future__ import annotations
 import hashlib
 import mmap
 import re
-import sqlite3
-import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
@@ -79,6 +77,8 @@ class RemovedStore:
     """A ``--keep-removed`` file (created when missing)."""
 
     def __init__(self, path: Path, create: bool = True) -> None:
+        import sqlite3  # (here: a reduction without --keep-removed needs none of it)
+
         self.path = path
         if not create and not path.exists():
             raise SeqdedupError(f"no store at '{path}'")
@@ -123,6 +123,8 @@ class RemovedStore:
         in one transaction. A reduced text the store knows already keeps what it
         stands for: reducing a reduced text that comes out unchanged never makes the
         first reduction expand to itself."""
+        import zlib
+
         db = self._db
         try:
             db.execute("BEGIN IMMEDIATE")
@@ -163,6 +165,8 @@ class RemovedStore:
         ).fetchone()
         if row is None:
             raise SeqdedupError(f"{PREFIX}{digest[:SHORT]} is not in the store '{self.path}'")
+        import zlib
+
         blob, size = row
         inflate = zlib.decompressobj()
         try:
