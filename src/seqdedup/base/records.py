@@ -50,20 +50,17 @@ def bounds_finder(kernel: ModuleType | None) -> BoundsFinder:
     return bounds
 
 
-def flag_positions(kernel: ModuleType | None) -> Callable[[bytes | bytearray], array[int]]:
+Positions = Callable[[bytes | bytearray], "array[int] | memoryview"]
+
+
+def flag_positions(kernel: ModuleType | None) -> Positions:
     """The twin that lists where flags are set (a byte a record, not 0: set), as int64:
-    the kernel's ``flag_positions`` (no Python int for every record) or
+    the kernel's ``flag_positions`` (no Python int for every record; read in place) or
     :func:`python_flag_positions`."""
     if kernel is None:
         return python_flag_positions
     found = kernel.flag_positions
-
-    def positions(flags: bytes | bytearray) -> array[int]:
-        at = array("q")
-        at.frombytes(found(flags))
-        return at
-
-    return positions
+    return lambda flags: memoryview(found(flags)).cast("q")
 
 
 def python_flag_positions(flags: bytes | bytearray) -> array[int]:

@@ -60,7 +60,7 @@ class UnitEnds(LazySequence[int]):
     """Each unit's last record: the record before the next unit's first (the input's
     last for the last unit), read where asked (a few thousand units are, of a million)."""
 
-    def __init__(self, starts: array[int], count: int) -> None:
+    def __init__(self, starts: array[int] | memoryview, count: int) -> None:
         self._starts = starts
         self._count = count
 
@@ -101,7 +101,7 @@ class Units(NamedTuple):
     line_kind: memoryview  # (int64)
     first: array[int]
     frequency: array[int]
-    starts: array[int]
+    starts: array[int] | memoryview
     ends: UnitEnds
     new: bytearray
     verbatim: bytearray
@@ -216,7 +216,7 @@ class VerbatimLines(NamedTuple):
     keys: dict[bytes, bytes]
     kinds: list[bytes]
     ids: array[int]
-    records: array[int]
+    records: array[int] | memoryview
 
 
 def _event_keys(
@@ -319,7 +319,7 @@ _FLIP = bytes.maketrans(b"\x00\x01", b"\x01\x00")
 
 def _unit_bounds(
     verbatim: bytearray, heads: bytearray, kernel: ModuleType | None = None
-) -> tuple[array[int], UnitEnds]:
+) -> tuple[array[int] | memoryview, UnitEnds]:
     """Each unit's first and last record: a verbatim head with the verbatim records
     that continue it (verbatim, not a head), or one record."""
     starts = flag_positions(kernel)(_unit_starting(verbatim, heads))
