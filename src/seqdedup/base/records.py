@@ -12,7 +12,7 @@ from array import array
 from collections.abc import Callable, Iterator
 from itertools import compress
 from types import ModuleType
-from typing import Protocol
+from typing import Protocol, TypeAlias
 
 from seqdedup.base.errors import SeqdedupError, UsageError
 from seqdedup.base.stopping import pause, requested, wait_readable
@@ -22,10 +22,12 @@ READ_SIZE = 1 << 20
 # -- where the records of a whole buffer lie (one definition for every module) -------
 
 Buffer = bytes | bytearray | mmap.mmap
-BoundsFinder = Callable[[Buffer, bytes], "array[int]"]
+# int64 values: an array, or the kernel's answer read in place
+Int64s: TypeAlias = "array[int] | memoryview"
+BoundsFinder = Callable[[Buffer, bytes], Int64s]
 
 
-def record_bounds(data: Buffer, delimiter: bytes) -> array[int]:
+def record_bounds(data: Buffer, delimiter: bytes) -> Int64s:
     """Where each record of ``data`` lies: ``(start, end)`` pairs, record k being
     ``data[bounds[2k]:bounds[2k+1]]``. A record ends at the delimiter (not part of it);
     the last may end at the end of the data without one; empty data holds no record,
@@ -41,13 +43,7 @@ def bounds_finder(kernel: ModuleType | None) -> BoundsFinder:
     if kernel is None:
         return python_record_bounds
     found = kernel.record_bounds
-
-    def bounds(data: Buffer, delimiter: bytes) -> array[int]:
-        pairs = array("q")
-        pairs.frombytes(found(data, delimiter))
-        return pairs
-
-    return bounds
+    return lambda data, delimiter: memoryview(found(data, delimiter)).cast("q")  # (in place)
 
 
 Positions = Callable[[bytes | bytearray], "array[int] | memoryview"]

@@ -19,6 +19,10 @@ from array import array
 from collections.abc import Callable
 from itertools import accumulate
 from types import ModuleType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from seqdedup.base.records import Int64s
 
 TokenCounter = Callable[[bytes], int]
 
@@ -31,7 +35,7 @@ def estimate_tokens(text: bytes) -> int:
 
 
 Data = bytes | memoryview | mmap.mmap
-RecordTokens = Callable[[Data, "array[int]"], "array[int]"]
+RecordTokens = Callable[[Data, "Int64s"], "array[int]"]
 
 
 def record_tokens(kernel: ModuleType | None, cumulative: bool = False) -> RecordTokens:
@@ -49,7 +53,7 @@ def record_tokens(kernel: ModuleType | None, cumulative: bool = False) -> Record
     return lambda data, bounds: array("q", token_counts(data, bounds, cumulative))
 
 
-def python_record_tokens(data: Data, bounds: array[int]) -> array[int]:
+def python_record_tokens(data: Data, bounds: Int64s) -> array[int]:
     """:func:`record_tokens` in Python."""
     view = memoryview(data)
     return array(

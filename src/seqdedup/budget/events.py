@@ -28,7 +28,7 @@ from typing import NamedTuple
 
 from seqdedup.base.kernel import SEED
 from seqdedup.base.lazy import LazySequence
-from seqdedup.base.records import flag_positions, item_putter, item_taker
+from seqdedup.base.records import Int64s, flag_positions, item_putter, item_taker
 from seqdedup.budget.input import LEVELS, Buffer, Source, ones
 from seqdedup.config.normalize import CLASSES
 from seqdedup.config.settings import Config
@@ -113,7 +113,7 @@ class Units(NamedTuple):
 
 
 Numbered = tuple[bytes, bytes, bytes, bytes, bytes]
-DistinctRecords = Callable[[Buffer, "array[int]", "bytes | bytearray"], tuple[bytes, bytes]]
+DistinctRecords = Callable[[Buffer, "Int64s", "bytes | bytearray"], tuple[bytes, bytes]]
 
 
 def numbered(kernel: ModuleType | None) -> Callable[[bytes | bytearray], Numbered]:
@@ -267,7 +267,7 @@ def distinct_records(kernel: ModuleType | None) -> DistinctRecords:
 
 
 def python_distinct_records(
-    data: Buffer, bounds: array[int], flags: bytes | bytearray
+    data: Buffer, bounds: Int64s, flags: bytes | bytearray
 ) -> tuple[bytes, bytes]:
     """Of the records whose flag is set (record k is ``data[bounds[2k]:bounds[2k+1]]``),
     in order, each one's id by its bytes (0, 1, ... in the order of first occurrence);

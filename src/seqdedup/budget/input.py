@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import mmap
 import re
-from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from types import ModuleType
 from typing import IO, Literal, TypeVar, overload
 
 from seqdedup.base.errors import SeqdedupError
-from seqdedup.base.records import flag_positions, record_bounds
+from seqdedup.base.records import Int64s, flag_positions, record_bounds
 from seqdedup.config.budgetfields import VERBATIM_LEVELS
 from seqdedup.config.normalize import first_timestamp
 from seqdedup.config.timelimit import PatternTimeout, each_within
@@ -60,9 +59,7 @@ LITERALS = {
     "words": (b"denied", b"invalid", b"refused", b"timed out", b"timeout"),
 }
 ANCHORED = {"error": (b"e/", b"f/"), "warning": (b"w/",), "words": ()}
-LiteralHits = Callable[
-    [bytes | mmap.mmap, "array[int]", tuple[bytes, ...], tuple[bytes, ...]], bytes
-]
+LiteralHits = Callable[[bytes | mmap.mmap, "Int64s", tuple[bytes, ...], tuple[bytes, ...]], bytes]
 
 
 def literal_hits(kernel: ModuleType | None) -> LiteralHits:
@@ -79,7 +76,7 @@ HITS_BLOCK = 1 << 24  # input bytes folded to lower case at a time (Python)
 
 def python_literal_hits(
     data: bytes | mmap.mmap,
-    bounds: array[int],
+    bounds: Int64s,
     floating: tuple[bytes, ...],
     anchored: tuple[bytes, ...],
 ) -> bytes:
@@ -321,7 +318,7 @@ def verbatim_units(
     return flags, bytearray(heads)
 
 
-Spread = Callable[[Buffer, "array[int]", bytearray, bytes], bytes]
+Spread = Callable[[Buffer, "Int64s", bytearray, bytes], bytes]
 
 
 def traceback_spreader(kernel: ModuleType | None) -> Spread:
@@ -334,7 +331,7 @@ def traceback_spreader(kernel: ModuleType | None) -> Spread:
 
 
 def python_spread_tracebacks(
-    data: Buffer, bounds: array[int], flags: bytearray, indented: bytes
+    data: Buffer, bounds: Int64s, flags: bytearray, indented: bytes
 ) -> bytes:
     """Each flagged record followed by what continues it, the indented records after it
     and after a line that starts ``Traceback`` the one that ends them (the exception's

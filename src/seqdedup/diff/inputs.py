@@ -11,7 +11,7 @@ from itertools import accumulate, chain, repeat
 from operator import methodcaller
 from pathlib import Path
 from types import ModuleType
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from seqdedup.base.errors import SeqdedupError
 from seqdedup.base.inputs import check_inputs, decoded_inputs
@@ -26,6 +26,9 @@ from seqdedup.diff.sanity import checked
 from seqdedup.diff.stored import StoredRecords
 from seqdedup.diff.values import value_groups
 from seqdedup.keys.maker import KeyMaker, key_maker
+
+if TYPE_CHECKING:
+    from seqdedup.base.records import Int64s
 
 ROWS = 1 << 9  # library rows keyed at a time (a batch is held whole: 16,384 rows of the
 # bench's CI jobs' library took 70 MB; 1,024 peaked at 47 MB, 512 at 40, 256 at 39)
@@ -94,7 +97,7 @@ class Keying:
         self._stream = None
 
     def part_keys(
-        self, part: bytes, bounds: array[int]
+        self, part: bytes, bounds: Int64s
     ) -> tuple[bytes, list[Hashable] | None, list[int] | None]:
         """:meth:`keys` of a part of an input (``bounds``: its records' (start, end)
         pairs): hashed by the kernel from the bounds (not split again) where the keys

@@ -15,7 +15,7 @@ from array import array
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 
-from seqdedup.base.records import record_bounds
+from seqdedup.base.records import Int64s, record_bounds
 from seqdedup.budget.input import larger_than, spooled
 
 PART = 1 << 20  # bytes of whole records keyed at a time (4 MiB: 1.3x the CPU, 1.2x the peak)
@@ -48,7 +48,7 @@ class StoredRecords:
     def count(self) -> int:
         return len(self.starts) if self.kept else self._count
 
-    def read(self, chunks: Iterable[bytes], limit: int) -> Iterator[tuple[int, bytes, array[int]]]:
+    def read(self, chunks: Iterable[bytes], limit: int) -> Iterator[tuple[int, bytes, Int64s]]:
         """The input's parts as (number of the part's first record, the part, its
         records' bounds in it); each part is set aside before it is handed out. More
         than ``limit`` bytes is an error (``--max-input``)."""
@@ -77,7 +77,7 @@ class StoredRecords:
         if self.kept:
             self._end = self.size if not self.size or self._ends_delimited() else self.size + width
 
-    def _stored(self, part: bytes, bounds: array[int]) -> tuple[int, bytes, array[int]]:
+    def _stored(self, part: bytes, bounds: Int64s) -> tuple[int, bytes, Int64s]:
         if not self.kept:
             return self._sampled(part, bounds)
         first = len(self.starts)
@@ -90,7 +90,7 @@ class StoredRecords:
         self.size += len(part)
         return first, part, bounds
 
-    def _sampled(self, part: bytes, bounds: array[int]) -> tuple[int, bytes, array[int]]:
+    def _sampled(self, part: bytes, bounds: Int64s) -> tuple[int, bytes, Int64s]:
         """A part of an input not set aside: the records at multiples of the stride
         kept, the stride doubled (every other sample dropped) past 2 * SAMPLES - 1, so
         that they lie evenly over the input; and its last record."""

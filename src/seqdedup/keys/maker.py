@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from array import array
     from mmap import mmap
 
+    from seqdedup.base.records import Int64s
     from seqdedup.base.tokens import RecordTokens
     from seqdedup.config.jsonkeys import JsonSelector
     from seqdedup.config.normalize import KeySteps
@@ -140,7 +141,7 @@ class KeyMaker:
         return self._hashing.span(data, delimiter)
 
     def bounds_hashes(
-        self, data: bytes | mmap, bounds: array[int], passed: bytes | bytearray | None = None
+        self, data: bytes | mmap, bounds: Int64s, passed: bytes | bytearray | None = None
     ) -> bytearray | None:
         """:meth:`span_hashes` of records already split (record k is
         ``data[bounds[2k]:bounds[2k+1]]``), writable; ``passed`` (a byte a record): those
@@ -189,7 +190,7 @@ class _PythonHashing:
         return None  # (the records are split in Python)
 
     def bounds(
-        self, data: bytes | mmap, bounds: array[int], passed: bytes | bytearray | None
+        self, data: bytes | mmap, bounds: Int64s, passed: bytes | bytearray | None
     ) -> bytearray | None:
         return None  # (the records are hashed in Python)
 
@@ -240,7 +241,7 @@ class _KernelHashing:
         return found[1]
 
     def bounds(
-        self, data: bytes | mmap, bounds: array[int], passed: bytes | bytearray | None
+        self, data: bytes | mmap, bounds: Int64s, passed: bytes | bytearray | None
     ) -> bytearray | None:
         if not self.encoded:
             return None
