@@ -495,14 +495,15 @@ def test_a_line_holds_a_level_where_the_levels_joined_pattern_matches_it(lines, 
     from seqdedup.budget.input import LEVELS, _level_test
 
     joined = re.compile("|".join(LEVELS[level] for level in levels).encode())
-    holds = _level_test(levels)
     for delimiter in (b"\n", b"\x00"):  # (read where it stands, or cut out)
+        found, worded = _level_test(levels, delimiter)
         data = delimiter.join(line.encode() for line in lines)
         at = 0
         for line in lines:
             record, end = line.encode(), at + len(line.encode())
             want = joined.search(record) is not None
-            assert holds(data, at, end, delimiter) == want, (record, levels, delimiter)
+            held = found(data, at, end) is not None or worded(data[at:end])
+            assert held == want, (record, levels, delimiter)
             at = end + len(delimiter)
 
 

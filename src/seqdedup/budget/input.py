@@ -306,9 +306,11 @@ def verbatim_units(
     candidates = literal_hits(kernel)(data, source.bounds, floating, anchored)
     flags = bytearray(source.count)
     if levels:
-        holds_level, delimiter, bounds = _level_test(levels), source.delimiter, source.bounds
+        found, worded = _level_test(levels, source.delimiter)
+        bounds = source.bounds
         for record in flag_positions(kernel)(candidates):
-            if holds_level(data, bounds[2 * record], bounds[2 * record + 1], delimiter):
+            start, end = bounds[2 * record], bounds[2 * record + 1]
+            if found(data, start, end) is not None or worded(data[start:end]):
                 flags[record] = 1
     for pattern in patterns:
         _keep_matches(source, pattern, flags)
@@ -355,36 +357,39 @@ def python_spread_tracebacks(
 _TRACEBACK = re.compile(rb"\s*Traceback")  # (a line that starts one, after white space)
 
 
-LevelTest = Callable[[Buffer, int, int, bytes], bool]
+Found = Callable[[Buffer, int, int], "re.Match[bytes] | None"]
 
 
-def _level_test(levels: Sequence[str]) -> LevelTest:
+def _level_test(levels: Sequence[str], delimiter: bytes) -> tuple[Found, Callable[[bytes], bool]]:
     """Whether the record ``data[start:end]`` (records end at ``delimiter``) holds a
-    match of one of the ``levels``' patterns. Where records end at a line feed it is
-    searched where it stands (no copy: no record holds a line feed, so the patterns,
-    read line by line, see the record alone). The error words' pattern (a line with no
-    level word) reads the whole line twice at its start: it is tried only where the
-    line holds one of its words and no other level's pattern matches."""
+    match of one of the ``levels``' patterns: a match of all but the error words' as
+    ``found(data, start, end)`` finds it, or the error words' (a line with no level
+    word) as ``worded(record)`` finds it (never where not asked for). Where records end at a
+    line feed a record is searched where it stands (no copy: no record holds a line
+    feed, so the patterns, read line by line, see the record alone). The error words'
+    pattern reads the whole line twice at its start: it is tried only where the line
+    holds one of its words (and, by the caller, no other level's pattern matches)."""
     others = "|".join(LEVELS[level] for level in levels if level != "words").encode()
-    in_line = re.compile(others, re.MULTILINE).search if others else None
-    alone = re.compile(others).search if others else None
-    words = re.compile(LEVELS["words"].encode()).search if "words" in levels else None
+    found: Found
+    if not others:
+        found = lambda data, start, end: None  # noqa: E731
+    elif delimiter == b"\n":
+        found = re.compile(others, re.MULTILINE).search
+    else:
+        alone = re.compile(others).search
+        found = lambda data, start, end: alone(data[start:end])  # noqa: E731
+    words = re.compile(LEVELS["words"].encode()).search
     literals = LITERALS["words"]
 
-    def holds(data: Buffer, start: int, end: int, delimiter: bytes) -> bool:
-        if in_line is not None and alone is not None:
-            if delimiter == b"\n":
-                if in_line(data, start, end) is not None:
-                    return True
-            elif alone(data[start:end]) is not None:
-                return True
-        if words is None:
-            return False
-        record = data[start:end]
+    def worded(record: bytes) -> bool:
         lower = record.lower()
         return any(word in lower for word in literals) and words(record) is not None
 
-    return holds
+    return found, (worded if "words" in levels else _NO_WORDS)
+
+
+def _NO_WORDS(record: bytes) -> bool:
+    return False
 
 
 def ones(flags: bytes | bytearray) -> Iterator[int]:
