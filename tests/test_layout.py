@@ -215,6 +215,7 @@ TWIN_FACTORIES = {
     ("config.normalize", "timestamp_finder"),
     ("run.foldruns", "periodicity"),
     ("base.tokens", "record_tokens"),
+    ("base.tokens", "token_sums"),
     ("base.records", "bounds_finder"),
     ("base.records", "flag_positions"),
     ("base.records", "item_taker"),

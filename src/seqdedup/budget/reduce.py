@@ -25,8 +25,8 @@ from typing import NamedTuple
 
 from seqdedup.base.errors import visible
 from seqdedup.base.message import message_of
-from seqdedup.base.records import item_putter, item_taker
-from seqdedup.base.tokens import TokenCounter, estimate_tokens, record_tokens
+from seqdedup.base.records import Int64s, item_putter, item_taker
+from seqdedup.base.tokens import TokenCounter, estimate_tokens, record_tokens, token_sums
 from seqdedup.budget.events import (
     Units,
     context_order,
@@ -138,7 +138,7 @@ class Costs:
         # (the sums of the first k records, without their delimiters: added per record
         # below)
         if count is None:
-            self.sums = record_tokens(kernel, cumulative=True)(source.data, source.bounds)
+            self.sums: Int64s = token_sums(kernel)(source.data, source.bounds)
         else:
             each = (self._count(r) for r in source.records(0, source.count))
             self.sums = array("q", accumulate(each, initial=0))
