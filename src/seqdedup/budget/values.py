@@ -25,6 +25,7 @@ _BEFORE = re.compile(
     rb"(?:(?<![^\s(\[{,;])[A-Za-z][A-Za-z_]{0,15}(?:=|: ?| ))?(?:[A-Za-z][A-Za-z_-]{0,11})?$"
 )
 _NAME = re.compile(rb"(?:[A-Za-z][A-Za-z_-]{0,11})?$")
+BEFORE_MOST = 30  # the longest match of _BEFORE (a word of 16, its separator of 2, a name of 12)
 
 
 class Column(NamedTuple):
@@ -48,7 +49,7 @@ def columns(
         for start, end, bit in matches(record):
             if bit == TIMESTAMP or bit in noise:  # (when, not what)
                 continue
-            before = _BEFORE.search(record, max(0, start - 48), start)
+            before = _BEFORE.search(record, max(0, start - BEFORE_MOST), start)
             said = before.group() if before is not None else b""
             name = _NAME.search(said)
             attached = name.group() if name is not None else b""
