@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from array import array
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Sequence
 from itertools import compress
@@ -86,6 +86,7 @@ class EventShapes:
         self.lines = lines
         self._source = source
         self._shape_of = dict(zip(lines.keys, shape, strict=True))  # (by the line's bytes)
+        self.unit_lines: Int64s = array("q")
 
     def __getitem__(self, record: int) -> bytes:
         return self._shape_of[self._source.record(record)]
@@ -189,6 +190,7 @@ def units_of(
     firsts, frequency, last = (array("q", part) for part in found[2:])
     shapes, event_kinds = _kind_texts(source, verbatim, firsts, lines, config, kernel)
     starts, ends = _unit_bounds(verbatim, heads, kernel)
+    event_kinds.unit_lines = _unit_lines(verbatim, heads, lines, kernel)
     new = bytearray(len(starts))
     for record in firsts:  # (the unit that holds each first occurrence)
         new[bisect_right(starts, record) - 1] = 1
@@ -209,14 +211,12 @@ RECORD_SEED = 2  # (a verbatim line's bytes, to find the distinct ones: SEED ^ R
 
 class VerbatimLines(NamedTuple):
     """The distinct verbatim lines: each one's first record (ascending), its event's key
-    (by the line) and its kind's text; and the verbatim records (ascending) with each
-    one's line."""
+    (by the line) and its kind's text; and each verbatim record's line (in order)."""
 
     firsts: array[int]
     keys: dict[bytes, bytes]
     kinds: list[bytes]
     ids: array[int]
-    records: array[int] | memoryview
 
 
 def _event_keys(
@@ -252,7 +252,6 @@ def _event_keys(
         dict(zip(distinct, masked, strict=True)),
         kind_keys(config, kernel).keys(distinct),
         ids,
-        flag_positions(kernel)(verbatim),
     )
     return hashes, item_taker(kernel)(event_hashes, 16, ids), lines  # (each record's)
 
@@ -324,6 +323,15 @@ def _unit_bounds(
     that continue it (verbatim, not a head), or one record."""
     starts = flag_positions(kernel)(_unit_starting(verbatim, heads))
     return starts, UnitEnds(starts, len(verbatim))
+
+
+def _unit_lines(
+    verbatim: bytearray, heads: bytearray, lines: VerbatimLines, kernel: ModuleType | None
+) -> memoryview:
+    """The line of each verbatim unit's first record, in order: the line of each head
+    among the verbatim records (a verbatim unit starts at a head)."""
+    places = flag_positions(kernel)(bytes(compress(heads, verbatim)))
+    return memoryview(item_taker(kernel)(memoryview(lines.ids).cast("B"), 8, places)).cast("q")
 
 
 def _unit_starting(verbatim: bytearray, heads: bytearray) -> bytes:
@@ -414,11 +422,8 @@ def shape_groups(units: Units, ranked: list[int]) -> dict[int, list[int]]:
     shown, says more for about the same tokens."""
     members: dict[bytes, list[int]] = {}
     shapes = units.event_kinds
-    lines = shapes.lines  # (a record's line: by its place among the verbatim records)
-    for unit in ones(units.verbatim):
-        start = units.starts[unit]
-        line = lines.ids[bisect_left(lines.records, start)]
-        members.setdefault(shapes.shape[line], []).append(start)
+    for unit, line in zip(ones(units.verbatim), shapes.unit_lines, strict=True):
+        members.setdefault(shapes.shape[line], []).append(units.starts[unit])
     groups: dict[int, list[int]] = {}
     for unit in ranked:
         if not units.verbatim[unit]:
