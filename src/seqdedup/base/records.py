@@ -64,7 +64,7 @@ def python_flag_positions(flags: bytes | bytearray) -> array[int]:
     return array("q", compress(range(len(flags)), flags))
 
 
-Take = Callable[["bytes | memoryview", int, "array[int] | memoryview"], bytes]
+Take = Callable[["bytes | bytearray | memoryview", int, "array[int] | memoryview"], bytes]
 
 
 def item_taker(kernel: ModuleType | None) -> Take:
@@ -108,7 +108,9 @@ def python_put(
         start = flags.find(1, end)
 
 
-def python_take(items: bytes | memoryview, width: int, indices: array[int] | memoryview) -> bytes:
+def python_take(
+    items: bytes | bytearray | memoryview, width: int, indices: array[int] | memoryview
+) -> bytes:
     """:func:`item_taker` in Python."""
     if width <= 0 or len(items) % width:
         raise ValueError("take: items of a positive width")

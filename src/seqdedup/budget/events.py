@@ -194,7 +194,7 @@ def units_of(
     new = bytearray(len(starts))
     for record in firsts:  # (the unit that holds each first occurrence)
         new[bisect_right(starts, record) - 1] = 1
-    flags = bytearray(compress(verbatim, _unit_starting(verbatim, heads)))  # (each unit's)
+    flags = bytearray(item_taker(kernel)(verbatim, 1, starts))  # (each unit's: its first's)
     ranks = bytearray([NOT_AN_EVENT]) * len(starts)
     for unit in ones(new):  # (the rank orders the new events only)
         if flags[unit]:

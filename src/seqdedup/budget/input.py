@@ -385,10 +385,10 @@ def _level_test(levels: Sequence[str], delimiter: bytes) -> tuple[Found, Callabl
         lower = record.lower()
         return any(word in lower for word in literals) and words(record) is not None
 
-    return found, (worded if "words" in levels else _NO_WORDS)
+    return found, (worded if "words" in levels else _no_words)
 
 
-def _NO_WORDS(record: bytes) -> bool:
+def _no_words(record: bytes) -> bool:
     return False
 
 
