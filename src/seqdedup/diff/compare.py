@@ -334,20 +334,40 @@ def _broken(view: _View, profile: GoodProfile) -> list[Broken]:
     chains, chain_of, index_of = profile.chains, profile.chain_of, profile.index_of
     lengths = array("i", [len(c) if profile.whole_enough(c) else 0 for c in chains])
     ranked = view.ranked
-    breakings: dict[int, list[list[int]]] = {}  # sequence -> its breakings' ranks
+    # (per sequence: its first breaking's ranks, how many breakings, the last one's
+    # first rank; only the breaking being read holds its indices: a million ranks of
+    # breakings are not kept as lists)
+    breakings: dict[int, _Breakings] = {}
+    open_indices: set[int] = set()  # the indices of the breaking the last fragment is in
     before_end, before_chain = -2, -1  # the fragment before, when it was not whole
     # (a whole fragment between two others leaves a gap: they never join across it)
     for start, end in broken_fragments(profile.kernel, ranked, chain_of, index_of, lengths):
         chain_id = chain_of[ranked[start]]
         first, last = index_of[ranked[start]], index_of[ranked[end]]
-        seen = breakings.setdefault(chain_id, [])
+        seen = breakings.get(chain_id)
         joins = before_end + 1 == start and before_chain == chain_id
-        if joins and {index_of[ranked[r]] for r in seen[-1]}.isdisjoint(range(first, last + 1)):
-            seen[-1] += range(start, end + 1)
+        if seen is not None and joins and open_indices.isdisjoint(range(first, last + 1)):
+            if seen.count == 1:
+                seen.first += range(start, end + 1)
+        elif seen is None:
+            seen = breakings[chain_id] = _Breakings(list(range(start, end + 1)), 1, start)
+            open_indices = set()
         else:
-            seen.append(list(range(start, end + 1)))
+            seen.count, seen.last_start = seen.count + 1, start
+            open_indices = set()
+        open_indices.update(index_of[ranked[r]] for r in range(start, end + 1))
         before_end, before_chain = end, chain_id
-    return [_broken_change(view, profile, chain_id, spans) for chain_id, spans in breakings.items()]
+    return [_broken_change(view, profile, chain_id, seen) for chain_id, seen in breakings.items()]
+
+
+class _Breakings:
+    """A sequence's breakings as its change reads them: the first one's ranks, their
+    number and the rank the last one starts at."""
+
+    __slots__ = ("count", "first", "last_start")
+
+    def __init__(self, first: list[int], count: int, last_start: int) -> None:
+        self.first, self.count, self.last_start = first, count, last_start
 
 
 def broken_fragments(
@@ -379,11 +399,9 @@ def broken_fragments(
     return found
 
 
-def _broken_change(
-    view: _View, profile: GoodProfile, chain_id: int, spans: list[list[int]]
-) -> Broken:
+def _broken_change(view: _View, profile: GoodProfile, chain_id: int, seen: _Breakings) -> Broken:
     chain, ranked = profile.chains[chain_id], view.ranked
-    ranks = spans[0]
+    ranks = seen.first
     indices = [profile.index_of[ranked[r]] for r in ranks]
     first, last = view.order[ranks[0]], view.order[ranks[-1]]
     around = range(ranks[0] - 1, ranks[-1] + 2)  # (the break with the line before, after)
@@ -400,10 +418,10 @@ def _broken_change(
         len(indices),
         len(chain),
         profile.counts[chain[0]],
-        len(spans),
+        seen.count,
         first + 1,
         last + 1,
-        view.order[spans[-1][0]] + 1,
+        view.order[seen.last_start] + 1,
         shown,
         tuple(Line(0, as_text(profile.texts[chain[k]])) for k in places),
         view.stamp(first),
