@@ -322,6 +322,26 @@ def test_an_empty_or_blank_bad_is_a_change(run_cli, tmp_path, bad):
     assert diff_records([[b"a", b"b"]], [b""] if bad else []).changed
 
 
+@pytest.mark.parametrize("from_stdin", [False, True], ids=["file", "stdin"])
+def test_sides_shorter_than_the_delimiter_are_one_record_each(run_cli, tmp_path, from_stdin):
+    """An input shorter than a delimiter of several bytes is one record without a
+    delimiter, as a run reads it (it was a traceback: the check for a final delimiter
+    read before the input's start)."""
+    good, bad = tmp_path / "good.log", tmp_path / "bad.log"
+    good.write_bytes(b"a")
+    bad.write_bytes(b"a")
+    if from_stdin:
+        done = run_cli(["diff", "-d", "ab", str(good), "-"], b"a")
+    else:
+        done = run_cli(["diff", "-d", "ab", str(good), str(bad)])
+    assert (done.returncode, done.stderr) == (0, b""), done.stderr
+    name = "standard input" if from_stdin else str(bad)
+    assert done.stdout.decode().splitlines() == [
+        f"seqdedup diff: {name} (1 record) against {good} (1 input): nothing changed",
+        "= line 1: 1 known record",
+    ]
+
+
 def test_an_empty_good_is_an_error(run_cli, tmp_path):
     empty = tmp_path / "good.log"
     empty.write_bytes(b"")

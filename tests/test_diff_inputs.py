@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 
 import pytest
 from hypothesis import given, settings
@@ -188,13 +189,17 @@ DELIMITERS = [b"\n", b"a", b"ab", b"aa", b"\r\n"]
     st.sampled_from(DELIMITERS),
     st.lists(st.integers(1, 9), min_size=1, max_size=6),
     st.integers(1, 12),
+    st.booleans(),
 )
-def test_stored_records_split_as_one_pass_over_the_whole_input(data, delimiter, cuts, part):
+def test_stored_records_split_as_one_pass_over_the_whole_input(
+    data, delimiter, cuts, part, from_file
+):
     """An input read in parts of a few bytes (chunks of any size, delimiters of several
     bytes, even ones that overlap themselves, cut across chunks; the bytes set aside
-    spilled to a temporary file past 16 bytes): its parts' records are the whole
-    input's records, in order, and each is read back by its number, alone or in
-    blocks."""
+    spilled to a temporary file past 16 bytes, or a plain file read back from itself):
+    its parts' records are the whole input's records, in order, and each is read back
+    by its number, alone or in blocks."""
+    import tempfile
     from unittest import mock
 
     from seqdedup.base.records import python_record_bounds
@@ -214,6 +219,11 @@ def test_stored_records_split_as_one_pass_over_the_whole_input(data, delimiter, 
         mock.patch.object(stored_module, "BLOCK", 5),
     ):
         stored = stored_module.StoredRecords(delimiter)
+        if from_file:
+            with tempfile.NamedTemporaryFile(delete=False) as file:
+                file.write(data)
+            stored, _ = stored_module.stored_input(file.name, None, delimiter)
+            os.unlink(file.name)  # (the open file is read back: its name is not needed)
         read = []
         for first, piece, found in stored.read(chunks, 1 << 20):
             assert first == len(read)
@@ -222,6 +232,48 @@ def test_stored_records_split_as_one_pass_over_the_whole_input(data, delimiter, 
         assert stored.count == len(whole)
         assert [stored.record(k) for k in range(len(whole))] == whole
         assert stored.texts(range(0, len(whole), 2)) == whole[::2]
+        stored.close()
+
+
+@pytest.mark.parametrize(
+    "change", ["append", "truncate", "rewrite", "replace"], ids=lambda change: change
+)
+def test_a_plain_file_is_read_back_from_itself_and_a_change_under_it_is_an_error(tmp_path, change):
+    """BAD as a plain file is not copied aside: its records are read back from the file
+    (held open). Lines appended after the read change nothing; a record no longer where
+    it was (the file cut short, or rewritten in place with other lines) is an error
+    that says so, never other bytes given as the record; a file replaced under the name
+    (a rotation) is still read from the one that was open."""
+    from seqdedup.base.errors import SeqdedupError
+    from seqdedup.diff import stored as stored_module
+
+    path = tmp_path / "bad.log"
+    lines = [b"record %d of the job" % k for k in range(40)]
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    stored, chunks = stored_module.stored_input(str(path), None, b"\n")
+    for _ in stored.read(chunks, 1 << 20):
+        pass
+    if change == "append":
+        with path.open("ab") as file:
+            file.write(b"a line written later\n")
+    elif change == "truncate":
+        with path.open("r+b") as file:
+            file.truncate(100)
+    elif change == "rewrite":
+        path.write_bytes(b"\n".join(b"other %d" % k for k in range(40)) + b"\n")
+    else:
+        path.rename(tmp_path / "bad.log.1")
+        path.write_bytes(b"a new log\n")
+    try:
+        if change in ("truncate", "rewrite"):
+            with pytest.raises(SeqdedupError, match="changed while seqdedup diff read it"):
+                stored.texts(range(40))
+            with pytest.raises(SeqdedupError, match="changed while seqdedup diff read it"):
+                stored.record(39)
+        else:
+            assert stored.texts(range(40)) == lines
+            assert [stored.record(k) for k in (0, 17, 39)] == [lines[0], lines[17], lines[39]]
+    finally:
         stored.close()
 
 

@@ -146,3 +146,32 @@ def named_chunks(name: str, decompress: bool = True) -> Generator[bytes, None, N
             yield from DecodedChunks(file, decompress)
 
     return chunks()
+
+
+def open_plain(name: str, decompress: bool, most: int | None = None) -> IO[bytes] | None:
+    """A named regular file open for reading (unbuffered, at its start) where it is
+    not compressed (with ``decompress``: else any file is plain) and holds at most
+    ``most`` bytes; None otherwise, and for standard input or a file that cannot be
+    opened now (it is then read as chunks, which say why where it cannot be read)."""
+    import stat
+
+    from seqdedup.base.records import HEAD_BYTES, compression_of
+
+    if name == "-":
+        return None
+    try:
+        file = open(name, "rb", buffering=0)  # noqa: SIM115 (the caller closes it)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(file.fileno())
+        plain = stat.S_ISREG(info.st_mode) and (most is None or info.st_size <= most)
+        if plain and decompress:
+            plain = compression_of(file.read(HEAD_BYTES)) is None
+            file.seek(0)
+    except OSError:
+        plain = False
+    if not plain:
+        file.close()
+        return None
+    return file

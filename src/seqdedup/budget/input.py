@@ -175,20 +175,17 @@ def _plain_file(name: str, decompress: bool, most: int) -> bytes | None:
     (``decompress``) and did not change size while read; None otherwise (it is read as
     chunks, which say why where it cannot be read)."""
     import os
-    import stat
 
-    from seqdedup.base.records import HEAD_BYTES, compression_of
+    from seqdedup.base.inputs import open_plain
 
+    file = open_plain(name, decompress, most)
+    if file is None:
+        return None
     try:
-        with open(name, "rb", buffering=0) as file:
-            size = os.fstat(file.fileno())
-            if not stat.S_ISREG(size.st_mode) or size.st_size > most:
-                return None
-            if decompress and compression_of(file.read(HEAD_BYTES)) is not None:
-                return None
-            file.seek(0)
-            data = file.read(size.st_size)
-            if data is None or len(data) != size.st_size or file.read(1):
+        with file:
+            size = os.fstat(file.fileno()).st_size
+            data = file.read(size)
+            if data is None or len(data) != size or file.read(1):
                 return None  # (it grew or shrank while read)
     except OSError:
         return None

@@ -14,7 +14,7 @@ from types import ModuleType
 from typing import IO, TYPE_CHECKING
 
 from seqdedup.base.errors import SeqdedupError
-from seqdedup.base.inputs import check_inputs, decoded_inputs
+from seqdedup.base.inputs import check_inputs
 from seqdedup.base.kernel import SEED, load
 from seqdedup.budget.input import MAX_WHOLE
 from seqdedup.config.normalize import timestamp_finder, timestamp_seconds
@@ -23,7 +23,7 @@ from seqdedup.diff.changes import Diff
 from seqdedup.diff.compare import Bad, DiffOptions, compare, key_ids
 from seqdedup.diff.profile import GoodProfile, Part
 from seqdedup.diff.sanity import checked
-from seqdedup.diff.stored import StoredRecords
+from seqdedup.diff.stored import StoredRecords, stored_input
 from seqdedup.diff.values import value_groups
 from seqdedup.keys.maker import KeyMaker, key_maker
 
@@ -158,12 +158,12 @@ def _read_good_file(
     (per stream with --stream-by: those keys are linked once the input is read), the
     first record of each new key copied out; nothing of it kept after."""
     # (set aside only with streams: its first records are copied out as they pass)
-    stored = StoredRecords(config.delimiter, kept=keying.names_streams)
+    stored, chunks = stored_input(name, None, config.delimiter, kept=keying.names_streams)
     keys: list[bytes] = []
     streams: list[Hashable] = []
     keying.restart()
     try:
-        for _, part, bounds in stored.read(decoded_inputs([name], None, True), limit):
+        for _, part, bounds in stored.read(chunks, limit):
             hashes, named, _ = keying.part_keys(part, bounds)
             if named is None:
                 profile.add_stretch(hashes, part, bounds)
@@ -283,13 +283,13 @@ def read_bad(
     and keyed against ``profile``; its records set aside to be read back by number
     (close the StoredRecords once the answer is made)."""
     check_inputs([name], stdin)
-    stored = StoredRecords(config.delimiter)
+    stored, chunks = stored_input(name, stdin, config.delimiter)
     ids = array("i")
     new: dict[int, bytes] = {}
     streams: list[Hashable] | None = None
     sizes: list[int] | None = None
     keying.restart()
-    for first, part, bounds in stored.read(decoded_inputs([name], stdin, True), limit):
+    for first, part, bounds in stored.read(chunks, limit):
         hashes, named, measured = keying.part_keys(part, bounds)
         found, fresh = key_ids(profile, hashes, first)
         ids += found

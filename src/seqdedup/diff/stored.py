@@ -1,6 +1,9 @@
-"""An input of ``seqdedup diff`` read once, in parts of whole records, its bytes set
-aside as they pass (in memory while small, else in a temporary file) so that a record
-is read back by its number: the comparison holds 8 bytes per record, not the input.
+"""An input of ``seqdedup diff`` read once, in parts of whole records, so that a
+record is read back by its number: the comparison holds 8 bytes per record, not the
+input. A plain regular file is read back from itself (held open: its records where
+they were read, each checked to end with the delimiter there, or the answer is an
+error); anything else (standard input, a pipe, a compressed file) is set aside as it
+passes, in memory while small, else in a temporary file.
 
 Parts are cut where a left-to-right split of the whole input puts a record's end (the
 bounds of what is held, its last record carried over unless the held bytes end with a
@@ -10,12 +13,16 @@ records exactly as one pass over the whole input would.
 
 from __future__ import annotations
 
+import os
 import tempfile
 from array import array
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Sequence
+from typing import IO
 
-from seqdedup.base.records import Int64s, record_bounds
+from seqdedup.base.errors import SeqdedupError
+from seqdedup.base.inputs import decoded_inputs, open_plain
+from seqdedup.base.records import DecodedChunks, Int64s, record_bounds
 from seqdedup.budget.input import larger_than, spooled
 
 PART = 1 << 20  # bytes of whole records keyed at a time (4 MiB: 1.3x the CPU, 1.2x the peak)
@@ -27,11 +34,16 @@ SAMPLES = 129  # records sampled for an input's time span
 class StoredRecords:
     """The records of one input, read back by number (``record(k)``, or many at once
     with ``texts``): record k begins ``starts[k]`` bytes into its part, the part
-    ``bases[p]`` bytes into the bytes set aside (``firsts[p]``: its first record)."""
+    ``bases[p]`` bytes into the bytes set aside (``firsts[p]``: its first record).
+    ``source``: the plain file the parts are read from, their records read back from it
+    (nothing set aside)."""
 
-    def __init__(self, delimiter: bytes, kept: bool = True) -> None:
+    def __init__(
+        self, delimiter: bytes, kept: bool = True, source: IO[bytes] | None = None
+    ) -> None:
         self.delimiter = delimiter
         self.kept = kept  # (False: nothing set aside; only samples, for the time span)
+        self._source = source
         self._samples: list[bytes] = []  # (unkept: records stride, 2 stride, ... apart)
         self._stride = 1
         self._last = b""
@@ -86,7 +98,8 @@ class StoredRecords:
         self.firsts.append(first)
         self.bases.append(self.size)
         self.starts.extend(array(self.starts.typecode, bounds[::2]))
-        spooled(self._spool.write, part)
+        if self._source is None:
+            spooled(self._spool.write, part)
         self.size += len(part)
         return first, part, bounds
 
@@ -127,33 +140,72 @@ class StoredRecords:
 
     def _ends_delimited(self) -> bool:
         width = len(self.delimiter)
-        self._spool.seek(self.size - width)
-        return self._spool.read(width) == self.delimiter
+        return self.size >= width and self._read_at(self.size - width, width) == self.delimiter
 
     def _span(self, index: int) -> tuple[int, int]:
         """Where record ``index`` lies, its delimiter left out."""
         return self._start(index), self._start(index + 1) - len(self.delimiter)
 
+    def _read_at(self, start: int, size: int) -> bytes:
+        """``size`` bytes (fewer at the end) from ``start`` of what was read."""
+        if self._source is None:
+            self._spool.seek(start)
+            return self._spool.read(size)
+        descriptor, found = self._source.fileno(), b""
+        while len(found) < size:  # (one call unless a read is cut short)
+            more = os.pread(descriptor, size - len(found), start + len(found))
+            if not more:
+                break
+            found += more
+        return found
+
     def record(self, index: int) -> bytes:
-        start, end = self._span(index)
-        self._spool.seek(start)
-        return self._spool.read(end - start)
+        return self.texts([index])[0]
 
     def texts(self, positions: Sequence[int]) -> list[bytes]:
         """The records at ``positions`` (in increasing order), read in blocks."""
         found: list[bytes] = []
         spans = [self._span(position) for position in positions]
+        width = len(self.delimiter)
         k = 0
         while k < len(spans):
             start = spans[k][0]
             j = k + 1
             while j < len(spans) and spans[j][1] - start <= BLOCK:
                 j += 1
-            self._spool.seek(start)
-            block = self._spool.read(spans[j - 1][1] - start)
-            found += [block[begin - start : end - start] for begin, end in spans[k:j]]
+            block = self._read_at(start, spans[j - 1][1] + width - start)  # (delimiter too)
+            for begin, end in spans[k:j]:
+                if self._source is not None and not self._whole(block, end - start, end):
+                    raise SeqdedupError(
+                        f"'{self._source.name}' changed while seqdedup diff read it (a record "
+                        f"is no longer where it was, at byte {begin:,})"
+                    )
+                found.append(block[begin - start : end - start])
             k = j
         return found
 
+    def _whole(self, block: bytes, at: int, end: int) -> bool:
+        """Whether a record read back from the source still ends where it did (``end``;
+        ``at`` in ``block``): at its delimiter, or where the input ended for a last
+        record without one."""
+        width = len(self.delimiter)
+        if end + width <= self.size:
+            return block[at : at + width] == self.delimiter
+        return len(block) >= at
+
     def close(self) -> None:
         self._spool.close()
+        if self._source is not None:
+            self._source.close()
+
+
+def stored_input(
+    name: str, stdin: IO[bytes] | None, delimiter: bytes, kept: bool = True
+) -> tuple[StoredRecords, Iterator[bytes]]:
+    """An input to read in parts (:meth:`StoredRecords.read`) and its chunks: a plain
+    regular file read back from itself, anything else set aside as it passes."""
+    source = open_plain(name, True) if kept else None
+    stored = StoredRecords(delimiter, kept, source)
+    if source is None:
+        return stored, decoded_inputs([name], stdin, True)
+    return stored, iter(DecodedChunks(source, True))

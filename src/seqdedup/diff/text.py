@@ -47,12 +47,12 @@ def summary(diff: Diff, bad: str, good: Sequence[str], short: bool = False) -> s
         return f"seqdedup diff: BAD is empty: {bad} holds {what}, against {against}"
     if short:
         verdict = ", ".join(found) if diff.changed else "nothing changed"
-        return f"seqdedup diff: {diff.records:,} records: {verdict}"
+        return f"seqdedup diff: {_n(diff.records, 'record')}: {verdict}"
     inputs = _n(diff.good_inputs, "input")
     verdict = ", ".join(found) if diff.changed else "nothing changed"
     ends = f" (line ends differ: {diff.line_ends}; compared without the CR)"
     return (
-        f"seqdedup diff: {bad} ({diff.records:,} records) against {', '.join(good)}"
+        f"seqdedup diff: {bad} ({_n(diff.records, 'record')}) against {', '.join(good)}"
         f" ({inputs}): {verdict}{ends if diff.line_ends else ''}{_apart(diff)}"
     )
 
