@@ -232,6 +232,8 @@ def test_stored_records_split_as_one_pass_over_the_whole_input(
         assert stored.count == len(whole)
         assert [stored.record(k) for k in range(len(whole))] == whole
         assert stored.texts(range(0, len(whole), 2)) == whole[::2]
+        backwards = [*range(len(whole) - 1, -1, -3), *range(len(whole))[:1]]  # (and a repeat)
+        assert stored.texts(backwards) == [whole[k] for k in backwards]
         stored.close()
 
 

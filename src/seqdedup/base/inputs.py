@@ -160,6 +160,8 @@ def open_plain(name: str, decompress: bool, most: int | None = None) -> IO[bytes
     if name == "-":
         return None
     try:
+        if not stat.S_ISREG(os.stat(name).st_mode):  # (a FIFO is not opened twice)
+            return None
         file = open(name, "rb", buffering=0)  # noqa: SIM115 (the caller closes it)
     except OSError:
         return None

@@ -14,7 +14,7 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
-from itertools import compress, count
+from itertools import compress, count, pairwise
 from types import ModuleType
 from typing import Literal, NamedTuple
 
@@ -84,6 +84,13 @@ class Bad(NamedTuple):
     sizes: Sequence[int] | None = None
     stamp: Callable[[bytes], str] = lambda record: ""
     hours: float | None = None
+    records: Callable[[Sequence[int]], list[bytes]] | None = None  # (many at once)
+
+    def texts(self, positions: Sequence[int]) -> list[bytes]:
+        """The records at ``positions``, read together where they can be."""
+        if self.records is not None:
+            return self.records(positions)
+        return [self.record(p) for p in positions]
 
 
 def key_ids(
@@ -204,7 +211,9 @@ class _View:
 
     def lines(self, ranks: range) -> tuple[Line, ...]:
         order = self.order
-        return tuple(self.line(order[r]) for r in ranks if 0 <= r < len(order) and order[r] >= 0)
+        positions = [order[r] for r in ranks if 0 <= r < len(order) and order[r] >= 0]
+        texts = self.bad.texts(positions)
+        return tuple(Line(p + 1, as_text(text)) for p, text in zip(positions, texts, strict=True))
 
     def stamp(self, position: int) -> str:
         return self.bad.stamp(self.bad.record(position))
@@ -335,27 +344,32 @@ def _broken(view: _View, profile: GoodProfile) -> list[Broken]:
     lengths = array("i", [len(c) if profile.whole_enough(c) else 0 for c in chains])
     ranked = view.ranked
     # (per sequence: its first breaking's ranks, how many breakings, the last one's
-    # first rank; only the breaking being read holds its indices: a million ranks of
-    # breakings are not kept as lists)
+    # first rank; only the breaking being read holds its fragments, and their indices
+    # once one joins it: a million ranks of breakings are not kept as lists)
     breakings: dict[int, _Breakings] = {}
-    open_indices: set[int] = set()  # the indices of the breaking the last fragment is in
+    open_spans: list[range] = []  # the fragments of the breaking the last one is in
+    open_indices: set[int] | None = None  # (their indices, made at the first join)
     before_end, before_chain = -2, -1  # the fragment before, when it was not whole
     # (a whole fragment between two others leaves a gap: they never join across it)
     for start, end in broken_fragments(profile.kernel, ranked, chain_of, index_of, lengths):
         chain_id = chain_of[ranked[start]]
         first, last = index_of[ranked[start]], index_of[ranked[end]]
         seen = breakings.get(chain_id)
-        joins = before_end + 1 == start and before_chain == chain_id
-        if seen is not None and joins and open_indices.isdisjoint(range(first, last + 1)):
-            if seen.count == 1:
-                seen.first += range(start, end + 1)
-        elif seen is None:
-            seen = breakings[chain_id] = _Breakings(list(range(start, end + 1)), 1, start)
-            open_indices = set()
+        ranks = range(start, end + 1)
+        if seen is not None and before_end + 1 == start and before_chain == chain_id:
+            if open_indices is None:
+                open_indices = {index_of[ranked[r]] for span in open_spans for r in span}
+            if open_indices.isdisjoint(range(first, last + 1)):  # (it joins the breaking)
+                if seen.count == 1:
+                    seen.first += ranks
+                open_indices.update(range(first, last + 1))  # (a fragment runs in order)
+                before_end = end
+                continue
+        if seen is None:
+            breakings[chain_id] = _Breakings(list(ranks), 1, start)
         else:
             seen.count, seen.last_start = seen.count + 1, start
-            open_indices = set()
-        open_indices.update(index_of[ranked[r]] for r in range(start, end + 1))
+        open_spans, open_indices = [ranks], None
         before_end, before_chain = end, chain_id
     return [_broken_change(view, profile, chain_id, seen) for chain_id, seen in breakings.items()]
 
@@ -438,11 +452,15 @@ def _places_shown(indices: list[int], length: int) -> list[int]:
     if length <= LONG_SEQUENCE:
         return list(range(length))
     places = set(range(EDGE)) | set(range(length - EDGE, length))
-    for k, index in enumerate(indices):
-        if k == 0 or indices[k - 1] != index - 1:  # (BAD came into the sequence here)
-            places.update(range(index - EDGE, index + 1))
-        if k == len(indices) - 1 or indices[k + 1] != index + 1:  # (and left it here)
-            places.update(range(index, index + EDGE + 1))
+    came, left = [indices[0]], [indices[-1]]  # (where BAD came into the sequence, left it)
+    for before, index in pairwise(indices):
+        if index != before + 1:
+            came.append(index)
+            left.append(before)
+    for index in came:
+        places.update(range(index - EDGE, index + 1))
+    for index in left:
+        places.update(range(index, index + EDGE + 1))
     return sorted(place for place in places if 0 <= place < length)
 
 

@@ -300,7 +300,8 @@ def read_bad(
         if measured is not None:
             sizes = [] if sizes is None else sizes
             sizes += measured
-    bad = Bad(ids, new, stored.record, streams, sizes, keying.stamp, keying.hours(stored))
+    hours = keying.hours(stored)
+    bad = Bad(ids, new, stored.record, streams, sizes, keying.stamp, hours, stored.texts)
     return bad, stored
 
 

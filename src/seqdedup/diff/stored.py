@@ -18,6 +18,7 @@ import tempfile
 from array import array
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Sequence
+from itertools import pairwise
 from typing import IO
 
 from seqdedup.base.errors import SeqdedupError
@@ -163,7 +164,11 @@ class StoredRecords:
         return self.texts([index])[0]
 
     def texts(self, positions: Sequence[int]) -> list[bytes]:
-        """The records at ``positions`` (in increasing order), read in blocks."""
+        """The records at ``positions``, read in blocks (in the order of their places)."""
+        if any(b < a for a, b in pairwise(positions)):
+            ordered = sorted(set(positions))
+            text_of = dict(zip(ordered, self.texts(ordered), strict=True))
+            return [text_of[position] for position in positions]
         found: list[bytes] = []
         spans = [self._span(position) for position in positions]
         width = len(self.delimiter)
