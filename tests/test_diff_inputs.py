@@ -154,21 +154,22 @@ def test_a_library_knows_what_its_runs_saw(tmp_path_factory, good_lines, bad_lin
     assert counts[0] == counts[1]
 
 
-def test_a_library_row_is_decoded_once_however_many_new_keys_it_holds():
+def test_a_library_row_is_read_once_however_many_new_keys_it_holds():
     """Each new key's first record is read from its library row: a row of 3,000
-    distinct records is decoded once (counted), not once per key (which made a diff
-    against a large suite's library take minutes), and every text is the row's."""
+    distinct records has its record offsets read once (counted), not once per key
+    (which made a diff against a large suite's library take minutes), and no record of
+    it is made but the new keys' own; every text is the row's."""
     from seqdedup.config.settings import Config
     from seqdedup.diff.inputs import _add_rows, keying_for
     from seqdedup.diff.profile import GoodProfile
-    from seqdedup.library.store import decode_records, encode_records
+    from seqdedup.library.store import encode_records, record_offsets
 
     rows = [[b"test %d passed" % k for k in range(3000)], [b"test 1 passed", b"other"]]
-    decoded = []
+    read = []
 
     def counted(blob):
-        decoded.append(blob)
-        return decode_records(blob)
+        read.append(blob)
+        return record_offsets(blob)
 
     keying = keying_for(Config())
     if not keying.rows_at_once:
@@ -176,8 +177,9 @@ def test_a_library_row_is_decoded_once_however_many_new_keys_it_holds():
     profile = GoodProfile(keying.kernel)
     batch = [(encode_records(records), 1, len(records) + 1) for records in rows]
     _add_rows(batch, profile, keying, counted)
-    assert len(decoded) == 2
-    assert profile.texts == [*rows[0], b"other"]
+    assert len(read) == 2
+    assert list(profile.texts) == [*rows[0], b"other"]
+    profile.close()
 
 
 DELIMITERS = [b"\n", b"a", b"ab", b"aa", b"\r\n"]
@@ -235,6 +237,48 @@ def test_stored_records_split_as_one_pass_over_the_whole_input(
         backwards = [*range(len(whole) - 1, -1, -3), *range(len(whole))[:1]]  # (and a repeat)
         assert stored.texts(backwards) == [whole[k] for k in backwards]
         stored.close()
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(
+    st.lists(st.lists(st.binary(max_size=9), max_size=7), max_size=6),
+    st.integers(1, 20),
+    st.integers(1, 5),
+)
+def test_stored_texts_give_back_what_was_added(batches, block, written):
+    """GOOD's first records, kept one after another (spilled to a temporary file past
+    16 bytes, read back a few bytes at a time, written a few at a time), are the records
+    added, in order: each by its number, all by iteration."""
+    from unittest import mock
+
+    from seqdedup.diff import stored as stored_module
+
+    with (
+        mock.patch.object(stored_module, "IN_MEMORY", 16),
+        mock.patch.object(stored_module, "BLOCK", block),
+        mock.patch.object(stored_module, "WRITTEN", written),
+    ):
+        texts = stored_module.StoredTexts()
+        added: list[bytes] = []
+        for batch in batches:
+            texts.extend(iter(batch))
+            added += batch
+        assert len(texts) == len(added)
+        assert list(texts) == added
+        assert [texts[k] for k in reversed(range(len(added)))] == added[::-1]
+        texts.close()
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(st.lists(st.binary(max_size=20), max_size=30))
+def test_a_rows_record_offsets_slice_out_its_records(records):
+    """A library row's records read out by their offsets are the row's records."""
+    from seqdedup.library.store import decode_records, encode_records, record_offsets
+
+    blob = encode_records(records)
+    at = record_offsets(blob)
+    assert [blob[at[k] : at[k + 1]] for k in range(len(records))] == records
+    assert decode_records(blob) == records and at[-1] == len(blob)
 
 
 @pytest.mark.parametrize(

@@ -228,6 +228,7 @@ def _run(
     if page is not None:
         page.write(diff, shown_bad, good, source.count)
     source.close()  # (BAD's records set aside: a temporary file, past a few MB)
+    profile.close()  # (and GOOD's first records)
     return 1 if diff.changed else 0
 
 

@@ -30,8 +30,9 @@ from seqdedup.keys.maker import KeyMaker, key_maker
 if TYPE_CHECKING:
     from seqdedup.base.records import Int64s
 
-ROWS = 1 << 9  # library rows keyed at a time (a batch is held whole: 16,384 rows of the
-# bench's CI jobs' library took 70 MB; 1,024 peaked at 47 MB, 512 at 40, 256 at 39)
+ROWS = 1 << 7  # library rows keyed at a time (a batch is held whole: 16,384 rows of the
+# bench's CI jobs' library took 70 MB; 1,024 peaked at 47 MB, 512 at 40, 256 at 39; the
+# test suite's library, rows of up to 1.2 MB, 71 MB at 512, 61 MB at 128)
 _ENDS_CR = methodcaller("endswith", b"\r")
 _ROW_SIZE = 4  # bytes of a library row's record count, at its start (library.store)
 
@@ -201,7 +202,7 @@ def _files_of(folder: Path, notes: list[str] | None = None) -> list[str]:
 def _read_library(database: Path, profile: GoodProfile, keying: Keying) -> None:
     import sqlite3  # (a library's modules: not for files)
 
-    from seqdedup.library.store import decode_records, open_for_reading
+    from seqdedup.library.store import decode_records, open_for_reading, record_offsets
 
     connection = open_for_reading(database)
     if connection is None:
@@ -212,7 +213,7 @@ def _read_library(database: Path, profile: GoodProfile, keying: Keying) -> None:
         if keying.rows_at_once:  # (with each row's keys and the sentinel after them)
             rows = connection.execute("SELECT records, count, length + 1 FROM sequences")
             while batch := rows.fetchmany(ROWS):
-                _add_rows(batch, profile, keying, decode_records)
+                _add_rows(batch, profile, keying, record_offsets)
         else:
             rows = connection.execute("SELECT records, count FROM sequences")
             profile.add(_library_parts(rows, keying, decode_records))
@@ -230,7 +231,7 @@ def _add_rows(
     batch: list[tuple[bytes, int, int]],
     profile: GoodProfile,
     keying: Keying,
-    decode: Callable[[bytes], list[bytes]],
+    record_offsets: Callable[[bytes], array[int]],
 ) -> None:
     """Rows keyed by the kernel straight from their encoding, in one call; a record's
     text is decoded only for a key seen for the first time. Each row of ``batch``:
@@ -245,15 +246,18 @@ def _add_rows(
     if any(n != 1 for n in sightings):  # each key its row's sightings
         weights = array("q", chain.from_iterable(map(repeat, sightings, sizes))).tobytes()
 
-    decoded: dict[int, list[bytes]] = {}  # (a row decoded once, however many keys it holds)
+    # (a row's record offsets read once, however many of its keys are new; its records
+    # sliced out one by one: a row of thousands is not decoded for the few new keys)
+    offsets: dict[int, array[int]] = {}
 
     def text_of(k: int) -> bytes:
         row = bisect_right(ends, k)
         start = ends[row - 1] if row else 0
-        records = decoded.get(row)
-        if records is None:
-            records = decoded[row] = decode(blobs[row])
-        return records[k - start]
+        blob: bytes = blobs[row]
+        at = offsets.get(row)
+        if at is None:
+            at = offsets[row] = record_offsets(blob)
+        return blob[at[k - start] : at[k - start + 1]]
 
     from seqdedup.library.load import SENTINEL_KEY
 
@@ -333,8 +337,11 @@ def diff_records(
     keys, streams, sizes = keying.keys(encoded)
     ids, new = key_ids(profile, keys)
     read = Bad(ids, new, encoded.__getitem__, streams, sizes, keying.stamp)
-    diff = compared(profile, read, options or DiffOptions(), config, keying)
-    return checked(diff, profile, read, config)
+    try:
+        diff = compared(profile, read, options or DiffOptions(), config, keying)
+        return checked(diff, profile, read, config)
+    finally:
+        profile.close()
 
 
 def compared(

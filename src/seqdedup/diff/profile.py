@@ -21,6 +21,7 @@ from types import ModuleType
 from typing import NamedTuple, Protocol
 
 from seqdedup.base.lazy import LazySequence
+from seqdedup.diff.stored import StoredTexts
 
 EDGE = -1  # the start or end of a part (an input, a stream, a library row)
 NONE = -2  # no neighbour seen yet (and, in KeyTable.find, a key the table lacks)
@@ -249,7 +250,7 @@ class GoodProfile:
     def __init__(self, kernel: ModuleType | None) -> None:
         self.kernel = kernel  # (the engine that keeps the table and compares with it)
         self.table = key_table(kernel)
-        self.texts: list[bytes] = []
+        self.texts = StoredTexts()  # (close() lets it go)
         self.inputs = 0
         self.hours: float | None = 0.0  # GOOD's time span (None: some input has no times)
         self.counts: Sequence[int] = array("q")
@@ -267,7 +268,7 @@ class GoodProfile:
             streams = part.streams
             # (ids and counts in input order; with streams, the neighbours stream by stream)
             firsts = array("q", table.add(keys, weights, links=streams is None))
-            self.texts += map(part.record, firsts)
+            self.texts.extend(map(part.record, firsts))
             if streams is not None:
                 for order in in_stream_order(count, streams):
                     hashes = b"".join([keys[p * HASH : p * HASH + HASH] for p in order])
@@ -278,7 +279,7 @@ class GoodProfile:
         call until :meth:`end_stretch`; the ``k``-th key's record is
         ``part[bounds[2k]:bounds[2k + 1]]``."""
         firsts = array("q", self.table.add(keys, ends=False))
-        self.texts += [part[bounds[2 * k] : bounds[2 * k + 1]] for k in firsts]
+        self.texts.extend([part[bounds[2 * k] : bounds[2 * k + 1]] for k in firsts])
 
     def end_stretch(self) -> None:
         self.table.add(b"")
@@ -293,7 +294,7 @@ class GoodProfile:
         """Many parts at once: their key hashes one after another, ``separator`` after
         each (a value no key takes), ``weights``: int64 per hash of ``keys`` (None: 1);
         ``text_of(k)``: the record of the ``k``-th hash."""
-        self.texts += map(text_of, array("q", self.table.add(keys, weights, separator)))
+        self.texts.extend(map(text_of, array("q", self.table.add(keys, weights, separator))))
 
     def add_input(self, hours: float | None) -> None:
         """One more input of GOOD, and its time span (None: it has no timestamps)."""
@@ -308,6 +309,10 @@ class GoodProfile:
         members, starts, chain_of, index_of = (array("i", part) for part in found)
         self.chains = Chains(members, starts)
         self.chain_of, self.index_of = chain_of, index_of
+
+    def close(self) -> None:
+        """Let the first records go (a temporary file, past a MiB of them)."""
+        self.texts.close()
 
     def whole_enough(self, chain: Sequence[int]) -> bool:
         """A sequence of several records whose wholeness is evidence: GOOD shows it at

@@ -18,11 +18,12 @@ import tempfile
 from array import array
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Sequence
-from itertools import pairwise
+from itertools import accumulate, islice, pairwise
 from typing import IO
 
 from seqdedup.base.errors import SeqdedupError
 from seqdedup.base.inputs import decoded_inputs, open_plain
+from seqdedup.base.lazy import LazySequence
 from seqdedup.base.records import DecodedChunks, Int64s, record_bounds
 from seqdedup.budget.input import larger_than, spooled
 
@@ -30,6 +31,7 @@ PART = 1 << 20  # bytes of whole records keyed at a time (4 MiB: 1.3x the CPU, 1
 IN_MEMORY = 1 << 20  # bytes set aside in memory; past them, in a temporary file
 BLOCK = 1 << 20  # bytes read back at once for records asked for together
 SAMPLES = 129  # records sampled for an input's time span
+WRITTEN = 1 << 12  # records of StoredTexts written at once
 
 
 class StoredRecords:
@@ -214,3 +216,50 @@ def stored_input(
     if source is None:
         return stored, decoded_inputs([name], stdin, True)
     return stored, iter(DecodedChunks(source, True))
+
+
+class StoredTexts(LazySequence[bytes]):
+    """Records kept one after another (in memory while small, else in a temporary
+    file) and where each ends: GOOD's first record of each key, 8 bytes a record held,
+    read back when asked (a block at a time when iterated)."""
+
+    def __init__(self) -> None:
+        # (closed by close(), when the answer is written; a temporary file goes with it)
+        self._spool = tempfile.SpooledTemporaryFile(max_size=IN_MEMORY)  # noqa: SIM115
+        self._ends = array("q")
+
+    def __len__(self) -> int:
+        return len(self._ends)
+
+    def extend(self, texts: Iterable[bytes]) -> None:
+        """Records added after the last (written a few thousand at a time)."""
+        read = iter(texts)
+        self._spool.seek(0, os.SEEK_END)
+        while batch := list(islice(read, WRITTEN)):
+            before = len(self._ends)
+            self._ends.extend(accumulate(map(len, batch), initial=self._size()))
+            del self._ends[before]  # (accumulate's initial: where the first of them starts)
+            spooled(self._spool.write, b"".join(batch))
+
+    def _size(self) -> int:
+        return self._ends[-1] if self._ends else 0
+
+    def _item(self, index: int) -> bytes:
+        start = self._ends[index - 1] if index else 0
+        self._spool.seek(start)
+        return self._spool.read(self._ends[index] - start)
+
+    def __iter__(self) -> Iterator[bytes]:
+        ends, done = self._ends, 0
+        while done < len(ends):
+            start = at = ends[done - 1] if done else 0
+            last = max(done, bisect_right(ends, start + BLOCK, done) - 1)  # (one at least)
+            self._spool.seek(start)
+            block = self._spool.read(ends[last] - start)
+            for end in ends[done : last + 1]:
+                yield block[at - start : end - start]
+                at = end
+            done = last + 1
+
+    def close(self) -> None:
+        self._spool.close()

@@ -11,8 +11,8 @@ values they bring.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable, Sequence
-from itertools import compress, count
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import compress, count, islice
 from operator import methodcaller
 from types import ModuleType
 from typing import NamedTuple
@@ -141,9 +141,8 @@ def _good_kinds(
     known: dict[bytes, int] = {}
     near: dict[bytes, int] = {}
     outlined: dict[bytes, int] = {}
-    texts = profile.texts
-    for start in range(0, len(texts), BATCH):
-        batch = kinds.keys([t.removesuffix(b"\r") for t in texts[start : start + BATCH]])
+    for start, texts in _batches(profile.texts):
+        batch = kinds.keys([t.removesuffix(b"\r") for t in texts])
         for key_id, kind in enumerate(batch, start):
             if kind in wanted:
                 known.setdefault(kind, key_id)
@@ -158,8 +157,17 @@ def _good_kinds(
     return GoodKinds(known, form_words(near), examples, outlined)
 
 
+def _batches(texts: Iterable[bytes]) -> Iterator[tuple[int, list[bytes]]]:
+    """``texts`` BATCH at a time, each batch with the number of its first."""
+    read = iter(texts)
+    start = 0
+    while batch := list(islice(read, BATCH)):
+        yield start, batch
+        start += len(batch)
+
+
 def _known_by_hash(
-    texts: list[bytes],
+    texts: Iterable[bytes],
     kinds: KeyMaker,
     kernel: ModuleType | None,
     bad: list[bytes],
@@ -171,8 +179,10 @@ def _known_by_hash(
     table = key_table(kernel)  # (BAD's kinds numbered, in order of first occurrence)
     firsts = array("q", table.add(kinds.hashes(bad_texts), links=False))
     kind_of = [bad[k] for k in firsts]
-    ended = [t.removesuffix(b"\r") for t in texts] if any(map(_ENDS_CR, texts)) else texts
-    found = array("i", table.find(kinds.hashes(ended)))  # (NONE: not one of BAD's)
+    found = array("i")  # (NONE: not one of BAD's)
+    for _, batch in _batches(texts):
+        ended = [t.removesuffix(b"\r") for t in batch] if any(map(_ENDS_CR, batch)) else batch
+        found.frombytes(table.find(kinds.hashes(ended)))
     known: dict[bytes, int] = {}
     if found.count(NONE) < len(found):
         for key_id in compress(count(), map(NONE.__ne__, found)):

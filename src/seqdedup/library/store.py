@@ -28,6 +28,7 @@ import sys
 from array import array
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
+from itertools import accumulate
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -93,6 +94,18 @@ def check_encoded(blob: bytes) -> None:
         lengths.byteswap()
     if sum(lengths) != len(blob) - head:
         raise ValueError("record lengths do not match the stored data")
+
+
+def record_offsets(blob: bytes) -> array[int]:
+    """Where each record of an encoded row starts in it, and where the last ends (record
+    k is ``blob[offsets[k]:offsets[k + 1]]``): a few records read out of a large row
+    without making the others."""
+    count = int.from_bytes(blob[:4], "little")
+    lengths = array("I")
+    lengths.frombytes(blob[4 : 4 + 4 * count])
+    if sys.byteorder == "big":
+        lengths.byteswap()
+    return array("q", accumulate(lengths, initial=4 + 4 * count))
 
 
 def decode_records(blob: bytes) -> list[bytes]:
