@@ -192,15 +192,16 @@ DELIMITERS = [b"\n", b"a", b"ab", b"aa", b"\r\n"]
     st.lists(st.integers(1, 9), min_size=1, max_size=6),
     st.integers(1, 12),
     st.booleans(),
+    st.integers(1, 4),
 )
 def test_stored_records_split_as_one_pass_over_the_whole_input(
-    data, delimiter, cuts, part, from_file
+    data, delimiter, cuts, part, from_file, stride
 ):
     """An input read in parts of a few bytes (chunks of any size, delimiters of several
     bytes, even ones that overlap themselves, cut across chunks; the bytes set aside
     spilled to a temporary file past 16 bytes, or a plain file read back from itself):
     its parts' records are the whole input's records, in order, and each is read back
-    by its number, alone or in blocks."""
+    by its number, alone or in blocks (every ``stride``-th record's start held)."""
     import tempfile
     from unittest import mock
 
@@ -219,6 +220,7 @@ def test_stored_records_split_as_one_pass_over_the_whole_input(
         mock.patch.object(stored_module, "PART", part),
         mock.patch.object(stored_module, "IN_MEMORY", 16),
         mock.patch.object(stored_module, "BLOCK", 5),
+        mock.patch.object(stored_module, "STRIDE", stride),
     ):
         stored = stored_module.StoredRecords(delimiter)
         if from_file:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
-from collections.abc import Callable, Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import compress, count, pairwise
 from types import ModuleType
@@ -205,18 +205,30 @@ class _View:
         self, bad: Bad, order: Sequence[int], ranked: Sequence[int], rank: Sequence[int]
     ) -> None:
         self.bad, self.order, self.ranked, self.rank = bad, order, ranked, rank
+        self._read: dict[int, bytes] = {}  # (records read ahead, by position)
+
+    def read_ahead(self, ranks: Iterable[int]) -> None:
+        """Read the records at ``ranks`` together, for the lines asked for next."""
+        order, read = self.order, self._read
+        wanted = [order[r] for r in ranks if 0 <= r < len(order) and order[r] >= 0]
+        wanted = [p for p in wanted if p not in read]
+        read.update(zip(wanted, self.bad.texts(wanted), strict=True))
+
+    def record(self, position: int) -> bytes:
+        found = self._read.get(position)
+        return self.bad.record(position) if found is None else found
 
     def line(self, position: int) -> Line:
-        return Line(position + 1, as_text(self.bad.record(position)))
+        return Line(position + 1, as_text(self.record(position)))
 
-    def lines(self, ranks: range) -> tuple[Line, ...]:
+    def lines(self, ranks: Sequence[int]) -> tuple[Line, ...]:
+        self.read_ahead(ranks)
         order = self.order
         positions = [order[r] for r in ranks if 0 <= r < len(order) and order[r] >= 0]
-        texts = self.bad.texts(positions)
-        return tuple(Line(p + 1, as_text(text)) for p, text in zip(positions, texts, strict=True))
+        return tuple(Line(p + 1, as_text(self._read[p])) for p in positions)
 
     def stamp(self, position: int) -> str:
-        return self.bad.stamp(self.bad.record(position))
+        return self.bad.stamp(self.record(position))
 
 
 def _shown_flags(bad: Bad, options: DiffOptions, bad_ids: Sequence[int]) -> bytearray:
@@ -371,6 +383,11 @@ def _broken(view: _View, profile: GoodProfile) -> list[Broken]:
             seen.count, seen.last_start = seen.count + 1, start
         open_spans, open_indices = [ranks], None
         before_end, before_chain = end, chain_id
+    view.read_ahead(
+        r
+        for chain_id, seen in breakings.items()
+        for r in _shown_ranks(seen.first, len(chains[chain_id]))
+    )
     return [_broken_change(view, profile, chain_id, seen) for chain_id, seen in breakings.items()]
 
 
@@ -419,13 +436,10 @@ def _broken_change(view: _View, profile: GoodProfile, chain_id: int, seen: _Brea
     indices = [profile.index_of[ranked[r]] for r in ranks]
     first, last = view.order[ranks[0]], view.order[ranks[-1]]
     around = range(ranks[0] - 1, ranks[-1] + 2)  # (the break with the line before, after)
-    left_out = after = 0
-    if len(chain) > LONG_SEQUENCE and len(around) > 2 * (EDGE + 1):
-        left_out = len(around) - 2 * (EDGE + 1)
-        after = view.order[around[EDGE]] + 1
-        shown = view.lines(around[: EDGE + 1]) + view.lines(around[-EDGE - 1 :])
-    else:
-        shown = view.lines(around)
+    shown_ranks = _shown_ranks(ranks, len(chain))
+    left_out = len(around) - len(shown_ranks)
+    after = view.order[around[EDGE]] + 1 if left_out else 0
+    shown = view.lines(shown_ranks)
     places = _places_shown(indices, len(chain))
     return Broken(
         _how(indices, len(chain)),
@@ -437,12 +451,21 @@ def _broken_change(view: _View, profile: GoodProfile, chain_id: int, seen: _Brea
         last + 1,
         view.order[seen.last_start] + 1,
         shown,
-        tuple(Line(0, as_text(profile.texts[chain[k]])) for k in places),
+        tuple(Line(0, as_text(text)) for text in profile.texts.pick([chain[k] for k in places])),
         view.stamp(first),
         tuple(k + 1 for k in places),
         left_out,
         after,
     )
+
+
+def _shown_ranks(ranks: list[int], length: int) -> Sequence[int]:
+    """The ranks a break shows of BAD: its records and the one before and after; of a
+    sequence longer than LONG_SEQUENCE, only the first and last EDGE + 1 of them."""
+    around = range(ranks[0] - 1, ranks[-1] + 2)
+    if length > LONG_SEQUENCE and len(around) > 2 * (EDGE + 1):
+        return [*around[: EDGE + 1], *around[-EDGE - 1 :]]
+    return around
 
 
 def _places_shown(indices: list[int], length: int) -> list[int]:
@@ -515,7 +538,7 @@ def _rates(
             continue
         chain = chains[chain_id]
         if kind == "gone":
-            records = tuple(Line(0, as_text(profile.texts[k])) for k in chain)
+            records = tuple(Line(0, as_text(text)) for text in profile.texts.pick(chain))
             found.append(Rate("gone", records, len(chain), good, good_rate, 0, 0.0, per, 0, 0))
             continue
         changed.append((chain, kind, good, good_rate, bad, bad_rate))

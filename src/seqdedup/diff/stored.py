@@ -13,12 +13,13 @@ records exactly as one pass over the whole input would.
 
 from __future__ import annotations
 
+import operator
 import os
 import tempfile
 from array import array
 from bisect import bisect_right
-from collections.abc import Iterable, Iterator, Sequence
-from itertools import accumulate, islice, pairwise
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import accumulate, chain, islice, pairwise
 from typing import IO
 
 from seqdedup.base.errors import SeqdedupError
@@ -31,15 +32,17 @@ PART = 1 << 20  # bytes of whole records keyed at a time (4 MiB: 1.3x the CPU, 1
 IN_MEMORY = 1 << 20  # bytes set aside in memory; past them, in a temporary file
 BLOCK = 1 << 20  # bytes read back at once for records asked for together
 SAMPLES = 129  # records sampled for an input's time span
+STRIDE = 32  # records from one start held to the next (a record read back splits them)
 WRITTEN = 1 << 12  # records of StoredTexts written at once
 
 
 class StoredRecords:
     """The records of one input, read back by number (``record(k)``, or many at once
-    with ``texts``): record k begins ``starts[k]`` bytes into its part, the part
-    ``bases[p]`` bytes into the bytes set aside (``firsts[p]``: its first record).
-    ``source``: the plain file the parts are read from, their records read back from it
-    (nothing set aside)."""
+    with ``texts``): where every STRIDE-th record starts is held (``marks``), and
+    record k is read back by splitting the stretch from mark ``k // STRIDE`` to the
+    next, as the whole input was split (a record's start is where a left-to-right split
+    of the rest begins). ``source``: the plain file the parts are read from, their
+    records read back from it (nothing set aside)."""
 
     def __init__(
         self, delimiter: bytes, kept: bool = True, source: IO[bytes] | None = None
@@ -50,18 +53,12 @@ class StoredRecords:
         self._samples: list[bytes] = []  # (unkept: records stride, 2 stride, ... apart)
         self._stride = 1
         self._last = b""
-        self._count = 0
-        self.starts = array("I")  # (4 bytes: within its part; "q" once a part is larger)
-        self.firsts: list[int] = []
-        self.bases: list[int] = []
+        self.count = 0
+        self.marks = array("q")  # where records 0, STRIDE, 2 * STRIDE, ... start
         self.size = 0
         # (closed by close(), when the answer is written; a temporary file goes with it)
         self._spool = tempfile.SpooledTemporaryFile(max_size=IN_MEMORY)  # noqa: SIM115
-        self._end = 0  # where the record after the last would start (see read)
-
-    @property
-    def count(self) -> int:
-        return len(self.starts) if self.kept else self._count
+        self._delimited = True  # (whether a delimiter ends the last record)
 
     def read(self, chunks: Iterable[bytes], limit: int) -> Iterator[tuple[int, bytes, Int64s]]:
         """The input's parts as (number of the part's first record, the part, its
@@ -87,22 +84,20 @@ class StoredRecords:
                 del held[:cut]
         if held:
             part = bytes(held)
-            yield self._stored(part, record_bounds(part, self.delimiter))
-        # (record k ends where record k + 1 would start, less the delimiter)
-        if self.kept:
-            self._end = self.size if not self.size or self._ends_delimited() else self.size + width
+            bounds = record_bounds(part, self.delimiter)
+            self._delimited = not bounds or bounds[-1] + width == len(part)
+            yield self._stored(part, bounds)
 
     def _stored(self, part: bytes, bounds: Int64s) -> tuple[int, bytes, Int64s]:
         if not self.kept:
             return self._sampled(part, bounds)
-        first = len(self.starts)
-        if len(part) >> 32 and self.starts.typecode == "I":  # (a record of 4 GiB or more)
-            self.starts = array("q", self.starts)
-        self.firsts.append(first)
-        self.bases.append(self.size)
-        self.starts.extend(array(self.starts.typecode, bounds[::2]))
+        first = self.count
+        skipped = -first % STRIDE  # (the part's first record at a multiple of STRIDE)
+        base = self.size
+        self.marks.extend([base + start for start in bounds[2 * skipped :: 2 * STRIDE]])
         if self._source is None:
             spooled(self._spool.write, part)
+        self.count += len(bounds) // 2
         self.size += len(part)
         return first, part, bounds
 
@@ -110,8 +105,8 @@ class StoredRecords:
         """A part of an input not set aside: the records at multiples of the stride
         kept, the stride doubled (every other sample dropped) past 2 * SAMPLES - 1, so
         that they lie evenly over the input; and its last record."""
-        first, count = self._count, len(bounds) // 2
-        self._count += count
+        first, count = self.count, len(bounds) // 2
+        self.count += count
         if count:
             start = -first % self._stride
             for k in range(start, count, self._stride):
@@ -126,28 +121,13 @@ class StoredRecords:
     def samples(self) -> list[bytes]:
         """Records sampled evenly over the input, the first and the last among them:
         SAMPLES of them where the input is set aside, else SAMPLES to 2 * SAMPLES."""
-        if not self.kept:
-            last_in = self._count == 0 or (self._count - 1) % self._stride == 0
-            return self._samples if last_in else [*self._samples, self._last]
         count = self.count
+        if not self.kept:
+            last_in = count == 0 or (count - 1) % self._stride == 0
+            return self._samples if last_in else [*self._samples, self._last]
         if count < 2:
             return self.texts(range(count))
         return self.texts(sorted({round(k * (count - 1) / (SAMPLES - 1)) for k in range(SAMPLES)}))
-
-    def _start(self, index: int) -> int:
-        """Where record ``index`` begins in the bytes set aside (past the last: the end
-        it would have)."""
-        if index >= len(self.starts):
-            return self._end
-        return self.bases[bisect_right(self.firsts, index) - 1] + self.starts[index]
-
-    def _ends_delimited(self) -> bool:
-        width = len(self.delimiter)
-        return self.size >= width and self._read_at(self.size - width, width) == self.delimiter
-
-    def _span(self, index: int) -> tuple[int, int]:
-        """Where record ``index`` lies, its delimiter left out."""
-        return self._start(index), self._start(index + 1) - len(self.delimiter)
 
     def _read_at(self, start: int, size: int) -> bytes:
         """``size`` bytes (fewer at the end) from ``start`` of what was read."""
@@ -166,44 +146,75 @@ class StoredRecords:
         return self.texts([index])[0]
 
     def texts(self, positions: Sequence[int]) -> list[bytes]:
-        """The records at ``positions``, read in blocks (in the order of their places)."""
-        if any(b < a for a, b in pairwise(positions)):
-            ordered = sorted(set(positions))
-            text_of = dict(zip(ordered, self.texts(ordered), strict=True))
-            return [text_of[position] for position in positions]
-        found: list[bytes] = []
-        spans = [self._span(position) for position in positions]
-        width = len(self.delimiter)
-        k = 0
-        while k < len(spans):
+        """The records at ``positions`` (any order), read in blocks."""
+        return in_any_order(self._texts, positions)
+
+    def _texts(self, positions: Sequence[int]) -> list[bytes]:
+        marks = sorted({position // STRIDE for position in positions})
+        spans = [self._mark_span(mark) for mark in marks]
+        split: dict[int, tuple[bytes, Int64s]] = {}
+        for k, j in grouped(spans):
             start = spans[k][0]
-            j = k + 1
-            while j < len(spans) and spans[j][1] - start <= BLOCK:
-                j += 1
-            block = self._read_at(start, spans[j - 1][1] + width - start)  # (delimiter too)
-            for begin, end in spans[k:j]:
-                if self._source is not None and not self._whole(block, end - start, end):
-                    raise SeqdedupError(
-                        f"'{self._source.name}' changed while seqdedup diff read it (a record "
-                        f"is no longer where it was, at byte {begin:,})"
-                    )
-                found.append(block[begin - start : end - start])
-            k = j
+            block = self._read_at(start, spans[j - 1][1] - start)
+            for mark, (begin, end) in zip(marks[k:j], spans[k:j], strict=True):
+                stretch = block[begin - start : end - start]
+                split[mark] = stretch, self._split(mark, stretch)
+        found: list[bytes] = []
+        for position in positions:
+            stretch, bounds = split[position // STRIDE]
+            at = 2 * (position % STRIDE)
+            found.append(stretch[bounds[at] : bounds[at + 1]])
         return found
 
-    def _whole(self, block: bytes, at: int, end: int) -> bool:
-        """Whether a record read back from the source still ends where it did (``end``;
-        ``at`` in ``block``): at its delimiter, or where the input ended for a last
-        record without one."""
-        width = len(self.delimiter)
-        if end + width <= self.size:
-            return block[at : at + width] == self.delimiter
-        return len(block) >= at
+    def _mark_span(self, mark: int) -> tuple[int, int]:
+        """Where the records from mark ``mark`` to the next lie, delimiters and all."""
+        end = self.marks[mark + 1] if mark + 1 < len(self.marks) else self.size
+        return self.marks[mark], end
+
+    def _split(self, mark: int, stretch: bytes) -> Int64s:
+        """The records' bounds in the stretch of mark ``mark``: as many as were read
+        there, the last ending where the stretch does; else the source changed."""
+        bounds = record_bounds(stretch, self.delimiter)
+        last = mark + 1 == len(self.marks)
+        wanted = self.count - STRIDE * mark if last else STRIDE
+        tail = len(self.delimiter) if self._delimited or not last else 0
+        if len(bounds) != 2 * wanted or bounds[-1] + tail != len(stretch):
+            name = "the input set aside" if self._source is None else f"'{self._source.name}'"
+            raise SeqdedupError(
+                f"{name} changed while seqdedup diff read it (its records from byte "
+                f"{self.marks[mark]:,} are no longer where they were)"
+            )
+        return bounds
 
     def close(self) -> None:
         self._spool.close()
         if self._source is not None:
             self._source.close()
+
+
+def in_any_order(
+    read: Callable[[Sequence[int]], list[bytes]], positions: Sequence[int]
+) -> list[bytes]:
+    """``read`` (of increasing positions) asked for ``positions`` in any order, each
+    place read once."""
+    if all(map(operator.lt, positions, islice(positions, 1, None))):
+        return read(positions)
+    ordered = sorted(set(positions))
+    text_of = dict(zip(ordered, read(ordered), strict=True))
+    return [text_of[position] for position in positions]
+
+
+def grouped(spans: Sequence[tuple[int, int]]) -> Iterator[tuple[int, int]]:
+    """Spans of increasing places, (start, end), in groups read at once: each group's
+    first and past its last, a group at most BLOCK bytes from its first start to its
+    last end unless one span is longer."""
+    k = 0
+    while k < len(spans):
+        start, j = spans[k][0], k + 1
+        while j < len(spans) and spans[j][1] - start <= BLOCK:
+            j += 1
+        yield k, j
+        k = j
 
 
 def stored_input(
@@ -245,21 +256,37 @@ class StoredTexts(LazySequence[bytes]):
         return self._ends[-1] if self._ends else 0
 
     def _item(self, index: int) -> bytes:
-        start = self._ends[index - 1] if index else 0
-        self._spool.seek(start)
-        return self._spool.read(self._ends[index] - start)
+        return self.pick([index])[0]
 
-    def __iter__(self) -> Iterator[bytes]:
+    def pick(self, indices: Sequence[int]) -> list[bytes]:
+        """The records at ``indices`` (any order), read in blocks."""
+        return in_any_order(self._pick, indices)
+
+    def _pick(self, indices: Sequence[int]) -> list[bytes]:
+        ends, found = self._ends, []
+        spans = [(ends[k - 1] if k else 0, ends[k]) for k in indices]
+        for k, j in grouped(spans):
+            start = spans[k][0]
+            self._spool.seek(start)
+            block = self._spool.read(spans[j - 1][1] - start)
+            found += [block[begin - start : end - start] for begin, end in spans[k:j]]
+        return found
+
+    def blocks(self) -> Iterator[tuple[int, list[bytes]]]:
+        """All the records, a block of them at a time (at most BLOCK bytes, unless one
+        record is longer), each with the number of its first."""
         ends, done = self._ends, 0
         while done < len(ends):
-            start = at = ends[done - 1] if done else 0
+            start = ends[done - 1] if done else 0
             last = max(done, bisect_right(ends, start + BLOCK, done) - 1)  # (one at least)
             self._spool.seek(start)
             block = self._spool.read(ends[last] - start)
-            for end in ends[done : last + 1]:
-                yield block[at - start : end - start]
-                at = end
+            at = array("q", [start]) + ends[done : last + 1]
+            yield done, [block[a - start : b - start] for a, b in pairwise(at)]
             done = last + 1
+
+    def __iter__(self) -> Iterator[bytes]:
+        return chain.from_iterable(texts for _, texts in self.blocks())
 
     def close(self) -> None:
         self._spool.close()

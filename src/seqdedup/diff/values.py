@@ -11,14 +11,15 @@ values they bring.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from itertools import compress, count, islice
+from collections.abc import Callable, Sequence
+from itertools import compress, count
 from operator import methodcaller
 from types import ModuleType
 from typing import NamedTuple
 
 from seqdedup.config.settings import Config
 from seqdedup.diff.profile import NONE, GoodProfile, key_table
+from seqdedup.diff.stored import StoredTexts
 from seqdedup.keys.kind import (
     ANY,
     VALUE_WORD,
@@ -38,7 +39,6 @@ from seqdedup.keys.maker import KeyMaker
 _ENDS_CR = methodcaller("endswith", b"\r")
 KEPT = 100  # values kept of each group (and how many in all)
 READ = 256  # records of a group read for the values of a kind GOOD shows
-BATCH = 4096  # GOOD's records whose kinds are made at a time
 
 
 class ValueGroups(NamedTuple):
@@ -141,7 +141,7 @@ def _good_kinds(
     known: dict[bytes, int] = {}
     near: dict[bytes, int] = {}
     outlined: dict[bytes, int] = {}
-    for start, texts in _batches(profile.texts):
+    for start, texts in profile.texts.blocks():
         batch = kinds.keys([t.removesuffix(b"\r") for t in texts])
         for key_id, kind in enumerate(batch, start):
             if kind in wanted:
@@ -157,17 +157,8 @@ def _good_kinds(
     return GoodKinds(known, form_words(near), examples, outlined)
 
 
-def _batches(texts: Iterable[bytes]) -> Iterator[tuple[int, list[bytes]]]:
-    """``texts`` BATCH at a time, each batch with the number of its first."""
-    read = iter(texts)
-    start = 0
-    while batch := list(islice(read, BATCH)):
-        yield start, batch
-        start += len(batch)
-
-
 def _known_by_hash(
-    texts: Iterable[bytes],
+    texts: StoredTexts,
     kinds: KeyMaker,
     kernel: ModuleType | None,
     bad: list[bytes],
@@ -180,7 +171,7 @@ def _known_by_hash(
     firsts = array("q", table.add(kinds.hashes(bad_texts), links=False))
     kind_of = [bad[k] for k in firsts]
     found = array("i")  # (NONE: not one of BAD's)
-    for _, batch in _batches(texts):
+    for _, batch in texts.blocks():
         ended = [t.removesuffix(b"\r") for t in batch] if any(map(_ENDS_CR, batch)) else batch
         found.frombytes(table.find(kinds.hashes(ended)))
     known: dict[bytes, int] = {}
