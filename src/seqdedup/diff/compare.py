@@ -214,6 +214,10 @@ class _View:
         wanted = [p for p in wanted if p not in read]
         read.update(zip(wanted, self.bad.texts(wanted), strict=True))
 
+    def forget(self) -> None:
+        """Let the records read ahead go."""
+        self._read.clear()
+
     def record(self, position: int) -> bytes:
         found = self._read.get(position)
         return self.bad.record(position) if found is None else found
@@ -293,6 +297,7 @@ def _new(
             stretches[-1].append(r)
         else:
             stretches.append([r])
+    view.read_ahead(r for stretch in stretches for r in stretch if shown[order[r]])
     made: list[New] = []
     home: dict[bytes, int] = {}  # a new key -> the stretch its first record was shown in
     keys = view.bad.new_keys
@@ -318,6 +323,7 @@ def _new(
                 len(positions) - len(visible),
             )
         )
+    view.forget()  # (the lines hold them now)
     return made
 
 

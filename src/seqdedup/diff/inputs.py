@@ -349,7 +349,7 @@ def compared(
 ) -> Diff:
     """BAD's changes against GOOD's settled profile, the new values of known kinds
     apart from the new (:mod:`seqdedup.diff.values`)."""
-    values = value_groups(profile, list(bad.new_keys), bad.record, config, keying.kernel)
+    values = value_groups(profile, list(bad.new_keys), bad.texts, config, keying.kernel)
     return compare(profile, bad, options, values)
 
 

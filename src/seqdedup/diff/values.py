@@ -57,17 +57,17 @@ class ValueGroups(NamedTuple):
 def value_groups(
     profile: GoodProfile,
     positions: Sequence[int],
-    text_of: Callable[[int], bytes],
+    texts_of: Callable[[Sequence[int]], list[bytes]],
     config: Config,
     kernel: ModuleType | None,
 ) -> ValueGroups:
-    """The new values among BAD's new records (``positions``, ``text_of(p)`` one's
-    text)."""
+    """The new values among BAD's new records (``positions``, ``texts_of(positions)``
+    their texts)."""
     groups = ValueGroups({}, [], [], [], [])
     if not positions:  # (nothing new: GOOD's kinds are not needed)
         return groups
     kinds = kind_keys(config, kernel)
-    bad_texts = [text_of(p).removesuffix(b"\r") for p in positions]
+    bad_texts = [text.removesuffix(b"\r") for text in texts_of(positions)]
     bad_kinds = kinds.keys(bad_texts)
     known, forms, examples, outlined = _good_kinds(profile, kinds, bad_kinds, bad_texts)
     index: dict[bytes, int] = {}
@@ -104,7 +104,7 @@ def value_groups(
         if word and word not in seen[group]:
             seen[group].add(word)
             _keep(groups, group, word.decode("utf-8", "replace"))
-    _masked_values(groups, text_of)
+    _masked_values(groups, texts_of)
     return groups
 
 
@@ -257,7 +257,7 @@ def _keep(groups: ValueGroups, group: int, value: str) -> None:
         groups.values[group][value] = None
 
 
-def _masked_values(groups: ValueGroups, text_of: Callable[[int], bytes]) -> None:
+def _masked_values(groups: ValueGroups, texts_of: Callable[[Sequence[int]], list[bytes]]) -> None:
     """The values of the groups of a kind GOOD shows: the first field (a class the kind
     masks) in which their records differ from GOOD's record, read from READ of them."""
     from seqdedup.budget.values import columns
@@ -269,7 +269,7 @@ def _masked_values(groups: ValueGroups, text_of: Callable[[int], bytes]) -> None
             members[group].append(position)
     matches = value_finder(None, VALUES)  # (a few records of each group)
     for group, positions in members.items():
-        records = [groups.examples[group]] + [text_of(p) for p in positions]
+        records = [groups.examples[group], *texts_of(positions)]
         found = columns(records, matches)
         if found:
             for value in found[0].values[1:]:  # (the first: GOOD's)
