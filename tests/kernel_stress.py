@@ -18,6 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from seqdedup.base.hashes import MASK64, hash_words
+from seqdedup.base.records import python_gather
 from seqdedup.base.tokens import estimate_tokens
 from seqdedup.budget.input import python_spread_tracebacks
 from seqdedup.config.jsonkeys import JsonSelector
@@ -759,7 +760,7 @@ def budget_calls(kernel, rng: random.Random) -> None:
     """--budget's kernel calls on random input against their literal readings:
     literal_hits (letters folded, floating and anchored, records at the region's edges),
     token_counts (the estimate's regular expression; their sums, cumulative),
-    spread_tracebacks (against its Python twin), flag_positions, take and put,
+    spread_tracebacks (against its Python twin), flag_positions, take and put, gather,
     bounds_hash (against hash_records, records passed over),
     distinct_records (numbered by their bytes, against a dict),
     occurrences (the zero hash, repeats) and tally (any range, ties); bad calls refused."""
@@ -825,6 +826,19 @@ def budget_calls(kernel, rng: random.Random) -> None:
         with contextlib.suppress(ValueError, IndexError):
             kernel.take(*bad)
             raise AssertionError(f"take{bad[1:]!r} was not refused")
+    picked = rng.randint(0, 9) if pairs else 0  # (records picked out by their bounds)
+    chosen = array("q", (rng.randrange(len(pairs) // 2) for _ in range(picked)))
+    base = rng.randint(0, 1 << 40)
+    assert kernel.gather(region, pairs.tobytes(), chosen.tobytes(), base) == python_gather(
+        region, pairs, chosen, base
+    )
+    for bad in ((pairs.tobytes(), array("q", [len(pairs) // 2]).tobytes(), 0),
+                (pairs.tobytes(), b"", -1), (pairs.tobytes() + b"\x00", b"", 0),
+                (array("q", [0, len(region) + 1]).tobytes(), array("q", [0]).tobytes(), 0),
+                (array("q", [2, 1]).tobytes(), array("q", [0]).tobytes(), 0)):  # fmt: skip
+        with contextlib.suppress(ValueError, IndexError):
+            kernel.gather(region, *bad)
+            raise AssertionError(f"gather{bad!r} was not refused")
     bits = rng.choice([0, 127, 255])  # (as split_hash and hash_records hash them)
     hashed = kernel.bounds_hash(region, pairs.tobytes(), 7, 0, False, bits, 0, flags)
     assert hashed == b"".join(

@@ -220,6 +220,7 @@ TWIN_FACTORIES = {
     ("base.records", "flag_positions"),
     ("base.records", "item_taker"),
     ("base.records", "item_putter"),
+    ("base.records", "record_gatherer"),
     ("keys.maker", "key_hasher"),
     ("keys.maker", "text_digest"),
     ("config.jsonkeys", "json_parser"),

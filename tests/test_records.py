@@ -146,3 +146,47 @@ def test_record_bounds_of_either_twin_are_the_definition(data, delimiter):
         bounds = twin(data, delimiter)
         assert [data[bounds[k] : bounds[k + 1]] for k in range(0, len(bounds), 2)] == want
     assert split_records(data, delimiter) == want
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    data=st.binary(max_size=12),
+    bounds=st.lists(st.tuples(st.integers(-1, 14), st.integers(-1, 14)), max_size=5),
+    picks=st.lists(st.integers(-1, 5), max_size=8),
+    base=st.integers(-1, 40),
+)
+def test_records_gathered_by_either_twin_are_the_literal_reading(data, bounds, picks, base):
+    """Records picked out of a buffer by their bounds: each picked record, joined, and
+    where each ends counted from ``base``; an index past the bounds, a record outside
+    the data or a negative base refused, by both twins alike."""
+    from array import array
+
+    from seqdedup.base.records import record_gatherer
+
+    pairs = array("q", [bound for pair in bounds for bound in pair])
+    kernels = [None]
+    if kernel_built():
+        from seqdedup import _kernel
+
+        kernels.append(_kernel)
+    answers = []
+    for kernel in kernels:
+        gather = record_gatherer(kernel)
+        try:
+            joined, ends = gather(data, pairs, array("q", picks), base)
+        except (IndexError, ValueError) as refused:
+            answers.append(type(refused))
+            continue
+        texts = [data[bounds[k][0] : bounds[k][1]] for k in picks]
+        assert joined == b"".join(texts), kernel
+        assert (
+            list(array("q", ends)) == list(itertools.accumulate(map(len, texts), initial=base))[1:]
+        )
+        answers.append("gathered")
+    wrong = [  # (the first pick that is wrong says why)
+        IndexError if not 0 <= k < len(bounds) else ValueError
+        for k in picks
+        if not 0 <= k < len(bounds) or not 0 <= bounds[k][0] <= bounds[k][1] <= len(data)
+    ]
+    expected = ValueError if base < 0 else wrong[0] if wrong else "gathered"
+    assert answers == [expected] * len(kernels)

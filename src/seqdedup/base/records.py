@@ -10,7 +10,7 @@ import mmap
 import re
 from array import array
 from collections.abc import Callable, Iterator
-from itertools import compress
+from itertools import accumulate, compress
 from types import ModuleType
 from typing import Protocol, TypeAlias
 
@@ -117,6 +117,40 @@ def python_take(
     if not all(0 <= k < len(items) // width for k in indices):
         raise IndexError("take: an index outside the items")
     return b"".join(items[k * width : (k + 1) * width] for k in indices)
+
+
+Gather = Callable[["bytes | bytearray | memoryview", "Int64s", "Int64s", int], tuple[bytes, bytes]]
+
+
+def record_gatherer(kernel: ModuleType | None) -> Gather:
+    """The twin that picks records out of a buffer (``gather(data, bounds, indices,
+    base)``: the records at ``bounds[2k]:bounds[2k + 1]`` for each k, joined, and where
+    each ends in them counted from ``base``, int64): the kernel's ``gather`` (no Python
+    object a record) or :func:`python_gather`."""
+    if kernel is None:
+        return python_gather
+    gathered: Gather = kernel.gather
+    return gathered
+
+
+def python_gather(
+    data: bytes | bytearray | memoryview, bounds: Int64s, indices: Int64s, base: int
+) -> tuple[bytes, bytes]:
+    """:func:`record_gatherer` in Python."""
+    pairs = array("q")
+    pairs.frombytes(memoryview(bounds).cast("B"))
+    if len(pairs) % 2 or base < 0:
+        raise ValueError("gather: bounds int64 pairs, indices int64, base not negative")
+    texts = []
+    for k in indices:  # (the first index or record that is wrong says why)
+        if not 0 <= k < len(pairs) // 2:
+            raise IndexError("gather: an index outside the bounds")
+        start, end = pairs[2 * k], pairs[2 * k + 1]
+        if not 0 <= start <= end <= len(data):
+            raise ValueError("gather: a record outside the data")
+        texts.append(bytes(data[start:end]))
+    ends = array("q", accumulate(map(len, texts), initial=base))[1:]
+    return b"".join(texts), ends.tobytes()
 
 
 def python_record_bounds(data: Buffer, delimiter: bytes) -> array[int]:

@@ -29,6 +29,7 @@ PyObject *seqdedup_py_value_matches(PyObject *self, PyObject *args);
 PyObject *seqdedup_py_flag_positions(PyObject *self, PyObject *arg);
 PyObject *seqdedup_py_take(PyObject *self, PyObject *args);
 PyObject *seqdedup_py_put(PyObject *self, PyObject *args);
+PyObject *seqdedup_py_gather(PyObject *self, PyObject *args);
 /* encoded.c */
 PyObject *seqdedup_py_hash_encoded(PyObject *self, PyObject *args, PyObject *kwds);
 PyObject *seqdedup_py_hash_encoded_rows(PyObject *self, PyObject *args, PyObject *kwds);

@@ -96,6 +96,10 @@ static PyMethodDef kernel_methods[] = {
     {"put", seqdedup_py_put, METH_VARARGS,
      "put(target, width, flags, values): the k-th width-byte item of values written over "
      "target's item at the k-th set flag, in place"},
+    {"gather", seqdedup_py_gather, METH_VARARGS,
+     "gather(data, bounds, indices, base) -> (bytes, bytes): the records of data at "
+     "bounds[2k], bounds[2k + 1] for each int64 k of indices, joined, and where each ends "
+     "in them counted from base (int64)"},
     {"token_counts", seqdedup_py_token_counts, METH_VARARGS,
      "token_counts(data, bounds, cumulative=False) -> bytes: each record's estimated "
      "tokens (int64), the records given as int64 (start, end) pairs; cumulative: the "

@@ -21,6 +21,7 @@ from types import ModuleType
 from typing import NamedTuple, Protocol
 
 from seqdedup.base.lazy import LazySequence
+from seqdedup.base.records import Int64s, record_gatherer
 from seqdedup.diff.stored import StoredTexts
 
 EDGE = -1  # the start or end of a part (an input, a stream, a library row)
@@ -251,6 +252,7 @@ class GoodProfile:
         self.kernel = kernel  # (the engine that keeps the table and compares with it)
         self.table = key_table(kernel)
         self.texts = StoredTexts()  # (close() lets it go)
+        self._gather = record_gatherer(kernel)
         self.inputs = 0
         self.hours: float | None = 0.0  # GOOD's time span (None: some input has no times)
         self.counts: Sequence[int] = array("q")
@@ -274,12 +276,12 @@ class GoodProfile:
                     hashes = b"".join([keys[p * HASH : p * HASH + HASH] for p in order])
                     table.add(hashes, bytes(8 * len(order)))  # (weight 0: counted above)
 
-    def add_stretch(self, keys: bytes, part: bytes, bounds: Sequence[int]) -> None:
+    def add_stretch(self, keys: bytes, part: bytes, bounds: Int64s) -> None:
         """A part of one stretch of GOOD (an input read in parts), continued by the next
         call until :meth:`end_stretch`; the ``k``-th key's record is
         ``part[bounds[2k]:bounds[2k + 1]]``."""
-        firsts = array("q", self.table.add(keys, ends=False))
-        self.texts.extend([part[bounds[2 * k] : bounds[2 * k + 1]] for k in firsts])
+        firsts = self.table.add(keys, ends=False)  # (int64 bytes)
+        self.texts.extend_from(part, bounds, memoryview(firsts).cast("q"), self._gather)
 
     def end_stretch(self) -> None:
         self.table.add(b"")

@@ -25,7 +25,7 @@ from typing import IO
 from seqdedup.base.errors import SeqdedupError
 from seqdedup.base.inputs import decoded_inputs, open_plain
 from seqdedup.base.lazy import LazySequence
-from seqdedup.base.records import DecodedChunks, Int64s, record_bounds
+from seqdedup.base.records import DecodedChunks, Gather, Int64s, python_gather, record_bounds
 from seqdedup.budget.input import larger_than, spooled
 
 PART = 1 << 20  # bytes of whole records keyed at a time (4 MiB: 1.3x the CPU, 1.2x the peak)
@@ -252,6 +252,17 @@ class StoredTexts(LazySequence[bytes]):
             del self._ends[before]  # (accumulate's initial: where the first of them starts)
             spooled(self._spool.write, b"".join(batch))
 
+    def extend_from(
+        self, data: bytes, bounds: Int64s, indices: Int64s, gather: Gather = python_gather
+    ) -> None:
+        """The records of ``data`` at ``bounds[2k]:bounds[2k + 1]`` for each k of
+        ``indices`` added after the last, picked out by ``gather`` (a twin of
+        :func:`seqdedup.base.records.record_gatherer`)."""
+        joined, ends = gather(data, bounds, indices, self._size())
+        self._ends.frombytes(ends)
+        self._spool.seek(0, os.SEEK_END)
+        spooled(self._spool.write, joined)
+
     def _size(self) -> int:
         return self._ends[-1] if self._ends else 0
 
@@ -272,9 +283,10 @@ class StoredTexts(LazySequence[bytes]):
             found += [block[begin - start : end - start] for begin, end in spans[k:j]]
         return found
 
-    def blocks(self) -> Iterator[tuple[int, list[bytes]]]:
+    def blocks(self, strip_cr: bool = False) -> Iterator[tuple[int, list[bytes]]]:
         """All the records, a block of them at a time (at most BLOCK bytes, unless one
-        record is longer), each with the number of its first."""
+        record is longer), each with the number of its first; with ``strip_cr``, each
+        without a final CR."""
         ends, done = self._ends, 0
         while done < len(ends):
             start = ends[done - 1] if done else 0
@@ -282,7 +294,10 @@ class StoredTexts(LazySequence[bytes]):
             self._spool.seek(start)
             block = self._spool.read(ends[last] - start)
             at = array("q", [start]) + ends[done : last + 1]
-            yield done, [block[a - start : b - start] for a, b in pairwise(at)]
+            texts = [block[a - start : b - start] for a, b in pairwise(at)]
+            if strip_cr and b"\r" in block:  # (one scan of the block says most have none)
+                texts = [text.removesuffix(b"\r") for text in texts]
+            yield done, texts
             done = last + 1
 
     def __iter__(self) -> Iterator[bytes]:

@@ -13,7 +13,6 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable, Sequence
 from itertools import compress, count
-from operator import methodcaller
 from types import ModuleType
 from typing import NamedTuple
 
@@ -36,7 +35,6 @@ from seqdedup.keys.kind import (
 )
 from seqdedup.keys.maker import KeyMaker
 
-_ENDS_CR = methodcaller("endswith", b"\r")
 KEPT = 100  # values kept of each group (and how many in all)
 READ = 256  # records of a group read for the values of a kind GOOD shows
 
@@ -141,8 +139,8 @@ def _good_kinds(
     known: dict[bytes, int] = {}
     near: dict[bytes, int] = {}
     outlined: dict[bytes, int] = {}
-    for start, texts in profile.texts.blocks():
-        batch = kinds.keys([t.removesuffix(b"\r") for t in texts])
+    for start, texts in profile.texts.blocks(strip_cr=True):
+        batch = kinds.keys(texts)
         for key_id, kind in enumerate(batch, start):
             if kind in wanted:
                 known.setdefault(kind, key_id)
@@ -171,9 +169,8 @@ def _known_by_hash(
     firsts = array("q", table.add(kinds.hashes(bad_texts), links=False))
     kind_of = [bad[k] for k in firsts]
     found = array("i")  # (NONE: not one of BAD's)
-    for _, batch in texts.blocks():
-        ended = [t.removesuffix(b"\r") for t in batch] if any(map(_ENDS_CR, batch)) else batch
-        found.frombytes(table.find(kinds.hashes(ended)))
+    for _, batch in texts.blocks(strip_cr=True):
+        found.frombytes(table.find(kinds.hashes(batch)))
     known: dict[bytes, int] = {}
     if found.count(NONE) < len(found):
         for key_id in compress(count(), map(NONE.__ne__, found)):
