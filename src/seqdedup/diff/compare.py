@@ -188,6 +188,10 @@ class _InputOrder(LazySequence[int]):
     def _item(self, rank: int) -> int:
         return rank if rank < self._size else SEP
 
+    def positions(self, ranks: Iterable[int]) -> list[int]:
+        """The positions at ``ranks`` that hold a record (no Python step a rank)."""
+        return [r for r in ranks if 0 <= r < self._size]
+
 
 def _ranks(order: Sequence[int], size: int) -> list[int]:
     rank = [0] * size
@@ -207,11 +211,18 @@ class _View:
         self.bad, self.order, self.ranked, self.rank = bad, order, ranked, rank
         self._read: dict[int, bytes] = {}  # (records read ahead, by position)
 
+    def positions(self, ranks: Iterable[int]) -> list[int]:
+        """The positions at ``ranks`` that hold a record (SEP and past the ends left out)."""
+        order = self.order
+        if isinstance(order, _InputOrder):
+            return order.positions(ranks)
+        size = len(order)
+        return [order[r] for r in ranks if 0 <= r < size and order[r] >= 0]
+
     def read_ahead(self, ranks: Iterable[int]) -> None:
         """Read the records at ``ranks`` together, for the lines asked for next."""
-        order, read = self.order, self._read
-        wanted = [order[r] for r in ranks if 0 <= r < len(order) and order[r] >= 0]
-        wanted = [p for p in wanted if p not in read]
+        read = self._read
+        wanted = [p for p in self.positions(ranks) if p not in read]
         read.update(zip(wanted, self.bad.texts(wanted), strict=True))
 
     def forget(self) -> None:
@@ -227,9 +238,7 @@ class _View:
 
     def lines(self, ranks: Sequence[int]) -> tuple[Line, ...]:
         self.read_ahead(ranks)
-        order = self.order
-        positions = [order[r] for r in ranks if 0 <= r < len(order) and order[r] >= 0]
-        return tuple(Line(p + 1, as_text(self._read[p])) for p in positions)
+        return tuple(Line(p + 1, as_text(self._read[p])) for p in self.positions(ranks))
 
     def stamp(self, position: int) -> str:
         return self.bad.stamp(self.record(position))
