@@ -284,12 +284,13 @@ def test_a_rows_record_offsets_slice_out_its_records(records):
 
 
 @pytest.mark.parametrize(
-    "change", ["append", "truncate", "rewrite", "replace"], ids=lambda change: change
+    "change", ["append", "truncate", "rewrite", "reflow", "replace"], ids=lambda change: change
 )
 def test_a_plain_file_is_read_back_from_itself_and_a_change_under_it_is_an_error(tmp_path, change):
     """BAD as a plain file is not copied aside: its records are read back from the file
     (held open). Lines appended after the read change nothing; a record no longer where
-    it was (the file cut short, or rewritten in place with other lines) is an error
+    it was (the file cut short, rewritten in place with other lines, or its lines ending
+    elsewhere at the same size) is an error
     that says so, never other bytes given as the record; a file replaced under the name
     (a rotation) is still read from the one that was open."""
     from seqdedup.base.errors import SeqdedupError
@@ -309,11 +310,13 @@ def test_a_plain_file_is_read_back_from_itself_and_a_change_under_it_is_an_error
             file.truncate(100)
     elif change == "rewrite":
         path.write_bytes(b"\n".join(b"other %d" % k for k in range(40)) + b"\n")
+    elif change == "reflow":  # (the same bytes but for where lines end: the same size)
+        path.write_bytes(path.read_bytes().replace(b" of ", b"\nof "))
     else:
         path.rename(tmp_path / "bad.log.1")
         path.write_bytes(b"a new log\n")
     try:
-        if change in ("truncate", "rewrite"):
+        if change in ("truncate", "rewrite", "reflow"):
             with pytest.raises(SeqdedupError, match="changed while seqdedup diff read it"):
                 stored.texts(range(40))
             with pytest.raises(SeqdedupError, match="changed while seqdedup diff read it"):

@@ -152,18 +152,20 @@ class StoredRecords:
     def _texts(self, positions: Sequence[int]) -> list[bytes]:
         marks = sorted({position // STRIDE for position in positions})
         spans = [self._mark_span(mark) for mark in marks]
-        split: dict[int, tuple[bytes, Int64s]] = {}
-        for k, j in grouped(spans):
+        found: list[bytes] = []
+        taken = 0
+        for k, j in grouped(spans):  # (a group read and split at once, gaps and all)
             start = spans[k][0]
             block = self._read_at(start, spans[j - 1][1] - start)
-            for mark, (begin, end) in zip(marks[k:j], spans[k:j], strict=True):
-                stretch = block[begin - start : end - start]
-                split[mark] = stretch, self._split(mark, stretch)
-        found: list[bytes] = []
-        for position in positions:
-            stretch, bounds = split[position // STRIDE]
-            at = 2 * (position % STRIDE)
-            found.append(stretch[bounds[at] : bounds[at + 1]])
+            if len(block) != spans[j - 1][1] - start:  # (cut short since)
+                raise self._changed(marks[k])
+            bounds = self._split(marks[k], marks[j - 1], block)
+            first = STRIDE * marks[k]
+            last = STRIDE * (marks[j - 1] + 1)
+            while taken < len(positions) and positions[taken] < last:
+                at = 2 * (positions[taken] - first)
+                found.append(block[bounds[at] : bounds[at + 1]])
+                taken += 1
         return found
 
     def _mark_span(self, mark: int) -> tuple[int, int]:
@@ -171,20 +173,24 @@ class StoredRecords:
         end = self.marks[mark + 1] if mark + 1 < len(self.marks) else self.size
         return self.marks[mark], end
 
-    def _split(self, mark: int, stretch: bytes) -> Int64s:
-        """The records' bounds in the stretch of mark ``mark``: as many as were read
-        there, the last ending where the stretch does; else the source changed."""
-        bounds = record_bounds(stretch, self.delimiter)
-        last = mark + 1 == len(self.marks)
-        wanted = self.count - STRIDE * mark if last else STRIDE
+    def _split(self, mark: int, last_mark: int, block: bytes) -> Int64s:
+        """The records' bounds in the block from mark ``mark`` to the end of mark
+        ``last_mark``'s: as many as were read there, the last ending where the block
+        does; else the source changed."""
+        bounds = record_bounds(block, self.delimiter)
+        last = last_mark + 1 == len(self.marks)
+        wanted = (self.count if last else STRIDE * (last_mark + 1)) - STRIDE * mark
         tail = len(self.delimiter) if self._delimited or not last else 0
-        if len(bounds) != 2 * wanted or bounds[-1] + tail != len(stretch):
-            name = "the input set aside" if self._source is None else f"'{self._source.name}'"
-            raise SeqdedupError(
-                f"{name} changed while seqdedup diff read it (its records from byte "
-                f"{self.marks[mark]:,} are no longer where they were)"
-            )
+        if len(bounds) != 2 * wanted or bounds[-1] + tail != len(block):
+            raise self._changed(mark)
         return bounds
+
+    def _changed(self, mark: int) -> SeqdedupError:
+        name = "the input set aside" if self._source is None else f"'{self._source.name}'"
+        return SeqdedupError(
+            f"{name} changed while seqdedup diff read it (its records from byte "
+            f"{self.marks[mark]:,} are no longer where they were)"
+        )
 
     def close(self) -> None:
         self._spool.close()
