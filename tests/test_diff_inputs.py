@@ -162,6 +162,7 @@ def test_a_library_row_is_read_once_however_many_new_keys_it_holds():
     from seqdedup.config.settings import Config
     from seqdedup.diff.inputs import _add_rows, keying_for
     from seqdedup.diff.profile import GoodProfile
+    from seqdedup.keys.kind import kind_keys
     from seqdedup.library.store import encode_records, record_offsets
 
     rows = [[b"test %d passed" % k for k in range(3000)], [b"test 1 passed", b"other"]]
@@ -174,7 +175,7 @@ def test_a_library_row_is_read_once_however_many_new_keys_it_holds():
     keying = keying_for(Config())
     if not keying.rows_at_once:
         pytest.skip("the Python engine decodes every row to key it (no kernel here)")
-    profile = GoodProfile(keying.kernel)
+    profile = GoodProfile(keying.kernel, kind_keys(Config(), keying.kernel))
     batch = [(encode_records(records), 1, len(records) + 1) for records in rows]
     _add_rows(batch, profile, keying, counted)
     assert len(read) == 2

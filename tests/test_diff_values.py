@@ -292,3 +292,50 @@ def test_a_short_kind_good_shows_is_known_by_its_hash(end):
     assert [(c.shape, c.first, c.last, c.length) for c in values] == [("x <IP>", 1, 3, 2)]
     assert values[0].good.text == f"x 10.0.0.1{end}"
     assert [(c.first, c.last) for c in diff.changes if isinstance(c, New)] == [(2, 2)]
+
+
+@settings(max_examples=examples(150), deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["job", "job 7 done", "job 9 done", "disk 3", "user ann", "x"]),
+            st.booleans(),
+        ),
+        max_size=24,
+    ),
+    st.integers(1, 40),
+)
+def test_goods_kind_index_is_each_kinds_first_key(lines, part):
+    """GOOD's kinds, made as each key's first record passes (a part of the input at a
+    time, CRLF lines or not): each kind GOOD shows maps to the first key id whose
+    record has it (a final CR left out), as a literal reading of GOOD's first records
+    finds; a kind GOOD lacks is not found."""
+    from unittest import mock
+
+    from seqdedup.diff import stored as stored_module
+    from seqdedup.diff.inputs import keying_for
+    from seqdedup.diff.profile import NONE, GoodProfile
+    from seqdedup.keys.kind import kind_keys
+
+    config = Config(key_steps=(("normalize", "all"),))
+    keying = keying_for(config)
+    kinds = kind_keys(config, keying.kernel)
+    data = b"".join(text.encode() + (b"\r\n" if crlf else b"\n") for text, crlf in lines)
+    with mock.patch.object(stored_module, "PART", part):
+        profile = GoodProfile(keying.kernel, kinds)
+        stored = stored_module.StoredRecords(b"\n", kept=False)
+        for _, piece, bounds in stored.read([data], 1 << 20):
+            hashes, _, _ = keying.part_keys(piece, bounds)
+            profile.add_stretch(hashes, piece, bounds)
+        profile.end_stretch()
+    firsts = list(profile.texts)  # (each key's first record, in key id order)
+    expected: dict[bytes, int] = {}
+    for key_id, text in enumerate(firsts):
+        expected.setdefault(kinds.hashes([text.removesuffix(b"\r")]), key_id)
+    probes = [*expected, kinds.hashes([b"a kind no line has"])]
+    found = profile.kinds.find(b"".join(probes))
+    assert [profile.kinds.firsts[k] if k != NONE else None for k in found] == [
+        *expected.values(),
+        None,
+    ]
+    profile.close()

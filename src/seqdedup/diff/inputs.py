@@ -25,6 +25,7 @@ from seqdedup.diff.profile import GoodProfile, Part
 from seqdedup.diff.sanity import checked
 from seqdedup.diff.stored import StoredRecords, stored_input
 from seqdedup.diff.values import value_groups
+from seqdedup.keys.kind import kind_keys
 from seqdedup.keys.maker import KeyMaker, key_maker
 
 if TYPE_CHECKING:
@@ -139,7 +140,7 @@ def read_good(
     one input; a folder holding ``seqdedup.sqlite`` a library (each row a part weighted
     by its sightings, each saved run an input). A folder's link to a file outside it is
     not read: ``notes`` gets a line naming it and how many of the folder's files were."""
-    profile = GoodProfile(keying.kernel)
+    profile = GoodProfile(keying.kernel, kind_keys(config, keying.kernel))
     for name in names:
         path = Path(name)
         if path.is_dir() and (path / "seqdedup.sqlite").is_file():
@@ -324,7 +325,7 @@ def diff_records(
     encoded as UTF-8. The Python face of ``seqdedup diff`` (docs/python-api.md)."""
     config = config or Config()
     keying = keying_for(config)
-    profile = GoodProfile(keying.kernel)
+    profile = GoodProfile(keying.kernel, kind_keys(config, keying.kernel))
     for records in good:
         encoded = _encoded(records)
         keying.restart()

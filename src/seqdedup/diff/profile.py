@@ -17,12 +17,16 @@ from array import array
 from collections import Counter, defaultdict
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from itertools import pairwise
+from operator import methodcaller
 from types import ModuleType
-from typing import NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from seqdedup.base.lazy import LazySequence
-from seqdedup.base.records import Int64s, record_gatherer
+from seqdedup.base.records import Int64s, item_taker, record_gatherer
 from seqdedup.diff.stored import StoredTexts
+
+if TYPE_CHECKING:
+    from seqdedup.keys.maker import KeyMaker
 
 EDGE = -1  # the start or end of a part (an input, a stream, a library row)
 NONE = -2  # no neighbour seen yet (and, in KeyTable.find, a key the table lacks)
@@ -243,15 +247,57 @@ def in_stream_order(count: int, streams: Sequence[Hashable] | None) -> list[list
     return list(by_stream.values())
 
 
+_ENDS_CR = methodcaller("endswith", b"\r")
+
+
+class KindIndex:
+    """The kinds of GOOD's keys, made as each key's first record passes (with a final CR
+    left out): each distinct kind's hash and the first key id of that kind, so that
+    which of BAD's kinds GOOD shows is found with no record of GOOD read back."""
+
+    def __init__(self, kinds: KeyMaker, kernel: ModuleType | None) -> None:
+        self._kinds = kinds
+        self._table = key_table(kernel)
+        self._take = item_taker(kernel)
+        self.firsts = array("i")  # kind id -> the first key id of that kind
+        self._keys = 0  # key ids indexed so far
+
+    def add_texts(self, texts: list[bytes]) -> None:
+        """The next key ids' first records."""
+        ended = [t.removesuffix(b"\r") for t in texts] if any(map(_ENDS_CR, texts)) else texts
+        self._add(self._kinds.hashes(ended), len(texts))
+
+    def add_records(self, part: bytes, bounds: Int64s, firsts: Int64s) -> None:
+        """The next key ids' first records, ``part[bounds[2k]:bounds[2k + 1]]`` for each k
+        of ``firsts``: hashed from the part where the engine can and no CR is in it."""
+        if b"\r" not in part:
+            pairs = self._take(memoryview(bounds).cast("B"), 16, firsts)
+            hashed = self._kinds.bounds_hashes(part, memoryview(pairs).cast("q"))
+            if hashed is not None:
+                self._add(bytes(hashed), len(firsts))
+                return
+        self.add_texts([part[bounds[2 * k] : bounds[2 * k + 1]] for k in firsts])
+
+    def _add(self, hashes: bytes, count: int) -> None:
+        new = array("q", self._table.add(hashes, links=False))  # (where new kinds came)
+        self.firsts.extend([self._keys + k for k in new])
+        self._keys += count
+
+    def find(self, hashes: bytes) -> array[int]:
+        """Each hash's kind id (NONE for a kind GOOD does not show)."""
+        return array("i", self._table.find(hashes))
+
+
 class GoodProfile:
     """GOOD's keys (in ``table``: each distinct key's id, count and neighbours; ``texts``:
     the text of each key's first record) and, once :meth:`settle` has run, its counts
     and sequences (``chains``; ``chain_of`` and ``index_of`` each key's place)."""
 
-    def __init__(self, kernel: ModuleType | None) -> None:
+    def __init__(self, kernel: ModuleType | None, kinds: KeyMaker) -> None:
         self.kernel = kernel  # (the engine that keeps the table and compares with it)
         self.table = key_table(kernel)
         self.texts = StoredTexts()  # (close() lets it go)
+        self.kinds = KindIndex(kinds, kernel)  # (``kinds``: the kinds' key maker)
         self._gather = record_gatherer(kernel)
         self.inputs = 0
         self.hours: float | None = 0.0  # GOOD's time span (None: some input has no times)
@@ -270,7 +316,9 @@ class GoodProfile:
             streams = part.streams
             # (ids and counts in input order; with streams, the neighbours stream by stream)
             firsts = array("q", table.add(keys, weights, links=streams is None))
-            self.texts.extend(map(part.record, firsts))
+            texts = list(map(part.record, firsts))
+            self.texts.extend(texts)
+            self.kinds.add_texts(texts)
             if streams is not None:
                 for order in in_stream_order(count, streams):
                     hashes = b"".join([keys[p * HASH : p * HASH + HASH] for p in order])
@@ -280,8 +328,9 @@ class GoodProfile:
         """A part of one stretch of GOOD (an input read in parts), continued by the next
         call until :meth:`end_stretch`; the ``k``-th key's record is
         ``part[bounds[2k]:bounds[2k + 1]]``."""
-        firsts = self.table.add(keys, ends=False)  # (int64 bytes)
-        self.texts.extend_from(part, bounds, memoryview(firsts).cast("q"), self._gather)
+        firsts = memoryview(self.table.add(keys, ends=False)).cast("q")
+        self.texts.extend_from(part, bounds, firsts, self._gather)
+        self.kinds.add_records(part, bounds, firsts)
 
     def end_stretch(self) -> None:
         self.table.add(b"")
@@ -296,7 +345,9 @@ class GoodProfile:
         """Many parts at once: their key hashes one after another, ``separator`` after
         each (a value no key takes), ``weights``: int64 per hash of ``keys`` (None: 1);
         ``text_of(k)``: the record of the ``k``-th hash."""
-        self.texts.extend(map(text_of, array("q", self.table.add(keys, weights, separator))))
+        texts = list(map(text_of, array("q", self.table.add(keys, weights, separator))))
+        self.texts.extend(texts)
+        self.kinds.add_texts(texts)
 
     def add_input(self, hours: float | None) -> None:
         """One more input of GOOD, and its time span (None: it has no timestamps)."""

@@ -10,15 +10,12 @@ values they bring.
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Callable, Sequence
-from itertools import compress, count
 from types import ModuleType
 from typing import NamedTuple
 
 from seqdedup.config.settings import Config
-from seqdedup.diff.profile import NONE, GoodProfile, key_table
-from seqdedup.diff.stored import StoredTexts
+from seqdedup.diff.profile import GoodProfile
 from seqdedup.keys.kind import (
     ANY,
     VALUE_WORD,
@@ -134,7 +131,7 @@ def _good_kinds(
     # (a kind has an outline of BAD's, or a place of one, only if it holds its words)
     named = {word for kind in wanted for word in outline(kind).split()}
     if not ends and not named:  # (only whether BAD's kinds are GOOD's: by their hashes)
-        hashed = _known_by_hash(profile.texts, kinds, profile.kernel, bad, bad_texts)
+        hashed = _known_by_hash(profile, kinds, bad, bad_texts)
         return GoodKinds(hashed, {}, {}, {})
     known: dict[bytes, int] = {}
     near: dict[bytes, int] = {}
@@ -156,26 +153,15 @@ def _good_kinds(
 
 
 def _known_by_hash(
-    texts: StoredTexts,
-    kinds: KeyMaker,
-    kernel: ModuleType | None,
-    bad: list[bytes],
-    bad_texts: list[bytes],
+    profile: GoodProfile, kinds: KeyMaker, bad: list[bytes], bad_texts: list[bytes]
 ) -> dict[bytes, int]:
     """Each of ``bad``'s kinds (of ``bad_texts``) that GOOD's records have, with the
-    first key's id: GOOD's kinds hashed in one call, none made as bytes (a kind is its
-    128-bit hash, as a key is)."""
-    table = key_table(kernel)  # (BAD's kinds numbered, in order of first occurrence)
-    firsts = array("q", table.add(kinds.hashes(bad_texts), links=False))
-    kind_of = [bad[k] for k in firsts]
-    found = array("i")  # (NONE: not one of BAD's)
-    for _, batch in texts.blocks(strip_cr=True):
-        found.frombytes(table.find(kinds.hashes(batch)))
-    known: dict[bytes, int] = {}
-    if found.count(NONE) < len(found):
-        for key_id in compress(count(), map(NONE.__ne__, found)):
-            known.setdefault(kind_of[found[key_id]], key_id)
-    return known
+    first key's id: by their hashes in GOOD's kind index (a kind is its 128-bit hash,
+    as a key is), none of GOOD's records read back."""
+    found = profile.kinds.find(kinds.hashes(bad_texts))  # (NONE: a kind GOOD lacks)
+    firsts = profile.kinds.firsts
+    known = {kind: firsts[k] for kind, k in zip(bad, found, strict=True) if k >= 0}
+    return dict(sorted(known.items(), key=lambda item: item[1]))  # (GOOD's key order)
 
 
 Slot = tuple[bytes, bytes]  # the outline's words before and after a run of values
