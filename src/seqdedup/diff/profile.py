@@ -16,14 +16,14 @@ from __future__ import annotations
 from array import array
 from collections import Counter, defaultdict
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
-from itertools import pairwise
+from itertools import islice, pairwise
 from operator import methodcaller
 from types import ModuleType
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from seqdedup.base.lazy import LazySequence
 from seqdedup.base.records import Int64s, item_taker, record_gatherer
-from seqdedup.diff.stored import StoredTexts
+from seqdedup.diff.stored import WRITTEN, StoredTexts
 
 if TYPE_CHECKING:
     from seqdedup.keys.maker import KeyMaker
@@ -251,21 +251,19 @@ _ENDS_CR = methodcaller("endswith", b"\r")
 
 
 class KindIndex:
-    """The kinds of GOOD's keys, made as each key's first record passes (with a final CR
-    left out): each distinct kind's hash and the first key id of that kind, so that
-    which of BAD's kinds GOOD shows is found with no record of GOOD read back."""
+    """The kind of each of GOOD's keys, hashed as the key's first record passes (with a
+    final CR left out): 16 bytes a key id, so that which of BAD's kinds GOOD shows is
+    found with no record of GOOD read back."""
 
     def __init__(self, kinds: KeyMaker, kernel: ModuleType | None) -> None:
         self._kinds = kinds
-        self._table = key_table(kernel)
         self._take = item_taker(kernel)
-        self.firsts = array("i")  # kind id -> the first key id of that kind
-        self._keys = 0  # key ids indexed so far
+        self.hashes = bytearray()  # (key id k's kind: bytes 16k to 16k + 16)
 
     def add_texts(self, texts: list[bytes]) -> None:
         """The next key ids' first records."""
         ended = [t.removesuffix(b"\r") for t in texts] if any(map(_ENDS_CR, texts)) else texts
-        self._add(self._kinds.hashes(ended), len(texts))
+        self.hashes += self._kinds.hashes(ended)
 
     def add_records(self, part: bytes, bounds: Int64s, firsts: Int64s) -> None:
         """The next key ids' first records, ``part[bounds[2k]:bounds[2k + 1]]`` for each k
@@ -274,18 +272,9 @@ class KindIndex:
             pairs = self._take(memoryview(bounds).cast("B"), 16, firsts)
             hashed = self._kinds.bounds_hashes(part, memoryview(pairs).cast("q"))
             if hashed is not None:
-                self._add(bytes(hashed), len(firsts))
+                self.hashes += hashed
                 return
         self.add_texts([part[bounds[2 * k] : bounds[2 * k + 1]] for k in firsts])
-
-    def _add(self, hashes: bytes, count: int) -> None:
-        new = array("q", self._table.add(hashes, links=False))  # (where new kinds came)
-        self.firsts.extend([self._keys + k for k in new])
-        self._keys += count
-
-    def find(self, hashes: bytes) -> array[int]:
-        """Each hash's kind id (NONE for a kind GOOD does not show)."""
-        return array("i", self._table.find(hashes))
 
 
 class GoodProfile:
@@ -316,9 +305,7 @@ class GoodProfile:
             streams = part.streams
             # (ids and counts in input order; with streams, the neighbours stream by stream)
             firsts = array("q", table.add(keys, weights, links=streams is None))
-            texts = list(map(part.record, firsts))
-            self.texts.extend(texts)
-            self.kinds.add_texts(texts)
+            self._add_texts(map(part.record, firsts))
             if streams is not None:
                 for order in in_stream_order(count, streams):
                     hashes = b"".join([keys[p * HASH : p * HASH + HASH] for p in order])
@@ -345,9 +332,14 @@ class GoodProfile:
         """Many parts at once: their key hashes one after another, ``separator`` after
         each (a value no key takes), ``weights``: int64 per hash of ``keys`` (None: 1);
         ``text_of(k)``: the record of the ``k``-th hash."""
-        texts = list(map(text_of, array("q", self.table.add(keys, weights, separator))))
-        self.texts.extend(texts)
-        self.kinds.add_texts(texts)
+        self._add_texts(map(text_of, array("q", self.table.add(keys, weights, separator))))
+
+    def _add_texts(self, texts: Iterator[bytes]) -> None:
+        """The first records of the next key ids, kept and their kinds indexed, a few
+        thousand at a time (a library's batch of rows may hold most of GOOD's keys)."""
+        while batch := list(islice(texts, WRITTEN)):
+            self.texts.extend(batch)
+            self.kinds.add_texts(batch)
 
     def add_input(self, hours: float | None) -> None:
         """One more input of GOOD, and its time span (None: it has no timestamps)."""

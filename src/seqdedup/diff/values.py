@@ -10,12 +10,14 @@ values they bring.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable, Sequence
+from itertools import compress, count
 from types import ModuleType
 from typing import NamedTuple
 
 from seqdedup.config.settings import Config
-from seqdedup.diff.profile import GoodProfile
+from seqdedup.diff.profile import NONE, GoodProfile, key_table
 from seqdedup.keys.kind import (
     ANY,
     VALUE_WORD,
@@ -156,12 +158,17 @@ def _known_by_hash(
     profile: GoodProfile, kinds: KeyMaker, bad: list[bytes], bad_texts: list[bytes]
 ) -> dict[bytes, int]:
     """Each of ``bad``'s kinds (of ``bad_texts``) that GOOD's records have, with the
-    first key's id: by their hashes in GOOD's kind index (a kind is its 128-bit hash,
-    as a key is), none of GOOD's records read back."""
-    found = profile.kinds.find(kinds.hashes(bad_texts))  # (NONE: a kind GOOD lacks)
-    firsts = profile.kinds.firsts
-    known = {kind: firsts[k] for kind, k in zip(bad, found, strict=True) if k >= 0}
-    return dict(sorted(known.items(), key=lambda item: item[1]))  # (GOOD's key order)
+    first key's id: by their hashes, GOOD's from its kind index (a kind is its 128-bit
+    hash, as a key is), none of GOOD's records read back."""
+    table = key_table(profile.kernel)  # (BAD's kinds numbered, in order of first occurrence)
+    firsts = array("q", table.add(kinds.hashes(bad_texts), links=False))
+    kind_of = [bad[k] for k in firsts]
+    found = array("i", table.find(bytes(profile.kinds.hashes)))  # (NONE: not one of BAD's)
+    known: dict[bytes, int] = {}
+    if found.count(NONE) < len(found):
+        for key_id in compress(count(), map(NONE.__ne__, found)):
+            known.setdefault(kind_of[found[key_id]], key_id)
+    return known
 
 
 Slot = tuple[bytes, bytes]  # the outline's words before and after a run of values
