@@ -163,7 +163,7 @@ def _known_by_hash(
     table = key_table(profile.kernel)  # (BAD's kinds numbered, in order of first occurrence)
     firsts = array("q", table.add(kinds.hashes(bad_texts), links=False))
     kind_of = [bad[k] for k in firsts]
-    found = array("i", table.find(bytes(profile.kinds.hashes)))  # (NONE: not one of BAD's)
+    found = array("i", table.find(profile.kinds.hashes))  # (NONE: not one of BAD's)
     known: dict[bytes, int] = {}
     if found.count(NONE) < len(found):
         for key_id in compress(count(), map(NONE.__ne__, found)):
