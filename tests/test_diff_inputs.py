@@ -390,3 +390,33 @@ def test_a_diff_read_in_small_parts_is_the_diff_read_whole(run_cli, tmp_path, op
     with mock.patch.object(stored_module, "PART", 64):
         parts = run_diff(run_cli, *options, good, bad)
     assert parts == whole and whole["counts"]["new"] and whole["counts"]["broken"]
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(st.lists(st.integers(0, 30), max_size=40), st.integers(1, 5), st.integers(1, 60))
+def test_library_rows_are_keyed_in_batches_bounded_by_rows_and_bytes(sizes, rows, held):
+    """A library's rows keyed together: every row once, in order; a batch ends at ROWS
+    rows or once ROW_BYTES of records are held (the row that reaches it the last)."""
+    from unittest import mock
+
+    from seqdedup.diff import inputs as inputs_module
+
+    table = [(bytes(size), 1, 1) for size in sizes]
+
+    class Cursor:  # (as sqlite3's: fetchmany hands out what is left)
+        def __init__(self) -> None:
+            self.left = list(table)
+
+        def fetchmany(self, count: int) -> list[tuple[bytes, int, int]]:
+            taken, self.left = self.left[:count], self.left[count:]
+            return taken
+
+    with (
+        mock.patch.object(inputs_module, "ROWS", rows),
+        mock.patch.object(inputs_module, "ROW_BYTES", held),
+    ):
+        batches = list(inputs_module._row_batches(Cursor()))
+    assert [row for batch in batches for row in batch] == table
+    for batch in batches:
+        assert batch and len(batch) <= rows
+        assert sum(len(row[0]) for row in batch[:-1]) < held

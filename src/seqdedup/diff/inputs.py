@@ -29,11 +29,14 @@ from seqdedup.keys.kind import kind_keys
 from seqdedup.keys.maker import KeyMaker, key_maker
 
 if TYPE_CHECKING:
+    import sqlite3
+
     from seqdedup.base.records import Int64s
 
-ROWS = 1 << 7  # library rows keyed at a time (a batch is held whole: 16,384 rows of the
-# bench's CI jobs' library took 70 MB; 1,024 peaked at 47 MB, 512 at 40, 256 at 39; the
-# test suite's library, rows of up to 1.2 MB, 71 MB at 512, 61 MB at 128)
+ROWS = 1 << 9  # library rows keyed at a time (a batch is held whole: 16,384 rows of the
+# bench's CI jobs' library took 70 MB; 1,024 peaked at 47 MB, 512 at 40, 256 at 39)
+ROW_BYTES = 1 << 22  # and at most about this much of their records (the test suite's
+# library, rows of up to 1.2 MB: 71 MB at 512 rows alone, 61 MB at 128)
 _ENDS_CR = methodcaller("endswith", b"\r")
 _ROW_SIZE = 4  # bytes of a library row's record count, at its start (library.store)
 
@@ -213,7 +216,7 @@ def _read_library(database: Path, profile: GoodProfile, keying: Keying) -> None:
         runs = connection.execute("SELECT count(*) FROM runs").fetchone()[0]
         if keying.rows_at_once:  # (with each row's keys and the sentinel after them)
             rows = connection.execute("SELECT records, count, length + 1 FROM sequences")
-            while batch := rows.fetchmany(ROWS):
+            for batch in _row_batches(rows):
                 _add_rows(batch, profile, keying, record_offsets)
         else:
             rows = connection.execute("SELECT records, count FROM sequences")
@@ -226,6 +229,22 @@ def _read_library(database: Path, profile: GoodProfile, keying: Keying) -> None:
         connection.close()
     for _ in range(max(runs, 1)):
         profile.add_input(None)  # (a library keeps no time span)
+
+
+def _row_batches(rows: sqlite3.Cursor) -> Iterator[list[tuple[bytes, int, int]]]:
+    """A library's rows keyed together: up to ROWS of them or ROW_BYTES of their
+    records, whichever comes first (a batch is held whole)."""
+    batch: list[tuple[bytes, int, int]] = []
+    held = 0
+    while more := rows.fetchmany(8):
+        for row in more:
+            batch.append(row)
+            held += len(row[0])
+            if held >= ROW_BYTES or len(batch) >= ROWS:
+                yield batch
+                batch, held = [], 0
+    if batch:
+        yield batch
 
 
 def _add_rows(
