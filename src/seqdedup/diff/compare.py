@@ -16,7 +16,7 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import compress, count, pairwise
 from types import ModuleType
-from typing import Literal, NamedTuple
+from typing import Literal, NamedTuple, overload
 
 from seqdedup.base.errors import InvalidValue, whole_number
 from seqdedup.base.lazy import LazySequence
@@ -85,6 +85,7 @@ class Bad(NamedTuple):
     stamp: Callable[[bytes], str] = lambda record: ""
     hours: float | None = None
     records: Callable[[Sequence[int]], list[bytes]] | None = None  # (many at once)
+    blank: bool | None = None  # (every record whitespace, found as read; None: not yet)
 
     def texts(self, positions: Sequence[int]) -> list[bytes]:
         """The records at ``positions``, read together where they can be."""
@@ -159,7 +160,9 @@ def compare(
     anchored.sort(key=lambda item: (item[0], item[1]))
     changes = _with_known(anchored, len(bad_ids), list(bad.new_keys))
     changes += [c for c in rates if c.kind == "gone"]
-    empty = not any(bad.record(k).strip() for k in range(len(bad_ids)))  # (stops at one)
+    empty = bad.blank
+    if empty is None:  # (stops at the first record that is not blank)
+        empty = not any(bad.record(k).strip() for k in range(len(bad_ids)))
     return Diff(
         changes, len(bad_ids), profile.inputs, per, options.factor, options.min_count, empty
     )
@@ -187,6 +190,15 @@ class _InputOrder(LazySequence[int]):
 
     def _item(self, rank: int) -> int:
         return rank if rank < self._size else SEP
+
+    @overload
+    def __getitem__(self, rank: int) -> int: ...
+    @overload
+    def __getitem__(self, rank: slice) -> list[int]: ...
+    def __getitem__(self, rank: int | slice) -> int | list[int]:
+        if type(rank) is int and 0 <= rank < self._size:  # (a rank: no generic step)
+            return rank
+        return super().__getitem__(rank)
 
     def positions(self, ranks: Iterable[int]) -> list[int]:
         """The positions at ``ranks`` that hold a record (no Python step a rank)."""
@@ -221,8 +233,12 @@ class _View:
 
     def read_ahead(self, ranks: Iterable[int]) -> None:
         """Read the records at ``ranks`` together, for the lines asked for next."""
+        self.read_here(self.positions(ranks))
+
+    def read_here(self, positions: list[int]) -> None:
+        """Read the records at ``positions`` together, for the lines asked for next."""
         read = self._read
-        wanted = [p for p in self.positions(ranks) if p not in read]
+        wanted = [p for p in positions if p not in read]
         read.update(zip(wanted, self.bad.texts(wanted), strict=True))
 
     def forget(self) -> None:
@@ -306,12 +322,13 @@ def _new(
             stretches[-1].append(r)
         else:
             stretches.append([r])
-    view.read_ahead(r for stretch in stretches for r in stretch if shown[order[r]])
+    stretches.sort(key=lambda s: order[s[0]])
+    placed = [view.positions(stretch) for stretch in stretches]  # (their positions)
+    view.read_here([p for positions in placed for p in positions if shown[p]])
     made: list[New] = []
     home: dict[bytes, int] = {}  # a new key -> the stretch its first record was shown in
     keys = view.bad.new_keys
-    for stretch in sorted(stretches, key=lambda s: order[s[0]]):
-        positions = [order[r] for r in stretch]
+    for positions in placed:
         visible = [p for p in positions if shown[p]]
         if not visible:  # (its first key was shown before: it has a home)
             at = home[keys[positions[0]]]

@@ -313,7 +313,9 @@ def read_bad(
     streams: list[Hashable] | None = None
     sizes: list[int] | None = None
     keying.restart()
+    blank = True
     for first, part, bounds in stored.read(chunks, limit):
+        blank = blank and all_blank(part, bounds, config.delimiter)
         hashes, named, measured = keying.part_keys(part, bounds)
         found, fresh = key_ids(profile, hashes, first)
         ids += found
@@ -325,8 +327,17 @@ def read_bad(
             sizes = [] if sizes is None else sizes
             sizes += measured
     hours = keying.hours(stored)
-    bad = Bad(ids, new, stored.record, streams, sizes, keying.stamp, hours, stored.texts)
+    bad = Bad(ids, new, stored.record, streams, sizes, keying.stamp, hours, stored.texts, blank)
     return bad, stored
+
+
+def all_blank(part: bytes, bounds: Int64s, delimiter: bytes) -> bool:
+    """Whether every record of ``part`` is whitespace (``bounds``: their (start, end)
+    pairs): the part's own bytes say so where the delimiter is whitespace, else its
+    records are read until one is not."""
+    if not delimiter.strip():
+        return not part.strip()
+    return not any(part[bounds[2 * k] : bounds[2 * k + 1]].strip() for k in range(len(bounds) // 2))
 
 
 def keying_for(config: Config) -> Keying:
