@@ -66,19 +66,20 @@ def value_groups(
     kinds = kind_keys(config, kernel)
     bad_texts = [text.removesuffix(b"\r") for text in texts_of(positions)]
     bad_kinds = kinds.keys(bad_texts)
-    known, forms, examples, outlined = _good_kinds(profile, kinds, bad_kinds, bad_texts)
+    outline_of = {kind: outline(kind) for kind in dict.fromkeys(bad_kinds)}  # (each once)
+    known, forms, examples, outlined = _good_kinds(profile, kinds, bad_kinds, outline_of, bad_texts)
     index: dict[bytes, int] = {}
     seen: list[set[bytes]] = []  # (each group's value words, all of them)
-    formed = {kind: varying_form(kind, forms) for kind in set(bad_kinds) - known.keys()}
-    wanted = {outline(kind) for kind, form in formed.items() if form is None} - {b""}
+    formed = {kind: varying_form(kind, forms) for kind in outline_of.keys() - known.keys()}
+    wanted = {outline_of[kind] for kind, form in formed.items() if form is None} - {b""}
     outlines, slots = _good_outlines(outlined, wanted)
     entries: dict[bytes, tuple[bytes, int, bytes] | None] = {}  # (each distinct kind once)
-    for kind in dict.fromkeys(bad_kinds):
+    for kind in outline_of:
         if kind in known:
             entries[kind] = (kind, known[kind], b"")
         elif (found := formed[kind]) is not None:
             entries[kind] = (found[1], examples[found], kind.split()[found[0]])
-        elif (shaped := outlines.get(outline(kind))) is not None and (
+        elif (shaped := outlines.get(outline_of[kind])) is not None and (
             (run := _new_run(kind, shaped, slots)) is not None
         ):
             word = outline_value(kind, shaped.first, max(run, 0))
@@ -118,7 +119,11 @@ class GoodKinds(NamedTuple):
 
 
 def _good_kinds(
-    profile: GoodProfile, kinds: KeyMaker, bad: list[bytes], bad_texts: list[bytes]
+    profile: GoodProfile,
+    kinds: KeyMaker,
+    bad: list[bytes],
+    outline_of: dict[bytes, bytes],
+    bad_texts: list[bytes],
 ) -> GoodKinds:
     """GOOD's kinds as far as ``bad``'s kinds ask for them, made a batch of records at a
     time (only what may answer one of BAD's kinds is kept).
@@ -127,11 +132,13 @@ def _good_kinds(
     in one word at most: the same first and last word, or the same last (the form
     leaves the first out) or the same first (it leaves the last out). GOOD's kinds that
     cannot share one with any of ``bad`` are not split into forms. A kind has an outline,
-    or a run of values between two of its words, only if it holds those words."""
-    wanted = set(bad)
+    or a run of values between two of its words, only if it holds those words.
+    ``bad``: the kinds of BAD's records ``bad_texts``; ``outline_of``: each distinct one's
+    outline."""
+    wanted = outline_of.keys()
     ends = {end for kind in wanted for end in _ends_of_forms(kind)}
     # (a kind has an outline of BAD's, or a place of one, only if it holds its words)
-    named = {word for kind in wanted for word in outline(kind).split()}
+    named = {word for shape in outline_of.values() for word in shape.split()}
     if not ends and not named:  # (only whether BAD's kinds are GOOD's: by their hashes)
         hashed = _known_by_hash(profile, kinds, bad, bad_texts)
         return GoodKinds(hashed, {}, {}, {})
@@ -145,7 +152,7 @@ def _good_kinds(
                 known.setdefault(kind, key_id)
             if ends and _may_share(kind, ends):
                 near.setdefault(kind, key_id)
-            if named and any(word in kind for word in named):
+            if named and not named.isdisjoint(kind.split()):  # (whole words: as outlines)
                 outlined.setdefault(kind, key_id)
     examples: dict[Form, int] = {}
     for kind, key_id in near.items():
