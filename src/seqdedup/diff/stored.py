@@ -1,9 +1,10 @@
 """An input of ``seqdedup diff`` read once, in parts of whole records, so that a
-record is read back by its number: the comparison holds 8 bytes per record, not the
-input. A plain regular file is read back from itself (held open: its records where
-they were read, each checked to end with the delimiter there, or the answer is an
-error); anything else (standard input, a pipe, a compressed file) is set aside as it
-passes, in memory while small, else in a temporary file.
+record is read back by its number: where every STRIDE-th record starts is held, not
+the input. A plain regular file is read back from itself (held open; what is read
+back is checked to split into the records read there, or the answer is an error);
+anything else (standard input, a pipe, a compressed file) is set aside as it passes,
+in memory while small, else in a temporary file. GOOD's first record of each key is
+kept the same way (:class:`StoredTexts`).
 
 Parts are cut where a left-to-right split of the whole input puts a record's end (the
 bounds of what is held, its last record carried over unless the held bytes end with a
