@@ -333,3 +333,18 @@ def test_goods_kind_index_is_each_keys_kind(lines, part):
     wanted = b"".join(kinds.hashes([text.removesuffix(b"\r")]) for text in firsts)
     assert bytes(profile.kinds.hashes) == wanted
     profile.close()
+
+
+@pytest.mark.parametrize("batch", [1, 2, 3])
+def test_new_records_kinds_made_a_batch_at_a_time_are_the_same_answer(batch):
+    """BAD's new records have their kinds made BATCH at a time (a million new records
+    are not held as texts and kinds at once): any batch size gives the same answer."""
+    from unittest import mock
+
+    from seqdedup.diff import values as values_module
+
+    whole = diff_records([GOOD], BAD * 3, Config(key_steps=(("normalize", "all"),)))
+    with mock.patch.object(values_module, "BATCH", batch):
+        batched = diff_records([GOOD], BAD * 3, Config(key_steps=(("normalize", "all"),)))
+    assert batched == whole
+    assert any(isinstance(change, Values) for change in whole.changes)

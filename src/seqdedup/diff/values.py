@@ -64,10 +64,11 @@ def value_groups(
     if not positions:  # (nothing new: GOOD's kinds are not needed)
         return groups
     kinds = kind_keys(config, kernel)
-    bad_texts = [text.removesuffix(b"\r") for text in texts_of(positions)]
-    bad_kinds = kinds.keys(bad_texts)
-    outline_of = {kind: outline(kind) for kind in dict.fromkeys(bad_kinds)}  # (each once)
-    known, forms, examples, outlined = _good_kinds(profile, kinds, bad_kinds, outline_of, bad_texts)
+    kind_ids, kind_texts = _kinds_of(positions, texts_of, kinds)
+    distinct = list(kind_texts)  # (BAD's kinds, in the order they first come)
+    outline_of = {kind: outline(kind) for kind in distinct}
+    texts = list(kind_texts.values())
+    known, forms, examples, outlined = _good_kinds(profile, kinds, distinct, outline_of, texts)
     index: dict[bytes, int] = {}
     seen: list[set[bytes]] = []  # (each group's value words, all of them)
     formed = {kind: varying_form(kind, forms) for kind in outline_of.keys() - known.keys()}
@@ -86,8 +87,8 @@ def value_groups(
             entries[kind] = (outline_label(kind), outlined[shaped.first], word)
         else:
             entries[kind] = None  # (a kind GOOD never had: new)
-    for position, kind in zip(positions, bad_kinds, strict=True):
-        if (entry := entries[kind]) is None:
+    for position, kind_id in zip(positions, kind_ids, strict=True):
+        if (entry := entries[distinct[kind_id]]) is None:
             continue
         label, example, word = entry
         group = index.get(label)
@@ -104,6 +105,29 @@ def value_groups(
             _keep(groups, group, word.decode("utf-8", "replace"))
     _masked_values(groups, texts_of)
     return groups
+
+
+BATCH = 1 << 16  # BAD's new records whose kinds are made at a time
+
+
+def _kinds_of(
+    positions: Sequence[int], texts_of: Callable[[Sequence[int]], list[bytes]], kinds: KeyMaker
+) -> tuple[array[int], dict[bytes, bytes]]:
+    """Each new record's kind by number (in the order kinds first come), and each kind
+    with its first record (a final CR left out): BATCH records read at a time, so a
+    BAD of a million new records is not held as texts and kinds at once."""
+    kind_ids = array("i")
+    first_text: dict[bytes, bytes] = {}
+    number: dict[bytes, int] = {}
+    for at in range(0, len(positions), BATCH):
+        texts = [text.removesuffix(b"\r") for text in texts_of(positions[at : at + BATCH])]
+        for text, kind in zip(texts, kinds.keys(texts), strict=True):
+            found = number.get(kind)
+            if found is None:
+                found = number[kind] = len(number)
+                first_text[kind] = text
+            kind_ids.append(found)
+    return kind_ids, first_text
 
 
 class GoodKinds(NamedTuple):
