@@ -409,3 +409,30 @@ def test_the_places_of_a_value_are_where_it_is(values, value):
     want = [k for k, v in enumerate(values) if v == value]
     assert list(places_of(value, array("i", values))) == want
     assert list(places_of(value, values)) == want
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(st.lists(st.lists(st.integers(0, 5), max_size=6), max_size=5), st.integers(0, 40))
+def test_new_keys_are_a_mapping_of_positions_to_hashes(parts, probe):
+    """BAD's new keys, added a part at a time (24 bytes a record), read as the dict of
+    position -> 16-byte hash they stand for: in order, by position, a missing one a
+    KeyError."""
+    from array import array
+
+    from seqdedup.diff.compare import NewKeys
+
+    keys, wanted, at = NewKeys(), {}, 0
+    for gaps in parts:
+        positions = array("q")
+        for gap in gaps:
+            at += gap + 1
+            positions.append(at)
+            wanted[at] = at.to_bytes(16, "little")
+        keys.add(positions, b"".join(wanted[p] for p in positions))
+    assert dict(keys) == wanted and list(keys) == list(wanted) and len(keys) == len(wanted)
+    assert keys.hash_list() == list(wanted.values())
+    if probe in wanted:
+        assert keys[probe] == wanted[probe]
+    else:
+        with pytest.raises(KeyError):
+            keys[probe]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
-from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import compress, count, pairwise
 from types import ModuleType
@@ -20,6 +20,7 @@ from typing import Literal, NamedTuple, overload
 
 from seqdedup.base.errors import InvalidValue, whole_number
 from seqdedup.base.lazy import LazySequence
+from seqdedup.base.records import item_taker
 from seqdedup.config.settings import MAX_STREAM_WINDOW
 from seqdedup.diff.changes import (
     EDGE,
@@ -78,7 +79,7 @@ class Bad(NamedTuple):
     sizes (for ``min_bytes``), the timestamp finder and its time span."""
 
     ids: Sequence[int]
-    new_keys: dict[int, bytes]
+    new_keys: NewKeys
     record: Callable[[int], bytes]
     streams: Sequence[Hashable] | None = None
     sizes: Sequence[int] | None = None
@@ -94,14 +95,51 @@ class Bad(NamedTuple):
         return [self.record(p) for p in positions]
 
 
-def key_ids(
-    profile: GoodProfile, keys: bytes, first: int = 0
-) -> tuple[array[int], dict[int, bytes]]:
+class NewKeys(Mapping[int, bytes]):
+    """BAD's new records' key hashes by position: the positions in order (int64) and
+    their 16-byte hashes one after another, 24 bytes a new record (a dict took about
+    120: a BAD of a million records GOOD never shows held 120 MB of them)."""
+
+    def __init__(self) -> None:
+        self.positions = array("q")
+        self._hashes: list[bytes] = []  # (a part's at a time, joined when read)
+
+    def add(self, positions: array[int], hashes: bytes) -> None:
+        """More new records, after those added before."""
+        self.positions += positions
+        self._hashes.append(hashes)
+
+    def hashes(self) -> bytes:
+        """All the hashes, in the order of the positions."""
+        if len(self._hashes) != 1:
+            self._hashes = [b"".join(self._hashes)]
+        return self._hashes[0]
+
+    def hash_list(self) -> list[bytes]:
+        joined = self.hashes()
+        return [joined[at : at + HASH] for at in range(0, len(joined), HASH)]
+
+    def __getitem__(self, position: int) -> bytes:
+        at = bisect_left(self.positions, position)
+        if at == len(self.positions) or self.positions[at] != position:
+            raise KeyError(position)
+        return self.hashes()[HASH * at : HASH * at + HASH]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.positions)
+
+    def __len__(self) -> int:
+        return len(self.positions)
+
+
+def key_ids(profile: GoodProfile, keys: bytes, first: int = 0) -> tuple[array[int], NewKeys]:
     """Key hashes (of records ``first``, ``first + 1``, ...) as the comparison takes
     them: their ids in the profile, and the new ones' keys by position."""
     found = array("i", profile.table.find(keys))
-    new = places_of(NEW, found)
-    return found, {first + k: keys[HASH * k : HASH * k + HASH] for k in new}
+    new = array("q", places_of(NEW, found))
+    fresh = NewKeys()
+    fresh.add(array("q", [first + k for k in new]), item_taker(profile.kernel)(keys, HASH, new))
+    return found, fresh
 
 
 def places_of(value: int, values: Sequence[int]) -> Iterator[int]:
@@ -268,7 +306,7 @@ def _shown_flags(bad: Bad, options: DiffOptions, bad_ids: Sequence[int]) -> byte
     if options.window == 1 and options.min_bytes == 0:
         new = list(new_keys)  # (in input order)
         named = None if streams is None else [streams[p] for p in new]
-        kept, _ = _decide(list(new_keys.values()), named, 1, False)
+        kept, _ = _decide(new_keys.hash_list(), named, 1, False)
         flags = bytearray(b"\x01") * len(bad_ids)
         for p, keep in zip(new, kept, strict=True):
             flags[p] = keep

@@ -20,7 +20,7 @@ from seqdedup.budget.input import MAX_WHOLE
 from seqdedup.config.normalize import timestamp_finder, timestamp_seconds
 from seqdedup.config.settings import Config
 from seqdedup.diff.changes import Diff
-from seqdedup.diff.compare import Bad, DiffOptions, compare, key_ids
+from seqdedup.diff.compare import Bad, DiffOptions, NewKeys, compare, key_ids
 from seqdedup.diff.profile import GoodProfile, Part
 from seqdedup.diff.sanity import checked
 from seqdedup.diff.stored import StoredRecords, stored_input
@@ -309,7 +309,7 @@ def read_bad(
     check_inputs([name], stdin)
     stored, chunks = stored_input(name, stdin, config.delimiter)
     ids = array("i")
-    new: dict[int, bytes] = {}
+    new = NewKeys()
     streams: list[Hashable] | None = None
     sizes: list[int] | None = None
     keying.restart()
@@ -319,7 +319,7 @@ def read_bad(
         hashes, named, measured = keying.part_keys(part, bounds)
         found, fresh = key_ids(profile, hashes, first)
         ids += found
-        new.update(fresh)
+        new.add(fresh.positions, fresh.hashes())
         if named is not None:
             streams = [] if streams is None else streams
             streams += named
