@@ -28,7 +28,7 @@ import sys
 from array import array
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
-from itertools import accumulate
+from itertools import accumulate, pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -84,42 +84,32 @@ def encode_parts(lengths: array[int], contents: bytes | bytearray) -> bytes:
 
 def check_encoded(blob: bytes) -> None:
     """Raise ValueError unless the lengths in ``blob`` add up to what it holds."""
+    head = 4 + 4 * int.from_bytes(blob[:4], "little")
+    if len(blob) < head or sum(_stored_lengths(blob)) != len(blob) - head:
+        raise ValueError("record lengths do not match the stored data")
+
+
+def _stored_lengths(blob: bytes) -> array[int]:
+    """The record lengths a row begins with (after its count; stored little-endian, as
+    encode_parts writes them)."""
     count = int.from_bytes(blob[:4], "little")
-    head = 4 + 4 * count
-    if len(blob) < head:
-        raise ValueError("record lengths do not match the stored data")
     lengths = array("I")
-    lengths.frombytes(blob[4:head])
-    if sys.byteorder == "big":  # stored little-endian, as encode_records writes them
+    lengths.frombytes(blob[4 : 4 + 4 * count])
+    if sys.byteorder == "big":
         lengths.byteswap()
-    if sum(lengths) != len(blob) - head:
-        raise ValueError("record lengths do not match the stored data")
+    return lengths
 
 
 def record_offsets(blob: bytes) -> array[int]:
     """Where each record of an encoded row starts in it, and where the last ends (record
     k is ``blob[offsets[k]:offsets[k + 1]]``): a few records read out of a large row
     without making the others."""
-    count = int.from_bytes(blob[:4], "little")
-    lengths = array("I")
-    lengths.frombytes(blob[4 : 4 + 4 * count])
-    if sys.byteorder == "big":
-        lengths.byteswap()
-    return array("q", accumulate(lengths, initial=4 + 4 * count))
+    head = 4 + 4 * int.from_bytes(blob[:4], "little")
+    return array("q", accumulate(_stored_lengths(blob), initial=head))
 
 
 def decode_records(blob: bytes) -> list[bytes]:
-    count = int.from_bytes(blob[:4], "little")
-    lengths = array("I")
-    lengths.frombytes(blob[4 : 4 + 4 * count])
-    if sys.byteorder == "big":
-        lengths.byteswap()
-    records = []
-    pos = 4 + 4 * count
-    for length in lengths:
-        records.append(blob[pos : pos + length])
-        pos += length
-    return records
+    return [blob[start:end] for start, end in pairwise(record_offsets(blob))]
 
 
 def digest_of(encoded: bytes) -> bytes:
