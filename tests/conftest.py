@@ -466,6 +466,14 @@ def kernel_built() -> bool:
     return True
 
 
+def every_engine() -> list:
+    """The engine objects this install has: the Python engine, and the kernel's where it
+    is built (for tests that hold the twins' answers side by side)."""
+    from seqdedup.engine.choice import PYTHON, engine_named
+
+    return [PYTHON, engine_named("c")] if kernel_built() else [PYTHON]
+
+
 # Without a compiler (SEQDEDUP_NO_EXTENSION=1 at install) only the Python engine exists.
 ENGINES = (
     ["c", "python"] if kernel_built() or not os.environ.get("SEQDEDUP_NO_EXTENSION") else ["python"]

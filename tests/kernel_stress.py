@@ -20,9 +20,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 from seqdedup.base.hashes import MASK64, hash_words
 from seqdedup.base.records import python_gather
 from seqdedup.base.tokens import estimate_tokens
-from seqdedup.budget.input import python_spread_tracebacks
 from seqdedup.config.jsonkeys import JsonSelector
 from seqdedup.config.normalize import PLACEHOLDERS, normalize_py
+from seqdedup.engine.pykernel import python_spread_tracebacks
 from seqdedup.engine.runs import runs_of
 from seqdedup.keys.streams import prefix_program
 from seqdedup.library.store import encode_records
@@ -721,7 +721,7 @@ def key_table_calls(kernel, rng: random.Random) -> None:
             continue
         raise AssertionError("broken_fragments took ids past its arrays")
     # GOOD's sequences: the table's own links, and any (cycles too), as the twin makes them
-    from seqdedup.diff.profile import python_chain_counts, python_chains
+    from seqdedup.engine.pykernel import python_chain_counts, python_chains
 
     assert kernel.chains(after, before) == python_chains(after, before)
     size = rng.randint(0, 40)

@@ -12,13 +12,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from seqdedup import Config, expand, reduce_to_budget
-from seqdedup.base.kernel import load
 from seqdedup.base.message import message_of
 from seqdedup.base.tokens import estimate_tokens
 from seqdedup.budget.input import Source
 from seqdedup.budget.reduce import _after_shared_date, _time_span, reduce_input
 from seqdedup.budget.removed import RemovedStore, digest_of, escaped, restore, shortest_prefixes
 from seqdedup.config.normalize import first_timestamp
+from seqdedup.engine.choice import PYTHON, chosen_engine
 
 from conftest import examples
 
@@ -47,9 +47,9 @@ def joined(lines: list[bytes], delimiter: bytes, last: bool) -> bytes:
     return data + delimiter if last and lines else data
 
 
-def reduced(data: bytes, budget: int, kernel: object = "load", **options: object) -> tuple:
+def reduced(data: bytes, budget: int, engine: object = None, **options: object) -> tuple:
     config = Config(max_history=None, **options)  # type: ignore[arg-type]
-    reduction = reduce_input(data, config, budget, kernel=load() if kernel == "load" else None)
+    reduction = reduce_input(data, config, budget, engine=engine or chosen_engine())
     store = RemovedStore(Path(":memory:"))
     store.save(reduction.pieces, reduction.text, config.delimiter, "", reduction.markers)
     return reduction, store
@@ -219,7 +219,7 @@ def test_the_same_input_gives_the_same_bytes_on_both_engines(lines, window, budg
     data = joined(lines, b"\n", True)
     first, _ = reduced(data, budget, window_size=window)
     again, _ = reduced(data, budget, window_size=window)
-    python, _ = reduced(data, budget, kernel=None, window_size=window)
+    python, _ = reduced(data, budget, engine=PYTHON, window_size=window)
     assert first.text == again.text == python.text
     assert first.pieces == python.pieces
 
@@ -393,7 +393,7 @@ def test_a_marker_says_only_the_times_the_lines_around_it_do_not():
     assert {(True, True), (False, False)} <= seen, seen
     # each side on its own, on a Source whose first and last lines carry no time
     texts = ["banner", *(f"2026-01-01T00:00:{i:02d}Z step" for i in range(4)), "footer"]
-    source = Source("\n".join(texts).encode(), b"\n", first_timestamp)
+    source = Source("\n".join(texts).encode(), b"\n")
     assert _time_span(source, 1, 4, long=False) == (
         "; 2026-01-01T00:00:00Z .. 00:00:03Z"
     )  # (nothing stamped around)

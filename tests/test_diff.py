@@ -15,7 +15,7 @@ from seqdedup.diff.compare import DiffOptions
 from seqdedup.diff.inputs import diff_records
 from seqdedup.diff.text import as_text
 
-from conftest import examples
+from conftest import every_engine, examples
 
 STREAMED = Config(stream_by=r"^\S+ ")
 
@@ -220,15 +220,12 @@ def test_both_key_tables_are_the_literal_reading(calls):
     reads them; find gives each key's id and -2 for a key never added."""
     from array import array
 
-    from seqdedup.base.kernel import load
-    from seqdedup.diff.profile import KeyTable, key_table
-
     separator = b"\xff" * 16
 
     def hashed(key):
         return separator if key is None else key.encode() * 16
 
-    tables = [KeyTable()] + ([key_table(load())] if load() is not None else [])
+    tables = [engine.key_table() for engine in every_engine()]
     read = []
     for keys, weight, weighted, links, ends in calls:
         weights = [weight if weighted else 1] * len(keys)
@@ -265,7 +262,6 @@ def test_broken_fragments_are_the_maximal_stretches_that_are_not_whole(
     checked sequence, left out when it runs from its first record to its last."""
     from array import array
 
-    from seqdedup.base.kernel import load
     from seqdedup.diff.compare import broken_fragments
 
     stretches, current = [], []
@@ -289,9 +285,8 @@ def test_broken_fragments_are_the_maximal_stretches_that_are_not_whole(
         )
     ]
     arrays = [array("i", values) for values in (ranked, chain_of, index_of, lengths)]
-    assert broken_fragments(None, *arrays) == want
-    if load() is not None:
-        assert broken_fragments(load(), *arrays) == want
+    for engine in every_engine():
+        assert broken_fragments(engine, *arrays) == want, engine.name
 
 
 def test_a_long_broken_sequence_shows_its_ends_and_where_it_broke():
@@ -342,13 +337,9 @@ def test_chains_follow_each_key_to_its_one_neighbour(links):
     from array import array
     from itertools import pairwise
 
-    from seqdedup.base.kernel import load
-    from seqdedup.diff.profile import python_chains
-
     after, before = (array("i", side) for side in links)
-    found = python_chains(after, before)
-    if load() is not None:
-        assert load().chains(after, before) == found
+    found, *others = [engine.chains(after, before) for engine in every_engine()]
+    assert all(other == found for other in others)
     members, starts, chain_of, index_of = (array("i", part) for part in found)
     n = len(after)
     assert sorted(members) == list(range(n)) and starts[0] == 0 and starts[-1] == n
@@ -382,15 +373,11 @@ def test_bad_counts_per_chain_are_its_most_frequent_keys(chains):
     from array import array
     from itertools import pairwise
 
-    from seqdedup.base.kernel import load
-    from seqdedup.diff.profile import python_chain_counts
-
     keys, starts, ids = chains
     members, bounds, found = array("i", keys), array("i", starts), array("i", ids)
     want = [max(ids.count(k) for k in keys[a:b]) for a, b in pairwise(starts)]
-    assert list(array("q", python_chain_counts(found, members, bounds))) == want
-    if load() is not None:
-        assert list(array("q", load().chain_counts(found, members, bounds))) == want
+    for engine in every_engine():
+        assert list(array("q", engine.chain_counts(found, members, bounds))) == want
 
 
 @settings(max_examples=examples(300), deadline=None)

@@ -318,10 +318,10 @@ def test_goods_kind_index_is_each_keys_kind(lines, part):
 
     config = Config(key_steps=(("normalize", "all"),))
     keying = keying_for(config)
-    kinds = kind_keys(config, keying.kernel)
+    kinds = kind_keys(config, keying.engine.kernel)
     data = b"".join(text.encode() + (b"\r\n" if crlf else b"\n") for text, crlf in lines)
     with mock.patch.object(stored_module, "PART", part):
-        profile = GoodProfile(keying.kernel, kinds)
+        profile = GoodProfile(keying.engine, kinds)
         stored = stored_module.StoredRecords(b"\n", kept=False)
         for _, piece, bounds in stored.read([data], 1 << 20):
             hashes, _, _ = keying.part_keys(piece, bounds)

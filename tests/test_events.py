@@ -17,7 +17,7 @@ from seqdedup.base.errors import UsageError
 from seqdedup.config.budgetfields import host_budget, parse_event_fields, parse_levels
 from seqdedup.config.settings import Config
 
-from conftest import examples, kernel_built, user_env
+from conftest import every_engine, examples, user_env
 
 
 def log(lines: list[str]) -> bytes:
@@ -246,14 +246,10 @@ def test_kinds_are_taken_in_turn_in_linear_time():
     assert looks[0] <= 3 * (33_000 + len(rows))
 
 
-def _twins(python, name):
-    """The Python twin and, where the kernel is built, the kernel's function."""
-    twins = [python]
-    if kernel_built():
-        from seqdedup import _kernel
-
-        twins.append(getattr(_kernel, name))
-    return twins
+def _twins(name):
+    """The engines' function ``name``: the Python twin and, where the kernel is built,
+    the kernel's."""
+    return [getattr(engine, name) for engine in every_engine()]
 
 
 ALPHABET = b"aAbE/ \n"
@@ -276,7 +272,7 @@ def test_literal_hits_of_either_twin_are_the_literal_reading(data, literals, spl
     floating literal or starts with an anchored one (never across its end into the
     delimiter or the next record); blocks of records are cut anywhere (Python)."""
     from seqdedup.base.records import python_record_bounds
-    from seqdedup.budget import input as budget_input
+    from seqdedup.engine import pykernel
 
     bounds = python_record_bounds(data, delimiter)
     floating, anchored = tuple(literals[:split]), tuple(literals[split:])
@@ -284,12 +280,12 @@ def test_literal_hits_of_either_twin_are_the_literal_reading(data, literals, spl
     want = bytes(
         any(lit in r for lit in floating) or r.startswith(anchored) for r in records
     )  # fmt: skip
-    budget_input.HITS_BLOCK, block = 7, budget_input.HITS_BLOCK  # (blocks of a few records)
+    pykernel.HITS_BLOCK, block = 7, pykernel.HITS_BLOCK  # (blocks of a few records)
     try:
-        for twin in _twins(budget_input.python_literal_hits, "literal_hits"):
+        for twin in _twins("literal_hits"):
             assert twin(data, bounds, floating, anchored) == want, twin
     finally:
-        budget_input.HITS_BLOCK = block
+        pykernel.HITS_BLOCK = block
 
 
 @settings(max_examples=examples(300), deadline=None)
@@ -305,8 +301,6 @@ def test_occurrences_and_tallies_of_either_twin_are_the_literal_reading(keys, fi
     its most frequent, ties in the order first met."""
     from collections import Counter
 
-    from seqdedup.budget.events import python_occurrences, python_tally
-
     hashes = b"".join(key.to_bytes(16, "little") for key in keys)  # (0: the zero hash)
     order = list(dict.fromkeys(keys))
     want = (
@@ -316,7 +310,7 @@ def test_occurrences_and_tallies_of_either_twin_are_the_literal_reading(keys, fi
         [keys.count(key) for key in order],
         [len(keys) - 1 - keys[::-1].index(key) for key in order],
     )
-    for twin in _twins(python_occurrences, "occurrences"):
+    for twin in _twins("occurrences"):
         assert [list(array("q", part)) for part in twin(hashes)] == list(want), twin
     if not keys:
         return
@@ -325,7 +319,7 @@ def test_occurrences_and_tallies_of_either_twin_are_the_literal_reading(keys, fi
     last = min(first + length - 1, len(ids) - 1)
     counted = Counter(ids[first : last + 1])
     pairs = [n for pair in counted.most_common(top) for n in pair]
-    for twin in _twins(python_tally, "tally"):
+    for twin in _twins("tally"):
         distinct, found = twin(ids, first, last, len(order), top)
         assert (distinct, list(array("q", found))) == (len(counted), pairs), twin
 
@@ -339,7 +333,6 @@ def test_distinct_records_of_either_twin_are_the_literal_reading(lines, flags):
     """The flagged records numbered by their bytes in the order of first occurrence,
     each number's first record."""
     from seqdedup.base.records import python_record_bounds
-    from seqdedup.budget.events import distinct_records
 
     data = b"".join(line + b"\n" for line in lines)
     bounds = python_record_bounds(data, b"\n")
@@ -350,14 +343,10 @@ def test_distinct_records_of_either_twin_are_the_literal_reading(lines, flags):
         [order.index(lines[k]) for k in picked],
         [next(k for k in picked if lines[k] == line) for line in order],
     )
-    kernels = [None]
-    if kernel_built():
-        from seqdedup import _kernel
-
-        kernels.append(_kernel)
-    for kernel in kernels:
-        found = distinct_records(kernel)(data, bounds, picks)
-        assert [list(array("q", part)) for part in found] == list(want), kernel
+    engines = every_engine()
+    for engine in engines:
+        found = engine.distinct_records(data, bounds, picks)
+        assert [list(array("q", part)) for part in found] == list(want), engine.name
 
 
 @settings(max_examples=examples(200), deadline=None)
@@ -369,31 +358,25 @@ def test_distinct_records_of_either_twin_are_the_literal_reading(lines, flags):
 def test_items_taken_and_put_by_either_twin_are_the_literal_reading(width, count, picks):
     """A table's items read out by index: item k for each k, in order; an index past
     the table refused. And put back: the places a flag picks filled in order."""
-    from seqdedup.base.records import item_putter, item_taker
-
     items = bytes(range(width * count))
-    kernels = [None]
-    if kernel_built():
-        from seqdedup import _kernel
-
-        kernels.append(_kernel)
-    for kernel in kernels:
-        take = item_taker(kernel)
+    engines = every_engine()
+    for engine in engines:
+        take = engine.take
         if all(k < count for k in picks):
             want = b"".join(items[k * width : (k + 1) * width] for k in picks)
-            assert take(items, width, array("q", picks)) == want, kernel
+            assert take(items, width, array("q", picks)) == want, engine.name
         else:
             with pytest.raises(IndexError):
                 take(items, width, array("q", picks))
         flags = bytes(k % 2 for k in range(count))  # (every other item replaced)
         values = bytes([255]) * width * flags.count(1)
         target = bytearray(items)
-        item_putter(kernel)(target, width, flags, values)
+        engine.put(target, width, flags, values)
         assert target == b"".join(
             values[:width] if flags[k] else items[k * width : (k + 1) * width] for k in range(count)
-        ), kernel
+        ), engine.name
         with pytest.raises(ValueError):
-            item_putter(kernel)(bytearray(items), width, flags, values + bytes(width))
+            engine.put(bytearray(items), width, flags, values + bytes(width))
 
 
 @settings(max_examples=examples(300), deadline=None)
@@ -409,7 +392,6 @@ def test_tracebacks_spread_by_either_twin_as_read_literally(lines, flagged):
     records after it, and after a line that starts Traceback (after white space) the
     one that ends them; those are flagged and are no heads."""
     from seqdedup.base.records import python_record_bounds
-    from seqdedup.budget.input import traceback_spreader
 
     data = b"".join(line + b"\n" for line in lines)
     bounds = python_record_bounds(data, b"\n")
@@ -428,15 +410,11 @@ def test_tracebacks_spread_by_either_twin_as_read_literally(lines, flagged):
         else:
             at += 1
     indented = bytes(line[:1] in (b" ", b"\t") for line in lines)
-    kernels = [None]
-    if kernel_built():
-        from seqdedup import _kernel
-
-        kernels.append(_kernel)
-    for kernel in kernels:
+    engines = every_engine()
+    for engine in engines:
         flags = bytearray(start)
-        heads = traceback_spreader(kernel)(data, bounds, flags, indented)
-        assert (flags, bytes(heads)) == (want_flags, bytes(want_heads)), kernel
+        heads = engine.spread_tracebacks(data, bounds, flags, indented)
+        assert (flags, bytes(heads)) == (want_flags, bytes(want_heads)), engine.name
 
 
 PIECES = [
@@ -468,7 +446,7 @@ def test_every_line_a_level_pattern_matches_holds_one_of_its_literals(lines):
     (letters folded; logcat's ``E/`` at a line's start): no line they match is passed
     over, on either engine."""
     from seqdedup.base.records import python_record_bounds
-    from seqdedup.budget.input import ANCHORED, LEVELS, LITERALS, python_literal_hits
+    from seqdedup.budget.input import ANCHORED, LEVELS, LITERALS
 
     data = "\n".join(lines).encode()
     bounds = python_record_bounds(data, b"\n")
@@ -476,7 +454,7 @@ def test_every_line_a_level_pattern_matches_holds_one_of_its_literals(lines):
     for level in LEVELS:
         pattern = re.compile(LEVELS[level].encode())
         matched = bytes(bool(pattern.search(record)) for record in records)
-        for twin in _twins(python_literal_hits, "literal_hits"):
+        for twin in _twins("literal_hits"):
             hits = twin(data, bounds, LITERALS[level], ANCHORED[level])
             assert all(hit for hit, match in zip(hits, matched, strict=True) if match), level
 
@@ -523,16 +501,12 @@ def test_units_are_a_head_with_the_verbatim_records_that_continue_it(verbatim):
     flags, head_flags = verbatim
     is_verbatim = bytearray(flags)
     heads = bytearray(v and h for v, h in zip(flags, head_flags, strict=True))
-    kernels = [None]  # (the starts listed by either twin of flag_positions)
-    if kernel_built():
-        from seqdedup import _kernel
-
-        kernels.append(_kernel)
+    engines = every_engine()  # (the starts listed by either twin of flag_positions)
     want_starts = [r for r in range(len(flags)) if not (is_verbatim[r] and not heads[r])]
     want_ends = [s - 1 for s in want_starts[1:]] + ([len(flags) - 1] if want_starts else [])
-    for kernel in kernels:
-        starts, ends = _unit_bounds(is_verbatim, heads, kernel)
-        assert list(starts) == want_starts, kernel
+    for engine in engines:
+        starts, ends = _unit_bounds(is_verbatim, heads, engine)
+        assert list(starts) == want_starts, engine.name
     assert [ends[u] for u in range(len(ends))] == want_ends == ends[:]
     assert ends[-1:] == want_ends[-1:] and ends[1::2] == want_ends[1::2]
     with pytest.raises(IndexError):

@@ -5,9 +5,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from seqdedup import Deduplicator, UsageError, deduplicate
-from seqdedup.config.settings import FilterRule
+from seqdedup.config.settings import Config, FilterRule
+from seqdedup.engine.choice import chosen_engine, engine_named
 from seqdedup.keys import filters as filters_module
 from seqdedup.keys.filters import TRACKED, UNMATCHED, FilterList, load_pattern_file
+from seqdedup.run.stages import Stages
 
 from conftest import examples, kernel_built
 from oracle import reference_output
@@ -163,9 +165,11 @@ def test_fast_paths_agree_with_plain_regex_search(records, rules, invalid, scan_
                 break
         expected.append(verdict)
     filters = FilterList([FilterRule(kind, pattern) for kind, pattern in rules])
+    scanned = FilterList(filters.rules, chosen_engine().literal_mask)  # (as a run makes it)
     with pytest.MonkeyPatch.context() as patch:  # 1: whole-batch scanning for literals
         patch.setattr(filters_module, "SCAN_MIN_RECORDS", scan_from)
         assert filters.classify(records) == expected
+        assert scanned.classify(records) == expected
     if kernel_built():  # the kernel's filtered chunk path: literals found in any bytes
         from array import array
 
@@ -174,7 +178,8 @@ def test_fast_paths_agree_with_plain_regex_search(records, rules, invalid, scan_
         for record in records:
             bounds.extend((at, at + len(record)))
             at += len(record) + 1
-        mask = filters.tracked_mask(region, bounds.tobytes(), b"\n")
+        kernels = FilterList(filters.rules, engine_named("c").literal_mask)
+        mask = kernels.tracked_mask(region, bounds.tobytes(), b"\n")
         assert list(mask) == [int(verdict == TRACKED) for verdict in expected]
 
 
@@ -216,24 +221,26 @@ def test_no_bytes_twin_where_spaces_cannot_be_spelled():
 def test_the_python_engine_scans_literals_without_the_kernel(monkeypatch, rule):
     """With SEQDEDUP_ENGINE=python a batch scanned for a literal called the kernel's
     ``literal_mask`` anyway (the per-engine tests never ran the Python scan where the
-    kernel was built); now the engine the run uses scans, with the same decisions."""
+    kernel was built); now the engine the run uses scans (a run's filters take its
+    engine's scan: the Python engine has none), with the same decisions."""
     pytest.importorskip("numpy")
-    from seqdedup import _kernel
 
     records = [b"ts %d ERROR x" % i if i % 7 == 0 else b"line %d" % (i % 50) for i in range(3000)]
     assert len(records) >= filters_module.SCAN_MIN_RECORDS
     calls = []
-    original = _kernel.literal_mask
+    compiled = engine_named("c")
+    original = compiled.literal_mask
+    assert original is not None
 
     def counted(*args):
         calls.append(1)
         return original(*args)
 
-    monkeypatch.setattr(_kernel, "literal_mask", counted)
+    monkeypatch.setattr(compiled, "literal_mask", counted)
     want = [r.startswith(b"ts") if rule.kind == "bypass" else b"ERROR" in r for r in records]
     for engine, called in (("python", False), ("c", True)):
         monkeypatch.setenv("SEQDEDUP_ENGINE", engine)
         calls.clear()
-        decisions = FilterList([rule]).classify(records)
+        decisions = Stages(Config(filters=(rule,)), None).parts.filters.classify(records)
         matched = [d != (UNMATCHED if rule.kind == "track" else TRACKED) for d in decisions]
         assert matched == want and bool(calls) is called, engine

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from seqdedup import Deduplicator
 from seqdedup.base.errors import UsageError
 from seqdedup.config.settings import FilterRule
+from seqdedup.engine.pykernel import periodic_match, shortest_period
 from seqdedup.library.store import encode_records
-from seqdedup.run.foldruns import periodic_match, shortest_period
 
 from conftest import (
     arrived,
@@ -345,7 +345,8 @@ def test_wrong_fold_options_are_one_line_and_no_output(run_cli, args, message):
 )
 def test_the_kernel_compares_and_scans_as_the_definitions(keys, offset, text):
     from seqdedup import _kernel
-    from seqdedup.config.normalize import first_timestamp, kernel_timestamp
+    from seqdedup.config.normalize import first_timestamp
+    from seqdedup.engine.choice import engine_named
 
     encoded = b"".join(k.encode() * 16 for k in keys)
     assert _kernel.shortest_period(encoded) == shortest_period(encoded)
@@ -353,7 +354,7 @@ def test_the_kernel_compares_and_scans_as_the_definitions(keys, offset, text):
         unit, data = encoded[: length * 16], encoded[length * 16 :]
         assert _kernel.periodic_match(unit, data, offset) == periodic_match(unit, data, offset)
     record = text.encode()
-    assert kernel_timestamp(_kernel.first_match, record) == first_timestamp(record)
+    assert engine_named("c").first_timestamp(record) == first_timestamp(record)
 
 
 @settings(max_examples=examples(200), deadline=None)

@@ -38,9 +38,9 @@ def codec(request, monkeypatch):
 
 
 def selector(keys=(), ignore=(), fast=True):
-    from seqdedup.base import kernel
+    from seqdedup.engine.choice import chosen_engine
 
-    return JsonSelector(keys, ignore, kernel.load() if fast else None, track_text=True)
+    return JsonSelector(keys, ignore, chosen_engine().kernel if fast else None, track_text=True)
 
 
 def test_a_field_or_a_nested_one_decides(codec):

@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 from seqdedup import __version__
 from seqdedup.api import Deduplicator, process_stream
 from seqdedup.base import hashes as hash_forms
-from seqdedup.base import kernel
 from seqdedup.config.normalize import CLASSES
 from seqdedup.config.settings import Config, FilterRule
+from seqdedup.engine.choice import chosen_engine, engine_name
 from seqdedup.engine.fingerprints import coefficients, fingerprints_py
 from seqdedup.engine.matcher import WindowMatcher
 from seqdedup.library.store import encode_records
@@ -598,7 +598,7 @@ def test_engine_is_named(run_cli):
     assert p.stdout.decode().strip() == f"seqdedup {__version__} (engine: c)"
     p = run_cli(["--version"], env={**env, "SEQDEDUP_ENGINE": "python"})
     assert p.stdout.decode().strip() == f"seqdedup {__version__} (engine: python)"
-    assert Deduplicator(Config()).engine == kernel.engine_name()
+    assert Deduplicator(Config()).engine == engine_name()
 
 
 def test_large_table_keeps_every_first_start_through_growth():
@@ -797,7 +797,7 @@ def test_a_library_region_gives_the_windows_its_fingerprints_give(
     """add_library_region (the matcher rolls each sequence's fingerprints itself) and
     add_library_windows (given every window's fingerprint and start) make the same
     windows seen: the same decisions after them, with and without forced collisions."""
-    _kernel = kernel.load()
+    _kernel = chosen_engine().kernel
     history = None if history is None else window + history
     seed = 0x1234_5678_9ABC_DEF0_0FED_CBA9_8765_4321
     region, firsts, lengths = array("Q", [7, 7]), array("q"), array("q")
@@ -828,7 +828,7 @@ def test_a_library_region_gives_the_windows_its_fingerprints_give(
 
 
 def test_a_library_region_out_of_order_or_past_its_end_is_refused():
-    _kernel = kernel.load()
+    _kernel = chosen_engine().kernel
     region = array("Q", [7, 7] * 6)  # six records
     for firsts, lengths in (([3, 1], [1, 1]), ([1], [5]), ([-1], [2]), ([1], [-1])):
         with pytest.raises(ValueError, match="in order in the region"):
@@ -850,7 +850,7 @@ def test_a_library_region_held_in_place_outlives_its_name():
     changes nothing, and while held it cannot be resized under the matcher."""
     import gc
 
-    _kernel = kernel.load()
+    _kernel = chosen_engine().kernel
     keys = [hash(k) for k in "abcx"]
     region = array("Q", [7, 7, *hash_forms.hash_words(keys[:3]).tolist(), 7, 7])
     m = _kernel.Matcher(3)
@@ -954,6 +954,6 @@ def test_the_python_engines_tests_cannot_import_the_kernel(engine):
         from seqdedup import _kernel
     with pytest.raises(ImportError):
         import seqdedup._kernel  # noqa: F401
-    from seqdedup.base.kernel import load
+    from seqdedup.engine.choice import chosen_engine
 
-    assert load() is None
+    assert chosen_engine().kernel is None

@@ -207,37 +207,19 @@ MAX_CLI_LINES = 400  # the seqdedup command's module: parsing only, the work bel
 MAX_ANY = 60  # uses of typing.Any outside import lines
 MAX_TYPE_IGNORES = 25
 MAX_ENGINE_QUESTIONS = 5  # places outside the twin factories that ask which engine runs
-# Where each engine twin is chosen, once: (module, function); a question inside one of
-# these is the factory's own.
+# Where a twin that is not yet a name of the Engine object (base.engine) is chosen, once:
+# (module, function); a question inside one of these is the factory's own. The kernel's
+# array functions, records, tokens and scans are Engine names now: no factory asks.
 TWIN_FACTORIES = {
     ("engine.matcher", "make_matcher"),
     ("engine.attribution", "make_attribution"),
-    ("config.normalize", "timestamp_finder"),
-    ("run.foldruns", "periodicity"),
-    ("base.tokens", "record_tokens"),
-    ("base.tokens", "token_sums"),
-    ("base.records", "bounds_finder"),
-    ("base.records", "flag_positions"),
-    ("base.records", "item_taker"),
-    ("base.records", "item_putter"),
-    ("base.records", "record_gatherer"),
     ("keys.maker", "key_hasher"),
     ("keys.maker", "text_digest"),
     ("config.jsonkeys", "json_parser"),
     ("run.stream_path", "stream_path"),
     ("engine.decisions", "Decisions.__init__"),
     ("run.plan", "plan_run"),
-    ("run.plan", "RunPlan"),  # (the plan: which engine runs, and the kernel it loaded)
-    ("diff.profile", "key_table"),
-    ("diff.profile", "chain_maker"),
-    ("diff.profile", "chain_counter"),
-    ("diff.compare", "broken_fragments"),
-    ("budget.input", "literal_hits"),
-    ("budget.input", "traceback_spreader"),
-    ("budget.events", "numbered"),
-    ("budget.events", "distinct_records"),
-    ("budget.events", "tallied"),
-    ("config.normalize", "value_finder"),
+    ("run.plan", "RunPlan"),  # (the plan: its engine's kernel, for the kernel's stages)
 }
 ENGINE_NAMES = {"kernel", "engine"}
 

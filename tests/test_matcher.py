@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from seqdedup import Deduplicator
-from seqdedup.base import kernel
+from seqdedup.base import engine as base_engine
 from seqdedup.base.hashes import hash_ints
 from seqdedup.engine import histories, matcher
 from seqdedup.engine.fingerprints import PRIME, coefficients, fingerprints_py
@@ -202,7 +202,7 @@ def test_python_engine_without_numpy(keys, window, history, chunks, library):
     """The core install has no numpy: every large-batch path falls back to dicts."""
     mp = pytest.MonkeyPatch()
     try:
-        mp.setattr(kernel, "_numpy", False)
+        mp.setattr(base_engine, "_numpy", False)
         keep = run_matcher(keys, window, history, chunks, 1, mp, library)
         m = WindowMatcher(window, history)
         assert isinstance(m.fingerprints([1] * window, 1), list)
@@ -278,7 +278,7 @@ def test_the_python_engine_runs_without_numpy(monkeypatch):
     settling early, a limited history, a library window) then runs without it."""
     import builtins
 
-    from seqdedup.base import kernel as engine
+    from seqdedup.base import engine
 
     real_import = builtins.__import__
 

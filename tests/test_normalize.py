@@ -11,7 +11,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from seqdedup import Deduplicator, UsageError
-from seqdedup.base import kernel
 from seqdedup.config.normalize import (
     ALL,
     CLASSES,
@@ -20,6 +19,7 @@ from seqdedup.config.normalize import (
     normalize_py,
     parse_classes,
 )
+from seqdedup.engine.choice import chosen_engine
 from seqdedup.library.store import encode_records
 
 from conftest import examples, kernel_built
@@ -245,8 +245,8 @@ def test_the_tables_are_as_long_as_promised():
 
 def implementations():
     found = [("python", normalize_py)]
-    engine = kernel.load()
-    if engine is not None:
+    engine = chosen_engine()
+    if engine.kernel is not None:
         found.append(("c", engine.normalize))
     return found
 
@@ -329,9 +329,10 @@ def test_the_kernel_scanner_is_the_regular_expressions(text, bits):
 
     assert _kernel.normalize(text, bits) == normalize_py(text, bits)
     # (and each match with its class, as the values of --budget's notes read them)
-    from seqdedup.config.normalize import python_value_matches, value_finder
+    from seqdedup.config.normalize import python_value_matches
+    from seqdedup.engine.choice import engine_named
 
-    assert value_finder(_kernel, bits)(text) == python_value_matches(text, bits)
+    assert engine_named("c").value_matches(text, bits) == python_value_matches(text, bits)
 
 
 @pytest.mark.skipif(not kernel_built(), reason="needs the compiled kernel")

@@ -4,19 +4,21 @@ executable; and the stages build what the plan names."""
 
 from __future__ import annotations
 
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 
 import pytest
 
 from seqdedup.config.settings import Config, FilterRule
 from seqdedup.engine.attribution import Attributor, DecisionCount, KernelAttributor
+from seqdedup.engine.choice import PYTHON
 from seqdedup.engine.stream_decider import StreamCount
 from seqdedup.run.attribution_thread import AttributionThread
 from seqdedup.run.plan import plan_run
 
 from conftest import kernel_built
 
-KERNEL = ModuleType("kernel")  # (the plan reads only whether there is one)
+# (the plan reads only whether the engine has a kernel)
+KERNEL = SimpleNamespace(name="c", kernel=ModuleType("kernel"))
 
 TRACK = (FilterRule("track", "^ERROR"),)
 # options -> (feeding, attribution, settles early, run heads), with the kernel, keys it
@@ -58,7 +60,7 @@ TABLE = [
 @pytest.mark.parametrize(("options", "feeding", "attribution", "settles", "heads"), TABLE)
 def test_the_plan_of_each_combination(options, feeding, attribution, settles, heads):
     config = Config(**{"max_history": None, **options})
-    plan = plan_run(config, kernel=KERNEL, explaining=False, kernel_keys=True)
+    plan = plan_run(config, engine=KERNEL, explaining=False, kernel_keys=True)
     assert (plan.feeding, plan.attribution, plan.settles_early, plan.run_heads) == (
         feeding,
         attribution,
@@ -74,9 +76,9 @@ def test_what_the_parts_of_a_run_change():
     explanations and keys the kernel cannot make take the record path; explanations
     read pieces and keep records from settling early."""
     plain = Config(max_history=None)
-    assert plan_run(plain, None, False, True)[1:3] == ("record", "python")
+    assert plan_run(plain, PYTHON, False, True)[1:3] == ("record", "python")
     quiet = Config(max_history=None, sequence_stats=False)
-    assert plan_run(quiet, None, False, True)[1:3] == ("record", "count")
+    assert plan_run(quiet, PYTHON, False, True)[1:3] == ("record", "count")
     assert plan_run(plain, KERNEL, False, False)[1:3] == ("record", "thread")  # a transform
     explained = plan_run(Config(max_history=100), KERNEL, True, True)
     assert (explained.feeding, explained.attribution, explained.settles_early) == (
@@ -125,7 +127,7 @@ STREAM = "^(\\w+) "
     ("options", "explaining", "kernel", "decider", "reported"),
     [
         ({}, False, KERNEL, "kernel", False),  # nothing read per run: the kernel's matcher
-        ({}, False, None, "python", False),
+        ({}, False, PYTHON, "python", False),
         ({"annotate": True}, False, KERNEL, "python", True),  # (a limited history)
         # markers and --top from the kernel's runs (an unlimited history: a named file)
         ({"annotate": True, "max_history": None}, False, KERNEL, "kernel", True),
@@ -143,6 +145,6 @@ STREAM = "^(\\w+) "
 def test_the_stream_decider_of_each_combination(options, explaining, kernel, decider, reported):
     plan = plan_run(Config(stream_by=STREAM, **options), kernel, explaining, True)
     assert (plan.feeding, plan.stream_decider, plan.reported) == ("stream", decider, reported)
-    assert plan.engine == ("c" if kernel is not None else "python")
+    assert plan.engine.name == ("c" if kernel is KERNEL else "python")
     if not options.get("per_stream"):  # (only with --stream-by)
         assert plan_run(Config(**options), kernel, explaining, True).stream_decider is None

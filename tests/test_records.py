@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from seqdedup.base.errors import UsageError
 from seqdedup.base.records import RecordSplitter, parse_delimiter, parse_hex_delimiter, read_chunks
 
-from conftest import examples, kernel_built
+from conftest import every_engine, examples
 
 
 @pytest.mark.parametrize(
@@ -131,19 +131,14 @@ def test_record_bounds_of_either_twin_are_the_definition(data, delimiter):
     """Each record between delimiters, the last one without one kept, no empty record
     after a final delimiter (the kernel's bounds.c and the Python twin); and
     split_records gives the same records."""
-    from seqdedup.base.records import bounds_finder, python_record_bounds, split_records
+    from seqdedup.base.records import split_records
 
     want, rest = [], data
     while rest:
         record, _, rest = rest.partition(delimiter)
         want.append(record)
-    twins = [python_record_bounds]
-    if kernel_built():
-        from seqdedup import _kernel
-
-        twins.append(bounds_finder(_kernel))
-    for twin in twins:
-        bounds = twin(data, delimiter)
+    for engine in every_engine():
+        bounds = engine.record_bounds(data, delimiter)
         assert [data[bounds[k] : bounds[k + 1]] for k in range(0, len(bounds), 2)] == want
     assert split_records(data, delimiter) == want
 
@@ -161,24 +156,18 @@ def test_records_gathered_by_either_twin_are_the_literal_reading(data, bounds, p
     the data or a negative base refused, by both twins alike."""
     from array import array
 
-    from seqdedup.base.records import record_gatherer
-
     pairs = array("q", [bound for pair in bounds for bound in pair])
-    kernels = [None]
-    if kernel_built():
-        from seqdedup import _kernel
-
-        kernels.append(_kernel)
+    engines = every_engine()
     answers = []
-    for kernel in kernels:
-        gather = record_gatherer(kernel)
+    for engine in engines:
+        gather = engine.gather
         try:
             joined, ends = gather(data, pairs, array("q", picks), base)
         except (IndexError, ValueError) as refused:
             answers.append(type(refused))
             continue
         texts = [data[bounds[k][0] : bounds[k][1]] for k in picks]
-        assert joined == b"".join(texts), kernel
+        assert joined == b"".join(texts), engine.name
         assert (
             list(array("q", ends)) == list(itertools.accumulate(map(len, texts), initial=base))[1:]
         )
@@ -189,4 +178,4 @@ def test_records_gathered_by_either_twin_are_the_literal_reading(data, bounds, p
         if not 0 <= k < len(bounds) or not 0 <= bounds[k][0] <= bounds[k][1] <= len(data)
     ]
     expected = ValueError if base < 0 else wrong[0] if wrong else "gathered"
-    assert answers == [expected] * len(kernels)
+    assert answers == [expected] * len(engines)

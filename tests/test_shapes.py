@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 import re
+from functools import partial
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -13,16 +14,13 @@ from hypothesis import strategies as st
 from seqdedup import reduce_to_budget
 from seqdedup.budget.removed import RemovedStore, restore
 from seqdedup.budget.values import Column, briefly, columns, named
-from seqdedup.config.normalize import EVERY, compiled_pattern, value_finder
+from seqdedup.config.normalize import EVERY, compiled_pattern
 
-from conftest import examples, kernel_built
+from conftest import every_engine, examples
 
 VALUES = compiled_pattern(EVERY)
-FINDERS = [value_finder(None, EVERY)]  # (and the kernel's, where it is built)
-if kernel_built():
-    from seqdedup import _kernel
-
-    FINDERS.append(value_finder(_kernel, EVERY))
+# (the engines' value_matches: the Python twin's, and the kernel's where it is built)
+FINDERS = [partial(engine.value_matches, bits=EVERY) for engine in every_engine()]
 
 
 def log(lines: list[str]) -> bytes:

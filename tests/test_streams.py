@@ -14,10 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from seqdedup import Deduplicator
-from seqdedup.base import kernel
 from seqdedup.base.hashes import hash_words
 from seqdedup.config.settings import FilterRule
 from seqdedup.engine import matcher
+from seqdedup.engine.choice import chosen_engine
 from seqdedup.engine.matcher import WindowMatcher
 
 from conftest import examples
@@ -68,7 +68,7 @@ def test_both_matchers_follow_the_oracle_across_streams(
         assert push_streams(WindowMatcher(window, history), streams, chunk) == want
     finally:
         mp.undo()
-    engine = kernel.load()
+    engine = chosen_engine().kernel
     if engine is not None:
         as_int64 = [[hash(k) for k in keys] for keys in streams]
         m = engine.Matcher(window, history)

@@ -8,9 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Generic, Protocol, cast, overload
 
+from seqdedup.base.engine import SEED
 from seqdedup.base.errors import SeqdedupError
-from seqdedup.base.kernel import SEED
-from seqdedup.base.kernel import load as load_kernel
 from seqdedup.base.records import (
     DamagedInput,
     DecodedChunks,
@@ -21,6 +20,7 @@ from seqdedup.base.records import (
 from seqdedup.base.stopping import graceful, requested, settle
 from seqdedup.config.settings import STREAM_WAIT, Config, config_of
 from seqdedup.config.timelimit import PatternTimeout
+from seqdedup.engine.choice import chosen_engine
 from seqdedup.keys.maker import ShellTransform, key_maker
 from seqdedup.run.assembled import feeding_paths
 from seqdedup.run.calls import OneCall, bytes_records
@@ -447,7 +447,7 @@ def show_keys(
         if config.hash_transform
         else None
     )
-    keys_of = key_maker(config, load_kernel(), SEED, transform).keys
+    keys_of = key_maker(config, chosen_engine().kernel, SEED, transform).keys
     delimiter = config.delimiter
     count = 0
     if config.stream_split:  # the stream's name is not part of the key

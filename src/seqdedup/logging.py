@@ -346,7 +346,7 @@ def summary_record(
     their logger (or ``seqdedup``), with the fold line's fields as its attributes. It
     carries every other field of the last record it replaces (``extra`` fields a
     formatter names, the folded thread's name and id), without its exception."""
-    from seqdedup.run.foldruns import shortest_period
+    from seqdedup.engine.pykernel import shortest_period
 
     length = _period(keys, shortest_period)
     copies, extra = divmod(len(records), length)

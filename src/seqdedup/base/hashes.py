@@ -15,7 +15,7 @@ from __future__ import annotations
 from array import array
 from typing import TYPE_CHECKING, TypeAlias
 
-from seqdedup.base.kernel import SEED
+from seqdedup.base.engine import SEED
 
 if TYPE_CHECKING:
     from hashlib import blake2b
@@ -34,24 +34,27 @@ if TYPE_CHECKING:
 
 MASK64 = (1 << 64) - 1
 MASK128 = (1 << 128) - 1
-# The Python engine's key hash: BLAKE2b keyed with the run's 128-bit seed, 16 bytes (a
-# pseudo-random function of the key for whoever does not know the seed). Made on first
-# use: the kernel's runs never import hashlib.
-_keyed: blake2b | None = None
+# The Python engine's key hash: BLAKE2b keyed with a 128-bit seed (the run's, or one
+# derived from it, as the kernel keys SipHash), 16 bytes (a pseudo-random function of the
+# key for whoever does not know the seed). Made on first use: the kernel's runs never
+# import hashlib.
+_keyed: dict[int, blake2b] = {}
 
 
-def _keyed_state() -> blake2b:
-    global _keyed
-    if _keyed is None:
+def _keyed_state(seed: int) -> blake2b:
+    state = _keyed.get(seed)
+    if state is None:
         from hashlib import blake2b
 
-        _keyed = blake2b(digest_size=16, key=SEED.to_bytes(16, "little"))
-    return _keyed
+        state = _keyed[seed] = blake2b(digest_size=16, key=(seed & MASK128).to_bytes(16, "little"))
+    return state
 
 
-def python_hash_bytes(keys: list[bytes]) -> bytes:
-    """The Python engine's 128-bit key hashes, 16 bytes each (lo lane first)."""
-    copy = _keyed_state().copy
+def python_hash_bytes(keys: list[bytes], seed: int = SEED) -> bytes:
+    """The Python engine's 128-bit key hashes, 16 bytes each (lo lane first), keyed with
+    ``seed``: hashes under two seeds are two functions, as the kernel's are (a kind's
+    hash and an event's of the same text are never taken for each other)."""
+    copy = _keyed_state(seed).copy
     out = []
     for key in keys:
         state = copy()

@@ -11,7 +11,6 @@ import re
 from array import array
 from collections.abc import Callable, Iterator
 from itertools import accumulate, compress
-from types import ModuleType
 from typing import Protocol, TypeAlias
 
 from seqdedup.base.errors import SeqdedupError, UsageError
@@ -20,80 +19,25 @@ from seqdedup.base.stopping import pause, requested, wait_readable
 READ_SIZE = 1 << 20
 
 # -- where the records of a whole buffer lie (one definition for every module) -------
+# These are the Python engine's record functions; ``Engine.record_bounds`` etc. name
+# them or the kernel's (C unit ``bounds.c``), which give the same answers.
 
 Buffer = bytes | bytearray | mmap.mmap
 # int64 values: an array, or the kernel's answer read in place
 Int64s: TypeAlias = "array[int] | memoryview"
-BoundsFinder = Callable[[Buffer, bytes], Int64s]
-
-
-def record_bounds(data: Buffer, delimiter: bytes) -> Int64s:
-    """Where each record of ``data`` lies: ``(start, end)`` pairs, record k being
-    ``data[bounds[2k]:bounds[2k+1]]``. A record ends at the delimiter (not part of it);
-    the last may end at the end of the data without one; empty data holds no record,
-    and data that ends with the delimiter no empty record after it. Found by the
-    kernel where it runs (C unit ``bounds.c``)."""
-    from seqdedup.base.kernel import load
-
-    return bounds_finder(load())(data, delimiter)
-
-
-def bounds_finder(kernel: ModuleType | None) -> BoundsFinder:
-    """The record-bounds twin: the kernel's where ``kernel`` is given."""
-    if kernel is None:
-        return python_record_bounds
-    found = kernel.record_bounds
-    return lambda data, delimiter: memoryview(found(data, delimiter)).cast("q")  # (in place)
-
-
-Positions = Callable[[bytes | bytearray], "array[int] | memoryview"]
-
-
-def flag_positions(kernel: ModuleType | None) -> Positions:
-    """The twin that lists where flags are set (a byte a record, not 0: set), as int64:
-    the kernel's ``flag_positions`` (no Python int for every record; read in place) or
-    :func:`python_flag_positions`."""
-    if kernel is None:
-        return python_flag_positions
-    found = kernel.flag_positions
-    return lambda flags: memoryview(found(flags)).cast("q")
 
 
 def python_flag_positions(flags: bytes | bytearray) -> array[int]:
-    """:func:`flag_positions` in Python."""
+    """Where flags are set (a byte a record, not 0: set), as int64 (``flag_positions``)."""
     return array("q", compress(range(len(flags)), flags))
-
-
-Take = Callable[["bytes | bytearray | memoryview", int, "array[int] | memoryview"], bytes]
-
-
-def item_taker(kernel: ModuleType | None) -> Take:
-    """The twin that reads a table's items out in the order of a list of indices
-    (``take(items, width, indices)``: the ``width``-byte item k of ``items`` for each k):
-    the kernel's ``take`` (no Python object an index) or :func:`python_take`."""
-    if kernel is None:
-        return python_take
-    taken: Take = kernel.take
-    return taken
-
-
-Put = Callable[["bytearray | array[int]", int, "bytes | bytearray", bytes], None]
-
-
-def item_putter(kernel: ModuleType | None) -> Put:
-    """The twin that fills the places flags pick, in order (``put(target, width, flags,
-    values)``: the k-th ``width``-byte item of ``values`` over the target's item at the
-    k-th set flag, in place): the kernel's ``put`` (one pass in C) or :func:`python_put`."""
-    if kernel is None:
-        return python_put
-    put: Put = kernel.put
-    return put
 
 
 def python_put(
     target: bytearray | array[int], width: int, flags: bytes | bytearray, values: bytes
 ) -> None:
-    """:func:`item_putter` in Python: a run of set flags (1) at a time."""
+    """The places flags pick filled, in order (``put``): the k-th ``width``-byte item of
+    ``values`` over the target's item at the k-th set flag, in place; a run of set flags
+    at a time."""
     into = memoryview(target).cast("B")
     if width <= 0 or len(into) % width or len(flags) != len(into) // width:
         raise ValueError("put: a flag an item of target, items of one width")
@@ -111,7 +55,8 @@ def python_put(
 def python_take(
     items: bytes | bytearray | memoryview, width: int, indices: array[int] | memoryview
 ) -> bytes:
-    """:func:`item_taker` in Python."""
+    """A table's items read out in the order of a list of indices (``take``): the
+    ``width``-byte item k of ``items`` for each k."""
     if width <= 0 or len(items) % width:
         raise ValueError("take: items of a positive width")
     if not all(0 <= k < len(items) // width for k in indices):
@@ -119,24 +64,12 @@ def python_take(
     return b"".join(items[k * width : (k + 1) * width] for k in indices)
 
 
-Gather = Callable[["bytes | bytearray | memoryview", "Int64s", "Int64s", int], tuple[bytes, bytes]]
-
-
-def record_gatherer(kernel: ModuleType | None) -> Gather:
-    """The twin that picks records out of a buffer (``gather(data, bounds, indices,
-    base)``: the records at ``bounds[2k]:bounds[2k + 1]`` for each k, joined, and where
-    each ends in them counted from ``base``, int64): the kernel's ``gather`` (no Python
-    object a record) or :func:`python_gather`."""
-    if kernel is None:
-        return python_gather
-    gathered: Gather = kernel.gather
-    return gathered
-
-
 def python_gather(
     data: bytes | bytearray | memoryview, bounds: Int64s, indices: Int64s, base: int
 ) -> tuple[bytes, bytes]:
-    """:func:`record_gatherer` in Python."""
+    """Records picked out of a buffer (``gather``): the records at ``bounds[2k]:bounds[2k
+    + 1]`` for each k of ``indices``, joined, and where each ends in them counted from
+    ``base`` (int64)."""
     pairs = array("q")
     pairs.frombytes(memoryview(bounds).cast("B"))
     if len(pairs) % 2 or base < 0:
@@ -154,7 +87,10 @@ def python_gather(
 
 
 def python_record_bounds(data: Buffer, delimiter: bytes) -> array[int]:
-    """:func:`record_bounds` in Python."""
+    """Where each record of ``data`` lies (``record_bounds``): ``(start, end)`` pairs,
+    record k being ``data[bounds[2k]:bounds[2k+1]]``. A record ends at the delimiter (not
+    part of it); the last may end at the end of the data without one; empty data holds no
+    record, and data that ends with the delimiter no empty record after it."""
     if not delimiter:
         raise ValueError("record_bounds: an empty delimiter")
     bounds = array("q")
@@ -171,7 +107,7 @@ def python_record_bounds(data: Buffer, delimiter: bytes) -> array[int]:
 
 
 def split_records(data: bytes, delimiter: bytes) -> list[bytes]:
-    """The records of ``data`` as :func:`record_bounds` finds them (``bytes.split``
+    """The records of ``data`` as :func:`python_record_bounds` finds them (``bytes.split``
     without the empty record after a final delimiter)."""
     records = data.split(delimiter)
     if not records[-1]:

@@ -17,8 +17,6 @@ import mmap
 import re
 from array import array
 from collections.abc import Callable
-from itertools import accumulate
-from types import ModuleType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -34,36 +32,12 @@ def estimate_tokens(text: bytes) -> int:
     return len(_PIECES.findall(text))
 
 
-Data = bytes | memoryview | mmap.mmap
-RecordTokens = Callable[[Data, "Int64s"], "array[int]"]
-
-
-def record_tokens(kernel: ModuleType | None) -> RecordTokens:
-    """The token-count twin: each record's estimated tokens (record k is
-    ``data[bounds[2k]:bounds[2k+1]]``), counted by the kernel where ``kernel`` is given."""
-    if kernel is None:
-        return python_record_tokens
-    token_counts = kernel.token_counts
-    return lambda data, bounds: array("q", token_counts(data, bounds))
-
-
-TokenSums = Callable[[Data, "Int64s"], "Int64s"]
-
-
-def token_sums(kernel: ModuleType | None) -> TokenSums:
-    """The twin of the records' tokens summed: the first k records' estimated tokens,
-    k = 0 .. n (what the cost of any stretch is read from), by the kernel in one call
-    (read in place) where ``kernel`` is given."""
-    if kernel is None:
-        return lambda data, bounds: array(
-            "q", accumulate(python_record_tokens(data, bounds), initial=0)
-        )
-    token_counts = kernel.token_counts
-    return lambda data, bounds: memoryview(token_counts(data, bounds, True)).cast("q")
+Data = bytes | bytearray | memoryview | mmap.mmap
 
 
 def python_record_tokens(data: Data, bounds: Int64s) -> array[int]:
-    """:func:`record_tokens` in Python."""
+    """Each record's estimated tokens (record k is ``data[bounds[2k]:bounds[2k+1]]``):
+    the Python engine's ``record_tokens`` (the kernel counts a batch in one call)."""
     view = memoryview(data)
     return array(
         "q",

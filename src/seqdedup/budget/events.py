@@ -20,16 +20,14 @@ from __future__ import annotations
 import re
 from array import array
 from bisect import bisect_right
-from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from itertools import compress
-from types import ModuleType
 from typing import NamedTuple
 
-from seqdedup.base.kernel import SEED
+from seqdedup.base.engine import SEED, Engine
 from seqdedup.base.lazy import LazySequence
-from seqdedup.base.records import Int64s, flag_positions, item_putter, item_taker
-from seqdedup.budget.input import LEVELS, Buffer, Source, ones
+from seqdedup.base.records import Int64s
+from seqdedup.budget.input import LEVELS, Source, ones
 from seqdedup.config.normalize import CLASSES
 from seqdedup.config.settings import Config
 from seqdedup.keys.kind import families, kind_config, kind_keys
@@ -113,88 +111,31 @@ class Units(NamedTuple):
     last: array[int]
 
 
-Numbered = tuple[bytes, bytes, bytes, bytes, bytes]
-DistinctRecords = Callable[[Buffer, "Int64s", "bytes | bytearray"], tuple[bytes, bytes]]
-
-
-def numbered(kernel: ModuleType | None) -> Callable[[bytes | bytearray], Numbered]:
-    """The twin that numbers 16-byte hashes: the kernel's ``occurrences`` or
-    :func:`python_occurrences`."""
-    if kernel is None:
-        return python_occurrences
-    occurrences: Callable[[bytes | bytearray], Numbered] = kernel.occurrences
-    return occurrences
-
-
-def python_occurrences(hashes: bytes | bytearray) -> Numbered:
-    """Per 16-byte hash its id (0, 1, ... in the order of first occurrence) and the
-    position of the same hash before it (-1: none); per id its first position, count
-    and last position: int64 arrays as bytes."""
-    hashes = bytes(hashes)  # (a bytearray's slices are no keys)
-    numbers: dict[bytes, int] = {}
-    ids, previous = array("q"), array("q")
-    firsts, counts, lasts = array("q"), array("q"), array("q")
-    for position in range(len(hashes) // 16):
-        found = numbers.setdefault(hashes[16 * position : 16 * position + 16], len(numbers))
-        if found == len(firsts):
-            firsts.append(position)
-            counts.append(0)
-            lasts.append(-1)
-        ids.append(found)
-        previous.append(lasts[found])
-        lasts[found] = position
-        counts[found] += 1
-    return ids.tobytes(), previous.tobytes(), firsts.tobytes(), counts.tobytes(), lasts.tobytes()
-
-
-Tally = Callable[["array[int]", int, int, int, int], tuple[int, bytes]]
-
-
-def tallied(kernel: ModuleType | None) -> Tally:
-    """The twin that counts the ids of a stretch: the kernel's ``tally`` or
-    :func:`python_tally`."""
-    if kernel is None:
-        return python_tally
-    tally: Tally = kernel.tally
-    return tally
-
-
-def python_tally(ids: array[int], first: int, last: int, size: int, top: int) -> tuple[int, bytes]:
-    """Of the ``ids`` (each below ``size``) at ``first`` .. ``last``: how many distinct,
-    and the ``top`` most frequent as int64 (id, count) pairs, ties in the order first
-    met."""
-    counts = Counter(ids[first : last + 1])
-    if not all(0 <= found < size for found in counts):
-        raise ValueError("tally: an id outside 0 .. size - 1")
-    pairs = array("q", (n for pair in counts.most_common(top) for n in pair))
-    return len(counts), pairs.tobytes()
-
-
 def units_of(
     source: Source,
     verbatim: bytearray,
     heads: bytearray,
     config: Config,
     event_fields: Sequence[str],
-    kernel: ModuleType | None,
+    engine: Engine,
 ) -> Units:
     """Kinds, events and units of the whole input. A record's kind is told by its key's
     keyed 128-bit hash, an event by the keyed hash of its key under another key (the
     two are never taken for each other); the kernel hashes and numbers them all in a
     few calls, an event's key is made once per distinct verbatim line, and the kinds'
     text is made only for the records that show one first, and for events."""
-    kinds, event_hashes, lines = _event_keys(source, verbatim, config, event_fields, kernel)
-    found = numbered(kernel)(_merged(kinds, event_hashes, verbatim, kernel))
+    kinds, event_hashes, lines = _event_keys(source, verbatim, config, event_fields, engine)
+    found = engine.occurrences(_merged(kinds, event_hashes, verbatim, engine))
     # (the two a record, read in place; the three an id, as arrays)
     ids, previous = (memoryview(part).cast("q") for part in found[:2])
     firsts, frequency, last = (array("q", part) for part in found[2:])
-    shapes, event_kinds = _kind_texts(source, verbatim, firsts, lines, config, kernel)
-    starts, ends = _unit_bounds(verbatim, heads, kernel)
-    event_kinds.unit_lines = _unit_lines(verbatim, heads, lines, kernel)
+    shapes, event_kinds = _kind_texts(source, verbatim, firsts, lines, config, engine)
+    starts, ends = _unit_bounds(verbatim, heads, engine)
+    event_kinds.unit_lines = _unit_lines(verbatim, heads, lines, engine)
     new = bytearray(len(starts))
     for record in firsts:  # (the unit that holds each first occurrence)
         new[bisect_right(starts, record) - 1] = 1
-    flags = bytearray(item_taker(kernel)(verbatim, 1, starts))  # (each unit's: its first's)
+    flags = bytearray(engine.take(verbatim, 1, starts))  # (each unit's: its first's)
     ranks = bytearray([NOT_AN_EVENT]) * len(starts)
     for unit in ones(new):  # (the rank orders the new events only)
         if flags[unit]:
@@ -206,7 +147,6 @@ def units_of(
 
 
 EVENT_SEED = 1  # (an event's key is hashed under SEED ^ EVENT_SEED: apart from kinds)
-RECORD_SEED = 2  # (a verbatim line's bytes, to find the distinct ones: SEED ^ RECORD_SEED)
 
 
 class VerbatimLines(NamedTuple):
@@ -224,13 +164,13 @@ def _event_keys(
     verbatim: bytearray,
     config: Config,
     event_fields: Sequence[str],
-    kernel: ModuleType | None,
+    engine: Engine,
 ) -> tuple[bytes | bytearray, bytes, VerbatimLines]:
     """Each record's kind hash (16 bytes; a verbatim record's need not be: its line's
     kind is in the lines), each verbatim record's event hash (16 bytes, in order), and
     the distinct verbatim lines, each made into its event's key (the ``event_fields``
     masked) and its kind once (a traceback's lines recur)."""
-    kind_hash = key_maker(kind_config(config), kernel, SEED)
+    kind_hash = key_maker(kind_config(config), engine.kernel, SEED)
     hashes: bytes | bytearray | None = kind_hash.bounds_hashes(source.data, source.bounds, verbatim)
     if hashes is None or len(hashes) != 16 * source.count:  # (split and hashed here)
         hashes = b"".join(
@@ -240,45 +180,20 @@ def _event_keys(
     classes = ",".join(name for name in event_fields if name in CLASSES)
     steps = (*config.key_steps, ("normalize", classes)) if classes else config.key_steps
     keyed = config.keyed or bool(classes)
-    events = key_maker(config._replace(key_steps=steps), kernel, 0) if keyed else None
-    found = distinct_records(kernel)(source.data, source.bounds, verbatim)
+    events = key_maker(config._replace(key_steps=steps), engine.kernel, 0) if keyed else None
+    found = engine.distinct_records(source.data, source.bounds, verbatim)
     ids, firsts = array("q", found[0]), array("q", found[1])
     distinct = source.picked(firsts)
     keys = events.keys(distinct) if events is not None else distinct
     masked = [mask_noise(key, event_fields) for key in keys]
-    event_hashes = key_maker(Config(), kernel, SEED ^ EVENT_SEED).hashes(masked)
+    event_hashes = key_maker(Config(), engine.kernel, SEED ^ EVENT_SEED).hashes(masked)
     lines = VerbatimLines(
         firsts,
         dict(zip(distinct, masked, strict=True)),
-        kind_keys(config, kernel).keys(distinct),
+        kind_keys(config, engine.kernel).keys(distinct),
         ids,
     )
-    return hashes, item_taker(kernel)(event_hashes, 16, ids), lines  # (each record's)
-
-
-def distinct_records(kernel: ModuleType | None) -> DistinctRecords:
-    """The twin that numbers the flagged records by their bytes: the kernel's
-    ``distinct_records`` (keyed hashes) or :func:`python_distinct_records`."""
-    if kernel is None:
-        return python_distinct_records
-    found = kernel.distinct_records
-    return lambda data, bounds, flags: found(data, bounds, flags, SEED ^ RECORD_SEED)
-
-
-def python_distinct_records(
-    data: Buffer, bounds: Int64s, flags: bytes | bytearray
-) -> tuple[bytes, bytes]:
-    """Of the records whose flag is set (record k is ``data[bounds[2k]:bounds[2k+1]]``),
-    in order, each one's id by its bytes (0, 1, ... in the order of first occurrence);
-    per id the record where it first occurs: int64 arrays as bytes."""
-    numbers: dict[bytes, int] = {}
-    ids, firsts = array("q"), array("q")
-    for record in ones(flags):
-        number = numbers.setdefault(data[bounds[2 * record] : bounds[2 * record + 1]], len(numbers))
-        if number == len(firsts):
-            firsts.append(record)
-        ids.append(number)
-    return ids.tobytes(), firsts.tobytes()
+    return hashes, engine.take(event_hashes, 16, ids), lines  # (each record's)
 
 
 def _kind_texts(
@@ -287,14 +202,14 @@ def _kind_texts(
     firsts: array[int],
     lines: VerbatimLines,
     config: Config,
-    kernel: ModuleType | None,
+    engine: Engine,
 ) -> tuple[list[tuple[int, tuple[bytes, ...]]], EventShapes]:
     """Each id's shape (from its first record: its kind's text, or its event's key), and
     the verbatim records' shapes: each line's kind's family (equal lines are of one
     kind)."""
     family = families(lines.kinds)
     kind_firsts = [record for record in firsts if not verbatim[record]]
-    made = kind_keys(config, kernel).keys(source.picked(kind_firsts))
+    made = kind_keys(config, engine.kernel).keys(source.picked(kind_firsts))
     kind_shape = dict(zip(kind_firsts, made, strict=True))
     shapes = [
         _shape(b"v" + lines.keys[source.record(r)]) if verbatim[r] else _shape(b"k" + kind_shape[r])
@@ -304,12 +219,12 @@ def _kind_texts(
 
 
 def _merged(
-    kinds: bytes | bytearray, events: bytes, verbatim: bytearray, kernel: ModuleType | None
+    kinds: bytes | bytearray, events: bytes, verbatim: bytearray, engine: Engine
 ) -> bytearray:
     """The kind hashes with the verbatim records' replaced by their events' (in order;
     written in place where ``kinds`` is a bytearray)."""
     merged = kinds if isinstance(kinds, bytearray) else bytearray(kinds)
-    item_putter(kernel)(merged, 16, verbatim, events)
+    engine.put(merged, 16, verbatim, events)
     return merged
 
 
@@ -317,21 +232,21 @@ _FLIP = bytes.maketrans(b"\x00\x01", b"\x01\x00")
 
 
 def _unit_bounds(
-    verbatim: bytearray, heads: bytearray, kernel: ModuleType | None = None
+    verbatim: bytearray, heads: bytearray, engine: Engine
 ) -> tuple[array[int] | memoryview, UnitEnds]:
     """Each unit's first and last record: a verbatim head with the verbatim records
     that continue it (verbatim, not a head), or one record."""
-    starts = flag_positions(kernel)(_unit_starting(verbatim, heads))
+    starts = engine.flag_positions(_unit_starting(verbatim, heads))
     return starts, UnitEnds(starts, len(verbatim))
 
 
 def _unit_lines(
-    verbatim: bytearray, heads: bytearray, lines: VerbatimLines, kernel: ModuleType | None
+    verbatim: bytearray, heads: bytearray, lines: VerbatimLines, engine: Engine
 ) -> memoryview:
     """The line of each verbatim unit's first record, in order: the line of each head
     among the verbatim records (a verbatim unit starts at a head)."""
-    places = flag_positions(kernel)(bytes(compress(heads, verbatim)))
-    return memoryview(item_taker(kernel)(memoryview(lines.ids).cast("B"), 8, places)).cast("q")
+    places = engine.flag_positions(bytes(compress(heads, verbatim)))
+    return memoryview(engine.take(memoryview(lines.ids).cast("B"), 8, places)).cast("q")
 
 
 def _unit_starting(verbatim: bytearray, heads: bytearray) -> bytes:

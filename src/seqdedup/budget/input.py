@@ -5,16 +5,14 @@ from __future__ import annotations
 
 import mmap
 import re
-from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from types import ModuleType
 from typing import IO, Literal, TypeVar, overload
 
+from seqdedup.base.engine import Engine
 from seqdedup.base.errors import SeqdedupError
-from seqdedup.base.records import Int64s, flag_positions, record_bounds
 from seqdedup.config.budgetfields import VERBATIM_LEVELS
-from seqdedup.config.normalize import first_timestamp
 from seqdedup.config.timelimit import PatternTimeout, each_within
+from seqdedup.engine.choice import PYTHON
 
 # The verbatim levels (--verbatim): errors (level words, exception names, tracebacks,
 # test failures), warnings, and error words on a line without a level word
@@ -59,57 +57,6 @@ LITERALS = {
     "words": (b"denied", b"invalid", b"refused", b"timed out", b"timeout"),
 }
 ANCHORED = {"error": (b"e/", b"f/"), "warning": (b"w/",), "words": ()}
-LiteralHits = Callable[[bytes | mmap.mmap, "Int64s", tuple[bytes, ...], tuple[bytes, ...]], bytes]
-
-
-def literal_hits(kernel: ModuleType | None) -> LiteralHits:
-    """The twin that finds the records holding a literal: the kernel's ``literal_hits``
-    (one pass: a 3-byte window a look-up) or :func:`python_literal_hits`."""
-    if kernel is None:
-        return python_literal_hits
-    hits: LiteralHits = kernel.literal_hits
-    return hits
-
-
-HITS_BLOCK = 1 << 24  # input bytes folded to lower case at a time (Python)
-
-
-def python_literal_hits(
-    data: bytes | mmap.mmap,
-    bounds: Int64s,
-    floating: tuple[bytes, ...],
-    anchored: tuple[bytes, ...],
-) -> bytes:
-    """For each record (``data[bounds[2k]:bounds[2k + 1]]``), 1 when its bytes with
-    ASCII letters in lower case hold one of the ``floating`` literals or start with one
-    of the ``anchored`` ones (all in lower case), else 0; searched with ``find`` over
-    blocks of whole records folded at once."""
-    count = len(bounds) // 2
-    flags = bytearray(count)
-    starts = bounds[0::2]
-    first = 0
-    while first < count:
-        offset = bounds[2 * first]
-        last = max(first + 1, bisect_right(starts, offset + HITS_BLOCK, first))  # (past)
-        block = data[offset : bounds[2 * last - 1]].lower()
-        for literal in floating:
-            at = block.find(literal)
-            while at >= 0:
-                record = bisect_right(starts, offset + at, first, last) - 1
-                end = bounds[2 * record + 1] - offset
-                if at + len(literal) <= end:  # (inside the record, not across its end)
-                    flags[record] = 1
-                    at = block.find(literal, end)
-                else:
-                    at = block.find(literal, at + 1)
-        if anchored:  # (at each record's start: a search would stop at every space)
-            width = max(map(len, anchored))
-            for record in range(first, last):
-                at, end = bounds[2 * record] - offset, bounds[2 * record + 1] - offset
-                if block[at : min(end, at + width)].startswith(anchored):
-                    flags[record] = 1
-        first = last
-    return bytes(flags)
 
 
 Result = TypeVar("Result")
@@ -220,17 +167,16 @@ def spooled(call: Callable[..., Result], *args: bytes | str) -> Result:
 class Source:
     """The whole input, its records by their bounds (``data[bounds[2k]:bounds[2k+1]]``)."""
 
-    def __init__(
-        self, data: Buffer, delimiter: bytes, stamp: Callable[[bytes], str] = first_timestamp
-    ) -> None:
+    def __init__(self, data: Buffer, delimiter: bytes, engine: Engine = PYTHON) -> None:
         self.data = data
         self.delimiter = delimiter
         size, width = len(data), len(delimiter)
         self.ends_delimited = size == 0 or data[size - width :] == delimiter
         # (bounds, not a list of every record: that would hold the input twice)
-        self.bounds = bounds = record_bounds(data, delimiter)
+        self.bounds = bounds = engine.record_bounds(data, delimiter)
         self.count = len(bounds) // 2
-        self.stamp = stamp  # (the kernel's scan where it runs)
+        self.engine = engine
+        self.stamp = engine.first_timestamp  # (the kernel's scan where it runs)
 
     def record(self, index: int) -> bytes:
         return self.data[self.bounds[2 * index] : self.bounds[2 * index + 1]]
@@ -281,77 +227,38 @@ def verbatim_flags(
     source: Source,
     patterns: Sequence[str],
     levels: Sequence[str] = VERBATIM_LEVELS,
-    kernel: ModuleType | None = None,
 ) -> bytearray:
     """Which records must stay verbatim (see :func:`verbatim_units`)."""
-    return verbatim_units(source, patterns, levels, kernel)[0]
+    return verbatim_units(source, patterns, levels)[0]
 
 
 def verbatim_units(
     source: Source,
     patterns: Sequence[str],
     levels: Sequence[str] = VERBATIM_LEVELS,
-    kernel: ModuleType | None = None,
 ) -> tuple[bytearray, bytearray]:
     """Which records must stay verbatim: those a level's pattern or one of
     ``patterns`` matches (the heads), and the lines of their tracebacks (the indented
     lines after one; after ``Traceback`` also the line that ends it); and which of
     them are heads."""
-    data = source.data
+    data, engine = source.data, source.engine
     floating = tuple(literal for level in levels for literal in LITERALS[level])
     anchored = tuple(literal for level in levels for literal in ANCHORED[level])
-    candidates = literal_hits(kernel)(data, source.bounds, floating, anchored)
+    candidates = engine.literal_hits(data, source.bounds, floating, anchored)
     flags = bytearray(source.count)
     if levels:
         found, worded = _level_test(levels, source.delimiter)
         bounds = source.bounds
-        for record in flag_positions(kernel)(candidates):
+        for record in engine.flag_positions(candidates):
             start, end = bounds[2 * record], bounds[2 * record + 1]
             if found(data, start, end) is not None or worded(data[start:end]):
                 flags[record] = 1
     for pattern in patterns:
         _keep_matches(source, pattern, flags)
     # (the records that start with a space or a tab: a traceback's lines)
-    indented = literal_hits(kernel)(data, source.bounds, (), (b" ", b"\t"))
-    heads = traceback_spreader(kernel)(data, source.bounds, flags, indented)
+    indented = engine.literal_hits(data, source.bounds, (), (b" ", b"\t"))
+    heads = engine.spread_tracebacks(data, source.bounds, flags, indented)
     return flags, bytearray(heads)
-
-
-Spread = Callable[[Buffer, "Int64s", bytearray, bytes], bytes]
-
-
-def traceback_spreader(kernel: ModuleType | None) -> Spread:
-    """The twin that flags each flagged record's continuation: the kernel's
-    ``spread_tracebacks`` or :func:`python_spread_tracebacks`."""
-    if kernel is None:
-        return python_spread_tracebacks
-    spread: Spread = kernel.spread_tracebacks
-    return spread
-
-
-def python_spread_tracebacks(
-    data: Buffer, bounds: Int64s, flags: bytearray, indented: bytes
-) -> bytes:
-    """Each flagged record followed by what continues it, the indented records after it
-    and after a line that starts ``Traceback`` the one that ends them (the exception's
-    own line), flagged in place; the heads returned: the flags as they were, but not
-    there. Left to right: a continuation's own flag starts nothing."""
-    heads = bytearray(flags)
-    count = len(flags)
-    at = flags.find(1)
-    while at >= 0:
-        end = indented.find(0, at + 1)
-        end = count if end < 0 else end  # (the continuation: records at + 1 .. end - 1)
-        if end < count and _TRACEBACK.match(data, bounds[2 * at], bounds[2 * at + 1]):
-            end += 1  # (the exception's own line)
-        if end > at + 1:
-            flags[at + 1 : end] = b"\x01" * (end - at - 1)
-            heads[at + 1 : end] = bytes(end - at - 1)
-        at = flags.find(1, end)
-    return bytes(heads)
-
-
-_TRACEBACK = re.compile(rb"\s*Traceback")  # (a line that starts one, after white space)
 
 
 Found = Callable[[Buffer, int, int], "re.Match[bytes] | None"]

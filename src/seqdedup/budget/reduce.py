@@ -19,23 +19,23 @@ import re
 from array import array
 from bisect import bisect_right
 from collections.abc import Iterator, Mapping, Sequence
+from functools import partial
 from itertools import accumulate
-from types import ModuleType
 from typing import NamedTuple
 
+from seqdedup.base.engine import Engine
 from seqdedup.base.errors import visible
 from seqdedup.base.message import message_of
-from seqdedup.base.records import Int64s, item_putter, item_taker
-from seqdedup.base.tokens import TokenCounter, estimate_tokens, record_tokens, token_sums
+from seqdedup.base.records import Int64s
+from seqdedup.base.tokens import TokenCounter, estimate_tokens
 from seqdedup.budget.events import (
     Units,
     context_order,
     ranked_units,
     shape_groups,
-    tallied,
     units_of,
 )
-from seqdedup.budget.input import Buffer, Source, literal_hits, verbatim_units
+from seqdedup.budget.input import Buffer, Source, verbatim_units
 from seqdedup.budget.removed import (
     OWN_STARTS,
     RemovedStore,
@@ -46,8 +46,9 @@ from seqdedup.budget.removed import (
 )
 from seqdedup.budget.shapes import ShapeNote, lines_named, shape_notes
 from seqdedup.budget.values import briefly, columns
-from seqdedup.config.normalize import VALUES, timestamp_finder, value_finder
+from seqdedup.config.normalize import VALUES
 from seqdedup.config.settings import Config
+from seqdedup.engine.choice import chosen_engine
 
 PLACEHOLDER = "sd:" + "0a" * 4  # a reference as it costs at most (8 pieces)
 KINDS_NAMED = 1  # the kinds of line a marker names (then how many more) ...
@@ -103,14 +104,14 @@ def reduce_to_budget(
 ) -> Reduction:
     """``config.budget``'s reduction of the whole input ``data``, with what it removed
     stored in ``config.keep_removed`` (one transaction) when that is set."""
-    from seqdedup.base.kernel import load
-
     assert config.budget is not None
     if count_tokens is None and config.tokenizer is not None:
         from seqdedup.base.tokens import tokenizer_counter
 
         count_tokens = tokenizer_counter(config.tokenizer)
-    reduction = reduce_input(data, config, config.budget, config.keep, count_tokens, load())
+    reduction = reduce_input(
+        data, config, config.budget, config.keep, count_tokens, engine=chosen_engine()
+    )
     if config.keep_removed is not None:
         store = RemovedStore(config.keep_removed)
         try:
@@ -130,15 +131,16 @@ def reduce_to_budget(
 class Costs:
     """Token costs: each record's (with its delimiter) as prefix sums, and a line's."""
 
-    def __init__(self, source: Source, count: TokenCounter | None, kernel: ModuleType | None):
+    def __init__(self, source: Source, count: TokenCounter | None):
+        engine = source.engine
         self._count = count or estimate_tokens
         delimiter = self._count(source.delimiter)
         # the estimate counts many records in one call (None: a tokenizer, one by one)
-        self._each = record_tokens(kernel) if count is None else None
+        self._each = engine.record_tokens if count is None else None
         # (the sums of the first k records, without their delimiters: added per record
         # below)
         if count is None:
-            self.sums: Int64s = token_sums(kernel)(source.data, source.bounds)
+            self.sums: Int64s = engine.token_sums(source.data, source.bounds)
         else:
             each = (self._count(r) for r in source.records(0, source.count))
             self.sums = array("q", accumulate(each, initial=0))
@@ -186,7 +188,6 @@ class Layout:
         costs: Costs,
         ranked: list[int],
         long: bool = False,
-        kernel: ModuleType | None = None,
     ) -> None:
         self.source = source
         self.escaped = False  # (input lines escaped: the first line vouches for them; set)
@@ -200,9 +201,9 @@ class Layout:
         self.notes: list[ShapeNote] = []
         self._note_at: dict[int, int] = {}
         self._note_costs: list[int] = []
-        self.values = value_finder(kernel, VALUES)  # (the classes that mask a value)
-        self._counted = _counted_as(units, kernel)
-        self._tally = tallied(kernel)
+        self.values = partial(source.engine.value_matches, bits=VALUES)  # (what masks a value)
+        self._counted = _counted_as(units, source.engine)
+        self._tally = source.engine.tally
         # each stretch's kinds with their counts, most frequent first: the search asks
         # for the same stretches again and again
         self._kinds: dict[tuple[int, int], tuple[list[tuple[int, int]], int]] = {}
@@ -401,7 +402,7 @@ def _same_bytes(source: Source, first: int, last: int, period: int) -> bool:
     )
 
 
-def _counted_as(units: Units, kernel: ModuleType | None = None) -> array[int]:
+def _counted_as(units: Units, engine: Engine) -> array[int]:
     """What a marker counts each record as: its kind of line, and an event's its shape
     (named by the shape's first event): "43 like line 1; values 14 .. 56"."""
     counted = array("q")
@@ -414,8 +415,8 @@ def _counted_as(units: Units, kernel: ModuleType | None = None) -> array[int]:
         for shape, record in zip(shapes.shape, lines.firsts, strict=True)
     ]
     # (each verbatim record's, its line's value)
-    values = item_taker(kernel)(array("q", value).tobytes(), 8, lines.ids)
-    item_putter(kernel)(counted, 8, shapes.verbatim, values)
+    values = engine.take(array("q", value).tobytes(), 8, lines.ids)
+    engine.put(counted, 8, shapes.verbatim, values)
     return counted
 
 
@@ -449,22 +450,19 @@ def _inside(ranges: list[tuple[int, int]], record: int) -> bool:
     return record >= 0 and at >= 0 and ranges[at][0] <= record <= ranges[at][1]
 
 
-def _escaped_source(
-    data: Buffer, delimiter: bytes, kernel: ModuleType | None
-) -> tuple[Source, bool]:
+def _escaped_source(data: Buffer, delimiter: bytes, engine: Engine) -> tuple[Source, bool]:
     """The input's records, with ESCAPE before each that begins as a marker or a note
     would (no input line can read as one), and whether any does. Records are looked at
     only where they start (letters folded, then checked exactly: the common case costs
     no pass over the bytes)."""
-    stamp = timestamp_finder(kernel)
-    source = Source(data, delimiter, stamp)
-    starts = literal_hits(kernel)(data, source.bounds, (), tuple(s.lower() for s in OWN_STARTS))
+    source = Source(data, delimiter, engine)
+    starts = engine.literal_hits(data, source.bounds, (), tuple(s.lower() for s in OWN_STARTS))
     if 1 not in starts:
         return source, False
     escaped_data = escaped(data, delimiter)
     if escaped_data is data:  # (a start in other letter case: nothing to escape)
         return source, False
-    return Source(escaped_data, delimiter, stamp), True
+    return Source(escaped_data, delimiter, engine), True
 
 
 def reduce_input(
@@ -473,15 +471,16 @@ def reduce_input(
     budget: int,
     keep: Sequence[str] = (),
     count_tokens: TokenCounter | None = None,
-    kernel: ModuleType | None = None,
+    *,
+    engine: Engine,
 ) -> Reduction:
     """Reduce ``data`` (the whole input) to fit in ``budget`` tokens (see the module)."""
-    source, escaped_any = _escaped_source(data, config.delimiter, kernel)
-    costs = Costs(source, count_tokens, kernel)
-    verbatim, heads = verbatim_units(source, keep, config.verbatim_levels, kernel)
-    units = units_of(source, verbatim, heads, config, config.event_fields, kernel)
+    source, escaped_any = _escaped_source(data, config.delimiter, engine)
+    costs = Costs(source, count_tokens)
+    verbatim, heads = verbatim_units(source, keep, config.verbatim_levels)
+    units = units_of(source, verbatim, heads, config, config.event_fields, engine)
     ranked, events, kinds, kinds_at = ranked_units(units)
-    layout = Layout(source, units, costs, ranked, config.long_markers, kernel)
+    layout = Layout(source, units, costs, ranked, config.long_markers)
     layout.escaped = escaped_any
     # the notes of the error shapes right after their examples, before the kinds
     groups, room = shape_groups(units, ranked), max(NOTE_ROOM, budget // 6)

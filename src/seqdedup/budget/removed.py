@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 from seqdedup.base.errors import SeqdedupError
-from seqdedup.base.records import record_bounds
+from seqdedup.engine.choice import chosen_engine
 
 PREFIX = "sd:"
 SHORT = 7  # hex digits of a reference, at least (as git abbreviates)
@@ -329,7 +329,7 @@ def restored_pieces(reduced: bytes, store: RemovedStore) -> Iterator[bytes]:
     delimiter, markers = known
     placed = store.marker_bytes(reduced)
     if placed is None:  # (a store written before markers were kept by byte)
-        bounds = record_bounds(reduced, delimiter)
+        bounds = chosen_engine().record_bounds(reduced, delimiter)
         placed = [
             (bounds[2 * line], bounds[2 * line + 1] + len(delimiter), markers[line])
             for line in sorted(markers)
@@ -352,7 +352,7 @@ def restored_pieces(reduced: bytes, store: RemovedStore) -> Iterator[bytes]:
 def line_range(original: bytes, delimiter: bytes, first: int, last: int) -> bytes:
     """Lines ``first`` .. ``last`` (1-based, inclusive) of the original, each with its
     delimiter as it stands there."""
-    bounds = record_bounds(original, delimiter)
+    bounds = chosen_engine().record_bounds(original, delimiter)
     count = len(bounds) // 2
     if first > last or first > count:
         return b""

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from seqdedup.base.engine import Engine
 from seqdedup.base.errors import visible
 from seqdedup.budget.events import Units, mask_noise
 from seqdedup.budget.input import Source
@@ -37,7 +38,7 @@ def lines_named(first: int, last: int) -> str:
     return f"line {first + 1}" if first == last else f"lines {first + 1}-{last + 1}"
 
 
-def _family_words(shape: bytes, records: list[bytes]) -> Column | None:
+def _family_words(shape: bytes, records: list[bytes], engine: Engine) -> Column | None:
     """Where the shape is a family (a word of its kind a value: ``Invalid user <...>
     from <IP>``), that word of each record, with the word before it (None where it is
     not; a record whose kind has other words is passed over)."""
@@ -45,7 +46,7 @@ def _family_words(shape: bytes, records: list[bytes]) -> Column | None:
     if ANY not in words:
         return None
     at = words.index(ANY)
-    found = [kind.split() for kind in kinds_of(records)]
+    found = [kind.split() for kind in kinds_of(records, engine)]
     taken = [row[at].decode("utf-8", "replace") for row in found if len(row) == len(words)]
     before = words[at - 1].decode("utf-8", "replace") + " " if at else ""
     return Column(visible(before), [visible(v) for v in dict.fromkeys(taken)])
@@ -71,7 +72,7 @@ def shape_notes(
         read = lines if len(lines) <= READ else lines[: READ // 2] + lines[-READ // 2 :]
         records = [mask_noise(source.record(r), event_fields) for r in [first, *read]]
         found = columns(records, values, noise)
-        word = _family_words(units.event_kinds[first], records)
+        word = _family_words(units.event_kinds[first], records, source.engine)
         found = ([word] if word is not None else []) + found
         found = found[:FIELDS]
         text = (

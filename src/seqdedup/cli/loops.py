@@ -189,13 +189,13 @@ def loops_of(
     data: bytes, name: str, bits: int, action_key: str | None = None, result_key: str | None = None
 ) -> tuple[Transcript, list[Loop]]:
     """A transcript's calls and loops (``bits``: the classes masked)."""
-    from seqdedup.base.kernel import load
+    from seqdedup.engine.choice import chosen_engine
     from seqdedup.loops.calls import keyed
     from seqdedup.loops.rule import LoopFinder
     from seqdedup.loops.transcripts import read_transcript
 
     transcript = read_transcript(data, name, action_key, result_key)
-    return transcript, LoopFinder(keyed(transcript.calls, bits, load())).loops()
+    return transcript, LoopFinder(keyed(transcript.calls, bits, chosen_engine())).loops()
 
 
 def _where(transcript: Transcript, loop: Loop) -> tuple[str, str]:

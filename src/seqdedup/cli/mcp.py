@@ -87,10 +87,10 @@ def reduce_tool(
     keep: Sequence[str],
 ) -> dict[str, Any]:
     """The ``reduce`` tool: see :func:`build_server`."""
-    from seqdedup.base.kernel import load
     from seqdedup.budget.reduce import reduce_input
     from seqdedup.budget.removed import digest_of
     from seqdedup.config.settings import Config
+    from seqdedup.engine.choice import chosen_engine
 
     if (path is None) == (text is None):
         raise SeqdedupError("give either path or text")
@@ -104,7 +104,7 @@ def reduce_tool(
     config = Config(
         window_size=window, max_history=None, key_steps=steps, budget=budget, keep=tuple(keep)
     )
-    reduction = reduce_input(data, config, budget, tuple(keep), None, load())
+    reduction = reduce_input(data, config, budget, tuple(keep), None, engine=chosen_engine())
     store = open_store(store_path)
     try:
         store.save(

@@ -140,7 +140,7 @@ class _Version(argparse.Action):
     """``seqdedup <version> (engine: c|python)``; the engine is looked up only when asked."""
 
     def __call__(self, parser: argparse.ArgumentParser, *args: object, **kwargs: object) -> None:
-        from seqdedup.base.kernel import engine_name
+        from seqdedup.engine.choice import engine_name
 
         sys.stdout.write(f"{parser.prog} {__version__} (engine: {engine_name()})\n")
         parser.exit()

@@ -16,10 +16,8 @@ these expressions.
 from __future__ import annotations
 
 import re
-from array import array
 from collections.abc import Callable, Sequence
 from functools import lru_cache, partial
-from types import ModuleType
 
 from seqdedup.base.errors import UsageError
 from seqdedup.config.timelimit import each_within
@@ -271,43 +269,14 @@ def first_timestamp(record: bytes) -> str:
     return found.group(0).decode("ascii") if found else ""
 
 
-def kernel_timestamp(
-    first_match: Callable[[bytes, int], tuple[int, int] | None], record: bytes
-) -> str:
-    """:func:`first_timestamp` by the kernel's scan (``first_match``: the same patterns
-    in C)."""
-    found = first_match(record, TIMESTAMP)
-    return record[found[0] : found[1]].decode("ascii") if found else ""
-
-
-def timestamp_finder(kernel: ModuleType | None) -> Callable[[bytes], str]:
-    """The timestamp finder twin: :func:`first_timestamp`, by the kernel's scan where
-    ``kernel`` is given."""
-    if kernel is None:
-        return first_timestamp
-    return partial(kernel_timestamp, kernel.first_match)
-
-
+# (a record's matches of classes, each as (start, end, class bit): see python_value_matches)
 ValueMatches = Callable[[bytes], list[tuple[int, int, int]]]
 
 
-def value_finder(kernel: ModuleType | None, bits: int) -> ValueMatches:
-    """The twin that finds a record's matches of the classes ``bits``, left to right as
-    normalising replaces them, each as (start, end, class bit): the kernel's scan
-    (``value_matches``) or :func:`python_value_matches`."""
-    if kernel is None:
-        return partial(python_value_matches, bits=bits)
-    matches = kernel.value_matches
-
-    def found(record: bytes) -> list[tuple[int, int, int]]:
-        triples = array("q", matches(record, bits))
-        return list(zip(triples[0::3], triples[1::3], triples[2::3], strict=True))
-
-    return found
-
-
 def python_value_matches(record: bytes, bits: int) -> list[tuple[int, int, int]]:
-    """:func:`value_finder` in Python: the expression of the classes."""
+    """A record's matches of the classes ``bits``, left to right as normalising replaces
+    them, each as (start, end, class bit): the Python engine's ``value_matches`` (the
+    expression of the classes)."""
     pattern = _compiled(bits)[0]
     return [(m.start(), m.end(), int((m.lastgroup or "c0")[1:])) for m in pattern.finditer(record)]
 

@@ -199,7 +199,7 @@ def _check_outputs(out_dir: Path, files: list[str], names: list[str]) -> None:
 
 
 def job_seed() -> int:
-    """A new 128-bit seed for one job (two 64-bit secrets, see seqdedup.base.kernel.SEED)."""
+    """A new 128-bit seed for one job (two 64-bit secrets, see seqdedup.base.engine.SEED)."""
     return int.from_bytes(os.urandom(16), "little")
 
 
@@ -486,14 +486,14 @@ def _dask() -> tuple[Any, Any]:
 def _reader(config: Config) -> Reader:
     """How every task reads its part: the run's delimiter, keys and filters, by the
     engine this process has (the workers must have it too), with a seed of its own."""
-    from seqdedup.base.kernel import load as load_kernel
+    from seqdedup.engine.choice import chosen_engine
 
     return Reader(
         config.delimiter,
         config.skip_chars,
         config.byte_mode,
         config.filters,
-        "python" if load_kernel() is None else "c",
+        chosen_engine().name,
         job_seed(),
         config.key_steps,
         config.json_key,

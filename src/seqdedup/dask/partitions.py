@@ -35,9 +35,11 @@ from itertools import compress
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+from seqdedup.base.engine import Engine
 from seqdedup.base.errors import SeqdedupError
 from seqdedup.base.hashes import hash_ints, hash_words
 from seqdedup.base.records import split_records
+from seqdedup.engine.choice import CEngine, compiled_engine, engine_named
 from seqdedup.engine.runs import runs_of
 
 if TYPE_CHECKING:
@@ -70,16 +72,24 @@ def stable_hash(key: bytes, seed: int) -> int:
     return int.from_bytes(digest, "little")
 
 
-def kernel_module() -> ModuleType:
-    """The compiled kernel on this worker; the client chose it for the whole job."""
+def worker_engine(name: str) -> Engine:
+    """The engine ``name`` on this worker; the client chose it for the whole job."""
+    return engine_named("python") if name == "python" else compiled_engine_here()
+
+
+def compiled_engine_here() -> CEngine:
     try:
-        from seqdedup import _kernel
+        return compiled_engine()
     except ImportError:
         raise SeqdedupError(
             "a Dask worker has no compiled seqdedup kernel but the job uses it: install "
             "seqdedup with its kernel on every worker, or run with SEQDEDUP_ENGINE=python"
         ) from None
-    return _kernel
+
+
+def kernel_module() -> ModuleType:
+    """The compiled kernel on this worker (the job uses the C engine)."""
+    return compiled_engine_here().module
 
 
 def window_fingerprints(engine: str, hashes: bytes, count: int, window: int, seed: int) -> Int64s:
@@ -209,7 +219,12 @@ class Reader:
             return [True] * len(records)
         from seqdedup.keys.filters import TRACKED, FilterList
 
-        return [d == TRACKED for d in FilterList(self.filters).classify(records)]
+        return [
+            d == TRACKED
+            for d in FilterList(self.filters, worker_engine(self.engine).literal_mask).classify(
+                records
+            )
+        ]
 
     def hash_bytes(self, tracked_records: list[bytes]) -> bytes:
         """The records' 128-bit key hashes, 16 bytes each."""
@@ -219,7 +234,7 @@ class Reader:
         from seqdedup.keys.maker import KeyMaker
 
         steps = json = None
-        kernel = kernel_module() if self.engine == "c" else None
+        kernel = worker_engine(self.engine).kernel
         if self.key_steps:
             from seqdedup.config.normalize import KeySteps
 

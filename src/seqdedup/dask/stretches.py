@@ -34,7 +34,7 @@ from seqdedup.dask.partitions import (
     _after,
     _before,
     _split_at,
-    kernel_module,
+    worker_engine,
 )
 from seqdedup.engine.sized import CAP, sequence_stretches
 
@@ -86,11 +86,10 @@ class SizeRule:
 
 def hashes_and_sizes(reader: Reader, records: list[bytes], unit: str) -> tuple[bytes, list[int]]:
     """The records' key hashes (as ``reader.hash_bytes``) and each key's size."""
-    from seqdedup.base.tokens import record_tokens
     from seqdedup.keys.maker import key_sizes
 
     keys = reader.key_maker().keys(records)
-    count = record_tokens(kernel_module() if reader.engine == "c" else None)
+    count = worker_engine(reader.engine).record_tokens
     return reader.hash_keys(keys), key_sizes(keys, unit, count).tolist()
 
 

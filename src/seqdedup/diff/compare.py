@@ -15,12 +15,11 @@ from bisect import bisect_left
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import compress, count, pairwise
-from types import ModuleType
 from typing import Literal, NamedTuple, overload
 
+from seqdedup.base.engine import Engine
 from seqdedup.base.errors import InvalidValue, whole_number
 from seqdedup.base.lazy import LazySequence
-from seqdedup.base.records import item_taker
 from seqdedup.config.settings import MAX_STREAM_WINDOW
 from seqdedup.diff.changes import (
     EDGE,
@@ -35,9 +34,10 @@ from seqdedup.diff.changes import (
     Rate,
     Values,
 )
-from seqdedup.diff.profile import HASH, NONE, GoodProfile, chain_counter, in_stream_order
+from seqdedup.diff.profile import GoodProfile, in_stream_order
 from seqdedup.diff.values import ValueGroups
 from seqdedup.engine.decisions import Block, Decisions
+from seqdedup.engine.pykernel import HASH, NONE
 
 BATCH = 1 << 16  # keys the engine is fed at a time
 SEP = -1  # between streams in stream order (and after the last)
@@ -138,7 +138,7 @@ def key_ids(profile: GoodProfile, keys: bytes, first: int = 0) -> tuple[array[in
     found = array("i", profile.table.find(keys))
     new = array("q", places_of(NEW, found))
     fresh = NewKeys()
-    fresh.add(array("q", [first + k for k in new]), item_taker(profile.kernel)(keys, HASH, new))
+    fresh.add(array("q", [first + k for k in new]), profile.engine.take(keys, HASH, new))
     return found, fresh
 
 
@@ -433,7 +433,7 @@ def _broken(view: _View, profile: GoodProfile) -> list[Broken]:
     open_indices: set[int] | None = None  # (their indices, made at the first join)
     before_end, before_chain = -2, -1  # the fragment before, when it was not whole
     # (a whole fragment between two others leaves a gap: they never join across it)
-    for start, end in broken_fragments(profile.kernel, ranked, chain_of, index_of, lengths):
+    for start, end in broken_fragments(profile.engine, ranked, chain_of, index_of, lengths):
         chain_id = chain_of[ranked[start]]
         first, last = index_of[ranked[start]], index_of[ranked[end]]
         seen = breakings.get(chain_id)
@@ -472,32 +472,17 @@ class _Breakings:
 
 
 def broken_fragments(
-    kernel: ModuleType | None,
+    engine: Engine,
     ranked: Sequence[int],
-    chain_of: Sequence[int],
-    index_of: Sequence[int],
-    lengths: Sequence[int],
+    chain_of: array[int],
+    index_of: array[int],
+    lengths: array[int],
 ) -> list[tuple[int, int]]:
     """The fragments that are not their whole sequence, as (first rank, last rank):
     of the ranks whose key id (``ranked``, negative: no key of GOOD) is in a chain of
-    ``lengths`` more than 0. The kernel's pass where it runs, else the same in Python."""
-    if kernel is not None:
-        pairs = array("q", kernel.broken_fragments(_int32(ranked), chain_of, index_of, lengths))
-        return list(zip(pairs[::2], pairs[1::2], strict=True))
-    found: list[tuple[int, int]] = []
-    start = previous = chain = index = first = -2
-    for r, key_id in enumerate([*ranked, -1]):
-        here = chain_of[key_id] if key_id >= 0 else -1
-        at = index_of[key_id] if key_id >= 0 else -1
-        candidate = key_id >= 0 and lengths[here] > 0
-        if candidate and r == previous + 1 and here == chain and at == index + 1:
-            previous, index = r, at
-            continue
-        if start >= 0 and not (first == 0 and index == lengths[chain] - 1):
-            found.append((start, previous))
-        start, previous = (r, r) if candidate else (-1, -2)
-        chain, index, first = here, at, at
-    return found
+    ``lengths`` more than 0 (the engine's ``broken_fragments``)."""
+    pairs = array("q", engine.broken_fragments(_int32(ranked), chain_of, index_of, lengths))
+    return list(zip(pairs[::2], pairs[1::2], strict=True))
 
 
 def _broken_change(view: _View, profile: GoodProfile, chain_id: int, seen: _Breakings) -> Broken:
@@ -587,7 +572,7 @@ def _rates(
     where they are more frequent), and frequent ones BAD never shows."""
     chains, counts = profile.chains, profile.counts
     members, starts = chains.members, chains.starts
-    in_bad = array("q", chain_counter(profile.kernel)(_int32(bad_ids), members, starts))
+    in_bad = array("q", profile.engine.chain_counts(_int32(bad_ids), members, starts))
     good_units = (profile.hours or 0.0) if per == "hour" else float(max(profile.inputs, 1))
     bad_units = (view.bad.hours or 0.0) if per == "hour" else 1.0
     found: list[Rate] = []

@@ -10,14 +10,13 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from itertools import accumulate, chain, repeat
 from operator import methodcaller
 from pathlib import Path
-from types import ModuleType
 from typing import IO, TYPE_CHECKING
 
+from seqdedup.base.engine import SEED, Engine
 from seqdedup.base.errors import SeqdedupError
 from seqdedup.base.inputs import check_inputs
-from seqdedup.base.kernel import SEED, load
 from seqdedup.budget.input import MAX_WHOLE
-from seqdedup.config.normalize import timestamp_finder, timestamp_seconds
+from seqdedup.config.normalize import timestamp_seconds
 from seqdedup.config.settings import Config
 from seqdedup.diff.changes import Diff
 from seqdedup.diff.compare import Bad, DiffOptions, NewKeys, compare, key_ids
@@ -25,6 +24,7 @@ from seqdedup.diff.profile import GoodProfile, Part
 from seqdedup.diff.sanity import checked
 from seqdedup.diff.stored import StoredRecords, stored_input
 from seqdedup.diff.values import value_groups
+from seqdedup.engine.choice import chosen_engine
 from seqdedup.keys.kind import kind_keys
 from seqdedup.keys.maker import KeyMaker, key_maker
 
@@ -44,19 +44,19 @@ _ROW_SIZE = 4  # bytes of a library row's record count, at its start (library.st
 class Keying:
     """Records -> (key hashes, streams) as a run with ``config`` makes them."""
 
-    def __init__(self, config: Config, kernel: ModuleType | None) -> None:
-        self.kernel = kernel
-        self._maker: KeyMaker = key_maker(config, kernel, SEED)
+    def __init__(self, config: Config, engine: Engine) -> None:
+        self.engine = engine
+        self._maker: KeyMaker = key_maker(config, engine.kernel, SEED)
         self._namer = None
         if config.stream_by is not None or config.stream_by_json is not None:
             from seqdedup.keys.streams import StreamNamer
 
-            self._namer = StreamNamer(config, kernel)
+            self._namer = StreamNamer(config, engine.kernel)
         self._stream: Hashable = None  # the stream of the record before
         # library rows keyed straight from their encoding (no stream names to strip)
         self.rows_at_once = self._namer is None and self._maker.hashes_encoded
         self.sizes = config.min_size > 0
-        self.stamp: Callable[[bytes], str] = timestamp_finder(kernel)
+        self.stamp: Callable[[bytes], str] = engine.first_timestamp
         # CRLF and LF sides compare alike: a record's trailing CR is no part of its key
         self._delimiter = config.delimiter
         self._strip_cr = config.delimiter == b"\n"
@@ -143,7 +143,7 @@ def read_good(
     one input; a folder holding ``seqdedup.sqlite`` a library (each row a part weighted
     by its sightings, each saved run an input). A folder's link to a file outside it is
     not read: ``notes`` gets a line naming it and how many of the folder's files were."""
-    profile = GoodProfile(keying.kernel, kind_keys(config, keying.kernel))
+    profile = GoodProfile(keying.engine, kind_keys(config, keying.engine.kernel))
     for name in names:
         path = Path(name)
         if path.is_dir() and (path / "seqdedup.sqlite").is_file():
@@ -341,7 +341,7 @@ def all_blank(part: bytes, bounds: Int64s, delimiter: bytes) -> bool:
 
 
 def keying_for(config: Config) -> Keying:
-    return Keying(config, load())
+    return Keying(config, chosen_engine())
 
 
 def diff_records(
@@ -355,7 +355,7 @@ def diff_records(
     encoded as UTF-8. The Python face of ``seqdedup diff`` (docs/python-api.md)."""
     config = config or Config()
     keying = keying_for(config)
-    profile = GoodProfile(keying.kernel, kind_keys(config, keying.kernel))
+    profile = GoodProfile(keying.engine, kind_keys(config, keying.engine.kernel))
     for records in good:
         encoded = _encoded(records)
         keying.restart()
@@ -380,7 +380,7 @@ def compared(
 ) -> Diff:
     """BAD's changes against GOOD's settled profile, the new values of known kinds
     apart from the new (:mod:`seqdedup.diff.values`)."""
-    values = value_groups(profile, list(bad.new_keys), bad.texts, config, keying.kernel)
+    values = value_groups(profile, list(bad.new_keys), bad.texts, config, keying.engine)
     return compare(profile, bad, options, values)
 
 

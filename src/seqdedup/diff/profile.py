@@ -14,24 +14,20 @@ equal; no sequence can loop (each occurrence would need an earlier one without e
 from __future__ import annotations
 
 from array import array
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from itertools import islice, pairwise
 from operator import methodcaller
-from types import ModuleType
-from typing import TYPE_CHECKING, NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple
 
+from seqdedup.base.engine import Engine
 from seqdedup.base.lazy import LazySequence
-from seqdedup.base.records import Int64s, item_taker, record_gatherer
+from seqdedup.base.records import Int64s
 from seqdedup.diff.stored import WRITTEN, StoredTexts
+from seqdedup.engine.pykernel import HASH
 
 if TYPE_CHECKING:
     from seqdedup.keys.maker import KeyMaker
-
-EDGE = -1  # the start or end of a part (an input, a stream, a library row)
-NONE = -2  # no neighbour seen yet (and, in KeyTable.find, a key the table lacks)
-MANY = -3  # more than one neighbour
-HASH = 16  # bytes of a key hash
 
 
 class Part(NamedTuple):
@@ -44,93 +40,6 @@ class Part(NamedTuple):
     record: Callable[[int], bytes]
     weight: int = 1
     streams: Sequence[Hashable] | None = None
-
-
-class Table(Protocol):
-    """GOOD's distinct keys: the kernel's ``KeyTable`` or :class:`KeyTable` here."""
-
-    def add(
-        self,
-        hashes: bytes,
-        weights: bytes | None = None,
-        separator: bytes | None = None,
-        links: bool = True,
-        ends: bool = True,
-    ) -> bytes: ...
-    def find(self, hashes: bytes, /) -> bytes: ...
-    def arrays(self) -> tuple[bytes, bytes, bytes]: ...
-    def __len__(self) -> int: ...
-
-
-class KeyTable:
-    """Each distinct key hash's id (the next small number), count and one neighbour
-    before and after it (EDGE, NONE or MANY when not one key); the Python twin of the
-    kernel's ``KeyTable`` (csrc/keytable.c), same names, same answers."""
-
-    def __init__(self) -> None:
-        self._ids: dict[bytes, int] = {}
-        self._counts = array("q")
-        self._after = array("i")
-        self._before = array("i")
-        self._open = EDGE  # the last key of a stretch the next add continues
-
-    def __len__(self) -> int:
-        return len(self._ids)
-
-    def add(
-        self,
-        hashes: bytes,
-        weights: bytes | None = None,
-        separator: bytes | None = None,
-        links: bool = True,
-        ends: bool = True,
-    ) -> bytes:
-        """Count one stretch of key hashes (``weights``: int64 each, else 1; the
-        ``separator`` hash ends a stretch and starts the next) and, with ``links``, note
-        neighbours (``ends`` False: the next call continues the stretch); the first
-        position of each new id (int64 bytes, in id order)."""
-        ids, counts, after, before = self._ids, self._counts, self._after, self._before
-        firsts = array("q")
-        weight = array("q", weights) if weights is not None else None
-        previous, self._open = self._open, EDGE
-        if previous >= 0 and not links:  # (an open stretch closed here)
-            after[previous] = EDGE if after[previous] in (NONE, EDGE) else MANY
-            previous = EDGE
-        for k in range(len(hashes) // HASH + 1):
-            key = hashes[k * HASH : k * HASH + HASH]
-            if not key and not ends and links:
-                self._open = previous
-                break
-            if not key or key == separator:
-                if links and previous >= 0 and after[previous] != EDGE:
-                    after[previous] = EDGE if after[previous] == NONE else MANY
-                previous = EDGE
-                continue
-            key_id = ids.setdefault(key, len(ids))
-            if key_id == len(counts):
-                firsts.append(k)
-                counts.append(0)
-                after.append(NONE)
-                before.append(NONE)
-            counts[key_id] += 1 if weight is None else weight[k]
-            if not links:
-                continue
-            if before[key_id] != previous:
-                before[key_id] = previous if before[key_id] == NONE else MANY
-            if previous >= 0 and after[previous] != key_id:
-                after[previous] = key_id if after[previous] == NONE else MANY
-            previous = key_id
-        return firsts.tobytes()
-
-    def find(self, hashes: bytes, /) -> bytes:
-        """Each key's id (int32 bytes), NONE for a key the table lacks."""
-        get = self._ids.get
-        keys = (hashes[k : k + HASH] for k in range(0, len(hashes), HASH))
-        return array("i", [get(key, NONE) for key in keys]).tobytes()
-
-    def arrays(self) -> tuple[bytes, bytes, bytes]:
-        """(counts, after, before) per id: int64, int32, int32 bytes."""
-        return self._counts.tobytes(), self._after.tobytes(), self._before.tobytes()
 
 
 class Chains(LazySequence[Sequence[int]]):
@@ -149,91 +58,6 @@ class Chains(LazySequence[Sequence[int]]):
     def __iter__(self) -> Iterator[Sequence[int]]:
         members, starts = self.members, self.starts
         return (members[a:b] for a, b in pairwise(starts))
-
-
-ChainsFound = tuple[bytes, bytes, bytes, bytes]  # members, starts, chain_of, index_of
-
-
-def chain_maker(kernel: ModuleType | None) -> Callable[[bytes, bytes], ChainsFound]:
-    """The twin that makes GOOD's sequences: the kernel's ``chains`` or
-    :func:`python_chains`."""
-    if kernel is None:
-        return python_chains
-    chains: Callable[[bytes, bytes], ChainsFound] = kernel.chains
-    return chains
-
-
-# (int32 arrays in: the kernel reads their buffers as they are)
-ChainCounter = Callable[["array[int]", "array[int]", "array[int]"], bytes]
-
-
-def chain_counter(kernel: ModuleType | None) -> ChainCounter:
-    """The twin that counts BAD's keys per sequence: the kernel's ``chain_counts`` or
-    :func:`python_chain_counts`."""
-    if kernel is None:
-        return python_chain_counts
-    counts: ChainCounter = kernel.chain_counts
-    return counts
-
-
-def python_chain_counts(ids: array[int], members: array[int], starts: array[int]) -> bytes:
-    """The kernel's ``chain_counts`` in Python: per chain (``members[starts[c]:starts[c +
-    1]]``), the most times one of its keys occurs in ``ids`` (negative ids skipped);
-    int64 bytes."""
-    keys, bounds = array("i", members), array("i", starts)
-    if not bounds or bounds[0] != 0 or bounds[-1] != len(keys) or list(bounds) != sorted(bounds):
-        raise ValueError("the starts run from 0 to the members' end")
-    if any(not 0 <= key < len(keys) for key in keys):
-        raise ValueError("a member past the key ids")
-    seen = Counter(key for key in array("i", ids) if key >= 0)
-    if seen and max(seen) >= len(keys):
-        raise ValueError("a key id past the members")
-    return array(
-        "q", [max((seen[k] for k in keys[a:b]), default=0) for a, b in pairwise(bounds)]
-    ).tobytes()
-
-
-def python_chains(after_bytes: bytes, before_bytes: bytes) -> ChainsFound:
-    """The kernel's ``chains`` in Python: key ``a`` links to ``b`` when ``a``'s one
-    neighbour after is ``b`` and ``b``'s one neighbour before is ``a``; each path of
-    links is a chain, from each key no link enters, in id order (a cycle, which a
-    table never makes, is cut where it is entered). (members, starts, chain_of,
-    index_of) as int32 bytes."""
-    after, before = array("i", after_bytes), array("i", before_bytes)
-    count = len(after)
-    if len(before) != count:
-        raise ValueError("one neighbour after and one before per key id")
-    if any(v >= count for v in after) or any(v >= count for v in before):
-        raise ValueError("a neighbour past the key ids")
-    linked = array("i", [-1]) * count
-    state = bytearray(count)  # 0: no link in, 1: a link in, 2: placed
-    for key_id, follower in enumerate(after):
-        if follower >= 0 and follower != key_id and before[follower] == key_id:
-            linked[key_id] = follower
-            state[follower] = 1
-    members, starts = array("i"), array("i")
-    chain_of, index_of = array("i", bytes(4 * count)), array("i", bytes(4 * count))
-    for waiting in (0, 1):  # (heads, then what a cycle left)
-        for head in range(count):
-            if state[head] != waiting:
-                continue
-            starts.append(len(members))
-            key_id, index = head, 0
-            while key_id >= 0 and state[key_id] != 2:
-                state[key_id] = 2
-                chain_of[key_id], index_of[key_id] = len(starts) - 1, index
-                members.append(key_id)
-                key_id, index = linked[key_id], index + 1
-    starts.append(len(members))
-    return members.tobytes(), starts.tobytes(), chain_of.tobytes(), index_of.tobytes()
-
-
-def key_table(kernel: ModuleType | None) -> Table:
-    """The engine's key table: the kernel's when it runs, else :class:`KeyTable`."""
-    if kernel is not None:
-        table: Table = kernel.KeyTable()
-        return table
-    return KeyTable()
 
 
 def in_stream_order(count: int, streams: Sequence[Hashable] | None) -> list[list[int]]:
@@ -255,9 +79,9 @@ class KindIndex:
     final CR left out): 16 bytes a key id, so that which of BAD's kinds GOOD shows is
     found with no record of GOOD read back."""
 
-    def __init__(self, kinds: KeyMaker, kernel: ModuleType | None) -> None:
+    def __init__(self, kinds: KeyMaker, engine: Engine) -> None:
         self._kinds = kinds
-        self._take = item_taker(kernel)
+        self._take = engine.take
         # (a part's hashes at a time, joined when read: a growing buffer moved by each
         # reallocation left the heap 9 MB larger on a log of 150,000 distinct lines)
         self._parts: list[bytes] = []
@@ -291,18 +115,18 @@ class GoodProfile:
     the text of each key's first record) and, once :meth:`settle` has run, its counts
     and sequences (``chains``; ``chain_of`` and ``index_of`` each key's place)."""
 
-    def __init__(self, kernel: ModuleType | None, kinds: KeyMaker) -> None:
-        self.kernel = kernel  # (the engine that keeps the table and compares with it)
-        self.table = key_table(kernel)
+    def __init__(self, engine: Engine, kinds: KeyMaker) -> None:
+        self.engine = engine  # (the engine that keeps the table and compares with it)
+        self.table = engine.key_table()
         self.texts = StoredTexts()  # (close() lets it go)
-        self.kinds = KindIndex(kinds, kernel)  # (``kinds``: the kinds' key maker)
-        self._gather = record_gatherer(kernel)
+        self.kinds = KindIndex(kinds, engine)  # (``kinds``: the kinds' key maker)
+        self._gather = engine.gather
         self.inputs = 0
         self.hours: float | None = 0.0  # GOOD's time span (None: some input has no times)
         self.counts: Sequence[int] = array("q")
         self.chains = Chains(array("i"), array("i", [0]))
-        self.chain_of: Sequence[int] = array("i")
-        self.index_of: Sequence[int] = array("i")
+        self.chain_of: array[int] = array("i")
+        self.index_of: array[int] = array("i")
 
     def add(self, parts: Iterable[Part]) -> None:
         """Count each part's keys and the neighbours of each (parts are independent:
@@ -359,7 +183,7 @@ class GoodProfile:
         """GOOD's counts and sequences from the table (after the last :meth:`add`)."""
         counts, after, before = self.table.arrays()
         self.counts = array("q", counts)
-        found = chain_maker(self.kernel)(after, before)
+        found = self.engine.chains(after, before)
         members, starts, chain_of, index_of = (array("i", part) for part in found)
         self.chains = Chains(members, starts)
         self.chain_of, self.index_of = chain_of, index_of

@@ -26,8 +26,9 @@ from typing import IO
 from seqdedup.base.errors import SeqdedupError
 from seqdedup.base.inputs import decoded_inputs, open_plain
 from seqdedup.base.lazy import LazySequence
-from seqdedup.base.records import DecodedChunks, Gather, Int64s, python_gather, record_bounds
+from seqdedup.base.records import DecodedChunks, Int64s, python_gather
 from seqdedup.budget.input import larger_than, spooled
+from seqdedup.engine.choice import chosen_engine
 
 PART = 1 << 20  # bytes of whole records keyed at a time (4 MiB: 1.3x the CPU, 1.2x the peak)
 IN_MEMORY = 1 << 20  # bytes set aside in memory; past them, in a temporary file
@@ -35,6 +36,10 @@ BLOCK = 1 << 20  # bytes read back at once for records asked for together
 SAMPLES = 129  # records sampled for an input's time span
 STRIDE = 32  # records from one start held to the next (a record read back splits them)
 WRITTEN = 1 << 12  # records of StoredTexts written at once
+
+
+# (``gather(data, bounds, indices, base)``: the engine's, see Engine.gather)
+Gather = Callable[[bytes, Int64s, Int64s, int], tuple[bytes, bytes]]
 
 
 class StoredRecords:
@@ -49,6 +54,7 @@ class StoredRecords:
         self, delimiter: bytes, kept: bool = True, source: IO[bytes] | None = None
     ) -> None:
         self.delimiter = delimiter
+        self._bounds = chosen_engine().record_bounds
         self.kept = kept  # (False: nothing set aside; only samples, for the time span)
         self._source = source
         self._samples: list[bytes] = []  # (unkept: records stride, 2 stride, ... apart)
@@ -73,7 +79,7 @@ class StoredRecords:
             held += chunk
             if len(held) < PART:
                 continue
-            bounds = record_bounds(held, self.delimiter)
+            bounds = self._bounds(held, self.delimiter)
             whole = len(bounds) // 2  # (the last is whole only if a delimiter ends it)
             if whole and bounds[-1] + width != len(held):
                 whole -= 1
@@ -85,7 +91,7 @@ class StoredRecords:
                 del held[:cut]
         if held:
             part = bytes(held)
-            bounds = record_bounds(part, self.delimiter)
+            bounds = self._bounds(part, self.delimiter)
             self._delimited = not bounds or bounds[-1] + width == len(part)
             yield self._stored(part, bounds)
 
@@ -178,7 +184,7 @@ class StoredRecords:
         """The records' bounds in the block from mark ``mark`` to the end of mark
         ``last_mark``'s: as many as were read there, the last ending where the block
         does; else the source changed."""
-        bounds = record_bounds(block, self.delimiter)
+        bounds = self._bounds(block, self.delimiter)
         last = last_mark + 1 == len(self.marks)
         wanted = (self.count if last else STRIDE * (last_mark + 1)) - STRIDE * mark
         tail = len(self.delimiter) if self._delimited or not last else 0
@@ -264,7 +270,7 @@ class StoredTexts(LazySequence[bytes]):
     ) -> None:
         """The records of ``data`` at ``bounds[2k]:bounds[2k + 1]`` for each k of
         ``indices`` added after the last, picked out by ``gather`` (a twin of
-        :func:`seqdedup.base.records.record_gatherer`)."""
+        :func:`seqdedup.base.records.python_gather`: the engine's ``gather``)."""
         joined, ends = gather(data, bounds, indices, self._size())
         self._ends.frombytes(ends)
         self._spool.seek(0, os.SEEK_END)

@@ -13,11 +13,12 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable, Sequence
 from itertools import compress, count
-from types import ModuleType
 from typing import NamedTuple
 
+from seqdedup.base.engine import Engine
 from seqdedup.config.settings import Config
-from seqdedup.diff.profile import NONE, GoodProfile, key_table
+from seqdedup.diff.profile import GoodProfile
+from seqdedup.engine.pykernel import NONE
 from seqdedup.keys.kind import (
     ANY,
     VALUE_WORD,
@@ -56,14 +57,14 @@ def value_groups(
     positions: Sequence[int],
     texts_of: Callable[[Sequence[int]], list[bytes]],
     config: Config,
-    kernel: ModuleType | None,
+    engine: Engine,
 ) -> ValueGroups:
     """The new values among BAD's new records (``positions``, ``texts_of(positions)``
     their texts)."""
     groups = ValueGroups({}, [], [], [], [])
     if not positions:  # (nothing new: GOOD's kinds are not needed)
         return groups
-    kinds = kind_keys(config, kernel)
+    kinds = kind_keys(config, engine.kernel)
     kind_ids, kind_texts = _kinds_of(positions, texts_of, kinds)
     distinct = list(kind_texts)  # (BAD's kinds, in the order they first come)
     outline_of = {kind: outline(kind) for kind in distinct}
@@ -191,7 +192,7 @@ def _known_by_hash(
     """Each of ``bad``'s kinds (of ``bad_texts``) that GOOD's records have, with the
     first key's id: by their hashes, GOOD's from its kind index (a kind is its 128-bit
     hash, as a key is), none of GOOD's records read back."""
-    table = key_table(profile.kernel)  # (BAD's kinds numbered, in order of first occurrence)
+    table = profile.engine.key_table()  # (BAD's kinds numbered, in order of first occurrence)
     firsts = array("q", table.add(kinds.hashes(bad_texts), links=False))
     kind_of = [bad[k] for k in firsts]
     found = array("i", table.find(profile.kinds.hashes))  # (NONE: not one of BAD's)
@@ -282,13 +283,16 @@ def _masked_values(groups: ValueGroups, texts_of: Callable[[Sequence[int]], list
     """The values of the groups of a kind GOOD shows: the first field (a class the kind
     masks) in which their records differ from GOOD's record, read from READ of them."""
     from seqdedup.budget.values import columns
-    from seqdedup.config.normalize import VALUES, value_finder
+    from seqdedup.config.normalize import VALUES, python_value_matches
 
     members: dict[int, list[int]] = {}
     for position, group in groups.group_of.items():
         if groups.distinct[group] == 0 and len(members.setdefault(group, [])) < READ:
             members[group].append(position)
-    matches = value_finder(None, VALUES)  # (a few records of each group)
+
+    def matches(record: bytes) -> list[tuple[int, int, int]]:  # (a few records a group)
+        return python_value_matches(record, VALUES)
+
     for group, positions in members.items():
         records = [groups.examples[group], *texts_of(positions)]
         found = columns(records, matches)

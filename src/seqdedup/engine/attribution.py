@@ -7,8 +7,8 @@ from array import array
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
+from seqdedup.base.engine import SEED
 from seqdedup.base.hashes import python_hash128
-from seqdedup.base.kernel import SEED
 from seqdedup.engine.occurrences import (
     KeyHistory,
     OccurrenceIndex,

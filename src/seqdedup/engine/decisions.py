@@ -23,11 +23,12 @@ from collections.abc import Hashable, Sequence
 from types import ModuleType
 from typing import NamedTuple, Protocol, cast
 
+from seqdedup.base.engine import SEED
 from seqdedup.base.errors import whole_number
 from seqdedup.base.hashes import hash_ints
-from seqdedup.base.kernel import SEED, load
 from seqdedup.config.settings import DEFAULT_CANDIDATES, MAX_STREAM_WINDOW
 from seqdedup.engine.attribution import make_attribution
+from seqdedup.engine.choice import chosen_engine
 from seqdedup.engine.matcher import make_matcher
 from seqdedup.engine.pieces import Piece
 from seqdedup.engine.stream_decider import LIBRARY_END, Entry, Run, SequenceCounts, StreamDecider
@@ -129,7 +130,7 @@ class Decisions:
                 whole_number(name, value, 1)
         if pieces and not blocks:
             raise ValueError("pieces are blocks: blocks=False gives neither")
-        kernel = load()
+        kernel = chosen_engine().kernel
         self._keys = KeyMaker(kernel=kernel, seed=SEED)
         self._pieces = pieces
         self._twin: _Twin

@@ -6,8 +6,8 @@ from __future__ import annotations
 from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
+from seqdedup.base.engine import numpy_available
 from seqdedup.base.hashes import hash_ints, hash_lanes
-from seqdedup.base.kernel import numpy_available
 
 if TYPE_CHECKING:
     from seqdedup.base.hashes import Hashes, Starts

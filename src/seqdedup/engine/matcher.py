@@ -41,8 +41,8 @@ from bisect import bisect_right
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol
 
+from seqdedup.base.engine import SEED, numpy_available
 from seqdedup.base.hashes import MASK64, hash_words
-from seqdedup.base.kernel import SEED, numpy_available
 from seqdedup.engine.fingerprints import (
     NUMPY_MAX_WIDTH,
     coefficients,

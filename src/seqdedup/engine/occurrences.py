@@ -195,7 +195,7 @@ class KeyHistory:
 
     def append(self, hashes: Hashes) -> None:
         """Key hashes of the next tracked records, as they are fed, in any 128-bit form
-        (:mod:`seqdedup.base.kernel`)."""
+        (:mod:`seqdedup.engine.choice`)."""
         self.keys += hash_words(hashes)
 
     def set_library(self, region: Hashes) -> None:

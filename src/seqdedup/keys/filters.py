@@ -17,8 +17,8 @@ from itertools import compress, repeat
 from operator import not_
 from typing import TYPE_CHECKING, AnyStr, Generic
 
+from seqdedup.base.engine import LiteralMask, numpy_available
 from seqdedup.base.errors import UsageError
-from seqdedup.base.kernel import load, numpy_available
 from seqdedup.base.lazy import LazySequence
 from seqdedup.config.settings import FilterRule
 from seqdedup.config.timelimit import PatternTimeout, each_within
@@ -55,7 +55,7 @@ def load_pattern_file(path: str | Path, kind: str) -> list[FilterRule]:
 class FilterList:
     """Compiled rules; :meth:`classify` gives each record's decision."""
 
-    def __init__(self, rules: Sequence[FilterRule]) -> None:
+    def __init__(self, rules: Sequence[FilterRule], scan: LiteralMask | None = None) -> None:
         self.rules = tuple(rules)
         compiled = [_compile(rule) for rule in self.rules]
         labels = [_label(rule) for rule in self.rules]
@@ -63,7 +63,8 @@ class FilterList:
             _Test(pattern.pattern, pattern.search, label)
             for pattern, label in zip(compiled, labels, strict=True)
         ]
-        self._byte_tests = _byte_tests(compiled, labels)
+        self._byte_tests = _byte_tests(compiled, labels, scan)
+        self._scan = scan  # the engine's literal_mask (None: the Python engine has none)
         self.has_track = any(rule.kind == "track" for rule in self.rules)
 
     def __bool__(self) -> bool:
@@ -141,8 +142,9 @@ class FilterList:
         text). Anything else goes through :meth:`classify`.
         No numpy: its import alone would cost more than the whole pass.
         """
-        from seqdedup import _kernel
-
+        scan = self._scan
+        if scan is None:
+            raise AssertionError("the kernel's chunk path has the kernel's scan")
         tests, count = self._byte_tests, len(bounds) // 16
         if tests is None:
             pairs = array("q")
@@ -164,7 +166,7 @@ class FilterList:
             literal = test.literal
             open_ = undecided.to_bytes(count, "little")
             if literal is not None and (test.anchored or delimiter not in literal):
-                found = _kernel.literal_mask(region, bounds, literal, test.anchored, open_)
+                found = scan(region, bounds, literal, test.anchored, open_)
             else:
                 if region_texts is None:
                     region_texts = _Region(region, bounds)
@@ -233,7 +235,13 @@ class _Test(Generic[AnyStr]):
     search: Callable[[AnyStr], object]
     literal: AnyStr | None
 
-    def __init__(self, source: AnyStr, search: Callable[[AnyStr], object], label: str) -> None:
+    def __init__(
+        self,
+        source: AnyStr,
+        search: Callable[[AnyStr], object],
+        label: str,
+        scan: LiteralMask | None = None,
+    ) -> None:
         anchored = source[:1] in ("^", b"^")
         literal = source[1:] if anchored else source
         plain = not any(
@@ -244,6 +252,7 @@ class _Test(Generic[AnyStr]):
         self.label = label  # the pattern as a message names it
         self.anchored = anchored
         self.literal = literal if plain else None
+        self._scan = scan
 
     def each(self, texts: Sequence[AnyStr]) -> list[object]:
         """A truthy value per text that the pattern matches."""
@@ -297,8 +306,8 @@ class _Test(Generic[AnyStr]):
         between two records, which takes the general path)."""
         import numpy as np
 
-        # the run's engine's scan (SEQDEDUP_ENGINE=python: never the kernel's); below, its twin
-        literal_mask = getattr(load(), "literal_mask", None)
+        # the run's engine's scan (the Python engine has none); below, its twin
+        literal_mask = self._scan
         if literal_mask is not None:
             bounds = np.stack((batch.starts, batch.ends), axis=1).astype(np.int64).tobytes()
             wanted = np.ones(batch.size, dtype=np.uint8) if open_ is None else open_
@@ -331,7 +340,7 @@ _METACHARACTERS = frozenset(".^$*+?{}[]\\|()")
 
 
 def _byte_tests(
-    patterns: Sequence[re.Pattern[str]], labels: Sequence[str]
+    patterns: Sequence[re.Pattern[str]], labels: Sequence[str], scan: LiteralMask | None
 ) -> list[_Test[bytes]] | None:
     """Bytes twins of the patterns, for batches of ASCII records, or None.
 
@@ -345,7 +354,7 @@ def _byte_tests(
         twin = byte_twin(pattern)
         if twin is None:
             return None
-        twins.append(_Test(twin.pattern, twin.search, label))
+        twins.append(_Test(twin.pattern, twin.search, label, scan))
     return twins
 
 

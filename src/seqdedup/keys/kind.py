@@ -19,6 +19,7 @@ import re
 from collections.abc import Iterable
 from types import ModuleType
 
+from seqdedup.base.engine import Engine
 from seqdedup.config.settings import Config
 from seqdedup.keys.maker import KeyMaker, key_maker
 
@@ -44,13 +45,12 @@ def kind_of(record: bytes) -> bytes:
     return normalize_py(record, EVERY)
 
 
-def kinds_of(records: list[bytes]) -> list[bytes]:
+def kinds_of(records: list[bytes], engine: Engine) -> list[bytes]:
     """The kinds of ``records`` with no key options, by the engine that runs (the same
     bytes as :func:`kind_of`, the kernel's normalising where it is built)."""
-    from seqdedup.base.kernel import load
-    from seqdedup.config.normalize import EVERY, normalizer
+    from seqdedup.config.normalize import EVERY
 
-    normalize = normalizer(load())
+    normalize = engine.normalize
     return [normalize(record, EVERY) for record in records]
 
 

@@ -17,9 +17,10 @@ from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING
 
+from seqdedup.base.engine import SEED
 from seqdedup.base.errors import SeqdedupError
 from seqdedup.base.hashes import MASK64, python_hash_bytes
-from seqdedup.base.kernel import SEED
+from seqdedup.base.tokens import python_record_tokens
 from seqdedup.config.settings import DEFAULT_TRANSFORM_TIMEOUT
 
 if TYPE_CHECKING:
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
     from mmap import mmap
 
     from seqdedup.base.records import Int64s
-    from seqdedup.base.tokens import RecordTokens
     from seqdedup.config.jsonkeys import JsonSelector
     from seqdedup.config.normalize import KeySteps
     from seqdedup.config.settings import Config
@@ -113,9 +113,7 @@ class KeyMaker:
     def _sizes(self, keys: Sequence[bytes], unit: str) -> array[int]:
         if unit != "tokens":
             return key_sizes(keys, unit)
-        from seqdedup.base.tokens import record_tokens
-
-        return key_sizes(keys, unit, record_tokens(self.kernel))
+        return key_sizes(keys, unit, self._hashing.record_tokens)
 
     @property
     def hashes_encoded(self) -> bool:
@@ -170,15 +168,16 @@ class _PythonHashing:
 
     def __init__(self, maker: KeyMaker) -> None:
         self._maker = maker
+        self.record_tokens: RecordTokens = python_record_tokens
 
     def hashes(self, records: Sequence[bytes]) -> bytes:
         maker = self._maker
         skipping = maker.skip_chars or maker.skip_fields
         keys = records if not skipping and maker.plain else maker.keys(records)
-        return python_hash_bytes(list(keys))
+        return python_hash_bytes(list(keys), maker.seed)
 
     def key_hashes(self, keys: list[bytes]) -> bytes:
-        return python_hash_bytes(keys)
+        return python_hash_bytes(keys, self._maker.seed)
 
     def encoded_rows(self, rows: list[bytes], separator: bytes) -> bytes:
         raise AssertionError("only where the kernel hashes encoded rows")
@@ -202,6 +201,14 @@ class _KernelHashing:
     def __init__(self, maker: KeyMaker, kernel: ModuleType) -> None:
         self._maker = maker
         self._kernel = kernel
+        token_counts = kernel.token_counts
+
+        def record_tokens(data: bytes, bounds: Int64s) -> array[int]:
+            from array import array
+
+            return array("q", token_counts(data, bounds))
+
+        self.record_tokens: RecordTokens = record_tokens
         self.encoded = bool(maker.plain or maker.kernel_normalize)
         # how the kernel makes a key, as its hashers take it
         self._settings = (
@@ -249,11 +256,15 @@ class _KernelHashing:
         return found
 
 
+# (data, bounds) -> each record's estimated tokens: the engine's record_tokens
+RecordTokens = Callable[[bytes, "Int64s"], "array[int]"]
+
+
 def key_sizes(
     keys: Sequence[bytes], unit: str, count_tokens: RecordTokens | None = None
 ) -> array[int]:
     """Each key's size for a minimum size: its bytes, or ("tokens") its estimated tokens,
-    counted by ``count_tokens`` (``tokens.record_tokens``: the engine's twin)."""
+    counted by ``count_tokens`` (the engine's ``record_tokens``)."""
     from array import array
 
     if unit != "tokens":

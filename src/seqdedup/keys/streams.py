@@ -8,7 +8,7 @@ from array import array
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, AnyStr, NamedTuple
 
-from seqdedup.base.kernel import SEED
+from seqdedup.base.engine import SEED
 from seqdedup.config.settings import compile_stream_pattern
 from seqdedup.config.timelimit import PatternTimeout, each_within
 

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from types import ModuleType
 from typing import NamedTuple
 
-from seqdedup.config.normalize import ALL, normalize_py, normalizer, parse_classes
+from seqdedup.base.engine import Engine
+from seqdedup.config.normalize import ALL, normalize_py, parse_classes
+from seqdedup.engine.choice import PYTHON
 
 Normalize = Callable[[bytes, int], bytes]
 
@@ -76,10 +77,10 @@ def shape_of(tool: str, masked_action: str) -> str:
     return "\0".join([tool, *tokens])
 
 
-def keyed(calls: Sequence[Call], bits: int = ALL, kernel: ModuleType | None = None) -> Keyed:
-    """The identities, shapes and results of ``calls`` (masked with ``bits``, by the
-    ``kernel`` where given)."""
-    normalize: Normalize = normalizer(kernel)
+def keyed(calls: Sequence[Call], bits: int = ALL, engine: Engine = PYTHON) -> Keyed:
+    """The identities, shapes and results of ``calls`` (masked with ``bits`` by
+    ``engine``)."""
+    normalize: Normalize = engine.normalize
     identities: dict[tuple[str, bytes, bytes, str], int] = {}
     shapes: dict[str, int] = {}
     shape_by_action: dict[tuple[str, bytes], int] = {}

@@ -34,8 +34,8 @@ except ImportError:  # pragma: no cover - (an interpreter without it)
     from hashlib import blake2b
 
 from seqdedup.base.errors import SeqdedupError, visible
-from seqdedup.base.kernel import load
-from seqdedup.config.normalize import ALL, normalizer
+from seqdedup.config.normalize import ALL
+from seqdedup.engine.choice import chosen_engine
 from seqdedup.loops.calls import Keyed, masked, shape_of
 from seqdedup.loops.rule import MAX_PERIOD, Loop, LoopFinder
 from seqdedup.loops.transcripts import action_text, result_text
@@ -73,7 +73,7 @@ def _digest(*parts: str) -> str:
 def _masked(text: str, bits: int) -> str:
     """``text`` masked by the kernel where it is built: the Python twin compiles its
     patterns first, 17 ms of a hook's start."""
-    return masked(text, bits, normalizer(load()))
+    return masked(text, bits, chosen_engine().normalize)
 
 
 def seen_call(tool: str, action: str, result: str, bits: int = ALL, status: str = "") -> Seen:

@@ -291,8 +291,8 @@ def find_loops(
     """The loops of ``calls`` (in order), each call's identity masked with the classes
     ``normalize`` names (``--normalize``'s words; "all" by default: timestamps, ids,
     numbers). Indexes in the loops are into ``calls``."""
-    from seqdedup.base.kernel import load
+    from seqdedup.engine.choice import chosen_engine
 
     if not 1 <= max_period <= MAX_PERIOD:
         raise UsageError(f"max_period must be 1 to {MAX_PERIOD}, not {max_period}")
-    return LoopFinder(keyed(calls, mask_bits(normalize), load()), max_period).loops()
+    return LoopFinder(keyed(calls, mask_bits(normalize), chosen_engine()), max_period).loops()

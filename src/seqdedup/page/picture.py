@@ -247,10 +247,9 @@ class RunPicture(PieceLog):
         self.samples_found = 0  # (of those tried, how many had a timestamp)
         self._tried_at_stride = 0
         self.sampling = True  # (False once the records turn out to have no timestamps)
-        from seqdedup.base.kernel import load
-        from seqdedup.config.normalize import timestamp_finder
+        from seqdedup.engine.choice import chosen_engine
 
-        self._stamp = timestamp_finder(load())
+        self._stamp = chosen_engine().first_timestamp
         self.input_ends: list[int] = []  # record index where each input ended
         self.ranking: TopSequences | None = None  # the run's --top ranking (at its end)
 

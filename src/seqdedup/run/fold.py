@@ -24,9 +24,11 @@ from functools import partial
 from types import ModuleType
 from typing import TYPE_CHECKING
 
+from seqdedup.base.engine import Engine
 from seqdedup.base.errors import SeqdedupError, visible
-from seqdedup.config.normalize import timestamp_finder, timestamp_seconds
+from seqdedup.config.normalize import timestamp_seconds
 from seqdedup.config.settings import Duration
+from seqdedup.engine.choice import PYTHON
 from seqdedup.keys.maker import text_digest
 from seqdedup.run.foldlines import SHORT_ID, folded_text, line_text, plain_text
 from seqdedup.run.foldruns import KEY, FoldRun, Sequences, _Unit, key_bytes, sequence_row
@@ -53,13 +55,14 @@ class Folder:
         keys: KeyMaker,
         open_source: Callable[[], int | None],
         on_sequence: Callable[[bytes, list[bytes]], None] | None = None,
-        kernel: ModuleType | None = None,
+        engine: Engine = PYTHON,
     ) -> None:
         self._config = config
-        self._sequences = Sequences(keys, open_source, on_sequence, kernel)
+        self._sequences = Sequences(keys, open_source, on_sequence, engine)
         self._match = self._sequences.match
         # The timestamp scan in the kernel when it runs.
-        self._stamp = timestamp_finder(kernel)
+        self._stamp = engine.first_timestamp
+        kernel = engine.kernel
         self._report = report
         self._every = config.fold_every
         self._window = config.window_size
@@ -477,7 +480,7 @@ def run_folder(
     keys: KeyMaker,
     attributor: Attribution,
     saver: RunSaver | None,
-    kernel: ModuleType | None,
+    engine: Engine,
 ) -> Folder:
     """``--fold``'s summary lines, over the run's report, keys and attribution (and its
     library, which holds each folded sequence under its id)."""
@@ -488,7 +491,7 @@ def run_folder(
         keys,
         lambda: attributor.open_source,
         saver.add_sequence if saver is not None else None,
-        kernel,
+        engine,
     )
 
 

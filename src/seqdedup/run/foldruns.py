@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from functools import partial
-from types import ModuleType
 from typing import TYPE_CHECKING
 
+from seqdedup.base.engine import Engine
 from seqdedup.base.hashes import MASK128
 
 if TYPE_CHECKING:
@@ -23,8 +23,6 @@ HELD_MAX = 1 << 16  # records of a run held while its first piece goes on
 VARIANTS_TRACKED = 1 << 20  # records of a part whose texts are compared, at most
 DIGESTS_HELD = 4096  # ids of recent sequences remembered
 
-Matching = Callable[[bytes, bytes | bytearray, int], int]  # periodic_match's signature
-
 
 def key_bytes(hashes: bytes | list[int] | Lanes) -> bytes:
     """Key hashes in any engine's form (the kernel's bytes, a list of 128-bit ints, an
@@ -34,59 +32,6 @@ def key_bytes(hashes: bytes | list[int] | Lanes) -> bytes:
     if isinstance(hashes, list):
         return b"".join((value & MASK128).to_bytes(KEY, "little") for value in hashes)
     return bytes(hashes.astype("<i8").tobytes())
-
-
-def shortest_period(keys: bytes | bytearray) -> int:
-    """The smallest p such that record i equals record i - p for every i >= p (the
-    prefix function of Knuth, Morris and Pratt over 16-byte keys)."""
-    tokens = [keys[i : i + KEY] for i in range(0, len(keys), KEY)]
-    border = [0] * len(tokens)
-    k = 0
-    for i in range(1, len(tokens)):
-        while k and tokens[i] != tokens[k]:
-            k = border[k - 1]
-        if tokens[i] == tokens[k]:
-            k += 1
-        border[i] = k
-    return len(tokens) - (border[-1] if tokens else 0)
-
-
-def periodic_match(unit: bytes, data: bytes | bytearray, offset: int) -> int:
-    """How many records of ``data`` (the run's records from record ``offset`` of the
-    run on) continue the run's repetition of ``unit``, before the first that does not."""
-    length = len(unit) // KEY
-    count = len(data) // KEY
-    done = 0
-    phase = offset % length
-    if phase:  # up to the next copy's start, then whole blocks of copies
-        take = min(length - phase, count)
-        if data[: take * KEY] != unit[phase * KEY : (phase + take) * KEY]:
-            return _first_difference(data, unit, 0, phase, take)
-        done = take
-    repeated = unit * max(1, BLOCK // length)
-    step = len(repeated) // KEY
-    while done < count:
-        take = min(step, count - done)
-        if data[done * KEY : (done + take) * KEY] != repeated[: take * KEY]:
-            return done + _first_difference(data, repeated, done, 0, take)
-        done += take
-    return count
-
-
-def periodicity(kernel: ModuleType | None) -> tuple[Callable[[bytes | bytearray], int], Matching]:
-    """The period twin: :func:`shortest_period` and :func:`periodic_match`, the
-    kernel's where ``kernel`` is given."""
-    if kernel is None:
-        return shortest_period, periodic_match
-    return kernel.shortest_period, kernel.periodic_match
-
-
-def _first_difference(data: bytes | bytearray, unit: bytes, at: int, phase: int, take: int) -> int:
-    for k in range(take):
-        a, b = (at + k) * KEY, (phase + k) * KEY
-        if data[a : a + KEY] != unit[b : b + KEY]:
-            return k
-    return take
 
 
 class FoldRun:
@@ -140,7 +85,12 @@ class FoldRun:
         # (copies counted from the part's start, as the line's "copies" are)
         return len({tuple(texts[at : at + length]) for at in range(0, len(texts), length)})
 
-    def take(self, keys: bytes, records: Sequence[bytes], match: Matching) -> bool:
+    def take(
+        self,
+        keys: bytes,
+        records: Sequence[bytes],
+        match: Callable[[bytes, bytes | bytearray, int], int],
+    ) -> bool:
         """Add the next skipped records; return whether the sequence can be fixed now
         (the first piece is complete, or its records held reach HELD_MAX)."""
         if self.stop == self.part_start:
@@ -178,9 +128,9 @@ class Sequences:
         keys: KeyMaker,
         open_source: Callable[[], int | None],
         on_sequence: Callable[[bytes, list[bytes]], None] | None,
-        kernel: ModuleType | None,
+        engine: Engine,
     ) -> None:
-        self.period, self.match = periodicity(kernel)
+        self.period, self.match = engine.shortest_period, engine.periodic_match
         self._key_maker = keys
         self._open_source = open_source  # the open piece's earliest source
         self._on_sequence = on_sequence  # (digest, records) of each new sequence: -l

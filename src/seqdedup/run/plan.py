@@ -13,6 +13,7 @@ from __future__ import annotations
 from types import ModuleType
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
+from seqdedup.base.engine import Engine
 from seqdedup.config.settings import Config
 
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ AttributionKind = Literal["count", "thread", "kernel", "python"]
 class RunPlan(NamedTuple):
     """What one run is made of (see the module docstring)."""
 
-    kernel: ModuleType | None  # the compiled kernel, loaded once for the run (None: Python)
+    engine: Engine  # the run's engine, chosen once for it
     feeding: Feeding
     attribution: AttributionKind
     settles_early: bool  # records written once certain, before their window completes
@@ -52,9 +53,9 @@ class RunPlan(NamedTuple):
     stream_decider: Literal["kernel", "python"] | None  # --stream-by's decider
 
     @property
-    def engine(self) -> Literal["c", "python"]:
-        """Which engine runs, as ``Deduplicator.engine`` names it."""
-        return "python" if self.kernel is None else "c"
+    def kernel(self) -> ModuleType | None:
+        """The compiled kernel behind the engine (None: the Python engine)."""
+        return self.engine.kernel
 
     @property
     def compiled(self) -> ModuleType:
@@ -66,17 +67,17 @@ class RunPlan(NamedTuple):
 
 def plan_run(
     config: Config,
-    kernel: ModuleType | None,
+    engine: Engine,
     explaining: bool,
     kernel_keys: bool,
     picturing: bool = False,
 ) -> RunPlan:
-    """The plan of a run of ``config``: ``kernel``, the compiled kernel (None: the
-    Python engine runs); ``explaining``, explanations are asked for; ``kernel_keys``,
-    the kernel makes the keys itself (no transform, JSON keys or masks it cannot do);
-    ``picturing``, a report page reads every piece (and ranks the sequences as
-    ``--top`` does)."""
-    compiled = kernel is not None
+    """The plan of a run of ``config`` on ``engine`` (the chunk path, the kernel's
+    attribution and stream matcher only with the compiled one); ``explaining``,
+    explanations are asked for; ``kernel_keys``, the kernel makes the keys itself (no
+    transform, JSON keys or masks it cannot do); ``picturing``, a report page reads every
+    piece (and ranks the sequences as ``--top`` does)."""
+    compiled = engine.kernel is not None
     filtering = bool(config.filters)
     settles = config.max_history is not None and not config.annotate and not explaining
     pieces_read = (
@@ -94,7 +95,7 @@ def plan_run(
     ordered = config.annotate or explaining
     reported = ordered or bool(config.top) or picturing or config.fold
     return RunPlan(
-        kernel=kernel,
+        engine=engine,
         feeding=_feeding(config, compiled, explaining, kernel_keys, settles, filtering),
         attribution=_attribution(config, compiled, pieces_read),
         settles_early=settles,

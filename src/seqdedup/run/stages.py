@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
 
-from seqdedup.base.kernel import SEED
-from seqdedup.base.kernel import load as load_kernel
+from seqdedup.base.engine import SEED
 from seqdedup.config.settings import Config
 from seqdedup.engine.attribution import Attribution, Attributor, DecisionCount, make_attribution
+from seqdedup.engine.choice import chosen_engine
 from seqdedup.engine.matcher import LibraryWindows, Matcher, chunk_matcher, run_matcher
 from seqdedup.engine.stream_decider import SequenceCounts, StreamCount
 from seqdedup.keys.filters import FilterList
@@ -49,14 +49,15 @@ class Stages:
     ) -> None:
         self.config = config
         self.stats = stats = Stats()
-        filters = FilterList(config.filters)
-        kernel = load_kernel()  # (once per run: the plan holds it)
+        engine = chosen_engine()  # (once per run: the plan holds it)
+        kernel = engine.kernel
+        filters = FilterList(config.filters, engine.literal_mask)
         keys = key_maker(config, kernel, SEED, shell_transform(config))
         kernel_keys = keys.plain or bool(keys.kernel_normalize)
         self.plan = plan = plan_run(
-            config, kernel, on_explain is not None, kernel_keys, observer is not None
+            config, engine, on_explain is not None, kernel_keys, observer is not None
         )
-        self.engine = plan.engine
+        self.engine = engine.name
         # Built in dependency order, each by its own module from what it needs: nothing
         # is set on a stage after it is made.
         chunk = plan.feeding == "chunk"
@@ -166,7 +167,7 @@ def _folder(
         return None
     from seqdedup.run.fold import run_folder
 
-    return run_folder(config, report, keys, attributor, saver, plan.kernel)
+    return run_folder(config, report, keys, attributor, saver, plan.engine)
 
 
 TopCounts = Callable[[], dict[int, int]]

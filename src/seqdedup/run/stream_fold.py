@@ -13,12 +13,12 @@ output stays in input order), so a storm in one stream holds back at most one pa
 from __future__ import annotations
 
 from collections.abc import Callable
-from types import ModuleType
 from typing import TYPE_CHECKING
 
+from seqdedup.base.engine import Engine
 from seqdedup.base.errors import visible
 from seqdedup.base.hashes import MASK128
-from seqdedup.config.normalize import timestamp_finder
+from seqdedup.engine.choice import PYTHON
 from seqdedup.keys.maker import text_digest
 from seqdedup.run.fold import FoldedCounts, part_fields
 from seqdedup.run.foldlines import line_text
@@ -54,21 +54,23 @@ class StreamFolder:
         source_fields: Callable[[Run], Fields],
         named: bool,
         on_sequence: Callable[[bytes, list[bytes]], None] | None = None,
-        kernel: ModuleType | None = None,
+        engine: Engine = PYTHON,
         on_fold: Callable[[Fields], None] | None = None,
     ) -> None:
         self._config = config
         self._on_fold = on_fold
         self._every = config.fold_every
         # (a stream run's source is known from its first window: never an open piece)
-        self._sequences = Sequences(keys, lambda: 0, on_sequence, kernel)
-        self._stamp = timestamp_finder(kernel)
+        self._sequences = Sequences(keys, lambda: 0, on_sequence, engine)
+        self._stamp = engine.first_timestamp
         self._locate = locate  # run-wide record number -> (input name, number inside it)
         self._source_fields = source_fields  # a run's match_* fields (and sequence)
         self._named = named
         self._folded = FoldedCounts(config.max_unique_sequences)
         self._runs: dict[Run, _Part] = {}  # the runs with records passed, not ended
-        self._text = text_digest(config, kernel)  # (the records' texts, without the stream name)
+        self._text = text_digest(
+            config, engine.kernel
+        )  # (the records' texts, without the stream name)
 
     def releasable(self, entry: Entry) -> bool:
         """Whether a skipped record may be passed: its run has ended, or has gone on

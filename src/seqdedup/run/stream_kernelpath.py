@@ -13,8 +13,8 @@ from operator import not_
 from types import ModuleType
 from typing import TYPE_CHECKING
 
+from seqdedup.base.engine import SEED
 from seqdedup.base.hashes import MASK64, hash_bytes
-from seqdedup.base.kernel import SEED
 from seqdedup.config.timelimit import PatternTimeout
 from seqdedup.engine.stream_decider import Entry, Run
 from seqdedup.keys.filters import TRACKED

@@ -13,9 +13,9 @@ from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from seqdedup.base.engine import SEED
 from seqdedup.base.errors import visible
 from seqdedup.base.hashes import hash_bytes, hash_ints
-from seqdedup.base.kernel import SEED
 from seqdedup.config.markerfields import (
     DEFAULT_STREAM_ANNOTATION,
     DEFAULT_STREAM_FILES_ANNOTATION,
@@ -342,6 +342,6 @@ def make_stream_folder(parts: Parts, source_fields: Callable[[Run], Fields]) -> 
         source_fields,
         report.inputs.named,
         parts.saver.add_sequence if parts.saver is not None else None,
-        parts.plan.kernel,
+        parts.plan.engine,
         report.on_fold,
     )

@@ -187,14 +187,14 @@ def size_rows(records: list[bytes], config: Config) -> list[SizeRow]:
     --stream-by, whose streams take no minimum size)."""
     if config.stream_split:
         return []
-    from seqdedup.base.kernel import SEED
-    from seqdedup.base.kernel import load as load_kernel
+    from seqdedup.base.engine import SEED
+    from seqdedup.engine.choice import chosen_engine
     from seqdedup.engine.matcher import make_matcher
     from seqdedup.engine.runs import runs_of
     from seqdedup.engine.sized import SizedMatcher
     from seqdedup.keys.maker import key_maker
 
-    kernel = load_kernel()
+    kernel = chosen_engine().kernel
     hashes, sizes = key_maker(config, kernel, SEED).hashes_and_sizes(records, "bytes")
     rows = []
     for size in SIZES:
@@ -266,23 +266,24 @@ class StreamKeys(NamedTuple):
 def stream_keys(config: Config, records: list[bytes]) -> StreamKeys:
     """Each tracked record's key (the stream's name left out, the key options applied)
     and stream (a record the pattern does not name continues the stream before it)."""
-    from seqdedup.base.kernel import SEED
-    from seqdedup.base.kernel import load as load_kernel
+    from seqdedup.base.engine import SEED
+    from seqdedup.engine.choice import chosen_engine
     from seqdedup.keys.filters import TRACKED, FilterList
     from seqdedup.keys.maker import key_maker
     from seqdedup.keys.streams import UNNAMED, StreamNamer
 
-    kernel = load_kernel()
-    names, keyed = StreamNamer(config, kernel).split(records)
+    engine = chosen_engine()
+    names, keyed = StreamNamer(config, engine.kernel).split(records)
     streams, current = [], UNNAMED
     for name in names:
         current = current if name is None else name
         streams.append(current)
     if config.filters:
-        tracked = [d == TRACKED for d in FilterList(config.filters).classify(records)]
+        filters = FilterList(config.filters, engine.literal_mask)
+        tracked = [d == TRACKED for d in filters.classify(records)]
         keyed = list(compress(keyed, tracked))
         streams = list(compress(streams, tracked))
-    return StreamKeys(key_maker(config, kernel, SEED).keys(keyed), streams)
+    return StreamKeys(key_maker(config, engine.kernel, SEED).keys(keyed), streams)
 
 
 def _stream_runs(config: Config, named: StreamKeys, width: int) -> tuple[int, list[int]]:
@@ -338,8 +339,8 @@ def _best_key(keys: list[KeyRow], total: int) -> str | None:
 
 def width_rows(records: list[bytes], config: Config) -> tuple[list[WindowRow], list[int]]:
     """Per W of WIDTHS, the records removed and the runs; and the runs' lengths at W=2."""
-    from seqdedup.base.kernel import SEED
-    from seqdedup.base.kernel import load as load_kernel
+    from seqdedup.base.engine import SEED
+    from seqdedup.engine.choice import chosen_engine
     from seqdedup.engine.matcher import make_matcher
     from seqdedup.engine.runs import runs_of
     from seqdedup.keys.maker import key_maker
@@ -353,7 +354,7 @@ def width_rows(records: list[bytes], config: Config) -> tuple[list[WindowRow], l
             if width == 2:
                 blocks = lengths
         return rows, blocks
-    kernel = load_kernel()
+    kernel = chosen_engine().kernel
     hashes = key_maker(config, kernel, SEED).hashes(records)
     if kernel is not None:  # every width in one pass each, in C
         from array import array

@@ -1,0 +1,192 @@
+"""Which engine runs, chosen here and nowhere else: :func:`chosen_engine` gives the
+compiled kernel's :class:`CEngine` or the :class:`PythonEngine`, two objects with the
+same names (:class:`seqdedup.base.engine.Engine`), as CPython chooses ``_bisect`` or
+``bisect``'s own functions once.
+
+The kernel is optional at install time. It is used whenever it can be imported, unless
+``SEQDEDUP_ENGINE=python`` asks for the pure-Python engine; ``SEQDEDUP_ENGINE=c``
+makes a missing kernel an error instead of a silent fallback. This module is the only
+one that imports ``seqdedup._kernel``, and only when the C engine is chosen: a run on
+the Python engine never loads compiled code.
+"""
+
+from __future__ import annotations
+
+import os
+from array import array
+from itertools import accumulate
+from types import ModuleType
+
+from seqdedup.base.engine import SEED, Engine, LiteralMask, Table
+from seqdedup.base.errors import SeqdedupError
+from seqdedup.base.records import (
+    Buffer,
+    Int64s,
+    python_flag_positions,
+    python_gather,
+    python_put,
+    python_record_bounds,
+    python_take,
+)
+from seqdedup.base.tokens import python_record_tokens
+from seqdedup.engine import pykernel
+
+RECORD_SEED = 2  # (a verbatim line's bytes, to find the distinct ones: SEED ^ RECORD_SEED)
+# The timestamp class's bit (config.normalize.TIMESTAMP; a test holds them equal): that
+# module is imported only by runs that normalise.
+TIMESTAMP = 1
+
+
+class PythonEngine:
+    """The pure-Python engine: every name a function of this package (no compiled code)."""
+
+    name = "python"
+    kernel: ModuleType | None = None  # (no compiled kernel)
+    literal_mask: LiteralMask | None = None
+
+    record_bounds = staticmethod(python_record_bounds)
+    flag_positions = staticmethod(python_flag_positions)
+    take = staticmethod(python_take)
+    put = staticmethod(python_put)
+    gather = staticmethod(python_gather)
+    record_tokens = staticmethod(python_record_tokens)
+    literal_hits = staticmethod(pykernel.python_literal_hits)
+    spread_tracebacks = staticmethod(pykernel.python_spread_tracebacks)
+    occurrences = staticmethod(pykernel.python_occurrences)
+    distinct_records = staticmethod(pykernel.python_distinct_records)
+    tally = staticmethod(pykernel.python_tally)
+    chains = staticmethod(pykernel.python_chains)
+    chain_counts = staticmethod(pykernel.python_chain_counts)
+    broken_fragments = staticmethod(pykernel.python_broken_fragments)
+    shortest_period = staticmethod(pykernel.shortest_period)
+    periodic_match = staticmethod(pykernel.periodic_match)
+
+    @staticmethod
+    def token_sums(data: Buffer | memoryview, bounds: Int64s) -> Int64s:
+        return array("q", accumulate(python_record_tokens(data, bounds), initial=0))
+
+    # (the classes' expressions: config.normalize, imported where a run normalises)
+    @staticmethod
+    def normalize(record: bytes, bits: int) -> bytes:
+        from seqdedup.config.normalize import normalize_py
+
+        return normalize_py(record, bits)
+
+    @staticmethod
+    def first_timestamp(record: bytes) -> str:
+        from seqdedup.config.normalize import first_timestamp
+
+        return first_timestamp(record)
+
+    @staticmethod
+    def value_matches(record: bytes, bits: int) -> list[tuple[int, int, int]]:
+        from seqdedup.config.normalize import python_value_matches
+
+        return python_value_matches(record, bits)
+
+    @staticmethod
+    def key_table() -> Table:
+        return pykernel.KeyTable()
+
+
+class CEngine:
+    """The compiled kernel's engine: its functions under the shared names (each answer
+    read in place where the kernel hands back int64 bytes)."""
+
+    name = "c"
+
+    def __init__(self) -> None:
+        from seqdedup import _kernel as kernel  # (ImportError where it is not built)
+
+        self.module: ModuleType = kernel  # (for the stages only the kernel has)
+        self.kernel: ModuleType | None = kernel
+        self.literal_mask: LiteralMask | None = kernel.literal_mask
+        self.take = kernel.take
+        self.put = kernel.put
+        self.gather = kernel.gather
+        self.normalize = kernel.normalize
+        self.literal_hits = kernel.literal_hits
+        self.spread_tracebacks = kernel.spread_tracebacks
+        self.occurrences = kernel.occurrences
+        self.tally = kernel.tally
+        self.chains = kernel.chains
+        self.chain_counts = kernel.chain_counts
+        self.broken_fragments = kernel.broken_fragments
+        self.shortest_period = kernel.shortest_period
+        self.periodic_match = kernel.periodic_match
+        self.key_table = kernel.KeyTable
+        self._bounds = kernel.record_bounds
+        self._flags = kernel.flag_positions
+        self._tokens = kernel.token_counts
+        self._first_match = kernel.first_match
+        self._value_matches = kernel.value_matches
+        self._distinct = kernel.distinct_records
+
+    def record_bounds(self, data: Buffer, delimiter: bytes) -> Int64s:
+        return memoryview(self._bounds(data, delimiter)).cast("q")
+
+    def flag_positions(self, flags: bytes | bytearray) -> Int64s:
+        return memoryview(self._flags(flags)).cast("q")
+
+    def record_tokens(self, data: Buffer | memoryview, bounds: Int64s) -> array[int]:
+        return array("q", self._tokens(data, bounds))
+
+    def token_sums(self, data: Buffer | memoryview, bounds: Int64s) -> Int64s:
+        return memoryview(self._tokens(data, bounds, True)).cast("q")
+
+    def first_timestamp(self, record: bytes) -> str:
+        found = self._first_match(record, TIMESTAMP)
+        return record[found[0] : found[1]].decode("ascii") if found else ""
+
+    def value_matches(self, record: bytes, bits: int) -> list[tuple[int, int, int]]:
+        triples = array("q", self._value_matches(record, bits))
+        return list(zip(triples[0::3], triples[1::3], triples[2::3], strict=True))
+
+    def distinct_records(
+        self, data: Buffer, bounds: Int64s, flags: bytes | bytearray
+    ) -> tuple[bytes, bytes]:
+        return self._distinct(data, bounds, flags, SEED ^ RECORD_SEED)
+
+
+PYTHON: Engine = PythonEngine()
+_compiled: CEngine | None = None
+
+
+def chosen_engine() -> Engine:
+    """The engine a run started now uses (``SEQDEDUP_ENGINE``: ``python``, ``c``, or
+    unset: the kernel where it is built)."""
+    wanted = os.environ.get("SEQDEDUP_ENGINE", "").strip().lower()
+    if wanted == "python":
+        return PYTHON
+    try:
+        return engine_named("c")
+    except ImportError:  # not built (no compiler at install time, another interpreter)
+        if wanted == "c":
+            raise SeqdedupError(
+                "SEQDEDUP_ENGINE=c but the compiled kernel is not installed "
+                "(reinstall with a C compiler, or unset SEQDEDUP_ENGINE)"
+            ) from None
+        return PYTHON
+
+
+def engine_named(name: str) -> Engine:
+    """The engine called ``name`` (``"c"``: ImportError where the kernel is not built):
+    a cluster's workers use the one the job's client chose."""
+    return PYTHON if name == "python" else compiled_engine()
+
+
+def compiled_engine() -> CEngine:
+    """The C engine (made once; ImportError where the kernel is not built)."""
+    global _compiled
+    if _compiled is None:
+        _compiled = CEngine()
+    return _compiled
+
+
+def engine_name() -> str:
+    """``"c"`` or ``"python"``: the engine a run started now would use."""
+    try:
+        return chosen_engine().name
+    except SeqdedupError:
+        return "none (SEQDEDUP_ENGINE=c, kernel missing)"
+
