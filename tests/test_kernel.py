@@ -18,7 +18,7 @@ from seqdedup.api import Deduplicator, process_stream
 from seqdedup.base import hashes as hash_forms
 from seqdedup.config.normalize import CLASSES
 from seqdedup.config.settings import Config, FilterRule
-from seqdedup.engine.choice import chosen_engine, engine_name
+from seqdedup.engine.choice import engine_name
 from seqdedup.engine.fingerprints import coefficients, fingerprints_py
 from seqdedup.engine.matcher import WindowMatcher
 from seqdedup.library.store import encode_records
@@ -797,7 +797,6 @@ def test_a_library_region_gives_the_windows_its_fingerprints_give(
     """add_library_region (the matcher rolls each sequence's fingerprints itself) and
     add_library_windows (given every window's fingerprint and start) make the same
     windows seen: the same decisions after them, with and without forced collisions."""
-    _kernel = chosen_engine().kernel
     history = None if history is None else window + history
     seed = 0x1234_5678_9ABC_DEF0_0FED_CBA9_8765_4321
     region, firsts, lengths = array("Q", [7, 7]), array("q"), array("q")
@@ -828,7 +827,6 @@ def test_a_library_region_gives_the_windows_its_fingerprints_give(
 
 
 def test_a_library_region_out_of_order_or_past_its_end_is_refused():
-    _kernel = chosen_engine().kernel
     region = array("Q", [7, 7] * 6)  # six records
     for firsts, lengths in (([3, 1], [1, 1]), ([1], [5]), ([-1], [2]), ([1], [-1])):
         with pytest.raises(ValueError, match="in order in the region"):
@@ -850,7 +848,6 @@ def test_a_library_region_held_in_place_outlives_its_name():
     changes nothing, and while held it cannot be resized under the matcher."""
     import gc
 
-    _kernel = chosen_engine().kernel
     keys = [hash(k) for k in "abcx"]
     region = array("Q", [7, 7, *hash_forms.hash_words(keys[:3]).tolist(), 7, 7])
     m = _kernel.Matcher(3)

@@ -17,7 +17,7 @@ from seqdedup import Deduplicator
 from seqdedup.base.hashes import hash_words
 from seqdedup.config.settings import FilterRule
 from seqdedup.engine import matcher
-from seqdedup.engine.choice import chosen_engine
+from seqdedup.engine.choice import chosen_engine, compiled
 from seqdedup.engine.matcher import WindowMatcher
 
 from conftest import examples
@@ -68,10 +68,10 @@ def test_both_matchers_follow_the_oracle_across_streams(
         assert push_streams(WindowMatcher(window, history), streams, chunk) == want
     finally:
         mp.undo()
-    engine = chosen_engine().kernel
-    if engine is not None:
+    kernel = compiled(chosen_engine())
+    if kernel is not None:
         as_int64 = [[hash(k) for k in keys] for keys in streams]
-        m = engine.Matcher(window, history)
+        m = kernel.chunk_matcher(window, history)
         got: list[bool] = []
         for number, hashes in enumerate(as_int64):
             if number:

@@ -85,6 +85,43 @@ def spread_tracebacks(
     indented: ReadableBuffer,
     /,
 ) -> bytes: ...
+def stream_prefixes(
+    records: Sequence[bytes],
+    sets: ReadableBuffer,
+    mins: ReadableBuffer,
+    maxes: ReadableBuffer,
+    name_from: int,
+    name_to: int,
+    ascii_only: bool = False,
+    seed: int = 0,
+    /,
+) -> tuple[list[bytes], bytes, list[bytes], bytes]: ...
+def window_tally(
+    keys: ReadableBuffer, widths: Sequence[int], seed: int = 0, /
+) -> list[tuple[int, int, bytes]]: ...
+def first_windows(
+    fps: ReadableBuffer, positions: ReadableBuffer, owners: int, /
+) -> tuple[bytes, list[bytes], list[bytes]]: ...
+def split_hash(
+    data: ReadableBuffer,
+    delimiter: bytes,
+    seed: int = 0,
+    skip_chars: int = 0,
+    byte_mode: bool = False,
+    normalize: int = 0,
+    skip_fields: int = 0,
+) -> tuple[bytes, bytes]: ...
+def bounds_hash(
+    data: ReadableBuffer,
+    bounds: ReadableBuffer,
+    seed: int = 0,
+    skip_chars: int = 0,
+    byte_mode: bool = False,
+    normalize: int = 0,
+    skip_fields: int = 0,
+    passed: ReadableBuffer | None = None,
+) -> bytearray: ...
+def earliest(rows: Sequence[ReadableBuffer], library: ReadableBuffer, /) -> list[bytes]: ...
 def first_match(record: ReadableBuffer, classes: int, /) -> tuple[int, int] | None: ...
 def shortest_period(keys: ReadableBuffer, /) -> int: ...
 def periodic_match(unit: ReadableBuffer, data: ReadableBuffer, offset: int, /) -> int: ...
@@ -242,3 +279,68 @@ class Attributor:
     def new_input(self) -> bytes | None: ...
     def top_counts(self) -> bytes: ...
     def record_number(self, tracked: int, /) -> int: ...
+
+class StreamMatcher:
+    """--stream-by's rule per stream in C (engine.stream_decider.StreamDecider's twin)."""
+
+    @property
+    def position(self) -> int: ...
+    @property
+    def remembered_windows(self) -> int: ...
+    def __init__(
+        self,
+        window: int,
+        idle: int | None = None,
+        max_streams: int | None = None,
+        count_runs: bool = False,
+        history: int | None = None,
+        seed: int = 0,
+        force_collisions: bool = False,
+        report_runs: bool = False,
+    ) -> None: ...
+    def push(
+        self,
+        hashes: ReadableBuffer,
+        lanes: ReadableBuffer,
+        translate: ReadableBuffer | None = None,
+        initial: int = -1,
+        /,
+    ) -> tuple[bytes, bytes, bytes]: ...
+    def end_all(self) -> tuple[bytes, bytes, bytes]: ...
+    def active(self, lane: int, /) -> bool: ...
+    def closed_runs(self) -> bytes: ...
+    def push_named(
+        self,
+        hashes: ReadableBuffer,
+        found: ReadableBuffer,
+        names: Sequence[bytes],
+        current: bytes,
+        rows: int,
+        /,
+    ) -> tuple[bytes, bytes, tuple[int, int], bytes, bytes]: ...
+    def end_named(self) -> tuple[bytes, bytes, tuple[int, int], bytes, bytes]: ...
+
+class SizeDecider:
+    """The rule with a minimum size in C (engine.sized.SizeDecider's twin)."""
+
+    @property
+    def decided(self) -> int: ...
+    @property
+    def remembered(self) -> int: ...
+    def __init__(
+        self,
+        window: int,
+        min_size: int,
+        history: int | None = None,
+        seed: int = 0,
+        cap: int = ...,
+        force_collisions: bool = False,
+    ) -> None: ...
+    def push(self, hashes: ReadableBuffer, sizes: ReadableBuffer, /) -> list[bool]: ...
+    def finish(self) -> list[bool]: ...
+    def new_input(self) -> None: ...
+    def track_new(self) -> None: ...
+    def take_new(self) -> bytes: ...
+    def add_library(
+        self, sequences: Sequence[tuple[ReadableBuffer, ReadableBuffer]], /
+    ) -> None: ...

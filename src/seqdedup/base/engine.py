@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import os
 from array import array
-from collections.abc import Callable
-from types import ModuleType
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 if TYPE_CHECKING:
@@ -50,6 +49,82 @@ class Table(Protocol):
     def __len__(self) -> int: ...
 
 
+class KernelFunctions(Protocol):
+    """The compiled kernel's functions that the layers below ``engine`` call where the C
+    engine runs (``Engine.kernel``; None on the Python engine, whose twins are classes of
+    those layers: the key hashing, the stream names' prefix program, the JSON keys)."""
+
+    def hash_records(
+        self,
+        records: Sequence[bytes],
+        seed: int = 0,
+        skip_chars: int = 0,
+        byte_mode: bool = False,
+        normalize: int = 0,
+        skip_fields: int = 0,
+    ) -> bytes: ...
+    def hash_encoded(
+        self,
+        encoded: bytes,
+        seed: int = 0,
+        skip_chars: int = 0,
+        byte_mode: bool = False,
+        normalize: int = 0,
+        skip_fields: int = 0,
+    ) -> bytes: ...
+    def hash_encoded_rows(
+        self,
+        rows: list[bytes],
+        separator: bytes,
+        seed: int = 0,
+        skip_chars: int = 0,
+        byte_mode: bool = False,
+        normalize: int = 0,
+        skip_fields: int = 0,
+    ) -> bytes: ...
+    def split_hash(
+        self,
+        data: Buffer,
+        delimiter: bytes,
+        seed: int = 0,
+        skip_chars: int = 0,
+        byte_mode: bool = False,
+        normalize: int = 0,
+        skip_fields: int = 0,
+    ) -> tuple[bytes, bytes]: ...
+    def bounds_hash(
+        self,
+        data: Buffer,
+        bounds: Int64s,
+        seed: int = 0,
+        skip_chars: int = 0,
+        byte_mode: bool = False,
+        normalize: int = 0,
+        skip_fields: int = 0,
+        passed: bytes | bytearray | None = None,
+    ) -> bytearray: ...
+    def token_counts(self, data: Bytes, bounds: Int64s, cumulative: bool = False, /) -> bytes: ...
+    def json_keys(
+        self, records: Sequence[bytes], paths: object, ignore: bool = False
+    ) -> list[bytes | None]: ...
+    def stream_prefixes(
+        self,
+        records: Sequence[bytes],
+        sets: bytes,
+        mins: bytes,
+        maxes: bytes,
+        name_from: int,
+        name_to: int,
+        ascii_only: bool = False,
+        seed: int = 0,
+        /,
+    ) -> tuple[list[bytes], bytes, list[bytes], bytes]: ...
+    def normalize(self, key: bytes, classes: int, /) -> bytes: ...
+    def library_windows(
+        self, fingerprints: Bytes, firsts: Int64s, lengths: Int64s, width: int, size: int, /
+    ) -> tuple[bytes, bytes]: ...
+
+
 class Engine(Protocol):
     """What either engine does, under one set of names (each documented where its
     Python twin is: :mod:`seqdedup.base.records`, :mod:`seqdedup.base.tokens`,
@@ -61,10 +136,11 @@ class Engine(Protocol):
         ...
 
     @property
-    def kernel(self) -> ModuleType | None:
-        """The compiled module behind the C engine (None: the Python engine), for the
-        stages only the kernel has (its chunk path, matchers, attribution, key hashing);
-        what still takes it is listed in docs/development.md, "One engine object"."""
+    def kernel(self) -> KernelFunctions | None:
+        """The kernel's own functions where the C engine runs (None: the Python engine),
+        for the stages of the layers below ``engine`` that have a C twin of another
+        shape (key hashing, stream names, JSON keys); the layers above ask
+        :func:`seqdedup.engine.choice.compiled` for the kernel's matchers."""
         ...
 
     @property

@@ -23,8 +23,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
-from types import ModuleType
 
+from seqdedup.base.engine import KernelFunctions
 from seqdedup.base.errors import UsageError
 
 Path = tuple[str, ...]
@@ -157,7 +157,7 @@ FastKeys = Callable[[list[bytes]], list["bytes | None"]]
 
 
 def json_parser(
-    kernel: ModuleType | None,
+    kernel: KernelFunctions | None,
     key_paths: list[tuple[str, Path]],
     ignore: Sequence[str],
     ignore_paths: list[Path],
@@ -194,7 +194,7 @@ class JsonSelector:
         self,
         keys: Sequence[str] = (),
         ignore: Sequence[str] = (),
-        kernel: ModuleType | None = None,
+        kernel: KernelFunctions | None = None,
         track_text: bool = False,
     ) -> None:
         if keys and ignore:

@@ -32,7 +32,6 @@ import os
 from dataclasses import dataclass
 from hashlib import blake2b
 from itertools import compress
-from types import ModuleType
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from seqdedup.base.engine import Engine
@@ -87,9 +86,9 @@ def compiled_engine_here() -> CEngine:
         ) from None
 
 
-def kernel_module() -> ModuleType:
+def kernel_module() -> CEngine:
     """The compiled kernel on this worker (the job uses the C engine)."""
-    return compiled_engine_here().module
+    return compiled_engine_here()
 
 
 def window_fingerprints(engine: str, hashes: bytes, count: int, window: int, seed: int) -> Int64s:
@@ -101,7 +100,7 @@ def window_fingerprints(engine: str, hashes: bytes, count: int, window: int, see
     if count <= 0:
         return np.zeros((0, 2), dtype=np.int64)
     if engine == "c":
-        raw = kernel_module().Matcher(window, seed=seed).fingerprints(hashes, count)
+        raw = kernel_module().chunk_matcher(window, seed=seed).fingerprints(hashes, count)
         return np.frombuffer(raw, dtype=np.int64).reshape(-1, 2)
     from seqdedup.engine.fingerprints import (
         NUMPY_MAX_WIDTH,
@@ -127,7 +126,7 @@ def window_keys(engine: str, hashes: bytes, fps: Int64s, window: int, seed: int)
 
     fps = np.ascontiguousarray(fps, dtype=np.int64)
     if engine == "c":
-        raw = kernel_module().window_keys(hashes, fps, window, seed)
+        raw = kernel_module().window_keys(hashes, fps.data, window, seed)
         return np.frombuffer(raw, dtype=np.int64).reshape(-1, 2)
     count = len(fps)
     if window == 1:
@@ -373,7 +372,7 @@ def first_windows(
 
     if engine == "c":
         firsts, rows, routed = kernel_module().first_windows(  # (arrays read in place)
-            np.ascontiguousarray(fps), np.ascontiguousarray(positions), owners
+            np.ascontiguousarray(fps).data, np.ascontiguousarray(positions).data, owners
         )
         return (
             np.frombuffer(firsts, dtype=np.int64),

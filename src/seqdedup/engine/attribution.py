@@ -7,8 +7,9 @@ from array import array
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
-from seqdedup.base.engine import SEED
+from seqdedup.base.engine import SEED, Engine
 from seqdedup.base.hashes import python_hash128
+from seqdedup.engine.choice import CEngine, compiled
 from seqdedup.engine.occurrences import (
     KeyHistory,
     OccurrenceIndex,
@@ -20,8 +21,6 @@ from seqdedup.engine.pieces import Piece, SequenceTable, unpack_pieces
 from seqdedup.engine.runs import runs_of
 
 if TYPE_CHECKING:
-    from types import ModuleType
-
     from seqdedup._kernel import RunsTaken
     from seqdedup.base.hashes import Hashes, Words
     from seqdedup.engine.matcher import Matcher
@@ -327,7 +326,7 @@ class KernelAttributor:
 
     def __init__(
         self,
-        kernel: ModuleType,
+        kernel: CEngine,
         matcher: Matcher,
         max_candidates: int | None,
         max_history: int | None,
@@ -337,7 +336,8 @@ class KernelAttributor:
         top: bool = False,
         watched: bool = False,
     ) -> None:
-        self._core = kernel.Attributor(
+        assert isinstance(matcher, kernel.chunk_matcher)  # (its matcher's sources, in place)
+        self._core = kernel.attributor(
             matcher,
             max_candidates=max_candidates,
             max_history=max_history,
@@ -430,7 +430,7 @@ class KernelAttributor:
 
 
 def make_attribution(
-    kernel: ModuleType | None,
+    engine: Engine,
     matcher: Matcher,
     window: int,
     history: int | None,
@@ -440,10 +440,11 @@ def make_attribution(
     top: bool = False,
     watched: bool = False,
 ) -> Attributor | KernelAttributor:
-    """The attribution twin: the kernel's when ``kernel`` is given (``matcher`` is then
-    its matcher; ``report``: every piece handed out, ``top``: --top counted in it,
-    ``watched``: every piece handed packed to a watcher), else the Python engine's
-    (which hands out every piece)."""
+    """``engine``'s attribution: the kernel's (``matcher`` is then its matcher;
+    ``report``: every piece handed out, ``top``: --top counted in it, ``watched``: every
+    piece handed packed to a watcher), else the Python engine's (which hands out every
+    piece)."""
+    kernel = compiled(engine)
     if kernel is not None:
         return KernelAttributor(
             kernel, matcher, candidates, history, sequences, SEED, report, top, watched

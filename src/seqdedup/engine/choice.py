@@ -15,9 +15,8 @@ from __future__ import annotations
 import os
 from array import array
 from itertools import accumulate
-from types import ModuleType
 
-from seqdedup.base.engine import SEED, Engine, LiteralMask, Table
+from seqdedup.base.engine import SEED, Engine, KernelFunctions, LiteralMask, Table
 from seqdedup.base.errors import SeqdedupError
 from seqdedup.base.records import (
     Buffer,
@@ -41,7 +40,7 @@ class PythonEngine:
     """The pure-Python engine: every name a function of this package (no compiled code)."""
 
     name = "python"
-    kernel: ModuleType | None = None  # (no compiled kernel)
+    kernel: KernelFunctions | None = None  # (no compiled kernel)
     literal_mask: LiteralMask | None = None
 
     record_bounds = staticmethod(python_record_bounds)
@@ -98,8 +97,6 @@ class CEngine:
     def __init__(self) -> None:
         from seqdedup import _kernel as kernel  # (ImportError where it is not built)
 
-        self.module: ModuleType = kernel  # (for the stages only the kernel has)
-        self.kernel: ModuleType | None = kernel
         self.literal_mask: LiteralMask | None = kernel.literal_mask
         self.take = kernel.take
         self.put = kernel.put
@@ -121,6 +118,31 @@ class CEngine:
         self._first_match = kernel.first_match
         self._value_matches = kernel.value_matches
         self._distinct = kernel.distinct_records
+        # The kernel's own functions, for the stages only it has (typed by _kernel.pyi)
+        self.hash_records = kernel.hash_records
+        self.hash_encoded = kernel.hash_encoded
+        self.hash_encoded_rows = kernel.hash_encoded_rows
+        self.split_hash = kernel.split_hash
+        self.bounds_hash = kernel.bounds_hash
+        self.token_counts = kernel.token_counts
+        self.json_keys = kernel.json_keys
+        self.stream_prefixes = kernel.stream_prefixes
+        self.encode_joined = kernel.encode_joined
+        self.fold_shape = kernel.fold_shape
+        self.library_windows = kernel.library_windows
+        self.window_tally = kernel.window_tally
+        self.window_keys = kernel.window_keys
+        self.first_windows = kernel.first_windows
+        self.earliest = kernel.earliest
+        self.chunk_matcher = kernel.Matcher  # (the matcher with the chunk path)
+        self.attributor = kernel.Attributor
+        self.stream_matcher = kernel.StreamMatcher
+        self.size_decider = kernel.SizeDecider
+
+    @property
+    def kernel(self) -> CEngine:
+        """The kernel's own functions: this engine's (see ``Engine.kernel``)."""
+        return self
 
     def record_bounds(self, data: Buffer, delimiter: bytes) -> Int64s:
         return memoryview(self._bounds(data, delimiter)).cast("q")
@@ -183,10 +205,15 @@ def compiled_engine() -> CEngine:
     return _compiled
 
 
+def compiled(engine: Engine) -> CEngine | None:
+    """The C engine where ``engine`` is it (None: the Python engine), for the stages only
+    the kernel has: its chunk path, matchers, attribution and stream matcher."""
+    return engine if isinstance(engine, CEngine) else None
+
+
 def engine_name() -> str:
     """``"c"`` or ``"python"``: the engine a run started now would use."""
     try:
         return chosen_engine().name
     except SeqdedupError:
         return "none (SEQDEDUP_ENGINE=c, kernel missing)"
-

@@ -20,15 +20,14 @@ from __future__ import annotations
 from array import array
 from collections import deque
 from collections.abc import Hashable, Sequence
-from types import ModuleType
 from typing import NamedTuple, Protocol, cast
 
-from seqdedup.base.engine import SEED
+from seqdedup.base.engine import SEED, Engine
 from seqdedup.base.errors import whole_number
 from seqdedup.base.hashes import hash_ints
 from seqdedup.config.settings import DEFAULT_CANDIDATES, MAX_STREAM_WINDOW
 from seqdedup.engine.attribution import make_attribution
-from seqdedup.engine.choice import chosen_engine
+from seqdedup.engine.choice import CEngine, chosen_engine, compiled
 from seqdedup.engine.matcher import make_matcher
 from seqdedup.engine.pieces import Piece
 from seqdedup.engine.stream_decider import LIBRARY_END, Entry, Run, SequenceCounts, StreamDecider
@@ -130,12 +129,13 @@ class Decisions:
                 whole_number(name, value, 1)
         if pieces and not blocks:
             raise ValueError("pieces are blocks: blocks=False gives neither")
-        kernel = chosen_engine().kernel
-        self._keys = KeyMaker(kernel=kernel, seed=SEED)
+        engine = chosen_engine()
+        self._keys = KeyMaker(kernel=engine.kernel, seed=SEED)
         self._pieces = pieces
         self._twin: _Twin
+        kernel = compiled(engine)
         if pieces:
-            self._twin = _Pieces(kernel, window, history, sequences, candidates)
+            self._twin = _Pieces(engine, window, history, sequences, candidates)
         elif not blocks and kernel is not None:
             self._twin = _KernelFlags(kernel, window, history, idle, max_streams)
         else:
@@ -178,15 +178,15 @@ class _Pieces:
 
     def __init__(
         self,
-        kernel: ModuleType | None,
+        engine: Engine,
         window: int,
         history: int | None,
         sequences: int | None,
         candidates: int | None,
     ) -> None:
-        self._matcher = make_matcher(window, history, kernel, seed=SEED)
+        self._matcher = make_matcher(window, history, engine, seed=SEED)
         self._attribution = make_attribution(
-            kernel, self._matcher, window, history, sequences, candidates
+            engine, self._matcher, window, history, sequences, candidates
         )
 
     @property
@@ -300,13 +300,13 @@ class _KernelFlags:
 
     def __init__(
         self,
-        kernel: ModuleType,
+        kernel: CEngine,
         window: int,
         history: int | None,
         idle: int | None,
         max_streams: int | None,
     ) -> None:
-        self._matcher = kernel.StreamMatcher(
+        self._matcher = kernel.stream_matcher(
             window, idle, max_streams, count_runs=False, history=history, seed=SEED
         )
         self._lanes: dict[Hashable, int] = {}  # active streams -> lane

@@ -38,11 +38,11 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_right
-from types import ModuleType
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from seqdedup.base.engine import SEED, numpy_available
+from seqdedup.base.engine import SEED, Engine, numpy_available
 from seqdedup.base.hashes import MASK64, hash_words
+from seqdedup.engine.choice import CEngine, compiled
 from seqdedup.engine.fingerprints import (
     NUMPY_MAX_WIDTH,
     coefficients,
@@ -127,15 +127,16 @@ WindowTarget = Matcher | LibraryWindows
 def make_matcher(
     window_size: int,
     max_history: int | None,
-    kernel: ModuleType | None,
+    engine: Engine,
     min_size: tuple[int, str, bool] = (0, "bytes", False),
     **chunk_options: Any,
 ) -> Matcher:
-    """The kernel's matcher when ``kernel`` is given (``chunk_options``: delimiter,
-    skip_chars, byte_mode, inverse, seed, for its chunk path), else the Python one;
-    with a ``min_size`` (B, unit, whether attribution reads sources) above 0, the sized
-    matcher of that engine (around the plain one where sources are read)."""
+    """``engine``'s matcher: the kernel's (``chunk_options``: delimiter, skip_chars,
+    byte_mode, inverse, seed, for its chunk path) or the Python one; with a ``min_size``
+    (B, unit, whether attribution reads sources) above 0, the sized matcher of that
+    engine (around the plain one where sources are read)."""
     seed = chunk_options.get("seed", 0)
+    kernel = compiled(engine)
     if kernel is None:
         matcher: Matcher = WindowMatcher(
             window_size,
@@ -145,13 +146,14 @@ def make_matcher(
             chunk_options.get("force_collisions", False),
         )
     else:
-        matcher = kernel.Matcher(window_size, max_history, **chunk_options)
+        matcher = kernel.chunk_matcher(window_size, max_history, **chunk_options)
     if not min_size[0]:
         return matcher
     from seqdedup.engine.sized import SizeDecider, SizedMatcher
 
     size, unit, sources = min_size
-    deciders: type[SizeDecider] = SizeDecider if kernel is None else kernel.SizeDecider
+    # (the kernel's decider is the Python one's twin: the same calls, the same answers)
+    deciders = SizeDecider if kernel is None else cast("type[SizeDecider]", kernel.size_decider)
     decider = deciders(window_size, size, max_history, seed & MASK63)
     return SizedMatcher(decider, matcher if sources else None, window_size, max_history, unit)
 
@@ -510,25 +512,23 @@ class WindowMatcher:
 
 
 def run_matcher(
-    config: Config, kernel: ModuleType | None, settles_early: bool, saves: bool, sources: bool
+    config: Config, engine: Engine, settles_early: bool, saves: bool, sources: bool
 ) -> Matcher:
     """The matcher of a run off the chunk path (noting first-seen windows where the run
     saves a library; ``sources``: attribution reads them)."""
     size = (config.min_size, config.size_unit, sources)
     matcher = make_matcher(
-        config.window_size, config.max_history, kernel, size, early=settles_early, seed=SEED
+        config.window_size, config.max_history, engine, size, early=settles_early, seed=SEED
     )
     if saves:
         matcher.new_material = []
     return matcher
 
 
-def chunk_matcher(
-    config: Config, kernel: ModuleType, plan: ChunkPlan, normalize: int
-) -> ChunkMatcher:
+def chunk_matcher(config: Config, kernel: CEngine, plan: ChunkPlan, normalize: int) -> ChunkMatcher:
     """The kernel's chunk path (raw bytes in, kept bytes out, no Python object per
     record), for a run its plan feeds so (see :func:`seqdedup.run.plan.plan_run`)."""
-    matcher: ChunkMatcher = kernel.Matcher(
+    matcher: ChunkMatcher = kernel.chunk_matcher(
         config.window_size,
         config.max_history,
         seed=SEED,

@@ -13,6 +13,7 @@ from seqdedup.config.settings import compile_stream_pattern
 from seqdedup.config.timelimit import PatternTimeout, each_within
 
 if TYPE_CHECKING:
+    from seqdedup.base.engine import KernelFunctions
     from seqdedup.config.settings import Config
 
 
@@ -23,8 +24,7 @@ class StreamNamer:
     """Each record's stream name (``None``: the pattern or field is not there, so it
     belongs to the stream of the record before it) and its key text without the name."""
 
-    def __init__(self, config: Config, kernel: Any = None) -> None:
-        self._kernel = kernel  # with a prefix program, it finds the names
+    def __init__(self, config: Config, kernel: KernelFunctions | None = None) -> None:
         self._json: tuple[str, ...] | None = None
         self._pattern: re.Pattern[str] | None = None  # on the records' text
         self._label: str | None = None
@@ -43,7 +43,8 @@ class StreamNamer:
                 from seqdedup.keys.filters import byte_twin
 
                 self._twin = byte_twin(self._pattern)
-        self._program = self.program() if kernel is not None else None
+        self._prefixes = kernel.stream_prefixes if kernel is not None else None
+        self._program = self.program() if self._prefixes is not None else None
 
     def split(self, records: list[bytes]) -> tuple[list[str | None], list[bytes]]:
         """The stream names of ``records`` and the records as their keys see them."""
@@ -75,10 +76,8 @@ class StreamNamer:
         (those the text pattern found encoded back), and decoded only where the text
         pattern had to read some records (else None: a name's text is made when it is
         needed)."""
-        assert self._program is not None
-        raw, found, stripped, unread = self._kernel.stream_prefixes(
-            records, *self._program, self._text, SEED
-        )
+        assert self._program is not None and self._prefixes is not None
+        raw, found, stripped, unread = self._prefixes(records, *self._program, self._text, SEED)
         indices = array("i", found)
         if not unread:
             return raw, indices, stripped, None

@@ -28,8 +28,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from seqdedup.base.engine import Engine
 from seqdedup.base.errors import SeqdedupError
 from seqdedup.base.stopping import signals_held
+from seqdedup.engine.choice import PYTHON, compiled
 from seqdedup.engine.pieces import JoinedSlice, Piece, PieceContent
 from seqdedup.engine.runs import runs_of
 from seqdedup.library.landing import (
@@ -59,7 +61,6 @@ from seqdedup.library.store import (
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from types import ModuleType
 
     from seqdedup.config.settings import Config
 
@@ -419,12 +420,13 @@ class RunSaver:
         library: LoadedLibrary | None,
         whole_runs: bool,
         delimiter: bytes = b"\n",
-        kernel: ModuleType | None = None,
+        engine: Engine = PYTHON,
     ) -> None:
         self._writer = LibraryWriter(directory)
         self._delimiter = delimiter
         # The kernel's encode_joined: a piece of the chunk path's runs staged as a row
         # straight from the run's bytes
+        kernel = compiled(engine)
         self._encode_joined = kernel.encode_joined if kernel is not None else None
         self._window_size = window_size
         self._library = library
@@ -562,7 +564,7 @@ class RunSaver:
         self._writer.discard()
 
 
-def run_saver(config: Config, library: LoadedLibrary | None, kernel: ModuleType | None) -> RunSaver:
+def run_saver(config: Config, library: LoadedLibrary | None, engine: Engine) -> RunSaver:
     """The library session of a run that saves one (``-l``)."""
     assert config.library_dir is not None
     # Saved stretches overlap by one less than the longest stretch the rule compares
@@ -578,5 +580,5 @@ def run_saver(config: Config, library: LoadedLibrary | None, kernel: ModuleType 
         library,
         whole_runs=bool(config.read_sequences),
         delimiter=config.delimiter,
-        kernel=kernel,
+        engine=engine,
     )

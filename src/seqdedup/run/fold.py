@@ -21,14 +21,13 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from functools import partial
-from types import ModuleType
 from typing import TYPE_CHECKING
 
 from seqdedup.base.engine import Engine
 from seqdedup.base.errors import SeqdedupError, visible
 from seqdedup.config.normalize import timestamp_seconds
 from seqdedup.config.settings import Duration
-from seqdedup.engine.choice import PYTHON
+from seqdedup.engine.choice import PYTHON, CEngine, compiled
 from seqdedup.keys.maker import text_digest
 from seqdedup.run.foldlines import SHORT_ID, folded_text, line_text, plain_text
 from seqdedup.run.foldruns import KEY, FoldRun, Sequences, _Unit, key_bytes, sequence_row
@@ -62,7 +61,6 @@ class Folder:
         self._match = self._sequences.match
         # The timestamp scan in the kernel when it runs.
         self._stamp = engine.first_timestamp
-        kernel = engine.kernel
         self._report = report
         self._every = config.fold_every
         self._window = config.window_size
@@ -74,7 +72,8 @@ class Folder:
         self._early_numbers: dict[int, int] = {}
         self._run: FoldRun | None = None
         self._folded = FoldedCounts(config.max_unique_sequences)
-        self._text = text_digest(config, kernel)
+        self._text = text_digest(config, engine.kernel)
+        kernel = compiled(engine)
         self._whole = (
             WholeRuns(config, report, kernel, self._sequences, self._folded, self._stamp, keys)
             if kernel is not None
@@ -282,7 +281,7 @@ class WholeRuns:
         self,
         config: Config,
         report: PieceReport,
-        kernel: ModuleType,
+        kernel: CEngine,
         sequences: Sequences,
         folded: FoldedCounts,
         stamp: Callable[[bytes], str],

@@ -10,11 +10,11 @@ names. docs/engine.md ("What needs attribution", "The kernel's chunk path") says
 
 from __future__ import annotations
 
-from types import ModuleType
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from seqdedup.base.engine import Engine
 from seqdedup.config.settings import Config
+from seqdedup.engine.choice import CEngine, compiled
 
 if TYPE_CHECKING:
     from seqdedup.engine.attribution import Attribution
@@ -53,16 +53,12 @@ class RunPlan(NamedTuple):
     stream_decider: Literal["kernel", "python"] | None  # --stream-by's decider
 
     @property
-    def kernel(self) -> ModuleType | None:
-        """The compiled kernel behind the engine (None: the Python engine)."""
-        return self.engine.kernel
-
-    @property
-    def compiled(self) -> ModuleType:
-        """The kernel, for a stage the plan builds only with it."""
-        if self.kernel is None:
+    def compiled(self) -> CEngine:
+        """The C engine, for a stage the plan builds only with it."""
+        found = compiled(self.engine)
+        if found is None:
             raise AssertionError("the plan builds this stage only with the kernel")
-        return self.kernel
+        return found
 
 
 def plan_run(

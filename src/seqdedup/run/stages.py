@@ -65,7 +65,7 @@ class Stages:
         self.chunks = chunk_matcher(config, plan.compiled, plan, normalize) if chunk else None
         attributed = plan.attribution != "count"
         matcher = self.chunks or run_matcher(
-            config, kernel, plan.settles_early, plan.saves, attributed
+            config, engine, plan.settles_early, plan.saves, attributed
         )
         # --stream-by: the loaded windows go to the stream decider (fingerprints, starts)
         library_windows = LibraryWindows(matcher)
@@ -151,7 +151,7 @@ def _saver(config: Config, plan: RunPlan, library: LoadedLibrary | None) -> RunS
         return None
     from seqdedup.library.save import run_saver
 
-    return run_saver(config, library, plan.kernel)
+    return run_saver(config, library, plan.engine)
 
 
 def _folder(
@@ -189,7 +189,7 @@ def make_attributor(
     if plan.attribution == "count":
         return DecisionCount(), None  # (nothing reads a piece; a stream run: StreamCount)
     attributor = make_attribution(
-        plan.kernel,
+        plan.engine,
         _window_matcher(matcher),
         config.window_size,
         config.max_history,
@@ -202,7 +202,7 @@ def make_attributor(
     if isinstance(attributor, Attributor):  # (the plan: "python")
         return attributor, None
     if plan.attribution == "thread":
-        assert isinstance(matcher, plan.compiled.Matcher)  # (a thread beside the kernel's)
+        assert isinstance(matcher, plan.compiled.chunk_matcher)  # (a thread beside the kernel's)
         return AttributionThread(attributor, matcher), None
     return attributor, attributor.top_counts if attributor.counts_top else None
 

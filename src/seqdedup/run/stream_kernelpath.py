@@ -10,12 +10,12 @@ from collections.abc import Callable, Iterable
 from heapq import heappop, heappush
 from itertools import compress
 from operator import not_
-from types import ModuleType
 from typing import TYPE_CHECKING
 
 from seqdedup.base.engine import SEED
 from seqdedup.base.hashes import MASK64, hash_bytes
 from seqdedup.config.timelimit import PatternTimeout
+from seqdedup.engine.choice import CEngine
 from seqdedup.engine.stream_decider import Entry, Run
 from seqdedup.keys.filters import TRACKED
 from seqdedup.keys.streams import UNNAMED
@@ -35,13 +35,13 @@ class KernelStreamPath(_StreamRun):
     hands back the decided records' flags in input order, the streams that ended (with
     their counts) and the closed runs' contents."""
 
-    def __init__(self, parts: Parts, ledger: Ledger, kernel: ModuleType) -> None:
+    def __init__(self, parts: Parts, ledger: Ledger, kernel: CEngine) -> None:
         super().__init__(parts, ledger, False)
         config = parts.config
         # Markers and --top (the plan's "reported"): each closed run handed over whole,
         # its sequence counted as it is written (so not by the matcher as well)
         self._reporting = parts.plan.reported
-        self._matcher = kernel.StreamMatcher(
+        self._matcher = kernel.stream_matcher(
             config.window_size,
             config.stream_idle,
             config.max_streams,

@@ -194,11 +194,11 @@ def size_rows(records: list[bytes], config: Config) -> list[SizeRow]:
     from seqdedup.engine.sized import SizedMatcher
     from seqdedup.keys.maker import key_maker
 
-    kernel = chosen_engine().kernel
-    hashes, sizes = key_maker(config, kernel, SEED).hashes_and_sizes(records, "bytes")
+    engine = chosen_engine()
+    hashes, sizes = key_maker(config, engine.kernel, SEED).hashes_and_sizes(records, "bytes")
     rows = []
     for size in SIZES:
-        matcher = make_matcher(1, None, kernel, (size, "bytes", False), seed=SEED)
+        matcher = make_matcher(1, None, engine, (size, "bytes", False), seed=SEED)
         assert isinstance(matcher, SizedMatcher)
         keep = matcher.decider.push(hashes, sizes) + matcher.decider.finish()
         runs = runs_of(keep, False)
@@ -340,7 +340,7 @@ def _best_key(keys: list[KeyRow], total: int) -> str | None:
 def width_rows(records: list[bytes], config: Config) -> tuple[list[WindowRow], list[int]]:
     """Per W of WIDTHS, the records removed and the runs; and the runs' lengths at W=2."""
     from seqdedup.base.engine import SEED
-    from seqdedup.engine.choice import chosen_engine
+    from seqdedup.engine.choice import chosen_engine, compiled
     from seqdedup.engine.matcher import make_matcher
     from seqdedup.engine.runs import runs_of
     from seqdedup.keys.maker import key_maker
@@ -354,19 +354,20 @@ def width_rows(records: list[bytes], config: Config) -> tuple[list[WindowRow], l
             if width == 2:
                 blocks = lengths
         return rows, blocks
-    kernel = chosen_engine().kernel
-    hashes = key_maker(config, kernel, SEED).hashes(records)
+    engine = chosen_engine()
+    hashes = key_maker(config, engine.kernel, SEED).hashes(records)
+    kernel = compiled(engine)
     if kernel is not None:  # every width in one pass each, in C
         from array import array
 
         tallies = kernel.window_tally(bytes(hashes), WIDTHS, SEED)
-        for width, (removed, count, lengths) in zip(WIDTHS, tallies, strict=True):
+        for width, (removed, count, run_lengths) in zip(WIDTHS, tallies, strict=True):
             rows.append(WindowRow(window_size=width, removed=removed, runs=count))
             if width == 2:
-                blocks = list(array("q", lengths))
+                blocks = list(array("q", run_lengths))
         return rows, blocks
     for width in WIDTHS:  # the matcher, once per width
-        matcher = make_matcher(width, None, kernel, seed=SEED)
+        matcher = make_matcher(width, None, engine, seed=SEED)
         keep = list(matcher.push(hashes)) + list(matcher.finish())
         runs = runs_of(keep, False)
         removed = sum(stop - start for start, stop in runs)
