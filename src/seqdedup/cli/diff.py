@@ -245,8 +245,8 @@ def _settings(args: argparse.Namespace) -> tuple[Config, DiffOptions]:
         raise UsageError("--tokenizer requires --budget")
     if args.window_size == "auto":
         raise UsageError("seqdedup diff takes -w N (a number of records), not auto")
+    # (the keys' options; W and the minimum size's rule are the comparison's, DiffOptions)
     config = command_line_config(
-        window_size=args.window_size,
         min_size=args.min_bytes or 0,
         skip_chars=args.skip_chars,
         skip_fields=args.skip_fields,
