@@ -12,6 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from seqdedup.engine.choice import chosen_engine
+
 from conftest import examples
 
 
@@ -223,11 +225,11 @@ def test_stored_records_split_as_one_pass_over_the_whole_input(
         mock.patch.object(stored_module, "BLOCK", 5),
         mock.patch.object(stored_module, "STRIDE", stride),
     ):
-        stored = stored_module.StoredRecords(delimiter)
+        stored = stored_module.StoredRecords(delimiter, chosen_engine())
         if from_file:
             with tempfile.NamedTemporaryFile(delete=False) as file:
                 file.write(data)
-            stored, _ = stored_module.stored_input(file.name, None, delimiter)
+            stored, _ = stored_module.stored_input(file.name, None, delimiter, chosen_engine())
             os.unlink(file.name)  # (the open file is read back: its name is not needed)
         read = []
         for first, piece, found in stored.read(chunks, 1 << 20):
@@ -300,7 +302,7 @@ def test_a_plain_file_is_read_back_from_itself_and_a_change_under_it_is_an_error
     path = tmp_path / "bad.log"
     lines = [b"record %d of the job" % k for k in range(40)]
     path.write_bytes(b"\n".join(lines) + b"\n")
-    stored, chunks = stored_module.stored_input(str(path), None, b"\n")
+    stored, chunks = stored_module.stored_input(str(path), None, b"\n", chosen_engine())
     for _ in stored.read(chunks, 1 << 20):
         pass
     if change == "append":
@@ -346,7 +348,7 @@ def test_an_input_not_set_aside_is_sampled_evenly_first_and_last_among_them(coun
         mock.patch.object(stored_module, "PART", part),
         mock.patch.object(stored_module, "SAMPLES", samples),
     ):
-        stored = stored_module.StoredRecords(b"\n", kept=False)
+        stored = stored_module.StoredRecords(b"\n", chosen_engine(), kept=False)
         for _ in stored.read(chunks, 1 << 20):
             pass
         stride = 1

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from seqdedup import Config, Values, diff_records
 from seqdedup.diff.changes import New
+from seqdedup.engine.choice import chosen_engine
 from seqdedup.keys.kind import ANY, WORDS, kind_of
 
 from conftest import examples
@@ -322,7 +323,7 @@ def test_goods_kind_index_is_each_keys_kind(lines, part):
     data = b"".join(text.encode() + (b"\r\n" if crlf else b"\n") for text, crlf in lines)
     with mock.patch.object(stored_module, "PART", part):
         profile = GoodProfile(keying.engine, kinds)
-        stored = stored_module.StoredRecords(b"\n", kept=False)
+        stored = stored_module.StoredRecords(b"\n", chosen_engine(), kept=False)
         for _, piece, bounds in stored.read([data], 1 << 20):
             hashes, _, _ = keying.part_keys(piece, bounds)
             profile.add_stretch(hashes, piece, bounds)

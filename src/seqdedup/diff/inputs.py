@@ -163,7 +163,9 @@ def _read_good_file(
     (per stream with --stream-by: those keys are linked once the input is read), the
     first record of each new key copied out; nothing of it kept after."""
     # (set aside only with streams: its first records are copied out as they pass)
-    stored, chunks = stored_input(name, None, config.delimiter, kept=keying.names_streams)
+    stored, chunks = stored_input(
+        name, None, config.delimiter, keying.engine, kept=keying.names_streams
+    )
     keys: list[bytes] = []
     streams: list[Hashable] = []
     keying.restart()
@@ -307,7 +309,7 @@ def read_bad(
     and keyed against ``profile``; its records set aside to be read back by number
     (close the StoredRecords once the answer is made)."""
     check_inputs([name], stdin)
-    stored, chunks = stored_input(name, stdin, config.delimiter)
+    stored, chunks = stored_input(name, stdin, config.delimiter, keying.engine)
     ids = array("i")
     new = NewKeys()
     streams: list[Hashable] | None = None

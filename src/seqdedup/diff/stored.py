@@ -23,12 +23,12 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import accumulate, chain, islice, pairwise
 from typing import IO
 
+from seqdedup.base.engine import Engine
 from seqdedup.base.errors import SeqdedupError
 from seqdedup.base.inputs import decoded_inputs, open_plain
 from seqdedup.base.lazy import LazySequence
 from seqdedup.base.records import DecodedChunks, Int64s, python_gather
 from seqdedup.budget.input import larger_than, spooled
-from seqdedup.engine.choice import chosen_engine
 
 PART = 1 << 20  # bytes of whole records keyed at a time (4 MiB: 1.3x the CPU, 1.2x the peak)
 IN_MEMORY = 1 << 20  # bytes set aside in memory; past them, in a temporary file
@@ -51,10 +51,14 @@ class StoredRecords:
     records read back from it (nothing set aside)."""
 
     def __init__(
-        self, delimiter: bytes, kept: bool = True, source: IO[bytes] | None = None
+        self,
+        delimiter: bytes,
+        engine: Engine,
+        kept: bool = True,
+        source: IO[bytes] | None = None,
     ) -> None:
         self.delimiter = delimiter
-        self._bounds = chosen_engine().record_bounds
+        self._bounds = engine.record_bounds  # (where the records of a part lie)
         self.kept = kept  # (False: nothing set aside; only samples, for the time span)
         self._source = source
         self._samples: list[bytes] = []  # (unkept: records stride, 2 stride, ... apart)
@@ -231,12 +235,12 @@ def grouped(spans: Sequence[tuple[int, int]]) -> Iterator[tuple[int, int]]:
 
 
 def stored_input(
-    name: str, stdin: IO[bytes] | None, delimiter: bytes, kept: bool = True
+    name: str, stdin: IO[bytes] | None, delimiter: bytes, engine: Engine, kept: bool = True
 ) -> tuple[StoredRecords, Iterator[bytes]]:
     """An input to read in parts (:meth:`StoredRecords.read`) and its chunks: a plain
     regular file read back from itself, anything else set aside as it passes."""
     source = open_plain(name, True) if kept else None
-    stored = StoredRecords(delimiter, kept, source)
+    stored = StoredRecords(delimiter, engine, kept, source)
     if source is None:
         return stored, decoded_inputs([name], stdin, True)
     return stored, iter(DecodedChunks(source, True))
