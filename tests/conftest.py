@@ -469,7 +469,8 @@ def kernel_built() -> bool:
 def every_engine() -> list:
     """The engine objects this install has: the Python engine, and the kernel's where it
     is built (for tests that hold the twins' answers side by side)."""
-    from seqdedup.engine.choice import PYTHON, engine_named
+    from seqdedup.engine.choice import engine_named
+    from seqdedup.engine.pyengine import PYTHON
 
     return [PYTHON, engine_named("c")] if kernel_built() else [PYTHON]
 

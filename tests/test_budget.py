@@ -18,7 +18,8 @@ from seqdedup.budget.input import Source
 from seqdedup.budget.reduce import _after_shared_date, _time_span, reduce_input
 from seqdedup.budget.removed import RemovedStore, digest_of, escaped, restore, shortest_prefixes
 from seqdedup.config.normalize import first_timestamp
-from seqdedup.engine.choice import PYTHON, chosen_engine
+from seqdedup.engine.choice import chosen_engine
+from seqdedup.engine.pyengine import PYTHON
 
 from conftest import examples
 

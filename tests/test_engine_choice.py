@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from seqdedup.base.engine import Engine
-from seqdedup.engine.choice import PYTHON, PythonEngine, chosen_engine
+from seqdedup.engine.choice import chosen_engine
+from seqdedup.engine.pyengine import PYTHON, PythonEngine
 
 from conftest import every_engine, kernel_built
 

@@ -10,7 +10,7 @@ import pytest
 
 from seqdedup.config.settings import Config, FilterRule
 from seqdedup.engine.attribution import Attributor, DecisionCount, KernelAttributor
-from seqdedup.engine.choice import PYTHON
+from seqdedup.engine.pyengine import PYTHON
 from seqdedup.engine.stream_decider import StreamCount
 from seqdedup.run.attribution_thread import AttributionThread
 from seqdedup.run.plan import plan_run

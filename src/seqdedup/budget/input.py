@@ -12,7 +12,7 @@ from seqdedup.base.engine import Engine
 from seqdedup.base.errors import SeqdedupError
 from seqdedup.config.budgetfields import VERBATIM_LEVELS
 from seqdedup.config.timelimit import PatternTimeout, each_within
-from seqdedup.engine.choice import PYTHON
+from seqdedup.engine.pyengine import PYTHON
 
 # The verbatim levels (--verbatim): errors (level words, exception names, tracebacks,
 # test failures), warnings, and error words on a line without a level word

@@ -1,5 +1,6 @@
 """Which engine runs, chosen here and nowhere else: :func:`chosen_engine` gives the
-compiled kernel's :class:`CEngine` or the :class:`PythonEngine`, two objects with the
+compiled kernel's :class:`CEngine` or the Python engine
+(:class:`seqdedup.engine.pyengine.PythonEngine`), two objects with the
 same names (:class:`seqdedup.base.engine.Engine`), as CPython chooses ``_bisect`` or
 ``bisect``'s own functions once.
 
@@ -14,78 +15,15 @@ from __future__ import annotations
 
 import os
 from array import array
-from itertools import accumulate
 
-from seqdedup.base.engine import SEED, Engine, KernelFunctions, LiteralMask, Table
+from seqdedup.base.engine import SEED, Engine, LiteralMask
 from seqdedup.base.errors import SeqdedupError
-from seqdedup.base.records import (
-    Buffer,
-    Int64s,
-    python_flag_positions,
-    python_gather,
-    python_put,
-    python_record_bounds,
-    python_take,
-)
-from seqdedup.base.tokens import python_record_tokens
-from seqdedup.engine import pykernel
+from seqdedup.base.records import Buffer, Int64s
 
 RECORD_SEED = 2  # (a verbatim line's bytes, to find the distinct ones: SEED ^ RECORD_SEED)
 # The timestamp class's bit (config.normalize.TIMESTAMP; a test holds them equal): that
 # module is imported only by runs that normalise.
 TIMESTAMP = 1
-
-
-class PythonEngine:
-    """The pure-Python engine: every name a function of this package (no compiled code)."""
-
-    name = "python"
-    kernel: KernelFunctions | None = None  # (no compiled kernel)
-    literal_mask: LiteralMask | None = None
-
-    record_bounds = staticmethod(python_record_bounds)
-    flag_positions = staticmethod(python_flag_positions)
-    take = staticmethod(python_take)
-    put = staticmethod(python_put)
-    gather = staticmethod(python_gather)
-    record_tokens = staticmethod(python_record_tokens)
-    literal_hits = staticmethod(pykernel.python_literal_hits)
-    spread_tracebacks = staticmethod(pykernel.python_spread_tracebacks)
-    occurrences = staticmethod(pykernel.python_occurrences)
-    distinct_records = staticmethod(pykernel.python_distinct_records)
-    tally = staticmethod(pykernel.python_tally)
-    chains = staticmethod(pykernel.python_chains)
-    chain_counts = staticmethod(pykernel.python_chain_counts)
-    broken_fragments = staticmethod(pykernel.python_broken_fragments)
-    shortest_period = staticmethod(pykernel.shortest_period)
-    periodic_match = staticmethod(pykernel.periodic_match)
-
-    @staticmethod
-    def token_sums(data: Buffer | memoryview, bounds: Int64s) -> Int64s:
-        return array("q", accumulate(python_record_tokens(data, bounds), initial=0))
-
-    # (the classes' expressions: config.normalize, imported where a run normalises)
-    @staticmethod
-    def normalize(record: bytes, bits: int) -> bytes:
-        from seqdedup.config.normalize import normalize_py
-
-        return normalize_py(record, bits)
-
-    @staticmethod
-    def first_timestamp(record: bytes) -> str:
-        from seqdedup.config.normalize import first_timestamp
-
-        return first_timestamp(record)
-
-    @staticmethod
-    def value_matches(record: bytes, bits: int) -> list[tuple[int, int, int]]:
-        from seqdedup.config.normalize import python_value_matches
-
-        return python_value_matches(record, bits)
-
-    @staticmethod
-    def key_table() -> Table:
-        return pykernel.KeyTable()
 
 
 class CEngine:
@@ -170,7 +108,6 @@ class CEngine:
         return self._distinct(data, bounds, flags, SEED ^ RECORD_SEED)
 
 
-PYTHON: Engine = PythonEngine()
 _compiled: CEngine | None = None
 
 
@@ -179,7 +116,7 @@ def chosen_engine() -> Engine:
     unset: the kernel where it is built)."""
     wanted = os.environ.get("SEQDEDUP_ENGINE", "").strip().lower()
     if wanted == "python":
-        return PYTHON
+        return python_engine()
     try:
         return engine_named("c")
     except ImportError:  # not built (no compiler at install time, another interpreter)
@@ -188,13 +125,20 @@ def chosen_engine() -> Engine:
                 "SEQDEDUP_ENGINE=c but the compiled kernel is not installed "
                 "(reinstall with a C compiler, or unset SEQDEDUP_ENGINE)"
             ) from None
-        return PYTHON
+        return python_engine()
 
 
 def engine_named(name: str) -> Engine:
     """The engine called ``name`` (``"c"``: ImportError where the kernel is not built):
     a cluster's workers use the one the job's client chose."""
-    return PYTHON if name == "python" else compiled_engine()
+    return python_engine() if name == "python" else compiled_engine()
+
+
+def python_engine() -> Engine:
+    """The Python engine (its module imported here, where a run takes it)."""
+    from seqdedup.engine.pyengine import PYTHON
+
+    return PYTHON
 
 
 def compiled_engine() -> CEngine:

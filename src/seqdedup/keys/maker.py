@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING
 from seqdedup.base.engine import SEED
 from seqdedup.base.errors import SeqdedupError
 from seqdedup.base.hashes import MASK64, python_hash_bytes
-from seqdedup.base.tokens import python_record_tokens
 from seqdedup.config.settings import DEFAULT_TRANSFORM_TIMEOUT
 
 if TYPE_CHECKING:
@@ -167,6 +166,8 @@ class _PythonHashing:
     encoded = False  # (library rows are decoded, then hashed)
 
     def __init__(self, maker: KeyMaker) -> None:
+        from seqdedup.base.tokens import python_record_tokens  # (a --min-tokens run's)
+
         self._maker = maker
         self.record_tokens: RecordTokens = python_record_tokens
 

@@ -31,8 +31,9 @@ from typing import TYPE_CHECKING
 from seqdedup.base.engine import Engine
 from seqdedup.base.errors import SeqdedupError
 from seqdedup.base.stopping import signals_held
-from seqdedup.engine.choice import PYTHON, compiled
+from seqdedup.engine.choice import compiled
 from seqdedup.engine.pieces import JoinedSlice, Piece, PieceContent
+from seqdedup.engine.pyengine import PYTHON
 from seqdedup.engine.runs import runs_of
 from seqdedup.library.landing import (
     RUN_ROW,

@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 from seqdedup.base.engine import Engine
 from seqdedup.config.normalize import ALL, normalize_py, parse_classes
-from seqdedup.engine.choice import PYTHON
+from seqdedup.engine.pyengine import PYTHON
 
 Normalize = Callable[[bytes, int], bytes]
 

@@ -27,7 +27,8 @@ from seqdedup.base.engine import Engine
 from seqdedup.base.errors import SeqdedupError, visible
 from seqdedup.config.normalize import timestamp_seconds
 from seqdedup.config.settings import Duration
-from seqdedup.engine.choice import PYTHON, CEngine, compiled
+from seqdedup.engine.choice import CEngine, compiled
+from seqdedup.engine.pyengine import PYTHON
 from seqdedup.keys.maker import text_digest
 from seqdedup.run.foldlines import SHORT_ID, folded_text, line_text, plain_text
 from seqdedup.run.foldruns import KEY, FoldRun, Sequences, _Unit, key_bytes, sequence_row

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from seqdedup.base.engine import Engine
 from seqdedup.base.errors import visible
 from seqdedup.base.hashes import MASK128
-from seqdedup.engine.choice import PYTHON
+from seqdedup.engine.pyengine import PYTHON
 from seqdedup.keys.maker import text_digest
 from seqdedup.run.fold import FoldedCounts, part_fields
 from seqdedup.run.foldlines import line_text
