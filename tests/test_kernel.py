@@ -889,13 +889,19 @@ with open(good, "wb") as f:
 with open(bad, "wb") as f:
     f.write(data + b"FATAL a line GOOD never had\n")
 answers = []
+library = good + ".library"
 for args in (
     ["-w", "2", "--bypass", "ts=", "--track", "ERROR"],
     ["-w", "2", "--normalize", "all", "--fold"],
     ["-w", "1", "--stream-by", "^pod-[0-9]+", "--fold"],
+    ["-w", "1", "--stream-by", "^pod-[0-9]+", "--annotate", "--top", "3"],
     ["-w", "auto", "--normalize", "all"],
+    ["-w", "2", "-l", library],
+    ["-w", "2", "-r", library, "--annotate"],
+    ["--suggest-window"],
     ["--budget", "1k"],
     ["diff", "--normalize", "all", good, bad],
+    ["diff", "--budget", "1k", "--stream-by", "^pod-[0-9]+", good, bad],
 ):
     out, err = io.BytesIO(), io.StringIO()
     status = cli.main([*args, "-q"] if args[0] != "diff" else args, io.BytesIO(data), out, err)
@@ -907,9 +913,10 @@ print(json.dumps([len(asked), answers]))
 @pytest.mark.skipif(not kernel_built(), reason="the compiled kernel is not installed")
 def test_the_python_engine_never_imports_the_kernel(tmp_path):
     """Under SEQDEDUP_ENGINE=python, runs with filters (a large batch: the numpy scan),
-    normalisation, streams, fold, -w auto, the budget and diff never ask for
-    ``seqdedup._kernel`` (an import of it fails, and is counted), and give the same
-    answers as where it can be imported."""
+    normalisation, streams (fold, markers, --top), -w auto, a library saved and read,
+    --suggest-window, the budget and diff never ask for ``seqdedup._kernel`` (an import
+    of it fails, and is counted), and give the same answers as where it can be
+    imported."""
     import json
     import subprocess
     import sys
@@ -932,7 +939,7 @@ def test_the_python_engine_never_imports_the_kernel(tmp_path):
         assert asked == 0, f"{mode}: the kernel was asked for {asked} times"
         answers.append(runs)
     blocked, present = answers
-    assert [a[0] for a in blocked] == [0, 0, 0, 0, 0, 1]
+    assert [a[0] for a in blocked] == [0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1]
     for got, want in zip(blocked, present, strict=True):
         assert got[0] == want[0] and got[2] == want[2]
         # (the budget's and diff's texts name the files and a digest of the input)
