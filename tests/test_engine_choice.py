@@ -43,7 +43,7 @@ def test_the_engine_is_the_one_the_environment_names(monkeypatch):
 
 
 def test_the_timestamp_bit_is_the_normalising_classes_one():
+    from seqdedup.base import cengine
     from seqdedup.config.normalize import TIMESTAMP
-    from seqdedup.engine import choice
 
-    assert choice.TIMESTAMP == TIMESTAMP
+    assert cengine.TIMESTAMP == TIMESTAMP

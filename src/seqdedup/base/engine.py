@@ -9,25 +9,19 @@ Both engines give byte-identical results (docs/engine.md, "Two engines, one answ
 
 from __future__ import annotations
 
-import os
 from array import array
-from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 if TYPE_CHECKING:
     import mmap
 
+    from seqdedup.base.cengine import CEngine
     from seqdedup.base.records import Buffer, Int64s
 
-# Record keys are hashed with this per-process random seed: the 128-bit key of the key
-# hash, a pseudo-random function (SipHash-2-4-128 in the kernel, keyed BLAKE2b in Python),
-# and the source of the window fingerprints' bases. No input can be crafted to collide
-# without it (docs/engine.md, "Identity of windows").
-SEED = int.from_bytes(os.urandom(16), "little")
+from seqdedup.base.cengine import LiteralMask as LiteralMask
+from seqdedup.base.hashes import SEED as SEED  # (the run's secret, named here too)
 
 Bytes: TypeAlias = "bytes | bytearray | memoryview"
-# (region, bounds, literal, anchored, open) -> a byte a record: the kernel's one pass
-LiteralMask = Callable[[bytes, bytes, bytes, bool, bytes], bytes]
 Numbered = tuple[bytes, bytes, bytes, bytes, bytes]  # ids, previous, firsts, counts, lasts
 ChainsFound = tuple[bytes, bytes, bytes, bytes]  # members, starts, chain_of, index_of
 
@@ -49,82 +43,6 @@ class Table(Protocol):
     def __len__(self) -> int: ...
 
 
-class KernelFunctions(Protocol):
-    """The compiled kernel's functions that the layers below ``engine`` call where the C
-    engine runs (``Engine.kernel``; None on the Python engine, whose twins are classes of
-    those layers: the key hashing, the stream names' prefix program, the JSON keys)."""
-
-    def hash_records(
-        self,
-        records: Sequence[bytes],
-        seed: int = 0,
-        skip_chars: int = 0,
-        byte_mode: bool = False,
-        normalize: int = 0,
-        skip_fields: int = 0,
-    ) -> bytes: ...
-    def hash_encoded(
-        self,
-        encoded: bytes,
-        seed: int = 0,
-        skip_chars: int = 0,
-        byte_mode: bool = False,
-        normalize: int = 0,
-        skip_fields: int = 0,
-    ) -> bytes: ...
-    def hash_encoded_rows(
-        self,
-        rows: list[bytes],
-        separator: bytes,
-        seed: int = 0,
-        skip_chars: int = 0,
-        byte_mode: bool = False,
-        normalize: int = 0,
-        skip_fields: int = 0,
-    ) -> bytes: ...
-    def split_hash(
-        self,
-        data: Buffer,
-        delimiter: bytes,
-        seed: int = 0,
-        skip_chars: int = 0,
-        byte_mode: bool = False,
-        normalize: int = 0,
-        skip_fields: int = 0,
-    ) -> tuple[bytes, bytes]: ...
-    def bounds_hash(
-        self,
-        data: Buffer,
-        bounds: Int64s,
-        seed: int = 0,
-        skip_chars: int = 0,
-        byte_mode: bool = False,
-        normalize: int = 0,
-        skip_fields: int = 0,
-        passed: bytes | bytearray | None = None,
-    ) -> bytearray: ...
-    def token_counts(self, data: Bytes, bounds: Int64s, cumulative: bool = False, /) -> bytes: ...
-    def json_keys(
-        self, records: Sequence[bytes], paths: object, ignore: bool = False
-    ) -> list[bytes | None]: ...
-    def stream_prefixes(
-        self,
-        records: Sequence[bytes],
-        sets: bytes,
-        mins: bytes,
-        maxes: bytes,
-        name_from: int,
-        name_to: int,
-        ascii_only: bool = False,
-        seed: int = 0,
-        /,
-    ) -> tuple[list[bytes], bytes, list[bytes], bytes]: ...
-    def normalize(self, key: bytes, classes: int, /) -> bytes: ...
-    def library_windows(
-        self, fingerprints: Bytes, firsts: Int64s, lengths: Int64s, width: int, size: int, /
-    ) -> tuple[bytes, bytes]: ...
-
-
 class Engine(Protocol):
     """What either engine does, under one set of names (each documented where its
     Python twin is: :mod:`seqdedup.base.records`, :mod:`seqdedup.base.tokens`,
@@ -136,11 +54,11 @@ class Engine(Protocol):
         ...
 
     @property
-    def kernel(self) -> KernelFunctions | None:
-        """The kernel's own functions where the C engine runs (None: the Python engine),
-        for the stages of the layers below ``engine`` that have a C twin of another
-        shape (key hashing, stream names, JSON keys); the layers above ask
-        :func:`seqdedup.engine.choice.compiled` for the kernel's matchers."""
+    def kernel(self) -> CEngine | None:
+        """The C engine itself where it runs (None: the Python engine), for the stages
+        whose twins have another shape (the key hashing, stream names' prefix program,
+        JSON keys below ``engine``; the chunk path, matchers and attribution above it,
+        through :func:`seqdedup.engine.choice.compiled`)."""
         ...
 
     @property

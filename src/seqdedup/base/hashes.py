@@ -12,10 +12,9 @@ engines move them in one of three forms, which every consumer accepts:
 
 from __future__ import annotations
 
+import os
 from array import array
 from typing import TYPE_CHECKING, TypeAlias
-
-from seqdedup.base.engine import SEED
 
 if TYPE_CHECKING:
     from hashlib import blake2b
@@ -31,6 +30,12 @@ if TYPE_CHECKING:
     Starts: TypeAlias = list[int] | array[int] | npt.NDArray[np.int64]
     Int64s: TypeAlias = npt.NDArray[np.int64]  # numpy int64s (positions, lanes as int64)
     Flags: TypeAlias = npt.NDArray[np.bool_]  # numpy flags, one per record
+
+# Record keys are hashed with this per-process random seed: the 128-bit key of the key
+# hash, a pseudo-random function (SipHash-2-4-128 in the kernel, keyed BLAKE2b in Python),
+# and the source of the window fingerprints' bases. No input can be crafted to collide
+# without it (docs/engine.md, "Identity of windows").
+SEED = int.from_bytes(os.urandom(16), "little")
 
 MASK64 = (1 << 64) - 1
 MASK128 = (1 << 128) - 1

@@ -24,7 +24,7 @@ import json
 import re
 from collections.abc import Callable, Sequence
 
-from seqdedup.base.engine import KernelFunctions
+from seqdedup.base.cengine import CEngine
 from seqdedup.base.errors import UsageError
 
 Path = tuple[str, ...]
@@ -157,7 +157,7 @@ FastKeys = Callable[[list[bytes]], list["bytes | None"]]
 
 
 def json_parser(
-    kernel: KernelFunctions | None,
+    kernel: CEngine | None,
     key_paths: list[tuple[str, Path]],
     ignore: Sequence[str],
     ignore_paths: list[Path],
@@ -194,7 +194,7 @@ class JsonSelector:
         self,
         keys: Sequence[str] = (),
         ignore: Sequence[str] = (),
-        kernel: KernelFunctions | None = None,
+        kernel: CEngine | None = None,
         track_text: bool = False,
     ) -> None:
         if keys and ignore:

@@ -34,11 +34,12 @@ from hashlib import blake2b
 from itertools import compress
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+from seqdedup.base.cengine import CEngine
 from seqdedup.base.engine import Engine
 from seqdedup.base.errors import SeqdedupError
 from seqdedup.base.hashes import hash_ints, hash_words
 from seqdedup.base.records import split_records
-from seqdedup.engine.choice import CEngine, compiled_engine, engine_named
+from seqdedup.engine.choice import compiled_engine, engine_named
 from seqdedup.engine.runs import runs_of
 
 if TYPE_CHECKING:

@@ -7,9 +7,10 @@ from array import array
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
+from seqdedup.base.cengine import CEngine
 from seqdedup.base.engine import SEED, Engine
 from seqdedup.base.hashes import python_hash128
-from seqdedup.engine.choice import CEngine, compiled
+from seqdedup.engine.choice import compiled
 from seqdedup.engine.occurrences import (
     KeyHistory,
     OccurrenceIndex,

@@ -22,12 +22,13 @@ from collections import deque
 from collections.abc import Hashable, Sequence
 from typing import NamedTuple, Protocol, cast
 
+from seqdedup.base.cengine import CEngine
 from seqdedup.base.engine import SEED, Engine
 from seqdedup.base.errors import whole_number
 from seqdedup.base.hashes import hash_ints
 from seqdedup.config.settings import DEFAULT_CANDIDATES, MAX_STREAM_WINDOW
 from seqdedup.engine.attribution import make_attribution
-from seqdedup.engine.choice import CEngine, chosen_engine, compiled
+from seqdedup.engine.choice import chosen_engine, compiled
 from seqdedup.engine.matcher import make_matcher
 from seqdedup.engine.pieces import Piece
 from seqdedup.engine.stream_decider import LIBRARY_END, Entry, Run, SequenceCounts, StreamDecider

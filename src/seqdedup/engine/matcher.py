@@ -40,9 +40,10 @@ from array import array
 from bisect import bisect_right
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
+from seqdedup.base.cengine import CEngine
 from seqdedup.base.engine import SEED, Engine, numpy_available
 from seqdedup.base.hashes import MASK64, hash_words
-from seqdedup.engine.choice import CEngine, compiled
+from seqdedup.engine.choice import compiled
 from seqdedup.engine.fingerprints import (
     NUMPY_MAX_WIDTH,
     coefficients,

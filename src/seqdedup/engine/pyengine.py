@@ -7,7 +7,8 @@ from __future__ import annotations
 from array import array
 from itertools import accumulate
 
-from seqdedup.base.engine import Engine, KernelFunctions, LiteralMask, Table
+from seqdedup.base.cengine import CEngine
+from seqdedup.base.engine import Engine, LiteralMask, Table
 from seqdedup.base.records import (
     Buffer,
     Int64s,
@@ -25,7 +26,7 @@ class PythonEngine:
     """The pure-Python engine: every name a function of this package (no compiled code)."""
 
     name = "python"
-    kernel: KernelFunctions | None = None  # (no compiled kernel)
+    kernel: CEngine | None = None  # (no compiled kernel)
     literal_mask: LiteralMask | None = None
 
     record_bounds = staticmethod(python_record_bounds)

@@ -18,7 +18,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from seqdedup.base.engine import Engine, KernelFunctions
+from seqdedup.base.cengine import CEngine
+from seqdedup.base.engine import Engine
 from seqdedup.config.settings import Config
 from seqdedup.keys.maker import KeyMaker, key_maker
 
@@ -32,7 +33,7 @@ def kind_config(config: Config) -> Config:
     return config._replace(key_steps=(*config.key_steps, ("normalize", KIND_STEP)))
 
 
-def kind_keys(config: Config, kernel: KernelFunctions | None) -> KeyMaker:
+def kind_keys(config: Config, kernel: CEngine | None) -> KeyMaker:
     """The key maker of the kinds of a run's records (``.keys(records)``)."""
     return key_maker(kind_config(config), kernel, 0)
 

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from array import array
     from mmap import mmap
 
-    from seqdedup.base.engine import KernelFunctions
+    from seqdedup.base.cengine import CEngine
     from seqdedup.base.records import Int64s
     from seqdedup.config.jsonkeys import JsonSelector
     from seqdedup.config.normalize import KeySteps
@@ -44,7 +44,7 @@ class KeyMaker:
         skip_chars: int = 0,
         byte_mode: bool = False,
         transform: Transform | None = None,
-        kernel: KernelFunctions | None = None,
+        kernel: CEngine | None = None,
         seed: int = 0,
         steps: KeySteps | None = None,
         json: JsonSelector | None = None,
@@ -199,7 +199,7 @@ class _KernelHashing:
     """Keys hashed by the kernel (SipHash-2-4-128), which skips characters and fields
     and normalises itself where it can."""
 
-    def __init__(self, maker: KeyMaker, kernel: KernelFunctions) -> None:
+    def __init__(self, maker: KeyMaker, kernel: CEngine) -> None:
         self._maker = maker
         self._kernel = kernel
         token_counts = kernel.token_counts
@@ -281,7 +281,7 @@ def key_sizes(
     return (count_tokens or python_record_tokens)(b"".join(keys), bounds)
 
 
-def key_hasher(maker: KeyMaker, kernel: KernelFunctions | None) -> _PythonHashing | _KernelHashing:
+def key_hasher(maker: KeyMaker, kernel: CEngine | None) -> _PythonHashing | _KernelHashing:
     """The key-hash twin of ``maker``: the kernel's where ``kernel`` is given."""
     if kernel is None:
         return _PythonHashing(maker)
@@ -302,7 +302,7 @@ def skip_fields(records: list[bytes], count: int) -> list[bytes]:
 TextDigest = Callable[[Sequence[bytes]], "array[int]"]
 
 
-def text_digest(config: Config, kernel: KernelFunctions | None) -> TextDigest | None:
+def text_digest(config: Config, kernel: CEngine | None) -> TextDigest | None:
     """With key options (:attr:`Config.keyed`): a 64-bit digest of each record's text
     with its timestamps masked, to tell apart copies that count as one sequence (a fold
     line's variants; a marker's run and its occurrence). None: copies are the same text.
@@ -328,7 +328,7 @@ def text_digest(config: Config, kernel: KernelFunctions | None) -> TextDigest | 
     return lambda records: array("Q", [hash(normalize_py(r, bits)) & MASK64 for r in records])
 
 
-def marker_digest(config: Config, kernel: KernelFunctions | None) -> TextDigest | None:
+def marker_digest(config: Config, kernel: CEngine | None) -> TextDigest | None:
     """The digest of record texts a run's markers compare, when its records are
     compared by keys and its markers show variants; None otherwise."""
     if not config.marks_variants:
@@ -337,7 +337,7 @@ def marker_digest(config: Config, kernel: KernelFunctions | None) -> TextDigest 
 
 
 def key_maker(
-    config: Config, kernel: KernelFunctions | None, seed: int, transform: Transform | None = None
+    config: Config, kernel: CEngine | None, seed: int, transform: Transform | None = None
 ) -> KeyMaker:
     """The KeyMaker of a run's configuration (the hash ``transform`` made by the caller)."""
     steps = json = None

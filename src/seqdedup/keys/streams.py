@@ -13,7 +13,7 @@ from seqdedup.config.settings import compile_stream_pattern
 from seqdedup.config.timelimit import PatternTimeout, each_within
 
 if TYPE_CHECKING:
-    from seqdedup.base.engine import KernelFunctions
+    from seqdedup.base.cengine import CEngine
     from seqdedup.config.settings import Config
 
 
@@ -24,7 +24,7 @@ class StreamNamer:
     """Each record's stream name (``None``: the pattern or field is not there, so it
     belongs to the stream of the record before it) and its key text without the name."""
 
-    def __init__(self, config: Config, kernel: KernelFunctions | None = None) -> None:
+    def __init__(self, config: Config, kernel: CEngine | None = None) -> None:
         self._json: tuple[str, ...] | None = None
         self._pattern: re.Pattern[str] | None = None  # on the records' text
         self._label: str | None = None

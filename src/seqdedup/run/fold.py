@@ -23,11 +23,12 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING
 
+from seqdedup.base.cengine import CEngine
 from seqdedup.base.engine import Engine
 from seqdedup.base.errors import SeqdedupError, visible
 from seqdedup.config.normalize import timestamp_seconds
 from seqdedup.config.settings import Duration
-from seqdedup.engine.choice import CEngine, compiled
+from seqdedup.engine.choice import compiled
 from seqdedup.engine.pyengine import PYTHON
 from seqdedup.keys.maker import text_digest
 from seqdedup.run.foldlines import SHORT_ID, folded_text, line_text, plain_text

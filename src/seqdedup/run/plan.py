@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
+from seqdedup.base.cengine import CEngine
 from seqdedup.base.engine import Engine
 from seqdedup.config.settings import Config
-from seqdedup.engine.choice import CEngine, compiled
+from seqdedup.engine.choice import compiled
 
 if TYPE_CHECKING:
     from seqdedup.engine.attribution import Attribution

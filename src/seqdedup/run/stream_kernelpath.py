@@ -12,10 +12,10 @@ from itertools import compress
 from operator import not_
 from typing import TYPE_CHECKING
 
+from seqdedup.base.cengine import CEngine
 from seqdedup.base.engine import SEED
 from seqdedup.base.hashes import MASK64, hash_bytes
 from seqdedup.config.timelimit import PatternTimeout
-from seqdedup.engine.choice import CEngine
 from seqdedup.engine.stream_decider import Entry, Run
 from seqdedup.keys.filters import TRACKED
 from seqdedup.keys.streams import UNNAMED
