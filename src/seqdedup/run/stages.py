@@ -58,8 +58,9 @@ class Stages:
             config, engine, on_explain is not None, kernel_keys, observer is not None
         )
         self.engine = engine.name
-        # Built in dependency order, each by its own module from what it needs: nothing
-        # is set on a stage after it is made.
+        # Built in dependency order, each by its own module from what it needs; the one
+        # thing added to stages after they are made: a loaded library's windows (into the
+        # matcher, or the stream decider's) and its key region (into attribution).
         chunk = plan.feeding == "chunk"
         normalize = keys.kernel_normalize
         self.chunks = chunk_matcher(config, plan.compiled, plan, normalize) if chunk else None
