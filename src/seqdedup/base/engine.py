@@ -4,7 +4,7 @@ whichever engine it is (the compiled kernel, ``seqdedup._kernel``, or pure Pytho
 :func:`seqdedup.engine.choice.chosen_engine` picks the engine once for a run
 (``SEQDEDUP_ENGINE``) and hands it down; code here and in ``config``, ``keys`` and the
 layers above calls ``engine.record_bounds(...)`` and never asks which engine it is.
-Both engines give byte-identical results (docs/engine.md, "Two engines, one answer").
+Both engines give byte-identical results (docs/engine.md, "Two engines, one definition").
 """
 
 from __future__ import annotations
@@ -12,14 +12,14 @@ from __future__ import annotations
 from array import array
 from typing import TYPE_CHECKING, Protocol, TypeAlias
 
+from seqdedup.base.cengine import LiteralMask as LiteralMask
+from seqdedup.base.hashes import SEED as SEED  # (the run's secret, named here too)
+
 if TYPE_CHECKING:
     import mmap
 
     from seqdedup.base.cengine import CEngine
     from seqdedup.base.records import Buffer, Int64s
-
-from seqdedup.base.cengine import LiteralMask as LiteralMask
-from seqdedup.base.hashes import SEED as SEED  # (the run's secret, named here too)
 
 Bytes: TypeAlias = "bytes | bytearray | memoryview"
 Numbered = tuple[bytes, bytes, bytes, bytes, bytes]  # ids, previous, firsts, counts, lasts
