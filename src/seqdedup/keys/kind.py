@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable
 
 from seqdedup.base.cengine import CEngine
-from seqdedup.base.engine import Engine
+from seqdedup.base.engine import SEED, Engine
 from seqdedup.config.settings import Config
 from seqdedup.keys.maker import KeyMaker, key_maker
 
@@ -34,8 +34,9 @@ def kind_config(config: Config) -> Config:
 
 
 def kind_keys(config: Config, kernel: CEngine | None) -> KeyMaker:
-    """The key maker of the kinds of a run's records (``.keys(records)``)."""
-    return key_maker(kind_config(config), kernel, 0)
+    """The key maker of the kinds of a run's records (``.keys(records)``; its hashes, as
+    ``seqdedup diff`` compares kinds, keyed with the run's secret like every key's)."""
+    return key_maker(kind_config(config), kernel, SEED)
 
 
 def kind_of(record: bytes) -> bytes:
