@@ -41,7 +41,7 @@ def columns(
 ) -> list[Column]:
     """The fields that differ between ``records`` (the first is the example: only the
     lines with as many fields as it are read), in the order they stand: each record's
-    ``matches`` (config.normalize.value_finder's) but a timestamp's and those of the
+    ``matches`` (the engine's ``value_matches``) but a timestamp's and those of the
     classes ``noise`` (their bits)."""
     rows: list[list[tuple[bytes, bytes]]] = []
     for record in records:
