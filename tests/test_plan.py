@@ -7,6 +7,8 @@ from __future__ import annotations
 from types import ModuleType, SimpleNamespace
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from seqdedup.config.settings import Config, FilterRule
 from seqdedup.engine.attribution import Attributor, DecisionCount, KernelAttributor
@@ -15,7 +17,7 @@ from seqdedup.engine.stream_decider import StreamCount
 from seqdedup.run.attribution_thread import AttributionThread
 from seqdedup.run.plan import plan_run
 
-from conftest import kernel_built
+from conftest import examples, kernel_built
 
 # (the plan reads only whether the engine has a kernel)
 KERNEL = SimpleNamespace(name="c", kernel=ModuleType("kernel"))
@@ -148,3 +150,31 @@ def test_the_stream_decider_of_each_combination(options, explaining, kernel, dec
     assert plan.engine.name == ("c" if kernel is KERNEL else "python")
     if not options.get("per_stream"):  # (only with --stream-by)
         assert plan_run(Config(**options), kernel, explaining, True).stream_decider is None
+
+
+STEPS = [("normalize", "timestamp"), ("normalize", "ip,number"), ("mask", r"id=\d+")]
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(
+    steps=st.lists(st.sampled_from(STEPS), max_size=3),
+    transform=st.booleans(),
+    json=st.sampled_from(["", "key", "ignore"]),
+    stream_json=st.booleans(),
+)
+def test_the_plan_knows_from_the_options_whether_the_kernel_makes_the_keys(
+    steps, transform, json, stream_json
+):
+    """kernel_makes_keys (the plan's question, before any key maker is built) is what the
+    run's key maker answers: plain, or one normalising pass the kernel does itself."""
+    from seqdedup.keys.maker import kernel_makes_keys, key_maker
+
+    config = Config(
+        key_steps=tuple(steps),
+        hash_transform="cat" if transform else None,
+        json_key=("a",) if json == "key" else (),
+        json_ignore=("b",) if json == "ignore" else (),
+        stream_by_json="s" if stream_json else None,
+    )
+    keys = key_maker(config, None, 0, (lambda keys: keys) if transform else None)
+    assert kernel_makes_keys(config) == (keys.plain or bool(keys.kernel_normalize))

@@ -336,6 +336,23 @@ def marker_digest(config: Config, kernel: CEngine | None) -> TextDigest | None:
     return text_digest(config, kernel)
 
 
+def kernel_makes_keys(config: Config) -> bool:
+    """Whether the kernel makes a run's keys itself where it runs: no hash transform,
+    no JSON keys, at most one normalising pass (what :func:`key_maker`'s maker answers
+    with ``plain or kernel_normalize``), read from the configuration, so that a run is
+    planned before its key maker is built."""
+    if config.hash_transform or config.json_key or config.json_ignore:
+        return False
+    if config.stream_by_json is not None:  # (its name is left out of a JSON key)
+        return False
+    if not config.key_steps:
+        return True
+    from seqdedup.config.normalize import KeySteps
+
+    steps = KeySteps(config.key_steps)
+    return not steps or bool(steps.only_normalize)
+
+
 def key_maker(
     config: Config, kernel: CEngine | None, seed: int, transform: Transform | None = None
 ) -> KeyMaker:

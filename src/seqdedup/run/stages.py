@@ -21,7 +21,7 @@ from seqdedup.engine.choice import chosen_engine
 from seqdedup.engine.matcher import LibraryWindows, Matcher, chunk_matcher, run_matcher
 from seqdedup.engine.stream_decider import SequenceCounts, StreamCount
 from seqdedup.keys.filters import FilterList
-from seqdedup.keys.maker import key_maker, marker_digest, shell_transform
+from seqdedup.keys.maker import kernel_makes_keys, key_maker, marker_digest, shell_transform
 from seqdedup.run.attribution_thread import AttributionThread
 from seqdedup.run.ledger import Ledger, RunObserver
 from seqdedup.run.markers import Fields, PieceReport, marker_texts
@@ -51,12 +51,11 @@ class Stages:
         self.stats = stats = Stats()
         engine = chosen_engine()  # (once per run: the plan holds it)
         kernel = engine.kernel
+        self.plan = plan = plan_run(  # (made first: from the configuration and the engine)
+            config, engine, on_explain is not None, kernel_makes_keys(config), observer is not None
+        )
         filters = FilterList(config.filters, engine.literal_mask)
         keys = key_maker(config, kernel, SEED, shell_transform(config))
-        kernel_keys = keys.plain or bool(keys.kernel_normalize)
-        self.plan = plan = plan_run(
-            config, engine, on_explain is not None, kernel_keys, observer is not None
-        )
         self.engine = engine.name
         # Built in dependency order, each by its own module from what it needs; the one
         # thing added to stages after they are made: a loaded library's windows (into the
