@@ -74,10 +74,12 @@ def stable_hash(key: bytes, seed: int) -> int:
 
 def worker_engine(name: str) -> Engine:
     """The engine ``name`` on this worker; the client chose it for the whole job."""
-    return engine_named("python") if name == "python" else compiled_engine_here()
+    return engine_named("python") if name == "python" else kernel_module()
 
 
-def compiled_engine_here() -> CEngine:
+def kernel_module() -> CEngine:
+    """The C engine on this worker (the job uses it): an error that says so where the
+    worker has no compiled kernel."""
     try:
         return compiled_engine()
     except ImportError:
@@ -85,11 +87,6 @@ def compiled_engine_here() -> CEngine:
             "a Dask worker has no compiled seqdedup kernel but the job uses it: install "
             "seqdedup with its kernel on every worker, or run with SEQDEDUP_ENGINE=python"
         ) from None
-
-
-def kernel_module() -> CEngine:
-    """The compiled kernel on this worker (the job uses the C engine)."""
-    return compiled_engine_here()
 
 
 def window_fingerprints(engine: str, hashes: bytes, count: int, window: int, seed: int) -> Int64s:

@@ -19,6 +19,7 @@ from collections import Counter
 from collections.abc import Iterator
 from itertools import pairwise
 
+from seqdedup.base.engine import ChainsFound, Numbered
 from seqdedup.base.records import Buffer, Int64s
 
 EDGE = -1  # the start or end of a part (an input, a stream, a library row)
@@ -27,9 +28,6 @@ MANY = -3  # more than one neighbour
 HASH = 16  # bytes of a key hash
 KEY = HASH  # bytes of one record's key hash (two 64-bit lanes)
 BLOCK = 4096  # records compared at once against a repeated sequence
-
-Numbered = tuple[bytes, bytes, bytes, bytes, bytes]
-ChainsFound = tuple[bytes, bytes, bytes, bytes]  # members, starts, chain_of, index_of
 
 
 # -- the budget's: levels, tracebacks, numbering, counting ------------------------------

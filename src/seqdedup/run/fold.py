@@ -30,9 +30,10 @@ from seqdedup.config.normalize import timestamp_seconds
 from seqdedup.config.settings import Duration
 from seqdedup.engine.choice import compiled
 from seqdedup.engine.pyengine import PYTHON
+from seqdedup.engine.pykernel import KEY
 from seqdedup.keys.maker import text_digest
 from seqdedup.run.foldlines import SHORT_ID, folded_text, line_text, plain_text
-from seqdedup.run.foldruns import KEY, FoldRun, Sequences, _Unit, key_bytes, sequence_row
+from seqdedup.run.foldruns import FoldRun, Sequences, _Unit, key_bytes, sequence_row
 from seqdedup.run.markers import LINE_COLOR, painted
 
 if TYPE_CHECKING:

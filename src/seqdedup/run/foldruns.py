@@ -11,14 +11,13 @@ from typing import TYPE_CHECKING
 
 from seqdedup.base.engine import Engine
 from seqdedup.base.hashes import MASK128
+from seqdedup.engine.pykernel import KEY
 
 if TYPE_CHECKING:
     from seqdedup.base.hashes import Lanes
     from seqdedup.engine.pieces import Piece
     from seqdedup.keys.maker import KeyMaker, TextDigest
 
-KEY = 16  # bytes of one record's key hash (two 64-bit lanes)
-BLOCK = 4096  # records compared at once against a repeated sequence
 HELD_MAX = 1 << 16  # records of a run held while its first piece goes on
 VARIANTS_TRACKED = 1 << 20  # records of a part whose texts are compared, at most
 DIGESTS_HELD = 4096  # ids of recent sequences remembered

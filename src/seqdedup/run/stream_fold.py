@@ -19,10 +19,11 @@ from seqdedup.base.engine import Engine
 from seqdedup.base.errors import visible
 from seqdedup.base.hashes import MASK128
 from seqdedup.engine.pyengine import PYTHON
+from seqdedup.engine.pykernel import KEY
 from seqdedup.keys.maker import text_digest
 from seqdedup.run.fold import FoldedCounts, part_fields
 from seqdedup.run.foldlines import line_text
-from seqdedup.run.foldruns import KEY, FoldRun, Sequences
+from seqdedup.run.foldruns import FoldRun, Sequences
 
 if TYPE_CHECKING:
     from seqdedup.config.settings import Config
