@@ -1,11 +1,13 @@
-"""The parsed options -> one validated :class:`Config` (and the checks that span
-options: what needs what, what cannot go together)."""
+"""The parsed options -> one :class:`Command`: the run's validated :class:`Config`
+and the command's own settings (what it reads, shows and writes around the run),
+interpreted once; and the checks that span options (what needs what, what cannot go
+together)."""
 
 from __future__ import annotations
 
 import argparse
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from seqdedup.base.errors import UsageError
 from seqdedup.base.records import parse_delimiter, parse_hex_delimiter
@@ -56,6 +58,54 @@ def _pick_limit(
     if no_limit or (given is None and auto_unlimited):
         return None
     return default if given is None else int(given)
+
+
+class CommandSettings(NamedTuple):
+    """What ``seqdedup`` does around its run, read from the command line once: where
+    the input comes from and the output goes, what is shown on standard error."""
+
+    follow: bool = False  # --follow (one named file, until a signal)
+    from_start: bool = False  # --follow --from-start: the file's existing lines too
+    suggest_window: bool = False  # no run: the window sizes tried on a sample
+    sample: int | None = None  # --suggest-window's sample (None: its default)
+    show_keys: bool = False  # no run: each record's key
+    progress: bool = False  # a live progress line (on a terminal)
+    decompress: bool = True  # compressed inputs read as their content
+    quiet: bool = False  # no statistics
+    stats_format: str = "table"  # "table" or "json"
+    color: str = "auto"  # markers and statistics in colour: auto, always, never
+    report: str | None = None  # --report FILE: the run's HTML page
+    output: str | None = None  # --output FILE (None: standard output)
+    max_input: int | None = None  # --budget: the most bytes read whole (None: the default)
+
+
+class Command(NamedTuple):
+    """A command line interpreted: the run's configuration and the command's settings."""
+
+    config: Config
+    settings: CommandSettings
+
+
+def interpret(args: argparse.Namespace) -> Command:
+    """The command line's meaning, once: the :class:`Config` (every option rule
+    checked) and the :class:`CommandSettings`."""
+    config = config_from_args(args)
+    settings = CommandSettings(
+        follow=bool(getattr(args, "follow", False)),
+        from_start=bool(getattr(args, "from_start", False)),
+        suggest_window=bool(getattr(args, "suggest_window", False)),
+        sample=getattr(args, "sample", None),
+        show_keys=bool(getattr(args, "show_keys", False)),
+        progress=bool(getattr(args, "progress", False)),
+        decompress=not args.no_decompress,
+        quiet=bool(args.quiet),
+        stats_format=args.stats_format,
+        color=getattr(args, "color", "auto"),
+        report=getattr(args, "report", None),
+        output=getattr(args, "output", None),
+        max_input=getattr(args, "max_input", None),
+    )
+    return Command(config, settings)
 
 
 def config_from_args(args: argparse.Namespace) -> Config:

@@ -14,7 +14,7 @@ from typing import TextIO
 
 from seqdedup.base.errors import UsageError, exit_status
 from seqdedup.base.stopping import stop_on_termination_signals
-from seqdedup.cli.arguments import config_from_args
+from seqdedup.cli.arguments import interpret
 from seqdedup.cli.options import build_parser, check_refused
 
 PROG = "seqdedup-dask"
@@ -114,7 +114,7 @@ def main(argv: Sequence[str] | None = None, stderr: TextIO | None = None) -> int
             raise UsageError(f"--block-size must be at least {MIN_BLOCK_SIZE:,} bytes (1 MiB)")
         if not 0 < args.connect_timeout < float("inf"):
             raise UsageError("--connect-timeout must be a number of seconds above 0")
-        config = config_from_args(args)
+        config, settings = interpret(args)
         from seqdedup.dask.job import deduplicate_files
 
         stats = deduplicate_files(
@@ -124,10 +124,10 @@ def main(argv: Sequence[str] | None = None, stderr: TextIO | None = None) -> int
             scheduler=args.scheduler,
             block_size=args.block_size,
             connect_timeout=args.connect_timeout,
-            decompress=not args.no_decompress,
+            decompress=settings.decompress,
         )
-        if not args.quiet:
-            _write_stats(stats, args.stats_format, err)
+        if not settings.quiet:
+            _write_stats(stats, settings.stats_format, err)
         return 0
 
     return exit_status(PROG, body, err)

@@ -1,5 +1,6 @@
 """Command line: the dispatch of ``seqdedup``. The options are parsed (:mod:`options`),
-given their meaning in one :class:`Config` (:mod:`arguments`), the inputs checked
+given their meaning once, in one :class:`~seqdedup.cli.arguments.Command` (the run's
+:class:`Config` and the command's own settings, :mod:`arguments`), the inputs checked
 (:mod:`inputs`), and the run handed to :mod:`seqdedup.api`; whatever ends it becomes an
 exit status (:func:`seqdedup.base.errors.exit_status`): 0 on success, 1 on any error (one
 line on stderr, nothing on stdout after an argument error), 130 on Ctrl-C, 128 + N on
@@ -27,24 +28,23 @@ if TYPE_CHECKING:
 from seqdedup.base.errors import UsageError, exit_status, visible
 from seqdedup.base.inputs import check_inputs, decoded_inputs, identities, inputs_size, sources_of
 from seqdedup.base.stopping import graceful, requested, signal_name, stop_on_termination_signals
-from seqdedup.cli.arguments import config_from_args
+from seqdedup.cli.arguments import Command, CommandSettings, config_from_args, interpret
 from seqdedup.cli.options import DEPENDENTS, PROG, build_parser
 from seqdedup.cli.sinks import Messages, Output
 from seqdedup.config.settings import Config
 
 
-def run(
-    args: argparse.Namespace, stdin: IO[bytes] | None, stdout: IO[bytes], stderr: TextIO
-) -> int:
+def run(command: Command, stdin: IO[bytes] | None, stdout: IO[bytes], stderr: TextIO) -> int:
     from seqdedup.api import Deduplicator, feed_inputs
     from seqdedup.cli.progress import ProgressLine, progress_wanted
     from seqdedup.run.markers import EXPLAIN_COLOR, RESET, color_wanted
 
-    config = config_from_args(args)._replace(color=color_wanted(args.color, stdout))
+    args = command.settings
+    config = command.config._replace(color=color_wanted(args.color, stdout))
     if config.fold:  # (JSON records get JSON fold lines)
         from seqdedup.run.fold import fold_format_of
 
-        config = fold_format_of(config, not args.no_decompress)
+        config = fold_format_of(config, args.decompress)
     colored = color_wanted(args.color, stderr)
 
     def explain(line: str) -> None:
@@ -66,7 +66,7 @@ def run(
         from seqdedup.library.store import refuse_inputs_inside
 
         refuse_inputs_inside(libraries, identities(names, stdin))
-    decompress = not args.no_decompress
+    decompress = args.decompress
     sink = _sink(args, stdout)
     head = _head_for_hint(args)
     json_check = _json_check(config, stderr)
@@ -93,7 +93,7 @@ def run(
 
 
 def _show(
-    args: argparse.Namespace, config: Config, stats: Stats, stderr: TextIO, head: InputHead | None
+    args: CommandSettings, config: Config, stats: Stats, stderr: TextIO, head: InputHead | None
 ) -> None:
     """What a run shows on standard error: the statistics (and the hint), or --top."""
     from seqdedup.run.markers import color_wanted
@@ -108,22 +108,22 @@ def _show(
         write_top(stats.top_sequences, stderr, args.stats_format, colored)
 
 
-def _report_page(args: argparse.Namespace, config: Config) -> ReportPage | None:
+def _report_page(args: CommandSettings, config: Config) -> ReportPage | None:
     """--report: its packages and its path checked before the run reads anything."""
-    if getattr(args, "report", None) is None:
+    if args.report is None:
         return None
     from seqdedup.page.html import ReportPage
 
     return ReportPage(args.report, config, in_place=not args.follow)
 
 
-def _report_written(page: ReportPage, size: int, args: argparse.Namespace, stderr: TextIO) -> None:
+def _report_written(page: ReportPage, size: int, args: CommandSettings, stderr: TextIO) -> None:
     """One line where the statistics table is shown (never inside JSON statistics)."""
     if not args.quiet and args.stats_format == "table":
         stderr.write(f"{PROG}: report written to {visible(str(page.path))} ({size:,} bytes)\n")
 
 
-def _head_for_hint(args: argparse.Namespace) -> InputHead | None:
+def _head_for_hint(args: CommandSettings) -> InputHead | None:
     """The start of the input, kept for the hint after a run that removed almost
     nothing (only where the statistics table is shown)."""
     if args.quiet or args.stats_format != "table":
@@ -200,12 +200,12 @@ def _status(stats: Stats | None, config: Config, stderr: TextIO) -> int:
     return 128 + signum
 
 
-def _sink(args: argparse.Namespace, stdout: IO[bytes]) -> Output:
+def _sink(args: CommandSettings, stdout: IO[bytes]) -> Output:
     """Where the records go: standard output, or ``--output FILE`` (appended to, and
     reopened on SIGHUP)."""
     from seqdedup.base.stopping import reopen_on_hangup, started
 
-    name = getattr(args, "output", None)
+    name = args.output
     if name is None:
         reopen_on_hangup(None)
         started()
@@ -219,7 +219,7 @@ def _sink(args: argparse.Namespace, stdout: IO[bytes]) -> Output:
 
 
 def _suggest(
-    args: argparse.Namespace,
+    args: CommandSettings,
     config: Config,
     stdin: IO[bytes] | None,
     stdout: IO[bytes],
@@ -233,7 +233,7 @@ def _suggest(
     limit = DEFAULT_SAMPLE if args.sample is None else args.sample
     with graceful():
         records = sample_records(
-            decoded_inputs(config.inputs, stdin, not args.no_decompress), config.delimiter, limit
+            decoded_inputs(config.inputs, stdin, args.decompress), config.delimiter, limit
         )
     text = io.StringIO()
     write_suggestion(suggest(records, config), text, args.stats_format)
@@ -242,7 +242,7 @@ def _suggest(
 
 
 def _budget(
-    args: argparse.Namespace,
+    args: CommandSettings,
     config: Config,
     stdin: IO[bytes] | None,
     stdout: IO[bytes],
@@ -256,7 +256,7 @@ def _budget(
 
     with graceful():
         limit = args.max_input or MAX_WHOLE
-        data = read_inputs_whole(config.inputs, stdin, not args.no_decompress, limit)
+        data = read_inputs_whole(config.inputs, stdin, args.decompress, limit)
         reduction = reduce_to_budget(data, config)
     sink = _sink(args, stdout)
     sink.write(reduction.text)
@@ -270,7 +270,7 @@ def _budget(
 
 
 def _follow(
-    args: argparse.Namespace,
+    args: CommandSettings,
     config: Config,
     explainer: Callable[[str], None] | None,
     stdout: IO[bytes],
@@ -327,7 +327,7 @@ def main(
         settled = with_config_files(parser, command_line, parser.parse_args(command_line), out, err)
         if settled is None:  # --show-config
             return 0
-        if settled.suggest_window:
+        if settled.settings.suggest_window:
             _refuse_unused(parser, command_line)
         return run(settled, stdin, out, err)
 
@@ -340,13 +340,14 @@ def with_config_files(
     args: argparse.Namespace,
     out: IO[bytes],
     err: TextIO | None = None,
-) -> argparse.Namespace | None:
-    """The arguments with the settings files' before the command line's (None after
-    ``--show-config`` wrote them); a setting refused is reported with its file, key
-    and line, and a project's options that need trust are said to be left out."""
+) -> Command | None:
+    """The command interpreted (once), with the settings files' options before the
+    command line's (None after ``--show-config`` wrote them); a setting refused is
+    reported with its file, key and line, and a project's options that need trust are
+    said to be left out."""
     paths, user, project = settings_files(args.config, args.no_config)
     if not paths and args.profile is None and not args.show_config:
-        return args  # (no file: the module that reads them is not even imported)
+        return interpret(args)  # (no file: the module that reads them is not even imported)
     from seqdedup.cli.configfile import (
         arguments_before,
         blame,
@@ -380,18 +381,16 @@ def with_config_files(
         out.flush()
         return None
     if not before:
-        return args
+        return interpret(args)
 
     def check(arguments: list[str]) -> None:
         config_from_args(parser.parse_args([*arguments, *command_line]))
 
     try:
-        combined = parser.parse_args([*before, *command_line])
-        config_from_args(combined)
+        return interpret(parser.parse_args([*before, *command_line]))
     except UsageError as exc:  # (the command line's own error first; what it needs
         config_from_args(args)  # from the files, --fold-idle from a profile's fold, is none)
         raise blame(settings, check, str(exc)) from None
-    return combined
 
 
 def entry_point() -> None:
