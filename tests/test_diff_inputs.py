@@ -177,7 +177,7 @@ def test_a_library_row_is_read_once_however_many_new_keys_it_holds():
     keying = keying_for(Config())
     if not keying.rows_at_once:
         pytest.skip("the Python engine decodes every row to key it (no kernel here)")
-    profile = GoodProfile(keying.engine, kind_keys(Config(), keying.engine.kernel))
+    profile = GoodProfile(keying.engine, kind_keys(Config().key_options, keying.engine.kernel))
     batch = [(encode_records(records), 1, len(records) + 1) for records in rows]
     _add_rows(batch, profile, keying, counted)
     assert len(read) == 2

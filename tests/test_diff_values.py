@@ -319,7 +319,7 @@ def test_goods_kind_index_is_each_keys_kind(lines, part):
 
     config = Config(key_steps=(("normalize", "all"),))
     keying = keying_for(config)
-    kinds = kind_keys(config, keying.engine.kernel)
+    kinds = kind_keys(config.key_options, keying.engine.kernel)
     data = b"".join(text.encode() + (b"\r\n" if crlf else b"\n") for text, crlf in lines)
     with mock.patch.object(stored_module, "PART", part):
         profile = GoodProfile(keying.engine, kinds)

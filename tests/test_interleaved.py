@@ -359,7 +359,7 @@ def test_names_and_keys_of_records(records, names, keys):
     from seqdedup.config.settings import Config
     from seqdedup.keys.streams import StreamNamer
 
-    namer = StreamNamer(Config(stream_by=r"\[(\w+)\] ?"))
+    namer = StreamNamer(Config(stream_by=r"\[(\w+)\] ?").stream_options, False)
     assert namer.split(records) == (names, keys)
 
 

@@ -299,3 +299,43 @@ def test_the_ratchet_holds():
     questions = figures["questions"]
     assert isinstance(questions, list)
     assert len(questions) <= MAX_ENGINE_QUESTIONS, questions
+
+
+# Who may take the whole Config: the commands and public faces that make one, the
+# modules that assemble a run from it, and (a ratchet: only ever shorter) the features
+# that still read it whole rather than their option group (config.groups).
+CONFIG_MAKERS = {
+    "__init__", "api", "config", "cli.arguments", "cli.seqdedup", "cli.diff", "cli.hints",
+    "cli.mcp",
+}  # fmt: skip
+RUN_ASSEMBLY = {"run.plan", "run.stages", "run.assembled"}
+CONFIG_READERS_LEFT = {
+    "budget.events", "budget.reduce", "dask.job", "dask.library", "dask.stretches",
+    "diff.inputs", "diff.sanity", "diff.values", "library.load", "library.save",
+    "page.data", "page.html", "page.reduction", "run.feeding", "run.fold",
+    "run.stats", "run.stream_fold", "run.suggest",
+}  # fmt: skip
+
+
+def config_readers() -> set[str]:
+    """The modules that import ``Config`` (at the top, lazily or for typing)."""
+    found = set()
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (
+                isinstance(node, ast.ImportFrom)
+                and node.module in ("seqdedup.config.settings", "seqdedup.config")
+                and any(alias.name == "Config" for alias in node.names)
+            ):
+                found.add(module_name(path))
+    return found
+
+
+def test_the_whole_configuration_is_read_where_a_run_is_made_or_assembled():
+    """A feature reads its own option group (``config.fold_options``), handed to it by
+    the assembling module; the whole ``Config`` is read by those that make it, those
+    that assemble a run, and the features not yet moved (a list that only shrinks)."""
+    readers = config_readers()
+    assert "keys.maker" not in readers and "run.stages" in readers  # (the finder sees both)
+    assert readers - CONFIG_MAKERS - RUN_ASSEMBLY - CONFIG_READERS_LEFT == set()
+    assert readers >= CONFIG_READERS_LEFT, CONFIG_READERS_LEFT - readers  # (shrink the list)

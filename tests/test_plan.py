@@ -113,7 +113,12 @@ def test_the_stages_build_what_the_plan_names(
     options.pop("read_sequences", None)  # (no library to read here; the row above has it)
     stages = Stages(Config(**{"max_history": None, **options}), None)
     plan = stages.plan
-    assert (stages.chunks is not None) == (plan.feeding == "chunk")
+    from seqdedup.run.assembled import feeding_paths
+    from seqdedup.run.feeding import ChunkPath
+
+    streams, _, byte_path = feeding_paths(stages)
+    assert isinstance(byte_path, ChunkPath) == (plan.feeding == "chunk")
+    assert (streams is not None) == (plan.feeding == "stream")
     assert isinstance(stages.parts.attributor, KINDS[plan.attribution])
     # (a --stream-by run's counter is built here too, for its path to count into)
     assert isinstance(stages.parts.attributor, StreamCount) == (plan.feeding == "stream")
@@ -176,5 +181,5 @@ def test_the_plan_knows_from_the_options_whether_the_kernel_makes_the_keys(
         json_ignore=("b",) if json == "ignore" else (),
         stream_by_json="s" if stream_json else None,
     )
-    keys = key_maker(config, None, 0, (lambda keys: keys) if transform else None)
-    assert kernel_makes_keys(config) == (keys.plain or bool(keys.kernel_normalize))
+    keys = key_maker(config.key_options, None, 0, (lambda keys: keys) if transform else None)
+    assert kernel_makes_keys(config.key_options) == (keys.plain or bool(keys.kernel_normalize))

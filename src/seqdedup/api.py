@@ -21,7 +21,7 @@ from seqdedup.base.stopping import graceful, requested, settle
 from seqdedup.config.settings import STREAM_WAIT, Config, config_of
 from seqdedup.config.timelimit import PatternTimeout
 from seqdedup.engine.choice import chosen_engine
-from seqdedup.keys.maker import ShellTransform, key_maker
+from seqdedup.keys.maker import key_maker, shell_transform
 from seqdedup.run.assembled import feeding_paths
 from seqdedup.run.calls import OneCall, bytes_records
 from seqdedup.run.feeding import split_ending
@@ -442,18 +442,15 @@ def show_keys(
     gets its key (filters do not apply); nothing is deduplicated. Returns the number
     of records."""
     config = config if config is not None else Config(**options)
-    transform = (
-        ShellTransform(config.hash_transform, config.transform_timeout)
-        if config.hash_transform
-        else None
-    )
-    keys_of = key_maker(config, chosen_engine().kernel, SEED, transform).keys
+    key_options = config.key_options
+    transform = shell_transform(key_options)
+    keys_of = key_maker(key_options, chosen_engine().kernel, SEED, transform).keys
     delimiter = config.delimiter
     count = 0
     if config.stream_split:  # the stream's name is not part of the key
         from seqdedup.keys.streams import StreamNamer
 
-        namer = StreamNamer(config)
+        namer = StreamNamer(config.stream_options, config.byte_mode)
 
         def keys_of_records(records: list[bytes]) -> list[bytes]:
             return keys_of(namer.split(records)[1])

@@ -28,9 +28,10 @@ from seqdedup.base.engine import SEED, Engine
 from seqdedup.base.lazy import LazySequence
 from seqdedup.base.records import Int64s
 from seqdedup.budget.input import LEVELS, Source, ones
+from seqdedup.config.groups import KeyOptions
 from seqdedup.config.normalize import CLASSES
 from seqdedup.config.settings import Config
-from seqdedup.keys.kind import families, kind_config, kind_keys
+from seqdedup.keys.kind import families, kind_keys, kind_options
 from seqdedup.keys.maker import key_maker
 
 CONTEXT = 3  # lines around each event shown right after the kinds (as grep -C 3)
@@ -170,7 +171,8 @@ def _event_keys(
     kind is in the lines), each verbatim record's event hash (16 bytes, in order), and
     the distinct verbatim lines, each made into its event's key (the ``event_fields``
     masked) and its kind once (a traceback's lines recur)."""
-    kind_hash = key_maker(kind_config(config), engine.kernel, SEED)
+    options = config.key_options
+    kind_hash = key_maker(kind_options(options), engine.kernel, SEED)
     hashes: bytes | bytearray | None = kind_hash.bounds_hashes(source.data, source.bounds, verbatim)
     if hashes is None or len(hashes) != 16 * source.count:  # (split and hashed here)
         hashes = b"".join(
@@ -178,19 +180,19 @@ def _event_keys(
             for batch in range(0, source.count, BATCH)
         )
     classes = ",".join(name for name in event_fields if name in CLASSES)
-    steps = (*config.key_steps, ("normalize", classes)) if classes else config.key_steps
-    keyed = config.keyed or bool(classes)
-    events = key_maker(config._replace(key_steps=steps), engine.kernel, 0) if keyed else None
+    steps = (*options.key_steps, ("normalize", classes)) if classes else options.key_steps
+    keyed = options.keyed or bool(classes)
+    events = key_maker(options._replace(key_steps=steps), engine.kernel, 0) if keyed else None
     found = engine.distinct_records(source.data, source.bounds, verbatim)
     ids, firsts = array("q", found[0]), array("q", found[1])
     distinct = source.picked(firsts)
     keys = events.keys(distinct) if events is not None else distinct
     masked = [mask_noise(key, event_fields) for key in keys]
-    event_hashes = key_maker(Config(), engine.kernel, SEED ^ EVENT_SEED).hashes(masked)
+    event_hashes = key_maker(KeyOptions(), engine.kernel, SEED ^ EVENT_SEED).hashes(masked)
     lines = VerbatimLines(
         firsts,
         dict(zip(distinct, masked, strict=True)),
-        kind_keys(config, engine.kernel).keys(distinct),
+        kind_keys(options, engine.kernel).keys(distinct),
         ids,
     )
     return hashes, engine.take(event_hashes, 16, ids), lines  # (each record's)
@@ -209,7 +211,7 @@ def _kind_texts(
     kind)."""
     family = families(lines.kinds)
     kind_firsts = [record for record in firsts if not verbatim[record]]
-    made = kind_keys(config, engine.kernel).keys(source.picked(kind_firsts))
+    made = kind_keys(config.key_options, engine.kernel).keys(source.picked(kind_firsts))
     kind_shape = dict(zip(kind_firsts, made, strict=True))
     shapes = [
         _shape(b"v" + lines.keys[source.record(r)]) if verbatim[r] else _shape(b"k" + kind_shape[r])

@@ -5,15 +5,19 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from seqdedup.base.errors import UsageError
-from seqdedup.config.budgetfields import parse_event_fields, parse_levels
-from seqdedup.config.markerfields import (
-    FOLD_NAME_FIELDS,
-    FOLD_NUMBER_FIELDS,
-    MAX_VALUE,
-    check_template,
+from seqdedup.config.groups import (
+    MAX_STREAM_WINDOW,
+    BudgetOptions,
+    FoldOptions,
+    KeyOptions,
+    LibraryOptions,
+    MarkerOptions,
+    RuleOptions,
+    StreamOptions,
+    at_least,
 )
 
 if TYPE_CHECKING:
@@ -121,6 +125,17 @@ class _ConfigFields(NamedTuple):
     tokenizer: str | None = None
     long_markers: bool = False
 
+
+_Group = TypeVar(
+    "_Group",
+    RuleOptions,
+    KeyOptions,
+    MarkerOptions,
+    FoldOptions,
+    StreamOptions,
+    LibraryOptions,
+    BudgetOptions,
+)
 
 # Whether a Config is being made from the command line: its errors then name options
 # (--window-size); made in Python, they name the keywords (window_size).
@@ -261,55 +276,59 @@ class Config(_ConfigFields):
         )
 
     def validate(self) -> None:
-        """Raise UsageError naming the option for any value the engine cannot honour."""
+        """Raise UsageError naming the option for any value the engine cannot honour:
+        each option's own bounds, each group's values, then what cannot go together."""
         for dest in OWN_BOUNDS:
             check_own(dest, getattr(self, dest))
-        if self.max_history is not None and self.max_history < self.window_size:
-            raise UsageError(
-                f"--max-history ({self.max_history}) must be at least --window-size "
-                f"({self.window_size}): a shorter history could never match a window"
-            )
-        if not self.delimiter:
-            raise UsageError("--delimiter must not be empty")
+        self.rule_options.validate()
+        self.key_options.validate()
         if self.byte_mode and self.filters:
             raise UsageError(
                 "--track/--bypass/--track-file/--bypass-file need text mode; "
                 "they cannot be combined with --byte-mode"
             )
-        if self.annotation_format is not None:
-            if not self.annotate:
-                raise UsageError("--annotation-format requires --annotate")
-            check_template(self.annotation_format)
-        if self.fold or self.fold_format is not None:
-            _validate_fold(self)
-        if self.budget is not None or _budget_settings_given(self):
-            _validate_budget(self)
-        if self.min_size:
-            _validate_min_size(self)
-        if isinstance(self.fold_every, Duration) and self.stream_split:
-            raise UsageError(
-                "--fold-every TIME cannot be combined with --stream-by: a stream's lines "
-                "come every N of its records (give a count)"
-            )
-        if self.fold_clock not in ("wall", "records"):
-            raise UsageError(f"fold_clock is 'wall' or 'records', not {self.fold_clock!r}")
-        if self.per_stream and not self.stream_split:
-            raise UsageError("--per-stream requires --stream-by or --stream-by-json")
-        if self.stream_split or self.stream_idle != DEFAULT_STREAM_IDLE:
-            _validate_streams(self)
-        else:
-            for option, template in (
-                ("--annotation-format", self.annotation_format),
-                ("--fold-format", self.fold_format),
-            ):
-                if template is not None and _names_stream(template):
-                    raise UsageError(f"{option}: {{stream}} and {{match_stream}} need --stream-by")
-        if self.hash_transform is not None and not self.hash_transform.strip():
-            raise UsageError("--hash-transform needs a command")
-        if self.key_steps or self.json_key or self.json_ignore:
-            _validate_key_options(self)
+        self.marker_options.validate()
+        self.fold_options.validate()
+        if self.fold:
+            _refuse_beside_fold(self)
+        self.budget_options.validate()
+        if self.budget is not None:
+            _refuse_beside_budget(self)
+        self.stream_options.validate(self.byte_mode)
+        _check_stream_settings(self)
         if not isinstance(self.inputs, tuple) or not all(isinstance(n, str) for n in self.inputs):
             raise UsageError(f"inputs must be a tuple of names, got {self.inputs!r}")
+
+    def _group(self, group: type[_Group]) -> _Group:
+        return group._make(getattr(self, name) for name in group._fields)
+
+    @property
+    def rule_options(self) -> RuleOptions:
+        return self._group(RuleOptions)
+
+    @property
+    def key_options(self) -> KeyOptions:
+        return self._group(KeyOptions)
+
+    @property
+    def marker_options(self) -> MarkerOptions:
+        return self._group(MarkerOptions)
+
+    @property
+    def fold_options(self) -> FoldOptions:
+        return self._group(FoldOptions)
+
+    @property
+    def stream_options(self) -> StreamOptions:
+        return self._group(StreamOptions)
+
+    @property
+    def library_options(self) -> LibraryOptions:
+        return self._group(LibraryOptions)
+
+    @property
+    def budget_options(self) -> BudgetOptions:
+        return self._group(BudgetOptions)
 
     @property
     def stream_split(self) -> bool:
@@ -327,81 +346,38 @@ class Config(_ConfigFields):
     def keyed(self) -> bool:
         """Whether records are compared by something else than their whole text (key
         options): copies that count as one sequence may then differ in their text."""
-        return bool(
-            self.key_steps
-            or self.json_key
-            or self.json_ignore
-            or self.hash_transform
-            or self.skip_chars
-            or self.skip_fields
-        )
+        return self.key_options.keyed
 
 
 def _names_stream(template: str) -> bool:
     return "{stream" in template or "{match_stream" in template
 
 
-MAX_STREAM_WINDOW = 1 << 20  # a stream's window is held per stream (the kernel's bound)
-
-
-def _validate_streams(config: Config) -> None:
-    if not config.stream_split:
-        return
-    if config.window_size > MAX_STREAM_WINDOW:
+def _check_stream_settings(config: Config) -> None:
+    """What --stream-by cannot go with, and what needs it."""
+    if isinstance(config.fold_every, Duration) and config.stream_split:
+        raise UsageError(
+            "--fold-every TIME cannot be combined with --stream-by: a stream's lines "
+            "come every N of its records (give a count)"
+        )
+    if config.stream_split and config.window_size > MAX_STREAM_WINDOW:
         raise UsageError(
             f"--window-size with --stream-by is at most {MAX_STREAM_WINDOW:,}, "
             f"got {config.window_size:,}"
         )
-    if config.stream_by is not None and config.stream_by_json is not None:
-        raise UsageError("--stream-by and --stream-by-json cannot be used together")
-    if config.stream_by is not None:
-        compile_stream_pattern(config.stream_by, config.byte_mode)
-    else:
-        from seqdedup.config.jsonkeys import parse_path
-
-        if config.byte_mode:
-            raise UsageError("--stream-by-json needs text mode; not with --byte-mode")
-        parse_path(str(config.stream_by_json), "--stream-by-json")
-
-
-def compile_stream_pattern(
-    pattern: str, byte_mode: bool
-) -> tuple[re.Pattern[str] | None, re.Pattern[bytes] | None]:
-    """``--stream-by``'s expression: on the record's text, or (byte mode) its bytes."""
-    import re
-
-    try:
-        if byte_mode:
-            return None, re.compile(pattern.encode("utf-8", "surrogateescape"))
-        return re.compile(pattern), None
-    except re.error as exc:
-        raise UsageError(f"--stream-by: invalid regular expression '{pattern}': {exc}") from None
-
-
-def _budget_settings_given(config: Config) -> str | None:
-    """The first of --budget's settings given (None: none is)."""
-    for option, given in (
-        ("--keep", bool(config.keep)),
-        ("--keep-removed", config.keep_removed is not None),
-        ("--verbatim", config.verbatim_levels != ("error", "warning", "words")),
-        ("--event-fields", config.event_fields != ("timestamp", "uuid", "hex", "pid", "port")),
-        ("--tokenizer", config.tokenizer is not None),
-        ("--long-markers", config.long_markers),
+    if config.stream_split:
+        return
+    for option, template in (
+        ("--annotation-format", config.annotation_format),
+        ("--fold-format", config.fold_format),
     ):
-        if given:
-            return option
-    return None
+        if template is not None and _names_stream(template):
+            raise UsageError(f"{option}: {{stream}} and {{match_stream}} need --stream-by")
 
 
-def _validate_budget(config: Config) -> None:
-    """--budget's settings, and what it cannot go with (it writes its own fold lines
-    and markers, after reading the whole input)."""
-    if config.budget is None:
-        raise UsageError(f"{_budget_settings_given(config)} requires --budget")
-    _at_least("--budget", config.budget, 1)
-    parse_levels(",".join(config.verbatim_levels) or "none")
-    parse_event_fields(",".join(config.event_fields) or "none")
-
+def _refuse_beside_budget(config: Config) -> None:
+    """What --budget cannot go with (it writes its own fold lines and markers, after
+    reading the whole input)."""
     for option, given in (
         ("--stream-by", config.stream_split),
         ("--annotate", config.annotate),
@@ -414,48 +390,15 @@ def _validate_budget(config: Config) -> None:
     ):
         if given:
             raise UsageError(f"--budget cannot be combined with {option}")
-    import re
-
-    for pattern in config.keep:
-        try:
-            re.compile(pattern.encode("utf-8", "surrogateescape"))
-        except re.error as exc:
-            raise UsageError(f"--keep: invalid regular expression '{pattern}': {exc}") from None
 
 
-def _validate_min_size(config: Config) -> None:
-    """A minimum size's unit."""
-    if config.size_unit not in ("bytes", "tokens"):
-        raise UsageError(f"size_unit is 'bytes' or 'tokens', not {config.size_unit!r}")
-
-
-def _validate_fold(config: Config) -> None:
-    if not config.fold:
-        raise UsageError("--fold-format requires --fold")
+def _refuse_beside_fold(config: Config) -> None:
     for option, given in (("--inverse", config.inverse), ("--annotate", config.annotate)):
         if given:
             raise UsageError(
                 f"--fold cannot be combined with {option}: a summary line stands where "
                 "records were removed, in the normal output only"
             )
-    if config.fold_format is not None and config.fold_format not in ("json", "otel"):
-        check_template(
-            config.fold_format, "--fold-format", FOLD_NUMBER_FIELDS, FOLD_NAME_FIELDS, "--fold"
-        )
-
-
-def _validate_key_options(config: Config) -> None:
-    """Class names, mask expressions and JSON paths (imported only when used)."""
-    from seqdedup.config.jsonkeys import JsonSelector
-    from seqdedup.config.normalize import KeySteps
-
-    if (config.json_key or config.json_ignore) and config.byte_mode:
-        raise UsageError("--json-key/--json-ignore need text mode; not with --byte-mode")
-    KeySteps(config.key_steps)
-    for option, paths in (("--json-key", config.json_key), ("--json-ignore", config.json_ignore)):
-        if isinstance(paths, str) or not all(isinstance(path, str) for path in paths):
-            raise UsageError(f"{option}: paths are a sequence of text, got {paths!r}")
-    JsonSelector(config.json_key, config.json_ignore)
 
 
 def key_settings(config: Config) -> dict[str, object]:
@@ -584,17 +527,8 @@ def check_own(dest: str, value: Any) -> None:
         return
     option, minimum = bound
     if minimum != SECONDS:
-        _at_least(option, value, minimum)
+        at_least(option, value, minimum)
     elif isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
         raise UsageError(f"{option} must be a number of seconds above 0, got {value!r}")
     elif not value <= MAX_SECONDS:
         raise UsageError(f"{option} must be at most {MAX_SECONDS:,} seconds (a year), got {value}")
-
-
-def _at_least(option: str, value: int, minimum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise UsageError(f"{option} must be a whole number, got {value!r}")
-    if value < minimum:
-        raise UsageError(f"{option} must be at least {minimum}, got {value}")
-    if value > MAX_VALUE:
-        raise UsageError(f"{option} must be at most {MAX_VALUE:,}, got {value}")

@@ -20,7 +20,7 @@ from typing import Literal, NamedTuple, overload
 from seqdedup.base.engine import Engine
 from seqdedup.base.errors import InvalidValue, whole_number
 from seqdedup.base.lazy import LazySequence
-from seqdedup.config.settings import MAX_STREAM_WINDOW
+from seqdedup.config.groups import MAX_STREAM_WINDOW
 from seqdedup.diff.changes import (
     EDGE,
     LONG_SEQUENCE,

@@ -46,12 +46,12 @@ class Keying:
 
     def __init__(self, config: Config, engine: Engine) -> None:
         self.engine = engine
-        self._maker: KeyMaker = key_maker(config, engine.kernel, SEED)
+        self._maker: KeyMaker = key_maker(config.key_options, engine.kernel, SEED)
         self._namer = None
         if config.stream_by is not None or config.stream_by_json is not None:
             from seqdedup.keys.streams import StreamNamer
 
-            self._namer = StreamNamer(config, engine.kernel)
+            self._namer = StreamNamer(config.stream_options, config.byte_mode, engine.kernel)
         self._stream: Hashable = None  # the stream of the record before
         # library rows keyed straight from their encoding (no stream names to strip)
         self.rows_at_once = self._namer is None and self._maker.hashes_encoded
@@ -143,7 +143,7 @@ def read_good(
     one input; a folder holding ``seqdedup.sqlite`` a library (each row a part weighted
     by its sightings, each saved run an input). A folder's link to a file outside it is
     not read: ``notes`` gets a line naming it and how many of the folder's files were."""
-    profile = GoodProfile(keying.engine, kind_keys(config, keying.engine.kernel))
+    profile = GoodProfile(keying.engine, kind_keys(config.key_options, keying.engine.kernel))
     for name in names:
         path = Path(name)
         if path.is_dir() and (path / "seqdedup.sqlite").is_file():
@@ -357,7 +357,7 @@ def diff_records(
     encoded as UTF-8. The Python face of ``seqdedup diff`` (docs/python-api.md)."""
     config = config or Config()
     keying = keying_for(config)
-    profile = GoodProfile(keying.engine, kind_keys(config, keying.engine.kernel))
+    profile = GoodProfile(keying.engine, kind_keys(config.key_options, keying.engine.kernel))
     for records in good:
         encoded = _encoded(records)
         keying.restart()

@@ -64,7 +64,7 @@ def value_groups(
     groups = ValueGroups({}, [], [], [], [])
     if not positions:  # (nothing new: GOOD's kinds are not needed)
         return groups
-    kinds = kind_keys(config, engine.kernel)
+    kinds = kind_keys(config.key_options, engine.kernel)
     kind_ids, kind_texts = _kinds_of(positions, texts_of, kinds)
     distinct = list(kind_texts)  # (BAD's kinds, in the order they first come)
     outline_of = {kind: outline(kind) for kind in distinct}

@@ -24,6 +24,7 @@ from seqdedup.engine.runs import runs_of
 if TYPE_CHECKING:
     from seqdedup._kernel import RunsTaken
     from seqdedup.base.hashes import Hashes, Words
+    from seqdedup.config.groups import RuleOptions
     from seqdedup.engine.matcher import Matcher
 
 
@@ -433,25 +434,27 @@ class KernelAttributor:
 def make_attribution(
     engine: Engine,
     matcher: Matcher,
-    window: int,
-    history: int | None,
-    sequences: int | None,
-    candidates: int | None = None,
+    rule: RuleOptions,
     report: bool = True,
     top: bool = False,
     watched: bool = False,
 ) -> Attributor | KernelAttributor:
-    """``engine``'s attribution: the kernel's (``matcher`` is then its matcher;
-    ``report``: every piece handed out, ``top``: --top counted in it, ``watched``: every
-    piece handed packed to a watcher), else the Python engine's (which hands out every
-    piece)."""
+    """``engine``'s attribution under the ``rule`` (its window, history and tables'
+    bounds): the kernel's (``matcher`` is then its matcher; ``report``: every piece
+    handed out, ``top``: --top counted in it, ``watched``: every piece handed packed to a
+    watcher), else the Python engine's (which hands out every piece)."""
+    history, sequences, candidates = (
+        rule.max_history,
+        rule.max_unique_sequences,
+        rule.max_candidates,
+    )
     kernel = compiled(engine)
     if kernel is not None:
         return KernelAttributor(
             kernel, matcher, candidates, history, sequences, SEED, report, top, watched
         )
     return Attributor(
-        window,
+        rule.window_size,
         SequenceTable(sequences),
         matcher.source,
         candidates,

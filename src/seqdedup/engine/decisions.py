@@ -26,10 +26,11 @@ from seqdedup.base.cengine import CEngine
 from seqdedup.base.engine import SEED, Engine
 from seqdedup.base.errors import whole_number
 from seqdedup.base.hashes import hash_ints
-from seqdedup.config.settings import DEFAULT_CANDIDATES, MAX_STREAM_WINDOW
+from seqdedup.config.groups import MAX_STREAM_WINDOW, RuleOptions
+from seqdedup.config.settings import DEFAULT_CANDIDATES
 from seqdedup.engine.attribution import make_attribution
 from seqdedup.engine.choice import chosen_engine, compiled
-from seqdedup.engine.matcher import make_matcher
+from seqdedup.engine.matcher import rule_matcher
 from seqdedup.engine.pieces import Piece
 from seqdedup.engine.stream_decider import LIBRARY_END, Entry, Run, SequenceCounts, StreamDecider
 from seqdedup.keys.maker import KeyMaker
@@ -185,10 +186,9 @@ class _Pieces:
         sequences: int | None,
         candidates: int | None,
     ) -> None:
-        self._matcher = make_matcher(window, history, engine, seed=SEED)
-        self._attribution = make_attribution(
-            engine, self._matcher, window, history, sequences, candidates
-        )
+        rule = RuleOptions(window, 0, "bytes", history, sequences, candidates)
+        self._matcher = rule_matcher(rule, engine)
+        self._attribution = make_attribution(engine, self._matcher, rule)
 
     @property
     def sequences(self) -> int:

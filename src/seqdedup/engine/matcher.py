@@ -61,7 +61,7 @@ from seqdedup.engine.histories import (
 if TYPE_CHECKING:
     from seqdedup._kernel import Matcher as ChunkMatcher
     from seqdedup.base.hashes import Hashes, Starts, Words
-    from seqdedup.config.settings import Config
+    from seqdedup.config.groups import KeyOptions, RuleOptions
 
 
 MASK63 = (1 << 63) - 1  # (the kernel's decider takes a 64-bit signed seed)
@@ -512,35 +512,54 @@ class WindowMatcher:
         self._new_until = until
 
 
-def run_matcher(
-    config: Config, engine: Engine, settles_early: bool, saves: bool, sources: bool
+def rule_matcher(
+    rule: RuleOptions,
+    engine: Engine,
+    *,
+    sources: bool = False,
+    settles_early: bool = False,
+    saves: bool = False,
 ) -> Matcher:
-    """The matcher of a run off the chunk path (noting first-seen windows where the run
-    saves a library; ``sources``: attribution reads them)."""
-    size = (config.min_size, config.size_unit, sources)
+    """The matcher of the ``rule`` (W, a minimum size, the history) on ``engine``, keys
+    hashed with the run's secret: what every feature that decides records asks for (a
+    run off the chunk path, ``Decisions``, ``--suggest-window``'s trials). ``sources``:
+    attribution reads them; ``settles_early``: records certain before their window
+    completes are given early; ``saves``: first-seen windows are noted (a library)."""
+    size = (rule.min_size, rule.size_unit, sources)
     matcher = make_matcher(
-        config.window_size, config.max_history, engine, size, early=settles_early, seed=SEED
+        rule.window_size, rule.max_history, engine, size, early=settles_early, seed=SEED
     )
     if saves:
         matcher.new_material = []
     return matcher
 
 
-def chunk_matcher(config: Config, kernel: CEngine, plan: ChunkPlan, normalize: int) -> ChunkMatcher:
+def chunk_matcher(
+    rule: RuleOptions,
+    keys: KeyOptions,
+    kernel: CEngine,
+    plan: ChunkPlan,
+    normalize: int,
+    inverse: bool,
+    filtered: bool,
+) -> ChunkMatcher:
     """The kernel's chunk path (raw bytes in, kept bytes out, no Python object per
-    record), for a run its plan feeds so (see :func:`seqdedup.run.plan.plan_run`)."""
+    record), for a run its plan feeds so (see :func:`seqdedup.run.plan.plan_run`): the
+    ``rule``'s matcher making the ``keys`` itself (``normalize``: its one pass), giving
+    out the skipped records where ``inverse``, each chunk's records classified by the
+    filters first where ``filtered``."""
     matcher: ChunkMatcher = kernel.chunk_matcher(
-        config.window_size,
-        config.max_history,
+        rule.window_size,
+        rule.max_history,
         seed=SEED,
-        delimiter=config.delimiter,
-        skip_chars=config.skip_chars,
-        skip_fields=config.skip_fields,
-        byte_mode=config.byte_mode,
-        inverse=config.inverse,
+        delimiter=keys.delimiter,
+        skip_chars=keys.skip_chars,
+        skip_fields=keys.skip_fields,
+        byte_mode=keys.byte_mode,
+        inverse=inverse,
         run_heads=plan.run_heads,
         normalize=normalize,
-        filtered=bool(config.filters),
+        filtered=filtered,
         early=plan.settles_early,
     )
     if plan.saves:

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 
 from seqdedup.base.cengine import CEngine
 from seqdedup.base.engine import SEED, Engine
-from seqdedup.config.settings import Config
+from seqdedup.config.groups import KeyOptions
 from seqdedup.keys.maker import KeyMaker, key_maker
 
 KIND_CLASSES = "all,path,quoted"  # the classes of --normalize that mask a value
@@ -28,15 +28,15 @@ KIND_CLASSES = "all,path,quoted"  # the classes of --normalize that mask a value
 KIND_STEP = KIND_CLASSES + ",space"
 
 
-def kind_config(config: Config) -> Config:
+def kind_options(options: KeyOptions) -> KeyOptions:
     """The run's key steps, then every class masked: the key of a line's kind."""
-    return config._replace(key_steps=(*config.key_steps, ("normalize", KIND_STEP)))
+    return options._replace(key_steps=(*options.key_steps, ("normalize", KIND_STEP)))
 
 
-def kind_keys(config: Config, kernel: CEngine | None) -> KeyMaker:
+def kind_keys(options: KeyOptions, kernel: CEngine | None) -> KeyMaker:
     """The key maker of the kinds of a run's records (``.keys(records)``; its hashes, as
     ``seqdedup diff`` compares kinds, keyed with the run's secret like every key's)."""
-    return key_maker(kind_config(config), kernel, SEED)
+    return key_maker(kind_options(options), kernel, SEED)
 
 
 def kind_of(record: bytes) -> bytes:

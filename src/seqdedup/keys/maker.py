@@ -28,9 +28,9 @@ if TYPE_CHECKING:
 
     from seqdedup.base.cengine import CEngine
     from seqdedup.base.records import Int64s
+    from seqdedup.config.groups import KeyOptions
     from seqdedup.config.jsonkeys import JsonSelector
     from seqdedup.config.normalize import KeySteps
-    from seqdedup.config.settings import Config
 
 Transform = Callable[[list[bytes]], list[bytes]]
 LARGE_BATCH = 2048  # from this many records on, hashes come as a numpy array
@@ -302,15 +302,15 @@ def skip_fields(records: list[bytes], count: int) -> list[bytes]:
 TextDigest = Callable[[Sequence[bytes]], "array[int]"]
 
 
-def text_digest(config: Config, kernel: CEngine | None) -> TextDigest | None:
-    """With key options (:attr:`Config.keyed`): a 64-bit digest of each record's text
+def text_digest(options: KeyOptions, kernel: CEngine | None) -> TextDigest | None:
+    """With key options (:attr:`KeyOptions.keyed`): a 64-bit digest of each record's text
     with its timestamps masked, to tell apart copies that count as one sequence (a fold
     line's variants; a marker's run and its occurrence). None: copies are the same text.
     Keyed with the run's secret (the kernel's SipHash with the seed; Python's own
     ``hash``, keyed per process), so no input makes two texts share one on purpose; it
     decides only whether a line says the copies' texts differ (docs/engine.md). The
     kernel masks and hashes a batch in one call; Python uses the regular expressions."""
-    if not config.keyed:
+    if not options.keyed:
         return None
     from array import array
 
@@ -328,56 +328,48 @@ def text_digest(config: Config, kernel: CEngine | None) -> TextDigest | None:
     return lambda records: array("Q", [hash(normalize_py(r, bits)) & MASK64 for r in records])
 
 
-def marker_digest(config: Config, kernel: CEngine | None) -> TextDigest | None:
-    """The digest of record texts a run's markers compare, when its records are
-    compared by keys and its markers show variants; None otherwise."""
-    if not config.marks_variants:
-        return None
-    return text_digest(config, kernel)
-
-
-def kernel_makes_keys(config: Config) -> bool:
+def kernel_makes_keys(options: KeyOptions) -> bool:
     """Whether the kernel makes a run's keys itself where it runs: no hash transform,
     no JSON keys, at most one normalising pass (what :func:`key_maker`'s maker answers
     with ``plain or kernel_normalize``), read from the configuration, so that a run is
     planned before its key maker is built."""
-    if config.hash_transform or config.json_key or config.json_ignore:
+    if options.hash_transform or options.json_key or options.json_ignore:
         return False
-    if config.stream_by_json is not None:  # (its name is left out of a JSON key)
+    if options.stream_by_json is not None:  # (its name is left out of a JSON key)
         return False
-    if not config.key_steps:
+    if not options.key_steps:
         return True
     from seqdedup.config.normalize import KeySteps
 
-    steps = KeySteps(config.key_steps)
+    steps = KeySteps(options.key_steps)
     return not steps or bool(steps.only_normalize)
 
 
 def key_maker(
-    config: Config, kernel: CEngine | None, seed: int, transform: Transform | None = None
+    options: KeyOptions, kernel: CEngine | None, seed: int, transform: Transform | None = None
 ) -> KeyMaker:
-    """The KeyMaker of a run's configuration (the hash ``transform`` made by the caller)."""
+    """The KeyMaker of a run's key options (the hash ``transform`` made by the caller)."""
     steps = json = None
-    if config.key_steps:
+    if options.key_steps:
         from seqdedup.config.normalize import KeySteps
 
-        steps = KeySteps(config.key_steps, kernel)
-    ignore = config.json_ignore
-    if config.stream_by_json is not None and not config.json_key:
-        ignore = (*ignore, config.stream_by_json)  # the stream's name is not in the key
-    if config.json_key or ignore:
+        steps = KeySteps(options.key_steps, kernel)
+    ignore = options.json_ignore
+    if options.stream_by_json is not None and not options.json_key:
+        ignore = (*ignore, options.stream_by_json)  # the stream's name is not in the key
+    if options.json_key or ignore:
         from seqdedup.config.jsonkeys import JsonSelector
 
-        json = JsonSelector(config.json_key, ignore, kernel, config.explain)
+        json = JsonSelector(options.json_key, ignore, kernel, options.explain)
     return KeyMaker(
-        config.skip_chars,
-        config.byte_mode,
+        options.skip_chars,
+        options.byte_mode,
         transform,
         kernel,
         seed,
         steps,
         json,
-        config.skip_fields,
+        options.skip_fields,
     )
 
 
@@ -614,8 +606,8 @@ def _end_group(proc: subprocess.Popen[bytes]) -> None:
     proc.wait()
 
 
-def shell_transform(config: Config) -> ShellTransform | None:
+def shell_transform(options: KeyOptions) -> ShellTransform | None:
     """The run's ``--hash-transform`` command, when it has one."""
-    if not config.hash_transform:
+    if not options.hash_transform:
         return None
-    return ShellTransform(config.hash_transform, config.transform_timeout)
+    return ShellTransform(options.hash_transform, options.transform_timeout)

@@ -9,12 +9,12 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, AnyStr, NamedTuple
 
 from seqdedup.base.engine import SEED
-from seqdedup.config.settings import compile_stream_pattern
+from seqdedup.config.groups import compile_stream_pattern
 from seqdedup.config.timelimit import PatternTimeout, each_within
 
 if TYPE_CHECKING:
     from seqdedup.base.cengine import CEngine
-    from seqdedup.config.settings import Config
+    from seqdedup.config.groups import StreamOptions
 
 
 UNNAMED = "(unnamed)"  # the stream of the records before the first one that names one
@@ -24,21 +24,23 @@ class StreamNamer:
     """Each record's stream name (``None``: the pattern or field is not there, so it
     belongs to the stream of the record before it) and its key text without the name."""
 
-    def __init__(self, config: Config, kernel: CEngine | None = None) -> None:
+    def __init__(
+        self, options: StreamOptions, byte_mode: bool, kernel: CEngine | None = None
+    ) -> None:
         self._json: tuple[str, ...] | None = None
         self._pattern: re.Pattern[str] | None = None  # on the records' text
         self._label: str | None = None
         # On the records' bytes: in byte mode, and for ASCII records in text mode
         self._twin: re.Pattern[bytes] | None = None
-        self._text = not config.byte_mode
+        self._text = not byte_mode
         self._decoded: dict[bytes, str] = {}  # names as text, recently seen
-        if config.stream_by_json is not None:
+        if options.stream_by_json is not None:
             from seqdedup.config.jsonkeys import parse_path
 
-            self._json = parse_path(config.stream_by_json, "--stream-by-json")
-        elif config.stream_by is not None:
-            self._pattern, self._twin = compile_stream_pattern(config.stream_by, config.byte_mode)
-            self._label = f"--stream-by '{config.stream_by}'"
+            self._json = parse_path(options.stream_by_json, "--stream-by-json")
+        elif options.stream_by is not None:
+            self._pattern, self._twin = compile_stream_pattern(options.stream_by, byte_mode)
+            self._label = f"--stream-by '{options.stream_by}'"
             if self._pattern is not None:  # (text mode: the twin, for ASCII records)
                 from seqdedup.keys.filters import byte_twin
 

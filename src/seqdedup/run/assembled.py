@@ -39,9 +39,8 @@ def feeding_paths(
 
         streams = stream_path(stages.parts, stages.ledger)
     records = streams or RecordPath(stages.parts, stages.ledger, plan.ordered)
-    chunks = stages.chunks
-    return (
-        streams,
-        records,
-        records if chunks is None else ChunkPath(stages.parts, stages.ledger, chunks),
-    )
+    if plan.feeding != "chunk":
+        return streams, records, records
+    chunks = stages.parts.matcher
+    assert isinstance(chunks, plan.compiled.chunk_matcher)  # (the plan's chunk path)
+    return streams, records, ChunkPath(stages.parts, stages.ledger, chunks)

@@ -75,7 +75,7 @@ class Folder:
         self._early_numbers: dict[int, int] = {}
         self._run: FoldRun | None = None
         self._folded = FoldedCounts(config.max_unique_sequences)
-        self._text = text_digest(config, engine.kernel)
+        self._text = text_digest(config.key_options, engine.kernel)
         kernel = compiled(engine)
         self._whole = (
             WholeRuns(config, report, kernel, self._sequences, self._folded, self._stamp, keys)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, TypedDict
 from seqdedup.base.errors import visible
 
 if TYPE_CHECKING:
-    from seqdedup.config.settings import Config
+    from seqdedup.config.groups import MarkerOptions, RuleOptions
     from seqdedup.engine.pieces import Piece
     from seqdedup.keys.maker import TextDigest
 
@@ -172,24 +172,27 @@ class MarkerTexts:
 
 
 def marker_texts(
-    config: Config, digest: TextDigest | None, library: array[int] | None
+    rule: RuleOptions, digest: TextDigest | None, library: array[int] | None
 ) -> MarkerTexts | None:
-    """The texts a run's markers compare (:class:`MarkerTexts`), with the digests of
-    the loaded ``library``'s records; None where markers compare none."""
+    """The texts a run's markers compare (:class:`MarkerTexts`), as far back as the
+    ``rule``'s history reaches, with the digests of the loaded ``library``'s records;
+    None where markers compare none."""
     if digest is None:
         return None
-    history = config.max_history
-    keep_back = None if history is None else history + 2 * config.window_size
+    history = rule.max_history
+    keep_back = None if history is None else history + 2 * rule.window_size
     return MarkerTexts(digest, keep_back, library if library is not None else array("Q"))
 
 
 class PieceReport:
     """Markers (``--annotate``) and explanations (``--explain``) for the pieces
-    attribution closes, with the filter decisions of pass-through records."""
+    attribution closes, with the filter decisions of pass-through records (the
+    markers' options, W for their fields)."""
 
     def __init__(
         self,
-        config: Config,
+        options: MarkerOptions,
+        window_size: int,
         record_number: Callable[[int], int],
         locate: Callable[[int], tuple[str, int]] | None,
         on_explain: Callable[[str], None] | None,
@@ -204,23 +207,25 @@ class PieceReport:
             DEFAULT_LIBRARY_ANNOTATION,
         )
 
-        self.config = config
+        self.options = options
+        self._window_size = window_size
         self._number = record_number  # tracked index -> input record number
         self._locate = locate  # library region index -> (sequence name, offset)
         self.explain = on_explain
         self.on_fold = on_fold  # --fold: each line's fields, as the line is made
-        self.marker_color = MARKER_COLOR if config.color else None
+        self.marker_color = MARKER_COLOR if options.color else None
         self._patterns = filter_patterns
-        self.inputs = Inputs(config.inputs)
+        self.inputs = Inputs(options.inputs)
         named = self.inputs.named
+        template = options.annotation_format
         self.annotation = (
-            config.annotation_format or (DEFAULT_FILES_ANNOTATION if named else DEFAULT_ANNOTATION)
-            if config.annotate
+            template or (DEFAULT_FILES_ANNOTATION if named else DEFAULT_ANNOTATION)
+            if options.annotate
             else None
         )
         self._library_annotation = (
             self.annotation
-            if config.annotation_format is not None
+            if template is not None
             else DEFAULT_FILES_LIBRARY_ANNOTATION
             if named
             else DEFAULT_LIBRARY_ANNOTATION
@@ -229,10 +234,10 @@ class PieceReport:
         # One input, no filters, the default text, no text compared: a marker's numbers
         # are its records' own indices plus one (marker() writes it without the fields)
         self._plain_markers = (
-            config.annotate
-            and config.annotation_format is None
+            options.annotate
+            and template is None
             and not named
-            and not config.filters
+            and not filter_patterns
             and texts is None
         )
 
@@ -241,7 +246,7 @@ class PieceReport:
         inside each input)."""
         fields = self.span(piece.start, piece.end)
         fields["count"] = piece.count
-        fields["window_size"] = self.config.window_size
+        fields["window_size"] = self._window_size
         fields.update(self.source_fields(piece.source_start, piece.end - piece.start + 1))
         return fields
 
@@ -325,7 +330,7 @@ class PieceReport:
             variants = texts.variants(piece.start, piece.source_start, piece.end - piece.start + 1)
         fields["variants"] = variants
         return painted(
-            marker_text(template, fields, self.config.annotation_format), self.marker_color
+            marker_text(template, fields, self.options.annotation_format), self.marker_color
         )
 
     def explain_all(

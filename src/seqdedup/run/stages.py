@@ -18,10 +18,10 @@ from seqdedup.base.engine import SEED
 from seqdedup.config.settings import Config
 from seqdedup.engine.attribution import Attribution, Attributor, DecisionCount, make_attribution
 from seqdedup.engine.choice import chosen_engine
-from seqdedup.engine.matcher import LibraryWindows, Matcher, chunk_matcher, run_matcher
+from seqdedup.engine.matcher import LibraryWindows, Matcher, chunk_matcher, rule_matcher
 from seqdedup.engine.stream_decider import SequenceCounts, StreamCount
 from seqdedup.keys.filters import FilterList
-from seqdedup.keys.maker import kernel_makes_keys, key_maker, marker_digest, shell_transform
+from seqdedup.keys.maker import kernel_makes_keys, key_maker, shell_transform, text_digest
 from seqdedup.run.attribution_thread import AttributionThread
 from seqdedup.run.ledger import Ledger, RunObserver
 from seqdedup.run.markers import Fields, PieceReport, marker_texts
@@ -30,7 +30,8 @@ from seqdedup.run.stats import Stats, stats_document
 from seqdedup.run.top import top_table
 
 if TYPE_CHECKING:
-    from seqdedup.keys.maker import KeyMaker
+    from seqdedup.engine.matcher import WindowTarget
+    from seqdedup.keys.maker import KeyMaker, TextDigest
     from seqdedup.library.load import LoadedLibrary
     from seqdedup.library.save import RunSaver
     from seqdedup.run.fold import Folder
@@ -52,40 +53,34 @@ class Stages:
         engine = chosen_engine()  # (once per run: the plan holds it)
         kernel = engine.kernel
         self.plan = plan = plan_run(  # (made first: from the configuration and the engine)
-            config, engine, on_explain is not None, kernel_makes_keys(config), observer is not None
+            config,
+            engine,
+            on_explain is not None,
+            kernel_makes_keys(config.key_options),
+            observer is not None,
         )
         filters = FilterList(config.filters, engine.literal_mask)
-        keys = key_maker(config, kernel, SEED, shell_transform(config))
+        key_options = config.key_options
+        keys = key_maker(key_options, kernel, SEED, shell_transform(key_options))
         self.engine = engine.name
-        # Built in dependency order, each by its own module from what it needs; the one
-        # thing added to stages after they are made: a loaded library's windows (into the
-        # matcher, or the stream decider's) and its key region (into attribution).
-        chunk = plan.feeding == "chunk"
-        normalize = keys.kernel_normalize
-        self.chunks = chunk_matcher(config, plan.compiled, plan, normalize) if chunk else None
-        attributed = plan.attribution != "count"
-        matcher = self.chunks or run_matcher(
-            config, engine, plan.settles_early, plan.saves, attributed
-        )
+        # Built in dependency order, each by its own module from its own options and
+        # what it needs; the one thing added to stages after they are made: a loaded
+        # library's windows (into the matcher, or the stream decider's) and its key
+        # region (into attribution).
+        matcher = _matcher(config, plan, keys.kernel_normalize)
         # --stream-by: the loaded windows go to the stream decider (fingerprints, starts)
         library_windows = LibraryWindows(matcher)
-        digest = marker_digest(config, kernel)
+        # (markers under key options compare a run's text with its occurrence's)
+        digest = text_digest(key_options, kernel) if config.marks_variants else None
         attributor, top_counts = make_attributor(config, matcher, plan, observer is not None)
-        library = None
-        if config.read_sequences or config.library_dir is not None:
-            from seqdedup.library.load import load_libraries
-
-            target = library_windows if config.stream_split else matcher
-            library = load_libraries(config, keys, target, digest)
-        texts = marker_texts(config, digest, library.texts if library is not None else None)
+        target = library_windows if config.stream_split else matcher
+        library = _library(config, keys, target, digest)
         if library is not None:
             attributor.set_library_keys(library.region)
-        locate = library.locate if library is not None else None
-        patterns = [rule.pattern for rule in filters.rules]
-        report = PieceReport(
-            config, attributor.record_number, locate, on_explain, patterns, texts, on_fold
-        )
-        top = top_table(config, top_counts, observer is not None)
+        patterns = [each.pattern for each in filters.rules]
+        report = _report(config, attributor, library, digest, patterns, on_explain, on_fold)
+        watched = observer is not None
+        top = top_table(config.top, config.max_unique_sequences, bool(filters), top_counts, watched)
         self.saver = saver = _saver(config, plan, library)
         self.folder = _folder(config, plan, report, keys, attributor, saver)
         self.parts = Parts(
@@ -145,6 +140,65 @@ class Stages:
             self.saver = None
 
 
+def _report(
+    config: Config,
+    attributor: Attribution,
+    library: LoadedLibrary | None,
+    digest: TextDigest | None,
+    patterns: list[str],
+    on_explain: Callable[[str], None] | None,
+    on_fold: Callable[[Fields], None] | None,
+) -> PieceReport:
+    """Markers and explanations, from the markers' options (the texts they compare, with
+    a loaded library's, where markers show variants)."""
+    texts = marker_texts(
+        config.rule_options, digest, library.texts if library is not None else None
+    )
+    return PieceReport(
+        config.marker_options,
+        config.window_size,
+        attributor.record_number,
+        library.locate if library is not None else None,
+        on_explain,
+        patterns,
+        texts,
+        on_fold,
+    )
+
+
+def _library(
+    config: Config, keys: KeyMaker, target: WindowTarget, digest: TextDigest | None
+) -> LoadedLibrary | None:
+    """The libraries read (``-r``, and ``-l``'s own), their windows given to ``target``."""
+    if not config.library_options.any:
+        return None
+    from seqdedup.library.load import load_libraries
+
+    return load_libraries(config, keys, target, digest)
+
+
+def _matcher(config: Config, plan: RunPlan, normalize: int) -> Matcher:
+    """The rule's matcher: the kernel's chunk path making the keys itself (``normalize``:
+    its one pass), or the matcher records are pushed to."""
+    if plan.feeding == "chunk":
+        return chunk_matcher(
+            config.rule_options,
+            config.key_options,
+            plan.compiled,
+            plan,
+            normalize,
+            config.inverse,
+            bool(config.filters),
+        )
+    return rule_matcher(
+        config.rule_options,
+        plan.engine,
+        sources=plan.attribution != "count",
+        settles_early=plan.settles_early,
+        saves=plan.saves,
+    )
+
+
 def _saver(config: Config, plan: RunPlan, library: LoadedLibrary | None) -> RunSaver | None:
     """The library session of a run that saves one (``-l``)."""
     if not plan.saves:
@@ -191,10 +245,7 @@ def make_attributor(
     attributor = make_attribution(
         plan.engine,
         _window_matcher(matcher),
-        config.window_size,
-        config.max_history,
-        config.max_unique_sequences,
-        config.max_candidates,
+        config.rule_options,
         report=plan.pieces_read and not plan.top_only,
         top=plan.top_only,
         watched=watched,

@@ -69,9 +69,8 @@ class StreamFolder:
         self._named = named
         self._folded = FoldedCounts(config.max_unique_sequences)
         self._runs: dict[Run, _Part] = {}  # the runs with records passed, not ended
-        self._text = text_digest(
-            config, engine.kernel
-        )  # (the records' texts, without the stream name)
+        # (the records' texts, without the stream name)
+        self._text = text_digest(config.key_options, engine.kernel)
 
     def releasable(self, entry: Entry) -> bool:
         """Whether a skipped record may be passed: its run has ended, or has gone on

@@ -47,7 +47,7 @@ class _StreamRun(RecordPath):
     def __init__(self, parts: Parts, ledger: Ledger, ordered: bool) -> None:
         super().__init__(parts, ledger, ordered)
         config = parts.config
-        self._namer = StreamNamer(config, parts.plan.engine.kernel)
+        self._namer = StreamNamer(config.stream_options, config.byte_mode, parts.plan.engine.kernel)
         self._current = UNNAMED  # the stream of the last record (for continuation lines)
         self._rows = rows.StreamRows()
         self._keyed: list[bytes] = []  # the last batch without its stream names

@@ -188,17 +188,19 @@ def size_rows(records: list[bytes], config: Config) -> list[SizeRow]:
     if config.stream_split:
         return []
     from seqdedup.base.engine import SEED
+    from seqdedup.config.groups import RuleOptions
     from seqdedup.engine.choice import chosen_engine
-    from seqdedup.engine.matcher import make_matcher
+    from seqdedup.engine.matcher import rule_matcher
     from seqdedup.engine.runs import runs_of
     from seqdedup.engine.sized import SizedMatcher
     from seqdedup.keys.maker import key_maker
 
     engine = chosen_engine()
-    hashes, sizes = key_maker(config, engine.kernel, SEED).hashes_and_sizes(records, "bytes")
+    keys = key_maker(config.key_options, engine.kernel, SEED)
+    hashes, sizes = keys.hashes_and_sizes(records, "bytes")
     rows = []
     for size in SIZES:
-        matcher = make_matcher(1, None, engine, (size, "bytes", False), seed=SEED)
+        matcher = rule_matcher(RuleOptions(1, size), engine)
         assert isinstance(matcher, SizedMatcher)
         keep = matcher.decider.push(hashes, sizes) + matcher.decider.finish()
         runs = runs_of(keep, False)
@@ -273,7 +275,9 @@ def stream_keys(config: Config, records: list[bytes]) -> StreamKeys:
     from seqdedup.keys.streams import UNNAMED, StreamNamer
 
     engine = chosen_engine()
-    names, keyed = StreamNamer(config, engine.kernel).split(records)
+    names, keyed = StreamNamer(config.stream_options, config.byte_mode, engine.kernel).split(
+        records
+    )
     streams, current = [], UNNAMED
     for name in names:
         current = current if name is None else name
@@ -283,7 +287,7 @@ def stream_keys(config: Config, records: list[bytes]) -> StreamKeys:
         tracked = [d == TRACKED for d in filters.classify(records)]
         keyed = list(compress(keyed, tracked))
         streams = list(compress(streams, tracked))
-    return StreamKeys(key_maker(config, engine.kernel, SEED).keys(keyed), streams)
+    return StreamKeys(key_maker(config.key_options, engine.kernel, SEED).keys(keyed), streams)
 
 
 def _stream_runs(config: Config, named: StreamKeys, width: int) -> tuple[int, list[int]]:
@@ -340,8 +344,9 @@ def _best_key(keys: list[KeyRow], total: int) -> str | None:
 def width_rows(records: list[bytes], config: Config) -> tuple[list[WindowRow], list[int]]:
     """Per W of WIDTHS, the records removed and the runs; and the runs' lengths at W=2."""
     from seqdedup.base.engine import SEED
+    from seqdedup.config.groups import RuleOptions
     from seqdedup.engine.choice import chosen_engine, compiled
-    from seqdedup.engine.matcher import make_matcher
+    from seqdedup.engine.matcher import rule_matcher
     from seqdedup.engine.runs import runs_of
     from seqdedup.keys.maker import key_maker
 
@@ -355,7 +360,7 @@ def width_rows(records: list[bytes], config: Config) -> tuple[list[WindowRow], l
                 blocks = lengths
         return rows, blocks
     engine = chosen_engine()
-    hashes = key_maker(config, engine.kernel, SEED).hashes(records)
+    hashes = key_maker(config.key_options, engine.kernel, SEED).hashes(records)
     kernel = compiled(engine)
     if kernel is not None:  # every width in one pass each, in C
         from array import array
@@ -367,7 +372,7 @@ def width_rows(records: list[bytes], config: Config) -> tuple[list[WindowRow], l
                 blocks = list(array("q", run_lengths))
         return rows, blocks
     for width in WIDTHS:  # the matcher, once per width
-        matcher = make_matcher(width, None, engine, seed=SEED)
+        matcher = rule_matcher(RuleOptions(width), engine)
         keep = list(matcher.push(hashes)) + list(matcher.finish())
         runs = runs_of(keep, False)
         removed = sum(stop - start for start, stop in runs)

@@ -13,7 +13,6 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
-    from seqdedup.config.settings import Config
     from seqdedup.engine.pieces import Piece
     from seqdedup.run.markers import Fields
 
@@ -310,12 +309,16 @@ def _top_table(rows: list[TopRow], width: int | None) -> Table:
 
 
 def top_table(
-    config: Config, top_counts: Callable[[], dict[int, int]] | None, picturing: bool
+    top: int,
+    sequences: int | None,
+    filtered: bool,
+    top_counts: Callable[[], dict[int, int]] | None,
+    picturing: bool,
 ) -> TopSequences | None:
-    """``--top``'s table (counted by the kernel's attribution where ``top_counts`` is
-    given), also for a report page (whose picture the ledger hands its ranking)."""
-    if not (config.top or picturing):
+    """``--top N``'s table of at most ``sequences`` sequences (counted by the kernel's
+    attribution where ``top_counts`` is given), also for a report page (whose picture
+    the ledger hands its ranking)."""
+    if not (top or picturing):
         return None
     # (with filters a source's record number is read while attribution holds it)
-    lazy = not config.filters
-    return TopSequences(config.max_unique_sequences, top_counts, lazy)
+    return TopSequences(sequences, top_counts, lazy_sources=not filtered)
