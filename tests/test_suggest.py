@@ -193,3 +193,18 @@ def test_bad_suggest_settings_are_one_line(args, message):
     done = run(*args, data=b"a\n")
     assert done.returncode == 1 and done.stdout == b""
     assert done.stderr.decode().count("\n") == 1 and message in done.stderr.decode()
+
+
+@pytest.mark.parametrize(
+    ("given", "named"),
+    [(["-w", "3"], "-w"), (["-w", "0"], "-w"), (["--top", "2"], "--top"), (["--fold"], "--fold")],
+)
+def test_an_option_suggest_window_does_not_use_is_one_line_naming_it(given, named):
+    """--suggest-window makes no run: an option only a run reads is refused by name, and
+    before its value is judged (``-w 0`` is "not used", not "must be at least 1")."""
+    done = run_in_process(["--suggest-window", *given], b"a\nb\n")
+    assert (done.returncode, done.stdout) == (1, b"")
+    assert done.stderr.decode() == (
+        f"seqdedup: --suggest-window tries every window size and makes no run: {named} "
+        "is not used (leave it out)\n"
+    )

@@ -324,10 +324,13 @@ def main(
 
             answer(parser, {"diff": diff.build_diff_parser, "loops": loops.build_loops_parser})
         command_line = words
-        settled = with_config_files(parser, command_line, parser.parse_args(command_line), out, err)
+        args = parser.parse_args(command_line)
+        if args.suggest_window:  # (before the values: "-w is not used", not "-w 0 is wrong")
+            _refuse_unused(parser, command_line)
+        settled = with_config_files(parser, command_line, args, out, err)
         if settled is None:  # --show-config
             return 0
-        if settled.settings.suggest_window:
+        if settled.settings.suggest_window and not args.suggest_window:  # (from a file)
             _refuse_unused(parser, command_line)
         return run(settled, stdin, out, err)
 
