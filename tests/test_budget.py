@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from seqdedup import Config, expand, reduce_to_budget
 from seqdedup.base.message import message_of
 from seqdedup.base.tokens import estimate_tokens
-from seqdedup.budget.input import Source
+from seqdedup.budget.input import WholeInput
 from seqdedup.budget.reduce import _after_shared_date, _time_span, reduce_input
 from seqdedup.budget.removed import RemovedStore, digest_of, escaped, restore, shortest_prefixes
 from seqdedup.config.normalize import first_timestamp
@@ -70,7 +70,7 @@ def kept_records(reduction, store, delimiter: bytes) -> list[tuple[int, bytes]]:
         if position in markers:
             digest = markers[position]
             if digest is not None:
-                at += Source(store.data(digest), delimiter).count
+                at += WholeInput(store.data(digest), delimiter).count
         else:
             kept.append((at, line))
             at += 1
@@ -128,7 +128,7 @@ def test_the_reduction_is_exact_says_what_it_hides_and_fits_when_it_can(
     lines, delimiter, last, window, keys, budget
 ):
     data = joined(lines, delimiter, last)
-    source = Source(escaped(data, delimiter), delimiter)  # (as shown: see test_textrestore)
+    source = WholeInput(escaped(data, delimiter), delimiter)  # (as shown: see test_textrestore)
     inputs = source.records(0, None)
     reduction, store = reduced(data, budget, window_size=window, delimiter=delimiter, **keys)
     assert restore(reduction.text, store) == data  # byte for byte
@@ -143,7 +143,7 @@ def test_the_reduction_is_exact_says_what_it_hides_and_fits_when_it_can(
         marker = MARKER.match(out[position])
         assert marker is not None, out[position]
         first, last_line = int(marker[1]), int(marker[2] or marker[1])
-        held = Source(store.data(digest), delimiter).count
+        held = WholeInput(store.data(digest), delimiter).count
         assert (first, last_line) == reduction.lines[digest] and held == last_line - first + 1
         assert marker[3] is None or int(marker[3]) == held  # (--long-markers counts)
         counted = said_counts(marker[4])
@@ -396,9 +396,9 @@ def test_a_marker_says_only_the_times_the_lines_around_it_do_not():
             assert line.endswith(said) and line.count(";") == (said != "]"), (line, said)
             seen.add((before, after))
     assert {(True, True), (False, False)} <= seen, seen
-    # each side on its own, on a Source whose first and last lines carry no time
+    # each side on its own, on a WholeInput whose first and last lines carry no time
     texts = ["banner", *(f"2026-01-01T00:00:{i:02d}Z step" for i in range(4)), "footer"]
-    source = Source("\n".join(texts).encode(), b"\n")
+    source = WholeInput("\n".join(texts).encode(), b"\n")
     assert _time_span(source, 1, 4, long=False) == (
         "; 2026-01-01T00:00:00Z .. 00:00:03Z"
     )  # (nothing stamped around)

@@ -30,10 +30,10 @@ def decide_all(decisions: Decisions, keys, streams, step: int) -> tuple[list[boo
         done = decisions.feed(keys[at : at + step], part)
         assert isinstance(done, Decided) and done.first == len(keep)
         keep += done.keep
-        blocks += done.blocks
+        blocks += done.pieces
     done = decisions.finish()
     assert done.first == len(keep)
-    return keep + done.keep, blocks + done.blocks
+    return keep + done.keep, blocks + done.pieces
 
 
 keys_strategy = st.lists(st.sampled_from([b"a", b"b", b"c", b""]), max_size=60)
@@ -94,10 +94,10 @@ def test_a_pause_ends_every_stream_and_the_streams_go_on(engine):
     paused = d.pause()
     assert (paused.first, paused.keep) == (1, [True, True])
     after = d.feed([b"a", b"b"], ["t", "t"])
-    assert (after.first, after.keep, after.blocks) == (3, [False], [])
+    assert (after.first, after.keep, after.pieces) == (3, [False], [])
     end = d.finish()
     assert (end.first, end.keep) == (4, [False])
-    [block] = end.blocks
+    [block] = end.pieces
     assert (block.start, block.end, block.length, block.stream) == (3, 4, 2, "t")
     assert (block.source_start, block.source_end, block.seen) == (0, 1, 2)
 
@@ -120,21 +120,21 @@ def test_one_stream_per_key():
 def test_the_flags_alone_are_the_same_from_either_twin(
     engine, records, window, history, idle, max_streams, step, pause_at
 ):
-    """blocks=False: the kernel's stream matcher where it is built; the flags equal the
+    """closed=False: the kernel's stream matcher where it is built; the flags equal the
     Python decider's (with a pause on the way: every stream ends, lanes are reused)."""
     names = [name for name, _ in records]
     keys = [key for _, key in records]
     history = None if history is None else max(history, window)
     results = []
-    for blocks in (True, False):
-        d = Decisions(window, history, idle, max_streams, blocks=blocks)
+    for closed in (True, False):
+        d = Decisions(window, history, idle, max_streams, closed=closed)
         keep = []
         for at in range(0, len(keys), step):
             keep += d.feed(keys[at : at + step], names[at : at + step]).keep
             if at <= pause_at < at + step:
                 keep += d.pause().keep
         done = d.finish()
-        assert done.blocks == [] or blocks
+        assert done.pieces == [] or closed
         results.append(keep + done.keep)
     assert results[0] == results[1]
 
@@ -158,16 +158,16 @@ def test_pieces_follow_the_oracle_and_repeat_their_sources(
         done = d.feed(keys[at : at + step])
         assert done.first == len(keep)
         keep += done.keep
-        blocks += done.blocks
+        blocks += done.pieces
         inputs[-1] += keys[at : at + step]
         if pause_at is not None and at <= pause_at < at + step:
             done = d.pause()
             keep += done.keep
-            blocks += done.blocks
+            blocks += done.pieces
             inputs.append([])
     done = d.finish()
     keep += done.keep
-    blocks += done.blocks
+    blocks += done.pieces
     # the oracle: no window spans a pause, every earlier one is remembered (history)
     assert keep == [not s for s in skipped_flags_streams(inputs, window, history)]
     if history is None:
@@ -187,8 +187,20 @@ def test_pieces_follow_the_oracle_and_repeat_their_sources(
 def test_pieces_take_no_streams():
     with pytest.raises(ValueError, match="one stream"):
         Decisions(2, pieces=True).feed([b"a"], ["s"])
-    with pytest.raises(ValueError, match="blocks=False"):
-        Decisions(2, blocks=False, pieces=True)
+    with pytest.raises(ValueError, match="closed=False leaves out"):
+        Decisions(2, closed=False, pieces=True)
+
+
+def test_the_names_before_the_vocabulary_was_one_still_work(engine):
+    """``Block``, ``Decided.blocks`` and ``blocks=False`` are the earlier names of
+    ``Piece``, ``Decided.pieces`` and ``closed=False``."""
+    import seqdedup
+
+    assert seqdedup.Block is seqdedup.Piece
+    done = Decisions(1).feed([b"a", b"a", b"b"], ["s", "s", "s"])
+    assert done.blocks == done.pieces and [p.start for p in done.pieces] == [1]
+    flags_only = Decisions(1, blocks=False).feed([b"a", b"a", b"b"], ["s", "s", "s"])
+    assert flags_only.keep == done.keep and flags_only.pieces == []
 
 
 @pytest.mark.parametrize(
@@ -273,7 +285,7 @@ def test_pieces_cost_what_the_input_does_not_its_square(monkeypatch, engine):
         keys = [b"value %d" % rng.randrange(5) for _ in range(n)]
         compared[0] = 0
         rule = Decisions(1, pieces=True)
-        blocks = rule.feed(keys).blocks + rule.finish().blocks
+        blocks = rule.feed(keys).pieces + rule.finish().pieces
         assert sum(b.end - b.start + 1 for b in blocks) == n - 5  # (all but the 5 firsts)
         attribution = rule._twin._attribution  # type: ignore[attr-defined]
         work.append(compared[0] if engine == "python" else attribution.work)

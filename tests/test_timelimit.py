@@ -143,8 +143,8 @@ def test_a_keep_pattern_is_timed_per_record_and_named_by_line(short_limit):
 def test_a_keep_pattern_matches_within_a_record(tmp_path):
     """Per record: ``^`` and ``$`` are the record's own ends, and no match spans two
     records (the whole-input search let ``a\\sb`` keep a line ending in a)."""
-    from seqdedup.budget.input import Source, verbatim_flags
+    from seqdedup.budget.input import WholeInput, verbatim_flags
 
-    source = Source(b"x a\nb y\nkeep me\n", b"\n")
+    source = WholeInput(b"x a\nb y\nkeep me\n", b"\n")
     assert list(verbatim_flags(source, [r"a\sb"])) == [0, 0, 0]
     assert list(verbatim_flags(source, [r"^keep"])) == [0, 0, 1]

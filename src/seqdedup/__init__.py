@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from seqdedup.diff.changes import Broken, Diff, Known, Line, New, Rate, Values
     from seqdedup.diff.compare import DiffOptions
     from seqdedup.diff.inputs import diff_records
-    from seqdedup.engine.decisions import Block, Decided, Decisions
+    from seqdedup.engine.decisions import Block, Decided, Decisions, Piece
     from seqdedup.run.markers import FoldEvent
     from seqdedup.run.stats import Stats
 
@@ -38,6 +38,7 @@ _LAZY = {
     "Line": "seqdedup.diff.changes",
     "Loop": "seqdedup.loops.rule",
     "New": "seqdedup.diff.changes",
+    "Piece": "seqdedup.engine.decisions",
     "Rate": "seqdedup.diff.changes",
     "Values": "seqdedup.diff.changes",
     "Config": "seqdedup.config.settings",
@@ -167,6 +168,7 @@ __all__ = [
     "Line",
     "Loop",
     "New",
+    "Piece",
     "Rate",
     "SeqdedupError",
     "Stats",

@@ -94,7 +94,7 @@ class _Folds:
         include_args: bool,
         every: int | float | None,
     ) -> None:
-        self._decisions = Decisions(window, history, blocks=False)  # (flags: the kernel's)
+        self._decisions = Decisions(window, history, closed=False)  # (flags: the kernel's)
         self._stream = stream
         self._include_args = include_args
         self._every = every

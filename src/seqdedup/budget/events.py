@@ -27,7 +27,7 @@ from typing import NamedTuple
 from seqdedup.base.engine import SEED, Engine
 from seqdedup.base.lazy import LazySequence
 from seqdedup.base.records import Int64s
-from seqdedup.budget.input import LEVELS, Source, ones
+from seqdedup.budget.input import LEVELS, WholeInput, ones
 from seqdedup.config.groups import KeyOptions
 from seqdedup.config.normalize import CLASSES
 from seqdedup.config.settings import Config
@@ -78,17 +78,17 @@ class EventShapes:
     ``verbatim``: which records are verbatim."""
 
     def __init__(
-        self, source: Source, shape: list[bytes], verbatim: bytearray, lines: VerbatimLines
+        self, log: WholeInput, shape: list[bytes], verbatim: bytearray, lines: VerbatimLines
     ):
         self.shape = shape
         self.verbatim = verbatim
         self.lines = lines
-        self._source = source
+        self._log = log
         self._shape_of = dict(zip(lines.keys, shape, strict=True))  # (by the line's bytes)
         self.unit_lines: Int64s = array("q")
 
     def __getitem__(self, record: int) -> bytes:
-        return self._shape_of[self._source.record(record)]
+        return self._shape_of[self._log.record(record)]
 
 
 class Units(NamedTuple):
@@ -113,7 +113,7 @@ class Units(NamedTuple):
 
 
 def units_of(
-    source: Source,
+    log: WholeInput,
     verbatim: bytearray,
     heads: bytearray,
     config: Config,
@@ -125,12 +125,12 @@ def units_of(
     two are never taken for each other); the kernel hashes and numbers them all in a
     few calls, an event's key is made once per distinct verbatim line, and the kinds'
     text is made only for the records that show one first, and for events."""
-    kinds, event_hashes, lines = _event_keys(source, verbatim, config, event_fields, engine)
+    kinds, event_hashes, lines = _event_keys(log, verbatim, config, event_fields, engine)
     found = engine.occurrences(_merged(kinds, event_hashes, verbatim, engine))
     # (the two a record, read in place; the three an id, as arrays)
     ids, previous = (memoryview(part).cast("q") for part in found[:2])
     firsts, frequency, last = (array("q", part) for part in found[2:])
-    shapes, event_kinds = _kind_texts(source, verbatim, firsts, lines, config, engine)
+    shapes, event_kinds = _kind_texts(log, verbatim, firsts, lines, config, engine)
     starts, ends = _unit_bounds(verbatim, heads, engine)
     event_kinds.unit_lines = _unit_lines(verbatim, heads, lines, engine)
     new = bytearray(len(starts))
@@ -140,7 +140,7 @@ def units_of(
     ranks = bytearray([NOT_AN_EVENT]) * len(starts)
     for unit in ones(new):  # (the rank orders the new events only)
         if flags[unit]:
-            ranks[unit] = severity(source.record(starts[unit]))
+            ranks[unit] = severity(log.record(starts[unit]))
     return Units(
         ids, firsts, frequency, starts, ends, new, flags, shapes, previous, ranks,
         event_kinds, last,
@@ -161,7 +161,7 @@ class VerbatimLines(NamedTuple):
 
 
 def _event_keys(
-    source: Source,
+    log: WholeInput,
     verbatim: bytearray,
     config: Config,
     event_fields: Sequence[str],
@@ -173,19 +173,19 @@ def _event_keys(
     masked) and its kind once (a traceback's lines recur)."""
     options = config.key_options
     kind_hash = key_maker(kind_options(options), engine.kernel, SEED)
-    hashes: bytes | bytearray | None = kind_hash.bounds_hashes(source.data, source.bounds, verbatim)
-    if hashes is None or len(hashes) != 16 * source.count:  # (split and hashed here)
+    hashes: bytes | bytearray | None = kind_hash.bounds_hashes(log.data, log.bounds, verbatim)
+    if hashes is None or len(hashes) != 16 * log.count:  # (split and hashed here)
         hashes = b"".join(
-            kind_hash.hashes(source.records(batch, min(source.count, batch + BATCH)))
-            for batch in range(0, source.count, BATCH)
+            kind_hash.hashes(log.records(batch, min(log.count, batch + BATCH)))
+            for batch in range(0, log.count, BATCH)
         )
     classes = ",".join(name for name in event_fields if name in CLASSES)
     steps = (*options.key_steps, ("normalize", classes)) if classes else options.key_steps
     keyed = options.keyed or bool(classes)
     events = key_maker(options._replace(key_steps=steps), engine.kernel, 0) if keyed else None
-    found = engine.distinct_records(source.data, source.bounds, verbatim)
+    found = engine.distinct_records(log.data, log.bounds, verbatim)
     ids, firsts = array("q", found[0]), array("q", found[1])
-    distinct = source.picked(firsts)
+    distinct = log.picked(firsts)
     keys = events.keys(distinct) if events is not None else distinct
     masked = [mask_noise(key, event_fields) for key in keys]
     event_hashes = key_maker(KeyOptions(), engine.kernel, SEED ^ EVENT_SEED).hashes(masked)
@@ -199,7 +199,7 @@ def _event_keys(
 
 
 def _kind_texts(
-    source: Source,
+    log: WholeInput,
     verbatim: bytearray,
     firsts: array[int],
     lines: VerbatimLines,
@@ -211,13 +211,13 @@ def _kind_texts(
     kind)."""
     family = families(lines.kinds)
     kind_firsts = [record for record in firsts if not verbatim[record]]
-    made = kind_keys(config.key_options, engine.kernel).keys(source.picked(kind_firsts))
+    made = kind_keys(config.key_options, engine.kernel).keys(log.picked(kind_firsts))
     kind_shape = dict(zip(kind_firsts, made, strict=True))
     shapes = [
-        _shape(b"v" + lines.keys[source.record(r)]) if verbatim[r] else _shape(b"k" + kind_shape[r])
+        _shape(b"v" + lines.keys[log.record(r)]) if verbatim[r] else _shape(b"k" + kind_shape[r])
         for r in firsts
     ]
-    return shapes, EventShapes(source, [family[kind] for kind in lines.kinds], verbatim, lines)
+    return shapes, EventShapes(log, [family[kind] for kind in lines.kinds], verbatim, lines)
 
 
 def _merged(

@@ -164,7 +164,7 @@ def spooled(call: Callable[..., Result], *args: bytes | str) -> Result:
         ) from None
 
 
-class Source:
+class WholeInput:
     """The whole input, its records by their bounds (``data[bounds[2k]:bounds[2k+1]]``)."""
 
     def __init__(self, data: Buffer, delimiter: bytes, engine: Engine = PYTHON) -> None:
@@ -206,14 +206,14 @@ class Source:
 KEEP_BATCH = 1 << 16  # records a --keep pattern is matched on under one timer
 
 
-def _keep_matches(source: Source, pattern: str, flags: bytearray) -> None:
+def _keep_matches(log: WholeInput, pattern: str, flags: bytearray) -> None:
     """Flag the records ``pattern`` finds something in (searched record by record, each
     under the time limit of every user pattern: a pattern that backtracks without end
     on one record ends the run with one line naming it and the line)."""
     compiled = re.compile(pattern.encode("utf-8", "surrogateescape"))
     label = f"--keep {pattern!r}"
-    for start in range(0, source.count, KEEP_BATCH):
-        records = source.records(start, min(start + KEEP_BATCH, source.count))
+    for start in range(0, log.count, KEEP_BATCH):
+        records = log.records(start, min(start + KEEP_BATCH, log.count))
         try:
             found = each_within(compiled.search, records, label)
         except PatternTimeout as slow:
@@ -224,16 +224,16 @@ def _keep_matches(source: Source, pattern: str, flags: bytearray) -> None:
 
 
 def verbatim_flags(
-    source: Source,
+    log: WholeInput,
     patterns: Sequence[str],
     levels: Sequence[str] = VERBATIM_LEVELS,
 ) -> bytearray:
     """Which records must stay verbatim (see :func:`verbatim_units`)."""
-    return verbatim_units(source, patterns, levels)[0]
+    return verbatim_units(log, patterns, levels)[0]
 
 
 def verbatim_units(
-    source: Source,
+    log: WholeInput,
     patterns: Sequence[str],
     levels: Sequence[str] = VERBATIM_LEVELS,
 ) -> tuple[bytearray, bytearray]:
@@ -241,23 +241,23 @@ def verbatim_units(
     ``patterns`` matches (the heads), and the lines of their tracebacks (the indented
     lines after one; after ``Traceback`` also the line that ends it); and which of
     them are heads."""
-    data, engine = source.data, source.engine
+    data, engine = log.data, log.engine
     floating = tuple(literal for level in levels for literal in LITERALS[level])
     anchored = tuple(literal for level in levels for literal in ANCHORED[level])
-    candidates = engine.literal_hits(data, source.bounds, floating, anchored)
-    flags = bytearray(source.count)
+    candidates = engine.literal_hits(data, log.bounds, floating, anchored)
+    flags = bytearray(log.count)
     if levels:
-        found, worded = _level_test(levels, source.delimiter)
-        bounds = source.bounds
+        found, worded = _level_test(levels, log.delimiter)
+        bounds = log.bounds
         for record in engine.flag_positions(candidates):
             start, end = bounds[2 * record], bounds[2 * record + 1]
             if found(data, start, end) is not None or worded(data[start:end]):
                 flags[record] = 1
     for pattern in patterns:
-        _keep_matches(source, pattern, flags)
+        _keep_matches(log, pattern, flags)
     # (the records that start with a space or a tab: a traceback's lines)
-    indented = engine.literal_hits(data, source.bounds, (), (b" ", b"\t"))
-    heads = engine.spread_tracebacks(data, source.bounds, flags, indented)
+    indented = engine.literal_hits(data, log.bounds, (), (b" ", b"\t"))
+    heads = engine.spread_tracebacks(data, log.bounds, flags, indented)
     return flags, bytearray(heads)
 
 

@@ -35,7 +35,7 @@ from seqdedup.budget.events import (
     shape_groups,
     units_of,
 )
-from seqdedup.budget.input import Buffer, Source, verbatim_units
+from seqdedup.budget.input import Buffer, WholeInput, verbatim_units
 from seqdedup.budget.removed import (
     OWN_STARTS,
     RemovedStore,
@@ -131,18 +131,18 @@ def reduce_to_budget(
 class Costs:
     """Token costs: each record's (with its delimiter) as prefix sums, and a line's."""
 
-    def __init__(self, source: Source, count: TokenCounter | None):
-        engine = source.engine
+    def __init__(self, log: WholeInput, count: TokenCounter | None):
+        engine = log.engine
         self._count = count or estimate_tokens
-        delimiter = self._count(source.delimiter)
+        delimiter = self._count(log.delimiter)
         # the estimate counts many records in one call (None: a tokenizer, one by one)
         self._each = engine.record_tokens if count is None else None
         # (the sums of the first k records, without their delimiters: added per record
         # below)
         if count is None:
-            self.sums: Int64s = engine.token_sums(source.data, source.bounds)
+            self.sums: Int64s = engine.token_sums(log.data, log.bounds)
         else:
-            each = (self._count(r) for r in source.records(0, source.count))
+            each = (self._count(r) for r in log.records(0, log.count))
             self.sums = array("q", accumulate(each, initial=0))
         self._delimiter = delimiter
 
@@ -171,10 +171,10 @@ class Costs:
     def text(self, text: bytes, delimiter: bytes) -> int:
         """The tokens of a whole text, line by line as the budget counts them."""
         if self._each is not None:
-            lines = Source(text, delimiter)
+            lines = WholeInput(text, delimiter)
             each = self._each(text, lines.bounds)
             return sum(each) + self._delimiter * lines.count
-        return sum(self.line(line) for line in Source(text, delimiter).records(0, None))
+        return sum(self.line(line) for line in WholeInput(text, delimiter).records(0, None))
 
 
 class Layout:
@@ -183,13 +183,13 @@ class Layout:
 
     def __init__(
         self,
-        source: Source,
+        log: WholeInput,
         units: Units,
         costs: Costs,
         ranked: list[int],
         long: bool = False,
     ) -> None:
-        self.source = source
+        self.log = log
         self.escaped = False  # (input lines escaped: the first line vouches for them; set)
         self.units = units
         self.costs = costs
@@ -201,9 +201,9 @@ class Layout:
         self.notes: list[ShapeNote] = []
         self._note_at: dict[int, int] = {}
         self._note_costs: list[int] = []
-        self.values = partial(source.engine.value_matches, bits=VALUES)  # (what masks a value)
-        self._counted = _counted_as(units, source.engine)
-        self._tally = source.engine.tally
+        self.values = partial(log.engine.value_matches, bits=VALUES)  # (what masks a value)
+        self._counted = _counted_as(units, log.engine)
+        self._tally = log.engine.tally
         # each stretch's kinds with their counts, most frequent first: the search asks
         # for the same stretches again and again
         self._kinds: dict[tuple[int, int], tuple[list[tuple[int, int]], int]] = {}
@@ -263,8 +263,8 @@ class Layout:
                 yield at, first - 1, True
             yield first, last, False
             at = last + 1
-        if at < self.source.count:
-            yield at, self.source.count - 1, True
+        if at < self.log.count:
+            yield at, self.log.count - 1, True
 
     def marker(self, first: int, last: int, reference: str, shown: Ranges) -> bytes:
         """The marker of records ``first`` .. ``last``: what they repeat, or their kinds
@@ -292,7 +292,7 @@ class Layout:
             text += _kinds_said(named, count, *others, long=self.long)
         if distinct == 1 and count > 1 and self.long:
             text += self._differing(first, last, self.units.first[kinds[0][0]])
-        text += _time_span(self.source, first, last, self.long)
+        text += _time_span(self.log, first, last, self.long)
         made = self._markers[first, last, reference, inside] = (text + "]").encode(
             "utf-8", "surrogateescape"
         )
@@ -316,8 +316,8 @@ class Layout:
         example = self.units.first[kind]
         if _inside(shown, example):
             return f"{count} like line {example + 1}"
-        record = self.source.record(example)
-        head = message_of(record, self.source.stamp(record), self._head_width, kind=True)
+        record = self.log.record(example)
+        head = message_of(record, self.log.stamp(record), self._head_width, kind=True)
         return f'{count} like "{head}"'
 
     def _copy_of(self, first: int, last: int) -> tuple[str | None, int]:
@@ -341,7 +341,7 @@ class Layout:
             # (the last keys first: a long stretch's keys are sliced only where they may match)
             same = kinds[source + count - 1] == kinds[last]
             if same and kinds[source : source + count] == kinds[first : last + 1]:
-                exact = _same_bytes(self.source, first, last, first - source)
+                exact = _same_bytes(self.log, first, last, first - source)
                 if chosen < 0 or exact:
                     chosen = source
                 if exact:
@@ -356,14 +356,14 @@ class Layout:
         ``first`` .. ``last`` differ from each other and from their example: a few listed, many as
         their range and how many distinct (a long stretch read at both ends, VALUES_READ
         records in all, so that a counter's range is whole)."""
-        records = [self.source.record(example)]
+        records = [self.log.record(example)]
         complete = last - first + 1 <= VALUES_READ
         if complete:
-            records += self.source.records(first, last + 1)
+            records += self.log.records(first, last + 1)
         else:
             half = VALUES_READ // 2
-            records += self.source.records(first, first + half)
-            records += self.source.records(last + 1 - half, last + 1)
+            records += self.log.records(first, first + half)
+            records += self.log.records(last + 1 - half, last + 1)
         found = columns(records, self.values)[:2]
         return "; values " + "; ".join(briefly(c, complete) for c in found) if found else ""
 
@@ -391,11 +391,11 @@ def _copy_text(first: int, last: int, source: int, exact: bool) -> str:
     return text + (", byte for byte" if exact else "")
 
 
-def _same_bytes(source: Source, first: int, last: int, period: int) -> bool:
+def _same_bytes(log: WholeInput, first: int, last: int, period: int) -> bool:
     """Whether records ``first`` .. ``last`` are those ``period`` records earlier, byte
     for byte (they are exactly when the bytes from the first's start to the last's end
     are: the delimiters inside fall at the same places)."""
-    bounds, data = source.bounds, source.data
+    bounds, data = log.bounds, log.data
     return bool(
         data[bounds[2 * first] : bounds[2 * last + 1]]
         == data[bounds[2 * (first - period)] : bounds[2 * (last - period) + 1]]
@@ -450,19 +450,19 @@ def _inside(ranges: list[tuple[int, int]], record: int) -> bool:
     return record >= 0 and at >= 0 and ranges[at][0] <= record <= ranges[at][1]
 
 
-def _escaped_source(data: Buffer, delimiter: bytes, engine: Engine) -> tuple[Source, bool]:
+def _escaped_input(data: Buffer, delimiter: bytes, engine: Engine) -> tuple[WholeInput, bool]:
     """The input's records, with ESCAPE before each that begins as a marker or a note
     would (no input line can read as one), and whether any does. Records are looked at
     only where they start (letters folded, then checked exactly: the common case costs
     no pass over the bytes)."""
-    source = Source(data, delimiter, engine)
-    starts = engine.literal_hits(data, source.bounds, (), tuple(s.lower() for s in OWN_STARTS))
+    log = WholeInput(data, delimiter, engine)
+    starts = engine.literal_hits(data, log.bounds, (), tuple(s.lower() for s in OWN_STARTS))
     if 1 not in starts:
-        return source, False
+        return log, False
     escaped_data = escaped(data, delimiter)
     if escaped_data is data:  # (a start in other letter case: nothing to escape)
-        return source, False
-    return Source(escaped_data, delimiter, engine), True
+        return log, False
+    return WholeInput(escaped_data, delimiter, engine), True
 
 
 def reduce_input(
@@ -475,26 +475,26 @@ def reduce_input(
     engine: Engine,
 ) -> Reduction:
     """Reduce ``data`` (the whole input) to fit in ``budget`` tokens (see the module)."""
-    source, escaped_any = _escaped_source(data, config.delimiter, engine)
-    costs = Costs(source, count_tokens)
-    verbatim, heads = verbatim_units(source, keep, config.verbatim_levels)
-    units = units_of(source, verbatim, heads, config, config.event_fields, engine)
+    log, escaped_any = _escaped_input(data, config.delimiter, engine)
+    costs = Costs(log, count_tokens)
+    verbatim, heads = verbatim_units(log, keep, config.verbatim_levels)
+    units = units_of(log, verbatim, heads, config, config.event_fields, engine)
     ranked, events, kinds, kinds_at = ranked_units(units)
-    layout = Layout(source, units, costs, ranked, config.long_markers)
+    layout = Layout(log, units, costs, ranked, config.long_markers)
     layout.escaped = escaped_any
     # the notes of the error shapes right after their examples, before the kinds
     groups, room = shape_groups(units, ranked), max(NOTE_ROOM, budget // 6)
-    notes = shape_notes(source, units, groups, room, config.event_fields, layout.values)
+    notes = shape_notes(log, units, groups, room, config.event_fields, layout.values)
     layout.insert_notes(notes, kinds_at)
     # the events among the first k places of the order (one of each shape comes before
     # the kinds, more of a shape after them)
     flags = [units.verbatim[u] for u in ranked]
     before = [0, *accumulate([*flags[:kinds_at], *[0] * len(notes), *flags[kinds_at:]])]
-    tokens_in = costs.records(0, source.count - 1)
+    tokens_in = costs.records(0, log.count - 1)
     sums = [0, *accumulate(costs.records(a, b) for a, b in layout.order)]
     if sums[-1] < budget:  # (room for more than every new unit: the lines around them)
         anchors = [u for u in ranked if units.verbatim[u]] or ranked
-        layout.order += [(r, r) for r in context_order(units, anchors, ranked, source.count)]
+        layout.order += [(r, r) for r in context_order(units, anchors, ranked, log.count)]
         sums = [0, *accumulate(costs.records(a, b) for a, b in layout.order)]
     # (the input as it stands, its escaped lines vouched for by the first line)
     whole = tokens_in + (costs.line(VOUCHING_SAMPLE) if layout.escaped else 0)
@@ -570,7 +570,7 @@ def _events_note(events: int, shown: int) -> bytes:
     ).encode()
 
 
-def _time_span(source: Source, first: int, last: int, long: bool) -> str:
+def _time_span(log: WholeInput, first: int, last: int, long: bool) -> str:
     """When the stretch ``first`` .. ``last`` was, as far as the lines right before and
     after it do not say so with timestamps of their own: nothing between two stamped
     lines, "until" its last time after one, "from" its first before one (without the
@@ -578,14 +578,13 @@ def _time_span(source: Source, first: int, last: int, long: bool) -> str:
     long form gives both, whole, unless both lines are stamped. (A stretch left out is
     always between lines shown, or at an end: the planning, which makes markers left to
     right before the lines after them are placed, costs the same marker.)"""
-    stamp = source.stamp
+    stamp = log.stamp
     before, after = (
-        stamp(source.record(line)) if 0 <= line < source.count else ""
-        for line in (first - 1, last + 1)
+        stamp(log.record(line)) if 0 <= line < log.count else "" for line in (first - 1, last + 1)
     )
     if before and after:
         return ""
-    start, end = stamp(source.record(first)), stamp(source.record(last))
+    start, end = stamp(log.record(first)), stamp(log.record(last))
     if not (start and end):
         return ""
     if start == end:
@@ -618,9 +617,9 @@ def render(
     """The reduced text that shows what is ``planned`` (the ranges shown, the gaps
     between them, the shape notes shown), its references and figures; it starts with
     the line that vouches for it wherever it is not the input as it stands."""
-    (shown, gaps, shown_notes), source, costs = planned, layout.source, layout.costs
-    delimiter = source.delimiter
-    digests = {(a, b): digest_of(source.span(a, b, view=True)) for a, b in gaps}
+    (shown, gaps, shown_notes), log, costs = planned, layout.log, layout.costs
+    delimiter = log.delimiter
+    digests = {(a, b): digest_of(log.span(a, b, view=True)) for a, b in gaps}
     spans = {digest: gap for gap, digest in digests.items()}
     references = shortest_prefixes(spans)
     out: list[bytes] = []
@@ -631,7 +630,7 @@ def render(
     notes = [(layout.notes[n].last + 1, -1, layout.notes[n].text) for n in shown_notes]
     for first, last, line in sorted([*notes, *((a, b, None) for a, b in gaps)]):
         if first > at:
-            out.append(source.span(at, first - 1))
+            out.append(log.span(at, first - 1))
             size += len(out[-1])
             lines += first - at
             at = first
@@ -646,15 +645,15 @@ def render(
         placed.append((size, size + len(out[-1]), digest))
         size += len(out[-1])
         lines += 1
-    if at < source.count:
-        out.append(source.span(at, source.count - 1))
+    if at < log.count:
+        out.append(log.span(at, log.count - 1))
     text, markers, placed, tokens_out = _headed(
         costs, delimiter, b"".join(out), markers, placed, (note, budget, escaped_any)
     )
     kept_verbatim = verbatim.count(1) - hidden_verbatim
     return Reduction(
         text,
-        RemovedPieces(source, spans),
+        RemovedPieces(log, spans),
         references,
         {digest: (a + 1, b + 1) for digest, (a, b) in spans.items()},
         markers,
@@ -674,13 +673,13 @@ class RemovedPieces(Mapping[str, bytes]):
     """The exact bytes each marker replaced, by full digest: read from the input when
     asked (they are most of a large input; a run without --keep-removed reads none)."""
 
-    def __init__(self, source: Source, spans: dict[str, tuple[int, int]]) -> None:
-        self._source = source
+    def __init__(self, log: WholeInput, spans: dict[str, tuple[int, int]]) -> None:
+        self._log = log
         self._spans = spans
 
     def __getitem__(self, digest: str) -> bytes:
         first, last = self._spans[digest]
-        return self._source.span(first, last)
+        return self._log.span(first, last)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._spans)

@@ -16,7 +16,7 @@ from typing import NamedTuple
 from seqdedup.base.engine import Engine
 from seqdedup.base.errors import visible
 from seqdedup.budget.events import Units, mask_noise
-from seqdedup.budget.input import Source
+from seqdedup.budget.input import WholeInput
 from seqdedup.budget.values import Column, columns, named
 from seqdedup.config.normalize import CLASSES, ValueMatches
 from seqdedup.keys.kind import ANY, kinds_of
@@ -53,7 +53,7 @@ def _family_words(shape: bytes, records: list[bytes], engine: Engine) -> Column 
 
 
 def shape_notes(
-    source: Source,
+    log: WholeInput,
     units: Units,
     groups: dict[int, list[int]],
     room: int,
@@ -67,12 +67,12 @@ def shape_notes(
     notes = []
     for example, lines in groups.items():
         first, last = units.starts[example], units.ends[example]
-        if last + 1 == source.count and not source.ends_delimited:
+        if last + 1 == log.count and not log.ends_delimited:
             continue  # (a line after the input's unended last one would end it)
         read = lines if len(lines) <= READ else lines[: READ // 2] + lines[-READ // 2 :]
-        records = [mask_noise(source.record(r), event_fields) for r in [first, *read]]
+        records = [mask_noise(log.record(r), event_fields) for r in [first, *read]]
         found = columns(records, values, noise)
-        word = _family_words(units.event_kinds[first], records, source.engine)
+        word = _family_words(units.event_kinds[first], records, log.engine)
         found = ([word] if word is not None else []) + found
         found = found[:FIELDS]
         text = (

@@ -334,3 +334,18 @@ def _expand_filters(specs: list[tuple[str, str]]) -> list[FilterRule]:
         else:
             rules.append(FilterRule(kind, value))
     return rules
+
+
+def refuse_unused_beside_suggest(parser: argparse.ArgumentParser, command_line: list[str]) -> None:
+    """--suggest-window with an option it does not use, on the command line (a profile
+    that sets one is no error): one line instead of a silent no-op."""
+    from seqdedup.cli.configfile import given_destinations
+    from seqdedup.run.suggest import IGNORED
+
+    given = given_destinations(parser, command_line)
+    for dest, option in IGNORED.items():
+        if dest in given:
+            raise UsageError(
+                f"--suggest-window tries every window size and makes no run: {option} "
+                "is not used (leave it out)"
+            )

@@ -28,7 +28,13 @@ if TYPE_CHECKING:
 from seqdedup.base.errors import UsageError, exit_status, visible
 from seqdedup.base.inputs import check_inputs, decoded_inputs, identities, inputs_size, sources_of
 from seqdedup.base.stopping import graceful, requested, signal_name, stop_on_termination_signals
-from seqdedup.cli.arguments import Command, CommandSettings, config_from_args, interpret
+from seqdedup.cli.arguments import (
+    Command,
+    CommandSettings,
+    config_from_args,
+    interpret,
+    refuse_unused_beside_suggest,
+)
 from seqdedup.cli.options import DEPENDENTS, PROG, build_parser
 from seqdedup.cli.sinks import Messages, Output
 from seqdedup.config.settings import Config
@@ -166,21 +172,6 @@ def _hint(config: Config, stats: Stats, head: InputHead | None, stderr: TextIO) 
     line = normalization_hint(config, stats, head)
     if line is not None:
         stderr.write(f"{PROG}: {line}\n")
-
-
-def _refuse_unused(parser: argparse.ArgumentParser, command_line: list[str]) -> None:
-    """--suggest-window with an option it does not use, on the command line (a profile
-    that sets one is no error): one line instead of a silent no-op."""
-    from seqdedup.cli.configfile import given_destinations
-    from seqdedup.run.suggest import IGNORED
-
-    given = given_destinations(parser, command_line)
-    for dest, option in IGNORED.items():
-        if dest in given:
-            raise UsageError(
-                f"--suggest-window tries every window size and makes no run: {option} "
-                "is not used (leave it out)"
-            )
 
 
 def _status(stats: Stats | None, config: Config, stderr: TextIO) -> int:
@@ -326,12 +317,12 @@ def main(
         command_line = words
         args = parser.parse_args(command_line)
         if args.suggest_window:  # (before the values: "-w is not used", not "-w 0 is wrong")
-            _refuse_unused(parser, command_line)
+            refuse_unused_beside_suggest(parser, command_line)
         settled = with_config_files(parser, command_line, args, out, err)
         if settled is None:  # --show-config
             return 0
         if settled.settings.suggest_window and not args.suggest_window:  # (from a file)
-            _refuse_unused(parser, command_line)
+            refuse_unused_beside_suggest(parser, command_line)
         return run(settled, stdin, out, err)
 
     return exit_status(PROG, body, err, own_stdout=stdout is None)

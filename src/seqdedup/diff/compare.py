@@ -36,7 +36,7 @@ from seqdedup.diff.changes import (
 )
 from seqdedup.diff.profile import GoodProfile, in_stream_order
 from seqdedup.diff.values import ValueGroups
-from seqdedup.engine.decisions import Block, Decisions
+from seqdedup.engine.decisions import Decisions, Piece
 from seqdedup.engine.pykernel import HASH, NONE
 
 BATCH = 1 << 16  # keys the engine is fed at a time
@@ -316,13 +316,13 @@ def _shown_flags(bad: Bad, options: DiffOptions, bad_ids: Sequence[int]) -> byte
     keys = [
         b"k%d" % key_id if key_id >= 0 else b"n" + new_keys[p] for p, key_id in enumerate(bad_ids)
     ]
-    flags, blocks = _decide(keys, streams, options.window, options.min_bytes > 0)
+    flags, runs = _decide(keys, streams, options.window, options.min_bytes > 0)
     if options.min_bytes > 0 and bad.sizes is not None:
         sizes, order = bad.sizes, in_stream_order(len(keys), streams)
         where = {p: (s, k) for s, stream in enumerate(order) for k, p in enumerate(stream)}
-        for block in blocks:
-            stream, k = where[block.start]
-            members = order[stream][k : k + block.length]
+        for run in runs:
+            stream, k = where[run.start]
+            members = order[stream][k : k + run.length]
             if sum(sizes[p] for p in members) < options.min_bytes:
                 for p in members:
                     flags[p] = 1
@@ -330,18 +330,19 @@ def _shown_flags(bad: Bad, options: DiffOptions, bad_ids: Sequence[int]) -> byte
 
 
 def _decide(
-    keys: Sequence[bytes], streams: Sequence[Hashable] | None, window: int, blocks: bool
-) -> tuple[bytearray, list[Block]]:
-    """The engine's decision-level call over ``keys``: keep flags (and closed runs)."""
-    decisions = Decisions(window, blocks=blocks)
+    keys: Sequence[bytes], streams: Sequence[Hashable] | None, window: int, closed: bool
+) -> tuple[bytearray, list[Piece]]:
+    """The engine's decision-level call over ``keys``: keep flags (and where ``closed``,
+    the closed runs, each one piece)."""
+    decisions = Decisions(window, closed=closed)
     flags, found = bytearray(), []
     for at in range(0, len(keys), BATCH):
         part = None if streams is None else streams[at : at + BATCH]
         decided = decisions.feed(keys[at : at + BATCH], part)
         flags += bytes(decided.keep)
-        found += decided.blocks
+        found += decided.pieces
     decided = decisions.finish()
-    return flags + bytes(decided.keep), found + decided.blocks
+    return flags + bytes(decided.keep), found + decided.pieces
 
 
 def _new(

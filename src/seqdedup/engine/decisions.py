@@ -1,5 +1,5 @@
-"""The engine in objects: keys in; one keep flag per record and the closed duplicate
-stretches out (docs/python-api.md, "Decisions"). What a feature built on the engine
+"""The engine in objects: keys in; one keep flag per record and the closed pieces
+out (docs/python-api.md, "Decisions"). What a feature built on the engine
 uses instead of records and marker lines: nothing is encoded in record text, nothing
 parsed back.
 
@@ -31,13 +31,16 @@ from seqdedup.config.settings import DEFAULT_CANDIDATES
 from seqdedup.engine.attribution import make_attribution
 from seqdedup.engine.choice import chosen_engine, compiled
 from seqdedup.engine.matcher import rule_matcher
-from seqdedup.engine.pieces import Piece
+from seqdedup.engine.pieces import Piece as TrackedPiece
 from seqdedup.engine.stream_decider import LIBRARY_END, Entry, Run, SequenceCounts, StreamDecider
 from seqdedup.keys.maker import KeyMaker
 
 
-class Block(NamedTuple):
-    """A closed duplicate stretch: records ``start`` .. ``end`` of one stream (numbers
+class Piece(NamedTuple):
+    """A closed piece: a stretch of skipped records and the earlier stretch it repeats.
+    By default each duplicate run is one piece (its source: its first window's); with
+    ``pieces=True`` the pieces tile the runs, each repeating its source record for
+    record. Records ``start`` .. ``end`` of one stream (numbers
     in the order fed; the stream's records between them, other streams' interleaved),
     ``length`` of them; ``source_start`` .. ``source_end``: the earlier occurrence of
     its first window (a run's), or of the whole stretch (a piece's: record for record);
@@ -55,30 +58,38 @@ class Block(NamedTuple):
     identity: int
 
 
+Block = Piece  # (its name before the vocabulary was one: kept for code that uses it)
+
+
 class Decided(NamedTuple):
-    """What one call decided: ``keep[k]`` for record ``first + k``, and the stretches
+    """What one call decided: ``keep[k]`` for record ``first + k``, and the pieces
     that closed in it, in the order they closed (a run closes when its stream's next
     record is kept, or the stream ends: its records' flags may have come in earlier
     calls)."""
 
     first: int
     keep: list[bool]
-    blocks: list[Block]
+    pieces: list[Piece]
+
+    @property
+    def blocks(self) -> list[Piece]:
+        """``pieces``, by its name before the vocabulary was one."""
+        return self.pieces
 
 
 class _Twin(Protocol):
-    """One way of deciding: key hashes (and lanes or names) in, flags and blocks out."""
+    """One way of deciding: key hashes (and lanes or names) in, flags and pieces out."""
 
     @property
     def sequences(self) -> int: ...
 
     def push(
         self, hashes: bytes, streams: Sequence[Hashable] | None
-    ) -> tuple[list[bool], list[Block]]: ...
+    ) -> tuple[list[bool], list[Piece]]: ...
 
-    def pause(self) -> tuple[list[bool], list[Block]]: ...
+    def pause(self) -> tuple[list[bool], list[Piece]]: ...
 
-    def finish(self) -> tuple[list[bool], list[Block]]: ...
+    def finish(self) -> tuple[list[bool], list[Piece]]: ...
 
 
 class Decisions:
@@ -92,14 +103,14 @@ class Decisions:
     ``--max-candidates`` (10; None: all, which costs time that grows with the square of
     a log of a few distinct lines).
 
-    What ``blocks`` hold: by default each closed *run* (a stream's maximal stretch of
-    skipped records) with the source of its first window, decided by the Python
-    engine's stream decider. ``pieces=True`` (one stream: ``feed()`` takes no streams):
-    the *pieces* that tile the runs, each a record-for-record repeat of one earlier
-    stretch (what ``--annotate`` marks), decided by the run's matcher and attribution,
-    the compiled kernel's where it is built. ``blocks=False``: the flags alone
-    (``Decided.blocks`` stays empty), decided by the kernel's stream matcher where it
-    is built.
+    What ``Decided.pieces`` hold: by default each closed *run* (a stream's maximal
+    stretch of skipped records) as one piece, with the source of its first window,
+    decided by the Python engine's stream decider. ``pieces=True`` (one stream:
+    ``feed()`` takes no streams): the pieces that tile the runs, each a record-for-record
+    repeat of one earlier stretch (what ``--annotate`` marks), decided by the run's
+    matcher and attribution, the compiled kernel's where it is built. ``closed=False``:
+    the flags alone (no pieces), decided by the kernel's stream matcher where it is
+    built. (``blocks`` is ``closed``'s name before the vocabulary was one.)
 
     >>> d = Decisions(2)
     >>> done = d.feed([b"a", b"b", b"c", b"a", b"b"])
@@ -114,10 +125,13 @@ class Decisions:
         idle: int | None = None,
         max_streams: int | None = None,
         sequences: int | None = None,
-        blocks: bool = True,
+        closed: bool = True,
         pieces: bool = False,
         candidates: int | None = DEFAULT_CANDIDATES,
+        *,
+        blocks: bool | None = None,
     ) -> None:
+        closed = closed if blocks is None else blocks
         # (a stream's window is held per stream: the command line's bound with --stream-by)
         whole_number("window (--window-size)", window, 1, MAX_STREAM_WINDOW)
         for name, value in (
@@ -129,8 +143,8 @@ class Decisions:
         ):
             if value is not None:
                 whole_number(name, value, 1)
-        if pieces and not blocks:
-            raise ValueError("pieces are blocks: blocks=False gives neither")
+        if pieces and not closed:
+            raise ValueError("pieces=True asks for the pieces closed=False leaves out")
         engine = chosen_engine()
         self._keys = KeyMaker(kernel=engine.kernel, seed=SEED)
         self._pieces = pieces
@@ -138,10 +152,10 @@ class Decisions:
         kernel = compiled(engine)
         if pieces:
             self._twin = _Pieces(engine, window, history, sequences, candidates)
-        elif not blocks and kernel is not None:
+        elif not closed and kernel is not None:
             self._twin = _KernelFlags(kernel, window, history, idle, max_streams)
         else:
-            self._twin = _StreamRuns(window, history, idle, max_streams, sequences, blocks)
+            self._twin = _StreamRuns(window, history, idle, max_streams, sequences, closed)
         self._released = 0
 
     def feed(self, keys: Sequence[bytes], streams: Sequence[Hashable] | None = None) -> Decided:
@@ -164,15 +178,15 @@ class Decisions:
 
     @property
     def sequences(self) -> int:
-        """Distinct sequences of the blocks closed so far (0 where the kernel's stream
+        """Distinct sequences of the pieces closed so far (0 where the kernel's stream
         matcher gives the flags alone: it counts none)."""
         return self._twin.sequences
 
-    def _decided(self, result: tuple[list[bool], list[Block]]) -> Decided:
-        keep, blocks = result
+    def _decided(self, result: tuple[list[bool], list[Piece]]) -> Decided:
+        keep, pieces = result
         first = self._released
         self._released += len(keep)
-        return Decided(first, keep, blocks)
+        return Decided(first, keep, pieces)
 
 
 class _Pieces:
@@ -194,25 +208,25 @@ class _Pieces:
     def sequences(self) -> int:
         return self._attribution.identified
 
-    def push(self, hashes: bytes, streams: object) -> tuple[list[bool], list[Block]]:
+    def push(self, hashes: bytes, streams: object) -> tuple[list[bool], list[Piece]]:
         self._attribution.append_keys(hashes)
         keep = self._matcher.push(hashes)
-        return keep, _piece_blocks(self._attribution.add(keep))
+        return keep, _public_pieces(self._attribution.add(keep))
 
-    def pause(self) -> tuple[list[bool], list[Block]]:
+    def pause(self) -> tuple[list[bool], list[Piece]]:
         keep = self._matcher.finish()
         pieces = self._attribution.add(keep) + self._attribution.new_input()
         self._matcher.new_input()
-        return keep, _piece_blocks(pieces)
+        return keep, _public_pieces(pieces)
 
-    def finish(self) -> tuple[list[bool], list[Block]]:
+    def finish(self) -> tuple[list[bool], list[Piece]]:
         keep = self._matcher.finish()
-        return keep, _piece_blocks(self._attribution.add(keep) + self._attribution.finish())
+        return keep, _public_pieces(self._attribution.add(keep) + self._attribution.finish())
 
 
-def _piece_blocks(pieces: list[Piece]) -> list[Block]:
+def _public_pieces(pieces: list[TrackedPiece]) -> list[Piece]:
     return [
-        Block(
+        Piece(
             p.start,
             p.end,
             p.end - p.start + 1,
@@ -236,7 +250,7 @@ class _StreamRuns:
         idle: int | None,
         max_streams: int | None,
         sequences: int | None,
-        blocks: bool,
+        closed: bool,
     ) -> None:
         self._closed: list[Run] = []
         self._decider = StreamDecider(
@@ -249,7 +263,7 @@ class _StreamRuns:
             SEED,
             closed=self._closed,
         )
-        self._blocks = blocks
+        self._closed_wanted = closed
         self._queue: deque[Entry] = deque()  # fed, not handed out yet, in order
         self._fed = 0
 
@@ -260,7 +274,7 @@ class _StreamRuns:
 
     def push(
         self, hashes: bytes, streams: Sequence[Hashable] | None
-    ) -> tuple[list[bool], list[Block]]:
+    ) -> tuple[list[bool], list[Piece]]:
         ints = hash_ints(hashes)
         push, queue, number = self._decider.push, self._queue, self._fed
         # (the decider takes any hashable name: it only hashes and compares them)
@@ -272,23 +286,23 @@ class _StreamRuns:
         self._fed += len(ints)
         return self._release()
 
-    def pause(self) -> tuple[list[bool], list[Block]]:
+    def pause(self) -> tuple[list[bool], list[Piece]]:
         self._decider.end_all()
         return self._release()
 
     finish = pause
 
-    def _release(self) -> tuple[list[bool], list[Block]]:
+    def _release(self) -> tuple[list[bool], list[Piece]]:
         queue, keep = self._queue, []
         while queue and queue[0].decided:
             keep.append(not queue.popleft().skip)
-        blocks = []
+        pieces = []
         for run in self._closed:  # (counted as they closed)
             self._decider.count(run)
-            if self._blocks:
-                blocks.append(_run_block(run))
+            if self._closed_wanted:
+                pieces.append(_run_piece(run))
         self._closed.clear()
-        return keep, blocks
+        return keep, pieces
 
 
 class _KernelFlags:
@@ -316,14 +330,14 @@ class _KernelFlags:
 
     def push(
         self, hashes: bytes, streams: Sequence[Hashable] | None
-    ) -> tuple[list[bool], list[Block]]:
+    ) -> tuple[list[bool], list[Piece]]:
         if streams is None:  # (one stream: one lane for all, looked up once)
             lanes = array("i", [self._lane(None)]) * (len(hashes) // 16)
         else:
             lanes = array("i", map(self._lane, streams))
         return self._taken(self._matcher.push(hashes, lanes.tobytes()))
 
-    def pause(self) -> tuple[list[bool], list[Block]]:
+    def pause(self) -> tuple[list[bool], list[Piece]]:
         return self._taken(self._matcher.end_all())
 
     finish = pause
@@ -340,7 +354,7 @@ class _KernelFlags:
             self._lanes[name] = lane
         return lane
 
-    def _taken(self, result: tuple[bytes, bytes, bytes]) -> tuple[list[bool], list[Block]]:
+    def _taken(self, result: tuple[bytes, bytes, bytes]) -> tuple[list[bool], list[Piece]]:
         flags, ended, _ = result
         if ended:  # streams that ended and did not begin again: their lanes are free
             for lane in set(array("q", ended)[0::3]):
@@ -350,12 +364,12 @@ class _KernelFlags:
         return [not skipped for skipped in flags], []
 
 
-def _run_block(run: Run) -> Block:
+def _run_piece(run: Run) -> Piece:
     source = run.source
     start = end = -1  # (a library's)
     if source is not None and source[0] != LIBRARY_END:
         start, end = source[1], source[2]
-    return Block(
+    return Piece(
         run.first.number,
         run.last.number,
         run.length,

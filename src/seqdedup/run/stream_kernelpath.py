@@ -20,7 +20,7 @@ from seqdedup.engine.stream_decider import Entry, Run
 from seqdedup.keys.filters import TRACKED
 from seqdedup.keys.streams import UNNAMED
 from seqdedup.run import stream_rows as rows
-from seqdedup.run.stream_path import INVERTED, StreamPath, _StreamRun
+from seqdedup.run.stream_path import INVERTED, StreamPath, _StreamFeeding
 
 RUN_FIELDS = 8  # int64 per closed run the kernel hands over (StreamMatcher.closed_runs)
 
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from seqdedup.run.plan import Parts
 
 
-class KernelStreamPath(_StreamRun):
+class KernelStreamPath(_StreamFeeding):
     """The same rule decided by the kernel's ``StreamMatcher`` (no markers,
     explanations or ``--top``): each active stream gets a small lane number; the kernel
     hands back the decided records' flags in input order, the streams that ended (with

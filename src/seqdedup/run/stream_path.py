@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 INVERTED = bytes.maketrans(b"\x00\x01", b"\x01\x00")
 
 
-class _StreamRun(RecordPath):
+class _StreamFeeding(RecordPath):
     """What both stream paths share: names, filters and keys of a batch, the counts,
     and the ends (of an input, of a pause)."""
 
@@ -180,7 +180,7 @@ class _StreamRun(RecordPath):
         }
 
 
-class StreamPath(_StreamRun):
+class StreamPath(_StreamFeeding):
     """Records (or raw bytes, split by :class:`RecordPath`) of interleaved streams,
     decided in Python (with markers, explanations or a limited history, and on the
     Python engine)."""

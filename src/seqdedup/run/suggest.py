@@ -298,7 +298,7 @@ def _stream_runs(config: Config, named: StreamKeys, width: int) -> tuple[int, li
     rule = Decisions(width, None, config.stream_idle, config.max_streams)
     fed, ended = rule.feed(named.keys, named.streams), rule.finish()
     removed = fed.keep.count(False) + ended.keep.count(False)
-    return removed, [block.length for block in fed.blocks + ended.blocks]
+    return removed, [run.length for run in fed.pieces + ended.pieces]
 
 
 def suggest_keys(config: Config, records: list[bytes]) -> list[KeyRow]:
