@@ -510,7 +510,7 @@ def test_an_idle_line_counts_every_record_already_certain_to_go(engine, monkeypa
 
 
 def test_fold_every_takes_a_count_or_a_time():
-    from seqdedup.config.settings import Duration
+    from seqdedup.config.groups import Duration
 
     assert Duration.parse("10") == 10 and isinstance(Duration.parse("10"), int)
     assert [Duration.parse(t) for t in ("30s", "5m", "500ms", "2h", "1.5s")] == [
@@ -549,7 +549,7 @@ def test_fold_every_a_time_on_a_named_file_reads_the_records_own_time(run_cli, t
 
 
 def test_fold_every_a_time_on_live_input_reads_the_clock(monkeypatch):
-    from seqdedup.config.settings import Duration
+    from seqdedup.config.groups import Duration
     from seqdedup.run import fold
 
     clock = [1000.0]

@@ -312,8 +312,8 @@ RUN_ASSEMBLY = {"run.plan", "run.stages", "run.assembled"}
 CONFIG_READERS_LEFT = {
     "budget.events", "budget.reduce", "dask.job", "dask.library", "dask.stretches",
     "diff.inputs", "diff.sanity", "diff.values", "library.load", "library.save",
-    "page.data", "page.html", "page.reduction", "run.feeding", "run.fold",
-    "run.stats", "run.stream_fold", "run.suggest",
+    "page.data", "page.html", "page.reduction",
+    "run.stats", "run.suggest",
 }  # fmt: skip
 
 

@@ -472,7 +472,7 @@ def show_keys(
                 _write(sink, delimiter.join(make(records)) + delimiter)
         final = splitter.finish()
         if final is not None:
-            final, _ = split_ending(final, config)  # as when compared
+            final, _ = split_ending(final, config.key_options)  # as when compared
             count += 1
             _write(sink, make([final])[0] + delimiter)
     return count

@@ -17,6 +17,7 @@ from seqdedup.cli.parsing import (
     max_input_option,
     token_count,
 )
+from seqdedup.config.groups import Duration
 from seqdedup.config.settings import (
     DEFAULT_CANDIDATES,
     DEFAULT_FOLD_EVERY,
@@ -27,7 +28,6 @@ from seqdedup.config.settings import (
     DEFAULT_STREAM_IDLE,
     DEFAULT_UNIQUE_SEQUENCES,
     DEFAULT_WINDOW,
-    Duration,
     window_value,
 )
 

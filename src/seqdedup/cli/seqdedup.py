@@ -50,7 +50,11 @@ def run(command: Command, stdin: IO[bytes] | None, stdout: IO[bytes], stderr: Te
     if config.fold:  # (JSON records get JSON fold lines)
         from seqdedup.run.fold import fold_format_of
 
-        config = fold_format_of(config, args.decompress)
+        first = config.inputs[0]
+        fold_format = fold_format_of(
+            config.fold_options, config.key_options, first, args.decompress
+        )
+        config = config._replace(fold_format=fold_format)
     colored = color_wanted(args.color, stderr)
 
     def explain(line: str) -> None:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     import re
     from pathlib import Path
 
+MAX_SECONDS = 366 * 86400  # a year: longer waits mean nothing (and overflow the timers)
 MAX_STREAM_WINDOW = 1 << 20  # a stream's window is held per stream (the kernel's bound)
 DEFAULT_LEVELS = ("error", "warning", "words")
 DEFAULT_EVENT_FIELDS = ("timestamp", "uuid", "hex", "pid", "port")
@@ -129,7 +130,7 @@ class FoldOptions(NamedTuple):
 
     fold: bool
     fold_format: str | None
-    fold_every: int | float | None  # (a float: a Duration, seconds)
+    fold_every: int | Duration | None
     fold_clock: str
     fold_idle: float | None
 
@@ -257,3 +258,31 @@ def at_least(option: str, value: int, minimum: int) -> None:
         raise UsageError(f"{option} must be at least {minimum}, got {value}")
     if value > MAX_VALUE:
         raise UsageError(f"{option} must be at most {MAX_VALUE:,}, got {value}")
+
+
+DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+class Duration(float):
+    """A time in seconds where an option takes a count or a time (``--fold-every 30s``)."""
+
+    @classmethod
+    def parse(cls, text: str) -> int | Duration:
+        """``N`` (a count) or ``N`` followed by ms, s, m or h (a time)."""
+        import re
+
+        found = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*", str(text))
+        if found is None:
+            raise ValueError(f"not a count nor a duration such as 30s or 5m: {text!r}")
+        number, unit = found.groups()
+        if unit is None:
+            if "." in number:
+                raise ValueError(f"a count is a whole number: {text!r}")
+            return int(number)
+        seconds = cls(float(number) * DURATION_UNITS[unit])
+        if not 0 < seconds <= MAX_SECONDS:
+            raise ValueError(f"a duration above 0 and at most a year: {text!r}")
+        return seconds
+
+    def __str__(self) -> str:
+        return f"{float(self):g}s"

@@ -9,8 +9,10 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from seqdedup.base.errors import UsageError
 from seqdedup.config.groups import (
+    MAX_SECONDS,
     MAX_STREAM_WINDOW,
     BudgetOptions,
+    Duration,
     FoldOptions,
     KeyOptions,
     LibraryOptions,
@@ -458,7 +460,6 @@ def describe_key_settings(settings: dict[str, object]) -> str:
     return " ".join(parts) or "no key options"
 
 
-MAX_SECONDS = 366 * 86400  # a year: longer waits mean nothing (and overflow the timers)
 SECONDS = -1  # the bound of a duration: a number of seconds above 0, at most MAX_SECONDS
 
 # Each option's own bounds, checked on its value alone: in every Config, and for every
@@ -484,34 +485,6 @@ OWN_BOUNDS: dict[str, tuple[str, int]] = {
 
 # On the command line and in settings files, 0 says "none" for these (no limit, never).
 ZERO_MEANS_NONE = frozenset({"fold_every", "fold_idle", "transform_timeout", "rotate_wait"})
-
-
-DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
-
-
-class Duration(float):
-    """A time in seconds where an option takes a count or a time (``--fold-every 30s``)."""
-
-    @classmethod
-    def parse(cls, text: str) -> int | Duration:
-        """``N`` (a count) or ``N`` followed by ms, s, m or h (a time)."""
-        import re
-
-        found = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*", str(text))
-        if found is None:
-            raise ValueError(f"not a count nor a duration such as 30s or 5m: {text!r}")
-        number, unit = found.groups()
-        if unit is None:
-            if "." in number:
-                raise ValueError(f"a count is a whole number: {text!r}")
-            return int(number)
-        seconds = cls(float(number) * DURATION_UNITS[unit])
-        if not 0 < seconds <= MAX_SECONDS:
-            raise ValueError(f"a duration above 0 and at most a year: {text!r}")
-        return seconds
-
-    def __str__(self) -> str:
-        return f"{float(self):g}s"
 
 
 def window_value(text: str) -> int | str:

@@ -21,7 +21,6 @@ from itertools import compress
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from seqdedup.base.records import RecordSplitter
-from seqdedup.config.settings import Config
 from seqdedup.config.timelimit import PatternTimeout
 from seqdedup.engine.attribution import Attributor, ChunkAttribution
 from seqdedup.keys.filters import TRACKED
@@ -31,6 +30,7 @@ from seqdedup.run.top import HEAD_SEARCH, shown_head
 if TYPE_CHECKING:
     from seqdedup._kernel import Matcher as ChunkMatcher
     from seqdedup._kernel import RunsTaken
+    from seqdedup.config.groups import KeyOptions
     from seqdedup.engine.pieces import Piece
     from seqdedup.run.plan import Parts
 
@@ -42,11 +42,11 @@ class BytePath(Protocol):
     def end_bytes(self, last: bool, cut: bool = False) -> bytes: ...
 
 
-def split_ending(final: bytes, config: Config) -> tuple[bytes, bytes]:
+def split_ending(final: bytes, options: KeyOptions) -> tuple[bytes, bytes]:
     """A final record without a delimiter, and the newline that ends it: in text mode
     with another delimiter, a newline (or CRLF) that ends the input ends the last record
     (it is not part of the key, and is written back after it as read)."""
-    if config.byte_mode or config.delimiter == b"\n":
+    if options.byte_mode or options.delimiter == b"\n":
         return final, b""
     stripped = final.removesuffix(b"\n")
     if stripped != final:
@@ -159,7 +159,7 @@ class ChunkPath:
         assert self._filters is not None
         region, bounds, first = split
         try:
-            mask = self._filters.tracked_mask(region, bounds, self._parts.config.delimiter)
+            mask = self._filters.tracked_mask(region, bounds, self._parts.key_options.delimiter)
         except PatternTimeout as exc:
             line = self._parts.report.inputs.line(first + 1 + exc.index)
             raise exc.at(line.lower()) from None
@@ -199,7 +199,7 @@ class ChunkPath:
         if folder is not None:
             assert isinstance(runs, list)
             folder.append_keys(hashes)
-            joiner = parts.config.delimiter if joined else None
+            joiner = parts.key_options.delimiter if joined else None
             return folder.add_runs(first, decided, runs, pieces, joiner)
         return (
             [(piece.end, parts.report.marker(piece)) for piece in pieces] if self._markers else []
@@ -207,12 +207,12 @@ class ChunkPath:
 
     def _heads(self, runs: list[tuple[int, int, bytes]]) -> list[tuple[int, int, bytes]]:
         """Each run with its first record (the kernel handed its records joined)."""
-        delimiter = self._parts.config.delimiter
+        delimiter = self._parts.key_options.delimiter
         return [(start, stop, _first_shown(data, delimiter)) for start, stop, data in runs]
 
     def _split(self, runs: list[tuple[int, int, bytes]]) -> list[tuple[int, int, list[bytes]]]:
         """Runs whose records the kernel handed over as one stretch of bytes, split."""
-        delimiter = self._parts.config.delimiter
+        delimiter = self._parts.key_options.delimiter
         return [(start, stop, data.split(delimiter)) for start, stop, data in runs]
 
     def _marked(
@@ -228,7 +228,7 @@ class ChunkPath:
             starts.extend(run[0] for run in runs)
         at = array("q")
         at.frombytes(offsets)
-        delimiter = self._parts.config.delimiter
+        delimiter = self._parts.key_options.delimiter
         view = memoryview(out)  # slices without copies: the join copies once
         parts: list[bytes | memoryview] = []
         taken = 0
@@ -284,7 +284,7 @@ class RecordPath:
     # -- bytes --------------------------------------------------------------------------
     def feed_bytes(self, chunk: bytes) -> bytes:
         if self._splitter is None:
-            self._splitter = RecordSplitter(self._parts.config.delimiter)
+            self._splitter = RecordSplitter(self._parts.key_options.delimiter)
         return self._joined(self.feed(self._splitter.split(chunk)), final=False)
 
     def end_bytes(self, last: bool, cut: bool = False) -> bytes:
@@ -294,14 +294,14 @@ class RecordPath:
         self._splitter = None
         ending = b""
         if final is not None:
-            final, ending = split_ending(final, self._parts.config)
+            final, ending = split_ending(final, self._parts.key_options)
         out = self.feed([final]) if final is not None else []
         out += self.end_records()
         return self._joined(out, final=final is not None and (last or bool(ending)), ending=ending)
 
     def _joined(self, out: list[bytes], final: bool, ending: bytes = b"") -> bytes:
         last = final and self._ledger.last_record_written  # (the input's had none)
-        return joined(out, self._parts.config.delimiter, ending if last else None)
+        return joined(out, self._parts.key_options.delimiter, ending if last else None)
 
     # -- records ------------------------------------------------------------------------
     def feed(self, records: Iterable[bytes]) -> list[bytes]:
@@ -352,7 +352,7 @@ class RecordPath:
         """With filters: how many pending records are released (up to the first
         undecided tracked one, or the last one an open piece lets go), which of them are
         written, and their filter decisions."""
-        inverse = self._parts.config.inverse
+        inverse = self._parts.markers.inverse
         decided = len(keep)
         tracked_at_all = self._tracked_at
         cut = tracked_at_all[decided] if decided < len(tracked_at_all) else len(self._pending)
@@ -415,7 +415,7 @@ class RecordPath:
         filters) their filter decisions."""
         if tracked_at is not None:
             return self._filtered(keep, tracked_at)
-        written = [not k for k in keep] if self._parts.config.inverse else keep
+        written = [not k for k in keep] if self._parts.markers.inverse else keep
         return len(keep), written, None
 
     def _explain(
@@ -432,7 +432,7 @@ class RecordPath:
         """The pending records whose decision is certain already (the matcher's
         ``settled``), not written yet: they are written now, and booked when decided."""
         parts = self._parts
-        matcher, inverse = parts.matcher, parts.config.inverse
+        matcher, inverse = parts.matcher, parts.markers.inverse
         settled, cover = matcher.settled, matcher.cover
         tracked = matcher.decided  # the tracked index of the next tracked pending record
         tracked_at = self._tracked_at if parts.filters else None
@@ -462,7 +462,7 @@ class RecordPath:
 def _sized_hasher(parts: Parts) -> Callable[[Sequence[bytes]], bytes] | None:
     """Under a minimum size, the keys' hasher that notes each batch's sizes for the
     sized matcher (None: the keys' own)."""
-    if not parts.config.min_size:
+    if not parts.rule.min_size:
         return None
     from seqdedup.engine.sized import SizedMatcher
 

@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING
 from seqdedup.base.cengine import CEngine
 from seqdedup.base.engine import Engine
 from seqdedup.base.errors import SeqdedupError, visible
+from seqdedup.config.groups import Duration
 from seqdedup.config.normalize import timestamp_seconds
-from seqdedup.config.settings import Duration
 from seqdedup.engine.choice import compiled
 from seqdedup.engine.pyengine import PYTHON
 from seqdedup.engine.pykernel import KEY
@@ -37,7 +37,7 @@ from seqdedup.run.foldruns import FoldRun, Sequences, _Unit, key_bytes, sequence
 from seqdedup.run.markers import LINE_COLOR, painted
 
 if TYPE_CHECKING:
-    from seqdedup.config.settings import Config
+    from seqdedup.config.groups import FoldOptions, KeyOptions, RuleOptions
     from seqdedup.engine.attribution import Attribution
     from seqdedup.engine.matcher import Matcher
     from seqdedup.engine.pieces import Piece
@@ -52,21 +52,22 @@ class Folder:
 
     def __init__(
         self,
-        config: Config,
+        options: FoldOptions,
+        rule: RuleOptions,
+        key_options: KeyOptions,
         report: PieceReport,
         keys: KeyMaker,
         open_source: Callable[[], int | None],
         on_sequence: Callable[[bytes, list[bytes]], None] | None = None,
         engine: Engine = PYTHON,
     ) -> None:
-        self._config = config
+        self._options = options
         self._sequences = Sequences(keys, open_source, on_sequence, engine)
         self._match = self._sequences.match
         # The timestamp scan in the kernel when it runs.
         self._stamp = engine.first_timestamp
         self._report = report
-        self._every = config.fold_every
-        self._window = config.window_size
+        self._every, self._window = options.fold_every, rule.window_size
         self._keys = bytearray()  # key hashes of the tracked records not yet decided
         self._key_base = 0  # the tracked index of the first of them
         self._taken = 0  # tracked records before this one were taken by settle()
@@ -74,15 +75,15 @@ class Folder:
         # yet, so attribution does not hold them): tracked index -> number.
         self._early_numbers: dict[int, int] = {}
         self._run: FoldRun | None = None
-        self._folded = FoldedCounts(config.max_unique_sequences)
-        self._text = text_digest(config.key_options, engine.kernel)
+        self._folded = FoldedCounts(rule.max_unique_sequences)
+        self._text = text_digest(key_options, engine.kernel)
         kernel = compiled(engine)
+        whole = not isinstance(self._every, Duration) and self._text is None
         self._whole = (
-            WholeRuns(config, report, kernel, self._sequences, self._folded, self._stamp, keys)
-            if kernel is not None
-            and not isinstance(self._every, Duration)
-            and self._text is None
-            and on_sequence is None
+            WholeRuns(
+                options, rule, report, kernel, self._sequences, self._folded, self._stamp, keys
+            )
+            if kernel is not None and whole and on_sequence is None
             else None
         )
         # Whether add_runs takes each run's records joined (it splits only the runs it
@@ -242,8 +243,8 @@ class Folder:
         }
         if self._report.on_fold is not None:
             self._report.on_fold(fields.copy())
-        named, color = self._report.inputs.named, self._config.color
-        return stop - 1, line_text(self._config.fold_format, fields, named, color)
+        named, color = self._report.inputs.named, self._report.options.color
+        return stop - 1, line_text(self._options.fold_format, fields, named, color)
 
 
 class TimedFolder(Folder):
@@ -256,7 +257,7 @@ class TimedFolder(Folder):
         clock: per batch, or per record by the records' own time)."""
         every = self._every
         assert isinstance(every, Duration)  # (run_folder's choice)
-        clock = PartClock(every, self._config.fold_clock == "records", self._stamp)
+        clock = PartClock(every, self._options.fold_clock == "records", self._stamp)
         taken = 0
         while taken < len(records):
             now = clock.now(records[taken])
@@ -282,7 +283,8 @@ class WholeRuns:
 
     def __init__(
         self,
-        config: Config,
+        options: FoldOptions,
+        rule: RuleOptions,
         report: PieceReport,
         kernel: CEngine,
         sequences: Sequences,
@@ -290,7 +292,7 @@ class WholeRuns:
         stamp: Callable[[bytes], str],
         keys: KeyMaker,
     ) -> None:
-        self._config = config
+        self._options = options
         self._report = report
         self._kernel = kernel
         self._shape = kernel.fold_shape
@@ -298,18 +300,18 @@ class WholeRuns:
         self._folded = folded
         self._stamp = stamp
         self._keys = keys
-        self._window = config.window_size
-        every = config.fold_every
+        self._window = rule.window_size
+        every = options.fold_every
         self._part_max = every if isinstance(every, int) else None
         # Its numbers its records' own indices plus one (one input, no filters): the
         # default text written inline (plain_text)
         self._plain = (
-            config.fold_format is None
+            options.fold_format is None
             and not report.inputs.named
-            and not config.filters
+            and not report.filtered
             and report.on_fold is None  # (the fields are made for the callback)
         )
-        self._color = LINE_COLOR if config.color else None
+        self._color = LINE_COLOR if report.options.color else None
 
     def takes(self, start: int, stop: int, piece: Piece | None) -> bool:
         """Whether the run ``start`` .. ``stop`` (exclusive) is lined here: its first
@@ -369,8 +371,8 @@ class WholeRuns:
         }
         if self._report.on_fold is not None:
             self._report.on_fold(fields.copy())
-        named, color = self._report.inputs.named, self._config.color
-        return stop - 1, line_text(self._config.fold_format, fields, named, color)
+        named, color = self._report.inputs.named, self._report.options.color
+        return stop - 1, line_text(self._options.fold_format, fields, named, color)
 
 
 def skipped_runs(
@@ -477,7 +479,9 @@ def removal_fields(
 
 
 def run_folder(
-    config: Config,
+    options: FoldOptions,
+    rule: RuleOptions,
+    key_options: KeyOptions,
     report: PieceReport,
     keys: KeyMaker,
     attributor: Attribution,
@@ -486,9 +490,11 @@ def run_folder(
 ) -> Folder:
     """``--fold``'s summary lines, over the run's report, keys and attribution (and its
     library, which holds each folded sequence under its id)."""
-    kind = TimedFolder if isinstance(config.fold_every, Duration) else Folder
+    kind = TimedFolder if isinstance(options.fold_every, Duration) else Folder
     return kind(
-        config,
+        options,
+        rule,
+        key_options,
         report,
         keys,
         lambda: attributor.open_source,
@@ -500,19 +506,22 @@ def run_folder(
 JSON_SNIFF = 100  # records of the first input looked at to tell a JSON log
 
 
-def fold_format_of(config: Config, decompress: bool = True) -> Config:
-    """``--fold`` without ``--fold-format`` on JSON records writes JSON fold lines (a
-    text line in a JSON stream breaks ``| jq``): when ``--json-key``/``--json-ignore``
-    is given, or the first 100 records of the first input, a named regular file, all
-    parse as JSON objects. Standard input is not read ahead of the run."""
-    if not config.fold or config.fold_format is not None or config.byte_mode:
-        return config
-    if config.json_key or config.json_ignore:
-        return config._replace(fold_format="json")
+def fold_format_of(
+    options: FoldOptions, keys: KeyOptions, first_input: str, decompress: bool = True
+) -> str | None:
+    """The format of ``--fold``'s lines: ``--fold-format``'s; without it, on JSON records
+    JSON fold lines (a text line in a JSON stream breaks ``| jq``): when
+    ``--json-key``/``--json-ignore`` is given, or the first 100 records of the first
+    input, a named regular file, all parse as JSON objects. Standard input is not read
+    ahead of the run."""
+    if not options.fold or options.fold_format is not None or keys.byte_mode:
+        return options.fold_format
+    if keys.json_key or keys.json_ignore:
+        return "json"
     from seqdedup.base.inputs import first_records
 
-    records = first_records(config.inputs[0], config.delimiter, JSON_SNIFF, decompress)
-    return config._replace(fold_format="json") if json_objects(records) else config
+    records = first_records(first_input, keys.delimiter, JSON_SNIFF, decompress)
+    return "json" if json_objects(records) else None
 
 
 def json_objects(records: Sequence[bytes]) -> bool:

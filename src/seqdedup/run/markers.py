@@ -241,6 +241,11 @@ class PieceReport:
             and texts is None
         )
 
+    @property
+    def filtered(self) -> bool:
+        """Whether filters decide which records are tracked."""
+        return bool(self._patterns)
+
     def fields(self, piece: Piece) -> Fields:
         """The placeholders of a piece's marker and explanation (record numbers count
         inside each input)."""

@@ -18,6 +18,14 @@ from seqdedup.config.settings import Config
 from seqdedup.engine.choice import compiled
 
 if TYPE_CHECKING:
+    from seqdedup.config.groups import (
+        FoldOptions,
+        KeyOptions,
+        LibraryOptions,
+        MarkerOptions,
+        RuleOptions,
+        StreamOptions,
+    )
     from seqdedup.engine.attribution import Attribution
     from seqdedup.engine.matcher import LibraryWindows, Matcher
     from seqdedup.keys.filters import FilterList
@@ -185,9 +193,16 @@ def _attribution(config: Config, compiled: bool, pieces_read: bool) -> Attributi
 
 class Parts(NamedTuple):
     """The stages one run is made of, built once from its plan and handed to the path
-    that feeds it (immutable: a path books what it decides with the :class:`Ledger`)."""
+    that feeds it (immutable: a path books what it decides with the :class:`Ledger`),
+    with the option groups the paths read (never the whole configuration)."""
 
-    config: Config
+    rule: RuleOptions
+    key_options: KeyOptions
+    markers: MarkerOptions
+    streams: StreamOptions
+    fold_options: FoldOptions
+    libraries: LibraryOptions
+    sequence_stats: bool  # the statistics count the distinct sequences
     plan: RunPlan
     filters: FilterList
     keys: KeyMaker

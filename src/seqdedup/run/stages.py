@@ -84,8 +84,10 @@ class Stages:
         self.saver = saver = _saver(config, plan, library)
         self.folder = _folder(config, plan, report, keys, attributor, saver)
         self.parts = Parts(
-            config, plan, filters, keys, matcher, attributor, report, top, self.folder, saver,
-            library, library_windows,
+            config.rule_options, config.key_options, config.marker_options,
+            config.stream_options, config.fold_options, config.library_options,
+            config.sequence_stats, plan, filters, keys, matcher, attributor, report, top,
+            self.folder, saver, library, library_windows,
         )  # fmt: skip
         shown = keys.shown_record if keys.json is not None else None
         self.ledger = Ledger(
@@ -221,7 +223,16 @@ def _folder(
         return None
     from seqdedup.run.fold import run_folder
 
-    return run_folder(config, report, keys, attributor, saver, plan.engine)
+    return run_folder(
+        config.fold_options,
+        config.rule_options,
+        config.key_options,
+        report,
+        keys,
+        attributor,
+        saver,
+        plan.engine,
+    )
 
 
 TopCounts = Callable[[], dict[int, int]]

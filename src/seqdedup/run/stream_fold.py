@@ -26,7 +26,7 @@ from seqdedup.run.foldlines import line_text
 from seqdedup.run.foldruns import FoldRun, Sequences
 
 if TYPE_CHECKING:
-    from seqdedup.config.settings import Config
+    from seqdedup.config.groups import FoldOptions, KeyOptions, RuleOptions
     from seqdedup.engine.stream_decider import Entry, Run
     from seqdedup.keys.maker import KeyMaker
     from seqdedup.run.markers import Fields
@@ -49,7 +49,10 @@ class StreamFolder:
 
     def __init__(
         self,
-        config: Config,
+        options: FoldOptions,
+        rule: RuleOptions,
+        key_options: KeyOptions,
+        color: bool,
         keys: KeyMaker,
         locate: Callable[[int], tuple[str, int]],
         source_fields: Callable[[Run], Fields],
@@ -58,19 +61,19 @@ class StreamFolder:
         engine: Engine = PYTHON,
         on_fold: Callable[[Fields], None] | None = None,
     ) -> None:
-        self._config = config
+        self._format, self._color, self._window_size = options.fold_format, color, rule.window_size
         self._on_fold = on_fold
-        self._every = config.fold_every
+        self._every = options.fold_every
         # (a stream run's source is known from its first window: never an open piece)
         self._sequences = Sequences(keys, lambda: 0, on_sequence, engine)
         self._stamp = engine.first_timestamp
         self._locate = locate  # run-wide record number -> (input name, number inside it)
         self._source_fields = source_fields  # a run's match_* fields (and sequence)
         self._named = named
-        self._folded = FoldedCounts(config.max_unique_sequences)
+        self._folded = FoldedCounts(rule.max_unique_sequences)
         self._runs: dict[Run, _Part] = {}  # the runs with records passed, not ended
         # (the records' texts, without the stream name)
-        self._text = text_digest(config.key_options, engine.kernel)
+        self._text = text_digest(key_options, engine.kernel)
 
     def releasable(self, entry: Entry) -> bool:
         """Whether a skipped record may be passed: its run has ended, or has gone on
@@ -118,9 +121,9 @@ class StreamFolder:
             "end": start + part.last_number - part.first_number,
             "stream": visible(run.first.stream),
             **part_fields(part, unit, self._folded, self._stamp, continues),
-            "window_size": self._config.window_size,
+            "window_size": self._window_size,
             **self._source_fields(run),
         }
         if self._on_fold is not None:
             self._on_fold(fields.copy())
-        return line_text(self._config.fold_format, fields, self._named, self._config.color)
+        return line_text(self._format, fields, self._named, self._color)

@@ -37,16 +37,16 @@ class KernelStreamPath(_StreamFeeding):
 
     def __init__(self, parts: Parts, ledger: Ledger, kernel: CEngine) -> None:
         super().__init__(parts, ledger, False)
-        config = parts.config
+        rule, streams = parts.rule, parts.streams
         # Markers and --top (the plan's "reported"): each closed run handed over whole,
         # its sequence counted as it is written (so not by the matcher as well)
         self._reporting = parts.plan.reported
         self._matcher = kernel.stream_matcher(
-            config.window_size,
-            config.stream_idle,
-            config.max_streams,
-            count_runs=config.sequence_stats and not self._reporting,
-            history=config.max_history,
+            rule.window_size,
+            streams.stream_idle,
+            streams.max_streams,
+            count_runs=parts.sequence_stats and not self._reporting,
+            history=rule.max_history,
             seed=SEED,
             report_runs=self._reporting,
         )
@@ -205,7 +205,7 @@ class KernelStreamPath(_StreamFeeding):
             if cut:
                 ledger.written_last(not flags[-1] and not marked_last)
             return out
-        inverse = parts.config.inverse
+        inverse = parts.markers.inverse
         if not self._pending_tracked and not parts.filters:
             cut = len(flags)
             released = self._pending[:cut]

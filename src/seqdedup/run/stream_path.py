@@ -46,8 +46,8 @@ class _StreamFeeding(RecordPath):
 
     def __init__(self, parts: Parts, ledger: Ledger, ordered: bool) -> None:
         super().__init__(parts, ledger, ordered)
-        config = parts.config
-        self._namer = StreamNamer(config.stream_options, config.byte_mode, parts.plan.engine.kernel)
+        kernel = parts.plan.engine.kernel
+        self._namer = StreamNamer(parts.streams, parts.key_options.byte_mode, kernel)
         self._current = UNNAMED  # the stream of the last record (for continuation lines)
         self._rows = rows.StreamRows()
         self._keyed: list[bytes] = []  # the last batch without its stream names
@@ -55,10 +55,11 @@ class _StreamFeeding(RecordPath):
         assert isinstance(parts.attributor, StreamCount)  # (the plan's: see stages.Stages)
         self.sequences = parts.attributor.sequences
         named = parts.report.inputs.named
+        markers = parts.markers
         self._annotation = (
-            config.annotation_format
+            markers.annotation_format
             or (DEFAULT_STREAM_FILES_ANNOTATION if named else DEFAULT_STREAM_ANNOTATION)
-            if config.annotate
+            if markers.annotate
             else None
         )
 
@@ -77,8 +78,8 @@ class _StreamFeeding(RecordPath):
             if parts.filters:
                 decisions = parts.filters.classify(batch)
                 keyed = [k for k, d in zip(keyed, decisions, strict=True) if d == TRACKED]
-            if parts.config.min_size:  # (each key made once for its hash and its size)
-                hashed, self._sizes = parts.keys.hashes_and_sizes(keyed, parts.config.size_unit)
+            if parts.rule.min_size:  # (each key made once for its hash and its size)
+                hashed, self._sizes = parts.keys.hashes_and_sizes(keyed, parts.rule.size_unit)
                 hashes = hash_bytes(hashed)
             else:
                 hashes = hash_bytes(parts.keys.hashes(keyed))
@@ -117,9 +118,9 @@ class _StreamFeeding(RecordPath):
         marked = False
         if self._annotation is not None:
             template = self._annotation
-            if "sequence" in fields and parts.config.annotation_format is None:
+            if "sequence" in fields and parts.markers.annotation_format is None:
                 template = DEFAULT_STREAM_LIBRARY_ANNOTATION
-            marker = marker_text(template, fields, parts.config.annotation_format)
+            marker = marker_text(template, fields, parts.markers.annotation_format)
             out.append(painted(marker, parts.report.marker_color))
             marked = True
         if parts.report.explain is not None:
@@ -151,7 +152,7 @@ class _StreamFeeding(RecordPath):
             "file": file,
             "stream": visible(run.first.stream),
             "count": run.count,
-            "window_size": parts.config.window_size,
+            "window_size": parts.rule.window_size,
             "variants": 2 if run.differs else 1,
             **self._source_fields(run),
         }
@@ -187,25 +188,26 @@ class StreamPath(_StreamFeeding):
 
     def __init__(self, parts: Parts, ledger: Ledger, ordered: bool) -> None:
         super().__init__(parts, ledger, ordered)
-        config = parts.config
+        rule, streams = parts.rule, parts.streams
         # Each run's source and its count as written: markers, explanations, --top,
         # summary lines (a run is then closed before its last record is written, see
         # _write_decided).
         self._reported = parts.plan.reported
         self._ordered = self._ordered or self._reported
-        self._folder = make_stream_folder(parts, self._source_fields) if config.fold else None
-        counted = self.sequences if config.sequence_stats or self._reported else None
+        folds = parts.fold_options.fold
+        self._folder = make_stream_folder(parts, self._source_fields) if folds else None
+        counted = self.sequences if parts.sequence_stats or self._reported else None
         self._sized: SizedStreamDecider | None = None
         self._decider: StreamDecider
-        if config.min_size:
+        if rule.min_size:
             self._decider = self._sized = SizedStreamDecider(
-                config.window_size, config.min_size, config.max_history, config.stream_idle,
-                config.max_streams, counted, self._reported, SEED, config.per_stream,
+                rule.window_size, rule.min_size, rule.max_history, streams.stream_idle,
+                streams.max_streams, counted, self._reported, SEED, streams.per_stream,
             )  # fmt: skip
         else:
             self._decider = StreamDecider(
-                config.window_size, config.max_history, config.stream_idle, config.max_streams,
-                counted, self._reported, SEED, per_stream=config.per_stream,
+                rule.window_size, rule.max_history, streams.stream_idle, streams.max_streams,
+                counted, self._reported, SEED, per_stream=streams.per_stream,
             )  # fmt: skip
         windows = parts.library_windows
         if self._sized is not None and windows.sequences is not None:
@@ -215,7 +217,8 @@ class StreamPath(_StreamFeeding):
             region = hash_ints(windows.region) if windows.region is not None else None
             self._decider.add_library(hash_ints(windows.fps), list(windows.starts), region)
         if parts.saver is not None:
-            self._decider.save_into(parts.saver.stretches, bool(config.read_sequences))
+            reads = bool(parts.libraries.read_sequences)
+            self._decider.save_into(parts.saver.stretches, reads)
         self._digest = parts.report.texts.digest if parts.report.texts is not None else None
         if parts.report.texts is not None:
             self._decider.compare_texts(parts.report.texts.library)
@@ -262,7 +265,7 @@ class StreamPath(_StreamFeeding):
         """Write what is decided, up to the first record that is not (or, with markers
         or explanations, that lies in a run still open)."""
         parts, ledger = self._parts, self._ledger
-        inverse, ordered, folder = parts.config.inverse, self._ordered, self._folder
+        inverse, ordered, folder = parts.markers.inverse, self._ordered, self._folder
         queue, out = self._queue, []
         released = kept = 0
         last_written = ledger.last_record_written
@@ -336,7 +339,10 @@ def make_stream_folder(parts: Parts, source_fields: Callable[[Run], Fields]) -> 
 
     report = parts.report
     return StreamFolder(
-        parts.config,
+        parts.fold_options,
+        parts.rule,
+        parts.key_options,
+        parts.markers.color,
         parts.keys,
         report.inputs.locate,
         source_fields,
