@@ -50,7 +50,8 @@ def joined(lines: list[bytes], delimiter: bytes, last: bool) -> bytes:
 
 def reduced(data: bytes, budget: int, engine: object = None, **options: object) -> tuple:
     config = Config(max_history=None, **options)  # type: ignore[arg-type]
-    reduction = reduce_input(data, config, budget, engine=engine or chosen_engine())
+    options = config.budget_options._replace(budget=budget)
+    reduction = reduce_input(data, options, config.key_options, engine=engine or chosen_engine())
     store = RemovedStore(Path(":memory:"))
     store.save(reduction.pieces, reduction.text, config.delimiter, "", reduction.markers)
     return reduction, store

@@ -30,7 +30,6 @@ from seqdedup.base.records import Int64s
 from seqdedup.budget.input import LEVELS, WholeInput, ones
 from seqdedup.config.groups import KeyOptions
 from seqdedup.config.normalize import CLASSES
-from seqdedup.config.settings import Config
 from seqdedup.keys.kind import families, kind_keys, kind_options
 from seqdedup.keys.maker import key_maker
 
@@ -116,7 +115,7 @@ def units_of(
     log: WholeInput,
     verbatim: bytearray,
     heads: bytearray,
-    config: Config,
+    keys: KeyOptions,
     event_fields: Sequence[str],
     engine: Engine,
 ) -> Units:
@@ -125,12 +124,12 @@ def units_of(
     two are never taken for each other); the kernel hashes and numbers them all in a
     few calls, an event's key is made once per distinct verbatim line, and the kinds'
     text is made only for the records that show one first, and for events."""
-    kinds, event_hashes, lines = _event_keys(log, verbatim, config, event_fields, engine)
+    kinds, event_hashes, lines = _event_keys(log, verbatim, keys, event_fields, engine)
     found = engine.occurrences(_merged(kinds, event_hashes, verbatim, engine))
     # (the two a record, read in place; the three an id, as arrays)
     ids, previous = (memoryview(part).cast("q") for part in found[:2])
     firsts, frequency, last = (array("q", part) for part in found[2:])
-    shapes, event_kinds = _kind_texts(log, verbatim, firsts, lines, config, engine)
+    shapes, event_kinds = _kind_texts(log, verbatim, firsts, lines, keys, engine)
     starts, ends = _unit_bounds(verbatim, heads, engine)
     event_kinds.unit_lines = _unit_lines(verbatim, heads, lines, engine)
     new = bytearray(len(starts))
@@ -163,7 +162,7 @@ class VerbatimLines(NamedTuple):
 def _event_keys(
     log: WholeInput,
     verbatim: bytearray,
-    config: Config,
+    options: KeyOptions,
     event_fields: Sequence[str],
     engine: Engine,
 ) -> tuple[bytes | bytearray, bytes, VerbatimLines]:
@@ -171,7 +170,6 @@ def _event_keys(
     kind is in the lines), each verbatim record's event hash (16 bytes, in order), and
     the distinct verbatim lines, each made into its event's key (the ``event_fields``
     masked) and its kind once (a traceback's lines recur)."""
-    options = config.key_options
     kind_hash = key_maker(kind_options(options), engine.kernel, SEED)
     hashes: bytes | bytearray | None = kind_hash.bounds_hashes(log.data, log.bounds, verbatim)
     if hashes is None or len(hashes) != 16 * log.count:  # (split and hashed here)
@@ -186,8 +184,8 @@ def _event_keys(
     found = engine.distinct_records(log.data, log.bounds, verbatim)
     ids, firsts = array("q", found[0]), array("q", found[1])
     distinct = log.picked(firsts)
-    keys = events.keys(distinct) if events is not None else distinct
-    masked = [mask_noise(key, event_fields) for key in keys]
+    event_keys = events.keys(distinct) if events is not None else distinct
+    masked = [mask_noise(key, event_fields) for key in event_keys]
     event_hashes = key_maker(KeyOptions(), engine.kernel, SEED ^ EVENT_SEED).hashes(masked)
     lines = VerbatimLines(
         firsts,
@@ -203,7 +201,7 @@ def _kind_texts(
     verbatim: bytearray,
     firsts: array[int],
     lines: VerbatimLines,
-    config: Config,
+    keys: KeyOptions,
     engine: Engine,
 ) -> tuple[list[tuple[int, tuple[bytes, ...]]], EventShapes]:
     """Each id's shape (from its first record: its kind's text, or its event's key), and
@@ -211,7 +209,7 @@ def _kind_texts(
     kind)."""
     family = families(lines.kinds)
     kind_firsts = [record for record in firsts if not verbatim[record]]
-    made = kind_keys(config.key_options, engine.kernel).keys(log.picked(kind_firsts))
+    made = kind_keys(keys, engine.kernel).keys(log.picked(kind_firsts))
     kind_shape = dict(zip(kind_firsts, made, strict=True))
     shapes = [
         _shape(b"v" + lines.keys[log.record(r)]) if verbatim[r] else _shape(b"k" + kind_shape[r])

@@ -46,6 +46,7 @@ from seqdedup.budget.removed import (
 )
 from seqdedup.budget.shapes import ShapeNote, lines_named, shape_notes
 from seqdedup.budget.values import briefly, columns
+from seqdedup.config.groups import BudgetOptions, KeyOptions
 from seqdedup.config.normalize import VALUES
 from seqdedup.config.settings import Config
 from seqdedup.engine.choice import chosen_engine
@@ -109,9 +110,9 @@ def reduce_to_budget(
         from seqdedup.base.tokens import tokenizer_counter
 
         count_tokens = tokenizer_counter(config.tokenizer)
-    reduction = reduce_input(
-        data, config, config.budget, config.keep, count_tokens, engine=chosen_engine()
-    )
+    options = config.budget_options
+    engine = chosen_engine()
+    reduction = reduce_input(data, options, config.key_options, count_tokens, engine=engine)
     if config.keep_removed is not None:
         store = RemovedStore(config.keep_removed)
         try:
@@ -467,24 +468,26 @@ def _escaped_input(data: Buffer, delimiter: bytes, engine: Engine) -> tuple[Whol
 
 def reduce_input(
     data: Buffer,
-    config: Config,
-    budget: int,
-    keep: Sequence[str] = (),
+    options: BudgetOptions,
+    keys: KeyOptions,
     count_tokens: TokenCounter | None = None,
     *,
     engine: Engine,
 ) -> Reduction:
-    """Reduce ``data`` (the whole input) to fit in ``budget`` tokens (see the module)."""
-    log, escaped_any = _escaped_input(data, config.delimiter, engine)
+    """Reduce ``data`` (the whole input, records as ``keys`` split and compare them) to
+    fit in ``options.budget`` tokens (see the module)."""
+    assert options.budget is not None
+    budget = options.budget
+    log, escaped_any = _escaped_input(data, keys.delimiter, engine)
     costs = Costs(log, count_tokens)
-    verbatim, heads = verbatim_units(log, keep, config.verbatim_levels)
-    units = units_of(log, verbatim, heads, config, config.event_fields, engine)
+    verbatim, heads = verbatim_units(log, options.keep, options.verbatim_levels)
+    units = units_of(log, verbatim, heads, keys, options.event_fields, engine)
     ranked, events, kinds, kinds_at = ranked_units(units)
-    layout = Layout(log, units, costs, ranked, config.long_markers)
+    layout = Layout(log, units, costs, ranked, options.long_markers)
     layout.escaped = escaped_any
     # the notes of the error shapes right after their examples, before the kinds
     groups, room = shape_groups(units, ranked), max(NOTE_ROOM, budget // 6)
-    notes = shape_notes(log, units, groups, room, config.event_fields, layout.values)
+    notes = shape_notes(log, units, groups, room, options.event_fields, layout.values)
     layout.insert_notes(notes, kinds_at)
     # the events among the first k places of the order (one of each shape comes before
     # the kinds, more of a shape after them)

@@ -209,7 +209,7 @@ def _run(
     bad_ends = keying.records_seen - good_ends[0], keying.cr_ended - good_ends[1]
     diff = compared(profile, bad, options, config, keying)
     diff = diff._replace(line_ends=line_ends(good_ends, bad_ends))
-    diff = checked(diff, profile, bad, config)
+    diff = checked(diff, profile, bad, config.key_options)
     shown_bad = "standard input" if bad_name == "-" else bad_name
     if args.format == "json":
         text = as_json(diff, shown_bad, good)

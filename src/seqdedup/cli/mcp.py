@@ -104,7 +104,8 @@ def reduce_tool(
     config = Config(
         window_size=window, max_history=None, key_steps=steps, budget=budget, keep=tuple(keep)
     )
-    reduction = reduce_input(data, config, budget, tuple(keep), None, engine=chosen_engine())
+    engine = chosen_engine()
+    reduction = reduce_input(data, config.budget_options, config.key_options, engine=engine)
     store = open_store(store_path)
     try:
         store.save(

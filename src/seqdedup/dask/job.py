@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from seqdedup.base.errors import SeqdedupError
-from seqdedup.config.settings import Config
+from seqdedup.config.settings import Config, key_settings
 from seqdedup.dask.library import library_keys, save_library
 from seqdedup.dask.partitions import (
     POSITION_SHIFT,
@@ -314,7 +314,9 @@ def _run_job(
     reader = _reader(config)
     parts = plan_parts(readable, config.delimiter, block_size)
     owners = owners or owner_count(sum(p.end - p.start for p in parts), len(parts))
-    library, loaded = library_keys(config, reader, width, owners)
+    made = key_settings(config)
+    libraries, rule, delimiter = config.library_options, config.rule_options, config.delimiter
+    library, loaded = library_keys(libraries, rule, made, delimiter, reader, owners)
     staging_dir, parts_dir = scratch.staging, scratch.parts
     parts_dir.mkdir()
 
@@ -331,7 +333,15 @@ def _run_job(
     stats = JobStats(files=[FileStats(path) for path in files], library_loaded=loaded)
     _assemble_outputs(stats, parts, results, names, out_dir, outputs)
     if staging_dir is not None:
-        stats.library_saved = save_library(config, staging_dir, stats.document())
+        assert config.library_dir is not None
+        configuration = {
+            "window_size": width,
+            "engine": "dask",
+            "skip_chars": config.skip_chars,
+            "keys": made,
+        }
+        document = stats.document()
+        stats.library_saved = save_library(config.library_dir, configuration, staging_dir, document)
     return stats
 
 
@@ -352,7 +362,7 @@ def _tasks(
     rather than picked out by tasks of their own."""
     width = config.window_size
     # (a minimum size: the shortest large-enough stretches, not the windows)
-    rule = size_rule(config) if config.min_size else None
+    rule = size_rule(config.rule_options) if config.min_size else None
     if rule is not None:
         firsts = [delayed(stretch_first_pass)(reader, part, rule, owners) for part in parts]
     else:

@@ -8,21 +8,28 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from seqdedup.config.settings import Config, key_settings
+from seqdedup.config.groups import LibraryOptions, RuleOptions
 from seqdedup.dask.partitions import Reader, window_fingerprints, window_keys
 from seqdedup.dask.stretches import size_rule, stretch_library
 
 
 def library_keys(
-    config: Config, reader: Reader, width: int, owners: int
+    options: LibraryOptions,
+    rule: RuleOptions,
+    keys_made: dict[str, object],
+    delimiter: bytes,
+    reader: Reader,
+    owners: int,
 ) -> tuple[list[bytes], int]:
     """The keys of the loaded libraries' windows (int64 pairs, see
-    partitions.window_keys), per owner, and how many sequences were loaded."""
+    partitions.window_keys) under the ``rule``, per owner, and how many sequences were
+    loaded (each library used only when its keys were made as ``keys_made`` says)."""
     import numpy as np
 
-    directories = list(config.read_sequences)
-    if config.library_dir is not None and config.library_dir.exists():
-        directories.append(config.library_dir)
+    width = rule.window_size
+    directories = list(options.read_sequences)
+    if options.library_dir is not None and options.library_dir.exists():
+        directories.append(options.library_dir)
     fps: list[Any] = []
     loaded = 0
     sequences: list[list[bytes]] = []  # (a minimum size: stretched below)
@@ -30,9 +37,9 @@ def library_keys(
         from seqdedup.library.load import load_library
 
         for directory in directories:
-            for sequence in load_library(directory, config.delimiter, keys=key_settings(config)):
+            for sequence in load_library(directory, delimiter, keys=keys_made):
                 loaded += 1
-                if config.min_size:
+                if rule.min_size:
                     sequences.append(sequence.records)
                     continue
                 hashes = reader.hash_bytes(sequence.records)
@@ -40,29 +47,27 @@ def library_keys(
                 if count > 0:
                     prints = window_fingerprints(reader.engine, hashes, count, width, reader.seed)
                     fps.append(window_keys(reader.engine, hashes, prints, width, reader.seed))
-    if config.min_size:
-        return stretch_library(reader, size_rule(config), sequences, owners), loaded
+    if rule.min_size:
+        return stretch_library(reader, size_rule(rule), sequences, owners), loaded
     values = np.concatenate(fps) if fps else np.zeros((0, 2), dtype=np.int64)
     owner = values[:, 0].view(np.uint64) % np.uint64(owners)
     return [values[owner == b].tobytes() for b in range(owners)], loaded
 
 
-def save_library(config: Config, staging_dir: Path, document: dict[str, object]) -> int:
-    """Land the staged new material in the library, with the job's statistics
-    (``document``); the staging folder is removed whatever happens."""
+def save_library(
+    library_dir: Path,
+    configuration: dict[str, object],
+    staging_dir: Path,
+    document: dict[str, object],
+) -> int:
+    """Land the staged new material in the library, with the job's ``configuration``
+    and statistics (``document``); the staging folder is removed whatever happens."""
     from seqdedup.library.save import LibraryWriter
 
-    assert config.library_dir is not None
-    writer = LibraryWriter(config.library_dir)
+    writer = LibraryWriter(library_dir)
     try:
         for staged in sorted(staging_dir.iterdir(), key=lambda p: int(p.name)):
             writer.absorb(staged)
-        configuration = {
-            "window_size": config.window_size,
-            "engine": "dask",
-            "skip_chars": config.skip_chars,
-            "keys": key_settings(config),
-        }
         from seqdedup.base.stopping import settle
 
         return writer.commit(configuration, document, settle)

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from seqdedup.base.hashes import Flags
-    from seqdedup.config.settings import Config
+    from seqdedup.config.groups import RuleOptions
 
 STRETCH_ROW_BYTES = 32  # digest lanes, start and end position (int64 quadruples)
 STRETCH_SALT = 0x6A6F622D73747265_746368657320206B  # the digest's key: seed xor this
@@ -93,8 +93,8 @@ def hashes_and_sizes(reader: Reader, records: list[bytes], unit: str) -> tuple[b
     return reader.hash_keys(keys), key_sizes(keys, unit, count).tolist()
 
 
-def size_rule(config: Config) -> SizeRule:
-    return SizeRule(config.window_size, config.min_size, config.size_unit)
+def size_rule(rule: RuleOptions) -> SizeRule:
+    return SizeRule(rule.window_size, rule.min_size, rule.size_unit)
 
 
 @dataclass

@@ -372,7 +372,7 @@ def diff_records(
     read = Bad(ids, new, encoded.__getitem__, streams, sizes, keying.stamp)
     try:
         diff = compared(profile, read, options or DiffOptions(), config, keying)
-        return checked(diff, profile, read, config)
+        return checked(diff, profile, read, config.key_options)
     finally:
         profile.close()
 
@@ -382,7 +382,7 @@ def compared(
 ) -> Diff:
     """BAD's changes against GOOD's settled profile, the new values of known kinds
     apart from the new (:mod:`seqdedup.diff.values`)."""
-    values = value_groups(profile, list(bad.new_keys), bad.texts, config, keying.engine)
+    values = value_groups(profile, list(bad.new_keys), bad.texts, config.key_options, keying.engine)
     return compare(profile, bad, options, values)
 
 

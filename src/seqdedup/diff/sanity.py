@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from itertools import islice
 
+from seqdedup.config.groups import KeyOptions
 from seqdedup.config.normalize import KeySteps
-from seqdedup.config.settings import Config
 from seqdedup.diff.changes import Diff
 from seqdedup.diff.compare import Bad
 from seqdedup.diff.profile import GoodProfile
@@ -27,13 +27,13 @@ LINE_UP_BELOW = 0.10  # a share of BAD's records with a key GOOD shows under thi
 KINDS_ALIKE = 0.5  # of BAD's sampled lines, at least this share of kinds GOOD shows
 
 
-def checked(diff: Diff, profile: GoodProfile, bad: Bad, config: Config) -> Diff:
+def checked(diff: Diff, profile: GoodProfile, bad: Bad, keys: KeyOptions) -> Diff:
     """``diff`` with the share of BAD that lines up with GOOD, and why it does not when
     that share is under LINE_UP_BELOW."""
     share = lined_up(bad)
     apart = ""
     if share < LINE_UP_BELOW and not diff.bad_empty:
-        apart = why_apart(profile, bad, config)
+        apart = why_apart(profile, bad, keys)
     return diff._replace(lined_up=share, apart=apart)
 
 
@@ -42,9 +42,10 @@ def lined_up(bad: Bad) -> float:
     return 1.0 - len(bad.new_keys) / len(bad.ids) if bad.ids else 1.0
 
 
-def why_apart(profile: GoodProfile, bad: Bad, config: Config) -> str:
-    """Why the sides do not line up, in one clause, from samples of both."""
-    steps = KeySteps(config.key_steps)
+def why_apart(profile: GoodProfile, bad: Bad, keys: KeyOptions) -> str:
+    """Why the sides do not line up, in one clause, from samples of both (compared as
+    ``keys`` say)."""
+    steps = KeySteps(keys.key_steps)
     good = steps.apply([text.removesuffix(b"\r") for text in islice(profile.texts, SEARCH)])
     bad_records = [bad.record(p).removesuffix(b"\r") for p in islice(bad.new_keys, SEARCH)]
     bad_keys = steps.apply(bad_records)
@@ -56,7 +57,7 @@ def why_apart(profile: GoodProfile, bad: Bad, config: Config) -> str:
     option = f"--mask '{field.pattern}'"
     for classes in ("all", KIND_CLASSES):
         masked = KeySteps((("normalize", classes),)).apply(list(field.values))
-        if masked != list(field.values) and ("normalize", classes) not in config.key_steps:
+        if masked != list(field.values) and ("normalize", classes) not in keys.key_steps:
             option = f"--normalize {classes}"
             break
     return (

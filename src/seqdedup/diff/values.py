@@ -16,7 +16,7 @@ from itertools import compress, count
 from typing import NamedTuple
 
 from seqdedup.base.engine import Engine
-from seqdedup.config.settings import Config
+from seqdedup.config.groups import KeyOptions
 from seqdedup.diff.profile import GoodProfile
 from seqdedup.engine.pykernel import NONE
 from seqdedup.keys.kind import (
@@ -56,15 +56,15 @@ def value_groups(
     profile: GoodProfile,
     positions: Sequence[int],
     texts_of: Callable[[Sequence[int]], list[bytes]],
-    config: Config,
+    keys: KeyOptions,
     engine: Engine,
 ) -> ValueGroups:
     """The new values among BAD's new records (``positions``, ``texts_of(positions)``
-    their texts)."""
+    their texts; their kinds by the run's ``keys``)."""
     groups = ValueGroups({}, [], [], [], [])
     if not positions:  # (nothing new: GOOD's kinds are not needed)
         return groups
-    kinds = kind_keys(config.key_options, engine.kernel)
+    kinds = kind_keys(keys, engine.kernel)
     kind_ids, kind_texts = _kinds_of(positions, texts_of, kinds)
     distinct = list(kind_texts)  # (BAD's kinds, in the order they first come)
     outline_of = {kind: outline(kind) for kind in distinct}

@@ -24,7 +24,7 @@ from seqdedup.library.store import (
 )
 
 if TYPE_CHECKING:
-    from seqdedup.config.settings import Config
+    from seqdedup.config.groups import LibraryOptions
     from seqdedup.engine.matcher import WindowTarget
     from seqdedup.keys.maker import KeyMaker, TextDigest
 
@@ -180,29 +180,29 @@ SENTINEL_KEY = array("Q", [SENTINEL, SENTINEL]).tobytes()  # (that record's key 
 
 
 def load_libraries(
-    config: Config,
+    options: LibraryOptions,
+    keys_made: dict[str, object],
+    delimiter: bytes,
     keys: KeyMaker,
     matcher: WindowTarget,
     text: TextDigest | None = None,
 ) -> LoadedLibrary | None:
-    """Load ``read_sequences`` and ``library_dir`` (when it exists) and make every
-    window of theirs already seen by ``matcher``; None when there is nothing to load.
-    ``text``: keep each record's text digest too (:attr:`LoadedLibrary.texts`)."""
-    directories = list(config.read_sequences)
-    if config.library_dir is not None and config.library_dir.exists():
-        directories.append(config.library_dir)
+    """Load ``read_sequences`` and ``library_dir`` (when it exists), each used only when
+    saved by runs whose keys were made as ``keys_made`` says (``key_settings``), and
+    make every window of theirs already seen by ``matcher``; None when there is nothing
+    to load. ``text``: keep each record's text digest too (:attr:`LoadedLibrary.texts`)."""
+    directories = list(options.read_sequences)
+    if options.library_dir is not None and options.library_dir.exists():
+        directories.append(options.library_dir)
     if not directories:
         return None
-    from seqdedup.config.settings import key_settings
-
-    keys_made = key_settings(config)
     sequences = (
         sequence
         for directory in directories
         for sequence in load_library(
             directory,
-            config.delimiter,
-            held=directory == config.library_dir,
+            delimiter,
+            held=directory == options.library_dir,
             keys=keys_made,
             checked=not keys.hashes_encoded,  # (the kernel checks the rows it hashes)
         )

@@ -63,7 +63,7 @@ from seqdedup.library.store import (
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from seqdedup.config.settings import Config
+    from seqdedup.config.groups import LibraryOptions, RuleOptions
 
 
 STAGE_ROWS = 512  # staged rows held in memory before they go to the staging file
@@ -565,21 +565,27 @@ class RunSaver:
         self._writer.discard()
 
 
-def run_saver(config: Config, library: LoadedLibrary | None, engine: Engine) -> RunSaver:
-    """The library session of a run that saves one (``-l``)."""
-    assert config.library_dir is not None
+def run_saver(
+    options: LibraryOptions,
+    rule: RuleOptions,
+    delimiter: bytes,
+    library: LoadedLibrary | None,
+    engine: Engine,
+) -> RunSaver:
+    """The library session of a run that saves one (``-l``), under the ``rule``."""
+    assert options.library_dir is not None
     # Saved stretches overlap by one less than the longest stretch the rule compares
     # (W, or with a minimum size up to sized.CAP records), so each lies inside one row.
-    reach = config.window_size
-    if config.min_size:
+    reach = rule.window_size
+    if rule.min_size:
         from seqdedup.engine.sized import CAP
 
         reach = max(reach, CAP)
     return RunSaver(
-        config.library_dir,
+        options.library_dir,
         reach,
         library,
-        whole_runs=bool(config.read_sequences),
-        delimiter=config.delimiter,
+        whole_runs=bool(options.read_sequences),
+        delimiter=delimiter,
         engine=engine,
     )

@@ -174,9 +174,11 @@ def _library(
     """The libraries read (``-r``, and ``-l``'s own), their windows given to ``target``."""
     if not config.library_options.any:
         return None
+    from seqdedup.config.settings import key_settings
     from seqdedup.library.load import load_libraries
 
-    return load_libraries(config, keys, target, digest)
+    made = key_settings(config)
+    return load_libraries(config.library_options, made, config.delimiter, keys, target, digest)
 
 
 def _matcher(config: Config, plan: RunPlan, normalize: int) -> Matcher:
@@ -207,7 +209,9 @@ def _saver(config: Config, plan: RunPlan, library: LoadedLibrary | None) -> RunS
         return None
     from seqdedup.library.save import run_saver
 
-    return run_saver(config, library, plan.engine)
+    return run_saver(
+        config.library_options, config.rule_options, config.delimiter, library, plan.engine
+    )
 
 
 def _folder(
