@@ -568,7 +568,7 @@ def test_sequences_counted_on_a_thread_are_the_oracles(streams, window, step):
     """The statistics' sequences, counted on the attribution thread while the matcher
     decides the next chunks (inputs read a few bytes at a time): as many as the oracle's
     pieces have distinct contents."""
-    from seqdedup.config.settings import DEFAULT_CANDIDATES
+    from seqdedup.config.groups import DEFAULT_CANDIDATES
 
     from oracle import attribution_pieces_streams
 

@@ -11,20 +11,17 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from seqdedup.base.errors import UsageError
 from seqdedup.base.records import parse_delimiter, parse_hex_delimiter
-from seqdedup.config.settings import (
+from seqdedup.config.groups import (
     DEFAULT_CANDIDATES,
     DEFAULT_FOLD_EVERY,
     DEFAULT_FOLD_IDLE,
     DEFAULT_HISTORY,
     DEFAULT_MAX_STREAMS,
-    DEFAULT_ROTATE_WAIT,
     DEFAULT_STREAM_IDLE,
     DEFAULT_TRANSFORM_TIMEOUT,
     DEFAULT_UNIQUE_SEQUENCES,
-    Config,
-    FilterRule,
-    command_line_config,
 )
+from seqdedup.config.settings import DEFAULT_ROTATE_WAIT, Config, FilterRule, command_line_config
 from seqdedup.keys.filters import load_pattern_file
 
 if TYPE_CHECKING:

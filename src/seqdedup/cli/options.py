@@ -17,19 +17,18 @@ from seqdedup.cli.parsing import (
     max_input_option,
     token_count,
 )
-from seqdedup.config.groups import Duration
-from seqdedup.config.settings import (
+from seqdedup.config.groups import (
     DEFAULT_CANDIDATES,
     DEFAULT_FOLD_EVERY,
     DEFAULT_FOLD_IDLE,
     DEFAULT_HISTORY,
     DEFAULT_MAX_STREAMS,
-    DEFAULT_ROTATE_WAIT,
     DEFAULT_STREAM_IDLE,
     DEFAULT_UNIQUE_SEQUENCES,
     DEFAULT_WINDOW,
-    window_value,
+    Duration,
 )
+from seqdedup.config.settings import DEFAULT_ROTATE_WAIT, window_value
 
 PROG = "seqdedup"
 EXAMPLES = """examples:

@@ -25,6 +25,15 @@ if TYPE_CHECKING:
     import re
     from pathlib import Path
 
+DEFAULT_WINDOW = 10
+DEFAULT_HISTORY = 100_000
+DEFAULT_UNIQUE_SEQUENCES = 10_000
+DEFAULT_CANDIDATES = 10
+DEFAULT_TRANSFORM_TIMEOUT = 60.0  # seconds one run of the --hash-transform command may take
+DEFAULT_FOLD_EVERY = 10_000  # --fold: an interim line after this many removed records
+DEFAULT_FOLD_IDLE = 5.0  # --fold: seconds of idle input before a line for the run so far
+DEFAULT_STREAM_IDLE = 10_000  # --stream-idle: records without one of a stream end it
+DEFAULT_MAX_STREAMS = 10_000  # --max-streams: beyond, the least recently active ends
 MAX_SECONDS = 366 * 86400  # a year: longer waits mean nothing (and overflow the timers)
 MAX_STREAM_WINDOW = 1 << 20  # a stream's window is held per stream (the kernel's bound)
 DEFAULT_LEVELS = ("error", "warning", "words")
@@ -35,12 +44,12 @@ class RuleOptions(NamedTuple):
     """The rule: W, a minimum size and its unit, the history and the tables' bounds
     (None: unlimited)."""
 
-    window_size: int
+    window_size: int = DEFAULT_WINDOW
     min_size: int = 0
     size_unit: str = "bytes"
-    max_history: int | None = None
-    max_unique_sequences: int | None = None
-    max_candidates: int | None = None
+    max_history: int | None = DEFAULT_HISTORY
+    max_unique_sequences: int | None = DEFAULT_UNIQUE_SEQUENCES
+    max_candidates: int | None = DEFAULT_CANDIDATES
 
     def validate(self) -> None:
         if self.max_history is not None and self.max_history < self.window_size:
@@ -63,7 +72,7 @@ class KeyOptions(NamedTuple):
     skip_chars: int = 0
     skip_fields: int = 0
     hash_transform: str | None = None
-    transform_timeout: float | None = None
+    transform_timeout: float | None = DEFAULT_TRANSFORM_TIMEOUT
     key_steps: tuple[tuple[str, str], ...] = ()
     json_key: tuple[str, ...] = ()
     json_ignore: tuple[str, ...] = ()
@@ -109,12 +118,12 @@ class MarkerOptions(NamedTuple):
     """What stands where records were removed, and what is said about them: markers
     (``--annotate``), explanations, colour, the inputs' names they cite."""
 
-    annotate: bool
-    annotation_format: str | None
-    explain: bool
-    inverse: bool
-    color: bool
-    inputs: tuple[str, ...]
+    annotate: bool = False
+    annotation_format: str | None = None
+    explain: bool = False
+    inverse: bool = False
+    color: bool = False
+    inputs: tuple[str, ...] = ()
 
     def validate(self) -> None:
         if self.annotation_format is not None:
@@ -128,11 +137,11 @@ class FoldOptions(NamedTuple):
     "json", "otel"), when an interim line comes (removed records, or a time by the
     ``fold_clock``: "wall" or "records"), and after how long idle."""
 
-    fold: bool
-    fold_format: str | None
-    fold_every: int | Duration | None
-    fold_clock: str
-    fold_idle: float | None
+    fold: bool = False
+    fold_format: str | None = None
+    fold_every: int | Duration | None = DEFAULT_FOLD_EVERY
+    fold_clock: str = "wall"
+    fold_idle: float | None = DEFAULT_FOLD_IDLE
 
     def validate(self) -> None:
         if self.fold_format is not None and not self.fold:
@@ -150,11 +159,11 @@ class StreamOptions(NamedTuple):
     stream; when an idle stream ends, how many are held, whether each has its own
     history."""
 
-    stream_by: str | None
-    stream_by_json: str | None
-    stream_idle: int | None
-    max_streams: int | None
-    per_stream: bool
+    stream_by: str | None = None
+    stream_by_json: str | None = None
+    stream_idle: int | None = DEFAULT_STREAM_IDLE
+    max_streams: int | None = DEFAULT_MAX_STREAMS
+    per_stream: bool = False
 
     @property
     def split(self) -> bool:
@@ -195,8 +204,8 @@ def compile_stream_pattern(
 class LibraryOptions(NamedTuple):
     """Libraries: those read (``-r``) and the one saved to (``-l``, read too)."""
 
-    read_sequences: tuple[Path, ...]
-    library_dir: Path | None
+    read_sequences: tuple[Path, ...] = ()
+    library_dir: Path | None = None
 
     @property
     def any(self) -> bool:
@@ -209,13 +218,13 @@ class BudgetOptions(NamedTuple):
     and built-in levels), the fields that differ between copies of one event, how
     tokens are counted, the markers' detail, where what was removed is stored."""
 
-    budget: int | None
-    keep: tuple[str, ...]
-    keep_removed: Path | None
-    verbatim_levels: tuple[str, ...]
-    event_fields: tuple[str, ...]
-    tokenizer: str | None
-    long_markers: bool
+    budget: int | None = None
+    keep: tuple[str, ...] = ()
+    keep_removed: Path | None = None
+    verbatim_levels: tuple[str, ...] = DEFAULT_LEVELS
+    event_fields: tuple[str, ...] = DEFAULT_EVENT_FIELDS
+    tokenizer: str | None = None
+    long_markers: bool = False
 
     def given_setting(self) -> str | None:
         """The first of --budget's settings given (None: none is)."""

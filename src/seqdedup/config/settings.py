@@ -9,6 +9,15 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from seqdedup.base.errors import UsageError
 from seqdedup.config.groups import (
+    DEFAULT_CANDIDATES,
+    DEFAULT_FOLD_EVERY,
+    DEFAULT_FOLD_IDLE,
+    DEFAULT_HISTORY,
+    DEFAULT_MAX_STREAMS,
+    DEFAULT_STREAM_IDLE,
+    DEFAULT_TRANSFORM_TIMEOUT,
+    DEFAULT_UNIQUE_SEQUENCES,
+    DEFAULT_WINDOW,
     MAX_SECONDS,
     MAX_STREAM_WINDOW,
     BudgetOptions,
@@ -28,16 +37,7 @@ if TYPE_CHECKING:
 
 MIN_WINDOW = 1
 MIN_HISTORY = 100
-DEFAULT_WINDOW = 10
-DEFAULT_HISTORY = 100_000
-DEFAULT_UNIQUE_SEQUENCES = 10_000
-DEFAULT_CANDIDATES = 10
-DEFAULT_TRANSFORM_TIMEOUT = 60.0  # seconds one run of the --hash-transform command may take
-DEFAULT_FOLD_EVERY = 10_000  # --fold: an interim line after this many removed records
-DEFAULT_FOLD_IDLE = 5.0  # --fold: seconds of idle input before a line for the run so far
 DEFAULT_ROTATE_WAIT = 5.0  # --follow: seconds a rotated file's late lines are still read
-DEFAULT_STREAM_IDLE = 10_000  # --stream-idle: records without one of a stream end it
-DEFAULT_MAX_STREAMS = 10_000  # --max-streams: beyond, the least recently active ends
 STREAM_WAIT = 2.0  # --stream-by on a live input: seconds idle before pending records go
 
 
@@ -137,6 +137,16 @@ _Group = TypeVar(
     StreamOptions,
     LibraryOptions,
     BudgetOptions,
+)
+
+_AnyGroup = (
+    RuleOptions
+    | KeyOptions
+    | MarkerOptions
+    | FoldOptions
+    | StreamOptions
+    | LibraryOptions
+    | BudgetOptions
 )
 
 # Whether a Config is being made from the command line: its errors then name options
@@ -261,6 +271,21 @@ class Config(_ConfigFields):
             raise UsageError(keyword_names(str(exc), cls._fields)) from None
         return self
 
+    @classmethod
+    def of(cls, *groups: _AnyGroup, **options: object) -> Config:
+        """A Config made of option groups (``config.groups``) and keyword options, e.g.
+        ``Config.of(RuleOptions(window_size=3), FoldOptions(fold=True), annotate=False)``.
+        A group gives the fields it sets apart from its defaults (which are the
+        Config's: two groups may share a field, as ``explain``); an option given twice
+        with two values is an error."""
+        merged: dict[str, object] = {}
+        for given in (*(_set_fields(group) for group in groups), options):
+            for name, value in given.items():
+                if name in merged and merged[name] != value:
+                    raise TypeError(f"{name} is given twice: {merged[name]!r} and {value!r}")
+                merged[name] = value
+        return cls(**merged)
+
     def quiet(self) -> Config:
         """The same rule and keys for a trial run: nothing reported, saved or folded
         (the hint after a run, --suggest-window's trials)."""
@@ -349,6 +374,16 @@ class Config(_ConfigFields):
         """Whether records are compared by something else than their whole text (key
         options): copies that count as one sequence may then differ in their text."""
         return self.key_options.keyed
+
+
+def _set_fields(group: _AnyGroup) -> dict[str, object]:
+    """The fields of ``group`` that differ from its defaults."""
+    defaults = type(group)()
+    return {
+        name: value
+        for name, value, default in zip(group._fields, group, defaults, strict=True)
+        if value != default
+    }
 
 
 def _names_stream(template: str) -> bool:

@@ -26,8 +26,7 @@ from seqdedup.base.cengine import CEngine
 from seqdedup.base.engine import SEED, Engine
 from seqdedup.base.errors import whole_number
 from seqdedup.base.hashes import hash_ints
-from seqdedup.config.groups import MAX_STREAM_WINDOW, RuleOptions
-from seqdedup.config.settings import DEFAULT_CANDIDATES
+from seqdedup.config.groups import DEFAULT_CANDIDATES, MAX_STREAM_WINDOW, RuleOptions
 from seqdedup.engine.attribution import make_attribution
 from seqdedup.engine.choice import chosen_engine, compiled
 from seqdedup.engine.matcher import rule_matcher

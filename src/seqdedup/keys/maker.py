@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from seqdedup.base.engine import SEED
 from seqdedup.base.errors import SeqdedupError
 from seqdedup.base.hashes import MASK64, python_hash_bytes
-from seqdedup.config.settings import DEFAULT_TRANSFORM_TIMEOUT
+from seqdedup.config.groups import DEFAULT_TRANSFORM_TIMEOUT
 
 if TYPE_CHECKING:
     import subprocess

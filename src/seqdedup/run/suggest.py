@@ -200,7 +200,7 @@ def size_rows(records: list[bytes], config: Config) -> list[SizeRow]:
     hashes, sizes = keys.hashes_and_sizes(records, "bytes")
     rows = []
     for size in SIZES:
-        matcher = rule_matcher(RuleOptions(1, size), engine)
+        matcher = rule_matcher(RuleOptions(1, size, max_history=None), engine)
         assert isinstance(matcher, SizedMatcher)
         keep = matcher.decider.push(hashes, sizes) + matcher.decider.finish()
         runs = runs_of(keep, False)
@@ -372,7 +372,7 @@ def width_rows(records: list[bytes], config: Config) -> tuple[list[WindowRow], l
                 blocks = list(array("q", run_lengths))
         return rows, blocks
     for width in WIDTHS:  # the matcher, once per width
-        matcher = rule_matcher(RuleOptions(width), engine)
+        matcher = rule_matcher(RuleOptions(width, max_history=None), engine)
         keep = list(matcher.push(hashes)) + list(matcher.finish())
         runs = runs_of(keep, False)
         removed = sum(stop - start for start, stop in runs)
