@@ -95,7 +95,7 @@ def test_new_material_never_waits_and_repeats_wait_for_their_window():
     assert d.stats.total == 8 and d.stats.emitted == 4
     # the same on bytes, with a passed-through record among them (the kernel's
     # filtered chunk path, or the record path)
-    from seqdedup.config.settings import FilterRule
+    from seqdedup.config.groups import FilterRule
 
     e = Deduplicator(window_size=3, filters=(FilterRule("bypass", "^z"),))
     assert e.feed_bytes(b"a\nz1\nb\n") == b"a\nz1\nb\n"
@@ -111,7 +111,7 @@ def test_settled_records_are_decided_as_the_rule_decides(history, bypass):
     records and as bytes): early release changes when, never what."""
     import random
 
-    from seqdedup.config.settings import FilterRule
+    from seqdedup.config.groups import FilterRule
 
     rng = random.Random(5)
     filters = (FilterRule("bypass", "^d"),) if bypass else ()

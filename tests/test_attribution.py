@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from seqdedup import Deduplicator
 from seqdedup.base.hashes import hash_words
-from seqdedup.config.settings import FilterRule
+from seqdedup.config.groups import FilterRule
 
 from conftest import HANG_GUARD, examples
 from oracle import attribution_pieces, skipped_flags

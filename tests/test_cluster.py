@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from seqdedup.api import process_inputs, process_stream
 from seqdedup.base.errors import SeqdedupError
-from seqdedup.config.settings import FilterRule
+from seqdedup.config.groups import FilterRule
 from seqdedup.dask.job import deduplicate_files
 
 from conftest import examples, needs, user_env, wait_until

@@ -5,7 +5,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from seqdedup import Deduplicator, UsageError, deduplicate
-from seqdedup.config.settings import Config, FilterRule
+from seqdedup.config.groups import FilterRule
+from seqdedup.config.settings import Config
 from seqdedup.engine.choice import chosen_engine, engine_named
 from seqdedup.keys import filters as filters_module
 from seqdedup.keys.filters import TRACKED, UNMATCHED, FilterList, load_pattern_file

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from seqdedup import Deduplicator
 from seqdedup.base.errors import UsageError
-from seqdedup.config.settings import FilterRule
+from seqdedup.config.groups import FilterRule
 from seqdedup.engine.pykernel import periodic_match, shortest_period
 from seqdedup.library.store import encode_records
 

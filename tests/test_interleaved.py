@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from seqdedup import Deduplicator
 from seqdedup.api import process_stream
-from seqdedup.config.settings import FilterRule
+from seqdedup.config.groups import FilterRule
 from test_kernel import Chunked
 
 from conftest import (

@@ -16,8 +16,9 @@ from hypothesis import strategies as st
 from seqdedup import __version__
 from seqdedup.api import Deduplicator, process_stream
 from seqdedup.base import hashes as hash_forms
+from seqdedup.config.groups import FilterRule
 from seqdedup.config.normalize import CLASSES
-from seqdedup.config.settings import Config, FilterRule
+from seqdedup.config.settings import Config
 from seqdedup.engine.choice import engine_name
 from seqdedup.engine.fingerprints import coefficients, fingerprints_py
 from seqdedup.engine.matcher import WindowMatcher
@@ -435,7 +436,7 @@ def test_both_engines_give_identical_runs(
     elif extra == "explain":
         options["explain"] = True
     elif extra == "bypass" and not byte_mode:
-        from seqdedup.config.settings import FilterRule
+        from seqdedup.config.groups import FilterRule
 
         options["filters"] = (FilterRule("bypass", "^b"),)
     if "fold" in extra and not inverse:

@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from seqdedup.config.settings import Config, FilterRule
+from seqdedup.config.groups import FilterRule
+from seqdedup.config.settings import Config
 from seqdedup.engine.attribution import Attributor, DecisionCount, KernelAttributor
 from seqdedup.engine.pyengine import PYTHON
 from seqdedup.engine.stream_decider import StreamCount

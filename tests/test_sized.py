@@ -269,7 +269,7 @@ def test_a_run_writes_what_the_oracle_keeps(
     """Markers stand where records went (and name an earlier equal stretch); filters let
     records through untouched; inputs are streams of one run."""
     from seqdedup import Deduplicator
-    from seqdedup.config.settings import FilterRule
+    from seqdedup.config.groups import FilterRule
 
     rules = (FilterRule("bypass", "^#"),) if bypass else ()
     with pytest.MonkeyPatch.context() as patch:

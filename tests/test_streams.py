@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from seqdedup import Deduplicator
 from seqdedup.base.hashes import hash_words
-from seqdedup.config.settings import FilterRule
+from seqdedup.config.groups import FilterRule
 from seqdedup.engine import matcher
 from seqdedup.engine.choice import chosen_engine, compiled
 from seqdedup.engine.matcher import WindowMatcher

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from seqdedup import Config, Deduplicator
 from seqdedup.api import process_inputs
-from seqdedup.config.settings import FilterRule
+from seqdedup.config.groups import FilterRule
 from seqdedup.engine.attribution import Attributor, DecisionCount, KernelAttributor
 from seqdedup.run.attribution_thread import AttributionThread
 

@@ -17,11 +17,13 @@ from seqdedup.config.groups import (
     DEFAULT_FOLD_IDLE,
     DEFAULT_HISTORY,
     DEFAULT_MAX_STREAMS,
+    DEFAULT_ROTATE_WAIT,
     DEFAULT_STREAM_IDLE,
     DEFAULT_TRANSFORM_TIMEOUT,
     DEFAULT_UNIQUE_SEQUENCES,
+    FilterRule,
 )
-from seqdedup.config.settings import DEFAULT_ROTATE_WAIT, Config, FilterRule, command_line_config
+from seqdedup.config.settings import Config, command_line_config
 from seqdedup.keys.filters import load_pattern_file
 
 if TYPE_CHECKING:

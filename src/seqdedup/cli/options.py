@@ -23,12 +23,13 @@ from seqdedup.config.groups import (
     DEFAULT_FOLD_IDLE,
     DEFAULT_HISTORY,
     DEFAULT_MAX_STREAMS,
+    DEFAULT_ROTATE_WAIT,
     DEFAULT_STREAM_IDLE,
     DEFAULT_UNIQUE_SEQUENCES,
     DEFAULT_WINDOW,
     Duration,
 )
-from seqdedup.config.settings import DEFAULT_ROTATE_WAIT, window_value
+from seqdedup.config.settings import window_value
 
 PROG = "seqdedup"
 EXAMPLES = """examples:

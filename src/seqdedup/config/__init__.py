@@ -10,13 +10,15 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # (not typing's: importing typing costs milliseconds at start-up)
 if TYPE_CHECKING:
+    from seqdedup.config.groups import FilterRule as FilterRule
     from seqdedup.config.settings import Config as Config
-    from seqdedup.config.settings import FilterRule as FilterRule
 
 
 def __getattr__(name: str) -> object:
     from importlib import import_module
 
+    if name == "FilterRule":  # (defined with the fields it is one of)
+        return import_module("seqdedup.config.groups").FilterRule
     settings = import_module("seqdedup.config.settings")  # (a from-import asks this hook)
     try:
         return getattr(settings, name)

@@ -1,5 +1,6 @@
 """Each feature's option group: the settings one feature reads, typed, with the checks
-of its own values and their messages.
+of its own values and their messages; and the fields of the whole configuration
+(:class:`ConfigFields`, with their defaults) and the filter list's entries.
 
 A :class:`~seqdedup.config.settings.Config` is the run's whole configuration (the
 keyword options of the Python API, the command line's meaning); the module that
@@ -7,9 +8,12 @@ assembles a run (``run.stages``) hands each feature its group (``config.fold_opt
 and the few facts of other groups it needs, so that a feature reads its own options and
 no others. :meth:`Config.validate` checks each group's values (``validate`` here) and
 then what cannot go together across groups.
-"""
 
-from __future__ import annotations
+(No ``from __future__ import annotations`` here: ``typing.NamedTuple`` compiles a
+``ForwardRef`` for each field annotated by a string, about 85 of them at every start-up;
+annotated by types, the fields cost nothing. Only the ``Path`` fields stay strings:
+``pathlib`` is imported only where a path is used.)
+"""
 
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -34,10 +38,39 @@ DEFAULT_FOLD_EVERY = 10_000  # --fold: an interim line after this many removed r
 DEFAULT_FOLD_IDLE = 5.0  # --fold: seconds of idle input before a line for the run so far
 DEFAULT_STREAM_IDLE = 10_000  # --stream-idle: records without one of a stream end it
 DEFAULT_MAX_STREAMS = 10_000  # --max-streams: beyond, the least recently active ends
+DEFAULT_ROTATE_WAIT = 5.0  # --follow: seconds a rotated file's late lines are still read
 MAX_SECONDS = 366 * 86400  # a year: longer waits mean nothing (and overflow the timers)
 MAX_STREAM_WINDOW = 1 << 20  # a stream's window is held per stream (the kernel's bound)
 DEFAULT_LEVELS = ("error", "warning", "words")
 DEFAULT_EVENT_FIELDS = ("timestamp", "uuid", "hex", "pid", "port")
+
+
+DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+class Duration(float):
+    """A time in seconds where an option takes a count or a time (``--fold-every 30s``)."""
+
+    @classmethod
+    def parse(cls, text: str) -> "int | Duration":
+        """``N`` (a count) or ``N`` followed by ms, s, m or h (a time)."""
+        import re
+
+        found = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*", str(text))
+        if found is None:
+            raise ValueError(f"not a count nor a duration such as 30s or 5m: {text!r}")
+        number, unit = found.groups()
+        if unit is None:
+            if "." in number:
+                raise ValueError(f"a count is a whole number: {text!r}")
+            return int(number)
+        seconds = cls(float(number) * DURATION_UNITS[unit])
+        if not 0 < seconds <= MAX_SECONDS:
+            raise ValueError(f"a duration above 0 and at most a year: {text!r}")
+        return seconds
+
+    def __str__(self) -> str:
+        return f"{float(self):g}s"
 
 
 class RuleOptions(NamedTuple):
@@ -189,7 +222,7 @@ class StreamOptions(NamedTuple):
 
 def compile_stream_pattern(
     pattern: str, byte_mode: bool
-) -> tuple[re.Pattern[str] | None, re.Pattern[bytes] | None]:
+) -> "tuple[re.Pattern[str] | None, re.Pattern[bytes] | None]":
     """``--stream-by``'s expression: on the record's text, or (byte mode) its bytes."""
     import re
 
@@ -204,8 +237,8 @@ def compile_stream_pattern(
 class LibraryOptions(NamedTuple):
     """Libraries: those read (``-r``) and the one saved to (``-l``, read too)."""
 
-    read_sequences: tuple[Path, ...] = ()
-    library_dir: Path | None = None
+    read_sequences: "tuple[Path, ...]" = ()
+    library_dir: "Path | None" = None
 
     @property
     def any(self) -> bool:
@@ -220,7 +253,7 @@ class BudgetOptions(NamedTuple):
 
     budget: int | None = None
     keep: tuple[str, ...] = ()
-    keep_removed: Path | None = None
+    keep_removed: "Path | None" = None
     verbatim_levels: tuple[str, ...] = DEFAULT_LEVELS
     event_fields: tuple[str, ...] = DEFAULT_EVENT_FIELDS
     tokenizer: str | None = None
@@ -269,29 +302,89 @@ def at_least(option: str, value: int, minimum: int) -> None:
         raise UsageError(f"{option} must be at most {MAX_VALUE:,}, got {value}")
 
 
-DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+class FilterRule(NamedTuple):
+    """One entry of the ordered filter list: ``kind`` is "track" or "bypass"."""
+
+    kind: str
+    pattern: str
+    origin: str = ""  # where it came from ("--track", or "file.txt:3"), for messages
 
 
-class Duration(float):
-    """A time in seconds where an option takes a count or a time (``--fold-every 30s``)."""
+class ConfigFields(NamedTuple):
+    """The fields of :class:`~seqdedup.config.settings.Config`, with their defaults
+    (each group above is a view of some of them)."""
 
-    @classmethod
-    def parse(cls, text: str) -> int | Duration:
-        """``N`` (a count) or ``N`` followed by ms, s, m or h (a time)."""
-        import re
-
-        found = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*", str(text))
-        if found is None:
-            raise ValueError(f"not a count nor a duration such as 30s or 5m: {text!r}")
-        number, unit = found.groups()
-        if unit is None:
-            if "." in number:
-                raise ValueError(f"a count is a whole number: {text!r}")
-            return int(number)
-        seconds = cls(float(number) * DURATION_UNITS[unit])
-        if not 0 < seconds <= MAX_SECONDS:
-            raise ValueError(f"a duration above 0 and at most a year: {text!r}")
-        return seconds
-
-    def __str__(self) -> str:
-        return f"{float(self):g}s"
+    window_size: int = DEFAULT_WINDOW
+    # --min-bytes / --min-tokens (-w auto): a repeat also holds at least this much of
+    # ``size_unit`` ("bytes" or "tokens" of the keys, one per delimiter); 0: any size
+    min_size: int = 0
+    size_unit: str = "bytes"
+    max_history: int | None = DEFAULT_HISTORY
+    max_unique_sequences: int | None = DEFAULT_UNIQUE_SEQUENCES
+    max_candidates: int | None = DEFAULT_CANDIDATES
+    skip_chars: int = 0
+    skip_fields: int = 0  # blank-separated fields left out of the key, before skip_chars
+    # Markers and summary lines in colour (ANSI escapes): the command line sets it when
+    # they go to a terminal (--color).
+    color: bool = False
+    hash_transform: str | None = None
+    delimiter: bytes = b"\n"
+    byte_mode: bool = False
+    filters: tuple[FilterRule, ...] = ()
+    inverse: bool = False
+    annotate: bool = False
+    annotation_format: str | None = None
+    explain: bool = False
+    read_sequences: "tuple[Path, ...]" = ()
+    library_dir: "Path | None" = None
+    transform_timeout: float | None = DEFAULT_TRANSFORM_TIMEOUT
+    top: int = 0  # report the N costliest repeated sequences (0: no report)
+    # Names of the input streams in order (the command line's files): markers,
+    # explanations and statistics name them when there are several.
+    inputs: tuple[str, ...] = ()
+    # Key making (docs: Keys for real logs): ("normalize", "timestamp,uuid") and
+    # ("mask", REGEX) passes in command-line order; JSON fields compared or ignored.
+    key_steps: tuple[tuple[str, str], ...] = ()
+    json_key: tuple[str, ...] = ()
+    json_ignore: tuple[str, ...] = ()
+    # Count the distinct sequences for the statistics (Stats.unique_sequences). That
+    # needs attribution of every duplicate run; a run whose statistics nobody reads
+    # (the command line's -q), with no markers, explanations, --top or library, skips it.
+    sequence_stats: bool = True
+    # --fold: one summary line in place of each run of skipped records (docs/ci-logs.md:
+    # Folding repeats); its template or "json"; an interim line every N removed records
+    # of a run that goes on (None: only at its end) and after this many seconds of idle
+    # input (None: never; the command line's reader watches the time).
+    fold: bool = False
+    fold_format: str | None = None
+    fold_every: int | Duration | None = DEFAULT_FOLD_EVERY  # removed records, or a time
+    # --fold-every DURATION: "wall" (live input: the clock) or "records" (named files:
+    # the records' own timestamps)
+    fold_clock: str = "wall"
+    fold_idle: float | None = DEFAULT_FOLD_IDLE
+    # --follow: how long a rotated file is still read for lines written to it late
+    rotate_wait: float | None = DEFAULT_ROTATE_WAIT
+    # --stream-by REGEX / --stream-by-json PATH: interleaved sources, the rule per stream
+    # (docs/kubernetes.md); a stream idle this many tracked records ends, and
+    # beyond max_streams the least recently active one ends (None: never).
+    stream_by: str | None = None
+    stream_by_json: str | None = None
+    stream_idle: int | None = DEFAULT_STREAM_IDLE
+    max_streams: int | None = DEFAULT_MAX_STREAMS
+    # --per-stream: each stream has its own history (a window another stream showed
+    # is new to it); without it the history is shared
+    per_stream: bool = False
+    # --budget N: the whole input reduced to fit in N tokens (docs/llm-context.md); the
+    # patterns of lines kept verbatim besides the built-in ones; where what was removed
+    # is stored (--keep-removed)
+    budget: int | None = None
+    keep: tuple[str, ...] = ()
+    keep_removed: "Path | None" = None
+    # --verbatim LEVELS: the built-in levels kept verbatim ("error", "warning", "words");
+    # --event-fields: the fields that differ between copies of one event;
+    # --tokenizer: how tokens are counted (None: the built-in estimate);
+    # --long-markers: markers with every detail (lines counted, values, three kinds)
+    verbatim_levels: tuple[str, ...] = ("error", "warning", "words")
+    event_fields: tuple[str, ...] = ("timestamp", "uuid", "hex", "pid", "port")
+    tokenizer: str | None = None
+    long_markers: bool = False

@@ -5,22 +5,14 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from seqdedup.base.errors import UsageError
 from seqdedup.config.groups import (
-    DEFAULT_CANDIDATES,
-    DEFAULT_FOLD_EVERY,
-    DEFAULT_FOLD_IDLE,
-    DEFAULT_HISTORY,
-    DEFAULT_MAX_STREAMS,
-    DEFAULT_STREAM_IDLE,
-    DEFAULT_TRANSFORM_TIMEOUT,
-    DEFAULT_UNIQUE_SEQUENCES,
-    DEFAULT_WINDOW,
     MAX_SECONDS,
     MAX_STREAM_WINDOW,
     BudgetOptions,
+    ConfigFields,
     Duration,
     FoldOptions,
     KeyOptions,
@@ -33,99 +25,10 @@ from seqdedup.config.groups import (
 
 if TYPE_CHECKING:
     import re
-    from pathlib import Path
 
 MIN_WINDOW = 1
 MIN_HISTORY = 100
-DEFAULT_ROTATE_WAIT = 5.0  # --follow: seconds a rotated file's late lines are still read
 STREAM_WAIT = 2.0  # --stream-by on a live input: seconds idle before pending records go
-
-
-class FilterRule(NamedTuple):
-    """One entry of the ordered filter list: ``kind`` is "track" or "bypass"."""
-
-    kind: str
-    pattern: str
-    origin: str = ""  # where it came from ("--track", or "file.txt:3"), for messages
-
-
-class _ConfigFields(NamedTuple):
-    """The fields of :class:`Config`, with their defaults."""
-
-    window_size: int = DEFAULT_WINDOW
-    # --min-bytes / --min-tokens (-w auto): a repeat also holds at least this much of
-    # ``size_unit`` ("bytes" or "tokens" of the keys, one per delimiter); 0: any size
-    min_size: int = 0
-    size_unit: str = "bytes"
-    max_history: int | None = DEFAULT_HISTORY
-    max_unique_sequences: int | None = DEFAULT_UNIQUE_SEQUENCES
-    max_candidates: int | None = DEFAULT_CANDIDATES
-    skip_chars: int = 0
-    skip_fields: int = 0  # blank-separated fields left out of the key, before skip_chars
-    # Markers and summary lines in colour (ANSI escapes): the command line sets it when
-    # they go to a terminal (--color).
-    color: bool = False
-    hash_transform: str | None = None
-    delimiter: bytes = b"\n"
-    byte_mode: bool = False
-    filters: tuple[FilterRule, ...] = ()
-    inverse: bool = False
-    annotate: bool = False
-    annotation_format: str | None = None
-    explain: bool = False
-    read_sequences: tuple[Path, ...] = ()
-    library_dir: Path | None = None
-    transform_timeout: float | None = DEFAULT_TRANSFORM_TIMEOUT
-    top: int = 0  # report the N costliest repeated sequences (0: no report)
-    # Names of the input streams in order (the command line's files): markers,
-    # explanations and statistics name them when there are several.
-    inputs: tuple[str, ...] = ()
-    # Key making (docs: Keys for real logs): ("normalize", "timestamp,uuid") and
-    # ("mask", REGEX) passes in command-line order; JSON fields compared or ignored.
-    key_steps: tuple[tuple[str, str], ...] = ()
-    json_key: tuple[str, ...] = ()
-    json_ignore: tuple[str, ...] = ()
-    # Count the distinct sequences for the statistics (Stats.unique_sequences). That
-    # needs attribution of every duplicate run; a run whose statistics nobody reads
-    # (the command line's -q), with no markers, explanations, --top or library, skips it.
-    sequence_stats: bool = True
-    # --fold: one summary line in place of each run of skipped records (docs/ci-logs.md:
-    # Folding repeats); its template or "json"; an interim line every N removed records
-    # of a run that goes on (None: only at its end) and after this many seconds of idle
-    # input (None: never; the command line's reader watches the time).
-    fold: bool = False
-    fold_format: str | None = None
-    fold_every: int | Duration | None = DEFAULT_FOLD_EVERY  # removed records, or a time
-    # --fold-every DURATION: "wall" (live input: the clock) or "records" (named files:
-    # the records' own timestamps)
-    fold_clock: str = "wall"
-    fold_idle: float | None = DEFAULT_FOLD_IDLE
-    # --follow: how long a rotated file is still read for lines written to it late
-    rotate_wait: float | None = DEFAULT_ROTATE_WAIT
-    # --stream-by REGEX / --stream-by-json PATH: interleaved sources, the rule per stream
-    # (docs/kubernetes.md); a stream idle this many tracked records ends, and
-    # beyond max_streams the least recently active one ends (None: never).
-    stream_by: str | None = None
-    stream_by_json: str | None = None
-    stream_idle: int | None = DEFAULT_STREAM_IDLE
-    max_streams: int | None = DEFAULT_MAX_STREAMS
-    # --per-stream: each stream has its own history (a window another stream showed
-    # is new to it); without it the history is shared
-    per_stream: bool = False
-    # --budget N: the whole input reduced to fit in N tokens (docs/llm-context.md); the
-    # patterns of lines kept verbatim besides the built-in ones; where what was removed
-    # is stored (--keep-removed)
-    budget: int | None = None
-    keep: tuple[str, ...] = ()
-    keep_removed: Path | None = None
-    # --verbatim LEVELS: the built-in levels kept verbatim ("error", "warning", "words");
-    # --event-fields: the fields that differ between copies of one event;
-    # --tokenizer: how tokens are counted (None: the built-in estimate);
-    # --long-markers: markers with every detail (lines counted, values, three kinds)
-    verbatim_levels: tuple[str, ...] = ("error", "warning", "words")
-    event_fields: tuple[str, ...] = ("timestamp", "uuid", "hex", "pid", "port")
-    tokenizer: str | None = None
-    long_markers: bool = False
 
 
 _Group = TypeVar(
@@ -244,7 +147,7 @@ def _paths_of_str(kwargs: dict[str, Any]) -> None:
         kwargs["read_sequences"] = tuple(Path(r) for r in reads)
 
 
-class Config(_ConfigFields):
+class Config(ConfigFields):
     """What the engine needs to know. ``None`` for a limit means unlimited.
 
     Immutable, and validated when made. (A NamedTuple, not a dataclass: importing

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, AnyStr, Generic
 from seqdedup.base.engine import LiteralMask, numpy_available
 from seqdedup.base.errors import UsageError
 from seqdedup.base.lazy import LazySequence
-from seqdedup.config.settings import FilterRule
+from seqdedup.config.groups import FilterRule
 from seqdedup.config.timelimit import PatternTimeout, each_within
 
 if TYPE_CHECKING:
