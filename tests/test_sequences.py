@@ -1,6 +1,13 @@
 from __future__ import annotations
 
+from itertools import pairwise
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from seqdedup.engine.pieces import SequenceTable
+
+from conftest import examples
 
 
 def test_counts_start_at_two_and_grow():
@@ -50,3 +57,28 @@ def test_a_runs_pieces_are_found_in_one_pass_over_it():
     assert records == [b"value %d" % (k % 5) for k in range(2_000)]
     assert walked == 1_999
     assert _one_piece_per_record(4_000)[1] <= 2.5 * walked
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    records=st.lists(st.sampled_from([b"", b"a", b"bb", b"a;b"]), max_size=30),
+    delimiter=st.sampled_from([b"\n", b";", b"ab"]),
+    cuts=st.lists(st.integers(0, 200), max_size=6),
+    final=st.booleans(),
+    picks=st.sets(st.integers(1, 32), max_size=6),
+)
+def test_records_picked_by_number_are_the_literal_split(records, delimiter, cuts, final, picks):
+    """--top's first records read again (run.top.records_numbered), over any chunking,
+    multi-byte delimiters and a last record without its delimiter: the records of those
+    numbers in the input split whole."""
+    from seqdedup.run.top import records_numbered
+
+    data = delimiter.join(records) + (delimiter if final and records else b"")
+    literal = data.split(delimiter)
+    if data.endswith(delimiter) or not data:
+        literal.pop()  # (a final delimiter ends the last record; nothing: no record)
+    bounds = sorted({0, len(data), *(c for c in cuts if c < len(data))})
+    chunks = [data[a:b] for a, b in pairwise(bounds)]
+    numbers = sorted(picks)
+    expected = [(n, literal[n - 1]) for n in numbers if n <= len(literal)]
+    assert list(records_numbered(chunks, delimiter, numbers)) == expected

@@ -207,20 +207,28 @@ def fill_first_records(
 def records_numbered(
     chunks: Iterable[bytes], delimiter: bytes, numbers: list[int]
 ) -> Iterator[tuple[int, bytes]]:
-    """The records of these (1-based, ascending) numbers, from the chunks of an input."""
+    """The records of these (1-based, ascending) numbers, from the chunks of an input.
+    A chunk that ends no wanted record is only counted (``bytes.count``, in C); one
+    that does is split, and its wanted records picked by number: no Python per record."""
     wanted = iter(numbers)
     target = next(wanted, None)
-    number, partial = 0, b""
+    number, partial = 0, b""  # (records ended before ``partial``)
     for chunk in chunks:
-        pieces = (partial + chunk).split(delimiter)
+        if target is None:
+            return
+        data = partial + chunk
+        ended = data.count(delimiter)
+        if number + ended < target:
+            cut = data.rfind(delimiter)
+            partial = data if cut < 0 else data[cut + len(delimiter) :]
+            number += ended
+            continue
+        pieces = data.split(delimiter)
         partial = pieces.pop()
-        for record in pieces:
-            number += 1
-            while target is not None and number == target:
-                yield number, record
-                target = next(wanted, None)
-            if target is None:
-                return
+        while target is not None and target <= number + len(pieces):
+            yield target, pieces[target - number - 1]
+            target = next(wanted, None)
+        number += len(pieces)
     if partial and target == number + 1:  # (the last record, without a delimiter)
         yield target, partial
 
