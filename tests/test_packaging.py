@@ -102,6 +102,9 @@ def test_install_without_a_compiler_runs_the_python_engine(tmp_path):
 HEAVY = {"rich", "numpy", "dataclasses", "inspect", "sqlite3", "dask", "pandas", "json", "orjson"}
 # (argparse's help formatter would import shutil, and with it bz2 and lzma, in every run)
 HEAVY |= {"shutil", "bz2", "lzma"}
+# (threading: only a hash transform, a thread of attribution or a library's caller need
+# it; --stream-by's decider only its runs; each about a millisecond)
+HEAVY |= {"threading", "seqdedup.engine.stream_decider"}
 
 
 def test_a_one_line_run_imports_nothing_heavy():

@@ -117,10 +117,13 @@ def graceful() -> Iterator[None]:
     Where Python's own Ctrl-C handler is in place (a program using the library), it is
     replaced for the while, so that Ctrl-C ends a followed file as its end would."""
     import signal
-    import threading
+    import sys
 
     global _graceful, _requested
-    if threading.current_thread() is not threading.main_thread():
+    # (no thread but the main one runs where `threading` was never imported: a one-line
+    # run does not pay for importing it)
+    threading = sys.modules.get("threading")
+    if threading is not None and threading.current_thread() is not threading.main_thread():
         yield  # (handlers can only be changed, and only run, in the main thread)
         return
     replaced = {}

@@ -11,8 +11,8 @@ path produced them; records themselves are never altered.
 
 from __future__ import annotations
 
+import _thread
 import contextlib
-import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -568,7 +568,9 @@ class ShellTransform:
 # them outlives it (an exit handler, in place before the first command starts, ends
 # what is left)
 _LIVE_GROUPS: set[int] = set()
-_STARTING = threading.Lock()
+# (the low-level lock: `threading` costs 2 ms of every run's start-up, and only a run
+# with a hash transform starts a command)
+_STARTING = _thread.allocate_lock()
 
 
 def _watch_exit() -> None:

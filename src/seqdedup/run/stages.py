@@ -19,7 +19,6 @@ from seqdedup.config.settings import Config
 from seqdedup.engine.attribution import Attribution, Attributor, DecisionCount, make_attribution
 from seqdedup.engine.choice import chosen_engine
 from seqdedup.engine.matcher import LibraryWindows, Matcher, chunk_matcher, rule_matcher
-from seqdedup.engine.stream_decider import SequenceCounts, StreamCount
 from seqdedup.keys.filters import FilterList
 from seqdedup.keys.maker import kernel_makes_keys, key_maker, shell_transform, text_digest
 from seqdedup.run.attribution_thread import AttributionThread
@@ -254,6 +253,8 @@ def make_attributor(
     report page's picture), or the Python engine's; and where the
     kernel counts ``--top`` itself (only --top reads pieces), its counts."""
     if plan.feeding == "stream":
+        from seqdedup.engine.stream_decider import SequenceCounts, StreamCount
+
         return StreamCount(SequenceCounts(config.max_unique_sequences)), None  # (its own)
     if plan.attribution == "count":
         return DecisionCount(), None  # (nothing reads a piece; a stream run: StreamCount)
