@@ -89,22 +89,10 @@ def interpret(args: argparse.Namespace) -> Command:
     """The command line's meaning, once: the :class:`Config` (every option rule
     checked) and the :class:`CommandSettings`."""
     config = config_from_args(args)
-    settings = CommandSettings(
-        follow=bool(getattr(args, "follow", False)),
-        from_start=bool(getattr(args, "from_start", False)),
-        suggest_window=bool(getattr(args, "suggest_window", False)),
-        sample=getattr(args, "sample", None),
-        show_keys=bool(getattr(args, "show_keys", False)),
-        progress=bool(getattr(args, "progress", False)),
-        decompress=not args.no_decompress,
-        quiet=bool(args.quiet),
-        stats_format=args.stats_format,
-        color=getattr(args, "color", "auto"),
-        report=getattr(args, "report", None),
-        output=getattr(args, "output", None),
-        max_input=getattr(args, "max_input", None),
-    )
-    return Command(config, settings)
+    # (a command's parser without an option: the setting's default; --no-decompress is
+    # the one named the other way round)
+    given = {name: getattr(args, name) for name in CommandSettings._fields if hasattr(args, name)}
+    return Command(config, CommandSettings(**given, decompress=not args.no_decompress))
 
 
 def config_from_args(args: argparse.Namespace) -> Config:

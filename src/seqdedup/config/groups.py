@@ -18,6 +18,7 @@ annotated by types, the fields cost nothing. Only the ``Path`` fields stay strin
 from typing import TYPE_CHECKING, NamedTuple
 
 from seqdedup.base.errors import UsageError
+from seqdedup.config.budgetfields import VERBATIM_LEVELS, parse_event_fields, parse_levels
 from seqdedup.config.markerfields import (
     FOLD_NAME_FIELDS,
     FOLD_NUMBER_FIELDS,
@@ -41,7 +42,7 @@ DEFAULT_MAX_STREAMS = 10_000  # --max-streams: beyond, the least recently active
 DEFAULT_ROTATE_WAIT = 5.0  # --follow: seconds a rotated file's late lines are still read
 MAX_SECONDS = 366 * 86400  # a year: longer waits mean nothing (and overflow the timers)
 MAX_STREAM_WINDOW = 1 << 20  # a stream's window is held per stream (the kernel's bound)
-DEFAULT_LEVELS = ("error", "warning", "words")
+DEFAULT_LEVELS = VERBATIM_LEVELS  # (every level is kept verbatim by default)
 DEFAULT_EVENT_FIELDS = ("timestamp", "uuid", "hex", "pid", "port")
 
 
@@ -274,8 +275,6 @@ class BudgetOptions(NamedTuple):
         return None
 
     def validate(self) -> None:
-        from seqdedup.config.budgetfields import parse_event_fields, parse_levels
-
         if self.budget is None:
             setting = self.given_setting()
             if setting is not None:
@@ -384,7 +383,7 @@ class ConfigFields(NamedTuple):
     # --event-fields: the fields that differ between copies of one event;
     # --tokenizer: how tokens are counted (None: the built-in estimate);
     # --long-markers: markers with every detail (lines counted, values, three kinds)
-    verbatim_levels: tuple[str, ...] = ("error", "warning", "words")
-    event_fields: tuple[str, ...] = ("timestamp", "uuid", "hex", "pid", "port")
+    verbatim_levels: tuple[str, ...] = DEFAULT_LEVELS
+    event_fields: tuple[str, ...] = DEFAULT_EVENT_FIELDS
     tokenizer: str | None = None
     long_markers: bool = False

@@ -29,6 +29,13 @@ from seqdedup.run.stats import Stats, stats_document
 from seqdedup.run.top import top_table
 
 if TYPE_CHECKING:
+    from seqdedup.config.groups import (
+        FoldOptions,
+        KeyOptions,
+        LibraryOptions,
+        MarkerOptions,
+        RuleOptions,
+    )
     from seqdedup.engine.matcher import WindowTarget
     from seqdedup.keys.maker import KeyMaker, TextDigest
     from seqdedup.library.load import LoadedLibrary
@@ -51,46 +58,43 @@ class Stages:
         self.stats = stats = Stats()
         engine = chosen_engine()  # (once per run: the plan holds it)
         kernel = engine.kernel
+        # (each feature's option group, made once: the stages and the paths read them)
+        rule, key_options, markers = config.rule_options, config.key_options, config.marker_options
+        folding, libraries = config.fold_options, config.library_options
+        watched = observer is not None
         self.plan = plan = plan_run(  # (made first: from the configuration and the engine)
-            config,
-            engine,
-            on_explain is not None,
-            kernel_makes_keys(config.key_options),
-            observer is not None,
+            config, engine, on_explain is not None, kernel_makes_keys(key_options), watched
         )
         filters = FilterList(config.filters, engine.literal_mask)
-        key_options = config.key_options
         keys = key_maker(key_options, kernel, SEED, shell_transform(key_options))
         self.engine = engine.name
         # Built in dependency order, each by its own module from its own options and
         # what it needs; the one thing added to stages after they are made: a loaded
         # library's windows (into the matcher, or the stream decider's) and its key
         # region (into attribution).
-        matcher = _matcher(config, plan, keys.kernel_normalize)
+        matcher = _matcher(rule, key_options, plan, keys.kernel_normalize, markers.inverse, filters)
         # --stream-by: the loaded windows go to the stream decider (fingerprints, starts)
         library_windows = LibraryWindows(matcher)
         # (markers under key options compare a run's text with its occurrence's)
         digest = text_digest(key_options, kernel) if config.marks_variants else None
-        attributor, top_counts = make_attributor(config, matcher, plan, observer is not None)
+        attributor, top_counts = make_attributor(rule, matcher, plan, watched)
         target = library_windows if config.stream_split else matcher
-        library = _library(config, keys, target, digest)
+        library = _library(config, libraries, keys, target, digest)
         if library is not None:
             attributor.set_library_keys(library.region)
         patterns = [each.pattern for each in filters.rules]
-        report = _report(config, attributor, library, digest, patterns, on_explain, on_fold)
-        watched = observer is not None
-        top = top_table(config.top, config.max_unique_sequences, bool(filters), top_counts, watched)
-        self.saver = saver = _saver(config, plan, library)
-        self.folder = _folder(config, plan, report, keys, attributor, saver)
+        report = _report(rule, markers, attributor, library, digest, patterns, on_explain, on_fold)
+        top = top_table(config.top, rule.max_unique_sequences, bool(filters), top_counts, watched)
+        self.saver = saver = _saver(libraries, rule, key_options.delimiter, plan, library)
+        self.folder = _folder(folding, rule, key_options, plan, report, keys, attributor, saver)
         self.parts = Parts(
-            config.rule_options, config.key_options, config.marker_options,
-            config.stream_options, config.fold_options, config.library_options,
+            rule, key_options, markers, config.stream_options, folding, libraries,
             config.sequence_stats, plan, filters, keys, matcher, attributor, report, top,
             self.folder, saver, library, library_windows,
         )  # fmt: skip
         shown = keys.shown_record if keys.json is not None else None
         self.ledger = Ledger(
-            stats, attributor, matcher, report, top, saver, shown, observer, bool(config.filters)
+            stats, attributor, matcher, report, top, saver, shown, observer, bool(filters)
         )
         if library is not None:
             self.ledger.loaded(len(library.names))
@@ -142,7 +146,8 @@ class Stages:
 
 
 def _report(
-    config: Config,
+    rule: RuleOptions,
+    markers: MarkerOptions,
     attributor: Attribution,
     library: LoadedLibrary | None,
     digest: TextDigest | None,
@@ -152,12 +157,10 @@ def _report(
 ) -> PieceReport:
     """Markers and explanations, from the markers' options (the texts they compare, with
     a loaded library's, where markers show variants)."""
-    texts = marker_texts(
-        config.rule_options, digest, library.texts if library is not None else None
-    )
+    texts = marker_texts(rule, digest, library.texts if library is not None else None)
     return PieceReport(
-        config.marker_options,
-        config.window_size,
+        markers,
+        rule.window_size,
         attributor.record_number,
         library.locate if library is not None else None,
         on_explain,
@@ -168,33 +171,38 @@ def _report(
 
 
 def _library(
-    config: Config, keys: KeyMaker, target: WindowTarget, digest: TextDigest | None
+    config: Config,
+    libraries: LibraryOptions,
+    keys: KeyMaker,
+    target: WindowTarget,
+    digest: TextDigest | None,
 ) -> LoadedLibrary | None:
-    """The libraries read (``-r``, and ``-l``'s own), their windows given to ``target``."""
-    if not config.library_options.any:
+    """The libraries read (``-r``, and ``-l``'s own), their windows given to ``target``;
+    each used only when its keys were made as this run's (``key_settings``)."""
+    if not libraries.any:
         return None
     from seqdedup.config.settings import key_settings
     from seqdedup.library.load import load_libraries
 
     made = key_settings(config)
-    return load_libraries(config.library_options, made, config.delimiter, keys, target, digest)
+    return load_libraries(libraries, made, config.delimiter, keys, target, digest)
 
 
-def _matcher(config: Config, plan: RunPlan, normalize: int) -> Matcher:
+def _matcher(
+    rule: RuleOptions,
+    key_options: KeyOptions,
+    plan: RunPlan,
+    normalize: int,
+    inverse: bool,
+    filters: FilterList,
+) -> Matcher:
     """The rule's matcher: the kernel's chunk path making the keys itself (``normalize``:
     its one pass), or the matcher records are pushed to."""
     if plan.feeding == "chunk":
-        return chunk_matcher(
-            config.rule_options,
-            config.key_options,
-            plan.compiled,
-            plan,
-            normalize,
-            config.inverse,
-            bool(config.filters),
-        )
+        compiled = plan.compiled
+        return chunk_matcher(rule, key_options, compiled, plan, normalize, inverse, bool(filters))
     return rule_matcher(
-        config.rule_options,
+        rule,
         plan.engine,
         sources=plan.attribution != "count",
         settles_early=plan.settles_early,
@@ -202,19 +210,25 @@ def _matcher(config: Config, plan: RunPlan, normalize: int) -> Matcher:
     )
 
 
-def _saver(config: Config, plan: RunPlan, library: LoadedLibrary | None) -> RunSaver | None:
+def _saver(
+    libraries: LibraryOptions,
+    rule: RuleOptions,
+    delimiter: bytes,
+    plan: RunPlan,
+    library: LoadedLibrary | None,
+) -> RunSaver | None:
     """The library session of a run that saves one (``-l``)."""
     if not plan.saves:
         return None
     from seqdedup.library.save import run_saver
 
-    return run_saver(
-        config.library_options, config.rule_options, config.delimiter, library, plan.engine
-    )
+    return run_saver(libraries, rule, delimiter, library, plan.engine)
 
 
 def _folder(
-    config: Config,
+    folding: FoldOptions,
+    rule: RuleOptions,
+    key_options: KeyOptions,
     plan: RunPlan,
     report: PieceReport,
     keys: KeyMaker,
@@ -226,23 +240,14 @@ def _folder(
         return None
     from seqdedup.run.fold import run_folder
 
-    return run_folder(
-        config.fold_options,
-        config.rule_options,
-        config.key_options,
-        report,
-        keys,
-        attributor,
-        saver,
-        plan.engine,
-    )
+    return run_folder(folding, rule, key_options, report, keys, attributor, saver, plan.engine)
 
 
 TopCounts = Callable[[], dict[int, int]]
 
 
 def make_attributor(
-    config: Config,
+    rule: RuleOptions,
     matcher: Matcher,
     plan: RunPlan,
     watched: bool = False,
@@ -255,13 +260,13 @@ def make_attributor(
     if plan.feeding == "stream":
         from seqdedup.engine.stream_decider import SequenceCounts, StreamCount
 
-        return StreamCount(SequenceCounts(config.max_unique_sequences)), None  # (its own)
+        return StreamCount(SequenceCounts(rule.max_unique_sequences)), None  # (its own)
     if plan.attribution == "count":
         return DecisionCount(), None  # (nothing reads a piece; a stream run: StreamCount)
     attributor = make_attribution(
         plan.engine,
         _window_matcher(matcher),
-        config.rule_options,
+        rule,
         report=plan.pieces_read and not plan.top_only,
         top=plan.top_only,
         watched=watched,
