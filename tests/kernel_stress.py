@@ -941,6 +941,7 @@ def stream_run(kernel, rng: random.Random) -> None:
             m.push(*bad)
     named_run(kernel, rng, records, words, (window, idle, most, history), expected)
     reported_run(kernel, rng, records, words, (window, idle, most, history), expected)
+    folded_run(kernel, rng, records, words, (window, idle, most, history), expected)
 
 
 def reported_run(kernel, rng, records, words, settings, expected) -> None:
@@ -962,6 +963,50 @@ def reported_run(kernel, rng, records, words, settings, expected) -> None:
     runs += len(m.closed_runs()) // 64
     assert flags == bytes(expected)
     assert runs == len(interleaved_runs(records, expected, idle, most))
+
+
+def folded_run(kernel, rng, records, words, settings, expected) -> None:
+    """fold: the same flags; every skipped record handed over once, in a part of its
+    own stream's run with its key hash, none before its part is; a part that does not
+    end its run holds fold_every records."""
+    window, idle, most, history = settings
+    every = rng.choice([None, rng.randint(1, 4)])
+    m = kernel.StreamMatcher(
+        window, idle, most, history=history, report_runs=True, fold=True, fold_every=every
+    )
+    flags, handed, at = b"", [], 0
+
+    def take(before: int) -> None:
+        fields, positions, keys = m.folded_parts()
+        fields, positions, keys = array("q", fields), array("q", positions), array("Q", keys)
+        assert len(positions) * 2 == len(keys) and len(fields) % 11 == 0
+        used = 0
+        for k in range(0, len(fields), 11):
+            first, last, n, ends = fields[k + 1 : k + 5]
+            mine = positions[used : used + n]
+            assert (mine[0], mine[-1]) == (first, last) and first >= before
+            assert ends or n == every, (fields[k : k + 11], every)
+            assert len({records[p][0] for p in mine}) == 1
+            for j, p in enumerate(mine):
+                assert keys[2 * (used + j) : 2 * (used + j) + 2] == words[2 * p : 2 * p + 2]
+            handed.extend(mine)
+            used += n
+
+    while at < len(records):
+        stop = min(len(records), at + rng.randint(0, 20))
+        lanes = array("i", [int(name) for name, _ in records[at:stop]])
+        before = len(flags)
+        flags += m.push(words[2 * at : 2 * stop].tobytes(), lanes.tobytes())[0]
+        take(before)
+        at = stop
+    before = len(flags)
+    flags += m.end_all()[0]
+    take(before)
+    assert flags == bytes(expected)
+    assert sorted(handed) == [p for p, skip in enumerate(expected) if skip]
+    with contextlib.suppress(ValueError):
+        kernel.StreamMatcher(window, fold=True)  # (fold without report_runs: refused)
+        raise AssertionError("fold without report_runs was taken")
 
 
 def named_run(kernel, rng, records, words, settings, expected) -> None:

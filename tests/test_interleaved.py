@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from seqdedup import Deduplicator
 from seqdedup.api import process_stream
 from seqdedup.config.groups import FilterRule
+from seqdedup.run import foldruns, stream_fold
 from test_kernel import Chunked
 
 from conftest import (
@@ -42,6 +43,8 @@ from oracle import (
 )
 
 PREFIX = r"^\[(\w+)\] "
+# the names found by the kernel's prefix program, and (unanchored) by the pattern alone
+PATTERNS = [PREFIX, PREFIX[1:]]
 
 # A record: (stream name or None for a continuation line, key)
 records_strategy = st.integers(1, 5).flatmap(
@@ -403,9 +406,10 @@ EVERY_FIELD = (
     max_streams=st.one_of(st.none(), st.integers(1, 3)),
     cuts=st.lists(st.integers(0, 70), max_size=5),
     template=st.sampled_from([None, EVERY_FIELD]),
+    pattern=st.sampled_from(PATTERNS),
 )
 def test_markers_and_top_from_the_kernels_runs_are_the_deciders(
-    records, window, idle, max_streams, cuts, template
+    records, window, idle, max_streams, cuts, template, pattern
 ):
     """Markers and --top made from the runs the kernel's stream matcher hands over
     (report_runs) are the Python decider's (the Python engine's), line for line and row
@@ -415,10 +419,55 @@ def test_markers_and_top_from_the_kernels_runs_are_the_deciders(
     texts = [text_of(*record) for record in records]
     options = {
         "window_size": window, "stream_idle": idle, "max_streams": max_streams,
-        "max_history": None, "stream_by": PREFIX, "annotate": True,
+        "max_history": None, "stream_by": pattern, "annotate": True,
         "annotation_format": template, "top": 50,
     }  # fmt: skip
     (out, kernel), (expected, python) = on_both_engines(texts, cuts, options)
+    assert out == expected
+    assert kernel.top_sequences == python.top_sequences
+    assert kernel.unique_sequences == python.unique_sequences
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(
+    records=st.integers(1, 4).flatmap(
+        lambda streams: st.lists(
+            st.tuples(
+                st.one_of(st.none(), st.sampled_from("pqrs"[:streams])),
+                st.sampled_from(["a", "b", "a 1", "a 2"]),
+            ),
+            max_size=70,
+        )
+    ),
+    window=st.integers(1, 4),
+    every=st.one_of(st.none(), st.integers(1, 5)),
+    idle=st.one_of(st.none(), st.integers(1, 6)),
+    max_streams=st.one_of(st.none(), st.integers(1, 3)),
+    cuts=st.lists(st.integers(0, 70), max_size=5),
+    held=st.sampled_from([1, 2, 3, 1 << 16]),
+    steps=st.sampled_from([(), (("mask", " [0-9]$"),)]),
+    pattern=st.sampled_from(PATTERNS),
+)
+def test_fold_lines_from_the_kernels_parts_are_the_deciders(
+    records, window, every, idle, max_streams, cuts, held, steps, pattern
+):
+    """--fold on the kernel's stream matcher (each run handed over in parts of
+    --fold-every records, with their records and key hashes) is the Python decider's,
+    line for line: every field of the JSON line (the sequence's id and period, copies,
+    times, variants where a mask hides a difference, the counts in output order), a
+    sequence fixed once HELD_MAX records are held, and --top beside it."""
+    if not kernel_built():
+        pytest.skip("the kernel is not built")
+    texts = [text_of(*record) for record in records]
+    options = {
+        "window_size": window, "stream_idle": idle, "max_streams": max_streams,
+        "max_history": None, "stream_by": pattern, "fold": True, "fold_every": every,
+        "fold_format": "json", "top": 50, "key_steps": steps,
+    }  # fmt: skip
+    with pytest.MonkeyPatch.context() as patch:
+        for module in (foldruns, stream_fold):
+            patch.setattr(module, "HELD_MAX", held)
+        (out, kernel), (expected, python) = on_both_engines(texts, cuts, options)
     assert out == expected
     assert kernel.top_sequences == python.top_sequences
     assert kernel.unique_sequences == python.unique_sequences

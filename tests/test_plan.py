@@ -141,7 +141,7 @@ STREAM = "^(\\w+) "
         ({"annotate": True, "max_history": None}, False, KERNEL, "kernel", True),
         ({"top": 3, "max_history": None}, False, KERNEL, "kernel", True),
         ({"annotate": True, "max_history": None, "inverse": True}, False, KERNEL, "python", True),
-        ({"fold": True, "max_history": None}, False, KERNEL, "python", True),
+        ({"fold": True, "max_history": None}, False, KERNEL, "kernel", True),
         ({"max_history": None}, True, KERNEL, "python", True),  # explanations
         ({}, True, KERNEL, "python", True),  # explanations
         ({"top": 3}, False, KERNEL, "python", True),

@@ -297,6 +297,8 @@ class StreamMatcher:
         seed: int = 0,
         force_collisions: bool = False,
         report_runs: bool = False,
+        fold: bool = False,
+        fold_every: int | None = None,
     ) -> None: ...
     def push(
         self,
@@ -309,6 +311,7 @@ class StreamMatcher:
     def end_all(self) -> tuple[bytes, bytes, bytes]: ...
     def active(self, lane: int, /) -> bool: ...
     def closed_runs(self) -> bytes: ...
+    def folded_parts(self) -> tuple[bytes, bytes, bytes]: ...
     def push_named(
         self,
         hashes: ReadableBuffer,

@@ -49,13 +49,67 @@ static int64_t window_first(const StreamMatcher *s, int64_t end)
     return first;
 }
 
+/* fold: hand over lane `l`'s current part (its records, the run's fields), then begin
+ * the next one empty. */
+static int hand_over_part(StreamMatcher *s, Lane *l, int ends, uint64_t lo, uint64_t hi)
+{
+    Vec *part = &s->part_records[l - s->lanes];
+    size_t n = part->len / 3;
+    if (n == 0) return 0; /* (a part holds a record: it begins with one) */
+    if (vec_reserve(&s->parts, PART_FIELDS) < 0 || vec_reserve(&s->part_positions, n) < 0 ||
+        vec_reserve(&s->part_keys, 2 * n) < 0)
+        return -1;
+    int64_t *out = s->parts.data + s->parts.len;
+    out[0] = l - s->lanes;
+    out[1] = part->data[0];
+    out[2] = part->data[3 * (n - 1)];
+    out[3] = (int64_t)n;
+    out[4] = ends;
+    out[5] = l->run_first;
+    out[6] = l->run_length;
+    out[7] = l->run_source;
+    out[8] = l->run_source == NO_END ? NO_END : window_first(s, l->run_source);
+    out[9] = (int64_t)lo;
+    out[10] = (int64_t)hi;
+    s->parts.len += PART_FIELDS;
+    int64_t *positions = s->part_positions.data + s->part_positions.len;
+    int64_t *keys = s->part_keys.data + s->part_keys.len;
+    for (size_t k = 0; k < n; k++) {
+        positions[k] = part->data[3 * k];
+        keys[2 * k] = part->data[3 * k + 1];
+        keys[2 * k + 1] = part->data[3 * k + 2];
+    }
+    s->part_positions.len += n;
+    s->part_keys.len += 2 * n;
+    part->len = 0;
+    return 0;
+}
+
+/* fold: the skipped record at `position` joins lane `l`'s open run; a part that is full
+ * (fold_every records) is handed over first, once the run goes on past it. */
+static int fold_record(StreamMatcher *s, Lane *l, int64_t position, Hash128 key)
+{
+    if (s->fold_every > 0 && l->run_length > 0 && l->run_length % s->fold_every == 0) {
+        if (hand_over_part(s, l, 0, 0, 0) < 0) return -1;
+        l->run_held = position;
+    }
+    Vec *part = &s->part_records[l - s->lanes];
+    if (vec_reserve(part, 3) < 0) return -1;
+    part->data[part->len++] = position;
+    part->data[part->len++] = (int64_t)key.lo;
+    part->data[part->len++] = (int64_t)key.hi;
+    return 0;
+}
+
 static int close_run(StreamMatcher *s, Lane *l)
 {
     l->run_open = 0;
     if (!s->count_runs && !s->report_runs) return 0;
     uint64_t lo, hi;
     sip_final(&l->content, &lo, &hi);
-    if (s->report_runs) {
+    if (s->fold) {
+        if (hand_over_part(s, l, 1, lo, hi) < 0) return -1;
+    } else if (s->report_runs) {
         if (vec_reserve(&s->closed, RUN_FIELDS) < 0) return -1;
         int64_t *out = s->closed.data + s->closed.len;
         out[0] = l - s->lanes;
@@ -114,10 +168,11 @@ static int decide_oldest(StreamMatcher *s, int32_t id)
     if (!l->run_open) {
         l->run_open = 1;
         sip_init(&l->content, s->content_key.lo, s->content_key.hi);
-        l->run_first = at + s->queue_base;
+        l->run_first = l->run_held = at + s->queue_base;
         l->run_length = 0;
         l->run_source = s->report_runs ? s->source_at[at] : NO_END;
     }
+    if (s->fold && fold_record(s, l, at + s->queue_base, key) < 0) return -1;
     l->run_last = at + s->queue_base;
     l->run_length++;
     sip_words(&l->content, key.lo, key.hi);
@@ -163,6 +218,12 @@ static int grow_lanes(StreamMatcher *s, int32_t id)
     if (ahead_hash == NULL) return (void)PyErr_NoMemory(), -1;
     s->ahead_hash = ahead_hash;
     memset(ahead + s->lane_cap, 0, (cap - s->lane_cap) * sizeof(Rolling));
+    if (s->fold) {
+        Vec *parts = PyMem_RawRealloc(s->part_records, cap * sizeof(Vec));
+        if (parts == NULL) return (void)PyErr_NoMemory(), -1;
+        s->part_records = parts;
+        memset(parts + s->lane_cap, 0, (cap - s->lane_cap) * sizeof(Vec));
+    }
     memset(lanes + s->lane_cap, 0, (cap - s->lane_cap) * sizeof(Lane));
     for (size_t k = s->lane_cap; k < cap; k++) lanes[k].prev = lanes[k].next = NO_LANE;
     s->lane_cap = cap;
@@ -245,10 +306,11 @@ static PyObject *take_decided(StreamMatcher *s)
 {
     size_t n = 0, limit = s->queue_len;
     /* report_runs: a run's records go only once it is closed (its marker follows its
-     * last record, and counts its sequence in output order) */
+     * last record, and counts its sequence in output order); fold parts: a part's once
+     * the run goes on past it */
     for (int32_t id = s->lru_head; s->report_runs && id != NO_LANE; id = s->lanes[id].next)
-        if (s->lanes[id].run_open && (size_t)(s->lanes[id].run_first - s->queue_base) < limit)
-            limit = (size_t)(s->lanes[id].run_first - s->queue_base);
+        if (s->lanes[id].run_open && (size_t)(s->lanes[id].run_held - s->queue_base) < limit)
+            limit = (size_t)(s->lanes[id].run_held - s->queue_base);
     while (n < limit && (s->queue[n] & DECIDED)) n++;
     PyObject *flags = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)n);
     if (flags == NULL) return NULL;

@@ -30,14 +30,19 @@ typedef struct {
                                * by keys), NO_END when that window is no repeat */
     int8_t active, run_open;
     /* report_runs: the open run's first and last positions, its length and the end of
-     * the window its first record starts, which it repeats */
-    int64_t run_first, run_last, run_length, run_source;
+     * the window its first record starts, which it repeats; the first of its records
+     * still held (its first, or with fold parts the first of its current part) */
+    int64_t run_first, run_last, run_length, run_source, run_held;
 } Lane;
 
 #define AHEAD 16 /* records between a fingerprint's prefetch and its lookup */
 /* A closed run as report_runs hands it over: lane, first and last positions, length,
  * the source window's last and first positions, its content (two words). */
 #define RUN_FIELDS 8
+/* A folded part as fold hands it over: lane, its first and last positions, its records,
+ * whether it ends the run, the run's first position and length so far, the source
+ * window's last and first positions, the run's content (two words; 0 before it ends). */
+#define PART_FIELDS 11
 
 /* A stream's name as the matcher keeps it (streamby_names.c): while it is active, its
  * lane; while it is one of the first `max_rows` names, its statistics row. */
@@ -72,6 +77,8 @@ typedef struct {
     int64_t max_lanes;        /* -1: no limit on active streams */
     int count_runs;
     int report_runs;          /* each closed run handed over whole (markers, --top) */
+    int fold;                 /* report_runs in parts (fold lines): each with its records */
+    int64_t fold_every;       /* a part's records (-1: a part is the whole run) */
     int force_collisions;     /* tests: every fingerprint of W > 1 the same */
     int busy, ready, broken;
     uint64_t *coeffs;         /* 2W, from matcher.c: [0] and [W] are B^(W-1) per lane */
@@ -105,6 +112,10 @@ typedef struct {
     Vec ended;                /* (lane, total, skipped) per stream that ended */
     Vec runs;                 /* (lo, hi) content of each closed run (count_runs) */
     Vec closed;               /* report_runs: RUN_FIELDS per closed run, until taken */
+    Vec *part_records;        /* fold, per lane: the current part's (position, key lo, hi) */
+    Vec parts;                /* fold: PART_FIELDS per part handed over, until taken */
+    Vec part_positions;       /* fold: those parts' records' positions, */
+    Vec part_keys;            /* and their key hashes (two words each) */
     NameTable names;          /* push_named: the names, kept here */
 } StreamMatcher;
 

@@ -59,6 +59,31 @@ static PyObject *StreamMatcher_closed_runs(StreamMatcher *s, PyObject *Py_UNUSED
     return out;
 }
 
+static PyObject *vec_bytes(const Vec *v)
+{
+    return PyBytes_FromStringAndSize(v->len ? (const char *)v->data : "",
+                                     (Py_ssize_t)(v->len * sizeof(int64_t)));
+}
+
+/* The parts handed over since the last call (fold): (fields, positions, keys). */
+static PyObject *StreamMatcher_folded_parts(StreamMatcher *s, PyObject *Py_UNUSED(ignored))
+{
+    if (s->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "StreamMatcher is in use by another thread");
+        return NULL;
+    }
+    PyObject *fields = vec_bytes(&s->parts), *positions = NULL, *keys = NULL;
+    if (fields != NULL) positions = vec_bytes(&s->part_positions);
+    if (positions != NULL) keys = vec_bytes(&s->part_keys);
+    if (keys == NULL) {
+        Py_XDECREF(fields);
+        Py_XDECREF(positions);
+        return NULL;
+    }
+    s->parts.len = s->part_positions.len = s->part_keys.len = 0;
+    return Py_BuildValue("(NNN)", fields, positions, keys);
+}
+
 static PyObject *StreamMatcher_active(StreamMatcher *s, PyObject *arg)
 {
     long id = PyLong_AsLong(arg);
@@ -84,16 +109,17 @@ static int limit_of(PyObject *value, const char *name, int64_t *out)
 
 static int StreamMatcher_init(StreamMatcher *s, PyObject *args, PyObject *kwds)
 {
-    static char *names[] = {"window", "idle", "max_streams", "count_runs", "history",
-                            "seed", "force_collisions", "report_runs", NULL};
+    static char *names[] = {"window",      "idle",           "max_streams", "count_runs",
+                            "history",     "seed",           "force_collisions",
+                            "report_runs", "fold",           "fold_every",  NULL};
     Py_ssize_t width;
-    PyObject *idle = Py_None, *max_streams = Py_None, *history = Py_None;
+    PyObject *idle = Py_None, *max_streams = Py_None, *history = Py_None, *every = Py_None;
     Hash128 seed = {0, 0};
     int count_runs = 0;
-    int force_collisions = 0, report_runs = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "n|OOpOO&pp", names, &width, &idle, &max_streams,
-                                     &count_runs, &history, seqdedup_to_seed, &seed,
-                                     &force_collisions, &report_runs))
+    int force_collisions = 0, report_runs = 0, fold = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "n|OOpOO&pppO", names, &width, &idle,
+                                     &max_streams, &count_runs, &history, seqdedup_to_seed, &seed,
+                                     &force_collisions, &report_runs, &fold, &every))
         return -1;
     if (s->ready) {
         PyErr_SetString(PyExc_RuntimeError, "StreamMatcher is initialised already");
@@ -105,8 +131,13 @@ static int StreamMatcher_init(StreamMatcher *s, PyObject *args, PyObject *kwds)
     }
     if (limit_of(idle, "idle", &s->idle) < 0 ||
         limit_of(max_streams, "max_streams", &s->max_lanes) < 0 ||
-        limit_of(history, "history", &s->history) < 0)
+        limit_of(history, "history", &s->history) < 0 ||
+        limit_of(every, "fold_every", &s->fold_every) < 0)
         return -1;
+    if (fold && !report_runs) {
+        PyErr_SetString(PyExc_ValueError, "fold hands over the runs report_runs reports");
+        return -1;
+    }
     s->latest[0].stride = s->latest[1].stride = 3; /* key (2), latest end */
     /* A remembered window ends within the history, and its stream's records are at most
      * `idle` apart (else the stream ended): its records lie within (W-1) * idle before
@@ -132,6 +163,7 @@ static int StreamMatcher_init(StreamMatcher *s, PyObject *args, PyObject *kwds)
     s->drop_hi = fp_sub(0, fp_mul(s->coeffs[width], s->base_hi));
     s->count_runs = count_runs;
     s->report_runs = report_runs;
+    s->fold = fold;
     s->force_collisions = force_collisions;
     s->names.seed = seed;
     s->names.free_entry = -1;
@@ -152,6 +184,12 @@ static void StreamMatcher_dealloc(StreamMatcher *s)
     PyMem_RawFree(s->queue);
     PyMem_RawFree(s->source_at);
     vec_free(&s->closed);
+    for (size_t k = 0; s->part_records != NULL && k < s->lane_cap; k++)
+        vec_free(&s->part_records[k]);
+    PyMem_RawFree(s->part_records);
+    vec_free(&s->parts);
+    vec_free(&s->part_positions);
+    vec_free(&s->part_keys);
     vec_free(&s->ended);
     vec_free(&s->runs);
     ft_free(&s->first);
@@ -195,6 +233,14 @@ static PyMethodDef StreamMatcher_methods[] = {
      "closed_runs() -> bytes: with report_runs, the runs closed since the last call, 8 "
      "int64 each: lane, first and last positions, length, the last and first positions "
      "of the earliest window its first record's window repeats, its content (two words)"},
+    {"folded_parts", (PyCFunction)StreamMatcher_folded_parts, METH_NOARGS,
+     "folded_parts() -> (fields, positions, keys): with fold, the parts handed over since "
+     "the last call (each run's records in parts of fold_every, or whole; a part once the "
+     "run goes on past it or ends), 11 int64 each: lane, first and last positions, "
+     "records, whether it ends the run, the run's first position and length so far, the "
+     "last and first positions of the earliest window its first window repeats, the "
+     "run's content (two words, 0 before it ends); then the parts' records' positions "
+     "(int64) and key hashes (16 bytes)"},
     {"push_named", (PyCFunction)seqdedup_stream_push_named, METH_VARARGS,
      "push_named(hashes, found, names, current, rows) -> (flags, ended, other, new_rows, "
      "runs): push with the names kept here: `found` int32 indices into `names` (bytes), "

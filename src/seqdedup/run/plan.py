@@ -129,17 +129,16 @@ def _stream_decider(
     config: Config, compiled: bool, reported: bool, explaining: bool
 ) -> Literal["kernel", "python"]:
     """The kernel's stream matcher where it serves: nothing read per run, or markers and
-    ``--top`` made from the runs it hands over (with an unlimited history: each
-    record's stream is kept for the sources they name); the Python decider for fold
-    lines, explanations, a report page, filters, ``--inverse``, texts compared,
+    ``--top`` and fold lines made from the runs it hands over (with an unlimited
+    history: each record's stream is kept for the sources they name); the Python
+    decider for explanations, a report page, filters, ``--inverse``, texts compared,
     libraries, per-stream histories and a minimum size."""
     libraries = config.library_dir is not None or bool(config.read_sequences)
     # (a minimum size: the Python decider's stretches, on either engine)
     if not compiled or libraries or config.per_stream or config.min_size:
         return "python"
     if reported and (
-        config.fold
-        or explaining
+        explaining
         or config.filters
         or config.inverse
         or config.marks_variants

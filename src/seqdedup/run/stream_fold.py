@@ -8,6 +8,10 @@ would stand), before the next record written. A run that goes on past ``--fold-e
 records gets a line for each full part, written once the run has gone on past it: the
 records of a part wait for that (other streams' records after them wait too, the
 output stays in input order), so a storm in one stream holds back at most one part.
+
+Records come one by one from the Python decider (:meth:`StreamFolder.passed`), or a part
+at a time from the kernel's stream matcher (:meth:`StreamFolder.folded`); both take the
+same records in the same order, so their lines are the same.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from seqdedup.engine.pykernel import KEY
 from seqdedup.keys.maker import text_digest
 from seqdedup.run.fold import FoldedCounts, part_fields
 from seqdedup.run.foldlines import line_text
-from seqdedup.run.foldruns import FoldRun, Sequences
+from seqdedup.run.foldruns import HELD_MAX, FoldRun, Sequences
 
 if TYPE_CHECKING:
     from seqdedup.config.groups import FoldOptions, KeyOptions, RuleOptions
@@ -71,7 +75,8 @@ class StreamFolder:
         self._source_fields = source_fields  # a run's match_* fields (and sequence)
         self._named = named
         self._folded = FoldedCounts(rule.max_unique_sequences)
-        self._runs: dict[Run, _Part] = {}  # the runs with records passed, not ended
+        # the runs with records passed, not ended, by their first record's number
+        self._runs: dict[int, _Part] = {}
         # (the records' texts, without the stream name)
         self._text = text_digest(key_options, engine.kernel)
 
@@ -90,29 +95,50 @@ class StreamFolder:
         (the last of its run, or of a full part of a run that goes on), if any."""
         run = entry.run
         assert run is not None
-        part = self._runs.get(run)
-        if part is None:
-            part = self._runs[run] = _Part()
-        if part.stop == part.part_start:
-            part.first_number = entry.number
-        part.last_number = entry.number
         key = (entry.key & MASK128).to_bytes(KEY, "little")
-        if self._text is not None:
-            part.note_texts([entry.keyed], self._text)
-        if part.take(key, [entry.keyed], self._sequences.match):
-            self._sequences.of(part, fix=True)
+        part = self._take(run, key, [entry.keyed], (entry.number, entry.number))
         if run.closed and entry is run.last:
-            del self._runs[run]
+            return self._line(run, part, ends=True)
+        every = self._every
+        if every is not None and part.stop - part.part_start >= every and run.length > part.stop:
+            return self._line(run, part, ends=False)
+        return None
+
+    def folded(
+        self, run: Run, keys: bytes, records: list[bytes], numbers: tuple[int, int], ends: bool
+    ) -> bytes:
+        """A part of a run as the kernel hands it over (``--fold-every`` records once
+        the run goes on past them, or the rest of the run as it ends: their key hashes,
+        the records without the stream's name, the first and last input numbers): its
+        line. ``run.length``: the records of the run so far."""
+        return self._line(run, self._take(run, keys, records, numbers), ends)
+
+    def _take(self, run: Run, keys: bytes, records: list[bytes], numbers: tuple[int, int]) -> _Part:
+        """The run's next skipped records (``numbers``: the first's and the last's),
+        taken as one by one would be: the sequence is fixed at HELD_MAX records held."""
+        part = self._runs.get(run.first.number)
+        if part is None:
+            part = self._runs[run.first.number] = _Part()
+        if part.stop == part.part_start:
+            part.first_number = numbers[0]
+        part.last_number = numbers[1]
+        if self._text is not None:
+            part.note_texts(records, self._text)
+        at, match = 0, self._sequences.match
+        while at < len(records):
+            stop = len(records) if part.unit is not None else at + HELD_MAX - len(part.records)
+            if part.take(keys[at * KEY : stop * KEY], records[at:stop], match):
+                self._sequences.of(part, fix=True)
+            at = stop
+        return part
+
+    def _line(self, run: Run, part: _Part, ends: bool) -> bytes:
+        """The line of the part just taken: the run's last one, or an interim one."""
+        if ends:
+            del self._runs[run.first.number]
             from seqdedup.engine.pieces import Piece
 
             part.first_piece = Piece(0, run.length - 1, 0, 0)  # the whole run, complete
-            return self._line(run, part, continues=False)
-        every = self._every
-        if every is not None and part.stop - part.part_start >= every and run.length > part.stop:
-            return self._line(run, part, continues=True)
-        return None
-
-    def _line(self, run: Run, part: _Part, continues: bool) -> bytes:
         unit = part.unit if part.unit is not None else self._sequences.of(part)
         file, start = self._locate(part.first_number)
         fields: Fields = {
@@ -120,7 +146,7 @@ class StreamFolder:
             "start": start,
             "end": start + part.last_number - part.first_number,
             "stream": visible(run.first.stream),
-            **part_fields(part, unit, self._folded, self._stamp, continues),
+            **part_fields(part, unit, self._folded, self._stamp, not ends),
             "window_size": self._window_size,
             **self._source_fields(run),
         }

@@ -7,40 +7,42 @@ from __future__ import annotations
 from array import array
 from collections import deque
 from collections.abc import Callable, Iterable
-from heapq import heappop, heappush
-from itertools import compress
+from itertools import accumulate, compress
 from operator import not_
 from typing import TYPE_CHECKING
 
 from seqdedup.base.cengine import CEngine
 from seqdedup.base.engine import SEED
-from seqdedup.base.hashes import MASK64, hash_bytes
+from seqdedup.base.hashes import hash_bytes
 from seqdedup.config.timelimit import PatternTimeout
-from seqdedup.engine.stream_decider import Entry, Run
 from seqdedup.keys.filters import TRACKED
 from seqdedup.keys.streams import UNNAMED
 from seqdedup.run import stream_rows as rows
-from seqdedup.run.stream_path import INVERTED, StreamPath, _StreamFeeding
-
-RUN_FIELDS = 8  # int64 per closed run the kernel hands over (StreamMatcher.closed_runs)
+from seqdedup.run.stream_path import INVERTED, StreamPath, _StreamFeeding, make_stream_folder
+from seqdedup.run.stream_reports import ReportedRuns
 
 if TYPE_CHECKING:
+    from seqdedup.engine.stream_decider import SequenceCounts
     from seqdedup.run.ledger import Ledger
     from seqdedup.run.plan import Parts
 
 
 class KernelStreamPath(_StreamFeeding):
-    """The same rule decided by the kernel's ``StreamMatcher`` (no markers,
-    explanations or ``--top``): each active stream gets a small lane number; the kernel
-    hands back the decided records' flags in input order, the streams that ended (with
-    their counts) and the closed runs' contents."""
+    """The same rule decided by the kernel's ``StreamMatcher`` (markers, ``--top`` and
+    fold lines from the runs it hands over; no explanations): each active stream gets a
+    small lane number; the kernel hands back the decided records' flags in input order,
+    the streams that ended (with their counts) and the closed runs."""
 
     def __init__(self, parts: Parts, ledger: Ledger, kernel: CEngine) -> None:
         super().__init__(parts, ledger, False)
         rule, streams = parts.rule, parts.streams
-        # Markers and --top (the plan's "reported"): each closed run handed over whole,
-        # its sequence counted as it is written (so not by the matcher as well)
+        # Markers, --top and fold lines (the plan's "reported"): each closed run handed
+        # over whole (with --fold, in parts), its sequence counted as it is written (so
+        # not by the matcher as well)
         self._reporting = parts.plan.reported
+        folds = self._folds = parts.fold_options.fold
+        every = parts.fold_options.fold_every
+        assert isinstance(every, int | None)  # (a time is refused with streams)
         self._matcher = kernel.stream_matcher(
             rule.window_size,
             streams.stream_idle,
@@ -49,13 +51,15 @@ class KernelStreamPath(_StreamFeeding):
             history=rule.max_history,
             seed=SEED,
             report_runs=self._reporting,
+            fold=folds,
+            fold_every=every if folds else None,
         )
+        folder = make_stream_folder(parts, self._source_fields) if folds else None
         self._reports = (
-            ReportedRuns(self._matcher.closed_runs, self._report_run) if self._reporting else None
+            ReportedRuns(self._matcher, self._report_run, folder) if self._reporting else None
         )
-        self._lanes: dict[str, int] = {}  # active stream names -> lane
-        self._names: list[str] = []  # lane -> stream name
-        self._free: list[int] = []  # lanes of streams that ended
+        self._pending_keyed: list[bytes] = []  # with --fold: pending records, unnamed
+        self._lanes = StreamLanes(self._rows)
         self._pending: list[bytes] = []
         self._pending_tracked: list[bool] = []  # with filters: which pending are tracked
         # Names found by the kernel where the pattern is a prefix program (no filters),
@@ -69,27 +73,47 @@ class KernelStreamPath(_StreamFeeding):
         batch = records if isinstance(records, list) else list(records)
         if self._prefixed:
             return self._feed_prefixed(batch)
+        if self._reports is not None and self._namer.program() is not None:
+            return self._feed_reported(batch, self._reports)
         names, hashes, decisions = self._named(batch, len(self._pending))
-        lanes = array("i")
-        lane_of, current = self._lanes, self._current
-        streams = self._reports.streams if self._reports is not None else None
+        # each record's stream (a continuation line's: the one before), then each
+        # tracked record's lane, new streams given theirs in the order they first come
+        filled = list(accumulate(names, _continuing, initial=self._current))
+        self._current = filled[-1]
+        del filled[0]
         tracked = [d == TRACKED for d in decisions] if decisions is not None else None
-        for offset, name in enumerate(names):
-            if name is None:
-                name = current
-            else:
-                current = name
-            if tracked is not None and not tracked[offset]:
-                continue
-            lane = lane_of.get(name)
-            lanes.append(self._lane(name) if lane is None else lane)
-            if streams is not None:
-                streams.append(name)
-        self._current = current
+        if tracked is not None:
+            filled = list(compress(filled, tracked))
+        lanes = self._lanes.lanes(filled)
+        if self._reports is not None:
+            self._reports.streams.add_named(filled)
         self._pending += batch
+        if self._folds:
+            self._pending_keyed += self._keyed
         if tracked is not None:
             self._pending_tracked += tracked
-        return self._taken(self._matcher.push(hashes, lanes.tobytes()))
+        return self._taken(self._matcher.push(hashes, lanes))
+
+    def _feed_reported(self, batch: list[bytes], reports: ReportedRuns) -> list[bytes]:
+        """``feed`` for markers, ``--top`` and fold lines, with the names the kernel's
+        prefix program finds: each distinct name gets its lane here, the matcher maps
+        each record to its own, and each position's stream is kept per batch (so
+        nothing is done per record in Python)."""
+        try:
+            found = self._namer.prefixed(batch)
+            assert found is not None
+            names, indices, keyed = found
+            hashes = hash_bytes(self._parts.keys.hashes(keyed))
+        except PatternTimeout as exc:
+            raise self._where(exc, len(self._pending)) from None
+        before = self._current
+        order, self._current = reports.streams.add(indices, names, before)
+        translate = self._lanes.translation(order, names)
+        self._pending += batch
+        if self._folds:
+            self._pending_keyed += keyed
+        initial = self._lanes.of.get(before, -1)
+        return self._taken(self._matcher.push(hashes, indices, translate, initial))
 
     def _feed_prefixed(self, batch: list[bytes]) -> list[bytes]:
         """``feed`` with the names the kernel finds (:meth:`StreamNamer.prefixed_keys`)
@@ -99,8 +123,7 @@ class KernelStreamPath(_StreamFeeding):
             keys, indices, keyed, decoded = self._namer.prefixed_keys(batch)
             hashes = hash_bytes(self._parts.keys.hashes(keyed))
         except PatternTimeout as exc:
-            number = self._ledger.released + len(self._pending) + 1 + exc.index
-            raise exc.at(self._parts.report.inputs.line(number).lower()) from None
+            raise self._where(exc, len(self._pending)) from None
         before = self._current
         self._pending += batch
         result = self._matcher.push_named(
@@ -136,7 +159,7 @@ class KernelStreamPath(_StreamFeeding):
             counts = array("q", ended)
             table.add_counts(counts[0::3], counts[1::3], counts[2::3])
         table.add_other(*other)
-        self._count_runs(runs)
+        _count_runs(self.sequences, runs)
         return self._write(flags)
 
     def end_records(self) -> list[bytes]:
@@ -144,53 +167,24 @@ class KernelStreamPath(_StreamFeeding):
         self._current_key = UNNAMED.encode()
         return out
 
-    def _lane(self, name: str) -> int:
-        lane = self._lanes.get(name)
-        if lane is None:
-            self._new_lanes([name])
-            lane = self._lanes[name]
-        return lane
-
-    def _new_lanes(self, new: list[str]) -> None:
-        """Lanes for streams that begin (distinct, in order): those of ended streams
-        first, the last freed first, then new ones."""
-        free, names = self._free, self._names
-        reused = free[len(free) - min(len(free), len(new)) :][::-1]
-        del free[len(free) - len(reused) :]
-        for name, lane in zip(new, reused, strict=False):
-            names[lane] = name
-        first = len(names)
-        names += new[len(reused) :]
-        self._lanes.update(zip(new, [*reused, *range(first, len(names))], strict=True))
-        self._rows.note(new)
-
     def _end_all(self) -> list[bytes]:
         if self._prefixed:
             return self._taken_named(self._matcher.end_named(), lambda index: self._current)
         return self._taken(self._matcher.end_all())
-
-    def _count_runs(self, runs: bytes) -> None:
-        """Count the closed runs' sequences (their 128-bit contents)."""
-        if runs:
-            words = array("Q", runs)
-            count = self.sequences.count
-            for k in range(0, len(words), 2):
-                count(words[k] | words[k + 1] << 64)
 
     def _taken(self, result: tuple[bytes, bytes, bytes]) -> list[bytes]:
         """Book what the kernel decided and ended; write what is decided."""
         flags, ended, runs = result
         if ended:
             counts = array("q", ended)
-            names = self._names
             lanes = counts[0::3]
-            self._rows.add(list(map(names.__getitem__, lanes)), counts[1::3], counts[2::3])
+            names = list(map(self._lanes.names.__getitem__, lanes))
+            self._rows.add(names, counts[1::3], counts[2::3])
             ended_lanes = list(set(lanes))
             # (those ended and not begun again since)
             gone = list(compress(ended_lanes, map(not_, map(self._matcher.active, ended_lanes))))
-            deque(map(self._lanes.pop, map(names.__getitem__, gone)), maxlen=0)
-            self._free += gone
-        self._count_runs(runs)
+            self._lanes.free(gone)
+        _count_runs(self.sequences, runs)
         return self._write(flags)
 
     def _write(self, flags: bytes) -> list[bytes]:
@@ -199,8 +193,9 @@ class KernelStreamPath(_StreamFeeding):
         parts, ledger = self._parts, self._ledger
         if self._reports is not None:  # (no filters: every record is tracked)
             cut = len(flags)
-            out, marked_last = self._reports.write(self._pending, flags)
+            out, marked_last = self._reports.write(self._pending, self._pending_keyed, flags)
             del self._pending[:cut]
+            del self._pending_keyed[:cut]
             ledger.count(cut, cut - flags.count(1))
             if cut:
                 ledger.written_last(not flags[-1] and not marked_last)
@@ -231,77 +226,61 @@ class KernelStreamPath(_StreamFeeding):
         return out
 
 
-class KernelRun(Run):
-    """A duplicate run the kernel's stream matcher closed (its content known)."""
-
-    __slots__ = ("_known",)
-
-    def __init__(
-        self,
-        first: Entry,
-        last: Entry,
-        length: int,
-        content: int,
-        source: tuple[int, int, int, str],
-    ) -> None:
-        self.first, self.last, self.length = first, last, length
-        self.source = source
-        self.differs = False
-        self.count = 0
-        self.closed = True
-        self._known = content
-
-    @property
-    def content(self) -> int:
-        return self._known
+def _count_runs(sequences: SequenceCounts, runs: bytes) -> None:
+    """Count the closed runs' sequences (their 128-bit contents)."""
+    if runs:
+        words = array("Q", runs)
+        for k in range(0, len(words), 2):
+            sequences.count(words[k] | words[k + 1] << 64)
 
 
-class ReportedRuns:
-    """Markers and ``--top`` from the runs the kernel's stream matcher hands over whole
-    (``report_runs``): each closed run held until its last record is written, then
-    reported right after it. The matcher holds back the records of runs still open;
-    a closed run's first records may have gone before its last (another stream's record
-    not decided yet stops the output), so its first record is kept as it closes."""
+class StreamLanes:
+    """The small numbers the kernel's matcher knows the active streams by: a stream
+    that begins takes the lane of one that ended (the last freed first), or a new one."""
 
-    def __init__(
-        self, closed_runs: Callable[[], bytes], report: Callable[[Run, list[bytes]], bool]
-    ) -> None:
-        self.streams: list[str] = []  # each position's stream (no filters: every record)
-        self._closed_runs = closed_runs  # StreamMatcher.closed_runs
-        self._report = report
-        self._written = 0  # positions written so far
-        # closed runs not written yet, by last position (output order), first record last
-        self._closed: list[tuple[int, int, int, int, int, int, int, bytes]] = []
+    __slots__ = ("_free", "_rows", "names", "of")
 
-    def write(self, pending: list[bytes], flags: bytes) -> tuple[list[bytes], bool]:
-        """The first ``len(flags)`` pending records as their flags say, each run's
-        report after its last record; and whether the last line is a report."""
-        closed = self._closed_runs()
-        if closed:  # (a run closed now was open until now: its first record is pending)
-            fields, done = array("q", closed), self._written
-            for k in range(0, len(fields), RUN_FIELDS):
-                first, last, length, source_end, source_first, lo, hi = fields[k + 1 : k + 8]
-                run = (last, length, source_end, source_first, lo, hi, first, pending[first - done])
-                heappush(self._closed, run)
-        cut, base = len(flags), self._written
-        released, written = pending[:cut], flags.translate(INVERTED)
-        out: list[bytes] = []
-        at, marked_last = 0, False
-        while self._closed and self._closed[0][0] < base + cut:
-            last, length, source_end, source_first, lo, hi, first, record = heappop(self._closed)
-            stop = last - base + 1
-            out += compress(released[at:stop], written[at:stop])
-            at = stop
-            streams = self.streams
-            source = (source_end, source_first + 1, source_end + 1, streams[source_end])
-            content = (lo & MASK64) | (hi & MASK64) << 64
-            start = Entry(record, first + 1, streams[first])  # (a number: position + 1)
-            end = Entry(b"", last + 1, streams[last])
-            marked_last = self._report(KernelRun(start, end, length, content, source), out)
-            marked_last = marked_last and stop == cut
-        out += compress(released[at:], written[at:])
-        self._written += cut
-        return out, marked_last
+    def __init__(self, table: rows.StreamRows) -> None:
+        self.of: dict[str, int] = {}  # active stream names -> lane
+        self.names: list[str] = []  # lane -> stream name
+        self._free: list[int] = []  # lanes of streams that ended
+        self._rows = table  # (a stream that begins is noted for its statistics row)
+
+    def lanes(self, streams: list[str]) -> array[int]:
+        """Each record's lane (``streams``: each record's), streams that begin given
+        theirs in the order they first come."""
+        self._give([name for name in dict.fromkeys(streams) if name not in self.of])
+        return array("i", map(self.of.__getitem__, streams))
+
+    def translation(self, order: list[str], names: list[str]) -> array[int]:
+        """The lane of each of ``names`` (-1: none), streams of ``order`` that begin
+        (distinct, in the order they first come) given theirs."""
+        self._give([name for name in order if name not in self.of])
+        return array("i", [self.of.get(name, -1) for name in names])
+
+    def _give(self, new: list[str]) -> None:
+        """Lanes for streams that begin (distinct, in order)."""
+        if not new:
+            return
+        self._rows.note(new)
+        free, names = self._free, self.names
+        reused = free[len(free) - min(len(free), len(new)) :][::-1]
+        del free[len(free) - len(reused) :]
+        for name, lane in zip(new, reused, strict=False):
+            names[lane] = name
+        first = len(names)
+        names += new[len(reused) :]
+        self.of.update(zip(new, [*reused, *range(first, len(names))], strict=True))
+
+    def free(self, gone: list[int]) -> None:
+        """The streams of lanes ``gone`` ended."""
+        deque(map(self.of.pop, map(self.names.__getitem__, gone)), maxlen=0)
+        self._free += gone
+
+
+def _continuing(before: str, name: str | None) -> str:
+    """A record's stream: its own name, or a continuation line's the one before."""
+    return before if name is None else name
 
 
 def stream_path(parts: Parts, ledger: Ledger) -> StreamPath | KernelStreamPath:

@@ -70,7 +70,7 @@ class _StreamFeeding(RecordPath):
         records' key hashes (16 bytes each) and the filter decisions (None: all tracked);
         ``self._keyed``: every record of it without its stream's name. ``held``: records
         fed and not written yet."""
-        parts, ledger = self._parts, self._ledger
+        parts = self._parts
         decisions = None
         try:
             names, keyed = self._namer.split(batch)
@@ -84,9 +84,14 @@ class _StreamFeeding(RecordPath):
             else:
                 hashes = hash_bytes(parts.keys.hashes(keyed))
         except PatternTimeout as exc:
-            number = ledger.released + held + 1 + exc.index
-            raise exc.at(parts.report.inputs.line(number).lower()) from None
+            raise self._where(exc, held) from None
         return names, hashes, decisions
+
+    def _where(self, exc: PatternTimeout, held: int) -> PatternTimeout:
+        """A stream pattern's time-out, saying which line it was (``held``: records fed
+        before the batch and not written yet)."""
+        number = self._ledger.released + held + 1 + exc.index
+        return exc.at(self._parts.report.inputs.line(number).lower())
 
     def end_records(self) -> list[bytes]:
         """End of an input: every stream ends (no window spans two inputs)."""
