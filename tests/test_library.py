@@ -85,6 +85,34 @@ def test_what_the_library_holds_is_not_saved_again(tmp_path_factory, x, y, windo
     assert out == expected(x + y, window, library=[y])
 
 
+def sequence_rows(library):
+    with closing(sqlite3.connect(library / DB_NAME)) as db:
+        query = "SELECT digest, records, length, kind, count, run_id, last_run FROM sequences"
+        return db.execute(query + " ORDER BY rowid").fetchall()
+
+
+@settings(
+    max_examples=examples(60),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(x=alphabet, y=alphabet, window=st.integers(1, 4), fold=st.booleans())
+def test_a_piece_seen_again_counts_as_a_row_staged_again(tmp_path_factory, x, y, window, fold):
+    """A repeated piece whose identity was staged already in the run is counted
+    against that row, not staged again: the library (every row, its count and runs) is
+    the one that staging every piece makes, a fresh one and one merged into, with fold
+    lines' sequences staged under their ids beside."""
+    libraries = []
+    for held in (saving.REPEATS_HELD, 0):  # (0: every piece staged as its own row)
+        library = tmp_path_factory.mktemp("lib") / "L"
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(saving, "REPEATS_HELD", held)
+            run(x + x, window_size=window, library_dir=library, fold=fold)
+            run(y + x + y, window_size=window, library_dir=library, fold=fold)
+        libraries.append(sequence_rows(library))
+    assert libraries[0] == libraries[1]
+
+
 @pytest.mark.parametrize("window", [1, 2, 5, 40])
 def test_long_new_stretches_are_staged_in_overlapping_pieces(tmp_path, monkeypatch, window):
     monkeypatch.setattr(saving, "STRETCH_CHUNK", 3)

@@ -261,6 +261,7 @@ class LibraryWriter:
         self._staging_path = name
         self._staging = self._file.connection
         self._sightings: Counter[bytes] = Counter()  # held sequences repeated by this run
+        self._again: Counter[bytes] = Counter()  # staged sequences repeated again
         self._named: list[bytes] = []  # the ids of sequences staged under one
         self._absorbed: list[str] = []  # other staging files landed with this one
         self.failure: SeqdedupError | None = None  # staging failed: commit() says so
@@ -313,6 +314,12 @@ class LibraryWriter:
         """A sequence the library holds was repeated: count it, save nothing."""
         self._sightings[digest] += 1
 
+    def seen_again(self, digest: bytes) -> None:
+        """A sequence this run staged was repeated again: counted as a row staged
+        again would count it (no 'named' row precedes: its first sighting was staged),
+        its row not made again."""
+        self._again[digest] += 1
+
     def absorb(self, path: Path) -> None:
         """Land what another staging file holds (written by a :class:`StagingFile`)
         with this run's own, in :meth:`commit`: read from it there, not copied here
@@ -335,6 +342,11 @@ class LibraryWriter:
             with self._staging_errors():
                 self._file.flush()  # commits
                 self._file.stop()
+                with self._staging:
+                    self._staging.executemany(
+                        "UPDATE sequences SET count = count + ? WHERE digest = ?",
+                        ((times, digest) for digest, times in self._again.items()),
+                    )
                 named_only, saved = settle_staged(self._staging, self._absorbed, self._named)
         except BaseException:
             self.discard()
@@ -408,6 +420,7 @@ def _create_staging(directory: Path) -> str:
 
 
 MAX_BUFFERED_PIECE = 200_000  # skipped records held for saving one repeated piece
+REPEATS_HELD = 1 << 20  # repeated sequences whose next sightings are counted by identity
 STRETCH_CHUNK = 16_384  # new material is staged at least this often (records)
 
 
@@ -422,8 +435,14 @@ class RunSaver:
         whole_runs: bool,
         delimiter: bytes = b"\n",
         engine: Engine = PYTHON,
+        plain_keys: bool = False,
     ) -> None:
         self._writer = LibraryWriter(directory)
+        # Records compared by their whole text: a repeated piece's identity (128 bits
+        # of its key hashes, keyed with the run's secret) names its records, so a piece
+        # seen again is counted against the row staged for it, not encoded, digested
+        # and upserted again (docs/library.md); identity -> that row's digest
+        self._repeats: dict[int, bytes] | None = {} if plain_keys else None
         self._delimiter = delimiter
         # The kernel's encode_joined: a piece of the chunk path's runs staged as a row
         # straight from the run's bytes
@@ -498,13 +517,20 @@ class RunSaver:
                 continue  # the library holds it already: counted, not saved
             if self._whole_runs is not None or content is None:
                 continue
+            repeats = self._repeats
+            if repeats is not None and piece.identity in repeats:
+                self._writer.seen_again(repeats[piece.identity])
+                continue
             if isinstance(content, JoinedSlice):
                 assert self._encode_joined is not None
                 data, skip, count = content
                 row = self._encode_joined(data, self._delimiter, count, skip)
-                self._writer.add_encoded(row, count, "repeat")
             else:
-                self._writer.add(list(content), "repeat")
+                row, count = encode_records(list(content)), len(content)
+            digest = None
+            if repeats is not None and piece.identity and len(repeats) < REPEATS_HELD:
+                digest = repeats[piece.identity] = digest_of(row)
+            self._writer.add_encoded(row, count, "repeat", digest)
         # A huge run: its content is saved as new material where it first occurred.
         waiting.trim()
 
@@ -571,6 +597,7 @@ def run_saver(
     delimiter: bytes,
     library: LoadedLibrary | None,
     engine: Engine,
+    plain_keys: bool = False,
 ) -> RunSaver:
     """The library session of a run that saves one (``-l``), under the ``rule``."""
     assert options.library_dir is not None
@@ -588,4 +615,5 @@ def run_saver(
         whole_runs=bool(options.read_sequences),
         delimiter=delimiter,
         engine=engine,
+        plain_keys=plain_keys,
     )

@@ -85,7 +85,7 @@ class Stages:
         patterns = [each.pattern for each in filters.rules]
         report = _report(rule, markers, attributor, library, digest, patterns, on_explain, on_fold)
         top = top_table(config.top, rule.max_unique_sequences, bool(filters), top_counts, watched)
-        self.saver = saver = _saver(libraries, rule, key_options.delimiter, plan, library)
+        self.saver = saver = _saver(libraries, rule, key_options, plan, library)
         self.folder = _folder(folding, rule, key_options, plan, report, keys, attributor, saver)
         self.parts = Parts(
             rule, key_options, markers, config.stream_options, folding, libraries,
@@ -213,7 +213,7 @@ def _matcher(
 def _saver(
     libraries: LibraryOptions,
     rule: RuleOptions,
-    delimiter: bytes,
+    key_options: KeyOptions,
     plan: RunPlan,
     library: LoadedLibrary | None,
 ) -> RunSaver | None:
@@ -222,7 +222,8 @@ def _saver(
         return None
     from seqdedup.library.save import run_saver
 
-    return run_saver(libraries, rule, delimiter, library, plan.engine)
+    delimiter, plain = key_options.delimiter, not key_options.keyed
+    return run_saver(libraries, rule, delimiter, library, plan.engine, plain_keys=plain)
 
 
 def _folder(
