@@ -1210,6 +1210,37 @@ def sized_run(kernel, rng: random.Random, long: bool = False) -> None:
             bad()
 
 
+def marker_calls(kernel, rng: random.Random) -> None:
+    """mark_runs: random outputs, runs, places and pieces (places in order or not,
+    inside the output or past it, pieces of a library, huge numbers) against the Python
+    twin, or a ValueError where the places are not the output's."""
+    from seqdedup.engine.pykernel import python_mark_runs
+
+    out = bytes(rng.randrange(256) for _ in range(rng.randint(0, 30)))
+    nruns = rng.randint(0, 4)
+    starts = sorted(rng.sample(range(50), nruns))
+    runs = array("q", [v for s in starts for v in (s, s + 1)]).tobytes()
+    places = sorted(rng.randint(0, len(out)) for _ in range(nruns))
+    if places and rng.random() < 0.2:
+        places[rng.randrange(nruns)] = rng.choice([-1, len(out) + 1, 2**62])
+    pieces = array("q")
+    for end in sorted(rng.randint(0, 60) for _ in range(rng.randint(0, 5))):
+        start = rng.randint(0, end)
+        source = rng.choice([0, 7, 2**40, -2 if rng.random() < 0.1 else 3])
+        pieces += array("q", [start, end, source, rng.choice([1, 2**62]), 0, 0])
+    args = (out, runs, array("q", places).tobytes(), pieces.tobytes(), b"\n", b"<", b">")
+    expected = None
+    valid = all(0 <= p <= len(out) for p in places) and places == sorted(places)
+    if valid:
+        expected = python_mark_runs(*args)
+    try:
+        got = kernel.mark_runs(*args)
+    except ValueError:
+        assert not valid, args
+        return
+    assert got == expected or not valid, args  # (a place no piece reads is not checked)
+
+
 def main() -> None:
     kernel = load(sys.argv[1])
     iterations = int(sys.argv[2])
@@ -1233,6 +1264,7 @@ def main() -> None:
         key_table_calls(kernel, rng)
         budget_calls(kernel, rng)
         sized_run(kernel, rng)
+        marker_calls(kernel, rng)
     if seed == 1:  # (once too: 9,000 records a stream: 0.9 CPU-s under the sanitizers)
         sized_run(kernel, rng, long=True)
     print(f"kernel stress: {iterations} iterations of seed {seed}, all equal to the oracle")

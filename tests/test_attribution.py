@@ -13,7 +13,7 @@ from seqdedup import Deduplicator
 from seqdedup.base.hashes import hash_words
 from seqdedup.config.groups import FilterRule
 
-from conftest import HANG_GUARD, examples
+from conftest import HANG_GUARD, examples, kernel_built
 from oracle import attribution_pieces, skipped_flags
 
 MARKER = "M {start} {end} {match_start} {match_end} {count}"
@@ -794,3 +794,84 @@ def test_stream_markers_say_when_a_run_differs_in_its_text():
     d = Deduplicator(window_size=2, **{**options, "annotation_format": None})
     out = d.feed([*pods[:2], b"[p2] exit 3", b"[p2] done", b"[p2] x"]) + d.flush()
     assert out[2].endswith(b"(sequence seen 2 times) (2 variants of the text)]"), out
+
+
+@st.composite
+def marked_chunks(draw):
+    """A chunk's output, its runs (start, stop) and their places in it, and pieces
+    closed in order, each ending in some run (or before the first: a piece of a run of
+    an earlier chunk), as the chunk path hands them to mark_runs."""
+    out = draw(st.binary(max_size=40))
+    places = sorted(draw(st.lists(st.integers(0, len(out)), max_size=5)))
+    starts = sorted(draw(st.sets(st.integers(0, 60), min_size=len(places), max_size=len(places))))
+    runs = array("q")
+    for start in starts:
+        runs += array("q", [start, start + 1])
+    ends = sorted(draw(st.lists(st.integers(0, 70), max_size=6)))
+    pieces = array("q")
+    for end in ends:
+        start = draw(st.integers(0, end))
+        source = draw(st.integers(0, 1 << 40))
+        count = draw(st.integers(1, 1 << 40))
+        pieces += array("q", [start, end, source, count, draw(st.integers(0, 9)), 0])
+    return out, runs.tobytes(), array("q", places).tobytes(), pieces.tobytes()
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    chunk=marked_chunks(),
+    delimiter=st.sampled_from([b"\n", b"\0", b"||"]),
+    color=st.sampled_from([(b"", b""), (b"\x1b[33m", b"\x1b[0m")]),
+    library=st.booleans(),
+)
+def test_markers_written_by_the_kernel_are_its_twins(chunk, delimiter, color, library):
+    """mark_runs (--annotate's default markers written into a chunk's output) in C is
+    its Python twin, byte for byte: each marker where the last run starting at or before
+    its piece's end lies, in order; None where a piece repeats a library."""
+    from seqdedup.engine.choice import engine_named
+    from seqdedup.engine.pyengine import PYTHON
+
+    out, runs, offsets, pieces = chunk
+    if library and pieces:  # (a library's records are at negative indices)
+        words = array("q", pieces)
+        words[2] = -3
+        pieces = words.tobytes()
+    expected = PYTHON.mark_runs(out, runs, offsets, pieces, delimiter, *color)
+    assert (expected is None) == (library and bool(pieces))
+    if expected is not None:  # (the oracle: each run looked for from the first)
+        starts, places, words = array("q", runs)[0::2], array("q", offsets), array("q", pieces)
+        made, taken = b"", 0
+        for k in range(0, len(words), 6):
+            start, end, source, count = words[k : k + 4]
+            place = max([0, *(p for s, p in zip(starts, places, strict=True) if s <= end)])
+            text = (
+                f"[DUPLICATE: Lines {start + 1}-{end + 1} matched lines {source + 1}-"
+                f"{source + end - start + 1} (sequence seen {count} times)]"
+            )
+            made += out[taken:place] + color[0] + text.encode() + color[1] + delimiter
+            taken = place
+        assert expected == made + out[taken:]
+    if not kernel_built():
+        pytest.skip("the kernel is not built")
+    assert engine_named("c").mark_runs(out, runs, offsets, pieces, delimiter, *color) == expected
+
+
+def test_a_chunk_whose_places_are_not_in_order_is_refused_by_the_kernel():
+    """The kernel checks what it is given: a run's place outside the output, or before
+    the place of the piece before, is a ValueError, never a read outside the output."""
+    if not kernel_built():
+        pytest.skip("the kernel is not built")
+    from seqdedup.engine.choice import engine_named
+
+    mark = engine_named("c").mark_runs
+    runs = array("q", [0, 1, 5, 6]).tobytes()
+    pieces = array("q", [0, 0, 0, 1, 0, 0, 5, 5, 0, 1, 0, 0]).tobytes()
+    for places in ([0, 9], [3, 1]):
+        with pytest.raises(ValueError):
+            mark(b"abcd", runs, array("q", places).tobytes(), pieces, b"\n", b"", b"")
+    with pytest.raises(ValueError):
+        mark(b"abcd", runs[:8], b"", pieces, b"\n", b"", b"")
+    assert mark(b"abcd", runs, array("q", [1, 3]).tobytes(), pieces, b"\n", b"", b"") == (
+        b"a[DUPLICATE: Lines 1-1 matched lines 1-1 (sequence seen 1 times)]\n"
+        b"bc[DUPLICATE: Lines 6-6 matched lines 1-1 (sequence seen 1 times)]\nd"
+    )

@@ -125,6 +125,16 @@ def earliest(rows: Sequence[ReadableBuffer], library: ReadableBuffer, /) -> list
 def first_match(record: ReadableBuffer, classes: int, /) -> tuple[int, int] | None: ...
 def shortest_period(keys: ReadableBuffer, /) -> int: ...
 def periodic_match(unit: ReadableBuffer, data: ReadableBuffer, offset: int, /) -> int: ...
+def mark_runs(
+    out: ReadableBuffer,
+    runs: ReadableBuffer,
+    offsets: ReadableBuffer,
+    pieces: ReadableBuffer,
+    delimiter: bytes,
+    prefix: bytes,
+    suffix: bytes,
+    /,
+) -> bytes | None: ...
 def encode_joined(
     data: ReadableBuffer, delimiter: bytes, count: int, skip: int = 0, /
 ) -> bytes: ...

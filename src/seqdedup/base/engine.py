@@ -121,6 +121,19 @@ class Engine(Protocol):
     def shortest_period(self, keys: bytes | bytearray, /) -> int: ...
     def periodic_match(self, unit: bytes, data: bytes | bytearray, offset: int, /) -> int: ...
 
+    # --annotate's default markers written into a chunk's output
+    def mark_runs(
+        self,
+        out: bytes,
+        runs: bytes,
+        offsets: bytes,
+        pieces: bytes,
+        delimiter: bytes,
+        prefix: bytes,
+        suffix: bytes,
+        /,
+    ) -> bytes | None: ...
+
 
 _numpy: bool | None = None
 

@@ -11,6 +11,18 @@ DEFAULT_ANNOTATION = (
 )
 
 
+def default_marker(start: int, end: int, source: int, count: int) -> bytes:
+    """DEFAULT_ANNOTATION of a piece of records ``start`` .. ``end`` (0-based, one
+    input without filters: a record's number is its index plus one) repeating those from
+    ``source`` on, its sequence seen ``count`` times (the kernel's mark_runs writes the
+    same)."""
+    last = source + end - start
+    return (
+        f"[DUPLICATE: Lines {start + 1}-{end + 1} matched lines {source + 1}-{last + 1} "
+        f"(sequence seen {count} times)]"
+    ).encode()
+
+
 DEFAULT_LIBRARY_ANNOTATION = (
     "[DUPLICATE: Lines {start}-{end} matched library sequence {sequence} "
     "records {match_start}-{match_end} (sequence seen {count} times)]"

@@ -139,6 +139,12 @@ static PyMethodDef kernel_methods[] = {
     {"periodic_match", seqdedup_py_periodic_match, METH_VARARGS,
      "periodic_match(unit, data, offset) -> how many keys of data equal the unit's, "
      "repeated, from key offset of the repetition on"},
+    {"mark_runs", seqdedup_py_mark_runs, METH_VARARGS,
+     "mark_runs(out, runs, offsets, pieces, delimiter, prefix, suffix) -> bytes or None: "
+     "the chunk's output with --annotate's default marker of each piece (6 int64 each), "
+     "between prefix and suffix and followed by the delimiter, where the last run starting "
+     "at or before its end lies in it (runs: int64 start, stop pairs; offsets: int64 "
+     "each); None when a piece repeats a library"},
     {"encode_joined", seqdedup_py_encode_joined, METH_VARARGS,
      "encode_joined(data, delimiter, count, skip=0) -> bytes: the library row of count "
      "records of data from record skip on, records joined by delimiter"},

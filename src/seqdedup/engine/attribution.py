@@ -391,6 +391,17 @@ class KernelAttributor:
         the records' input numbers (int64 bytes) when filters make them differ."""
         return self._pieces(self._core.add_runs(size, runs, numbers))
 
+    @property
+    def hands_packed(self) -> bool:
+        """Whether :meth:`add_runs_packed` serves: every piece goes to the caller."""
+        return not self._watched and not self.counts_top
+
+    def add_runs_packed(self, size: int, runs: bytes) -> bytes:
+        """:meth:`add_runs`'s pieces as the kernel packs them (six int64 each: start,
+        end, source, count, the two lanes of the identity), no Piece made."""
+        assert self.hands_packed
+        return self._core.add_runs(size, runs, None) or b""
+
     def take_packed(self) -> bytes:
         """Made ``watched``: every piece closed since the last call, packed (six int64
         each: start, end, source, count, the two lanes of the identity)."""

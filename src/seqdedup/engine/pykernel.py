@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import mmap
 import re
+import struct
 from array import array
 from bisect import bisect_right
 from collections import Counter
@@ -21,6 +22,7 @@ from itertools import pairwise
 
 from seqdedup.base.engine import ChainsFound, Numbered
 from seqdedup.base.records import Buffer, Int64s
+from seqdedup.config.markerfields import default_marker
 
 EDGE = -1  # the start or end of a part (an input, a stream, a library row)
 NONE = -2  # no neighbour seen yet (and, in KeyTable.find, a key the table lacks)
@@ -332,6 +334,34 @@ def shortest_period(keys: bytes | bytearray) -> int:
             k += 1
         border[i] = k
     return len(tokens) - (border[-1] if tokens else 0)
+
+
+def python_mark_runs(
+    out: bytes,
+    runs: bytes,
+    offsets: bytes,
+    pieces: bytes,
+    delimiter: bytes,
+    prefix: bytes,
+    suffix: bytes,
+) -> bytes | None:
+    """The chunk's output with each piece's default marker (between ``prefix`` and
+    ``suffix``, then ``delimiter``) where the last run starting at or before the piece's
+    end lies in it (``runs``: int64 (start, stop) pairs, ``offsets``: each run's place
+    in ``out``; ``pieces``: 6 int64 each); None when a piece repeats a library."""
+    starts, places = array("q", runs)[0::2], array("q", offsets)
+    parts: list[bytes] = []
+    taken = 0
+    for start, end, source, count, _, _ in struct.iter_unpack("4q2Q", pieces):
+        if source < 0:
+            return None
+        run = bisect_right(starts, end) - 1
+        at = places[run] if run >= 0 else 0
+        marker = default_marker(start, end, source, count)
+        parts += (out[taken:at], prefix, marker, suffix, delimiter)
+        taken = at
+    parts.append(out[taken:])
+    return b"".join(parts)
 
 
 def periodic_match(unit: bytes, data: bytes | bytearray, offset: int) -> int:

@@ -23,14 +23,17 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 from seqdedup.base.records import RecordSplitter
 from seqdedup.config.timelimit import PatternTimeout
 from seqdedup.engine.attribution import Attributor, ChunkAttribution
+from seqdedup.engine.pieces import unpack_pieces
 from seqdedup.keys.filters import TRACKED
 from seqdedup.run.ledger import DecidedStep, Ledger
+from seqdedup.run.markers import RESET
 from seqdedup.run.top import HEAD_SEARCH, shown_head
 
 if TYPE_CHECKING:
     from seqdedup._kernel import Matcher as ChunkMatcher
     from seqdedup._kernel import RunsTaken
     from seqdedup.config.groups import KeyOptions
+    from seqdedup.engine.attribution import KernelAttributor
     from seqdedup.engine.pieces import Piece
     from seqdedup.run.plan import Parts
 
@@ -122,13 +125,59 @@ class ChunkPath:
         self._attributor = cast("ChunkAttribution", parts.attributor)
         self._markers = parts.report.annotation is not None
         self._filters = parts.filters if parts.filters else None
+        # --annotate alone, its default text: the kernel writes the markers into the
+        # output from the pieces packed (no Piece made, unless one repeats a library)
+        # (markers are read from the kernel's attribution: the plan's "kernel")
+        packer = cast("KernelAttributor", parts.attributor)
+        self._packer = (
+            packer
+            if self._markers
+            and parts.report.plain_markers
+            and parts.folder is None
+            and parts.saver is None
+            and parts.top is None
+            and packer.hands_packed
+            else None
+        )
 
     def feed_bytes(self, chunk: bytes) -> bytes:
         if self._filters is not None:
             return self._filtered(self._kernel.split_chunk(chunk))
         out, hashes, runs, decided, kept, offsets = self._kernel.feed_chunk(chunk)
+        if self._packer is not None:
+            return self._marked_packed(self._packer, out, hashes, runs, (decided, kept), offsets)
         placed = self._account(hashes, runs, decided, kept)
         return self._marked(out, runs, offsets, placed) if placed else out
+
+    def _marked_packed(
+        self,
+        attributor: KernelAttributor,
+        out: bytes,
+        hashes: bytes,
+        runs: RunsTaken,
+        counts: tuple[int, int],
+        offsets: bytes,
+    ) -> bytes:
+        """Book what the kernel decided (``counts``: decided, kept); the output with
+        each closed piece's default marker, written by the engine's mark_runs from the
+        pieces packed."""
+        assert isinstance(runs, bytes)  # (no run heads without --top, fold or saving)
+        attributor.append_keys(hashes)
+        packed = attributor.add_runs_packed(counts[0], runs)
+        self._ledger.count(*counts)
+        if not packed:
+            return out
+        report = self._parts.report
+        color = report.marker_color
+        delimiter = self._parts.key_options.delimiter
+        prefix, suffix = (color, RESET.encode()) if color else (b"", b"")
+        marked = self._parts.plan.engine.mark_runs(
+            out, runs, offsets, packed, delimiter, prefix, suffix
+        )
+        if marked is not None:
+            return marked
+        placed = [(piece.end, report.marker(piece)) for piece in unpack_pieces(packed)]
+        return self._marked(out, runs, offsets, placed)
 
     def end_bytes(self, last: bool, cut: bool = False) -> bytes:
         """Decide the rest of a byte stream; ``last``: nothing follows it; ``cut``: it

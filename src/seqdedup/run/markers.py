@@ -14,6 +14,7 @@ from itertools import compress
 from typing import TYPE_CHECKING, TypedDict
 
 from seqdedup.base.errors import visible
+from seqdedup.config.markerfields import default_marker
 
 if TYPE_CHECKING:
     from seqdedup.config.groups import MarkerOptions, RuleOptions
@@ -242,6 +243,12 @@ class PieceReport:
         )
 
     @property
+    def plain_markers(self) -> bool:
+        """Whether every marker but a library sequence's is the default text with its
+        records' own numbers (:func:`default_marker`)."""
+        return self._plain_markers
+
+    @property
     def filtered(self) -> bool:
         """Whether filters decide which records are tracked."""
         return bool(self._patterns)
@@ -320,12 +327,8 @@ class PieceReport:
         """A piece's ``--annotate`` marker (without a delimiter)."""
         source = piece.source_start
         if self._plain_markers and source >= 0:  # (DEFAULT_ANNOTATION, its fields inline)
-            last = source + piece.end - piece.start
-            text = (
-                f"[DUPLICATE: Lines {piece.start + 1}-{piece.end + 1} matched lines "
-                f"{source + 1}-{last + 1} (sequence seen {piece.count} times)]"
-            )
-            return painted(text.encode(), self.marker_color)
+            text = default_marker(piece.start, piece.end, source, piece.count)
+            return painted(text, self.marker_color)
         assert self.annotation is not None
         fields = self.fields(piece)
         template = self._library_annotation if "sequence" in fields else self.annotation
