@@ -5,12 +5,14 @@ per batch of records."""
 
 from __future__ import annotations
 
+import sys
 from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from functools import partial
 from heapq import heappop, heappush
-from itertools import compress
+from itertools import compress, repeat
+from operator import sub
 from typing import TYPE_CHECKING
 
 from seqdedup.base.hashes import MASK64
@@ -24,7 +26,10 @@ if TYPE_CHECKING:
 
 RUN_FIELDS = 8  # int64 per closed run the kernel hands over (StreamMatcher.closed_runs)
 PART_FIELDS = 11  # int64 per folded part (StreamMatcher.folded_parts)
-NAMED = (-1).__ne__  # a record's name index: not a continuation line's (-1)
+# A record's name index (int32) is -1 for a continuation line: its sign byte is 0xff
+# then, and below 0x80 for a name; NAMED maps that byte to whether the record is named
+SIGN_BYTE = 3 if sys.byteorder == "little" else 0
+NAMED = bytes.maketrans(bytes(range(256)), b"\x01" * 255 + b"\x00")
 
 
 class PositionStreams:
@@ -46,7 +51,8 @@ class PositionStreams:
         and the stream of its last record."""
         if not indices:
             return [], before
-        mask = list(map(NAMED, indices))
+        # (each index's sign byte: 0xff only for -1; a named record's flag is 1)
+        mask = indices.tobytes()[SIGN_BYTE::4].translate(NAMED)
         named = list(compress(indices, mask))
         self._add((list(compress(range(len(mask)), mask)), named, names, before), len(mask))
         order = [names[index] for index in dict.fromkeys(named)]
@@ -208,4 +214,4 @@ def _picked(records: list[bytes], positions: array[int], done: int) -> list[byte
     first = positions[0] - done
     if positions[-1] - done - first == len(positions) - 1:
         return records[first : first + len(positions)]
-    return [records[position - done] for position in positions]
+    return list(map(records.__getitem__, map(sub, positions, repeat(done))))
