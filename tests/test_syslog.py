@@ -90,19 +90,32 @@ def feed_with_a_reload(port: int, out: Path, pid_file: Path, rotated: Path | Non
     wait_until(lambda: listening(port), "the daemon's port")
     send(port, FIRST)
     wait_for(out, "mark1")
-    if rotated is not None:  # what logrotate does, then it signals the daemon
-        out.rename(rotated)
-        reload_handed_on(int(pid_file.read_text().split()[0]))
-    else:
+    if rotated is None:
         reload_syslog_ng(pid_file.parent / "ctl")
+        send(port, SECOND)
+        wait_for(out, "mark2")
+        return
+    out.rename(rotated)  # what logrotate does, then it signals the daemon
+    child = reload_handed_on(int(pid_file.read_text().split()[0]))
+    # rsyslog ends seqdedup with SIGTERM (signalOnClose), which stops it before it reads
+    # what is still in its pipe: the daemon is stopped once seqdedup has read every
+    # message (each its text and a newline, as the template writes it)
+    before = bytes_read(child)
     send(port, SECOND)
-    wait_for(out, "mark2")
+    size = len("\n".join(SECOND)) + 1
+    wait_until(lambda: bytes_read(child) - before >= size, "seqdedup reading every message")
 
 
-def reload_handed_on(daemon: int) -> None:
-    """SIGHUP to rsyslog, which hands it on to seqdedup: returns once seqdedup's main
-    thread has been woken by it and waits for input again (its handler has run, so its
-    next write reopens the file)."""
+def bytes_read(pid: int) -> int:
+    """The bytes process ``pid`` has read so far (its reads counted by the kernel)."""
+    fields = dict(line.split(": ") for line in Path(f"/proc/{pid}/io").read_text().splitlines())
+    return int(fields["rchar"])
+
+
+def reload_handed_on(daemon: int) -> int:
+    """SIGHUP to rsyslog, which hands it on to seqdedup: returns seqdedup's pid once
+    its main thread has been woken by it and waits for input again (its handler has run,
+    so its next write reopens the file)."""
     (child,) = (
         pid for pid in children(daemon) if b"seqdedup" in Path(f"/proc/{pid}/cmdline").read_bytes()
     )
@@ -113,6 +126,7 @@ def reload_handed_on(daemon: int) -> None:
         lambda: main_thread(child)[1] > before and waits_for_input(child),
         "seqdedup taking the SIGHUP",
     )
+    return child
 
 
 def reload_syslog_ng(control: Path) -> None:
