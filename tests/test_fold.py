@@ -476,6 +476,9 @@ def test_a_fold_line_says_when_its_copies_differ_in_their_text(run_cli, engine, 
     data = b"".join(b"job exit status %d\n" % s for s in statuses)
     p = run_cli(["-q", "-w", "1", "--normalize", "number", "--fold"], data)
     assert b'like "job exit status 0" (line 1, 6 copies, 3 texts), id ' in p.stdout
+    # a run that a kept record ends (lined at once, from its keys, on the kernel's path)
+    ended = run_cli(["-q", "-w", "1", "--normalize", "number", "--fold"], data + b"done\n")
+    assert b'like "job exit status 0" (line 1, 6 copies, 3 texts), id ' in ended.stdout
     as_json = run_cli(
         ["-q", "-w", "1", "--normalize", "number", "--fold-format", "json", "--fold"], data
     )
@@ -741,8 +744,9 @@ def test_encode_joined_is_the_library_row_of_the_first_records(records, delimite
     source=st.integers(1, 10**6),
     times=st.sampled_from(["", "09:00:03", "2026-11-24T10:00:00"]),
     last=st.sampled_from(["", "09:14:55"]),
+    variants=st.integers(1, 4),
 )
-def test_the_inline_text_is_the_default_text(start, removed, length, source, times, last):
+def test_the_inline_text_is_the_default_text(start, removed, length, source, times, last, variants):
     from seqdedup.run.foldlines import default_text, plain_text
 
     copies = removed // length
@@ -763,14 +767,15 @@ def test_the_inline_text_is_the_default_text(start, removed, length, source, tim
         "last_time": last,
         "part": 1,
         "continues": 0,
-        "variants": 1,
+        "variants": variants,
         "window_size": 3,
         "match_file": "-",
         "match_start": source,
         "match_end": source + length - 1,
         "text": "a record",
     }
-    inline = plain_text(start, removed, copies, length, digest, source, (times, last), "a record")
+    shape = (copies, length, variants)
+    inline = plain_text(start, removed, shape, digest, source, (times, last), "a record")
     assert inline == default_text(fields, named=False).encode()
 
 

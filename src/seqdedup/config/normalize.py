@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from functools import lru_cache, partial
+from itertools import repeat
 
 from seqdedup.base.errors import UsageError
 from seqdedup.config.timelimit import each_within
@@ -242,7 +243,7 @@ class KeySteps:
         normalize = self._normalize
         for step in self.passes:
             if isinstance(step, int):
-                keys = [normalize(key, step) for key in keys]
+                keys = list(map(normalize, keys, repeat(step)))
                 continue
             keys = each_within(partial(_mask, step.sub), keys, f"--mask '{step.pattern}'")
         return keys

@@ -31,9 +31,17 @@ from seqdedup.config.normalize import timestamp_seconds
 from seqdedup.engine.choice import compiled
 from seqdedup.engine.pyengine import PYTHON
 from seqdedup.engine.pykernel import KEY
-from seqdedup.keys.maker import text_digest
+from seqdedup.keys.maker import TextDigest, text_digest
 from seqdedup.run.foldlines import SHORT_ID, folded_text, line_text, plain_text
-from seqdedup.run.foldruns import FoldRun, Sequences, _Unit, key_bytes, sequence_row
+from seqdedup.run.foldruns import (
+    VARIANTS_TRACKED,
+    FoldRun,
+    Sequences,
+    _Unit,
+    key_bytes,
+    sequence_row,
+    variants_of,
+)
 from seqdedup.run.markers import LINE_COLOR, painted
 
 if TYPE_CHECKING:
@@ -78,7 +86,7 @@ class Folder:
         self._folded = FoldedCounts(rule.max_unique_sequences)
         self._text = text_digest(key_options, engine.kernel)
         kernel = compiled(engine)
-        whole = not isinstance(self._every, Duration) and self._text is None
+        whole = not isinstance(self._every, Duration)
         self._whole = (
             WholeRuns(
                 options, rule, report, kernel, self._sequences, self._folded, self._stamp, keys
@@ -86,6 +94,8 @@ class Folder:
             if kernel is not None and whole and on_sequence is None
             else None
         )
+        if self._whole is not None:
+            self._whole.texts = self._text
         # Whether add_runs takes each run's records joined (it splits only the runs it
         # does not line at once)
         self.takes_joined = self._whole is not None
@@ -312,6 +322,8 @@ class WholeRuns:
             and report.on_fold is None  # (the fields are made for the callback)
         )
         self._color = LINE_COLOR if report.options.color else None
+        # With key options: each record's text digest, to count the copies' texts
+        self.texts: TextDigest | None = None
 
     def takes(self, start: int, stop: int, piece: Piece | None) -> bool:
         """Whether the run ``start`` .. ``stop`` (exclusive) is lined here: its first
@@ -335,20 +347,30 @@ class WholeRuns:
     ) -> tuple[int, bytes]:
         """The run's line and the tracked record it follows, from its keys (``at``: its
         first key's index in ``keys``) and its records (joined by ``delimiter`` when it
-        is given: then the records are their keys, as nothing keys them)."""
+        is given). With key options (``texts``), its copies' texts are compared."""
         removed = stop - start
         length, matched = self._shape(keys, at, piece.end - start + 1, removed)
         unit_keys = keys[at * KEY : (at + length) * KEY]
         row: Callable[[], bytes]
+        listed: Sequence[bytes] | None = None  # (joined, and the records are their keys)
         if isinstance(records, bytes):
             assert delimiter is not None
             end, begin = records.find(delimiter), records.rfind(delimiter)
             first_record = records if end < 0 else records[:end]
             last_record = records if begin < 0 else records[begin + len(delimiter) :]
-            row = partial(self._kernel.encode_joined, records, delimiter, length)
+            if self.texts is not None:
+                listed = records.split(delimiter)
         else:
             first_record, last_record = records[0], records[-1]
-            row = partial(sequence_row, self._keys, list(records[:length]))
+            listed = records
+        if listed is None:
+            assert isinstance(records, bytes) and delimiter is not None
+            row = partial(self._kernel.encode_joined, records, delimiter, length)
+        else:
+            row = partial(sequence_row, self._keys, list(listed[:length]))
+        variants = 1
+        if self.texts is not None and listed is not None:
+            variants = variants_of(self.texts(listed[:VARIANTS_TRACKED]), length)
         digest = self._sequences.digest(unit_keys, row)
         copies = min(matched, removed) // length
         first_time = self._stamp(first_record)
@@ -358,14 +380,16 @@ class WholeRuns:
         times = (first_time, last_time)
         text = folded_text(first_record, first_time)
         if self._plain and source >= 0:
-            line = plain_text(start + 1, removed, copies, length, digest, source + 1, times, text)
+            line = plain_text(
+                start + 1, removed, (copies, length, variants), digest, source + 1, times, text
+            )
             return stop - 1, painted(line, self._color)
         fields: Fields = {
             **self._report.span(start, stop - 1),
             **removal_fields(removed, copies, length, digest, count, times, text),
             "part": 1,
             "continues": 0,
-            "variants": 1,
+            "variants": variants,
             "window_size": self._window,
             **self._report.source_fields(source, length),
         }

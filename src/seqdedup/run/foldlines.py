@@ -41,20 +41,22 @@ def line_text(template: str | None, fields: Fields, named: bool, color: bool) ->
 def plain_text(
     start: int,
     removed: int,
-    copies: int,
-    length: int,
+    shape: tuple[int, int, int],
     digest: bytes,
     source: int,
     times: tuple[str, str],
     text: str,
 ) -> bytes:
     """:func:`default_text` of a whole run of one input (one part, which does not go
-    on): records ``start`` .. (numbers), its sequence first seen at record ``source``,
-    its first record quoted as ``text``."""
+    on): records ``start`` .. (numbers), ``shape``: its copies of its sequence, the
+    sequence's length and its copies' texts; the sequence first seen at record
+    ``source``; its first record quoted as ``text``."""
+    copies, length, variants = shape
     extra = removed - copies * length
+    seen = span(source, source + length - 1)
     line = (
         f'[FOLDED: {_where(start, start + removed - 1, removed)} like "{text}" '
-        f"({_of(span(source, source + length - 1), copies, extra)}){_times(*times)}, "
+        f"({_of(seen, copies, extra, variants)}){_times(*times)}, "
         f"id {digest.hex()[:SHORT_ID]}]"
     )
     return line.encode("utf-8", "surrogateescape")

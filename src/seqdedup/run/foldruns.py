@@ -79,10 +79,7 @@ class FoldRun:
         """How many different texts the current part's copies have (1: all the same;
         a partial copy counts as one of its own). Then a new part begins."""
         texts, self.texts = self.texts, None
-        if not texts:
-            return 1
-        # (copies counted from the part's start, as the line's "copies" are)
-        return len({tuple(texts[at : at + length]) for at in range(0, len(texts), length)})
+        return variants_of(texts, length)
 
     def take(
         self,
@@ -106,6 +103,15 @@ class FoldRun:
         self.records += records
         piece = self.first_piece
         return (piece is not None and piece.end < self.stop) or len(self.records) >= HELD_MAX
+
+
+def variants_of(texts: Sequence[int] | None, length: int) -> int:
+    """How many different texts copies of ``length`` records have, given each record's
+    text digest (at most VARIANTS_TRACKED of them; 1 where none were taken)."""
+    if not texts:
+        return 1
+    # (copies counted from the part's start, as the line's "copies" are)
+    return len({tuple(texts[at : at + length]) for at in range(0, len(texts), length)})
 
 
 class _Unit:
