@@ -538,6 +538,12 @@ def key_calls(kernel, rng: random.Random) -> None:
     bits = rng.randint(0, 255)  # (every class: seqdedup.config.normalize.EVERY)
     normalized = kernel.normalize(text, bits)
     assert kernel.hash_records([text], 7, 0, False, bits) == kernel.hash_records([normalized], 7)
+    hashed, lengths = kernel.hash_records([text, text[1:]], 7, 1, False, bits, sizes=True)
+    assert hashed == kernel.hash_records([text, text[1:]], 7, 1, False, bits)
+    assert list(array("q", lengths)) == [
+        len(kernel.normalize(t[kernel._key_offset(t, 1, False, 0) :], bits))
+        for t in (text, text[1:])
+    ]
     found = array("q", kernel.value_matches(text, bits))  # (the same matches, in place)
     rebuilt, at = [], 0
     for start, end, bit in zip(found[0::3], found[1::3], found[2::3], strict=True):

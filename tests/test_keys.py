@@ -77,6 +77,39 @@ def test_skip_fields_then_chars_on_both_engines(records, fields, chars):
         assert record[kernel._key_offset(record, chars, False, fields) :] == key
 
 
+@settings(max_examples=examples(200), deadline=None)
+@given(
+    records=st.lists(
+        st.lists(
+            st.sampled_from([b"a", b" ", b"7", b"10.0.0.1", b"\xc3\xa9", b"\xff", b"0x1f"]),
+            max_size=8,
+        ).map(b"".join),
+        max_size=30,
+    ),
+    fields=st.integers(0, 2),
+    chars=st.integers(0, 2),
+    byte_mode=st.booleans(),
+    steps=st.sampled_from([(), (("normalize", "number"),), (("normalize", "all"),)]),
+)
+def test_the_kernel_measures_the_keys_it_hashes(records, fields, chars, byte_mode, steps):
+    """A minimum size's key lengths from the kernel (hash_records with sizes, the
+    keys never made) are the lengths of the keys Python makes, beside their hashes."""
+    if not kernel_built():
+        pytest.skip("the kernel is not built")
+    from seqdedup.config.groups import KeyOptions
+    from seqdedup.engine.choice import engine_named
+    from seqdedup.keys.maker import key_maker
+
+    options = KeyOptions(skip_chars=chars, skip_fields=fields, byte_mode=byte_mode, key_steps=steps)
+    engine = engine_named("c")
+    maker = key_maker(options, engine.kernel, 7)
+    keys = maker.keys(records)
+    hashes, lengths = maker.hashes_and_sizes(records, "bytes")
+    assert list(lengths) == [len(key) for key in keys]
+    assert hashes == maker.hashes(records)
+    assert engine.kernel is not None and hashes == engine.kernel.hash_records(keys, 7)
+
+
 def test_skip_fields_is_what_uniq_f_compares():
     """A real `uniq -f N` on two records keeps one exactly when seqdedup -w 1 -f N
     skips the second, on records with blanks, tabs and empty fields."""

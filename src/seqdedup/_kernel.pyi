@@ -1,6 +1,7 @@
 """Types of the compiled kernel (``csrc/``)."""
 
 from collections.abc import Sequence
+from typing import Literal, overload
 
 from _typeshed import ReadableBuffer, WriteableBuffer
 
@@ -23,6 +24,7 @@ def literal_mask(
     open: ReadableBuffer,
     /,
 ) -> bytes: ...
+@overload
 def hash_records(
     records: Sequence[bytes],
     seed: int = 0,
@@ -30,7 +32,19 @@ def hash_records(
     byte_mode: bool = False,
     normalize: int = 0,
     skip_fields: int = 0,
+    sizes: Literal[False] = False,
 ) -> bytes: ...
+@overload
+def hash_records(
+    records: Sequence[bytes],
+    seed: int = 0,
+    skip_chars: int = 0,
+    byte_mode: bool = False,
+    normalize: int = 0,
+    skip_fields: int = 0,
+    *,
+    sizes: Literal[True],
+) -> tuple[bytes, bytes]: ...
 def hash_encoded(
     encoded: ReadableBuffer,
     seed: int = 0,
@@ -270,6 +284,7 @@ class Attributor:
         seed: int = 0,
         report: bool = False,
         top: bool = False,
+        run_firsts: bool = False,
     ) -> None: ...
     def append_keys(self, hashes: ReadableBuffer, /) -> None: ...
     def set_library_keys(self, region: ReadableBuffer, /) -> None: ...

@@ -323,7 +323,9 @@ done:
 
 /* ---- pieces ------------------------------------------------------------------------- */
 
-static int emit_piece(Attributor *a, int64_t start, int64_t end, int64_t source)
+/* A closed piece counted (and handed over as the attributor says); `first`: it begins
+ * its run. */
+static int emit_piece(Attributor *a, int64_t start, int64_t end, int64_t source, int first)
 {
     if (start < a->offset || end - a->offset >= held_keys(&a->keys) || end < start) {
         seqdedup_fail(PyExc_AssertionError, "attribution: a piece's records are not held");
@@ -341,6 +343,7 @@ static int emit_piece(Attributor *a, int64_t start, int64_t end, int64_t source)
     } else if (!a->report) {
         return 0;
     }
+    if (a->run_firsts && !first) return 0; /* (counted: only run beginnings are read) */
     if (vec_reserve(&a->out, PIECE_FIELDS) < 0) return -1;
     int64_t *p = a->out.data + a->out.len;
     p[0] = start;
@@ -357,7 +360,7 @@ int seqdedup_close_piece(Attributor *a)
 {
     int64_t start = a->piece_start;
     a->piece_start = -1;
-    return emit_piece(a, start, a->piece_end, a->cands.data[0]);
+    return emit_piece(a, start, a->piece_end, a->cands.data[0], a->piece_first);
 }
 
 /* Open a piece at skipped record `record` with its candidate sources. */
@@ -365,6 +368,7 @@ static int open_piece(Attributor *a, int64_t record, int run_start)
 {
     a->piece_start = record;
     a->piece_end = record - 1;
+    a->piece_first = run_start;
     /* The first record of a run is covered by one repeat window only, the one starting
      * at it (an earlier one would cover the record before too). */
     int64_t first = run_start ? record : (record - a->width + 1 > 0 ? record - a->width + 1 : 0);
@@ -559,7 +563,7 @@ int seqdedup_add_runs(Attributor *a, int64_t size, const int64_t *runs, size_t n
             }
             if ((a->ends.len == 0 || source + stop - start <= stream_end(a, source)) &&
                 same_keys(a, source, start, stop - start)) {
-                if (emit_piece(a, start, stop - 1, source) < 0 ||
+                if (emit_piece(a, start, stop - 1, source, 1) < 0 ||
                     index_add_run(a, start, stop, base) < 0)
                     return -1;
                 continue;

@@ -94,6 +94,8 @@ typedef struct {
     int report;         /* hand the pieces to Python (else only count them) */
     int top;            /* count pieces in `tops` too; without `report`, hand over those
                          * that make an entry there (--top reads only those) */
+    int run_firsts;     /* hand over only the piece each run begins with (--fold alone) */
+    int piece_first;    /* the open piece begins its run */
     uint64_t *coeffs;
     Vec keys;           /* key hashes of tracked records offset .. (two lanes each) */
     int64_t offset;

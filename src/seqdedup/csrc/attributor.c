@@ -354,17 +354,17 @@ static int limit_from(PyObject *value, const char *name, int64_t minimum, int64_
 static int Attributor_init(Attributor *a, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"matcher", "max_candidates", "max_history", "max_sequences",
-                             "seed", "report", "top", NULL};
+                             "seed", "report", "top", "run_firsts", NULL};
     PyObject *matcher, *candidates = Py_None, *history = Py_None, *sequences = Py_None;
     Hash128 seed = {0, 0};
-    int report = 1, top = 0;
+    int report = 1, top = 0, run_firsts = 0;
     if (a->ready || a->broken) {
         PyErr_SetString(PyExc_RuntimeError, "Attributor is already initialised");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|OOOO&pp", kwlist, &matcher, &candidates,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|OOOO&ppp", kwlist, &matcher, &candidates,
                                      &history, &sequences, seqdedup_to_seed, &seed, &report,
-                                     &top))
+                                     &top, &run_firsts))
         return -1;
     if (!seqdedup_is_matcher(matcher)) return -1;
     PyObject *width_obj = PyObject_GetAttrString(matcher, "window_size");
@@ -390,6 +390,7 @@ static int Attributor_init(Attributor *a, PyObject *args, PyObject *kwds)
     a->seed = seed;
     a->report = report;
     a->top = top;
+    a->run_firsts = run_firsts;
     a->sequences.limit = a->tops.limit = table_limit;
     a->ready = 1;
     return 0;

@@ -182,11 +182,14 @@ static size_t key_start(const unsigned char *p, size_t len, uint64_t fields, uin
 }
 
 /* The hash of a record's key: after `fields` fields and `skip` characters, normalised
- * with the classes of `normalize` (0: none), keyed with the run's seed. */
-Hash128 seqdedup_key_hash(const unsigned char *p, size_t len, uint64_t fields, uint64_t skip,
-                          int byte_mode, unsigned normalize, Hash128 seeds)
+ * with the classes of `normalize` (0: none), keyed with the run's seed; the key's length
+ * in *size. */
+static Hash128 key_hash_sized(const unsigned char *p, size_t len, uint64_t fields,
+                              uint64_t skip, int byte_mode, unsigned normalize, Hash128 seeds,
+                              size_t *size)
 {
     size_t off = key_start(p, len, fields, skip, byte_mode);
+    *size = len - off;
     if (!normalize) return seqdedup_hash128(p + off, len - off, seeds);
     SipState state;
     sip_init(&state, seeds.lo, seeds.hi);
@@ -196,58 +199,74 @@ Hash128 seqdedup_key_hash(const unsigned char *p, size_t len, uint64_t fields, u
     sink.len = sink.fill = 0;
     normalize_key(p + off, len - off, normalize, &sink);
     sink_flush(&sink);
+    *size = sink.len;
     Hash128 out;
     sip_final(&state, &out.lo, &out.hi);
     return out;
+}
+
+Hash128 seqdedup_key_hash(const unsigned char *p, size_t len, uint64_t fields, uint64_t skip,
+                          int byte_mode, unsigned normalize, Hash128 seeds)
+{
+    size_t size;
+    return key_hash_sized(p, len, fields, skip, byte_mode, normalize, seeds, &size);
 }
 
 unsigned seqdedup_normalize_classes(unsigned classes) { return classes & NORM_CLASSES; }
 
 /* ---- module functions that hash ------------------------------------------------ */
 
+/* hash_records(records, ...): each record's key hash (16 bytes); with sizes=True also
+ * each key's length (int64), for a minimum size, the keys never made. */
 PyObject *seqdedup_py_hash_records(PyObject *self, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"records",   "seed",      "skip_chars", "byte_mode",
-                             "normalize", "skip_fields", NULL};
+    static char *kwlist[] = {"records",   "seed",        "skip_chars", "byte_mode",
+                             "normalize", "skip_fields", "sizes",      NULL};
     PyObject *records;
     Hash128 seeds = {0, 0};
     uint64_t skip = 0, fields = 0;
-    int byte_mode = 0;
+    int byte_mode = 0, with_sizes = 0;
     unsigned normalize = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|O&O&pO&O&", kwlist, &records,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|O&O&pO&O&p", kwlist, &records,
                                      seqdedup_to_seed, &seeds,
                                      seqdedup_to_u64, &skip, &byte_mode, seqdedup_to_u32,
-                                     &normalize, seqdedup_to_u64, &fields))
+                                     &normalize, seqdedup_to_u64, &fields, &with_sizes))
         return NULL;
     PyObject *seq = PySequence_Fast(records, "records must be a sequence of bytes");
     if (seq == NULL) return NULL;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject *out = NULL, *sizes = NULL;
     if (n > PY_SSIZE_T_MAX / 16) {
-        Py_DECREF(seq);
-        return PyErr_NoMemory();
+        PyErr_NoMemory();
+        goto fail;
     }
-    PyObject *out = PyBytes_FromStringAndSize(NULL, n * 16);
-    if (out == NULL) {
-        Py_DECREF(seq);
-        return NULL;
-    }
+    out = PyBytes_FromStringAndSize(NULL, n * 16);
+    if (out == NULL) goto fail;
+    if (with_sizes && (sizes = PyBytes_FromStringAndSize(NULL, n * 8)) == NULL) goto fail;
     char *dst = PyBytes_AS_STRING(out);
     PyObject **items = PySequence_Fast_ITEMS(seq);
     for (Py_ssize_t i = 0; i < n; i++) {
         if (!PyBytes_Check(items[i])) {
             PyErr_SetString(PyExc_TypeError, "records must be bytes");
-            Py_DECREF(seq);
-            Py_DECREF(out);
-            return NULL;
+            goto fail;
         }
         const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(items[i]);
-        size_t len = (size_t)PyBytes_GET_SIZE(items[i]);
-        Hash128 h =
-            seqdedup_key_hash(p, len, fields, skip, byte_mode, normalize & NORM_CLASSES, seeds);
+        size_t len = (size_t)PyBytes_GET_SIZE(items[i]), size;
+        Hash128 h = key_hash_sized(p, len, fields, skip, byte_mode, normalize & NORM_CLASSES,
+                                   seeds, &size);
         memcpy(dst + 16 * i, &h, 16);
+        if (sizes != NULL) {
+            int64_t length = (int64_t)size; /* (a bytes object's length fits) */
+            memcpy(PyBytes_AS_STRING(sizes) + 8 * i, &length, 8);
+        }
     }
     Py_DECREF(seq);
-    return out;
+    return sizes == NULL ? out : Py_BuildValue("(NN)", out, sizes);
+fail:
+    Py_DECREF(seq);
+    Py_XDECREF(out);
+    Py_XDECREF(sizes);
+    return NULL;
 }
 
 /* normalize(key, classes) -> bytes: the key with the classes' matches replaced. */

@@ -337,6 +337,7 @@ class KernelAttributor:
         report: bool,
         top: bool = False,
         watched: bool = False,
+        run_firsts: bool = False,
     ) -> None:
         assert isinstance(matcher, kernel.chunk_matcher)  # (its matcher's sources, in place)
         self._core = kernel.attributor(
@@ -347,6 +348,7 @@ class KernelAttributor:
             seed=seed,
             report=report or watched,
             top=top,
+            run_firsts=run_firsts and not watched,
         )
         # --top counted by the kernel: only each sequence's first piece comes out
         self.counts_top = top and not report
@@ -449,11 +451,13 @@ def make_attribution(
     report: bool = True,
     top: bool = False,
     watched: bool = False,
+    run_firsts: bool = False,
 ) -> Attributor | KernelAttributor:
     """``engine``'s attribution under the ``rule`` (its window, history and tables'
     bounds): the kernel's (``matcher`` is then its matcher; ``report``: every piece
-    handed out, ``top``: --top counted in it, ``watched``: every piece handed packed to a
-    watcher), else the Python engine's (which hands out every piece)."""
+    handed out, or with ``run_firsts`` only each run's first, ``top``: --top counted in
+    it, ``watched``: every piece handed packed to a watcher), else the Python engine's
+    (which hands out every piece)."""
     history, sequences, candidates = (
         rule.max_history,
         rule.max_unique_sequences,
@@ -462,7 +466,16 @@ def make_attribution(
     kernel = compiled(engine)
     if kernel is not None:
         return KernelAttributor(
-            kernel, matcher, candidates, history, sequences, SEED, report, top, watched
+            kernel,
+            matcher,
+            candidates,
+            history,
+            sequences,
+            SEED,
+            report,
+            top,
+            watched,
+            run_firsts=run_firsts,
         )
     return Attributor(
         rule.window_size,

@@ -100,6 +100,10 @@ class KeyMaker:
         """:meth:`hashes`, and each key's size for a minimum size: its bytes (``unit``
         "bytes") or estimated tokens ("tokens"); the decider adds one for the delimiter.
         Each key is made once (a hash transform runs once per record)."""
+        if unit == "bytes":  # (the kernel hashes the keys and counts their bytes)
+            found = self._hashing.hashes_and_lengths(records)
+            if found is not None:
+                return found
         keys = list(records) if self.plain and not self.skip_chars else self.keys(records)
         return self._hashing.key_hashes(keys), self._sizes(keys, unit)
 
@@ -180,6 +184,9 @@ class _PythonHashing:
     def key_hashes(self, keys: list[bytes]) -> bytes:
         return python_hash_bytes(keys, self._maker.seed)
 
+    def hashes_and_lengths(self, records: Sequence[bytes]) -> tuple[bytes, array[int]] | None:
+        return None  # (the keys are made in Python, then hashed and measured)
+
     def encoded_rows(self, rows: list[bytes], separator: bytes) -> bytes:
         raise AssertionError("only where the kernel hashes encoded rows")
 
@@ -233,6 +240,16 @@ class _KernelHashing:
         """The hashes of keys already made."""
         hashes: bytes = self._kernel.hash_records(keys, self._maker.seed)
         return hashes
+
+    def hashes_and_lengths(self, records: Sequence[bytes]) -> tuple[bytes, array[int]] | None:
+        """Each record's key hash and its key's length in bytes, the keys never made
+        (None where the kernel does not make them itself)."""
+        if not self.encoded:
+            return None
+        from array import array
+
+        hashes, lengths = self._kernel.hash_records(records, *self._settings, sizes=True)
+        return hashes, array("q", lengths)
 
     def encoded_rows(self, rows: list[bytes], separator: bytes) -> bytes:
         result: bytes = self._kernel.hash_encoded_rows(rows, separator, *self._settings)

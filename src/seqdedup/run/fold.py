@@ -87,15 +87,12 @@ class Folder:
         self._text = text_digest(key_options, engine.kernel)
         kernel = compiled(engine)
         whole = not isinstance(self._every, Duration)
+        shared = (self._sequences, self._folded, self._stamp, keys, self._text)
         self._whole = (
-            WholeRuns(
-                options, rule, report, kernel, self._sequences, self._folded, self._stamp, keys
-            )
+            WholeRuns(options, rule, report, kernel, *shared)
             if kernel is not None and whole and on_sequence is None
             else None
         )
-        if self._whole is not None:
-            self._whole.texts = self._text
         # Whether add_runs takes each run's records joined (it splits only the runs it
         # does not line at once)
         self.takes_joined = self._whole is not None
@@ -301,6 +298,7 @@ class WholeRuns:
         folded: FoldedCounts,
         stamp: Callable[[bytes], str],
         keys: KeyMaker,
+        texts: TextDigest | None,
     ) -> None:
         self._options = options
         self._report = report
@@ -323,7 +321,7 @@ class WholeRuns:
         )
         self._color = LINE_COLOR if report.options.color else None
         # With key options: each record's text digest, to count the copies' texts
-        self.texts: TextDigest | None = None
+        self._texts = texts
 
     def takes(self, start: int, stop: int, piece: Piece | None) -> bool:
         """Whether the run ``start`` .. ``stop`` (exclusive) is lined here: its first
@@ -347,30 +345,11 @@ class WholeRuns:
     ) -> tuple[int, bytes]:
         """The run's line and the tracked record it follows, from its keys (``at``: its
         first key's index in ``keys``) and its records (joined by ``delimiter`` when it
-        is given). With key options (``texts``), its copies' texts are compared."""
+        is given). With key options, its copies' texts are compared."""
         removed = stop - start
         length, matched = self._shape(keys, at, piece.end - start + 1, removed)
         unit_keys = keys[at * KEY : (at + length) * KEY]
-        row: Callable[[], bytes]
-        listed: Sequence[bytes] | None = None  # (joined, and the records are their keys)
-        if isinstance(records, bytes):
-            assert delimiter is not None
-            end, begin = records.find(delimiter), records.rfind(delimiter)
-            first_record = records if end < 0 else records[:end]
-            last_record = records if begin < 0 else records[begin + len(delimiter) :]
-            if self.texts is not None:
-                listed = records.split(delimiter)
-        else:
-            first_record, last_record = records[0], records[-1]
-            listed = records
-        if listed is None:
-            assert isinstance(records, bytes) and delimiter is not None
-            row = partial(self._kernel.encode_joined, records, delimiter, length)
-        else:
-            row = partial(sequence_row, self._keys, list(listed[:length]))
-        variants = 1
-        if self.texts is not None and listed is not None:
-            variants = variants_of(self.texts(listed[:VARIANTS_TRACKED]), length)
+        first_record, last_record, row, variants = self._read(records, delimiter, length)
         digest = self._sequences.digest(unit_keys, row)
         copies = min(matched, removed) // length
         first_time = self._stamp(first_record)
@@ -397,6 +376,30 @@ class WholeRuns:
             self._report.on_fold(fields.copy())
         named, color = self._report.inputs.named, self._report.options.color
         return stop - 1, line_text(self._options.fold_format, fields, named, color)
+
+    def _read(
+        self, records: Sequence[bytes] | bytes, delimiter: bytes | None, length: int
+    ) -> tuple[bytes, bytes, Callable[[], bytes], int]:
+        """A run's first and last records, its sequence's row (made where its id is not
+        known) and how many texts its copies of ``length`` records have."""
+        listed: Sequence[bytes] | None = None  # (joined, and the records are their keys)
+        if isinstance(records, bytes):
+            assert delimiter is not None
+            end, begin = records.find(delimiter), records.rfind(delimiter)
+            first_record = records if end < 0 else records[:end]
+            last_record = records if begin < 0 else records[begin + len(delimiter) :]
+            if self._texts is not None:
+                listed = records.split(delimiter)
+        else:
+            first_record, last_record = records[0], records[-1]
+            listed = records
+        if listed is None:
+            assert isinstance(records, bytes) and delimiter is not None
+            row = partial(self._kernel.encode_joined, records, delimiter, length)
+            return first_record, last_record, row, 1
+        row = partial(sequence_row, self._keys, list(listed[:length]))
+        texts = self._texts(listed[:VARIANTS_TRACKED]) if self._texts is not None else None
+        return first_record, last_record, row, variants_of(texts, length)
 
 
 def skipped_runs(

@@ -110,8 +110,15 @@ def variants_of(texts: Sequence[int] | None, length: int) -> int:
     text digest (at most VARIANTS_TRACKED of them; 1 where none were taken)."""
     if not texts:
         return 1
-    # (copies counted from the part's start, as the line's "copies" are)
-    return len({tuple(texts[at : at + length]) for at in range(0, len(texts), length)})
+    if length == 1:
+        return len(set(texts))
+    # (copies counted from the part's start, as the line's "copies" are: zip groups the
+    # whole ones, a partial copy at the end is a text of its own)
+    whole = len(texts) - len(texts) % length
+    copies = set(zip(*[iter(texts[:whole])] * length, strict=True))
+    if whole < len(texts):
+        copies.add(tuple(texts[whole:]))
+    return len(copies)
 
 
 class _Unit:

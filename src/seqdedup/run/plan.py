@@ -55,6 +55,7 @@ class RunPlan(NamedTuple):
     # record (--top), 2 its records (--fold, saving)
     pieces_read: bool  # something reads each piece (markers, lines, --top, saving)
     top_only: bool  # --top is all that reads pieces: the kernel counts the rest
+    fold_only: bool  # the fold is all that reads pieces: only each run's first
     saves: bool  # a library is saved
     folds: bool  # summary lines by the run's folder (--stream-by folds its own)
     ordered: bool  # markers or explanations: nothing is released past an open piece
@@ -85,18 +86,13 @@ def plan_run(
     compiled = engine.kernel is not None
     filtering = bool(config.filters)
     settles = config.max_history is not None and not config.annotate and not explaining
-    pieces_read = (
-        config.annotate
-        or config.fold
-        or explaining
-        or bool(config.top)
-        or picturing
-        or config.library_dir is not None
-    )
-    # (a report page's picture takes the kernel's pieces packed, beside --top's ranking)
-    top_only = bool(config.top or picturing) and not (
-        config.annotate or config.fold or explaining or config.library_dir is not None
-    )
+    # What reads each piece: markers, explanations, a library saved, --top (or a report
+    # page's picture, which takes the kernel's pieces packed, beside --top's ranking),
+    # fold lines (only each run's first piece)
+    reading = config.annotate or explaining or config.library_dir is not None
+    ranking = bool(config.top or picturing)
+    pieces_read = reading or ranking or config.fold
+    top_only = ranking and not (reading or config.fold)
     ordered = config.annotate or explaining
     reported = ordered or bool(config.top) or picturing or config.fold
     return RunPlan(
@@ -113,6 +109,7 @@ def plan_run(
         ),
         pieces_read=pieces_read,
         top_only=top_only,
+        fold_only=config.fold and not (reading or ranking),
         saves=config.library_dir is not None,
         folds=config.fold and not config.stream_split,
         ordered=ordered,

@@ -271,6 +271,7 @@ def make_attributor(
         report=plan.pieces_read and not plan.top_only,
         top=plan.top_only,
         watched=watched,
+        run_firsts=plan.fold_only,
     )
     if isinstance(attributor, Attributor):  # (the plan: "python")
         return attributor, None
