@@ -330,6 +330,8 @@ def attribution_run(kernel, rng: random.Random) -> None:
     m = kernel.Matcher(window, history)
     report = rng.random() < 0.8
     top = rng.random() < 0.5  # --top's table: alone, only each sequence's first piece
+    # --fold alone: only the piece each run begins with
+    run_firsts = report and not top and rng.random() < 0.5
     core = kernel.Attributor(
         m,
         max_candidates=candidates,
@@ -338,7 +340,9 @@ def attribution_run(kernel, rng: random.Random) -> None:
         seed=rng.getrandbits(64),
         report=report,
         top=top,
+        run_firsts=run_firsts,
     )
+    last_end = [-2]  # the last piece's end (-2: none in this input stream)
     tops: OrderedDict[int, int] = OrderedDict()  # python identity -> pieces
     python = Attributor(window, SequenceTable(limit), m.source, candidates, history, m.fingerprints)
     region = [sentinel]
@@ -376,8 +380,13 @@ def attribution_run(kernel, rng: random.Random) -> None:
             tops[p.identity] = 1
             if limit is not None and len(tops) > limit:
                 tops.popitem(last=False)
+        begins = []  # the pieces that begin a run (the one before did not end next to it)
+        for p in want:
+            if p.start != last_end[0] + 1:
+                begins.append(p)
+            last_end[0] = p.end
         if report or top:
-            shown = want if report else made
+            shown = (begins if run_firsts else want) if report else made
             assert [f[:4] for f in fields] == [
                 (p.start, p.end, p.source_start, p.count) for p in shown
             ], (fields, shown)
@@ -392,6 +401,7 @@ def attribution_run(kernel, rng: random.Random) -> None:
         if stream:
             m.new_input()
             both(core.new_input(), python.new_input())
+            last_end[0] = -2
         keys = [rng.choice(alphabet) for _ in range(rng.randint(0, 200))]
         pos = 0
         while pos <= len(keys):
