@@ -998,7 +998,7 @@ def folded_run(kernel, rng, records, words, settings, expected) -> None:
         assert len(positions) * 2 == len(keys) and len(fields) % 11 == 0
         used = 0
         for k in range(0, len(fields), 11):
-            first, last, n, ends = fields[k + 1 : k + 5]
+            last, first, n, ends = fields[k + 2], *fields[k + 8 : k + 11]
             mine = positions[used : used + n]
             assert (mine[0], mine[-1]) == (first, last) and first >= before
             assert ends or n == every, (fields[k : k + 11], every)

@@ -49,6 +49,21 @@ static int64_t window_first(const StreamMatcher *s, int64_t end)
     return first;
 }
 
+/* A run's RUN_FIELDS: its lane, first and `last` positions, length, the source window's
+ * last and first positions, its content. */
+static void put_run(const StreamMatcher *s, const Lane *l, int64_t last, uint64_t lo,
+                    uint64_t hi, int64_t *out)
+{
+    out[0] = l - s->lanes;
+    out[1] = l->run_first;
+    out[2] = last;
+    out[3] = l->run_length;
+    out[4] = l->run_source;
+    out[5] = l->run_source == NO_END ? NO_END : window_first(s, l->run_source);
+    out[6] = (int64_t)lo;
+    out[7] = (int64_t)hi;
+}
+
 /* fold: hand over lane `l`'s current part (its records, the run's fields), then begin
  * the next one empty. */
 static int hand_over_part(StreamMatcher *s, Lane *l, int ends, uint64_t lo, uint64_t hi)
@@ -60,17 +75,10 @@ static int hand_over_part(StreamMatcher *s, Lane *l, int ends, uint64_t lo, uint
         vec_reserve(&s->part_keys, 2 * n) < 0)
         return -1;
     int64_t *out = s->parts.data + s->parts.len;
-    out[0] = l - s->lanes;
-    out[1] = part->data[0];
-    out[2] = part->data[3 * (n - 1)];
-    out[3] = (int64_t)n;
-    out[4] = ends;
-    out[5] = l->run_first;
-    out[6] = l->run_length;
-    out[7] = l->run_source;
-    out[8] = l->run_source == NO_END ? NO_END : window_first(s, l->run_source);
-    out[9] = (int64_t)lo;
-    out[10] = (int64_t)hi;
+    put_run(s, l, part->data[3 * (n - 1)], lo, hi, out); /* (last: the part's) */
+    out[RUN_FIELDS] = part->data[0];
+    out[RUN_FIELDS + 1] = (int64_t)n;
+    out[RUN_FIELDS + 2] = ends;
     s->parts.len += PART_FIELDS;
     int64_t *positions = s->part_positions.data + s->part_positions.len;
     int64_t *keys = s->part_keys.data + s->part_keys.len;
@@ -111,15 +119,7 @@ static int close_run(StreamMatcher *s, Lane *l)
         if (hand_over_part(s, l, 1, lo, hi) < 0) return -1;
     } else if (s->report_runs) {
         if (vec_reserve(&s->closed, RUN_FIELDS) < 0) return -1;
-        int64_t *out = s->closed.data + s->closed.len;
-        out[0] = l - s->lanes;
-        out[1] = l->run_first;
-        out[2] = l->run_last;
-        out[3] = l->run_length;
-        out[4] = l->run_source;
-        out[5] = l->run_source == NO_END ? NO_END : window_first(s, l->run_source);
-        out[6] = (int64_t)lo;
-        out[7] = (int64_t)hi;
+        put_run(s, l, l->run_last, lo, hi, s->closed.data + s->closed.len);
         s->closed.len += RUN_FIELDS;
     }
     if (!s->count_runs) return 0;

@@ -39,10 +39,10 @@ typedef struct {
 /* A closed run as report_runs hands it over: lane, first and last positions, length,
  * the source window's last and first positions, its content (two words). */
 #define RUN_FIELDS 8
-/* A folded part as fold hands it over: lane, its first and last positions, its records,
- * whether it ends the run, the run's first position and length so far, the source
- * window's last and first positions, the run's content (two words; 0 before it ends). */
-#define PART_FIELDS 11
+/* A folded part as fold hands it over: its run's RUN_FIELDS (the last position and the
+ * length so far: the part's last and the run's records up to it; the content 0 before
+ * the run ends), then the part's first position, its records, whether it ends the run. */
+#define PART_FIELDS (RUN_FIELDS + 3)
 
 /* A stream's name as the matcher keeps it (streamby_names.c): while it is active, its
  * lane; while it is one of the first `max_rows` names, its statistics row. */

@@ -236,11 +236,10 @@ static PyMethodDef StreamMatcher_methods[] = {
     {"folded_parts", (PyCFunction)StreamMatcher_folded_parts, METH_NOARGS,
      "folded_parts() -> (fields, positions, keys): with fold, the parts handed over since "
      "the last call (each run's records in parts of fold_every, or whole; a part once the "
-     "run goes on past it or ends), 11 int64 each: lane, first and last positions, "
-     "records, whether it ends the run, the run's first position and length so far, the "
-     "last and first positions of the earliest window its first window repeats, the "
-     "run's content (two words, 0 before it ends); then the parts' records' positions "
-     "(int64) and key hashes (16 bytes)"},
+     "run goes on past it or ends), 11 int64 each: as closed_runs' (the last position the "
+     "part's, the length the run's so far, the content 0 before it ends), then the part's "
+     "first position, its records, whether it ends the run; then the parts' records' "
+     "positions (int64) and key hashes (16 bytes)"},
     {"push_named", (PyCFunction)seqdedup_stream_push_named, METH_VARARGS,
      "push_named(hashes, found, names, current, rows) -> (flags, ended, other, new_rows, "
      "runs): push with the names kept here: `found` int32 indices into `names` (bytes), "

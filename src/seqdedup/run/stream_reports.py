@@ -170,7 +170,7 @@ class ReportedRuns:
         numbers, places, done = array("q", fields), array("q", positions), self._written
         at = 0
         for k in range(0, len(numbers), PART_FIELDS):
-            first, last, n, ends, run_first, length, source_end, source_first, lo, hi = numbers[
+            run_first, last, length, source_end, source_first, lo, hi, first, n, ends = numbers[
                 k + 1 : k + PART_FIELDS
             ]
             if first == run_first:
