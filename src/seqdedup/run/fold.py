@@ -349,7 +349,15 @@ class WholeRuns:
         removed = stop - start
         length, matched = self._shape(keys, at, piece.end - start + 1, removed)
         unit_keys = keys[at * KEY : (at + length) * KEY]
-        first_record, last_record, row, variants = self._read(records, delimiter, length)
+        row: Callable[[], bytes]
+        if isinstance(records, bytes) and self._texts is None:  # (most runs: inline)
+            assert delimiter is not None
+            end, begin = records.find(delimiter), records.rfind(delimiter)
+            first_record = records if end < 0 else records[:end]
+            last_record = records if begin < 0 else records[begin + len(delimiter) :]
+            row, variants = partial(self._kernel.encode_joined, records, delimiter, length), 1
+        else:
+            first_record, last_record, row, variants = self._read(records, delimiter, length)
         digest = self._sequences.digest(unit_keys, row)
         copies = min(matched, removed) // length
         first_time = self._stamp(first_record)
@@ -381,22 +389,14 @@ class WholeRuns:
         self, records: Sequence[bytes] | bytes, delimiter: bytes | None, length: int
     ) -> tuple[bytes, bytes, Callable[[], bytes], int]:
         """A run's first and last records, its sequence's row (made where its id is not
-        known) and how many texts its copies of ``length`` records have."""
-        listed: Sequence[bytes] | None = None  # (joined, and the records are their keys)
+        known: from the keys made of its first records) and how many texts its copies of
+        ``length`` records have (with key options)."""
         if isinstance(records, bytes):
             assert delimiter is not None
-            end, begin = records.find(delimiter), records.rfind(delimiter)
-            first_record = records if end < 0 else records[:end]
-            last_record = records if begin < 0 else records[begin + len(delimiter) :]
-            if self._texts is not None:
-                listed = records.split(delimiter)
+            listed: Sequence[bytes] = records.split(delimiter)
         else:
-            first_record, last_record = records[0], records[-1]
             listed = records
-        if listed is None:
-            assert isinstance(records, bytes) and delimiter is not None
-            row = partial(self._kernel.encode_joined, records, delimiter, length)
-            return first_record, last_record, row, 1
+        first_record, last_record = listed[0], listed[-1]
         row = partial(sequence_row, self._keys, list(listed[:length]))
         texts = self._texts(listed[:VARIANTS_TRACKED]) if self._texts is not None else None
         return first_record, last_record, row, variants_of(texts, length)
