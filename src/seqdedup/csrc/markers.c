@@ -9,7 +9,7 @@
 #include "functions.h"
 
 #define PIECE_WORDS 6 /* start, end, source, count, identity (two words) */
-#define MARKER_MAX 160 /* the longest marker: five int64 numbers and the text */
+#define MARKER_MAX 192 /* the longest marker (five int64 numbers and the text: 159) */
 
 static int64_t word_at(const Py_buffer *b, size_t k)
 {

@@ -26,9 +26,9 @@ if TYPE_CHECKING:
 
 RUN_FIELDS = 8  # int64 per closed run the kernel hands over (StreamMatcher.closed_runs)
 PART_FIELDS = 11  # int64 per folded part (StreamMatcher.folded_parts)
-# A record's name index (int32) is -1 for a continuation line: its sign byte is 0xff
-# then, and below 0x80 for a name; NAMED maps that byte to whether the record is named
-SIGN_BYTE = 3 if sys.byteorder == "little" else 0
+# A record's name index is -1 for a continuation line: its sign byte (its most
+# significant) is 0xff then, and below 0x80 for a name; NAMED maps that byte to whether
+# the record is named
 NAMED = bytes.maketrans(bytes(range(256)), b"\x01" * 255 + b"\x00")
 
 
@@ -52,7 +52,9 @@ class PositionStreams:
         if not indices:
             return [], before
         # (each index's sign byte: 0xff only for -1; a named record's flag is 1)
-        mask = indices.tobytes()[SIGN_BYTE::4].translate(NAMED)
+        size = indices.itemsize
+        sign = size - 1 if sys.byteorder == "little" else 0
+        mask = indices.tobytes()[sign::size].translate(NAMED)
         named = list(compress(indices, mask))
         self._add((list(compress(range(len(mask)), mask)), named, names, before), len(mask))
         order = [names[index] for index in dict.fromkeys(named)]
