@@ -878,17 +878,8 @@ def test_a_chunk_whose_places_are_not_in_order_is_refused_by_the_kernel():
             mark(b"abcd", runs, array("q", [1, 3]).tobytes(), wrapping, b"\n", b"", b"")
     widest = array("q", [largest - 1, largest - 1, 0, -(2**63), 0, 0]).tobytes()
     marked = mark(b"ab", runs[:16], array("q", [1]).tobytes(), widest, b"\n", b"", b"")
-    assert (
-        marked
-        == b"a"
-        + b"[DUPLICATE: Lines %d-%d matched lines 1-1 (sequence seen %d times)]\n"
-        % (
-            largest,
-            largest,
-            -(2**63),
-        )
-        + b"b"
-    )
+    text = b"[DUPLICATE: Lines %d-%d matched lines 1-1 (sequence seen %d times)]"
+    assert marked == b"a" + text % (largest, largest, -(2**63)) + b"\nb"
     assert mark(b"abcd", runs, array("q", [1, 3]).tobytes(), pieces, b"\n", b"", b"") == (
         b"a[DUPLICATE: Lines 1-1 matched lines 1-1 (sequence seen 1 times)]\n"
         b"bc[DUPLICATE: Lines 6-6 matched lines 1-1 (sequence seen 1 times)]\nd"
