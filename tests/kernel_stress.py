@@ -1230,7 +1230,7 @@ def marker_calls(kernel, rng: random.Random) -> None:
     """mark_runs: random outputs, runs, places and pieces (places in order or not,
     inside the output or past it, pieces of a library, huge numbers) against the Python
     twin, or a ValueError where the places are not the output's."""
-    from seqdedup.engine.pykernel import python_mark_runs
+    from seqdedup.engine.pykernel import python_mark_runs, python_skip_records
 
     out = bytes(rng.randrange(256) for _ in range(rng.randint(0, 30)))
     nruns = rng.randint(0, 4)
@@ -1244,6 +1244,14 @@ def marker_calls(kernel, rng: random.Random) -> None:
         start = rng.randint(0, end)
         source = rng.choice([0, 7, 2**40, -2 if rng.random() < 0.1 else 3])
         pieces += array("q", [start, end, source, rng.choice([1, 2**62]), 0, 0])
+    delimiter = rng.choice([b"\n", b"\x00\x01", b"\xff"])
+    at, count = rng.randint(-1, len(out) + 1), rng.randint(-1, 8)
+    try:  # (skip_records over the same bytes: past their end, or refused)
+        assert kernel.skip_records(out, delimiter, at, count) == python_skip_records(
+            out, delimiter, at, count
+        )
+    except ValueError:
+        assert not (0 <= at <= len(out) and count >= 0)
     args = (out, runs, array("q", places).tobytes(), pieces.tobytes(), b"\n", b"<", b">")
     expected = None
     valid = all(0 <= p <= len(out) for p in places) and places == sorted(places)

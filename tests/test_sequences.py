@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from seqdedup.engine.pieces import SequenceTable
 
-from conftest import examples
+from conftest import examples, kernel_built
 
 
 def test_counts_start_at_two_and_grow():
@@ -82,3 +82,31 @@ def test_records_picked_by_number_are_the_literal_split(records, delimiter, cuts
     numbers = sorted(picks)
     expected = [(n, literal[n - 1]) for n in numbers if n <= len(literal)]
     assert list(records_numbered(chunks, delimiter, numbers)) == expected
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    records=st.lists(st.sampled_from([b"", b"a", b"bb", b"a;b", b"abab"]), max_size=20),
+    delimiter=st.sampled_from([b"\n", b";", b"ab", b"aba"]),
+    start=st.integers(0, 20),
+    count=st.integers(0, 25),
+)
+def test_records_skipped_in_a_runs_bytes_are_the_literal_split(records, delimiter, start, count):
+    """skip_records (a piece found in its run's bytes, for -l): from the start of record
+    `start`, past `count` delimiters, is where record `start + count` begins in the
+    literal split, or -1 past the last delimiter; the kernel's is its Python twin's."""
+    from seqdedup.engine.pykernel import python_skip_records
+
+    data = delimiter.join(records)
+    offsets, at = [], 0  # where each record of the split starts
+    for record in data.split(delimiter):
+        offsets.append(at)
+        at += len(record) + len(delimiter)
+    if start >= len(offsets):
+        return
+    expected = offsets[start + count] if start + count < len(offsets) else -1
+    assert python_skip_records(data, delimiter, offsets[start], count) == expected
+    if kernel_built():
+        from seqdedup import _kernel
+
+        assert _kernel.skip_records(data, delimiter, offsets[start], count) == expected

@@ -63,6 +63,7 @@ class CEngine:
         self.json_keys = kernel.json_keys
         self.stream_prefixes = kernel.stream_prefixes
         self.encode_joined = kernel.encode_joined
+        self.skip_records = kernel.skip_records
         self.fold_shape = kernel.fold_shape
         self.library_windows = kernel.library_windows
         self.window_tally = kernel.window_tally

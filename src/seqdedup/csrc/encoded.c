@@ -207,6 +207,39 @@ done:
  * (library.encode_records) of count records of data from record skip on, records joined
  * by delimiter (a run's records as the chunk path hands them over: --fold's sequence
  * ids, a repeated piece saved by -l). */
+/* skip_records(data, delimiter, offset, count): where the record `count` records after
+ * the one starting at byte `offset` starts (past `count` delimiters), or -1 when fewer
+ * delimiters follow. */
+PyObject *seqdedup_py_skip_records(PyObject *self, PyObject *args)
+{
+    Py_buffer data, delim;
+    Py_ssize_t offset, count;
+    if (!PyArg_ParseTuple(args, "y*y*nn", &data, &delim, &offset, &count)) return NULL;
+    PyObject *result = NULL;
+    if (delim.len == 0 || offset < 0 || offset > data.len || count < 0) {
+        PyErr_SetString(PyExc_ValueError,
+                        "skip_records: a delimiter, 0 <= offset <= len(data), 0 <= count");
+        goto done;
+    }
+    const unsigned char *p = (const unsigned char *)data.buf + offset;
+    const unsigned char *end = (const unsigned char *)data.buf + data.len;
+    Py_ssize_t at = offset;
+    for (Py_ssize_t i = 0; i < count && at >= 0; i++) {
+        const unsigned char *hit = seqdedup_find_delimiter(p, end, delim.buf, (size_t)delim.len);
+        if (hit == NULL) {
+            at = -1;
+        } else {
+            p = hit + delim.len;
+            at = (Py_ssize_t)(p - (const unsigned char *)data.buf);
+        }
+    }
+    result = PyLong_FromSsize_t(at);
+done:
+    PyBuffer_Release(&data);
+    PyBuffer_Release(&delim);
+    return result;
+}
+
 PyObject *seqdedup_py_encode_joined(PyObject *self, PyObject *args)
 {
     Py_buffer data, delim;

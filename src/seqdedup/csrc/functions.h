@@ -36,6 +36,7 @@ PyObject *seqdedup_py_hash_encoded_rows(PyObject *self, PyObject *args, PyObject
 PyObject *seqdedup_py_library_windows(PyObject *self, PyObject *args);
 PyObject *seqdedup_py_encode_joined(PyObject *self, PyObject *args);
 PyObject *seqdedup_py_mark_runs(PyObject *self, PyObject *args);
+PyObject *seqdedup_py_skip_records(PyObject *self, PyObject *args);
 /* streamby_prefix.c */
 PyObject *seqdedup_py_stream_prefixes(PyObject *self, PyObject *args);
 

@@ -145,6 +145,9 @@ static PyMethodDef kernel_methods[] = {
      "between prefix and suffix and followed by the delimiter, where the last run starting "
      "at or before its end lies in it (runs: int64 start, stop pairs; offsets: int64 "
      "each); None when a piece repeats a library"},
+    {"skip_records", seqdedup_py_skip_records, METH_VARARGS,
+     "skip_records(data, delimiter, offset, count) -> int: where the record count records "
+     "after the one starting at byte offset starts, or -1 when fewer delimiters follow"},
     {"encode_joined", seqdedup_py_encode_joined, METH_VARARGS,
      "encode_joined(data, delimiter, count, skip=0) -> bytes: the library row of count "
      "records of data from record skip on, records joined by delimiter"},

@@ -6,9 +6,10 @@ from __future__ import annotations
 import struct
 from bisect import bisect_right
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
+from seqdedup.engine.pykernel import python_skip_records
 from seqdedup.engine.runs import runs_of
 
 if TYPE_CHECKING:
@@ -61,6 +62,10 @@ class JoinedSlice(NamedTuple):
     length: int
 
 
+# (data, delimiter, offset, count) -> where the record count records on starts, or -1
+SkipRecords = Callable[[bytes, bytes, int, int], int]
+
+
 class PieceContent:
     """Skipped records held until the piece they belong to closes (bounded): as spans
     of consecutive records (one per run, as handed over), each dropped once all its
@@ -68,9 +73,15 @@ class PieceContent:
     span's records may be one string joined by ``delimiter`` (the chunk path's runs):
     a piece inside it is then given as a :class:`JoinedSlice`, never split."""
 
-    def __init__(self, limit: int, delimiter: bytes | None = None) -> None:
+    def __init__(
+        self,
+        limit: int,
+        delimiter: bytes | None = None,
+        skip: SkipRecords = python_skip_records,
+    ) -> None:
         self._limit = limit
         self._delimiter = delimiter
+        self._skip = skip  # (the kernel's skip_records where it runs)
         self._starts: list[int] = []  # each span's first tracked index, increasing
         # start -> (its records, how many, [how many are still to be taken, and for a
         # joined span the record and byte offset its last piece was found at])
@@ -144,16 +155,12 @@ class PieceContent:
         come in order, so each byte of a run is walked once), and 0 records to skip."""
         assert self._delimiter is not None
         record, offset = (cursor[1], cursor[2]) if cursor[1] <= skip else (0, 0)
-        find, delimiter, width = records.find, self._delimiter, len(self._delimiter)
-        walked = record
-        while record < skip:
-            found = find(delimiter, offset)
-            if found < 0:  # (fewer records than skip: the kernel's call says so)
-                return records, skip
-            offset, record = found + width, record + 1
-        self.walked += record - walked
-        cursor[1], cursor[2] = record, offset
-        return memoryview(records)[offset:], 0
+        found = self._skip(records, self._delimiter, offset, skip - record)
+        if found < 0:  # (fewer records than skip: the kernel's call says so)
+            return records, skip
+        self.walked += skip - record
+        cursor[1], cursor[2] = skip, found
+        return memoryview(records)[found:], 0
 
     def _release(self) -> None:
         """Drop the leading spans whose records were all taken."""

@@ -336,6 +336,18 @@ def shortest_period(keys: bytes | bytearray) -> int:
     return len(tokens) - (border[-1] if tokens else 0)
 
 
+def python_skip_records(data: bytes, delimiter: bytes, offset: int, count: int) -> int:
+    """Where the record ``count`` records after the one starting at byte ``offset``
+    starts (past ``count`` delimiters), or -1 when fewer delimiters follow."""
+    find, width = data.find, len(delimiter)
+    for _ in range(count):
+        found = find(delimiter, offset)
+        if found < 0:
+            return -1
+        offset = found + width
+    return offset
+
+
 def python_mark_runs(
     out: bytes,
     runs: bytes,

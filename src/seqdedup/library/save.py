@@ -32,8 +32,9 @@ from seqdedup.base.engine import Engine
 from seqdedup.base.errors import SeqdedupError
 from seqdedup.base.stopping import signals_held
 from seqdedup.engine.choice import compiled
-from seqdedup.engine.pieces import JoinedSlice, Piece, PieceContent
+from seqdedup.engine.pieces import JoinedSlice, Piece, PieceContent, SkipRecords
 from seqdedup.engine.pyengine import PYTHON
+from seqdedup.engine.pykernel import python_skip_records
 from seqdedup.engine.runs import runs_of
 from seqdedup.library.landing import (
     RUN_ROW,
@@ -441,20 +442,25 @@ class RunSaver:
         # Records compared by their whole text: a repeated piece's identity (128 bits
         # of its key hashes, keyed with the run's secret) names its records, so a piece
         # seen again is counted against the row staged for it, not encoded, digested
-        # and upserted again (docs/library.md); identity -> that row's digest
+        # and upserted again (docs/engine.md); identity -> that row's digest
         self._repeats: dict[int, bytes] | None = {} if plain_keys else None
         self._delimiter = delimiter
-        # The kernel's encode_joined: a piece of the chunk path's runs staged as a row
-        # straight from the run's bytes
+        # The kernel's encode_joined and skip_records: a piece of the chunk path's runs
+        # found in the run's bytes and staged as a row straight from them
         kernel = compiled(engine)
-        self._encode_joined = kernel.encode_joined if kernel is not None else None
+        joined: tuple[Callable[..., bytes] | None, SkipRecords] = (
+            (kernel.encode_joined, kernel.skip_records)
+            if kernel is not None
+            else (None, python_skip_records)
+        )
+        self._encode_joined, skip = joined
         self._window_size = window_size
         self._library = library
         self._new = Stretches(self._writer, "new", window_size, STRETCH_CHUNK)
         self._whole_runs = (
             Stretches(self._writer, "repeat", window_size, STRETCH_CHUNK) if whole_runs else None
         )
-        self._waiting = PieceContent(MAX_BUFFERED_PIECE, delimiter)  # awaiting their piece
+        self._waiting = PieceContent(MAX_BUFFERED_PIECE, delimiter, skip)  # awaiting their piece
         self._held_spans: list[tuple[int, int]] = []  # records held pieces covered
         self._stream_start = 0  # the current input stream's first tracked record
         self._named: set[bytes] = set()  # sequences staged under an id of their own
