@@ -64,16 +64,19 @@ class KernelStreamPath(_StreamFeeding):
         self._pending_tracked: list[bool] = []  # with filters: which pending are tracked
         # Names found by the kernel where the pattern is a prefix program (no filters),
         # and kept by its matcher (push_named; _current_key: the last one's bytes)
-        self._prefixed = (
-            not self._reporting and not parts.filters and self._namer.program() is not None
-        )
+        # (with reports, no filters: the names found by the prefix program, lanes given
+        # per batch, see _feed_reported)
+        programmed = not parts.filters and self._namer.program() is not None
+        self._prefixed = programmed and not self._reporting
+        self._reported_programmed = programmed and self._reports is not None
         self._current_key = UNNAMED.encode()
 
     def feed(self, records: Iterable[bytes]) -> list[bytes]:
         batch = records if isinstance(records, list) else list(records)
         if self._prefixed:
             return self._feed_prefixed(batch)
-        if self._reports is not None and self._namer.program() is not None:
+        if self._reported_programmed:
+            assert self._reports is not None
             return self._feed_reported(batch, self._reports)
         names, hashes, decisions = self._named(batch, len(self._pending))
         # each record's stream (a continuation line's: the one before), then each
