@@ -698,3 +698,33 @@ def test_a_temporary_folder_that_cannot_take_the_input_is_one_line(tmp_path):
     assert (done.returncode, done.stdout) == (1, b""), done.stderr
     assert done.stderr.count(b"\n") == 1 and b"Traceback" not in done.stderr
     assert f"temporary folder '{tmp_path}'".encode() in done.stderr
+
+
+SPILL_IN_CHUNKS = """
+import resource, sys
+from seqdedup.budget import input as budgetinput
+from seqdedup.base.errors import SeqdedupError
+budgetinput.SPILL = 1 << 20
+resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
+size = int(sys.argv[1])
+try:
+    budgetinput.read_whole(b"x" * size for _ in range((4 << 20) // size))
+except SeqdedupError as exc:
+    sys.exit(f"seqdedup: {exc}")
+"""
+
+
+@pytest.mark.parametrize("chunk", [1000, 8192, 65536])
+def test_a_spool_that_fails_with_bytes_in_its_buffer_is_still_one_line(tmp_path, chunk):
+    """Chunks smaller than the spool's buffer leave bytes in it when a write fails;
+    closing the spool fails again on them, and that second error must not replace the
+    first (a pipe's chunk sizes made this happen by chance under the test above)."""
+    done = subprocess.run(
+        [sys.executable, "-c", SPILL_IN_CHUNKS, str(chunk)],
+        capture_output=True,
+        env={**user_env(), "TMPDIR": str(tmp_path)},
+        timeout=HANG_GUARD,
+    )
+    assert (done.returncode, done.stdout) == (1, b""), done.stderr
+    assert done.stderr.count(b"\n") == 1 and b"Traceback" not in done.stderr
+    assert b"File too large" in done.stderr

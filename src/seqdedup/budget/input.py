@@ -3,6 +3,7 @@ by their bounds, and the lines kept verbatim (errors, warnings, tracebacks, --ke
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -99,7 +100,10 @@ def read_whole(chunks: Iterable[bytes], limit: int = MAX_WHOLE) -> Buffer:
         return mmap.mmap(spool.fileno(), 0, access=mmap.ACCESS_READ)
     finally:
         if spool is not None:
-            spool.close()
+            # Bytes a failed write left in the spool's buffer fail again at close; the
+            # error already on its way says why (a spool flushed closes without error).
+            with contextlib.suppress(OSError):
+                spool.close()
 
 
 def read_inputs_whole(
