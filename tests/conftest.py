@@ -127,8 +127,10 @@ from hypothesis import settings as _hypothesis_settings  # noqa: E402
 # and no example database (an example saved by an earlier run is never replayed into a
 # later one). ``SEQDEDUP_EXPLORE=1`` turns both back on, with every test's written number
 # of examples, while hunting for new failures; a failure found that way is kept as an
-# ``@example`` in the test, not in a database. (A test that names no number: 100.)
-_SAME_RUN = {} if EXPLORE else {"derandomize": True, "database": None}
+# ``@example`` in the test, not in a database. (A test that names no number: 100.) No
+# deadline: an example's duration is the machine's load, never the test's verdict
+# (Hypothesis's own CI profile has none; a run outside CI had its default, 200 ms).
+_SAME_RUN = {"deadline": None} | ({} if EXPLORE else {"derandomize": True, "database": None})
 _hypothesis_settings.register_profile("quick", max_examples=20, print_blob=True, **_SAME_RUN)
 _hypothesis_settings.register_profile(
     "full", max_examples=examples(100), print_blob=True, **_SAME_RUN

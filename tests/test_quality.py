@@ -33,3 +33,26 @@ def test_ruff_clean():
 def test_mypy_strict():
     p = subprocess.run([_tool("mypy")], cwd=ROOT, capture_output=True, text=True)
     assert p.returncode == 0, p.stdout + p.stderr
+
+
+def test_no_hypothesis_example_is_judged_by_its_duration():
+    """Every run draws the same examples and none fails for taking long: the loaded
+    profile has no deadline and is derandomised, and no test sets a deadline of its own
+    (a busy host would otherwise decide the verdict)."""
+    import ast
+
+    from hypothesis import settings
+
+    from conftest import EXPLORE
+
+    assert settings.default.deadline is None
+    assert settings.default.derandomize or EXPLORE
+    timed = [
+        f"{path.name}:{node.lineno}"
+        for path in sorted((ROOT / "tests").glob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(), str(path)))
+        if isinstance(node, ast.keyword)
+        and node.arg == "deadline"
+        and ast.unparse(node.value) != "None"
+    ]
+    assert not timed, timed
