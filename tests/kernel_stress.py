@@ -602,6 +602,14 @@ def key_calls(kernel, rng: random.Random) -> None:
         extent = rng.randint(1, count - at)
         length, matched = kernel.fold_shape(keys, at, extent, count - at)
         assert 1 <= length <= extent <= matched <= count - at
+    # The copies' texts: groups of digests from the start, the last one maybe shorter
+    # (given at an odd address too: the kernel reads each digest whatever its alignment).
+    values = [rng.randint(0, 3) for _ in range(rng.randint(0, 60))]
+    length = rng.randint(1, 8)
+    want = len({tuple(values[k : k + length]) for k in range(0, len(values), length)})
+    digests = array("Q", values).tobytes()
+    odd = memoryview(b"x" + digests)[1:]
+    assert kernel.distinct_copies(rng.choice([digests, odd]), length) == want
     # A run's first records as a library row, records joined by a delimiter.
     delimiter = rng.choice([b"\n", b"--", b"\r\n"])
     joined = delimiter.join(text[k : k + rng.randint(0, 9)] for k in range(rng.randint(0, 9)))
@@ -638,6 +646,9 @@ def hostile_calls(kernel, rng: random.Random) -> None:
         lambda v: kernel.fold_shape(b"\0" * 32, v, 1, 1),
         lambda v: kernel.fold_shape(b"\0" * 32, 1, v, 1),
         lambda v: kernel.fold_shape(b"\0" * 32, 1, 1, v),
+        lambda v: kernel.distinct_copies(v, 1),
+        lambda v: kernel.distinct_copies(b"\0" * 16, v),
+        lambda v: kernel.distinct_copies(b"\0" * 9, 1),
         lambda v: kernel.record_bounds(v, b"\n"),
         lambda v: kernel.record_bounds(b"a\nb", v),
         lambda v: kernel.encode_joined(v, b"\n", 1),

@@ -501,6 +501,47 @@ def test_a_fold_line_says_when_its_copies_differ_in_their_text(run_cli, engine, 
     assert b" texts), id " in streams.stdout
 
 
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    values=st.lists(st.integers(0, 3), max_size=40) | st.lists(st.integers(0, 2**64 - 1)),
+    length=st.integers(1, 7),
+)
+def test_the_copies_texts_are_counted_as_the_literal_grouping_counts_them(values, length):
+    """distinct_copies (how many texts a fold line's copies have): the digests grouped by
+    ``length`` from the first, a shorter last group one of its own, the different groups
+    counted; the Python twin and the kernel (its table, exact comparisons) alike, also
+    from a buffer at an odd address."""
+    from array import array
+
+    from seqdedup.engine.choice import engine_named
+    from seqdedup.engine.pyengine import PYTHON
+
+    want = len({tuple(values[k : k + length]) for k in range(0, len(values), length)})
+    texts = array("Q", values)
+    assert PYTHON.distinct_copies(texts, length) == want
+    if not kernel_built():
+        pytest.skip("the kernel is not built")
+    kernel = engine_named("c")
+    assert kernel.distinct_copies(texts, length) == want
+    odd = memoryview(b"x" + texts.tobytes())[1:]
+    assert kernel.distinct_copies(odd, length) == want  # type: ignore[arg-type]
+
+
+def test_the_copies_texts_refuse_a_length_below_one_and_a_torn_digest():
+    from array import array
+
+    from seqdedup.engine.choice import engine_named
+    from seqdedup.engine.pyengine import PYTHON
+
+    engines = [PYTHON, engine_named("c")] if kernel_built() else [PYTHON]
+    for engine in engines:
+        with pytest.raises(ValueError, match="length >= 1"):
+            engine.distinct_copies(array("Q", [1, 2]), 0)
+    if kernel_built():
+        with pytest.raises(ValueError, match="8-byte digests"):
+            engine_named("c").distinct_copies(b"\0" * 9, 1)  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize("engine", ["c", "python"])
 def test_an_idle_line_counts_every_record_already_certain_to_go(engine, monkeypatch):
     monkeypatch.setenv("SEQDEDUP_ENGINE", engine)

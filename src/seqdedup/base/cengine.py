@@ -45,6 +45,7 @@ class CEngine:
         self.broken_fragments = kernel.broken_fragments
         self.shortest_period = kernel.shortest_period
         self.periodic_match = kernel.periodic_match
+        self.distinct_copies = kernel.distinct_copies
         self.mark_runs = kernel.mark_runs
         self.key_table = kernel.KeyTable
         self._bounds = kernel.record_bounds

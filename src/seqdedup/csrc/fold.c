@@ -1,7 +1,8 @@
 /*
  * --fold's key comparisons (seqdedup.fold holds the definitions in Python): the
- * shortest period of a run's first piece, and how far a run goes on repeating its
- * sequence. Keys are 16-byte key hashes, compared as bytes.
+ * shortest period of a run's first piece, how far a run goes on repeating its
+ * sequence, and how many different texts its copies have. Keys are 16-byte key hashes,
+ * compared as bytes; texts are 8-byte digests.
  */
 #include "kernel.h"
 #include "functions.h"
@@ -108,4 +109,70 @@ PyObject *seqdedup_py_fold_shape(PyObject *self, PyObject *args)
     size_t matched = length < 0 ? 0 : periodic_count(run, (size_t)length, run, (size_t)count, 0);
     PyBuffer_Release(&keys);
     return length < 0 ? NULL : Py_BuildValue("nn", length, (Py_ssize_t)matched);
+}
+
+/* ---- the copies' texts ------------------------------------------------------------ */
+
+#define TEXT_BYTES 8
+
+/* A group of `length` text digests spread over a table. The digests are keyed (the
+ * run's secret), so no input chooses where its groups fall: a plain mix serves. */
+static uint64_t group_hash(const unsigned char *group, size_t length)
+{
+    uint64_t h = 0x9E3779B97F4A7C15u;
+    for (size_t i = 0; i < length; i++) {
+        uint64_t value;
+        memcpy(&value, group + i * TEXT_BYTES, sizeof value); /* (any alignment) */
+        h = (h ^ value) * 0xFF51AFD7ED558CCDu;
+        h ^= h >> 32;
+    }
+    return h;
+}
+
+/* How many different groups of `length` consecutive digests the n of texts hold, from
+ * its start (a shorter group at the end counts as one of its own); groups compared
+ * whole, so the count is exact. -1 (a MemoryError set) when the table cannot be had. */
+static Py_ssize_t distinct_groups(const unsigned char *texts, size_t n, size_t length)
+{
+    size_t copies = n / length, found = n % length != 0;
+    if (copies < 2) return (Py_ssize_t)(copies + found);
+    size_t cap = 16; /* a power of two, at least twice the copies (n < 2^60: no wrap) */
+    while (cap < 2 * copies) cap <<= 1;
+    size_t *slots = PyMem_RawCalloc(cap, sizeof(size_t)); /* copy index + 1; 0: free */
+    if (slots == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    size_t mask = cap - 1, bytes = length * TEXT_BYTES;
+    for (size_t c = 0; c < copies; c++) {
+        const unsigned char *group = texts + c * bytes;
+        for (size_t at = (size_t)group_hash(group, length) & mask;; at = (at + 1) & mask) {
+            size_t held = slots[at];
+            if (held == 0) {
+                slots[at] = c + 1;
+                found++;
+                break;
+            }
+            if (memcmp(texts + (held - 1) * bytes, group, bytes) == 0) break;
+        }
+    }
+    PyMem_RawFree(slots);
+    return (Py_ssize_t)found;
+}
+
+/* distinct_copies(texts, length) -> int */
+PyObject *seqdedup_py_distinct_copies(PyObject *self, PyObject *args)
+{
+    Py_buffer texts;
+    Py_ssize_t length;
+    if (!PyArg_ParseTuple(args, "y*n", &texts, &length)) return NULL;
+    if (length < 1 || (size_t)texts.len % TEXT_BYTES) {
+        PyBuffer_Release(&texts);
+        PyErr_SetString(PyExc_ValueError, "distinct_copies: 8-byte digests, length >= 1");
+        return NULL;
+    }
+    Py_ssize_t found =
+        distinct_groups(texts.buf, (size_t)texts.len / TEXT_BYTES, (size_t)length);
+    PyBuffer_Release(&texts);
+    return found < 0 ? NULL : PyLong_FromSsize_t(found);
 }

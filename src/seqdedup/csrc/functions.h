@@ -11,6 +11,7 @@
 PyObject *seqdedup_py_shortest_period(PyObject *self, PyObject *arg);
 PyObject *seqdedup_py_periodic_match(PyObject *self, PyObject *args);
 PyObject *seqdedup_py_fold_shape(PyObject *self, PyObject *args);
+PyObject *seqdedup_py_distinct_copies(PyObject *self, PyObject *args);
 /* bounds.c */
 PyObject *seqdedup_py_record_bounds(PyObject *self, PyObject *args);
 /* tokens.c */

@@ -188,6 +188,9 @@ static PyMethodDef kernel_methods[] = {
     {"fold_shape", seqdedup_py_fold_shape, METH_VARARGS,
      "fold_shape(keys, at, extent, count) -> (length, matched): of the count keys from "
      "key at, the shortest period of the first extent and how many repeat it"},
+    {"distinct_copies", seqdedup_py_distinct_copies, METH_VARARGS,
+     "distinct_copies(texts, length) -> how many different groups of length consecutive "
+     "8-byte digests texts holds from its start (a shorter last group counts as its own)"},
     {NULL}};
 
 /* Multi-phase initialisation: the types are created per module object (heap types);

@@ -45,6 +45,7 @@ class PythonEngine:
     broken_fragments = staticmethod(pykernel.python_broken_fragments)
     shortest_period = staticmethod(pykernel.shortest_period)
     periodic_match = staticmethod(pykernel.periodic_match)
+    distinct_copies = staticmethod(pykernel.distinct_copies)
     mark_runs = staticmethod(pykernel.python_mark_runs)
 
     @staticmethod

@@ -398,6 +398,18 @@ def periodic_match(unit: bytes, data: bytes | bytearray, offset: int) -> int:
     return count
 
 
+def distinct_copies(texts: array[int], length: int) -> int:
+    """How many different groups of ``length`` consecutive text digests ``texts`` holds,
+    counted from its start (a shorter group at the end is one of its own)."""
+    if length < 1:
+        raise ValueError("distinct_copies: length >= 1")
+    if length == 1:
+        return len(set(texts))
+    whole = len(texts) - len(texts) % length
+    groups = set(zip(*[iter(texts[:whole])] * length, strict=True))
+    return len(groups) + (whole < len(texts))
+
+
 def _first_difference(data: bytes | bytearray, unit: bytes, at: int, phase: int, take: int) -> int:
     for k in range(take):
         a, b = (at + k) * KEY, (phase + k) * KEY

@@ -242,9 +242,10 @@ class Folder:
         """The line for the run's current part; a new part begins after it."""
         unit = run.unit if run.unit is not None else self._sequences.of(run)
         start, stop = run.part_start, run.stop
+        variants = self._sequences.variants(run, unit.length)
         fields: Fields = {
             **self._report.span(start, stop - 1, self._number),
-            **part_fields(run, unit, self._folded, self._stamp, continues),
+            **part_fields(run, unit, self._folded, self._stamp, continues, variants),
             "window_size": self._window,
             **self._report.source_fields(unit.source, unit.length),
         }
@@ -399,7 +400,7 @@ class WholeRuns:
         first_record, last_record = listed[0], listed[-1]
         row = partial(sequence_row, self._keys, list(listed[:length]))
         texts = self._texts(listed[:VARIANTS_TRACKED]) if self._texts is not None else None
-        return first_record, last_record, row, variants_of(texts, length)
+        return first_record, last_record, row, variants_of(texts, length, self._sequences.distinct)
 
 
 def skipped_runs(
@@ -455,10 +456,16 @@ class FoldedCounts:
 
 
 def part_fields(
-    run: FoldRun, unit: _Unit, folded: FoldedCounts, stamp: Callable[[bytes], str], continues: bool
+    run: FoldRun,
+    unit: _Unit,
+    folded: FoldedCounts,
+    stamp: Callable[[bytes], str],
+    continues: bool,
+    variants: int,
 ) -> Fields:
     """A line's fields of the run's current part (what it removed, of which sequence,
-    when); a new part begins after it. The caller adds where it lies and its source."""
+    when; ``variants``: its copies' texts); a new part begins after it. The caller adds
+    where it lies and its source."""
     start, stop, length = run.part_start, run.stop, unit.length
     removed = stop - start
     copies = max(0, min(run.start + run.matched, stop) - start) // length
@@ -470,7 +477,7 @@ def part_fields(
         **removal_fields(removed, copies, length, unit.digest, count, times, text),
         "part": run.part,
         "continues": int(continues),
-        "variants": run.variants(length),
+        "variants": variants,
     }
     run.part += 1
     run.part_start = stop

@@ -4,6 +4,7 @@ runs), and the sequence's id."""
 
 from __future__ import annotations
 
+from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from functools import partial
@@ -64,22 +65,16 @@ class FoldRun:
         self.matched = 0  # records from the run's start that repeat the sequence (so far)
         # With key options: a digest of each record of the current part's text (its
         # timestamps masked), to say when the copies a line folds differ in their text
-        self.texts: list[int] | None = None
+        self.texts: array[int] | None = None
         self.part_clock = 0.0  # --fold-every TIME: when the current part began (seconds)
 
     def note_texts(self, records: Sequence[bytes], digest: TextDigest) -> None:
         """The texts of records just taken (at most VARIANTS_TRACKED per part)."""
         texts = self.texts
         if texts is None:
-            texts = self.texts = []
+            texts = self.texts = array("Q")
         if len(texts) < VARIANTS_TRACKED:
             texts += digest(records[: VARIANTS_TRACKED - len(texts)])
-
-    def variants(self, length: int) -> int:
-        """How many different texts the current part's copies have (1: all the same;
-        a partial copy counts as one of its own). Then a new part begins."""
-        texts, self.texts = self.texts, None
-        return variants_of(texts, length)
 
     def take(
         self,
@@ -105,20 +100,14 @@ class FoldRun:
         return (piece is not None and piece.end < self.stop) or len(self.records) >= HELD_MAX
 
 
-def variants_of(texts: Sequence[int] | None, length: int) -> int:
+def variants_of(
+    texts: array[int] | None, length: int, distinct: Callable[[array[int], int], int]
+) -> int:
     """How many different texts copies of ``length`` records have, given each record's
-    text digest (at most VARIANTS_TRACKED of them; 1 where none were taken)."""
-    if not texts:
-        return 1
-    if length == 1:
-        return len(set(texts))
-    # (copies counted from the part's start, as the line's "copies" are: zip groups the
-    # whole ones, a partial copy at the end is a text of its own)
-    whole = len(texts) - len(texts) % length
-    copies = set(zip(*[iter(texts[:whole])] * length, strict=True))
-    if whole < len(texts):
-        copies.add(tuple(texts[whole:]))
-    return len(copies)
+    text digest (at most VARIANTS_TRACKED of them; 1 where none were taken): copies
+    counted from the part's start, as the line's "copies" are, a partial copy at the end
+    a text of its own (``distinct``: the engine's ``distinct_copies``)."""
+    return distinct(texts, length) if texts else 1
 
 
 class _Unit:
@@ -143,6 +132,7 @@ class Sequences:
         engine: Engine,
     ) -> None:
         self.period, self.match = engine.shortest_period, engine.periodic_match
+        self.distinct = engine.distinct_copies
         self._key_maker = keys
         self._open_source = open_source  # the open piece's earliest source
         self._on_sequence = on_sequence  # (digest, records) of each new sequence: -l
@@ -182,6 +172,12 @@ class Sequences:
         if self._on_sequence is not None:
             self._on_sequence(unit.digest, records)
         return unit
+
+    def variants(self, run: FoldRun, length: int) -> int:
+        """How many different texts the run's current part's copies have (1: all the
+        same). Then a new part begins."""
+        texts, run.texts = run.texts, None
+        return variants_of(texts, length, self.distinct)
 
     def digest(self, unit_keys: bytes, row: Callable[[], bytes]) -> bytes:
         """The id of a sequence (remembered by its key hashes: a storm asks again and

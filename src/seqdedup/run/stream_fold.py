@@ -140,13 +140,14 @@ class StreamFolder:
 
             part.first_piece = Piece(0, run.length - 1, 0, 0)  # the whole run, complete
         unit = part.unit if part.unit is not None else self._sequences.of(part)
+        variants = self._sequences.variants(part, unit.length)
         file, start = self._locate(part.first_number)
         fields: Fields = {
             "file": file,
             "start": start,
             "end": start + part.last_number - part.first_number,
             "stream": visible(run.first.stream),
-            **part_fields(part, unit, self._folded, self._stamp, not ends),
+            **part_fields(part, unit, self._folded, self._stamp, not ends, variants),
             "window_size": self._window_size,
             **self._source_fields(run),
         }
