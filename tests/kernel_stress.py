@@ -1238,6 +1238,51 @@ def sized_run(kernel, rng: random.Random, long: bool = False) -> None:
             bad()
 
 
+def sized_chunks(kernel, rng: random.Random) -> None:
+    """A SizeDecider attached to a chunk matcher (-w auto's path): random records cut
+    into random chunks, several inputs, a final record without its delimiter, against
+    the sized oracle on the records' own sizes; attach_sized misused."""
+    window, least = rng.randint(1, 4), rng.randint(0, 25)
+    history, cap = rng.choice([None, rng.randint(1, 15)]), rng.randint(1, 8)
+    words = ["a", "bbbbb", "ccccccccc"]
+    streams = [[rng.choice(words) for _ in range(rng.randint(0, 60))] for _ in range(3)]
+    seed = rng.randrange(1 << 62)
+    m = kernel.Matcher(1, None, seed, b"\n")
+    m.attach_sized(kernel.SizeDecider(window, least, history, seed, cap))
+    out = b""
+    for number, stream in enumerate(streams):
+        if number:
+            m.new_input()
+        data, at = "".join(f"{word}\n" for word in stream).encode(), 0
+        data = data[:-1] if data and rng.random() < 0.3 else data  # (the last one bare)
+        while at < len(data):
+            step = rng.randint(0, 25)
+            out += m.feed_chunk(data[at : at + step])[0]
+            at += step
+        out += m.finish_chunks(delimit_final=True)[0]
+    expected = skipped_flags_sized(
+        streams, window, least, lambda word: len(word) + 1, history, (), cap, longest=cap
+    )
+    kept = iter(expected)
+    assert out == b"".join(w.encode() + b"\n" for s in streams for w in s if not next(kept))
+    decider = kernel.SizeDecider(1, 10, None, 1)
+    for bad in (
+        lambda: m.attach_sized(decider),  # (fed already)
+        lambda: kernel.Matcher(1, None, 0, b"\n").attach_sized(rng.choice([None, b"x", m])),
+        lambda: kernel.Matcher(1, None, 0, b"\n", filtered=True).attach_sized(decider),
+        lambda: kernel.Matcher(1, 100, 0, b"\n", early=True).attach_sized(decider),
+        lambda: kernel.Matcher(1).attach_sized(decider),  # (no delimiter: no chunk path)
+        lambda: m.push(bytes(16)),  # (a sized matcher takes chunks only)
+    ):
+        with contextlib.suppress(TypeError, RuntimeError):
+            bad()
+    used = kernel.SizeDecider(1, 10, None, 1)
+    used.push(bytes(16), array("q", [3]).tobytes())
+    with contextlib.suppress(RuntimeError):
+        kernel.Matcher(1, None, 0, b"\n").attach_sized(used)
+        raise AssertionError("a decider that has taken records was attached")
+
+
 def marker_calls(kernel, rng: random.Random) -> None:
     """mark_runs: random outputs, runs, places and pieces (places in order or not,
     inside the output or past it, pieces of a library, huge numbers) against the Python
@@ -1300,6 +1345,7 @@ def main() -> None:
         key_table_calls(kernel, rng)
         budget_calls(kernel, rng)
         sized_run(kernel, rng)
+        sized_chunks(kernel, rng)
         marker_calls(kernel, rng)
     if seed == 1:  # (once too: 9,000 records a stream: 0.9 CPU-s under the sanitizers)
         sized_run(kernel, rng, long=True)

@@ -55,6 +55,21 @@ TABLE = [
     ({"library_dir": "L", "filters": TRACK}, "record", "kernel", False, 2),
     ({"library_dir": "L", "read_sequences": ("R",)}, "record", "kernel", False, 2),
     ({"read_sequences": ("R",)}, "chunk", "thread", False, 0),  # loading: tables only
+    # a minimum size (-w auto): its decider on the chunk path where nothing reads a
+    # source (it names none); the record path where attribution or tokens are asked for
+    ({"min_size": 64, "sequence_stats": False}, "chunk", "count", False, 0),
+    ({"min_size": 64, "sequence_stats": False, "max_history": 100}, "chunk", "count", True, 0),
+    ({"min_size": 64}, "record", "kernel", False, 0),  # the statistics count sequences
+    ({"min_size": 64, "sequence_stats": False, "size_unit": "tokens"}, "record", "count", False, 0),
+    ({"min_size": 64, "sequence_stats": False, "top": 3}, "record", "kernel", False, 1),
+    ({"min_size": 64, "sequence_stats": False, "filters": TRACK}, "record", "count", False, 0),
+    (
+        {"min_size": 64, "sequence_stats": False, "read_sequences": ("R",)},
+        "record",
+        "count",
+        False,
+        0,
+    ),
     ({"stream_by": "^(\\w+) "}, "stream", "count", False, 0),  # counts its own
     ({"stream_by": "^(\\w+) ", "fold": True}, "stream", "count", False, 2),
 ]
@@ -111,7 +126,9 @@ def test_the_stages_build_what_the_plan_names(
     monkeypatch.setenv("SEQDEDUP_ENGINE", "c")
     if "library_dir" in options:
         options = {**options, "library_dir": tmp_path / "L"}
-    options.pop("read_sequences", None)  # (no library to read here; the row above has it)
+    # (no library to read here; the row above has it. A copy: the row's own dict is the
+    # plan test's too, whichever runs first)
+    options = {name: value for name, value in options.items() if name != "read_sequences"}
     stages = Stages(Config(**{"max_history": None, **options}), None)
     plan = stages.plan
     from seqdedup.run.assembled import feeding_paths

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 from array import array
@@ -9,7 +10,7 @@ from functools import cache
 from hashlib import blake2b
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from seqdedup.engine.sized import SizeDecider
@@ -500,3 +501,70 @@ def test_a_new_key_is_written_at_once_when_a_file_is_followed(engine, tmp_path):
     finally:
         proc.kill()
         proc.wait()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@settings(max_examples=examples(150), deadline=None)
+@given(
+    streams=st.lists(st.lists(st.sampled_from(RECORDS), max_size=80), min_size=1, max_size=3),
+    window=st.integers(1, 4),
+    min_size=st.integers(1, 14),
+    history=st.none() | st.integers(100, 110),  # (the least: 100 records)
+    cuts=st.lists(st.integers(1, 12), min_size=1, max_size=5),
+    skip=st.sampled_from([0, 1]),
+)
+# (each record's size at the boundary: "a" weighs 2, a pair 4)
+@example(streams=[["a", "a", "b"]], window=1, min_size=3, history=None, cuts=[1], skip=0)
+@example(streams=[["a", "a", "b"]], window=1, min_size=2, history=None, cuts=[5], skip=0)
+@example(streams=[["#x", "#x", "a"]], window=1, min_size=3, history=None, cuts=[2], skip=1)
+def test_raw_bytes_in_any_cuts_keep_what_the_oracle_keeps(
+    engine: str,
+    streams: list[list[str]],
+    window: int,
+    min_size: int,
+    history: int | None,
+    cuts: list[int],
+    skip: int,
+) -> None:
+    """`-q -w auto`'s path: raw bytes with nothing reading a source (on the kernel the
+    size decider attached to the chunk matcher, which splits the records and makes their
+    keys and sizes, ``--skip-chars`` here): the records kept are the oracle's, the input
+    cut anywhere, over several inputs."""
+    from seqdedup import Deduplicator
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SEQDEDUP_ENGINE", engine)
+        dedup = Deduplicator(
+            window_size=window, min_size=min_size, max_history=history, sequence_stats=False,
+            skip_chars=skip, inputs=tuple(f"in{k}" for k in range(len(streams))),
+        )  # fmt: skip
+    assert dedup._stages.parts.plan.feeding == ("chunk" if engine == "c" else "record")
+    out = b""
+    for number, stream in enumerate(streams):
+        if number:
+            out += dedup.next_input_bytes()
+        data, at = "".join(f"{r}\n" for r in stream).encode(), 0
+        for step in itertools.cycle(cuts):
+            if at >= len(data):
+                break
+            out += dedup.feed_bytes(data[at : at + step])
+            at += step
+    out += dedup.flush_bytes()
+    keys = [[r[skip:] for r in stream] for stream in streams]
+    flags = skipped_flags_sized(keys, window, min_size, size_of, history)
+    skipped = iter(flags)
+    assert out == "".join(f"{r}\n" for s in streams for r in s if not next(skipped)).encode()
+    # The same run fed records (the same plan: the decider takes them from Python)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SEQDEDUP_ENGINE", engine)
+        records = Deduplicator(
+            window_size=window, min_size=min_size, max_history=history, sequence_stats=False,
+            skip_chars=skip, inputs=tuple(f"in{k}" for k in range(len(streams))),
+        )  # fmt: skip
+    kept: list[bytes] = []
+    for number, stream in enumerate(streams):
+        kept += records.next_input() if number else []
+        kept += records.feed([r.encode() for r in stream])
+    kept += records.flush()
+    skipped = iter(flags)
+    assert kept == [r.encode() for s in streams for r in s if not next(skipped)]

@@ -349,6 +349,8 @@ static Py_ssize_t push_chunk(Matcher *m, const Hash128 *h, size_t n)
     return count;
 }
 
+/* ---- feeding ------------------------------------------------------------------------ */
+
 static PyObject *Matcher_feed_chunk_in(Matcher *m, PyObject *arg, int *changed);
 
 PyObject *seqdedup_matcher_feed_chunk(Matcher *m, PyObject *arg)
@@ -385,12 +387,16 @@ static PyObject *Matcher_feed_chunk_in(Matcher *m, PyObject *arg, int *changed)
     Py_ssize_t first_new = append_and_split(m, arg, changed);
     if (first_new < 0) return NULL;
     Hash128 *h;
-    Py_ssize_t n = hash_pending(m, (size_t)first_new, m->rec_len, NULL, &h);
+    int64_t *sizes = NULL;
+    Py_ssize_t n = m->sized != NULL
+                       ? seqdedup_hash_sized_pending(m, (size_t)first_new, m->rec_len, &h, &sizes)
+                       : hash_pending(m, (size_t)first_new, m->rec_len, NULL, &h);
     if (n < 0) return NULL;
     PyObject *hashes = PyBytes_FromStringAndSize((const char *)h, n * (Py_ssize_t)sizeof(Hash128));
     if (hashes == NULL) return NULL;
     int64_t first_index = m->next;
-    Py_ssize_t count = push_chunk(m, h, (size_t)n);
+    Py_ssize_t count = m->sized != NULL ? seqdedup_push_sized(m, h, sizes, (size_t)n, 0)
+                                        : push_chunk(m, h, (size_t)n);
     PyObject *result = count < 0 ? NULL : emit(m, m->keep, (size_t)count, hashes, first_index);
     Py_DECREF(hashes);
     return result;
@@ -460,12 +466,21 @@ static PyObject *Matcher_finish_chunks_in(Matcher *m, PyObject *args, PyObject *
     int made = final_record(m, delimit_final, drop_final);
     if (made < 0) return NULL;
     Hash128 *h;
-    Py_ssize_t n = hash_pending(m, m->rec_len - (size_t)made, m->rec_len, NULL, &h);
+    int64_t *sizes = NULL;
+    size_t from = m->rec_len - (size_t)made;
+    Py_ssize_t n = m->sized != NULL ? seqdedup_hash_sized_pending(m, from, m->rec_len, &h, &sizes)
+                                    : hash_pending(m, from, m->rec_len, NULL, &h);
     if (n < 0) return NULL;
     PyObject *hashes = PyBytes_FromStringAndSize((const char *)h, n * (Py_ssize_t)sizeof(Hash128));
     if (hashes == NULL) return NULL;
-    Py_ssize_t count = n ? seqdedup_push_core(m, h, (size_t)n, 0) : 0;
-    Py_ssize_t rest = count < 0 ? -1 : seqdedup_finish_core(m, (size_t)count);
+    Py_ssize_t count, rest;
+    if (m->sized != NULL) { /* (its flags of the whole stream's end at once) */
+        count = seqdedup_push_sized(m, h, sizes, (size_t)n, 1);
+        rest = count < 0 ? -1 : 0;
+    } else {
+        count = n ? seqdedup_push_core(m, h, (size_t)n, 0) : 0;
+        rest = count < 0 ? -1 : seqdedup_finish_core(m, (size_t)count);
+    }
     PyObject *result =
         rest < 0 ? NULL : emit(m, m->keep, (size_t)(count + rest), hashes, first_index);
     Py_DECREF(hashes);

@@ -205,6 +205,13 @@ static Hash128 key_hash_sized(const unsigned char *p, size_t len, uint64_t field
     return out;
 }
 
+Hash128 seqdedup_key_hash_sized(const unsigned char *p, size_t len, uint64_t fields,
+                                uint64_t skip, int byte_mode, unsigned normalize, Hash128 seeds,
+                                size_t *size)
+{
+    return key_hash_sized(p, len, fields, skip, byte_mode, normalize, seeds, size);
+}
+
 Hash128 seqdedup_key_hash(const unsigned char *p, size_t len, uint64_t fields, uint64_t skip,
                           int byte_mode, unsigned normalize, Hash128 seeds)
 {

@@ -445,6 +445,11 @@ typedef struct {
     size_t scratch_hashes_cap, scratch_fps_cap;
     unsigned char *keep;  /* decisions of the records decided by the last call */
     size_t keep_cap;
+    /* -w auto (a minimum size) on the chunk path: the SizeDecider that decides instead
+     * of the window rule (attach_sized), and each chunk's key sizes for it */
+    PyObject *sized;
+    int64_t *scratch_sizes;
+    size_t scratch_sizes_cap;
     int ready;            /* __init__ succeeded */
     int broken;           /* an error left the state half-updated: unusable */
     int busy;             /* a call is running (it may have released the GIL) */
@@ -457,6 +462,7 @@ typedef struct {
 
 typedef struct {
     PyTypeObject *matcher_type;
+    PyTypeObject *size_decider_type; /* (attach_sized checks against it) */
 } KernelState;
 
 extern struct PyModuleDef seqdedup_kernel_module;
@@ -516,6 +522,9 @@ Hash128 seqdedup_hash128(const unsigned char *p, size_t len, Hash128 seeds);
 /* The hash of a record's key: after `fields` blank-separated fields and `skip`
  * characters (bytes with byte_mode), normalised with the classes of `normalize` (0:
  * none), SipHash-2-4-128 keyed with the seed. */
+Hash128 seqdedup_key_hash_sized(const unsigned char *p, size_t len, uint64_t fields,
+                                uint64_t skip, int byte_mode, unsigned normalize, Hash128 seeds,
+                                size_t *size); /* the key's length in *size */
 Hash128 seqdedup_key_hash(const unsigned char *p, size_t len, uint64_t fields, uint64_t skip,
                           int byte_mode, unsigned normalize, Hash128 seeds);
 unsigned seqdedup_normalize_classes(unsigned classes); /* the known ones of a mask */
@@ -563,6 +572,14 @@ void seqdedup_keys_free(Matcher *m);
 const unsigned char *seqdedup_find_delimiter(const unsigned char *p, const unsigned char *end,
                                              const unsigned char *delim, size_t dlen);
 PyObject *seqdedup_matcher_feed_chunk(Matcher *m, PyObject *arg);
+PyObject *seqdedup_matcher_attach_sized(Matcher *m, PyObject *decider);
+/* (sized_chunks.c) the key hashes and sizes of pending records [from, to) into scratch,
+ * how many; the attached decider's keep flags for n more into m->keep (with `finish`
+ * the stream's last), how many: -1 on failure */
+Py_ssize_t seqdedup_hash_sized_pending(Matcher *m, size_t from, size_t to, Hash128 **hashes,
+                                       int64_t **sizes);
+Py_ssize_t seqdedup_push_sized(Matcher *m, const Hash128 *h, const int64_t *sizes, size_t n,
+                               int finish);
 PyObject *seqdedup_matcher_finish_chunks(Matcher *m, PyObject *args, PyObject *kwds);
 PyObject *seqdedup_matcher_split_chunk(Matcher *m, PyObject *arg);
 PyObject *seqdedup_matcher_split_final(Matcher *m, PyObject *args, PyObject *kwds);
@@ -592,6 +609,7 @@ static inline Hash128 seqdedup_fingerprint(const Hash128 *h, const uint64_t *coe
 int seqdedup_get_hashes(PyObject *obj, Py_buffer *view);
 /* Whether `obj` is a Matcher of this module (0 with TypeError set if not). */
 int seqdedup_is_matcher(PyObject *obj);
+int seqdedup_is_size_decider(PyObject *obj); /* 1, or 0 with a TypeError set */
 /* The sources a Matcher noted for its recent windows: sources[k] belongs to window
  * base + k (NO_SOURCE: not a repeat). -1 with an error set when it is busy or unusable. */
 int seqdedup_matcher_sources(PyObject *matcher, const int64_t **sources, size_t *len,

@@ -375,6 +375,10 @@ int seqdedup_get_hashes(PyObject *obj, Py_buffer *view) { return seqdedup_get_wo
 /* push() and the chunk path keep different records: one matcher takes one of them. */
 int seqdedup_matcher_fed_by(Matcher *m, int how)
 {
+    if (m->sized != NULL && how != 2) {
+        PyErr_SetString(PyExc_RuntimeError, "a Matcher with a SizeDecider takes chunks only");
+        return -1;
+    }
     if (m->fed_by != 0 && m->fed_by != how) {
         PyErr_SetString(PyExc_RuntimeError, "push() and feed_chunk() cannot be mixed");
         return -1;

@@ -114,6 +114,7 @@ static int Matcher_traverse(Matcher *m, visitproc visit, void *arg)
     Py_VISIT(Py_TYPE(m)); /* a heap type */
     Py_VISIT(m->new_material);
     Py_VISIT(m->stretches);
+    Py_VISIT(m->sized);
     return 0;
 }
 
@@ -121,6 +122,7 @@ static int Matcher_clear(Matcher *m)
 {
     Py_CLEAR(m->new_material);
     Py_CLEAR(m->stretches);
+    Py_CLEAR(m->sized);
     return 0;
 }
 
@@ -156,6 +158,7 @@ static void Matcher_dealloc(Matcher *m)
     PyMem_RawFree(m->scratch_hashes);
     PyMem_RawFree(m->scratch_fps);
     PyMem_RawFree(m->keep);
+    PyMem_RawFree(m->scratch_sizes);
     type->tp_free((PyObject *)m);
     Py_DECREF(type);
 }
@@ -292,6 +295,11 @@ static PyMethodDef Matcher_methods[] = {
      "add_library_region(region, firsts, lengths): add_library_windows for every window "
      "inside each library sequence (int64 firsts: its first record's index in the region; "
      "lengths: its records), fingerprinted here"},
+    {"attach_sized", (PyCFunction)seqdedup_matcher_attach_sized, METH_O,
+     "attach_sized(decider): a fresh SizeDecider decides this chunk matcher's records "
+     "instead of the window rule (a minimum size, -w auto), the keys' sizes in bytes made "
+     "with their hashes; before the first chunk, without filters, early settling, "
+     "inverse, run heads or new material (sources are then not named)"},
     {"feed_chunk", (PyCFunction)seqdedup_matcher_feed_chunk, METH_O,
      "feed_chunk(chunk) -> (output, hashes, skipped_runs, decided, kept, run_offsets); "
      "hashes: 16 bytes per record; skipped_runs: int64 pairs (start, stop), or with "
@@ -342,6 +350,19 @@ PyType_Spec seqdedup_matcher_spec = {
 
 /* ---- offered to the attribution unit -------------------------------------------- */
 
+
+int seqdedup_is_size_decider(PyObject *obj)
+{
+    PyObject *module = PyType_GetModuleByDef(Py_TYPE(obj), &seqdedup_kernel_module);
+    if (module == NULL) { /* TypeError set */
+        PyErr_Clear();
+    } else {
+        KernelState *state = PyModule_GetState(module);
+        if (state != NULL && PyObject_TypeCheck(obj, state->size_decider_type)) return 1;
+    }
+    PyErr_SetString(PyExc_TypeError, "expected a seqdedup._kernel.SizeDecider");
+    return 0;
+}
 
 int seqdedup_is_matcher(PyObject *obj)
 {

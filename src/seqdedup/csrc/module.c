@@ -214,9 +214,8 @@ static int kernel_exec(PyObject *module)
     if (rc < 0) return -1;
     PyObject *sized = PyType_FromModuleAndSpec(module, &seqdedup_size_decider_spec, NULL);
     if (sized == NULL) return -1;
-    rc = PyModule_AddType(module, (PyTypeObject *)sized);
-    Py_DECREF(sized);
-    if (rc < 0) return -1;
+    state->size_decider_type = (PyTypeObject *)sized; /* the state owns this reference */
+    if (PyModule_AddType(module, state->size_decider_type) < 0) return -1;
     PyObject *keys = PyType_FromModuleAndSpec(module, &seqdedup_key_table_spec, NULL);
     if (keys == NULL) return -1;
     rc = PyModule_AddType(module, (PyTypeObject *)keys);
@@ -228,14 +227,20 @@ static int kernel_exec(PyObject *module)
 static int kernel_traverse(PyObject *module, visitproc visit, void *arg)
 {
     KernelState *state = PyModule_GetState(module);
-    if (state != NULL) Py_VISIT(state->matcher_type);
+    if (state != NULL) {
+        Py_VISIT(state->matcher_type);
+        Py_VISIT(state->size_decider_type);
+    }
     return 0;
 }
 
 static int kernel_clear(PyObject *module)
 {
     KernelState *state = PyModule_GetState(module);
-    if (state != NULL) Py_CLEAR(state->matcher_type);
+    if (state != NULL) {
+        Py_CLEAR(state->matcher_type);
+        Py_CLEAR(state->size_decider_type);
+    }
     return 0;
 }
 

@@ -542,12 +542,16 @@ def chunk_matcher(
     normalize: int,
     inverse: bool,
     filtered: bool,
-) -> ChunkMatcher:
+) -> Matcher:
     """The kernel's chunk path (raw bytes in, kept bytes out, no Python object per
     record), for a run its plan feeds so (see :func:`seqdedup.run.plan.plan_run`): the
     ``rule``'s matcher making the ``keys`` itself (``normalize``: its one pass), giving
     out the skipped records where ``inverse``, each chunk's records classified by the
-    filters first where ``filtered``."""
+    filters first where ``filtered``. With a minimum size (only where nothing reads a
+    source) the kernel's size decider decides, attached to it: the sized matcher of that
+    decider is returned, the chunk matcher its ``chunks`` (raw bytes go there, records
+    to the decider; a run is fed one or the other)."""
+    sized = bool(rule.min_size)
     matcher: ChunkMatcher = kernel.chunk_matcher(
         rule.window_size,
         rule.max_history,
@@ -560,8 +564,18 @@ def chunk_matcher(
         run_heads=plan.run_heads,
         normalize=normalize,
         filtered=filtered,
-        early=plan.settles_early,
+        early=plan.settles_early and not sized,  # (the decider releases what is certain)
     )
+    if sized:
+        from seqdedup.engine.sized import SizeDecider, SizedMatcher
+
+        decider = kernel.size_decider(
+            rule.window_size, rule.min_size, rule.max_history, SEED & MASK63
+        )
+        matcher.attach_sized(decider)
+        return SizedMatcher(
+            cast("SizeDecider", decider), None, rule.window_size, rule.max_history, chunks=matcher
+        )
     if plan.saves:
         matcher.new_material = []  # (it notes first-seen windows)
     return matcher

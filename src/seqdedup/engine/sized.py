@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from array import array
     from collections.abc import Callable, Iterator, Sequence
 
+    from seqdedup._kernel import Matcher as ChunkMatcher
     from seqdedup.base.hashes import Hashes, Words
 
 
@@ -452,9 +453,13 @@ class SizedMatcher:
         window_size: int,
         max_history: int | None,
         unit: str = "bytes",
+        chunks: ChunkMatcher | None = None,
     ) -> None:
         self.decider = decider
         self.inner = inner  # None: nothing reads a source (no attribution)
+        # The kernel's chunk matcher the decider is attached to, where raw bytes go
+        # (-w auto on the chunk path; records come here): a run feeds one of the two
+        self.chunks = chunks
         self.window_size = window_size
         self.max_history = max_history
         self.size_unit = unit
@@ -533,6 +538,8 @@ class SizedMatcher:
         self.decider.new_input()
         if self.inner is not None:
             self.inner.new_input()
+        if self.chunks is not None:
+            self.chunks.new_input()
 
     def source(self, window: int, /) -> int | None:
         return None if self.inner is None else self.inner.source(window)

@@ -42,5 +42,9 @@ def feeding_paths(
     if plan.feeding != "chunk":
         return streams, records, records
     chunks = stages.parts.matcher
+    from seqdedup.engine.sized import SizedMatcher
+
+    if isinstance(chunks, SizedMatcher) and chunks.chunks is not None:
+        chunks = chunks.chunks  # (a minimum size: its decider attached to a chunk matcher)
     assert isinstance(chunks, plan.compiled.chunk_matcher)  # (the plan's chunk path)
     return streams, records, ChunkPath(stages.parts, stages.ledger, chunks)

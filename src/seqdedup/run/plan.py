@@ -95,9 +95,20 @@ def plan_run(
     top_only = ranking and not (reading or config.fold)
     ordered = config.annotate or explaining
     reported = ordered or bool(config.top) or picturing or config.fold
+    # A minimum size in bytes where nothing reads a piece or counts the sequences: the
+    # kernel's size decider on the chunk path (it names no source attribution follows)
+    sized_chunks = not (
+        pieces_read
+        or config.sequence_stats
+        or config.size_unit != "bytes"
+        or config.read_sequences
+        or config.inverse
+    )
     return RunPlan(
         engine=engine,
-        feeding=_feeding(config, compiled, explaining, kernel_keys, settles, filtering),
+        feeding=_feeding(
+            config, compiled, explaining, kernel_keys, settles, filtering, sized_chunks
+        ),
         attribution=_attribution(config, compiled, pieces_read),
         settles_early=settles,
         run_heads=(
@@ -152,6 +163,7 @@ def _feeding(
     kernel_keys: bool,
     settles: bool,
     filtering: bool,
+    sized_chunks: bool,
 ) -> Feeding:
     """The kernel's chunk path serves every run that needs nothing per record from
     Python: no transform, JSON keys, masks or explanations, nor library saving with
@@ -159,12 +171,13 @@ def _feeding(
     (a marker compares its run's text with its occurrence's), nor summary
     lines with filters or records settled early (a --normalize pass it does itself;
     markers and summary lines it places by the runs; filters classify each chunk's
-    records in one pass)."""
+    records in one pass); a minimum size where ``sized_chunks`` (nothing reads a source:
+    its decider is attached to the chunk matcher)."""
     if config.stream_split:
         return "stream"
     if (
         not compiled
-        or config.min_size  # (the records' sizes come from their keys, made in Python)
+        or (config.min_size and not (sized_chunks and not filtering))
         or (config.fold and (filtering or settles))
         or not kernel_keys
         or (config.annotate and (config.inverse or filtering))
