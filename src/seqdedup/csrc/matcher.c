@@ -166,7 +166,7 @@ static int decide_unlimited(Matcher *m, const Hash128 *fps, size_t count, unsign
     for (size_t k = 0; k < count; k++) {
         if (k + AHEAD < count) ft_prefetch(&m->first, fps[k + AHEAD]);
         int64_t j = m->next + (int64_t)k;
-        int64_t first, source;
+        int64_t first = 0, source; /* (set by ft_first_start unless it fails) */
         if (ft_first_start(&m->first, fps[k], j, &first) < 0) return -1;
         if (!seqdedup_confirm(m, j, j - first >= width ? first : NO_SOURCE, &source)) {
             keep[k] = j > cover;
