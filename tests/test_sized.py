@@ -532,12 +532,16 @@ def test_raw_bytes_in_any_cuts_keep_what_the_oracle_keeps(
     cut anywhere, over several inputs."""
     from seqdedup import Deduplicator
 
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("SEQDEDUP_ENGINE", engine)
-        dedup = Deduplicator(
-            window_size=window, min_size=min_size, max_history=history, sequence_stats=False,
-            skip_chars=skip, inputs=tuple(f"in{k}" for k in range(len(streams))),
-        )  # fmt: skip
+    def quiet_run() -> Deduplicator:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("SEQDEDUP_ENGINE", engine)
+            return Deduplicator(
+                window_size=window, min_size=min_size, max_history=history,
+                sequence_stats=False, skip_chars=skip,
+                inputs=tuple(f"in{k}" for k in range(len(streams))),
+            )  # fmt: skip
+
+    dedup = quiet_run()
     assert dedup._stages.parts.plan.feeding == ("chunk" if engine == "c" else "record")
     out = b""
     for number, stream in enumerate(streams):
@@ -554,13 +558,7 @@ def test_raw_bytes_in_any_cuts_keep_what_the_oracle_keeps(
     flags = skipped_flags_sized(keys, window, min_size, size_of, history)
     skipped = iter(flags)
     assert out == "".join(f"{r}\n" for s in streams for r in s if not next(skipped)).encode()
-    # The same run fed records (the same plan: the decider takes them from Python)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("SEQDEDUP_ENGINE", engine)
-        records = Deduplicator(
-            window_size=window, min_size=min_size, max_history=history, sequence_stats=False,
-            skip_chars=skip, inputs=tuple(f"in{k}" for k in range(len(streams))),
-        )  # fmt: skip
+    records = quiet_run()  # the same run fed records (the decider takes them from Python)
     kept: list[bytes] = []
     for number, stream in enumerate(streams):
         kept += records.next_input() if number else []

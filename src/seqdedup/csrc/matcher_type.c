@@ -348,31 +348,32 @@ PyType_Spec seqdedup_matcher_spec = {
     .slots = Matcher_slots,
 };
 
-/* ---- offered to the attribution unit -------------------------------------------- */
+/* ---- offered to the attribution unit and the chunk path ------------------------ */
 
 
-int seqdedup_is_size_decider(PyObject *obj)
+/* The module state of obj's type, where it is one of this module's types (else NULL). */
+static KernelState *state_of(PyObject *obj)
 {
     PyObject *module = PyType_GetModuleByDef(Py_TYPE(obj), &seqdedup_kernel_module);
     if (module == NULL) { /* TypeError set */
         PyErr_Clear();
-    } else {
-        KernelState *state = PyModule_GetState(module);
-        if (state != NULL && PyObject_TypeCheck(obj, state->size_decider_type)) return 1;
+        return NULL;
     }
+    return PyModule_GetState(module);
+}
+
+int seqdedup_is_size_decider(PyObject *obj)
+{
+    KernelState *state = state_of(obj);
+    if (state != NULL && PyObject_TypeCheck(obj, state->size_decider_type)) return 1;
     PyErr_SetString(PyExc_TypeError, "expected a seqdedup._kernel.SizeDecider");
     return 0;
 }
 
 int seqdedup_is_matcher(PyObject *obj)
 {
-    PyObject *module = PyType_GetModuleByDef(Py_TYPE(obj), &seqdedup_kernel_module);
-    if (module == NULL) { /* TypeError set */
-        PyErr_Clear();
-    } else {
-        KernelState *state = PyModule_GetState(module);
-        if (state != NULL && PyObject_TypeCheck(obj, state->matcher_type)) return 1;
-    }
+    KernelState *state = state_of(obj);
+    if (state != NULL && PyObject_TypeCheck(obj, state->matcher_type)) return 1;
     PyErr_SetString(PyExc_TypeError, "expected a seqdedup._kernel.Matcher");
     return 0;
 }
