@@ -129,6 +129,49 @@ def test_each_decider_is_the_oracle(
 
 
 @pytest.mark.parametrize("engine", ENGINES)
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    streams=streams_st,
+    window=st.integers(1, 3),
+    min_size=st.integers(0, 8),
+    history=st.none() | st.integers(1, 12),
+    cap=st.integers(1, 8),
+    library=st.lists(st.lists(st.sampled_from(ALPHABET[:4]), max_size=8), max_size=2),
+    collide=st.booleans(),
+)
+def test_a_key_never_met_releases_every_record_at_once(
+    engine: str,
+    streams: list[list[str]],
+    window: int,
+    min_size: int,
+    history: int | None,
+    cap: int,
+    library: list[list[str]],
+    collide: bool,
+) -> None:
+    """Never late: a record whose key was never met (in the run, or the library) is
+    decided in the call that brings it, and so is every record before it; one whose key
+    was met decides nothing waiting, unless its stretches do. Pushed one at a time (under
+    W = 1 a record large enough alone is decided by its own stretch: the kernel does not
+    ask its table of keys met for it)."""
+    decider = make(engine, window, min_size, history, cap, collide)
+    decider.add_library(library_of(library))
+    met = {key for sequence in library for key in sequence}
+    pushed = decided = 0
+    for number, stream in enumerate(streams):
+        if number:
+            decider.new_input()
+        for key in stream:
+            decided += len(decider.push(key_hashes([key]), array("q", [size_of(key) - 1])))
+            pushed += 1
+            if key not in met:
+                assert decided == pushed, (key, pushed, decided)
+            met.add(key)
+        decided += len(decider.finish())
+        assert decided == pushed
+
+
+@pytest.mark.parametrize("engine", ENGINES)
 def test_new_material_is_asked_for_in_order(engine: str) -> None:
     decider = make(engine, 1, 4, None)
     with pytest.raises(RuntimeError):

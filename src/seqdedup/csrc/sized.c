@@ -214,6 +214,11 @@ static int step(SizeDecider *d, int64_t j)
         }
         d->n_next = s + 1;
     }
+    /* Under W = 1 a record large alone is an M and an N stretch of its own: every record
+     * up to it is decided by the loop above, and every occurrence of its key is large
+     * alone too, so the table of keys met is neither needed nor asked for it (one table
+     * probe a record fewer, a cache miss in a large table). */
+    if (d->width == 1 && is_large(d, sums, at, j, j)) return 0;
     /* A key never met: no stretch that holds record j can repeat (an equal one would
      * hold the key), so j and every record waiting before it are decided now. */
     int created;
@@ -245,7 +250,8 @@ int sized_steps(SizeDecider *d, int64_t first)
     int64_t ahead = d->m_start; /* the M stretch's start of record j + AHEAD */
     for (int64_t j = first; j < d->total; j++) {
         int64_t next = j + AHEAD;
-        if (next < d->total) table_prefetch(&d->seen, d->keys[next - at]);
+        if (next < d->total && !(d->width == 1 && is_large(d, sums, at, next, next)))
+            table_prefetch(&d->seen, d->keys[next - at]);
         if (next < d->total && is_large(d, sums, at, ahead, next)) {
             while (is_large(d, sums, at, ahead + 1, next)) ahead++;
             table_prefetch(d->m_table, key_of(d, d->poly, at, ahead, next));
