@@ -41,9 +41,9 @@ def feeding_paths(
     records = streams or RecordPath(stages.parts, stages.ledger, plan.ordered)
     if plan.feeding != "chunk":
         return streams, records, records
-    chunks = stages.parts.matcher
-    from seqdedup.engine.sized import SizedMatcher
+    from seqdedup.engine.sized import SizedMatcher  # (a run without one does not load it)
 
+    chunks = stages.parts.matcher
     if isinstance(chunks, SizedMatcher) and chunks.chunks is not None:
         chunks = chunks.chunks  # (a minimum size: its decider attached to a chunk matcher)
     assert isinstance(chunks, plan.compiled.chunk_matcher)  # (the plan's chunk path)

@@ -95,15 +95,7 @@ def plan_run(
     top_only = ranking and not (reading or config.fold)
     ordered = config.annotate or explaining
     reported = ordered or bool(config.top) or picturing or config.fold
-    # A minimum size in bytes where nothing reads a piece or counts the sequences: the
-    # kernel's size decider on the chunk path (it names no source attribution follows)
-    sized_chunks = not (
-        pieces_read
-        or config.sequence_stats
-        or config.size_unit != "bytes"
-        or config.read_sequences
-        or config.inverse
-    )
+    sized_chunks = _sized_on_chunks(config, pieces_read, filtering)
     return RunPlan(
         engine=engine,
         feeding=_feeding(
@@ -130,6 +122,21 @@ def plan_run(
             if config.stream_split
             else None
         ),
+    )
+
+
+def _sized_on_chunks(config: Config, pieces_read: bool, filtering: bool) -> bool:
+    """Whether a minimum size (in bytes) may take the kernel's chunk path, its decider
+    attached to the chunk matcher: nothing reads a piece or counts the sequences (the
+    decider names no source attribution could follow), no library is read, no filters,
+    no ``--inverse``."""
+    return not (
+        pieces_read
+        or config.sequence_stats
+        or config.size_unit != "bytes"
+        or config.read_sequences
+        or config.inverse
+        or filtering
     )
 
 
@@ -177,7 +184,7 @@ def _feeding(
         return "stream"
     if (
         not compiled
-        or (config.min_size and not (sized_chunks and not filtering))
+        or (config.min_size and not sized_chunks)
         or (config.fold and (filtering or settles))
         or not kernel_keys
         or (config.annotate and (config.inverse or filtering))
