@@ -87,19 +87,21 @@ def library_of(sequences: list[list[str]]) -> list[tuple[bytes, list[int]]]:
 streams_st = st.lists(st.lists(st.sampled_from(ALPHABET[:4]), max_size=24), min_size=1, max_size=3)
 
 
+# A decider's settings and inputs: what its property tests draw
+DECIDER_CASES = {
+    "streams": streams_st,
+    "window": st.integers(1, 5),
+    "min_size": st.integers(0, 14),
+    "history": st.none() | st.integers(1, 12),
+    "cap": st.integers(1, 8),
+    "library": st.lists(st.lists(st.sampled_from(ALPHABET[:4]), max_size=8), max_size=2),
+    "collide": st.booleans(),
+}
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 @settings(max_examples=examples(300), deadline=None)
-@given(
-    streams=streams_st,
-    window=st.integers(1, 5),
-    min_size=st.integers(0, 14),
-    history=st.none() | st.integers(1, 12),
-    cap=st.integers(1, 8),
-    batch=st.integers(1, 7),
-    library=st.lists(st.lists(st.sampled_from(ALPHABET[:4]), max_size=8), max_size=2),
-    collide=st.booleans(),
-    saving=st.booleans(),
-)
+@given(**DECIDER_CASES, batch=st.integers(1, 7), saving=st.booleans())
 def test_each_decider_is_the_oracle(
     engine: str,
     streams: list[list[str]],
@@ -130,15 +132,7 @@ def test_each_decider_is_the_oracle(
 
 @pytest.mark.parametrize("engine", ENGINES)
 @settings(max_examples=examples(300), deadline=None)
-@given(
-    streams=streams_st,
-    window=st.integers(1, 3),
-    min_size=st.integers(0, 8),
-    history=st.none() | st.integers(1, 12),
-    cap=st.integers(1, 8),
-    library=st.lists(st.lists(st.sampled_from(ALPHABET[:4]), max_size=8), max_size=2),
-    collide=st.booleans(),
-)
+@given(**DECIDER_CASES)
 def test_a_key_never_met_releases_every_record_at_once(
     engine: str,
     streams: list[list[str]],
