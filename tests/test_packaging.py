@@ -105,6 +105,8 @@ HEAVY |= {"shutil", "bz2", "lzma"}
 # (threading: only a hash transform, a thread of attribution or a library's caller need
 # it; --stream-by's decider only its runs; each about a millisecond)
 HEAVY |= {"threading", "seqdedup.engine.stream_decider"}
+# (the rule with a minimum size: only its runs, -w auto among them)
+HEAVY |= {"seqdedup.engine.sized"}
 
 
 def test_a_one_line_run_imports_nothing_heavy():

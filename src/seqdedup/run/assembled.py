@@ -41,10 +41,11 @@ def feeding_paths(
     records = streams or RecordPath(stages.parts, stages.ledger, plan.ordered)
     if plan.feeding != "chunk":
         return streams, records, records
-    from seqdedup.engine.sized import SizedMatcher  # (a run without one does not load it)
-
     chunks = stages.parts.matcher
-    if isinstance(chunks, SizedMatcher) and chunks.chunks is not None:
-        chunks = chunks.chunks  # (a minimum size: its decider attached to a chunk matcher)
+    if stages.parts.rule.min_size:  # (its decider attached to a chunk matcher)
+        from seqdedup.engine.sized import SizedMatcher  # (only such a run loads it)
+
+        assert isinstance(chunks, SizedMatcher) and chunks.chunks is not None
+        chunks = chunks.chunks
     assert isinstance(chunks, plan.compiled.chunk_matcher)  # (the plan's chunk path)
     return streams, records, ChunkPath(stages.parts, stages.ledger, chunks)
